@@ -1,0 +1,33 @@
+// Command registry for the `meshscope` command line. Each command lives in its own cmd_<name>.cpp, which registers
+// itself at start-up, so commands can be added without touching main.cpp.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace meshscope::app {
+
+struct Command {
+  std::string name;
+  int order;  // position in --help
+  // Adds the subcommand to ROOT and sets its callback. The callback sets exit_code() or throws meshscope::Error.
+  std::function<void(CLI::App& root)> setup;
+};
+
+bool register_command(Command command);
+const std::vector<Command>& commands();
+
+// What `meshscope` with no arguments does: the registered job with the highest priority runs.
+bool register_default_job(int priority, std::function<int()> job);
+int run_default_job();
+
+// Exit status the running command wants (0 unless it says otherwise).
+int& exit_code();
+
+// Path of the bundled sample trace (assets/sample), searched beside the executable and in the source tree.
+std::string bundled_sample_path();
+
+}  // namespace meshscope::app

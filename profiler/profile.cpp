@@ -1,0 +1,413 @@
+#include "profiler/profile.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "profiler/error.hpp"
+#include "profiler/sqlite_util.hpp"
+
+namespace meshscope {
+namespace {
+
+std::int32_t to_i32(std::int64_t value) { return value == kNull ? -1 : static_cast<std::int32_t>(value); }
+
+std::vector<std::int32_t> parse_rank_list(std::string_view text) {
+  std::vector<std::int32_t> ranks;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  while (p < end) {
+    if ((*p >= '0' && *p <= '9') || *p == '-') {
+      std::int32_t value = 0;
+      auto [next, ec] = std::from_chars(p, end, value);
+      if (ec == std::errc()) ranks.push_back(value);
+      p = next == p ? p + 1 : next;
+    } else {
+      ++p;
+    }
+  }
+  return ranks;
+}
+
+Rank& rank_slot(std::vector<Rank>& ranks, std::map<std::int32_t, std::size_t>& index, std::int64_t rank) {
+  auto it = index.find(static_cast<std::int32_t>(rank));
+  if (it != index.end()) return ranks[it->second];
+  index.emplace(static_cast<std::int32_t>(rank), ranks.size());
+  ranks.emplace_back();
+  ranks.back().rank = static_cast<std::int32_t>(rank);
+  return ranks.back();
+}
+
+}  // namespace
+
+Profile Profile::load(const std::filesystem::path& path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) fail("{}: no such profile", path.string());
+  sql::Database db(path, true);
+  if (!db.has_table("meta") || !db.has_table("activities")) {
+    try {
+      db.has_table("strings");
+    } catch (const Error&) {
+      fail("{}: not a meshscope profile (not an SQLite database)", path.string());
+    }
+    fail("{}: not a meshscope profile (no meta/activities tables)", path.string());
+  }
+
+  Profile profile;
+  profile.path_ = path;
+  {
+    auto s = db.prepare("SELECT key, value FROM meta");
+    while (s.step()) profile.meta_[s.column_text(0)] = s.column_text(1);
+    auto it = profile.meta_.find("schema_version");
+    profile.schema_version_ = it == profile.meta_.end() ? 0 : std::atoi(it->second.c_str());
+  }
+  {
+    auto s = db.prepare("SELECT id, value FROM strings ORDER BY id");
+    profile.strings_.emplace_back();
+    while (s.step()) {
+      const auto id = static_cast<std::size_t>(s.column_int(0));
+      if (id >= profile.strings_.size()) profile.strings_.resize(id + 1);
+      profile.strings_[id] = s.column_text(1);
+    }
+  }
+
+  auto& ranks = profile.ranks_;
+  std::map<std::int32_t, std::size_t> rank_index;
+  {
+    auto s = db.prepare(
+        "SELECT rank, world_size, hostname, pid, source_file, rank_source, backend, comm_version, clock_base_ns,"
+        " clock_offset_ns, first_ns, last_ns FROM ranks ORDER BY rank");
+    while (s.step()) {
+      Rank& r = rank_slot(ranks, rank_index, s.column_int(0));
+      r.world_size = s.column_int(1);
+      r.hostname = s.column_text(2);
+      r.pid = s.column_int(3);
+      r.source_file = s.column_text(4);
+      r.rank_source = s.column_text(5);
+      r.backend = s.column_text(6);
+      r.comm_version = s.column_text(7);
+      r.clock_base_ns = s.column_int_or(8, 0);
+      r.clock_offset_ns = s.column_int_or(9, 0);
+      r.first_ns = s.column_int_or(10, 0);
+      r.last_ns = s.column_int_or(11, 0);
+    }
+  }
+  {
+    auto s = db.prepare(
+        "SELECT rank, device, name, total_memory_bytes, compute_major, compute_minor, sm_count FROM devices"
+        " ORDER BY rank, device");
+    while (s.step()) {
+      Rank& r = rank_slot(ranks, rank_index, s.column_int(0));
+      r.devices.push_back({to_i32(s.column_int(1)), s.column_text(2), s.column_int(3), s.column_int(4),
+                           s.column_int(5), s.column_int(6)});
+    }
+  }
+  {
+    auto s = db.prepare(
+        "SELECT rank, pg_name, pg_desc, backend, group_size, ranks_json FROM process_groups ORDER BY rank, pg_name");
+    while (s.step()) {
+      Rank& r = rank_slot(ranks, rank_index, s.column_int(0));
+      r.process_groups.push_back(
+          {s.column_text(1), s.column_text(2), s.column_text(3), s.column_int(4), parse_rank_list(s.column_text(5))});
+    }
+  }
+
+  // GPU activities, bucketed per (rank, device, stream) then flattened stream by stream.
+  using StreamKey = std::tuple<std::int32_t, std::int32_t, std::int64_t>;
+  std::map<StreamKey, std::vector<Activity>> buckets;
+  std::map<StreamKey, std::string> stream_names;
+  {
+    auto s = db.prepare("SELECT rank, device, stream, name FROM streams");
+    while (s.step()) {
+      stream_names[{to_i32(s.column_int(0)), to_i32(s.column_int(1)), s.column_int(2)}] = s.column_text(3);
+    }
+  }
+  {
+    auto s = db.prepare(
+        "SELECT rank, kind, device, stream, start_ns, end_ns, id, correlation, name, grid_x, grid_y, grid_z,"
+        " block_x, block_y, block_z, registers, shared_bytes, bytes, copy_kind, graph_id FROM activities");
+    std::vector<Activity>* bucket = nullptr;
+    StreamKey last_key{-1, -1, -1};
+    while (s.step()) {
+      const StreamKey key{to_i32(s.column_int(0)), to_i32(s.column_int(2)), s.column_int(3)};
+      if (!bucket || key != last_key) {
+        bucket = &buckets[key];
+        last_key = key;
+        rank_slot(ranks, rank_index, std::get<0>(key));
+      }
+      Rank& r = ranks[rank_index[std::get<0>(key)]];
+      Activity a{};
+      a.kind = static_cast<ActivityKind>(s.column_int(1));
+      a.start_ns = s.column_int(4);
+      a.end_ns = s.column_int(5);
+      a.id = s.column_int(6);
+      a.correlation = s.column_int(7);
+      a.name = static_cast<StringId>(s.column_int_or(8, 0));
+      a.collective = -1;
+      a.detail = kNoDetail;
+      if (a.kind == ActivityKind::kKernel) {
+        KernelDetail k{};
+        for (int i = 0; i < 3; ++i) k.grid[i] = to_i32(s.column_int(9 + i));
+        for (int i = 0; i < 3; ++i) k.block[i] = to_i32(s.column_int(12 + i));
+        k.registers = to_i32(s.column_int(15));
+        k.shared_bytes = to_i32(s.column_int(16));
+        k.graph_id = s.column_int(19);
+        a.detail = static_cast<std::uint32_t>(r.kernels.size());
+        r.kernels.push_back(k);
+      } else if (a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) {
+        a.detail = static_cast<std::uint32_t>(r.copies.size());
+        r.copies.push_back({s.column_int(17), static_cast<StringId>(s.column_int_or(18, 0))});
+      }
+      bucket->push_back(a);
+    }
+  }
+  for (auto& [key, bucket] : buckets) {
+    Rank& r = ranks[rank_index[std::get<0>(key)]];
+    std::stable_sort(bucket.begin(), bucket.end(), [](const Activity& a, const Activity& b) {
+      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
+    });
+    GpuStream stream{std::get<1>(key), std::get<2>(key), {}, static_cast<std::uint32_t>(r.activities.size()),
+                     static_cast<std::uint32_t>(bucket.size())};
+    auto name = stream_names.find(key);
+    stream.name = name != stream_names.end() && !name->second.empty()
+                      ? name->second
+                      : fmt::format("stream {}", std::get<2>(key));
+    r.streams.push_back(std::move(stream));
+    r.activities.insert(r.activities.end(), bucket.begin(), bucket.end());
+    bucket.clear();
+    bucket.shrink_to_fit();
+  }
+  for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
+    Rank& r = ranks[ri];
+    TimeNs first = 0, last = 0;
+    bool any = false;
+    for (std::size_t si = 0; si < r.streams.size(); ++si) {
+      const auto span = r.stream_activities(si);
+      for (std::uint32_t i = 0; i < span.size(); ++i) {
+        const Activity& a = span[i];
+        if (!any || a.start_ns < first) first = a.start_ns;
+        if (!any || a.end_ns > last) last = a.end_ns;
+        any = true;
+      }
+    }
+    r.gpu_first_ns = first;
+    r.gpu_last_ns = last;
+  }
+
+  {
+    // Collectives: link each to its kernel's position.
+    std::vector<std::unordered_map<std::int64_t, std::pair<std::int32_t, std::uint32_t>>> kernel_at(ranks.size());
+    {
+      auto s = db.prepare("SELECT rank, activity_id FROM collectives WHERE activity_id IS NOT NULL");
+      while (s.step()) kernel_at[rank_index[to_i32(s.column_int(0))]][s.column_int(1)] = {-1, 0};
+    }
+    for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
+      if (kernel_at[ri].empty()) continue;
+      Rank& r = ranks[ri];
+      for (std::size_t si = 0; si < r.streams.size(); ++si) {
+        const auto& st = r.streams[si];
+        for (std::uint32_t i = 0; i < st.count; ++i) {
+          auto it = kernel_at[ri].find(r.activities[st.first + i].id);
+          if (it != kernel_at[ri].end()) it->second = {static_cast<std::int32_t>(si), st.first + i};
+        }
+      }
+    }
+    auto s = db.prepare(
+        "SELECT rank, id, activity_id, communicator, pg_desc, pg_ranks, seq, op, in_nelems, out_nelems, dtype,"
+        " in_bytes, out_bytes, group_size, algorithm, protocol, channels, start_ns, end_ns, source FROM collectives"
+        " ORDER BY rank, start_ns, id");
+    while (s.step()) {
+      const auto ri = rank_slot(ranks, rank_index, s.column_int(0)).rank;
+      Rank& r = ranks[rank_index[ri]];
+      Collective c{};
+      c.id = s.column_int(1);
+      c.activity_id = s.column_int(2);
+      c.stream_index = -1;
+      c.activity = 0;
+      if (c.activity_id != kNull) {
+        auto& map = kernel_at[rank_index[ri]];
+        auto it = map.find(c.activity_id);
+        if (it != map.end() && it->second.first >= 0) {
+          c.stream_index = it->second.first;
+          c.activity = it->second.second;
+          r.activities[c.activity].collective = static_cast<std::int32_t>(r.collectives.size());
+        }
+      }
+      auto sid = [&](int i) { return static_cast<StringId>(s.column_int_or(i, 0)); };
+      c.communicator = sid(3);
+      c.pg_desc = sid(4);
+      c.pg_ranks = sid(5);
+      c.seq = s.column_int(6);
+      c.op = sid(7);
+      c.in_nelems = s.column_int(8);
+      c.out_nelems = s.column_int(9);
+      c.dtype = sid(10);
+      c.in_bytes = s.column_int(11);
+      c.out_bytes = s.column_int(12);
+      c.group_size = s.column_int(13);
+      c.algorithm = sid(14);
+      c.protocol = sid(15);
+      c.channels = s.column_int(16);
+      c.start_ns = s.column_int(17);
+      c.end_ns = s.column_int(18);
+      c.source = s.column_text(19);
+      r.collectives.push_back(std::move(c));
+    }
+  }
+  {
+    auto s = db.prepare(
+        "SELECT rank, kind, pid, tid, start_ns, end_ns, name, correlation, external_id FROM api_calls");
+    while (s.step()) {
+      Rank& r = rank_slot(ranks, rank_index, s.column_int(0));
+      ApiCall a{};
+      a.kind = static_cast<ApiKind>(s.column_int(1));
+      a.pid = s.column_int(2);
+      a.tid = s.column_int(3);
+      a.start_ns = s.column_int(4);
+      a.end_ns = s.column_int(5);
+      a.name = static_cast<StringId>(s.column_int_or(6, 0));
+      a.correlation = s.column_int(7);
+      a.external_id = s.column_int(8);
+      r.api_calls.push_back(a);
+    }
+    for (auto& r : ranks) {
+      std::stable_sort(r.api_calls.begin(), r.api_calls.end(),
+                       [](const ApiCall& a, const ApiCall& b) { return a.start_ns < b.start_ns; });
+    }
+  }
+  {
+    std::map<std::tuple<std::int32_t, std::int64_t, std::int64_t>, std::string> thread_names;
+    auto t = db.prepare("SELECT rank, pid, tid, name FROM threads");
+    while (t.step()) thread_names[{to_i32(t.column_int(0)), t.column_int(1), t.column_int(2)}] = t.column_text(3);
+
+    using TrackKey = std::tuple<std::int32_t, bool, std::int64_t, std::int64_t>;  // rank, gpu, pid, tid
+    std::map<TrackKey, std::vector<CpuRange>> tracks;
+    auto s = db.prepare(
+        "SELECT rank, kind, pid, tid, start_ns, end_ns, id, parent_id, external_id, step, name, category, depth"
+        " FROM ranges");
+    while (s.step()) {
+      CpuRange c{};
+      const auto rank = to_i32(s.column_int(0));
+      c.kind = static_cast<RangeKind>(s.column_int(1));
+      const std::int64_t pid = s.column_int(2), tid = s.column_int(3);
+      c.start_ns = s.column_int(4);
+      c.end_ns = s.column_int(5);
+      c.id = s.column_int(6);
+      c.parent_id = s.column_int(7);
+      c.external_id = s.column_int(8);
+      c.step = s.column_int(9);
+      c.name = static_cast<StringId>(s.column_int_or(10, 0));
+      c.category = static_cast<StringId>(s.column_int_or(11, 0));
+      c.depth = to_i32(s.column_int(12));
+      tracks[{rank, c.kind == RangeKind::kGpuAnnotation, pid, tid}].push_back(c);
+    }
+    for (auto& [key, list] : tracks) {
+      const auto& [rank, gpu, pid, tid] = key;
+      Rank& r = rank_slot(ranks, rank_index, rank);
+      std::stable_sort(list.begin(), list.end(), [](const CpuRange& a, const CpuRange& b) {
+        return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.depth < b.depth;
+      });
+      CpuTrack track{pid, tid, {}, gpu, static_cast<std::uint32_t>(r.ranges.size()),
+                     static_cast<std::uint32_t>(list.size()), 0};
+      auto name = thread_names.find({rank, pid, tid});
+      if (gpu) {
+        track.name = fmt::format("GPU {} stream {} annotations", pid, tid);
+      } else {
+        track.name = name != thread_names.end() && !name->second.empty() ? name->second
+                                                                         : fmt::format("thread {}", tid);
+      }
+      for (const auto& c : list) {
+        track.max_depth = std::max(track.max_depth, c.depth);
+        if (c.kind == RangeKind::kStep) {
+          r.steps.push_back({c.step, c.start_ns, c.end_ns, pid, tid, c.id, "ProfilerStep"});
+        }
+      }
+      r.ranges.insert(r.ranges.end(), list.begin(), list.end());
+      r.tracks.push_back(std::move(track));
+    }
+    for (auto& r : ranks) {
+      std::stable_sort(r.steps.begin(), r.steps.end(),
+                       [](const Step& a, const Step& b) { return a.start_ns < b.start_ns; });
+    }
+  }
+
+  std::sort(ranks.begin(), ranks.end(), [](const Rank& a, const Rank& b) { return a.rank < b.rank; });
+
+  // Counts by kind.
+  EventCounts& n = profile.counts_;
+  for (const auto& r : ranks) {
+    for (const auto& a : r.activities) {
+      switch (a.kind) {
+        case ActivityKind::kKernel: ++n.kernel; break;
+        case ActivityKind::kMemcpy: ++n.memcpy; break;
+        case ActivityKind::kMemset: ++n.memset; break;
+        case ActivityKind::kSync: ++n.sync; break;
+      }
+    }
+    for (const auto& a : r.api_calls) (a.kind == ApiKind::kDriver ? n.driver : n.runtime)++;
+    for (const auto& c : r.ranges) {
+      switch (c.kind) {
+        case RangeKind::kCpuOp: ++n.cpu_op; break;
+        case RangeKind::kAnnotation: ++n.annotation; break;
+        case RangeKind::kPythonFunction: ++n.python_function; break;
+        case RangeKind::kStep: ++n.step; break;
+        case RangeKind::kGpuAnnotation: ++n.gpu_annotation; break;
+        case RangeKind::kNvtx: ++n.nvtx; break;
+        case RangeKind::kOther: ++n.other; break;
+      }
+    }
+    n.collective += static_cast<std::int64_t>(r.collectives.size());
+  }
+  {
+    auto s = db.prepare("SELECT COUNT(*) FROM flows");
+    if (s.step()) n.flow = s.column_int(0);
+  }
+  return profile;
+}
+
+const std::string& Profile::str(StringId id) const {
+  static const std::string empty;
+  return id < strings_.size() ? strings_[id] : empty;
+}
+
+StringId Profile::find_string(std::string_view text) const {
+  for (std::size_t i = 1; i < strings_.size(); ++i) {
+    if (strings_[i] == text) return static_cast<StringId>(i);
+  }
+  return kNoString;
+}
+
+const Rank* Profile::find_rank(std::int32_t rank) const {
+  auto it = std::lower_bound(ranks_.begin(), ranks_.end(), rank,
+                             [](const Rank& r, std::int32_t value) { return r.rank < value; });
+  return it != ranks_.end() && it->rank == rank ? &*it : nullptr;
+}
+
+std::int64_t Profile::world_size() const {
+  std::int64_t world = static_cast<std::int64_t>(ranks_.size());
+  for (const auto& r : ranks_) {
+    if (r.world_size != kNull) world = std::max(world, r.world_size);
+  }
+  return world;
+}
+
+TimeNs Profile::first_ns() const {
+  TimeNs first = 0;
+  bool any = false;
+  for (const auto& r : ranks_) {
+    if (r.first_ns == 0 && r.last_ns == 0) continue;
+    if (!any || r.first_ns < first) first = r.first_ns;
+    any = true;
+  }
+  return first;
+}
+
+TimeNs Profile::last_ns() const {
+  TimeNs last = 0;
+  for (const auto& r : ranks_) last = std::max(last, r.last_ns);
+  return last;
+}
+
+}  // namespace meshscope

@@ -1,0 +1,196 @@
+// Profile: a read-only, in-memory view of a meshscope profile, built once by Profile::load().
+//
+// Layout (Tracy-style): per rank, GPU activities live in one vector grouped by stream and sorted by start time
+// within each stream; a GpuStream names its slice of that vector. CPU ranges are grouped by track (pid, tid) and
+// sorted by start. Names are StringIds into the profile's string table. Nothing here is mutated after load, so
+// analyses and the GUI may read it from any thread.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profiler/records.hpp"
+
+namespace meshscope {
+
+// Packed: there may be tens of millions of these.
+struct Activity {
+  TimeNs start_ns;
+  TimeNs end_ns;
+  std::int64_t id;           // activities.id
+  std::int64_t correlation;  // kNull when absent
+  StringId name;
+  std::int32_t collective;  // index into Rank::collectives, -1 when the activity is not a known collective
+  std::uint32_t detail;     // index into Rank::kernels (kernels) or Rank::copies (memcpy/memset); kNoDetail if none
+  ActivityKind kind;
+  std::uint8_t pad_[3];
+  TimeNs duration() const { return end_ns - start_ns; }
+};
+static_assert(sizeof(Activity) == 48, "Activity is packed deliberately: one more byte costs megabytes");
+inline constexpr std::uint32_t kNoDetail = 0xffffffffu;
+
+struct KernelDetail {
+  std::int32_t grid[3];
+  std::int32_t block[3];
+  std::int32_t registers;
+  std::int32_t shared_bytes;
+  std::int64_t graph_id;  // kNull when not graph-launched
+};
+
+struct CopyDetail {
+  std::int64_t bytes;
+  StringId copy_kind;
+};
+
+struct GpuStream {
+  std::int32_t device;
+  std::int64_t stream;
+  std::string name;
+  std::uint32_t first;  // index of the first activity of this stream in Rank::activities
+  std::uint32_t count;  // number of activities
+};
+
+struct Collective {
+  std::int64_t id;
+  std::int64_t activity_id;   // kNull when no kernel was seen
+  std::int32_t stream_index;  // index into Rank::streams of the kernel, -1 if none
+  std::uint32_t activity;     // index into Rank::activities of the kernel (valid when stream_index >= 0)
+  StringId communicator;
+  StringId pg_desc;
+  StringId pg_ranks;
+  std::int64_t seq;  // kNull when absent
+  StringId op;
+  std::int64_t in_nelems, out_nelems;
+  StringId dtype;
+  std::int64_t in_bytes, out_bytes;
+  std::int64_t group_size;
+  StringId algorithm, protocol;
+  std::int64_t channels;
+  TimeNs start_ns, end_ns;
+  std::string source;
+};
+
+struct ApiCall {
+  TimeNs start_ns, end_ns;
+  std::int64_t pid, tid;
+  std::int64_t correlation;
+  std::int64_t external_id;
+  StringId name;
+  ApiKind kind;
+};
+
+struct CpuRange {
+  TimeNs start_ns, end_ns;
+  std::int64_t id;
+  std::int64_t parent_id;    // kNull at depth 0
+  std::int64_t external_id;  // kNull when absent
+  std::int64_t step;         // kNull unless kind == kStep
+  StringId name;
+  StringId category;
+  std::int32_t depth;
+  RangeKind kind;
+};
+
+struct CpuTrack {
+  std::int64_t pid, tid;
+  std::string name;
+  bool gpu;             // true for gpu_annotation tracks (pid = device, tid = stream)
+  std::uint32_t first;  // index of the first range in Rank::ranges
+  std::uint32_t count;
+  std::int32_t max_depth;
+};
+
+struct Step {
+  std::int64_t number;  // N of ProfilerStep#N (or the NVTX step index)
+  TimeNs start_ns, end_ns;
+  std::int64_t pid, tid;
+  std::int64_t range_id;
+  std::string source;  // "ProfilerStep" or "nvtx"
+};
+
+struct Device {
+  std::int32_t device;
+  std::string name;
+  std::int64_t total_memory_bytes;
+  std::int64_t compute_major, compute_minor, sm_count;
+};
+
+struct ProcessGroup {
+  std::string name, desc, backend;
+  std::int64_t group_size;
+  std::vector<std::int32_t> ranks;
+};
+
+struct Rank {
+  std::int32_t rank = 0;
+  std::int64_t world_size = kNull;
+  std::string hostname, source_file, rank_source, backend, comm_version;
+  std::int64_t pid = kNull;
+  std::int64_t clock_base_ns = 0, clock_offset_ns = 0;
+  TimeNs first_ns = 0, last_ns = 0;  // over every event of the rank
+
+  std::vector<Device> devices;
+  std::vector<ProcessGroup> process_groups;
+  std::vector<GpuStream> streams;      // sorted by (device, stream)
+  std::vector<Activity> activities;    // grouped by stream (in streams order), time-sorted within
+  std::vector<KernelDetail> kernels;   // Activity::detail for kernels
+  std::vector<CopyDetail> copies;      // Activity::detail for memcpy/memset
+  std::vector<Collective> collectives; // sorted by start
+  std::vector<ApiCall> api_calls;      // sorted by start
+  std::vector<CpuTrack> tracks;        // CPU threads first (by pid, tid), then GPU annotation tracks
+  std::vector<CpuRange> ranges;        // grouped by track, sorted by (start, depth) within
+  std::vector<Step> steps;             // sorted by start
+
+  std::span<const Activity> stream_activities(std::size_t stream_index) const {
+    const auto& s = streams[stream_index];
+    return {activities.data() + s.first, s.count};
+  }
+  std::span<const CpuRange> track_ranges(std::size_t track_index) const {
+    const auto& t = tracks[track_index];
+    return {ranges.data() + t.first, t.count};
+  }
+  // GPU activity span: first start and last end over all streams (0,0 when the rank has no GPU activity).
+  TimeNs gpu_first_ns = 0, gpu_last_ns = 0;
+};
+
+struct EventCounts {
+  std::int64_t kernel = 0, memcpy = 0, memset = 0, sync = 0;
+  std::int64_t runtime = 0, driver = 0;
+  std::int64_t cpu_op = 0, annotation = 0, python_function = 0, step = 0, gpu_annotation = 0, nvtx = 0, other = 0;
+  std::int64_t collective = 0, flow = 0;
+};
+
+class Profile {
+ public:
+  // Loads every table into memory. Throws meshscope::Error naming the file for anything that is not a readable
+  // meshscope profile. A profile of another schema_version loads what it can; schema_version() tells.
+  static Profile load(const std::filesystem::path& path);
+
+  const std::string& str(StringId id) const;  // "" for kNoString or unknown ids
+  StringId find_string(std::string_view text) const;  // kNoString when absent
+
+  const std::vector<Rank>& ranks() const { return ranks_; }
+  const Rank* find_rank(std::int32_t rank) const;
+  int schema_version() const { return schema_version_; }
+  const std::map<std::string, std::string>& meta() const { return meta_; }
+  const EventCounts& counts() const { return counts_; }
+  const std::filesystem::path& path() const { return path_; }
+  std::int64_t world_size() const;  // the largest world size any rank reported, else the number of ranks
+  TimeNs first_ns() const;          // over all ranks
+  TimeNs last_ns() const;
+
+ private:
+  std::filesystem::path path_;
+  int schema_version_ = 0;
+  std::map<std::string, std::string> meta_;
+  std::vector<std::string> strings_;  // index = StringId
+  std::vector<Rank> ranks_;           // sorted by rank
+  EventCounts counts_;
+};
+
+}  // namespace meshscope

@@ -1,0 +1,550 @@
+#include "profiler/profile_writer.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "profiler/error.hpp"
+#include "profiler/sqlite_util.hpp"
+
+namespace meshscope {
+namespace {
+
+constexpr const char kSchemaText[] =
+#include "schema_sql.inc"
+    ;
+constexpr std::string_view kIndexMarker = "-- @indexes";
+
+constexpr std::size_t kQueueDepth = 4;
+
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+};
+
+struct Batch {
+  std::vector<std::pair<StringId, std::string>> strings;
+  std::vector<std::pair<std::int64_t, ActivityRecord>> activities;
+  std::vector<std::pair<std::int64_t, CollectiveRecord>> collectives;
+  std::vector<ApiCallRecord> api_calls;
+  std::vector<RangeRecord> ranges;
+  std::vector<FlowRecord> flows;
+  std::vector<RankInfo> ranks;
+  std::vector<DeviceInfo> devices;
+  std::vector<ProcessGroupInfo> process_groups;
+  std::vector<StreamInfo> streams;
+  std::vector<ThreadInfo> threads;
+  struct Diagnostic {
+    std::int32_t rank;
+    std::string severity, message;
+  };
+  std::vector<Diagnostic> diagnostics;
+  std::vector<std::pair<std::string, std::string>> meta;
+
+  std::size_t size() const {
+    return strings.size() + activities.size() + collectives.size() + api_calls.size() + ranges.size() +
+           flows.size() + ranks.size() + devices.size() + process_groups.size() + streams.size() + threads.size() +
+           diagnostics.size() + meta.size();
+  }
+};
+
+std::filesystem::path make_temp_path(const std::filesystem::path& target) {
+  std::random_device device;
+  const auto name = fmt::format(".{}.tmp-{}-{:08x}", target.filename().string(), ::getpid(), device());
+  return target.parent_path() / name;
+}
+
+}  // namespace
+
+std::string_view schema_tables_sql() {
+  std::string_view text(kSchemaText);
+  return text.substr(0, text.find(kIndexMarker));
+}
+
+std::string_view schema_indexes_sql() {
+  std::string_view text(kSchemaText);
+  const auto at = text.find(kIndexMarker);
+  return at == std::string_view::npos ? std::string_view() : text.substr(at);
+}
+
+struct ProfileWriter::Impl {
+  std::filesystem::path target;
+  std::filesystem::path temp;
+  WriterOptions options;
+  sql::Database db;
+  bool committed = false;
+
+  // Producer side.
+  std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> string_ids;
+  std::unique_ptr<Batch> current = std::make_unique<Batch>();
+  std::int64_t next_activity_id = 1;
+  std::int64_t next_collective_id = 1;
+
+  // Consumer side.
+  std::mutex mutex;
+  std::condition_variable queue_changed;
+  std::deque<std::unique_ptr<Batch>> queue;
+  bool stopping = false;
+  bool busy = false;  // the thread holds a batch it has not finished writing
+  std::exception_ptr thread_error;
+  std::thread thread;
+  std::atomic<std::uint64_t> rows{0};
+
+  sql::Statement insert_string, insert_activity, insert_collective, insert_api_call, insert_range, insert_flow,
+      insert_rank, insert_device, insert_pg, insert_stream, insert_thread, insert_diagnostic, insert_meta;
+
+  void open() {
+    db = sql::Database(temp, false);
+    // The file is renamed into place only when complete, so crash safety comes from the rename, not the journal.
+    // Collectors (durable) keep a WAL so that a killed process still leaves a readable file.
+    if (options.durable) {
+      db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+    } else {
+      db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;");
+    }
+    db.exec("PRAGMA page_size=16384; PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;");
+    db.exec(schema_tables_sql());
+    db.exec(
+        "INSERT INTO enums VALUES ('activity_kind',1,'kernel'),('activity_kind',2,'memcpy'),"
+        "('activity_kind',3,'memset'),('activity_kind',4,'sync'),"
+        "('range_kind',1,'cpu_op'),('range_kind',2,'annotation'),('range_kind',3,'python_function'),"
+        "('range_kind',4,'step'),('range_kind',5,'gpu_annotation'),('range_kind',6,'nvtx'),('range_kind',7,'other'),"
+        "('api_kind',1,'runtime'),('api_kind',2,'driver');");
+    db.exec("BEGIN");
+    insert_string = db.prepare("INSERT INTO strings (id, value) VALUES (?,?)");
+    insert_activity = db.prepare(
+        "INSERT INTO activities (id, rank, kind, device, stream, start_ns, end_ns, name, correlation, external_id,"
+        " grid_x, grid_y, grid_z, block_x, block_y, block_z, registers, shared_bytes, bytes, copy_kind, graph_id)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    insert_collective = db.prepare(
+        "INSERT INTO collectives (id, rank, activity_id, communicator, pg_desc, pg_ranks, seq, op, in_nelems,"
+        " out_nelems, dtype, in_bytes, out_bytes, group_size, algorithm, protocol, channels, start_ns, end_ns, source)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    insert_api_call = db.prepare(
+        "INSERT INTO api_calls (rank, kind, pid, tid, start_ns, end_ns, name, correlation, external_id, cbid)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?)");
+    insert_range = db.prepare(
+        "INSERT INTO ranges (rank, kind, pid, tid, start_ns, end_ns, name, external_id, step, category)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?)");
+    insert_flow = db.prepare(
+        "INSERT INTO flows (rank, category, flow_id, src_ns, src_pid, src_tid, dst_ns, dst_pid, dst_tid)"
+        " VALUES (?,?,?,?,?,?,?,?,?)");
+    insert_rank = db.prepare(
+        "INSERT OR REPLACE INTO ranks (rank, world_size, hostname, pid, source_file, rank_source, backend,"
+        " comm_version, clock_base_ns, clock_offset_ns) VALUES (?,?,?,?,?,?,?,?,?,?)");
+    insert_device = db.prepare(
+        "INSERT OR REPLACE INTO devices (rank, device, name, total_memory_bytes, compute_major, compute_minor,"
+        " sm_count, properties_json) VALUES (?,?,?,?,?,?,?,?)");
+    insert_pg = db.prepare(
+        "INSERT OR REPLACE INTO process_groups (rank, pg_name, pg_desc, backend, group_size, ranks_json)"
+        " VALUES (?,?,?,?,?,?)");
+    insert_stream = db.prepare("INSERT OR REPLACE INTO streams (rank, device, stream, name) VALUES (?,?,?,?)");
+    insert_thread = db.prepare("INSERT OR REPLACE INTO threads (rank, pid, tid, name) VALUES (?,?,?,?)");
+    insert_diagnostic = db.prepare("INSERT INTO diagnostics (rank, severity, message) VALUES (?,?,?)");
+    insert_meta = db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?,?)");
+  }
+
+  void write_batch(const Batch& batch) {
+    for (const auto& [id, text] : batch.strings) {
+      insert_string.bind(1, id);
+      sqlite3_bind_text(insert_string.handle(), 2, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+      insert_string.run();
+    }
+    for (const auto& [id, a] : batch.activities) {
+      auto& s = insert_activity;
+      s.bind(1, id);
+      s.bind(2, a.rank);
+      s.bind(3, static_cast<int>(a.kind));
+      s.bind(4, a.device);
+      s.bind(5, a.stream);
+      s.bind(6, a.start_ns);
+      s.bind(7, a.end_ns);
+      s.bind_string_id(8, a.name);
+      s.bind(9, a.correlation);
+      s.bind(10, a.external_id);
+      for (int i = 0; i < 3; ++i) s.bind(11 + i, a.grid[i]);
+      for (int i = 0; i < 3; ++i) s.bind(14 + i, a.block[i]);
+      s.bind(17, a.registers);
+      s.bind(18, a.shared_bytes);
+      s.bind(19, a.bytes);
+      s.bind_string_id(20, a.copy_kind);
+      s.bind(21, a.graph_id);
+      s.run();
+    }
+    for (const auto& [id, c] : batch.collectives) {
+      auto& s = insert_collective;
+      s.bind(1, id);
+      s.bind(2, c.rank);
+      s.bind(3, c.activity_id);
+      s.bind_string_id(4, c.communicator);
+      s.bind_string_id(5, c.pg_desc);
+      s.bind_string_id(6, c.pg_ranks);
+      s.bind(7, c.seq);
+      s.bind_string_id(8, c.op);
+      s.bind(9, c.in_nelems);
+      s.bind(10, c.out_nelems);
+      s.bind_string_id(11, c.dtype);
+      s.bind(12, c.in_bytes);
+      s.bind(13, c.out_bytes);
+      s.bind(14, c.group_size);
+      s.bind_string_id(15, c.algorithm);
+      s.bind_string_id(16, c.protocol);
+      s.bind(17, c.channels);
+      s.bind(18, c.start_ns);
+      s.bind(19, c.end_ns);
+      s.bind_text(20, c.source ? c.source : "");
+      s.run();
+    }
+    for (const auto& a : batch.api_calls) {
+      auto& s = insert_api_call;
+      s.bind(1, a.rank);
+      s.bind(2, static_cast<int>(a.kind));
+      s.bind(3, a.pid);
+      s.bind(4, a.tid);
+      s.bind(5, a.start_ns);
+      s.bind(6, a.end_ns);
+      s.bind_string_id(7, a.name);
+      s.bind(8, a.correlation);
+      s.bind(9, a.external_id);
+      s.bind(10, a.cbid);
+      s.run();
+    }
+    for (const auto& r : batch.ranges) {
+      auto& s = insert_range;
+      s.bind(1, r.rank);
+      s.bind(2, static_cast<int>(r.kind));
+      s.bind(3, r.pid);
+      s.bind(4, r.tid);
+      s.bind(5, r.start_ns);
+      s.bind(6, r.end_ns);
+      s.bind_string_id(7, r.name);
+      s.bind(8, r.external_id);
+      s.bind(9, r.step);
+      s.bind_string_id(10, r.category);
+      s.run();
+    }
+    for (const auto& f : batch.flows) {
+      auto& s = insert_flow;
+      s.bind(1, f.rank);
+      s.bind_string_id(2, f.category);
+      s.bind(3, f.flow_id);
+      s.bind(4, f.src_ns);
+      s.bind(5, f.src_pid);
+      s.bind(6, f.src_tid);
+      s.bind(7, f.dst_ns);
+      s.bind(8, f.dst_pid);
+      s.bind(9, f.dst_tid);
+      s.run();
+    }
+    for (const auto& r : batch.ranks) {
+      auto& s = insert_rank;
+      s.bind(1, r.rank);
+      s.bind(2, r.world_size);
+      s.bind_text(3, r.hostname);
+      s.bind(4, r.pid);
+      s.bind_text(5, r.source_file.empty() ? std::string_view("-") : std::string_view(r.source_file));
+      s.bind_text(6, r.rank_source.empty() ? std::string_view("unknown") : std::string_view(r.rank_source));
+      s.bind_text(7, r.backend);
+      s.bind_text(8, r.comm_version);
+      s.bind(9, r.clock_base_ns);
+      s.bind(10, r.clock_offset_ns);
+      s.run();
+    }
+    for (const auto& d : batch.devices) {
+      auto& s = insert_device;
+      s.bind(1, d.rank);
+      s.bind(2, d.device);
+      s.bind_text(3, d.name);
+      s.bind(4, d.total_memory_bytes);
+      s.bind(5, d.compute_major);
+      s.bind(6, d.compute_minor);
+      s.bind(7, d.sm_count);
+      s.bind_text(8, d.properties_json);
+      s.run();
+    }
+    for (const auto& p : batch.process_groups) {
+      auto& s = insert_pg;
+      s.bind(1, p.rank);
+      s.bind_text(2, p.pg_name.empty() ? std::string_view("?") : std::string_view(p.pg_name));
+      s.bind_text(3, p.pg_desc);
+      s.bind_text(4, p.backend);
+      s.bind(5, p.group_size);
+      s.bind_text(6, p.ranks_json);
+      s.run();
+    }
+    for (const auto& st : batch.streams) {
+      auto& s = insert_stream;
+      s.bind(1, st.rank);
+      s.bind(2, st.device);
+      s.bind(3, st.stream);
+      s.bind_text(4, st.name);
+      s.run();
+    }
+    for (const auto& t : batch.threads) {
+      auto& s = insert_thread;
+      s.bind(1, t.rank);
+      s.bind(2, t.pid);
+      s.bind(3, t.tid);
+      s.bind_text(4, t.name);
+      s.run();
+    }
+    for (const auto& d : batch.diagnostics) {
+      auto& s = insert_diagnostic;
+      s.bind(1, d.rank);
+      s.bind_text(2, d.severity);
+      s.bind_text(3, d.message);
+      s.run();
+    }
+    for (const auto& [key, value] : batch.meta) {
+      insert_meta.bind_text(1, key);
+      insert_meta.bind_text(2, value);
+      insert_meta.run();
+    }
+    rows += batch.size();
+  }
+
+  void thread_main() {
+    for (;;) {
+      std::unique_ptr<Batch> batch;
+      {
+        std::unique_lock lock(mutex);
+        queue_changed.wait(lock, [&] { return stopping || !queue.empty(); });
+        if (queue.empty()) return;
+        batch = std::move(queue.front());
+        queue.pop_front();
+        busy = true;
+      }
+      queue_changed.notify_all();
+      std::exception_ptr error;
+      try {
+        write_batch(*batch);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      {
+        std::lock_guard lock(mutex);
+        busy = false;
+        if (error && !thread_error) thread_error = error;
+      }
+      queue_changed.notify_all();
+    }
+  }
+
+  void rethrow_thread_error() {
+    std::lock_guard lock(mutex);
+    if (thread_error) std::rethrow_exception(thread_error);
+  }
+
+  // Hands the current batch over (or writes it now when there is no background thread).
+  void flush() {
+    if (current->size() == 0) return;
+    if (!options.background) {
+      write_batch(*current);
+      current = std::make_unique<Batch>();
+      return;
+    }
+    {
+      std::unique_lock lock(mutex);
+      queue_changed.wait(lock, [&] { return queue.size() < kQueueDepth || thread_error; });
+      if (thread_error) std::rethrow_exception(thread_error);
+      queue.push_back(std::move(current));
+    }
+    queue_changed.notify_all();
+    current = std::make_unique<Batch>();
+  }
+
+  void maybe_flush() {
+    if (current->size() >= options.batch_records) flush();
+  }
+
+  // Waits until every handed-over batch is in the database.
+  void drain() {
+    flush();
+    if (!options.background) return;
+    std::unique_lock lock(mutex);
+    queue_changed.wait(lock, [&] { return (queue.empty() && !busy) || thread_error; });
+  }
+
+  void stop_thread() {
+    if (!thread.joinable()) return;
+    {
+      std::lock_guard lock(mutex);
+      stopping = true;
+    }
+    queue_changed.notify_all();
+    thread.join();
+  }
+
+  // Rebuilds nesting depth and parent per (rank, pid, tid) track: ranges sorted by start (longer first on ties)
+  // nest inside the innermost open range that has not ended. Ranges that overlap without nesting are kept, one
+  // level deeper, so nothing is hidden.
+  void rebuild_nesting() {
+    sql::Statement select = db.prepare(
+        "SELECT id, rank, pid, tid, start_ns, end_ns FROM ranges ORDER BY rank, pid, tid, start_ns, end_ns DESC, id");
+    sql::Statement update = db.prepare("UPDATE ranges SET depth = ?, parent_id = ? WHERE id = ?");
+    struct Open {
+      std::int64_t id;
+      TimeNs end;
+    };
+    std::vector<Open> stack;
+    std::int64_t track_rank = kNull, track_pid = kNull, track_tid = kNull;
+    while (select.step()) {
+      const std::int64_t id = select.column_int(0);
+      const std::int64_t rank = select.column_int(1), pid = select.column_int(2), tid = select.column_int(3);
+      const TimeNs start = select.column_int(4), end = select.column_int(5);
+      if (rank != track_rank || pid != track_pid || tid != track_tid) {
+        stack.clear();
+        track_rank = rank;
+        track_pid = pid;
+        track_tid = tid;
+      }
+      while (!stack.empty() && stack.back().end <= start && !(stack.back().end == start && end == start)) {
+        stack.pop_back();
+      }
+      if (!stack.empty()) {
+        update.bind(1, static_cast<std::int64_t>(stack.size()));
+        update.bind(2, stack.back().id);
+        update.bind(3, id);
+        update.run();
+      }
+      stack.push_back({id, end});
+    }
+  }
+
+  void finish_ranks() {
+    db.exec(
+        "UPDATE ranks SET first_ns = (SELECT MIN(t) FROM ("
+        " SELECT MIN(start_ns) AS t FROM activities WHERE activities.rank = ranks.rank UNION ALL"
+        " SELECT MIN(start_ns) FROM api_calls WHERE api_calls.rank = ranks.rank UNION ALL"
+        " SELECT MIN(start_ns) FROM ranges WHERE ranges.rank = ranks.rank)),"
+        " last_ns = (SELECT MAX(t) FROM ("
+        " SELECT MAX(end_ns) AS t FROM activities WHERE activities.rank = ranks.rank UNION ALL"
+        " SELECT MAX(end_ns) FROM api_calls WHERE api_calls.rank = ranks.rank UNION ALL"
+        " SELECT MAX(end_ns) FROM ranges WHERE ranges.rank = ranks.rank))");
+  }
+};
+
+ProfileWriter::ProfileWriter(std::filesystem::path target, WriterOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->target = std::move(target);
+  impl_->temp = make_temp_path(impl_->target);
+  impl_->options = options;
+  std::error_code ignored;
+  std::filesystem::remove(impl_->temp, ignored);
+  try {
+    impl_->open();
+  } catch (...) {
+    impl_->db.close();
+    std::filesystem::remove(impl_->temp, ignored);
+    throw;
+  }
+  if (options.background) impl_->thread = std::thread([this] { impl_->thread_main(); });
+  set_meta("schema_version", std::to_string(kSchemaVersion));
+  set_meta("creator", "meshscope");
+  set_meta("creator_version", "0.1.0");
+  set_meta("created_unix_s",
+           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count()));
+}
+
+ProfileWriter::~ProfileWriter() {
+  impl_->stop_thread();
+  if (!impl_->committed) {
+    impl_->db.close();
+    std::error_code ignored;
+    std::filesystem::remove(impl_->temp, ignored);
+    std::filesystem::remove(impl_->temp.string() + "-wal", ignored);
+    std::filesystem::remove(impl_->temp.string() + "-shm", ignored);
+  }
+}
+
+StringId ProfileWriter::intern(std::string_view text) {
+  if (text.empty()) return kNoString;
+  auto it = impl_->string_ids.find(text);
+  if (it != impl_->string_ids.end()) return it->second;
+  const auto id = static_cast<StringId>(impl_->string_ids.size() + 1);
+  impl_->string_ids.emplace(std::string(text), id);
+  impl_->current->strings.emplace_back(id, std::string(text));
+  return id;
+}
+
+std::int64_t ProfileWriter::add_activity(const ActivityRecord& record) {
+  const std::int64_t id = impl_->next_activity_id++;
+  impl_->current->activities.emplace_back(id, record);
+  impl_->maybe_flush();
+  return id;
+}
+
+void ProfileWriter::add_collective(const CollectiveRecord& record) {
+  impl_->current->collectives.emplace_back(impl_->next_collective_id++, record);
+  impl_->maybe_flush();
+}
+
+void ProfileWriter::add_api_call(const ApiCallRecord& record) {
+  impl_->current->api_calls.push_back(record);
+  impl_->maybe_flush();
+}
+
+void ProfileWriter::add_range(const RangeRecord& record) {
+  impl_->current->ranges.push_back(record);
+  impl_->maybe_flush();
+}
+
+void ProfileWriter::add_flow(const FlowRecord& record) {
+  impl_->current->flows.push_back(record);
+  impl_->maybe_flush();
+}
+
+void ProfileWriter::set_rank(const RankInfo& info) { impl_->current->ranks.push_back(info); }
+void ProfileWriter::add_device(const DeviceInfo& info) { impl_->current->devices.push_back(info); }
+void ProfileWriter::add_process_group(const ProcessGroupInfo& info) {
+  impl_->current->process_groups.push_back(info);
+}
+void ProfileWriter::add_stream(const StreamInfo& info) { impl_->current->streams.push_back(info); }
+void ProfileWriter::add_thread(const ThreadInfo& info) { impl_->current->threads.push_back(info); }
+void ProfileWriter::add_diagnostic(std::int32_t rank, std::string_view severity, std::string_view message) {
+  impl_->current->diagnostics.push_back({rank, std::string(severity), std::string(message)});
+}
+void ProfileWriter::set_meta(std::string_view key, std::string_view value) {
+  impl_->current->meta.emplace_back(std::string(key), std::string(value));
+}
+
+std::uint64_t ProfileWriter::rows_written() const { return impl_->rows.load(); }
+
+void ProfileWriter::checkpoint() {
+  impl_->drain();
+  impl_->rethrow_thread_error();
+  std::lock_guard lock(impl_->mutex);  // the background thread is idle once drained; keep it that way
+  impl_->db.exec("COMMIT; BEGIN");
+}
+
+void ProfileWriter::commit() {
+  impl_->drain();
+  impl_->stop_thread();
+  impl_->rethrow_thread_error();
+  auto& db = impl_->db;
+  db.exec(schema_indexes_sql());
+  impl_->rebuild_nesting();
+  impl_->finish_ranks();
+  db.exec("COMMIT");
+  if (impl_->options.durable) db.exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+  db.close();
+  std::error_code error;
+  std::filesystem::rename(impl_->temp, impl_->target, error);
+  if (error) fail("{}: cannot write profile: {}", impl_->target.string(), error.message());
+  impl_->committed = true;
+}
+
+const std::filesystem::path& ProfileWriter::target() const { return impl_->target; }
+const std::filesystem::path& ProfileWriter::temp_path() const { return impl_->temp; }
+
+}  // namespace meshscope

@@ -1,0 +1,78 @@
+// ProfileWriter: the one way rows get into a meshscope profile.
+//
+// Rows are appended to in-memory batches; full batches go to a background thread that inserts them with prepared
+// statements inside one large transaction. The profile is written to a temporary file beside the target and renamed
+// over it only by commit(), so a failed import never leaves a half-written profile behind. Ids of activities are
+// assigned here (not by SQLite) so that a collective can point at its kernel before either reaches the database.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "profiler/records.hpp"
+
+namespace meshscope {
+
+struct WriterOptions {
+  // Records per batch handed to the background thread; also bounds memory (at most kQueueDepth batches queued).
+  std::size_t batch_records = 32768;
+  // Run inserts on a background thread. Off makes every flush synchronous (handy in tests and signal paths).
+  bool background = true;
+  // Durable writes (fsync at commit). Importers leave this off: the file is renamed only once complete anyway.
+  bool durable = false;
+};
+
+class ProfileWriter {
+ public:
+  explicit ProfileWriter(std::filesystem::path target, WriterOptions options = {});
+  ~ProfileWriter();  // without commit(): stops the writer and deletes the temporary file
+  ProfileWriter(const ProfileWriter&) = delete;
+  ProfileWriter& operator=(const ProfileWriter&) = delete;
+
+  // Interns a string; the same text always gives the same id. Empty text gives kNoString.
+  StringId intern(std::string_view text);
+
+  std::int64_t add_activity(const ActivityRecord& record);  // returns the activity id
+  void add_collective(const CollectiveRecord& record);
+  void add_api_call(const ApiCallRecord& record);
+  void add_range(const RangeRecord& record);
+  void add_flow(const FlowRecord& record);
+
+  void set_rank(const RankInfo& info);  // insert or replace
+  void add_device(const DeviceInfo& info);
+  void add_process_group(const ProcessGroupInfo& info);
+  void add_stream(const StreamInfo& info);
+  void add_thread(const ThreadInfo& info);
+  void add_diagnostic(std::int32_t rank, std::string_view severity, std::string_view message);
+  void set_meta(std::string_view key, std::string_view value);
+
+  // Rows written so far (all tables), for progress reporting.
+  std::uint64_t rows_written() const;
+
+  // Finishes the profile: rebuilds range nesting per track, fills rank first/last times, creates indexes,
+  // commits and atomically renames the temporary file to the target. Throws meshscope::Error on failure.
+  void commit();
+
+  // Writes what has been handed over so far and commits it to the temporary file without finishing the profile
+  // (collectors call this periodically so a killed process leaves a readable file). Not for importers.
+  void checkpoint();
+
+  const std::filesystem::path& target() const;
+  const std::filesystem::path& temp_path() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The schema version this build writes and reads.
+inline constexpr int kSchemaVersion = 1;
+
+// The schema text (profiler/schema.sql), split into the part before and after the "@indexes" marker.
+std::string_view schema_tables_sql();
+std::string_view schema_indexes_sql();
+
+}  // namespace meshscope

@@ -1,0 +1,160 @@
+// Plain records that collectors and importers hand to the ProfileWriter. One struct per table of schema.sql;
+// field meanings are documented there. Integer fields that may be absent use kNull (written as SQL NULL);
+// string fields use StringId 0 for "absent".
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace meshscope {
+
+using TimeNs = std::int64_t;
+using StringId = std::uint32_t;
+
+inline constexpr std::int64_t kNull = std::numeric_limits<std::int64_t>::min();
+inline constexpr StringId kNoString = 0;
+
+enum class ActivityKind : std::uint8_t { kKernel = 1, kMemcpy = 2, kMemset = 3, kSync = 4 };
+enum class RangeKind : std::uint8_t {
+  kCpuOp = 1,
+  kAnnotation = 2,
+  kPythonFunction = 3,
+  kStep = 4,
+  kGpuAnnotation = 5,
+  kNvtx = 6,
+  kOther = 7,
+};
+enum class ApiKind : std::uint8_t { kRuntime = 1, kDriver = 2 };
+
+const char* to_string(ActivityKind kind);
+const char* to_string(RangeKind kind);
+const char* to_string(ApiKind kind);
+
+struct ActivityRecord {
+  std::int32_t rank = 0;
+  ActivityKind kind = ActivityKind::kKernel;
+  std::int32_t device = 0;
+  std::int64_t stream = 0;
+  TimeNs start_ns = 0;
+  TimeNs end_ns = 0;
+  StringId name = kNoString;
+  std::int64_t correlation = kNull;
+  std::int64_t external_id = kNull;
+  std::int64_t grid[3] = {kNull, kNull, kNull};
+  std::int64_t block[3] = {kNull, kNull, kNull};
+  std::int64_t registers = kNull;
+  std::int64_t shared_bytes = kNull;
+  std::int64_t bytes = kNull;
+  StringId copy_kind = kNoString;
+  std::int64_t graph_id = kNull;
+};
+
+struct CollectiveRecord {
+  std::int32_t rank = 0;
+  std::int64_t activity_id = kNull;
+  StringId communicator = kNoString;
+  StringId pg_desc = kNoString;
+  StringId pg_ranks = kNoString;
+  std::int64_t seq = kNull;
+  StringId op = kNoString;
+  std::int64_t in_nelems = kNull;
+  std::int64_t out_nelems = kNull;
+  StringId dtype = kNoString;
+  std::int64_t in_bytes = kNull;
+  std::int64_t out_bytes = kNull;
+  std::int64_t group_size = kNull;
+  StringId algorithm = kNoString;
+  StringId protocol = kNoString;
+  std::int64_t channels = kNull;
+  TimeNs start_ns = 0;
+  TimeNs end_ns = 0;
+  const char* source = "kernel_args";  // static string: kernel_args, cpu_op, nccl_plugin, nvtx
+};
+
+struct ApiCallRecord {
+  std::int32_t rank = 0;
+  ApiKind kind = ApiKind::kRuntime;
+  std::int64_t pid = 0;
+  std::int64_t tid = 0;
+  TimeNs start_ns = 0;
+  TimeNs end_ns = 0;
+  StringId name = kNoString;
+  std::int64_t correlation = kNull;
+  std::int64_t external_id = kNull;
+  std::int64_t cbid = kNull;
+};
+
+struct RangeRecord {
+  std::int32_t rank = 0;
+  RangeKind kind = RangeKind::kCpuOp;
+  std::int64_t pid = 0;
+  std::int64_t tid = 0;
+  TimeNs start_ns = 0;
+  TimeNs end_ns = 0;
+  StringId name = kNoString;
+  std::int64_t external_id = kNull;
+  std::int64_t step = kNull;
+  StringId category = kNoString;
+};
+
+struct FlowRecord {
+  std::int32_t rank = 0;
+  StringId category = kNoString;
+  std::int64_t flow_id = 0;
+  TimeNs src_ns = 0;
+  std::int64_t src_pid = 0;
+  std::int64_t src_tid = 0;
+  TimeNs dst_ns = kNull;
+  std::int64_t dst_pid = kNull;
+  std::int64_t dst_tid = kNull;
+};
+
+struct RankInfo {
+  std::int32_t rank = 0;
+  std::int64_t world_size = kNull;
+  std::string hostname;
+  std::int64_t pid = kNull;
+  std::string source_file;
+  std::string rank_source;
+  std::string backend;
+  std::string comm_version;
+  std::int64_t clock_base_ns = 0;
+  std::int64_t clock_offset_ns = 0;
+};
+
+struct DeviceInfo {
+  std::int32_t rank = 0;
+  std::int32_t device = 0;
+  std::string name;
+  std::int64_t total_memory_bytes = kNull;
+  std::int64_t compute_major = kNull;
+  std::int64_t compute_minor = kNull;
+  std::int64_t sm_count = kNull;
+  std::string properties_json;
+};
+
+struct ProcessGroupInfo {
+  std::int32_t rank = 0;
+  std::string pg_name;
+  std::string pg_desc;
+  std::string backend;
+  std::int64_t group_size = kNull;
+  std::string ranks_json;
+};
+
+struct StreamInfo {
+  std::int32_t rank = 0;
+  std::int32_t device = 0;
+  std::int64_t stream = 0;
+  std::string name;
+};
+
+struct ThreadInfo {
+  std::int32_t rank = 0;
+  std::int64_t pid = 0;
+  std::int64_t tid = 0;
+  std::string name;
+};
+
+}  // namespace meshscope

@@ -1,0 +1,205 @@
+-- meshscope profile schema. This file is the one place the schema is written: the writer executes it verbatim and
+-- the documentation points here. Open a profile read-only with `sqlite3 -readonly PROFILE.msdb`.
+--
+-- Conventions
+--   * Every time is an int64 count of nanoseconds on one clock shared by all ranks of the job (the "profile
+--     clock"). For imported traces it is the source's own clock (Kineto: ts + baseTimeNanoseconds) plus the
+--     rank's clock_offset_ns (0 unless a merge aligned the rank).
+--   * Every name is an id into `strings`. Join `strings` to read it.
+--   * `rank` is the global rank of the process that recorded the row (0-based).
+--   * Nothing is dropped: overlapping events on one stream or thread are stored as they are.
+--   * Kind columns hold small integers; their meaning is listed next to each column and in the `enums` table.
+
+-- Key/value facts about the whole profile.
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,  -- schema_version, creator, creator_version, source_format, created_unix_s, job_id
+  value TEXT NOT NULL      -- the value, as text
+);
+
+-- Names of every enumerated value used in kind columns, so SQL users can join instead of memorising integers.
+CREATE TABLE enums (
+  enum_name  TEXT NOT NULL,     -- which column family: activity_kind, range_kind, api_kind
+  value      INTEGER NOT NULL,  -- the integer stored in the data tables
+  name       TEXT NOT NULL,     -- its meaning (kernel, memcpy, ...)
+  PRIMARY KEY (enum_name, value)
+);
+
+-- Interned strings: kernel names, op names, stream names, collective metadata values.
+CREATE TABLE strings (
+  id    INTEGER PRIMARY KEY,  -- the id other tables store
+  value TEXT NOT NULL         -- the string itself
+);
+
+-- One row per rank (process) of the job.
+CREATE TABLE ranks (
+  rank            INTEGER PRIMARY KEY,  -- global rank
+  world_size      INTEGER,              -- world size the rank reported (NULL when unknown)
+  hostname        TEXT,                 -- host the rank ran on, when known
+  pid             INTEGER,              -- main process id, when known
+  source_file     TEXT NOT NULL,        -- the file this rank was imported or recorded from
+  rank_source     TEXT NOT NULL,        -- where the rank number came from: distributedInfo, filename, single, recorded, ...
+  backend         TEXT,                 -- distributed backend (nccl, gloo, ...), when known
+  comm_version    TEXT,                 -- communication library version (e.g. NCCL 2.17.1), when known
+  clock_base_ns   INTEGER NOT NULL DEFAULT 0,  -- base the source added to its own timestamps (Kineto baseTimeNanoseconds)
+  clock_offset_ns INTEGER NOT NULL DEFAULT 0,  -- offset applied to align this rank to the profile clock
+  first_ns        INTEGER,              -- earliest start of any event of this rank (profile clock)
+  last_ns         INTEGER               -- latest end of any event of this rank (profile clock)
+);
+
+-- GPUs visible to each rank (from Kineto deviceProperties, Nsight TARGET_INFO_GPU, or CUPTI).
+CREATE TABLE devices (
+  rank              INTEGER NOT NULL,  -- rank that reported the device
+  device            INTEGER NOT NULL,  -- device ordinal as the rank saw it
+  name              TEXT,              -- product name (NVIDIA H100 80GB HBM3, AMD Instinct MI300X, ...)
+  total_memory_bytes INTEGER,          -- global memory in bytes
+  compute_major     INTEGER,           -- compute capability major (or gfx major for AMD)
+  compute_minor     INTEGER,           -- compute capability minor
+  sm_count          INTEGER,           -- streaming multiprocessors / compute units
+  properties_json   TEXT,              -- every property the source gave, as a JSON object
+  PRIMARY KEY (rank, device)
+);
+
+-- Process groups (communicators) each rank belonged to (Kineto distributedInfo.pg_config, NCCL plugin comms).
+CREATE TABLE process_groups (
+  rank        INTEGER NOT NULL,  -- rank that reported the group
+  pg_name     TEXT NOT NULL,     -- process group name / communicator id (joins collectives.communicator)
+  pg_desc     TEXT,              -- description (default_pg, tp, dp, ...)
+  backend     TEXT,              -- backend configuration (cuda:nccl, cpu:gloo, ...)
+  group_size  INTEGER,           -- number of ranks in the group
+  ranks_json  TEXT,              -- the member global ranks as a JSON array
+  PRIMARY KEY (rank, pg_name)
+);
+
+-- GPU streams (Kineto: pid=device, tid=stream) with their display names.
+CREATE TABLE streams (
+  rank    INTEGER NOT NULL,  -- rank that owns the stream
+  device  INTEGER NOT NULL,  -- device ordinal
+  stream  INTEGER NOT NULL,  -- stream id as the source reported it
+  name    TEXT,              -- display name ("stream 7"), when the source gave one
+  PRIMARY KEY (rank, device, stream)
+);
+
+-- CPU threads (and other non-GPU tracks) with their names.
+CREATE TABLE threads (
+  rank  INTEGER NOT NULL,  -- rank that owns the thread
+  pid   INTEGER NOT NULL,  -- process id
+  tid   INTEGER NOT NULL,  -- thread id
+  name  TEXT,              -- thread name, when known
+  PRIMARY KEY (rank, pid, tid)
+);
+
+-- GPU activities: everything that occupies a GPU stream.
+CREATE TABLE activities (
+  id            INTEGER PRIMARY KEY,  -- unique within the profile
+  rank          INTEGER NOT NULL,     -- owning rank
+  kind          INTEGER NOT NULL,     -- 1 kernel, 2 memcpy, 3 memset, 4 sync (see enums.activity_kind)
+  device        INTEGER NOT NULL,     -- device ordinal
+  stream        INTEGER NOT NULL,     -- stream id (joins streams)
+  start_ns      INTEGER NOT NULL,     -- start on the profile clock
+  end_ns        INTEGER NOT NULL,     -- end on the profile clock (>= start_ns)
+  name          INTEGER NOT NULL,     -- strings.id of the kernel / copy / sync name
+  correlation   INTEGER,              -- CUPTI/roctracer correlation id linking to api_calls.correlation
+  external_id   INTEGER,              -- profiler external id linking to the CPU op that launched it
+  grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,     -- kernels: grid dimensions
+  block_x INTEGER, block_y INTEGER, block_z INTEGER,  -- kernels: block dimensions
+  registers     INTEGER,              -- kernels: registers per thread
+  shared_bytes  INTEGER,              -- kernels: shared memory per block in bytes
+  bytes         INTEGER,              -- memcpy/memset: bytes moved or set
+  copy_kind     INTEGER,              -- memcpy: strings.id of the direction (HtoD, DtoH, DtoD, PtoP, ...)
+  graph_id      INTEGER               -- CUDA graph id when the kernel was launched by a graph
+);
+
+-- Collective and point-to-point communication operations, one row per operation per rank.
+CREATE TABLE collectives (
+  id            INTEGER PRIMARY KEY,  -- unique within the profile
+  rank          INTEGER NOT NULL,     -- rank that ran it
+  activity_id   INTEGER,              -- activities.id of the kernel it ran as (NULL if none was seen)
+  communicator  INTEGER,              -- strings.id of the communicator / process group name (joins process_groups.pg_name)
+  pg_desc       INTEGER,              -- strings.id of the process group description
+  pg_ranks      INTEGER,              -- strings.id of the member ranks as text ("[0, 1]")
+  seq           INTEGER,              -- sequence number within the communicator (NULL when the source has none)
+  op            INTEGER NOT NULL,     -- strings.id of the operation, normalised: allreduce, allgather, reducescatter, alltoall, broadcast, reduce, send, recv, sendrecv, barrier, ...
+  in_nelems     INTEGER,              -- input element count
+  out_nelems    INTEGER,              -- output element count
+  dtype         INTEGER,              -- strings.id of the element type (Float, BFloat16, ...)
+  in_bytes      INTEGER,              -- input message size in bytes
+  out_bytes     INTEGER,              -- output message size in bytes
+  group_size    INTEGER,              -- number of ranks taking part
+  algorithm     INTEGER,              -- strings.id of the algorithm (RING, TREE, NVLS, ...), when known
+  protocol      INTEGER,              -- strings.id of the protocol (LL, LL128, SIMPLE), when known
+  channels      INTEGER,              -- channels used, when known
+  start_ns      INTEGER NOT NULL,     -- GPU start of the operation on the profile clock
+  end_ns        INTEGER NOT NULL,     -- GPU end of the operation on the profile clock
+  source        TEXT NOT NULL         -- where the metadata came from: kernel_args, cpu_op, nccl_plugin, nvtx
+);
+
+-- Host-side CUDA/HIP runtime and driver API calls.
+CREATE TABLE api_calls (
+  id           INTEGER PRIMARY KEY,  -- unique within the profile
+  rank         INTEGER NOT NULL,     -- owning rank
+  kind         INTEGER NOT NULL,     -- 1 runtime, 2 driver (see enums.api_kind)
+  pid          INTEGER NOT NULL,     -- process id
+  tid          INTEGER NOT NULL,     -- thread id
+  start_ns     INTEGER NOT NULL,     -- call start
+  end_ns       INTEGER NOT NULL,     -- call end
+  name         INTEGER NOT NULL,     -- strings.id of the API name (cudaLaunchKernel, ...)
+  correlation  INTEGER,              -- correlation id matching activities.correlation
+  external_id  INTEGER,              -- profiler external id of the enclosing CPU op
+  cbid         INTEGER               -- CUPTI callback id, when known
+);
+
+-- CPU-side ranges: operators, user annotations, Python functions, profiler steps, NVTX ranges, and annotations
+-- that the profiler placed on GPU streams. Nesting is rebuilt per track by the writer.
+CREATE TABLE ranges (
+  id           INTEGER PRIMARY KEY,  -- unique within the profile
+  rank         INTEGER NOT NULL,     -- owning rank
+  kind         INTEGER NOT NULL,     -- 1 cpu_op, 2 annotation, 3 python_function, 4 step, 5 gpu_annotation, 6 nvtx, 7 other (enums.range_kind)
+  pid          INTEGER NOT NULL,     -- process id (for gpu_annotation: the device)
+  tid          INTEGER NOT NULL,     -- thread id (for gpu_annotation: the stream)
+  start_ns     INTEGER NOT NULL,     -- range start
+  end_ns       INTEGER NOT NULL,     -- range end (= start_ns for a mark)
+  name         INTEGER NOT NULL,     -- strings.id of the range name
+  depth        INTEGER NOT NULL DEFAULT 0,  -- nesting depth on its track (0 = outermost)
+  parent_id    INTEGER,              -- ranges.id of the enclosing range on the same track, NULL at depth 0
+  external_id  INTEGER,              -- profiler external id (links ops to the kernels they launched)
+  step         INTEGER,              -- for kind=step: the step number (ProfilerStep#N -> N)
+  category     INTEGER               -- strings.id of the source category (cpu_op, user_annotation, NVTX domain, ...)
+);
+
+-- Flow arrows the source recorded that are not implied by correlation ids (e.g. Kineto fwdbwd links).
+-- CPU-to-GPU launch flows are implied by api_calls.correlation = activities.correlation and are not stored twice.
+CREATE TABLE flows (
+  id        INTEGER PRIMARY KEY,  -- unique within the profile
+  rank      INTEGER NOT NULL,     -- owning rank
+  category  INTEGER NOT NULL,     -- strings.id of the flow category (fwdbwd, ...)
+  flow_id   INTEGER NOT NULL,     -- the source's flow id
+  src_ns    INTEGER NOT NULL,     -- time of the flow start
+  src_pid   INTEGER NOT NULL,     -- process of the flow start
+  src_tid   INTEGER NOT NULL,     -- thread of the flow start
+  dst_ns    INTEGER,              -- time of the flow end (NULL when the source had no end)
+  dst_pid   INTEGER,              -- process of the flow end
+  dst_tid   INTEGER               -- thread of the flow end
+);
+
+-- Warnings the importer or collector recorded (dropped events, clamped values, unknown fields).
+CREATE TABLE diagnostics (
+  rank     INTEGER,          -- rank concerned, NULL for the whole job
+  severity TEXT NOT NULL,    -- info, warning
+  message  TEXT NOT NULL     -- what happened
+);
+
+CREATE VIEW activity_names AS
+  SELECT a.*, s.value AS name_text FROM activities a JOIN strings s ON s.id = a.name;
+
+-- @indexes: the writer creates everything below once the bulk load is complete (faster than maintaining them).
+-- Time range per (rank, stream): the timeline and the per-stream analyses.
+CREATE INDEX activities_by_stream ON activities (rank, device, stream, start_ns);
+-- Launch linkage: from an API call to the work it launched.
+CREATE INDEX activities_by_correlation ON activities (rank, correlation);
+-- One collective across ranks: (communicator, seq), then per rank by time.
+CREATE INDEX collectives_by_instance ON collectives (communicator, seq, rank);
+CREATE INDEX collectives_by_rank ON collectives (rank, start_ns);
+CREATE INDEX api_calls_by_thread ON api_calls (rank, pid, tid, start_ns);
+CREATE INDEX api_calls_by_correlation ON api_calls (rank, correlation);
+CREATE INDEX ranges_by_track ON ranges (rank, pid, tid, start_ns);
+CREATE INDEX ranges_by_kind ON ranges (rank, kind, start_ns);
