@@ -1,0 +1,87 @@
+// predict(): memory, step time (as a sum of named parts), FLOPs, MFU and throughput of one layout.
+//
+//   Prediction p = predict(model, hw, resolve(config, model, hw), defaults_for(hw));
+//
+// step_time_s == time.total() always holds: the parts are what the slowest pipeline stage spends per step.
+#pragma once
+
+#include "analysis/model/collectives.hpp"
+#include "analysis/model/memory.hpp"
+#include "analysis/model/specs.hpp"
+
+namespace meshscope::model {
+
+// The parts of one step (seconds) named as in DESIGN.md's predict --json `time_s`.
+struct TimeBreakdown {
+  double compute = 0;         // forward + backward of all micro-batches on the slowest stage
+  double recompute = 0;       // activation recomputation
+  double tp_exposed = 0;      // tensor-parallel collectives not hidden behind compute
+  double cp_exposed = 0;      // context-parallel ring-attention exchange not hidden
+  double ep_exposed = 0;      // expert-parallel all-to-all not hidden
+  double pp_p2p_exposed = 0;  // pipeline sends/receives on the critical path
+  double pp_bubble = 0;       // pipeline fill and drain
+  double dp_exposed = 0;      // data-parallel gradient/parameter collectives not hidden
+  double optimizer = 0;       // optimizer step
+  double total() const {
+    return compute + recompute + tp_exposed + cp_exposed + ep_exposed + pp_p2p_exposed + pp_bubble +
+           dp_exposed + optimizer;
+  }
+};
+
+// What one micro-batch costs on the slowest pipeline stage (seconds); the timeline is built from these.
+struct MicroBatchTimes {
+  double forward = 0;
+  double backward = 0;
+  double recompute = 0;
+  double tp_exposed = 0;  // forward + backward
+  double cp_exposed = 0;
+  double ep_exposed = 0;
+  double p2p = 0;  // one send of activations (or gradients) to the neighbouring stage
+  double total() const { return forward + backward + recompute + tp_exposed + cp_exposed + ep_exposed; }
+};
+
+// Raw (un-overlapped) communication per step, for display next to the exposed part.
+struct CommTotals {
+  double tp = 0;
+  double cp = 0;
+  double ep = 0;
+  double pp = 0;
+  double dp = 0;
+};
+
+struct Prediction {
+  ParallelConfig config;
+  MemoryBreakdown memory;
+  TimeBreakdown time;
+  MicroBatchTimes micro_batch;
+  CommTotals comm;
+  double step_time_s = 0;
+  double model_flops = 0;     // per step, all GPUs
+  double hardware_flops = 0;  // per step, all GPUs, with recompute
+  double model_tflops_per_gpu = 0;
+  double hardware_tflops_per_gpu = 0;
+  double mfu = 0;
+  double tokens_per_s = 0;
+  double peak_flops = 0;  // per GPU at the chosen precision
+  double bubble_fraction = 0;
+  bool fits = false;
+};
+
+// CONFIG must be resolved (see resolve()); throws InvalidInput if its layout is impossible.
+Prediction predict(const ModelSpec& model, const HardwareSpec& hw, const ParallelConfig& config,
+                   const Efficiencies& eff);
+
+// The same without validation, for callers that enumerate valid layouts themselves (search).
+void predict_into(const ModelSpec& model, const HardwareSpec& hw, const ParallelConfig& config,
+                  const Efficiencies& eff, Prediction& out);
+
+// Pipeline bubble fraction of the schedule: (p-1)/(m+p-1) for GPipe and 1F1B (Huang et al. 2019; Narayanan et
+// al. 2021 §2.2.1), (p-1)/(v m + p-1) for interleaved 1F1B with v virtual stages (Narayanan et al. 2021
+// §2.2.2).
+double bubble_fraction(Schedule schedule, int pp, int micro_batches, int virtual_stages);
+
+// The link classes the efficiencies describe.
+Link intra_node_link(const Efficiencies& eff);
+Link inter_node_link(const Efficiencies& eff);
+
+}  // namespace meshscope::model

@@ -1,0 +1,165 @@
+// Inputs of the prediction engine: what is trained (ModelSpec), on what (HardwareSpec), how it is laid out
+// (ParallelConfig) and which achievable fractions and overlaps are assumed (Efficiencies). Plain value types;
+// every field is visible and overridable, and docs/MODEL.md gives the source of each default.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace meshscope::model {
+
+// Bad input (impossible layout, unknown preset, malformed TOML): the message is one line that says what to
+// change. The command line turns it into exit status 1.
+class InvalidInput : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Recompute { kNone, kSelective, kFull };
+enum class Schedule { kGPipe, k1F1B, kInterleaved };
+enum class Precision { kBF16, kFP8 };
+// Bytes of model state per parameter with mixed precision and Adam: 16 = the memory equation of ZeRO
+// (Rajbhandari et al. 2020 §3.1: 2 weights + 2 grads + 12 optimizer), 18 = Megatron-LM (fp32 gradient
+// accumulation: 2 weights + 4 grads + 12 optimizer; Korthikanti et al. 2022 §5 / Megatron
+// distrib_optimizer.md).
+enum class StateBytes { k16, k18 };
+
+std::string_view to_string(Recompute value);
+std::string_view to_string(Schedule value);
+std::string_view to_string(Precision value);
+std::string_view to_string(StateBytes value);
+// Parse the CLI spellings ("none|selective|full", "gpipe|1f1b|interleaved", "bf16|fp8", "16|18"); throw
+// InvalidInput naming the accepted values.
+Recompute parse_recompute(std::string_view text);
+Schedule parse_schedule(std::string_view text);
+Precision parse_precision(std::string_view text);
+StateBytes parse_state_bytes(std::string_view text);
+
+struct ModelSpec {
+  std::string name;
+  std::string source;  // where the numbers come from (preset file comment or "flags")
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;           // grouped-query attention; = heads for multi-head attention
+  int head_dim = 0;           // 0 means hidden / heads
+  int ffn = 0;                // hidden size of the dense MLP
+  double ffn_multiplier = 0;  // when > 0, ffn follows hidden (ffn = multiplier x hidden) under --hidden
+  int vocab = 0;
+  int seq = 2048;          // default training sequence length
+  int global_batch = 0;    // default global batch in sequences (0: none)
+  bool gated_mlp = false;  // SwiGLU: three weight matrices instead of two
+  bool tied_embeddings = false;
+  bool learned_positions = false;  // GPT-2/3 style position embedding table (seq x hidden)
+  bool dropout = false;            // dropout masks are stored for backward (Korthikanti et al. 2022 §4.1)
+  // Mixture of experts: experts > 1 turns the MLP of every layer after the first dense_layers into
+  // `experts` routed experts of width moe_ffn, top_k of them active per token, plus shared_experts always on.
+  int experts = 1;
+  int top_k = 1;
+  int moe_ffn = 0;
+  int shared_experts = 0;
+  int dense_layers = 0;
+  // Multi-head latent attention (DeepSeek-V2/V3); all zero for ordinary attention.
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_nope_dim = 0;
+  int qk_rope_dim = 0;
+  int v_head_dim = 0;
+
+  bool is_moe() const { return experts > 1; }
+  bool is_mla() const { return kv_lora_rank > 0; }
+  int head_size() const { return head_dim > 0 ? head_dim : hidden / heads; }
+};
+
+struct HardwareSpec {
+  std::string name;
+  std::string source;
+  double peak_tflops_bf16 = 0;  // dense, per GPU
+  double peak_tflops_fp8 = 0;   // dense, per GPU
+  double hbm_capacity_gib = 0;
+  double hbm_tbps = 0;         // TB/s (1e12 B/s)
+  int gpus_per_node = 8;       // size of the NVLink domain
+  double intra_node_gbps = 0;  // NVLink GB/s (1e9 B/s) per GPU per direction
+  double inter_node_gbps = 0;  // network GB/s per GPU per direction
+  // Defaults for Efficiencies, from published microbenchmarks (see the preset files).
+  double gemm_efficiency_bf16 = 0.8;
+  double gemm_efficiency_fp8 = 0.7;
+  double gemm_overhead_us = 0;
+  double attention_tflops_flash = 0;
+  double attention_tflops_standard = 0;
+  double hbm_efficiency = 0.85;
+  double intra_node_efficiency = 0.8;
+  double inter_node_efficiency = 0.9;
+  double intra_node_alpha_us = 3;
+  double inter_node_alpha_us = 6;
+  double reserved_gib = 2;
+};
+
+// Achievable fractions, latencies and overlaps the prediction assumes. defaults_for(hw) takes them from the
+// hardware preset; calibration (calibration.hpp) replaces them with what a measured profile shows.
+struct Efficiencies {
+  double gemm_bf16 = 0.8;      // achievable fraction of peak BF16 FLOP/s for large GEMMs
+  double gemm_fp8 = 0.7;       // achievable fraction of peak FP8 FLOP/s for large GEMMs
+  double gemm_overhead_s = 0;  // fixed cost per GEMM kernel (fit to the GEMM-size curve)
+  // Achieved FLOP/s of the attention core (QK^T, softmax, AV) fused (FlashAttention-2) and unfused.
+  double attention_flash_flops_per_s = 0;
+  double attention_standard_flops_per_s = 0;
+  bool flash_attention = true;       // fused attention: no s^2 activations stored, runs at the flash rate
+  double hbm = 0.85;                 // achievable fraction of HBM bandwidth (STREAM triad / peak)
+  double intra_node_alpha_s = 3e-6;  // latency per ring step inside the NVLink domain
+  double intra_node_Bps = 0;         // achievable bandwidth per GPU per direction inside the node
+  double inter_node_alpha_s = 6e-6;
+  double inter_node_Bps = 0;
+  // Fraction of each kind of communication that the schedule can hide behind independent compute
+  // (0 = fully exposed, 1 = hidden up to the compute available to hide it).
+  double overlap_tp = 0;
+  double overlap_cp = 1;
+  double overlap_ep = 0;
+  double overlap_pp = 0;
+  double overlap_dp = 1;
+  StateBytes state_bytes = StateBytes::k16;
+  double reserved_bytes = 2.0 * (1ull << 30);  // CUDA context, workspaces, communication buffers
+};
+
+Efficiencies defaults_for(const HardwareSpec& hw);
+
+// A parallel layout. Zero in an integer field (or the *_set flags false) means "choose the default";
+// resolve() fills every field and records which ones it chose.
+struct ParallelConfig {
+  int gpus = 0;
+  int tp = 0;
+  int pp = 0;
+  int dp = 0;
+  int cp = 0;
+  int ep = 0;
+  int micro_batch = 0;
+  int global_batch = 0;  // sequences per step
+  int seq = 0;
+  int zero = -1;  // ZeRO stage 0..3 (3 = FSDP full sharding)
+  int virtual_stages = 0;
+  bool recompute_set = false;
+  Recompute recompute = Recompute::kNone;
+  bool schedule_set = false;
+  Schedule schedule = Schedule::k1F1B;
+  Precision precision = Precision::kBF16;
+  int sequence_parallel = -1;          // -1 default (on when tp > 1), 0 off, 1 on
+  std::vector<std::string> defaulted;  // names of the fields resolve() chose
+
+  int model_parallel() const { return tp * pp * cp; }
+  int micro_batches() const { return global_batch / (dp * micro_batch); }  // per pipeline, per step
+  bool sp() const { return sequence_parallel == 1; }
+};
+
+// Fills the defaults of CONFIG for MODEL on HW and validates the layout. Throws InvalidInput with one line
+// that says what to change (TP not dividing heads, PP not dividing layers, product != GPUs, batch not
+// divisible by DP x micro-batch, ...).
+ParallelConfig resolve(ParallelConfig config, const ModelSpec& model, const HardwareSpec& hw);
+// Validates an already resolved config; returns an empty string when valid, else the one-line reason.
+std::string check_layout(const ParallelConfig& config, const ModelSpec& model, const HardwareSpec& hw);
+// Validates the architecture itself (positive sizes, heads dividing hidden, ...).
+void check_model(const ModelSpec& model);
+void check_hardware(const HardwareSpec& hw);
+
+}  // namespace meshscope::model
