@@ -1,0 +1,547 @@
+#include "analysis/measure/measure.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <limits>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace meshscope::measure {
+namespace {
+
+constexpr TimeNs kMaxTime = std::numeric_limits<TimeNs>::max();
+constexpr TimeNs kMinTime = std::numeric_limits<TimeNs>::min();
+
+TimeNs floor_div(TimeNs a, TimeNs b) {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
+}
+
+// Correlation id -> index of the API call that launched the work (the earliest, when several share an id).
+class CorrelationIndex {
+ public:
+  void build(const std::vector<ApiCall>& calls) {
+    dense_.clear();
+    sorted_.clear();
+    TimeNs lo = kMaxTime, hi = kMinTime;
+    std::size_t n = 0;
+    for (const ApiCall& c : calls) {
+      if (c.correlation == kNull) continue;
+      lo = std::min(lo, c.correlation);
+      hi = std::max(hi, c.correlation);
+      ++n;
+    }
+    use_dense_ = n > 0 && static_cast<std::uint64_t>(hi - lo) <= 4 * static_cast<std::uint64_t>(n) + 4096;
+    base_ = lo;
+    if (n == 0) return;
+    if (use_dense_) {
+      dense_.assign(static_cast<std::size_t>(hi - lo + 1), -1);
+      for (std::size_t i = 0; i < calls.size(); ++i) {
+        if (calls[i].correlation == kNull) continue;
+        auto& slot = dense_[static_cast<std::size_t>(calls[i].correlation - lo)];
+        if (slot < 0) slot = static_cast<std::int32_t>(i);
+      }
+    } else {
+      sorted_.reserve(n);
+      for (std::size_t i = 0; i < calls.size(); ++i) {
+        if (calls[i].correlation != kNull)
+          sorted_.emplace_back(calls[i].correlation, static_cast<std::int32_t>(i));
+      }
+      std::stable_sort(sorted_.begin(), sorted_.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+    }
+  }
+  // Index into the calls, or -1.
+  std::int32_t find(std::int64_t correlation) const {
+    if (correlation == kNull) return -1;
+    if (use_dense_) {
+      if (correlation < base_ || correlation - base_ >= static_cast<std::int64_t>(dense_.size())) return -1;
+      return dense_[static_cast<std::size_t>(correlation - base_)];
+    }
+    auto it = std::lower_bound(sorted_.begin(), sorted_.end(), correlation,
+                               [](const auto& entry, std::int64_t value) { return entry.first < value; });
+    return it != sorted_.end() && it->first == correlation ? it->second : -1;
+  }
+
+ private:
+  bool use_dense_ = false;
+  std::int64_t base_ = 0;
+  std::vector<std::int32_t> dense_;
+  std::vector<std::pair<std::int64_t, std::int32_t>> sorted_;
+};
+
+struct StepRange {
+  std::int64_t number;
+  TimeNs start_ns, end_ns;
+};
+
+struct NameAcc {
+  std::int64_t count = 0;
+  TimeNs total = 0, min = 0, max = 0;
+  ActivityClass cls = ActivityClass::kCompute;
+};
+
+// Everything one worker reuses from rank to rank.
+struct Workspace {
+  std::vector<std::uint8_t> name_cache;
+  std::array<std::vector<Interval>, kClassCount> runs;
+  std::array<std::vector<std::size_t>, kClassCount> bounds;
+  std::vector<Interval> scratch, work, busy;
+  std::vector<Interval> intervals;  // per activity, after HTA rounding when asked
+  std::vector<std::uint8_t>
+      effective;  // class used for the figures (sync -> compute in HTA mode), 255 = dropped
+  std::vector<std::uint32_t> order, all;
+  std::vector<std::int32_t> step_of, api_step;
+  std::vector<std::uint32_t> step_first;
+  std::vector<NameAcc> names;
+  std::vector<StringId> touched;
+  CorrelationIndex correlation;
+};
+
+constexpr std::uint8_t kDropped = 255;
+
+// Step ranges from NVTX or user annotations named like steps, for ranks without ProfilerStep.
+std::optional<std::int64_t> step_number(std::string_view name, bool& named) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::string_view prefixes[] = {"profilerstep#", "training_step", "train_step", "train step",
+                                              "iteration",     "step",          "iter"};
+  for (std::string_view prefix : prefixes) {
+    if (!std::string_view(lower).starts_with(prefix)) continue;
+    std::string_view rest = std::string_view(lower).substr(prefix.size());
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '_' || rest.front() == '#' ||
+                             rest.front() == ':' || rest.front() == '=' || rest.front() == '-')) {
+      rest.remove_prefix(1);
+    }
+    if (rest.empty()) {
+      named = false;
+      return 0;
+    }
+    std::int64_t value = 0;
+    for (char c : rest) {
+      if (c < '0' || c > '9') return std::nullopt;
+      value = value * 10 + (c - '0');
+    }
+    named = true;
+    return value;
+  }
+  return std::nullopt;
+}
+
+std::vector<StepRange> find_steps(const Profile& profile, const Rank& r, std::string& source) {
+  std::vector<StepRange> steps;
+  if (!r.steps.empty()) {
+    for (const Step& s : r.steps) steps.push_back({s.number, s.start_ns, s.end_ns});
+    source = r.steps.front().source.empty() ? "ProfilerStep" : r.steps.front().source;
+    return steps;
+  }
+  struct Candidate {
+    TimeNs start, end;
+    std::int32_t depth;
+    std::int64_t number;
+    bool numbered;
+    RangeKind kind;
+    StringId name;
+  };
+  std::vector<Candidate> found;
+  for (std::size_t t = 0; t < r.tracks.size(); ++t) {
+    if (r.tracks[t].gpu) continue;
+    for (const CpuRange& c : r.track_ranges(t)) {
+      if (c.kind != RangeKind::kNvtx && c.kind != RangeKind::kAnnotation) continue;
+      bool numbered = false;
+      auto number = step_number(profile.str(c.name), numbered);
+      if (number) found.push_back({c.start_ns, c.end_ns, c.depth, *number, numbered, c.kind, c.name});
+    }
+  }
+  if (found.empty()) return steps;
+  std::int32_t min_depth = std::numeric_limits<std::int32_t>::max();
+  for (const auto& c : found) min_depth = std::min(min_depth, c.depth);
+  std::stable_sort(found.begin(), found.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.start < b.start; });
+  TimeNs last_end = kMinTime;
+  std::int64_t ordinal = 0;
+  for (const auto& c : found) {
+    if (c.depth != min_depth || c.start < last_end) continue;
+    steps.push_back({c.numbered ? c.number : ordinal, c.start, c.end});
+    ++ordinal;
+    last_end = c.end;
+  }
+  source = fmt::format("{}: {}", to_string(found.front().kind), profile.str(found.front().name));
+  return steps;
+}
+
+// Per-class unions (and the rest of a Breakdown) over the activities in IDX, which ascend (stream-major,
+// time-sorted within a stream, as Rank::activities is). EXPOSED, when given, receives comm − compute.
+Breakdown breakdown(const Rank& r, std::span<const std::uint32_t> idx, Workspace& ws,
+                    std::vector<Interval>* exposed) {
+  Breakdown b;
+  for (int c = 0; c < kClassCount; ++c) {
+    ws.runs[c].clear();
+    ws.bounds[c].assign({0});
+  }
+  std::size_t stream = 0;
+  std::uint32_t stream_end = 0;
+  bool first = true;
+  TimeNs lo = kMaxTime, hi = kMinTime;
+  for (const std::uint32_t i : idx) {
+    const std::uint8_t cls = ws.effective[i];
+    if (cls == kDropped) continue;
+    if (first || i >= stream_end) {
+      while (stream < r.streams.size() && r.streams[stream].first + r.streams[stream].count <= i) ++stream;
+      stream_end = r.streams[stream].first + r.streams[stream].count;
+      for (int c = 0; c < kClassCount; ++c) {
+        if (ws.bounds[c].back() != ws.runs[c].size()) ws.bounds[c].push_back(ws.runs[c].size());
+      }
+      first = false;
+    }
+    const Interval iv = ws.intervals[i];
+    ++b.activities;
+    if (cls != static_cast<std::uint8_t>(ActivityClass::kSync)) {
+      lo = std::min(lo, iv.start);
+      hi = std::max(hi, iv.end);
+    }
+    if (iv.end <= iv.start) continue;
+    auto& run = ws.runs[cls];
+    if (run.size() > ws.bounds[cls].back() && iv.start <= run.back().end) {
+      if (iv.end > run.back().end) run.back().end = iv.end;
+    } else {
+      run.push_back(iv);
+    }
+  }
+  for (int c = 0; c < kClassCount; ++c) {
+    if (ws.bounds[c].back() != ws.runs[c].size()) ws.bounds[c].push_back(ws.runs[c].size());
+    merge_disjoint_runs(ws.runs[c], ws.bounds[c], ws.scratch);
+  }
+  const auto& compute = ws.runs[static_cast<int>(ActivityClass::kCompute)];
+  const auto& comm = ws.runs[static_cast<int>(ActivityClass::kComm)];
+  const auto& memory = ws.runs[static_cast<int>(ActivityClass::kMemory)];
+  const auto& sync = ws.runs[static_cast<int>(ActivityClass::kSync)];
+  b.compute_ns = total_length(compute);
+  b.comm_ns = total_length(comm);
+  b.memory_ns = total_length(memory);
+  b.sync_ns = total_length(sync);
+  union_of(compute, comm, ws.work);
+  union_of(ws.work, memory, ws.busy);
+  b.busy_ns = total_length(ws.busy);
+  b.overlap_ns = intersection_length(comm, compute);
+  b.exposed_comm_ns = b.comm_ns - b.overlap_ns;
+  if (exposed) subtract(comm, compute, *exposed);
+  if (lo <= hi) {
+    b.start_ns = lo;
+    b.end_ns = hi;
+    b.span_ns = hi - lo;
+    b.idle_ns = std::max<TimeNs>(b.span_ns - b.busy_ns, 0);
+  }
+  return b;
+}
+
+void analyze_rank(const Profile& profile, const Rank& r, const Classifier& classifier, const Options& options,
+                  Workspace& ws, RankResult& out, std::vector<NameOnlyComm>& name_only) {
+  const std::size_t n = r.activities.size();
+  ws.correlation.build(r.api_calls);
+
+  // Steps and the launch -> step map (API calls are sorted by start).
+  const std::vector<StepRange> steps = find_steps(profile, r, out.step_source);
+  ws.api_step.assign(r.api_calls.size(), -1);
+  {
+    std::size_t s = 0;
+    for (std::size_t a = 0; a < r.api_calls.size() && !steps.empty(); ++a) {
+      const TimeNs t = r.api_calls[a].start_ns;
+      while (s + 1 < steps.size() && steps[s + 1].start_ns <= t) ++s;
+      if (steps[s].start_ns <= t && t < steps[s].end_ns) ws.api_step[a] = static_cast<std::int32_t>(s);
+    }
+  }
+
+  // HTA keeps GPU work only when its launch is in the trace at or before the end of the last ProfilerStep.
+  TimeNs hta_last_step_end = kMaxTime;
+  const bool hta_filter = options.hta_compatible && r.steps.size() >= 2;
+  if (hta_filter) {
+    hta_last_step_end = kMinTime;
+    for (const Step& s : r.steps) hta_last_step_end = std::max(hta_last_step_end, s.end_ns);
+  }
+  const TimeNs origin = r.clock_base_ns + r.clock_offset_ns;
+
+  // Classes, effective classes, intervals, steps of every activity.
+  out.classes.resize(n);
+  ws.effective.resize(n);
+  ws.intervals.resize(n);
+  ws.step_of.assign(n, -1);
+  ws.all.clear();
+  ws.all.reserve(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const Activity& a = r.activities[i];
+    const ActivityClass cls = classifier.classify(profile, a, ws.name_cache);
+    out.classes[i] = cls;
+    if (cls == ActivityClass::kComm && a.collective < 0 && a.kind == ActivityKind::kKernel) {
+      name_only.push_back({a.name, a.end_ns - a.start_ns});
+    }
+    const std::int32_t api = ws.correlation.find(a.correlation);
+    if (api < 0) {
+      ++out.unlinked_activities;
+    } else {
+      ws.step_of[i] = ws.api_step[static_cast<std::size_t>(api)];
+    }
+    std::uint8_t effective = static_cast<std::uint8_t>(cls);
+    Interval iv{a.start_ns, a.end_ns};
+    if (options.hta_compatible) {
+      if (cls == ActivityClass::kSync) effective = static_cast<std::uint8_t>(ActivityClass::kCompute);
+      if (hta_filter &&
+          (api < 0 || r.api_calls[static_cast<std::size_t>(api)].start_ns > hta_last_step_end)) {
+        effective = kDropped;
+        ++out.hta_dropped;
+      }
+      iv.start = -floor_div(-(iv.start - origin), 1000) * 1000 + origin;  // ceil to whole µs
+      iv.end = floor_div(iv.end - origin, 1000) * 1000 + origin;
+      if (iv.end < iv.start) effective = kDropped;
+    }
+    ws.effective[i] = effective;
+    ws.intervals[i] = iv;
+    ws.all.push_back(i);
+  }
+  out.hta_filtered = hta_filter;
+
+  out.total = breakdown(r, ws.all, ws, &out.exposed_comm);
+
+  // Per step: a stable counting sort of the activities by step keeps each bucket ascending.
+  {
+    const std::size_t buckets = steps.size() + 1;  // bucket 0 = outside every step
+    ws.step_first.assign(buckets + 1, 0);
+    for (std::uint32_t i = 0; i < n; ++i) ++ws.step_first[static_cast<std::size_t>(ws.step_of[i] + 1) + 1];
+    for (std::size_t b = 1; b <= buckets; ++b) ws.step_first[b] += ws.step_first[b - 1];
+    ws.order.resize(n);
+    {
+      std::vector<std::uint32_t> next(ws.step_first.begin(), ws.step_first.end() - 1);
+      for (std::uint32_t i = 0; i < n; ++i) ws.order[next[static_cast<std::size_t>(ws.step_of[i] + 1)]++] = i;
+    }
+    auto bucket = [&](std::size_t b) {
+      return std::span<const std::uint32_t>(ws.order.data() + ws.step_first[b],
+                                            ws.step_first[b + 1] - ws.step_first[b]);
+    };
+    out.outside_steps = breakdown(r, bucket(0), ws, nullptr);
+    out.steps.resize(steps.size());
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+      StepResult& step = out.steps[s];
+      step.number = steps[s].number;
+      step.cpu_start_ns = steps[s].start_ns;
+      step.cpu_end_ns = steps[s].end_ns;
+      step.gpu = breakdown(r, bucket(s + 1), ws, nullptr);
+    }
+  }
+
+  // Idle breakdown per stream.
+  out.streams.resize(r.streams.size());
+  for (std::size_t s = 0; s < r.streams.size(); ++s) {
+    StreamIdle& idle = out.streams[s];
+    idle.stream_index = static_cast<std::uint32_t>(s);
+    const GpuStream& st = r.streams[s];
+    TimeNs first_start = kMaxTime, cursor = kMinTime;
+    for (std::uint32_t i = st.first; i < st.first + st.count; ++i) {
+      const std::uint8_t cls = ws.effective[i];
+      if (cls == kDropped || cls == static_cast<std::uint8_t>(ActivityClass::kSync)) continue;
+      const Interval iv = ws.intervals[i];
+      if (cursor == kMinTime) {
+        first_start = iv.start;
+        cursor = iv.end;
+        idle.busy_ns += std::max<TimeNs>(iv.end - iv.start, 0);
+        continue;
+      }
+      if (iv.start > cursor) {
+        const TimeNs gap = iv.start - cursor;
+        const std::int32_t api = ws.correlation.find(r.activities[i].correlation);
+        ++idle.gaps;
+        if (api >= 0 && r.api_calls[static_cast<std::size_t>(api)].start_ns > cursor) {
+          idle.host_bound_ns += gap;
+        } else if (gap < options.kernel_gap_threshold_ns) {
+          idle.kernel_gap_ns += gap;
+        } else {
+          idle.other_ns += gap;
+        }
+        idle.busy_ns += std::max<TimeNs>(iv.end - iv.start, 0);
+        cursor = iv.end;
+      } else if (iv.end > cursor) {
+        idle.busy_ns += iv.end - cursor;
+        cursor = iv.end;
+      }
+    }
+    if (cursor != kMinTime) {
+      idle.span_ns = cursor - first_start;
+      idle.idle_ns = idle.host_bound_ns + idle.kernel_gap_ns + idle.other_ns;
+    }
+  }
+
+  // Kernel (activity name) statistics.
+  ws.touched.clear();
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (ws.effective[i] == kDropped) continue;
+    const Activity& a = r.activities[i];
+    if (a.name >= ws.names.size()) ws.names.resize(std::max<std::size_t>(a.name + 1, ws.names.size() * 2));
+    NameAcc& acc = ws.names[a.name];
+    const TimeNs d = std::max<TimeNs>(ws.intervals[i].end - ws.intervals[i].start, 0);
+    if (acc.count == 0) {
+      ws.touched.push_back(a.name);
+      acc.cls = out.classes[i];
+      acc.min = acc.max = d;
+    }
+    ++acc.count;
+    acc.total += d;
+    acc.min = std::min(acc.min, d);
+    acc.max = std::max(acc.max, d);
+  }
+  out.kernels.clear();
+  out.kernels.reserve(ws.touched.size());
+  for (StringId name : ws.touched) {
+    NameAcc& acc = ws.names[name];
+    out.kernels.push_back({name, acc.cls, acc.count, acc.total, acc.min, acc.max});
+    acc = NameAcc{};
+  }
+  std::sort(out.kernels.begin(), out.kernels.end(), [](const KernelStat& a, const KernelStat& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+}
+
+std::string ms_text(TimeNs ns) {
+  return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6);
+}
+
+}  // namespace
+
+Analysis analyze(const Profile& profile, const Options& options) {
+  Analysis result;
+  const auto& ranks = profile.ranks();
+  const Classifier classifier(options.user_rules);
+  result.ranks.resize(ranks.size());
+  std::vector<std::vector<NameOnlyComm>> name_only(ranks.size());
+
+  unsigned threads =
+      options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(ranks.size(), 1)));
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    Workspace ws;
+    for (std::size_t ri = next++; ri < ranks.size(); ri = next++) {
+      result.ranks[ri].rank = ranks[ri].rank;
+      result.ranks[ri].rank_index = ri;
+      analyze_rank(profile, ranks[ri], classifier, options, ws, result.ranks[ri], name_only[ri]);
+    }
+  };
+  if (threads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
+
+  result.collectives = analyze_collectives(profile, name_only);
+  for (const CollectiveInstance& inst : result.collectives.instances) {
+    if (!inst.complete) continue;
+    for (std::uint32_t m = inst.first_member; m < inst.first_member + inst.member_count; ++m) {
+      const InstanceMember& member = result.collectives.members[m];
+      result.ranks[member.rank_index].collective_wait_ns += member.wait_ns;
+      result.ranks[member.rank_index].collective_transfer_ns += member.transfer_ns;
+    }
+  }
+
+  // Top kernels over the whole profile.
+  {
+    std::vector<NameAcc> names;
+    std::vector<StringId> touched;
+    for (const RankResult& rr : result.ranks) {
+      for (const KernelStat& k : rr.kernels) {
+        if (k.name >= names.size()) names.resize(std::max<std::size_t>(k.name + 1, names.size() * 2));
+        NameAcc& acc = names[k.name];
+        if (acc.count == 0) {
+          touched.push_back(k.name);
+          acc.cls = k.cls;
+          acc.min = k.min_ns;
+          acc.max = k.max_ns;
+        }
+        acc.count += k.count;
+        acc.total += k.total_ns;
+        acc.min = std::min(acc.min, k.min_ns);
+        acc.max = std::max(acc.max, k.max_ns);
+      }
+    }
+    for (StringId name : touched) {
+      const NameAcc& acc = names[name];
+      result.top_kernels[static_cast<int>(acc.cls)].push_back(
+          {name, acc.cls, acc.count, acc.total, acc.min, acc.max});
+    }
+    for (auto& list : result.top_kernels) {
+      std::sort(list.begin(), list.end(), [](const KernelStat& a, const KernelStat& b) {
+        return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+      });
+      if (list.size() > options.top_kernels) list.resize(options.top_kernels);
+    }
+  }
+
+  // What could not be measured, in plain words.
+  auto& notes = result.notes;
+  if (ranks.empty()) notes.push_back("the profile holds no ranks: there is nothing to measure");
+  for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
+    const Rank& r = ranks[ri];
+    const RankResult& rr = result.ranks[ri];
+    if (r.activities.empty()) {
+      notes.push_back(
+          fmt::format("rank {} has no GPU activity (CPU-only, or its GPU events were not recorded); "
+                      "its GPU figures are zero",
+                      r.rank));
+      continue;
+    }
+    if (rr.steps.empty()) {
+      notes.push_back(
+          fmt::format("rank {} has no ProfilerStep or NVTX step ranges: no per-step breakdown", r.rank));
+    } else {
+      std::string empty;
+      std::size_t count = 0;
+      for (const StepResult& s : rr.steps) {
+        if (s.gpu.activities > 0) continue;
+        if (count < 8) empty += fmt::format("{}{}", count ? ", " : "", s.number);
+        ++count;
+      }
+      if (count > 0) {
+        notes.push_back(fmt::format("rank {}: {} step(s) launched no GPU work (step {}{})", r.rank, count,
+                                    empty, count > 8 ? ", ..." : ""));
+      }
+      if (rr.outside_steps.activities > 0) {
+        notes.push_back(
+            fmt::format("rank {}: {} GPU activities ({} busy) were not launched from inside a step{}", r.rank,
+                        rr.outside_steps.activities, ms_text(rr.outside_steps.busy_ns),
+                        rr.unlinked_activities > 0
+                            ? fmt::format(" ({} have no launch in the profile)", rr.unlinked_activities)
+                            : std::string()));
+      }
+    }
+    if (rr.hta_dropped > 0) {
+      notes.push_back(
+          fmt::format("rank {}: HTA-compatible mode left out {} GPU activities launched outside the "
+                      "traced steps",
+                      r.rank, rr.hta_dropped));
+    }
+  }
+  const CollectiveReport& cr = result.collectives;
+  if (cr.incomplete > 0) {
+    std::int64_t expected = 0;
+    std::uint32_t found = 0;
+    for (const CollectiveInstance& inst : cr.instances) {
+      if (inst.complete) continue;
+      expected = std::max(expected, inst.expected);
+      found = std::max(found, inst.member_count);
+    }
+    notes.push_back(
+        fmt::format("{} collective instance(s) have peers missing from the profile (groups of up to {} "
+                    "ranks, at most {} present): their wait/transfer split and stragglers are not measured",
+                    cr.incomplete, expected, found));
+  }
+  if (cr.unmatched_ops > 0) {
+    notes.push_back(
+        fmt::format("{} communication operation(s) were not matched across ranks (point-to-point, or no "
+                    "communicator recorded)",
+                    cr.unmatched_ops));
+  }
+  return result;
+}
+
+}  // namespace meshscope::measure

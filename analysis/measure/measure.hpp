@@ -1,0 +1,101 @@
+// Measured analysis of a Profile: where each rank's GPU time goes, per rank and per step, which communication
+// is exposed, why streams sit idle, which kernels dominate, and how collectives line up across ranks.
+//
+// analyze() runs once after loading (the GUI calls it on a worker thread) and returns plain structs that a
+// view reads directly: every time is int64 ns on the profile clock; indices point into the Profile's vectors.
+// Definitions (docs/ANALYSIS.md, DESIGN.md "Definitions (measured)"), per rank over all its GPU streams:
+//   compute = |∪ compute|, comm = |∪ comm|, memory = |∪ memory|, busy = |∪ (compute, comm, memory)|,
+//   overlap = |∪comm ∩ ∪compute|, exposed comm = comm − overlap, span = last end − first start of that work,
+//   idle = span − busy. Sync records (stream/event waits) are reported apart and count as idle.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/measure/classify.hpp"
+#include "analysis/measure/collectives.hpp"
+#include "analysis/measure/intervals.hpp"
+#include "profiler/profile.hpp"
+
+namespace meshscope::measure {
+
+struct Options {
+  std::vector<ClassRule> user_rules;  // tried before default_rules()
+  // A gap on a stream shorter than this, with the next kernel already launched, is launch overhead between
+  // back-to-back kernels ("kernel gap"); longer ones are "other" (HTA's consecutive_kernel_delay, 30 µs).
+  TimeNs kernel_gap_threshold_ns = 30'000;
+  std::size_t top_kernels = 10;  // per class, in Analysis::top_kernels
+  unsigned threads = 0;          // worker threads for the per-rank pass; 0 = min(hardware, ranks)
+  // Reproduce Holistic Trace Analysis' figures: times rounded inward to whole µs of the source clock (HTA
+  // rounds float timestamps that way), GPU work kept only if its launch is in the trace at or before the end
+  // of the last ProfilerStep (when a rank has two or more), and sync records counted as compute. Off by
+  // default.
+  bool hta_compatible = false;
+};
+
+// One breakdown; per rank (whole profile) and per step.
+struct Breakdown {
+  TimeNs start_ns = 0, end_ns = 0;  // first start and last end of the GPU work counted
+  TimeNs span_ns = 0;               // end − start
+  TimeNs busy_ns = 0;               // |∪ all work|
+  TimeNs idle_ns = 0;               // span − busy
+  TimeNs compute_ns = 0, comm_ns = 0, memory_ns = 0;
+  TimeNs sync_ns = 0;     // |∪ sync records| (waits; not part of busy)
+  TimeNs overlap_ns = 0;  // |comm ∩ compute|
+  TimeNs exposed_comm_ns = 0;
+  std::int64_t activities = 0;  // activities counted (sync records included)
+};
+
+struct StepResult {
+  std::int64_t number = 0;  // ProfilerStep#N -> N (NVTX: the number in the name, else the ordinal)
+  TimeNs cpu_start_ns = 0, cpu_end_ns = 0;  // the CPU range that defines the step
+  Breakdown gpu;  // the GPU work launched from inside the step (by correlation id), over its own GPU window
+};
+
+// Idle time of one stream, between consecutive stretches of work on it (HTA's idle time breakdown).
+struct StreamIdle {
+  std::uint32_t stream_index = 0;  // into Rank::streams
+  TimeNs span_ns = 0, busy_ns = 0, idle_ns = 0;
+  TimeNs host_bound_ns = 0;  // the next activity was launched only after the stream ran dry: the GPU waited
+  TimeNs kernel_gap_ns = 0;  // launched in time, gap < kernel_gap_threshold_ns: launch overhead
+  TimeNs other_ns = 0;       // launched in time, longer gap: waits on other streams, events, syncs
+  std::int64_t gaps = 0;
+};
+
+struct KernelStat {
+  StringId name = kNoString;
+  ActivityClass cls = ActivityClass::kCompute;
+  std::int64_t count = 0;
+  TimeNs total_ns = 0, min_ns = 0, max_ns = 0;
+};
+
+struct RankResult {
+  std::int32_t rank = 0;
+  std::size_t rank_index = 0;  // into Profile::ranks()
+  Breakdown total;
+  std::vector<Interval> exposed_comm;  // where this rank communicates with no compute running (disjoint)
+  std::vector<ActivityClass> classes;  // class of each of Rank::activities, same index
+  std::string step_source;             // "ProfilerStep", "nvtx: <name pattern>", or "" when the rank has none
+  std::vector<StepResult> steps;       // sorted by CPU start
+  Breakdown outside_steps;  // work not launched from inside any step (or not linked by correlation)
+  std::int64_t unlinked_activities = 0;  // activities whose launch could not be found (no correlation match)
+  std::vector<StreamIdle> streams;       // one per Rank::streams entry
+  std::vector<KernelStat> kernels;       // every activity name on this rank, by total time, descending
+  TimeNs collective_wait_ns = 0;         // sum of this rank's waits in matched collective instances
+  TimeNs collective_transfer_ns = 0;     // sum of this rank's transfer time in them
+  bool hta_filtered = false;             // hta_compatible dropped work launched outside the traced steps
+  std::int64_t hta_dropped = 0;          // how many activities that dropped
+};
+
+struct Analysis {
+  std::vector<RankResult> ranks;  // same order as Profile::ranks()
+  CollectiveReport collectives;
+  std::array<std::vector<KernelStat>, kClassCount> top_kernels;  // whole profile, per ActivityClass
+  std::vector<std::string> notes;  // plain sentences about what could not be measured and why
+};
+
+Analysis analyze(const Profile& profile, const Options& options = {});
+
+}  // namespace meshscope::measure
