@@ -1,0 +1,564 @@
+// meshscope report PROFILE [--json]: the measured breakdown per rank and step, idle time per stream, top
+// kernels, collectives with bandwidth, cross-rank matching and stragglers. The numbers come from
+// analysis/measure; this file only formats them (text tables that fit 120 columns, or JSON with the keys
+// fixed in DESIGN.md).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "analysis/measure/measure.hpp"
+#include "app/command.hpp"
+#include "profiler/error.hpp"
+#include "profiler/json_writer.hpp"
+#include "profiler/profile.hpp"
+#include "profiler/profile_writer.hpp"
+
+namespace meshscope::app {
+namespace {
+
+using measure::ActivityClass;
+using measure::Analysis;
+using measure::Breakdown;
+using measure::RankResult;
+
+struct Options {
+  std::string path;
+  bool json = false;
+  bool hta = false;
+  std::vector<std::string> rules;
+  unsigned threads = 0;
+  std::size_t top = 10;
+};
+
+double us(TimeNs ns) {
+  return static_cast<double>(ns) / 1e3;
+}
+double ms(TimeNs ns) {
+  return static_cast<double>(ns) / 1e6;
+}
+double pct(TimeNs part, TimeNs whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+std::string shorten(std::string_view name, std::size_t width) {
+  if (name.starts_with("void ")) name.remove_prefix(5);
+  if (name.size() <= width) return std::string(name);
+  return std::string(name.substr(0, width - 3)) + "...";
+}
+
+std::string bytes_text(std::int64_t bytes) {
+  if (bytes <= 0) return "?";
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
+}
+
+std::string gbps_text(double value) {
+  return std::isfinite(value) ? fmt::format("{:.2f}", value) : "-";
+}
+
+std::vector<std::string> profile_notes(const Profile& profile, const Options& options) {
+  std::vector<std::string> notes;
+  if (profile.schema_version() != kSchemaVersion) {
+    notes.push_back(
+        fmt::format("the profile has schema_version {} and this meshscope reads {}: tables it does not "
+                    "know were skipped, so some figures may be missing",
+                    profile.schema_version(), kSchemaVersion));
+  }
+  if (options.hta) {
+    notes.push_back(
+        "HTA-compatible figures: times rounded inward to whole µs, GPU work launched outside the traced "
+        "steps left out, sync records counted as compute (see docs/ANALYSIS.md)");
+  }
+  return notes;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// JSON
+
+void breakdown_fields(JsonWriter& j, const Breakdown& b) {
+  j.field("span_us", us(b.span_ns));
+  j.field("busy_us", us(b.busy_ns));
+  j.field("idle_us", us(b.idle_ns));
+  j.field("compute_us", us(b.compute_ns));
+  j.field("comm_us", us(b.comm_ns));
+  j.field("memory_us", us(b.memory_ns));
+  j.field("overlap_us", us(b.overlap_ns));
+  j.field("exposed_comm_us", us(b.exposed_comm_ns));
+  j.field("sync_us", us(b.sync_ns));
+}
+
+void write_json(const Profile& profile, const Analysis& a, const Options& options) {
+  JsonWriter j(true);
+  const TimeNs origin = profile.first_ns();
+  j.begin_object();
+  j.key("profile").begin_object();
+  j.field("schema_version", profile.schema_version());
+  j.field("ranks", static_cast<std::int64_t>(profile.ranks().size()));
+  j.field("world_size", profile.world_size());
+  j.key("devices").begin_array();
+  for (const Rank& r : profile.ranks()) {
+    for (const Device& d : r.devices) {
+      j.begin_object().field("rank", r.rank).field("device", d.device).field("name", d.name).end_object();
+    }
+  }
+  j.end_array();
+  const EventCounts& n = profile.counts();
+  j.key("events").begin_object();
+  j.field("kernel", n.kernel).field("memcpy", n.memcpy).field("memset", n.memset).field("sync", n.sync);
+  j.field("runtime", n.runtime).field("driver", n.driver).field("cpu_op", n.cpu_op);
+  j.field("annotation", n.annotation).field("python_function", n.python_function).field("step", n.step);
+  j.field("gpu_annotation", n.gpu_annotation).field("nvtx", n.nvtx).field("other", n.other);
+  j.field("collective", n.collective).field("flow", n.flow);
+  j.end_object();
+  j.end_object();
+  j.field("hta_compatible", options.hta);
+
+  j.key("ranks").begin_array();
+  for (const RankResult& rr : a.ranks) {
+    const Rank& r = profile.ranks()[rr.rank_index];
+    j.begin_object();
+    j.field("rank", rr.rank);
+    breakdown_fields(j, rr.total);
+    j.field("overlap_pct_of_comm", pct(rr.total.overlap_ns, rr.total.comm_ns));
+    j.field("exposed_segments", static_cast<std::int64_t>(rr.exposed_comm.size()));
+    j.field("collective_wait_us", us(rr.collective_wait_ns));
+    j.field("collective_transfer_us", us(rr.collective_transfer_ns));
+    j.field("step_source", rr.step_source);
+    j.key("steps").begin_array();
+    for (const auto& s : rr.steps) {
+      j.begin_object();
+      j.field("step", s.number);
+      j.field("start_us", s.gpu.activities > 0 ? us(s.gpu.start_ns - origin) : us(s.cpu_start_ns - origin));
+      j.field("dur_us", us(s.gpu.span_ns));
+      j.field("compute_us", us(s.gpu.compute_ns));
+      j.field("comm_us", us(s.gpu.comm_ns));
+      j.field("exposed_comm_us", us(s.gpu.exposed_comm_ns));
+      j.field("idle_us", us(s.gpu.idle_ns));
+      j.field("memory_us", us(s.gpu.memory_ns));
+      j.field("busy_us", us(s.gpu.busy_ns));
+      j.field("cpu_start_us", us(s.cpu_start_ns - origin));
+      j.field("cpu_dur_us", us(s.cpu_end_ns - s.cpu_start_ns));
+      j.field("activities", s.gpu.activities);
+      j.end_object();
+    }
+    j.end_array();
+    j.key("streams").begin_array();
+    for (const auto& s : rr.streams) {
+      const GpuStream& st = r.streams[s.stream_index];
+      j.begin_object();
+      j.field("device", st.device).field("stream", st.stream);
+      j.field("busy_us", us(s.busy_ns)).field("idle_us", us(s.idle_ns));
+      j.field("host_bound_us", us(s.host_bound_ns)).field("kernel_gap_us", us(s.kernel_gap_ns));
+      j.field("other_us", us(s.other_ns));
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+  }
+  j.end_array();
+
+  const auto& c = a.collectives;
+  j.key("collectives").begin_array();
+  for (const auto& s : c.stats) {
+    j.begin_object();
+    j.field("op", s.op).field("group_size", s.group_size).field("bytes", s.bytes).field("count", s.count);
+    j.field("mean_us", us(s.mean_ns)).field("algbw_gbps", s.algbw_gbps).field("busbw_gbps", s.busbw_gbps);
+    j.field("total_us", us(s.total_ns)).field("p50_us", us(s.p50_ns)).field("p95_us", us(s.p95_ns));
+    j.field("max_us", us(s.max_ns)).field("from_metadata", s.from_metadata);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("matching").begin_object();
+  j.field("instances", static_cast<std::int64_t>(c.instances.size())).field("matched", c.matched);
+  j.field("incomplete", c.incomplete).field("unmatched_ops", c.unmatched_ops);
+  j.field("mean_skew_us", us(c.mean_skew_ns));
+  j.end_object();
+  j.key("stragglers").begin_array();
+  for (const auto& s : c.stragglers) {
+    j.begin_object();
+    j.field("rank", s.rank).field("instances", s.instances).field("times_last", s.times_last);
+    j.field("late_us", us(s.late_ns))
+        .field("caused_wait_us", us(s.caused_wait_ns))
+        .field("wait_us", us(s.wait_ns));
+    j.end_object();
+  }
+  j.end_array();
+  j.key("top_kernels").begin_object();
+  for (int cls = 0; cls < measure::kClassCount; ++cls) {
+    j.key(measure::to_string(static_cast<ActivityClass>(cls))).begin_array();
+    for (const auto& k : a.top_kernels[cls]) {
+      j.begin_object().field("name", profile.str(k.name)).field("count", k.count);
+      j.field("total_us", us(k.total_ns)).field("mean_us", us(k.count > 0 ? k.total_ns / k.count : 0));
+      j.end_object();
+    }
+    j.end_array();
+  }
+  j.end_object();
+  j.key("notes").begin_array();
+  for (const auto& note : profile_notes(profile, options)) j.value(note);
+  for (const auto& note : a.notes) j.value(note);
+  j.end_array();
+  j.end_object();
+  std::string out = j.str();
+  out += '\n';
+  std::fwrite(out.data(), 1, out.size(), stdout);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Text
+
+class Text {
+ public:
+  template <typename... Args>
+  void line(fmt::format_string<Args...> format, Args&&... args) {
+    fmt::format_to(std::back_inserter(out_), format, std::forward<Args>(args)...);
+    out_ += '\n';
+  }
+  void blank() { out_ += '\n'; }
+  void heading(std::string_view title) {
+    out_ += '\n';
+    out_ += title;
+    out_ += '\n';
+    out_.append(title.size(), '-');
+    out_ += '\n';
+  }
+  const std::string& str() const { return out_; }
+
+ private:
+  std::string out_;
+};
+
+// Sentences a user can act on, from the worst rank's figures.
+void findings(Text& t, const Profile& profile, const Analysis& a) {
+  std::vector<std::string> lines;
+  const RankResult* worst_exposed = nullptr;
+  const RankResult* worst_idle = nullptr;
+  for (const RankResult& rr : a.ranks) {
+    if (rr.total.span_ns <= 0) continue;
+    if (!worst_exposed || pct(rr.total.exposed_comm_ns, rr.total.span_ns) >
+                              pct(worst_exposed->total.exposed_comm_ns, worst_exposed->total.span_ns)) {
+      worst_exposed = &rr;
+    }
+    if (!worst_idle ||
+        pct(rr.total.idle_ns, rr.total.span_ns) > pct(worst_idle->total.idle_ns, worst_idle->total.span_ns)) {
+      worst_idle = &rr;
+    }
+  }
+  if (worst_idle) {
+    const RankResult& rr = *worst_idle;
+    TimeNs host = 0, gap = 0, other = 0;
+    for (const auto& s : rr.streams) {
+      host += s.host_bound_ns;
+      gap += s.kernel_gap_ns;
+      other += s.other_ns;
+    }
+    const TimeNs all = host + gap + other;
+    std::string why;
+    if (all > 0) {
+      if (host >= gap && host >= other) {
+        why = fmt::format(
+            "; {:.0f}% of the stream gaps are host-bound (the GPU waited for the CPU to launch work: "
+            "look at CPU overhead, data loading, or CUDA graphs)",
+            pct(host, all));
+      } else if (other >= gap) {
+        why = fmt::format(
+            "; {:.0f}% of the stream gaps are long waits with work already queued (dependencies "
+            "on other streams, events or synchronisation)",
+            pct(other, all));
+      } else {
+        why = fmt::format(
+            "; {:.0f}% of the stream gaps are short launch gaps between back-to-back kernels "
+            "(many tiny kernels: fuse them or use CUDA graphs)",
+            pct(gap, all));
+      }
+    }
+    lines.push_back(fmt::format("GPU idle: rank {} is idle {:.1f}% of its span ({:.3f} ms){}", rr.rank,
+                                pct(rr.total.idle_ns, rr.total.span_ns), ms(rr.total.idle_ns), why));
+  }
+  if (worst_exposed && worst_exposed->total.comm_ns > 0) {
+    const RankResult& rr = *worst_exposed;
+    lines.push_back(
+        fmt::format("Exposed communication: rank {} spends {:.1f}% of its span communicating with no "
+                    "compute running ({:.3f} ms); only {:.1f}% of its communication is hidden",
+                    rr.rank, pct(rr.total.exposed_comm_ns, rr.total.span_ns), ms(rr.total.exposed_comm_ns),
+                    pct(rr.total.overlap_ns, rr.total.comm_ns)));
+  }
+  const auto& c = a.collectives;
+  if (!c.stragglers.empty()) {
+    const auto& s = c.stragglers.front();
+    lines.push_back(
+        fmt::format("Straggler: rank {} arrived last in {} of {} matched collectives, {:.3f} ms late in "
+                    "total, making its peers wait {:.3f} ms",
+                    s.rank, s.times_last, c.matched, ms(s.late_ns), ms(s.caused_wait_ns)));
+  }
+  if (!c.stats.empty()) {
+    const auto& s = c.stats.front();
+    lines.push_back(
+        fmt::format("Largest communication cost: {} {} x{} ({:.3f} ms in total, mean {:.1f} µs{})", s.op,
+                    bytes_text(s.bytes), s.count, ms(s.total_ns), us(s.mean_ns),
+                    std::isfinite(s.busbw_gbps) ? fmt::format(", busbw {:.2f} GB/s", s.busbw_gbps) : ""));
+  }
+  (void)profile;
+  if (lines.empty()) return;
+  t.heading("What stands out");
+  for (const auto& l : lines) t.line("* {}", l);
+}
+
+void write_text(const Profile& profile, const Analysis& a, const Options& options) {
+  Text t;
+  const auto& ranks = profile.ranks();
+  const EventCounts& n = profile.counts();
+  t.line("meshscope report: {}", profile.path().string());
+  std::string devices;
+  {
+    std::vector<std::string> names;
+    for (const Rank& r : ranks) {
+      for (const Device& d : r.devices) {
+        if (std::find(names.begin(), names.end(), d.name) == names.end() && !d.name.empty())
+          names.push_back(d.name);
+      }
+    }
+    for (const auto& name : names) devices += (devices.empty() ? "" : ", ") + name;
+  }
+  t.line("schema {}, {} rank(s) of world size {}{}{}", profile.schema_version(), ranks.size(),
+         profile.world_size(), devices.empty() ? "" : ", ", devices);
+  t.line("{} kernels, {} memcpy, {} memset, {} sync, {} collectives, {} runtime calls, {} CPU ops, {} steps",
+         n.kernel, n.memcpy, n.memset, n.sync, n.collective, n.runtime + n.driver, n.cpu_op, n.step);
+  if (options.hta) t.line("HTA-compatible mode (see notes)");
+
+  findings(t, profile, a);
+
+  t.heading("GPU time per rank (ms; whole profile)");
+  t.line("{:>5} {:>11} {:>11} {:>6} {:>11} {:>11} {:>10} {:>11} {:>11} {:>7} {:>9} {:>9}", "rank", "span",
+         "idle", "idle%", "compute", "comm", "memory", "overlap", "exposed", "hidden%", "coll wait", "sync");
+  for (const RankResult& rr : a.ranks) {
+    const Breakdown& b = rr.total;
+    t.line(
+        "{:>5} {:>11.3f} {:>11.3f} {:>6.1f} {:>11.3f} {:>11.3f} {:>10.3f} {:>11.3f} {:>11.3f} {:>7.1f} "
+        "{:>9.3f} "
+        "{:>9.3f}",
+        rr.rank, ms(b.span_ns), ms(b.idle_ns), pct(b.idle_ns, b.span_ns), ms(b.compute_ns), ms(b.comm_ns),
+        ms(b.memory_ns), ms(b.overlap_ns), ms(b.exposed_comm_ns), pct(b.overlap_ns, b.comm_ns),
+        ms(rr.collective_wait_ns), ms(b.sync_ns));
+  }
+  t.line("span = first start to last end of GPU work; idle = span - busy; hidden% = overlap / comm;");
+  t.line(
+      "exposed = communication with no compute running; coll wait = time in collectives before the last peer "
+      "arrived");
+
+  // Steps.
+  std::size_t rows = 0;
+  for (const RankResult& rr : a.ranks) rows += rr.steps.size();
+  if (rows > 0) {
+    const TimeNs origin = profile.first_ns();
+    std::string sources;
+    for (const RankResult& rr : a.ranks) {
+      if (!rr.step_source.empty() && sources.find(rr.step_source) == std::string::npos) {
+        sources += (sources.empty() ? "" : ", ") + rr.step_source;
+      }
+    }
+    t.heading(fmt::format(
+        "Steps (ms; GPU work launched from inside each step, by correlation id; boundaries from {})",
+        sources));
+    if (rows <= 64) {
+      t.line("{:>5} {:>8} {:>12} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>10}", "rank", "step",
+             "gpu start", "gpu dur", "compute", "comm", "exposed", "memory", "idle", "kernels");
+      for (const RankResult& rr : a.ranks) {
+        for (const auto& s : rr.steps) {
+          if (s.gpu.activities == 0) {
+            t.line("{:>5} {:>8} {:>12.3f} {:>11}   no GPU work launched from this step", rr.rank, s.number,
+                   ms(s.cpu_start_ns - origin), "-");
+            continue;
+          }
+          t.line("{:>5} {:>8} {:>12.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>10}",
+                 rr.rank, s.number, ms(s.gpu.start_ns - origin), ms(s.gpu.span_ns), ms(s.gpu.compute_ns),
+                 ms(s.gpu.comm_ns), ms(s.gpu.exposed_comm_ns), ms(s.gpu.memory_ns), ms(s.gpu.idle_ns),
+                 s.gpu.activities);
+        }
+      }
+      t.line("gpu start = first GPU work of the step, ms since the profile's first event");
+    } else {
+      // Many ranks: one row per step number, mean over ranks and the slowest rank.
+      struct Agg {
+        std::int64_t number;
+        int ranks = 0;
+        TimeNs dur = 0, compute = 0, comm = 0, exposed = 0, idle = 0, slowest = -1;
+        std::int32_t slowest_rank = -1;
+      };
+      std::vector<Agg> steps;
+      for (const RankResult& rr : a.ranks) {
+        for (const auto& s : rr.steps) {
+          auto it =
+              std::find_if(steps.begin(), steps.end(), [&](const Agg& g) { return g.number == s.number; });
+          if (it == steps.end()) {
+            steps.push_back({s.number});
+            it = steps.end() - 1;
+          }
+          ++it->ranks;
+          it->dur += s.gpu.span_ns;
+          it->compute += s.gpu.compute_ns;
+          it->comm += s.gpu.comm_ns;
+          it->exposed += s.gpu.exposed_comm_ns;
+          it->idle += s.gpu.idle_ns;
+          if (s.gpu.span_ns > it->slowest) {
+            it->slowest = s.gpu.span_ns;
+            it->slowest_rank = rr.rank;
+          }
+        }
+      }
+      std::sort(steps.begin(), steps.end(), [](const Agg& x, const Agg& y) { return x.number < y.number; });
+      t.line("{:>8} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12}", "step", "ranks", "mean dur",
+             "compute", "comm", "exposed", "idle", "max dur", "slowest rank");
+      for (const Agg& g : steps) {
+        const double k = g.ranks > 0 ? static_cast<double>(g.ranks) : 1.0;
+        t.line("{:>8} {:>6} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>12}", g.number,
+               g.ranks, ms(g.dur) / k, ms(g.compute) / k, ms(g.comm) / k, ms(g.exposed) / k, ms(g.idle) / k,
+               ms(g.slowest), g.slowest_rank);
+      }
+      t.line("means over the ranks that ran each step");
+    }
+  }
+
+  // Idle per stream.
+  t.heading("Idle time per stream (ms)");
+  t.line("{:>5} {:>7} {:>9} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8}", "rank", "device", "stream", "busy",
+         "idle", "host-bound", "kernel gap", "other", "gaps");
+  const bool per_stream = a.ranks.size() <= 8;
+  for (const RankResult& rr : a.ranks) {
+    const Rank& r = ranks[rr.rank_index];
+    if (per_stream) {
+      for (const auto& s : rr.streams) {
+        const GpuStream& st = r.streams[s.stream_index];
+        t.line("{:>5} {:>7} {:>9} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>8}", rr.rank,
+               st.device, st.stream, ms(s.busy_ns), ms(s.idle_ns), ms(s.host_bound_ns), ms(s.kernel_gap_ns),
+               ms(s.other_ns), s.gaps);
+      }
+    } else {
+      measure::StreamIdle sum;
+      for (const auto& s : rr.streams) {
+        sum.busy_ns += s.busy_ns;
+        sum.idle_ns += s.idle_ns;
+        sum.host_bound_ns += s.host_bound_ns;
+        sum.kernel_gap_ns += s.kernel_gap_ns;
+        sum.other_ns += s.other_ns;
+        sum.gaps += s.gaps;
+      }
+      t.line("{:>5} {:>7} {:>9} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>8}", rr.rank, "all",
+             rr.streams.size(), ms(sum.busy_ns), ms(sum.idle_ns), ms(sum.host_bound_ns),
+             ms(sum.kernel_gap_ns), ms(sum.other_ns), sum.gaps);
+    }
+  }
+  t.line(
+      "host-bound: the next work was launched only after the stream ran dry; kernel gap: queued, gap < 30 "
+      "µs;");
+  t.line(
+      "other: queued but waiting longer (other streams, events, syncs). Idle here is per stream, between its "
+      "own work");
+
+  // Top kernels.
+  t.heading("Top kernels by total time (all ranks)");
+  t.line("{:<7} {:<74} {:>9} {:>12} {:>12}", "class", "name", "count", "total ms", "mean µs");
+  for (int cls = 0; cls < measure::kClassCount; ++cls) {
+    const auto& list = a.top_kernels[cls];
+    for (std::size_t i = 0; i < list.size() && i < 5; ++i) {
+      const auto& k = list[i];
+      t.line("{:<7} {:<74} {:>9} {:>12.3f} {:>12.1f}", measure::to_string(static_cast<ActivityClass>(cls)),
+             shorten(profile.str(k.name), 74), k.count, ms(k.total_ns),
+             us(k.total_ns) / static_cast<double>(k.count));
+    }
+  }
+
+  // Collectives.
+  const auto& c = a.collectives;
+  t.heading(
+      "Collectives (all ranks; bandwidth as nccl-tests: algbw = bytes / mean time, busbw = algbw x factor)");
+  if (c.stats.empty()) {
+    t.line("no communication operations in this profile");
+  } else {
+    t.line("{:<14} {:>5} {:>10} {:>8} {:>12} {:>11} {:>11} {:>11} {:>10} {:>10}", "op", "ranks", "size",
+           "count", "total ms", "mean µs", "p50 µs", "p95 µs", "algbw GB/s", "busbw GB/s");
+    for (std::size_t i = 0; i < c.stats.size() && i < 20; ++i) {
+      const auto& s = c.stats[i];
+      t.line("{:<14} {:>5} {:>10} {:>8} {:>12.3f} {:>11.1f} {:>11.1f} {:>11.1f} {:>10} {:>10}",
+             shorten(s.op + (s.from_metadata ? "" : "*"), 14),
+             s.group_size > 0 ? fmt::format("{}", s.group_size) : "?", bytes_text(s.bytes), s.count,
+             ms(s.total_ns), us(s.mean_ns), us(s.p50_ns), us(s.p95_ns), gbps_text(s.algbw_gbps),
+             gbps_text(s.busbw_gbps));
+    }
+    if (c.stats.size() > 20) t.line("... {} more rows in --json", c.stats.size() - 20);
+    bool any_name_only = false;
+    for (const auto& s : c.stats) any_name_only |= !s.from_metadata;
+    if (any_name_only) t.line("* recognised from the kernel name only: no message size, no bandwidth");
+  }
+
+  t.heading("Across ranks");
+  t.line(
+      "{} collective instance(s): {} matched on every peer (mean arrival skew {:.1f} µs), {} with peers "
+      "missing, {} "
+      "operation(s) not matchable",
+      c.instances.size(), c.matched, us(c.mean_skew_ns), c.incomplete, c.unmatched_ops);
+  if (!c.stragglers.empty()) {
+    t.line("{:>5} {:>10} {:>10} {:>12} {:>16} {:>14}", "rank", "last in", "of", "late ms", "peers waited ms",
+           "own wait ms");
+    for (std::size_t i = 0; i < c.stragglers.size() && i < 8; ++i) {
+      const auto& s = c.stragglers[i];
+      t.line("{:>5} {:>10} {:>10} {:>12.3f} {:>16.3f} {:>14.3f}", s.rank, s.times_last, s.instances,
+             ms(s.late_ns), ms(s.caused_wait_ns), ms(s.wait_ns));
+    }
+    t.line("late = its arrival minus the previous peer's, summed over the instances where it came last");
+  }
+
+  std::vector<std::string> notes = profile_notes(profile, options);
+  notes.insert(notes.end(), a.notes.begin(), a.notes.end());
+  if (!notes.empty()) {
+    t.heading("Notes");
+    for (const auto& note : notes) t.line("* {}", note);
+  }
+  std::fwrite(t.str().data(), 1, t.str().size(), stdout);
+}
+
+const bool registered = register_command(
+    {"report", 30, [](CLI::App& root) {
+       auto* cmd =
+           root.add_subcommand("report", "Measured breakdown per rank and step, collectives, stragglers");
+       auto opts = std::make_shared<Options>();
+       cmd->add_option("PROFILE", opts->path, "a meshscope profile (.msdb)")->required();
+       cmd->add_flag("--json", opts->json, "machine-readable output (keys in DESIGN.md)");
+       cmd->add_flag(
+           "--hta-compatible", opts->hta,
+           "reproduce Holistic Trace Analysis' figures (µs rounding, launch filter; docs/ANALYSIS.md)");
+       cmd->add_option(
+           "--rule", opts->rules,
+           "extra classification rule CLASS:MATCH:PATTERN[:LIBRARY], tried before the built-in table "
+           "(e.g. comm:prefix:myAllReduceKernel)");
+       cmd->add_option("--threads", opts->threads, "worker threads for the analysis (default: all cores)");
+       cmd->add_option("--top", opts->top, "kernels per class in the top-kernel lists (default 10)");
+       cmd->callback([opts] {
+         measure::Options options;
+         for (const auto& rule : opts->rules) options.user_rules.push_back(measure::parse_rule(rule));
+         options.hta_compatible = opts->hta;
+         options.threads = opts->threads;
+         options.top_kernels = opts->top;
+         const Profile profile = Profile::load(opts->path);
+         const Analysis analysis = measure::analyze(profile, options);
+         if (opts->json) {
+           write_json(profile, analysis, *opts);
+         } else {
+           write_text(profile, analysis, *opts);
+         }
+       });
+     }});
+
+}  // namespace
+}  // namespace meshscope::app
