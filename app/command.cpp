@@ -34,7 +34,9 @@ bool register_command(Command command) {
   return true;
 }
 
-const std::vector<Command>& commands() { return registry(); }
+const std::vector<Command>& commands() {
+  return registry();
+}
 
 bool register_default_job(int priority, std::function<int()> job) {
   default_jobs().emplace_back(priority, std::move(job));
@@ -55,13 +57,14 @@ int& exit_code() {
 }
 
 std::string bundled_sample_path() {
-  const std::filesystem::path name = "assets/sample/sample_job.json.gz";
+  const std::filesystem::path name = "assets/sample/sample_job";
   const std::filesystem::path candidates[] = {
-      executable_dir() / ".." / name, executable_dir() / "../.." / name, executable_dir() / "../share/meshscope" / name,
-      std::filesystem::path(MESHSCOPE_SOURCE_DIR) / name};
+      executable_dir() / ".." / name, executable_dir() / "../.." / name,
+      executable_dir() / "../share/meshscope" / name, std::filesystem::path(MESHSCOPE_SOURCE_DIR) / name};
   for (const auto& candidate : candidates) {
     std::error_code error;
-    if (std::filesystem::exists(candidate, error)) return std::filesystem::weakly_canonical(candidate).string();
+    if (std::filesystem::exists(candidate, error))
+      return std::filesystem::weakly_canonical(candidate).string();
   }
   return (std::filesystem::path(MESHSCOPE_SOURCE_DIR) / name).string();
 }

@@ -1,5 +1,5 @@
-// Command registry for the `meshscope` command line. Each command lives in its own cmd_<name>.cpp, which registers
-// itself at start-up, so commands can be added without touching main.cpp.
+// Command registry for the `meshscope` command line. Each command lives in its own cmd_<name>.cpp, which
+// registers itself at start-up, so commands can be added without touching main.cpp.
 #pragma once
 
 #include <functional>
@@ -13,7 +13,8 @@ namespace meshscope::app {
 struct Command {
   std::string name;
   int order;  // position in --help
-  // Adds the subcommand to ROOT and sets its callback. The callback sets exit_code() or throws meshscope::Error.
+  // Adds the subcommand to ROOT and sets its callback. The callback sets exit_code() or throws
+  // meshscope::Error.
   std::function<void(CLI::App& root)> setup;
 };
 

@@ -1,5 +1,5 @@
-// Errors that reach the user. An Error carries one complete line ("FILE: problem"); the command line prints it
-// unchanged and exits 1. Code throws Error only for bad input or an unusable environment, never for bugs.
+// Errors that reach the user. An Error carries one complete line ("FILE: problem"); the command line prints
+// it unchanged and exits 1. Code throws Error only for bad input or an unusable environment, never for bugs.
 #pragma once
 
 #include <stdexcept>

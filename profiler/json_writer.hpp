@@ -1,5 +1,6 @@
 // JsonWriter: a small streaming JSON writer (objects, arrays, escaped strings, numbers) used by every --json
-// output and the Perfetto exporter. It inserts commas itself; the caller only nests begin/end calls correctly.
+// output and the Perfetto exporter. It inserts commas itself; the caller only nests begin/end calls
+// correctly.
 #pragma once
 
 #include <cmath>
@@ -100,13 +101,27 @@ class JsonWriter {
   static void escape_to(std::string& out, std::string_view text) {
     for (const char c : text) {
       switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        case '\b':
+          out += "\\b";
+          break;
+        case '\f':
+          out += "\\f";
+          break;
         default:
           if (static_cast<unsigned char>(c) < 0x20) {
             fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<int>(c));

@@ -12,7 +12,9 @@
 namespace meshscope {
 namespace {
 
-std::int32_t to_i32(std::int64_t value) { return value == kNull ? -1 : static_cast<std::int32_t>(value); }
+std::int32_t to_i32(std::int64_t value) {
+  return value == kNull ? -1 : static_cast<std::int32_t>(value);
+}
 
 std::vector<std::int32_t> parse_rank_list(std::string_view text) {
   std::vector<std::int32_t> ranks;
@@ -77,7 +79,8 @@ Profile Profile::load(const std::filesystem::path& path) {
   std::map<std::int32_t, std::size_t> rank_index;
   {
     auto s = db.prepare(
-        "SELECT rank, world_size, hostname, pid, source_file, rank_source, backend, comm_version, clock_base_ns,"
+        "SELECT rank, world_size, hostname, pid, source_file, rank_source, backend, comm_version, "
+        "clock_base_ns,"
         " clock_offset_ns, first_ns, last_ns FROM ranks ORDER BY rank");
     while (s.step()) {
       Rank& r = rank_slot(ranks, rank_index, s.column_int(0));
@@ -106,11 +109,12 @@ Profile Profile::load(const std::filesystem::path& path) {
   }
   {
     auto s = db.prepare(
-        "SELECT rank, pg_name, pg_desc, backend, group_size, ranks_json FROM process_groups ORDER BY rank, pg_name");
+        "SELECT rank, pg_name, pg_desc, backend, group_size, ranks_json FROM process_groups ORDER BY rank, "
+        "pg_name");
     while (s.step()) {
       Rank& r = rank_slot(ranks, rank_index, s.column_int(0));
-      r.process_groups.push_back(
-          {s.column_text(1), s.column_text(2), s.column_text(3), s.column_int(4), parse_rank_list(s.column_text(5))});
+      r.process_groups.push_back({s.column_text(1), s.column_text(2), s.column_text(3), s.column_int(4),
+                                  parse_rank_list(s.column_text(5))});
     }
   }
 
@@ -168,7 +172,10 @@ Profile Profile::load(const std::filesystem::path& path) {
     std::stable_sort(bucket.begin(), bucket.end(), [](const Activity& a, const Activity& b) {
       return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
     });
-    GpuStream stream{std::get<1>(key), std::get<2>(key), {}, static_cast<std::uint32_t>(r.activities.size()),
+    GpuStream stream{std::get<1>(key),
+                     std::get<2>(key),
+                     {},
+                     static_cast<std::uint32_t>(r.activities.size()),
                      static_cast<std::uint32_t>(bucket.size())};
     auto name = stream_names.find(key);
     stream.name = name != stream_names.end() && !name->second.empty()
@@ -198,7 +205,8 @@ Profile Profile::load(const std::filesystem::path& path) {
 
   {
     // Collectives: link each to its kernel's position.
-    std::vector<std::unordered_map<std::int64_t, std::pair<std::int32_t, std::uint32_t>>> kernel_at(ranks.size());
+    std::vector<std::unordered_map<std::int64_t, std::pair<std::int32_t, std::uint32_t>>> kernel_at(
+        ranks.size());
     {
       auto s = db.prepare("SELECT rank, activity_id FROM collectives WHERE activity_id IS NOT NULL");
       while (s.step()) kernel_at[rank_index[to_i32(s.column_int(0))]][s.column_int(1)] = {-1, 0};
@@ -215,8 +223,10 @@ Profile Profile::load(const std::filesystem::path& path) {
       }
     }
     auto s = db.prepare(
-        "SELECT rank, id, activity_id, communicator, pg_desc, pg_ranks, seq, op, in_nelems, out_nelems, dtype,"
-        " in_bytes, out_bytes, group_size, algorithm, protocol, channels, start_ns, end_ns, source FROM collectives"
+        "SELECT rank, id, activity_id, communicator, pg_desc, pg_ranks, seq, op, in_nelems, out_nelems, "
+        "dtype,"
+        " in_bytes, out_bytes, group_size, algorithm, protocol, channels, start_ns, end_ns, source FROM "
+        "collectives"
         " ORDER BY rank, start_ns, id");
     while (s.step()) {
       const auto ri = rank_slot(ranks, rank_index, s.column_int(0)).rank;
@@ -280,12 +290,14 @@ Profile Profile::load(const std::filesystem::path& path) {
   {
     std::map<std::tuple<std::int32_t, std::int64_t, std::int64_t>, std::string> thread_names;
     auto t = db.prepare("SELECT rank, pid, tid, name FROM threads");
-    while (t.step()) thread_names[{to_i32(t.column_int(0)), t.column_int(1), t.column_int(2)}] = t.column_text(3);
+    while (t.step())
+      thread_names[{to_i32(t.column_int(0)), t.column_int(1), t.column_int(2)}] = t.column_text(3);
 
     using TrackKey = std::tuple<std::int32_t, bool, std::int64_t, std::int64_t>;  // rank, gpu, pid, tid
     std::map<TrackKey, std::vector<CpuRange>> tracks;
     auto s = db.prepare(
-        "SELECT rank, kind, pid, tid, start_ns, end_ns, id, parent_id, external_id, step, name, category, depth"
+        "SELECT rank, kind, pid, tid, start_ns, end_ns, id, parent_id, external_id, step, name, category, "
+        "depth"
         " FROM ranges");
     while (s.step()) {
       CpuRange c{};
@@ -309,8 +321,13 @@ Profile Profile::load(const std::filesystem::path& path) {
       std::stable_sort(list.begin(), list.end(), [](const CpuRange& a, const CpuRange& b) {
         return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.depth < b.depth;
       });
-      CpuTrack track{pid, tid, {}, gpu, static_cast<std::uint32_t>(r.ranges.size()),
-                     static_cast<std::uint32_t>(list.size()), 0};
+      CpuTrack track{pid,
+                     tid,
+                     {},
+                     gpu,
+                     static_cast<std::uint32_t>(r.ranges.size()),
+                     static_cast<std::uint32_t>(list.size()),
+                     0};
       auto name = thread_names.find({rank, pid, tid});
       if (gpu) {
         track.name = fmt::format("GPU {} stream {} annotations", pid, tid);
@@ -333,6 +350,28 @@ Profile Profile::load(const std::filesystem::path& path) {
     }
   }
 
+  {
+    auto s = db.prepare(
+        "SELECT rank, category, flow_id, src_ns, src_pid, src_tid, dst_ns, dst_pid, dst_tid FROM flows ORDER "
+        "BY id");
+    while (s.step()) {
+      Rank& r = rank_slot(ranks, rank_index, s.column_int(0));
+      r.flows.push_back({static_cast<StringId>(s.column_int_or(1, 0)), s.column_int(2), s.column_int(3),
+                         s.column_int(4), s.column_int(5), s.column_int(6), s.column_int(7),
+                         s.column_int(8)});
+    }
+  }
+  {
+    auto s = db.prepare("SELECT rank, severity, message FROM diagnostics ORDER BY rowid");
+    while (s.step()) {
+      if (s.column_is_null(0)) {
+        profile.job_diagnostics_.push_back({s.column_text(1), s.column_text(2)});
+      } else {
+        rank_slot(ranks, rank_index, s.column_int(0))
+            .diagnostics.push_back({s.column_text(1), s.column_text(2)});
+      }
+    }
+  }
   std::sort(ranks.begin(), ranks.end(), [](const Rank& a, const Rank& b) { return a.rank < b.rank; });
 
   // Counts by kind.
@@ -340,30 +379,49 @@ Profile Profile::load(const std::filesystem::path& path) {
   for (const auto& r : ranks) {
     for (const auto& a : r.activities) {
       switch (a.kind) {
-        case ActivityKind::kKernel: ++n.kernel; break;
-        case ActivityKind::kMemcpy: ++n.memcpy; break;
-        case ActivityKind::kMemset: ++n.memset; break;
-        case ActivityKind::kSync: ++n.sync; break;
+        case ActivityKind::kKernel:
+          ++n.kernel;
+          break;
+        case ActivityKind::kMemcpy:
+          ++n.memcpy;
+          break;
+        case ActivityKind::kMemset:
+          ++n.memset;
+          break;
+        case ActivityKind::kSync:
+          ++n.sync;
+          break;
       }
     }
     for (const auto& a : r.api_calls) (a.kind == ApiKind::kDriver ? n.driver : n.runtime)++;
     for (const auto& c : r.ranges) {
       switch (c.kind) {
-        case RangeKind::kCpuOp: ++n.cpu_op; break;
-        case RangeKind::kAnnotation: ++n.annotation; break;
-        case RangeKind::kPythonFunction: ++n.python_function; break;
-        case RangeKind::kStep: ++n.step; break;
-        case RangeKind::kGpuAnnotation: ++n.gpu_annotation; break;
-        case RangeKind::kNvtx: ++n.nvtx; break;
-        case RangeKind::kOther: ++n.other; break;
+        case RangeKind::kCpuOp:
+          ++n.cpu_op;
+          break;
+        case RangeKind::kAnnotation:
+          ++n.annotation;
+          break;
+        case RangeKind::kPythonFunction:
+          ++n.python_function;
+          break;
+        case RangeKind::kStep:
+          ++n.step;
+          break;
+        case RangeKind::kGpuAnnotation:
+          ++n.gpu_annotation;
+          break;
+        case RangeKind::kNvtx:
+          ++n.nvtx;
+          break;
+        case RangeKind::kOther:
+          ++n.other;
+          break;
       }
     }
     n.collective += static_cast<std::int64_t>(r.collectives.size());
   }
-  {
-    auto s = db.prepare("SELECT COUNT(*) FROM flows");
-    if (s.step()) n.flow = s.column_int(0);
-  }
+  for (const auto& r : ranks) n.flow += static_cast<std::int64_t>(r.flows.size());
   return profile;
 }
 

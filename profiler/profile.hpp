@@ -1,9 +1,9 @@
 // Profile: a read-only, in-memory view of a meshscope profile, built once by Profile::load().
 //
-// Layout (Tracy-style): per rank, GPU activities live in one vector grouped by stream and sorted by start time
-// within each stream; a GpuStream names its slice of that vector. CPU ranges are grouped by track (pid, tid) and
-// sorted by start. Names are StringIds into the profile's string table. Nothing here is mutated after load, so
-// analyses and the GUI may read it from any thread.
+// Layout (Tracy-style): per rank, GPU activities live in one vector grouped by stream and sorted by start
+// time within each stream; a GpuStream names its slice of that vector. CPU ranges are grouped by track (pid,
+// tid) and sorted by start. Names are StringIds into the profile's string table. Nothing here is mutated
+// after load, so analyses and the GUI may read it from any thread.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +26,8 @@ struct Activity {
   std::int64_t correlation;  // kNull when absent
   StringId name;
   std::int32_t collective;  // index into Rank::collectives, -1 when the activity is not a known collective
-  std::uint32_t detail;     // index into Rank::kernels (kernels) or Rank::copies (memcpy/memset); kNoDetail if none
+  std::uint32_t
+      detail;  // index into Rank::kernels (kernels) or Rank::copies (memcpy/memset); kNoDetail if none
   ActivityKind kind;
   std::uint8_t pad_[3];
   TimeNs duration() const { return end_ns - start_ns; }
@@ -113,6 +114,19 @@ struct Step {
   std::string source;  // "ProfilerStep" or "nvtx"
 };
 
+struct Flow {
+  StringId category;
+  std::int64_t flow_id;
+  TimeNs src_ns;
+  std::int64_t src_pid, src_tid;
+  TimeNs dst_ns;  // kNull when the source had no end
+  std::int64_t dst_pid, dst_tid;
+};
+
+struct Diagnostic {
+  std::string severity, message;
+};
+
 struct Device {
   std::int32_t device;
   std::string name;
@@ -136,15 +150,17 @@ struct Rank {
 
   std::vector<Device> devices;
   std::vector<ProcessGroup> process_groups;
-  std::vector<GpuStream> streams;      // sorted by (device, stream)
-  std::vector<Activity> activities;    // grouped by stream (in streams order), time-sorted within
-  std::vector<KernelDetail> kernels;   // Activity::detail for kernels
-  std::vector<CopyDetail> copies;      // Activity::detail for memcpy/memset
-  std::vector<Collective> collectives; // sorted by start
-  std::vector<ApiCall> api_calls;      // sorted by start
-  std::vector<CpuTrack> tracks;        // CPU threads first (by pid, tid), then GPU annotation tracks
-  std::vector<CpuRange> ranges;        // grouped by track, sorted by (start, depth) within
-  std::vector<Step> steps;             // sorted by start
+  std::vector<GpuStream> streams;       // sorted by (device, stream)
+  std::vector<Activity> activities;     // grouped by stream (in streams order), time-sorted within
+  std::vector<KernelDetail> kernels;    // Activity::detail for kernels
+  std::vector<CopyDetail> copies;       // Activity::detail for memcpy/memset
+  std::vector<Collective> collectives;  // sorted by start
+  std::vector<ApiCall> api_calls;       // sorted by start
+  std::vector<CpuTrack> tracks;         // CPU threads first (by pid, tid), then GPU annotation tracks
+  std::vector<CpuRange> ranges;         // grouped by track, sorted by (start, depth) within
+  std::vector<Step> steps;              // sorted by start
+  std::vector<Flow> flows;              // flows not implied by correlation ids (e.g. fwdbwd)
+  std::vector<Diagnostic> diagnostics;  // what the importer or collector reported about this rank
 
   std::span<const Activity> stream_activities(std::size_t stream_index) const {
     const auto& s = streams[stream_index];
@@ -161,17 +177,19 @@ struct Rank {
 struct EventCounts {
   std::int64_t kernel = 0, memcpy = 0, memset = 0, sync = 0;
   std::int64_t runtime = 0, driver = 0;
-  std::int64_t cpu_op = 0, annotation = 0, python_function = 0, step = 0, gpu_annotation = 0, nvtx = 0, other = 0;
+  std::int64_t cpu_op = 0, annotation = 0, python_function = 0, step = 0, gpu_annotation = 0, nvtx = 0,
+               other = 0;
   std::int64_t collective = 0, flow = 0;
 };
 
 class Profile {
  public:
-  // Loads every table into memory. Throws meshscope::Error naming the file for anything that is not a readable
-  // meshscope profile. A profile of another schema_version loads what it can; schema_version() tells.
+  // Loads every table into memory. Throws meshscope::Error naming the file for anything that is not a
+  // readable meshscope profile. A profile of another schema_version loads what it can; schema_version()
+  // tells.
   static Profile load(const std::filesystem::path& path);
 
-  const std::string& str(StringId id) const;  // "" for kNoString or unknown ids
+  const std::string& str(StringId id) const;          // "" for kNoString or unknown ids
   StringId find_string(std::string_view text) const;  // kNoString when absent
 
   const std::vector<Rank>& ranks() const { return ranks_; }
@@ -180,6 +198,7 @@ class Profile {
   const std::map<std::string, std::string>& meta() const { return meta_; }
   const EventCounts& counts() const { return counts_; }
   const std::filesystem::path& path() const { return path_; }
+  const std::vector<Diagnostic>& job_diagnostics() const { return job_diagnostics_; }  // not tied to a rank
   std::int64_t world_size() const;  // the largest world size any rank reported, else the number of ranks
   TimeNs first_ns() const;          // over all ranks
   TimeNs last_ns() const;
@@ -191,6 +210,7 @@ class Profile {
   std::vector<std::string> strings_;  // index = StringId
   std::vector<Rank> ranks_;           // sorted by rank
   EventCounts counts_;
+  std::vector<Diagnostic> job_diagnostics_;
 };
 
 }  // namespace meshscope

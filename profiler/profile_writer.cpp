@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -15,6 +16,7 @@
 
 #include "profiler/error.hpp"
 #include "profiler/sqlite_util.hpp"
+#include "profiler/timing.hpp"
 
 namespace meshscope {
 namespace {
@@ -36,7 +38,11 @@ struct Batch {
   std::vector<std::pair<std::int64_t, ActivityRecord>> activities;
   std::vector<std::pair<std::int64_t, CollectiveRecord>> collectives;
   std::vector<ApiCallRecord> api_calls;
-  std::vector<RangeRecord> ranges;
+  struct Range {
+    std::int64_t id, depth, parent;
+    RangeRecord record;
+  };
+  std::vector<Range> ranges;
   std::vector<FlowRecord> flows;
   std::vector<RankInfo> ranks;
   std::vector<DeviceInfo> devices;
@@ -52,10 +58,21 @@ struct Batch {
 
   std::size_t size() const {
     return strings.size() + activities.size() + collectives.size() + api_calls.size() + ranges.size() +
-           flows.size() + ranks.size() + devices.size() + process_groups.size() + streams.size() + threads.size() +
-           diagnostics.size() + meta.size();
+           flows.size() + ranks.size() + devices.size() + process_groups.size() + streams.size() +
+           threads.size() + diagnostics.size() + meta.size();
   }
 };
+
+// SQLite's default memory statistics take a global mutex on every allocation; the writer needs neither them
+// nor serialized connections (each connection is used by one thread at a time).
+void configure_sqlite_once() {
+  static const bool configured = [] {
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+    return true;
+  }();
+  (void)configured;
+}
 
 std::filesystem::path make_temp_path(const std::filesystem::path& target) {
   std::random_device device;
@@ -88,6 +105,21 @@ struct ProfileWriter::Impl {
   std::unique_ptr<Batch> current = std::make_unique<Batch>();
   std::int64_t next_activity_id = 1;
   std::int64_t next_collective_id = 1;
+  std::int64_t next_range_id = 1;
+  // Ranges are held until commit so that nesting is computed in memory; a trace with more than this many
+  // spills them to the database as they come and nests them there instead (memory stays flat).
+  static constexpr std::size_t kMaxBufferedRanges = std::size_t{4} << 20;
+  std::vector<Batch::Range> buffered_ranges;
+  bool ranges_spilled = false;
+  // Earliest start and latest end per rank, for ranks.first_ns/last_ns.
+  std::unordered_map<std::int32_t, std::pair<TimeNs, TimeNs>> rank_extent;
+  void extend(std::int32_t rank, TimeNs start, TimeNs end) {
+    auto [it, inserted] = rank_extent.try_emplace(rank, start, end);
+    if (!inserted) {
+      it->second.first = std::min(it->second.first, start);
+      it->second.second = std::max(it->second.second, end);
+    }
+  }
 
   // Consumer side.
   std::mutex mutex;
@@ -99,13 +131,26 @@ struct ProfileWriter::Impl {
   std::thread thread;
   std::atomic<std::uint64_t> rows{0};
 
-  sql::Statement insert_string, insert_activity, insert_collective, insert_api_call, insert_range, insert_flow,
-      insert_rank, insert_device, insert_pg, insert_stream, insert_thread, insert_diagnostic, insert_meta;
+  struct CpuCollective {
+    CollectiveRecord record;
+    std::int64_t pid, tid;
+  };
+  std::vector<CpuCollective> cpu_collectives;
+  struct RankRewrite {
+    std::int32_t old_rank, new_rank;
+    std::int64_t shift_ns;
+  };
+  std::vector<RankRewrite> rank_rewrites;
+
+  sql::Statement insert_string, insert_activity, insert_collective, insert_api_call, insert_range,
+      insert_flow, insert_rank, insert_device, insert_pg, insert_stream, insert_thread, insert_diagnostic,
+      insert_meta;
 
   void open() {
+    configure_sqlite_once();
     db = sql::Database(temp, false);
-    // The file is renamed into place only when complete, so crash safety comes from the rename, not the journal.
-    // Collectors (durable) keep a WAL so that a killed process still leaves a readable file.
+    // The file is renamed into place only when complete, so crash safety comes from the rename, not the
+    // journal. Collectors (durable) keep a WAL so that a killed process still leaves a readable file.
     if (options.durable) {
       db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
     } else {
@@ -117,24 +162,29 @@ struct ProfileWriter::Impl {
         "INSERT INTO enums VALUES ('activity_kind',1,'kernel'),('activity_kind',2,'memcpy'),"
         "('activity_kind',3,'memset'),('activity_kind',4,'sync'),"
         "('range_kind',1,'cpu_op'),('range_kind',2,'annotation'),('range_kind',3,'python_function'),"
-        "('range_kind',4,'step'),('range_kind',5,'gpu_annotation'),('range_kind',6,'nvtx'),('range_kind',7,'other'),"
+        "('range_kind',4,'step'),('range_kind',5,'gpu_annotation'),('range_kind',6,'nvtx'),('range_kind',7,'"
+        "other'),"
         "('api_kind',1,'runtime'),('api_kind',2,'driver');");
     db.exec("BEGIN");
     insert_string = db.prepare("INSERT INTO strings (id, value) VALUES (?,?)");
     insert_activity = db.prepare(
-        "INSERT INTO activities (id, rank, kind, device, stream, start_ns, end_ns, name, correlation, external_id,"
-        " grid_x, grid_y, grid_z, block_x, block_y, block_z, registers, shared_bytes, bytes, copy_kind, graph_id)"
+        "INSERT INTO activities (id, rank, kind, device, stream, start_ns, end_ns, name, correlation, "
+        "external_id,"
+        " grid_x, grid_y, grid_z, block_x, block_y, block_z, registers, shared_bytes, bytes, copy_kind, "
+        "graph_id)"
         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     insert_collective = db.prepare(
         "INSERT INTO collectives (id, rank, activity_id, communicator, pg_desc, pg_ranks, seq, op, in_nelems,"
-        " out_nelems, dtype, in_bytes, out_bytes, group_size, algorithm, protocol, channels, start_ns, end_ns, source)"
+        " out_nelems, dtype, in_bytes, out_bytes, group_size, algorithm, protocol, channels, start_ns, "
+        "end_ns, source)"
         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     insert_api_call = db.prepare(
         "INSERT INTO api_calls (rank, kind, pid, tid, start_ns, end_ns, name, correlation, external_id, cbid)"
         " VALUES (?,?,?,?,?,?,?,?,?,?)");
     insert_range = db.prepare(
-        "INSERT INTO ranges (rank, kind, pid, tid, start_ns, end_ns, name, external_id, step, category)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?)");
+        "INSERT INTO ranges (id, rank, kind, pid, tid, start_ns, end_ns, name, external_id, step, category, "
+        "depth,"
+        " parent_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
     insert_flow = db.prepare(
         "INSERT INTO flows (rank, category, flow_id, src_ns, src_pid, src_tid, dst_ns, dst_pid, dst_tid)"
         " VALUES (?,?,?,?,?,?,?,?,?)");
@@ -142,12 +192,14 @@ struct ProfileWriter::Impl {
         "INSERT OR REPLACE INTO ranks (rank, world_size, hostname, pid, source_file, rank_source, backend,"
         " comm_version, clock_base_ns, clock_offset_ns) VALUES (?,?,?,?,?,?,?,?,?,?)");
     insert_device = db.prepare(
-        "INSERT OR REPLACE INTO devices (rank, device, name, total_memory_bytes, compute_major, compute_minor,"
+        "INSERT OR REPLACE INTO devices (rank, device, name, total_memory_bytes, compute_major, "
+        "compute_minor,"
         " sm_count, properties_json) VALUES (?,?,?,?,?,?,?,?)");
     insert_pg = db.prepare(
         "INSERT OR REPLACE INTO process_groups (rank, pg_name, pg_desc, backend, group_size, ranks_json)"
         " VALUES (?,?,?,?,?,?)");
-    insert_stream = db.prepare("INSERT OR REPLACE INTO streams (rank, device, stream, name) VALUES (?,?,?,?)");
+    insert_stream =
+        db.prepare("INSERT OR REPLACE INTO streams (rank, device, stream, name) VALUES (?,?,?,?)");
     insert_thread = db.prepare("INSERT OR REPLACE INTO threads (rank, pid, tid, name) VALUES (?,?,?,?)");
     insert_diagnostic = db.prepare("INSERT INTO diagnostics (rank, severity, message) VALUES (?,?,?)");
     insert_meta = db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?,?)");
@@ -218,18 +270,21 @@ struct ProfileWriter::Impl {
       s.bind(10, a.cbid);
       s.run();
     }
-    for (const auto& r : batch.ranges) {
+    for (const auto& [id, depth, parent, r] : batch.ranges) {
       auto& s = insert_range;
-      s.bind(1, r.rank);
-      s.bind(2, static_cast<int>(r.kind));
-      s.bind(3, r.pid);
-      s.bind(4, r.tid);
-      s.bind(5, r.start_ns);
-      s.bind(6, r.end_ns);
-      s.bind_string_id(7, r.name);
-      s.bind(8, r.external_id);
-      s.bind(9, r.step);
-      s.bind_string_id(10, r.category);
+      s.bind(1, id);
+      s.bind(2, r.rank);
+      s.bind(3, static_cast<int>(r.kind));
+      s.bind(4, r.pid);
+      s.bind(5, r.tid);
+      s.bind(6, r.start_ns);
+      s.bind(7, r.end_ns);
+      s.bind_string_id(8, r.name);
+      s.bind(9, r.external_id);
+      s.bind(10, r.step);
+      s.bind_string_id(11, r.category);
+      s.bind(12, depth);
+      s.bind(13, parent);
       s.run();
     }
     for (const auto& f : batch.flows) {
@@ -384,12 +439,52 @@ struct ProfileWriter::Impl {
     thread.join();
   }
 
-  // Rebuilds nesting depth and parent per (rank, pid, tid) track: ranges sorted by start (longer first on ties)
-  // nest inside the innermost open range that has not ended. Ranges that overlap without nesting are kept, one
-  // level deeper, so nothing is hidden.
+  // Nests the buffered ranges per (rank, pid, tid) track (same rule as rebuild_nesting) and hands them over.
+  void nest_buffered_ranges() {
+    auto& ranges = buffered_ranges;
+    std::sort(ranges.begin(), ranges.end(), [](const Batch::Range& a, const Batch::Range& b) {
+      const auto& x = a.record;
+      const auto& y = b.record;
+      if (x.rank != y.rank) return x.rank < y.rank;
+      if (x.pid != y.pid) return x.pid < y.pid;
+      if (x.tid != y.tid) return x.tid < y.tid;
+      if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+      if (x.end_ns != y.end_ns) return x.end_ns > y.end_ns;
+      return a.id < b.id;
+    });
+    struct Open {
+      std::int64_t id;
+      TimeNs end;
+    };
+    std::vector<Open> stack;
+    const RangeRecord* track = nullptr;
+    for (auto& range : ranges) {
+      const auto& r = range.record;
+      if (!track || track->rank != r.rank || track->pid != r.pid || track->tid != r.tid) stack.clear();
+      track = &r;
+      while (!stack.empty() && stack.back().end <= r.start_ns &&
+             !(stack.back().end == r.start_ns && r.end_ns == r.start_ns)) {
+        stack.pop_back();
+      }
+      range.depth = static_cast<std::int64_t>(stack.size());
+      range.parent = stack.empty() ? kNull : stack.back().id;
+      stack.push_back({range.id, r.end_ns});
+    }
+    for (auto& range : ranges) {
+      current->ranges.push_back(range);
+      maybe_flush();
+    }
+    ranges.clear();
+    ranges.shrink_to_fit();
+  }
+
+  // Rebuilds nesting depth and parent per (rank, pid, tid) track: ranges sorted by start (longer first on
+  // ties) nest inside the innermost open range that has not ended. Ranges that overlap without nesting are
+  // kept, one level deeper, so nothing is hidden.
   void rebuild_nesting() {
     sql::Statement select = db.prepare(
-        "SELECT id, rank, pid, tid, start_ns, end_ns FROM ranges ORDER BY rank, pid, tid, start_ns, end_ns DESC, id");
+        "SELECT id, rank, pid, tid, start_ns, end_ns FROM ranges ORDER BY rank, pid, tid, start_ns, end_ns "
+        "DESC, id");
     sql::Statement update = db.prepare("UPDATE ranges SET depth = ?, parent_id = ? WHERE id = ?");
     struct Open {
       std::int64_t id;
@@ -420,20 +515,114 @@ struct ProfileWriter::Impl {
     }
   }
 
-  void finish_ranks() {
+  void apply_rank_rewrites() {
+    for (const auto& r : rank_rewrites) {
+      const std::string from = std::to_string(r.old_rank), to = std::to_string(r.new_rank),
+                        shift = std::to_string(r.shift_ns);
+      for (const char* table : {"activities", "collectives", "api_calls", "ranges"}) {
+        db.exec(fmt::format(
+            "UPDATE {} SET rank = {}, start_ns = start_ns + {}, end_ns = end_ns + {} WHERE rank = {}", table,
+            to, shift, shift, from));
+      }
+      db.exec(fmt::format(
+          "UPDATE flows SET rank = {0}, src_ns = src_ns + {1}, dst_ns = dst_ns + {1} WHERE rank = {2}", to,
+          shift, from));
+      for (const char* table : {"ranks", "devices", "process_groups", "streams", "threads", "diagnostics"}) {
+        db.exec(fmt::format("UPDATE {} SET rank = {} WHERE rank = {}", table, to, from));
+      }
+    }
+  }
+
+  // Resolves CPU-side collective metadata to the kernels it launched (see add_cpu_collective).
+  void resolve_cpu_collectives() {
+    if (cpu_collectives.empty()) return;
     db.exec(
-        "UPDATE ranks SET first_ns = (SELECT MIN(t) FROM ("
-        " SELECT MIN(start_ns) AS t FROM activities WHERE activities.rank = ranks.rank UNION ALL"
-        " SELECT MIN(start_ns) FROM api_calls WHERE api_calls.rank = ranks.rank UNION ALL"
-        " SELECT MIN(start_ns) FROM ranges WHERE ranges.rank = ranks.rank)),"
-        " last_ns = (SELECT MAX(t) FROM ("
-        " SELECT MAX(end_ns) AS t FROM activities WHERE activities.rank = ranks.rank UNION ALL"
-        " SELECT MAX(end_ns) FROM api_calls WHERE api_calls.rank = ranks.rank UNION ALL"
-        " SELECT MAX(end_ns) FROM ranges WHERE ranges.rank = ranks.rank))");
+        "CREATE TEMP TABLE cpu_collectives (id INTEGER PRIMARY KEY, rank INTEGER, pid INTEGER, tid INTEGER,"
+        " start_ns INTEGER, end_ns INTEGER, communicator INTEGER, pg_desc INTEGER, pg_ranks INTEGER, seq "
+        "INTEGER,"
+        " op INTEGER, in_nelems INTEGER, out_nelems INTEGER, dtype INTEGER, in_bytes INTEGER, out_bytes "
+        "INTEGER,"
+        " group_size INTEGER, algorithm INTEGER, protocol INTEGER, channels INTEGER, source TEXT)");
+    {
+      sql::Statement insert = db.prepare(
+          "INSERT INTO temp.cpu_collectives (rank, pid, tid, start_ns, end_ns, communicator, pg_desc, "
+          "pg_ranks, seq,"
+          " op, in_nelems, out_nelems, dtype, in_bytes, out_bytes, group_size, algorithm, protocol, channels,"
+          " source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      for (const auto& [c, pid, tid] : cpu_collectives) {
+        insert.bind(1, c.rank);
+        insert.bind(2, pid);
+        insert.bind(3, tid);
+        insert.bind(4, c.start_ns);
+        insert.bind(5, c.end_ns);
+        insert.bind_string_id(6, c.communicator);
+        insert.bind_string_id(7, c.pg_desc);
+        insert.bind_string_id(8, c.pg_ranks);
+        insert.bind(9, c.seq);
+        insert.bind_string_id(10, c.op);
+        insert.bind(11, c.in_nelems);
+        insert.bind(12, c.out_nelems);
+        insert.bind_string_id(13, c.dtype);
+        insert.bind(14, c.in_bytes);
+        insert.bind(15, c.out_bytes);
+        insert.bind(16, c.group_size);
+        insert.bind_string_id(17, c.algorithm);
+        insert.bind_string_id(18, c.protocol);
+        insert.bind(19, c.channels);
+        insert.bind_text(20, c.source ? c.source : "cpu_op");
+        insert.run();
+      }
+    }
+    db.exec("CREATE INDEX temp.api_calls_by_thread ON api_calls (rank, pid, tid, start_ns)");
+    db.exec(
+        "CREATE TEMP TABLE cpu_collective_kernels AS"
+        " SELECT o.id AS op_id, a.id AS activity_id, a.start_ns AS start_ns, a.end_ns AS end_ns"
+        " FROM temp.cpu_collectives o"
+        " JOIN api_calls c ON c.rank = o.rank AND c.pid = o.pid AND c.tid = o.tid"
+        "  AND c.start_ns >= o.start_ns AND c.start_ns <= o.end_ns AND c.correlation IS NOT NULL"
+        " JOIN activities a ON a.rank = c.rank AND a.correlation = c.correlation AND a.kind = 1");
+    const char* columns =
+        "rank, communicator, pg_desc, pg_ranks, seq, op, in_nelems, out_nelems, dtype, in_bytes, out_bytes,"
+        " group_size, algorithm, protocol, channels";
+    db.exec(fmt::format(
+        "INSERT INTO collectives (activity_id, start_ns, end_ns, source, {0})"
+        " SELECT k.activity_id, k.start_ns, k.end_ns, o.source, {1} FROM temp.cpu_collective_kernels k"
+        " JOIN temp.cpu_collectives o ON o.id = k.op_id"
+        " WHERE NOT EXISTS (SELECT 1 FROM collectives x WHERE x.activity_id = k.activity_id)",
+        columns,
+        "o.rank, o.communicator, o.pg_desc, o.pg_ranks, o.seq, o.op, o.in_nelems, o.out_nelems, o.dtype,"
+        " o.in_bytes, o.out_bytes, o.group_size, o.algorithm, o.protocol, o.channels"));
+    db.exec(
+        fmt::format("INSERT INTO collectives (activity_id, start_ns, end_ns, source, {0})"
+                    " SELECT NULL, o.start_ns, o.end_ns, o.source, {0} FROM temp.cpu_collectives o"
+                    " WHERE NOT EXISTS (SELECT 1 FROM temp.cpu_collective_kernels k WHERE k.op_id = o.id)",
+                    columns));
+    db.exec(
+        "DROP TABLE temp.cpu_collective_kernels; DROP TABLE temp.cpu_collectives; DROP INDEX "
+        "temp.api_calls_by_thread;");
+  }
+
+  void finish_ranks() {
+    sql::Statement update = db.prepare("UPDATE ranks SET first_ns = ?, last_ns = ? WHERE rank = ?");
+    for (const auto& [rank, extent] : rank_extent) {
+      std::int32_t final_rank = rank;
+      std::int64_t shift = 0;
+      for (const auto& r : rank_rewrites) {
+        if (r.old_rank == final_rank) {
+          final_rank = r.new_rank;
+          shift += r.shift_ns;
+        }
+      }
+      update.bind(1, extent.first + shift);
+      update.bind(2, extent.second + shift);
+      update.bind(3, final_rank);
+      update.run();
+    }
   }
 };
 
-ProfileWriter::ProfileWriter(std::filesystem::path target, WriterOptions options) : impl_(std::make_unique<Impl>()) {
+ProfileWriter::ProfileWriter(std::filesystem::path target, WriterOptions options)
+    : impl_(std::make_unique<Impl>()) {
   impl_->target = std::move(target);
   impl_->temp = make_temp_path(impl_->target);
   impl_->options = options;
@@ -450,10 +639,9 @@ ProfileWriter::ProfileWriter(std::filesystem::path target, WriterOptions options
   set_meta("schema_version", std::to_string(kSchemaVersion));
   set_meta("creator", "meshscope");
   set_meta("creator_version", "0.1.0");
-  set_meta("created_unix_s",
-           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count()));
+  set_meta("created_unix_s", std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                                std::chrono::system_clock::now().time_since_epoch())
+                                                .count()));
 }
 
 ProfileWriter::~ProfileWriter() {
@@ -478,6 +666,7 @@ StringId ProfileWriter::intern(std::string_view text) {
 }
 
 std::int64_t ProfileWriter::add_activity(const ActivityRecord& record) {
+  impl_->extend(record.rank, record.start_ns, record.end_ns);
   const std::int64_t id = impl_->next_activity_id++;
   impl_->current->activities.emplace_back(id, record);
   impl_->maybe_flush();
@@ -490,13 +679,29 @@ void ProfileWriter::add_collective(const CollectiveRecord& record) {
 }
 
 void ProfileWriter::add_api_call(const ApiCallRecord& record) {
+  impl_->extend(record.rank, record.start_ns, record.end_ns);
   impl_->current->api_calls.push_back(record);
   impl_->maybe_flush();
 }
 
 void ProfileWriter::add_range(const RangeRecord& record) {
-  impl_->current->ranges.push_back(record);
-  impl_->maybe_flush();
+  auto& impl = *impl_;
+  impl.extend(record.rank, record.start_ns, record.end_ns);
+  Batch::Range range{impl.next_range_id++, 0, kNull, record};
+  if (!impl.ranges_spilled) {
+    impl.buffered_ranges.push_back(range);
+    if (impl.buffered_ranges.size() < Impl::kMaxBufferedRanges) return;
+    impl.ranges_spilled = true;  // too many to hold: write them as they come and nest them in SQL at commit
+    for (const auto& r : impl.buffered_ranges) {
+      impl.current->ranges.push_back(r);
+      impl.maybe_flush();
+    }
+    impl.buffered_ranges.clear();
+    impl.buffered_ranges.shrink_to_fit();
+    return;
+  }
+  impl.current->ranges.push_back(range);
+  impl.maybe_flush();
 }
 
 void ProfileWriter::add_flow(const FlowRecord& record) {
@@ -504,13 +709,29 @@ void ProfileWriter::add_flow(const FlowRecord& record) {
   impl_->maybe_flush();
 }
 
-void ProfileWriter::set_rank(const RankInfo& info) { impl_->current->ranks.push_back(info); }
-void ProfileWriter::add_device(const DeviceInfo& info) { impl_->current->devices.push_back(info); }
+void ProfileWriter::add_cpu_collective(const CollectiveRecord& record, std::int64_t pid, std::int64_t tid) {
+  impl_->cpu_collectives.push_back({record, pid, tid});
+}
+
+void ProfileWriter::rewrite_rank(std::int32_t old_rank, std::int32_t new_rank, std::int64_t shift_ns) {
+  impl_->rank_rewrites.push_back({old_rank, new_rank, shift_ns});
+}
+
+void ProfileWriter::set_rank(const RankInfo& info) {
+  impl_->current->ranks.push_back(info);
+}
+void ProfileWriter::add_device(const DeviceInfo& info) {
+  impl_->current->devices.push_back(info);
+}
 void ProfileWriter::add_process_group(const ProcessGroupInfo& info) {
   impl_->current->process_groups.push_back(info);
 }
-void ProfileWriter::add_stream(const StreamInfo& info) { impl_->current->streams.push_back(info); }
-void ProfileWriter::add_thread(const ThreadInfo& info) { impl_->current->threads.push_back(info); }
+void ProfileWriter::add_stream(const StreamInfo& info) {
+  impl_->current->streams.push_back(info);
+}
+void ProfileWriter::add_thread(const ThreadInfo& info) {
+  impl_->current->threads.push_back(info);
+}
 void ProfileWriter::add_diagnostic(std::int32_t rank, std::string_view severity, std::string_view message) {
   impl_->current->diagnostics.push_back({rank, std::string(severity), std::string(message)});
 }
@@ -518,7 +739,9 @@ void ProfileWriter::set_meta(std::string_view key, std::string_view value) {
   impl_->current->meta.emplace_back(std::string(key), std::string(value));
 }
 
-std::uint64_t ProfileWriter::rows_written() const { return impl_->rows.load(); }
+std::uint64_t ProfileWriter::rows_written() const {
+  return impl_->rows.load();
+}
 
 void ProfileWriter::checkpoint() {
   impl_->drain();
@@ -528,14 +751,32 @@ void ProfileWriter::checkpoint() {
 }
 
 void ProfileWriter::commit() {
-  impl_->drain();
-  impl_->stop_thread();
+  {
+    PhaseTimer timer("writer: drain batches");
+    if (!impl_->ranges_spilled) impl_->nest_buffered_ranges();
+    impl_->drain();
+    impl_->stop_thread();
+  }
   impl_->rethrow_thread_error();
   auto& db = impl_->db;
-  db.exec(schema_indexes_sql());
-  impl_->rebuild_nesting();
-  impl_->finish_ranks();
-  db.exec("COMMIT");
+  impl_->apply_rank_rewrites();
+  {
+    PhaseTimer timer("writer: create indexes");
+    db.exec(schema_indexes_sql());
+  }
+  {
+    PhaseTimer timer("writer: resolve collectives");
+    impl_->resolve_cpu_collectives();
+  }
+  if (impl_->ranges_spilled) {
+    PhaseTimer timer("writer: rebuild nesting");
+    impl_->rebuild_nesting();
+  }
+  {
+    PhaseTimer timer("writer: finish");
+    impl_->finish_ranks();
+    db.exec("COMMIT");
+  }
   if (impl_->options.durable) db.exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
   db.close();
   std::error_code error;
@@ -544,7 +785,11 @@ void ProfileWriter::commit() {
   impl_->committed = true;
 }
 
-const std::filesystem::path& ProfileWriter::target() const { return impl_->target; }
-const std::filesystem::path& ProfileWriter::temp_path() const { return impl_->temp; }
+const std::filesystem::path& ProfileWriter::target() const {
+  return impl_->target;
+}
+const std::filesystem::path& ProfileWriter::temp_path() const {
+  return impl_->temp;
+}
 
 }  // namespace meshscope

@@ -1,9 +1,10 @@
 // ProfileWriter: the one way rows get into a meshscope profile.
 //
-// Rows are appended to in-memory batches; full batches go to a background thread that inserts them with prepared
-// statements inside one large transaction. The profile is written to a temporary file beside the target and renamed
-// over it only by commit(), so a failed import never leaves a half-written profile behind. Ids of activities are
-// assigned here (not by SQLite) so that a collective can point at its kernel before either reaches the database.
+// Rows are appended to in-memory batches; full batches go to a background thread that inserts them with
+// prepared statements inside one large transaction. The profile is written to a temporary file beside the
+// target and renamed over it only by commit(), so a failed import never leaves a half-written profile behind.
+// Ids of activities are assigned here (not by SQLite) so that a collective can point at its kernel before
+// either reaches the database.
 #pragma once
 
 #include <cstdint>
@@ -17,11 +18,13 @@
 namespace meshscope {
 
 struct WriterOptions {
-  // Records per batch handed to the background thread; also bounds memory (at most kQueueDepth batches queued).
+  // Records per batch handed to the background thread; also bounds memory (at most kQueueDepth batches
+  // queued).
   std::size_t batch_records = 32768;
   // Run inserts on a background thread. Off makes every flush synchronous (handy in tests and signal paths).
   bool background = true;
-  // Durable writes (fsync at commit). Importers leave this off: the file is renamed only once complete anyway.
+  // Durable writes (fsync at commit). Importers leave this off: the file is renamed only once complete
+  // anyway.
   bool durable = false;
 };
 
@@ -41,6 +44,16 @@ class ProfileWriter {
   void add_range(const RangeRecord& record);
   void add_flow(const FlowRecord& record);
 
+  // Collective metadata known on the CPU side only (Kineto record_param_comms, NVTX NCCL ranges): at commit,
+  // every kernel launched (by correlation id) from an API call on (pid, tid) within [start_ns, end_ns] that
+  // has no collective yet becomes a collective with this metadata and the kernel's GPU times. If the range
+  // launched no kernel at all, the collective is kept with the CPU range's times and no activity (e.g. gloo).
+  void add_cpu_collective(const CollectiveRecord& record, std::int64_t pid, std::int64_t tid);
+
+  // At commit, moves every row of OLD_RANK to NEW_RANK and shifts its times by SHIFT_NS (for facts that a
+  // trace states only after its events, such as a distributedInfo at the end of a Kineto file).
+  void rewrite_rank(std::int32_t old_rank, std::int32_t new_rank, std::int64_t shift_ns);
+
   void set_rank(const RankInfo& info);  // insert or replace
   void add_device(const DeviceInfo& info);
   void add_process_group(const ProcessGroupInfo& info);
@@ -56,8 +69,9 @@ class ProfileWriter {
   // commits and atomically renames the temporary file to the target. Throws meshscope::Error on failure.
   void commit();
 
-  // Writes what has been handed over so far and commits it to the temporary file without finishing the profile
-  // (collectors call this periodically so a killed process leaves a readable file). Not for importers.
+  // Writes what has been handed over so far and commits it to the temporary file without finishing the
+  // profile (collectors call this periodically so a killed process leaves a readable file). Not for
+  // importers.
   void checkpoint();
 
   const std::filesystem::path& target() const;

@@ -192,6 +192,7 @@ CREATE VIEW activity_names AS
   SELECT a.*, s.value AS name_text FROM activities a JOIN strings s ON s.id = a.name;
 
 -- @indexes: the writer creates everything below once the bulk load is complete (faster than maintaining them).
+-- Only the access paths that SQL users and meshscope need are indexed: each index costs import time.
 -- Time range per (rank, stream): the timeline and the per-stream analyses.
 CREATE INDEX activities_by_stream ON activities (rank, device, stream, start_ns);
 -- Launch linkage: from an API call to the work it launched.
@@ -199,7 +200,3 @@ CREATE INDEX activities_by_correlation ON activities (rank, correlation);
 -- One collective across ranks: (communicator, seq), then per rank by time.
 CREATE INDEX collectives_by_instance ON collectives (communicator, seq, rank);
 CREATE INDEX collectives_by_rank ON collectives (rank, start_ns);
-CREATE INDEX api_calls_by_thread ON api_calls (rank, pid, tid, start_ns);
-CREATE INDEX api_calls_by_correlation ON api_calls (rank, correlation);
-CREATE INDEX ranges_by_track ON ranges (rank, pid, tid, start_ns);
-CREATE INDEX ranges_by_kind ON ranges (rank, kind, start_ns);

@@ -17,7 +17,9 @@ Database::Database(const std::filesystem::path& path, bool read_only) : path_(pa
   sqlite3_extended_result_codes(db_, 1);
 }
 
-Database::~Database() { close(); }
+Database::~Database() {
+  close();
+}
 
 void Database::close() {
   if (db_) sqlite3_close_v2(db_);
@@ -102,8 +104,12 @@ void Statement::bind_text(int index, std::string_view value) {
   }
 }
 
-void Statement::bind_double(int index, double value) { sqlite3_bind_double(stmt_, index, value); }
-void Statement::bind_null(int index) { sqlite3_bind_null(stmt_, index); }
+void Statement::bind_double(int index, double value) {
+  sqlite3_bind_double(stmt_, index, value);
+}
+void Statement::bind_null(int index) {
+  sqlite3_bind_null(stmt_, index);
+}
 
 bool Statement::step() {
   const int rc = sqlite3_step(stmt_);
@@ -116,7 +122,6 @@ bool Statement::step() {
 
 void Statement::reset() {
   sqlite3_reset(stmt_);
-  sqlite3_clear_bindings(stmt_);
 }
 
 std::int64_t Statement::column_int(int index) const {
@@ -129,7 +134,9 @@ std::int64_t Statement::column_int_or(int index, std::int64_t fallback) const {
   return sqlite3_column_int64(stmt_, index);
 }
 
-double Statement::column_double(int index) const { return sqlite3_column_double(stmt_, index); }
+double Statement::column_double(int index) const {
+  return sqlite3_column_double(stmt_, index);
+}
 
 std::string Statement::column_text(int index) const {
   const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, index));
@@ -137,7 +144,11 @@ std::string Statement::column_text(int index) const {
   return std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, index)));
 }
 
-bool Statement::column_is_null(int index) const { return sqlite3_column_type(stmt_, index) == SQLITE_NULL; }
-int Statement::column_count() const { return sqlite3_column_count(stmt_); }
+bool Statement::column_is_null(int index) const {
+  return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
+}
+int Statement::column_count() const {
+  return sqlite3_column_count(stmt_);
+}
 
 }  // namespace meshscope::sql

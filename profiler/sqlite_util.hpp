@@ -40,7 +40,8 @@ class Database {
 class Statement {
  public:
   Statement() = default;
-  Statement(sqlite3* db, sqlite3_stmt* stmt, const std::filesystem::path* path) : db_(db), stmt_(stmt), path_(path) {}
+  Statement(sqlite3* db, sqlite3_stmt* stmt, const std::filesystem::path* path)
+      : db_(db), stmt_(stmt), path_(path) {}
   ~Statement();
   Statement(Statement&& other) noexcept;
   Statement& operator=(Statement&& other) noexcept;

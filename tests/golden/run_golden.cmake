@@ -33,7 +33,7 @@ macro(compare_output name actual expected_file)
     endif()
   endif()
 endmacro()
-file(GLOB queries ${CASE_DIR}/*.sql)
+file(GLOB queries ${CASE_DIR}/*.sql ${COMMON_DIR}/*.sql)
 foreach(query ${queries})
   get_filename_component(name ${query} NAME_WE)
   execute_process(COMMAND ${SQLITE3} -readonly -csv -header ${profile} INPUT_FILE ${query}

@@ -1,0 +1,151 @@
+// meshscope info PROFILE [--json]
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <set>
+
+#include "app/command.hpp"
+#include "profiler/json_writer.hpp"
+#include "profiler/profile.hpp"
+
+namespace {
+
+struct Options {
+  std::string path;
+  bool json = false;
+};
+
+struct CountRow {
+  const char* name;
+  std::int64_t value;
+};
+
+std::vector<CountRow> count_rows(const meshscope::EventCounts& n) {
+  return {{"kernel", n.kernel},
+          {"memcpy", n.memcpy},
+          {"memset", n.memset},
+          {"sync", n.sync},
+          {"runtime", n.runtime},
+          {"driver", n.driver},
+          {"cpu_op", n.cpu_op},
+          {"annotation", n.annotation},
+          {"python_function", n.python_function},
+          {"step", n.step},
+          {"gpu_annotation", n.gpu_annotation},
+          {"nvtx", n.nvtx},
+          {"other", n.other},
+          {"collective", n.collective},
+          {"flow", n.flow}};
+}
+
+std::string format_duration_ns(std::int64_t ns) {
+  const double v = static_cast<double>(ns);
+  if (ns >= 1'000'000'000) return fmt::format("{:.3f} s", v / 1e9);
+  if (ns >= 1'000'000) return fmt::format("{:.3f} ms", v / 1e6);
+  if (ns >= 1'000) return fmt::format("{:.3f} us", v / 1e3);
+  return fmt::format("{} ns", ns);
+}
+
+void print_info(const meshscope::Profile& profile, bool json) {
+  std::set<std::int64_t> steps;
+  for (const auto& r : profile.ranks()) {
+    for (const auto& s : r.steps) steps.insert(s.number);
+  }
+  const auto first = profile.first_ns(), last = profile.last_ns();
+  if (json) {
+    meshscope::JsonWriter w(true);
+    w.begin_object();
+    w.field("schema_version", profile.schema_version());
+    w.field("ranks", static_cast<std::int64_t>(profile.ranks().size()));
+    w.field("world_size", profile.world_size());
+    w.key("rank_list").begin_array();
+    for (const auto& r : profile.ranks()) {
+      w.begin_object();
+      w.field("rank", r.rank);
+      w.field("source_file", r.source_file);
+      w.field("rank_source", r.rank_source);
+      w.field("first_ns", r.first_ns);
+      w.field("last_ns", r.last_ns);
+      w.field("streams", static_cast<std::int64_t>(r.streams.size()));
+      w.field("steps", static_cast<std::int64_t>(r.steps.size()));
+      w.end_object();
+    }
+    w.end_array();
+    w.key("devices").begin_array();
+    for (const auto& r : profile.ranks()) {
+      for (const auto& d : r.devices) {
+        w.begin_object();
+        w.field("rank", r.rank);
+        w.field("device", d.device);
+        w.field("name", d.name);
+        if (d.total_memory_bytes != meshscope::kNull) w.field("memory_bytes", d.total_memory_bytes);
+        if (d.sm_count != meshscope::kNull) w.field("sm_count", d.sm_count);
+        w.end_object();
+      }
+    }
+    w.end_array();
+    w.field("first_ns", first);
+    w.field("last_ns", last);
+    w.field("span_us", static_cast<double>(last - first) / 1000.0);
+    w.field("steps", static_cast<std::int64_t>(steps.size()));
+    w.key("step_numbers").begin_array();
+    for (const auto s : steps) w.value(s);
+    w.end_array();
+    w.key("events").begin_object();
+    for (const auto& row : count_rows(profile.counts())) w.field(row.name, row.value);
+    w.end_object();
+    w.end_object();
+    std::printf("%s\n", w.str().c_str());
+    return;
+  }
+  const auto& meta = profile.meta();
+  auto meta_or = [&](const char* key) {
+    auto it = meta.find(key);
+    return it == meta.end() ? std::string("?") : it->second;
+  };
+  std::printf("profile     %s\n", profile.path().c_str());
+  std::printf("schema      %d (written by %s %s from %s)\n", profile.schema_version(),
+              meta_or("creator").c_str(), meta_or("creator_version").c_str(),
+              meta_or("source_format").c_str());
+  std::printf("ranks       %zu of world size %lld\n", profile.ranks().size(),
+              static_cast<long long>(profile.world_size()));
+  for (const auto& r : profile.ranks()) {
+    std::string devices;
+    std::set<std::int32_t> used;
+    for (const auto& s : r.streams) used.insert(s.device);
+    for (const auto& d : r.devices) {
+      if (!used.empty() && !used.count(d.device)) continue;
+      devices += fmt::format("{}GPU {} {}", devices.empty() ? "" : ", ", d.device, d.name);
+      if (d.total_memory_bytes != meshscope::kNull) {
+        devices += fmt::format(" ({:.0f} GiB)", static_cast<double>(d.total_memory_bytes) / (1 << 30));
+      }
+    }
+    std::printf("  rank %-4d %zu streams, %zu steps, rank from %s; %s\n", r.rank, r.streams.size(),
+                r.steps.size(), r.rank_source.c_str(), devices.empty() ? "no GPU activity" : devices.c_str());
+  }
+  std::printf("time        %lld .. %lld ns (span %s)\n", static_cast<long long>(first),
+              static_cast<long long>(last), format_duration_ns(last - first).c_str());
+  if (steps.empty()) {
+    std::printf("steps       none (no ProfilerStep or NVTX step ranges)\n");
+  } else {
+    std::printf("steps       %zu (#%lld .. #%lld)\n", steps.size(), static_cast<long long>(*steps.begin()),
+                static_cast<long long>(*steps.rbegin()));
+  }
+  std::printf("events     ");
+  for (const auto& row : count_rows(profile.counts())) {
+    if (row.value) std::printf(" %s %lld", row.name, static_cast<long long>(row.value));
+  }
+  std::printf("\n");
+}
+
+const bool registered = meshscope::app::register_command(
+    {"info", 20, [](CLI::App& root) {
+       auto* cmd =
+           root.add_subcommand("info", "Ranks, devices, time span, steps and event counts of a profile");
+       auto opts = std::make_shared<Options>();
+       cmd->add_option("PROFILE", opts->path, "A meshscope profile (.msdb)")->required();
+       cmd->add_flag("--json", opts->json, "Machine-readable output (keys fixed in docs/CLI.md)");
+       cmd->callback([opts] { print_info(meshscope::Profile::load(opts->path), opts->json); });
+     }});
+
+}  // namespace

@@ -1,0 +1,43 @@
+// Importing traces of other tools into one meshscope job profile. Files are recognised by content (SQLite
+// Nsight Systems exports, gzip or plain Kineto JSON); a directory stands for every trace inside it.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace meshscope {
+
+struct ImportOptions {
+  // Kineto files larger than this (decompressed) are streamed with flat memory instead of read whole.
+  std::uint64_t streaming_threshold_bytes = std::uint64_t{1} << 30;
+  // Progress of the whole import in [0, 1]; may be empty. Called from the importing thread.
+  std::function<void(double)> progress;
+};
+
+struct ImportedRank {
+  std::int32_t rank;
+  std::string source_file;
+  std::string rank_source;  // distributedInfo, filename, single, nsys-process, ...
+  std::uint64_t gpu_events, cpu_events;
+};
+
+struct ImportSummary {
+  std::vector<ImportedRank> ranks;
+  std::vector<std::string> notes;  // one line each: what the importer decided or could not use
+};
+
+// The trace files INPUTS stand for, in a stable order (directories expanded to the traces inside them).
+std::vector<std::filesystem::path> expand_trace_inputs(const std::vector<std::filesystem::path>& inputs);
+
+// The rank a file name states ("rank-3", "rank_3", "rank3", "worker3"), or -1.
+std::int64_t rank_from_file_name(const std::filesystem::path& path);
+
+// Imports INPUTS as one job into OUTPUT (written atomically: nothing is left behind on failure).
+// Throws meshscope::Error with one line naming the file and the problem.
+ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
+                            const std::filesystem::path& output, const ImportOptions& options = {});
+
+}  // namespace meshscope

@@ -1,0 +1,1179 @@
+#include "collectors/import/kineto/kineto_importer.hpp"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "collectors/import/collective_names.hpp"
+#include "collectors/import/input_file.hpp"
+#include "profiler/error.hpp"
+#include "profiler/json_writer.hpp"
+#include "profiler/timing.hpp"
+
+namespace meshscope::kineto {
+
+namespace od = simdjson::ondemand;
+
+bool parse_microseconds(std::string_view token, std::int64_t& nanoseconds) {
+  while (!token.empty() &&
+         (token.back() == ' ' || token.back() == '\n' || token.back() == '\r' || token.back() == '\t')) {
+    token.remove_suffix(1);
+  }
+  if (token.empty()) return false;
+  const bool negative = token.front() == '-';
+  std::string_view digits = negative ? token.substr(1) : token;
+  if (digits.find_first_of("eE") != std::string_view::npos) {
+    double value = 0;
+    auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+    if (ec != std::errc() || end != token.data() + token.size() || !std::isfinite(value)) return false;
+    nanoseconds = static_cast<std::int64_t>(std::llround(value * 1000.0));
+    return true;
+  }
+  const auto dot = digits.find('.');
+  const std::string_view whole = digits.substr(0, dot);
+  const std::string_view fraction =
+      dot == std::string_view::npos ? std::string_view() : digits.substr(dot + 1);
+  if (whole.empty() && fraction.empty()) return false;
+  std::int64_t micros = 0;
+  for (const char c : whole) {
+    if (c < '0' || c > '9') return false;
+    micros = micros * 10 + (c - '0');
+  }
+  std::int64_t sub = 0;  // nanoseconds from the first three fractional digits
+  int used = 0;
+  bool round_up = false;
+  for (std::size_t i = 0; i < fraction.size(); ++i) {
+    const char c = fraction[i];
+    if (c < '0' || c > '9') return false;
+    if (used < 3) {
+      sub = sub * 10 + (c - '0');
+      ++used;
+    } else if (i == 3) {
+      round_up = c >= '5';  // picoseconds beyond the nanosecond: round half up
+    }
+  }
+  while (used < 3) {
+    sub *= 10;
+    ++used;
+  }
+  std::int64_t value = micros * 1000 + sub + (round_up ? 1 : 0);
+  nanoseconds = negative ? -value : value;
+  return true;
+}
+
+namespace {
+
+constexpr std::int32_t kProvisionalRankBase = 900'000'000;
+
+enum class Category : std::uint8_t {
+  kKernel,
+  kMemcpy,
+  kMemset,
+  kSync,
+  kRuntime,
+  kDriver,
+  kCpuOp,
+  kAnnotation,
+  kGpuAnnotation,
+  kPython,
+  kProfilerSpan,  // "Trace": the profiler's own bookkeeping spans
+  kOtherRange,
+};
+
+Category classify_category(std::string_view cat) {
+  struct Entry {
+    std::string_view name;
+    Category category;
+  };
+  static constexpr Entry kTable[] = {
+      {"kernel", Category::kKernel},
+      {"Kernel", Category::kKernel},
+      {"gpu_memcpy", Category::kMemcpy},
+      {"Memcpy", Category::kMemcpy},
+      {"gpu_memset", Category::kMemset},
+      {"Memset", Category::kMemset},
+      {"cuda_sync", Category::kSync},
+      {"cuda_runtime", Category::kRuntime},
+      {"Runtime", Category::kRuntime},
+      {"cuda_driver", Category::kDriver},
+      {"Driver", Category::kDriver},
+      {"cpu_op", Category::kCpuOp},
+      {"Operator", Category::kCpuOp},
+      {"operator", Category::kCpuOp},
+      {"user_annotation", Category::kAnnotation},
+      {"User annotation", Category::kAnnotation},
+      {"gpu_user_annotation", Category::kGpuAnnotation},
+      {"python_function", Category::kPython},
+      {"Python function", Category::kPython},
+      {"Trace", Category::kProfilerSpan},
+      // CUPTI range-profiler measurements: one per kernel replayed under the profiler, on the GPU's track.
+      {"cuda_profiler_range", Category::kKernel},
+  };
+  for (const auto& e : kTable) {
+    if (e.name == cat) return e.category;
+  }
+  return Category::kOtherRange;
+}
+
+// The key of FIELD as written in the file, without copying. Keys meshscope reads contain no escapes; a key
+// that does is compared in its escaped form and so simply matches nothing.
+std::string_view raw_key(simdjson::simdjson_result<od::field>& field) {
+  const char* start = field.key().value().raw();
+  const char* end = start;
+  while (*end != '"') end += *end == '\\' ? 2 : 1;
+  return {start, static_cast<std::size_t>(end - start)};
+}
+
+bool is_launch_flow(std::string_view cat) {
+  return cat == "ac2g" || cat == "async_cpu_to_gpu" || cat == "async";
+}
+
+// An id that may be written as a number or a string.
+struct IdValue {
+  bool present = false;
+  bool numeric = false;
+  std::int64_t number = 0;
+  std::string_view text;
+};
+
+// Everything in an event's args that meshscope keeps.
+struct Args {
+  std::int64_t device = kNull, stream = kNull, correlation = kNull, external_id = kNull, cbid = kNull;
+  std::int64_t grid[3] = {kNull, kNull, kNull}, block[3] = {kNull, kNull, kNull};
+  std::int64_t registers = kNull, shared_bytes = kNull, bytes = kNull;
+  std::string_view collective_name, dtype, pg_name, pg_desc, pg_ranks, meta_name, labels;
+  std::string pg_name_storage, pg_ranks_storage;
+  std::int64_t in_nelems = kNull, out_nelems = kNull, in_bytes = kNull, out_bytes = kNull, group_size = kNull;
+  std::int64_t seq = kNull;
+  std::string_view algorithm, protocol;
+  std::int64_t channels = kNull;
+  std::int64_t pid = kNull;  // meshscope exports: the original process id of a CPU event
+};
+
+class FileImporter {
+ public:
+  FileImporter(const std::filesystem::path& path, ProfileWriter& writer, const RankResolver& resolver,
+               const ImportSettings& settings)
+      : path_(path), writer_(writer), resolver_(resolver), settings_(settings) {}
+
+  FileResult run() {
+    const std::uint64_t size = import::content_size_hint(path_);
+    total_bytes_ = size;
+    try {
+      if (size > settings_.streaming_threshold_bytes) {
+        result_.streamed = true;
+        run_streaming();
+      } else {
+        run_in_memory();
+      }
+    } catch (const simdjson::simdjson_error& e) {
+      bad_json(e.error());
+    }
+    finish();
+    return std::move(result_);
+  }
+
+ private:
+  [[noreturn]] void bad_json(simdjson::error_code code) {
+    if (code == simdjson::INCORRECT_TYPE || code == simdjson::NUMBER_ERROR ||
+        code == simdjson::NUMBER_OUT_OF_RANGE) {
+      fail("{}: event {}: a field has the wrong type ({})", path_.string(), event_index_,
+           simdjson::error_message(code));
+    }
+    fail("{}: truncated or malformed JSON ({})", path_.string(), simdjson::error_message(code));
+  }
+
+  [[noreturn]] void bad_event(std::string_view problem) {
+    fail("{}: event {}: {}", path_.string(), event_index_, problem);
+  }
+
+  // ---- top level ----
+
+  void run_in_memory() {
+    std::string buffer;
+    {
+      PhaseTimer timer("kineto: read + decompress");
+      import::read_whole_file(path_, buffer, simdjson::SIMDJSON_PADDING);
+    }
+    PhaseTimer timer("kineto: parse + hand over");
+    if (buffer.find_first_not_of(" \t\r\n") == std::string::npos) fail("{}: empty file", path_.string());
+    od::parser parser;
+    simdjson::padded_string_view view(buffer.data(), buffer.size(),
+                                      buffer.size() + simdjson::SIMDJSON_PADDING);
+    od::document doc = parser.iterate(view);
+    od::json_type top = doc.type();
+    if (top == od::json_type::array) {  // a bare array of events is valid Chrome-trace JSON
+      begin_events();
+      for (auto event : doc.get_array()) handle_event(event.value());
+      return;
+    }
+    if (top != od::json_type::object) fail("{}: not a Chrome-trace JSON object", path_.string());
+    // One pass: metadata before traceEvents (the usual order) is known when the events are written; metadata
+    // after them is applied at the end by rewriting the rank (see finish()).
+    bool has_events = false;
+    for (auto field : doc.get_object()) {
+      const std::string_view key = field.unescaped_key();
+      if (key != "traceEvents") {
+        handle_metadata(key, field.value());
+        continue;
+      }
+      has_events = true;
+      od::value events = field.value();
+      if (events.type() != od::json_type::array) fail("{}: traceEvents is not an array", path_.string());
+      begin_events();
+      std::size_t since_progress = 0;
+      for (auto event : events.get_array()) {
+        handle_event(event.value());
+        if (settings_.progress && ++since_progress == 65536) {
+          since_progress = 0;
+          settings_.progress(static_cast<std::uint64_t>(doc.current_location().value() - buffer.data()),
+                             total_bytes_);
+        }
+      }
+    }
+    if (!has_events) fail("{}: not a Kineto trace (no traceEvents)", path_.string());
+  }
+
+  // Streaming: a small scanner finds where each top-level value and each event ends; complete events are
+  // parsed a batch at a time with simdjson.
+  void run_streaming() {
+    import::ChunkReader reader(path_);
+    std::string buffer;
+    std::size_t pos = 0;
+    bool eof = false;
+    auto fill = [&]() -> bool {
+      if (eof) return false;
+      if (pos > (std::size_t{64} << 20) || (pos > 0 && pos * 2 > buffer.size())) {
+        buffer.erase(0, pos);
+        pos = 0;
+      }
+      if (reader.read(buffer, settings_.stream_chunk_bytes) == 0) eof = true;
+      if (settings_.progress) settings_.progress(reader.bytes_read(), total_bytes_);
+      return !eof;
+    };
+    auto skip_space = [&]() -> bool {
+      for (;;) {
+        while (pos < buffer.size() && std::isspace(static_cast<unsigned char>(buffer[pos]))) ++pos;
+        if (pos < buffer.size()) return true;
+        if (!fill()) return false;
+      }
+    };
+    auto expect = [&](char c) {
+      if (!skip_space()) fail("{}: truncated or malformed JSON (unexpected end of file)", path_.string());
+      if (buffer[pos] != c) {
+        fail("{}: truncated or malformed JSON (expected '{}' at byte {})", path_.string(), c,
+             reader.bytes_read() - (buffer.size() - pos));
+      }
+      ++pos;
+    };
+    // Returns the end of the value starting at pos, reading more input as needed.
+    auto value_end = [&]() -> std::size_t {
+      for (;;) {
+        const std::size_t end = scan_value(buffer, pos);
+        if (end != std::string::npos) return end;
+        if (!fill()) fail("{}: truncated or malformed JSON (unexpected end of file)", path_.string());
+      }
+    };
+    if (!skip_space()) fail("{}: empty file", path_.string());
+    if (buffer[pos] == '[') {
+      ++pos;
+      begin_events();
+      stream_events(buffer, pos, skip_space, value_end);
+      return;
+    }
+    expect('{');
+    bool has_events = false;
+    for (;;) {
+      if (!skip_space()) fail("{}: truncated or malformed JSON (unexpected end of file)", path_.string());
+      if (buffer[pos] == '}') break;
+      if (buffer[pos] == ',') {
+        ++pos;
+        continue;
+      }
+      const std::size_t key_end = value_end();
+      std::string key_text = buffer.substr(pos, key_end - pos);
+      pos = key_end;
+      expect(':');
+      if (!skip_space()) fail("{}: truncated or malformed JSON (unexpected end of file)", path_.string());
+      if (key_text == "\"traceEvents\"") {
+        has_events = true;
+        if (buffer[pos] != '[') fail("{}: traceEvents is not an array", path_.string());
+        ++pos;
+        begin_events();
+        stream_events(buffer, pos, skip_space, value_end);
+        continue;
+      }
+      const std::size_t end = value_end();
+      std::string wrapped = "[" + buffer.substr(pos, end - pos) + "]";
+      pos = end;
+      od::parser parser;
+      simdjson::padded_string padded(wrapped);
+      od::document doc = parser.iterate(padded);
+      for (auto element : doc.get_array()) {
+        handle_metadata(std::string_view(key_text).substr(1, key_text.size() - 2), element.value());
+      }
+    }
+    if (!has_events) fail("{}: not a Kineto trace (no traceEvents)", path_.string());
+  }
+
+  template <typename SkipSpace, typename ValueEnd>
+  void stream_events(std::string& buffer, std::size_t& pos, SkipSpace& skip_space, ValueEnd& value_end) {
+    od::parser parser;
+    std::string batch;
+    auto flush_batch = [&]() {
+      if (batch.empty()) return;
+      batch.back() = ']';
+      batch.insert(batch.begin(), '[');
+      const std::size_t length = batch.size();
+      batch.resize(length + simdjson::SIMDJSON_PADDING);
+      simdjson::padded_string_view view(batch.data(), length, batch.size());
+      od::document doc = parser.iterate(view);
+      for (auto event : doc.get_array()) handle_event(event.value());
+      batch.clear();
+    };
+    for (;;) {
+      if (!skip_space()) fail("{}: truncated or malformed JSON (unexpected end of file)", path_.string());
+      const char c = buffer[pos];
+      if (c == ']') {
+        ++pos;
+        break;
+      }
+      if (c == ',') {
+        ++pos;
+        continue;
+      }
+      const std::size_t end = value_end();
+      batch.append(buffer, pos, end - pos);
+      batch += ',';
+      pos = end;
+      if (batch.size() >= settings_.stream_chunk_bytes) flush_batch();
+    }
+    flush_batch();
+  }
+
+  // End of the JSON value that starts at START (npos when BUFFER ends first).
+  static std::size_t scan_value(const std::string& buffer, std::size_t start) {
+    const std::size_t n = buffer.size();
+    std::size_t i = start;
+    if (i >= n) return std::string::npos;
+    const char first = buffer[i];
+    if (first == '"') {
+      for (++i; i < n; ++i) {
+        if (buffer[i] == '\\') {
+          ++i;
+        } else if (buffer[i] == '"') {
+          return i + 1;
+        }
+      }
+      return std::string::npos;
+    }
+    if (first == '{' || first == '[') {
+      int depth = 0;
+      for (; i < n; ++i) {
+        const char c = buffer[i];
+        if (c == '"') {
+          for (++i; i < n && buffer[i] != '"'; ++i) {
+            if (buffer[i] == '\\') ++i;
+          }
+          if (i >= n) return std::string::npos;
+        } else if (c == '{' || c == '[') {
+          ++depth;
+        } else if (c == '}' || c == ']') {
+          if (--depth == 0) return i + 1;
+        }
+      }
+      return std::string::npos;
+    }
+    for (; i < n; ++i) {
+      const char c = buffer[i];
+      if (c == ',' || c == '}' || c == ']' || std::isspace(static_cast<unsigned char>(c))) return i;
+    }
+    return std::string::npos;
+  }
+
+  // ---- metadata ----
+
+  static std::int64_t as_integer(od::value value) {
+    switch (value.type()) {
+      case od::json_type::number: {
+        od::number_type type = value.get_number_type();
+        if (type == od::number_type::floating_point_number)
+          return static_cast<std::int64_t>(value.get_double());
+        if (type == od::number_type::unsigned_integer)
+          return static_cast<std::int64_t>(value.get_uint64().value());
+        return value.get_int64();
+      }
+      case od::json_type::string: {
+        std::string_view text = value.get_string();
+        int base = 10;
+        if (text.starts_with("0x") || text.starts_with("0X")) {
+          text.remove_prefix(2);
+          base = 16;
+        }
+        std::int64_t number = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number, base);
+        if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
+          throw simdjson::simdjson_error(simdjson::INCORRECT_TYPE);
+        }
+        return number;
+      }
+      default:
+        throw simdjson::simdjson_error(simdjson::INCORRECT_TYPE);
+    }
+  }
+
+  static std::string as_text(od::value value) {
+    switch (value.type()) {
+      case od::json_type::string:
+        return std::string(value.get_string().value());
+      case od::json_type::number: {
+        std::string_view token = value.raw_json_token();
+        while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back())))
+          token.remove_suffix(1);
+        return std::string(token);
+      }
+      case od::json_type::null:
+        return {};
+      default:
+        return std::string(simdjson::to_json_string(value).value());
+    }
+  }
+
+  void handle_metadata(std::string_view key, od::value value) {
+    auto& m = result_.metadata;
+    if (key == "distributedInfo") {
+      if (value.type() != od::json_type::object) fail("{}: distributedInfo is not an object", path_.string());
+      m.has_distributed_info = true;
+      for (auto field : value.get_object()) {
+        const std::string_view k = field.unescaped_key();
+        od::value v = field.value();
+        if (k == "rank") {
+          if (v.type() != od::json_type::null) m.rank = as_integer(v);
+        } else if (k == "world_size") {
+          if (v.type() != od::json_type::null) m.world_size = as_integer(v);
+        } else if (k == "backend") {
+          m.backend = as_text(v);
+        } else if (k == "nccl_version") {
+          m.nccl_version = as_text(v);
+        } else if (k == "pg_config") {
+          if (v.type() != od::json_type::array) continue;
+          for (auto pg_value : v.get_array()) {
+            od::value pg_v = pg_value.value();
+            if (pg_v.type() != od::json_type::object) continue;
+            ProcessGroupInfo pg;
+            for (auto pg_field : pg_v.get_object()) {
+              const std::string_view pk = pg_field.unescaped_key();
+              od::value pv = pg_field.value();
+              if (pk == "pg_name") {
+                pg.pg_name = as_text(pv);
+              } else if (pk == "pg_desc") {
+                pg.pg_desc = as_text(pv);
+              } else if (pk == "backend_config") {
+                pg.backend = as_text(pv);
+              } else if (pk == "pg_size") {
+                pg.group_size = as_integer(pv);
+              } else if (pk == "ranks") {
+                pg.ranks_json = as_text(pv);
+              }
+            }
+            m.process_groups.push_back(std::move(pg));
+          }
+        }
+      }
+    } else if (key == "deviceProperties") {
+      if (value.type() != od::json_type::array) return;
+      for (auto device_value : value.get_array()) {
+        od::value dv = device_value.value();
+        if (dv.type() != od::json_type::object) continue;
+        DeviceInfo d;
+        JsonWriter props;
+        props.begin_object();
+        for (auto field : dv.get_object()) {
+          const std::string_view k = field.unescaped_key();
+          od::value v = field.value();
+          const od::json_type type = v.type();
+          if (k == "id") d.device = static_cast<std::int32_t>(as_integer(v));
+          if (k == "name") d.name = as_text(v);
+          if (k == "totalGlobalMem") d.total_memory_bytes = as_integer(v);
+          if (k == "computeMajor") d.compute_major = as_integer(v);
+          if (k == "computeMinor") d.compute_minor = as_integer(v);
+          if (k == "numSms") d.sm_count = as_integer(v);
+          props.key(k);
+          if (type == od::json_type::string) {
+            props.value(as_text(v));
+          } else {
+            props.raw(as_text(v));
+          }
+        }
+        props.end_object();
+        d.properties_json = props.str();
+        m.devices.push_back(std::move(d));
+      }
+    } else if (key == "meshscope") {
+      read_export_metadata(value);
+    } else if (key == "baseTimeNanoseconds") {
+      m.base_time_ns = as_integer(value);
+    } else if (key == "host_name" || key == "hostname") {
+      m.hostname = as_text(value);
+    } else if (key == "trace_id") {
+      m.trace_id = as_text(value);
+    }
+  }
+
+  void read_export_metadata(od::value value) {
+    if (value.type() != od::json_type::object) return;
+    auto& m = result_.metadata;
+    for (auto field : value.get_object()) {
+      if (field.unescaped_key().value() != "ranks") continue;
+      od::value ranks = field.value();
+      if (ranks.type() != od::json_type::array) continue;
+      for (auto rank_value : ranks.get_array()) {
+        od::value rv = rank_value.value();
+        if (rv.type() != od::json_type::object) continue;
+        ExportedRank exported;
+        auto& info = exported.info;
+        for (auto rf : rv.get_object()) {
+          const std::string_view k = rf.unescaped_key();
+          od::value v = rf.value();
+          if (k == "rank") info.rank = static_cast<std::int32_t>(as_integer(v));
+          if (k == "world_size") info.world_size = as_integer(v);
+          if (k == "source_file") info.source_file = as_text(v);
+          if (k == "rank_source") info.rank_source = as_text(v);
+          if (k == "hostname") info.hostname = as_text(v);
+          if (k == "backend") info.backend = as_text(v);
+          if (k == "comm_version") info.comm_version = as_text(v);
+          if (k == "clock_base_ns") info.clock_base_ns = as_integer(v);
+          if (k == "devices" && v.type() == od::json_type::array) {
+            for (auto dv : v.get_array()) {
+              od::value device = dv.value();
+              DeviceInfo d;
+              for (auto df : device.get_object()) {
+                const std::string_view dk = df.unescaped_key();
+                od::value x = df.value();
+                if (dk == "id") d.device = static_cast<std::int32_t>(as_integer(x));
+                if (dk == "name") d.name = as_text(x);
+                if (dk == "totalGlobalMem") d.total_memory_bytes = as_integer(x);
+                if (dk == "computeMajor") d.compute_major = as_integer(x);
+                if (dk == "computeMinor") d.compute_minor = as_integer(x);
+                if (dk == "numSms") d.sm_count = as_integer(x);
+              }
+              exported.devices.push_back(std::move(d));
+            }
+          }
+          if (k == "pg_config" && v.type() == od::json_type::array) {
+            for (auto pv : v.get_array()) {
+              od::value pg_value = pv.value();
+              ProcessGroupInfo pg;
+              for (auto pf : pg_value.get_object()) {
+                const std::string_view pk = pf.unescaped_key();
+                od::value x = pf.value();
+                if (pk == "pg_name") pg.pg_name = as_text(x);
+                if (pk == "pg_desc") pg.pg_desc = as_text(x);
+                if (pk == "backend_config") pg.backend = as_text(x);
+                if (pk == "pg_size") pg.group_size = as_integer(x);
+                if (pk == "ranks") pg.ranks_json = as_text(x);
+              }
+              exported.process_groups.push_back(std::move(pg));
+            }
+          }
+        }
+        m.exported_ranks.push_back(std::move(exported));
+      }
+    }
+  }
+
+  // ---- events ----
+
+  void begin_events() {
+    const auto& m = result_.metadata;
+    try {
+      rank_ = resolver_(path_, m);
+    } catch (const Error&) {
+      // The rank may yet be stated after the events; write under a provisional rank until then.
+      static std::int32_t provisional = kProvisionalRankBase;
+      rank_ = provisional++;
+    }
+    exported_ = !m.exported_ranks.empty();
+    base_ns_ = m.base_time_ns;
+    started_events_ = true;
+    written_rank_ = rank_;
+    written_base_ns_ = base_ns_;
+    cat_ac2g_ = 0;
+  }
+
+  IdValue read_id(od::value value) {
+    IdValue id;
+    id.present = true;
+    switch (value.type()) {
+      case od::json_type::number:
+        id.numeric = true;
+        id.number = as_integer(value);
+        break;
+      case od::json_type::string: {
+        id.text = value.get_string();
+        std::int64_t number = 0;
+        auto [end, ec] = std::from_chars(id.text.data(), id.text.data() + id.text.size(), number);
+        if (ec == std::errc() && end == id.text.data() + id.text.size()) {
+          id.numeric = true;
+          id.number = number;
+        }
+        break;
+      }
+      default:
+        bad_event("pid/tid/id is neither a number nor a string");
+    }
+    return id;
+  }
+
+  // Maps an id to an integer: numbers as they are, other strings to stable negative ids.
+  std::int64_t id_number(const IdValue& id) {
+    if (!id.present) return 0;
+    if (id.numeric) return id.number;
+    auto it = named_ids_.find(std::string(id.text));
+    if (it != named_ids_.end()) return it->second;
+    const std::int64_t value = -static_cast<std::int64_t>(named_ids_.size()) - 1;
+    named_ids_.emplace(std::string(id.text), value);
+    return value;
+  }
+
+  std::int64_t time_field(od::value value, const char* field) {
+    if (value.type() != od::json_type::number) bad_event(fmt::format("field '{}' is not a number", field));
+    std::int64_t ns = 0;
+    if (!parse_microseconds(value.raw_json_token(), ns))
+      bad_event(fmt::format("field '{}' is not a number", field));
+    return ns;
+  }
+
+  void read_int_triple(od::value value, std::int64_t (&out)[3]) {
+    if (value.type() != od::json_type::array) return;
+    int i = 0;
+    for (auto element : value.get_array()) {
+      if (i < 3) out[i] = as_integer(element.value());
+      ++i;
+    }
+  }
+
+  void read_args(od::value value, Args& a) {
+    if (value.type() != od::json_type::object) bad_event("field 'args' is not an object");
+    for (auto field : value.get_object()) {
+      const std::string_view k = raw_key(field);
+      if (k.empty()) continue;
+      od::value v = field.value();
+      try {
+        read_arg(k, v, a);
+      } catch (const simdjson::simdjson_error& e) {
+        if (e.error() != simdjson::INCORRECT_TYPE && e.error() != simdjson::NUMBER_ERROR &&
+            e.error() != simdjson::NUMBER_OUT_OF_RANGE) {
+          throw;
+        }
+        ++ignored_args_;  // an arg of an unexpected type is not used; the event itself is kept
+      }
+    }
+  }
+
+  void read_arg(std::string_view k, od::value v, Args& a) {
+    {
+      switch (k[0]) {
+        case 'd':
+          if (k == "device") {
+            a.device = as_integer(v);
+          } else if (k == "dtype") {
+            a.dtype = v.get_string();
+          }
+          break;
+        case 's':
+          if (k == "stream") {
+            a.stream = as_integer(v);
+          } else if (k == "shared memory") {
+            a.shared_bytes = as_integer(v);
+          } else if (k == "seq") {
+            a.seq = as_integer(v);
+          }
+          break;
+        case 'c':
+          if (k == "correlation") {
+            a.correlation = as_integer(v);
+          } else if (k == "cbid") {
+            a.cbid = as_integer(v);
+          } else if (k == "channels") {
+            a.channels = as_integer(v);
+          }
+          break;
+        case 'E':
+        case 'e':
+          if (k == "External id" || k == "external id") a.external_id = as_integer(v);
+          break;
+        case 'g':
+          if (k == "grid") read_int_triple(v, a.grid);
+          break;
+        case 'b':
+          if (k == "block") {
+            read_int_triple(v, a.block);
+          } else if (k == "bytes") {
+            a.bytes = as_integer(v);
+          }
+          break;
+        case 'r':
+          if (k == "registers per thread") a.registers = as_integer(v);
+          break;
+        case 'a':
+          if (k == "algorithm") a.algorithm = v.get_string();
+          break;
+        case 'p':
+          if (k == "protocol") {
+            a.protocol = v.get_string();
+          } else if (k == "pid") {
+            a.pid = as_integer(v);
+          }
+          break;
+        case 'C':
+          if (k == "Collective name") a.collective_name = v.get_string();
+          break;
+        case 'I':
+          if (k == "In msg nelems") {
+            a.in_nelems = as_integer(v);
+          } else if (k == "In msg size") {
+            a.in_bytes = as_integer(v);
+          }
+          break;
+        case 'O':
+          if (k == "Out msg nelems") {
+            a.out_nelems = as_integer(v);
+          } else if (k == "Out msg size") {
+            a.out_bytes = as_integer(v);
+          }
+          break;
+        case 'G':
+          if (k == "Group size") a.group_size = as_integer(v);
+          break;
+        case 'P':
+          if (k == "Process Group Name") {
+            a.pg_name_storage = as_text(v);
+            a.pg_name = a.pg_name_storage;
+          } else if (k == "Process Group Description") {
+            a.pg_desc = v.get_string();
+          } else if (k == "Process Group Ranks") {
+            a.pg_ranks_storage = as_text(v);
+            a.pg_ranks = a.pg_ranks_storage;
+          }
+          break;
+        case 'S':
+          if (k == "Seq") a.seq = as_integer(v);
+          break;
+        case 'n':
+          if (k == "name" && v.type() == od::json_type::string) a.meta_name = v.get_string();
+          break;
+        case 'l':
+          if (k == "labels" && v.type() == od::json_type::string) a.labels = v.get_string();
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  void handle_event(od::value value) {
+    ++event_index_;
+    if (value.type() != od::json_type::object) bad_event("not a JSON object");
+    std::string_view ph, cat, name;
+    IdValue pid, tid, flow_id;
+    bool has_ts = false, has_dur = false;
+    std::int64_t ts = 0, dur = 0;
+    Args args;
+    for (auto field : value.get_object()) {
+      const std::string_view key = raw_key(field);
+      od::value v = field.value();
+      if (key == "ph") {
+        if (v.type() != od::json_type::string) bad_event("field 'ph' is not a string");
+        ph = v.get_string();
+      } else if (key == "cat") {
+        if (v.type() == od::json_type::string) cat = v.get_string();
+      } else if (key == "name") {
+        if (v.type() == od::json_type::string) {
+          name = v.get_string();
+        } else if (v.type() != od::json_type::null) {
+          bad_event("field 'name' is not a string");
+        }
+      } else if (key == "ts") {
+        ts = time_field(v, "ts");
+        has_ts = true;
+      } else if (key == "dur") {
+        dur = time_field(v, "dur");
+        has_dur = true;
+      } else if (key == "pid") {
+        pid = read_id(v);
+      } else if (key == "tid") {
+        tid = read_id(v);
+      } else if (key == "id") {
+        flow_id = read_id(v);
+      } else if (key == "args") {
+        read_args(v, args);
+      }
+    }
+    if (ph.empty()) bad_event("no 'ph' field");
+    switch (ph[0]) {
+      case 'X': {
+        if (!has_ts) bad_event("complete event without 'ts'");
+        if (!has_dur) dur = 0;
+        if (dur < 0) bad_event(fmt::format("negative duration ({} ns) for '{}'", dur, name));
+        handle_complete(cat, name, pid, tid, ts + base_ns_, ts + base_ns_ + dur, args);
+        break;
+      }
+      case 'M':
+        handle_metadata_event(name, pid, tid, args);
+        break;
+      case 's':
+      case 'f':
+      case 't':
+        if (!has_ts) bad_event("flow event without 'ts'");
+        handle_flow(ph[0], cat, pid, tid, flow_id, ts + base_ns_);
+        break;
+      default:
+        ++result_.skipped_events;
+        break;  // instants, counters, async: not part of the profile
+    }
+  }
+
+  void note_time(TimeNs start, TimeNs end) {
+    if (!any_time_ || start < result_.first_ns) result_.first_ns = start;
+    if (!any_time_ || end > result_.last_ns) result_.last_ns = end;
+    any_time_ = true;
+  }
+
+  void handle_complete(std::string_view cat, std::string_view name, const IdValue& pid, const IdValue& tid,
+                       TimeNs start, TimeNs end, const Args& args) {
+    const Category category = classify_category(cat);
+    // A meshscope export holds every rank in one file: the pid is the rank, the original pid sits in args.
+    const std::int32_t rank = exported_ ? static_cast<std::int32_t>(id_number(pid)) : rank_;
+    auto cpu_pid = [&] { return exported_ && args.pid != kNull ? args.pid : id_number(pid); };
+    switch (category) {
+      case Category::kKernel:
+      case Category::kMemcpy:
+      case Category::kMemset:
+      case Category::kSync: {
+        ActivityRecord a;
+        a.rank = rank;
+        a.kind = category == Category::kKernel   ? ActivityKind::kKernel
+                 : category == Category::kMemcpy ? ActivityKind::kMemcpy
+                 : category == Category::kMemset ? ActivityKind::kMemset
+                                                 : ActivityKind::kSync;
+        a.device = static_cast<std::int32_t>(args.device != kNull ? args.device : id_number(pid));
+        a.stream = args.stream != kNull ? args.stream : id_number(tid);
+        a.start_ns = start;
+        a.end_ns = end;
+        a.name = writer_.intern(name);
+        a.correlation = args.correlation;
+        a.external_id = args.external_id;
+        std::copy(std::begin(args.grid), std::end(args.grid), a.grid);
+        std::copy(std::begin(args.block), std::end(args.block), a.block);
+        a.registers = args.registers;
+        a.shared_bytes = args.shared_bytes;
+        a.bytes = args.bytes;
+        if (a.kind == ActivityKind::kMemcpy) a.copy_kind = writer_.intern(copy_kind(name));
+        const std::int64_t id = writer_.add_activity(a);
+        streams_.insert({rank, a.device, a.stream});
+        ++result_.gpu_events;
+        note_time(start, end);
+        if (a.kind == ActivityKind::kKernel) add_kernel_collective(rank, id, name, start, end, args);
+        break;
+      }
+      case Category::kRuntime:
+      case Category::kDriver: {
+        ApiCallRecord c;
+        c.rank = rank;
+        c.kind = category == Category::kDriver ? ApiKind::kDriver : ApiKind::kRuntime;
+        c.pid = cpu_pid();
+        c.tid = id_number(tid);
+        c.start_ns = start;
+        c.end_ns = end;
+        c.name = writer_.intern(name);
+        c.correlation = args.correlation;
+        c.external_id = args.external_id;
+        c.cbid = args.cbid;
+        writer_.add_api_call(c);
+        threads_.insert({rank, c.pid, c.tid});
+        ++result_.cpu_events;
+        note_time(start, end);
+        break;
+      }
+      case Category::kProfilerSpan:
+        ++result_.skipped_events;
+        break;
+      default: {
+        RangeRecord r;
+        r.rank = rank;
+        r.pid = cpu_pid();
+        r.tid = id_number(tid);
+        r.start_ns = start;
+        r.end_ns = end;
+        r.name = writer_.intern(name);
+        r.external_id = args.external_id;
+        r.category = cat_id(cat);
+        switch (category) {
+          case Category::kCpuOp:
+            r.kind = RangeKind::kCpuOp;
+            break;
+          case Category::kAnnotation:
+            r.kind = RangeKind::kAnnotation;
+            break;
+          case Category::kGpuAnnotation:
+            r.kind = RangeKind::kGpuAnnotation;
+            if (args.device != kNull) r.pid = args.device;
+            if (args.stream != kNull) r.tid = args.stream;
+            break;
+          case Category::kPython:
+            r.kind = RangeKind::kPythonFunction;
+            break;
+          default:
+            r.kind = RangeKind::kOther;
+            break;
+        }
+        if (name.starts_with("ProfilerStep#") && r.kind != RangeKind::kGpuAnnotation) {
+          std::int64_t step = 0;
+          const auto digits = name.substr(13);
+          auto [end_ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), step);
+          if (ec == std::errc() && end_ptr == digits.data() + digits.size()) {
+            r.kind = RangeKind::kStep;
+            r.step = step;
+          }
+        }
+        writer_.add_range(r);
+        if (r.kind != RangeKind::kGpuAnnotation) threads_.insert({rank, r.pid, r.tid});
+        ++result_.cpu_events;
+        note_time(start, end);
+        if (!args.collective_name.empty()) {
+          CollectiveRecord c = collective_from_args(rank, args, start, end);
+          c.source = "cpu_op";
+          writer_.add_cpu_collective(c, r.pid, r.tid);
+        }
+        break;
+      }
+    }
+  }
+
+  static std::string_view copy_kind(std::string_view name) {
+    // "Memcpy HtoD (Pageable -> Device)" -> "HtoD"
+    if (!name.starts_with("Memcpy ")) return name;
+    auto rest = name.substr(7);
+    return rest.substr(0, rest.find(' '));
+  }
+
+  StringId cat_id(std::string_view cat) {
+    auto it = cat_ids_.find(cat);
+    if (it != cat_ids_.end()) return it->second;
+    const StringId id = writer_.intern(cat);
+    cat_ids_.emplace(std::string(cat), id);
+    return id;
+  }
+
+  CollectiveRecord collective_from_args(std::int32_t rank, const Args& args, TimeNs start, TimeNs end) {
+    CollectiveRecord c;
+    c.rank = rank;
+    c.op = writer_.intern(import::normalise_collective_op(args.collective_name));
+    c.communicator = writer_.intern(args.pg_name);
+    c.pg_desc = writer_.intern(args.pg_desc);
+    c.pg_ranks = writer_.intern(args.pg_ranks);
+    c.seq = args.seq;
+    c.in_nelems = args.in_nelems;
+    c.out_nelems = args.out_nelems;
+    c.dtype = writer_.intern(args.dtype);
+    const int element = import::dtype_bytes(args.dtype);
+    c.in_bytes = args.in_bytes != kNull                     ? args.in_bytes
+                 : (args.in_nelems != kNull && element > 0) ? args.in_nelems * element
+                                                            : kNull;
+    c.out_bytes = args.out_bytes != kNull                     ? args.out_bytes
+                  : (args.out_nelems != kNull && element > 0) ? args.out_nelems * element
+                                                              : kNull;
+    c.group_size = args.group_size;
+    c.algorithm = writer_.intern(args.algorithm);
+    c.protocol = writer_.intern(args.protocol);
+    c.channels = args.channels;
+    c.start_ns = start;
+    c.end_ns = end;
+    return c;
+  }
+
+  void add_kernel_collective(std::int32_t rank, std::int64_t activity_id, std::string_view name, TimeNs start,
+                             TimeNs end, const Args& args) {
+    const auto parsed = import::parse_nccl_kernel_name(name);
+    if (args.collective_name.empty() && (!parsed || parsed->op.empty())) return;
+    CollectiveRecord c;
+    if (!args.collective_name.empty()) {
+      c = collective_from_args(rank, args, start, end);
+      c.source = "kernel_args";
+    } else {
+      c.rank = rank;
+      c.op = writer_.intern(parsed->op);
+      c.start_ns = start;
+      c.end_ns = end;
+      c.source = "kernel_name";
+    }
+    c.activity_id = activity_id;
+    if (parsed) {
+      if (c.algorithm == kNoString) c.algorithm = writer_.intern(parsed->algorithm);
+      if (c.protocol == kNoString) c.protocol = writer_.intern(parsed->protocol);
+    }
+    writer_.add_collective(c);
+  }
+
+  void handle_metadata_event(std::string_view name, const IdValue& pid, const IdValue& tid,
+                             const Args& args) {
+    if (name == "thread_name" && !args.meta_name.empty()) {
+      thread_names_[{id_number(pid), id_number(tid)}] = std::string(args.meta_name);
+    } else if (name == "process_name" && !args.meta_name.empty()) {
+      process_names_[id_number(pid)] = std::string(args.meta_name);
+    }
+  }
+
+  void handle_flow(char phase, std::string_view cat, const IdValue& pid, const IdValue& tid,
+                   const IdValue& id, TimeNs ts) {
+    if (is_launch_flow(cat)) {
+      ++implied_flows_;  // CPU->GPU launch flows are implied by correlation ids
+      return;
+    }
+    const std::int64_t flow = id_number(id);
+    const auto key = std::make_pair(std::string(cat), flow);
+    auto& pending = pending_flows_[key];
+    if (phase == 's') {
+      if (pending.has_src) emit_flow(key, pending);
+      pending.has_src = true;
+      pending.record.src_ns = ts;
+      pending.record.src_pid = id_number(pid);
+      pending.record.src_tid = id_number(tid);
+    } else {
+      pending.record.dst_ns = ts;
+      pending.record.dst_pid = id_number(pid);
+      pending.record.dst_tid = id_number(tid);
+      if (pending.has_src) {
+        emit_flow(key, pending);
+        pending_flows_.erase(key);
+      }
+    }
+  }
+
+  struct PendingFlow {
+    bool has_src = false;
+    FlowRecord record;
+  };
+
+  void emit_flow(const std::pair<std::string, std::int64_t>& key, PendingFlow& pending) {
+    FlowRecord f = pending.record;
+    f.rank = rank_;
+    f.category = writer_.intern(key.first);
+    f.flow_id = key.second;
+    writer_.add_flow(f);
+    pending = PendingFlow{};
+  }
+
+  void finish() {
+    auto& m = result_.metadata;
+    for (auto& [key, pending] : pending_flows_) {
+      if (pending.has_src) emit_flow(key, pending);
+    }
+    for (const auto& [rank, device, stream] : streams_) {
+      StreamInfo s;
+      s.rank = static_cast<std::int32_t>(rank);
+      s.device = static_cast<std::int32_t>(device);
+      s.stream = stream;
+      auto it = thread_names_.find({device, stream});
+      if (it != thread_names_.end()) {
+        s.name = it->second;
+        while (!s.name.empty() && s.name.back() == ' ') s.name.pop_back();
+      }
+      writer_.add_stream(s);
+    }
+    for (const auto& [rank, pid, tid] : threads_) {
+      ThreadInfo t;
+      t.rank = static_cast<std::int32_t>(rank);
+      t.pid = pid;
+      t.tid = tid;
+      auto it = thread_names_.find({pid, tid});
+      if (it != thread_names_.end()) t.name = it->second;
+      for (const auto& [text, id] : named_ids_) {
+        if (id == tid && t.name.empty()) t.name = text;
+      }
+      writer_.add_thread(t);
+    }
+    for (auto d : m.devices) {
+      d.rank = rank_;
+      writer_.add_device(d);
+    }
+    for (auto pg : m.process_groups) {
+      pg.rank = rank_;
+      writer_.add_process_group(pg);
+    }
+    for (const auto& exported : m.exported_ranks) {
+      for (auto d : exported.devices) {
+        d.rank = exported.info.rank;
+        writer_.add_device(d);
+      }
+      for (auto pg : exported.process_groups) {
+        pg.rank = exported.info.rank;
+        writer_.add_process_group(pg);
+      }
+    }
+    if (result_.skipped_events > 0 || implied_flows_ > 0) {
+      writer_.add_diagnostic(
+          rank_, "info",
+          fmt::format("{}: {} profiler bookkeeping/instant/counter events not stored; {} CPU->GPU "
+                      "launch flows kept as correlation ids",
+                      path_.filename().string(), result_.skipped_events, implied_flows_));
+    }
+    if (ignored_args_ > 0) {
+      writer_.add_diagnostic(rank_, "warning",
+                             fmt::format("{}: {} event args of an unexpected type were ignored",
+                                         path_.filename().string(), ignored_args_));
+    }
+    // Facts stated after the events (distributedInfo, baseTimeNanoseconds at the end of the file).
+    if (started_events_) {
+      const std::int32_t final_rank = resolver_(path_, m);
+      const std::int64_t shift = m.base_time_ns - written_base_ns_;
+      if (final_rank != written_rank_ || shift != 0) {
+        writer_.rewrite_rank(written_rank_, final_rank, shift);
+        rank_ = final_rank;
+        result_.first_ns += shift;
+        result_.last_ns += shift;
+      }
+    }
+    result_.rank = rank_;
+    result_.imported_rows = result_.gpu_events + result_.cpu_events;
+  }
+
+  const std::filesystem::path& path_;
+  ProfileWriter& writer_;
+  const RankResolver& resolver_;
+  const ImportSettings& settings_;
+  FileResult result_;
+  std::uint64_t total_bytes_ = 0;
+  std::uint64_t event_index_ = 0;
+  std::int32_t rank_ = 0, written_rank_ = 0;
+  std::int64_t base_ns_ = 0, written_base_ns_ = 0;
+  bool started_events_ = false;
+  bool any_time_ = false;
+  std::uint64_t implied_flows_ = 0;
+  std::uint64_t ignored_args_ = 0;
+  StringId cat_ac2g_ = 0;
+  std::map<std::string, std::int64_t> named_ids_;
+  std::map<std::string, StringId, std::less<>> cat_ids_;
+  bool exported_ = false;
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> streams_, threads_;  // (rank, a, b)
+  std::map<std::pair<std::int64_t, std::int64_t>, std::string> thread_names_;
+  std::map<std::int64_t, std::string> process_names_;
+  std::map<std::pair<std::string, std::int64_t>, PendingFlow> pending_flows_;
+};
+
+}  // namespace
+
+FileResult import_file(const std::filesystem::path& path, ProfileWriter& writer,
+                       const RankResolver& resolve_rank, const ImportSettings& settings) {
+  FileImporter importer(path, writer, resolve_rank, settings);
+  return importer.run();
+}
+
+}  // namespace meshscope::kineto
