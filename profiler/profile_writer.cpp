@@ -517,6 +517,12 @@ struct ProfileWriter::Impl {
 
   void apply_rank_rewrites() {
     for (const auto& r : rank_rewrites) {
+      for (auto& c : cpu_collectives) {
+        if (c.record.rank != r.old_rank) continue;
+        c.record.rank = r.new_rank;
+        c.record.start_ns += r.shift_ns;
+        c.record.end_ns += r.shift_ns;
+      }
       const std::string from = std::to_string(r.old_rank), to = std::to_string(r.new_rank),
                         shift = std::to_string(r.shift_ns);
       for (const char* table : {"activities", "collectives", "api_calls", "ranges"}) {
@@ -573,7 +579,7 @@ struct ProfileWriter::Impl {
         insert.run();
       }
     }
-    db.exec("CREATE INDEX temp.api_calls_by_thread ON api_calls (rank, pid, tid, start_ns)");
+    db.exec("CREATE INDEX IF NOT EXISTS api_calls_by_thread ON api_calls (rank, pid, tid, start_ns)");
     db.exec(
         "CREATE TEMP TABLE cpu_collective_kernels AS"
         " SELECT o.id AS op_id, a.id AS activity_id, a.start_ns AS start_ns, a.end_ns AS end_ns"
@@ -599,7 +605,7 @@ struct ProfileWriter::Impl {
                     columns));
     db.exec(
         "DROP TABLE temp.cpu_collective_kernels; DROP TABLE temp.cpu_collectives; DROP INDEX "
-        "temp.api_calls_by_thread;");
+        "api_calls_by_thread;");
   }
 
   void finish_ranks() {

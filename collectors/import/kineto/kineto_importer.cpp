@@ -214,13 +214,21 @@ class FileImporter {
       return;
     }
     if (top != od::json_type::object) fail("{}: not a Chrome-trace JSON object", path_.string());
-    // One pass: metadata before traceEvents (the usual order) is known when the events are written; metadata
-    // after them is applied at the end by rewriting the rank (see finish()).
+    // Metadata usually precedes traceEvents; when some of it follows the events (baseTimeNanoseconds often
+    // does), read the metadata first so that every event is written with its final rank and clock.
+    if (metadata_follows_events(buffer)) {
+      for (auto field : doc.get_object()) {
+        const std::string_view key = field.unescaped_key();
+        if (key != "traceEvents") handle_metadata(key, field.value());
+      }
+      doc.rewind();
+      metadata_read_ = true;
+    }
     bool has_events = false;
     for (auto field : doc.get_object()) {
       const std::string_view key = field.unescaped_key();
       if (key != "traceEvents") {
-        handle_metadata(key, field.value());
+        if (!metadata_read_) handle_metadata(key, field.value());
         continue;
       }
       has_events = true;
@@ -238,6 +246,22 @@ class FileImporter {
       }
     }
     if (!has_events) fail("{}: not a Kineto trace (no traceEvents)", path_.string());
+  }
+
+  // True when a metadata key that affects how events are written appears only after the events: a cheap look
+  // at the text before "traceEvents" and at the last megabyte of the file.
+  static bool metadata_follows_events(const std::string& buffer) {
+    const std::size_t events_at = buffer.find("\"traceEvents\"");
+    if (events_at == std::string::npos) return false;
+    const std::string_view head(buffer.data(), events_at);
+    const std::size_t tail_start =
+        buffer.size() > (std::size_t{1} << 20) ? buffer.size() - (std::size_t{1} << 20) : events_at;
+    const std::string_view tail(buffer.data() + std::max(tail_start, events_at),
+                                buffer.size() - std::max(tail_start, events_at));
+    for (const std::string_view key : {"\"baseTimeNanoseconds\"", "\"distributedInfo\"", "\"meshscope\""}) {
+      if (head.find(key) == std::string_view::npos && tail.find(key) != std::string_view::npos) return true;
+    }
+    return false;
   }
 
   // Streaming: a small scanner finds where each top-level value and each event ends; complete events are
@@ -947,7 +971,8 @@ class FileImporter {
         if (r.kind != RangeKind::kGpuAnnotation) threads_.insert({rank, r.pid, r.tid});
         ++result_.cpu_events;
         note_time(start, end);
-        if (!args.collective_name.empty()) {
+        // "wait" is PyTorch's work.wait(): a CPU-side wait on a collective, not a collective of its own.
+        if (!args.collective_name.empty() && args.collective_name != "wait") {
           CollectiveRecord c = collective_from_args(rank, args, start, end);
           c.source = "cpu_op";
           writer_.add_cpu_collective(c, r.pid, r.tid);
@@ -1155,6 +1180,7 @@ class FileImporter {
   std::int32_t rank_ = 0, written_rank_ = 0;
   std::int64_t base_ns_ = 0, written_base_ns_ = 0;
   bool started_events_ = false;
+  bool metadata_read_ = false;
   bool any_time_ = false;
   std::uint64_t implied_flows_ = 0;
   std::uint64_t ignored_args_ = 0;

@@ -1,0 +1,235 @@
+// ProfileWriter and Profile: atomic writes, nesting, CPU-side collective resolution, rank rewrites, loading.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "profiler/error.hpp"
+#include "profiler/profile.hpp"
+#include "profiler/profile_writer.hpp"
+
+namespace meshscope {
+namespace {
+
+std::filesystem::path temp_dir(const std::string& name) {
+  auto dir = std::filesystem::path(MESHSCOPE_TEST_TMP) / (name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::size_t entries(const std::filesystem::path& dir) {
+  return static_cast<std::size_t>(
+      std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()));
+}
+
+ActivityRecord kernel(std::int32_t rank, std::int64_t stream, TimeNs start, TimeNs end, StringId name,
+                      std::int64_t correlation = kNull) {
+  ActivityRecord a;
+  a.rank = rank;
+  a.stream = stream;
+  a.start_ns = start;
+  a.end_ns = end;
+  a.name = name;
+  a.correlation = correlation;
+  return a;
+}
+
+RangeRecord range(TimeNs start, TimeNs end, StringId name, std::int64_t tid = 1) {
+  RangeRecord r;
+  r.pid = 1;
+  r.tid = tid;
+  r.start_ns = start;
+  r.end_ns = end;
+  r.name = name;
+  return r;
+}
+
+TEST(ProfileWriter, NothingAppearsUntilCommitAndAbandonedWritesLeaveNothing) {
+  const auto dir = temp_dir("writer-atomic");
+  const auto target = dir / "p.msdb";
+  {
+    ProfileWriter writer(target);
+    writer.add_activity(kernel(0, 7, 10, 20, writer.intern("k")));
+    EXPECT_FALSE(std::filesystem::exists(target));
+    EXPECT_TRUE(std::filesystem::exists(writer.temp_path()));
+  }  // destroyed without commit
+  EXPECT_EQ(entries(dir), 0u);
+  {
+    ProfileWriter writer(target);
+    writer.set_rank({});
+    writer.add_activity(kernel(0, 7, 10, 20, writer.intern("k")));
+    writer.commit();
+  }
+  EXPECT_TRUE(std::filesystem::exists(target));
+  EXPECT_EQ(entries(dir), 1u);
+}
+
+TEST(ProfileWriter, NestingPerTrackWithTiesAndPartialOverlap) {
+  const auto dir = temp_dir("writer-nesting");
+  const auto target = dir / "p.msdb";
+  {
+    ProfileWriter writer(target, WriterOptions{.batch_records = 2, .background = false, .durable = false});
+    writer.set_rank({});
+    const auto outer = writer.intern("outer"), inner = writer.intern("inner"),
+               same = writer.intern("same-start"), later = writer.intern("later"),
+               overlap = writer.intern("overlap"), other = writer.intern("other");
+    // Given out of order on purpose; "same-start" shares its start with "outer" but is shorter, so it nests.
+    writer.add_range(range(10, 20, same));
+    writer.add_range(range(10, 100, outer));
+    writer.add_range(range(12, 15, inner));
+    writer.add_range(range(50, 60, later));
+    writer.add_range(
+        range(90, 120, overlap));  // starts inside "outer", ends after it: kept, one level deeper
+    writer.add_range(range(10, 100, other, 2));  // another thread: its own depth 0
+    writer.commit();
+  }
+  const auto profile = Profile::load(target);
+  ASSERT_EQ(profile.ranks().size(), 1u);
+  const auto& rank = profile.ranks()[0];
+  ASSERT_EQ(rank.tracks.size(), 2u);
+  std::map<std::string, std::int32_t> depth;
+  for (const auto& r : rank.ranges) depth[profile.str(r.name)] = r.depth;
+  EXPECT_EQ(depth["outer"], 0);
+  EXPECT_EQ(depth["same-start"], 1);
+  EXPECT_EQ(depth["inner"], 2);
+  EXPECT_EQ(depth["later"], 1);
+  EXPECT_EQ(depth["overlap"], 1);
+  EXPECT_EQ(depth["other"], 0);
+  EXPECT_EQ(rank.tracks[0].max_depth, 2);
+  // Within a track, ranges come sorted by start.
+  const auto track = rank.track_ranges(0);
+  EXPECT_TRUE(std::is_sorted(track.begin(), track.end(),
+                             [](const CpuRange& a, const CpuRange& b) { return a.start_ns < b.start_ns; }));
+}
+
+TEST(ProfileWriter, CpuCollectiveAttachesToTheKernelItLaunched) {
+  const auto dir = temp_dir("writer-cpu-collective");
+  const auto target = dir / "p.msdb";
+  {
+    ProfileWriter writer(target);
+    writer.set_rank({});
+    const auto launch = writer.intern("cudaLaunchKernel");
+    // The launch at t=105 on thread 1 lies inside the CPU op [100, 200]; its kernel runs on the GPU at [300,
+    // 400].
+    ApiCallRecord call;
+    call.pid = 1;
+    call.tid = 1;
+    call.start_ns = 105;
+    call.end_ns = 110;
+    call.name = launch;
+    call.correlation = 42;
+    writer.add_api_call(call);
+    writer.add_activity(kernel(0, 13, 300, 400, writer.intern("ncclDevKernel_Generic"), 42));
+    CollectiveRecord op;
+    op.op = writer.intern("allreduce");
+    op.group_size = 8;
+    op.in_bytes = 1024;
+    op.start_ns = 100;
+    op.end_ns = 200;
+    op.source = "cpu_op";
+    writer.add_cpu_collective(op, 1, 1);
+    // A CPU-only collective (gloo): no kernel, kept with its CPU times.
+    CollectiveRecord gloo = op;
+    gloo.start_ns = 500;
+    gloo.end_ns = 600;
+    writer.add_cpu_collective(gloo, 1, 1);
+    writer.commit();
+  }
+  const auto profile = Profile::load(target);
+  const auto& rank = profile.ranks()[0];
+  ASSERT_EQ(rank.collectives.size(), 2u);
+  const auto& on_gpu = rank.collectives[0];
+  EXPECT_EQ(on_gpu.start_ns, 300);
+  EXPECT_EQ(on_gpu.end_ns, 400);
+  EXPECT_EQ(on_gpu.group_size, 8);
+  ASSERT_GE(on_gpu.stream_index, 0);
+  EXPECT_EQ(rank.activities[on_gpu.activity].collective, 0);
+  const auto& cpu_only = rank.collectives[1];
+  EXPECT_EQ(cpu_only.activity_id, kNull);
+  EXPECT_EQ(cpu_only.start_ns, 500);
+}
+
+TEST(ProfileWriter, RankRewriteMovesAndShiftsEveryRow) {
+  const auto dir = temp_dir("writer-rewrite");
+  const auto target = dir / "p.msdb";
+  {
+    ProfileWriter writer(target);
+    RankInfo info;
+    info.rank = 99;
+    writer.set_rank(info);
+    writer.add_activity(kernel(99, 7, 10, 20, writer.intern("k")));
+    RangeRecord r = range(5, 25, writer.intern("op"));
+    r.rank = 99;
+    writer.add_range(r);
+    writer.rewrite_rank(99, 3, 1000);
+    writer.commit();
+  }
+  const auto profile = Profile::load(target);
+  ASSERT_EQ(profile.ranks().size(), 1u);
+  const auto& rank = profile.ranks()[0];
+  EXPECT_EQ(rank.rank, 3);
+  EXPECT_EQ(rank.activities.at(0).start_ns, 1010);
+  EXPECT_EQ(rank.first_ns, 1005);
+  EXPECT_EQ(rank.last_ns, 1025);
+}
+
+TEST(Profile, StreamsAreTimeSortedAndCountsMatch) {
+  const auto dir = temp_dir("profile-sorted");
+  const auto target = dir / "p.msdb";
+  {
+    ProfileWriter writer(target);
+    writer.set_rank({});
+    const auto k = writer.intern("k");
+    for (int i = 9; i >= 0; --i) writer.add_activity(kernel(0, 7, i * 10, i * 10 + 5, k));
+    writer.add_activity(kernel(0, 8, 0, 100, k));
+    ActivityRecord copy = kernel(0, 8, 100, 110, writer.intern("Memcpy HtoD"));
+    copy.kind = ActivityKind::kMemcpy;
+    copy.bytes = 4096;
+    writer.add_activity(copy);
+    writer.commit();
+  }
+  const auto profile = Profile::load(target);
+  const auto& rank = profile.ranks()[0];
+  ASSERT_EQ(rank.streams.size(), 2u);
+  EXPECT_EQ(rank.streams[0].stream, 7);
+  EXPECT_EQ(rank.streams[0].count, 10u);
+  const auto s7 = rank.stream_activities(0);
+  EXPECT_TRUE(std::is_sorted(s7.begin(), s7.end(),
+                             [](const Activity& a, const Activity& b) { return a.start_ns < b.start_ns; }));
+  EXPECT_EQ(profile.counts().kernel, 11);
+  EXPECT_EQ(profile.counts().memcpy, 1);
+  const auto s8 = rank.stream_activities(1);
+  ASSERT_EQ(s8.size(), 2u);
+  EXPECT_EQ(rank.copies.at(s8[1].detail).bytes, 4096);
+  EXPECT_EQ(rank.gpu_first_ns, 0);
+  EXPECT_EQ(rank.gpu_last_ns, 110);
+}
+
+TEST(Profile, RefusesFilesThatAreNotProfilesAndReadsOtherSchemaVersions) {
+  const auto dir = temp_dir("profile-bad");
+  EXPECT_THROW(Profile::load(dir / "missing.msdb"), Error);
+  {
+    std::FILE* f = std::fopen((dir / "text.msdb").c_str(), "w");
+    std::fputs("hello", f);
+    std::fclose(f);
+  }
+  try {
+    Profile::load(dir / "text.msdb");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("text.msdb"), std::string::npos);
+  }
+  const auto target = dir / "future.msdb";
+  {
+    ProfileWriter writer(target);
+    writer.set_rank({});
+    writer.set_meta("schema_version", "99");
+    writer.commit();
+  }
+  EXPECT_EQ(Profile::load(target).schema_version(), 99);
+}
+
+}  // namespace
+}  // namespace meshscope
