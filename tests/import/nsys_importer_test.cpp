@@ -1,0 +1,575 @@
+// Nsight Systems SQLite export importer: the real (schema 2.9) saxpy export from shared/traces, and small
+// exports in the 3.x schema (as NVIDIA documents it) built here to cover NVTX nesting, the NCCL domain, CUDA
+// graphs, several processes, negative times and bad input.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "collectors/import/import.hpp"
+#include "collectors/import/nsys/nsys_importer.hpp"
+#include "profiler/error.hpp"
+#include "profiler/profile.hpp"
+#include "profiler/sqlite_util.hpp"
+
+namespace meshscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path tmp_dir(const std::string& name) {
+  const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / ("nsys_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// globalTid / globalPid as Nsight serialises them: VM 1, process PID, thread TID.
+std::int64_t gid(std::int64_t pid, std::int64_t tid = 0) {
+  return (std::int64_t{1} << 48) | (pid << 24) | tid;
+}
+
+// Builds a small export in the 3.x schema (table and column names as in NVIDIA's schema reference).
+class ExportBuilder {
+ public:
+  explicit ExportBuilder(const fs::path& path, const std::string& version = "3.15.1") : path_(path) {
+    fs::remove(path);
+    db_ = sql::Database(path, false);
+    db_.exec("PRAGMA synchronous=OFF; PRAGMA journal_mode=MEMORY");
+    db_.exec(
+        "CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);"
+        "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
+        "CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT);"
+        "CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT NOT NULL, name TEXT NOT "
+        "NULL,"
+        " nameEnum INTEGER NOT NULL, value TEXT NOT NULL);"
+        "CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT, busLocation "
+        "TEXT,"
+        " totalMemory INTEGER, smCount INTEGER, uuid TEXT, chipName TEXT, computeMajor INTEGER,"
+        " computeMinor INTEGER);"
+        "CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);"
+        "CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER);"
+        "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,"
+        " rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid "
+        "INTEGER,"
+        " textId INTEGER, domainId INTEGER, uint64Value INTEGER, int64Value INTEGER, doubleValue REAL,"
+        " uint32Value INTEGER, int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT);"
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+        " eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL,"
+        " returnValue INTEGER NOT NULL, callchainId INTEGER);"
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+        " deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,"
+        " streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT "
+        "NULL,"
+        " shortName INTEGER NOT NULL, mangledName INTEGER, launchType INTEGER, cacheConfig INTEGER,"
+        " registersPerThread INTEGER NOT NULL, gridX INTEGER NOT NULL, gridY INTEGER NOT NULL,"
+        " gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL,"
+        " staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL,"
+        " localMemoryPerThread INTEGER NOT NULL, localMemoryTotal INTEGER NOT NULL, gridId INTEGER NOT NULL,"
+        " sharedMemoryExecuted INTEGER, graphNodeId INTEGER, sharedMemoryLimitConfig INTEGER,"
+        " graphId INTEGER);"
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+        " deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,"
+        " streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL,"
+        " copyKind INTEGER NOT NULL, deprecatedSrcId INTEGER, srcKind INTEGER, dstKind INTEGER,"
+        " srcDeviceId INTEGER, srcContextId INTEGER, dstDeviceId INTEGER, dstContextId INTEGER,"
+        " migrationCause INTEGER, graphNodeId INTEGER, virtualAddress INTEGER);"
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+        " deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,"
+        " streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL,"
+        " bytes INTEGER NOT NULL, graphNodeId INTEGER, memKind INTEGER);"
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+        " deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,"
+        " streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, syncType INTEGER NOT NULL,"
+        " eventId INTEGER NOT NULL);"
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+        " deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,"
+        " streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, graphId INTEGER NOT NULL,"
+        " graphExecId INTEGER NOT NULL);");
+    meta("EXPORT_SCHEMA_VERSION", version);
+    meta("NSIGHT_SYSTEMS_VERSION", "2024.5.1");
+    db_.exec("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1700000000000000000, '', '')");
+    db_.exec(
+        "INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (281474976710656, 'Local', 'Hostname', 619, 'node7');"
+        "INSERT INTO TARGET_INFO_GPU VALUES (281474976710656, 0, 'NVIDIA H100 80GB HBM3', '0000:18:00.0',"
+        " 85520809984, 132, 'uuid-0', 'GH100', 9, 0);"
+        "INSERT INTO TARGET_INFO_GPU VALUES (281474976710656, 1, 'NVIDIA H100 80GB HBM3', '0000:2a:00.0',"
+        " 85520809984, 132, 'uuid-1', 'GH100', 9, 0);");
+  }
+
+  void meta(const std::string& name, const std::string& value) {
+    auto s = db_.prepare("INSERT INTO META_DATA_EXPORT VALUES (?, ?)");
+    s.bind_text(1, name);
+    s.bind_text(2, value);
+    s.run();
+  }
+
+  std::int64_t str(const std::string& value) {
+    auto s = db_.prepare("INSERT INTO StringIds (id, value) VALUES (?, ?)");
+    s.bind(1, next_string_);
+    s.bind_text(2, value);
+    s.run();
+    return next_string_++;
+  }
+
+  void process(std::int64_t pid, const std::string& name) {
+    auto s = db_.prepare("INSERT INTO PROCESSES VALUES (?, ?, ?)");
+    s.bind(1, gid(pid));
+    s.bind(2, pid);
+    s.bind_text(3, name);
+    s.run();
+  }
+
+  // NVTX event; TEXT or TEXT_ID (-1: none); END kNull for marks.
+  void nvtx(std::int64_t type, std::int64_t start, std::int64_t end, std::int64_t global_tid,
+            const std::string& text, std::int64_t text_id = -1, std::int64_t domain = 0,
+            const std::string& json = "", std::int64_t payload = kNull) {
+    auto s = db_.prepare(
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId, domainId, jsonText, "
+        "uint64Value)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    s.bind(1, start);
+    s.bind(2, end);
+    s.bind(3, type);
+    s.bind_text(4, text);
+    s.bind(5, global_tid);
+    s.bind(6, text_id < 0 ? kNull : text_id);
+    s.bind(7, domain);
+    s.bind_text(8, json);
+    s.bind(9, payload);
+    s.run();
+  }
+
+  void api(std::int64_t start, std::int64_t end, std::int64_t global_tid, std::int64_t correlation,
+           const std::string& name) {
+    auto s = db_.prepare("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, ?, ?, ?, ?, 0, NULL)");
+    s.bind(1, start);
+    s.bind(2, end);
+    s.bind(3, name.starts_with("cuda") ? 0 : 1);
+    s.bind(4, global_tid);
+    s.bind(5, correlation);
+    s.bind(6, str(name));
+    s.run();
+  }
+
+  void kernel(std::int64_t start, std::int64_t end, std::int64_t pid, std::int64_t device,
+              std::int64_t stream, std::int64_t correlation, const std::string& name,
+              std::int64_t graph_id = kNull, std::int64_t graph_node = kNull) {
+    auto s = db_.prepare(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId,"
+        " globalPid, demangledName, shortName, registersPerThread, gridX, gridY, gridZ, blockX, blockY, "
+        "blockZ,"
+        " staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, localMemoryTotal, gridId, "
+        "graphNodeId,"
+        " graphId) VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, 32, 4, 2, 1, 256, 1, 1, 1024, 2048, 0, 0, 1, ?, ?)");
+    s.bind(1, start);
+    s.bind(2, end);
+    s.bind(3, device);
+    s.bind(4, stream);
+    s.bind(5, correlation);
+    s.bind(6, gid(pid));
+    const std::int64_t id = str(name);
+    s.bind(7, id);
+    s.bind(8, id);
+    s.bind(9, graph_node);
+    s.bind(10, graph_id);
+    s.run();
+  }
+
+  void exec(const std::string& sql) { db_.exec(sql); }
+
+  void close() { db_.close(); }
+
+ private:
+  fs::path path_;
+  sql::Database db_;
+  std::int64_t next_string_ = 1;
+};
+
+// Runs SQL against a profile and returns the first column of each row as text, joined by ','.
+std::string query(const fs::path& profile, const std::string& sql_text) {
+  sql::Database db(profile, true);
+  auto s = db.prepare(sql_text);
+  std::string out;
+  while (s.step()) {
+    for (int i = 0; i < s.column_count(); ++i) {
+      if (!out.empty() && i == 0) out += ';';
+      if (i > 0) out += ',';
+      out += s.column_is_null(i) ? "NULL" : s.column_text(i);
+    }
+  }
+  return out;
+}
+
+// ---- building blocks ----
+
+TEST(NsysNames, DecodesGlobalIds) {
+  const auto id = nsys::decode_global_id(302119224788637);
+  EXPECT_EQ(id.hw, 0);
+  EXPECT_EQ(id.vm, 1);
+  EXPECT_EQ(id.pid, 1230493);
+  EXPECT_EQ(id.tid, 1230493);
+  EXPECT_EQ(nsys::decode_global_id(302119223558144).tid, 0);
+}
+
+TEST(NsysNames, StripsApiVersions) {
+  EXPECT_EQ(nsys::api_base_name("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
+  EXPECT_EQ(nsys::api_base_name("cuLaunchKernel"), "cuLaunchKernel");
+  EXPECT_EQ(nsys::api_base_name("cudaMemcpy_vx"), "cudaMemcpy_vx");
+}
+
+TEST(NsysNames, ParsesNcclRanges) {
+  auto r = nsys::parse_nccl_range(
+      "ncclAllReduce", R"({"Message size [bytes]": 4194304, "Reduction operation": "Sum"})", kNull);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->op, "allreduce");
+  EXPECT_EQ(r->bytes, 4194304);
+  r = nsys::parse_nccl_range("ncclAllGather size=1024 comm=0xabc nranks=8", "", kNull);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->op, "allgather");
+  EXPECT_EQ(r->bytes, 1024);
+  EXPECT_EQ(r->communicator, "0xabc");
+  EXPECT_EQ(r->group_size, 8);
+  r = nsys::parse_nccl_range("ncclReduceScatter", "", 65536);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->op, "reducescatter");
+  EXPECT_EQ(r->bytes, 65536);
+  r = nsys::parse_nccl_range("ncclBroadcast count: 100, datatype: float", "", kNull);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->bytes, 400);
+  EXPECT_FALSE(nsys::parse_nccl_range("ncclCommInitRank", "", kNull));
+  EXPECT_FALSE(nsys::parse_nccl_range("ncclGroupEnd", "", kNull));
+  EXPECT_FALSE(nsys::parse_nccl_range("", "", kNull));
+}
+
+// ---- the real export (schema 2.9.1) ----
+
+TEST(NsysImport, SaxpyExportOfOlderSchema) {
+  const fs::path input = fs::path(MESHSCOPE_SHARED_DIR) / "traces/nsys/saxpy_mpi_cuda_a100.sqlite";
+  ASSERT_TRUE(nsys::is_nsys_export(input));
+  const fs::path out = tmp_dir("saxpy") / "saxpy.msdb";
+  const auto summary = import_traces({input}, out);
+  ASSERT_EQ(summary.ranks.size(), 1u);
+  EXPECT_EQ(summary.ranks[0].rank, 0);
+  EXPECT_EQ(summary.ranks[0].rank_source, "mpi");  // the main thread is named "MPI Rank 0"
+  EXPECT_EQ(summary.ranks[0].gpu_events, 20u);     // 5 kernels + 15 memcpy
+  const Profile profile = Profile::load(out);
+  const auto& n = profile.counts();
+  EXPECT_EQ(n.kernel, 5);
+  EXPECT_EQ(n.memcpy, 15);
+  EXPECT_EQ(n.runtime + n.driver, 95);
+  EXPECT_EQ(n.nvtx, 22);
+  const Rank& rank = profile.ranks().at(0);
+  EXPECT_EQ(rank.hostname, "nid001608");
+  EXPECT_EQ(rank.pid, 1230493);
+  EXPECT_EQ(rank.clock_base_ns, 1687813257637297504);
+  ASSERT_EQ(rank.devices.size(), 1u);
+  EXPECT_EQ(rank.devices[0].name, "NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ(rank.devices[0].sm_count, 108);
+  EXPECT_EQ(rank.devices[0].compute_major, 8);
+  // The first kernel: start 924922186 ns after the session start, on stream 7, launched by correlation 140.
+  EXPECT_EQ(query(out,
+                  "SELECT start_ns - 1687813257637297504, stream, correlation, grid_x, block_x, registers,"
+                  " shared_bytes, graph_id FROM activities WHERE kind = 1 ORDER BY start_ns LIMIT 1"),
+            "924922186,7,140,2,512,26,0,NULL");
+  EXPECT_EQ(query(out,
+                  "SELECT s.value, a.copy_kind IS NOT NULL FROM activities a JOIN strings s ON s.id = a.name"
+                  " WHERE a.kind = 2 ORDER BY a.start_ns LIMIT 1"),
+            "Memcpy HtoD (Pageable -> Device),1");
+  // MPI calls are NVTX ranges of the "MPI" domain; "saxpy" ranges are in the default domain.
+  EXPECT_EQ(
+      query(
+          out,
+          "SELECT c.value, COUNT(*) FROM ranges r JOIN strings c ON c.id = r.category GROUP BY 1 ORDER BY 1"),
+      "MPI,17;NVTX,5");
+  EXPECT_EQ(
+      query(out, "SELECT s.value FROM api_calls a JOIN strings s ON s.id = a.name WHERE a.kind = 2 LIMIT 1"),
+      "cuModuleGetLoadingMode");
+}
+
+// ---- exports in the 3.x schema ----
+
+constexpr std::int64_t kBase = 1700000000000000000;
+
+TEST(NsysImport, RebuildsNvtxNestingAndResolvesTextIds) {
+  const fs::path dir = tmp_dir("nvtx");
+  {
+    ExportBuilder b(dir / "nvtx.sqlite");
+    b.process(100, "python");
+    const std::int64_t t = gid(100, 100), worker = gid(100, 101);
+    b.nvtx(75, 0, kNull, t, "MyLib", -1, 3);  // domain 3 of process 100
+    b.nvtx(59, 1000, 9000, t, "step");
+    b.nvtx(59, 2000, 5000, t, "", b.str("forward"), 3);  // registered string
+    b.nvtx(59, 2500, 3000, t, "layer0");
+    b.nvtx(59, 6000, 8000, t, "backward");
+    b.nvtx(34, 7000, kNull, t, "checkpoint");
+    b.nvtx(60, 1500, 4000, worker, "loader");
+    b.nvtx(59, 9500, kNull, t, "never ended");
+    b.nvtx(33, 0, kNull, t, "a category");  // not a range
+    b.close();
+  }
+  const fs::path out = dir / "nvtx.msdb";
+  const auto summary = import_traces({dir / "nvtx.sqlite"}, out);
+  ASSERT_EQ(summary.ranks.size(), 1u);
+  EXPECT_EQ(summary.ranks[0].rank_source, "nsys-process");
+  EXPECT_EQ(summary.ranks[0].cpu_events, 7u);
+  EXPECT_EQ(
+      query(out, "SELECT s.value, r.depth, p.value, r.start_ns - " + std::to_string(kBase) +
+                     ", r.end_ns - r.start_ns, c.value, r.tid FROM ranges r JOIN strings s ON s.id = r.name"
+                     " LEFT JOIN ranges pr ON pr.id = r.parent_id LEFT JOIN strings p ON p.id = pr.name"
+                     " JOIN strings c ON c.id = r.category ORDER BY r.tid, r.start_ns, r.depth"),
+      "step,0,NULL,1000,8000,NVTX,100;forward,1,step,2000,3000,MyLib,100;layer0,2,forward,2500,500,NVTX,100;"
+      "backward,1,step,6000,2000,NVTX,100;checkpoint,2,backward,7000,0,NVTX,100;"
+      "never ended,0,NULL,9500,0,NVTX,100;loader,0,NULL,1500,2500,NVTX,101");
+  EXPECT_THAT(query(out, "SELECT message FROM diagnostics"),
+              ::testing::HasSubstr("1 NVTX ranges never ended"));
+  const Profile profile = Profile::load(out);
+  EXPECT_EQ(profile.ranks()[0].hostname, "node7");
+  EXPECT_EQ(profile.ranks()[0].clock_base_ns, kBase);
+}
+
+TEST(NsysImport, NcclDomainRangesBecomeCollectivesOnTheirKernels) {
+  const fs::path dir = tmp_dir("nccl");
+  {
+    ExportBuilder b(dir / "nccl.sqlite");
+    b.process(200, "train.py");
+    const std::int64_t t = gid(200, 200);
+    b.nvtx(75, 0, kNull, t, "NCCL", -1, 5);
+    b.nvtx(59, 100, 400, t, "ncclCommInitRank", -1, 5);
+    b.nvtx(59, 1000, 1200, t, "ncclAllReduce", -1, 5, R"({"Message size [bytes]":4194304})");
+    b.api(1050, 1150, t, 42, "cudaLaunchKernel_v7000");
+    b.kernel(1300, 5300, 200, 0, 13, 42,
+             "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+    b.nvtx(59, 6000, 6100, t, "ncclBroadcast", -1, 5, "", 1024);  // size as the integer payload
+    b.api(6010, 6050, t, 43, "cudaLaunchKernel_v7000");
+    b.kernel(6200, 6700, 200, 0, 13, 43, "ncclKernel_Broadcast_RING_LL_Sum_int8_t(ncclWorkElem)");
+    b.api(7000, 7050, t, 44, "cudaLaunchKernel_v7000");  // an NCCL kernel outside any NVTX range
+    b.kernel(7100, 7900, 200, 0, 13, 44, "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+    b.nvtx(59, 8000, 8100, t, "ncclAllReduce", -1, 5, R"({"Message size [bytes]":8})");  // launched nothing
+    b.api(2000, 2010, t, 45, "cudaLaunchKernel_v7000");
+    b.kernel(2100, 2200, 200, 0, 7, 45, "void gemm<float>(float*)");
+    b.close();
+  }
+  const fs::path out = dir / "nccl.msdb";
+  import_traces({dir / "nccl.sqlite"}, out);
+  EXPECT_EQ(
+      query(out,
+            "SELECT o.value, c.in_bytes, c.out_bytes, a.value, p.value, c.source, c.activity_id IS NOT NULL,"
+            " c.start_ns - " +
+                std::to_string(kBase) +
+                " FROM collectives c JOIN strings o ON o.id = c.op LEFT JOIN strings a ON a.id = c.algorithm"
+                " LEFT JOIN strings p ON p.id = c.protocol ORDER BY c.start_ns"),
+      "allreduce,4194304,4194304,RING,LL,nvtx,1,1300;broadcast,1024,1024,RING,LL,nvtx,1,6200;"
+      "allgather,NULL,NULL,RING,LL,kernel_name,1,7100;allreduce,8,8,NULL,NULL,nvtx,0,8000");
+  EXPECT_EQ(query(out, "SELECT backend FROM ranks"), "nccl");
+  EXPECT_EQ(query(out, "SELECT COUNT(*) FROM ranges"), "4");
+}
+
+TEST(NsysImport, CudaGraphKernelsKeepTheirGraphId) {
+  const fs::path dir = tmp_dir("graphs");
+  {
+    ExportBuilder b(dir / "graphs.sqlite");
+    b.process(300, "infer");
+    const std::int64_t t = gid(300, 300);
+    b.api(100, 200, t, 7, "cudaGraphLaunch_v10000");
+    b.kernel(300, 400, 300, 0, 20, 7, "void a()", 5, 11);
+    b.kernel(400, 500, 300, 0, 20, 7, "void b()", 5, 12);
+    b.kernel(600, 700, 300, 0, 20, 8, "void c()");
+    b.exec("INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (1000, 2000, 0, 1, NULL, 20, 9, " +
+           std::to_string(gid(300)) + ", 9, 90)");
+    b.close();
+  }
+  const fs::path out = dir / "graphs.msdb";
+  import_traces({dir / "graphs.sqlite"}, out);
+  EXPECT_EQ(
+      query(out,
+            "SELECT s.value, a.graph_id, a.correlation FROM activities a JOIN strings s ON s.id = a.name"
+            " ORDER BY a.start_ns"),
+      "void a(),5,7;void b(),5,7;void c(),NULL,8;CUDA graph 9,9,9");
+  EXPECT_EQ(query(out, "SELECT s.value FROM api_calls a JOIN strings s ON s.id = a.name"), "cudaGraphLaunch");
+}
+
+TEST(NsysImport, OneExportOfSeveralProcessesIsOneJob) {
+  const fs::path dir = tmp_dir("multi");
+  for (const bool mpi : {false, true}) {
+    const fs::path input = dir / (mpi ? "mpi.sqlite" : "plain.sqlite");
+    {
+      ExportBuilder b(input);
+      b.process(401, "worker");
+      b.process(400, "worker");
+      b.api(10, 20, gid(401, 401), 1, "cudaLaunchKernel_v7000");
+      b.kernel(30, 40, 401, 1, 7, 1, "void k1()");
+      b.api(10, 20, gid(400, 400), 1, "cudaLaunchKernel_v7000");
+      b.kernel(50, 90, 400, 0, 7, 1, "void k0()");
+      b.exec(
+          "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId,"
+          " globalPid, bytes, copyKind, srcKind, dstKind) VALUES (100, 200, 1, 1, 8, 2, " +
+          std::to_string(gid(401)) + ", 4096, 8, 2, 2)");
+      b.exec(
+          "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId,"
+          " globalPid, value, bytes, memKind) VALUES (100, 150, 0, 1, 7, 3, " +
+          std::to_string(gid(400)) + ", 0, 512, 2)");
+      b.exec(
+          "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, streamId,"
+          " correlationId, globalPid, syncType, eventId) VALUES (300, 400, 0, 1, 7, 4, " +
+          std::to_string(gid(400)) + ", 3, 0)");
+      if (mpi) {
+        b.exec("CREATE TABLE MPI_RANKS (globalTid INTEGER NOT NULL, rank INTEGER NOT NULL)");
+        b.exec("INSERT INTO MPI_RANKS VALUES (" + std::to_string(gid(401, 401)) + ", 0), (" +
+               std::to_string(gid(400, 400)) + ", 1)");
+      }
+      b.close();
+    }
+    const fs::path out = dir / (mpi ? "mpi.msdb" : "plain.msdb");
+    const auto summary = import_traces({input}, out);
+    ASSERT_EQ(summary.ranks.size(), 2u);
+    // Without MPI ranks processes are numbered in pid order; with them, as MPI says.
+    const std::string source = mpi ? "mpi" : "nsys-process";
+    EXPECT_EQ(query(out, "SELECT rank, pid, rank_source FROM ranks ORDER BY rank"),
+              mpi ? "0,401," + source + ";1,400," + source : "0,400," + source + ";1,401," + source);
+    const std::string pid400 = mpi ? "1" : "0", pid401 = mpi ? "0" : "1";
+    EXPECT_EQ(query(out, "SELECT rank, device, name FROM devices ORDER BY rank"),
+              mpi ? "0,1,NVIDIA H100 80GB HBM3;1,0,NVIDIA H100 80GB HBM3"
+                  : "0,0,NVIDIA H100 80GB HBM3;1,1,NVIDIA H100 80GB HBM3");
+    EXPECT_EQ(query(out,
+                    "SELECT s.value, a.bytes, c.value FROM activities a JOIN strings s ON s.id = a.name"
+                    " LEFT JOIN strings c ON c.id = a.copy_kind WHERE a.rank = " +
+                        pid401 + " AND a.kind = 2"),
+              "Memcpy DtoD (Device -> Device),4096,DtoD");
+    EXPECT_EQ(
+        query(out,
+              "SELECT a.kind, s.value FROM activities a JOIN strings s ON s.id = a.name WHERE a.rank = " +
+                  pid400 + " AND a.kind > 2 ORDER BY a.kind"),
+        "3,Memset (Device);4,Stream Sync");
+    EXPECT_EQ(query(out, "SELECT COUNT(*) FROM streams"), "3");
+  }
+}
+
+TEST(NsysImport, SeveralExportsOfOneJobCombine) {
+  const fs::path dir = tmp_dir("job");
+  for (int rank = 0; rank < 2; ++rank) {
+    ExportBuilder b(dir / ("report_" + std::to_string(rank) + ".sqlite"));
+    const std::int64_t pid = 500 + rank;
+    b.process(pid, "train");
+    b.str("unused");
+    b.exec("INSERT INTO ThreadNames VALUES (" +
+           std::to_string(b.str("MPI Rank " + std::to_string(1 - rank))) + ", 0, " +
+           std::to_string(gid(pid, pid)) + ")");
+    b.api(10, 20, gid(pid, pid), 1, "cudaLaunchKernel_v7000");
+    b.kernel(30, 40, pid, 0, 7, 1, "void k()");
+    b.close();
+  }
+  const fs::path out = dir / "job.msdb";
+  const auto summary = import_traces({dir}, out);
+  ASSERT_EQ(summary.ranks.size(), 2u);
+  EXPECT_EQ(query(out, "SELECT rank, pid, rank_source FROM ranks ORDER BY rank"), "0,501,mpi;1,500,mpi");
+  EXPECT_EQ(query(out, "SELECT name FROM threads ORDER BY rank"), "MPI Rank 0;MPI Rank 1");
+}
+
+TEST(NsysImport, KeepsAndFlagsEventsBeforeTheSessionStart) {
+  const fs::path dir = tmp_dir("negative");
+  {
+    ExportBuilder b(dir / "neg.sqlite");
+    b.process(600, "p");
+    b.api(-500, -400, gid(600, 600), 1, "cudaMalloc_v3020");
+    b.kernel(-300, 100, 600, 0, 7, 2, "void k()");
+    b.close();
+  }
+  const fs::path out = dir / "neg.msdb";
+  import_traces({dir / "neg.sqlite"}, out);
+  EXPECT_EQ(query(out, "SELECT first_ns - " + std::to_string(kBase) + " FROM ranks"), "-500");
+  EXPECT_THAT(query(out, "SELECT message FROM diagnostics WHERE severity = 'warning'"),
+              ::testing::HasSubstr("3 event times lie before the capture session start"));
+}
+
+TEST(NsysImport, UnknownSchemaVersionImportsWhatItUnderstandsAndWarnsOnce) {
+  const fs::path dir = tmp_dir("version");
+  {
+    ExportBuilder b(dir / "v9.sqlite", "9.0.0");
+    b.process(700, "p");
+    b.exec("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL ADD COLUMN futureColumn INTEGER");
+    b.kernel(10, 20, 700, 0, 7, 1, "void k()");
+    b.close();
+  }
+  const fs::path out = dir / "v9.msdb";
+  import_traces({dir / "v9.sqlite"}, out);
+  EXPECT_EQ(query(out, "SELECT COUNT(*) FROM activities"), "1");
+  EXPECT_EQ(query(out, "SELECT COUNT(*) FROM diagnostics WHERE message LIKE '%schema 9.0.0 is not one%'"),
+            "1");
+}
+
+std::string import_error(const fs::path& input) {
+  try {
+    import_traces({input}, input.parent_path() / "out.msdb");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(NsysImport, RefusesBadInputWithOneLine) {
+  const fs::path dir = tmp_dir("bad");
+  {
+    sql::Database other(dir / "other.sqlite", false);
+    other.exec("CREATE TABLE recipes (name TEXT)");
+  }
+  EXPECT_EQ(
+      import_error(dir / "other.sqlite"),
+      (dir / "other.sqlite").string() +
+          ": an SQLite database but not an Nsight Systems export (no META_DATA_EXPORT, EXPORT_META_DATA or "
+          "StringIds table)");
+  {
+    std::ofstream corrupt(dir / "corrupt.sqlite", std::ios::binary);
+    corrupt << std::string("SQLite format 3\0", 16) << std::string(4096, '\x7f');
+  }
+  EXPECT_THAT(
+      import_error(dir / "corrupt.sqlite"),
+      ::testing::StartsWith((dir / "corrupt.sqlite").string() + ": unreadable or corrupt SQLite database ("));
+  {
+    ExportBuilder b(dir / "empty.sqlite");
+    b.close();
+  }
+  EXPECT_EQ(
+      import_error(dir / "empty.sqlite"),
+      (dir / "empty.sqlite").string() + ": the Nsight Systems export holds no CUDA or NVTX events to import");
+  EXPECT_FALSE(fs::exists(dir / "out.msdb"));
+  // A meshscope profile is SQLite too.
+  const fs::path profile = tmp_dir("bad_profile") / "p.msdb";
+  {
+    ExportBuilder b(profile.parent_path() / "ok.sqlite");
+    b.process(1, "p");
+    b.kernel(1, 2, 1, 0, 7, 1, "void k()");
+    b.close();
+    import_traces({profile.parent_path() / "ok.sqlite"}, profile);
+  }
+  EXPECT_THAT(import_error(profile),
+              ::testing::HasSubstr("a meshscope profile, not an Nsight Systems export"));
+}
+
+TEST(NsysImport, CommandLineExitsOneWithOneLine) {
+  const fs::path dir = tmp_dir("cli");
+  {
+    std::ofstream corrupt(dir / "corrupt.sqlite", std::ios::binary);
+    corrupt << std::string("SQLite format 3\0", 16) << std::string(4096, '\x01');
+  }
+  const std::string command = std::string(MESHSCOPE_BINARY) + " import " + (dir / "corrupt.sqlite").string() +
+                              " -o " + (dir / "out.msdb").string() + " 2>" + (dir / "stderr.txt").string();
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  std::ifstream err(dir / "stderr.txt");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(err, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_THAT(lines[0], ::testing::HasSubstr("corrupt.sqlite: unreadable or corrupt SQLite database"));
+}
+
+}  // namespace
+}  // namespace meshscope
