@@ -202,6 +202,11 @@ ParallelConfig resolve(ParallelConfig c, const ModelSpec& m, const HardwareSpec&
   if (c.tp == 0) c.tp = 1, note(c, "tp");
   if (c.pp == 0) c.pp = 1, note(c, "pp");
   if (c.cp == 0) c.cp = 1, note(c, "cp");
+  if (c.tp > 0 && m.heads % c.tp != 0)
+    invalid(fmt::format("--tp {} does not divide --heads {}: use a divisor of {}", c.tp, m.heads, m.heads));
+  if (c.pp > 0 && m.layers % c.pp != 0)
+    invalid(
+        fmt::format("--pp {} does not divide --layers {}: use a divisor of {}", c.pp, m.layers, m.layers));
   if (c.gpus == 0) {
     if (c.dp == 0) invalid("--gpus N is required (or give --dp with --tp, --pp and --cp)");
     c.gpus = c.tp * c.pp * c.cp * c.dp;

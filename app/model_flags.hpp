@@ -1,0 +1,75 @@
+// MODEL, HARDWARE and CONFIG flags shared by `predict`, `search`, `compare` and the GUI's command line:
+//   MODEL:    --model NAME|FILE.toml --layers --hidden --heads --kv-heads --ffn --vocab --experts --top-k
+//   HARDWARE: --hardware NAME|FILE.toml --gpus-per-node --intra-node-gbps --inter-node-gbps
+//   CONFIG:   --gpus --tp --pp --dp --cp --ep --micro-batch --global-batch --seq --zero --recompute
+//   --schedule
+//             --virtual-stages --precision (+ --sequence-parallel on|off)
+//   ASSUMPTIONS: --state-bytes 16|18 --attention flash|standard --gemm-efficiency --overlap-{tp,cp,ep,pp,dp}
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "analysis/model/predict.hpp"
+#include "analysis/model/presets.hpp"
+#include "profiler/json_writer.hpp"
+
+namespace meshscope::app {
+
+struct ModelFlags {
+  std::string model = "gpt";
+  model::ModelOverrides overrides;
+  std::string hardware = "h100-sxm";
+  model::HardwareOverrides hardware_overrides;
+};
+
+struct ConfigFlags {
+  model::ParallelConfig config;
+  std::string recompute, schedule, precision = "bf16", sequence_parallel;
+};
+
+struct AssumptionFlags {
+  std::string state_bytes = "16";
+  std::string attention = "flash";
+  std::optional<double> gemm_efficiency, overlap_tp, overlap_cp, overlap_ep, overlap_pp, overlap_dp;
+};
+
+void add_model_flags(CLI::App& cmd, ModelFlags& flags);
+// WITH_LAYOUT false leaves out the layout flags (--tp ... --virtual-stages) that `search` enumerates itself.
+void add_config_flags(CLI::App& cmd, ConfigFlags& flags, bool with_layout = true);
+void add_assumption_flags(CLI::App& cmd, AssumptionFlags& flags);
+
+// Loads the presets and applies the overrides; throws meshscope::Error (exit 1) on bad input.
+model::ModelSpec resolve_model(const ModelFlags& flags, const ConfigFlags& config);
+model::HardwareSpec resolve_hardware(const ModelFlags& flags);
+// The parsed CONFIG flags (not yet resolved: see model::resolve).
+model::ParallelConfig parse_config(const ConfigFlags& flags);
+model::Efficiencies resolve_efficiencies(const AssumptionFlags& flags, const model::HardwareSpec& hw);
+
+// Runs FN, turning model::InvalidInput into meshscope::Error so the command exits 1 with its one line.
+template <typename Fn>
+auto with_model_errors(Fn&& fn) -> decltype(fn());
+
+// Writes a Prediction as the keys of DESIGN.md's `predict --json` (into an open object).
+void write_prediction(JsonWriter& json, const model::Prediction& prediction, const model::ModelSpec& model,
+                      const model::HardwareSpec& hw, const model::Efficiencies& eff);
+// Human-readable form of the same.
+std::string format_prediction(const model::Prediction& prediction, const model::ModelSpec& model,
+                              const model::HardwareSpec& hw, const model::Efficiencies& eff);
+// One line describing a layout ("tp=8 pp=4 dp=32 cp=1 ep=1 mb=1 zero=1 recompute=selective 1f1b").
+std::string describe_layout(const model::ParallelConfig& config);
+
+}  // namespace meshscope::app
+
+#include "profiler/error.hpp"
+
+template <typename Fn>
+auto meshscope::app::with_model_errors(Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const model::InvalidInput& e) {
+    throw meshscope::Error(e.what());
+  }
+}

@@ -1,0 +1,99 @@
+// Presets: every file loads, sources are stated, bad files fail with one line.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/model/common.hpp"
+
+namespace meshscope::model {
+namespace {
+
+TEST(Presets, AllPresetsLoadAndCiteSources) {
+  EXPECT_EQ(hardware_presets(),
+            (std::vector<std::string>{"a100-80gb", "b200", "h100-sxm", "h200", "mi300x"}));
+  const std::vector<std::string> models = model_presets();
+  for (const char* name :
+       {"gpt", "gpt3-175b", "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b", "deepseek-v3"})
+    EXPECT_NE(std::find(models.begin(), models.end(), name), models.end()) << name;
+  for (const auto& name : hardware_presets()) EXPECT_EQ(load_hardware(name).name, name);
+  for (const auto& name : models) EXPECT_EQ(load_model(name).name, name);
+  // Every number in a preset carries a "# source:" comment on the line before it.
+  for (const char* folder : {"hardware", "models"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(assets_dir() / folder)) {
+      std::ifstream in(entry.path());
+      std::string line, previous;
+      while (std::getline(in, line)) {
+        const bool number = !line.empty() && line[0] != '#' && line.find('=') != std::string::npos &&
+                            line.find('"') == std::string::npos && line.find("true") == std::string::npos &&
+                            line.find("false") == std::string::npos;
+        if (number && previous.rfind("# source:", 0) != 0 && previous.find('=') == std::string::npos)
+          ADD_FAILURE() << entry.path() << ": no source for " << line;
+        previous = line;
+      }
+    }
+  }
+}
+
+TEST(Presets, HardwareMatchesPublishedSpecs) {
+  // hardware_specs.csv: dense BF16 peak, HBM bandwidth.
+  for (auto& r : testing::read_calibration_csv("hardware_specs.csv")) {
+    const std::string gpu = r["gpu"];
+    std::string preset = gpu.rfind("A100", 0) == 0     ? "a100-80gb"
+                         : gpu.rfind("H100", 0) == 0   ? "h100-sxm"
+                         : gpu.rfind("H200", 0) == 0   ? "h200"
+                         : gpu.rfind("B200", 0) == 0   ? "b200"
+                         : gpu.rfind("MI300X", 0) == 0 ? "mi300x"
+                                                       : "";
+    if (preset.empty()) continue;
+    const HardwareSpec hw = load_hardware(preset);
+    EXPECT_DOUBLE_EQ(hw.peak_tflops_bf16, std::stod(r["bf16_fp16_dense_tflops"])) << preset;
+    EXPECT_DOUBLE_EQ(hw.hbm_tbps, std::stod(r["hbm_bw_TBps"])) << preset;
+    EXPECT_DOUBLE_EQ(hw.intra_node_gbps * 2, std::stod(r["nvlink_or_fabric_total_GBps"])) << preset;
+  }
+}
+
+TEST(Presets, BadInputSaysWhatToChange) {
+  try {
+    load_model("gpt4");
+    FAIL();
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown model preset 'gpt4': use one of"), std::string::npos);
+  }
+  EXPECT_THROW(load_hardware("tpu"), InvalidInput);
+  EXPECT_THROW(parse_model("name = \"x\"\nlayers = [", "bad.toml"), InvalidInput);
+  try {
+    parse_model("name = \"x\"\nlayers = 2\nhidden = 64\nheads = 4\nffn = 256\nvocab = 10\nhiden = 3\n",
+                "typo.toml");
+    FAIL();
+  } catch (const InvalidInput& e) {
+    EXPECT_EQ(std::string(e.what()), "typo.toml: unknown key 'hiden' (line 7)");
+  }
+  EXPECT_THROW(parse_model("name = \"x\"\nlayers = 2\n", "short.toml"), InvalidInput);
+  EXPECT_THROW(load_model("/nonexistent/model.toml"), InvalidInput);
+}
+
+TEST(Presets, GptFlagsShapeTheGenericModel) {
+  ModelSpec m = load_model("gpt");
+  ModelOverrides o;
+  o.hidden = 4096;
+  o.heads = 32;
+  o.layers = 32;
+  apply_overrides(m, o);
+  EXPECT_EQ(m.ffn, 4 * 4096);  // ffn = 4 x hidden follows --hidden
+  EXPECT_EQ(m.kv_heads, 32);   // multi-head attention stays multi-head
+  o = {};
+  o.experts = 8;
+  o.top_k = 2;
+  apply_overrides(m, o);
+  EXPECT_TRUE(m.is_moe());
+  HardwareSpec hw = load_hardware("h100-sxm");
+  HardwareOverrides ho;
+  ho.gpus_per_node = 72;
+  apply_overrides(hw, ho);
+  EXPECT_EQ(hw.gpus_per_node, 72);
+  ho.inter_node_gbps = -1;
+  EXPECT_THROW(apply_overrides(hw, ho), InvalidInput);
+}
+
+}  // namespace
+}  // namespace meshscope::model
