@@ -35,8 +35,9 @@ namespace {
 constexpr std::int64_t kNvtxCategory = 33, kNvtxMark = 34, kNvtxThread = 39, kNvtxPushPopRange = 59,
                        kNvtxStartEndRange = 60, kNvtxtPushPopRange = 70, kNvtxtStartEndRange = 71,
                        kNvtxtMark = 72, kNvtxDomainCreate = 75, kNvtxDomainDestroy = 76;
-// ENUM_NSYS_EVENT_CLASS value of CUDA driver API calls in CUPTI_ACTIVITY_KIND_RUNTIME.
-constexpr std::int64_t kEventClassCudaDriver = 1;
+// ENUM_NSYS_EVENT_CLASS values in CUPTI_ACTIVITY_KIND_RUNTIME: runtime and driver calls, and the CUDA
+// backtrace records (67) that repeat a call to carry its call stack.
+constexpr std::int64_t kEventClassCudaRuntime = 0, kEventClassCudaDriver = 1, kEventClassCudaEglDriver = 13;
 
 // An error of the import itself (as opposed to one the SQLite layer reports about the file).
 class ImportError : public Error {
@@ -545,6 +546,12 @@ class Importer {
         ++orphans_;
         continue;
       }
+      const std::int64_t event_class = s.column_int(5);
+      if (event_class != kNull && event_class != kEventClassCudaRuntime &&
+          event_class != kEventClassCudaDriver && event_class != kEventClassCudaEglDriver) {
+        ++skipped_api_records_;
+        continue;
+      }
       const GlobalId id = decode_global_id(gtid);
       ApiCallRecord c;
       c.rank = p->rank;
@@ -555,7 +562,7 @@ class Importer {
       c.end_ns = profile_time(*p, s.column_int(1));
       c.correlation = s.column_int(3);
       const std::int64_t name_id = s.column_int(4);
-      bool driver = s.column_int(5) == kEventClassCudaDriver;
+      bool driver = event_class == kEventClassCudaDriver || event_class == kEventClassCudaEglDriver;
       if (name_id >= 0 && static_cast<std::uint64_t>(name_id) < names.size()) {
         auto& n = names[static_cast<std::size_t>(name_id)];
         if (!n.known) {
@@ -943,6 +950,12 @@ class Importer {
               fmt::format("{}: {} NVTX events of other types (counters, resource names) not stored", file,
                           skipped_nvtx_));
         }
+        if (skipped_api_records_ > 0) {
+          writer_.add_diagnostic(p.rank, "info",
+                                 fmt::format("{}: {} CUDA API records of other event classes (call-stack "
+                                             "backtraces of calls already imported) not stored",
+                                             file, skipped_api_records_));
+        }
         if (graph_kernels_without_id_ > 0) {
           writer_.add_diagnostic(
               p.rank, "info",
@@ -1001,7 +1014,7 @@ class Importer {
   std::set<std::tuple<std::int32_t, std::int64_t, std::int64_t>> streams_, threads_;
   std::set<std::pair<std::int64_t, std::int64_t>> devices_used_;
   std::uint64_t nvtx_events_ = 0, skipped_nvtx_ = 0, unended_ranges_ = 0, orphans_ = 0,
-                graph_kernels_without_id_ = 0;
+                graph_kernels_without_id_ = 0, skipped_api_records_ = 0;
 };
 
 }  // namespace
