@@ -233,6 +233,28 @@ class Text {
     out_.append(title.size(), '-');
     out_ += '\n';
   }
+  // A "* " bullet, word-wrapped to 120 columns with a hanging indent.
+  void bullet(std::string_view text) {
+    constexpr std::size_t kWidth = 120;
+    std::string line = "* ";
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+      auto space = text.find(' ', pos);
+      if (space == std::string_view::npos) space = text.size();
+      const std::string_view word = text.substr(pos, space - pos);
+      if (line.size() > 2 && line.size() + 1 + word.size() > kWidth) {
+        out_ += line;
+        out_ += '\n';
+        line = "  ";
+      } else if (line.size() > 2) {
+        line += ' ';
+      }
+      line += word;
+      pos = space + 1;
+    }
+    out_ += line;
+    out_ += '\n';
+  }
   const std::string& str() const { return out_; }
 
  private:
@@ -312,14 +334,14 @@ void findings(Text& t, const Profile& profile, const Analysis& a) {
   (void)profile;
   if (lines.empty()) return;
   t.heading("What stands out");
-  for (const auto& l : lines) t.line("* {}", l);
+  for (const auto& l : lines) t.bullet(l);
 }
 
 void write_text(const Profile& profile, const Analysis& a, const Options& options) {
   Text t;
   const auto& ranks = profile.ranks();
   const EventCounts& n = profile.counts();
-  t.line("meshscope report: {}", profile.path().string());
+  t.line("meshscope report: {}", profile.path().filename().string());
   std::string devices;
   {
     std::vector<std::string> names;
@@ -340,12 +362,12 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
   findings(t, profile, a);
 
   t.heading("GPU time per rank (ms; whole profile)");
-  t.line("{:>5} {:>11} {:>11} {:>6} {:>11} {:>11} {:>10} {:>11} {:>11} {:>7} {:>9} {:>9}", "rank", "span",
+  t.line("{:>5} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7} {:>9} {:>9}", "rank", "span",
          "idle", "idle%", "compute", "comm", "memory", "overlap", "exposed", "hidden%", "coll wait", "sync");
   for (const RankResult& rr : a.ranks) {
     const Breakdown& b = rr.total;
     t.line(
-        "{:>5} {:>11.3f} {:>11.3f} {:>6.1f} {:>11.3f} {:>11.3f} {:>10.3f} {:>11.3f} {:>11.3f} {:>7.1f} "
+        "{:>5} {:>10.3f} {:>10.3f} {:>6.1f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>7.1f} "
         "{:>9.3f} "
         "{:>9.3f}",
         rr.rank, ms(b.span_ns), ms(b.idle_ns), pct(b.idle_ns, b.span_ns), ms(b.compute_ns), ms(b.comm_ns),
@@ -503,11 +525,10 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
   }
 
   t.heading("Across ranks");
-  t.line(
-      "{} collective instance(s): {} matched on every peer (mean arrival skew {:.1f} µs), {} with peers "
-      "missing, {} "
-      "operation(s) not matchable",
-      c.instances.size(), c.matched, us(c.mean_skew_ns), c.incomplete, c.unmatched_ops);
+  t.bullet(fmt::format(
+      "{} collective instance(s): {} matched on every peer (mean arrival skew {:.1f} µs), {} with "
+      "peers missing, {} operation(s) not matchable",
+      c.instances.size(), c.matched, us(c.mean_skew_ns), c.incomplete, c.unmatched_ops));
   if (!c.stragglers.empty()) {
     t.line("{:>5} {:>10} {:>10} {:>12} {:>16} {:>14}", "rank", "last in", "of", "late ms", "peers waited ms",
            "own wait ms");
@@ -523,7 +544,7 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
   notes.insert(notes.end(), a.notes.begin(), a.notes.end());
   if (!notes.empty()) {
     t.heading("Notes");
-    for (const auto& note : notes) t.line("* {}", note);
+    for (const auto& note : notes) t.bullet(note);
   }
   std::fwrite(t.str().data(), 1, t.str().size(), stdout);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <thread>
@@ -292,8 +293,14 @@ void analyze_rank(const Profile& profile, const Rank& r, const Classifier& class
         effective = kDropped;
         ++out.hta_dropped;
       }
-      iv.start = -floor_div(-(iv.start - origin), 1000) * 1000 + origin;  // ceil to whole µs
-      iv.end = floor_div(iv.end - origin, 1000) * 1000 + origin;
+      // HTA holds Kineto's µs timestamps as float64 (a 0.25 µs grid at epoch scale), computes end = ts + dur in
+      // float64, then rounds ts up and end down to whole µs.
+      const TimeNs local = iv.start - origin;
+      const TimeNs whole_us = floor_div(local, 1000);
+      const double ts = static_cast<double>(whole_us) + static_cast<double>(local - whole_us * 1000) * 1e-3;
+      const double end = ts + static_cast<double>(iv.end - iv.start) * 1e-3;
+      iv.start = static_cast<TimeNs>(std::ceil(ts)) * 1000 + origin;
+      iv.end = static_cast<TimeNs>(std::floor(end)) * 1000 + origin;
       if (iv.end < iv.start) effective = kDropped;
     }
     ws.effective[i] = effective;
