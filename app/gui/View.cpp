@@ -1,0 +1,501 @@
+// View.cpp: opening profiles (background import, load, analysis, timeline index), the frame (menu, status
+// line, panel tabs), recent files and the theme.
+//
+// [SECTION] Loading (off the frame loop)
+// [SECTION] View: construction, frame, menu, status line, open popup, recent files
+// [SECTION] Theme
+#include "app/gui/View.hpp"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+
+#include "collectors/import/import.hpp"
+#include "profiler/error.hpp"
+
+namespace meshscope::gui {
+
+// [SECTION] Loading ------------------------------------------------------------------------------------------
+
+const char* to_string(Panel panel) {
+  switch (panel) {
+    case Panel::kTimeline: return "Timeline";
+    case Panel::kSummary: return "Summary";
+    case Panel::kRoofline: return "Roofline";
+    case Panel::kExplorer: return "Explorer";
+    case Panel::kPlanner: return "Planner";
+  }
+  return "?";
+}
+
+bool parse_panel(std::string_view name, Panel& panel) {
+  for (int i = 0; i < kPanelCount; ++i) {
+    const auto p = static_cast<Panel>(i);
+    const std::string_view label = to_string(p);
+    if (label.size() == name.size() &&
+        std::equal(label.begin(), label.end(), name.begin(),
+                   [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
+      panel = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+bool is_sqlite(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char header[16] = {};
+  in.read(header, sizeof header);
+  return in.gcount() == 16 && std::string_view(header, 15) == "SQLite format 3";
+}
+
+std::filesystem::path cache_dir() {
+  const char* cache_home = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  std::filesystem::path dir = cache_home && *cache_home ? std::filesystem::path(cache_home)
+                              : home && *home           ? std::filesystem::path(home) / ".cache"
+                                                        : std::filesystem::temp_directory_path();
+  return dir / "meshscope" / "view";
+}
+
+std::filesystem::path config_file() {
+  const char* config_home = std::getenv("XDG_CONFIG_HOME");
+  const char* home = std::getenv("HOME");
+  std::filesystem::path dir = config_home && *config_home ? std::filesystem::path(config_home)
+                              : home && *home             ? std::filesystem::path(home) / ".config"
+                                                          : std::filesystem::temp_directory_path();
+  return dir / "meshscope" / "recent.txt";
+}
+
+}  // namespace
+
+std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> profile) {
+  auto loaded = std::make_unique<LoadedProfile>();
+  loaded->msdb = profile->path();
+  loaded->source = profile->path();
+  const auto t = Clock::now();
+  loaded->analysis = measure::analyze(*profile);
+  loaded->analyze_s = seconds_since(t);
+  const auto& ranks = profile->ranks();
+  loaded->ranks.resize(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const Rank& rank = ranks[r];
+    auto& index = loaded->ranks[r];
+    index.streams.reserve(rank.streams.size());
+    for (std::size_t s = 0; s < rank.streams.size(); ++s) {
+      index.streams.push_back(assign_lanes(rank.stream_activities(s)));
+    }
+    index.tracks.reserve(rank.tracks.size());
+    for (std::size_t k = 0; k < rank.tracks.size(); ++k) {
+      index.tracks.push_back(
+          assign_lanes(rank.track_ranges(k), [](const CpuRange& range) { return std::max(0, range.depth); }));
+      if (!rank.tracks[k].gpu) index.cpu_ranges += rank.tracks[k].count;
+    }
+    index.instance_of.assign(rank.collectives.size(), -1);
+  }
+  const auto& report = loaded->analysis.collectives;
+  for (std::size_t i = 0; i < report.instances.size(); ++i) {
+    const auto& instance = report.instances[i];
+    for (std::uint32_t m = 0; m < instance.member_count; ++m) {
+      const auto& member = report.members[instance.first_member + m];
+      auto& of = loaded->ranks[member.rank_index].instance_of;
+      if (member.collective < of.size()) of[member.collective] = static_cast<std::int32_t>(i);
+    }
+  }
+  loaded->profile = std::move(profile);
+  return loaded;
+}
+
+std::unique_ptr<LoadedProfile> load_profile(const std::filesystem::path& source,
+                                            const std::function<void(double, const char*)>& progress) {
+  auto report = [&](double fraction, const char* stage) {
+    if (progress) progress(fraction, stage);
+  };
+  if (!std::filesystem::exists(source)) throw Error(source.string() + ": no such file or directory");
+  std::filesystem::path msdb;
+  double import_s = 0;
+  if (!std::filesystem::is_directory(source) && is_sqlite(source)) {
+    // A meshscope profile loads directly; another SQLite file (an Nsight Systems export) is imported.
+    try {
+      report(0.1, "loading profile");
+      const auto t = Clock::now();
+      auto profile = std::make_shared<const Profile>(Profile::load(source));
+      const double load_s = seconds_since(t);
+      report(0.6, "analysing");
+      auto loaded = index_profile(std::move(profile));
+      loaded->source = source;
+      loaded->load_s = load_s;
+      report(1.0, "ready");
+      return loaded;
+    } catch (const Error&) {
+      // not a meshscope profile: fall through to the importers
+    }
+  }
+  {
+    report(0.0, "importing");
+    std::filesystem::create_directories(cache_dir());
+    const auto absolute = std::filesystem::absolute(source).lexically_normal();
+    char name[64];
+    std::snprintf(name, sizeof name, "%016zx.msdb", std::hash<std::string>{}(absolute.string()));
+    msdb = cache_dir() / (source.stem().string() + "-" + name);
+    ImportOptions options;
+    options.progress = [&](double f) { report(0.7 * f, "importing"); };
+    const auto t = Clock::now();
+    import_traces({source}, msdb, options);
+    import_s = seconds_since(t);
+  }
+  report(0.7, "loading profile");
+  auto t = Clock::now();
+  auto profile = std::make_shared<const Profile>(Profile::load(msdb));
+  const double load_s = seconds_since(t);
+  report(0.85, "analysing");
+  auto loaded = index_profile(std::move(profile));
+  loaded->source = source;
+  loaded->msdb = msdb;
+  loaded->import_s = import_s;
+  loaded->load_s = load_s;
+  report(1.0, "ready");
+  return loaded;
+}
+
+// [SECTION] View ---------------------------------------------------------------------------------------------
+
+View::View(ViewOptions options) : options_(options) {
+  panel_ = options_.panel_set ? options_.panel : Panel::kExplorer;
+  if (options_.remember_recent) load_recent();
+  explorer_init();
+}
+
+View::~View() {
+  if (loader_.joinable()) loader_.join();
+}
+
+void View::open(const std::filesystem::path& path) {
+  if (loading_.load()) return;  // one load at a time; the menu is disabled meanwhile
+  if (loader_.joinable()) loader_.join();
+  loading_ = true;
+  progress_ = 0.0;
+  stage_ = "starting";
+  loading_path_ = path;
+  load_error_.clear();
+  loader_ = std::jthread([this, path] {
+    std::unique_ptr<LoadedProfile> result;
+    std::string error;
+    try {
+      result = load_profile(path, [this](double f, const char* stage) {
+        progress_ = f;
+        stage_ = stage;
+      });
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    std::lock_guard lock(loader_mutex_);
+    pending_ = std::move(result);
+    pending_error_ = std::move(error);
+    loading_ = false;
+  });
+}
+
+void View::set_profile(std::unique_ptr<LoadedProfile> loaded) {
+  loaded_ = std::move(loaded);
+  on_profile_installed();
+}
+
+void View::poll_loader() {
+  if (loading_.load()) return;
+  std::unique_ptr<LoadedProfile> ready;
+  {
+    std::lock_guard lock(loader_mutex_);
+    if (!pending_ && pending_error_.empty()) return;
+    ready = std::move(pending_);
+    if (!pending_error_.empty()) load_error_ = std::move(pending_error_);
+    pending_error_.clear();
+  }
+  if (ready) {
+    if (options_.remember_recent) add_recent(ready->source);
+    set_profile(std::move(ready));
+  }
+}
+
+void View::on_profile_installed() {
+  tl_ = TimelineState{};
+  summary_rank_ = 0;
+  const std::size_t ranks = loaded_ ? loaded_->profile->ranks().size() : 0;
+  // Small jobs open every rank; large ones open the first few (the others stay one header row each).
+  tl_.rank_open.assign(ranks, ranks <= 8 ? 1 : 0);
+  for (std::size_t r = 0; r < std::min<std::size_t>(ranks, 4); ++r) tl_.rank_open[r] = 1;
+  tl_.cpu_open.assign(ranks, 0);
+  summary_prepare();
+  if (!options_.panel_set && panel_ == Panel::kExplorer) select_panel(Panel::kTimeline);
+  // The Explorer starts from what the profile shows: its GPU count and hardware.
+  if (loaded_) {
+    const auto& profile = *loaded_->profile;
+    ex_.gpus = static_cast<int>(std::max<std::int64_t>(1, profile.world_size()));
+    for (const auto& rank : profile.ranks()) {
+      for (const auto& device : rank.devices) {
+        std::string name = device.name;
+        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+        const char* preset = name.find("h200") != std::string::npos      ? "h200"
+                             : name.find("h100") != std::string::npos    ? "h100-sxm"
+                             : name.find("a100") != std::string::npos    ? "a100-80gb"
+                             : name.find("b200") != std::string::npos    ? "b200"
+                             : name.find("mi300") != std::string::npos ? "mi300x"
+                                                                         : nullptr;
+        if (!preset) continue;
+        for (std::size_t i = 0; i < ex_.hardware.size(); ++i) {
+          if (ex_.hardware[i] == preset) ex_.hardware_index = static_cast<int>(i);
+        }
+        goto found;
+      }
+    }
+  found:
+    ex_.tp = 1;
+    ex_.pp = 1;
+    ex_.dp = 0;
+    ex_.global_batch = 0;
+    ex_.dirty = true;
+    ex_.search_dirty = true;
+    ex_.spec_error.clear();
+    explorer_init();
+  }
+}
+
+void View::select_panel(Panel panel) {
+  panel_ = panel;
+  panel_request_ = true;
+}
+
+void View::draw() {
+  poll_loader();
+  const ImGuiViewport* viewport = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(viewport->WorkPos);
+  ImGui::SetNextWindowSize(viewport->WorkSize);
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_MenuBar |
+                                 ImGuiWindowFlags_NoBringToFrontOnFocus;
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0.0f);
+  ImGui::Begin("meshscope", nullptr, flags);
+  ImGui::PopStyleVar();
+  draw_menu();
+  draw_status();
+
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.KeyCtrl && !io.WantTextInput) {
+    for (int i = 0; i < kPanelCount; ++i) {
+      if (ImGui::IsKeyPressed('1' + i, false)) select_panel(static_cast<Panel>(i));
+    }
+    if (ImGui::IsKeyPressed('O', false)) open_popup_ = true;
+  }
+
+  if (ImGui::BeginTabBar("##panels", ImGuiTabBarFlags_None)) {
+    for (int i = 0; i < kPanelCount; ++i) {
+      const auto p = static_cast<Panel>(i);
+      const ImGuiTabItemFlags tab_flags =
+          panel_request_ && panel_ == p ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
+      if (ImGui::BeginTabItem(to_string(p), nullptr, tab_flags)) {
+        if (!panel_request_) panel_ = p;
+        switch (p) {
+          case Panel::kTimeline: draw_timeline(); break;
+          case Panel::kSummary: draw_summary(); break;
+          case Panel::kRoofline: draw_roofline(); break;
+          case Panel::kExplorer: draw_explorer(); break;
+          case Panel::kPlanner: draw_planner(); break;
+        }
+        ImGui::EndTabItem();
+      }
+    }
+    panel_request_ = false;
+    ImGui::EndTabBar();
+  }
+  draw_open_popup();
+  ImGui::End();
+}
+
+void View::draw_menu() {
+  if (!ImGui::BeginMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Open...", "Ctrl+O", false, !loading())) open_popup_ = true;
+    if (ImGui::BeginMenu("Open recent", !recent_.empty() && !loading())) {
+      for (const auto& path : recent_) {
+        if (ImGui::MenuItem(path.c_str())) open(path);
+      }
+      ImGui::EndMenu();
+    }
+    if (ImGui::MenuItem("Open bundled sample", nullptr, false, !loading())) {
+      const char* env = std::getenv("MESHSCOPE_SAMPLE");
+      open(env && *env ? env : MESHSCOPE_SOURCE_DIR "/assets/sample/sample_job");
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) quit_ = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    for (int i = 0; i < kPanelCount; ++i) {
+      char shortcut[16];
+      std::snprintf(shortcut, sizeof shortcut, "Ctrl+%d", i + 1);
+      if (ImGui::MenuItem(to_string(static_cast<Panel>(i)), shortcut, panel_ == static_cast<Panel>(i))) {
+        select_panel(static_cast<Panel>(i));
+      }
+    }
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    ImGui::TextUnformatted("Timeline: wheel = zoom at cursor, left drag = pan, right drag = measure range,");
+    ImGui::TextUnformatted("W/S zoom, A/D pan, F fit, Z zoom to selection, Esc clear, Ctrl+F search,");
+    ImGui::TextUnformatted("Enter / Shift+Enter in the search box = next / previous match,");
+    ImGui::TextUnformatted("click a collective to link its peers on every rank.");
+    ImGui::TextUnformatted("Drop a trace (Kineto .json/.json.gz, Nsight Systems .sqlite, .msdb) on the window.");
+    ImGui::EndMenu();
+  }
+  if (ImGui::GetIO().KeyCtrl && ImGui::IsKeyPressed('Q', false)) quit_ = true;
+  ImGui::EndMenuBar();
+}
+
+void View::draw_status() {
+  if (loading()) {
+    char overlay[256];
+    std::snprintf(overlay, sizeof overlay, "%s %s  %.0f%%", stage_.load(), loading_path_.filename().c_str(),
+                  100.0 * progress_.load());
+    ImGui::ProgressBar(static_cast<float>(progress_.load()), ImVec2(-1, 0), overlay);
+  } else if (loaded_) {
+    const auto& p = *loaded_->profile;
+    const auto& c = p.counts();
+    const double span_ms = static_cast<double>(p.last_ns() - p.first_ns()) / 1e6;
+    ImGui::TextDisabled("Profile");
+    ImGui::SameLine();
+    ImGui::TextUnformatted(loaded_->source.filename().c_str());
+    ImGui::SameLine();
+    ImGui::TextDisabled("| %zu rank%s (world %lld) | %.3f ms | %lld kernels, %lld copies, %lld collectives, %lld "
+                        "CPU ranges | %lld steps",
+                        p.ranks().size(), p.ranks().size() == 1 ? "" : "s", static_cast<long long>(p.world_size()),
+                        span_ms, static_cast<long long>(c.kernel), static_cast<long long>(c.memcpy + c.memset),
+                        static_cast<long long>(c.collective),
+                        static_cast<long long>(c.cpu_op + c.annotation + c.python_function + c.nvtx + c.step +
+                                               c.gpu_annotation + c.other),
+                        static_cast<long long>(c.step));
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip("%s\nimport %.2f s, load %.2f s, analysis %.2f s", loaded_->msdb.c_str(),
+                        loaded_->import_s, loaded_->load_s, loaded_->analyze_s);
+    }
+  } else {
+    ImGui::TextDisabled("No profile open: File > Open (Ctrl+O) or drop a trace on the window. The Explorer "
+                        "works without one.");
+  }
+  if (!load_error_.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
+    ImGui::TextWrapped("Could not open: %s", load_error_.c_str());
+    ImGui::PopStyleColor();
+  }
+}
+
+void View::draw_open_popup() {
+  if (open_popup_) {
+    ImGui::OpenPopup("Open profile");
+    open_popup_ = false;
+  }
+  ImGui::SetNextWindowSize(ImVec2(640, 0), ImGuiCond_Appearing);
+  if (ImGui::BeginPopupModal("Open profile", nullptr, ImGuiWindowFlags_NoSavedSettings)) {
+    ImGui::TextUnformatted("Path of a trace (Kineto .json/.json.gz, Nsight Systems .sqlite), a directory of");
+    ImGui::TextUnformatted("traces (one job) or a meshscope profile (.msdb):");
+    if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+    ImGui::SetNextItemWidth(-1);
+    const bool enter = ImGui::InputText("##path", open_path_, sizeof open_path_,
+                                        ImGuiInputTextFlags_EnterReturnsTrue);
+    if (ImGui::Button("Open", ImVec2(100, 0)) || enter) {
+      if (open_path_[0]) open(open_path_);
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel", ImVec2(100, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+      ImGui::CloseCurrentPopup();
+    }
+    if (!recent_.empty()) {
+      ImGui::Separator();
+      ImGui::TextDisabled("Recent");
+      for (const auto& path : recent_) {
+        if (ImGui::Selectable(path.c_str())) {
+          open(path);
+          ImGui::CloseCurrentPopup();
+        }
+      }
+    }
+    ImGui::EndPopup();
+  }
+}
+
+void View::load_recent() {
+  std::ifstream in(config_file());
+  std::string line;
+  while (std::getline(in, line) && recent_.size() < 10) {
+    if (!line.empty()) recent_.push_back(line);
+  }
+}
+
+void View::add_recent(const std::filesystem::path& path) {
+  std::error_code error;
+  const std::string text = std::filesystem::absolute(path, error).lexically_normal().string();
+  recent_.erase(std::remove(recent_.begin(), recent_.end(), text), recent_.end());
+  recent_.insert(recent_.begin(), text);
+  if (recent_.size() > 10) recent_.resize(10);
+  std::filesystem::create_directories(config_file().parent_path(), error);
+  std::ofstream out(config_file());
+  for (const auto& r : recent_) out << r << '\n';
+}
+
+// [SECTION] Theme --------------------------------------------------------------------------------------------
+
+void View::setup_style(float scale) {
+  ImGuiIO& io = ImGui::GetIO();
+  const char* fonts[] = {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+                         "/usr/share/fonts/TTF/DejaVuSans.ttf"};
+  bool loaded = false;
+  for (const char* font : fonts) {
+    if (std::filesystem::exists(font)) {
+      io.Fonts->AddFontFromFileTTF(font, 15.0f * scale);
+      loaded = true;
+      break;
+    }
+  }
+  if (!loaded) io.Fonts->AddFontDefault();
+  ImGui::StyleColorsDark();
+  ImGuiStyle& style = ImGui::GetStyle();
+  style.WindowRounding = 4.0f;
+  style.FrameRounding = 3.0f;
+  style.GrabRounding = 3.0f;
+  style.TabRounding = 3.0f;
+  style.ScrollbarRounding = 3.0f;
+  style.FramePadding = ImVec2(6, 3);
+  style.ItemSpacing = ImVec2(8, 5);
+  style.CellPadding = ImVec2(6, 2);
+  ImVec4* c = style.Colors;
+  c[ImGuiCol_WindowBg] = ImVec4(0.09f, 0.10f, 0.12f, 1.0f);
+  c[ImGuiCol_ChildBg] = ImVec4(0.07f, 0.08f, 0.095f, 1.0f);
+  c[ImGuiCol_PopupBg] = ImVec4(0.11f, 0.12f, 0.14f, 0.98f);
+  c[ImGuiCol_MenuBarBg] = ImVec4(0.12f, 0.13f, 0.16f, 1.0f);
+  c[ImGuiCol_FrameBg] = ImVec4(0.16f, 0.18f, 0.22f, 1.0f);
+  c[ImGuiCol_FrameBgHovered] = ImVec4(0.22f, 0.25f, 0.31f, 1.0f);
+  c[ImGuiCol_FrameBgActive] = ImVec4(0.25f, 0.29f, 0.36f, 1.0f);
+  c[ImGuiCol_Header] = ImVec4(0.20f, 0.25f, 0.33f, 1.0f);
+  c[ImGuiCol_HeaderHovered] = ImVec4(0.26f, 0.33f, 0.45f, 1.0f);
+  c[ImGuiCol_HeaderActive] = ImVec4(0.30f, 0.38f, 0.52f, 1.0f);
+  c[ImGuiCol_Tab] = ImVec4(0.14f, 0.16f, 0.20f, 1.0f);
+  c[ImGuiCol_TabHovered] = ImVec4(0.28f, 0.38f, 0.55f, 1.0f);
+  c[ImGuiCol_TabActive] = ImVec4(0.22f, 0.32f, 0.48f, 1.0f);
+  c[ImGuiCol_TableHeaderBg] = ImVec4(0.14f, 0.16f, 0.20f, 1.0f);
+  c[ImGuiCol_TableRowBgAlt] = ImVec4(1.0f, 1.0f, 1.0f, 0.03f);
+  c[ImGuiCol_PlotHistogram] = ImVec4(0.30f, 0.55f, 0.96f, 1.0f);
+}
+
+}  // namespace meshscope::gui

@@ -1,0 +1,249 @@
+// View: the meshscope desktop front end. One class, its methods spread over one file per window (Tracy's
+// layout): View.cpp (frame, menus, loading), View_Timeline.cpp, View_Summary.cpp, View_Roofline.cpp,
+// View_Explorer.cpp, View_Planner.cpp.
+//
+// [SECTION] LoadedProfile: what is computed once after a profile is opened (import, load, measured analysis,
+//           timeline lanes, collective links), on a background thread. The frame loop only reads it.
+// [SECTION] View: the frame (draw()), called between ImGui::NewFrame() and ImGui::Render() by gui_main.cpp,
+//           by the no-window test harness and by the benchmark.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "analysis/measure/measure.hpp"
+#include "analysis/model/planner.hpp"
+#include "analysis/model/predict.hpp"
+#include "analysis/model/search.hpp"
+#include "analysis/model/timeline.hpp"
+#include "app/gui/timeline_lod.hpp"
+#include "profiler/profile.hpp"
+
+struct ImDrawList;
+
+namespace meshscope::gui {
+
+enum class Panel { kTimeline, kSummary, kRoofline, kExplorer, kPlanner };
+inline constexpr int kPanelCount = 5;
+const char* to_string(Panel panel);
+// "timeline", "summary", ... (case-insensitive); false when NAME is none of them.
+bool parse_panel(std::string_view name, Panel& panel);
+
+// Everything the view needs about one opened profile, computed once off the frame loop.
+struct LoadedProfile {
+  std::filesystem::path source;  // what the user opened (trace, directory or .msdb)
+  std::filesystem::path msdb;    // the profile it was imported into (== source for .msdb)
+  std::shared_ptr<const Profile> profile;
+  measure::Analysis analysis;
+  struct RankIndex {
+    std::vector<LaneLayout> streams;        // one per Rank::streams
+    std::vector<LaneLayout> tracks;         // one per Rank::tracks (preferred lane = depth)
+    std::vector<std::int32_t> instance_of;  // per Rank::collectives: matched instance, -1 if none
+    std::int64_t cpu_ranges = 0;            // ranges on CPU thread tracks (not GPU annotation tracks)
+  };
+  std::vector<RankIndex> ranks;
+  double import_s = 0, load_s = 0, analyze_s = 0;
+};
+
+// Opens SOURCE: a meshscope profile (.msdb) is loaded, anything else (Kineto JSON, .json.gz, Nsight
+// Systems SQLite, a directory of traces) is imported into a cache file first. Then the measured analysis
+// and the timeline index run. PROGRESS (may be empty) gets a fraction in [0, 1] and the current stage.
+// Throws meshscope::Error (or model/std errors) with one line.
+std::unique_ptr<LoadedProfile> load_profile(const std::filesystem::path& source,
+                                            const std::function<void(double, const char*)>& progress = {});
+// Builds the timeline index and runs the analysis for an already loaded PROFILE.
+std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> profile);
+
+struct ViewOptions {
+  bool remember_recent = true;  // read and write the recent-files list (off for tests and screenshots)
+  Panel panel = Panel::kTimeline;
+  bool panel_set = false;  // PANEL was chosen by the user (else: Timeline with a profile, Explorer without)
+};
+
+class View {
+ public:
+  explicit View(ViewOptions options = {});
+  ~View();
+  View(const View&) = delete;
+  View& operator=(const View&) = delete;
+
+  // Starts loading PATH on a background thread; the frame shows a progress bar until it is ready.
+  void open(const std::filesystem::path& path);
+  // Installs an already loaded profile (tests, benchmark).
+  void set_profile(std::unique_ptr<LoadedProfile> loaded);
+  bool loading() const { return loading_.load(); }
+  const std::string& load_error() const { return load_error_; }
+  const LoadedProfile* loaded() const { return loaded_.get(); }
+
+  // One frame of the whole UI, in a window covering the display. Call between NewFrame() and Render().
+  void draw();
+  void select_panel(Panel panel);
+  Panel panel() const { return panel_; }
+  bool quit_requested() const { return quit_; }
+
+  // Timeline window (in profile ns); a range of 0 length means "fit the whole profile".
+  void set_time_range(TimeNs start, TimeNs end);
+  TimeNs time_start() const { return tl_.t0; }
+  TimeNs time_end() const { return tl_.t1; }
+  // Draw items the timeline produced in the last frame (for tests and the benchmark).
+  std::size_t last_frame_items() const { return tl_.frame_items; }
+  std::size_t last_frame_events() const { return tl_.frame_events; }
+
+  // Explorer layout in CLI terms (tests).
+  void set_layout(int gpus, int tp, int pp, int cp = 1, int ep = 1);
+  const model::Prediction* prediction() const { return ex_.valid ? &ex_.prediction : nullptr; }
+  const std::string& layout_error() const { return ex_.error; }
+
+  // Applies the theme and fonts this view expects (call once after ImGui::CreateContext()).
+  static void setup_style(float scale = 1.0f);
+
+ private:
+  // [SECTION] frame (View.cpp)
+  void poll_loader();
+  void draw_menu();
+  void draw_status();
+  void draw_open_popup();
+  void add_recent(const std::filesystem::path& path);
+  void load_recent();
+  void on_profile_installed();
+
+  // [SECTION] windows, one file each
+  void draw_timeline();  // View_Timeline.cpp
+  void draw_summary();   // View_Summary.cpp
+  void draw_roofline();  // View_Roofline.cpp
+  void draw_explorer();  // View_Explorer.cpp
+  void draw_planner();   // View_Planner.cpp
+
+  // Summary helpers (View_Summary.cpp)
+  void summary_rank_bars();
+  void summary_steps();
+  void summary_kernels();
+  void summary_collectives();
+  void summary_prepare();
+
+  // Timeline helpers (View_Timeline.cpp)
+  struct RowCtx;
+  void timeline_toolbar();
+  void timeline_canvas();
+  void timeline_handle_input(float canvas_x0, float canvas_x1, bool hovered);
+  void timeline_draw_ruler(ImDrawList* dl, float x0, float x1, float y0);
+  void timeline_run_search();
+  void timeline_jump_to_match(int delta);
+  void timeline_collective_panel();
+  void timeline_fit();
+
+  // Explorer helpers (View_Explorer.cpp)
+  void explorer_init();
+  void explorer_repredict();
+  void explorer_run_search();
+  void explorer_apply(const model::ParallelConfig& config);
+  void explorer_pipeline(float height);
+  void explorer_bars();
+  void explorer_measured();
+  double predicted_busbw(const std::string& op, std::int64_t group, std::int64_t bytes) const;
+
+  ViewOptions options_;
+  Panel panel_ = Panel::kTimeline;
+  bool panel_request_ = true;  // the tab bar should switch to panel_ this frame
+  bool quit_ = false;
+
+  // Loading
+  std::unique_ptr<LoadedProfile> loaded_;
+  std::jthread loader_;
+  std::mutex loader_mutex_;
+  std::unique_ptr<LoadedProfile> pending_;  // handed over by the loader under loader_mutex_
+  std::string pending_error_;
+  std::atomic<bool> loading_{false};
+  std::atomic<double> progress_{0.0};
+  std::atomic<const char*> stage_{""};
+  std::filesystem::path loading_path_;
+  std::string load_error_;
+  std::vector<std::string> recent_;
+  bool open_popup_ = false;
+  char open_path_[1024] = {};
+
+  // Timeline state
+  struct TimelineState {
+    TimeNs t0 = 0, t1 = 0;  // visible range; t1 == t0 until the first fit
+    std::vector<std::uint8_t> rank_open;
+    std::vector<std::uint8_t> cpu_open;
+    std::vector<DrawItem> items;  // reused scratch, never shrinks
+    std::size_t frame_items = 0, frame_events = 0;
+    // Box selection (right drag or shift + left drag)
+    bool selecting = false, has_selection = false;
+    TimeNs sel_a = 0, sel_b = 0;
+    // Collective linking
+    std::int32_t selected_instance = -1;
+    struct LinkPoint {
+      std::int32_t rank;
+      float x, y;
+    };
+    std::vector<LinkPoint> links;
+    // Hovered event (this frame)
+    std::int32_t hover_rank = -1;
+    // Search
+    char filter[256] = {};
+    bool filter_dirty = false;
+    std::vector<std::int8_t> name_match;  // per StringId: 1 matches, 0 not
+    struct Match {
+      TimeNs start, end;
+      std::int32_t rank_index;
+      std::int32_t stream;
+      std::uint32_t index;
+    };
+    std::vector<Match> matches;
+    int match_cursor = -1;
+    bool focus_search = false;
+    float scroll_to_y = -1;
+    std::int32_t scroll_to_rank = -1;
+  } tl_;
+
+  // Explorer state
+  struct ExplorerState {
+    bool ready = false;
+    std::vector<std::string> models, hardware;
+    int model_index = 0, hardware_index = 0;
+    model::ModelSpec model;
+    model::HardwareSpec hw;
+    model::Efficiencies eff;
+    int gpus = 8, tp = 1, pp = 1, dp = 0, cp = 1, ep = 1;
+    int micro_batch = 1, global_batch = 0, seq = 0, zero = 1, virtual_stages = 1;
+    int recompute = 0, schedule = 1, precision = 0;
+    bool dirty = true;
+    bool valid = false;
+    std::string error;
+    std::string spec_error;
+    model::Prediction prediction;
+    model::Timeline timeline;
+    model::ParallelConfig resolved;
+    // Search
+    bool search_dirty = true;
+    model::SearchResult search;
+    std::string search_error;
+    int search_selected = -1;
+  } ex_;
+
+  // Summary state
+  int summary_rank_ = 0;
+  std::vector<measure::KernelStat> kernels_all_;  // every activity name over all ranks (built on install)
+  std::vector<std::uint32_t> kernel_order_, collective_order_;  // current sort of the two tables
+
+  // Planner state
+  struct PlannerState {
+    float gpu_mtbf_hours = 50000.0f;  // per GPU (Llama 3: 419 interruptions / 54 days / 16384 GPUs)
+    float checkpoint_s = 60.0f;
+    float restart_s = 300.0f;
+    float tokens_per_param = 20.0f;
+    float days = 30.0f;
+    float budget_log10 = 24.0f;  // log10 FLOPs of the budget box
+  } pl_;
+};
+
+}  // namespace meshscope::gui

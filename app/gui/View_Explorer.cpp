@@ -1,0 +1,602 @@
+// View_Explorer.cpp: the layout explorer. Sliders and combos for model, hardware and layout; every change
+// re-predicts within the frame (predict() is sub-millisecond): memory against capacity, step time by part,
+// MFU and tokens/s, the measured per-step breakdown of the open profile beside the predicted one, the
+// predicted pipeline timeline of one step, and the search results (click a row to load that layout).
+// Invalid layouts are explained inline with resolve()'s one-line reason, never clamped.
+//
+// [SECTION] Inputs and prediction
+// [SECTION] Bars (memory, step time, measured vs predicted)
+// [SECTION] Pipeline timeline
+// [SECTION] Search
+#include <imgui.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+#include "analysis/model/collectives.hpp"
+#include "analysis/model/presets.hpp"
+#include "app/gui/View.hpp"
+#include "app/gui/gui_util.hpp"
+
+namespace meshscope::gui {
+
+namespace {
+
+constexpr const char* kRecompute[] = {"none", "selective", "full"};
+constexpr const char* kSchedule[] = {"gpipe", "1f1b", "interleaved"};
+constexpr const char* kPrecision[] = {"bf16", "fp8"};
+
+struct Part {
+  const char* name;
+  double value;
+  ImU32 color;
+};
+
+// One horizontal stacked bar of PARTS scaled so that SCALE fills WIDTH; hovering a part names it.
+void stacked_bar(const char* id, const Part* parts, int count, double scale, float width, float height,
+                 const char* unit_label, double marker = 0, const char* marker_label = nullptr) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton(id, ImVec2(width, height));
+  const bool hovered = ImGui::IsItemHovered();
+  const float mx = ImGui::GetIO().MousePos.x;
+  dl->AddRectFilled(p, ImVec2(p.x + width, p.y + height), IM_COL32(34, 38, 46, 255), 3.0f);
+  float x = p.x;
+  for (int i = 0; i < count; ++i) {
+    if (parts[i].value <= 0 || scale <= 0) continue;
+    const float w = static_cast<float>(parts[i].value / scale * width);
+    dl->AddRectFilled(ImVec2(x, p.y), ImVec2(x + w, p.y + height), parts[i].color);
+    if (w > 46) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * parts[i].value / scale);
+      dl->AddText(ImVec2(x + 4, p.y + (height - ImGui::GetFontSize()) * 0.5f), IM_COL32(10, 12, 16, 255), buf);
+    }
+    if (hovered && mx >= x && mx < x + w) {
+      ImGui::SetTooltip("%s: %.4g %s (%.1f%%)", parts[i].name, parts[i].value, unit_label,
+                        100.0 * parts[i].value / scale);
+    }
+    x += w;
+  }
+  if (marker > 0 && scale > 0) {
+    const float xm = p.x + static_cast<float>(marker / scale * width);
+    dl->AddLine(ImVec2(xm, p.y - 3), ImVec2(xm, p.y + height + 3), kColExposed, 2.5f);
+    if (marker_label) dl->AddText(ImVec2(xm + 4, p.y - 1), kColText, marker_label);
+  }
+}
+
+void parts_legend(const Part* parts, int count, const char* unit, double factor) {
+  for (int i = 0; i < count; ++i) {
+    if (parts[i].value <= 0) continue;
+    char label[96];
+    std::snprintf(label, sizeof label, "%s %.3g %s", parts[i].name, parts[i].value * factor, unit);
+    legend_item(parts[i].color, label);
+    ImGui::SameLine();
+  }
+  ImGui::NewLine();
+}
+
+int index_of(const std::vector<std::string>& names, const char* name) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return static_cast<int>(i);
+  }
+  return 0;
+}
+
+model::Collective collective_of(std::string_view op) {
+  if (op.find("reduce_scatter") != std::string_view::npos || op.find("reducescatter") != std::string_view::npos)
+    return model::Collective::kReduceScatter;
+  if (op.find("allgather") != std::string_view::npos || op.find("all_gather") != std::string_view::npos)
+    return model::Collective::kAllGather;
+  if (op.find("alltoall") != std::string_view::npos || op.find("all_to_all") != std::string_view::npos)
+    return model::Collective::kAllToAll;
+  if (op.find("broadcast") != std::string_view::npos) return model::Collective::kBroadcast;
+  if (op.find("send") != std::string_view::npos || op.find("recv") != std::string_view::npos)
+    return model::Collective::kSendRecv;
+  return model::Collective::kAllReduce;
+}
+
+}  // namespace
+
+// [SECTION] Inputs and prediction ----------------------------------------------------------------------------
+
+void View::explorer_init() {
+  if (ex_.models.empty()) {
+    try {
+      ex_.models = model::model_presets();
+      ex_.hardware = model::hardware_presets();
+    } catch (const std::exception& e) {
+      ex_.spec_error = e.what();
+    }
+    ex_.model_index = index_of(ex_.models, "llama3-8b");
+    ex_.hardware_index = index_of(ex_.hardware, "h100-sxm");
+    ex_.gpus = 8;
+    ex_.tp = 2;
+  }
+  if (ex_.models.empty() || ex_.hardware.empty()) {
+    if (ex_.spec_error.empty()) ex_.spec_error = "no model or hardware presets found in " + model::assets_dir().string();
+    return;
+  }
+  try {
+    ex_.model = model::load_model(ex_.models[static_cast<std::size_t>(ex_.model_index)]);
+    ex_.hw = model::load_hardware(ex_.hardware[static_cast<std::size_t>(ex_.hardware_index)]);
+    ex_.eff = model::defaults_for(ex_.hw);
+    ex_.spec_error.clear();
+  } catch (const std::exception& e) {
+    ex_.spec_error = e.what();
+  }
+  ex_.dirty = true;
+  ex_.search_dirty = true;
+  ex_.ready = ex_.spec_error.empty();
+}
+
+void View::set_layout(int gpus, int tp, int pp, int cp, int ep) {
+  ex_.gpus = gpus;
+  ex_.tp = tp;
+  ex_.pp = pp;
+  ex_.cp = cp;
+  ex_.ep = ep;
+  ex_.dp = 0;
+  ex_.dirty = true;
+  ex_.search_dirty = true;
+  explorer_repredict();
+}
+
+void View::explorer_repredict() {
+  ex_.dirty = false;
+  if (!ex_.ready) return;
+  model::ParallelConfig c;
+  c.gpus = ex_.gpus;
+  c.tp = ex_.tp;
+  c.pp = ex_.pp;
+  c.dp = ex_.dp;
+  c.cp = ex_.cp;
+  c.ep = ex_.ep;
+  c.micro_batch = ex_.micro_batch;
+  c.global_batch = ex_.global_batch;
+  c.seq = ex_.seq;
+  c.zero = ex_.zero;
+  c.recompute_set = true;
+  c.recompute = static_cast<model::Recompute>(ex_.recompute);
+  c.schedule_set = true;
+  c.schedule = static_cast<model::Schedule>(ex_.schedule);
+  c.virtual_stages = c.schedule == model::Schedule::kInterleaved ? ex_.virtual_stages : 1;
+  c.precision = static_cast<model::Precision>(ex_.precision);
+  try {
+    ex_.resolved = model::resolve(c, ex_.model, ex_.hw);
+    ex_.prediction = model::predict(ex_.model, ex_.hw, ex_.resolved, ex_.eff);
+    ex_.timeline = model::build_timeline(ex_.prediction);
+    ex_.valid = true;
+    ex_.error.clear();
+  } catch (const std::exception& e) {
+    ex_.valid = false;
+    ex_.error = e.what();
+  }
+}
+
+void View::explorer_apply(const model::ParallelConfig& c) {
+  ex_.gpus = c.gpus;
+  ex_.tp = c.tp;
+  ex_.pp = c.pp;
+  ex_.dp = c.dp;
+  ex_.cp = c.cp;
+  ex_.ep = c.ep;
+  ex_.micro_batch = c.micro_batch;
+  ex_.global_batch = c.global_batch;
+  ex_.seq = c.seq;
+  ex_.zero = c.zero;
+  ex_.recompute = static_cast<int>(c.recompute);
+  ex_.schedule = static_cast<int>(c.schedule);
+  ex_.virtual_stages = c.virtual_stages;
+  ex_.precision = static_cast<int>(c.precision);
+  ex_.dirty = true;
+}
+
+double View::predicted_busbw(const std::string& op, std::int64_t group, std::int64_t bytes) const {
+  if (!ex_.ready || group < 2 || bytes <= 0) return std::nan("");
+  const model::Collective kind = collective_of(op);
+  const int n = static_cast<int>(group);
+  const auto shape = model::group_shape(n, 1, ex_.hw.gpus_per_node);
+  const double t = model::hierarchical_time(kind, static_cast<double>(bytes), shape, model::intra_node_link(ex_.eff),
+                                            model::inter_node_link(ex_.eff));
+  if (!(t > 0)) return std::nan("");
+  return static_cast<double>(bytes) / t / 1e9 * model::busbw_factor(kind, n);
+}
+
+void View::draw_explorer() {
+  if (!ex_.spec_error.empty()) {
+    ImGui::TextColored(to_vec4(kColExposed), "%s", ex_.spec_error.c_str());
+    if (ex_.models.empty()) return;
+  }
+  if (ex_.dirty) explorer_repredict();
+  const float inputs_w = 330.0f;
+  ImGui::BeginChild("##inputs", ImVec2(inputs_w, 0), true);
+  ImGui::TextDisabled("MODEL AND HARDWARE");
+  bool changed = false, spec_changed = false;
+  auto combo = [&](const char* label, int& index, const std::vector<std::string>& names) {
+    ImGui::SetNextItemWidth(-110);
+    if (ImGui::BeginCombo(label, names.empty() ? "" : names[static_cast<std::size_t>(index)].c_str())) {
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        if (ImGui::Selectable(names[i].c_str(), static_cast<int>(i) == index)) {
+          index = static_cast<int>(i);
+          spec_changed = true;
+        }
+      }
+      ImGui::EndCombo();
+    }
+  };
+  combo("model", ex_.model_index, ex_.models);
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("%s: %d layers, hidden %d, %d heads (%d KV), FFN %d, vocab %d%s\n%s", ex_.model.name.c_str(),
+                      ex_.model.layers, ex_.model.hidden, ex_.model.heads, ex_.model.kv_heads, ex_.model.ffn,
+                      ex_.model.vocab, ex_.model.is_moe() ? ", MoE" : "", ex_.model.source.c_str());
+  }
+  combo("hardware", ex_.hardware_index, ex_.hardware);
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("%s: %.0f TFLOP/s BF16, %.0f FP8, %.0f GiB HBM at %.2f TB/s\nNVLink %.0f GB/s, network %.0f GB/s "
+                      "per GPU, %d GPUs per node",
+                      ex_.hw.name.c_str(), ex_.hw.peak_tflops_bf16, ex_.hw.peak_tflops_fp8, ex_.hw.hbm_capacity_gib,
+                      ex_.hw.hbm_tbps, ex_.hw.intra_node_gbps, ex_.hw.inter_node_gbps, ex_.hw.gpus_per_node);
+  }
+  if (spec_changed) explorer_init();
+  ImGui::Spacing();
+  ImGui::TextDisabled("LAYOUT");
+  auto slider = [&](const char* label, int& v, int lo, int hi, const char* format, const char* help) {
+    ImGui::SetNextItemWidth(-110);
+    if (ImGui::SliderInt(label, &v, lo, hi, format,
+                         hi / std::max(lo, 1) > 64 ? ImGuiSliderFlags_Logarithmic : ImGuiSliderFlags_None)) {
+      changed = true;
+    }
+    if (ImGui::IsItemHovered() && help) ImGui::SetTooltip("%s", help);
+  };
+  slider("GPUs", ex_.gpus, 1, 32768, "%d", "total GPUs of the job");
+  slider("TP", ex_.tp, 1, 64, "%d", "tensor parallel degree (divides heads; best inside one NVLink domain)");
+  slider("PP", ex_.pp, 1, 128, "%d", "pipeline stages (divides layers)");
+  slider("DP", ex_.dp, 0, 8192, ex_.dp == 0 ? "auto" : "%d", "data parallel degree; auto = GPUs / (TP x PP x CP)");
+  if (ex_.dp == 0 && ex_.valid) {
+    ImGui::SameLine(0, 4);
+    ImGui::TextDisabled("(%d)", ex_.resolved.dp);
+  }
+  slider("CP", ex_.cp, 1, 64, "%d", "context parallel degree (splits the sequence)");
+  slider("EP", ex_.ep, 1, 256, "%d", "expert parallel degree (MoE models)");
+  ImGui::Spacing();
+  ImGui::TextDisabled("BATCH");
+  slider("micro-batch", ex_.micro_batch, 1, 64, "%d", "sequences per micro-batch");
+  slider("global batch", ex_.global_batch, 0, 65536, ex_.global_batch == 0 ? "model default" : "%d",
+         "sequences per step; model default = the preset's, rounded to DP x micro-batch");
+  if (ex_.global_batch == 0 && ex_.valid) {
+    ImGui::SameLine(0, 4);
+    ImGui::TextDisabled("(%d)", ex_.resolved.global_batch);
+  }
+  slider("sequence", ex_.seq, 0, 131072, ex_.seq == 0 ? "model default" : "%d", "tokens per sequence");
+  ImGui::Spacing();
+  ImGui::TextDisabled("MEMORY AND SCHEDULE");
+  slider("ZeRO stage", ex_.zero, 0, 3, "%d", "0 none, 1 optimizer, 2 + gradients, 3 + weights (FSDP)");
+  ImGui::SetNextItemWidth(-110);
+  changed |= ImGui::Combo("recompute", &ex_.recompute, kRecompute, 3);
+  ImGui::SetNextItemWidth(-110);
+  changed |= ImGui::Combo("schedule", &ex_.schedule, kSchedule, 3);
+  if (ex_.schedule == 2) slider("virtual stages", ex_.virtual_stages, 1, 16, "%d", "model chunks per stage");
+  ImGui::SetNextItemWidth(-110);
+  changed |= ImGui::Combo("precision", &ex_.precision, kPrecision, 2);
+  if (changed) {
+    ex_.dirty = true;
+    ex_.search_dirty = true;
+    explorer_repredict();
+  }
+  ImGui::Spacing();
+  if (!ex_.valid) {
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, ImVec4(0.35f, 0.08f, 0.08f, 1.0f));
+    ImGui::BeginChild("##invalid", ImVec2(0, 90), true);
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.7f, 1.0f), "Invalid layout: %s", ex_.error.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
+  } else if (!ex_.resolved.defaulted.empty()) {
+    std::string chosen;
+    for (const auto& d : ex_.resolved.defaulted) chosen += (chosen.empty() ? "" : ", ") + d;
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("defaults chosen: %s", chosen.c_str());
+    ImGui::PopTextWrapPos();
+  }
+  ImGui::EndChild();
+  ImGui::SameLine();
+
+  ImGui::BeginChild("##results", ImVec2(0, 0), false);
+  if (!ex_.valid) {
+    ImGui::TextColored(to_vec4(kColExposed), "No prediction: %s", ex_.error.c_str());
+    ImGui::TextDisabled("Change the layout on the left; the prediction follows every change.");
+  } else {
+    explorer_bars();
+    explorer_measured();
+    ImGui::Spacing();
+    ImGui::TextDisabled("PREDICTED PIPELINE OF ONE STEP (slowest stage's costs; stages x micro-batches)");
+    explorer_pipeline(std::clamp(static_cast<float>(ex_.timeline.stages) * 22.0f + 30.0f, 90.0f, 260.0f));
+  }
+  ImGui::Spacing();
+  explorer_run_search();
+  ImGui::EndChild();
+}
+
+// [SECTION] Bars ---------------------------------------------------------------------------------------------
+
+void View::explorer_bars() {
+  const auto& p = ex_.prediction;
+  const auto& c = ex_.resolved;
+  char a[32], b[32];
+  ImGui::Text("%s on %d x %s", ex_.model.name.c_str(), c.gpus, ex_.hw.name.c_str());
+  ImGui::SameLine();
+  ImGui::TextDisabled("tp %d  pp %d  dp %d  cp %d  ep %d  mb %d  batch %d x %d tokens  ZeRO %d  %s  %s%s  %s", c.tp,
+                      c.pp, c.dp, c.cp, c.ep, c.micro_batch, c.global_batch, c.seq, c.zero,
+                      std::string(model::to_string(c.recompute)).c_str(), std::string(model::to_string(c.schedule)).c_str(),
+                      c.schedule == model::Schedule::kInterleaved ? (" v" + std::to_string(c.virtual_stages)).c_str() : "",
+                      std::string(model::to_string(c.precision)).c_str());
+  // Headline figures.
+  if (ImGui::BeginTable("##headline", 5, ImGuiTableFlags_BordersInnerV)) {
+    auto cell = [](const char* label, const char* value, ImU32 color = kColText) {
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("%s", label);
+      ImGui::TextColored(to_vec4(color), "%s", value);
+    };
+    char v[64];
+    cell("step time", seconds_text(a, sizeof a, p.step_time_s));
+    std::snprintf(v, sizeof v, "%.1f %%", 100.0 * p.mfu);
+    cell("MFU", v);
+    std::snprintf(v, sizeof v, "%.0f", p.tokens_per_s);
+    cell("tokens / s", v);
+    std::snprintf(v, sizeof v, "%.0f TFLOP/s", p.model_tflops_per_gpu);
+    cell("model FLOP/s per GPU", v);
+    std::snprintf(v, sizeof v, "%s (%.1f / %.0f GiB)", p.fits ? "fits" : "DOES NOT FIT", p.memory.total() / 1073741824.0,
+                  p.memory.capacity / 1073741824.0);
+    cell("memory", v, p.fits ? kColMemory : kColExposed);
+    ImGui::EndTable();
+  }
+  const float w = ImGui::GetContentRegionAvail().x - 10;
+  ImGui::Spacing();
+  ImGui::TextDisabled("MEMORY PER GPU (most loaded stage %d) against capacity", p.memory.stage);
+  const double gib = 1073741824.0;
+  const Part mem[] = {{"weights", p.memory.params / gib, IM_COL32(76, 139, 245, 255)},
+                      {"gradients", p.memory.grads / gib, IM_COL32(110, 170, 250, 255)},
+                      {"optimizer", p.memory.optimizer / gib, IM_COL32(150, 120, 230, 255)},
+                      {"activations", p.memory.activations / gib, IM_COL32(242, 158, 76, 255)},
+                      {"other", p.memory.other / gib, IM_COL32(120, 130, 150, 255)}};
+  std::snprintf(a, sizeof a, "capacity %.0f GiB", p.memory.capacity / gib);
+  stacked_bar("##mem", mem, 5, std::max(p.memory.total(), p.memory.capacity) / gib * 1.04, w, 22, "GiB",
+              p.memory.capacity / gib, a);
+  parts_legend(mem, 5, "GiB", 1.0);
+  ImGui::Spacing();
+  ImGui::TextDisabled("PREDICTED STEP TIME BY PART (%s)", seconds_text(b, sizeof b, p.step_time_s));
+  const auto& t = p.time;
+  const Part parts[] = {{"compute", t.compute, kColCompute},
+                        {"recompute", t.recompute, IM_COL32(120, 170, 250, 255)},
+                        {"TP exposed", t.tp_exposed, IM_COL32(242, 158, 76, 255)},
+                        {"CP exposed", t.cp_exposed, IM_COL32(250, 190, 90, 255)},
+                        {"EP exposed", t.ep_exposed, IM_COL32(230, 120, 60, 255)},
+                        {"PP p2p", t.pp_p2p_exposed, IM_COL32(210, 100, 120, 255)},
+                        {"PP bubble", t.pp_bubble, kColIdle},
+                        {"DP exposed", t.dp_exposed, kColExposed},
+                        {"optimizer", t.optimizer, kColMemory}};
+  stacked_bar("##time", parts, 9, t.total(), w, 22, "s");
+  parts_legend(parts, 9, "ms", 1e3);
+}
+
+void View::explorer_measured() {
+  if (!loaded_) return;
+  const auto& analysis = loaded_->analysis;
+  // Mean over every rank's steps of the measured breakdown (CPU step duration split by GPU work).
+  double step = 0, compute = 0, exposed = 0, memory = 0, n = 0;
+  for (const auto& r : analysis.ranks) {
+    for (const auto& s : r.steps) {
+      const double d = static_cast<double>(s.cpu_end_ns - s.cpu_start_ns);
+      if (d <= 0) continue;
+      step += d;
+      compute += static_cast<double>(s.gpu.compute_ns);
+      exposed += static_cast<double>(s.gpu.exposed_comm_ns);
+      memory += static_cast<double>(std::max<TimeNs>(0, s.gpu.busy_ns - s.gpu.compute_ns - s.gpu.exposed_comm_ns));
+      n += 1;
+    }
+  }
+  ImGui::Spacing();
+  ImGui::TextDisabled("MEASURED (open profile) BESIDE PREDICTED, per step");
+  if (n == 0) {
+    ImGui::TextDisabled("The open profile has no steps (no ProfilerStep or NVTX step ranges), so there is no per-step "
+                        "measurement to compare.");
+    return;
+  }
+  step /= n * 1e9;
+  compute /= n * 1e9;
+  exposed /= n * 1e9;
+  memory /= n * 1e9;
+  const double idle = std::max(0.0, step - compute - exposed - memory);
+  const auto& t = ex_.prediction.time;
+  const double p_compute = t.compute + t.recompute + t.optimizer;
+  const double p_exposed = t.tp_exposed + t.cp_exposed + t.ep_exposed + t.pp_p2p_exposed + t.dp_exposed;
+  const double p_idle = t.pp_bubble;
+  const double scale = std::max(step, t.total()) * 1.04;
+  const float w = ImGui::GetContentRegionAvail().x - 10 - 90;
+  const Part measured[] = {{"compute", compute, kColCompute},
+                           {"exposed comm", exposed, kColExposed},
+                           {"memory", memory, kColMemory},
+                           {"idle", idle, kColIdle}};
+  const Part predicted[] = {{"compute (+recompute, optimizer)", p_compute, kColCompute},
+                            {"exposed comm", p_exposed, kColExposed},
+                            {"memory", 0, kColMemory},
+                            {"bubble / idle", p_idle, kColIdle}};
+  ImGui::TextUnformatted("measured ");
+  ImGui::SameLine(90);
+  stacked_bar("##measured", measured, 4, scale, w, 20, "s");
+  ImGui::TextUnformatted("predicted");
+  ImGui::SameLine(90);
+  stacked_bar("##predicted", predicted, 4, scale, w, 20, "s");
+  char a[32], b[32], c[32], d[32];
+  const double diff = t.total() - step;
+  ImGui::TextColored(to_vec4(std::abs(diff) / step > 0.2 ? kColExposed : kColMemory),
+                     "measured %s per step (mean of %.0f rank-steps), predicted %s: prediction %s by %s (%+.0f %%)",
+                     seconds_text(a, sizeof a, step), n, seconds_text(b, sizeof b, t.total()),
+                     diff < 0 ? "faster" : "slower", seconds_text(c, sizeof c, std::abs(diff)), 100.0 * diff / step);
+  ImGui::TextDisabled("compute %+.0f %%, exposed comm %s -> %s, idle %s -> %s (the Explorer's model is what you chose, "
+                      "not read from the profile)",
+                      compute > 0 ? 100.0 * (p_compute - compute) / compute : 0.0, seconds_text(a, sizeof a, exposed),
+                      seconds_text(b, sizeof b, p_exposed), seconds_text(c, sizeof c, idle),
+                      seconds_text(d, sizeof d, p_idle));
+}
+
+// [SECTION] Pipeline timeline --------------------------------------------------------------------------------
+
+void View::explorer_pipeline(float height) {
+  const auto& tl = ex_.timeline;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float width = ImGui::GetContentRegionAvail().x - 10;
+  ImGui::InvisibleButton("##pipeline", ImVec2(width, height));
+  const bool hovered = ImGui::IsItemHovered();
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const float label_w = 70, top = 16;
+  const float x0 = p.x + label_w, x1 = p.x + width;
+  dl->AddRectFilled(p, ImVec2(x1, p.y + height), IM_COL32(20, 23, 28, 255), 3.0f);
+  const int stages = std::max(1, tl.stages);
+  const float row_h = std::min(22.0f, (height - top - 4) / static_cast<float>(stages));
+  const double scale = tl.step_time_s > 0 ? (x1 - x0 - 4) / tl.step_time_s : 1.0;
+  // Time ticks.
+  char buf[48];
+  const TimeNs step_ns = ruler_step(tl.step_time_s * 1e9 / std::max(1.0f, x1 - x0), 100.0);
+  for (TimeNs t = 0; static_cast<double>(t) <= tl.step_time_s * 1e9; t += step_ns) {
+    const float x = x0 + static_cast<float>(static_cast<double>(t) / 1e9 * scale);
+    dl->AddLine(ImVec2(x, p.y + top - 3), ImVec2(x, p.y + height), kColGrid);
+    format_time(buf, sizeof buf, t, step_ns);
+    dl->AddText(ImVec2(x + 2, p.y), kColTextDim, buf);
+  }
+  for (int s = 0; s < stages; ++s) {
+    if (row_h >= 10) {
+      std::snprintf(buf, sizeof buf, "stage %d", s);
+      dl->AddText(ImVec2(p.x + 6, p.y + top + static_cast<float>(s) * row_h + (row_h - 14) * 0.5f), kColTextDim, buf);
+    }
+  }
+  for (const auto& e : tl.events) {
+    const float y0 = p.y + top + static_cast<float>(e.stage) * row_h;
+    const float ex0 = x0 + static_cast<float>(e.start_s * scale);
+    const float ex1 = std::max(ex0 + 1.0f, x0 + static_cast<float>((e.start_s + e.duration_s) * scale));
+    ImU32 col;
+    switch (e.kind) {
+      case model::TimelineKind::kForward: col = e.chunk % 2 ? IM_COL32(110, 170, 250, 255) : kColCompute; break;
+      case model::TimelineKind::kBackward: col = e.chunk % 2 ? IM_COL32(120, 100, 210, 255) : IM_COL32(90, 80, 190, 255); break;
+      case model::TimelineKind::kSend: col = kColComm; break;
+      case model::TimelineKind::kBubble: col = IM_COL32(60, 40, 44, 255); break;
+      case model::TimelineKind::kDataParallel: col = kColExposed; break;
+      case model::TimelineKind::kOptimizer: col = kColMemory; break;
+      default: col = kColCpu;
+    }
+    const bool bubble = e.kind == model::TimelineKind::kBubble;
+    dl->AddRectFilled(ImVec2(ex0, y0 + 1), ImVec2(ex1, y0 + row_h - 1), col);
+    if (bubble) {
+      dl->PushClipRect(ImVec2(ex0, y0 + 1), ImVec2(ex1, y0 + row_h - 1), true);
+      for (float hx = ex0 - row_h; hx < ex1; hx += 6) {
+        dl->AddLine(ImVec2(hx, y0 + row_h), ImVec2(hx + row_h, y0), IM_COL32(150, 70, 80, 120));
+      }
+      dl->PopClipRect();
+    }
+    if (e.micro_batch >= 0 && ex1 - ex0 > 14 && row_h >= 12 && !bubble) {
+      std::snprintf(buf, sizeof buf, "%d", e.micro_batch);
+      dl->AddText(ImVec2(ex0 + 2, y0 + (row_h - 14) * 0.5f), IM_COL32(10, 12, 16, 255), buf);
+    }
+    if (hovered && mouse.x >= ex0 && mouse.x < ex1 && mouse.y >= y0 && mouse.y < y0 + row_h) {
+      char a[32], b[32];
+      ImGui::SetTooltip("stage %d: %s%s, micro-batch %d, chunk %d\nstart %s, duration %s", e.stage,
+                        std::string(model::to_string(e.kind)).c_str(), bubble ? " (idle: pipeline fill/drain)" : "",
+                        e.micro_batch, e.chunk, seconds_text(a, sizeof a, e.start_s),
+                        seconds_text(b, sizeof b, e.duration_s));
+    }
+  }
+  legend_item(kColCompute, "forward");
+  ImGui::SameLine();
+  legend_item(IM_COL32(90, 80, 190, 255), "backward");
+  ImGui::SameLine();
+  legend_item(kColComm, "send/recv");
+  ImGui::SameLine();
+  legend_item(IM_COL32(60, 40, 44, 255), "bubble");
+  ImGui::SameLine();
+  legend_item(kColExposed, "data-parallel comm");
+  ImGui::SameLine();
+  legend_item(kColMemory, "optimizer");
+  ImGui::SameLine();
+  ImGui::TextDisabled("  bubble fraction %.1f %%", 100.0 * ex_.prediction.bubble_fraction);
+}
+
+// [SECTION] Search -------------------------------------------------------------------------------------------
+
+void View::explorer_run_search() {
+  if (!ex_.ready) return;
+  if (ex_.search_dirty) {
+    ex_.search_dirty = false;
+    ex_.search_selected = -1;
+    ex_.search_error.clear();
+    model::SearchOptions o;
+    o.gpus = ex_.gpus;
+    o.global_batch = ex_.global_batch;
+    o.seq = ex_.seq;
+    o.top = 12;
+    o.precision = static_cast<model::Precision>(ex_.precision);
+    try {
+      ex_.search = model::search(ex_.model, ex_.hw, ex_.eff, o);
+    } catch (const std::exception& e) {
+      ex_.search = {};
+      ex_.search_error = e.what();
+    }
+  }
+  ImGui::TextDisabled("BEST LAYOUTS ON %d GPUs (search: %lld valid layouts, %lld fit; click a row to load it)", ex_.gpus,
+                      static_cast<long long>(ex_.search.evaluated), static_cast<long long>(ex_.search.fitting));
+  if (!ex_.search_error.empty()) {
+    ImGui::TextColored(to_vec4(kColExposed), "%s", ex_.search_error.c_str());
+    return;
+  }
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
+                                ImGuiTableFlags_SizingFixedFit;
+  if (ImGui::BeginTable("##search", 12, flags, ImVec2(0, std::max(120.0f, ImGui::GetContentRegionAvail().y)))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (const char* h : {"#", "TP", "PP", "DP", "CP", "EP", "micro-batch", "ZeRO", "recompute", "schedule",
+                          "step time", "MFU / tokens/s / memory"}) {
+      ImGui::TableSetupColumn(h);
+    }
+    ImGui::TableHeadersRow();
+    char a[32];
+    for (std::size_t i = 0; i < ex_.search.top.size(); ++i) {
+      const auto& pr = ex_.search.top[i];
+      const auto& c = pr.config;
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::PushID(static_cast<int>(i));
+      const bool current = ex_.valid && c.tp == ex_.resolved.tp && c.pp == ex_.resolved.pp && c.dp == ex_.resolved.dp &&
+                           c.cp == ex_.resolved.cp && c.ep == ex_.resolved.ep &&
+                           c.micro_batch == ex_.resolved.micro_batch && c.zero == ex_.resolved.zero &&
+                           c.recompute == ex_.resolved.recompute && c.schedule == ex_.resolved.schedule &&
+                           c.virtual_stages == ex_.resolved.virtual_stages;
+      std::snprintf(a, sizeof a, "%zu", i + 1);
+      if (ImGui::Selectable(a, current, ImGuiSelectableFlags_SpanAllColumns)) {
+        explorer_apply(c);
+        ex_.search_selected = static_cast<int>(i);
+      }
+      ImGui::PopID();
+      for (int v : {c.tp, c.pp, c.dp, c.cp, c.ep, c.micro_batch, c.zero}) {
+        ImGui::TableNextColumn();
+        ImGui::Text("%d", v);
+      }
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(std::string(model::to_string(c.recompute)).c_str());
+      ImGui::TableNextColumn();
+      if (c.schedule == model::Schedule::kInterleaved)
+        ImGui::Text("interleaved v%d", c.virtual_stages);
+      else
+        ImGui::TextUnformatted(std::string(model::to_string(c.schedule)).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(seconds_text(a, sizeof a, pr.step_time_s));
+      ImGui::TableNextColumn();
+      ImGui::Text("%.1f %%  %.0f tok/s  %.1f GiB%s", 100.0 * pr.mfu, pr.tokens_per_s, pr.memory.total() / 1073741824.0,
+                  pr.fits ? "" : " (no fit)");
+    }
+    ImGui::EndTable();
+  }
+}
+
+}  // namespace meshscope::gui

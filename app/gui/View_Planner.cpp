@@ -1,0 +1,175 @@
+// View_Planner.cpp: the checkpoint interval (Young 1974 / Daly 2006) and the compute-optimal scaling-law
+// budget (Kaplan et al. 2020, Hoffmann et al. 2022), with their inputs as sliders. The numbers come from
+// analysis/model/planner.hpp; this file only lays them out. The Explorer's layout supplies the GPU count,
+// peak FLOP/s, MFU and tokens/s.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "analysis/model/architecture.hpp"
+#include "app/gui/View.hpp"
+#include "app/gui/gui_util.hpp"
+
+namespace meshscope::gui {
+
+namespace {
+
+const char* duration_text(char* buf, int size, double s) {
+  if (s >= 86400 * 2)
+    std::snprintf(buf, size, "%.1f days", s / 86400);
+  else if (s >= 3600)
+    std::snprintf(buf, size, "%.2f h", s / 3600);
+  else if (s >= 60)
+    std::snprintf(buf, size, "%.1f min", s / 60);
+  else
+    std::snprintf(buf, size, "%.1f s", s);
+  return buf;
+}
+
+const char* count_text(char* buf, int size, double v) {
+  const char* units[] = {"", "K", "M", "B", "T", "Q"};
+  int u = 0;
+  while (std::abs(v) >= 1000 && u < 5) v /= 1000, ++u;
+  std::snprintf(buf, size, "%.2f%s", v, units[u]);
+  return buf;
+}
+
+}  // namespace
+
+void View::draw_planner() {
+  if (ex_.dirty) explorer_repredict();
+  const int gpus = std::max(1, ex_.gpus);
+  char a[48], b[48], c[48];
+  const float col_w = ImGui::GetContentRegionAvail().x * 0.5f - 8;
+
+  // Checkpoint interval.
+  ImGui::BeginChild("##ckpt", ImVec2(col_w, 0), true);
+  ImGui::Text("Checkpoint interval");
+  ImGui::TextDisabled("Young 1974: sqrt(2 x checkpoint time x MTBF); Daly 2006 adds the higher-order terms.");
+  ImGui::Spacing();
+  ImGui::SetNextItemWidth(-170);
+  ImGui::SliderFloat("GPU MTBF (hours)", &pl_.gpu_mtbf_hours, 1000.0f, 1000000.0f, "%.0f h",
+                     ImGuiSliderFlags_Logarithmic);
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("Mean time between failures of one GPU (with its share of host, network, software).\nLlama 3 "
+                      "405B: 419 interruptions in 54 days on 16,384 GPUs = about 50,000 h per GPU.");
+  }
+  ImGui::SetNextItemWidth(-170);
+  ImGui::SliderFloat("checkpoint write (s)", &pl_.checkpoint_s, 1.0f, 3600.0f, "%.0f s", ImGuiSliderFlags_Logarithmic);
+  ImGui::SetNextItemWidth(-170);
+  ImGui::SliderFloat("restart (s)", &pl_.restart_s, 0.0f, 7200.0f, "%.0f s");
+  ImGui::TextDisabled("GPUs: %d (from the Explorer)", gpus);
+  const double mtbf = model::job_mtbf_s(static_cast<double>(pl_.gpu_mtbf_hours) * 3600.0, gpus);
+  const auto plan = model::plan_checkpoints(mtbf, pl_.checkpoint_s, pl_.restart_s);
+  ImGui::Separator();
+  if (ImGui::BeginTable("##ckpt_t", 2, ImGuiTableFlags_SizingStretchProp)) {
+    auto row = [](const char* k, const char* v, ImU32 col = kColText) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("%s", k);
+      ImGui::TableNextColumn();
+      ImGui::TextColored(to_vec4(col), "%s", v);
+    };
+    row("job MTBF", duration_text(a, sizeof a, plan.mtbf_s));
+    row("Young interval", duration_text(a, sizeof a, plan.young_interval_s), kColSelect);
+    row("Daly interval", duration_text(a, sizeof a, plan.daly_interval_s), kColSelect);
+    std::snprintf(b, sizeof b, "%.2f %%", 100.0 * plan.overhead_fraction);
+    row("expected time lost (checkpoints + rework)", b, plan.overhead_fraction > 0.1 ? kColExposed : kColMemory);
+    if (ex_.valid && ex_.prediction.step_time_s > 0) {
+      std::snprintf(c, sizeof c, "every %.0f steps", plan.daly_interval_s / ex_.prediction.step_time_s);
+      row("at the Explorer's step time", c);
+    }
+    ImGui::EndTable();
+  }
+  // One MTBF of wall-clock, drawn to scale: work between checkpoints, the checkpoint writes.
+  ImGui::Spacing();
+  ImGui::TextDisabled("One job MTBF (%s) at the Daly interval, to scale:", duration_text(a, sizeof a, plan.mtbf_s));
+  {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float w = ImGui::GetContentRegionAvail().x, h = 26;
+    ImGui::Dummy(ImVec2(w, h));
+    dl->AddRectFilled(p, ImVec2(p.x + w, p.y + h), IM_COL32(34, 38, 46, 255));
+    const double period = plan.daly_interval_s + pl_.checkpoint_s;
+    const double span = plan.mtbf_s;
+    if (period > 0 && span > 0) {
+      const int n = static_cast<int>(std::min(400.0, span / period));
+      for (int i = 0; i <= n; ++i) {
+        const double t = i * period;
+        const float x0 = p.x + static_cast<float>(t / span * w);
+        const float x1 = p.x + static_cast<float>(std::min(span, t + plan.daly_interval_s) / span * w);
+        const float x2 = p.x + static_cast<float>(std::min(span, t + period) / span * w);
+        dl->AddRectFilled(ImVec2(x0, p.y), ImVec2(x1, p.y + h), kColCompute);
+        dl->AddRectFilled(ImVec2(x1, p.y), ImVec2(std::max(x1 + 1, x2), p.y + h), kColSelect);
+      }
+    }
+    legend_item(kColCompute, "training");
+    ImGui::SameLine();
+    legend_item(kColSelect, "checkpoint write");
+  }
+  ImGui::EndChild();
+  ImGui::SameLine();
+
+  // Scaling-law budget.
+  ImGui::BeginChild("##budget", ImVec2(0, 0), true);
+  ImGui::Text("Compute-optimal budget");
+  ImGui::TextDisabled("Kaplan et al. 2020: C = 6 N D; Hoffmann et al. 2022: about 20 tokens per parameter.");
+  ImGui::Spacing();
+  ImGui::SetNextItemWidth(-190);
+  ImGui::SliderFloat("tokens per parameter", &pl_.tokens_per_param, 1.0f, 200.0f, "%.0f", ImGuiSliderFlags_Logarithmic);
+  ImGui::SetNextItemWidth(-190);
+  ImGui::SliderFloat("training days", &pl_.days, 1.0f, 365.0f, "%.0f days", ImGuiSliderFlags_Logarithmic);
+  const double peak = ex_.valid ? ex_.prediction.peak_flops : ex_.hw.peak_tflops_bf16 * 1e12;
+  const double mfu = ex_.valid ? ex_.prediction.mfu : 0.4;
+  ImGui::TextDisabled("%d GPUs at %.0f TFLOP/s peak and %.1f %% MFU (from the Explorer)", gpus, peak / 1e12, 100.0 * mfu);
+  const double compute = model::compute_of(gpus, peak, mfu, static_cast<double>(pl_.days) * 86400.0);
+  const auto fit = model::budget_from_compute(compute, pl_.tokens_per_param);
+  ImGui::Separator();
+  auto budget_table = [&](const char* id, const model::ScalingBudget& s) {
+    if (!ImGui::BeginTable(id, 2, ImGuiTableFlags_SizingStretchProp)) return;
+    auto row = [](const char* k, const char* v, ImU32 col = kColText) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("%s", k);
+      ImGui::TableNextColumn();
+      ImGui::TextColored(to_vec4(col), "%s", v);
+    };
+    std::snprintf(a, sizeof a, "%.3g FLOPs", s.compute_flops);
+    row("compute C", a);
+    row("parameters N", count_text(b, sizeof b, s.params), kColSelect);
+    row("tokens D", count_text(c, sizeof c, s.tokens), kColSelect);
+    row("GPU time at this MFU", duration_text(a, sizeof a, s.gpu_seconds > 0 ? s.gpu_seconds / gpus : 0.0));
+    ImGui::EndTable();
+  };
+  ImGui::TextUnformatted("What these GPUs can train in that time:");
+  budget_table("##fit", fit);
+  ImGui::Spacing();
+  ImGui::Separator();
+  ImGui::SetNextItemWidth(-190);
+  ImGui::SliderFloat("budget (log10 FLOPs)", &pl_.budget_log10, 20.0f, 27.0f, "1e%.1f");
+  const auto from_c = model::budget_from_compute(std::pow(10.0, static_cast<double>(pl_.budget_log10)), pl_.tokens_per_param);
+  ImGui::TextUnformatted("A fixed compute budget:");
+  budget_table("##budget_c", from_c);
+  if (ex_.valid && from_c.compute_flops > 0) {
+    std::snprintf(a, sizeof a, "%.1f days", from_c.compute_flops / (static_cast<double>(gpus) * peak * std::max(mfu, 1e-9)) / 86400.0);
+    ImGui::TextDisabled("on the Explorer's %d GPUs: %s", gpus, a);
+  }
+  ImGui::Spacing();
+  ImGui::Separator();
+  if (ex_.valid) {
+    ImGui::Text("The Explorer's model (%s)", ex_.model.name.c_str());
+    const auto opt = model::budget_from_params(model::count_parameters(ex_.model).total(), pl_.tokens_per_param);
+    budget_table("##model", opt);
+    if (ex_.prediction.tokens_per_s > 0) {
+      ImGui::TextDisabled("at the predicted %.0f tokens/s: %s to train on %s tokens", ex_.prediction.tokens_per_s,
+                          duration_text(a, sizeof a, opt.tokens / ex_.prediction.tokens_per_s),
+                          count_text(b, sizeof b, opt.tokens));
+    }
+    ImGui::TextDisabled("(N = all parameters of the model, embeddings included)");
+  }
+  ImGui::EndChild();
+}
+
+}  // namespace meshscope::gui

@@ -1,0 +1,400 @@
+// View_Summary.cpp: where each rank's time goes. Per-rank stacked bars (compute, overlapped communication,
+// exposed communication, memory, idle), the per-step table of one rank (click a step to see it on the
+// timeline), the top kernels and the collectives with measured bus bandwidth next to the predicted one for
+// the Explorer's hardware. Tables are sortable and clipped (ImGuiListClipper).
+//
+// [SECTION] Preparation (once per profile)
+// [SECTION] Rank bars
+// [SECTION] Steps
+// [SECTION] Kernels and collectives
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <unordered_map>
+
+#include "app/gui/View.hpp"
+#include "app/gui/gui_util.hpp"
+
+namespace meshscope::gui {
+
+namespace {
+
+struct Segment {
+  const char* name;
+  double ns;
+  ImU32 color;
+};
+
+// Compute alone, overlapped comm, exposed comm, memory not under compute or comm, idle: sums to the span.
+std::array<Segment, 5> segments(const measure::Breakdown& b) {
+  const double compute_only = static_cast<double>(b.compute_ns - b.overlap_ns);
+  const double memory_only = static_cast<double>(std::max<TimeNs>(0, b.busy_ns - b.compute_ns - b.exposed_comm_ns));
+  return {{{"compute", std::max(0.0, compute_only), kColCompute},
+           {"overlapped comm", static_cast<double>(b.overlap_ns), kColOverlap},
+           {"exposed comm", static_cast<double>(b.exposed_comm_ns), kColExposed},
+           {"memory", memory_only, kColMemory},
+           {"idle", static_cast<double>(b.idle_ns), kColIdle}}};
+}
+
+void breakdown_bar(const char* id, const measure::Breakdown& b, double scale, float width, float height) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton(id, ImVec2(width, height));
+  const bool hovered = ImGui::IsItemHovered();
+  const float mx = ImGui::GetIO().MousePos.x;
+  dl->AddRectFilled(p, ImVec2(p.x + width, p.y + height), IM_COL32(30, 34, 40, 255));
+  float x = p.x;
+  char t[32];
+  for (const auto& s : segments(b)) {
+    const float w = scale > 0 ? static_cast<float>(s.ns / scale * width) : 0;
+    if (w <= 0) continue;
+    dl->AddRectFilled(ImVec2(x, p.y), ImVec2(x + w, p.y + height), s.color);
+    if (w > 52) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.0f%%", b.span_ns > 0 ? 100.0 * s.ns / static_cast<double>(b.span_ns) : 0.0);
+      dl->AddText(ImVec2(x + 3, p.y + (height - ImGui::GetFontSize()) * 0.5f), IM_COL32(10, 12, 16, 255), buf);
+    }
+    if (hovered && mx >= x && mx < x + w) {
+      ImGui::SetTooltip("%s: %s (%.1f%% of the span)", s.name, time_text(t, sizeof t, s.ns),
+                        b.span_ns > 0 ? 100.0 * s.ns / static_cast<double>(b.span_ns) : 0.0);
+    }
+    x += w;
+  }
+}
+
+}  // namespace
+
+// [SECTION] Preparation --------------------------------------------------------------------------------------
+
+void View::summary_prepare() {
+  kernels_all_.clear();
+  kernel_order_.clear();
+  collective_order_.clear();
+  if (!loaded_) return;
+  std::unordered_map<std::uint64_t, std::size_t> at;  // (name, class) -> index
+  for (const auto& r : loaded_->analysis.ranks) {
+    for (const auto& k : r.kernels) {
+      const std::uint64_t key = (static_cast<std::uint64_t>(k.name) << 8) | static_cast<std::uint64_t>(k.cls);
+      auto [it, inserted] = at.try_emplace(key, kernels_all_.size());
+      if (inserted) {
+        kernels_all_.push_back(k);
+        continue;
+      }
+      auto& s = kernels_all_[it->second];
+      s.min_ns = std::min(s.min_ns, k.min_ns);
+      s.max_ns = std::max(s.max_ns, k.max_ns);
+      s.count += k.count;
+      s.total_ns += k.total_ns;
+    }
+  }
+  std::sort(kernels_all_.begin(), kernels_all_.end(),
+            [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
+  kernel_order_.resize(kernels_all_.size());
+  std::iota(kernel_order_.begin(), kernel_order_.end(), 0u);
+  collective_order_.resize(loaded_->analysis.collectives.stats.size());
+  std::iota(collective_order_.begin(), collective_order_.end(), 0u);
+}
+
+void View::draw_summary() {
+  if (!loaded_) {
+    ImGui::Spacing();
+    ImGui::TextDisabled(loading() ? "Loading..." : "Open a profile to see its summary (File > Open, or drop a trace).");
+    return;
+  }
+  for (const auto& note : loaded_->analysis.notes) ImGui::TextDisabled("note: %s", note.c_str());
+  summary_rank_bars();
+  ImGui::Spacing();
+  summary_steps();
+  ImGui::Spacing();
+  const float h = std::max(160.0f, ImGui::GetContentRegionAvail().y);
+  if (ImGui::BeginTable("##bottom", 2, ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_BordersInnerV,
+                        ImVec2(0, h))) {
+    ImGui::TableNextColumn();
+    summary_kernels();
+    ImGui::TableNextColumn();
+    summary_collectives();
+    ImGui::EndTable();
+  }
+}
+
+// [SECTION] Rank bars ----------------------------------------------------------------------------------------
+
+void View::summary_rank_bars() {
+  const auto& analysis = loaded_->analysis;
+  const Profile& profile = *loaded_->profile;
+  ImGui::TextDisabled("PER-RANK GPU TIME (whole profile; bars share one scale: the longest span)");
+  ImGui::SameLine();
+  for (const auto& s : segments(measure::Breakdown{})) {
+    ImGui::SameLine();
+    legend_item(s.color, s.name);
+  }
+  double scale = 0;
+  for (const auto& r : analysis.ranks) scale = std::max(scale, static_cast<double>(r.total.span_ns));
+  const float row_h = 20.0f;
+  const float max_h = std::min(static_cast<float>(analysis.ranks.size()) * (row_h + 4) + 8, 230.0f);
+  ImGui::BeginChild("##rankbars", ImVec2(0, max_h), false);
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(analysis.ranks.size()), row_h + ImGui::GetStyle().ItemSpacing.y);
+  char a[32], b[32], c[32];
+  const float label_w = 70, stats_w = 330;
+  while (clipper.Step()) {
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+      const auto& r = analysis.ranks[static_cast<std::size_t>(i)];
+      ImGui::PushID(i);
+      ImGui::AlignTextToFramePadding();
+      ImGui::Text("rank %d", profile.ranks()[r.rank_index].rank);
+      ImGui::SameLine(label_w);
+      breakdown_bar("##bar", r.total, scale, ImGui::GetContentRegionAvail().x - stats_w, row_h);
+      ImGui::SameLine();
+      ImGui::AlignTextToFramePadding();
+      ImGui::TextDisabled("span %s, exposed %s (%.0f%% of comm), idle %s",
+                          time_text(a, sizeof a, static_cast<double>(r.total.span_ns)),
+                          time_text(b, sizeof b, static_cast<double>(r.total.exposed_comm_ns)),
+                          r.total.comm_ns > 0 ? 100.0 * static_cast<double>(r.total.exposed_comm_ns) /
+                                                    static_cast<double>(r.total.comm_ns)
+                                              : 0.0,
+                          time_text(c, sizeof c, static_cast<double>(r.total.idle_ns)));
+      ImGui::PopID();
+    }
+  }
+  ImGui::EndChild();
+}
+
+// [SECTION] Steps --------------------------------------------------------------------------------------------
+
+void View::summary_steps() {
+  const auto& analysis = loaded_->analysis;
+  const Profile& profile = *loaded_->profile;
+  if (analysis.ranks.empty()) return;
+  summary_rank_ = std::clamp(summary_rank_, 0, static_cast<int>(analysis.ranks.size()) - 1);
+  const auto& r = analysis.ranks[static_cast<std::size_t>(summary_rank_)];
+  ImGui::TextDisabled("STEPS OF RANK");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(90);
+  char label[32];
+  std::snprintf(label, sizeof label, "%d", profile.ranks()[r.rank_index].rank);
+  if (ImGui::BeginCombo("##steprank", label)) {
+    for (std::size_t i = 0; i < analysis.ranks.size(); ++i) {
+      std::snprintf(label, sizeof label, "%d", profile.ranks()[analysis.ranks[i].rank_index].rank);
+      if (ImGui::Selectable(label, static_cast<int>(i) == summary_rank_)) summary_rank_ = static_cast<int>(i);
+    }
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+  if (r.steps.empty()) {
+    ImGui::TextDisabled("this rank has no steps (no ProfilerStep or NVTX step ranges)");
+    return;
+  }
+  ImGui::TextDisabled("(%s; GPU work launched inside each step; click a row to show the step on the timeline)",
+                      r.step_source.c_str());
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
+                                ImGuiTableFlags_SizingFixedFit;
+  const float h = std::min(static_cast<float>(r.steps.size() + 1) * (ImGui::GetTextLineHeightWithSpacing() + 4) + 6,
+                           200.0f);
+  if (!ImGui::BeginTable("##steps", 10, flags, ImVec2(0, h))) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  for (const char* c : {"step", "CPU duration", "GPU span", "compute", "comm", "overlapped", "exposed comm", "memory",
+                        "idle"}) {
+    ImGui::TableSetupColumn(c);
+  }
+  ImGui::TableSetupColumn("breakdown", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableHeadersRow();
+  double scale = 0;
+  for (const auto& s : r.steps) scale = std::max(scale, static_cast<double>(s.gpu.span_ns));
+  char t[32];
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(r.steps.size()));
+  while (clipper.Step()) {
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+      const auto& s = r.steps[static_cast<std::size_t>(i)];
+      const auto& g = s.gpu;
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::PushID(i);
+      std::snprintf(label, sizeof label, "%lld", static_cast<long long>(s.number));
+      if (ImGui::Selectable(label, false, ImGuiSelectableFlags_SpanAllColumns)) {
+        const TimeNs lo = std::min(s.cpu_start_ns, g.span_ns > 0 ? g.start_ns : s.cpu_start_ns);
+        const TimeNs hi = std::max(s.cpu_end_ns, g.end_ns);
+        const TimeNs pad = (hi - lo) / 40;
+        set_time_range(lo - pad, hi + pad);
+        if (r.rank_index < tl_.rank_open.size()) tl_.rank_open[r.rank_index] = 1;
+        tl_.scroll_to_rank = static_cast<std::int32_t>(r.rank_index);
+        select_panel(Panel::kTimeline);
+      }
+      ImGui::PopID();
+      const double cols[] = {static_cast<double>(s.cpu_end_ns - s.cpu_start_ns),
+                             static_cast<double>(g.span_ns),
+                             static_cast<double>(g.compute_ns),
+                             static_cast<double>(g.comm_ns),
+                             static_cast<double>(g.overlap_ns),
+                             static_cast<double>(g.exposed_comm_ns),
+                             static_cast<double>(g.memory_ns),
+                             static_cast<double>(g.idle_ns)};
+      for (int c = 0; c < 8; ++c) {
+        ImGui::TableNextColumn();
+        if (c == 5 && cols[c] > 0)
+          ImGui::TextColored(to_vec4(kColExposed), "%s", time_text(t, sizeof t, cols[c]));
+        else
+          ImGui::TextUnformatted(time_text(t, sizeof t, cols[c]));
+      }
+      ImGui::TableNextColumn();
+      breakdown_bar("##sb", g, scale, ImGui::GetContentRegionAvail().x, ImGui::GetTextLineHeight());
+    }
+  }
+  ImGui::EndTable();
+}
+
+// [SECTION] Kernels and collectives --------------------------------------------------------------------------
+
+void View::summary_kernels() {
+  const Profile& profile = *loaded_->profile;
+  TimeNs total = 0;
+  for (const auto& k : kernels_all_) total += k.total_ns;
+  ImGui::TextDisabled("TOP KERNELS (all ranks, %zu names; click a header to sort)", kernels_all_.size());
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
+                                ImGuiTableFlags_Sortable | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Resizable;
+  if (!ImGui::BeginTable("##kernels", 6, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn("class");
+  ImGui::TableSetupColumn("count");
+  ImGui::TableSetupColumn("total", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending);
+  ImGui::TableSetupColumn("mean");
+  ImGui::TableSetupColumn("%");
+  ImGui::TableHeadersRow();
+  if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs(); specs && specs->SpecsDirty && specs->SpecsCount > 0) {
+    const auto& spec = specs->Specs[0];
+    const bool asc = spec.SortDirection == ImGuiSortDirection_Ascending;
+    auto key = [&](const measure::KernelStat& k) -> double {
+      switch (spec.ColumnIndex) {
+        case 1: return static_cast<double>(k.cls);
+        case 2: return static_cast<double>(k.count);
+        case 4: return k.count ? static_cast<double>(k.total_ns) / static_cast<double>(k.count) : 0.0;
+        default: return static_cast<double>(k.total_ns);
+      }
+    };
+    std::stable_sort(kernel_order_.begin(), kernel_order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+      const auto& ka = kernels_all_[a];
+      const auto& kb = kernels_all_[b];
+      if (spec.ColumnIndex == 0) {
+        const int c = profile.str(ka.name).compare(profile.str(kb.name));
+        return asc ? c < 0 : c > 0;
+      }
+      return asc ? key(ka) < key(kb) : key(ka) > key(kb);
+    });
+    specs->SpecsDirty = false;
+  }
+  char t[32];
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(kernel_order_.size()));
+  while (clipper.Step()) {
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+      const auto& k = kernels_all_[kernel_order_[static_cast<std::size_t>(i)]];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      const std::string_view name = short_name(profile.str(k.name));
+      ImGui::TextUnformatted(name.data(), name.data() + name.size());
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", profile.str(k.name).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextColored(to_vec4(class_color(k.cls)), "%s", measure::to_string(k.cls));
+      ImGui::TableNextColumn();
+      ImGui::Text("%lld", static_cast<long long>(k.count));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(time_text(t, sizeof t, static_cast<double>(k.total_ns)));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(
+          time_text(t, sizeof t, k.count ? static_cast<double>(k.total_ns) / static_cast<double>(k.count) : 0.0));
+      ImGui::TableNextColumn();
+      ImGui::Text("%.1f", total > 0 ? 100.0 * static_cast<double>(k.total_ns) / static_cast<double>(total) : 0.0);
+    }
+  }
+  ImGui::EndTable();
+}
+
+void View::summary_collectives() {
+  const auto& report = loaded_->analysis.collectives;
+  ImGui::TextDisabled("COLLECTIVES: measured busbw next to predicted on %s (Explorer hardware)", ex_.hw.name.c_str());
+  ImGui::TextDisabled("%lld instances matched across ranks, %lld incomplete, mean skew %.1f \xC2\xB5s",
+                      static_cast<long long>(report.matched), static_cast<long long>(report.incomplete),
+                      static_cast<double>(report.mean_skew_ns) / 1e3);
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
+                                ImGuiTableFlags_Sortable | ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable("##collectives", 9, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("op", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn("ranks");
+  ImGui::TableSetupColumn("size");
+  ImGui::TableSetupColumn("count");
+  ImGui::TableSetupColumn("total", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending);
+  ImGui::TableSetupColumn("mean");
+  ImGui::TableSetupColumn("algbw GB/s");
+  ImGui::TableSetupColumn("busbw GB/s");
+  ImGui::TableSetupColumn("predicted busbw");
+  ImGui::TableHeadersRow();
+  if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs(); specs && specs->SpecsDirty && specs->SpecsCount > 0) {
+    const auto& spec = specs->Specs[0];
+    const bool asc = spec.SortDirection == ImGuiSortDirection_Ascending;
+    auto key = [&](const measure::CollectiveStats& s) -> double {
+      switch (spec.ColumnIndex) {
+        case 1: return static_cast<double>(s.group_size);
+        case 2: return static_cast<double>(s.bytes);
+        case 3: return static_cast<double>(s.count);
+        case 5: return static_cast<double>(s.mean_ns);
+        case 6: return std::isfinite(s.algbw_gbps) ? s.algbw_gbps : -1.0;
+        case 7: return std::isfinite(s.busbw_gbps) ? s.busbw_gbps : -1.0;
+        default: return static_cast<double>(s.total_ns);
+      }
+    };
+    std::stable_sort(collective_order_.begin(), collective_order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+      const auto& sa = report.stats[a];
+      const auto& sb = report.stats[b];
+      if (spec.ColumnIndex == 0) return asc ? sa.op < sb.op : sa.op > sb.op;
+      return asc ? key(sa) < key(sb) : key(sa) > key(sb);
+    });
+    specs->SpecsDirty = false;
+  }
+  char t[32];
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(collective_order_.size()));
+  while (clipper.Step()) {
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+      const auto& s = report.stats[collective_order_[static_cast<std::size_t>(i)]];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(s.op.c_str());
+      if (!s.from_metadata && ImGui::IsItemHovered()) ImGui::SetTooltip("recognised by kernel name only: no sizes");
+      ImGui::TableNextColumn();
+      if (s.group_size > 0) ImGui::Text("%lld", static_cast<long long>(s.group_size)); else ImGui::TextDisabled("?");
+      ImGui::TableNextColumn();
+      if (s.bytes > 0) ImGui::TextUnformatted(bytes_text(t, sizeof t, static_cast<double>(s.bytes))); else ImGui::TextDisabled("?");
+      ImGui::TableNextColumn();
+      ImGui::Text("%lld", static_cast<long long>(s.count));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(time_text(t, sizeof t, static_cast<double>(s.total_ns)));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(time_text(t, sizeof t, static_cast<double>(s.mean_ns)));
+      ImGui::TableNextColumn();
+      if (std::isfinite(s.algbw_gbps)) ImGui::Text("%.2f", s.algbw_gbps); else ImGui::TextDisabled("-");
+      ImGui::TableNextColumn();
+      if (std::isfinite(s.busbw_gbps)) ImGui::Text("%.2f", s.busbw_gbps); else ImGui::TextDisabled("-");
+      ImGui::TableNextColumn();
+      const double predicted = predicted_busbw(s.op, s.group_size, s.bytes);
+      if (std::isfinite(predicted)) {
+        const bool low = std::isfinite(s.busbw_gbps) && s.busbw_gbps < 0.5 * predicted;
+        ImGui::TextColored(to_vec4(low ? kColExposed : kColText), "%.2f", predicted);
+        if (ImGui::IsItemHovered()) {
+          ImGui::SetTooltip("alpha-beta model on %s (%d GPUs per NVLink domain)%s", ex_.hw.name.c_str(),
+                            ex_.hw.gpus_per_node, low ? "\nmeasured is under half of predicted" : "");
+        }
+      } else {
+        ImGui::TextDisabled("-");
+      }
+    }
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace meshscope::gui

@@ -1,0 +1,179 @@
+// meshscope view [PROFILE] [--screenshot OUT.png] [--panel NAME] [--size WxH], `meshscope PROFILE`, and the
+// GUI default job (priority 10): `meshscope` with no arguments opens the window on the Explorer with the
+// bundled sample loaded, or, when there is no display, says so and runs the command-line sample job.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/command.hpp"
+#include "app/gui/gui_main.hpp"
+#include "collectors/import/import.hpp"
+#include "profiler/error.hpp"
+
+namespace meshscope::app {
+namespace {
+
+struct ViewFlags {
+  std::string profile;
+  std::string screenshot;
+  std::string panel;
+  std::string size = "1600x900";
+  std::string range;
+};
+
+bool on_path(const char* program) {
+  const char* path = std::getenv("PATH");
+  if (!path) return false;
+  std::string dirs = path;
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const std::size_t end = dirs.find(':', start);
+    const std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!dir.empty() && ::access((std::filesystem::path(dir) / program).c_str(), X_OK) == 0) return true;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return false;
+}
+
+gui::WindowOptions window_options(const ViewFlags& flags) {
+  gui::WindowOptions o;
+  o.profile = flags.profile;
+  o.screenshot = flags.screenshot;
+  if (!flags.panel.empty()) {
+    if (!gui::parse_panel(flags.panel, o.panel)) {
+      throw Error("--panel " + flags.panel + ": expected timeline, summary, roofline, explorer or planner");
+    }
+    o.panel_set = true;
+  }
+  if (std::sscanf(flags.size.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 320 || o.height < 240 ||
+      o.width > 16384 || o.height > 16384) {
+    throw Error("--size " + flags.size + ": expected WIDTHxHEIGHT, e.g. 1600x900 (at least 320x240)");
+  }
+  if (!flags.range.empty() &&
+      (std::sscanf(flags.range.c_str(), "%lf:%lf", &o.range_start_ms, &o.range_end_ms) != 2 ||
+       o.range_end_ms <= o.range_start_ms || o.range_start_ms < 0)) {
+    throw Error("--range " + flags.range + ": expected START_MS:END_MS from the profile start, e.g. 0:12.5");
+  }
+  return o;
+}
+
+// With no display, a screenshot re-runs itself under xvfb-run (when installed) so that it renders real frames.
+[[noreturn]] void exec_under_xvfb(const gui::WindowOptions& o, const ViewFlags& flags) {
+  std::vector<std::string> args = {"xvfb-run", "-a", "-s",
+                                   "-screen 0 " + std::to_string(o.width + 16) + "x" + std::to_string(o.height + 16) +
+                                       "x24",
+                                   "/proc/self/exe", "view"};
+  if (!flags.profile.empty()) args.push_back(flags.profile);
+  args.insert(args.end(), {"--screenshot", flags.screenshot, "--size", flags.size});
+  if (!flags.panel.empty()) args.insert(args.end(), {"--panel", flags.panel});
+  if (!flags.range.empty()) args.insert(args.end(), {"--range", flags.range});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::setenv("MESHSCOPE_IN_XVFB", "1", 1);
+  ::execvp("xvfb-run", argv.data());
+  throw Error("could not run xvfb-run");
+}
+
+int run_view(const ViewFlags& flags) {
+  const gui::WindowOptions o = window_options(flags);
+  if (!o.profile.empty() && !std::filesystem::exists(o.profile)) {
+    throw Error(o.profile + ": no such file or directory");
+  }
+  if (!gui::has_display()) {
+    const char* inside = std::getenv("MESHSCOPE_IN_XVFB");
+    if (!o.screenshot.empty() && !(inside && *inside) && on_path("xvfb-run")) exec_under_xvfb(o, flags);
+    throw Error("no display (DISPLAY and WAYLAND_DISPLAY are unset): run on a desktop, or render a screenshot with "
+                "`xvfb-run -a -s \"-screen 0 1920x1080x24\" meshscope view PROFILE --screenshot out.png`");
+  }
+  const int status = gui::run_window(o);
+  if (status == 4) throw Error("could not open an OpenGL 3.3 window on this display");
+  return status;
+}
+
+// The command-line sample job (what cmd_default.cpp's priority-0 job does), for when there is no display.
+int text_sample_job() {
+  auto run = [](const std::vector<std::string>& args) {
+    CLI::App root{"meshscope"};
+    for (const auto& command : commands()) command.setup(root);
+    std::vector<const char*> argv{"meshscope"};
+    for (const auto& a : args) argv.push_back(a.c_str());
+    root.parse(static_cast<int>(argv.size()), argv.data());
+    return exit_code();
+  };
+  const std::filesystem::path sample = bundled_sample_path();
+  const char* cache_home = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  std::filesystem::path cache = cache_home && *cache_home ? std::filesystem::path(cache_home)
+                                : home && *home           ? std::filesystem::path(home) / ".cache"
+                                                          : std::filesystem::temp_directory_path();
+  cache /= "meshscope";
+  std::filesystem::create_directories(cache);
+  const auto profile = cache / "sample_job.msdb";
+  std::printf("meshscope: no arguments, so importing the bundled sample job %s\n\n", sample.c_str());
+  import_traces({sample}, profile);
+  int rc = run({"info", profile.string()});
+  if (rc == 0) {
+    for (const auto& c : commands()) {
+      if (c.name != "report") continue;
+      std::printf("\n");
+      rc = run({"report", profile.string()});
+    }
+  }
+  std::printf("\nNext: meshscope --help lists every command; the profile is %s\n", profile.c_str());
+  return rc;
+}
+
+int gui_default_job() {
+  if (!gui::has_display()) {
+    std::printf("meshscope: no display (DISPLAY/WAYLAND_DISPLAY unset), so the desktop view is not opened; "
+                "running the command-line sample instead.\n");
+    return text_sample_job();
+  }
+  gui::WindowOptions o;
+  o.panel = gui::Panel::kExplorer;
+  o.panel_set = true;
+  if (std::filesystem::exists(bundled_sample_path())) o.profile = bundled_sample_path();
+  const int status = gui::run_window(o);
+  if (status == 4) {
+    std::printf("meshscope: could not open an OpenGL 3.3 window, so running the command-line sample instead.\n");
+    return text_sample_job();
+  }
+  return status;
+}
+
+void setup(CLI::App& root) {
+  auto flags = std::make_shared<ViewFlags>();
+  CLI::App* cmd = root.add_subcommand(
+      "view", "open the desktop front end (timeline, summary, roofline, explorer, planner) on PROFILE");
+  cmd->add_option("PROFILE", flags->profile,
+                  "a trace (Kineto .json/.json.gz, Nsight Systems .sqlite), a directory of traces, or a .msdb");
+  cmd->add_option("--screenshot", flags->screenshot, "render real frames headless, write this PNG and exit");
+  cmd->add_option("--panel", flags->panel, "timeline|summary|roofline|explorer|planner (the panel shown first)");
+  cmd->add_option("--size", flags->size, "window size WIDTHxHEIGHT (default 1600x900)");
+  cmd->add_option("--range", flags->range, "timeline window START_MS:END_MS from the profile start (default: all)");
+  cmd->callback([flags] { exit_code() = run_view(*flags); });
+
+  // `meshscope PROFILE`: a bare existing path as the only argument opens the view on it.
+  auto bare = std::make_shared<std::string>();
+  root.add_option("profile", *bare, "open PROFILE in the desktop view (same as `meshscope view PROFILE`)")
+      ->check(CLI::ExistingPath);
+  root.callback([bare, root_ptr = &root] {
+    if (bare->empty() || !root_ptr->get_subcommands().empty()) return;
+    ViewFlags f;
+    f.profile = *bare;
+    exit_code() = run_view(f);
+  });
+}
+
+const bool registered = register_command({"view", 90, setup});
+const bool default_registered = register_default_job(10, gui_default_job);
+
+}  // namespace
+}  // namespace meshscope::app

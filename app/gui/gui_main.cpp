@@ -1,0 +1,180 @@
+// gui_main.cpp: the GLFW + OpenGL 3.3 loop around one View, as thin as Dear ImGui's example_glfw_opengl3,
+// plus the headless screenshot path (render frames into an offscreen framebuffer until the profile is
+// loaded and the layout has settled, glReadPixels, write a PNG with stb_image_write).
+#define GL_GLEXT_PROTOTYPES 1
+#define GLFW_INCLUDE_GLEXT 1
+#include "app/gui/gui_main.hpp"
+
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+#include <stb_image_write.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace meshscope::gui {
+
+namespace {
+
+std::vector<std::string>& dropped_paths() {
+  static std::vector<std::string> paths;
+  return paths;
+}
+
+void on_drop(GLFWwindow*, int count, const char** paths) {
+  for (int i = 0; i < count; ++i) dropped_paths().emplace_back(paths[i]);
+}
+
+void on_glfw_error(int code, const char* description) {
+  std::fprintf(stderr, "meshscope view: GLFW error %d: %s\n", code, description);
+}
+
+// An offscreen colour target of the window's size, so screenshots do not depend on the screen.
+struct Offscreen {
+  GLuint fbo = 0, color = 0;
+  bool create(int w, int h) {
+    glGenFramebuffers(1, &fbo);
+    glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+    glGenRenderbuffers(1, &color);
+    glBindRenderbuffer(GL_RENDERBUFFER, color);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, w, h);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, color);
+    return glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+  }
+  void destroy() {
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    if (color) glDeleteRenderbuffers(1, &color);
+    if (fbo) glDeleteFramebuffers(1, &fbo);
+  }
+};
+
+bool write_png(const std::string& path, int w, int h) {
+  std::vector<unsigned char> pixels(static_cast<std::size_t>(w) * h * 4);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+  // OpenGL's origin is bottom-left; PNG rows go top-down. Opaque alpha.
+  std::vector<unsigned char> flipped(pixels.size());
+  const std::size_t row = static_cast<std::size_t>(w) * 4;
+  for (int y = 0; y < h; ++y) {
+    const unsigned char* src = pixels.data() + static_cast<std::size_t>(h - 1 - y) * row;
+    unsigned char* dst = flipped.data() + static_cast<std::size_t>(y) * row;
+    for (std::size_t x = 0; x < row; x += 4) {
+      dst[x] = src[x];
+      dst[x + 1] = src[x + 1];
+      dst[x + 2] = src[x + 2];
+      dst[x + 3] = 255;
+    }
+  }
+  return stbi_write_png(path.c_str(), w, h, 4, flipped.data(), static_cast<int>(row)) != 0;
+}
+
+}  // namespace
+
+bool has_display() {
+  const char* x = std::getenv("DISPLAY");
+  const char* wl = std::getenv("WAYLAND_DISPLAY");
+  return (x && *x) || (wl && *wl);
+}
+
+int run_window(const WindowOptions& options) {
+  const bool headless = !options.screenshot.empty();
+  glfwSetErrorCallback(on_glfw_error);
+  if (!glfwInit()) return 4;
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GL_TRUE);
+  if (headless) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+  GLFWwindow* window = glfwCreateWindow(options.width, options.height, "meshscope", nullptr, nullptr);
+  if (!window) {
+    glfwTerminate();
+    return 4;
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(headless ? 0 : 1);
+  glfwSetDropCallback(window, on_drop);
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGui::GetIO().IniFilename = nullptr;
+  View::setup_style();
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 330");
+
+  int status = 0;
+  {
+    ViewOptions view_options;
+    view_options.remember_recent = !headless;
+    view_options.panel = options.panel;
+    view_options.panel_set = options.panel_set;
+    View view(view_options);
+    if (!options.profile.empty()) view.open(options.profile);
+
+    Offscreen offscreen;
+    if (headless && !offscreen.create(options.width, options.height)) {
+      std::fprintf(stderr, "meshscope view: could not create an offscreen framebuffer\n");
+      status = 4;
+    }
+    int settled = 0;
+    bool range_applied = options.range_start_ms < 0;
+    while (status == 0 && !glfwWindowShouldClose(window) && !view.quit_requested()) {
+      if (headless || view.loading() || ImGui::IsAnyMouseDown())
+        glfwPollEvents();
+      else
+        glfwWaitEventsTimeout(0.25);
+      if (!dropped_paths().empty()) {
+        view.open(dropped_paths().front());
+        dropped_paths().clear();
+      }
+      if (!range_applied && view.loaded()) {
+        const TimeNs origin = view.loaded()->profile->first_ns();
+        view.set_time_range(origin + static_cast<TimeNs>(options.range_start_ms * 1e6),
+                            origin + static_cast<TimeNs>(options.range_end_ms * 1e6));
+        range_applied = true;
+      }
+      ImGui_ImplOpenGL3_NewFrame();
+      ImGui_ImplGlfw_NewFrame();
+      if (headless) ImGui::GetIO().DisplaySize = ImVec2(static_cast<float>(options.width), static_cast<float>(options.height));
+      ImGui::NewFrame();
+      view.draw();
+      ImGui::Render();
+      int w = options.width, h = options.height;
+      if (!headless) glfwGetFramebufferSize(window, &w, &h);
+      glViewport(0, 0, w, h);
+      glClearColor(0.09f, 0.10f, 0.12f, 1.0f);
+      glClear(GL_COLOR_BUFFER_BIT);
+      ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+      if (headless) {
+        // Frames until the profile is in and the layout (tabs, tables, clippers) has settled.
+        if (!view.loading() && ++settled >= 6) {
+          if (!view.load_error().empty()) {
+            std::fprintf(stderr, "meshscope view: %s\n", view.load_error().c_str());
+            status = 1;
+          } else if (!write_png(options.screenshot, options.width, options.height)) {
+            std::fprintf(stderr, "meshscope view: could not write %s\n", options.screenshot.c_str());
+            status = 1;
+          } else {
+            std::printf("wrote %s (%dx%d, panel %s)\n", options.screenshot.c_str(), options.width, options.height,
+                        to_string(view.panel()));
+          }
+          break;
+        }
+      } else {
+        glfwSwapBuffers(window);
+      }
+    }
+    offscreen.destroy();
+  }
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return status;
+}
+
+}  // namespace meshscope::gui

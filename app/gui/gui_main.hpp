@@ -1,0 +1,28 @@
+// The desktop window: GLFW + OpenGL 3.3 + Dear ImGui around one View (gui_main.cpp), and its headless path
+// that renders real frames into an offscreen framebuffer and writes a PNG.
+#pragma once
+
+#include <string>
+
+#include "app/gui/View.hpp"
+
+namespace meshscope::gui {
+
+struct WindowOptions {
+  std::string profile;     // opened on a background thread at start ("" = none)
+  std::string screenshot;  // PNG to write after the first settled frames, then exit ("" = interactive)
+  Panel panel = Panel::kTimeline;
+  bool panel_set = false;
+  int width = 1600, height = 900;
+  double range_start_ms = -1, range_end_ms = -1;  // timeline window (ms from the profile start), -1 = fit
+};
+
+// True when a window system is reachable (DISPLAY or WAYLAND_DISPLAY is set).
+bool has_display();
+
+// Runs the window until it is closed (or, with a screenshot, until the PNG is written). Returns the process
+// exit status: 0, 1 when the profile could not be opened or the PNG not written, 4 when no window could be
+// created (no display, no OpenGL 3.3).
+int run_window(const WindowOptions& options);
+
+}  // namespace meshscope::gui

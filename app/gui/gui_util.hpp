@@ -1,0 +1,104 @@
+// Shared look of the front end: the class colours every panel uses, and text formatting of times, bytes and
+// rates at the display edge (times stay int64 ns until here).
+#pragma once
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string_view>
+
+#include "analysis/measure/classify.hpp"
+#include "profiler/records.hpp"
+
+namespace meshscope::gui {
+
+// Activity classes (compute, communication, memory, sync) and the marks drawn over them.
+inline constexpr ImU32 kColCompute = IM_COL32(76, 139, 245, 255);
+inline constexpr ImU32 kColComm = IM_COL32(242, 158, 76, 255);
+inline constexpr ImU32 kColMemory = IM_COL32(89, 179, 107, 255);
+inline constexpr ImU32 kColSync = IM_COL32(155, 127, 209, 255);
+inline constexpr ImU32 kColOverlap = IM_COL32(186, 132, 70, 255);  // communication hidden behind compute
+inline constexpr ImU32 kColExposed = IM_COL32(229, 72, 77, 255);
+inline constexpr ImU32 kColIdle = IM_COL32(70, 76, 88, 255);
+inline constexpr ImU32 kColCpu = IM_COL32(120, 130, 150, 255);
+inline constexpr ImU32 kColAnnotation = IM_COL32(94, 160, 160, 255);
+inline constexpr ImU32 kColStep = IM_COL32(170, 170, 190, 255);
+inline constexpr ImU32 kColSelect = IM_COL32(255, 214, 10, 255);
+inline constexpr ImU32 kColText = IM_COL32(235, 238, 245, 255);
+inline constexpr ImU32 kColTextDim = IM_COL32(150, 156, 170, 255);
+inline constexpr ImU32 kColGrid = IM_COL32(255, 255, 255, 28);
+inline constexpr ImU32 kColPredicted = IM_COL32(160, 110, 240, 255);
+inline constexpr ImU32 kColMeasured = IM_COL32(250, 250, 250, 255);
+
+inline ImU32 class_color(measure::ActivityClass c) {
+  switch (c) {
+    case measure::ActivityClass::kCompute: return kColCompute;
+    case measure::ActivityClass::kComm: return kColComm;
+    case measure::ActivityClass::kMemory: return kColMemory;
+    case measure::ActivityClass::kSync: return kColSync;
+  }
+  return kColCpu;
+}
+
+inline ImU32 scale_color(ImU32 c, float f) {
+  auto ch = [&](int shift) {
+    const float v = static_cast<float>((c >> shift) & 0xff) * f;
+    return static_cast<ImU32>(std::clamp(v, 0.0f, 255.0f)) << shift;
+  };
+  return ch(IM_COL32_R_SHIFT) | ch(IM_COL32_G_SHIFT) | ch(IM_COL32_B_SHIFT) | (c & IM_COL32_A_MASK);
+}
+
+inline ImVec4 to_vec4(ImU32 c) {
+  return ImGui::ColorConvertU32ToFloat4(c);
+}
+
+// "void at::native::foo<...>(...)" -> "at::native::foo<...>(...)".
+inline std::string_view short_name(std::string_view name) {
+  if (name.starts_with("void ")) name.remove_prefix(5);
+  return name;
+}
+
+// Time with a unit that suits its size: "1.234 ms".
+inline const char* time_text(char* buf, int size, double ns) {
+  const double a = std::abs(ns);
+  if (a >= 1e9)
+    std::snprintf(buf, size, "%.3f s", ns / 1e9);
+  else if (a >= 1e6)
+    std::snprintf(buf, size, "%.3f ms", ns / 1e6);
+  else if (a >= 1e3)
+    std::snprintf(buf, size, "%.2f \xC2\xB5s", ns / 1e3);
+  else
+    std::snprintf(buf, size, "%.0f ns", ns);
+  return buf;
+}
+
+inline const char* bytes_text(char* buf, int size, double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (std::abs(bytes) >= 1024.0 && unit < 4) {
+    bytes /= 1024.0;
+    ++unit;
+  }
+  std::snprintf(buf, size, unit == 0 ? "%.0f %s" : "%.2f %s", bytes, units[unit]);
+  return buf;
+}
+
+// Seconds (model side) as text.
+inline const char* seconds_text(char* buf, int size, double s) {
+  return time_text(buf, size, s * 1e9);
+}
+
+// A coloured square followed by a label, on the current line.
+inline void legend_item(ImU32 color, const char* label) {
+  const float h = ImGui::GetTextLineHeight();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + 2), ImVec2(p.x + h - 4, p.y + h - 2), color, 2.0f);
+  ImGui::Dummy(ImVec2(h - 2, h));
+  ImGui::SameLine(0, 4);
+  ImGui::TextUnformatted(label);
+}
+
+}  // namespace meshscope::gui

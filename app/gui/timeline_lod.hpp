@@ -1,0 +1,143 @@
+// Level of detail for the timeline (Tracy's preprocess-then-draw): plain C++, no ImGui, unit-tested.
+//
+// [SECTION] Lanes: once after load, the time-sorted events of one stream (or CPU track) are assigned to
+//           sub-lanes by first fit, so overlapping events never cover each other. Within one lane both starts
+//           and ends are monotonic, which is what lets the per-frame pass use binary search on either.
+// [SECTION] Preprocess: per frame and per visible lane, the events inside [t0, t1) are found with binary
+//           search and turned into draw items; runs of events narrower than min_px pixels are folded into one
+//           item that carries their count (never dropped), and the pass jumps over a fold with binary search,
+//           so its cost follows the pixels on screen, not the number of events.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "analysis/measure/intervals.hpp"
+#include "profiler/records.hpp"
+
+namespace meshscope::gui {
+
+// The sub-lanes of one time-sorted sequence of events.
+struct LaneLayout {
+  // Per lane, the indices (into the sequence) of its events in start order. Empty when the whole sequence
+  // fits one lane (the identity: no index array is stored for the common case of a non-overlapping stream).
+  std::vector<std::vector<std::uint32_t>> members;
+  std::uint32_t lanes() const { return members.empty() ? 1u : static_cast<std::uint32_t>(members.size()); }
+};
+
+// First-fit lane assignment of EVENTS (sorted by start_ns). Event i goes to the first lane at or after
+// PREFERRED(i) whose last event ended at or before its start, so properly nested CPU ranges land on the lane
+// of their depth and a stream without overlaps stays one lane.
+template <class Event, class Preferred>
+LaneLayout assign_lanes(std::span<const Event> events, Preferred preferred) {
+  LaneLayout layout;
+  std::vector<TimeNs> last_end;
+  std::vector<std::vector<std::uint32_t>> lanes;
+  for (std::uint32_t i = 0; i < events.size(); ++i) {
+    const auto& e = events[i];
+    std::size_t lane = static_cast<std::size_t>(preferred(e));
+    while (lane < last_end.size() && last_end[lane] > e.start_ns) ++lane;
+    if (lane >= last_end.size()) {
+      last_end.resize(lane + 1, std::numeric_limits<TimeNs>::min());
+      lanes.resize(lane + 1);
+    }
+    last_end[lane] = std::max(e.start_ns, e.end_ns);
+    lanes[lane].push_back(i);
+  }
+  if (lanes.size() > 1) layout.members = std::move(lanes);
+  return layout;
+}
+
+template <class Event>
+LaneLayout assign_lanes(std::span<const Event> events) {
+  return assign_lanes(events, [](const Event&) { return 0; });
+}
+
+// What the visible window looks like this frame.
+struct LodParams {
+  TimeNs t0 = 0, t1 = 0;   // visible time range [t0, t1)
+  double ns_per_px = 1.0;  // > 0
+  float min_px = 3.0f;     // events narrower than this are folded with their narrow neighbours
+};
+
+// One thing to draw: a single event (count == 1) or a fold of COUNT consecutive events of one lane that
+// are each narrower than min_px and closer than min_px to each other.
+struct DrawItem {
+  TimeNs start_ns, end_ns;
+  std::uint32_t index;  // index into the sequence of the (first) event
+  std::uint32_t count;
+};
+static_assert(sizeof(DrawItem) == 24);
+
+// Appends the draw items of one lane to OUT (reuse OUT across frames: clear() keeps its capacity).
+// EVENTS is the whole time-sorted sequence; MEMBERS the lane's indices into it (empty = every event).
+template <class Event>
+void preprocess_lane(std::span<const Event> events, std::span<const std::uint32_t> members,
+                     const LodParams& p, std::vector<DrawItem>& out) {
+  const bool direct = members.empty();
+  const std::size_t n = direct ? events.size() : members.size();
+  auto at = [&](std::size_t k) -> const Event& { return direct ? events[k] : events[members[k]]; };
+  auto index_of = [&](std::size_t k) { return static_cast<std::uint32_t>(direct ? k : members[k]); };
+  // Binary search over positions [lo, hi) for the first position where PRED is false.
+  auto partition = [&](std::size_t lo, std::size_t hi, auto pred) {
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      if (pred(at(mid)))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo;
+  };
+  const TimeNs fold = std::max<TimeNs>(1, static_cast<TimeNs>(p.min_px * p.ns_per_px));
+  std::size_t k = partition(0, n, [&](const Event& e) { return e.end_ns < p.t0; });
+  const std::size_t hi = partition(k, n, [&](const Event& e) { return e.start_ns < p.t1; });
+  while (k < hi) {
+    const Event& e = at(k);
+    if (e.end_ns - e.start_ns >= fold) {
+      out.push_back({e.start_ns, e.end_ns, index_of(k), 1});
+      ++k;
+      continue;
+    }
+    const std::size_t first = k;
+    const TimeNs run_start = e.start_ns;
+    TimeNs run_end = e.end_ns;
+    std::uint32_t count = 1;
+    ++k;
+    for (;;) {
+      // Everything that ends within one fold width of the run belongs to it: jump over it at once.
+      const TimeNs limit = run_end + fold;
+      const std::size_t next = partition(k, hi, [&](const Event& x) { return x.end_ns < limit; });
+      if (next > k) {
+        count += static_cast<std::uint32_t>(next - k);
+        run_end = std::max(run_end, at(next - 1).end_ns);
+        k = next;
+      }
+      if (k >= hi) break;
+      const Event& x = at(k);
+      if (x.end_ns - x.start_ns < fold && x.start_ns - run_end < fold) {
+        run_end = std::max(run_end, x.end_ns);
+        ++count;
+        ++k;
+        continue;
+      }
+      break;
+    }
+    out.push_back({run_start, run_end, index_of(first), count});
+  }
+}
+
+// Disjoint sorted intervals (exposed communication) merged where the gap is under one pixel and clipped to
+// the visible range; appended to OUT as items whose count is the number of source intervals merged.
+void preprocess_intervals(std::span<const measure::Interval> intervals, const LodParams& p,
+                          std::vector<DrawItem>& out);
+
+// A "nice" ruler step (1, 2 or 5 × 10^k ns) so that ticks are at least MIN_PX pixels apart.
+TimeNs ruler_step(double ns_per_px, double min_px);
+// Time as text with a unit that suits STEP ("1.25 ms", "340 µs", "12 ns", "2.5 s").
+int format_time(char* buf, int size, TimeNs ns, TimeNs step = 0);
+
+}  // namespace meshscope::gui
