@@ -482,10 +482,21 @@ struct ProfileWriter::Impl {
   // ties) nest inside the innermost open range that has not ended. Ranges that overlap without nesting are
   // kept, one level deeper, so nothing is hidden.
   void rebuild_nesting() {
-    sql::Statement select = db.prepare(
-        "SELECT id, rank, pid, tid, start_ns, end_ns FROM ranges ORDER BY rank, pid, tid, start_ns, end_ns "
-        "DESC, id");
-    sql::Statement update = db.prepare("UPDATE ranges SET depth = ?, parent_id = ? WHERE id = ?");
+    // Rewrites the table in track order with depth and parent filled in: sequential inserts, where updating rows
+    // in place would touch pages at random (minutes for millions of ranges).
+    std::string create_sql;
+    {
+      sql::Statement s = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'ranges'");
+      if (!s.step()) return;
+      create_sql = s.column_text(0);
+    }
+    db.exec("ALTER TABLE ranges RENAME TO ranges_unnested");
+    db.exec(create_sql);
+    constexpr const char* kColumns = "id, rank, kind, pid, tid, start_ns, end_ns, name, external_id, step, category";
+    sql::Statement select = db.prepare(fmt::format(
+        "SELECT {} FROM ranges_unnested ORDER BY rank, pid, tid, start_ns, end_ns DESC, id", kColumns));
+    sql::Statement insert =
+        db.prepare(fmt::format("INSERT INTO ranges ({}, depth, parent_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", kColumns));
     struct Open {
       std::int64_t id;
       TimeNs end;
@@ -494,8 +505,8 @@ struct ProfileWriter::Impl {
     std::int64_t track_rank = kNull, track_pid = kNull, track_tid = kNull;
     while (select.step()) {
       const std::int64_t id = select.column_int(0);
-      const std::int64_t rank = select.column_int(1), pid = select.column_int(2), tid = select.column_int(3);
-      const TimeNs start = select.column_int(4), end = select.column_int(5);
+      const std::int64_t rank = select.column_int(1), pid = select.column_int(3), tid = select.column_int(4);
+      const TimeNs start = select.column_int(5), end = select.column_int(6);
       if (rank != track_rank || pid != track_pid || tid != track_tid) {
         stack.clear();
         track_rank = rank;
@@ -505,14 +516,14 @@ struct ProfileWriter::Impl {
       while (!stack.empty() && stack.back().end <= start && !(stack.back().end == start && end == start)) {
         stack.pop_back();
       }
-      if (!stack.empty()) {
-        update.bind(1, static_cast<std::int64_t>(stack.size()));
-        update.bind(2, stack.back().id);
-        update.bind(3, id);
-        update.run();
-      }
+      for (int i = 0; i < 11; ++i) sqlite3_bind_value(insert.handle(), i + 1, sqlite3_column_value(select.handle(), i));
+      insert.bind(12, static_cast<std::int64_t>(stack.size()));
+      insert.bind(13, stack.empty() ? kNull : stack.back().id);
+      insert.run();
       stack.push_back({id, end});
     }
+    select = sql::Statement();
+    db.exec("DROP TABLE ranges_unnested");
   }
 
   void apply_rank_rewrites() {
@@ -696,7 +707,7 @@ void ProfileWriter::add_range(const RangeRecord& record) {
   Batch::Range range{impl.next_range_id++, 0, kNull, record};
   if (!impl.ranges_spilled) {
     impl.buffered_ranges.push_back(range);
-    if (impl.buffered_ranges.size() < Impl::kMaxBufferedRanges) return;
+    if (impl.buffered_ranges.size() < impl.options.max_buffered_ranges) return;
     impl.ranges_spilled = true;  // too many to hold: write them as they come and nest them in SQL at commit
     for (const auto& r : impl.buffered_ranges) {
       impl.current->ranges.push_back(r);

@@ -66,11 +66,19 @@ TEST(ProfileWriter, NothingAppearsUntilCommitAndAbandonedWritesLeaveNothing) {
   EXPECT_EQ(entries(dir), 1u);
 }
 
-TEST(ProfileWriter, NestingPerTrackWithTiesAndPartialOverlap) {
-  const auto dir = temp_dir("writer-nesting");
+// Nesting is computed in memory for ordinary traces and in SQL for huge ones (max_buffered_ranges exceeded);
+// both must agree.
+class ProfileWriterNesting : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(ProfileWriterNesting, PerTrackWithTiesAndPartialOverlap) {
+  const auto dir = temp_dir("writer-nesting-" + std::to_string(GetParam()));
   const auto target = dir / "p.msdb";
   {
-    ProfileWriter writer(target, WriterOptions{.batch_records = 2, .background = false, .durable = false});
+    WriterOptions options;
+    options.batch_records = 2;
+    options.background = false;
+    options.max_buffered_ranges = GetParam();
+    ProfileWriter writer(target, options);
     writer.set_rank({});
     const auto outer = writer.intern("outer"), inner = writer.intern("inner"),
                same = writer.intern("same-start"), later = writer.intern("later"),
@@ -103,6 +111,8 @@ TEST(ProfileWriter, NestingPerTrackWithTiesAndPartialOverlap) {
   EXPECT_TRUE(std::is_sorted(track.begin(), track.end(),
                              [](const CpuRange& a, const CpuRange& b) { return a.start_ns < b.start_ns; }));
 }
+
+INSTANTIATE_TEST_SUITE_P(InMemoryAndInSql, ProfileWriterNesting, ::testing::Values(std::size_t{1} << 20, 0));
 
 TEST(ProfileWriter, CpuCollectiveAttachesToTheKernelItLaunched) {
   const auto dir = temp_dir("writer-cpu-collective");
