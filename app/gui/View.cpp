@@ -269,6 +269,12 @@ void View::on_profile_installed() {
     ex_.search_dirty = true;
     ex_.spec_error.clear();
     explorer_init();
+    // The bundled sample is synthetic with a documented shape (assets/sample/README.md): match it.
+    std::error_code error;
+    const auto sample = std::filesystem::weakly_canonical(MESHSCOPE_SOURCE_DIR "/assets/sample/sample_job", error);
+    if (!error && std::filesystem::weakly_canonical(loaded_->source, error) == sample) {
+      configure_explorer("gpt", 5, 4096, 32, 4096, ex_.gpus, 2, 2);
+    }
   }
 }
 

@@ -62,15 +62,22 @@ void stacked_bar(const char* id, const Part* parts, int count, double scale, flo
   if (marker > 0 && scale > 0) {
     const float xm = p.x + static_cast<float>(marker / scale * width);
     dl->AddLine(ImVec2(xm, p.y - 3), ImVec2(xm, p.y + height + 3), kColExposed, 2.5f);
-    if (marker_label) dl->AddText(ImVec2(xm + 4, p.y - 1), kColText, marker_label);
+    if (marker_label) {
+      const float tw = ImGui::CalcTextSize(marker_label).x;
+      const float tx = xm + 4 + tw > p.x + width ? xm - tw - 4 : xm + 4;
+      dl->AddText(ImVec2(tx, p.y + (height - ImGui::GetFontSize()) * 0.5f), kColText, marker_label);
+    }
   }
 }
 
-void parts_legend(const Part* parts, int count, const char* unit, double factor) {
+void parts_legend(const Part* parts, int count, bool seconds) {
   for (int i = 0; i < count; ++i) {
     if (parts[i].value <= 0) continue;
-    char label[96];
-    std::snprintf(label, sizeof label, "%s %.3g %s", parts[i].name, parts[i].value * factor, unit);
+    char label[96], v[32];
+    if (seconds)
+      std::snprintf(label, sizeof label, "%s %s", parts[i].name, seconds_text(v, sizeof v, parts[i].value));
+    else
+      std::snprintf(label, sizeof label, "%s %.3g GiB", parts[i].name, parts[i].value);
     legend_item(parts[i].color, label);
     ImGui::SameLine();
   }
@@ -119,16 +126,45 @@ void View::explorer_init() {
     return;
   }
   try {
-    ex_.model = model::load_model(ex_.models[static_cast<std::size_t>(ex_.model_index)]);
+    ex_.base_model = model::load_model(ex_.models[static_cast<std::size_t>(ex_.model_index)]);
     ex_.hw = model::load_hardware(ex_.hardware[static_cast<std::size_t>(ex_.hardware_index)]);
     ex_.eff = model::defaults_for(ex_.hw);
     ex_.spec_error.clear();
   } catch (const std::exception& e) {
     ex_.spec_error = e.what();
   }
+  ex_.ready = ex_.spec_error.empty();
+  explorer_apply_shape();
+}
+
+void View::explorer_apply_shape() {
   ex_.dirty = true;
   ex_.search_dirty = true;
-  ex_.ready = ex_.spec_error.empty();
+  if (!ex_.ready) return;
+  ex_.model = ex_.base_model;
+  model::ModelOverrides o;
+  if (ex_.layers > 0) o.layers = ex_.layers;
+  if (ex_.hidden > 0) o.hidden = ex_.hidden;
+  if (ex_.heads > 0) o.heads = ex_.heads;
+  model::apply_overrides(ex_.model, o);
+}
+
+void View::configure_explorer(const std::string& model_name, int layers, int hidden, int heads, int seq, int gpus,
+                              int tp, int global_batch) {
+  ex_.model_index = index_of(ex_.models, model_name.c_str());
+  ex_.layers = layers;
+  ex_.hidden = hidden;
+  ex_.heads = heads;
+  ex_.seq = seq;
+  ex_.gpus = gpus;
+  ex_.tp = tp;
+  ex_.pp = 1;
+  ex_.dp = 0;
+  ex_.cp = 1;
+  ex_.ep = 1;
+  ex_.micro_batch = 1;
+  ex_.global_batch = global_batch;
+  explorer_init();
 }
 
 void View::set_layout(int gpus, int tp, int pp, int cp, int ep) {
@@ -240,6 +276,17 @@ void View::draw_explorer() {
                       ex_.hw.hbm_tbps, ex_.hw.intra_node_gbps, ex_.hw.inter_node_gbps, ex_.hw.gpus_per_node);
   }
   if (spec_changed) explorer_init();
+  bool shape_changed = false;
+  auto shape = [&](const char* label, int& v, int hi, int preset) {
+    char format[48];
+    std::snprintf(format, sizeof format, v == 0 ? "preset (%d)" : "%%d", preset);
+    ImGui::SetNextItemWidth(-110);
+    shape_changed |= ImGui::SliderInt(label, &v, 0, hi, format, ImGuiSliderFlags_Logarithmic);
+  };
+  shape("layers", ex_.layers, 256, ex_.base_model.layers);
+  shape("hidden", ex_.hidden, 32768, ex_.base_model.hidden);
+  shape("heads", ex_.heads, 256, ex_.base_model.heads);
+  if (shape_changed) explorer_apply_shape();
   ImGui::Spacing();
   ImGui::TextDisabled("LAYOUT");
   auto slider = [&](const char* label, int& v, int lo, int hi, const char* format, const char* help) {
@@ -365,7 +412,7 @@ void View::explorer_bars() {
   std::snprintf(a, sizeof a, "capacity %.0f GiB", p.memory.capacity / gib);
   stacked_bar("##mem", mem, 5, std::max(p.memory.total(), p.memory.capacity) / gib * 1.04, w, 22, "GiB",
               p.memory.capacity / gib, a);
-  parts_legend(mem, 5, "GiB", 1.0);
+  parts_legend(mem, 5, false);
   ImGui::Spacing();
   ImGui::TextDisabled("PREDICTED STEP TIME BY PART (%s)", seconds_text(b, sizeof b, p.step_time_s));
   const auto& t = p.time;
@@ -379,7 +426,7 @@ void View::explorer_bars() {
                         {"DP exposed", t.dp_exposed, kColExposed},
                         {"optimizer", t.optimizer, kColMemory}};
   stacked_bar("##time", parts, 9, t.total(), w, 22, "s");
-  parts_legend(parts, 9, "ms", 1e3);
+  parts_legend(parts, 9, true);
 }
 
 void View::explorer_measured() {

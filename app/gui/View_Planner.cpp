@@ -95,7 +95,7 @@ void View::draw_planner() {
     const double period = plan.daly_interval_s + pl_.checkpoint_s;
     const double span = plan.mtbf_s;
     if (period > 0 && span > 0) {
-      const int n = static_cast<int>(std::min(400.0, span / period));
+      const int n = static_cast<int>(std::min(5000.0, std::ceil(span / period)));
       for (int i = 0; i <= n; ++i) {
         const double t = i * period;
         const float x0 = p.x + static_cast<float>(t / span * w);
@@ -140,7 +140,6 @@ void View::draw_planner() {
     row("compute C", a);
     row("parameters N", count_text(b, sizeof b, s.params), kColSelect);
     row("tokens D", count_text(c, sizeof c, s.tokens), kColSelect);
-    row("GPU time at this MFU", duration_text(a, sizeof a, s.gpu_seconds > 0 ? s.gpu_seconds / gpus : 0.0));
     ImGui::EndTable();
   };
   ImGui::TextUnformatted("What these GPUs can train in that time:");

@@ -229,7 +229,17 @@ void View::draw_roofline() {
         m.name = "whole step (measured)";
         m.measured = true;
         m.time_s = total / n / 1e9;
-        points.push_back(m);
+        // A model that would need more than the peak in the measured step time is not the profile's job.
+        if (m.attained() <= 1.2 * std::max(roof.peak, roof.peak_other)) {
+          points.push_back(m);
+        } else {
+          char t[32];
+          ImGui::TextColored(to_vec4(kColExposed),
+                             "No measured step point: the Explorer model's %.3g FLOPs per GPU in the profile's %s "
+                             "step would need %.0f TFLOP/s, over the peak, so it is not this profile's job (set the "
+                             "model in the Explorer).",
+                             m.flops, seconds_text(t, sizeof t, m.time_s), m.attained() / 1e12);
+        }
       }
     }
   } else {
@@ -248,7 +258,7 @@ void View::draw_roofline() {
   const float ml = 90, mr = 20, mt = 14, mb = 42;
   const ImVec2 a(p0.x + ml, p0.y + mt), b(p0.x + size.x - mr, p0.y + size.y - mb);
   dl->AddRectFilled(p0, ImVec2(p0.x + size.x, p0.y + size.y), IM_COL32(20, 23, 28, 255), 3.0f);
-  const double x_lo = -1, x_hi = 6;  // log10 FLOP/byte
+  const double x_lo = -1, x_hi = 7;  // log10 FLOP/byte
   const double y_hi = std::ceil(std::log10(std::max(roof.peak, roof.peak_other) * 2.0));
   const double y_lo = y_hi - 6;
   auto X = [&](double v) { return a.x + static_cast<float>((std::log10(v) - x_lo) / (x_hi - x_lo)) * (b.x - a.x); };

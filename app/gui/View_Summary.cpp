@@ -139,7 +139,7 @@ void View::summary_rank_bars() {
   ImGuiListClipper clipper;
   clipper.Begin(static_cast<int>(analysis.ranks.size()), row_h + ImGui::GetStyle().ItemSpacing.y);
   char a[32], b[32], c[32];
-  const float label_w = 70, stats_w = 330;
+  const float label_w = 70, stats_w = 430;
   while (clipper.Step()) {
     for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
       const auto& r = analysis.ranks[static_cast<std::size_t>(i)];
@@ -377,14 +377,14 @@ void View::summary_collectives() {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(time_text(t, sizeof t, static_cast<double>(s.mean_ns)));
       ImGui::TableNextColumn();
-      if (std::isfinite(s.algbw_gbps)) ImGui::Text("%.2f", s.algbw_gbps); else ImGui::TextDisabled("-");
+      if (std::isfinite(s.algbw_gbps)) ImGui::Text("%.3g", s.algbw_gbps); else ImGui::TextDisabled("-");
       ImGui::TableNextColumn();
-      if (std::isfinite(s.busbw_gbps)) ImGui::Text("%.2f", s.busbw_gbps); else ImGui::TextDisabled("-");
+      if (std::isfinite(s.busbw_gbps)) ImGui::Text("%.3g", s.busbw_gbps); else ImGui::TextDisabled("-");
       ImGui::TableNextColumn();
       const double predicted = predicted_busbw(s.op, s.group_size, s.bytes);
       if (std::isfinite(predicted)) {
         const bool low = std::isfinite(s.busbw_gbps) && s.busbw_gbps < 0.5 * predicted;
-        ImGui::TextColored(to_vec4(low ? kColExposed : kColText), "%.2f", predicted);
+        ImGui::TextColored(to_vec4(low ? kColExposed : kColText), "%.3g", predicted);
         if (ImGui::IsItemHovered()) {
           ImGui::SetTooltip("alpha-beta model on %s (%d GPUs per NVLink domain)%s", ex_.hw.name.c_str(),
                             ex_.hw.gpus_per_node, low ? "\nmeasured is under half of predicted" : "");

@@ -35,7 +35,9 @@ TimeNs ruler_step(double ns_per_px, double min_px) {
 }
 
 int format_time(char* buf, int size, TimeNs ns, TimeNs step) {
-  const TimeNs scale = step > 0 ? step : (ns < 0 ? -ns : ns);
+  // With a STEP, the unit is the largest one that the step is at least a tenth of (ticks 500 µs apart read
+  // "0.5 ms, 1 ms, 1.5 ms").
+  const TimeNs scale = step > 0 ? step * 10 : (ns < 0 ? -ns : ns);
   const double v = static_cast<double>(ns);
   // Enough decimals that consecutive ticks STEP apart differ, none more.
   auto decimals = [&](double unit) {

@@ -1,0 +1,68 @@
+// Shared helpers of the GUI tests: real shared traces imported once with `meshscope import`, and a no-window
+// Dear ImGui context (the null backend of imgui's examples/example_null).
+#pragma once
+
+#include <imgui.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "app/gui/View.hpp"
+
+namespace meshscope::gui::test {
+
+inline std::filesystem::path shared_trace(const std::string& relative) {
+  return std::filesystem::path(MESHSCOPE_SHARED_DIR) / "traces" / relative;
+}
+inline std::filesystem::path sample_job() {
+  return std::filesystem::path(MESHSCOPE_SOURCE_DIR) / "assets/sample/sample_job";
+}
+
+// Imports TRACE (a file or a directory) with the meshscope binary into the test temp dir, once per process.
+// Returns "" when the import failed.
+inline std::filesystem::path imported(const std::filesystem::path& trace) {
+  static std::map<std::string, std::filesystem::path> cache;
+  auto it = cache.find(trace.string());
+  if (it != cache.end()) return it->second;
+  const auto out = std::filesystem::path(MESHSCOPE_TEST_TMP) /
+                   ("gui-" + std::to_string(std::hash<std::string>{}(trace.string())) + ".msdb");
+  std::filesystem::remove(out);
+  const std::string command = std::string("'") + MESHSCOPE_BINARY + "' import '" + trace.string() + "' -o '" +
+                              out.string() + "' > /dev/null";
+  const bool ok = std::system(command.c_str()) == 0 && std::filesystem::exists(out);
+  cache[trace.string()] = ok ? out : std::filesystem::path();
+  return cache[trace.string()];
+}
+
+// A Dear ImGui context with no window and no renderer: frames are built (layout, draw lists) and discarded.
+class NullImGui {
+ public:
+  NullImGui(float width, float height) {
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = ImVec2(width, height);
+    View::setup_style();
+    unsigned char* pixels = nullptr;
+    int w = 0, h = 0;
+    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+  }
+  ~NullImGui() { ImGui::DestroyContext(); }
+  NullImGui(const NullImGui&) = delete;
+  NullImGui& operator=(const NullImGui&) = delete;
+
+  // One frame of VIEW; returns the number of vertices it produced.
+  int frame(View& view) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.DeltaTime = 1.0f / 60.0f;
+    ImGui::NewFrame();
+    view.draw();
+    ImGui::Render();
+    return ImGui::GetDrawData()->TotalVtxCount;
+  }
+};
+
+}  // namespace meshscope::gui::test

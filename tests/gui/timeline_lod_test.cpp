@@ -1,0 +1,168 @@
+// Timeline level of detail: lanes for overlapping events, folding of sub-pixel events with exact counts,
+// binary-search windowing, interval merging, ruler steps and time text.
+#include "app/gui/timeline_lod.hpp"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <random>
+
+namespace meshscope::gui {
+namespace {
+
+struct Ev {
+  TimeNs start_ns, end_ns;
+  int depth = 0;
+};
+
+std::uint64_t total_count(const std::vector<DrawItem>& items) {
+  return std::accumulate(items.begin(), items.end(), std::uint64_t{0},
+                         [](std::uint64_t s, const DrawItem& d) { return s + d.count; });
+}
+
+TEST(TimelineLod, NonOverlappingStreamIsOneLaneWithoutIndex) {
+  std::vector<Ev> events{{0, 10}, {10, 20}, {25, 30}};
+  const auto layout = assign_lanes(std::span<const Ev>(events));
+  EXPECT_EQ(layout.lanes(), 1u);
+  EXPECT_TRUE(layout.members.empty());
+}
+
+TEST(TimelineLod, OverlapsGoToSubLanesAndNoneIsLost) {
+  // Three events overlap at t = 5..8; a fourth starts after all of them end.
+  std::vector<Ev> events{{0, 10}, {2, 8}, {5, 9}, {12, 13}};
+  const auto layout = assign_lanes(std::span<const Ev>(events));
+  ASSERT_EQ(layout.lanes(), 3u);
+  EXPECT_EQ(layout.members[0], (std::vector<std::uint32_t>{0, 3}));
+  EXPECT_EQ(layout.members[1], (std::vector<std::uint32_t>{1}));
+  EXPECT_EQ(layout.members[2], (std::vector<std::uint32_t>{2}));
+  // At full detail every event is one item, each on its lane.
+  LodParams p{0, 20, 0.001, 3.0f};
+  std::size_t items = 0;
+  for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
+    std::vector<DrawItem> out;
+    preprocess_lane(std::span<const Ev>(events), std::span<const std::uint32_t>(layout.members[lane]), p, out);
+    for (const auto& d : out) EXPECT_EQ(d.count, 1u);
+    items += out.size();
+  }
+  EXPECT_EQ(items, events.size());
+}
+
+TEST(TimelineLod, NestedRangesKeepTheirDepthLane) {
+  std::vector<Ev> ranges{{0, 100, 0}, {10, 50, 1}, {20, 30, 2}, {60, 90, 1}};
+  const auto layout = assign_lanes(std::span<const Ev>(ranges), [](const Ev& e) { return e.depth; });
+  ASSERT_EQ(layout.lanes(), 3u);
+  EXPECT_EQ(layout.members[0], (std::vector<std::uint32_t>{0}));
+  EXPECT_EQ(layout.members[1], (std::vector<std::uint32_t>{1, 3}));
+  EXPECT_EQ(layout.members[2], (std::vector<std::uint32_t>{2}));
+}
+
+TEST(TimelineLod, SubPixelEventsFoldWithExactCount) {
+  // 1000 events of 10 ns every 20 ns; at 100 ns per pixel each is 0.1 px wide.
+  std::vector<Ev> events;
+  for (int i = 0; i < 1000; ++i) events.push_back({i * 20, i * 20 + 10});
+  std::vector<DrawItem> out;
+  preprocess_lane(std::span<const Ev>(events), {}, LodParams{0, 20000, 100.0, 3.0f}, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].count, 1000u);
+  EXPECT_EQ(out[0].start_ns, 0);
+  EXPECT_EQ(out[0].end_ns, 999 * 20 + 10);
+}
+
+TEST(TimelineLod, WideEventsAreNeverFoldedAndGapsSplitFolds) {
+  std::vector<Ev> events{{0, 1}, {2, 3}, {4, 5},   // a fold of three
+                         {1000, 5000},             // wide: its own item
+                         {9000, 9001}, {9002, 9003}};  // a fold of two after a wide gap
+  std::vector<DrawItem> out;
+  preprocess_lane(std::span<const Ev>(events), {}, LodParams{0, 10000, 10.0, 3.0f}, out);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].count, 3u);
+  EXPECT_EQ(out[1].count, 1u);
+  EXPECT_EQ(out[1].index, 3u);
+  EXPECT_EQ(out[2].count, 2u);
+  EXPECT_EQ(total_count(out), events.size());
+}
+
+TEST(TimelineLod, WindowFindsEventsThatStartBeforeIt) {
+  std::vector<Ev> events{{0, 100}, {100, 1000}, {1000, 1100}, {2000, 2100}};
+  std::vector<DrawItem> out;
+  preprocess_lane(std::span<const Ev>(events), {}, LodParams{500, 1050, 1.0, 3.0f}, out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].index, 1u);  // started at 100, still running at 500
+  EXPECT_EQ(out[1].index, 2u);
+}
+
+TEST(TimelineLod, RandomStreamsCountEveryVisibleEventOnceAtAnyZoom) {
+  std::mt19937_64 rng(7);
+  std::vector<Ev> events;
+  TimeNs t = 0;
+  for (int i = 0; i < 20000; ++i) {
+    t += static_cast<TimeNs>(rng() % 2000);
+    const TimeNs d = static_cast<TimeNs>(rng() % 5000) + 1;  // overlaps happen
+    events.push_back({t, t + d});
+  }
+  const auto layout = assign_lanes(std::span<const Ev>(events));
+  ASSERT_GT(layout.lanes(), 1u);
+  for (double nspx : {0.5, 10.0, 1000.0, 1e5, 1e7}) {
+    for (TimeNs t0 : {TimeNs{0}, t / 3}) {
+      const TimeNs t1 = t0 + static_cast<TimeNs>(nspx * 1500);
+      std::uint64_t visible = 0;
+      for (const auto& e : events) visible += e.end_ns >= t0 && e.start_ns < t1;
+      std::uint64_t drawn = 0;
+      for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
+        std::vector<DrawItem> out;
+        preprocess_lane(std::span<const Ev>(events), std::span<const std::uint32_t>(layout.members[lane]),
+                        LodParams{t0, t1, nspx, 3.0f}, out);
+        for (std::size_t i = 1; i < out.size(); ++i) EXPECT_GE(out[i].start_ns, out[i - 1].end_ns);
+        drawn += total_count(out);
+      }
+      EXPECT_EQ(drawn, visible) << "ns/px " << nspx << " t0 " << t0;
+    }
+  }
+}
+
+TEST(TimelineLod, ItemsStayBoundedByPixelsWhenZoomedOut) {
+  std::vector<Ev> events;
+  for (int i = 0; i < 1'000'000; ++i) events.push_back({i * 100LL, i * 100LL + 60});
+  std::vector<DrawItem> out;
+  const TimeNs span = events.back().end_ns;
+  preprocess_lane(std::span<const Ev>(events), {}, LodParams{0, span, static_cast<double>(span) / 2000.0, 3.0f}, out);
+  EXPECT_LE(out.size(), 2000u);
+  EXPECT_EQ(total_count(out), events.size());
+}
+
+TEST(TimelineLod, IntervalsMergeUnderOnePixel) {
+  std::vector<measure::Interval> v{{0, 10}, {12, 20}, {100, 200}, {5000, 6000}};
+  std::vector<DrawItem> out;
+  preprocess_intervals(v, LodParams{0, 10000, 5.0, 3.0f}, out);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].count, 2u);
+  EXPECT_EQ(out[0].end_ns, 20);
+  out.clear();
+  preprocess_intervals(v, LodParams{150, 5500, 5.0, 3.0f}, out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].start_ns, 100);
+}
+
+TEST(TimelineLod, RulerStepsAreOneTwoFive) {
+  EXPECT_EQ(ruler_step(1.0, 100), 100);
+  EXPECT_EQ(ruler_step(1.5, 100), 200);
+  EXPECT_EQ(ruler_step(3.0, 100), 500);
+  EXPECT_EQ(ruler_step(1e6, 100), 100'000'000);
+}
+
+TEST(TimelineLod, TimeTextPicksUnits) {
+  char buf[32];
+  format_time(buf, sizeof buf, 2'500'000, 500'000);
+  EXPECT_STREQ(buf, "2.5 ms");
+  format_time(buf, sizeof buf, 40'000'000, 20'000'000);
+  EXPECT_STREQ(buf, "40 ms");
+  format_time(buf, sizeof buf, 1500, 500);
+  EXPECT_STREQ(buf, "1.5 \xC2\xB5s");
+  format_time(buf, sizeof buf, 12, 2);
+  EXPECT_STREQ(buf, "12 ns");
+  format_time(buf, sizeof buf, 3'000'000'000, 1'000'000'000);
+  EXPECT_STREQ(buf, "3 s");
+}
+
+}  // namespace
+}  // namespace meshscope::gui
