@@ -372,7 +372,12 @@ class Importer {
       } else {
         rank_sources_[p->key] = "nsys-process";
       }
-      p->rank = claim_(fmt::format("{}#{}", source_file, p->pid), wanted, rank_sources_[p->key]);
+      // Processes of different nodes (VMs) of one export may share a pid: name the node then.
+      const bool shared_pid =
+          std::count_if(order.begin(), order.end(), [&](const Process* q) { return q->pid == p->pid; }) > 1;
+      const std::string key = shared_pid ? fmt::format("{}#{}.{}", source_file, p->key >> 24, p->pid)
+                                         : fmt::format("{}#{}", source_file, p->pid);
+      p->rank = claim_(key, wanted, rank_sources_[p->key]);
     }
     source_file_ = source_file;
   }
@@ -467,7 +472,7 @@ class Importer {
         }
       }
       writer_.add_range(r);
-      threads_.insert({p->rank, id.pid, id.tid});
+      note_thread(p->rank, id.pid, id.tid);
       ++p->cpu_events;
       ++nvtx_events_;
       if (!mark && domain_name == "NCCL") add_nccl_range(*p, s, gtid, id, start, end, text, r);
@@ -578,7 +583,7 @@ class Importer {
       }
       c.kind = driver ? ApiKind::kDriver : ApiKind::kRuntime;
       writer_.add_api_call(c);
-      threads_.insert({p->rank, id.pid, id.tid});
+      note_thread(p->rank, id.pid, id.tid);
       ++p->cpu_events;
       if (any_nccl && c.correlation != kNull) {
         if (const std::size_t* nccl = enclosing_nccl(gtid, start)) p->nccl_launches[c.correlation] = *nccl;
@@ -589,9 +594,21 @@ class Importer {
   // [SECTION] GPU activities (kernels, graphs, memcpy, memset, sync)
 
   void note_activity(Process& p, const ActivityRecord& a) {
-    streams_.insert({p.rank, a.device, a.stream});
-    devices_used_.insert({p.key, a.device});
+    const std::tuple<std::int32_t, std::int64_t, std::int64_t> stream{p.rank, a.device, a.stream};
+    if (stream != last_stream_) {  // consecutive rows mostly share a stream: skip the set lookup
+      streams_.insert(stream);
+      devices_used_.insert({p.key, a.device});
+      last_stream_ = stream;
+    }
     ++p.gpu_events;
+  }
+
+  void note_thread(std::int32_t rank, std::int64_t pid, std::int64_t tid) {
+    const std::tuple<std::int32_t, std::int64_t, std::int64_t> thread{rank, pid, tid};
+    if (thread != last_thread_) {
+      threads_.insert(thread);
+      last_thread_ = thread;
+    }
   }
 
   void read_kernels() {
@@ -1013,6 +1030,7 @@ class Importer {
   std::unordered_map<std::int64_t, std::vector<std::size_t>> nccl_by_thread_;
   std::set<std::tuple<std::int32_t, std::int64_t, std::int64_t>> streams_, threads_;
   std::set<std::pair<std::int64_t, std::int64_t>> devices_used_;
+  std::tuple<std::int32_t, std::int64_t, std::int64_t> last_stream_{-1, -1, -1}, last_thread_{-1, -1, -1};
   std::uint64_t nvtx_events_ = 0, skipped_nvtx_ = 0, unended_ranges_ = 0, orphans_ = 0,
                 graph_kernels_without_id_ = 0, skipped_api_records_ = 0;
 };
