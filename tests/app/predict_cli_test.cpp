@@ -1,0 +1,116 @@
+// `meshscope predict | search | plan`: the DESIGN.md contract (JSON keys, exit codes, one-line errors).
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out;
+};
+
+// Runs the meshscope binary with ARGS; stdout (and stderr when MERGE) captured.
+Result run(const std::string& args, bool merge = false) {
+  const std::string command = std::string(MESHSCOPE_BINARY) + " " + args + (merge ? " 2>&1" : " 2>/dev/null");
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buffer{};
+  size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+double number(const std::string& json, const std::string& key) {
+  const std::regex re("\"" + key + "\": ?(-?[0-9.eE+-]+)");
+  std::smatch m;
+  if (!std::regex_search(json, m, re)) return -1;
+  return std::stod(m[1]);
+}
+
+TEST(PredictCli, JsonHasTheDesignKeysAndTheTimesSumToTheStep) {
+  const Result r =
+      run("predict --json --model llama3-70b --hardware h100-sxm --gpus 512 --tp 8 --pp 4 "
+          "--recompute selective --schedule interleaved --virtual-stages 2");
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* key : {"\"fits\"",
+                          "\"memory_gib\"",
+                          "\"params\"",
+                          "\"grads\"",
+                          "\"optimizer\"",
+                          "\"activations\"",
+                          "\"other\"",
+                          "\"total\"",
+                          "\"capacity\"",
+                          "\"step_time_s\"",
+                          "\"time_s\"",
+                          "\"compute\"",
+                          "\"recompute\"",
+                          "\"tp_exposed\"",
+                          "\"cp_exposed\"",
+                          "\"ep_exposed\"",
+                          "\"pp_p2p_exposed\"",
+                          "\"pp_bubble\"",
+                          "\"dp_exposed\"",
+                          "\"model_tflops_per_gpu\"",
+                          "\"hardware_tflops_per_gpu\"",
+                          "\"mfu\"",
+                          "\"tokens_per_s\"",
+                          "\"config\""})
+    EXPECT_NE(r.out.find(key), std::string::npos) << key;
+  const std::string time = r.out.substr(r.out.find("\"time_s\""));
+  double sum = 0;
+  for (const char* k : {"compute", "recompute", "tp_exposed", "cp_exposed", "ep_exposed", "pp_p2p_exposed",
+                        "pp_bubble", "dp_exposed", "optimizer"})
+    sum += number(time, k);
+  EXPECT_NEAR(sum / number(r.out, "step_time_s"), 1.0, 1e-9);
+}
+
+TEST(PredictCli, BadInputExitsOneWithOneLine) {
+  const Result r = run("predict --model llama3-8b --gpus 6 --tp 3", true);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "meshscope: --tp 3 does not divide --heads 32: use a divisor of 32\n");
+  EXPECT_EQ(run("predict --model nonexistent --gpus 8").status, 1);
+  EXPECT_EQ(run("predict --model llama3-8b --gpus 8 --recompute sometimes").status, 1);
+  EXPECT_EQ(run("predict --gpus eight").status, 2);
+  EXPECT_EQ(run("plan").status, 2);
+}
+
+TEST(PredictCli, NotFittingIsNotAnError) {
+  const Result r = run("predict --json --model llama3-405b --hardware a100-80gb --gpus 8");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("\"fits\": false"), std::string::npos);
+}
+
+TEST(PredictCli, TimelineIsAChromeTrace) {
+  const std::string path = std::string(MESHSCOPE_TEST_TMP) + "/predict_timeline.json";
+  ASSERT_EQ(run("predict --model llama3-8b --gpus 32 --pp 4 --global-batch 32 --timeline " + path).status, 0);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str().rfind("{\"traceEvents\":[", 0), 0u);
+  EXPECT_NE(text.str().find("\"ph\":\"X\""), std::string::npos);
+  EXPECT_NE(text.str().find("stage 3"), std::string::npos);
+}
+
+TEST(PredictCli, SearchAndPlan) {
+  const Result s = run("search --json --model llama3-70b --hardware h100-sxm --gpus 256 --top 3");
+  ASSERT_EQ(s.status, 0);
+  EXPECT_NE(s.out.find("\"rank\": 3"), std::string::npos);
+  EXPECT_EQ(run("search --model llama3-70b").status, 1);
+  const Result p = run("plan --json --mtbf-hours 72 --checkpoint-s 300 --params 70");
+  ASSERT_EQ(p.status, 0);
+  EXPECT_NEAR(number(p.out, "young_interval_s"), 12470, 1);
+  EXPECT_NEAR(number(p.out, "tokens"), 1.4e12, 1e6);
+}
+
+}  // namespace
