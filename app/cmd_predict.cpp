@@ -37,10 +37,12 @@ void write_timeline(const std::string& path, const model::Timeline& tl, const mo
   }
   for (const auto& e : tl.events) {
     std::string name{model::to_string(e.kind)};
-    if (e.micro_batch >= 0) name = fmt::format("{} mb{}", name, e.micro_batch);
-    if (e.kind == model::TimelineKind::kForward || e.kind == model::TimelineKind::kBackward)
-      name = fmt::format("{}{} mb{} c{}", e.kind == model::TimelineKind::kForward ? "F" : "B", "",
-                         e.micro_batch, e.chunk);
+    if (e.kind == model::TimelineKind::kForward || e.kind == model::TimelineKind::kBackward) {
+      name = fmt::format("{} mb{} c{}", e.kind == model::TimelineKind::kForward ? "F" : "B", e.micro_batch,
+                         e.chunk);
+    } else if (e.micro_batch >= 0) {
+      name = fmt::format("{} mb{}", name, e.micro_batch);
+    }
     json.begin_object();
     json.field("name", name)
         .field("cat", model::to_string(e.kind))
