@@ -550,73 +550,81 @@ struct ProfileWriter::Impl {
     }
   }
 
-  // Resolves CPU-side collective metadata to the kernels it launched (see add_cpu_collective).
+  // Resolves CPU-side collective metadata to the kernels it launched (see add_cpu_collective). Index lookups per
+  // CPU op (api_calls by thread and time, activities by correlation), so the cost grows with the number of ops.
   void resolve_cpu_collectives() {
     if (cpu_collectives.empty()) return;
-    db.exec(
-        "CREATE TEMP TABLE cpu_collectives (id INTEGER PRIMARY KEY, rank INTEGER, pid INTEGER, tid INTEGER,"
-        " start_ns INTEGER, end_ns INTEGER, communicator INTEGER, pg_desc INTEGER, pg_ranks INTEGER, seq "
-        "INTEGER,"
-        " op INTEGER, in_nelems INTEGER, out_nelems INTEGER, dtype INTEGER, in_bytes INTEGER, out_bytes "
-        "INTEGER,"
-        " group_size INTEGER, algorithm INTEGER, protocol INTEGER, channels INTEGER, source TEXT)");
-    {
-      sql::Statement insert = db.prepare(
-          "INSERT INTO temp.cpu_collectives (rank, pid, tid, start_ns, end_ns, communicator, pg_desc, "
-          "pg_ranks, seq,"
-          " op, in_nelems, out_nelems, dtype, in_bytes, out_bytes, group_size, algorithm, protocol, channels,"
-          " source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-      for (const auto& [c, pid, tid] : cpu_collectives) {
-        insert.bind(1, c.rank);
-        insert.bind(2, pid);
-        insert.bind(3, tid);
-        insert.bind(4, c.start_ns);
-        insert.bind(5, c.end_ns);
-        insert.bind_string_id(6, c.communicator);
-        insert.bind_string_id(7, c.pg_desc);
-        insert.bind_string_id(8, c.pg_ranks);
-        insert.bind(9, c.seq);
-        insert.bind_string_id(10, c.op);
-        insert.bind(11, c.in_nelems);
-        insert.bind(12, c.out_nelems);
-        insert.bind_string_id(13, c.dtype);
-        insert.bind(14, c.in_bytes);
-        insert.bind(15, c.out_bytes);
-        insert.bind(16, c.group_size);
-        insert.bind_string_id(17, c.algorithm);
-        insert.bind_string_id(18, c.protocol);
-        insert.bind(19, c.channels);
-        insert.bind_text(20, c.source ? c.source : "cpu_op");
-        insert.run();
-      }
-    }
     db.exec("CREATE INDEX IF NOT EXISTS api_calls_by_thread ON api_calls (rank, pid, tid, start_ns)");
-    db.exec(
-        "CREATE TEMP TABLE cpu_collective_kernels AS"
-        " SELECT o.id AS op_id, a.id AS activity_id, a.start_ns AS start_ns, a.end_ns AS end_ns"
-        " FROM temp.cpu_collectives o"
-        " JOIN api_calls c ON c.rank = o.rank AND c.pid = o.pid AND c.tid = o.tid"
-        "  AND c.start_ns >= o.start_ns AND c.start_ns <= o.end_ns AND c.correlation IS NOT NULL"
-        " JOIN activities a ON a.rank = c.rank AND a.correlation = c.correlation AND a.kind = 1");
-    const char* columns =
-        "rank, communicator, pg_desc, pg_ranks, seq, op, in_nelems, out_nelems, dtype, in_bytes, out_bytes,"
-        " group_size, algorithm, protocol, channels";
-    db.exec(fmt::format(
-        "INSERT INTO collectives (activity_id, start_ns, end_ns, source, {0})"
-        " SELECT k.activity_id, k.start_ns, k.end_ns, o.source, {1} FROM temp.cpu_collective_kernels k"
-        " JOIN temp.cpu_collectives o ON o.id = k.op_id"
-        " WHERE NOT EXISTS (SELECT 1 FROM collectives x WHERE x.activity_id = k.activity_id)",
-        columns,
-        "o.rank, o.communicator, o.pg_desc, o.pg_ranks, o.seq, o.op, o.in_nelems, o.out_nelems, o.dtype,"
-        " o.in_bytes, o.out_bytes, o.group_size, o.algorithm, o.protocol, o.channels"));
-    db.exec(
-        fmt::format("INSERT INTO collectives (activity_id, start_ns, end_ns, source, {0})"
-                    " SELECT NULL, o.start_ns, o.end_ns, o.source, {0} FROM temp.cpu_collectives o"
-                    " WHERE NOT EXISTS (SELECT 1 FROM temp.cpu_collective_kernels k WHERE k.op_id = o.id)",
-                    columns));
-    db.exec(
-        "DROP TABLE temp.cpu_collective_kernels; DROP TABLE temp.cpu_collectives; DROP INDEX "
-        "api_calls_by_thread;");
+    // Kernels that already have a collective: those with metadata keep it; name-only rows take the CPU metadata.
+    std::unordered_map<std::int64_t, std::pair<std::int64_t, bool>> existing;  // activity -> (row id, name-only)
+    {
+      sql::Statement s = db.prepare("SELECT activity_id, id, source FROM collectives WHERE activity_id IS NOT NULL");
+      while (s.step()) existing[s.column_int(0)] = {s.column_int(1), s.column_text(2) == "kernel_name"};
+    }
+    sql::Statement calls = db.prepare(
+        "SELECT correlation FROM api_calls WHERE rank = ? AND pid = ? AND tid = ? AND start_ns BETWEEN ? AND ?"
+        " AND correlation IS NOT NULL");
+    sql::Statement kernels =
+        db.prepare("SELECT id, start_ns, end_ns FROM activities WHERE rank = ? AND correlation = ? AND kind = 1");
+    sql::Statement upgrade = db.prepare(
+        "UPDATE collectives SET communicator = ?, pg_desc = ?, pg_ranks = ?, seq = ?, op = ?, in_nelems = ?,"
+        " out_nelems = ?, dtype = ?, in_bytes = ?, out_bytes = ?, group_size = ?, channels = ?, source = ?"
+        " WHERE id = ?");
+    for (const auto& [c, pid, tid] : cpu_collectives) {
+      bool launched = false;
+      calls.bind(1, c.rank);
+      calls.bind(2, pid);
+      calls.bind(3, tid);
+      calls.bind(4, c.start_ns);
+      calls.bind(5, c.end_ns);
+      std::vector<std::int64_t> correlations;
+      while (calls.step()) correlations.push_back(calls.column_int(0));
+      calls.reset();
+      for (const auto correlation : correlations) {
+        kernels.bind(1, c.rank);
+        kernels.bind(2, correlation);
+        while (kernels.step()) {
+          launched = true;
+          const std::int64_t activity = kernels.column_int(0);
+          auto it = existing.find(activity);
+          if (it != existing.end() && !it->second.second) continue;
+          if (it != existing.end()) {
+            upgrade.bind_string_id(1, c.communicator);
+            upgrade.bind_string_id(2, c.pg_desc);
+            upgrade.bind_string_id(3, c.pg_ranks);
+            upgrade.bind(4, c.seq);
+            upgrade.bind_string_id(5, c.op);
+            upgrade.bind(6, c.in_nelems);
+            upgrade.bind(7, c.out_nelems);
+            upgrade.bind_string_id(8, c.dtype);
+            upgrade.bind(9, c.in_bytes);
+            upgrade.bind(10, c.out_bytes);
+            upgrade.bind(11, c.group_size);
+            upgrade.bind(12, c.channels);
+            upgrade.bind_text(13, c.source ? c.source : "cpu_op");
+            upgrade.bind(14, it->second.first);
+            upgrade.run();
+            it->second.second = false;
+            continue;
+          }
+          CollectiveRecord on_gpu = c;
+          on_gpu.activity_id = activity;
+          on_gpu.start_ns = kernels.column_int(1);
+          on_gpu.end_ns = kernels.column_int(2);
+          write_collective(next_collective_id++, on_gpu);
+          existing[activity] = {next_collective_id - 1, false};
+        }
+        kernels.reset();
+      }
+      if (!launched) write_collective(next_collective_id++, c);  // CPU-only (e.g. gloo): keep the CPU times
+    }
+    db.exec("DROP INDEX api_calls_by_thread");
+  }
+
+  void write_collective(std::int64_t id, const CollectiveRecord& c) {
+    Batch batch;
+    batch.collectives.emplace_back(id, c);
+    write_batch(batch);
   }
 
   void finish_ranks() {
@@ -787,6 +795,7 @@ void ProfileWriter::commit() {
   }
   if (impl_->ranges_spilled) {
     PhaseTimer timer("writer: rebuild nesting");
+    db.exec("PRAGMA temp_store=FILE");  // the sort of millions of ranges spills to disk, not memory
     impl_->rebuild_nesting();
   }
   {

@@ -12,7 +12,7 @@ namespace meshscope {
 
 struct ImportOptions {
   // Kineto files larger than this (decompressed) are streamed with flat memory instead of read whole.
-  std::uint64_t streaming_threshold_bytes = std::uint64_t{1} << 30;
+  std::uint64_t streaming_threshold_bytes = std::uint64_t{256} << 20;
   // Progress of the whole import in [0, 1]; may be empty. Called from the importing thread.
   std::function<void(double)> progress;
 };

@@ -43,7 +43,7 @@ using RankResolver = std::function<std::int32_t(const std::filesystem::path&, co
 
 struct ImportSettings {
   // Files whose decompressed size exceeds this are streamed instead of read whole.
-  std::uint64_t streaming_threshold_bytes = std::uint64_t{1} << 30;
+  std::uint64_t streaming_threshold_bytes = std::uint64_t{256} << 20;
   std::size_t stream_chunk_bytes = std::size_t{8} << 20;
   // Called now and then with (bytes processed, bytes in total); may be empty.
   std::function<void(std::uint64_t, std::uint64_t)> progress;
