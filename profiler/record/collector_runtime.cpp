@@ -77,8 +77,9 @@ std::int64_t env_int(const char* name, std::int64_t fallback) noexcept {
 
 void log_line(std::string_view collector, std::string_view message) noexcept {
   char buffer[512];
-  const int n = std::snprintf(buffer, sizeof buffer, "meshscope[%.*s]: %.*s\n", static_cast<int>(collector.size()),
-                              collector.data(), static_cast<int>(message.size()), message.data());
+  const int n =
+      std::snprintf(buffer, sizeof buffer, "meshscope[%.*s]: %.*s\n", static_cast<int>(collector.size()),
+                    collector.data(), static_cast<int>(message.size()), message.data());
   if (n <= 0) return;
   const std::size_t size = std::min(static_cast<std::size_t>(n), sizeof buffer - 1);
   const int saved = errno;
@@ -90,8 +91,8 @@ Identity identity_from_environment() {
   Identity id;
   std::int64_t value = 0;
   std::string from;
-  if (first_int({"MESHSCOPE_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}, value,
-                &from)) {
+  if (first_int({"MESHSCOPE_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"},
+                value, &from)) {
     id.rank = static_cast<std::int32_t>(value);
     id.rank_source = from;
   } else {
@@ -101,7 +102,8 @@ Identity identity_from_environment() {
   if (first_int({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}, value)) {
     id.local_rank = value;
   }
-  if (first_int({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}, value)) id.world_size = value;
+  if (first_int({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}, value))
+    id.world_size = value;
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) id.hostname = host;
   id.pid = ::getpid();
@@ -163,7 +165,8 @@ void Session::request_flush() noexcept {
 }
 
 bool Session::flush_and_wait(int timeout_ms) noexcept {
-  if (!enabled() || !thread_.joinable() || stopped_.load() || static_cast<std::int64_t>(::getpid()) != owner_pid_) {
+  if (!enabled() || !thread_.joinable() || stopped_.load() ||
+      static_cast<std::int64_t>(::getpid()) != owner_pid_) {
     return false;
   }
   request_flush();
@@ -197,8 +200,8 @@ bool Session::open_writer() {
     target_ = options_.directory / fmt::format("{}-{}.msdb", stem, n);
   }
   WriterOptions writer_options;
-  writer_options.background = false;     // this thread is already the background
-  writer_options.durable = true;         // WAL: a killed process leaves a readable file
+  writer_options.background = false;       // this thread is already the background
+  writer_options.durable = true;           // WAL: a killed process leaves a readable file
   writer_options.max_buffered_ranges = 0;  // ranges go to disk as they come (nested in SQL at commit)
   writer_options.batch_records = 4096;
   writer_ = std::make_unique<ProfileWriter>(target_, writer_options);
@@ -213,8 +216,8 @@ bool Session::open_writer() {
   info.rank_source = identity_.rank_source == "default" ? "single" : "recorded:" + identity_.rank_source;
   writer_->set_rank(info);
   writer_->add_diagnostic(identity_.rank, "info",
-                          fmt::format("{} collector recording on {} (pid {}, local rank {})", options_.collector,
-                                      identity_.hostname, identity_.pid,
+                          fmt::format("{} collector recording on {} (pid {}, local rank {})",
+                                      options_.collector, identity_.hostname, identity_.pid,
                                       identity_.local_rank == kNull ? std::string("unknown")
                                                                     : std::to_string(identity_.local_rank)));
   writer_->checkpoint();

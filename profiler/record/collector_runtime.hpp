@@ -1,9 +1,10 @@
-// The part of a collector that runs inside the training process and is the same for every collector (the CUPTI
-// injection library, the NCCL profiler plugin): who this process is, the one clock, a bounded lock-free hand-off
-// queue, and a Session that owns the per-rank profile and the background thread that writes it.
+// The part of a collector that runs inside the training process and is the same for every collector (the
+// CUPTI injection library, the NCCL profiler plugin): who this process is, the one clock, a bounded lock-free
+// hand-off queue, and a Session that owns the per-rank profile and the background thread that writes it.
 //
 // Rules every collector follows (docs/COLLECTORS.md, "Safety"):
-//   * training threads never block and never allocate without bound: they push into a BoundedQueue and, when it
+//   * training threads never block and never allocate without bound: they push into a BoundedQueue and, when
+//   it
 //     is full, drop and count;
 //   * everything that touches SQLite runs on the Session's thread;
 //   * an internal error prints one line on stderr and disables the collector; the job goes on;
@@ -25,8 +26,9 @@
 
 namespace meshscope::record {
 
-// The one clock of recorded profiles: CLOCK_REALTIME in nanoseconds. Both collectors stamp with it (CUPTI through
-// a registered timestamp callback), so one rank's CUDA and NCCL rows line up; hosts are aligned at merge.
+// The one clock of recorded profiles: CLOCK_REALTIME in nanoseconds. Both collectors stamp with it (CUPTI
+// through a registered timestamp callback), so one rank's CUDA and NCCL rows line up; hosts are aligned at
+// merge.
 std::int64_t clock_ns() noexcept;
 
 // Who this process is in the job, from the launcher's environment.
@@ -39,8 +41,8 @@ struct Identity {
   std::int64_t pid = 0;
 };
 
-// Reads MESHSCOPE_RANK, RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID (first found wins) and the
-// matching local rank and world size variables. Without any, rank 0 with rank_source "default".
+// Reads MESHSCOPE_RANK, RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID (first found wins) and
+// the matching local rank and world size variables. Without any, rank 0 with rank_source "default".
 Identity identity_from_environment();
 
 // Integer environment variable NAME, or FALLBACK when unset or not a number.
@@ -131,9 +133,10 @@ struct SessionOptions {
 // SessionOptions from the environment: MESHSCOPE_OUTPUT_DIR (default ./meshscope-record), MESHSCOPE_FLUSH_MS.
 SessionOptions session_options_from_environment(std::string collector);
 
-// Owns the per-rank profile DIR/rank<R>.<collector>.<pid>.msdb and the thread that writes it. The file is created
-// by the thread (so start() costs the caller nothing), checkpointed every flush_ms and on request, and committed
-// by shutdown(). Nothing here throws to the caller; failures disable the session with one log line.
+// Owns the per-rank profile DIR/rank<R>.<collector>.<pid>.msdb and the thread that writes it. The file is
+// created by the thread (so start() costs the caller nothing), checkpointed every flush_ms and on request,
+// and committed by shutdown(). Nothing here throws to the caller; failures disable the session with one log
+// line.
 class Session {
  public:
   Session(Source& source, Identity identity, SessionOptions options);
@@ -183,8 +186,8 @@ class Session {
 };
 
 // Installs SIGTERM and SIGINT handlers that flush SESSION (waiting up to TIMEOUT_MS) and then run whatever
-// disposition was there before (the default one terminates the process as it would have). Up to four sessions per
-// library; safe to call again for another session.
+// disposition was there before (the default one terminates the process as it would have). Up to four sessions
+// per library; safe to call again for another session.
 void install_signal_flush(Session& session, int timeout_ms = 3000) noexcept;
 // Removes SESSION from the signal handlers' list (before the session is destroyed).
 void remove_signal_flush(Session& session) noexcept;

@@ -1,0 +1,353 @@
+// meshscope_fake_rank: a stand-in for one rank of a training job, for the collector tests on machines without
+// a GPU. It does what NCCL does with a profiler plugin: dlopen()s the library named by NCCL_PROFILER_PLUGIN,
+// initialises a communicator and drives the plugin with made-up event descriptors (groups, collectives with
+// kernel channel events stamped like the GPU globaltimer, send/recv), then ends the way the test asks.
+//
+//   meshscope_fake_rank [--spawn N] [--collectives N] [--abi 1..5] [--skew-ns-per-rank NS] [--base-ns NS]
+//                       [--exit normal|kill|kill-late|wait-signal] [--exit-code N]
+//
+// --spawn N starts N copies with RANK/LOCAL_RANK/WORLD_SIZE set (as torchrun does) and exits with the worst
+// status. Collective i ends at base + i ms + 400 us (+ a few hundred ns of jitter) on every rank, as real
+// collectives end together; --skew-ns-per-rank shifts rank r's GPU clock by r * NS so that the merge has
+// something to undo.
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "collectors/nccl/nccl_profiler_abi.h"
+
+namespace {
+
+std::int64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
+struct Options {
+  int spawn = 0;
+  int collectives = 16;
+  int abi = 5;
+  long long skew = 0;
+  long long base = 0;
+  std::string exit_mode = "normal";
+  int exit_code = 0;
+};
+
+constexpr std::uint64_t kCommHash = 0x5eed0001ull;
+
+// Builds and sends one operation's events through ABI version V.
+template <int V>
+struct Driver;
+
+template <>
+struct Driver<5> {
+  msncclProfiler_v5* p;
+  void* ctx = nullptr;
+  int init(int nranks, int rank) {
+    int mask = 0;
+    return p->init(&ctx, kCommHash, &mask, "world", 1, nranks, rank, nullptr);
+  }
+  void op(bool coll, const char* func, int rank, int peer, std::int64_t start, std::int64_t end) {
+    msncclEventDescr_v5 g{};
+    g.type = MSNCCL_PROFILE_GROUP_API;
+    g.rank = rank;
+    g.groupApi.groupDepth = 1;
+    void* group = nullptr;
+    p->startEvent(ctx, &group, &g);
+    msncclEventDescr_v5 d{};
+    d.type = coll ? MSNCCL_PROFILE_COLL : MSNCCL_PROFILE_P2P;
+    d.rank = rank;
+    if (coll) {
+      d.coll.func = func;
+      d.coll.count = 1 << 20;
+      d.coll.datatype = "ncclBfloat16";
+      d.coll.nChannels = 2;
+      d.coll.nWarps = 16;
+      d.coll.algo = "RING";
+      d.coll.proto = "SIMPLE";
+    } else {
+      d.p2p.func = func;
+      d.p2p.count = 4096;
+      d.p2p.datatype = "ncclFloat32";
+      d.p2p.peer = peer;
+      d.p2p.nChannels = 1;
+    }
+    void* handle = nullptr;
+    p->startEvent(ctx, &handle, &d);
+    p->stopEvent(handle);  // enqueued: NCCL stops the task event right after the launch
+    p->stopEvent(group);
+    const int channels = coll ? 2 : 1;
+    std::vector<void*> ch(channels);
+    for (int c = 0; c < channels; ++c) {
+      msncclEventDescr_v5 k{};
+      k.type = MSNCCL_PROFILE_KERNEL_CH;
+      k.parentObj = handle;
+      k.kernelCh.channelId = static_cast<std::uint8_t>(c);
+      k.kernelCh.pTimer = static_cast<std::uint64_t>(start + c * 50);
+      p->startEvent(ctx, &ch[c], &k);
+    }
+    for (int c = 0; c < channels; ++c) {
+      msncclStateArgs_v5 a{};
+      a.kernelCh.pTimer = static_cast<std::uint64_t>(end - (channels - 1 - c) * 50);
+      p->recordEventState(ch[c], MSNCCL_STATE_KERNEL_CH_STOP, &a);
+      p->stopEvent(ch[c]);
+    }
+  }
+  void finalize() { p->finalize(ctx); }
+};
+
+template <>
+struct Driver<4> {
+  msncclProfiler_v4* p;
+  void* ctx = nullptr;
+  int init(int nranks, int rank) {
+    int mask = 0;
+    return p->init(&ctx, &mask, "world", kCommHash, 1, nranks, rank, nullptr);
+  }
+  void op(bool coll, const char* func, int rank, int peer, std::int64_t start, std::int64_t end) {
+    msncclEventDescr_v4 g{};
+    g.type = MSNCCL_PROFILE_GROUP;
+    g.rank = rank;
+    void* group = nullptr;
+    p->startEvent(ctx, &group, &g);
+    msncclEventDescr_v4 d{};
+    d.type = coll ? MSNCCL_PROFILE_COLL : MSNCCL_PROFILE_P2P;
+    d.rank = rank;
+    d.parentObj = group;
+    if (coll) {
+      d.coll.func = func;
+      d.coll.count = 1 << 20;
+      d.coll.datatype = "ncclBfloat16";
+      d.coll.nChannels = 1;
+      d.coll.algo = "TREE";
+      d.coll.proto = "LL128";
+    } else {
+      d.p2p.func = func;
+      d.p2p.count = 4096;
+      d.p2p.datatype = "ncclFloat32";
+      d.p2p.peer = peer;
+      d.p2p.nChannels = 1;
+    }
+    void* handle = nullptr;
+    p->startEvent(ctx, &handle, &d);
+    p->stopEvent(handle);
+    msncclEventDescr_v4 k{};
+    k.type = MSNCCL_PROFILE_KERNEL_CH;
+    k.parentObj = handle;
+    k.kernelCh.pTimer = static_cast<std::uint64_t>(start);
+    void* kh = nullptr;
+    p->startEvent(ctx, &kh, &k);
+    msncclStateArgs_v4 a{};
+    a.kernelCh.pTimer = static_cast<std::uint64_t>(end);
+    p->recordEventState(kh, MSNCCL_STATE_KERNEL_CH_STOP, &a);
+    p->stopEvent(kh);
+    p->stopEvent(group);
+  }
+  void finalize() { p->finalize(ctx); }
+};
+
+// v1 to v3: init knows nothing about the communicator; every collective names it. No GPU timestamps.
+template <int V, typename P, typename D>
+struct OldDriver {
+  P* p;
+  void* ctx = nullptr;
+  int init(int, int) {
+    int mask = 0;
+    return p->init(&ctx, &mask);
+  }
+  void op(bool coll, const char* func, int rank, int peer, std::int64_t, std::int64_t) {
+    D d{};
+    d.type = coll ? MSNCCL_PROFILE_COLL : MSNCCL_PROFILE_P2P;
+    d.rank = rank;
+    if (coll) {
+      d.coll.name = "world";
+      d.coll.commHash = kCommHash;
+      d.coll.count = 1 << 20;
+      if constexpr (V == 1) {
+        d.coll.func = 4;      // AllReduce
+        d.coll.datatype = 9;  // bfloat16
+        d.coll.algo = 1;      // RING
+        d.coll.proto = 2;     // SIMPLE
+      } else {
+        d.coll.func = func;
+        d.coll.datatype = "ncclBfloat16";
+        d.coll.algo = "RING";
+        d.coll.proto = "SIMPLE";
+      }
+      d.coll.nMaxChannels = 2;
+    } else {
+      d.p2p.name = "world";
+      d.p2p.commHash = kCommHash;
+      d.p2p.count = 4096;
+      d.p2p.peer = peer;
+      if constexpr (V == 1) {
+        d.p2p.func = 6;      // Send
+        d.p2p.datatype = 7;  // float32
+      } else {
+        d.p2p.func = func;
+        d.p2p.datatype = "ncclFloat32";
+      }
+    }
+    void* handle = nullptr;
+    p->startEvent(ctx, &handle, &d);
+    if constexpr (V == 3) {
+      D k{};
+      k.type = MSNCCL_PROFILE_KERNEL_CH;
+      k.parentObj = handle;
+      void* kh = nullptr;
+      p->startEvent(ctx, &kh, &k);
+      p->stopEvent(kh);
+    }
+    p->stopEvent(handle);
+  }
+  void finalize() { p->finalize(ctx); }
+};
+
+template <typename DriverT>
+int run(DriverT driver, const Options& o, int rank, int nranks) {
+  if (driver.init(nranks, rank) != 0) {
+    std::fprintf(stderr, "fake_rank: plugin init failed\n");
+    return 4;
+  }
+  const std::int64_t base = o.base ? o.base : now_ns() / 1'000'000 * 1'000'000;
+  const std::int64_t skew = o.skew * rank;
+  for (int i = 0; i < o.collectives; ++i) {
+    const std::int64_t start = base + std::int64_t{i} * 1'000'000 + rank * 2'000;
+    const std::int64_t end = base + std::int64_t{i} * 1'000'000 + 400'000 + (rank % 2) * 300;
+    driver.op(true, i % 3 == 2 ? "AllGather" : "AllReduce", rank, -1, start + skew, end + skew);
+    if (i % 4 == 3 && nranks > 1) {
+      driver.op(false, rank % 2 ? "Recv" : "Send", rank, rank % 2 ? rank - 1 : (rank + 1) % nranks,
+                end + skew + 10'000, end + skew + 60'000);
+    }
+  }
+  if (o.exit_mode == "kill-late") {
+    usleep(static_cast<useconds_t>(env_int("MESHSCOPE_FLUSH_MS", 1000)) * 3000);
+    raise(SIGKILL);
+  }
+  if (o.exit_mode == "wait-signal") {
+    std::printf("ready\n");
+    std::fflush(stdout);
+    for (int i = 0; i < 300; ++i) usleep(100'000);
+    return 5;
+  }
+  driver.finalize();
+  if (o.exit_mode == "kill") raise(SIGKILL);
+  return o.exit_code;
+}
+
+int spawn(int n, char** argv) {
+  std::vector<pid_t> children;
+  for (int r = 0; r < n; ++r) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      setenv("RANK", std::to_string(r).c_str(), 1);
+      setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
+      setenv("WORLD_SIZE", std::to_string(n).c_str(), 1);
+      std::vector<char*> args;
+      for (char** a = argv; *a; ++a) {
+        if (std::strcmp(*a, "--spawn") == 0) {
+          ++a;
+          continue;
+        }
+        args.push_back(*a);
+      }
+      args.push_back(nullptr);
+      execv("/proc/self/exe", args.data());
+      _exit(127);
+    }
+    children.push_back(pid);
+  }
+  int worst = 0;
+  for (const pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    const int code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+    if (code > worst) worst = code;
+  }
+  return worst;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const char* next = i + 1 < argc ? argv[i + 1] : "0";
+    if (a == "--spawn")
+      o.spawn = std::atoi(next), ++i;
+    else if (a == "--collectives")
+      o.collectives = std::atoi(next), ++i;
+    else if (a == "--abi")
+      o.abi = std::atoi(next), ++i;
+    else if (a == "--skew-ns-per-rank")
+      o.skew = std::atoll(next), ++i;
+    else if (a == "--base-ns")
+      o.base = std::atoll(next), ++i;
+    else if (a == "--exit")
+      o.exit_mode = next, ++i;
+    else if (a == "--exit-code")
+      o.exit_code = std::atoi(next), ++i;
+    else {
+      std::fprintf(stderr, "fake_rank: unknown argument %s\n", a.c_str());
+      return 2;
+    }
+  }
+  if (o.spawn > 0) return spawn(o.spawn, argv);
+  const char* plugin = std::getenv("NCCL_PROFILER_PLUGIN");
+  if (!plugin || !*plugin) {
+    std::fprintf(stderr, "fake_rank: NCCL_PROFILER_PLUGIN is not set\n");
+    return 3;
+  }
+  void* lib = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    std::fprintf(stderr, "fake_rank: %s\n", dlerror());
+    return 3;
+  }
+  const int rank = env_int("RANK", 0), nranks = env_int("WORLD_SIZE", 1);
+  const std::string symbol = "ncclProfiler_v" + std::to_string(o.abi);
+  void* sym = dlsym(lib, symbol.c_str());
+  if (!sym) {
+    std::fprintf(stderr, "fake_rank: %s not found\n", symbol.c_str());
+    return 3;
+  }
+  int rc = 0;
+  switch (o.abi) {
+    case 5:
+      rc = run(Driver<5>{static_cast<msncclProfiler_v5*>(sym)}, o, rank, nranks);
+      break;
+    case 4:
+      rc = run(Driver<4>{static_cast<msncclProfiler_v4*>(sym)}, o, rank, nranks);
+      break;
+    case 3:
+      rc = run(OldDriver<3, msncclProfiler_v3, msncclEventDescr_v3>{static_cast<msncclProfiler_v3*>(sym)}, o,
+               rank, nranks);
+      break;
+    case 2:
+      rc = run(OldDriver<2, msncclProfiler_v2, msncclEventDescr_v2>{static_cast<msncclProfiler_v2*>(sym)}, o,
+               rank, nranks);
+      break;
+    default:
+      rc = run(OldDriver<1, msncclProfiler_v1, msncclEventDescr_v1>{static_cast<msncclProfiler_v1*>(sym)}, o,
+               rank, nranks);
+      break;
+  }
+  // NCCL dlcloses its plugin when the last communicator is gone (the plugin is built to stay loaded).
+  dlclose(lib);
+  return rc;
+}
