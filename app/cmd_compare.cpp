@@ -1,0 +1,394 @@
+// `meshscope compare PROFILE MODEL CONFIG [--json] [--calibrate]`: the prediction's step (analysis/model)
+// next to the measured steps of a profile (analysis/measure), part by part and per step, with the difference;
+// with
+// --calibrate also the prediction re-run with α/β and compute efficiency fitted to the profile. The mapping
+// lives in analysis/compare (docs/COMPARE.md); this file only formats it.
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "analysis/compare/compare.hpp"
+#include "analysis/measure/measure.hpp"
+#include "app/command.hpp"
+#include "app/model_flags.hpp"
+#include "profiler/error.hpp"
+#include "profiler/json_writer.hpp"
+#include "profiler/profile.hpp"
+
+namespace meshscope::app {
+namespace {
+
+using compare::Comparison;
+using compare::kParts;
+using compare::Part;
+
+struct Options {
+  std::string path;
+  bool json = false;
+  bool calibrate = false;
+  unsigned threads = 0;
+  ModelFlags model;
+  ConfigFlags config;
+  AssumptionFlags assumptions;
+};
+
+constexpr std::size_t kWidth = 120;
+
+double ms(double s) {
+  return s * 1e3;
+}
+
+std::string pct_text(double pct) {
+  return std::isfinite(pct) ? fmt::format("{:+.1f}", pct) : "-";
+}
+
+// "* " bullet word-wrapped to 120 columns with a hanging indent.
+void bullet(std::string& out, std::string_view text) {
+  std::string line = "* ";
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    auto space = text.find(' ', pos);
+    if (space == std::string_view::npos) space = text.size();
+    const std::string_view word = text.substr(pos, space - pos);
+    if (line.size() > 2 && line.size() + 1 + word.size() > kWidth) {
+      out += line + "\n";
+      line = "  ";
+    } else if (line.size() > 2) {
+      line += ' ';
+    }
+    line += word;
+    pos = space + 1;
+  }
+  out += line + "\n";
+}
+
+void heading(std::string& out, std::string_view title) {
+  out += "\n";
+  out += title;
+  out += "\n";
+  out.append(title.size(), '-');
+  out += "\n";
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// JSON
+
+void difference_json(JsonWriter& j, const compare::PartSeconds& predicted, double predicted_step,
+                     const compare::Measured& measured) {
+  const auto step = compare::difference(predicted_step, measured.mean.dur_s);
+  j.field("step_time_s", step.diff_s).field("step_time_pct", step.diff_pct);
+  j.key("parts").begin_object();
+  const auto parts = compare::difference(predicted, measured.mean.parts);
+  for (Part p : kParts) {
+    const auto& d = parts[static_cast<int>(p)];
+    j.key(compare::to_string(p)).begin_object();
+    j.field("predicted_s", d.predicted_s).field("measured_s", d.measured_s);
+    j.field("diff_s", d.diff_s).field("diff_pct", d.diff_pct);
+    j.field("predicted_from", compare::predicted_source(p));
+    j.end_object();
+  }
+  j.end_object();
+}
+
+void step_json(JsonWriter& j, const compare::MeasuredStep& s) {
+  j.field("step", s.step).field("ranks", s.ranks);
+  j.field("dur_s", s.dur_s).field("compute_s", s.compute_s).field("comm_s", s.comm_s);
+  j.field("exposed_comm_s", s.exposed_comm_s).field("idle_s", s.idle_s).field("memory_s", s.memory_s);
+  j.field("memory_exposed_s", s.memory_exposed_s);
+  j.field("max_dur_s", s.max_dur_s).field("slowest_rank", s.slowest_rank);
+  j.key("parts").begin_object();
+  for (Part p : kParts) j.field(compare::to_string(p), s.parts[static_cast<int>(p)]);
+  j.end_object();
+}
+
+void link_json(JsonWriter& j, const compare::LinkFit& f) {
+  j.field("alpha_us", f.fit.alpha_step_s * 1e6).field("beta_gbps", f.fit.busbw_Bps / 1e9);
+  j.field("points", f.points).field("sizes", f.sizes).field("transfer_points", f.transfer_points);
+  j.field("r2", f.r2).field("mean_error", f.mean_error);
+}
+
+void write_json(const Profile& profile, const Comparison& c, const model::ModelSpec& m,
+                const model::HardwareSpec& hw) {
+  JsonWriter j(true);
+  j.begin_object();
+  j.key("profile").begin_object();
+  j.field("path", profile.path().string());
+  j.field("ranks", c.profile_ranks).field("world_size", c.world_size);
+  j.end_object();
+  const auto& cfg = c.config;
+  j.key("config").begin_object();
+  j.field("model", m.name).field("hardware", hw.name).field("gpus", cfg.gpus);
+  j.field("tp", cfg.tp).field("pp", cfg.pp).field("dp", cfg.dp).field("cp", cfg.cp).field("ep", cfg.ep);
+  j.field("micro_batch", cfg.micro_batch).field("global_batch", cfg.global_batch);
+  j.field("micro_batches", cfg.micro_batches()).field("seq", cfg.seq).field("zero", cfg.zero);
+  j.field("recompute", model::to_string(cfg.recompute)).field("schedule", model::to_string(cfg.schedule));
+  j.field("virtual_stages", cfg.virtual_stages).field("precision", model::to_string(cfg.precision));
+  j.field("sequence_parallel", cfg.sp());
+  j.key("defaulted").begin_array();
+  for (const auto& name : cfg.defaulted) j.value(name);
+  j.end_array();
+  j.end_object();
+
+  j.key("predicted").begin_object();
+  write_prediction(j, c.predicted, m, hw, c.efficiencies);
+  j.end_object();
+
+  j.key("measured").begin_object();
+  j.field("step_time_s", c.measured.mean.dur_s);
+  j.field("whole_profile", c.measured.whole_profile);
+  j.key("steps").begin_array();
+  for (const auto& s : c.measured.steps) {
+    j.begin_object();
+    step_json(j, s);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("mean").begin_object();
+  step_json(j, c.measured.mean);
+  j.end_object();
+  j.end_object();
+
+  j.key("difference").begin_object();
+  difference_json(j, compare::predicted_parts(c.predicted), c.predicted.step_time_s, c.measured);
+  j.end_object();
+
+  if (c.calibration) {
+    const auto& cal = *c.calibration;
+    j.key("calibration").begin_object();
+    j.key("fitted").begin_object();
+    for (const compare::LinkFit* f : {&cal.intra, &cal.inter}) {
+      if (!f->fitted) continue;
+      j.key(compare::to_string(f->link)).begin_object();
+      link_json(j, *f);
+      j.end_object();
+    }
+    j.end_object();
+    j.key("not_fitted").begin_object();
+    for (const compare::LinkFit* f : {&cal.intra, &cal.inter}) {
+      if (!f->fitted) j.field(compare::to_string(f->link), f->reason);
+    }
+    j.end_object();
+    j.key("groups").begin_array();
+    for (const auto& g : cal.groups) {
+      j.begin_object();
+      j.field("op", model::to_string(g.op)).field("group_size", g.group_size);
+      j.field("link_class", compare::to_string(g.link)).field("fitted", g.fit.fitted);
+      if (g.fit.fitted) {
+        link_json(j, g.fit);
+      } else {
+        j.field("points", g.fit.points).field("reason", g.fit.reason);
+      }
+      j.end_object();
+    }
+    j.end_array();
+    const auto& cc = cal.compute;
+    if (cc.fitted) {
+      j.field("compute_efficiency", cc.effective_efficiency);
+    } else {
+      j.key("compute_efficiency").null();
+    }
+    j.key("compute").begin_object();
+    j.field("fitted", cc.fitted).field("effective_efficiency", cc.effective_efficiency);
+    j.field("gemm_efficiency", cc.gemm_efficiency)
+        .field("default_gemm_efficiency", cc.default_gemm_efficiency);
+    j.field("flops_per_gpu_step", cc.flops_per_gpu_step).field("measured_compute_s", cc.measured_compute_s);
+    j.field("samples", cc.samples).field("reason", cc.reason);
+    j.end_object();
+    j.key("notes").begin_array();
+    for (const auto& n : cal.notes) j.value(n);
+    j.end_array();
+    j.end_object();
+
+    j.key("calibrated").begin_object();
+    write_prediction(j, *c.calibrated, m, hw, cal.efficiencies);
+    j.end_object();
+    j.key("calibrated_difference").begin_object();
+    difference_json(j, compare::predicted_parts(*c.calibrated), c.calibrated->step_time_s, c.measured);
+    j.end_object();
+  }
+  j.key("warnings").begin_array();
+  for (const auto& w : c.warnings) j.value(w);
+  j.end_array();
+  j.key("notes").begin_array();
+  for (const auto& n : c.notes) j.value(n);
+  j.end_array();
+  j.end_object();
+  std::string out = j.str();
+  out += '\n';
+  std::fwrite(out.data(), 1, out.size(), stdout);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Text
+
+void write_text(const Profile& profile, const Comparison& c, const model::ModelSpec& m,
+                const model::HardwareSpec& hw) {
+  std::string out;
+  const auto& cfg = c.config;
+  out += fmt::format("meshscope compare: {} ({} of {} ranks) vs {} on {} x {}\n",
+                     profile.path().filename().string(), c.profile_ranks, c.world_size, m.name, cfg.gpus,
+                     hw.name);
+  out += fmt::format("  {}; global batch {} x seq {}, {} micro-batches of {}, {}\n", describe_layout(cfg),
+                     cfg.global_batch, cfg.seq, cfg.micro_batches(), cfg.micro_batch,
+                     model::to_string(cfg.precision));
+  if (!cfg.defaulted.empty()) out += fmt::format("  defaults chosen: {}\n", fmt::join(cfg.defaulted, ", "));
+  for (const auto& w : c.warnings) {
+    out += "\n";
+    bullet(out, "WARNING: " + w);
+  }
+
+  const bool cal = c.calibrated.has_value();
+  const auto predicted = compare::predicted_parts(c.predicted);
+  const auto measured = c.measured.mean.parts;
+  compare::PartSeconds calibrated{};
+  if (cal) calibrated = compare::predicted_parts(*c.calibrated);
+  heading(out, fmt::format(
+                   "Step time by part (ms per step; measured = mean over {} step(s) of the mean over ranks)",
+                   c.measured.steps.size()));
+  if (cal) {
+    out += fmt::format("{:<15} {:<32} {:>11} {:>11} {:>11} {:>8} {:>11} {:>8}\n", "part", "predicted from",
+                       "predicted", "measured", "diff", "diff %", "calibrated", "diff %");
+  } else {
+    out += fmt::format("{:<15} {:<32} {:>11} {:>11} {:>11} {:>8}\n", "part", "predicted from", "predicted",
+                       "measured", "diff", "diff %");
+  }
+  auto row = [&](std::string_view name, std::string_view from, double p, double meas, double calp) {
+    const auto d = compare::difference(p, meas);
+    if (cal) {
+      const auto dc = compare::difference(calp, meas);
+      out +=
+          fmt::format("{:<15} {:<32} {:>11.3f} {:>11.3f} {:>11.3f} {:>8} {:>11.3f} {:>8}\n", name, from,
+                      ms(p), ms(meas), ms(d.diff_s), pct_text(d.diff_pct), ms(calp), pct_text(dc.diff_pct));
+    } else {
+      out += fmt::format("{:<15} {:<32} {:>11.3f} {:>11.3f} {:>11.3f} {:>8}\n", name, from, ms(p), ms(meas),
+                         ms(d.diff_s), pct_text(d.diff_pct));
+    }
+  };
+  for (Part p : kParts) {
+    const int i = static_cast<int>(p);
+    row(compare::to_string(p), compare::predicted_source(p), predicted[i], measured[i], calibrated[i]);
+  }
+  row("step time", "sum", c.predicted.step_time_s, c.measured.mean.dur_s,
+      cal ? c.calibrated->step_time_s : 0);
+  out += fmt::format("predicted compute row = compute {:.3f} + recompute {:.3f} + optimizer {:.3f} ms\n",
+                     ms(c.predicted.time.compute), ms(c.predicted.time.recompute),
+                     ms(c.predicted.time.optimizer));
+  out +=
+      "diff = predicted - measured; diff % of measured. Both columns sum to the step time "
+      "(docs/COMPARE.md)\n";
+
+  heading(out, "Per step (ms; mean over the ranks that ran the step)");
+  out += fmt::format("{:>8} {:>5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>6}\n",
+                     "step", "ranks", "dur", "compute", "exp. comm", "idle", "memory", "max dur", "predicted",
+                     "diff", "diff %", "slow");
+  auto step_row = [&](const compare::MeasuredStep& s, std::string_view label) {
+    const double pred = c.predicted.step_time_s;
+    const auto d = compare::difference(pred, s.dur_s);
+    out += fmt::format(
+        "{:>8} {:>5} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} "
+        "{:>8} {:>6}\n",
+        label, s.ranks, ms(s.dur_s), ms(s.compute_s), ms(s.exposed_comm_s), ms(s.idle_s),
+        ms(s.memory_exposed_s), ms(s.max_dur_s), ms(pred), ms(d.diff_s), pct_text(d.diff_pct),
+        s.slowest_rank);
+  };
+  for (const auto& s : c.measured.steps)
+    step_row(s, s.step < 0 ? std::string("all") : fmt::format("{}", s.step));
+  step_row(c.measured.mean, "mean");
+  out +=
+      "exp. comm = communication with no compute running; memory = copies with neither running; slow = "
+      "slowest "
+      "rank\n";
+
+  if (c.calibration) {
+    const auto& k = *c.calibration;
+    heading(out, "Calibration from the profile (α per ring step, busbw as nccl-tests)");
+    out += fmt::format("{:<11} {:>7} {:>10} {:>11} {:>7} {:>6} {:>9} {:>7} {:>9}   {}\n", "link", "fitted",
+                       "α µs", "busbw GB/s", "points", "sizes", "transfer", "R²", "mean err", "default");
+    for (const compare::LinkFit* f : {&k.intra, &k.inter}) {
+      const bool intra = f->link == compare::LinkClass::kIntraNode;
+      const double alpha = intra ? c.efficiencies.intra_node_alpha_s : c.efficiencies.inter_node_alpha_s;
+      const double bw = intra ? c.efficiencies.intra_node_Bps : c.efficiencies.inter_node_Bps;
+      const std::string dflt = fmt::format("{:.2f} µs, {:.1f} GB/s", alpha * 1e6, bw / 1e9);
+      if (f->fitted) {
+        out +=
+            fmt::format("{:<11} {:>7} {:>10.2f} {:>11.1f} {:>7} {:>6} {:>9} {:>7.3f} {:>8.1f}%   {}\n",
+                        compare::to_string(f->link), "yes", f->fit.alpha_step_s * 1e6, f->fit.busbw_Bps / 1e9,
+                        f->points, f->sizes, f->transfer_points, f->r2, 100 * f->mean_error, dflt);
+      } else {
+        out += fmt::format("{:<11} {:>7} {:>10} {:>11} {:>7} {:>6} {:>9} {:>7} {:>9}   {}\n",
+                           compare::to_string(f->link), "no", "-", "-", f->points, f->sizes,
+                           f->transfer_points, "-", "-", dflt);
+      }
+    }
+    if (!k.groups.empty()) {
+      out += "\nper operation and group size:\n";
+      out += fmt::format("{:<15} {:>5} {:<11} {:>7} {:>6} {:>10} {:>11} {:>7}\n", "op", "ranks", "link",
+                         "points", "sizes", "α µs", "busbw GB/s", "R²");
+      for (const auto& g : k.groups) {
+        if (g.fit.fitted) {
+          out += fmt::format("{:<15} {:>5} {:<11} {:>7} {:>6} {:>10.2f} {:>11.1f} {:>7.3f}\n",
+                             model::to_string(g.op), g.group_size, compare::to_string(g.link), g.fit.points,
+                             g.fit.sizes, g.fit.fit.alpha_step_s * 1e6, g.fit.fit.busbw_Bps / 1e9, g.fit.r2);
+        } else {
+          out +=
+              fmt::format("{:<15} {:>5} {:<11} {:>7} {:>6} {:>10} {:>11} {:>7}\n", model::to_string(g.op),
+                          g.group_size, compare::to_string(g.link), g.fit.points, g.fit.sizes, "-", "-", "-");
+        }
+      }
+    }
+    out += "\n";
+    for (const auto& n : k.notes) bullet(out, n);
+  }
+
+  if (!c.notes.empty()) {
+    heading(out, "Notes");
+    for (const auto& n : c.notes) bullet(out, n);
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+}
+
+const bool registered = register_command(
+    {"compare", 45, [](CLI::App& root) {
+       auto* cmd =
+           root.add_subcommand("compare", "Prediction next to measurement, part by part and per step");
+       auto opts = std::make_shared<Options>();
+       cmd->add_option("PROFILE", opts->path, "a meshscope profile (.msdb)")->required();
+       cmd->add_flag("--json", opts->json, "machine-readable output (keys in DESIGN.md and docs/COMPARE.md)");
+       cmd->add_flag("--calibrate", opts->calibrate,
+                     "fit α/β per link class and compute efficiency to the profile and show the prediction "
+                     "re-run with them");
+       cmd->add_option("--threads", opts->threads, "worker threads for the analysis (default: all cores)");
+       add_model_flags(*cmd, opts->model);
+       add_config_flags(*cmd, opts->config);
+       add_assumption_flags(*cmd, opts->assumptions);
+       cmd->callback([opts] {
+         const model::ModelSpec m = resolve_model(opts->model, opts->config);
+         const model::HardwareSpec hw = resolve_hardware(opts->model);
+         const model::Efficiencies eff = resolve_efficiencies(opts->assumptions, hw);
+         model::ParallelConfig parsed = parse_config(opts->config);
+         const Profile profile = Profile::load(opts->path);
+         // --gpus defaults to the profile's world size (DESIGN.md: missing choices get sensible defaults).
+         if (parsed.gpus == 0 && parsed.dp == 0) parsed.gpus = static_cast<int>(profile.world_size());
+         const model::ParallelConfig config =
+             with_model_errors([&] { return model::resolve(parsed, m, hw); });
+         measure::Options options;
+         options.threads = opts->threads;
+         const measure::Analysis analysis = measure::analyze(profile, options);
+         const Comparison c = with_model_errors(
+             [&] { return compare::compare(profile, analysis, m, hw, config, eff, opts->calibrate); });
+         if (opts->json) {
+           for (const auto& w : c.warnings)
+             std::fprintf(stderr, "meshscope compare: warning: %s\n", w.c_str());
+           write_json(profile, c, m, hw);
+         } else {
+           write_text(profile, c, m, hw);
+         }
+       });
+     }});
+
+}  // namespace
+}  // namespace meshscope::app
