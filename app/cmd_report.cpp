@@ -571,7 +571,7 @@ const bool registered = register_command(
          options.hta_compatible = opts->hta;
          options.threads = opts->threads;
          options.top_kernels = opts->top;
-         const Profile profile = Profile::load(opts->path);
+         const Profile profile = Profile::load(opts->path, LoadOptions{.cpu_operators = false});
          const Analysis analysis = measure::analyze(profile, options);
          if (opts->json) {
            write_json(profile, analysis, *opts);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <future>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -44,18 +45,157 @@ Rank& rank_slot(std::vector<Rank>& ranks, std::map<std::int32_t, std::size_t>& i
 
 }  // namespace
 
-Profile Profile::load(const std::filesystem::path& path) {
+namespace {
+
+using StreamKey = std::tuple<std::int32_t, std::int32_t, std::int64_t>;       // rank, device, stream
+using TrackKey = std::tuple<std::int32_t, bool, std::int64_t, std::int64_t>;  // rank, gpu, pid, tid
+
+struct ActivityScan {
+  std::map<StreamKey, std::vector<Activity>> buckets;
+  std::map<std::int32_t, std::vector<KernelDetail>> kernels;
+  std::map<std::int32_t, std::vector<CopyDetail>> copies;
+};
+
+// The three large tables are read on their own connections and threads (a profile can hold tens of millions
+// of rows); NOT NULL columns are read without a type check.
+ActivityScan scan_activities(const std::filesystem::path& path) {
+  sql::Database db(path, true);
+  ActivityScan scan;
+  auto s = db.prepare(
+      "SELECT rank, kind, device, stream, start_ns, end_ns, id, correlation, name, grid_x, grid_y, grid_z,"
+      " block_x, block_y, block_z, registers, shared_bytes, bytes, copy_kind, graph_id FROM activities");
+  std::vector<Activity>* bucket = nullptr;
+  std::vector<KernelDetail>* kernels = nullptr;
+  std::vector<CopyDetail>* copies = nullptr;
+  StreamKey last_key{-1, -1, -1};
+  while (s.step()) {
+    const StreamKey key{static_cast<std::int32_t>(s.column_int_raw(0)),
+                        static_cast<std::int32_t>(s.column_int_raw(2)), s.column_int_raw(3)};
+    if (!bucket || key != last_key) {
+      bucket = &scan.buckets[key];
+      kernels = &scan.kernels[std::get<0>(key)];
+      copies = &scan.copies[std::get<0>(key)];
+      last_key = key;
+    }
+    Activity a{};
+    a.kind = static_cast<ActivityKind>(s.column_int_raw(1));
+    a.start_ns = s.column_int_raw(4);
+    a.end_ns = s.column_int_raw(5);
+    a.id = s.column_int_raw(6);
+    a.correlation = s.column_int(7);
+    a.name = static_cast<StringId>(s.column_int_raw(8));
+    a.collective = -1;
+    a.detail = kNoDetail;
+    if (a.kind == ActivityKind::kKernel) {
+      KernelDetail k{};
+      for (int i = 0; i < 3; ++i) k.grid[i] = to_i32(s.column_int(9 + i));
+      for (int i = 0; i < 3; ++i) k.block[i] = to_i32(s.column_int(12 + i));
+      k.registers = to_i32(s.column_int(15));
+      k.shared_bytes = to_i32(s.column_int(16));
+      k.graph_id = s.column_int(19);
+      a.detail = static_cast<std::uint32_t>(kernels->size());
+      kernels->push_back(k);
+    } else if (a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) {
+      a.detail = static_cast<std::uint32_t>(copies->size());
+      copies->push_back({s.column_int(17), static_cast<StringId>(s.column_int_or(18, 0))});
+    }
+    bucket->push_back(a);
+  }
+  for (auto& [key, list] : scan.buckets) {
+    std::stable_sort(list.begin(), list.end(), [](const Activity& a, const Activity& b) {
+      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
+    });
+  }
+  return scan;
+}
+
+std::map<std::int32_t, std::vector<ApiCall>> scan_api_calls(const std::filesystem::path& path) {
+  sql::Database db(path, true);
+  std::map<std::int32_t, std::vector<ApiCall>> calls;
+  auto s = db.prepare(
+      "SELECT rank, kind, pid, tid, start_ns, end_ns, name, correlation, external_id FROM api_calls");
+  std::vector<ApiCall>* list = nullptr;
+  std::int32_t last_rank = -1;
+  while (s.step()) {
+    const auto rank = static_cast<std::int32_t>(s.column_int_raw(0));
+    if (!list || rank != last_rank) {
+      list = &calls[rank];
+      last_rank = rank;
+    }
+    ApiCall a{};
+    a.kind = static_cast<ApiKind>(s.column_int_raw(1));
+    a.pid = s.column_int_raw(2);
+    a.tid = s.column_int_raw(3);
+    a.start_ns = s.column_int_raw(4);
+    a.end_ns = s.column_int_raw(5);
+    a.name = static_cast<StringId>(s.column_int_raw(6));
+    a.correlation = s.column_int(7);
+    a.external_id = s.column_int(8);
+    list->push_back(a);
+  }
+  for (auto& [rank, list_of_rank] : calls) {
+    std::stable_sort(list_of_rank.begin(), list_of_rank.end(),
+                     [](const ApiCall& a, const ApiCall& b) { return a.start_ns < b.start_ns; });
+  }
+  return calls;
+}
+
+std::map<TrackKey, std::vector<CpuRange>> scan_ranges(const std::filesystem::path& path, bool cpu_operators) {
+  sql::Database db(path, true);
+  std::map<TrackKey, std::vector<CpuRange>> tracks;
+  auto s = db.prepare(fmt::format(
+      "SELECT rank, kind, pid, tid, start_ns, end_ns, id, parent_id, external_id, step, name, category, depth"
+      " FROM ranges{}",
+      cpu_operators ? "" : " WHERE kind NOT IN (1, 3)"));
+  std::vector<CpuRange>* list = nullptr;
+  TrackKey last_key{-1, false, 0, 0};
+  while (s.step()) {
+    CpuRange c{};
+    const auto rank = static_cast<std::int32_t>(s.column_int_raw(0));
+    c.kind = static_cast<RangeKind>(s.column_int_raw(1));
+    const TrackKey key{rank, c.kind == RangeKind::kGpuAnnotation, s.column_int_raw(2), s.column_int_raw(3)};
+    if (!list || key != last_key) {
+      list = &tracks[key];
+      last_key = key;
+    }
+    c.start_ns = s.column_int_raw(4);
+    c.end_ns = s.column_int_raw(5);
+    c.id = s.column_int_raw(6);
+    c.parent_id = s.column_int(7);
+    c.external_id = s.column_int(8);
+    c.step = s.column_int(9);
+    c.name = static_cast<StringId>(s.column_int_raw(10));
+    c.category = static_cast<StringId>(s.column_int_or(11, 0));
+    c.depth = static_cast<std::int32_t>(s.column_int_raw(12));
+    list->push_back(c);
+  }
+  for (auto& [key, list_of_track] : tracks) {
+    std::stable_sort(list_of_track.begin(), list_of_track.end(), [](const CpuRange& a, const CpuRange& b) {
+      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.depth < b.depth;
+    });
+  }
+  return tracks;
+}
+
+}  // namespace
+
+Profile Profile::load(const std::filesystem::path& path, const LoadOptions& options) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) fail("{}: no such profile", path.string());
   sql::Database db(path, true);
-  if (!db.has_table("meta") || !db.has_table("activities")) {
-    try {
-      db.has_table("strings");
-    } catch (const Error&) {
-      fail("{}: not a meshscope profile (not an SQLite database)", path.string());
-    }
-    fail("{}: not a meshscope profile (no meta/activities tables)", path.string());
+  bool tables_present = false;
+  try {
+    tables_present = db.has_table("meta") && db.has_table("activities");
+  } catch (const Error&) {
+    fail("{}: not a meshscope profile (not an SQLite database)", path.string());
   }
+  if (!tables_present) fail("{}: not a meshscope profile (no meta/activities tables)", path.string());
+
+  // The large tables load in the background while this thread reads the small ones.
+  auto activities_future = std::async(std::launch::async, scan_activities, path);
+  auto cpu_future = std::async(std::launch::async, [&path, &options] {
+    return std::make_pair(scan_api_calls(path), scan_ranges(path, options.cpu_operators));
+  });
 
   Profile profile;
   profile.path_ = path;
@@ -117,10 +257,6 @@ Profile Profile::load(const std::filesystem::path& path) {
                                   parse_rank_list(s.column_text(5))});
     }
   }
-
-  // GPU activities, bucketed per (rank, device, stream) then flattened stream by stream.
-  using StreamKey = std::tuple<std::int32_t, std::int32_t, std::int64_t>;
-  std::map<StreamKey, std::vector<Activity>> buckets;
   std::map<StreamKey, std::string> stream_names;
   {
     auto s = db.prepare("SELECT rank, device, stream, name FROM streams");
@@ -128,100 +264,18 @@ Profile Profile::load(const std::filesystem::path& path) {
       stream_names[{to_i32(s.column_int(0)), to_i32(s.column_int(1)), s.column_int(2)}] = s.column_text(3);
     }
   }
+  std::map<std::tuple<std::int32_t, std::int64_t, std::int64_t>, std::string> thread_names;
   {
-    auto s = db.prepare(
-        "SELECT rank, kind, device, stream, start_ns, end_ns, id, correlation, name, grid_x, grid_y, grid_z,"
-        " block_x, block_y, block_z, registers, shared_bytes, bytes, copy_kind, graph_id FROM activities");
-    std::vector<Activity>* bucket = nullptr;
-    StreamKey last_key{-1, -1, -1};
-    while (s.step()) {
-      const StreamKey key{to_i32(s.column_int(0)), to_i32(s.column_int(2)), s.column_int(3)};
-      if (!bucket || key != last_key) {
-        bucket = &buckets[key];
-        last_key = key;
-        rank_slot(ranks, rank_index, std::get<0>(key));
-      }
-      Rank& r = ranks[rank_index[std::get<0>(key)]];
-      Activity a{};
-      a.kind = static_cast<ActivityKind>(s.column_int(1));
-      a.start_ns = s.column_int(4);
-      a.end_ns = s.column_int(5);
-      a.id = s.column_int(6);
-      a.correlation = s.column_int(7);
-      a.name = static_cast<StringId>(s.column_int_or(8, 0));
-      a.collective = -1;
-      a.detail = kNoDetail;
-      if (a.kind == ActivityKind::kKernel) {
-        KernelDetail k{};
-        for (int i = 0; i < 3; ++i) k.grid[i] = to_i32(s.column_int(9 + i));
-        for (int i = 0; i < 3; ++i) k.block[i] = to_i32(s.column_int(12 + i));
-        k.registers = to_i32(s.column_int(15));
-        k.shared_bytes = to_i32(s.column_int(16));
-        k.graph_id = s.column_int(19);
-        a.detail = static_cast<std::uint32_t>(r.kernels.size());
-        r.kernels.push_back(k);
-      } else if (a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) {
-        a.detail = static_cast<std::uint32_t>(r.copies.size());
-        r.copies.push_back({s.column_int(17), static_cast<StringId>(s.column_int_or(18, 0))});
-      }
-      bucket->push_back(a);
-    }
+    auto t = db.prepare("SELECT rank, pid, tid, name FROM threads");
+    while (t.step())
+      thread_names[{to_i32(t.column_int(0)), t.column_int(1), t.column_int(2)}] = t.column_text(3);
   }
-  for (auto& [key, bucket] : buckets) {
-    Rank& r = ranks[rank_index[std::get<0>(key)]];
-    std::stable_sort(bucket.begin(), bucket.end(), [](const Activity& a, const Activity& b) {
-      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
-    });
-    GpuStream stream{std::get<1>(key),
-                     std::get<2>(key),
-                     {},
-                     static_cast<std::uint32_t>(r.activities.size()),
-                     static_cast<std::uint32_t>(bucket.size())};
-    auto name = stream_names.find(key);
-    stream.name = name != stream_names.end() && !name->second.empty()
-                      ? name->second
-                      : fmt::format("stream {}", std::get<2>(key));
-    r.streams.push_back(std::move(stream));
-    r.activities.insert(r.activities.end(), bucket.begin(), bucket.end());
-    bucket.clear();
-    bucket.shrink_to_fit();
-  }
-  for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
-    Rank& r = ranks[ri];
-    TimeNs first = 0, last = 0;
-    bool any = false;
-    for (std::size_t si = 0; si < r.streams.size(); ++si) {
-      const auto span = r.stream_activities(si);
-      for (std::uint32_t i = 0; i < span.size(); ++i) {
-        const Activity& a = span[i];
-        if (!any || a.start_ns < first) first = a.start_ns;
-        if (!any || a.end_ns > last) last = a.end_ns;
-        any = true;
-      }
-    }
-    r.gpu_first_ns = first;
-    r.gpu_last_ns = last;
-  }
-
+  struct CollectiveRow {
+    std::int32_t rank;
+    Collective collective;
+  };
+  std::vector<CollectiveRow> collective_rows;
   {
-    // Collectives: link each to its kernel's position.
-    std::vector<std::unordered_map<std::int64_t, std::pair<std::int32_t, std::uint32_t>>> kernel_at(
-        ranks.size());
-    {
-      auto s = db.prepare("SELECT rank, activity_id FROM collectives WHERE activity_id IS NOT NULL");
-      while (s.step()) kernel_at[rank_index[to_i32(s.column_int(0))]][s.column_int(1)] = {-1, 0};
-    }
-    for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
-      if (kernel_at[ri].empty()) continue;
-      Rank& r = ranks[ri];
-      for (std::size_t si = 0; si < r.streams.size(); ++si) {
-        const auto& st = r.streams[si];
-        for (std::uint32_t i = 0; i < st.count; ++i) {
-          auto it = kernel_at[ri].find(r.activities[st.first + i].id);
-          if (it != kernel_at[ri].end()) it->second = {static_cast<std::int32_t>(si), st.first + i};
-        }
-      }
-    }
     auto s = db.prepare(
         "SELECT rank, id, activity_id, communicator, pg_desc, pg_ranks, seq, op, in_nelems, out_nelems, "
         "dtype,"
@@ -229,22 +283,11 @@ Profile Profile::load(const std::filesystem::path& path) {
         "collectives"
         " ORDER BY rank, start_ns, id");
     while (s.step()) {
-      const auto ri = rank_slot(ranks, rank_index, s.column_int(0)).rank;
-      Rank& r = ranks[rank_index[ri]];
       Collective c{};
       c.id = s.column_int(1);
       c.activity_id = s.column_int(2);
       c.stream_index = -1;
       c.activity = 0;
-      if (c.activity_id != kNull) {
-        auto& map = kernel_at[rank_index[ri]];
-        auto it = map.find(c.activity_id);
-        if (it != map.end() && it->second.first >= 0) {
-          c.stream_index = it->second.first;
-          c.activity = it->second.second;
-          r.activities[c.activity].collective = static_cast<std::int32_t>(r.collectives.size());
-        }
-      }
       auto sid = [&](int i) { return static_cast<StringId>(s.column_int_or(i, 0)); };
       c.communicator = sid(3);
       c.pg_desc = sid(4);
@@ -263,93 +306,9 @@ Profile Profile::load(const std::filesystem::path& path) {
       c.start_ns = s.column_int(17);
       c.end_ns = s.column_int(18);
       c.source = s.column_text(19);
-      r.collectives.push_back(std::move(c));
+      collective_rows.push_back({to_i32(s.column_int(0)), std::move(c)});
     }
   }
-  {
-    auto s = db.prepare(
-        "SELECT rank, kind, pid, tid, start_ns, end_ns, name, correlation, external_id FROM api_calls");
-    while (s.step()) {
-      Rank& r = rank_slot(ranks, rank_index, s.column_int(0));
-      ApiCall a{};
-      a.kind = static_cast<ApiKind>(s.column_int(1));
-      a.pid = s.column_int(2);
-      a.tid = s.column_int(3);
-      a.start_ns = s.column_int(4);
-      a.end_ns = s.column_int(5);
-      a.name = static_cast<StringId>(s.column_int_or(6, 0));
-      a.correlation = s.column_int(7);
-      a.external_id = s.column_int(8);
-      r.api_calls.push_back(a);
-    }
-    for (auto& r : ranks) {
-      std::stable_sort(r.api_calls.begin(), r.api_calls.end(),
-                       [](const ApiCall& a, const ApiCall& b) { return a.start_ns < b.start_ns; });
-    }
-  }
-  {
-    std::map<std::tuple<std::int32_t, std::int64_t, std::int64_t>, std::string> thread_names;
-    auto t = db.prepare("SELECT rank, pid, tid, name FROM threads");
-    while (t.step())
-      thread_names[{to_i32(t.column_int(0)), t.column_int(1), t.column_int(2)}] = t.column_text(3);
-
-    using TrackKey = std::tuple<std::int32_t, bool, std::int64_t, std::int64_t>;  // rank, gpu, pid, tid
-    std::map<TrackKey, std::vector<CpuRange>> tracks;
-    auto s = db.prepare(
-        "SELECT rank, kind, pid, tid, start_ns, end_ns, id, parent_id, external_id, step, name, category, "
-        "depth"
-        " FROM ranges");
-    while (s.step()) {
-      CpuRange c{};
-      const auto rank = to_i32(s.column_int(0));
-      c.kind = static_cast<RangeKind>(s.column_int(1));
-      const std::int64_t pid = s.column_int(2), tid = s.column_int(3);
-      c.start_ns = s.column_int(4);
-      c.end_ns = s.column_int(5);
-      c.id = s.column_int(6);
-      c.parent_id = s.column_int(7);
-      c.external_id = s.column_int(8);
-      c.step = s.column_int(9);
-      c.name = static_cast<StringId>(s.column_int_or(10, 0));
-      c.category = static_cast<StringId>(s.column_int_or(11, 0));
-      c.depth = to_i32(s.column_int(12));
-      tracks[{rank, c.kind == RangeKind::kGpuAnnotation, pid, tid}].push_back(c);
-    }
-    for (auto& [key, list] : tracks) {
-      const auto& [rank, gpu, pid, tid] = key;
-      Rank& r = rank_slot(ranks, rank_index, rank);
-      std::stable_sort(list.begin(), list.end(), [](const CpuRange& a, const CpuRange& b) {
-        return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.depth < b.depth;
-      });
-      CpuTrack track{pid,
-                     tid,
-                     {},
-                     gpu,
-                     static_cast<std::uint32_t>(r.ranges.size()),
-                     static_cast<std::uint32_t>(list.size()),
-                     0};
-      auto name = thread_names.find({rank, pid, tid});
-      if (gpu) {
-        track.name = fmt::format("GPU {} stream {} annotations", pid, tid);
-      } else {
-        track.name = name != thread_names.end() && !name->second.empty() ? name->second
-                                                                         : fmt::format("thread {}", tid);
-      }
-      for (const auto& c : list) {
-        track.max_depth = std::max(track.max_depth, c.depth);
-        if (c.kind == RangeKind::kStep) {
-          r.steps.push_back({c.step, c.start_ns, c.end_ns, pid, tid, c.id, "ProfilerStep"});
-        }
-      }
-      r.ranges.insert(r.ranges.end(), list.begin(), list.end());
-      r.tracks.push_back(std::move(track));
-    }
-    for (auto& r : ranks) {
-      std::stable_sort(r.steps.begin(), r.steps.end(),
-                       [](const Step& a, const Step& b) { return a.start_ns < b.start_ns; });
-    }
-  }
-
   {
     auto s = db.prepare(
         "SELECT rank, category, flow_id, src_ns, src_pid, src_tid, dst_ns, dst_pid, dst_tid FROM flows ORDER "
@@ -371,6 +330,107 @@ Profile Profile::load(const std::filesystem::path& path) {
             .diagnostics.push_back({s.column_text(1), s.column_text(2)});
       }
     }
+  }
+
+  // GPU activities: flatten stream by stream.
+  ActivityScan activities = activities_future.get();
+  for (auto& [key, bucket] : activities.buckets) {
+    Rank& r = rank_slot(ranks, rank_index, std::get<0>(key));
+    GpuStream stream{std::get<1>(key),
+                     std::get<2>(key),
+                     {},
+                     static_cast<std::uint32_t>(r.activities.size()),
+                     static_cast<std::uint32_t>(bucket.size())};
+    auto name = stream_names.find(key);
+    stream.name = name != stream_names.end() && !name->second.empty()
+                      ? name->second
+                      : fmt::format("stream {}", std::get<2>(key));
+    r.streams.push_back(std::move(stream));
+    if (r.activities.empty()) {
+      r.activities = std::move(bucket);
+    } else {
+      r.activities.insert(r.activities.end(), bucket.begin(), bucket.end());
+    }
+    std::vector<Activity>().swap(bucket);
+  }
+  for (auto& [rank, list] : activities.kernels) rank_slot(ranks, rank_index, rank).kernels = std::move(list);
+  for (auto& [rank, list] : activities.copies) rank_slot(ranks, rank_index, rank).copies = std::move(list);
+  for (auto& r : ranks) {
+    bool any = false;
+    for (const auto& a : r.activities) {
+      if (!any || a.start_ns < r.gpu_first_ns) r.gpu_first_ns = a.start_ns;
+      if (!any || a.end_ns > r.gpu_last_ns) r.gpu_last_ns = a.end_ns;
+      any = true;
+    }
+  }
+
+  // Collectives, linked to their kernels.
+  {
+    for (const auto& row : collective_rows) rank_slot(ranks, rank_index, row.rank);
+    std::vector<std::unordered_map<std::int64_t, std::pair<std::int32_t, std::uint32_t>>> kernel_at(
+        ranks.size());
+    for (const auto& row : collective_rows) {
+      if (row.collective.activity_id != kNull)
+        kernel_at[rank_index[row.rank]][row.collective.activity_id] = {-1, 0};
+    }
+    for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
+      if (kernel_at[ri].empty()) continue;
+      Rank& r = ranks[ri];
+      for (std::size_t si = 0; si < r.streams.size(); ++si) {
+        const auto& st = r.streams[si];
+        for (std::uint32_t i = 0; i < st.count; ++i) {
+          auto it = kernel_at[ri].find(r.activities[st.first + i].id);
+          if (it != kernel_at[ri].end()) it->second = {static_cast<std::int32_t>(si), st.first + i};
+        }
+      }
+    }
+    for (auto& row : collective_rows) {
+      const std::size_t ri = rank_index[row.rank];
+      Rank& r = ranks[ri];
+      Collective& c = row.collective;
+      if (c.activity_id != kNull) {
+        auto it = kernel_at[ri].find(c.activity_id);
+        if (it != kernel_at[ri].end() && it->second.first >= 0) {
+          c.stream_index = it->second.first;
+          c.activity = it->second.second;
+          r.activities[c.activity].collective = static_cast<std::int32_t>(r.collectives.size());
+        }
+      }
+      r.collectives.push_back(std::move(c));
+    }
+  }
+
+  // CPU side: API calls, then ranges per track and the steps among them.
+  auto [api_calls, tracks] = cpu_future.get();
+  for (auto& [rank, list] : api_calls) rank_slot(ranks, rank_index, rank).api_calls = std::move(list);
+  for (auto& [key, list] : tracks) {
+    const auto& [rank, gpu, pid, tid] = key;
+    Rank& r = rank_slot(ranks, rank_index, rank);
+    CpuTrack track{pid,
+                   tid,
+                   {},
+                   gpu,
+                   static_cast<std::uint32_t>(r.ranges.size()),
+                   static_cast<std::uint32_t>(list.size()),
+                   0};
+    if (gpu) {
+      track.name = fmt::format("GPU {} stream {} annotations", pid, tid);
+    } else {
+      auto name = thread_names.find({rank, pid, tid});
+      track.name =
+          name != thread_names.end() && !name->second.empty() ? name->second : fmt::format("thread {}", tid);
+    }
+    for (const auto& c : list) {
+      track.max_depth = std::max(track.max_depth, c.depth);
+      if (c.kind == RangeKind::kStep)
+        r.steps.push_back({c.step, c.start_ns, c.end_ns, pid, tid, c.id, "ProfilerStep"});
+    }
+    r.ranges.insert(r.ranges.end(), list.begin(), list.end());
+    r.tracks.push_back(std::move(track));
+  }
+  for (auto& r : ranks) {
+    std::stable_sort(r.steps.begin(), r.steps.end(),
+                     [](const Step& a, const Step& b) { return a.start_ns < b.start_ns; });
   }
   std::sort(ranks.begin(), ranks.end(), [](const Rank& a, const Rank& b) { return a.rank < b.rank; });
 
@@ -420,8 +480,13 @@ Profile Profile::load(const std::filesystem::path& path) {
       }
     }
     n.collective += static_cast<std::int64_t>(r.collectives.size());
+    n.flow += static_cast<std::int64_t>(r.flows.size());
   }
-  for (const auto& r : ranks) n.flow += static_cast<std::int64_t>(r.flows.size());
+  if (!options.cpu_operators) {
+    // Operators were not loaded; count them without materialising them.
+    auto s = db.prepare("SELECT kind, COUNT(*) FROM ranges WHERE kind IN (1, 3) GROUP BY kind");
+    while (s.step()) (s.column_int(0) == 1 ? n.cpu_op : n.python_function) = s.column_int(1);
+  }
   return profile;
 }
 

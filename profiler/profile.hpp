@@ -182,12 +182,18 @@ struct EventCounts {
   std::int64_t collective = 0, flow = 0;
 };
 
+struct LoadOptions {
+  // Load CPU operators and Python functions (usually most of the CPU ranges). Analyses that need only steps,
+  // annotations and NVTX ranges turn this off to load large profiles faster; counts() still counts them.
+  bool cpu_operators = true;
+};
+
 class Profile {
  public:
-  // Loads every table into memory. Throws meshscope::Error naming the file for anything that is not a
-  // readable meshscope profile. A profile of another schema_version loads what it can; schema_version()
-  // tells.
-  static Profile load(const std::filesystem::path& path);
+  // Loads the profile into memory (the large tables on parallel connections). Throws meshscope::Error naming
+  // the file for anything that is not a readable meshscope profile. A profile of another schema_version loads
+  // what it can; schema_version() tells.
+  static Profile load(const std::filesystem::path& path, const LoadOptions& options = {});
 
   const std::string& str(StringId id) const;          // "" for kNoString or unknown ids
   StringId find_string(std::string_view text) const;  // kNoString when absent

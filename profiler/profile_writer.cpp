@@ -63,17 +63,6 @@ struct Batch {
   }
 };
 
-// SQLite's default memory statistics take a global mutex on every allocation; the writer needs neither them
-// nor serialized connections (each connection is used by one thread at a time).
-void configure_sqlite_once() {
-  static const bool configured = [] {
-    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-    sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
-    return true;
-  }();
-  (void)configured;
-}
-
 std::filesystem::path make_temp_path(const std::filesystem::path& target) {
   std::random_device device;
   const auto name = fmt::format(".{}.tmp-{}-{:08x}", target.filename().string(), ::getpid(), device());
@@ -147,7 +136,6 @@ struct ProfileWriter::Impl {
       insert_meta;
 
   void open() {
-    configure_sqlite_once();
     db = sql::Database(temp, false);
     // The file is renamed into place only when complete, so crash safety comes from the rename, not the
     // journal. Collectors (durable) keep a WAL so that a killed process still leaves a readable file.
@@ -482,8 +470,8 @@ struct ProfileWriter::Impl {
   // ties) nest inside the innermost open range that has not ended. Ranges that overlap without nesting are
   // kept, one level deeper, so nothing is hidden.
   void rebuild_nesting() {
-    // Rewrites the table in track order with depth and parent filled in: sequential inserts, where updating rows
-    // in place would touch pages at random (minutes for millions of ranges).
+    // Rewrites the table in track order with depth and parent filled in: sequential inserts, where updating
+    // rows in place would touch pages at random (minutes for millions of ranges).
     std::string create_sql;
     {
       sql::Statement s = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'ranges'");
@@ -492,11 +480,12 @@ struct ProfileWriter::Impl {
     }
     db.exec("ALTER TABLE ranges RENAME TO ranges_unnested");
     db.exec(create_sql);
-    constexpr const char* kColumns = "id, rank, kind, pid, tid, start_ns, end_ns, name, external_id, step, category";
+    constexpr const char* kColumns =
+        "id, rank, kind, pid, tid, start_ns, end_ns, name, external_id, step, category";
     sql::Statement select = db.prepare(fmt::format(
         "SELECT {} FROM ranges_unnested ORDER BY rank, pid, tid, start_ns, end_ns DESC, id", kColumns));
-    sql::Statement insert =
-        db.prepare(fmt::format("INSERT INTO ranges ({}, depth, parent_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", kColumns));
+    sql::Statement insert = db.prepare(fmt::format(
+        "INSERT INTO ranges ({}, depth, parent_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", kColumns));
     struct Open {
       std::int64_t id;
       TimeNs end;
@@ -516,7 +505,8 @@ struct ProfileWriter::Impl {
       while (!stack.empty() && stack.back().end <= start && !(stack.back().end == start && end == start)) {
         stack.pop_back();
       }
-      for (int i = 0; i < 11; ++i) sqlite3_bind_value(insert.handle(), i + 1, sqlite3_column_value(select.handle(), i));
+      for (int i = 0; i < 11; ++i)
+        sqlite3_bind_value(insert.handle(), i + 1, sqlite3_column_value(select.handle(), i));
       insert.bind(12, static_cast<std::int64_t>(stack.size()));
       insert.bind(13, stack.empty() ? kNull : stack.back().id);
       insert.run();
@@ -550,22 +540,27 @@ struct ProfileWriter::Impl {
     }
   }
 
-  // Resolves CPU-side collective metadata to the kernels it launched (see add_cpu_collective). Index lookups per
-  // CPU op (api_calls by thread and time, activities by correlation), so the cost grows with the number of ops.
+  // Resolves CPU-side collective metadata to the kernels it launched (see add_cpu_collective). Index lookups
+  // per CPU op (api_calls by thread and time, activities by correlation), so the cost grows with the number
+  // of ops.
   void resolve_cpu_collectives() {
     if (cpu_collectives.empty()) return;
     db.exec("CREATE INDEX IF NOT EXISTS api_calls_by_thread ON api_calls (rank, pid, tid, start_ns)");
-    // Kernels that already have a collective: those with metadata keep it; name-only rows take the CPU metadata.
-    std::unordered_map<std::int64_t, std::pair<std::int64_t, bool>> existing;  // activity -> (row id, name-only)
+    // Kernels that already have a collective: those with metadata keep it; name-only rows take the CPU
+    // metadata.
+    std::unordered_map<std::int64_t, std::pair<std::int64_t, bool>>
+        existing;  // activity -> (row id, name-only)
     {
-      sql::Statement s = db.prepare("SELECT activity_id, id, source FROM collectives WHERE activity_id IS NOT NULL");
+      sql::Statement s =
+          db.prepare("SELECT activity_id, id, source FROM collectives WHERE activity_id IS NOT NULL");
       while (s.step()) existing[s.column_int(0)] = {s.column_int(1), s.column_text(2) == "kernel_name"};
     }
     sql::Statement calls = db.prepare(
-        "SELECT correlation FROM api_calls WHERE rank = ? AND pid = ? AND tid = ? AND start_ns BETWEEN ? AND ?"
+        "SELECT correlation FROM api_calls WHERE rank = ? AND pid = ? AND tid = ? AND start_ns BETWEEN ? AND "
+        "?"
         " AND correlation IS NOT NULL");
-    sql::Statement kernels =
-        db.prepare("SELECT id, start_ns, end_ns FROM activities WHERE rank = ? AND correlation = ? AND kind = 1");
+    sql::Statement kernels = db.prepare(
+        "SELECT id, start_ns, end_ns FROM activities WHERE rank = ? AND correlation = ? AND kind = 1");
     sql::Statement upgrade = db.prepare(
         "UPDATE collectives SET communicator = ?, pg_desc = ?, pg_ranks = ?, seq = ?, op = ?, in_nelems = ?,"
         " out_nelems = ?, dtype = ?, in_bytes = ?, out_bytes = ?, group_size = ?, channels = ?, source = ?"

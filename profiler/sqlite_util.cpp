@@ -5,8 +5,24 @@
 #include "profiler/error.hpp"
 
 namespace meshscope::sql {
+namespace {
+
+// SQLite's default memory statistics take a global mutex on every allocation; meshscope needs neither them
+// nor serialized connections (each connection is used by one thread at a time). Must run before the first
+// open.
+void configure_sqlite_once() {
+  static const bool configured = [] {
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+    return true;
+  }();
+  (void)configured;
+}
+
+}  // namespace
 
 Database::Database(const std::filesystem::path& path, bool read_only) : path_(path) {
+  configure_sqlite_once();
   const int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   if (sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
@@ -126,6 +142,10 @@ void Statement::reset() {
 
 std::int64_t Statement::column_int(int index) const {
   if (sqlite3_column_type(stmt_, index) == SQLITE_NULL) return kNull;
+  return sqlite3_column_int64(stmt_, index);
+}
+
+std::int64_t Statement::column_int_raw(int index) const {
   return sqlite3_column_int64(stmt_, index);
 }
 

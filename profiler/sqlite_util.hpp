@@ -63,7 +63,8 @@ class Statement {
   }
   void reset();
 
-  std::int64_t column_int(int index) const;  // 0-based; NULL reads as kNull
+  std::int64_t column_int(int index) const;      // 0-based; NULL reads as kNull
+  std::int64_t column_int_raw(int index) const;  // for NOT NULL columns: no type check (NULL would read as 0)
   std::int64_t column_int_or(int index, std::int64_t fallback) const;
   double column_double(int index) const;
   std::string column_text(int index) const;  // NULL reads as ""

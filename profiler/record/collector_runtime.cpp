@@ -224,8 +224,8 @@ bool Session::open_writer() {
   return true;
 }
 
-void Session::checkpoint_now() {
-  source_.before_flush();
+void Session::checkpoint_now(bool forced) {
+  source_.before_flush(forced);
   source_.drain(*writer_);
   writer_->checkpoint();
 }
@@ -249,14 +249,14 @@ void Session::thread_main() {
       const std::uint64_t requested = flush_requests_.load();
       const std::int64_t now = clock_ns();
       if (requested != flushes_done || now - last_checkpoint >= std::int64_t{options_.flush_ms} * 1'000'000) {
-        checkpoint_now();
+        checkpoint_now(requested != flushes_done);
         last_checkpoint = clock_ns();
         for (; flushes_done < requested; ++flushes_done) signal_done();
       } else {
         source_.drain(*writer_);
       }
     }
-    source_.before_flush();
+    source_.before_flush(true);
     source_.drain(*writer_);
     source_.finish(*writer_);
     writer_->commit();

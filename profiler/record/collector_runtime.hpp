@@ -117,7 +117,9 @@ class Source {
   // Moves whatever producers queued into the writer.
   virtual void drain(ProfileWriter& writer) = 0;
   // Called before each checkpoint and before the final commit (CUPTI flushes its activity buffers here).
-  virtual void before_flush() {}
+  // FORCED: the flush was requested (signal, device reset) or is the last one, so partly filled buffers count
+  // too.
+  virtual void before_flush(bool forced) { (void)forced; }
   // Last call before the profile is committed: write drop counts and other diagnostics.
   virtual void finish(ProfileWriter& writer) { (void)writer; }
 };
@@ -166,7 +168,7 @@ class Session {
  private:
   void thread_main();
   bool open_writer();
-  void checkpoint_now();
+  void checkpoint_now(bool forced);
   void signal_done() noexcept;
 
   Source& source_;

@@ -40,7 +40,7 @@ unsigned cores() {
 
 const Profile& loaded() {
   static std::optional<Profile> profile;
-  if (!profile) profile.emplace(Profile::load(input_path()));
+  if (!profile) profile.emplace(Profile::load(input_path(), meshscope::LoadOptions{.cpu_operators = false}));
   return *profile;
 }
 
@@ -57,7 +57,7 @@ void add_counters(benchmark::State& state, const Profile& p) {
 
 void BM_Load(benchmark::State& state) {
   for (auto _ : state) {
-    Profile p = Profile::load(input_path());
+    Profile p = Profile::load(input_path(), meshscope::LoadOptions{.cpu_operators = false});
     benchmark::DoNotOptimize(p.ranks().data());
   }
   add_counters(state, loaded());
@@ -89,7 +89,7 @@ void BM_LoadAndAnalyze(benchmark::State& state) {
   measure::Options options;
   options.threads = cores();
   for (auto _ : state) {
-    Profile p = Profile::load(input_path());
+    Profile p = Profile::load(input_path(), meshscope::LoadOptions{.cpu_operators = false});
     measure::Analysis a = measure::analyze(p, options);
     benchmark::DoNotOptimize(a.ranks.data());
   }
