@@ -1,0 +1,342 @@
+// meshscope's CUDA collector: a CUPTI injection library (libmeshscope_cupti.so), loaded by the CUDA driver
+// from CUDA_INJECTION64_PATH when the process initialises CUDA; the driver calls InitializeInjection() once.
+//
+// [SECTION] Start: subscribe to CUPTI as "meshscope" (if another CUPTI client holds the process, say so once
+// and
+//           step aside), make CUPTI stamp with the profile clock, start the per-rank Session, enable the
+//           activity kinds, hook cudaDeviceReset / profiler stop / context destruction, SIGTERM/SIGINT and
+//           exit.
+// [SECTION] Buffers: CUPTI asks for buffers (bounded: MESHSCOPE_CUPTI_MAX_BUFFERS of
+// MESHSCOPE_CUPTI_BUFFER_KB) and
+//           returns them full on its own threads; full buffers go through a lock-free queue to the Session
+//           thread, which translates every record (translate.cpp) and frees the buffer. When the cap is
+//           reached CUPTI drops records itself; when the queue is full the buffer is dropped; both are
+//           counted into the profile.
+// [SECTION] Flush: the Session thread asks CUPTI for completed buffers every MESHSCOPE_FLUSH_MS and forces
+// out partly
+//           filled ones at exit, device reset, profiler stop and on SIGTERM/SIGINT.
+#include <cupti.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "collectors/cupti/translate.hpp"
+#include "profiler/record/collector_runtime.hpp"
+
+#define MESHSCOPE_EXPORT __attribute__((visibility("default")))
+
+namespace meshscope::cupti {
+namespace {
+
+constexpr std::size_t kAlign = 8;
+
+struct Buffer {
+  std::uint8_t* data = nullptr;
+  std::size_t valid = 0;
+};
+
+std::string result_text(CUptiResult r) {
+  const char* text = nullptr;
+  if (cuptiGetResultString(r, &text) != CUPTI_SUCCESS || !text)
+    return fmt::format("CUPTI error {}", static_cast<int>(r));
+  return text;
+}
+
+std::string api_name(bool driver, std::uint32_t cbid) {
+  const char* name = nullptr;
+  const CUptiResult r =
+      cuptiGetCallbackName(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name);
+  return r == CUPTI_SUCCESS && name ? std::string(name) : std::string();
+}
+
+class CuptiSource;
+
+struct State {
+  std::atomic<bool> initialized{false};
+  std::atomic<bool> active{false};  // buffers are accepted
+  std::unique_ptr<CuptiSource> source;
+  std::unique_ptr<record::Session> session;
+  std::unique_ptr<record::BoundedQueue<Buffer>> queue;
+  std::size_t buffer_bytes = 4u << 20;
+  std::int64_t max_buffers = 64;
+  std::atomic<std::int64_t> outstanding{0};  // buffers handed to CUPTI and not yet freed
+  std::atomic<std::uint64_t> refused_buffers{0}, dropped_buffers{0}, dropped_records{0}, cupti_dropped{0};
+  std::int64_t clock_offset_ns = 0;
+  bool timestamp_callback = false;
+  std::string disabled_kinds;
+  CUpti_SubscriberHandle subscriber = nullptr;
+  std::int64_t pid = 0;  // the process that started CUPTI (a forked child must not touch it)
+};
+
+State& state() {
+  static State* s = new State();  // never destroyed: CUPTI may call back during exit
+  return *s;
+}
+
+void free_buffer(std::uint8_t* data) {
+  std::free(data);
+  state().outstanding.fetch_sub(1, std::memory_order_relaxed);
+}
+
+std::uint64_t count_records(std::uint8_t* data, std::size_t valid) {
+  std::uint64_t n = 0;
+  CUpti_Activity* record = nullptr;
+  while (cuptiActivityGetNextRecord(data, valid, &record) == CUPTI_SUCCESS) ++n;
+  return n;
+}
+
+class CuptiSource final : public record::Source {
+ public:
+  explicit CuptiSource(const record::Identity& identity) : identity_(identity) {}
+
+  void drain(ProfileWriter& writer) override {
+    State& s = state();
+    if (!translator_) {
+      TranslatorOptions options;
+      options.rank = identity_.rank;
+      options.pid = identity_.pid;
+      options.clock_offset_ns = s.clock_offset_ns;
+      translator_.emplace(writer, options, api_name);
+    }
+    Buffer buffer;
+    while (s.queue->pop(buffer)) {
+      CUpti_Activity* record = nullptr;
+      while (cuptiActivityGetNextRecord(buffer.data, buffer.valid, &record) == CUPTI_SUCCESS)
+        translator_->add(record);
+      free_buffer(buffer.data);
+    }
+  }
+
+  void before_flush(bool forced) override {
+    cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  }
+
+  void finish(ProfileWriter& writer) override {
+    State& s = state();
+    drain(writer);
+    translator_->finish();
+    const std::int32_t rank = identity_.rank;
+    std::uint32_t version = 0;
+    cuptiGetVersion(&version);
+    writer.set_meta("cupti_api_version", std::to_string(version));
+    writer.add_diagnostic(
+        rank, "info",
+        s.timestamp_callback
+            ? std::string("cupti: timestamps from the profile clock (CLOCK_REALTIME callback)")
+            : fmt::format("cupti: timestamps shifted by {} ns onto the profile clock", s.clock_offset_ns));
+    if (!s.disabled_kinds.empty()) {
+      writer.add_diagnostic(rank, "warning", "cupti: activity kinds not available: " + s.disabled_kinds);
+    }
+    if (const auto n = s.cupti_dropped.load()) {
+      writer.add_diagnostic(rank, "warning",
+                            fmt::format("cupti: CUPTI dropped {} records (buffer cap {} x {} KiB reached)", n,
+                                        s.max_buffers, s.buffer_bytes >> 10));
+    }
+    if (const auto n = s.dropped_buffers.load()) {
+      writer.add_diagnostic(rank, "warning",
+                            fmt::format("cupti: dropped {} buffers with {} records (writer queue full)", n,
+                                        s.dropped_records.load()));
+    }
+    if (const auto n = s.refused_buffers.load()) {
+      writer.add_diagnostic(rank, "warning",
+                            fmt::format("cupti: refused {} buffer requests (cap reached)", n));
+    }
+  }
+
+ private:
+  record::Identity identity_;
+  std::optional<Translator> translator_;
+};
+
+void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
+  State& s = state();
+  *max_records = 0;
+  *buffer = nullptr;
+  *size = 0;
+  if (!s.active.load(std::memory_order_relaxed)) return;
+  if (s.outstanding.fetch_add(1, std::memory_order_relaxed) >= s.max_buffers) {
+    s.outstanding.fetch_sub(1, std::memory_order_relaxed);
+    s.refused_buffers.fetch_add(1, std::memory_order_relaxed);
+    return;  // CUPTI drops records while it has no buffer; it counts them (cuptiActivityGetNumDroppedRecords)
+  }
+  *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(kAlign, s.buffer_bytes));
+  if (!*buffer) {
+    s.outstanding.fetch_sub(1, std::memory_order_relaxed);
+    return;
+  }
+  *size = s.buffer_bytes;
+}
+
+void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream, std::uint8_t* buffer, std::size_t,
+                               std::size_t valid) {
+  State& s = state();
+  std::size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(context, stream, &dropped) == CUPTI_SUCCESS && dropped) {
+    s.cupti_dropped.fetch_add(dropped, std::memory_order_relaxed);
+  }
+  if (!buffer) return;
+  if (valid == 0) {
+    free_buffer(buffer);
+    return;
+  }
+  if (!s.active.load(std::memory_order_relaxed) || !s.queue->push({buffer, valid})) {
+    s.dropped_records.fetch_add(count_records(buffer, valid), std::memory_order_relaxed);
+    s.dropped_buffers.fetch_add(1, std::memory_order_relaxed);
+    free_buffer(buffer);
+  }
+}
+
+// Device reset and profiler stop end what CUPTI can still deliver for a context: flush now, from this thread.
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  State& s = state();
+  if (!s.active.load(std::memory_order_relaxed)) return;
+  bool flush = false;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    const auto* info = static_cast<const CUpti_CallbackData*>(data);
+    flush =
+        (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 && info->callbackSite == CUPTI_API_ENTER) ||
+        (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000 && info->callbackSite == CUPTI_API_EXIT);
+  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    const auto* info = static_cast<const CUpti_CallbackData*>(data);
+    flush = cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop && info->callbackSite == CUPTI_API_EXIT;
+  } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    flush = cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING;
+  }
+  if (!flush) return;
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (s.session) s.session->request_flush();
+}
+
+std::uint64_t CUPTIAPI profile_clock() {
+  return static_cast<std::uint64_t>(record::clock_ns());
+}
+
+void at_exit() {
+  State& s = state();
+  if (!s.active.load() || s.pid != static_cast<std::int64_t>(::getpid())) return;
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (s.session) s.session->shutdown();
+  s.active.store(false);
+}
+
+bool start() {
+  State& s = state();
+  if (record::env_int("MESHSCOPE_CUPTI", 1) == 0) return false;
+  s.pid = ::getpid();
+
+  char previous[128] = {};
+  CUpti_SubscriberParams params{};
+  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+  params.subscriberName = "meshscope";
+  params.oldSubscriberName = previous;
+  params.oldSubscriberSize = sizeof previous;
+  const CUptiResult subscribed = cuptiSubscribe_v2(&s.subscriber, on_callback, nullptr, &params);
+  if (subscribed == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    record::log_line("cupti",
+                     fmt::format("{} already holds CUPTI in this process; meshscope's CUDA collector steps "
+                                 "aside (NCCL collectives are still recorded by the NCCL plugin)",
+                                 previous[0] ? previous : "another CUPTI client"));
+    return false;
+  }
+  if (subscribed != CUPTI_SUCCESS) {
+    record::log_line("cupti",
+                     fmt::format("disabled: cannot subscribe to CUPTI: {}", result_text(subscribed)));
+    return false;
+  }
+  cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                      CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+  cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                      CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+  cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+  cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                      CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+
+  // One clock with the NCCL plugin: CUPTI stamps with CLOCK_REALTIME through the callback; without it (older
+  // CUPTI), CUPTI's own timestamps are shifted by the difference measured now.
+  s.timestamp_callback = cuptiActivityRegisterTimestampCallback(profile_clock) == CUPTI_SUCCESS;
+  if (!s.timestamp_callback) {
+    std::uint64_t cupti_now = 0;
+    if (cuptiGetTimestamp(&cupti_now) == CUPTI_SUCCESS) {
+      s.clock_offset_ns = record::clock_ns() - static_cast<std::int64_t>(cupti_now);
+    }
+  }
+
+  s.buffer_bytes = static_cast<std::size_t>(std::clamp<std::int64_t>(
+                       record::env_int("MESHSCOPE_CUPTI_BUFFER_KB", 4096), 64, 1 << 20))
+                   << 10;
+  s.max_buffers = std::clamp<std::int64_t>(record::env_int("MESHSCOPE_CUPTI_MAX_BUFFERS", 64), 2, 1 << 16);
+  std::size_t capacity = 2;
+  while (capacity < static_cast<std::size_t>(s.max_buffers)) capacity <<= 1;
+  s.queue = std::make_unique<record::BoundedQueue<Buffer>>(capacity);
+
+  const record::Identity identity = record::identity_from_environment();
+  s.source = std::make_unique<CuptiSource>(identity);
+  s.session = std::make_unique<record::Session>(*s.source, identity,
+                                                record::session_options_from_environment("cupti"));
+  if (!s.session->start()) return false;
+  record::install_signal_flush(*s.session);
+  std::atexit(at_exit);
+
+  const CUptiResult registered = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+  if (registered != CUPTI_SUCCESS) {
+    s.session->disable(fmt::format("cannot register activity buffers: {}", result_text(registered)));
+    return false;
+  }
+  s.active.store(true);
+  struct Kind {
+    CUpti_ActivityKind kind;
+    const char* name;
+  };
+  static constexpr Kind kKinds[] = {
+      {CUPTI_ACTIVITY_KIND_DEVICE, "device"},
+      {CUPTI_ACTIVITY_KIND_CONTEXT, "context"},
+      {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "concurrent kernel"},
+      {CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"},
+      {CUPTI_ACTIVITY_KIND_MEMCPY2, "peer memcpy"},
+      {CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
+      {CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API"},
+      {CUPTI_ACTIVITY_KIND_DRIVER, "driver API"},
+      {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization"},
+      {CUPTI_ACTIVITY_KIND_MARKER, "NVTX"},
+      {CUPTI_ACTIVITY_KIND_NAME, "names"},
+      {CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead"},
+  };
+  for (const Kind& k : kKinds) {
+    if (k.kind == CUPTI_ACTIVITY_KIND_DRIVER && record::env_int("MESHSCOPE_CUPTI_DRIVER_API", 1) == 0)
+      continue;
+    const CUptiResult r = cuptiActivityEnable(k.kind);
+    if (r != CUPTI_SUCCESS) {
+      if (!s.disabled_kinds.empty()) s.disabled_kinds += ", ";
+      s.disabled_kinds += fmt::format("{} ({})", k.name, result_text(r));
+    }
+  }
+  return true;
+}
+
+}  // namespace
+}  // namespace meshscope::cupti
+
+// Called by the CUDA driver once, on the thread that initialises CUDA. Returns 1 (the driver ignores
+// failures, and so does the job: any problem is one log line and the collector stays off).
+extern "C" MESHSCOPE_EXPORT int InitializeInjection(void) {
+  using namespace meshscope::cupti;
+  if (state().initialized.exchange(true)) return 1;
+  try {
+    start();
+  } catch (const std::exception& e) {
+    state().active.store(false);
+    meshscope::record::log_line("cupti", fmt::format("disabled: {}", e.what()));
+  } catch (...) {
+    state().active.store(false);
+    meshscope::record::log_line("cupti", "disabled: internal error at start");
+  }
+  return 1;
+}
