@@ -43,7 +43,8 @@ double ms(double s) {
 }
 
 std::string pct_text(double pct) {
-  return std::isfinite(pct) ? fmt::format("{:+.1f}", pct) : "-";
+  if (!std::isfinite(pct)) return "-";
+  return std::abs(pct) >= 1000 ? fmt::format("{:+.0f}", pct) : fmt::format("{:+.1f}", pct);
 }
 
 // "* " bullet word-wrapped to 120 columns with a hanging indent.
@@ -108,7 +109,7 @@ void step_json(JsonWriter& j, const compare::MeasuredStep& s) {
 void link_json(JsonWriter& j, const compare::LinkFit& f) {
   j.field("alpha_us", f.fit.alpha_step_s * 1e6).field("beta_gbps", f.fit.busbw_Bps / 1e9);
   j.field("points", f.points).field("sizes", f.sizes).field("transfer_points", f.transfer_points);
-  j.field("r2", f.r2).field("mean_error", f.mean_error);
+  j.field("r2", f.r2).field("mean_error", f.mean_error).field("applied", f.applied);
 }
 
 void write_json(const Profile& profile, const Comparison& c, const model::ModelSpec& m,
@@ -314,10 +315,10 @@ void write_text(const Profile& profile, const Comparison& c, const model::ModelS
       const double bw = intra ? c.efficiencies.intra_node_Bps : c.efficiencies.inter_node_Bps;
       const std::string dflt = fmt::format("{:.2f} µs, {:.1f} GB/s", alpha * 1e6, bw / 1e9);
       if (f->fitted) {
-        out +=
-            fmt::format("{:<11} {:>7} {:>10.2f} {:>11.1f} {:>7} {:>6} {:>9} {:>7.3f} {:>8.1f}%   {}\n",
-                        compare::to_string(f->link), "yes", f->fit.alpha_step_s * 1e6, f->fit.busbw_Bps / 1e9,
-                        f->points, f->sizes, f->transfer_points, f->r2, 100 * f->mean_error, dflt);
+        out += fmt::format("{:<11} {:>7} {:>10.2f} {:>11.1f} {:>7} {:>6} {:>9} {:>7.3f} {:>8.1f}%   {}\n",
+                           compare::to_string(f->link), f->applied ? "yes" : "unused",
+                           f->fit.alpha_step_s * 1e6, f->fit.busbw_Bps / 1e9, f->points, f->sizes,
+                           f->transfer_points, f->r2, 100 * f->mean_error, dflt);
       } else {
         out += fmt::format("{:<11} {:>7} {:>10} {:>11} {:>7} {:>6} {:>9} {:>7} {:>9}   {}\n",
                            compare::to_string(f->link), "no", "-", "-", f->points, f->sizes,

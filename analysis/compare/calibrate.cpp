@@ -102,6 +102,9 @@ TimeNs median(std::vector<TimeNs>& values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+// A line that explains less than half of the variance of the measured times is not applied.
+constexpr double kMinR2 = 0.5;
+
 std::string link_text(const LinkFit& f) {
   return fmt::format("α {:.2f} µs per step, busbw {:.1f} GB/s", f.fit.alpha_step_s * 1e6,
                      f.fit.busbw_Bps / 1e9);
@@ -227,7 +230,10 @@ std::vector<LinkPoint> collect_link_points(const Profile& profile, const measure
       used[m.rank_index][m.collective] = true;
     }
   }
-  // Everything else (peers missing from the profile, point-to-point, no communicator): the whole duration.
+  // Everything else (peers missing from the profile, point-to-point, no communicator): the whole duration,
+  // which includes waiting for peers; of repeats of one message (op, group, size) the shortest is kept, the
+  // one with the least waiting in it.
+  std::map<std::tuple<int, int, int, double>, LinkPoint> shortest;
   for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
     for (std::size_t ci = 0; ci < ranks[ri].collectives.size(); ++ci) {
       if (used[ri][ci]) continue;
@@ -235,9 +241,13 @@ std::vector<LinkPoint> collect_link_points(const Profile& profile, const measure
       LinkPoint p;
       if (!make_point(c, p)) continue;
       p.seconds = static_cast<double>(c.end_ns - c.start_ns) / 1e9;
-      if (p.seconds > 0) points.push_back(p);
+      if (!(p.seconds > 0)) continue;
+      auto [it, added] =
+          shortest.try_emplace({static_cast<int>(p.op), p.group_size, static_cast<int>(p.link), p.bytes}, p);
+      if (!added && p.seconds < it->second.seconds) it->second = p;
     }
   }
+  for (const auto& [key, p] : shortest) points.push_back(p);
   return points;
 }
 
@@ -282,11 +292,20 @@ ProfileCalibration calibrate(const Profile& profile, const measure::Analysis& an
   }
 
   const model::Efficiencies defaults = eff;
-  for (const LinkFit* f : {&out.intra, &out.inter}) {
+  for (LinkFit* f : {&out.intra, &out.inter}) {
     const bool intra = f->link == LinkClass::kIntraNode;
     const double alpha = intra ? defaults.intra_node_alpha_s : defaults.inter_node_alpha_s;
     const double bw = intra ? defaults.intra_node_Bps : defaults.inter_node_Bps;
-    if (f->fitted) {
+    if (f->fitted && f->r2 < kMinR2) {
+      out.notes.push_back(
+          fmt::format("{}: fitted {} from {} points, but not applied: R² {:.3f} < {} (the durations do not "
+                      "follow a straight "
+                      "line in message size: waits, contention or overlap); keeps the default α {:.2f} µs "
+                      "per step, {:.1f} "
+                      "GB/s",
+                      to_string(f->link), link_text(*f), f->points, f->r2, kMinR2, alpha * 1e6, bw / 1e9));
+    } else if (f->fitted) {
+      f->applied = true;
       (intra ? out.calibration.intra_node : out.calibration.inter_node) = f->fit;
       out.notes.push_back(fmt::format(
           "{}: fitted {} from {} collectives of {} sizes ({} with the wait for peers taken out); R² {:.3f}, "

@@ -4,16 +4,16 @@
 //   * Links: every collective with a known operation, group size and message size becomes a (bytes,
 //     seconds) point. In an instance matched on every peer the time is the transfer (the member's duration
 //     after the last peer arrived, median over the members); otherwise it is the whole duration, wait
-//     included. Each point is put in a link class: intra-node when all members of its group sit in one
-//     NVLink domain, inter-node otherwise. Per class one α-β line is fitted with model::fit_alpha_beta in
-//     the model's own form (t = steps × α + factor × S / B), so the fitted link reproduces
-//     model::collective_time.
+//     included, and of repeats of one message the shortest is kept. Each point is put in a link class:
+//     intra-node when all members of its group sit in one NVLink domain, inter-node otherwise. Per class one
+//     α-β line is fitted with model::fit_alpha_beta in the model's own form (t = steps × α + factor × S / B),
+//     so the fitted link reproduces model::collective_time.
 //   * Compute: the profile has no per-kernel FLOP counts, so the FLOPs come from the model: the hardware
 //     FLOPs the prediction executes per GPU and step (recompute counted) over the measured compute time per
 //     step is the effective compute efficiency (model::fit_compute on one point per rank and step). The GEMM
 //     efficiency applied to the prediction is the one that makes the model's compute + recompute + optimizer
 //     (the prediction's "compute" row in compare.hpp) equal the measured compute time.
-// Whatever cannot be fitted keeps its default, and a note says why.
+// Whatever cannot be fitted (or fits with R² < 0.5) keeps its default, and a note says why.
 #pragma once
 
 #include <cstdint>
@@ -65,6 +65,7 @@ std::vector<LinkPoint> collect_link_points(const Profile& profile, const measure
 struct LinkFit {
   LinkClass link = LinkClass::kIntraNode;
   bool fitted = false;
+  bool applied = false;     // calibrate(): fitted with R² >= 0.5 and used by the calibrated prediction
   model::AlphaBetaFit fit;  // alpha_step_s and busbw_Bps are what the prediction uses
   int points = 0;           // points of this class (with a size and a duration)
   int sizes = 0;            // distinct message sizes among them
@@ -99,7 +100,7 @@ struct ComputeCalibration {
 
 struct ProfileCalibration {
   std::vector<LinkPoint> points;
-  LinkFit intra, inter;
+  LinkFit intra, inter;  // applied when fitted with R² >= 0.5 (see calibration.intra_node / inter_node)
   std::vector<GroupFit> groups;
   ComputeCalibration compute;
   model::Calibration calibration;    // what apply_calibration receives
