@@ -92,6 +92,8 @@ class View {
   void set_time_range(TimeNs start, TimeNs end);
   TimeNs time_start() const { return tl_.t0; }
   TimeNs time_end() const { return tl_.t1; }
+  // Opens (or collapses) every rank group of the timeline.
+  void set_all_ranks_open(bool open) { tl_.rank_open.assign(tl_.rank_open.size(), open ? 1 : 0); }
   // Draw items the timeline produced in the last frame (for tests and the benchmark).
   std::size_t last_frame_items() const { return tl_.frame_items; }
   std::size_t last_frame_events() const { return tl_.frame_events; }

@@ -68,7 +68,7 @@ gui::WindowOptions window_options(const ViewFlags& flags) {
   std::vector<std::string> args = {"xvfb-run", "-a", "-s",
                                    "-screen 0 " + std::to_string(o.width + 16) + "x" + std::to_string(o.height + 16) +
                                        "x24",
-                                   "/proc/self/exe", "view"};
+                                   std::filesystem::read_symlink("/proc/self/exe").string(), "view"};
   if (!flags.profile.empty()) args.push_back(flags.profile);
   args.insert(args.end(), {"--screenshot", flags.screenshot, "--size", flags.size});
   if (!flags.panel.empty()) args.insert(args.end(), {"--panel", flags.panel});

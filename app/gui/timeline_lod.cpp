@@ -13,10 +13,15 @@ void preprocess_intervals(std::span<const measure::Interval> intervals, const Lo
   while (it != intervals.end() && it->start < p.t1) {
     DrawItem item{it->start, it->end, static_cast<std::uint32_t>(it - intervals.begin()), 1};
     ++it;
-    while (it != intervals.end() && it->start < p.t1 && it->start - item.end_ns < gap) {
-      item.end_ns = std::max(item.end_ns, it->end);
-      ++item.count;
-      ++it;
+    // Jump over every interval that starts within one pixel of the item (disjoint and sorted: binary search).
+    for (;;) {
+      const TimeNs limit = std::min(item.end_ns + gap, p.t1);
+      const auto next = std::partition_point(it, intervals.end(),
+                                             [&](const measure::Interval& v) { return v.start < limit; });
+      if (next == it) break;
+      item.count += static_cast<std::uint32_t>(next - it);
+      item.end_ns = std::max(item.end_ns, (next - 1)->end);
+      it = next;
     }
     out.push_back(item);
   }

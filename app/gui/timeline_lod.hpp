@@ -92,6 +92,16 @@ void preprocess_lane(std::span<const Event> events, std::span<const std::uint32_
     }
     return lo;
   };
+  // Galloping search from LO: cheap when the answer is near (folds usually advance a few events at a time).
+  auto gallop = [&](std::size_t lo, std::size_t hi, auto pred) {
+    std::size_t step = 1;
+    std::size_t prev = lo;
+    while (lo + step < hi && pred(at(lo + step - 1))) {
+      prev = lo + step;
+      step *= 2;
+    }
+    return partition(prev, std::min(hi, lo + step), pred);
+  };
   const TimeNs fold = std::max<TimeNs>(1, static_cast<TimeNs>(p.min_px * p.ns_per_px));
   std::size_t k = partition(0, n, [&](const Event& e) { return e.end_ns < p.t0; });
   const std::size_t hi = partition(k, n, [&](const Event& e) { return e.start_ns < p.t1; });
@@ -110,7 +120,7 @@ void preprocess_lane(std::span<const Event> events, std::span<const std::uint32_
     for (;;) {
       // Everything that ends within one fold width of the run belongs to it: jump over it at once.
       const TimeNs limit = run_end + fold;
-      const std::size_t next = partition(k, hi, [&](const Event& x) { return x.end_ns < limit; });
+      const std::size_t next = gallop(k, hi, [&](const Event& x) { return x.end_ns < limit; });
       if (next > k) {
         count += static_cast<std::uint32_t>(next - k);
         run_end = std::max(run_end, at(next - 1).end_ns);

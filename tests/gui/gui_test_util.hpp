@@ -45,6 +45,8 @@ class NullImGui {
     ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr;
     io.DisplaySize = ImVec2(width, height);
+    // As the OpenGL 3 renderer does: draw lists over 64k vertices are split by vertex offset.
+    io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;
     View::setup_style();
     unsigned char* pixels = nullptr;
     int w = 0, h = 0;

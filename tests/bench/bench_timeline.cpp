@@ -1,0 +1,139 @@
+// Timeline frame cost on a large profile: one full Dear ImGui frame of the Timeline panel (visible-range
+// preprocess of every visible lane + ImDrawList building + ImGui layout; no GPU), built with the no-window
+// null backend at several zoom levels, and the time from opening a profile to the first frame.
+//
+//   build-gui/meshscope_gen_job --ranks 64 --events-per-rank 156250 --format msdb -o /tmp/meshscope_bench_64x156k.msdb
+//   MESHSCOPE_BENCH_PROFILE=/tmp/meshscope_bench_64x156k.msdb build-gui/tests/bench/meshscope_bench_timeline
+//
+// docs/PERFORMANCE.md ("Front end") records the numbers.
+#include <benchmark/benchmark.h>
+#include <imgui.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <thread>
+
+#include "app/gui/View.hpp"
+
+namespace {
+
+using meshscope::TimeNs;
+using namespace meshscope::gui;
+
+const char* profile_path() {
+  const char* p = std::getenv("MESHSCOPE_BENCH_PROFILE");
+  return p && *p ? p : "/tmp/meshscope_bench_64x156k.msdb";
+}
+
+// The profile, loaded and indexed once for every benchmark.
+LoadedProfile* shared_profile() {
+  static std::unique_ptr<LoadedProfile> loaded = [] {
+    std::unique_ptr<LoadedProfile> l;
+    try {
+      l = load_profile(profile_path());
+    } catch (const std::exception&) {
+    }
+    return l;
+  }();
+  return loaded.get();
+}
+
+struct Imgui {
+  Imgui(float w, float h) {
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = ImVec2(w, h);
+    // As the OpenGL 3 renderer does: draw lists over 64k vertices are split by vertex offset.
+    io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;
+    View::setup_style();
+    unsigned char* px;
+    int tw, th;
+    io.Fonts->GetTexDataAsRGBA32(&px, &tw, &th);
+  }
+  ~Imgui() { ImGui::DestroyContext(); }
+  void frame(View& view) {
+    ImGui::GetIO().DeltaTime = 1.0f / 60.0f;
+    ImGui::NewFrame();
+    view.draw();
+    ImGui::Render();
+  }
+};
+
+// A View that borrows the shared profile (the benchmark owns it; the View gets a copy of the index).
+std::unique_ptr<View> make_view() {
+  ViewOptions o;
+  o.remember_recent = false;
+  o.panel_set = true;
+  o.panel = Panel::kTimeline;
+  auto view = std::make_unique<View>(o);
+  auto copy = std::make_unique<LoadedProfile>(*shared_profile());
+  view->set_profile(std::move(copy));
+  return view;
+}
+
+// Arg 0: visible range = span / 10^arg, centred on the middle of the profile. Arg 1: 0 = default layout
+// (first 4 ranks open, 1920x1080), 1 = every rank open, 1920x1080, 2 = every rank open and a 1920x16000
+// display, so every row of all 64 ranks is on screen (the worst case).
+void BM_TimelineFrame(benchmark::State& state) {
+  if (!shared_profile()) {
+    state.SkipWithError("no profile: generate it first (see the top of bench_timeline.cpp)");
+    return;
+  }
+  const int layout = static_cast<int>(state.range(1));
+  Imgui imgui(1920, layout == 2 ? 16000.0f : 1080.0f);
+  auto view = make_view();
+  if (layout > 0) view->set_all_ranks_open(true);
+  const auto& p = *shared_profile()->profile;
+  const TimeNs span = p.last_ns() - p.first_ns();
+  const TimeNs range = std::max<TimeNs>(1000, static_cast<TimeNs>(static_cast<double>(span) / std::pow(10.0, state.range(0))));
+  const TimeNs mid = p.first_ns() + span / 2;
+  view->set_time_range(mid - range / 2, mid + range / 2);
+  for (int i = 0; i < 3; ++i) imgui.frame(*view);
+  for (auto _ : state) {
+    imgui.frame(*view);
+    benchmark::DoNotOptimize(ImGui::GetDrawData()->TotalVtxCount);
+  }
+  state.counters["items"] = static_cast<double>(view->last_frame_items());
+  state.counters["events"] = static_cast<double>(view->last_frame_events());
+  state.counters["vertices"] = ImGui::GetDrawData()->TotalVtxCount;
+  state.counters["range_us"] = static_cast<double>(range) / 1e3;
+}
+BENCHMARK(BM_TimelineFrame)
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {0, 1, 2}})
+    ->Unit(benchmark::kMillisecond);
+
+// From View::open() to the first rendered frame (the window with its progress bar), and to the first frame
+// that shows the loaded timeline (load + analysis + index on the background thread).
+void BM_OpenToFirstFrame(benchmark::State& state) {
+  using Clock = std::chrono::steady_clock;
+  Imgui imgui(1920, 1080);
+  double first_ms = 0, loaded_ms = 0;
+  for (auto _ : state) {
+    ViewOptions o;
+    o.remember_recent = false;
+    const auto t0 = Clock::now();
+    View view(o);
+    view.open(profile_path());
+    imgui.frame(view);
+    const auto t1 = Clock::now();
+    while (view.loading()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    imgui.frame(view);
+    const auto t2 = Clock::now();
+    if (!view.loaded()) {
+      state.SkipWithError("the profile did not load");
+      return;
+    }
+    first_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    loaded_ms = std::chrono::duration<double, std::milli>(t2 - t0).count();
+  }
+  state.counters["first_frame_ms"] = first_ms;
+  state.counters["timeline_frame_ms"] = loaded_ms;
+}
+BENCHMARK(BM_OpenToFirstFrame)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
