@@ -17,6 +17,7 @@
 #include "profiler/json_writer.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/profile_writer.hpp"
+#include "profiler/timing.hpp"
 
 namespace meshscope::app {
 namespace {
@@ -571,8 +572,14 @@ const bool registered = register_command(
          options.hta_compatible = opts->hta;
          options.threads = opts->threads;
          options.top_kernels = opts->top;
-         const Profile profile = Profile::load(opts->path, LoadOptions{.cpu_operators = false});
-         const Analysis analysis = measure::analyze(profile, options);
+         const Profile profile = [&] {
+           PhaseTimer timer("report: load profile");
+           return Profile::load(opts->path, LoadOptions{.cpu_operators = false});
+         }();
+         const Analysis analysis = [&] {
+           PhaseTimer timer("report: analyze");
+           return measure::analyze(profile, options);
+         }();
          if (opts->json) {
            write_json(profile, analysis, *opts);
          } else {

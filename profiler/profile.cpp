@@ -140,19 +140,28 @@ std::map<std::int32_t, std::vector<ApiCall>> scan_api_calls(const std::filesyste
   return calls;
 }
 
-std::map<TrackKey, std::vector<CpuRange>> scan_ranges(const std::filesystem::path& path, bool cpu_operators) {
-  sql::Database db(path, true);
+struct RangeScan {
   std::map<TrackKey, std::vector<CpuRange>> tracks;
-  auto s = db.prepare(fmt::format(
-      "SELECT rank, kind, pid, tid, start_ns, end_ns, id, parent_id, external_id, step, name, category, depth"
-      " FROM ranges{}",
-      cpu_operators ? "" : " WHERE kind NOT IN (1, 3)"));
+  std::int64_t skipped_cpu_ops = 0, skipped_python = 0;  // counted, not loaded (LoadOptions::cpu_operators)
+};
+
+RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators) {
+  sql::Database db(path, true);
+  RangeScan scan;
+  auto& tracks = scan.tracks;
+  auto s = db.prepare(
+      "SELECT kind, rank, pid, tid, start_ns, end_ns, id, parent_id, external_id, step, name, category, depth"
+      " FROM ranges");
   std::vector<CpuRange>* list = nullptr;
   TrackKey last_key{-1, false, 0, 0};
   while (s.step()) {
     CpuRange c{};
-    const auto rank = static_cast<std::int32_t>(s.column_int_raw(0));
-    c.kind = static_cast<RangeKind>(s.column_int_raw(1));
+    c.kind = static_cast<RangeKind>(s.column_int_raw(0));
+    if (!cpu_operators && (c.kind == RangeKind::kCpuOp || c.kind == RangeKind::kPythonFunction)) {
+      ++(c.kind == RangeKind::kCpuOp ? scan.skipped_cpu_ops : scan.skipped_python);
+      continue;
+    }
+    const auto rank = static_cast<std::int32_t>(s.column_int_raw(1));
     const TrackKey key{rank, c.kind == RangeKind::kGpuAnnotation, s.column_int_raw(2), s.column_int_raw(3)};
     if (!list || key != last_key) {
       list = &tracks[key];
@@ -174,7 +183,7 @@ std::map<TrackKey, std::vector<CpuRange>> scan_ranges(const std::filesystem::pat
       return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.depth < b.depth;
     });
   }
-  return tracks;
+  return scan;
 }
 
 }  // namespace
@@ -401,7 +410,8 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
   }
 
   // CPU side: API calls, then ranges per track and the steps among them.
-  auto [api_calls, tracks] = cpu_future.get();
+  auto [api_calls, range_scan] = cpu_future.get();
+  auto& tracks = range_scan.tracks;
   for (auto& [rank, list] : api_calls) rank_slot(ranks, rank_index, rank).api_calls = std::move(list);
   for (auto& [key, list] : tracks) {
     const auto& [rank, gpu, pid, tid] = key;
@@ -482,11 +492,8 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
     n.collective += static_cast<std::int64_t>(r.collectives.size());
     n.flow += static_cast<std::int64_t>(r.flows.size());
   }
-  if (!options.cpu_operators) {
-    // Operators were not loaded; count them without materialising them.
-    auto s = db.prepare("SELECT kind, COUNT(*) FROM ranges WHERE kind IN (1, 3) GROUP BY kind");
-    while (s.step()) (s.column_int(0) == 1 ? n.cpu_op : n.python_function) = s.column_int(1);
-  }
+  n.cpu_op += range_scan.skipped_cpu_ops;  // counted, not loaded
+  n.python_function += range_scan.skipped_python;
   return profile;
 }
 
