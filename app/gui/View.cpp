@@ -20,15 +20,21 @@
 
 namespace meshscope::gui {
 
-// [SECTION] Loading ------------------------------------------------------------------------------------------
+// [SECTION] Loading
+// ------------------------------------------------------------------------------------------
 
 const char* to_string(Panel panel) {
   switch (panel) {
-    case Panel::kTimeline: return "Timeline";
-    case Panel::kSummary: return "Summary";
-    case Panel::kRoofline: return "Roofline";
-    case Panel::kExplorer: return "Explorer";
-    case Panel::kPlanner: return "Planner";
+    case Panel::kTimeline:
+      return "Timeline";
+    case Panel::kSummary:
+      return "Summary";
+    case Panel::kRoofline:
+      return "Roofline";
+    case Panel::kExplorer:
+      return "Explorer";
+    case Panel::kPlanner:
+      return "Planner";
   }
   return "?";
 }
@@ -170,7 +176,8 @@ std::unique_ptr<LoadedProfile> load_profile(const std::filesystem::path& source,
   return loaded;
 }
 
-// [SECTION] View ---------------------------------------------------------------------------------------------
+// [SECTION] View
+// ---------------------------------------------------------------------------------------------
 
 View::View(ViewOptions options) : options_(options) {
   panel_ = options_.panel_set ? options_.panel : Panel::kExplorer;
@@ -246,13 +253,14 @@ void View::on_profile_installed() {
     for (const auto& rank : profile.ranks()) {
       for (const auto& device : rank.devices) {
         std::string name = device.name;
-        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-        const char* preset = name.find("h200") != std::string::npos      ? "h200"
-                             : name.find("h100") != std::string::npos    ? "h100-sxm"
-                             : name.find("a100") != std::string::npos    ? "a100-80gb"
-                             : name.find("b200") != std::string::npos    ? "b200"
+        std::transform(name.begin(), name.end(), name.begin(),
+                       [](unsigned char c) { return std::tolower(c); });
+        const char* preset = name.find("h200") != std::string::npos    ? "h200"
+                             : name.find("h100") != std::string::npos  ? "h100-sxm"
+                             : name.find("a100") != std::string::npos  ? "a100-80gb"
+                             : name.find("b200") != std::string::npos  ? "b200"
                              : name.find("mi300") != std::string::npos ? "mi300x"
-                                                                         : nullptr;
+                                                                       : nullptr;
         if (!preset) continue;
         for (std::size_t i = 0; i < ex_.hardware.size(); ++i) {
           if (ex_.hardware[i] == preset) ex_.hardware_index = static_cast<int>(i);
@@ -271,7 +279,8 @@ void View::on_profile_installed() {
     explorer_init();
     // The bundled sample is synthetic with a documented shape (assets/sample/README.md): match it.
     std::error_code error;
-    const auto sample = std::filesystem::weakly_canonical(MESHSCOPE_SOURCE_DIR "/assets/sample/sample_job", error);
+    const auto sample =
+        std::filesystem::weakly_canonical(MESHSCOPE_SOURCE_DIR "/assets/sample/sample_job", error);
     if (!error && std::filesystem::weakly_canonical(loaded_->source, error) == sample) {
       configure_explorer("gpt", 5, 4096, 32, 4096, ex_.gpus, 2, 2);
     }
@@ -313,11 +322,21 @@ void View::draw() {
       if (ImGui::BeginTabItem(to_string(p), nullptr, tab_flags)) {
         if (!panel_request_) panel_ = p;
         switch (p) {
-          case Panel::kTimeline: draw_timeline(); break;
-          case Panel::kSummary: draw_summary(); break;
-          case Panel::kRoofline: draw_roofline(); break;
-          case Panel::kExplorer: draw_explorer(); break;
-          case Panel::kPlanner: draw_planner(); break;
+          case Panel::kTimeline:
+            draw_timeline();
+            break;
+          case Panel::kSummary:
+            draw_summary();
+            break;
+          case Panel::kRoofline:
+            draw_roofline();
+            break;
+          case Panel::kExplorer:
+            draw_explorer();
+            break;
+          case Panel::kPlanner:
+            draw_planner();
+            break;
         }
         ImGui::EndTabItem();
       }
@@ -362,7 +381,8 @@ void View::draw_menu() {
     ImGui::TextUnformatted("W/S zoom, A/D pan, F fit, Z zoom to selection, Esc clear, Ctrl+F search,");
     ImGui::TextUnformatted("Enter / Shift+Enter in the search box = next / previous match,");
     ImGui::TextUnformatted("click a collective to link its peers on every rank.");
-    ImGui::TextUnformatted("Drop a trace (Kineto .json/.json.gz, Nsight Systems .sqlite, .msdb) on the window.");
+    ImGui::TextUnformatted(
+        "Drop a trace (Kineto .json/.json.gz, Nsight Systems .sqlite, .msdb) on the window.");
     ImGui::EndMenu();
   }
   if (ImGui::GetIO().KeyCtrl && ImGui::IsKeyPressed('Q', false)) quit_ = true;
@@ -383,21 +403,23 @@ void View::draw_status() {
     ImGui::SameLine();
     ImGui::TextUnformatted(loaded_->source.filename().c_str());
     ImGui::SameLine();
-    ImGui::TextDisabled("| %zu rank%s (world %lld) | %.3f ms | %lld kernels, %lld copies, %lld collectives, %lld "
-                        "CPU ranges | %lld steps",
-                        p.ranks().size(), p.ranks().size() == 1 ? "" : "s", static_cast<long long>(p.world_size()),
-                        span_ms, static_cast<long long>(c.kernel), static_cast<long long>(c.memcpy + c.memset),
-                        static_cast<long long>(c.collective),
-                        static_cast<long long>(c.cpu_op + c.annotation + c.python_function + c.nvtx + c.step +
-                                               c.gpu_annotation + c.other),
-                        static_cast<long long>(c.step));
+    ImGui::TextDisabled(
+        "| %zu rank%s (world %lld) | %.3f ms | %lld kernels, %lld copies, %lld collectives, %lld "
+        "CPU ranges | %lld steps",
+        p.ranks().size(), p.ranks().size() == 1 ? "" : "s", static_cast<long long>(p.world_size()), span_ms,
+        static_cast<long long>(c.kernel), static_cast<long long>(c.memcpy + c.memset),
+        static_cast<long long>(c.collective),
+        static_cast<long long>(c.cpu_op + c.annotation + c.python_function + c.nvtx + c.step +
+                               c.gpu_annotation + c.other),
+        static_cast<long long>(c.step));
     if (ImGui::IsItemHovered()) {
       ImGui::SetTooltip("%s\nimport %.2f s, load %.2f s, analysis %.2f s", loaded_->msdb.c_str(),
                         loaded_->import_s, loaded_->load_s, loaded_->analyze_s);
     }
   } else {
-    ImGui::TextDisabled("No profile open: File > Open (Ctrl+O) or drop a trace on the window. The Explorer "
-                        "works without one.");
+    ImGui::TextDisabled(
+        "No profile open: File > Open (Ctrl+O) or drop a trace on the window. The Explorer "
+        "works without one.");
   }
   if (!load_error_.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
@@ -417,8 +439,8 @@ void View::draw_open_popup() {
     ImGui::TextUnformatted("traces (one job) or a meshscope profile (.msdb):");
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     ImGui::SetNextItemWidth(-1);
-    const bool enter = ImGui::InputText("##path", open_path_, sizeof open_path_,
-                                        ImGuiInputTextFlags_EnterReturnsTrue);
+    const bool enter =
+        ImGui::InputText("##path", open_path_, sizeof open_path_, ImGuiInputTextFlags_EnterReturnsTrue);
     if (ImGui::Button("Open", ImVec2(100, 0)) || enter) {
       if (open_path_[0]) open(open_path_);
       ImGui::CloseCurrentPopup();
@@ -460,7 +482,8 @@ void View::add_recent(const std::filesystem::path& path) {
   for (const auto& r : recent_) out << r << '\n';
 }
 
-// [SECTION] Theme --------------------------------------------------------------------------------------------
+// [SECTION] Theme
+// --------------------------------------------------------------------------------------------
 
 void View::setup_style(float scale) {
   ImGuiIO& io = ImGui::GetIO();

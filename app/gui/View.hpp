@@ -100,8 +100,8 @@ class View {
 
   // Explorer model (a preset name with shape overrides, 0 = the preset's) and layout; used for the bundled
   // sample, whose synthetic job is a 5-layer GPT of hidden 4096 on TP 2 x DP 2 (assets/sample/README.md).
-  void configure_explorer(const std::string& model_name, int layers, int hidden, int heads, int seq, int gpus, int tp,
-                          int global_batch);
+  void configure_explorer(const std::string& model_name, int layers, int hidden, int heads, int seq, int gpus,
+                          int tp, int global_batch);
   // Explorer layout in CLI terms (tests).
   void set_layout(int gpus, int tp, int pp, int cp = 1, int ep = 1);
   const model::Prediction* prediction() const { return ex_.valid ? &ex_.prediction : nullptr; }
@@ -217,8 +217,8 @@ class View {
     bool ready = false;
     std::vector<std::string> models, hardware;
     int model_index = 0, hardware_index = 0;
-    model::ModelSpec base_model;  // the preset as loaded (parsed once per combo change)
-    model::ModelSpec model;       // base_model with the shape sliders applied
+    model::ModelSpec base_model;            // the preset as loaded (parsed once per combo change)
+    model::ModelSpec model;                 // base_model with the shape sliders applied
     int layers = 0, hidden = 0, heads = 0;  // shape overrides, 0 = the preset's
     model::HardwareSpec hw;
     model::Efficiencies eff;

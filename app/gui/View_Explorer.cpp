@@ -51,7 +51,8 @@ void stacked_bar(const char* id, const Part* parts, int count, double scale, flo
     if (w > 46) {
       char buf[32];
       std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * parts[i].value / scale);
-      dl->AddText(ImVec2(x + 4, p.y + (height - ImGui::GetFontSize()) * 0.5f), IM_COL32(10, 12, 16, 255), buf);
+      dl->AddText(ImVec2(x + 4, p.y + (height - ImGui::GetFontSize()) * 0.5f), IM_COL32(10, 12, 16, 255),
+                  buf);
     }
     if (hovered && mx >= x && mx < x + w) {
       ImGui::SetTooltip("%s: %.4g %s (%.1f%%)", parts[i].name, parts[i].value, unit_label,
@@ -92,7 +93,8 @@ int index_of(const std::vector<std::string>& names, const char* name) {
 }
 
 model::Collective collective_of(std::string_view op) {
-  if (op.find("reduce_scatter") != std::string_view::npos || op.find("reducescatter") != std::string_view::npos)
+  if (op.find("reduce_scatter") != std::string_view::npos ||
+      op.find("reducescatter") != std::string_view::npos)
     return model::Collective::kReduceScatter;
   if (op.find("allgather") != std::string_view::npos || op.find("all_gather") != std::string_view::npos)
     return model::Collective::kAllGather;
@@ -106,7 +108,8 @@ model::Collective collective_of(std::string_view op) {
 
 }  // namespace
 
-// [SECTION] Inputs and prediction ----------------------------------------------------------------------------
+// [SECTION] Inputs and prediction
+// ----------------------------------------------------------------------------
 
 void View::explorer_init() {
   if (ex_.models.empty()) {
@@ -122,7 +125,8 @@ void View::explorer_init() {
     ex_.tp = 2;
   }
   if (ex_.models.empty() || ex_.hardware.empty()) {
-    if (ex_.spec_error.empty()) ex_.spec_error = "no model or hardware presets found in " + model::assets_dir().string();
+    if (ex_.spec_error.empty())
+      ex_.spec_error = "no model or hardware presets found in " + model::assets_dir().string();
     return;
   }
   try {
@@ -149,8 +153,8 @@ void View::explorer_apply_shape() {
   model::apply_overrides(ex_.model, o);
 }
 
-void View::configure_explorer(const std::string& model_name, int layers, int hidden, int heads, int seq, int gpus,
-                              int tp, int global_batch) {
+void View::configure_explorer(const std::string& model_name, int layers, int hidden, int heads, int seq,
+                              int gpus, int tp, int global_batch) {
   ex_.model_index = index_of(ex_.models, model_name.c_str());
   ex_.layers = layers;
   ex_.hidden = hidden;
@@ -234,8 +238,8 @@ double View::predicted_busbw(const std::string& op, std::int64_t group, std::int
   const model::Collective kind = collective_of(op);
   const int n = static_cast<int>(group);
   const auto shape = model::group_shape(n, 1, ex_.hw.gpus_per_node);
-  const double t = model::hierarchical_time(kind, static_cast<double>(bytes), shape, model::intra_node_link(ex_.eff),
-                                            model::inter_node_link(ex_.eff));
+  const double t = model::hierarchical_time(kind, static_cast<double>(bytes), shape,
+                                            model::intra_node_link(ex_.eff), model::inter_node_link(ex_.eff));
   if (!(t > 0)) return std::nan("");
   return static_cast<double>(bytes) / t / 1e9 * model::busbw_factor(kind, n);
 }
@@ -264,16 +268,18 @@ void View::draw_explorer() {
   };
   combo("model", ex_.model_index, ex_.models);
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip("%s: %d layers, hidden %d, %d heads (%d KV), FFN %d, vocab %d%s\n%s", ex_.model.name.c_str(),
-                      ex_.model.layers, ex_.model.hidden, ex_.model.heads, ex_.model.kv_heads, ex_.model.ffn,
-                      ex_.model.vocab, ex_.model.is_moe() ? ", MoE" : "", ex_.model.source.c_str());
+    ImGui::SetTooltip("%s: %d layers, hidden %d, %d heads (%d KV), FFN %d, vocab %d%s\n%s",
+                      ex_.model.name.c_str(), ex_.model.layers, ex_.model.hidden, ex_.model.heads,
+                      ex_.model.kv_heads, ex_.model.ffn, ex_.model.vocab, ex_.model.is_moe() ? ", MoE" : "",
+                      ex_.model.source.c_str());
   }
   combo("hardware", ex_.hardware_index, ex_.hardware);
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip("%s: %.0f TFLOP/s BF16, %.0f FP8, %.0f GiB HBM at %.2f TB/s\nNVLink %.0f GB/s, network %.0f GB/s "
-                      "per GPU, %d GPUs per node",
-                      ex_.hw.name.c_str(), ex_.hw.peak_tflops_bf16, ex_.hw.peak_tflops_fp8, ex_.hw.hbm_capacity_gib,
-                      ex_.hw.hbm_tbps, ex_.hw.intra_node_gbps, ex_.hw.inter_node_gbps, ex_.hw.gpus_per_node);
+    ImGui::SetTooltip(
+        "%s: %.0f TFLOP/s BF16, %.0f FP8, %.0f GiB HBM at %.2f TB/s\nNVLink %.0f GB/s, network %.0f GB/s "
+        "per GPU, %d GPUs per node",
+        ex_.hw.name.c_str(), ex_.hw.peak_tflops_bf16, ex_.hw.peak_tflops_fp8, ex_.hw.hbm_capacity_gib,
+        ex_.hw.hbm_tbps, ex_.hw.intra_node_gbps, ex_.hw.inter_node_gbps, ex_.hw.gpus_per_node);
   }
   if (spec_changed) explorer_init();
   bool shape_changed = false;
@@ -300,7 +306,8 @@ void View::draw_explorer() {
   slider("GPUs", ex_.gpus, 1, 32768, "%d", "total GPUs of the job");
   slider("TP", ex_.tp, 1, 64, "%d", "tensor parallel degree (divides heads; best inside one NVLink domain)");
   slider("PP", ex_.pp, 1, 128, "%d", "pipeline stages (divides layers)");
-  slider("DP", ex_.dp, 0, 8192, ex_.dp == 0 ? "auto" : "%d", "data parallel degree; auto = GPUs / (TP x PP x CP)");
+  slider("DP", ex_.dp, 0, 8192, ex_.dp == 0 ? "auto" : "%d",
+         "data parallel degree; auto = GPUs / (TP x PP x CP)");
   if (ex_.dp == 0 && ex_.valid) {
     ImGui::SameLine(0, 4);
     ImGui::TextDisabled("(%d)", ex_.resolved.dp);
@@ -367,7 +374,8 @@ void View::draw_explorer() {
   ImGui::EndChild();
 }
 
-// [SECTION] Bars ---------------------------------------------------------------------------------------------
+// [SECTION] Bars
+// ---------------------------------------------------------------------------------------------
 
 void View::explorer_bars() {
   const auto& p = ex_.prediction;
@@ -375,11 +383,12 @@ void View::explorer_bars() {
   char a[32], b[32];
   ImGui::Text("%s on %d x %s", ex_.model.name.c_str(), c.gpus, ex_.hw.name.c_str());
   ImGui::SameLine();
-  ImGui::TextDisabled("tp %d  pp %d  dp %d  cp %d  ep %d  mb %d  batch %d x %d tokens  ZeRO %d  %s  %s%s  %s", c.tp,
-                      c.pp, c.dp, c.cp, c.ep, c.micro_batch, c.global_batch, c.seq, c.zero,
-                      std::string(model::to_string(c.recompute)).c_str(), std::string(model::to_string(c.schedule)).c_str(),
-                      c.schedule == model::Schedule::kInterleaved ? (" v" + std::to_string(c.virtual_stages)).c_str() : "",
-                      std::string(model::to_string(c.precision)).c_str());
+  ImGui::TextDisabled(
+      "tp %d  pp %d  dp %d  cp %d  ep %d  mb %d  batch %d x %d tokens  ZeRO %d  %s  %s%s  %s", c.tp, c.pp,
+      c.dp, c.cp, c.ep, c.micro_batch, c.global_batch, c.seq, c.zero,
+      std::string(model::to_string(c.recompute)).c_str(), std::string(model::to_string(c.schedule)).c_str(),
+      c.schedule == model::Schedule::kInterleaved ? (" v" + std::to_string(c.virtual_stages)).c_str() : "",
+      std::string(model::to_string(c.precision)).c_str());
   // Headline figures.
   if (ImGui::BeginTable("##headline", 5, ImGuiTableFlags_BordersInnerV)) {
     auto cell = [](const char* label, const char* value, ImU32 color = kColText) {
@@ -395,8 +404,8 @@ void View::explorer_bars() {
     cell("tokens / s", v);
     std::snprintf(v, sizeof v, "%.0f TFLOP/s", p.model_tflops_per_gpu);
     cell("model FLOP/s per GPU", v);
-    std::snprintf(v, sizeof v, "%s (%.1f / %.0f GiB)", p.fits ? "fits" : "DOES NOT FIT", p.memory.total() / 1073741824.0,
-                  p.memory.capacity / 1073741824.0);
+    std::snprintf(v, sizeof v, "%s (%.1f / %.0f GiB)", p.fits ? "fits" : "DOES NOT FIT",
+                  p.memory.total() / 1073741824.0, p.memory.capacity / 1073741824.0);
     cell("memory", v, p.fits ? kColMemory : kColExposed);
     ImGui::EndTable();
   }
@@ -441,15 +450,17 @@ void View::explorer_measured() {
       step += d;
       compute += static_cast<double>(s.gpu.compute_ns);
       exposed += static_cast<double>(s.gpu.exposed_comm_ns);
-      memory += static_cast<double>(std::max<TimeNs>(0, s.gpu.busy_ns - s.gpu.compute_ns - s.gpu.exposed_comm_ns));
+      memory +=
+          static_cast<double>(std::max<TimeNs>(0, s.gpu.busy_ns - s.gpu.compute_ns - s.gpu.exposed_comm_ns));
       n += 1;
     }
   }
   ImGui::Spacing();
   ImGui::TextDisabled("MEASURED (open profile) BESIDE PREDICTED, per step");
   if (n == 0) {
-    ImGui::TextDisabled("The open profile has no steps (no ProfilerStep or NVTX step ranges), so there is no per-step "
-                        "measurement to compare.");
+    ImGui::TextDisabled(
+        "The open profile has no steps (no ProfilerStep or NVTX step ranges), so there is no per-step "
+        "measurement to compare.");
     return;
   }
   step /= n * 1e9;
@@ -479,18 +490,21 @@ void View::explorer_measured() {
   stacked_bar("##predicted", predicted, 4, scale, w, 20, "s");
   char a[32], b[32], c[32], d[32];
   const double diff = t.total() - step;
-  ImGui::TextColored(to_vec4(std::abs(diff) / step > 0.2 ? kColExposed : kColMemory),
-                     "measured %s per step (mean of %.0f rank-steps), predicted %s: prediction %s by %s (%+.0f %%)",
-                     seconds_text(a, sizeof a, step), n, seconds_text(b, sizeof b, t.total()),
-                     diff < 0 ? "faster" : "slower", seconds_text(c, sizeof c, std::abs(diff)), 100.0 * diff / step);
-  ImGui::TextDisabled("compute %+.0f %%, exposed comm %s -> %s, idle %s -> %s (the Explorer's model is what you chose, "
-                      "not read from the profile)",
-                      compute > 0 ? 100.0 * (p_compute - compute) / compute : 0.0, seconds_text(a, sizeof a, exposed),
-                      seconds_text(b, sizeof b, p_exposed), seconds_text(c, sizeof c, idle),
-                      seconds_text(d, sizeof d, p_idle));
+  ImGui::TextColored(
+      to_vec4(std::abs(diff) / step > 0.2 ? kColExposed : kColMemory),
+      "measured %s per step (mean of %.0f rank-steps), predicted %s: prediction %s by %s (%+.0f %%)",
+      seconds_text(a, sizeof a, step), n, seconds_text(b, sizeof b, t.total()),
+      diff < 0 ? "faster" : "slower", seconds_text(c, sizeof c, std::abs(diff)), 100.0 * diff / step);
+  ImGui::TextDisabled(
+      "compute %+.0f %%, exposed comm %s -> %s, idle %s -> %s (the Explorer's model is what you chose, "
+      "not read from the profile)",
+      compute > 0 ? 100.0 * (p_compute - compute) / compute : 0.0, seconds_text(a, sizeof a, exposed),
+      seconds_text(b, sizeof b, p_exposed), seconds_text(c, sizeof c, idle),
+      seconds_text(d, sizeof d, p_idle));
 }
 
-// [SECTION] Pipeline timeline --------------------------------------------------------------------------------
+// [SECTION] Pipeline timeline
+// --------------------------------------------------------------------------------
 
 void View::explorer_pipeline(float height) {
   const auto& tl = ex_.timeline;
@@ -518,7 +532,8 @@ void View::explorer_pipeline(float height) {
   for (int s = 0; s < stages; ++s) {
     if (row_h >= 10) {
       std::snprintf(buf, sizeof buf, "stage %d", s);
-      dl->AddText(ImVec2(p.x + 6, p.y + top + static_cast<float>(s) * row_h + (row_h - 14) * 0.5f), kColTextDim, buf);
+      dl->AddText(ImVec2(p.x + 6, p.y + top + static_cast<float>(s) * row_h + (row_h - 14) * 0.5f),
+                  kColTextDim, buf);
     }
   }
   for (const auto& e : tl.events) {
@@ -527,13 +542,26 @@ void View::explorer_pipeline(float height) {
     const float ex1 = std::max(ex0 + 1.0f, x0 + static_cast<float>((e.start_s + e.duration_s) * scale));
     ImU32 col;
     switch (e.kind) {
-      case model::TimelineKind::kForward: col = e.chunk % 2 ? IM_COL32(110, 170, 250, 255) : kColCompute; break;
-      case model::TimelineKind::kBackward: col = e.chunk % 2 ? IM_COL32(120, 100, 210, 255) : IM_COL32(90, 80, 190, 255); break;
-      case model::TimelineKind::kSend: col = kColComm; break;
-      case model::TimelineKind::kBubble: col = IM_COL32(60, 40, 44, 255); break;
-      case model::TimelineKind::kDataParallel: col = kColExposed; break;
-      case model::TimelineKind::kOptimizer: col = kColMemory; break;
-      default: col = kColCpu;
+      case model::TimelineKind::kForward:
+        col = e.chunk % 2 ? IM_COL32(110, 170, 250, 255) : kColCompute;
+        break;
+      case model::TimelineKind::kBackward:
+        col = e.chunk % 2 ? IM_COL32(120, 100, 210, 255) : IM_COL32(90, 80, 190, 255);
+        break;
+      case model::TimelineKind::kSend:
+        col = kColComm;
+        break;
+      case model::TimelineKind::kBubble:
+        col = IM_COL32(60, 40, 44, 255);
+        break;
+      case model::TimelineKind::kDataParallel:
+        col = kColExposed;
+        break;
+      case model::TimelineKind::kOptimizer:
+        col = kColMemory;
+        break;
+      default:
+        col = kColCpu;
     }
     const bool bubble = e.kind == model::TimelineKind::kBubble;
     dl->AddRectFilled(ImVec2(ex0, y0 + 1), ImVec2(ex1, y0 + row_h - 1), col);
@@ -551,9 +579,9 @@ void View::explorer_pipeline(float height) {
     if (hovered && mouse.x >= ex0 && mouse.x < ex1 && mouse.y >= y0 && mouse.y < y0 + row_h) {
       char a[32], b[32];
       ImGui::SetTooltip("stage %d: %s%s, micro-batch %d, chunk %d\nstart %s, duration %s", e.stage,
-                        std::string(model::to_string(e.kind)).c_str(), bubble ? " (idle: pipeline fill/drain)" : "",
-                        e.micro_batch, e.chunk, seconds_text(a, sizeof a, e.start_s),
-                        seconds_text(b, sizeof b, e.duration_s));
+                        std::string(model::to_string(e.kind)).c_str(),
+                        bubble ? " (idle: pipeline fill/drain)" : "", e.micro_batch, e.chunk,
+                        seconds_text(a, sizeof a, e.start_s), seconds_text(b, sizeof b, e.duration_s));
     }
   }
   legend_item(kColCompute, "forward");
@@ -571,7 +599,8 @@ void View::explorer_pipeline(float height) {
   ImGui::TextDisabled("  bubble fraction %.1f %%", 100.0 * ex_.prediction.bubble_fraction);
 }
 
-// [SECTION] Search -------------------------------------------------------------------------------------------
+// [SECTION] Search
+// -------------------------------------------------------------------------------------------
 
 void View::explorer_run_search() {
   if (!ex_.ready) return;
@@ -592,15 +621,17 @@ void View::explorer_run_search() {
       ex_.search_error = e.what();
     }
   }
-  ImGui::TextDisabled("BEST LAYOUTS ON %d GPUs (search: %lld valid layouts, %lld fit; click a row to load it)", ex_.gpus,
-                      static_cast<long long>(ex_.search.evaluated), static_cast<long long>(ex_.search.fitting));
+  ImGui::TextDisabled(
+      "BEST LAYOUTS ON %d GPUs (search: %lld valid layouts, %lld fit; click a row to load it)", ex_.gpus,
+      static_cast<long long>(ex_.search.evaluated), static_cast<long long>(ex_.search.fitting));
   if (!ex_.search_error.empty()) {
     ImGui::TextColored(to_vec4(kColExposed), "%s", ex_.search_error.c_str());
     return;
   }
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
-                                ImGuiTableFlags_SizingFixedFit;
-  if (ImGui::BeginTable("##search", 12, flags, ImVec2(0, std::max(120.0f, ImGui::GetContentRegionAvail().y)))) {
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
+  if (ImGui::BeginTable("##search", 12, flags,
+                        ImVec2(0, std::max(120.0f, ImGui::GetContentRegionAvail().y)))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     for (const char* h : {"#", "TP", "PP", "DP", "CP", "EP", "micro-batch", "ZeRO", "recompute", "schedule",
                           "step time", "MFU / tokens/s / memory"}) {
@@ -614,8 +645,8 @@ void View::explorer_run_search() {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::PushID(static_cast<int>(i));
-      const bool current = ex_.valid && c.tp == ex_.resolved.tp && c.pp == ex_.resolved.pp && c.dp == ex_.resolved.dp &&
-                           c.cp == ex_.resolved.cp && c.ep == ex_.resolved.ep &&
+      const bool current = ex_.valid && c.tp == ex_.resolved.tp && c.pp == ex_.resolved.pp &&
+                           c.dp == ex_.resolved.dp && c.cp == ex_.resolved.cp && c.ep == ex_.resolved.ep &&
                            c.micro_batch == ex_.resolved.micro_batch && c.zero == ex_.resolved.zero &&
                            c.recompute == ex_.resolved.recompute && c.schedule == ex_.resolved.schedule &&
                            c.virtual_stages == ex_.resolved.virtual_stages;
@@ -639,8 +670,8 @@ void View::explorer_run_search() {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(seconds_text(a, sizeof a, pr.step_time_s));
       ImGui::TableNextColumn();
-      ImGui::Text("%.1f %%  %.0f tok/s  %.1f GiB%s", 100.0 * pr.mfu, pr.tokens_per_s, pr.memory.total() / 1073741824.0,
-                  pr.fits ? "" : " (no fit)");
+      ImGui::Text("%.1f %%  %.0f tok/s  %.1f GiB%s", 100.0 * pr.mfu, pr.tokens_per_s,
+                  pr.memory.total() / 1073741824.0, pr.fits ? "" : " (no fit)");
     }
     ImGui::EndTable();
   }

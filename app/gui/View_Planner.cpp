@@ -53,11 +53,13 @@ void View::draw_planner() {
   ImGui::SliderFloat("GPU MTBF (hours)", &pl_.gpu_mtbf_hours, 1000.0f, 1000000.0f, "%.0f h",
                      ImGuiSliderFlags_Logarithmic);
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip("Mean time between failures of one GPU (with its share of host, network, software).\nLlama 3 "
-                      "405B: 419 interruptions in 54 days on 16,384 GPUs = about 50,000 h per GPU.");
+    ImGui::SetTooltip(
+        "Mean time between failures of one GPU (with its share of host, network, software).\nLlama 3 "
+        "405B: 419 interruptions in 54 days on 16,384 GPUs = about 50,000 h per GPU.");
   }
   ImGui::SetNextItemWidth(-170);
-  ImGui::SliderFloat("checkpoint write (s)", &pl_.checkpoint_s, 1.0f, 3600.0f, "%.0f s", ImGuiSliderFlags_Logarithmic);
+  ImGui::SliderFloat("checkpoint write (s)", &pl_.checkpoint_s, 1.0f, 3600.0f, "%.0f s",
+                     ImGuiSliderFlags_Logarithmic);
   ImGui::SetNextItemWidth(-170);
   ImGui::SliderFloat("restart (s)", &pl_.restart_s, 0.0f, 7200.0f, "%.0f s");
   ImGui::TextDisabled("GPUs: %d (from the Explorer)", gpus);
@@ -76,7 +78,8 @@ void View::draw_planner() {
     row("Young interval", duration_text(a, sizeof a, plan.young_interval_s), kColSelect);
     row("Daly interval", duration_text(a, sizeof a, plan.daly_interval_s), kColSelect);
     std::snprintf(b, sizeof b, "%.2f %%", 100.0 * plan.overhead_fraction);
-    row("expected time lost (checkpoints + rework)", b, plan.overhead_fraction > 0.1 ? kColExposed : kColMemory);
+    row("expected time lost (checkpoints + rework)", b,
+        plan.overhead_fraction > 0.1 ? kColExposed : kColMemory);
     if (ex_.valid && ex_.prediction.step_time_s > 0) {
       std::snprintf(c, sizeof c, "every %.0f steps", plan.daly_interval_s / ex_.prediction.step_time_s);
       row("at the Explorer's step time", c);
@@ -85,7 +88,8 @@ void View::draw_planner() {
   }
   // One MTBF of wall-clock, drawn to scale: work between checkpoints, the checkpoint writes.
   ImGui::Spacing();
-  ImGui::TextDisabled("One job MTBF (%s) at the Daly interval, to scale:", duration_text(a, sizeof a, plan.mtbf_s));
+  ImGui::TextDisabled("One job MTBF (%s) at the Daly interval, to scale:",
+                      duration_text(a, sizeof a, plan.mtbf_s));
   {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -118,12 +122,14 @@ void View::draw_planner() {
   ImGui::TextDisabled("Kaplan et al. 2020: C = 6 N D; Hoffmann et al. 2022: about 20 tokens per parameter.");
   ImGui::Spacing();
   ImGui::SetNextItemWidth(-190);
-  ImGui::SliderFloat("tokens per parameter", &pl_.tokens_per_param, 1.0f, 200.0f, "%.0f", ImGuiSliderFlags_Logarithmic);
+  ImGui::SliderFloat("tokens per parameter", &pl_.tokens_per_param, 1.0f, 200.0f, "%.0f",
+                     ImGuiSliderFlags_Logarithmic);
   ImGui::SetNextItemWidth(-190);
   ImGui::SliderFloat("training days", &pl_.days, 1.0f, 365.0f, "%.0f days", ImGuiSliderFlags_Logarithmic);
   const double peak = ex_.valid ? ex_.prediction.peak_flops : ex_.hw.peak_tflops_bf16 * 1e12;
   const double mfu = ex_.valid ? ex_.prediction.mfu : 0.4;
-  ImGui::TextDisabled("%d GPUs at %.0f TFLOP/s peak and %.1f %% MFU (from the Explorer)", gpus, peak / 1e12, 100.0 * mfu);
+  ImGui::TextDisabled("%d GPUs at %.0f TFLOP/s peak and %.1f %% MFU (from the Explorer)", gpus, peak / 1e12,
+                      100.0 * mfu);
   const double compute = model::compute_of(gpus, peak, mfu, static_cast<double>(pl_.days) * 86400.0);
   const auto fit = model::budget_from_compute(compute, pl_.tokens_per_param);
   ImGui::Separator();
@@ -148,21 +154,25 @@ void View::draw_planner() {
   ImGui::Separator();
   ImGui::SetNextItemWidth(-190);
   ImGui::SliderFloat("budget (log10 FLOPs)", &pl_.budget_log10, 20.0f, 27.0f, "1e%.1f");
-  const auto from_c = model::budget_from_compute(std::pow(10.0, static_cast<double>(pl_.budget_log10)), pl_.tokens_per_param);
+  const auto from_c =
+      model::budget_from_compute(std::pow(10.0, static_cast<double>(pl_.budget_log10)), pl_.tokens_per_param);
   ImGui::TextUnformatted("A fixed compute budget:");
   budget_table("##budget_c", from_c);
   if (ex_.valid && from_c.compute_flops > 0) {
-    std::snprintf(a, sizeof a, "%.1f days", from_c.compute_flops / (static_cast<double>(gpus) * peak * std::max(mfu, 1e-9)) / 86400.0);
+    std::snprintf(a, sizeof a, "%.1f days",
+                  from_c.compute_flops / (static_cast<double>(gpus) * peak * std::max(mfu, 1e-9)) / 86400.0);
     ImGui::TextDisabled("on the Explorer's %d GPUs: %s", gpus, a);
   }
   ImGui::Spacing();
   ImGui::Separator();
   if (ex_.valid) {
     ImGui::Text("The Explorer's model (%s)", ex_.model.name.c_str());
-    const auto opt = model::budget_from_params(model::count_parameters(ex_.model).total(), pl_.tokens_per_param);
+    const auto opt =
+        model::budget_from_params(model::count_parameters(ex_.model).total(), pl_.tokens_per_param);
     budget_table("##model", opt);
     if (ex_.prediction.tokens_per_s > 0) {
-      ImGui::TextDisabled("at the predicted %.0f tokens/s: %s to train on %s tokens", ex_.prediction.tokens_per_s,
+      ImGui::TextDisabled("at the predicted %.0f tokens/s: %s to train on %s tokens",
+                          ex_.prediction.tokens_per_s,
                           duration_text(a, sizeof a, opt.tokens / ex_.prediction.tokens_per_s),
                           count_text(b, sizeof b, opt.tokens));
     }

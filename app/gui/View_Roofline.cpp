@@ -23,26 +23,27 @@ namespace meshscope::gui {
 
 namespace {
 
-// [SECTION] Operation points ---------------------------------------------------------------------------------
+// [SECTION] Operation points
+// ---------------------------------------------------------------------------------
 
 enum class Bound { kCompute, kHbm, kNvlink, kNetwork };
 
 struct OpPoint {
   std::string name;
-  bool comm = false;       // communication point (x = FLOPs per byte sent on the link)
-  bool measured = false;   // from the open profile
-  double flops = 0;        // per GPU
-  double bytes = 0;        // HBM bytes, or bytes on the link
-  double time_s = 0;       // predicted (or measured) time
-  double t_compute = 0;    // the compute it could hide behind (comm) / compute-limited time
-  double t_memory = 0;     // memory- or link-limited time
+  bool comm = false;      // communication point (x = FLOPs per byte sent on the link)
+  bool measured = false;  // from the open profile
+  double flops = 0;       // per GPU
+  double bytes = 0;       // HBM bytes, or bytes on the link
+  double time_s = 0;      // predicted (or measured) time
+  double t_compute = 0;   // the compute it could hide behind (comm) / compute-limited time
+  double t_memory = 0;    // memory- or link-limited time
   Bound bound = Bound::kCompute;
   double intensity() const { return bytes > 0 ? flops / bytes : 0; }
   double attained() const { return time_s > 0 ? flops / time_s : 0; }
 };
 
 struct Roof {
-  double peak = 0, peak_other = 0;  // FLOP/s at the chosen precision and the other one
+  double peak = 0, peak_other = 0;          // FLOP/s at the chosen precision and the other one
   double hbm = 0, nvlink = 0, network = 0;  // bytes/s
 };
 
@@ -115,17 +116,19 @@ std::vector<OpPoint> operation_points(const model::ModelSpec& m, const model::Ha
     p.t_compute = t_compute;
     p.t_memory = times * model::hierarchical_time(op, bytes, shape, intra, inter);
     p.time_s = std::max(p.t_compute, p.t_memory);
-    p.bound = p.t_memory <= p.t_compute ? Bound::kCompute : shape.nodes() > 1 ? Bound::kNetwork : Bound::kNvlink;
+    p.bound = p.t_memory <= p.t_compute ? Bound::kCompute
+              : shape.nodes() > 1       ? Bound::kNetwork
+                                        : Bound::kNvlink;
     out.push_back(p);
   };
   const double act_bytes = tokens * m.hidden * bpe;
-  comm("TP all-reduce (per layer, forward)", model::Collective::kAllReduce, act_bytes, c.tp, 1,
-       layer_flops, layer_time, 2);
-  comm("CP KV all-gather (per layer)", model::Collective::kAllGather, 2 * tokens * kv_dim / tp * bpe * c.cp, c.cp,
-       c.tp, attn_flops, attn_time, 1);
+  comm("TP all-reduce (per layer, forward)", model::Collective::kAllReduce, act_bytes, c.tp, 1, layer_flops,
+       layer_time, 2);
+  comm("CP KV all-gather (per layer)", model::Collective::kAllGather, 2 * tokens * kv_dim / tp * bpe * c.cp,
+       c.cp, c.tp, attn_flops, attn_time, 1);
   if (m.is_moe()) {
-    comm("EP all-to-all (dispatch + combine)", model::Collective::kAllToAll, act_bytes * m.top_k, c.ep, c.tp * c.cp,
-         layer_flops, layer_time, 2);
+    comm("EP all-to-all (dispatch + combine)", model::Collective::kAllToAll, act_bytes * m.top_k, c.ep,
+         c.tp * c.cp, layer_flops, layer_time, 2);
   }
   const double stage_layers = static_cast<double>(m.layers) / std::max(1, c.pp);
   comm("PP send/recv (per micro-batch)", model::Collective::kSendRecv, act_bytes / (c.sp() ? tp : 1.0), c.pp,
@@ -136,18 +139,22 @@ std::vector<OpPoint> operation_points(const model::ModelSpec& m, const model::Ha
     const double step_flops = 3.0 * layer_flops * stage_layers * c.micro_batches();
     const double step_time = 3.0 * layer_time * stage_layers * c.micro_batches();
     comm(c.zero >= 2 ? "DP gradient reduce-scatter (per step)" : "DP gradient all-reduce (per step)",
-         c.zero >= 2 ? model::Collective::kReduceScatter : model::Collective::kAllReduce, params_per_gpu * 2.0, c.dp,
-         c.tp * c.cp, step_flops, step_time, 1);
+         c.zero >= 2 ? model::Collective::kReduceScatter : model::Collective::kAllReduce,
+         params_per_gpu * 2.0, c.dp, c.tp * c.cp, step_flops, step_time, 1);
   }
   return out;
 }
 
 const char* bound_text(Bound b) {
   switch (b) {
-    case Bound::kCompute: return "compute";
-    case Bound::kHbm: return "HBM bandwidth";
-    case Bound::kNvlink: return "NVLink";
-    case Bound::kNetwork: return "inter-node network";
+    case Bound::kCompute:
+      return "compute";
+    case Bound::kHbm:
+      return "HBM bandwidth";
+    case Bound::kNvlink:
+      return "NVLink";
+    case Bound::kNetwork:
+      return "inter-node network";
   }
   return "?";
 }
@@ -155,32 +162,35 @@ const char* bound_text(Bound b) {
 std::string explain(const OpPoint& p, const Roof& roof, const char* precision) {
   char buf[512], a[32], b[32];
   if (p.measured) {
-    std::snprintf(buf, sizeof buf,
-                  "%s: %.1f TFLOP/s per GPU = the Explorer model's FLOPs per GPU over the profile's mean step time; "
-                  "%.0f%% of the %s peak (the gap is everything that is not useful math: exposed comm, idle, "
-                  "memory-bound kernels).",
-                  p.name.c_str(), p.attained() / 1e12, 100.0 * p.attained() / roof.peak, precision);
+    std::snprintf(
+        buf, sizeof buf,
+        "%s: %.1f TFLOP/s per GPU = the Explorer model's FLOPs per GPU over the profile's mean step time; "
+        "%.0f%% of the %s peak (the gap is everything that is not useful math: exposed comm, idle, "
+        "memory-bound kernels).",
+        p.name.c_str(), p.attained() / 1e12, 100.0 * p.attained() / roof.peak, precision);
   } else if (p.comm) {
-    std::snprintf(buf, sizeof buf,
-                  "%s: %.3g FLOP per byte on the link. %s %s vs compute to hide it %s: %s. %s", p.name.c_str(),
-                  p.intensity(), p.bound == Bound::kCompute ? "link time" : "link time (binding)",
-                  seconds_text(a, sizeof a, p.t_memory), seconds_text(b, sizeof b, p.t_compute),
-                  p.bound == Bound::kCompute ? "can hide behind compute" : "the link binds",
-                  p.bound == Bound::kCompute ? "Its point sits under the compute roof."
-                                             : "Right of the link ceiling's ridge it would hide; here it cannot.");
+    std::snprintf(
+        buf, sizeof buf, "%s: %.3g FLOP per byte on the link. %s %s vs compute to hide it %s: %s. %s",
+        p.name.c_str(), p.intensity(), p.bound == Bound::kCompute ? "link time" : "link time (binding)",
+        seconds_text(a, sizeof a, p.t_memory), seconds_text(b, sizeof b, p.t_compute),
+        p.bound == Bound::kCompute ? "can hide behind compute" : "the link binds",
+        p.bound == Bound::kCompute ? "Its point sits under the compute roof."
+                                   : "Right of the link ceiling's ridge it would hide; here it cannot.");
   } else {
     const double ridge = roof.peak / roof.hbm;
-    std::snprintf(buf, sizeof buf,
-                  "%s: %.3g FLOP/byte, ridge point %.0f FLOP/byte (%s peak / HBM). %s-bound: compute %s, memory %s.",
-                  p.name.c_str(), p.intensity(), ridge, precision, p.bound == Bound::kCompute ? "Compute" : "Memory",
-                  seconds_text(a, sizeof a, p.t_compute), seconds_text(b, sizeof b, p.t_memory));
+    std::snprintf(
+        buf, sizeof buf,
+        "%s: %.3g FLOP/byte, ridge point %.0f FLOP/byte (%s peak / HBM). %s-bound: compute %s, memory %s.",
+        p.name.c_str(), p.intensity(), ridge, precision, p.bound == Bound::kCompute ? "Compute" : "Memory",
+        seconds_text(a, sizeof a, p.t_compute), seconds_text(b, sizeof b, p.t_memory));
   }
   return buf;
 }
 
 }  // namespace
 
-// [SECTION] Canvas -------------------------------------------------------------------------------------------
+// [SECTION] Canvas
+// -------------------------------------------------------------------------------------------
 
 void View::draw_roofline() {
   if (ex_.dirty) explorer_repredict();
@@ -200,7 +210,8 @@ void View::draw_roofline() {
 
   ImGui::Text("Extended roofline of %s", hw.name.c_str());
   ImGui::SameLine();
-  ImGui::TextDisabled("for %s, layout of the Explorer (change it there). Per GPU, %s.", ex_.model.name.c_str(), precision);
+  ImGui::TextDisabled("for %s, layout of the Explorer (change it there). Per GPU, %s.",
+                      ex_.model.name.c_str(), precision);
   std::vector<OpPoint> points;
   if (ex_.valid) {
     points = operation_points(ex_.model, hw, ex_.eff, ex_.resolved, roof);
@@ -234,16 +245,18 @@ void View::draw_roofline() {
           points.push_back(m);
         } else {
           char t[32];
-          ImGui::TextColored(to_vec4(kColExposed),
-                             "No measured step point: the Explorer model's %.3g FLOPs per GPU in the profile's %s "
-                             "step would need %.0f TFLOP/s, over the peak, so it is not this profile's job (set the "
-                             "model in the Explorer).",
-                             m.flops, seconds_text(t, sizeof t, m.time_s), m.attained() / 1e12);
+          ImGui::TextColored(
+              to_vec4(kColExposed),
+              "No measured step point: the Explorer model's %.3g FLOPs per GPU in the profile's %s "
+              "step would need %.0f TFLOP/s, over the peak, so it is not this profile's job (set the "
+              "model in the Explorer).",
+              m.flops, seconds_text(t, sizeof t, m.time_s), m.attained() / 1e12);
         }
       }
     }
   } else {
-    ImGui::TextColored(to_vec4(kColExposed), "No operation points: the Explorer layout is invalid (%s)", ex_.error.c_str());
+    ImGui::TextColored(to_vec4(kColExposed), "No operation points: the Explorer layout is invalid (%s)",
+                       ex_.error.c_str());
   }
 
   // Canvas.
@@ -261,8 +274,12 @@ void View::draw_roofline() {
   const double x_lo = -1, x_hi = 7;  // log10 FLOP/byte
   const double y_hi = std::ceil(std::log10(std::max(roof.peak, roof.peak_other) * 2.0));
   const double y_lo = y_hi - 6;
-  auto X = [&](double v) { return a.x + static_cast<float>((std::log10(v) - x_lo) / (x_hi - x_lo)) * (b.x - a.x); };
-  auto Y = [&](double v) { return b.y - static_cast<float>((std::log10(v) - y_lo) / (y_hi - y_lo)) * (b.y - a.y); };
+  auto X = [&](double v) {
+    return a.x + static_cast<float>((std::log10(v) - x_lo) / (x_hi - x_lo)) * (b.x - a.x);
+  };
+  auto Y = [&](double v) {
+    return b.y - static_cast<float>((std::log10(v) - y_lo) / (y_hi - y_lo)) * (b.y - a.y);
+  };
   char buf[128];
   for (int e = static_cast<int>(x_lo); e <= static_cast<int>(x_hi); ++e) {
     const float x = X(std::pow(10.0, e));
@@ -282,8 +299,9 @@ void View::draw_roofline() {
       std::snprintf(buf, sizeof buf, "%.0f GFLOP/s", v / 1e9);
     dl->AddText(ImVec2(p0.x + 6, y - 8), kColTextDim, buf);
   }
-  dl->AddText(ImVec2((a.x + b.x) * 0.5f - 210, b.y + 22), kColTextDim,
-              "arithmetic intensity (FLOP per HBM byte) / communication intensity (FLOP per byte on the link)");
+  dl->AddText(
+      ImVec2((a.x + b.x) * 0.5f - 210, b.y + 22), kColTextDim,
+      "arithmetic intensity (FLOP per HBM byte) / communication intensity (FLOP per byte on the link)");
   dl->PushClipRect(a, b, true);
   // Ceilings: min(peak, bandwidth x intensity).
   auto ceiling = [&](double bw, double peak, ImU32 col, const char* label, float thickness) {
@@ -347,8 +365,9 @@ void View::draw_roofline() {
   ImGui::SetCursorScreenPos(ImVec2(p0.x, p0.y + size.y + 4));
 
   // Table: every point with its explanation (what hover shows).
-  if (ImGui::BeginTable("##points", 6, ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV |
-                                           ImGuiTableFlags_SizingFixedFit,
+  if (ImGui::BeginTable("##points", 6,
+                        ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV |
+                            ImGuiTableFlags_SizingFixedFit,
                         ImVec2(0, ImGui::GetContentRegionAvail().y))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("#");
@@ -364,7 +383,10 @@ void View::draw_roofline() {
       ImGui::TableNextColumn();
       ImGui::Text("%zu", i + 1);
       ImGui::TableNextColumn();
-      ImGui::TextColored(to_vec4(p.measured ? kColMeasured : p.comm ? kColComm : kColPredicted), "%s", p.name.c_str());
+      ImGui::TextColored(to_vec4(p.measured ? kColMeasured
+                                 : p.comm   ? kColComm
+                                            : kColPredicted),
+                         "%s", p.name.c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%.3g FLOP/B", p.intensity());
       ImGui::TableNextColumn();
@@ -389,7 +411,8 @@ void View::draw_roofline() {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::TableNextColumn();
-      ImGui::TextDisabled("per-kernel measured points: the profile records no FLOP or byte counts per kernel");
+      ImGui::TextDisabled(
+          "per-kernel measured points: the profile records no FLOP or byte counts per kernel");
     }
     ImGui::EndTable();
   }

@@ -31,7 +31,8 @@ struct Segment {
 // Compute alone, overlapped comm, exposed comm, memory not under compute or comm, idle: sums to the span.
 std::array<Segment, 5> segments(const measure::Breakdown& b) {
   const double compute_only = static_cast<double>(b.compute_ns - b.overlap_ns);
-  const double memory_only = static_cast<double>(std::max<TimeNs>(0, b.busy_ns - b.compute_ns - b.exposed_comm_ns));
+  const double memory_only =
+      static_cast<double>(std::max<TimeNs>(0, b.busy_ns - b.compute_ns - b.exposed_comm_ns));
   return {{{"compute", std::max(0.0, compute_only), kColCompute},
            {"overlapped comm", static_cast<double>(b.overlap_ns), kColOverlap},
            {"exposed comm", static_cast<double>(b.exposed_comm_ns), kColExposed},
@@ -54,8 +55,10 @@ void breakdown_bar(const char* id, const measure::Breakdown& b, double scale, fl
     dl->AddRectFilled(ImVec2(x, p.y), ImVec2(x + w, p.y + height), s.color);
     if (w > 52) {
       char buf[32];
-      std::snprintf(buf, sizeof buf, "%.0f%%", b.span_ns > 0 ? 100.0 * s.ns / static_cast<double>(b.span_ns) : 0.0);
-      dl->AddText(ImVec2(x + 3, p.y + (height - ImGui::GetFontSize()) * 0.5f), IM_COL32(10, 12, 16, 255), buf);
+      std::snprintf(buf, sizeof buf, "%.0f%%",
+                    b.span_ns > 0 ? 100.0 * s.ns / static_cast<double>(b.span_ns) : 0.0);
+      dl->AddText(ImVec2(x + 3, p.y + (height - ImGui::GetFontSize()) * 0.5f), IM_COL32(10, 12, 16, 255),
+                  buf);
     }
     if (hovered && mx >= x && mx < x + w) {
       ImGui::SetTooltip("%s: %s (%.1f%% of the span)", s.name, time_text(t, sizeof t, s.ns),
@@ -67,7 +70,8 @@ void breakdown_bar(const char* id, const measure::Breakdown& b, double scale, fl
 
 }  // namespace
 
-// [SECTION] Preparation --------------------------------------------------------------------------------------
+// [SECTION] Preparation
+// --------------------------------------------------------------------------------------
 
 void View::summary_prepare() {
   kernels_all_.clear();
@@ -101,7 +105,8 @@ void View::summary_prepare() {
 void View::draw_summary() {
   if (!loaded_) {
     ImGui::Spacing();
-    ImGui::TextDisabled(loading() ? "Loading..." : "Open a profile to see its summary (File > Open, or drop a trace).");
+    ImGui::TextDisabled(loading() ? "Loading..."
+                                  : "Open a profile to see its summary (File > Open, or drop a trace).");
     return;
   }
   for (const auto& note : loaded_->analysis.notes) ImGui::TextDisabled("note: %s", note.c_str());
@@ -120,7 +125,8 @@ void View::draw_summary() {
   }
 }
 
-// [SECTION] Rank bars ----------------------------------------------------------------------------------------
+// [SECTION] Rank bars
+// ----------------------------------------------------------------------------------------
 
 void View::summary_rank_bars() {
   const auto& analysis = loaded_->analysis;
@@ -163,7 +169,8 @@ void View::summary_rank_bars() {
   ImGui::EndChild();
 }
 
-// [SECTION] Steps --------------------------------------------------------------------------------------------
+// [SECTION] Steps
+// --------------------------------------------------------------------------------------------
 
 void View::summary_steps() {
   const auto& analysis = loaded_->analysis;
@@ -188,16 +195,17 @@ void View::summary_steps() {
     ImGui::TextDisabled("this rank has no steps (no ProfilerStep or NVTX step ranges)");
     return;
   }
-  ImGui::TextDisabled("(%s; GPU work launched inside each step; click a row to show the step on the timeline)",
-                      r.step_source.c_str());
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
-                                ImGuiTableFlags_SizingFixedFit;
-  const float h = std::min(static_cast<float>(r.steps.size() + 1) * (ImGui::GetTextLineHeightWithSpacing() + 4) + 6,
-                           200.0f);
+  ImGui::TextDisabled(
+      "(%s; GPU work launched inside each step; click a row to show the step on the timeline)",
+      r.step_source.c_str());
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
+  const float h = std::min(
+      static_cast<float>(r.steps.size() + 1) * (ImGui::GetTextLineHeightWithSpacing() + 4) + 6, 200.0f);
   if (!ImGui::BeginTable("##steps", 10, flags, ImVec2(0, h))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
-  for (const char* c : {"step", "CPU duration", "GPU span", "compute", "comm", "overlapped", "exposed comm", "memory",
-                        "idle"}) {
+  for (const char* c : {"step", "CPU duration", "GPU span", "compute", "comm", "overlapped", "exposed comm",
+                        "memory", "idle"}) {
     ImGui::TableSetupColumn(c);
   }
   ImGui::TableSetupColumn("breakdown", ImGuiTableColumnFlags_WidthStretch);
@@ -247,33 +255,41 @@ void View::summary_steps() {
   ImGui::EndTable();
 }
 
-// [SECTION] Kernels and collectives --------------------------------------------------------------------------
+// [SECTION] Kernels and collectives
+// --------------------------------------------------------------------------
 
 void View::summary_kernels() {
   const Profile& profile = *loaded_->profile;
   TimeNs total = 0;
   for (const auto& k : kernels_all_) total += k.total_ns;
   ImGui::TextDisabled("TOP KERNELS (all ranks, %zu names; click a header to sort)", kernels_all_.size());
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
-                                ImGuiTableFlags_Sortable | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Resizable;
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_Sortable |
+                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Resizable;
   if (!ImGui::BeginTable("##kernels", 6, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableSetupColumn("class");
   ImGui::TableSetupColumn("count");
-  ImGui::TableSetupColumn("total", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending);
+  ImGui::TableSetupColumn("total",
+                          ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending);
   ImGui::TableSetupColumn("mean");
   ImGui::TableSetupColumn("%");
   ImGui::TableHeadersRow();
-  if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs(); specs && specs->SpecsDirty && specs->SpecsCount > 0) {
+  if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs();
+      specs && specs->SpecsDirty && specs->SpecsCount > 0) {
     const auto& spec = specs->Specs[0];
     const bool asc = spec.SortDirection == ImGuiSortDirection_Ascending;
     auto key = [&](const measure::KernelStat& k) -> double {
       switch (spec.ColumnIndex) {
-        case 1: return static_cast<double>(k.cls);
-        case 2: return static_cast<double>(k.count);
-        case 4: return k.count ? static_cast<double>(k.total_ns) / static_cast<double>(k.count) : 0.0;
-        default: return static_cast<double>(k.total_ns);
+        case 1:
+          return static_cast<double>(k.cls);
+        case 2:
+          return static_cast<double>(k.count);
+        case 4:
+          return k.count ? static_cast<double>(k.total_ns) / static_cast<double>(k.count) : 0.0;
+        default:
+          return static_cast<double>(k.total_ns);
       }
     };
     std::stable_sort(kernel_order_.begin(), kernel_order_.end(), [&](std::uint32_t a, std::uint32_t b) {
@@ -305,10 +321,11 @@ void View::summary_kernels() {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(time_text(t, sizeof t, static_cast<double>(k.total_ns)));
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(
-          time_text(t, sizeof t, k.count ? static_cast<double>(k.total_ns) / static_cast<double>(k.count) : 0.0));
+      ImGui::TextUnformatted(time_text(
+          t, sizeof t, k.count ? static_cast<double>(k.total_ns) / static_cast<double>(k.count) : 0.0));
       ImGui::TableNextColumn();
-      ImGui::Text("%.1f", total > 0 ? 100.0 * static_cast<double>(k.total_ns) / static_cast<double>(total) : 0.0);
+      ImGui::Text("%.1f",
+                  total > 0 ? 100.0 * static_cast<double>(k.total_ns) / static_cast<double>(total) : 0.0);
     }
   }
   ImGui::EndTable();
@@ -316,44 +333,56 @@ void View::summary_kernels() {
 
 void View::summary_collectives() {
   const auto& report = loaded_->analysis.collectives;
-  ImGui::TextDisabled("COLLECTIVES: measured busbw next to predicted on %s (Explorer hardware)", ex_.hw.name.c_str());
+  ImGui::TextDisabled("COLLECTIVES: measured busbw next to predicted on %s (Explorer hardware)",
+                      ex_.hw.name.c_str());
   ImGui::TextDisabled("%lld instances matched across ranks, %lld incomplete, mean skew %.1f \xC2\xB5s",
                       static_cast<long long>(report.matched), static_cast<long long>(report.incomplete),
                       static_cast<double>(report.mean_skew_ns) / 1e3);
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
-                                ImGuiTableFlags_Sortable | ImGuiTableFlags_SizingFixedFit;
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_Sortable |
+                                ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable("##collectives", 9, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("op", ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableSetupColumn("ranks");
   ImGui::TableSetupColumn("size");
   ImGui::TableSetupColumn("count");
-  ImGui::TableSetupColumn("total", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending);
+  ImGui::TableSetupColumn("total",
+                          ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending);
   ImGui::TableSetupColumn("mean");
   ImGui::TableSetupColumn("algbw GB/s");
   ImGui::TableSetupColumn("busbw GB/s");
   ImGui::TableSetupColumn("predicted busbw");
   ImGui::TableHeadersRow();
-  if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs(); specs && specs->SpecsDirty && specs->SpecsCount > 0) {
+  if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs();
+      specs && specs->SpecsDirty && specs->SpecsCount > 0) {
     const auto& spec = specs->Specs[0];
     const bool asc = spec.SortDirection == ImGuiSortDirection_Ascending;
     auto key = [&](const measure::CollectiveStats& s) -> double {
       switch (spec.ColumnIndex) {
-        case 1: return static_cast<double>(s.group_size);
-        case 2: return static_cast<double>(s.bytes);
-        case 3: return static_cast<double>(s.count);
-        case 5: return static_cast<double>(s.mean_ns);
-        case 6: return std::isfinite(s.algbw_gbps) ? s.algbw_gbps : -1.0;
-        case 7: return std::isfinite(s.busbw_gbps) ? s.busbw_gbps : -1.0;
-        default: return static_cast<double>(s.total_ns);
+        case 1:
+          return static_cast<double>(s.group_size);
+        case 2:
+          return static_cast<double>(s.bytes);
+        case 3:
+          return static_cast<double>(s.count);
+        case 5:
+          return static_cast<double>(s.mean_ns);
+        case 6:
+          return std::isfinite(s.algbw_gbps) ? s.algbw_gbps : -1.0;
+        case 7:
+          return std::isfinite(s.busbw_gbps) ? s.busbw_gbps : -1.0;
+        default:
+          return static_cast<double>(s.total_ns);
       }
     };
-    std::stable_sort(collective_order_.begin(), collective_order_.end(), [&](std::uint32_t a, std::uint32_t b) {
-      const auto& sa = report.stats[a];
-      const auto& sb = report.stats[b];
-      if (spec.ColumnIndex == 0) return asc ? sa.op < sb.op : sa.op > sb.op;
-      return asc ? key(sa) < key(sb) : key(sa) > key(sb);
-    });
+    std::stable_sort(collective_order_.begin(), collective_order_.end(),
+                     [&](std::uint32_t a, std::uint32_t b) {
+                       const auto& sa = report.stats[a];
+                       const auto& sb = report.stats[b];
+                       if (spec.ColumnIndex == 0) return asc ? sa.op < sb.op : sa.op > sb.op;
+                       return asc ? key(sa) < key(sb) : key(sa) > key(sb);
+                     });
     specs->SpecsDirty = false;
   }
   char t[32];
@@ -365,11 +394,18 @@ void View::summary_collectives() {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(s.op.c_str());
-      if (!s.from_metadata && ImGui::IsItemHovered()) ImGui::SetTooltip("recognised by kernel name only: no sizes");
+      if (!s.from_metadata && ImGui::IsItemHovered())
+        ImGui::SetTooltip("recognised by kernel name only: no sizes");
       ImGui::TableNextColumn();
-      if (s.group_size > 0) ImGui::Text("%lld", static_cast<long long>(s.group_size)); else ImGui::TextDisabled("?");
+      if (s.group_size > 0)
+        ImGui::Text("%lld", static_cast<long long>(s.group_size));
+      else
+        ImGui::TextDisabled("?");
       ImGui::TableNextColumn();
-      if (s.bytes > 0) ImGui::TextUnformatted(bytes_text(t, sizeof t, static_cast<double>(s.bytes))); else ImGui::TextDisabled("?");
+      if (s.bytes > 0)
+        ImGui::TextUnformatted(bytes_text(t, sizeof t, static_cast<double>(s.bytes)));
+      else
+        ImGui::TextDisabled("?");
       ImGui::TableNextColumn();
       ImGui::Text("%lld", static_cast<long long>(s.count));
       ImGui::TableNextColumn();
@@ -377,9 +413,15 @@ void View::summary_collectives() {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(time_text(t, sizeof t, static_cast<double>(s.mean_ns)));
       ImGui::TableNextColumn();
-      if (std::isfinite(s.algbw_gbps)) ImGui::Text("%.3g", s.algbw_gbps); else ImGui::TextDisabled("-");
+      if (std::isfinite(s.algbw_gbps))
+        ImGui::Text("%.3g", s.algbw_gbps);
+      else
+        ImGui::TextDisabled("-");
       ImGui::TableNextColumn();
-      if (std::isfinite(s.busbw_gbps)) ImGui::Text("%.3g", s.busbw_gbps); else ImGui::TextDisabled("-");
+      if (std::isfinite(s.busbw_gbps))
+        ImGui::Text("%.3g", s.busbw_gbps);
+      else
+        ImGui::TextDisabled("-");
       ImGui::TableNextColumn();
       const double predicted = predicted_busbw(s.op, s.group_size, s.bytes);
       if (std::isfinite(predicted)) {

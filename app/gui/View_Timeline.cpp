@@ -23,7 +23,8 @@
 
 namespace meshscope::gui {
 
-// [SECTION] Layout constants and helpers ---------------------------------------------------------------------
+// [SECTION] Layout constants and helpers
+// ---------------------------------------------------------------------
 
 namespace {
 
@@ -56,18 +57,22 @@ void clipped_text(ImDrawList* dl, float x0, float x1, float y, ImU32 color, std:
 
 bool contains_ci(std::string_view hay, std::string_view needle) {
   if (needle.empty()) return false;
-  auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(),
-                        [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) ==
-                                                    std::tolower(static_cast<unsigned char>(b)); });
+  auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+  });
   return it != hay.end();
 }
 
 const char* kind_text(ActivityKind kind) {
   switch (kind) {
-    case ActivityKind::kKernel: return "kernel";
-    case ActivityKind::kMemcpy: return "memcpy";
-    case ActivityKind::kMemset: return "memset";
-    case ActivityKind::kSync: return "sync";
+    case ActivityKind::kKernel:
+      return "kernel";
+    case ActivityKind::kMemcpy:
+      return "memcpy";
+    case ActivityKind::kMemset:
+      return "memset";
+    case ActivityKind::kSync:
+      return "sync";
   }
   return "?";
 }
@@ -92,7 +97,8 @@ void View::timeline_fit() {
 void View::draw_timeline() {
   if (!loaded_) {
     ImGui::Spacing();
-    ImGui::TextDisabled(loading() ? "Loading..." : "Open a profile to see its timeline (File > Open, or drop a trace).");
+    ImGui::TextDisabled(loading() ? "Loading..."
+                                  : "Open a profile to see its timeline (File > Open, or drop a trace).");
     return;
   }
   if (tl_.t1 <= tl_.t0) timeline_fit();
@@ -101,7 +107,8 @@ void View::draw_timeline() {
   timeline_collective_panel();
 }
 
-// [SECTION] Toolbar ------------------------------------------------------------------------------------------
+// [SECTION] Toolbar
+// ------------------------------------------------------------------------------------------
 
 void View::timeline_toolbar() {
   const ImGuiIO& io = ImGui::GetIO();
@@ -111,8 +118,8 @@ void View::timeline_toolbar() {
     tl_.focus_search = false;
   }
   ImGui::SetNextItemWidth(260);
-  if (ImGui::InputTextWithHint("##search", "Search names (Ctrl+F, Enter = next)", tl_.filter, sizeof tl_.filter,
-                               ImGuiInputTextFlags_EnterReturnsTrue)) {
+  if (ImGui::InputTextWithHint("##search", "Search names (Ctrl+F, Enter = next)", tl_.filter,
+                               sizeof tl_.filter, ImGuiInputTextFlags_EnterReturnsTrue)) {
     if (tl_.filter_dirty) {
       timeline_run_search();
       timeline_jump_to_match(0);
@@ -168,7 +175,8 @@ void View::timeline_toolbar() {
   legend_item(scale_color(kColCompute, 0.55f), "folded (n)");
 }
 
-// [SECTION] Canvas -------------------------------------------------------------------------------------------
+// [SECTION] Canvas
+// -------------------------------------------------------------------------------------------
 
 void View::timeline_draw_ruler(ImDrawList* dl, float x0, float x1, float y0) {
   const double nspx = static_cast<double>(tl_.t1 - tl_.t0) / std::max(1.0f, x1 - x0);
@@ -224,8 +232,8 @@ void View::timeline_canvas() {
             static_cast<double>(tl_.t1 - tl_.t0) / std::max(1.0f, time_x1 - time_x0)};
   LodParams lod{tl_.t0, tl_.t1, cv.ns_per_px, kMinPx};
   const ImVec2 mouse = io.MousePos;
-  const bool click = hovered && ImGui::IsMouseReleased(0) && !io.KeyShift &&
-                     std::abs(io.MouseDragMaxDistanceSqr[0]) < 16.0f;
+  const bool click =
+      hovered && ImGui::IsMouseReleased(0) && !io.KeyShift && std::abs(io.MouseDragMaxDistanceSqr[0]) < 16.0f;
   bool clicked_collective = false;
   tl_.frame_items = 0;
   tl_.frame_events = 0;
@@ -243,9 +251,10 @@ void View::timeline_canvas() {
   char buf[96], tb[32], tb2[32];
 
   // Draws one lane of EVENTS (with LAYOUT's members for lane LANE) at row Y..Y+H; returns nothing, records
-  // hover. COLOR(event, index) gives the fill; ON_HOVER(index, item) shows the tooltip; NAME(event) the label.
-  auto draw_lane = [&](auto events, const LaneLayout* layout, std::uint32_t lane, float row_y, float h, auto color,
-                       auto name_of, auto on_hover, auto on_item) {
+  // hover. COLOR(event, index) gives the fill; ON_HOVER(index, item) shows the tooltip; NAME(event) the
+  // label.
+  auto draw_lane = [&](auto events, const LaneLayout* layout, std::uint32_t lane, float row_y, float h,
+                       auto color, auto name_of, auto on_hover, auto on_item) {
     if (row_y + h < win_top || row_y > win_bottom) return;
     tl_.items.clear();
     std::span<const std::uint32_t> members;
@@ -269,8 +278,8 @@ void View::timeline_canvas() {
       } else {
         dl->AddRectFilled(ImVec2(x0, row_y + 1), ImVec2(x1, row_y + h - 1), fill);
         if (x1 - x0 > 24.0f) {
-          clipped_text(dl, x0 + 3, x1 - 2, row_y + (h - ImGui::GetFontSize()) * 0.5f, IM_COL32(12, 14, 18, 255),
-                       short_name(name_of(e)));
+          clipped_text(dl, x0 + 3, x1 - 2, row_y + (h - ImGui::GetFontSize()) * 0.5f,
+                       IM_COL32(12, 14, 18, 255), short_name(name_of(e)));
         }
       }
       on_item(e, item, x0, x1, row_y, h);
@@ -327,12 +336,13 @@ void View::timeline_canvas() {
         dl->AddRectFilled(ImVec2(x0, by0), ImVec2(x1, by1), kColExposed);
         if (hovered && mouse.y >= by0 - 2 && mouse.y < by1 + 2 && mouse.x >= x0 - 1 && mouse.x < x1 + 1) {
           band_hover = true;
-          ImGui::SetTooltip("Exposed communication on rank %d: %s here (%u interval%s)\nno compute ran while "
-                            "this rank communicated.\nRank total: %s exposed of %s communication.",
-                            rank.rank, time_text(tb, sizeof tb, static_cast<double>(item.end_ns - item.start_ns)),
-                            item.count, item.count == 1 ? "" : "s merged under one pixel",
-                            time_text(tb2, sizeof tb2, static_cast<double>(b.exposed_comm_ns)),
-                            time_text(buf, sizeof buf, static_cast<double>(b.comm_ns)));
+          ImGui::SetTooltip(
+              "Exposed communication on rank %d: %s here (%u interval%s)\nno compute ran while "
+              "this rank communicated.\nRank total: %s exposed of %s communication.",
+              rank.rank, time_text(tb, sizeof tb, static_cast<double>(item.end_ns - item.start_ns)),
+              item.count, item.count == 1 ? "" : "s merged under one pixel",
+              time_text(tb2, sizeof tb2, static_cast<double>(b.exposed_comm_ns)),
+              time_text(buf, sizeof buf, static_cast<double>(b.comm_ns)));
         }
       }
       if (!band_hover && hovered && mouse.y >= y && mouse.y < y + kHeaderHeight && mouse.x < cv.x0) {
@@ -348,7 +358,8 @@ void View::timeline_canvas() {
       if (!rank.steps.empty()) {
         const std::span<const Step> steps(rank.steps);
         draw_lane(
-            steps, nullptr, 0, y, kLaneHeight, [](const Step&, std::uint32_t) { return IM_COL32(64, 68, 84, 255); },
+            steps, nullptr, 0, y, kLaneHeight,
+            [](const Step&, std::uint32_t) { return IM_COL32(64, 68, 84, 255); },
             [&](const Step& s) -> std::string_view {
               std::snprintf(buf, sizeof buf, "Step %lld", static_cast<long long>(s.number));
               return buf;
@@ -357,7 +368,8 @@ void View::timeline_canvas() {
               if (item.count > 1) return folded_tooltip(item, "step");
               ImGui::BeginTooltip();
               ImGui::Text("Step %lld (%s)", static_cast<long long>(s.number), s.source.c_str());
-              ImGui::Text("CPU duration %s", time_text(tb, sizeof tb, static_cast<double>(s.end_ns - s.start_ns)));
+              ImGui::Text("CPU duration %s",
+                          time_text(tb, sizeof tb, static_cast<double>(s.end_ns - s.start_ns)));
               for (const auto& sr : result.steps) {
                 if (sr.number != s.number) continue;
                 const auto& g = sr.gpu;
@@ -379,7 +391,8 @@ void View::timeline_canvas() {
               }
             },
             [](const Step&, const DrawItem&, float, float, float, float) {});
-        if (y + kLaneHeight >= win_top && y <= win_bottom) dl->AddText(ImVec2(origin.x + 18, y + 1), kColTextDim, "steps");
+        if (y + kLaneHeight >= win_top && y <= win_bottom)
+          dl->AddText(ImVec2(origin.x + 18, y + 1), kColTextDim, "steps");
         y += kLaneHeight;
       }
       // GPU streams.
@@ -392,9 +405,7 @@ void View::timeline_canvas() {
         for (std::uint32_t lane = 0; lane < lanes; ++lane) {
           draw_lane(
               events, &layout, lane, y, kLaneHeight,
-              [&](const Activity&, std::uint32_t i) {
-                return class_color(result.classes[stream.first + i]);
-              },
+              [&](const Activity&, std::uint32_t i) { return class_color(result.classes[stream.first + i]); },
               [&](const Activity& a) -> std::string_view { return profile.str(a.name); },
               [&](const Activity& a, const DrawItem& item) {
                 tl_.hover_rank = static_cast<std::int32_t>(r);
@@ -404,25 +415,29 @@ void View::timeline_canvas() {
                 ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
                 ImGui::TextUnformatted(std::string(short_name(profile.str(a.name))).c_str());
                 ImGui::PopTextWrapPos();
-                ImGui::TextColored(to_vec4(class_color(cls)), "%s, %s", kind_text(a.kind), measure::to_string(cls));
-                ImGui::Text("duration %s   start %s", time_text(tb, sizeof tb, static_cast<double>(a.duration())),
+                ImGui::TextColored(to_vec4(class_color(cls)), "%s, %s", kind_text(a.kind),
+                                   measure::to_string(cls));
+                ImGui::Text("duration %s   start %s",
+                            time_text(tb, sizeof tb, static_cast<double>(a.duration())),
                             time_text(tb2, sizeof tb2, static_cast<double>(a.start_ns - profile.first_ns())));
                 ImGui::Text("rank %d, GPU %d, %s", rank.rank, stream.device, stream.name.c_str());
-                if (a.kind == ActivityKind::kKernel && a.detail != kNoDetail && a.detail < rank.kernels.size()) {
+                if (a.kind == ActivityKind::kKernel && a.detail != kNoDetail &&
+                    a.detail < rank.kernels.size()) {
                   const auto& k = rank.kernels[a.detail];
                   if (k.grid[0] > 0) {
                     ImGui::TextDisabled("grid [%d,%d,%d] block [%d,%d,%d] registers %d", k.grid[0], k.grid[1],
                                         k.grid[2], k.block[0], k.block[1], k.block[2], k.registers);
                   }
                 }
-                if ((a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) && a.detail != kNoDetail &&
-                    a.detail < rank.copies.size()) {
+                if ((a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) &&
+                    a.detail != kNoDetail && a.detail < rank.copies.size()) {
                   const auto& c = rank.copies[a.detail];
                   if (c.bytes > 0) {
                     ImGui::Text("%s %s, %.2f GB/s", profile.str(c.copy_kind).c_str(),
                                 bytes_text(tb, sizeof tb, static_cast<double>(c.bytes)),
-                                a.duration() > 0 ? static_cast<double>(c.bytes) / static_cast<double>(a.duration())
-                                                 : 0.0);
+                                a.duration() > 0
+                                    ? static_cast<double>(c.bytes) / static_cast<double>(a.duration())
+                                    : 0.0);
                   }
                 }
                 if (a.collective >= 0 && static_cast<std::size_t>(a.collective) < rank.collectives.size()) {
@@ -434,8 +449,9 @@ void View::timeline_canvas() {
                               bytes > 0 ? bytes_text(tb, sizeof tb, static_cast<double>(bytes)) : "? bytes",
                               static_cast<long long>(c.group_size));
                   ImGui::Text("group %s %s", profile.str(c.pg_desc).c_str(), profile.str(c.pg_ranks).c_str());
-                  if (c.seq != kNull) ImGui::TextDisabled("seq %lld, dtype %s", static_cast<long long>(c.seq),
-                                                          profile.str(c.dtype).c_str());
+                  if (c.seq != kNull)
+                    ImGui::TextDisabled("seq %lld, dtype %s", static_cast<long long>(c.seq),
+                                        profile.str(c.dtype).c_str());
                   if (bytes > 0 && a.duration() > 0) {
                     const double algbw = static_cast<double>(bytes) / static_cast<double>(a.duration());
                     ImGui::Text("algbw %.2f GB/s, busbw %.2f GB/s", algbw,
@@ -447,20 +463,22 @@ void View::timeline_canvas() {
                     const auto& ci = report.instances[static_cast<std::size_t>(inst)];
                     for (std::uint32_t m = 0; m < ci.member_count; ++m) {
                       const auto& mem = report.members[ci.first_member + m];
-                      if (mem.rank_index != r || mem.collective != static_cast<std::uint32_t>(a.collective)) continue;
+                      if (mem.rank_index != r || mem.collective != static_cast<std::uint32_t>(a.collective))
+                        continue;
                       const double transfer_bw =
                           bytes > 0 && mem.transfer_ns > 0
-                              ? static_cast<double>(bytes) / static_cast<double>(mem.transfer_ns) : 0.0;
+                              ? static_cast<double>(bytes) / static_cast<double>(mem.transfer_ns)
+                              : 0.0;
                       ImGui::TextColored(to_vec4(kColExposed), "wait %s",
                                          time_text(tb, sizeof tb, static_cast<double>(mem.wait_ns)));
                       ImGui::SameLine();
                       ImGui::Text("transfer %s (algbw over transfer %.2f GB/s)",
-                                  time_text(tb2, sizeof tb2, static_cast<double>(mem.transfer_ns)), transfer_bw);
+                                  time_text(tb2, sizeof tb2, static_cast<double>(mem.transfer_ns)),
+                                  transfer_bw);
                     }
-                    ImGui::Text("%u of %lld peers in profile, skew %s, last to arrive: rank %d", ci.member_count,
-                                static_cast<long long>(ci.expected), time_text(tb, sizeof tb,
-                                                                               static_cast<double>(ci.skew_ns)),
-                                ci.last_rank);
+                    ImGui::Text("%u of %lld peers in profile, skew %s, last to arrive: rank %d",
+                                ci.member_count, static_cast<long long>(ci.expected),
+                                time_text(tb, sizeof tb, static_cast<double>(ci.skew_ns)), ci.last_rank);
                     ImGui::TextDisabled("click to link its peers on every rank");
                     if (click) {
                       tl_.selected_instance = inst;
@@ -481,27 +499,30 @@ void View::timeline_canvas() {
                 if (filtering && name_matches(a.name)) {
                   const bool is_current = current && current->rank_index == static_cast<std::int32_t>(r) &&
                                           current->stream == static_cast<std::int32_t>(s) &&
-                                          current->index >= item.index && current->index < item.index + item.count;
-                  dl->AddRect(ImVec2(x0 - 1, ry), ImVec2(x1 + 1, ry + h), is_current ? kColSelect : kColText, 0, 0,
-                              is_current ? 2.5f : 1.0f);
+                                          current->index >= item.index &&
+                                          current->index < item.index + item.count;
+                  dl->AddRect(ImVec2(x0 - 1, ry), ImVec2(x1 + 1, ry + h), is_current ? kColSelect : kColText,
+                              0, 0, is_current ? 2.5f : 1.0f);
                 }
               });
           y += kLaneHeight;
         }
         if (stream_top + kLaneHeight >= win_top && stream_top <= win_bottom) {
-          std::snprintf(buf, sizeof buf, "GPU%d %s%s", stream.device, stream.name.c_str(), lanes > 1 ? " *" : "");
+          std::snprintf(buf, sizeof buf, "GPU%d %s%s", stream.device, stream.name.c_str(),
+                        lanes > 1 ? " *" : "");
           clipped_text(dl, origin.x + 18, origin.x + kLabelWidth - 4, stream_top + 1, kColText, buf);
           if (hovered && mouse.x < cv.x0 && mouse.y >= stream_top && mouse.y < y) {
             const auto& idle = result.streams[s];
-            ImGui::SetTooltip("GPU %d, %s: %u events on %u sub-lane%s%s\nbusy %s, idle %s (host-bound %s, "
-                              "kernel gaps %s, other %s)",
-                              stream.device, stream.name.c_str(), stream.count, lanes, lanes == 1 ? "" : "s",
-                              lanes > 1 ? " (overlapping events are stacked, none hidden)" : "",
-                              time_text(tb, sizeof tb, static_cast<double>(idle.busy_ns)),
-                              time_text(tb2, sizeof tb2, static_cast<double>(idle.idle_ns)),
-                              time_text(buf, 24, static_cast<double>(idle.host_bound_ns)),
-                              time_text(buf + 24, 24, static_cast<double>(idle.kernel_gap_ns)),
-                              time_text(buf + 48, 24, static_cast<double>(idle.other_ns)));
+            ImGui::SetTooltip(
+                "GPU %d, %s: %u events on %u sub-lane%s%s\nbusy %s, idle %s (host-bound %s, "
+                "kernel gaps %s, other %s)",
+                stream.device, stream.name.c_str(), stream.count, lanes, lanes == 1 ? "" : "s",
+                lanes > 1 ? " (overlapping events are stacked, none hidden)" : "",
+                time_text(tb, sizeof tb, static_cast<double>(idle.busy_ns)),
+                time_text(tb2, sizeof tb2, static_cast<double>(idle.idle_ns)),
+                time_text(buf, 24, static_cast<double>(idle.host_bound_ns)),
+                time_text(buf + 24, 24, static_cast<double>(idle.kernel_gap_ns)),
+                time_text(buf + 48, 24, static_cast<double>(idle.other_ns)));
           }
         }
       }
@@ -516,12 +537,16 @@ void View::timeline_canvas() {
               events, &layout, lane, y, kCpuLaneHeight,
               [&](const CpuRange& c, std::uint32_t) {
                 switch (c.kind) {
-                  case RangeKind::kStep: return kColStep;
+                  case RangeKind::kStep:
+                    return kColStep;
                   case RangeKind::kAnnotation:
                   case RangeKind::kGpuAnnotation:
-                  case RangeKind::kNvtx: return kColAnnotation;
-                  case RangeKind::kPythonFunction: return IM_COL32(140, 120, 100, 255);
-                  default: return scale_color(kColCpu, 0.85f + 0.05f * static_cast<float>(c.depth % 4));
+                  case RangeKind::kNvtx:
+                    return kColAnnotation;
+                  case RangeKind::kPythonFunction:
+                    return IM_COL32(140, 120, 100, 255);
+                  default:
+                    return scale_color(kColCpu, 0.85f + 0.05f * static_cast<float>(c.depth % 4));
                 }
               },
               [&](const CpuRange& c) -> std::string_view { return profile.str(c.name); },
@@ -531,8 +556,10 @@ void View::timeline_canvas() {
                 ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
                 ImGui::TextUnformatted(profile.str(c.name).c_str());
                 ImGui::PopTextWrapPos();
-                ImGui::TextDisabled("%s, depth %d, %s", to_string(c.kind), c.depth, profile.str(c.category).c_str());
-                ImGui::Text("duration %s   start %s", time_text(tb, sizeof tb, static_cast<double>(c.end_ns - c.start_ns)),
+                ImGui::TextDisabled("%s, depth %d, %s", to_string(c.kind), c.depth,
+                                    profile.str(c.category).c_str());
+                ImGui::Text("duration %s   start %s",
+                            time_text(tb, sizeof tb, static_cast<double>(c.end_ns - c.start_ns)),
                             time_text(tb2, sizeof tb2, static_cast<double>(c.start_ns - profile.first_ns())));
                 ImGui::Text("rank %d, %s", rank.rank, track.name.c_str());
                 ImGui::EndTooltip();
@@ -556,8 +583,8 @@ void View::timeline_canvas() {
       if (cpu_tracks > 0) {
         const bool cpu_open = tl_.cpu_open[r] != 0;
         if (y + kLaneHeight >= win_top && y <= win_bottom) {
-          std::snprintf(buf, sizeof buf, "%s CPU threads (%zu, %lld ranges)", cpu_open ? "v" : ">", cpu_tracks,
-                        static_cast<long long>(index.cpu_ranges));
+          std::snprintf(buf, sizeof buf, "%s CPU threads (%zu, %lld ranges)", cpu_open ? "v" : ">",
+                        cpu_tracks, static_cast<long long>(index.cpu_ranges));
           clipped_text(dl, origin.x + 18, origin.x + kLabelWidth + 200, y + 1, kColTextDim, buf);
           if (hovered && mouse.y >= y && mouse.y < y + kLaneHeight && mouse.x < cv.x0 + 200 && click) {
             tl_.cpu_open[r] = cpu_open ? 0 : 1;
@@ -589,8 +616,8 @@ void View::timeline_canvas() {
   if (tl_.links.size() > 1) {
     std::sort(tl_.links.begin(), tl_.links.end(), [](const auto& a, const auto& b) { return a.y < b.y; });
     for (std::size_t i = 1; i < tl_.links.size(); ++i) {
-      dl->AddLine(ImVec2(tl_.links[i - 1].x, tl_.links[i - 1].y), ImVec2(tl_.links[i].x, tl_.links[i].y), kColSelect,
-                  1.5f);
+      dl->AddLine(ImVec2(tl_.links[i - 1].x, tl_.links[i - 1].y), ImVec2(tl_.links[i].x, tl_.links[i].y),
+                  kColSelect, 1.5f);
     }
   }
   // Box selection.
@@ -603,7 +630,8 @@ void View::timeline_canvas() {
     time_text(tb, sizeof tb, static_cast<double>(std::abs(tl_.sel_b - tl_.sel_a)));
     const ImVec2 ts = ImGui::CalcTextSize(tb);
     const float cx = (xa + xb - ts.x) * 0.5f;
-    dl->AddRectFilled(ImVec2(cx - 4, win_top + 4), ImVec2(cx + ts.x + 4, win_top + 6 + ts.y), IM_COL32(20, 20, 20, 220));
+    dl->AddRectFilled(ImVec2(cx - 4, win_top + 4), ImVec2(cx + ts.x + 4, win_top + 6 + ts.y),
+                      IM_COL32(20, 20, 20, 220));
     dl->AddText(ImVec2(cx, win_top + 5), kColSelect, tb);
   }
   // Cursor line.
@@ -619,7 +647,8 @@ void View::timeline_canvas() {
   ImGui::EndChild();
 }
 
-// [SECTION] Input --------------------------------------------------------------------------------------------
+// [SECTION] Input
+// --------------------------------------------------------------------------------------------
 
 void View::timeline_handle_input(float x0, float x1, bool hovered) {
   const ImGuiIO& io = ImGui::GetIO();
@@ -636,7 +665,9 @@ void View::timeline_handle_input(float x0, float x1, bool hovered) {
     tl_.t1 = tl_.t0 + static_cast<TimeNs>(range);
   };
   if (hovered) {
-    if (io.MouseWheel != 0.0f && !io.KeyShift) zoom_at(std::clamp(static_cast<double>(io.MousePos.x), (double)x0, (double)x1), std::pow(0.8, io.MouseWheel));
+    if (io.MouseWheel != 0.0f && !io.KeyShift)
+      zoom_at(std::clamp(static_cast<double>(io.MousePos.x), (double)x0, (double)x1),
+              std::pow(0.8, io.MouseWheel));
     if (io.MouseWheel != 0.0f && io.KeyShift) ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseWheel * 60.0f);
     // Left drag pans (time and rows); shift + left drag or right drag selects a range.
     const bool select_button = ImGui::IsMouseClicked(1) || (ImGui::IsMouseClicked(0) && io.KeyShift);
@@ -677,7 +708,8 @@ void View::timeline_handle_input(float x0, float x1, bool hovered) {
   }
 }
 
-// [SECTION] Search and collectives panel ---------------------------------------------------------------------
+// [SECTION] Search and collectives panel
+// ---------------------------------------------------------------------
 
 void View::timeline_run_search() {
   tl_.filter_dirty = false;
@@ -715,8 +747,9 @@ void View::timeline_run_search() {
       }
     }
   }
-  std::sort(tl_.matches.begin(), tl_.matches.end(),
-            [](const auto& a, const auto& b) { return a.start < b.start || (a.start == b.start && a.rank_index < b.rank_index); });
+  std::sort(tl_.matches.begin(), tl_.matches.end(), [](const auto& a, const auto& b) {
+    return a.start < b.start || (a.start == b.start && a.rank_index < b.rank_index);
+  });
 }
 
 void View::timeline_jump_to_match(int delta) {
@@ -733,7 +766,8 @@ void View::timeline_jump_to_match(int delta) {
   tl_.rank_open[static_cast<std::size_t>(m.rank_index)] = 1;
   if (m.stream < 0) {
     const auto& rank = loaded_->profile->ranks()[static_cast<std::size_t>(m.rank_index)];
-    if (!rank.tracks[static_cast<std::size_t>(-1 - m.stream)].gpu) tl_.cpu_open[static_cast<std::size_t>(m.rank_index)] = 1;
+    if (!rank.tracks[static_cast<std::size_t>(-1 - m.stream)].gpu)
+      tl_.cpu_open[static_cast<std::size_t>(m.rank_index)] = 1;
   }
   tl_.scroll_to_rank = m.rank_index;
 }
@@ -756,14 +790,16 @@ void View::timeline_collective_panel() {
   ImGui::SameLine();
   if (ImGui::SmallButton("Zoom to it")) {
     TimeNs lo = ci.first_arrival_ns, hi = lo;
-    for (std::uint32_t m = 0; m < ci.member_count; ++m) hi = std::max(hi, report.members[ci.first_member + m].end_ns);
+    for (std::uint32_t m = 0; m < ci.member_count; ++m)
+      hi = std::max(hi, report.members[ci.first_member + m].end_ns);
     const TimeNs pad = std::max<TimeNs>((hi - lo) / 5, 1000);
     tl_.t0 = lo - pad;
     tl_.t1 = hi + pad;
   }
   ImGui::SameLine();
   if (ImGui::SmallButton("Clear (Esc)")) tl_.selected_instance = -1;
-  if (ImGui::BeginTable("##members", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV)) {
+  if (ImGui::BeginTable("##members", 5,
+                        ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV)) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("rank");
     ImGui::TableSetupColumn("arrival (after first)");

@@ -63,12 +63,16 @@ gui::WindowOptions window_options(const ViewFlags& flags) {
   return o;
 }
 
-// With no display, a screenshot re-runs itself under xvfb-run (when installed) so that it renders real frames.
+// With no display, a screenshot re-runs itself under xvfb-run (when installed) so that it renders real
+// frames.
 [[noreturn]] void exec_under_xvfb(const gui::WindowOptions& o, const ViewFlags& flags) {
-  std::vector<std::string> args = {"xvfb-run", "-a", "-s",
-                                   "-screen 0 " + std::to_string(o.width + 16) + "x" + std::to_string(o.height + 16) +
-                                       "x24",
-                                   std::filesystem::read_symlink("/proc/self/exe").string(), "view"};
+  std::vector<std::string> args = {
+      "xvfb-run",
+      "-a",
+      "-s",
+      "-screen 0 " + std::to_string(o.width + 16) + "x" + std::to_string(o.height + 16) + "x24",
+      std::filesystem::read_symlink("/proc/self/exe").string(),
+      "view"};
   if (!flags.profile.empty()) args.push_back(flags.profile);
   args.insert(args.end(), {"--screenshot", flags.screenshot, "--size", flags.size});
   if (!flags.panel.empty()) args.insert(args.end(), {"--panel", flags.panel});
@@ -89,8 +93,9 @@ int run_view(const ViewFlags& flags) {
   if (!gui::has_display()) {
     const char* inside = std::getenv("MESHSCOPE_IN_XVFB");
     if (!o.screenshot.empty() && !(inside && *inside) && on_path("xvfb-run")) exec_under_xvfb(o, flags);
-    throw Error("no display (DISPLAY and WAYLAND_DISPLAY are unset): run on a desktop, or render a screenshot with "
-                "`xvfb-run -a -s \"-screen 0 1920x1080x24\" meshscope view PROFILE --screenshot out.png`");
+    throw Error(
+        "no display (DISPLAY and WAYLAND_DISPLAY are unset): run on a desktop, or render a screenshot with "
+        "`xvfb-run -a -s \"-screen 0 1920x1080x24\" meshscope view PROFILE --screenshot out.png`");
   }
   const int status = gui::run_window(o);
   if (status == 4) throw Error("could not open an OpenGL 3.3 window on this display");
@@ -132,8 +137,9 @@ int text_sample_job() {
 
 int gui_default_job() {
   if (!gui::has_display()) {
-    std::printf("meshscope: no display (DISPLAY/WAYLAND_DISPLAY unset), so the desktop view is not opened; "
-                "running the command-line sample instead.\n");
+    std::printf(
+        "meshscope: no display (DISPLAY/WAYLAND_DISPLAY unset), so the desktop view is not opened; "
+        "running the command-line sample instead.\n");
     return text_sample_job();
   }
   gui::WindowOptions o;
@@ -142,7 +148,8 @@ int gui_default_job() {
   if (std::filesystem::exists(bundled_sample_path())) o.profile = bundled_sample_path();
   const int status = gui::run_window(o);
   if (status == 4) {
-    std::printf("meshscope: could not open an OpenGL 3.3 window, so running the command-line sample instead.\n");
+    std::printf(
+        "meshscope: could not open an OpenGL 3.3 window, so running the command-line sample instead.\n");
     return text_sample_job();
   }
   return status;
@@ -152,12 +159,15 @@ void setup(CLI::App& root) {
   auto flags = std::make_shared<ViewFlags>();
   CLI::App* cmd = root.add_subcommand(
       "view", "open the desktop front end (timeline, summary, roofline, explorer, planner) on PROFILE");
-  cmd->add_option("PROFILE", flags->profile,
-                  "a trace (Kineto .json/.json.gz, Nsight Systems .sqlite), a directory of traces, or a .msdb");
+  cmd->add_option(
+      "PROFILE", flags->profile,
+      "a trace (Kineto .json/.json.gz, Nsight Systems .sqlite), a directory of traces, or a .msdb");
   cmd->add_option("--screenshot", flags->screenshot, "render real frames headless, write this PNG and exit");
-  cmd->add_option("--panel", flags->panel, "timeline|summary|roofline|explorer|planner (the panel shown first)");
+  cmd->add_option("--panel", flags->panel,
+                  "timeline|summary|roofline|explorer|planner (the panel shown first)");
   cmd->add_option("--size", flags->size, "window size WIDTHxHEIGHT (default 1600x900)");
-  cmd->add_option("--range", flags->range, "timeline window START_MS:END_MS from the profile start (default: all)");
+  cmd->add_option("--range", flags->range,
+                  "timeline window START_MS:END_MS from the profile start (default: all)");
   cmd->callback([flags] { exit_code() = run_view(*flags); });
 
   // `meshscope PROFILE`: a bare existing path as the only argument opens the view on it.

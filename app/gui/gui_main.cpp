@@ -138,7 +138,9 @@ int run_window(const WindowOptions& options) {
       }
       ImGui_ImplOpenGL3_NewFrame();
       ImGui_ImplGlfw_NewFrame();
-      if (headless) ImGui::GetIO().DisplaySize = ImVec2(static_cast<float>(options.width), static_cast<float>(options.height));
+      if (headless)
+        ImGui::GetIO().DisplaySize =
+            ImVec2(static_cast<float>(options.width), static_cast<float>(options.height));
       ImGui::NewFrame();
       view.draw();
       ImGui::Render();
@@ -158,8 +160,8 @@ int run_window(const WindowOptions& options) {
             std::fprintf(stderr, "meshscope view: could not write %s\n", options.screenshot.c_str());
             status = 1;
           } else {
-            std::printf("wrote %s (%dx%d, panel %s)\n", options.screenshot.c_str(), options.width, options.height,
-                        to_string(view.panel()));
+            std::printf("wrote %s (%dx%d, panel %s)\n", options.screenshot.c_str(), options.width,
+                        options.height, to_string(view.panel()));
           }
           break;
         }

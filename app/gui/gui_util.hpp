@@ -35,10 +35,14 @@ inline constexpr ImU32 kColMeasured = IM_COL32(250, 250, 250, 255);
 
 inline ImU32 class_color(measure::ActivityClass c) {
   switch (c) {
-    case measure::ActivityClass::kCompute: return kColCompute;
-    case measure::ActivityClass::kComm: return kColComm;
-    case measure::ActivityClass::kMemory: return kColMemory;
-    case measure::ActivityClass::kSync: return kColSync;
+    case measure::ActivityClass::kCompute:
+      return kColCompute;
+    case measure::ActivityClass::kComm:
+      return kColComm;
+    case measure::ActivityClass::kMemory:
+      return kColMemory;
+    case measure::ActivityClass::kSync:
+      return kColSync;
   }
   return kColCpu;
 }
@@ -95,7 +99,8 @@ inline const char* seconds_text(char* buf, int size, double s) {
 inline void legend_item(ImU32 color, const char* label) {
   const float h = ImGui::GetTextLineHeight();
   const ImVec2 p = ImGui::GetCursorScreenPos();
-  ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + 2), ImVec2(p.x + h - 4, p.y + h - 2), color, 2.0f);
+  ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + 2), ImVec2(p.x + h - 4, p.y + h - 2), color,
+                                            2.0f);
   ImGui::Dummy(ImVec2(h - 2, h));
   ImGui::SameLine(0, 4);
   ImGui::TextUnformatted(label);

@@ -2,8 +2,9 @@
 // preprocess of every visible lane + ImDrawList building + ImGui layout; no GPU), built with the no-window
 // null backend at several zoom levels, and the time from opening a profile to the first frame.
 //
-//   build-gui/meshscope_gen_job --ranks 64 --events-per-rank 156250 --format msdb -o /tmp/meshscope_bench_64x156k.msdb
-//   MESHSCOPE_BENCH_PROFILE=/tmp/meshscope_bench_64x156k.msdb build-gui/tests/bench/meshscope_bench_timeline
+//   build-gui/meshscope_gen_job --ranks 64 --events-per-rank 156250 --format msdb -o
+//   /tmp/meshscope_bench_64x156k.msdb MESHSCOPE_BENCH_PROFILE=/tmp/meshscope_bench_64x156k.msdb
+//   build-gui/tests/bench/meshscope_bench_timeline
 //
 // docs/PERFORMANCE.md ("Front end") records the numbers.
 #include <benchmark/benchmark.h>
@@ -88,7 +89,8 @@ void BM_TimelineFrame(benchmark::State& state) {
   if (layout > 0) view->set_all_ranks_open(true);
   const auto& p = *shared_profile()->profile;
   const TimeNs span = p.last_ns() - p.first_ns();
-  const TimeNs range = std::max<TimeNs>(1000, static_cast<TimeNs>(static_cast<double>(span) / std::pow(10.0, state.range(0))));
+  const TimeNs range =
+      std::max<TimeNs>(1000, static_cast<TimeNs>(static_cast<double>(span) / std::pow(10.0, state.range(0))));
   const TimeNs mid = p.first_ns() + span / 2;
   view->set_time_range(mid - range / 2, mid + range / 2);
   for (int i = 0; i < 3; ++i) imgui.frame(*view);
@@ -101,9 +103,7 @@ void BM_TimelineFrame(benchmark::State& state) {
   state.counters["vertices"] = ImGui::GetDrawData()->TotalVtxCount;
   state.counters["range_us"] = static_cast<double>(range) / 1e3;
 }
-BENCHMARK(BM_TimelineFrame)
-    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {0, 1, 2}})
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TimelineFrame)->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {0, 1, 2}})->Unit(benchmark::kMillisecond);
 
 // From View::open() to the first rendered frame (the window with its progress bar), and to the first frame
 // that shows the loaded timeline (load + analysis + index on the background thread).

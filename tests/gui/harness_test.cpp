@@ -1,6 +1,6 @@
-// No-window harness: every panel's frame is built on real shared traces (imported with meshscope import), with
-// the null ImGui backend. Checks that each panel draws real data, that the timeline never hides an event at
-// full zoom-out, that zoom input moves the window, and that the Explorer explains invalid layouts.
+// No-window harness: every panel's frame is built on real shared traces (imported with meshscope import),
+// with the null ImGui backend. Checks that each panel draws real data, that the timeline never hides an event
+// at full zoom-out, that zoom input moves the window, and that the Explorer explains invalid layouts.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -57,15 +57,18 @@ TEST_P(PanelOnTrace, DrawsRealData) {
     EXPECT_GT(view.last_frame_items(), 0u);
     EXPECT_GE(view.last_frame_events(), view.last_frame_items());
   }
-  if (view.panel() == Panel::kExplorer || view.panel() == Panel::kRoofline || view.panel() == Panel::kPlanner) {
+  if (view.panel() == Panel::kExplorer || view.panel() == Panel::kRoofline ||
+      view.panel() == Panel::kPlanner) {
     EXPECT_NE(view.prediction(), nullptr) << view.layout_error();
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Gui, PanelOnTrace, ::testing::Combine(::testing::Range(0, 4), ::testing::Range(0, 5)),
+INSTANTIATE_TEST_SUITE_P(Gui, PanelOnTrace,
+                         ::testing::Combine(::testing::Range(0, 4), ::testing::Range(0, 5)),
                          [](const auto& info) {
-                           return std::string(traces()[static_cast<std::size_t>(std::get<0>(info.param))].name) + "_" +
-                                  to_string(static_cast<Panel>(std::get<1>(info.param)));
+                           return std::string(
+                                      traces()[static_cast<std::size_t>(std::get<0>(info.param))].name) +
+                                  "_" + to_string(static_cast<Panel>(std::get<1>(info.param)));
                          });
 
 TEST(GuiTimeline, FullZoomOutAccountsForEveryGpuEvent) {

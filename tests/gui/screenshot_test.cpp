@@ -18,10 +18,10 @@ bool have_xvfb() {
 void check_screenshot(const std::filesystem::path& profile, const char* panel, int w, int h) {
   const auto out = std::filesystem::path(MESHSCOPE_TEST_TMP) / (std::string("shot-") + panel + ".png");
   std::filesystem::remove(out);
-  const std::string command = "xvfb-run -a -s '-screen 0 " + std::to_string(w + 64) + "x" + std::to_string(h + 64) +
-                              "x24' '" + MESHSCOPE_BINARY + "' view '" + profile.string() + "' --panel " + panel +
-                              " --size " + std::to_string(w) + "x" + std::to_string(h) + " --screenshot '" +
-                              out.string() + "' > /dev/null";
+  const std::string command = "xvfb-run -a -s '-screen 0 " + std::to_string(w + 64) + "x" +
+                              std::to_string(h + 64) + "x24' '" + MESHSCOPE_BINARY + "' view '" +
+                              profile.string() + "' --panel " + panel + " --size " + std::to_string(w) + "x" +
+                              std::to_string(h) + " --screenshot '" + out.string() + "' > /dev/null";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   ASSERT_TRUE(std::filesystem::exists(out));
   int iw = 0, ih = 0, channels = 0;

@@ -40,7 +40,8 @@ TEST(TimelineLod, OverlapsGoToSubLanesAndNoneIsLost) {
   std::size_t items = 0;
   for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
     std::vector<DrawItem> out;
-    preprocess_lane(std::span<const Ev>(events), std::span<const std::uint32_t>(layout.members[lane]), p, out);
+    preprocess_lane(std::span<const Ev>(events), std::span<const std::uint32_t>(layout.members[lane]), p,
+                    out);
     for (const auto& d : out) EXPECT_EQ(d.count, 1u);
     items += out.size();
   }
@@ -69,9 +70,9 @@ TEST(TimelineLod, SubPixelEventsFoldWithExactCount) {
 }
 
 TEST(TimelineLod, WideEventsAreNeverFoldedAndGapsSplitFolds) {
-  std::vector<Ev> events{{0, 1}, {2, 3}, {4, 5},   // a fold of three
-                         {1000, 5000},             // wide: its own item
-                         {9000, 9001}, {9002, 9003}};  // a fold of two after a wide gap
+  std::vector<Ev> events{{0, 1},       {2, 3},      {4, 5},  // a fold of three
+                         {1000, 5000},                       // wide: its own item
+                         {9000, 9001}, {9002, 9003}};        // a fold of two after a wide gap
   std::vector<DrawItem> out;
   preprocess_lane(std::span<const Ev>(events), {}, LodParams{0, 10000, 10.0, 3.0f}, out);
   ASSERT_EQ(out.size(), 3u);
@@ -125,7 +126,8 @@ TEST(TimelineLod, ItemsStayBoundedByPixelsWhenZoomedOut) {
   for (int i = 0; i < 1'000'000; ++i) events.push_back({i * 100LL, i * 100LL + 60});
   std::vector<DrawItem> out;
   const TimeNs span = events.back().end_ns;
-  preprocess_lane(std::span<const Ev>(events), {}, LodParams{0, span, static_cast<double>(span) / 2000.0, 3.0f}, out);
+  preprocess_lane(std::span<const Ev>(events), {},
+                  LodParams{0, span, static_cast<double>(span) / 2000.0, 3.0f}, out);
   EXPECT_LE(out.size(), 2000u);
   EXPECT_EQ(total_count(out), events.size());
 }
