@@ -104,8 +104,10 @@ Identity identity_from_environment() {
   }
   if (first_int({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}, value))
     id.world_size = value;
+  // The host names one clock; MESHSCOPE_HOSTNAME overrides it (containers that share a host name).
+  id.hostname = env_text("MESHSCOPE_HOSTNAME");
   char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) == 0) id.hostname = host;
+  if (id.hostname.empty() && ::gethostname(host, sizeof host - 1) == 0) id.hostname = host;
   id.pid = ::getpid();
   return id;
 }

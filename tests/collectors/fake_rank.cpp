@@ -3,13 +3,13 @@
 // initialises a communicator and drives the plugin with made-up event descriptors (groups, collectives with
 // kernel channel events stamped like the GPU globaltimer, send/recv), then ends the way the test asks.
 //
-//   meshscope_fake_rank [--spawn N] [--collectives N] [--abi 1..5] [--skew-ns-per-rank NS] [--base-ns NS]
-//                       [--exit normal|kill|kill-late|wait-signal] [--exit-code N]
+//   meshscope_fake_rank [--spawn N [--hosts H]] [--collectives N] [--abi 1..5] [--skew-ns-per-host NS]
+//                       [--base-ns NS] [--exit normal|kill|kill-late|wait-signal] [--exit-code N]
 //
 // --spawn N starts N copies with RANK/LOCAL_RANK/WORLD_SIZE set (as torchrun does) and exits with the worst
-// status. Collective i ends at base + i ms + 400 us (+ a few hundred ns of jitter) on every rank, as real
-// collectives end together; --skew-ns-per-rank shifts rank r's GPU clock by r * NS so that the merge has
-// something to undo.
+// status; --hosts H spreads them over H pretend hosts (MESHSCOPE_HOSTNAME=fakehostK). Collective i ends at
+// base + i ms + 400 us (+ a few hundred ns of jitter) on every rank, as real collectives end together;
+// --skew-ns-per-host shifts host K's clock by K * NS so that the merge has something to undo.
 #include <dlfcn.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -40,6 +40,7 @@ int env_int(const char* name, int fallback) {
 
 struct Options {
   int spawn = 0;
+  int hosts = 1;
   int collectives = 16;
   int abi = 5;
   long long skew = 0;
@@ -225,7 +226,7 @@ int run(DriverT driver, const Options& o, int rank, int nranks) {
     return 4;
   }
   const std::int64_t base = o.base ? o.base : now_ns() / 1'000'000 * 1'000'000;
-  const std::int64_t skew = o.skew * rank;
+  const std::int64_t skew = o.skew * env_int("FAKE_HOST_INDEX", 0);
   for (int i = 0; i < o.collectives; ++i) {
     const std::int64_t start = base + std::int64_t{i} * 1'000'000 + rank * 2'000;
     const std::int64_t end = base + std::int64_t{i} * 1'000'000 + 400'000 + (rank % 2) * 300;
@@ -250,7 +251,7 @@ int run(DriverT driver, const Options& o, int rank, int nranks) {
   return o.exit_code;
 }
 
-int spawn(int n, char** argv) {
+int spawn(int n, int hosts, char** argv) {
   std::vector<pid_t> children;
   for (int r = 0; r < n; ++r) {
     const pid_t pid = fork();
@@ -258,9 +259,12 @@ int spawn(int n, char** argv) {
       setenv("RANK", std::to_string(r).c_str(), 1);
       setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
       setenv("WORLD_SIZE", std::to_string(n).c_str(), 1);
+      const int host = r * hosts / n;
+      setenv("FAKE_HOST_INDEX", std::to_string(host).c_str(), 1);
+      if (hosts > 1) setenv("MESHSCOPE_HOSTNAME", ("fakehost" + std::to_string(host)).c_str(), 1);
       std::vector<char*> args;
       for (char** a = argv; *a; ++a) {
-        if (std::strcmp(*a, "--spawn") == 0) {
+        if (std::strcmp(*a, "--spawn") == 0 || std::strcmp(*a, "--hosts") == 0) {
           ++a;
           continue;
         }
@@ -295,7 +299,9 @@ int main(int argc, char** argv) {
       o.collectives = std::atoi(next), ++i;
     else if (a == "--abi")
       o.abi = std::atoi(next), ++i;
-    else if (a == "--skew-ns-per-rank")
+    else if (a == "--hosts")
+      o.hosts = std::atoi(next), ++i;
+    else if (a == "--skew-ns-per-host")
       o.skew = std::atoll(next), ++i;
     else if (a == "--base-ns")
       o.base = std::atoll(next), ++i;
@@ -308,7 +314,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (o.spawn > 0) return spawn(o.spawn, argv);
+  if (o.spawn > 0) return spawn(o.spawn, o.hosts, argv);
   const char* plugin = std::getenv("NCCL_PROFILER_PLUGIN");
   if (!plugin || !*plugin) {
     std::fprintf(stderr, "fake_rank: NCCL_PROFILER_PLUGIN is not set\n");

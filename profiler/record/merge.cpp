@@ -1,0 +1,505 @@
+#include "profiler/record/merge.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <exception>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "profiler/error.hpp"
+#include "profiler/profile_writer.hpp"
+#include "profiler/sqlite_util.hpp"
+
+namespace meshscope::record {
+namespace fs = std::filesystem;
+
+std::vector<fs::path> find_rank_files(const fs::path& dir, const fs::path& output) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string name = entry.path().filename().string();
+    if (!output.empty() && fs::equivalent(entry.path(), output, ec)) continue;
+    const bool committed = name.rfind("rank", 0) == 0 && name.ends_with(".msdb");
+    // A killed collector's journaled file: .rank0.nccl.123.msdb.tmp-123-1a2b3c4d (its -wal and -shm beside
+    // it).
+    const bool left_behind = name.rfind(".rank", 0) == 0 && name.find(".msdb.tmp-") != std::string::npos &&
+                             !name.ends_with("-wal") && !name.ends_with("-shm") &&
+                             !name.ends_with("-journal");
+    if (committed || left_behind) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+namespace {
+
+std::int64_t median(std::vector<std::int64_t> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+}
+
+}  // namespace
+
+ClockAlignment align_clocks(const std::vector<CollectiveEnd>& ends, const std::string& reference) {
+  ClockAlignment result;
+  std::set<std::string> nodes;
+  std::map<std::pair<std::string, std::int64_t>, std::map<std::string, std::int64_t>> instances;
+  for (const auto& e : ends) {
+    nodes.insert(e.node);
+    // One end per node and instance: the latest (ranks of one node share a clock; the last one to finish is
+    // the one the collective's completion is measured by on every node alike).
+    auto& at = instances[{e.communicator, e.seq}][e.node];
+    at = std::max(at == 0 ? e.end_ns : at, e.end_ns);
+  }
+  if (nodes.empty()) return result;
+  // Samples of (end on A - end on B) per edge A -> B, A the instance's first node.
+  std::map<std::pair<std::string, std::string>, std::vector<std::int64_t>> samples;
+  for (const auto& [key, by_node] : instances) {
+    if (by_node.size() < 2) continue;
+    const auto& [first, first_end] = *by_node.begin();
+    for (auto it = std::next(by_node.begin()); it != by_node.end(); ++it) {
+      samples[{first, it->first}].push_back(first_end - it->second);
+    }
+  }
+  struct Edge {
+    std::string to;
+    std::int64_t delta;  // offset(to) - offset(from)
+    std::int64_t count;
+  };
+  std::map<std::string, std::vector<Edge>> graph;
+  for (const auto& [edge, diffs] : samples) {
+    const std::int64_t m = median(diffs);
+    const auto n = static_cast<std::int64_t>(diffs.size());
+    graph[edge.first].push_back({edge.second, m, n});
+    graph[edge.second].push_back({edge.first, -m, n});
+  }
+  for (auto& [node, edges] : graph) {
+    std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.count > b.count; });
+  }
+  result.reference = !reference.empty() && nodes.count(reference) ? reference : *nodes.begin();
+  result.offset_ns[result.reference] = 0;
+  result.matches[result.reference] = 0;
+  std::deque<std::string> queue{result.reference};
+  while (!queue.empty()) {
+    const std::string node = queue.front();
+    queue.pop_front();
+    for (const Edge& e : graph[node]) {
+      if (result.offset_ns.count(e.to)) continue;
+      result.offset_ns[e.to] = result.offset_ns[node] + e.delta;
+      result.matches[e.to] = e.count;
+      queue.push_back(e.to);
+    }
+  }
+  for (const auto& node : nodes) {
+    if (result.offset_ns.count(node)) continue;
+    result.offset_ns[node] = 0;
+    result.matches[node] = 0;
+    result.unaligned.push_back(node);
+  }
+  return result;
+}
+
+namespace {
+
+// One per-rank file, opened.
+struct Input {
+  fs::path path;
+  sql::Database db;
+  std::int32_t rank = 0;
+  std::string node;
+  RankInfo info;
+  bool recovered = false;
+};
+
+sql::Database open_input(const fs::path& path) {
+  try {
+    sql::Database db(path, true);
+    db.prepare("SELECT count(*) FROM meta").step();
+    return db;
+  } catch (const Error&) {
+    // A journaled file whose -shm is gone needs a writable connection to replay its WAL.
+    sql::Database db(path, false);
+    db.prepare("SELECT count(*) FROM meta").step();
+    return db;
+  }
+}
+
+std::string merge_ranks_json(const std::vector<std::string>& parts) {
+  // Positional arrays like "[null, 5, null]" from each member: the merged array takes every known entry.
+  std::vector<std::string> merged;
+  for (const auto& text : parts) {
+    std::vector<std::string> items;
+    std::string item;
+    for (const char c : text) {
+      if (c == '[' || c == ' ') continue;
+      if (c == ',' || c == ']') {
+        items.push_back(item);
+        item.clear();
+      } else {
+        item += c;
+      }
+    }
+    if (merged.size() < items.size()) merged.resize(items.size(), "null");
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (items[i] != "null" && !items[i].empty()) merged[i] = items[i];
+    }
+  }
+  std::string out = "[";
+  for (std::size_t i = 0; i < merged.size(); ++i) out += (i ? ", " : "") + merged[i];
+  return out + "]";
+}
+
+class Merger {
+ public:
+  Merger(ProfileWriter& writer, MergeResult& result) : w_(writer), result_(result) {}
+
+  // Everything but collectives; remembers NCCL kernels for linking.
+  void copy_first_pass(Input& in, std::int64_t shift) {
+    map_strings(in);
+    auto& ids = activity_ids_[in.path];
+    {
+      auto s = in.db.prepare(
+          "SELECT id, kind, device, stream, start_ns, end_ns, name, correlation, external_id, grid_x, "
+          "grid_y, grid_z,"
+          " block_x, block_y, block_z, registers, shared_bytes, bytes, copy_kind, graph_id FROM activities");
+      while (s.step()) {
+        ActivityRecord a;
+        a.rank = in.rank;
+        a.kind = static_cast<ActivityKind>(s.column_int(1));
+        a.device = static_cast<std::int32_t>(s.column_int(2));
+        a.stream = s.column_int(3);
+        a.start_ns = s.column_int(4) + shift;
+        a.end_ns = s.column_int(5) + shift;
+        a.name = str(s.column_int(6));
+        a.correlation = s.column_int(7);
+        a.external_id = s.column_int(8);
+        for (int i = 0; i < 3; ++i) a.grid[i] = s.column_int(9 + i);
+        for (int i = 0; i < 3; ++i) a.block[i] = s.column_int(12 + i);
+        a.registers = s.column_int(15);
+        a.shared_bytes = s.column_int(16);
+        a.bytes = s.column_int(17);
+        a.copy_kind = str(s.column_int(18));
+        a.graph_id = s.column_int(19);
+        const std::int64_t id = w_.add_activity(a);
+        ids[s.column_int(0)] = id;
+        ++result_.activities;
+      }
+    }
+    {
+      // NCCL kernels of this rank, for linking the plugin's collectives to the kernel they ran as.
+      auto s = in.db.prepare(
+          "SELECT a.id, a.start_ns, a.end_ns FROM activities a JOIN strings n ON n.id = a.name"
+          " WHERE a.kind = 1 AND (n.value LIKE 'ncclDevKernel%' OR n.value LIKE 'ncclKernel%')");
+      auto& kernels = nccl_kernels_[in.rank];
+      while (s.step()) {
+        kernels.push_back({s.column_int(1) + shift, s.column_int(2) + shift, ids[s.column_int(0)]});
+      }
+    }
+    {
+      auto s = in.db.prepare(
+          "SELECT kind, pid, tid, start_ns, end_ns, name, correlation, external_id, cbid FROM api_calls");
+      while (s.step()) {
+        ApiCallRecord c;
+        c.rank = in.rank;
+        c.kind = static_cast<ApiKind>(s.column_int(0));
+        c.pid = s.column_int(1);
+        c.tid = s.column_int(2);
+        c.start_ns = s.column_int(3) + shift;
+        c.end_ns = s.column_int(4) + shift;
+        c.name = str(s.column_int(5));
+        c.correlation = s.column_int(6);
+        c.external_id = s.column_int(7);
+        c.cbid = s.column_int(8);
+        w_.add_api_call(c);
+      }
+    }
+    {
+      auto s = in.db.prepare(
+          "SELECT kind, pid, tid, start_ns, end_ns, name, external_id, step, category FROM ranges");
+      while (s.step()) {
+        RangeRecord r;
+        r.rank = in.rank;
+        r.kind = static_cast<RangeKind>(s.column_int(0));
+        r.pid = s.column_int(1);
+        r.tid = s.column_int(2);
+        r.start_ns = s.column_int(3) + shift;
+        r.end_ns = s.column_int(4) + shift;
+        r.name = str(s.column_int(5));
+        r.external_id = s.column_int(6);
+        r.step = s.column_int(7);
+        r.category = str(s.column_int(8));
+        w_.add_range(r);
+      }
+    }
+    {
+      auto s = in.db.prepare(
+          "SELECT category, flow_id, src_ns, src_pid, src_tid, dst_ns, dst_pid, dst_tid FROM flows");
+      while (s.step()) {
+        FlowRecord f;
+        f.rank = in.rank;
+        f.category = str(s.column_int(0));
+        f.flow_id = s.column_int(1);
+        f.src_ns = s.column_int(2) + shift;
+        f.src_pid = s.column_int(3);
+        f.src_tid = s.column_int(4);
+        f.dst_ns = s.column_is_null(5) ? kNull : s.column_int(5) + shift;
+        f.dst_pid = s.column_int(6);
+        f.dst_tid = s.column_int(7);
+        w_.add_flow(f);
+      }
+    }
+    {
+      auto s = in.db.prepare(
+          "SELECT device, name, total_memory_bytes, compute_major, compute_minor, sm_count, properties_json"
+          " FROM devices");
+      while (s.step()) {
+        w_.add_device({in.rank, static_cast<std::int32_t>(s.column_int(0)), s.column_text(1), s.column_int(2),
+                       s.column_int(3), s.column_int(4), s.column_int(5), s.column_text(6)});
+      }
+    }
+    {
+      auto s = in.db.prepare("SELECT device, stream, name FROM streams");
+      while (s.step()) {
+        w_.add_stream(
+            {in.rank, static_cast<std::int32_t>(s.column_int(0)), s.column_int(1), s.column_text(2)});
+      }
+    }
+    {
+      auto s = in.db.prepare("SELECT pid, tid, name FROM threads");
+      while (s.step()) w_.add_thread({in.rank, s.column_int(0), s.column_int(1), s.column_text(2)});
+    }
+    {
+      auto s = in.db.prepare("SELECT pg_name, pg_desc, backend, group_size, ranks_json FROM process_groups");
+      while (s.step()) {
+        ProcessGroupInfo pg{in.rank,          s.column_text(0), s.column_text(1),
+                            s.column_text(2), s.column_int(3),  s.column_text(4)};
+        if (!pg.ranks_json.empty()) ranks_json_[pg.pg_name].push_back(pg.ranks_json);
+        groups_.push_back(pg);
+      }
+    }
+    {
+      auto s = in.db.prepare("SELECT severity, message FROM diagnostics");
+      while (s.step()) w_.add_diagnostic(in.rank, s.column_text(0), s.column_text(1));
+    }
+  }
+
+  void copy_collectives(Input& in, std::int64_t shift) {
+    auto& ids = activity_ids_[in.path];
+    auto& kernels = nccl_kernels_[in.rank];
+    std::sort(kernels.begin(), kernels.end());
+    auto s = in.db.prepare(
+        "SELECT activity_id, communicator, pg_desc, pg_ranks, seq, op, in_nelems, out_nelems, dtype, "
+        "in_bytes,"
+        " out_bytes, group_size, algorithm, protocol, channels, start_ns, end_ns, source FROM collectives");
+    while (s.step()) {
+      CollectiveRecord c;
+      c.rank = in.rank;
+      const std::int64_t old_activity = s.column_int(0);
+      if (old_activity != kNull) {
+        const auto it = ids.find(old_activity);
+        c.activity_id = it == ids.end() ? kNull : it->second;
+      }
+      c.communicator = str(s.column_int(1));
+      c.pg_desc = str(s.column_int(2));
+      c.pg_ranks = str(s.column_int(3));
+      c.seq = s.column_int(4);
+      c.op = str(s.column_int(5));
+      c.in_nelems = s.column_int(6);
+      c.out_nelems = s.column_int(7);
+      c.dtype = str(s.column_int(8));
+      c.in_bytes = s.column_int(9);
+      c.out_bytes = s.column_int(10);
+      c.group_size = s.column_int(11);
+      c.algorithm = str(s.column_int(12));
+      c.protocol = str(s.column_int(13));
+      c.channels = s.column_int(14);
+      c.start_ns = s.column_int(15) + shift;
+      c.end_ns = s.column_int(16) + shift;
+      c.source = static_source(s.column_text(17));
+      if (c.activity_id == kNull) c.activity_id = link(kernels, c.start_ns, c.end_ns);
+      if (c.activity_id != kNull) ++result_.linked_collectives;
+      w_.add_collective(c);
+      ++result_.collectives;
+    }
+  }
+
+  void write_groups() {
+    for (auto& pg : groups_) {
+      const auto it = ranks_json_.find(pg.pg_name);
+      if (it != ranks_json_.end()) pg.ranks_json = merge_ranks_json(it->second);
+      w_.add_process_group(pg);
+    }
+  }
+
+ private:
+  struct Kernel {
+    std::int64_t start, end, id;
+    bool operator<(const Kernel& o) const { return start < o.start; }
+  };
+
+  // The NCCL kernel that overlaps [start, end] the most (kNull when none does).
+  static std::int64_t link(const std::vector<Kernel>& kernels, std::int64_t start, std::int64_t end) {
+    auto it = std::upper_bound(kernels.begin(), kernels.end(), Kernel{end, 0, 0});
+    std::int64_t best = kNull, best_overlap = -1;
+    for (int steps = 0; it != kernels.begin() && steps < 64; ++steps) {
+      --it;
+      const std::int64_t overlap = std::min(end, it->end) - std::max(start, it->start);
+      if (overlap >= 0 && overlap > best_overlap) {
+        best_overlap = overlap;
+        best = it->id;
+      }
+      if (it->end < start - 1'000'000'000) break;
+    }
+    return best;
+  }
+
+  static const char* static_source(const std::string& text) {
+    for (const char* known : {"kernel_args", "cpu_op", "nccl_plugin", "nvtx"}) {
+      if (text == known) return known;
+    }
+    return "nccl_plugin";
+  }
+
+  void map_strings(Input& in) {
+    strings_.clear();
+    auto s = in.db.prepare("SELECT id, value FROM strings");
+    while (s.step()) strings_[s.column_int(0)] = w_.intern(s.column_text(1));
+  }
+  StringId str(std::int64_t old) const {
+    if (old == kNull) return kNoString;
+    const auto it = strings_.find(old);
+    return it == strings_.end() ? kNoString : it->second;
+  }
+
+  ProfileWriter& w_;
+  MergeResult& result_;
+  std::unordered_map<std::int64_t, StringId> strings_;
+  std::map<fs::path, std::unordered_map<std::int64_t, std::int64_t>> activity_ids_;
+  std::map<std::int32_t, std::vector<Kernel>> nccl_kernels_;
+  std::vector<ProcessGroupInfo> groups_;
+  std::map<std::string, std::vector<std::string>> ranks_json_;
+};
+
+}  // namespace
+
+MergeResult merge_rank_profiles(const std::vector<fs::path>& files, const fs::path& output,
+                                const MergeOptions& options) {
+  MergeResult result;
+  std::vector<Input> inputs;
+  for (const auto& path : files) {
+    Input in;
+    in.path = path;
+    try {
+      in.db = open_input(path);
+      auto s = in.db.prepare(
+          "SELECT rank, world_size, hostname, pid, source_file, rank_source FROM ranks LIMIT 1");
+      if (!s.step()) {
+        result.notes.push_back(fmt::format("{}: no rank recorded yet, skipped", path.filename().string()));
+        continue;
+      }
+      in.rank = static_cast<std::int32_t>(s.column_int(0));
+      in.info.rank = in.rank;
+      in.info.world_size = s.column_int(1);
+      in.info.hostname = s.column_text(2);
+      in.info.pid = s.column_int(3);
+      in.info.source_file = path.filename().string();
+      in.info.rank_source = s.column_text(5);
+      in.node = in.info.hostname.empty() ? fmt::format("rank {}", in.rank) : in.info.hostname;
+      in.recovered = path.filename().string().find(".tmp-") != std::string::npos;
+      if (in.recovered) {
+        result.notes.push_back(
+            fmt::format("{}: the process ended before finishing its profile; recovered what it "
+                        "had flushed",
+                        path.filename().string()));
+      }
+    } catch (const Error& e) {
+      result.notes.push_back(fmt::format("{}: unreadable, skipped ({})", path.filename().string(), e.what()));
+      continue;
+    }
+    inputs.push_back(std::move(in));
+  }
+  if (inputs.empty()) fail("{}: no readable per-rank profile to merge", output.parent_path().string());
+  std::stable_sort(inputs.begin(), inputs.end(),
+                   [](const Input& a, const Input& b) { return a.rank < b.rank; });
+
+  // Clocks: one per host, aligned on the ends of collectives every host saw.
+  ClockAlignment alignment;
+  if (options.align_clocks) {
+    std::vector<CollectiveEnd> ends;
+    for (auto& in : inputs) {
+      auto s = in.db.prepare(
+          "SELECT c.seq, c.end_ns, s.value FROM collectives c JOIN strings s ON s.id = c.communicator"
+          " WHERE c.seq IS NOT NULL AND c.source = 'nccl_plugin'");
+      while (s.step()) ends.push_back({in.node, s.column_text(2), s.column_int(0), s.column_int(1)});
+    }
+    alignment = align_clocks(ends, inputs.front().node);
+    for (const auto& node : alignment.unaligned) {
+      result.notes.push_back(fmt::format("clock of {} not aligned: it shares no recorded collective with {}",
+                                         node, alignment.reference));
+    }
+  }
+  auto offset_of = [&](const Input& in) {
+    const auto it = alignment.offset_ns.find(in.node);
+    return it == alignment.offset_ns.end() ? std::int64_t{0} : it->second;
+  };
+
+  // The writer cannot store a job-wide diagnostic (rank NULL) yet: job notes go to the first rank.
+  const std::int32_t job_rank = inputs.front().rank;
+  {
+    ProfileWriter writer(output);
+    writer.set_meta("source_format", "meshscope-record");
+    writer.set_meta("merged_files", std::to_string(inputs.size()));
+    if (!alignment.reference.empty()) writer.set_meta("clock_reference", alignment.reference);
+    Merger merger(writer, result);
+    std::map<std::int32_t, MergedRank> ranks;
+    for (auto& in : inputs) {
+      const std::int64_t shift = offset_of(in);
+      merger.copy_first_pass(in, shift);
+      auto& r = ranks[in.rank];
+      r.rank = in.rank;
+      r.node = in.node;
+      r.files.push_back(in.path);
+      r.clock_offset_ns = shift;
+      r.recovered = r.recovered || in.recovered;
+    }
+    for (auto& in : inputs) merger.copy_collectives(in, offset_of(in));
+    merger.write_groups();
+    // One ranks row per rank, combining what its files said.
+    std::map<std::int32_t, RankInfo> infos;
+    for (const auto& in : inputs) {
+      auto [it, inserted] = infos.try_emplace(in.rank, in.info);
+      RankInfo& info = it->second;
+      if (!inserted) {
+        info.source_file += ", " + in.info.source_file;
+        if (info.world_size == kNull) info.world_size = in.info.world_size;
+        if (info.pid != in.info.pid && in.info.pid != kNull) {
+          result.notes.push_back(fmt::format("rank {} was recorded by more than one process (pids {} and {})",
+                                             in.rank, info.pid, in.info.pid));
+        }
+      }
+      info.backend = "nccl";
+      info.clock_offset_ns = offset_of(in);
+    }
+    for (auto& [rank, info] : infos) writer.set_rank(info);
+    for (const auto& [node, offset] : alignment.offset_ns) {
+      if (node == alignment.reference) continue;
+      writer.add_diagnostic(
+          job_rank, "info",
+          fmt::format("clock of {} shifted by {} ns onto {} (from {} matched collective ends)", node, offset,
+                      alignment.reference, alignment.matches[node]));
+    }
+    for (const auto& note : result.notes) writer.add_diagnostic(job_rank, "info", note);
+    for (auto& [rank, r] : ranks) result.ranks.push_back(r);
+    // The inputs stay open read-only while the writer finishes: close them first so the job profile's commit
+    // is the last thing that touches the folder.
+    inputs.clear();
+    writer.commit();
+  }
+  return result;
+}
+
+}  // namespace meshscope::record

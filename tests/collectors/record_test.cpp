@@ -1,0 +1,149 @@
+// `meshscope record` with a fake command (meshscope_fake_rank, which drives the NCCL plugin as NCCL would),
+// the merge of per-rank profiles with clock alignment, and crash recovery.
+#include <gtest/gtest.h>
+
+#include "profiler/profile.hpp"
+#include "profiler/record/merge.hpp"
+#include "tests/collectors/collectors_test_util.hpp"
+
+namespace meshscope::test {
+namespace {
+
+std::map<std::string, std::string> clean_env() {
+  return {{"MESHSCOPE_FLUSH_MS", "100"},
+          {"RANK", ""},
+          {"LOCAL_RANK", ""},
+          {"WORLD_SIZE", ""},
+          {"SLURM_PROCID", ""},
+          {"OMPI_COMM_WORLD_RANK", ""},
+          {"MESHSCOPE_RANK", ""},
+          {"NCCL_PROFILER_PLUGIN", ""},
+          {"CUDA_INJECTION64_PATH", ""},
+          {"MESHSCOPE_OUTPUT_DIR", ""},
+          {"MESHSCOPE_HOSTNAME", ""}};
+}
+
+TEST(AlignClocks, MediansOfMatchedEndsAlongATree) {
+  std::vector<record::CollectiveEnd> ends;
+  // Host b runs 5 ms ahead, host c 2 ms behind; c shares collectives only with b. Ends jitter by a few
+  // hundred ns, and one outlier instance must not move the median.
+  for (int seq = 0; seq < 9; ++seq) {
+    const std::int64_t t = 1'000'000'000 + seq * 1'000'000;
+    ends.push_back({"a", "world", seq, t + (seq % 3) * 100});
+    ends.push_back({"b", "world", seq, t + 5'000'000 + (seq == 4 ? 900'000 : 0)});
+    ends.push_back({"b", "pp", seq, t + 5'000'000 + 50});
+    ends.push_back({"c", "pp", seq, t - 2'000'000});
+  }
+  ends.push_back({"d", "lonely", 0, 7});
+  const auto a = record::align_clocks(ends, "a");
+  EXPECT_EQ(a.reference, "a");
+  EXPECT_NEAR(static_cast<double>(a.offset_ns.at("b")), -5'000'000.0, 200.0);
+  EXPECT_NEAR(static_cast<double>(a.offset_ns.at("c")), 2'000'150.0, 200.0);
+  EXPECT_EQ(a.offset_ns.at("a"), 0);
+  EXPECT_EQ(a.matches.at("b"), 9);
+  EXPECT_EQ(a.unaligned, std::vector<std::string>{"d"});
+  EXPECT_EQ(a.offset_ns.at("d"), 0);
+}
+
+TEST(Record, RunsTheCommandAndMergesAlignedJobProfile) {
+  const fs::path dir = fresh_dir("record-job");
+  // 4 ranks on 2 pretend hosts; the second host's clock runs 5 ms ahead. Every rank stamps its collectives
+  // from the same base (now), as GPUs finishing one collective do.
+  const std::int64_t base = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+  const auto r = run_process(
+      {MESHSCOPE_BINARY, "record", "-o", dir.string(), "--", MESHSCOPE_FAKE_RANK, "--spawn", "4", "--hosts",
+       "2", "--collectives", "20", "--skew-ns-per-host", "5000000", "--base-ns", std::to_string(base)},
+      clean_env());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("recorded 4 ranks (4 files, 0 GPU activities, 100 collectives)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("Collectives"), std::string::npos) << "the report follows:\n" << r.output;
+  const fs::path job = dir / "job.msdb";
+  ASSERT_TRUE(fs::exists(job));
+  EXPECT_EQ(
+      query_rows(job, "SELECT rank, world_size, rank_source, backend FROM ranks ORDER BY rank"),
+      "0|4|recorded:RANK|nccl\n1|4|recorded:RANK|nccl\n2|4|recorded:RANK|nccl\n3|4|recorded:RANK|nccl\n");
+  // The offsets that undo the skew are stored, and the collectives' ends now coincide across hosts.
+  const std::int64_t offset = query_int(job, "SELECT clock_offset_ns FROM ranks WHERE rank = 2");
+  EXPECT_NEAR(static_cast<double>(offset), -5'000'000.0, 1'000.0);
+  EXPECT_EQ(query_int(job, "SELECT clock_offset_ns FROM ranks WHERE rank = 1"), 0);
+  EXPECT_EQ(query_int(job, "SELECT clock_offset_ns FROM ranks WHERE rank = 3"), offset);
+  EXPECT_LT(query_int(job,
+                      "SELECT max(spread) FROM (SELECT max(end_ns) - min(end_ns) AS spread FROM collectives"
+                      " WHERE seq IS NOT NULL GROUP BY communicator, seq)"),
+            2'000);
+  // The communicator's member list, assembled from every rank's position.
+  EXPECT_EQ(query_text(job, "SELECT DISTINCT ranks_json FROM process_groups"), "[0, 1, 2, 3]");
+  EXPECT_EQ(
+      query_int(job, "SELECT count(*) FROM diagnostics WHERE message LIKE 'clock of fakehost1 shifted%'"), 1);
+  const Profile p = Profile::load(job);
+  EXPECT_EQ(p.ranks().size(), 4u);
+  EXPECT_EQ(p.world_size(), 4);
+}
+
+TEST(Record, ForwardsTheExitStatus) {
+  const fs::path dir = fresh_dir("record-status");
+  const auto r = run_process({MESHSCOPE_BINARY, "record", "-q", "-o", dir.string(), "--", MESHSCOPE_FAKE_RANK,
+                              "--collectives", "3", "--exit-code", "3"},
+                             clean_env());
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_TRUE(fs::exists(dir / "job.msdb"));  // a failed run's profile is still merged
+  const auto missing =
+      run_process({MESHSCOPE_BINARY, "record", "-o", dir.string(), "--", "/nonexistent/train"}, clean_env());
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_NE(missing.output.find("cannot run /nonexistent/train"), std::string::npos) << missing.output;
+  const auto no_command = run_process({MESHSCOPE_BINARY, "record", "-o", dir.string()}, clean_env());
+  EXPECT_EQ(no_command.exit_code, 1) << no_command.output;
+}
+
+TEST(Record, ForwardsSignalsAndRecoversTheInterruptedRank) {
+  const fs::path dir = fresh_dir("record-signal");
+  const auto r = run_process({MESHSCOPE_BINARY, "record", "-q", "-o", dir.string(), "--", MESHSCOPE_FAKE_RANK,
+                              "--collectives", "5", "--exit", "wait-signal"},
+                             clean_env(), [](pid_t pid, const fs::path& out) {
+                               ASSERT_TRUE(wait_for_text(out, "ready"));
+                               ::kill(pid, SIGTERM);  // to meshscope, which passes it on
+                             });
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.output;
+  const fs::path job = dir / "job.msdb";
+  ASSERT_TRUE(fs::exists(job)) << r.output;
+  EXPECT_EQ(query_int(job, "SELECT count(*) FROM collectives"), 5);
+  EXPECT_EQ(
+      query_int(job, "SELECT count(*) FROM diagnostics WHERE message LIKE '%recovered what it had flushed%'"),
+      1);
+}
+
+TEST(Record, KilledRanksLeaveProfilesThatMerge) {
+  const fs::path dir = fresh_dir("record-kill");
+  const auto r = run_process({MESHSCOPE_BINARY, "record", "-q", "-o", dir.string(), "--", MESHSCOPE_FAKE_RANK,
+                              "--spawn", "2", "--collectives", "7", "--exit", "kill-late"},
+                             clean_env());
+  EXPECT_EQ(r.exit_code, 128 + SIGKILL) << r.output;
+  const fs::path job = dir / "job.msdb";
+  ASSERT_TRUE(fs::exists(job)) << r.output;
+  EXPECT_EQ(query_rows(job, "SELECT rank, count(*) FROM collectives WHERE seq IS NOT NULL GROUP BY rank"),
+            "0|7\n1|7\n");
+  // Merging again (--merge-only) gives the same job profile.
+  const auto again =
+      run_process({MESHSCOPE_BINARY, "record", "-q", "--merge-only", "-o", dir.string()}, clean_env());
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(query_int(job, "SELECT count(*) FROM collectives"), 14 + 2);
+}
+
+TEST(Record, FindsCommittedAndLeftBehindFilesOnly) {
+  const fs::path dir = fresh_dir("record-find");
+  for (const char* name :
+       {"rank0.nccl.1.msdb", ".rank1.nccl.2.msdb.tmp-2-00ff", ".rank1.nccl.2.msdb.tmp-2-00ff-wal",
+        ".rank1.nccl.2.msdb.tmp-2-00ff-shm", "job.msdb", "notes.txt"}) {
+    std::ofstream(dir / name) << "x";
+  }
+  const auto files = record::find_rank_files(dir, dir / "job.msdb");
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[0].filename(), ".rank1.nccl.2.msdb.tmp-2-00ff");
+  EXPECT_EQ(files[1].filename(), "rank0.nccl.1.msdb");
+}
+
+}  // namespace
+}  // namespace meshscope::test
