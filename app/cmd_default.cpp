@@ -7,26 +7,10 @@
 #include "app/command.hpp"
 #include "collectors/import/import.hpp"
 
-namespace {
+namespace meshscope::app {
 
-int run_command_line(const std::vector<std::string>& args) {
-  CLI::App root{"meshscope"};
-  for (const auto& command : meshscope::app::commands()) command.setup(root);
-  std::vector<const char*> argv{"meshscope"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  root.parse(static_cast<int>(argv.size()), argv.data());
-  return meshscope::app::exit_code();
-}
-
-bool has_command(const std::string& name) {
-  for (const auto& c : meshscope::app::commands()) {
-    if (c.name == name) return true;
-  }
-  return false;
-}
-
-int sample_job() {
-  const std::filesystem::path sample = meshscope::app::bundled_sample_path();
+int run_text_sample_job() {
+  const std::filesystem::path sample = bundled_sample_path();
   const char* cache_home = std::getenv("XDG_CACHE_HOME");
   const char* home = std::getenv("HOME");
   std::filesystem::path cache = cache_home && *cache_home ? std::filesystem::path(cache_home)
@@ -46,6 +30,9 @@ int sample_job() {
   return rc;
 }
 
-const bool registered = meshscope::app::register_default_job(0, sample_job);
+namespace {
+
+const bool registered = register_default_job(0, run_text_sample_job);
 
 }  // namespace
+}  // namespace meshscope::app

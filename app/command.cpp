@@ -51,6 +51,20 @@ int run_default_job() {
   return best->second();
 }
 
+int run_command_line(const std::vector<std::string>& args) {
+  CLI::App root{"meshscope"};
+  for (const auto& command : commands()) command.setup(root);
+  std::vector<const char*> argv{"meshscope"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  exit_code() = 0;
+  root.parse(static_cast<int>(argv.size()), argv.data());
+  return exit_code();
+}
+
+bool has_command(const std::string& name) {
+  return std::any_of(registry().begin(), registry().end(), [&](const Command& c) { return c.name == name; });
+}
+
 int& exit_code() {
   static int code = 0;
   return code;

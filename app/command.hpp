@@ -28,6 +28,17 @@ int run_default_job();
 // Exit status the running command wants (0 unless it says otherwise).
 int& exit_code();
 
+// Runs one meshscope command line (without the program name) in this process, as main() would: for jobs that
+// chain commands (the default job, `record` printing the report). Parse errors throw CLI::ParseError.
+int run_command_line(const std::vector<std::string>& args);
+
+// The text default job: imports the bundled sample job and prints `info` and `report` (cmd_default.cpp). The
+// front end's default job falls back to it when there is no display.
+int run_text_sample_job();
+
+// True when a command of that name is registered.
+bool has_command(const std::string& name);
+
 // Path of the bundled sample trace (assets/sample), searched beside the executable and in the source tree.
 std::string bundled_sample_path();
 
