@@ -395,6 +395,10 @@ ProfileCalibration calibrate(const Profile& profile, const measure::Analysis& an
                     "the predicted compute match",
                     cc.flops_per_gpu_step / 1e12, cc.measured_compute_s, cc.samples,
                     100 * cc.effective_efficiency, 100 * cc.gemm_efficiency, 100 * e0));
+    out.notes.push_back(
+        "compute: the calibrated prediction's compute row equals the measured compute by construction; only "
+        "the "
+        "other rows test the model");
   } else {
     out.notes.push_back(fmt::format("compute: not fitted ({}); keeps the default GEMM efficiency {:.1f} %",
                                     cc.reason, 100 * e0));
