@@ -18,7 +18,15 @@ bool have_xvfb() {
 void check_screenshot(const std::filesystem::path& profile, const char* panel, int w, int h) {
   const auto out = std::filesystem::path(MESHSCOPE_TEST_TMP) / (std::string("shot-") + panel + ".png");
   std::filesystem::remove(out);
-  const std::string command = "xvfb-run -a -s '-screen 0 " + std::to_string(w + 64) + "x" +
+#if defined(__SANITIZE_ADDRESS__)
+  // Mesa's DRI driver is dlclose()d at exit, so the few blocks it keeps show up as "<unknown module>" and no
+  // suppression in lsan.supp can name them. Leak checking of meshscope's own code runs in-process in
+  // harness_test.cpp (same View, same profiles); here only the OpenGL process skips it.
+  const std::string env = "ASAN_OPTIONS=detect_leaks=0 ";
+#else
+  const std::string env;
+#endif
+  const std::string command = env + "xvfb-run -a -s '-screen 0 " + std::to_string(w + 64) + "x" +
                               std::to_string(h + 64) + "x24' '" + MESHSCOPE_BINARY + "' view '" +
                               profile.string() + "' --panel " + panel + " --size " + std::to_string(w) + "x" +
                               std::to_string(h) + " --screenshot '" + out.string() + "' > /dev/null";
