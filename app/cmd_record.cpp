@@ -3,6 +3,7 @@
 // them into DIR/job.msdb with the hosts' clocks aligned, prints the `report` summary (and, given MODEL and
 // CONFIG flags, the `compare` of prediction and measurement). Exits with the command's status.
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -100,7 +101,13 @@ int record(const Options& o, const std::vector<std::string>& model_args) {
         dir.c_str());
     return status != 0 ? status : 1;
   }
-  const auto merged = rec::merge_rank_profiles(files, job);
+  rec::MergeResult merged;
+  try {
+    merged = rec::merge_rank_profiles(files, job);
+  } catch (const meshscope::Error& e) {
+    std::fprintf(stderr, "meshscope record: %s\n", e.what());
+    return status != 0 ? status : 1;
+  }
   if (!o.quiet) {
     std::printf("recorded %zu rank%s (%zu file%s, %llu GPU activities, %llu collectives) into %s\n",
                 merged.ranks.size(), merged.ranks.size() == 1 ? "" : "s", files.size(),
@@ -114,17 +121,21 @@ int record(const Options& o, const std::vector<std::string>& model_args) {
     }
     for (const auto& note : merged.notes) std::printf("note: %s\n", note.c_str());
     std::fflush(stdout);
-    if (has_command("report")) {
+    // The summaries come after the job ran: their failure is reported, and the command's status stands.
+    auto summary = [](const std::vector<std::string>& args) {
       std::printf("\n");
       std::fflush(stdout);
-      run_command_line({"report", job.string()});
-    }
+      try {
+        run_command_line(args);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "meshscope %s: %s\n", args.front().c_str(), e.what());
+      }
+    };
+    if (has_command("report")) summary({"report", job.string()});
     if (!model_args.empty() && has_command("compare")) {
-      std::printf("\n");
-      std::fflush(stdout);
       std::vector<std::string> args{"compare", job.string()};
       args.insert(args.end(), model_args.begin(), model_args.end());
-      run_command_line(args);
+      summary(args);
     }
   }
   return status;
