@@ -1,10 +1,10 @@
 /* The NCCL profiler plugin ABI, versions 1 to 5, as meshscope relies on it.
  *
- * NCCL does not install these definitions; a plugin carries its own. They are written here from the layouts NCCL
- * documents for its profiler plugin interface (ext-profiler in the NCCL sources): NCCL looks up a symbol named
- * ncclProfiler_vN in the library named by NCCL_PROFILER_PLUGIN (newest first) and calls through the function
- * pointers of that struct. Field order, types and sizes below must match NCCL's exactly; the static assertions at
- * the end of this header guard the offsets that matter on LP64 Linux.
+ * NCCL does not install these definitions; a plugin carries its own. They are written here from the layouts
+ * NCCL documents for its profiler plugin interface (ext-profiler in the NCCL sources): NCCL looks up a symbol
+ * named ncclProfiler_vN in the library named by NCCL_PROFILER_PLUGIN (newest first) and calls through the
+ * function pointers of that struct. Field order, types and sizes below must match NCCL's exactly; the static
+ * assertions at the end of this header guard the offsets that matter on LP64 Linux.
  *
  *   v1 (NCCL 2.23): operation, datatype, algorithm and protocol as small integers
  *   v2 (NCCL 2.24): the same as strings
@@ -26,7 +26,8 @@ extern "C" {
 typedef enum { msncclSuccess = 0, msncclInternalError = 3 } msncclResult_t;
 typedef int msnccl_result_int; /* ncclResult_t is an int-sized enum */
 
-typedef void (*msncclDebugLogger_t)(int level, unsigned long flags, const char* file, int line, const char* fmt, ...);
+typedef void (*msncclDebugLogger_t)(int level, unsigned long flags, const char* file, int line,
+                                    const char* fmt, ...);
 
 /* Event type bits (ncclProfile*). */
 enum {
@@ -337,9 +338,9 @@ typedef struct {
 typedef msncclStateArgs_v4 msncclStateArgs_v5;
 
 /* ---- the plugin structs (one per version) ---- */
-#define MSNCCL_PROFILER_COMMON(DESCR, ARGS)                                                \
-  msnccl_result_int (*startEvent)(void* context, void** eHandle, DESCR* eDescr);           \
-  msnccl_result_int (*stopEvent)(void* eHandle);                                           \
+#define MSNCCL_PROFILER_COMMON(DESCR, ARGS)                                                          \
+  msnccl_result_int (*startEvent)(void* context, void** eHandle, DESCR* eDescr);                     \
+  msnccl_result_int (*stopEvent)(void* eHandle);                                                     \
   msnccl_result_int (*recordEventState)(void* eHandle, msncclEventState_t eState, ARGS* eStateArgs); \
   msnccl_result_int (*finalize)(void* context);
 
@@ -384,13 +385,20 @@ typedef struct {
 /* Layout guards (LP64). */
 static_assert(offsetof(msncclEventDescr_v1, rank) == 16 && sizeof(void*) == 8, "LP64 layout expected");
 static_assert(offsetof(msncclEventDescr_v1, coll.func) == 48 && offsetof(msncclEventDescr_v1, coll.op) == 88);
-static_assert(offsetof(msncclEventDescr_v2, coll.trafficBytes) == 96 && offsetof(msncclEventDescr_v2, coll.proto) == 120);
-static_assert(offsetof(msncclEventDescr_v3, coll.nMaxChannels) == 96 && offsetof(msncclEventDescr_v3, coll.proto) == 112);
-static_assert(offsetof(msncclEventDescr_v4, coll.seqNumber) == 24 && offsetof(msncclEventDescr_v4, coll.nChannels) == 80);
-static_assert(offsetof(msncclEventDescr_v4, coll.proto) == 96 && offsetof(msncclEventDescr_v4, kernelCh.pTimer) == 32);
-static_assert(offsetof(msncclEventDescr_v4, p2p.nChannels) == 60 && offsetof(msncclEventDescr_v4, proxyOp.isSend) == 44);
-static_assert(offsetof(msncclEventDescr_v5, coll.parentGroup) == 104 && offsetof(msncclEventDescr_v5, p2p.parentGroup) == 64);
-static_assert(offsetof(msncclEventDescr_v5, groupApi.groupDepth) == 28 && offsetof(msncclEventDescr_v5, collApi.graphCaptured) == 64);
+static_assert(offsetof(msncclEventDescr_v2, coll.trafficBytes) == 96 &&
+              offsetof(msncclEventDescr_v2, coll.proto) == 120);
+static_assert(offsetof(msncclEventDescr_v3, coll.nMaxChannels) == 96 &&
+              offsetof(msncclEventDescr_v3, coll.proto) == 112);
+static_assert(offsetof(msncclEventDescr_v4, coll.seqNumber) == 24 &&
+              offsetof(msncclEventDescr_v4, coll.nChannels) == 80);
+static_assert(offsetof(msncclEventDescr_v4, coll.proto) == 96 &&
+              offsetof(msncclEventDescr_v4, kernelCh.pTimer) == 32);
+static_assert(offsetof(msncclEventDescr_v4, p2p.nChannels) == 60 &&
+              offsetof(msncclEventDescr_v4, proxyOp.isSend) == 44);
+static_assert(offsetof(msncclEventDescr_v5, coll.parentGroup) == 104 &&
+              offsetof(msncclEventDescr_v5, p2p.parentGroup) == 64);
+static_assert(offsetof(msncclEventDescr_v5, groupApi.groupDepth) == 28 &&
+              offsetof(msncclEventDescr_v5, collApi.graphCaptured) == 64);
 static_assert(sizeof(msncclStateArgs_v1) == 16 && sizeof(msncclStateArgs_v4) == 8);
 #endif
 
