@@ -29,23 +29,6 @@ struct Options {
   meshscope::app::ConfigFlags config;
 };
 
-int run_command_line(const std::vector<std::string>& args) {
-  CLI::App root{"meshscope"};
-  for (const auto& command : meshscope::app::commands()) command.setup(root);
-  std::vector<const char*> argv{"meshscope"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  meshscope::app::exit_code() = 0;
-  root.parse(static_cast<int>(argv.size()), argv.data());
-  return meshscope::app::exit_code();
-}
-
-bool has_command(const std::string& name) {
-  for (const auto& c : meshscope::app::commands()) {
-    if (c.name == name) return true;
-  }
-  return false;
-}
-
 // The MODEL/CONFIG flags given on the command line, as they were written (for `compare`).
 std::vector<std::string> given_model_flags(CLI::App& cmd, const CLI::App& model_group) {
   std::vector<std::string> args;
@@ -126,13 +109,13 @@ int record(const Options& o, const std::vector<std::string>& model_args) {
       std::printf("\n");
       std::fflush(stdout);
       try {
-        run_command_line(args);
+        meshscope::app::run_command_line(args);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "meshscope %s: %s\n", args.front().c_str(), e.what());
       }
     };
-    if (has_command("report")) summary({"report", job.string()});
-    if (!model_args.empty() && has_command("compare")) {
+    if (meshscope::app::has_command("report")) summary({"report", job.string()});
+    if (!model_args.empty() && meshscope::app::has_command("compare")) {
       std::vector<std::string> args{"compare", job.string()};
       args.insert(args.end(), model_args.begin(), model_args.end());
       summary(args);
