@@ -1,7 +1,11 @@
 #include "collectors/import/input_file.hpp"
 
 #include <libdeflate.h>
+#include <sys/mman.h>
 #include <zlib.h>
+
+#include <algorithm>
+#include <cstdlib>
 
 #include <cstring>
 #include <fstream>
@@ -55,16 +59,44 @@ std::uint64_t content_size_hint(const std::filesystem::path& path) {
   return estimate;
 }
 
-void read_whole_file(const std::filesystem::path& path, std::string& buffer, std::size_t padding) {
+ByteBuffer::~ByteBuffer() {
+  std::free(data_);
+}
+
+void ByteBuffer::reserve(std::size_t capacity) {
+  if (capacity <= capacity_) return;
+  constexpr std::size_t kHugePage = std::size_t{2} << 20;
+  const std::size_t rounded = (capacity + kHugePage - 1) / kHugePage * kHugePage;
+  char* fresh = static_cast<char*>(std::aligned_alloc(kHugePage, rounded));
+  if (!fresh) throw std::bad_alloc();
+  ::madvise(fresh, rounded, MADV_HUGEPAGE);  // a hint: without transparent huge pages it changes nothing
+  if (size_) std::memcpy(fresh, data_, size_);
+  std::free(data_);
+  data_ = fresh;
+  capacity_ = rounded;
+}
+
+void ByteBuffer::resize(std::size_t size) {
+  if (size > capacity_) reserve(std::max(size, capacity_ * 2));
+  size_ = size;
+}
+
+void read_whole_file(const std::filesystem::path& path, ByteBuffer& buffer, std::size_t padding) {
   require_readable_file(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("{}: cannot open for reading", path.string());
   const auto size = static_cast<std::size_t>(std::filesystem::file_size(path));
+  auto finish = [&](std::size_t content) {
+    buffer.reserve(content + padding);
+    std::memset(buffer.data() + content, 0, padding);
+    buffer.resize(content);
+  };
   if (!is_gzip_file(path)) {
-    buffer.resize(size + padding);
+    buffer.reserve(size + padding);
+    buffer.resize(size);
     in.read(buffer.data(), static_cast<std::streamsize>(size));
     if (static_cast<std::size_t>(in.gcount()) != size) fail("{}: short read", path.string());
-    buffer.resize(size);
+    finish(size);
     return;
   }
   std::string compressed(size, '\0');
@@ -74,14 +106,14 @@ void read_whole_file(const std::filesystem::path& path, std::string& buffer, std
       libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
   if (!decompressor) fail("{}: out of memory", path.string());
   std::size_t capacity = static_cast<std::size_t>(content_size_hint(path));
-  buffer.clear();
+  buffer.resize(0);
   // One gzip member after another (concatenated .gz files are legal); each member is decompressed in turn.
   std::size_t in_offset = 0;
   while (in_offset < compressed.size()) {
     const std::size_t out_offset = buffer.size();
     std::size_t member_capacity = std::max<std::size_t>(capacity, 1024);
     for (;;) {
-      buffer.resize(out_offset + member_capacity + padding);
+      buffer.reserve(out_offset + member_capacity + padding);
       std::size_t in_used = 0, out_used = 0;
       const auto result = libdeflate_gzip_decompress_ex(
           decompressor.get(), compressed.data() + in_offset, compressed.size() - in_offset,
@@ -101,6 +133,7 @@ void read_whole_file(const std::filesystem::path& path, std::string& buffer, std
     while (in_offset < compressed.size() && compressed[in_offset] == '\0') ++in_offset;
     capacity = 0;
   }
+  finish(buffer.size());
 }
 
 ChunkReader::ChunkReader(const std::filesystem::path& path) : path_(path) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 namespace meshscope::import {
 
@@ -16,9 +17,31 @@ bool is_sqlite_file(const std::filesystem::path& path);
 // for files under 4 GiB decompressed, otherwise a lower bound).
 std::uint64_t content_size_hint(const std::filesystem::path& path);
 
-// Reads and decompresses the whole file into BUFFER, leaving `padding` spare bytes at the end (simdjson needs
-// them). Throws Error naming the file for missing files and corrupt or truncated gzip data.
-void read_whole_file(const std::filesystem::path& path, std::string& buffer, std::size_t padding);
+// A byte buffer for a whole decompressed trace: 2 MiB-aligned and marked for transparent huge pages, and left
+// uninitialised (the reader writes it once), so a large trace costs few page faults.
+class ByteBuffer {
+ public:
+  ByteBuffer() = default;
+  ~ByteBuffer();
+  ByteBuffer(const ByteBuffer&) = delete;
+  ByteBuffer& operator=(const ByteBuffer&) = delete;
+  void reserve(std::size_t capacity);  // keeps the contents
+  void resize(std::size_t size);       // grows the capacity as needed; new bytes are unspecified
+  char* data() { return data_; }
+  const char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  std::size_t capacity() const { return capacity_; }
+  std::string_view view() const { return {data_, size_}; }
+
+ private:
+  char* data_ = nullptr;
+  std::size_t size_ = 0, capacity_ = 0;
+};
+
+// Reads and decompresses the whole file into BUFFER, leaving at least `padding` spare bytes of capacity after
+// the content, all zero (simdjson reads past the end). Throws Error naming the file for missing files and
+// corrupt or truncated gzip data.
+void read_whole_file(const std::filesystem::path& path, ByteBuffer& buffer, std::size_t padding);
 
 // Reads a file (gzip or plain) in chunks without holding it whole.
 class ChunkReader {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <set>
 #include <tuple>
@@ -125,8 +126,13 @@ Category classify_category(std::string_view cat) {
 // that does is compared in its escaped form and so simply matches nothing.
 std::string_view raw_key(simdjson::simdjson_result<od::field>& field) {
   const char* start = field.key().value().raw();
-  const char* end = start;
-  while (*end != '"') end += *end == '\\' ? 2 : 1;
+  // A key is followed by its closing quote within the (padded) document; keys with escapes are rare and fall
+  // back to the careful scan.
+  const char* end = static_cast<const char*>(std::memchr(start, '"', 256));
+  if (!end || std::memchr(start, '\\', static_cast<std::size_t>(end - start))) {
+    end = start;
+    while (*end != '"') end += *end == '\\' ? 2 : 1;
+  }
   return {start, static_cast<std::size_t>(end - start)};
 }
 
@@ -196,13 +202,15 @@ class FileImporter {
   // ---- top level ----
 
   void run_in_memory() {
-    std::string buffer;
+    import::ByteBuffer buffer;
     {
       PhaseTimer timer("kineto: read + decompress");
       import::read_whole_file(path_, buffer, simdjson::SIMDJSON_PADDING);
     }
     PhaseTimer timer("kineto: parse + hand over");
-    if (buffer.find_first_not_of(" \t\r\n") == std::string::npos) fail("{}: empty file", path_.string());
+    if (buffer.view().find_first_not_of(" \t\r\n") == std::string_view::npos) {
+      fail("{}: empty file", path_.string());
+    }
     od::parser parser;
     simdjson::padded_string_view view(buffer.data(), buffer.size(),
                                       buffer.size() + simdjson::SIMDJSON_PADDING);
@@ -216,7 +224,7 @@ class FileImporter {
     if (top != od::json_type::object) fail("{}: not a Chrome-trace JSON object", path_.string());
     // Metadata usually precedes traceEvents; when some of it follows the events (baseTimeNanoseconds often
     // does), read the metadata first so that every event is written with its final rank and clock.
-    if (metadata_follows_events(buffer)) {
+    if (metadata_follows_events(buffer.view())) {
       for (auto field : doc.get_object()) {
         const std::string_view key = field.unescaped_key();
         if (key != "traceEvents") handle_metadata(key, field.value());
@@ -250,9 +258,9 @@ class FileImporter {
 
   // True when a metadata key that affects how events are written appears only after the events: a cheap look
   // at the text before "traceEvents" and at the last megabyte of the file.
-  static bool metadata_follows_events(const std::string& buffer) {
+  static bool metadata_follows_events(std::string_view buffer) {
     const std::size_t events_at = buffer.find("\"traceEvents\"");
-    if (events_at == std::string::npos) return false;
+    if (events_at == std::string_view::npos) return false;
     const std::string_view head(buffer.data(), events_at);
     const std::size_t tail_start =
         buffer.size() > (std::size_t{1} << 20) ? buffer.size() - (std::size_t{1} << 20) : events_at;
