@@ -193,6 +193,14 @@ struct ProfileWriter::Impl {
     insert_meta = db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?,?)");
   }
 
+  void finalize_statements() {
+    for (sql::Statement* s : {&insert_string, &insert_activity, &insert_collective, &insert_api_call,
+                              &insert_range, &insert_flow, &insert_rank, &insert_device, &insert_pg,
+                              &insert_stream, &insert_thread, &insert_diagnostic, &insert_meta}) {
+      *s = sql::Statement();
+    }
+  }
+
   void write_batch(const Batch& batch) {
     for (const auto& [id, text] : batch.strings) {
       insert_string.bind(1, id);
@@ -342,7 +350,7 @@ struct ProfileWriter::Impl {
     }
     for (const auto& d : batch.diagnostics) {
       auto& s = insert_diagnostic;
-      s.bind(1, d.rank);
+      s.bind(1, d.rank < 0 ? kNull : d.rank);  // a negative rank: the whole job
       s.bind_text(2, d.severity);
       s.bind_text(3, d.message);
       s.run();
@@ -799,6 +807,7 @@ void ProfileWriter::commit() {
     db.exec("COMMIT");
   }
   if (impl_->options.durable) db.exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+  impl_->finalize_statements();  // an unfinalized statement would keep the connection (and its lock) alive
   db.close();
   std::error_code error;
   std::filesystem::rename(impl_->temp, impl_->target, error);

@@ -62,6 +62,7 @@ class ProfileWriter {
   void add_process_group(const ProcessGroupInfo& info);
   void add_stream(const StreamInfo& info);
   void add_thread(const ThreadInfo& info);
+  // RANK -1 (any negative rank) files the diagnostic under the whole job (diagnostics.rank NULL).
   void add_diagnostic(std::int32_t rank, std::string_view severity, std::string_view message);
   void set_meta(std::string_view key, std::string_view value);
 

@@ -136,19 +136,6 @@ bool collective_of(std::string_view op, model::Collective& out) {
   return true;
 }
 
-std::int64_t message_bytes(const Profile& profile, const meshscope::Collective& c) {
-  // nccl-tests size (doc/PERFORMANCE.md): the larger of the input and output buffers; else elements × dtype.
-  std::int64_t bytes = 0;
-  if (c.in_bytes != kNull) bytes = std::max(bytes, c.in_bytes);
-  if (c.out_bytes != kNull) bytes = std::max(bytes, c.out_bytes);
-  if (bytes > 0) return bytes;
-  const int size = measure::dtype_size(profile.str(c.dtype));
-  if (size == 0) return 0;
-  if (c.in_nelems != kNull) bytes = std::max(bytes, c.in_nelems * size);
-  if (c.out_nelems != kNull) bytes = std::max(bytes, c.out_nelems * size);
-  return bytes;
-}
-
 std::vector<int> group_members(const Profile& profile, const meshscope::Collective& c) {
   std::vector<int> out;
   const std::string& text = profile.str(c.pg_ranks);

@@ -45,8 +45,8 @@ struct LinkPoint {
 // "reduce_scatter_tensor_coalesced", "all_to_all", "send", ...); false when it has no counterpart.
 bool collective_of(std::string_view op, model::Collective& out);
 
-// nccl-tests message size of a collective record (0 when unknown).
-std::int64_t message_bytes(const Profile& profile, const meshscope::Collective& c);
+// nccl-tests message size of a collective record (0 when unknown): the measured analysis' definition.
+using measure::message_bytes;
 
 // Link class of a group: inter-node when its MEMBERS sit on more than one node (by the ranks' host names
 // when the profile has all of them, else rank / GPUS_PER_NODE in launcher order), intra-node otherwise;

@@ -23,18 +23,6 @@ bool is_p2p(std::string_view op) {
   return op == "send" || op == "recv" || op == "sendrecv";
 }
 
-std::int64_t message_bytes(const Profile& profile, const Collective& c) {
-  std::int64_t bytes = 0;
-  if (c.in_bytes != kNull) bytes = std::max(bytes, c.in_bytes);
-  if (c.out_bytes != kNull) bytes = std::max(bytes, c.out_bytes);
-  if (bytes > 0) return bytes;
-  const int size = dtype_size(profile.str(c.dtype));
-  if (size == 0) return 0;
-  if (c.in_nelems != kNull) bytes = std::max(bytes, c.in_nelems * size);
-  if (c.out_nelems != kNull) bytes = std::max(bytes, c.out_nelems * size);
-  return bytes;
-}
-
 TimeNs nearest_rank(std::vector<TimeNs>& values, double p) {
   if (values.empty()) return 0;
   auto index = static_cast<std::size_t>(std::ceil(p * static_cast<double>(values.size())));
@@ -92,6 +80,19 @@ struct Pending {
 };
 
 }  // namespace
+
+// nccl-tests size: the larger of the input and output buffers; else elements x dtype size.
+std::int64_t message_bytes(const Profile& profile, const Collective& c) {
+  std::int64_t bytes = 0;
+  if (c.in_bytes != kNull) bytes = std::max(bytes, c.in_bytes);
+  if (c.out_bytes != kNull) bytes = std::max(bytes, c.out_bytes);
+  if (bytes > 0) return bytes;
+  const int size = dtype_size(profile.str(c.dtype));
+  if (size == 0) return 0;
+  if (c.in_nelems != kNull) bytes = std::max(bytes, c.in_nelems * size);
+  if (c.out_nelems != kNull) bytes = std::max(bytes, c.out_nelems * size);
+  return bytes;
+}
 
 double busbw_factor(std::string_view op, std::int64_t n) {
   if (n < 2) return 1.0;

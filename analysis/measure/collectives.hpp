@@ -87,6 +87,9 @@ struct NameOnlyComm {
 // Statistics and cross-rank matching over every rank's Rank::collectives. NAME_ONLY_COMM holds, per rank
 // (same order as Profile::ranks()), the communication kernels without metadata; they enter the statistics
 // (operation from the kernel name, sizes unknown) but cannot be matched across ranks.
+// Message size of a collective record as nccl-tests counts it (the larger buffer), in bytes; 0 when unknown.
+std::int64_t message_bytes(const Profile& profile, const Collective& c);
+
 CollectiveReport analyze_collectives(const Profile& profile,
                                      const std::vector<std::vector<NameOnlyComm>>& name_only_comm);
 

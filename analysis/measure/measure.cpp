@@ -293,8 +293,8 @@ void analyze_rank(const Profile& profile, const Rank& r, const Classifier& class
         effective = kDropped;
         ++out.hta_dropped;
       }
-      // HTA holds Kineto's µs timestamps as float64 (a 0.25 µs grid at epoch scale), computes end = ts + dur in
-      // float64, then rounds ts up and end down to whole µs.
+      // HTA holds Kineto's µs timestamps as float64 (a 0.25 µs grid at epoch scale), computes end = ts + dur
+      // in float64, then rounds ts up and end down to whole µs.
       const TimeNs local = iv.start - origin;
       const TimeNs whole_us = floor_div(local, 1000);
       const double ts = static_cast<double>(whole_us) + static_cast<double>(local - whole_us * 1000) * 1e-3;

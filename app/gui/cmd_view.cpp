@@ -102,45 +102,12 @@ int run_view(const ViewFlags& flags) {
   return status;
 }
 
-// The command-line sample job (what cmd_default.cpp's priority-0 job does), for when there is no display.
-int text_sample_job() {
-  auto run = [](const std::vector<std::string>& args) {
-    CLI::App root{"meshscope"};
-    for (const auto& command : commands()) command.setup(root);
-    std::vector<const char*> argv{"meshscope"};
-    for (const auto& a : args) argv.push_back(a.c_str());
-    root.parse(static_cast<int>(argv.size()), argv.data());
-    return exit_code();
-  };
-  const std::filesystem::path sample = bundled_sample_path();
-  const char* cache_home = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  std::filesystem::path cache = cache_home && *cache_home ? std::filesystem::path(cache_home)
-                                : home && *home           ? std::filesystem::path(home) / ".cache"
-                                                          : std::filesystem::temp_directory_path();
-  cache /= "meshscope";
-  std::filesystem::create_directories(cache);
-  const auto profile = cache / "sample_job.msdb";
-  std::printf("meshscope: no arguments, so importing the bundled sample job %s\n\n", sample.c_str());
-  import_traces({sample}, profile);
-  int rc = run({"info", profile.string()});
-  if (rc == 0) {
-    for (const auto& c : commands()) {
-      if (c.name != "report") continue;
-      std::printf("\n");
-      rc = run({"report", profile.string()});
-    }
-  }
-  std::printf("\nNext: meshscope --help lists every command; the profile is %s\n", profile.c_str());
-  return rc;
-}
-
 int gui_default_job() {
   if (!gui::has_display()) {
     std::printf(
         "meshscope: no display (DISPLAY/WAYLAND_DISPLAY unset), so the desktop view is not opened; "
         "running the command-line sample instead.\n");
-    return text_sample_job();
+    return run_text_sample_job();
   }
   gui::WindowOptions o;
   o.panel = gui::Panel::kExplorer;
@@ -150,7 +117,7 @@ int gui_default_job() {
   if (status == 4) {
     std::printf(
         "meshscope: could not open an OpenGL 3.3 window, so running the command-line sample instead.\n");
-    return text_sample_job();
+    return run_text_sample_job();
   }
   return status;
 }

@@ -2,6 +2,8 @@
 // Dear ImGui context (the null backend of imgui's examples/example_null).
 #pragma once
 
+#include <unistd.h>
+
 #include <imgui.h>
 
 #include <cstdlib>
@@ -26,8 +28,10 @@ inline std::filesystem::path imported(const std::filesystem::path& trace) {
   static std::map<std::string, std::filesystem::path> cache;
   auto it = cache.find(trace.string());
   if (it != cache.end()) return it->second;
+  // The process id keeps tests that ctest runs in parallel from importing over each other's file.
   const auto out = std::filesystem::path(MESHSCOPE_TEST_TMP) /
-                   ("gui-" + std::to_string(std::hash<std::string>{}(trace.string())) + ".msdb");
+                   ("gui-" + std::to_string(std::hash<std::string>{}(trace.string())) + "-" +
+                    std::to_string(::getpid()) + ".msdb");
   std::filesystem::remove(out);
   const std::string command = std::string("'") + MESHSCOPE_BINARY + "' import '" + trace.string() + "' -o '" +
                               out.string() + "' > /dev/null";

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "analysis/measure/measure.hpp"
 #include "profiler/profile.hpp"
@@ -111,13 +112,14 @@ const Profile* imported(const Reference& ref, std::string& message) {
   if (it != cache.end()) return &it->second;
   const std::filesystem::path dir = std::filesystem::path(MESHSCOPE_TEST_TMP) / "hta_reference";
   std::filesystem::create_directories(dir);
-  const auto out = dir / (ref.name + ".msdb");
+  // The process id keeps tests that ctest runs in parallel from importing over each other's file.
+  const auto out = dir / (ref.name + "-" + std::to_string(::getpid()) + ".msdb");
   std::string command = fmt::format("\"{}\" import", MESHSCOPE_BINARY);
   for (const auto& input : ref.inputs) {
     command +=
         fmt::format(" \"{}\"", (std::filesystem::path(MESHSCOPE_SHARED_DIR) / "traces" / input).string());
   }
-  const auto log = dir / (ref.name + ".log");
+  const auto log = dir / (ref.name + "-" + std::to_string(::getpid()) + ".log");
   command += fmt::format(" -o \"{}\" > \"{}\" 2>&1", out.string(), log.string());
   if (std::system(command.c_str()) != 0) {
     std::ifstream in(log);

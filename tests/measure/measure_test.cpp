@@ -9,6 +9,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "profiler/error.hpp"
 #include "profiler/profile_writer.hpp"
@@ -21,7 +22,8 @@ using V = std::vector<Interval>;
 
 std::filesystem::path temp_profile(const std::string& name) {
   std::filesystem::create_directories(MESHSCOPE_TEST_TMP);
-  auto path = std::filesystem::path(MESHSCOPE_TEST_TMP) / ("measure_" + name + ".msdb");
+  auto path = std::filesystem::path(MESHSCOPE_TEST_TMP) /
+              ("measure_" + name + "-" + std::to_string(::getpid()) + ".msdb");
   std::filesystem::remove(path);
   return path;
 }
