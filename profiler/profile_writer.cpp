@@ -95,11 +95,56 @@ struct ProfileWriter::Impl {
   std::int64_t next_activity_id = 1;
   std::int64_t next_collective_id = 1;
   std::int64_t next_range_id = 1;
-  // Ranges are held until commit so that nesting is computed in memory; a trace with more than this many
-  // spills them to the database as they come and nests them there instead (memory stays flat).
-  static constexpr std::size_t kMaxBufferedRanges = std::size_t{4} << 20;
-  std::vector<Batch::Range> buffered_ranges;
-  bool ranges_spilled = false;
+  // Nesting is computed as ranges arrive when each track's ranges come in start order (the usual case):
+  // ranges with the same start wait until a later start shows up (the longest of them is the parent), then
+  // take their depth from the track's stack of open ranges and go to the database. A range that arrives out
+  // of order turns this off; commit() then rebuilds the nesting of every range in SQL.
+  struct Track {
+    struct Open {
+      std::int64_t id;
+      TimeNs end;
+    };
+    std::vector<Open> stack;
+    std::vector<Batch::Range> same_start;  // ranges sharing the latest start, not yet nested
+  };
+  struct TrackKey {
+    std::int32_t rank;
+    std::int64_t pid, tid;
+    bool operator==(const TrackKey&) const = default;
+  };
+  struct TrackKeyHash {
+    std::size_t operator()(const TrackKey& k) const {
+      return std::hash<std::int64_t>{}(k.pid * 1'000'003 + k.tid) ^ std::hash<std::int32_t>{}(k.rank);
+    }
+  };
+  std::unordered_map<TrackKey, Track, TrackKeyHash> tracks;
+  bool nest_online = true;
+
+  void emit_same_start(Track& track) {
+    auto& group = track.same_start;
+    if (group.empty()) return;
+    std::stable_sort(group.begin(), group.end(), [](const Batch::Range& a, const Batch::Range& b) {
+      return a.record.end_ns > b.record.end_ns;
+    });
+    for (auto& range : group) {
+      const TimeNs start = range.record.start_ns, end = range.record.end_ns;
+      auto& stack = track.stack;
+      while (!stack.empty() && stack.back().end <= start && !(stack.back().end == start && end == start)) {
+        stack.pop_back();
+      }
+      range.depth = static_cast<std::int64_t>(stack.size());
+      range.parent = stack.empty() ? kNull : stack.back().id;
+      stack.push_back({range.id, end});
+      current->ranges.push_back(range);
+    }
+    group.clear();
+    maybe_flush();
+  }
+
+  void emit_all_pending() {
+    for (auto& [key, track] : tracks) emit_same_start(track);
+  }
+
   // Earliest start and latest end per rank, for ranks.first_ns/last_ns.
   std::unordered_map<std::int32_t, std::pair<TimeNs, TimeNs>> rank_extent;
   void extend(std::int32_t rank, TimeNs start, TimeNs end) {
@@ -435,45 +480,6 @@ struct ProfileWriter::Impl {
     thread.join();
   }
 
-  // Nests the buffered ranges per (rank, pid, tid) track (same rule as rebuild_nesting) and hands them over.
-  void nest_buffered_ranges() {
-    auto& ranges = buffered_ranges;
-    std::sort(ranges.begin(), ranges.end(), [](const Batch::Range& a, const Batch::Range& b) {
-      const auto& x = a.record;
-      const auto& y = b.record;
-      if (x.rank != y.rank) return x.rank < y.rank;
-      if (x.pid != y.pid) return x.pid < y.pid;
-      if (x.tid != y.tid) return x.tid < y.tid;
-      if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
-      if (x.end_ns != y.end_ns) return x.end_ns > y.end_ns;
-      return a.id < b.id;
-    });
-    struct Open {
-      std::int64_t id;
-      TimeNs end;
-    };
-    std::vector<Open> stack;
-    const RangeRecord* track = nullptr;
-    for (auto& range : ranges) {
-      const auto& r = range.record;
-      if (!track || track->rank != r.rank || track->pid != r.pid || track->tid != r.tid) stack.clear();
-      track = &r;
-      while (!stack.empty() && stack.back().end <= r.start_ns &&
-             !(stack.back().end == r.start_ns && r.end_ns == r.start_ns)) {
-        stack.pop_back();
-      }
-      range.depth = static_cast<std::int64_t>(stack.size());
-      range.parent = stack.empty() ? kNull : stack.back().id;
-      stack.push_back({range.id, r.end_ns});
-    }
-    for (auto& range : ranges) {
-      current->ranges.push_back(range);
-      maybe_flush();
-    }
-    ranges.clear();
-    ranges.shrink_to_fit();
-  }
-
   // Rebuilds nesting depth and parent per (rank, pid, tid) track: ranges sorted by start (longer first on
   // ties) nest inside the innermost open range that has not ended. Ranges that overlap without nesting are
   // kept, one level deeper, so nothing is hidden.
@@ -716,17 +722,19 @@ void ProfileWriter::add_range(const RangeRecord& record) {
   auto& impl = *impl_;
   impl.extend(record.rank, record.start_ns, record.end_ns);
   Batch::Range range{impl.next_range_id++, 0, kNull, record};
-  if (!impl.ranges_spilled) {
-    impl.buffered_ranges.push_back(range);
-    if (impl.buffered_ranges.size() < impl.options.max_buffered_ranges) return;
-    impl.ranges_spilled = true;  // too many to hold: write them as they come and nest them in SQL at commit
-    for (const auto& r : impl.buffered_ranges) {
-      impl.current->ranges.push_back(r);
-      impl.maybe_flush();
+  if (impl.nest_online) {
+    auto& track = impl.tracks[Impl::TrackKey{record.rank, record.pid, record.tid}];
+    const TimeNs group_start =
+        track.same_start.empty() ? record.start_ns : track.same_start.front().record.start_ns;
+    if (record.start_ns >= group_start) {
+      if (record.start_ns > group_start) impl.emit_same_start(track);
+      track.same_start.push_back(range);
+      return;
     }
-    impl.buffered_ranges.clear();
-    impl.buffered_ranges.shrink_to_fit();
-    return;
+    // Out of order: write everything as it comes and rebuild the nesting in SQL at commit.
+    impl.nest_online = false;
+    impl.emit_all_pending();
+    impl.tracks.clear();
   }
   impl.current->ranges.push_back(range);
   impl.maybe_flush();
@@ -781,7 +789,7 @@ void ProfileWriter::checkpoint() {
 void ProfileWriter::commit() {
   {
     PhaseTimer timer("writer: drain batches");
-    if (!impl_->ranges_spilled) impl_->nest_buffered_ranges();
+    impl_->emit_all_pending();
     impl_->drain();
     impl_->stop_thread();
   }
@@ -796,7 +804,7 @@ void ProfileWriter::commit() {
     PhaseTimer timer("writer: resolve collectives");
     impl_->resolve_cpu_collectives();
   }
-  if (impl_->ranges_spilled) {
+  if (!impl_->nest_online) {
     PhaseTimer timer("writer: rebuild nesting");
     db.exec("PRAGMA temp_store=FILE");  // the sort of millions of ranges spills to disk, not memory
     impl_->rebuild_nesting();

@@ -23,9 +23,6 @@ struct WriterOptions {
   std::size_t batch_records = 32768;
   // Run inserts on a background thread. Off makes every flush synchronous (handy in tests and signal paths).
   bool background = true;
-  // CPU ranges held in memory until commit so that their nesting is computed there (fast). Past this many,
-  // they are written as they come and nested in SQL at commit instead, so memory stays flat for huge traces.
-  std::size_t max_buffered_ranges = std::size_t{1} << 20;
   // Durable writes (fsync at commit). Importers leave this off: the file is renamed only once complete
   // anyway.
   bool durable = false;

@@ -151,15 +151,8 @@ ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
   }
   ImportSummary summary;
   std::uint64_t total_bytes = 0;
-  bool streaming = false;
-  for (const auto& file : files) {
-    const auto bytes = import::content_size_hint(file);
-    total_bytes += bytes;
-    streaming = streaming || bytes > options.streaming_threshold_bytes;
-  }
-  WriterOptions writer_options;
-  if (streaming) writer_options.max_buffered_ranges = 0;  // huge traces: nest in SQL, keep memory flat
-  ProfileWriter writer(output, writer_options);
+  for (const auto& file : files) total_bytes += import::content_size_hint(file);
+  ProfileWriter writer(output);
   RankAssigner assigner(files.size());
   std::uint64_t done_bytes = 0;
   std::vector<std::string> formats;

@@ -204,7 +204,6 @@ bool Session::open_writer() {
   WriterOptions writer_options;
   writer_options.background = false;       // this thread is already the background
   writer_options.durable = true;           // WAL: a killed process leaves a readable file
-  writer_options.max_buffered_ranges = 0;  // ranges go to disk as they come (nested in SQL at commit)
   writer_options.batch_records = 4096;
   writer_ = std::make_unique<ProfileWriter>(target_, writer_options);
   writer_->set_meta("source_format", "meshscope-record");

@@ -3,7 +3,9 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 
 #include "profiler/error.hpp"
 #include "profiler/profile.hpp"
@@ -66,31 +68,30 @@ TEST(ProfileWriter, NothingAppearsUntilCommitAndAbandonedWritesLeaveNothing) {
   EXPECT_EQ(entries(dir), 1u);
 }
 
-// Nesting is computed in memory for ordinary traces and in SQL for huge ones (max_buffered_ranges exceeded);
-// both must agree.
-class ProfileWriterNesting : public ::testing::TestWithParam<std::size_t> {};
+// Nesting is computed as ranges arrive when each track comes in start order, and rebuilt in SQL at commit
+// when one arrives out of order; both must agree.
+class ProfileWriterNesting : public ::testing::TestWithParam<bool> {};
 
 TEST_P(ProfileWriterNesting, PerTrackWithTiesAndPartialOverlap) {
-  const auto dir = temp_dir("writer-nesting-" + std::to_string(GetParam()));
+  const bool out_of_order = GetParam();
+  const auto dir = temp_dir(std::string("writer-nesting-") + (out_of_order ? "sql" : "online"));
   const auto target = dir / "p.msdb";
   {
     WriterOptions options;
     options.batch_records = 2;
     options.background = false;
-    options.max_buffered_ranges = GetParam();
     ProfileWriter writer(target, options);
     writer.set_rank({});
     const auto outer = writer.intern("outer"), inner = writer.intern("inner"),
                same = writer.intern("same-start"), later = writer.intern("later"),
                overlap = writer.intern("overlap"), other = writer.intern("other");
-    // Given out of order on purpose; "same-start" shares its start with "outer" but is shorter, so it nests.
-    writer.add_range(range(10, 20, same));
-    writer.add_range(range(10, 100, outer));
-    writer.add_range(range(12, 15, inner));
-    writer.add_range(range(50, 60, later));
-    writer.add_range(
-        range(90, 120, overlap));  // starts inside "outer", ends after it: kept, one level deeper
-    writer.add_range(range(10, 100, other, 2));  // another thread: its own depth 0
+    // "same-start" shares its start with "outer" and arrives first, but is shorter, so it nests inside it.
+    std::vector<RangeRecord> ranges = {
+        range(10, 20, same),     range(10, 100, outer),   range(12, 15, inner),
+        range(50, 60, later),    range(90, 120, overlap),  // ends after "outer": one level deeper
+        range(10, 100, other, 2)};                         // another thread: depth 0
+    if (out_of_order) std::reverse(ranges.begin(), ranges.end());
+    for (const auto& r : ranges) writer.add_range(r);
     writer.commit();
   }
   const auto profile = Profile::load(target);
@@ -112,7 +113,7 @@ TEST_P(ProfileWriterNesting, PerTrackWithTiesAndPartialOverlap) {
                              [](const CpuRange& a, const CpuRange& b) { return a.start_ns < b.start_ns; }));
 }
 
-INSTANTIATE_TEST_SUITE_P(InMemoryAndInSql, ProfileWriterNesting, ::testing::Values(std::size_t{1} << 20, 0));
+INSTANTIATE_TEST_SUITE_P(OnlineAndInSql, ProfileWriterNesting, ::testing::Bool());
 
 TEST(ProfileWriter, CpuCollectiveAttachesToTheKernelItLaunched) {
   const auto dir = temp_dir("writer-cpu-collective");
