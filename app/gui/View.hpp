@@ -21,6 +21,7 @@
 #include "analysis/measure/measure.hpp"
 #include "analysis/model/planner.hpp"
 #include "analysis/model/predict.hpp"
+#include "analysis/model/roofline.hpp"
 #include "analysis/model/search.hpp"
 #include "analysis/model/timeline.hpp"
 #include "app/gui/timeline_lod.hpp"
@@ -231,6 +232,7 @@ class View {
     std::string spec_error;
     model::Prediction prediction;
     model::Timeline timeline;
+    std::vector<model::RooflineOperation> roofline;  // the layout's operations for the Roofline panel
     model::ParallelConfig resolved;
     // Search
     bool search_dirty = true;

@@ -207,6 +207,7 @@ void View::explorer_repredict() {
     ex_.resolved = model::resolve(c, ex_.model, ex_.hw);
     ex_.prediction = model::predict(ex_.model, ex_.hw, ex_.resolved, ex_.eff);
     ex_.timeline = model::build_timeline(ex_.prediction);
+    ex_.roofline = model::roofline_operations(ex_.model, ex_.hw, ex_.eff, ex_.resolved);
     ex_.valid = true;
     ex_.error.clear();
   } catch (const std::exception& e) {

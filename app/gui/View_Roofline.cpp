@@ -4,7 +4,7 @@
 // communication it uses) at their arithmetic or communication intensity, the predicted whole step, and the
 // measured step of the open profile against the model's FLOPs. Hover (or the table) says which ceiling binds.
 //
-// [SECTION] Operation points (from the model specs; see the note in docs/GUI.md on where they belong)
+// [SECTION] Operation points (computed by analysis/model/roofline.hpp when the Explorer re-predicts)
 // [SECTION] Canvas
 #include <imgui.h>
 
@@ -14,8 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/model/architecture.hpp"
-#include "analysis/model/collectives.hpp"
+#include "analysis/model/roofline.hpp"
 #include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
 
@@ -23,140 +22,15 @@ namespace meshscope::gui {
 
 namespace {
 
-// [SECTION] Operation points
+// [SECTION] Explanations
 // ---------------------------------------------------------------------------------
 
-enum class Bound { kCompute, kHbm, kNvlink, kNetwork };
-
-struct OpPoint {
-  std::string name;
-  bool comm = false;      // communication point (x = FLOPs per byte sent on the link)
-  bool measured = false;  // from the open profile
-  double flops = 0;       // per GPU
-  double bytes = 0;       // HBM bytes, or bytes on the link
-  double time_s = 0;      // predicted (or measured) time
-  double t_compute = 0;   // the compute it could hide behind (comm) / compute-limited time
-  double t_memory = 0;    // memory- or link-limited time
-  Bound bound = Bound::kCompute;
-  double intensity() const { return bytes > 0 ? flops / bytes : 0; }
-  double attained() const { return time_s > 0 ? flops / time_s : 0; }
-};
-
-struct Roof {
-  double peak = 0, peak_other = 0;          // FLOP/s at the chosen precision and the other one
-  double hbm = 0, nvlink = 0, network = 0;  // bytes/s
-};
-
-std::vector<OpPoint> operation_points(const model::ModelSpec& m, const model::HardwareSpec& hw,
-                                      const model::Efficiencies& eff, const model::ParallelConfig& c,
-                                      const Roof& roof) {
-  std::vector<OpPoint> out;
-  const bool fp8 = c.precision == model::Precision::kFP8;
-  const double bpe = fp8 ? 1.0 : 2.0;  // bytes per element of weights and activations
-  const double gemm_rate = roof.peak * (fp8 ? eff.gemm_fp8 : eff.gemm_bf16);
-  const double hbm_rate = roof.hbm * eff.hbm;
-  const double tokens = static_cast<double>(c.micro_batch) * c.seq / std::max(1, c.cp);
-  const double tp = std::max(1, c.tp);
-  const double d = m.head_size();
-  const double q_dim = m.heads * d, kv_dim = m.kv_heads * d;
-  auto gemm = [&](const char* name, double M, double K, double N) {
-    OpPoint p;
-    p.name = name;
-    p.flops = 2 * M * K * N;
-    p.bytes = bpe * (M * K + K * N + M * N);
-    p.t_compute = p.flops / gemm_rate;
-    p.t_memory = p.bytes / hbm_rate;
-    p.time_s = std::max(p.t_compute, p.t_memory) + eff.gemm_overhead_s;
-    p.bound = p.t_compute >= p.t_memory ? Bound::kCompute : Bound::kHbm;
-    out.push_back(p);
-  };
-  gemm("attention QKV GEMM", tokens, m.hidden, (q_dim + 2 * kv_dim) / tp);
-  gemm("attention output GEMM", tokens, q_dim / tp, m.hidden);
-  const double gate = m.gated_mlp ? 2.0 : 1.0;
-  if (m.is_moe()) {
-    const double ep = std::max(1, c.ep);
-    const double per_expert = std::max(1.0, tokens * ep * m.top_k / m.experts);
-    gemm("expert MLP up GEMM", per_expert, m.hidden, gate * m.moe_ffn / tp);
-    gemm("expert MLP down GEMM", per_expert, m.moe_ffn / tp, m.hidden);
-  } else {
-    gemm("MLP up GEMM", tokens, m.hidden, gate * m.ffn / tp);
-    gemm("MLP down GEMM", tokens, m.ffn / tp, m.hidden);
-  }
-  gemm("logits GEMM", tokens, m.hidden, m.vocab / tp);
-  {
-    OpPoint p;
-    p.name = "attention core (fused)";
-    p.flops = model::attention_flops_per_token(m, c.seq) * tokens / tp;
-    p.bytes = bpe * tokens * (2 * q_dim + 2 * kv_dim) / tp;
-    const double rate = eff.attention_flash_flops_per_s > 0 ? eff.attention_flash_flops_per_s : gemm_rate;
-    p.t_compute = p.flops / rate;
-    p.t_memory = p.bytes / hbm_rate;
-    p.time_s = std::max(p.t_compute, p.t_memory);
-    p.bound = p.t_compute >= p.t_memory ? Bound::kCompute : Bound::kHbm;
-    out.push_back(p);
-  }
-  // One layer's forward compute on this GPU: what the layer's communication can hide behind.
-  double layer_flops = 0, layer_time = 0, attn_flops = 0, attn_time = 0;
-  for (const auto& p : out) {
-    if (p.name == "logits GEMM") continue;
-    layer_flops += p.flops;
-    layer_time += p.time_s;
-    if (p.name == "attention core (fused)") attn_flops = p.flops, attn_time = p.time_s;
-  }
-  const model::Link intra = model::intra_node_link(eff), inter = model::inter_node_link(eff);
-  auto comm = [&](const char* name, model::Collective op, double bytes, int n, int stride, double flops,
-                  double t_compute, int times) {
-    if (n < 2) return;
-    const auto shape = model::group_shape(n, stride, hw.gpus_per_node);
-    OpPoint p;
-    p.name = name;
-    p.comm = true;
-    p.flops = flops;
-    p.bytes = bytes * times;
-    p.t_compute = t_compute;
-    p.t_memory = times * model::hierarchical_time(op, bytes, shape, intra, inter);
-    p.time_s = std::max(p.t_compute, p.t_memory);
-    p.bound = p.t_memory <= p.t_compute ? Bound::kCompute
-              : shape.nodes() > 1       ? Bound::kNetwork
-                                        : Bound::kNvlink;
-    out.push_back(p);
-  };
-  const double act_bytes = tokens * m.hidden * bpe;
-  comm("TP all-reduce (per layer, forward)", model::Collective::kAllReduce, act_bytes, c.tp, 1, layer_flops,
-       layer_time, 2);
-  comm("CP KV all-gather (per layer)", model::Collective::kAllGather, 2 * tokens * kv_dim / tp * bpe * c.cp,
-       c.cp, c.tp, attn_flops, attn_time, 1);
-  if (m.is_moe()) {
-    comm("EP all-to-all (dispatch + combine)", model::Collective::kAllToAll, act_bytes * m.top_k, c.ep,
-         c.tp * c.cp, layer_flops, layer_time, 2);
-  }
-  const double stage_layers = static_cast<double>(m.layers) / std::max(1, c.pp);
-  comm("PP send/recv (per micro-batch)", model::Collective::kSendRecv, act_bytes / (c.sp() ? tp : 1.0), c.pp,
-       c.tp * c.cp * c.dp, layer_flops * stage_layers, layer_time * stage_layers, 1);
-  {
-    const auto counts = model::count_parameters(m);
-    const double params_per_gpu = counts.total() / (tp * std::max(1, c.pp));
-    const double step_flops = 3.0 * layer_flops * stage_layers * c.micro_batches();
-    const double step_time = 3.0 * layer_time * stage_layers * c.micro_batches();
-    comm(c.zero >= 2 ? "DP gradient reduce-scatter (per step)" : "DP gradient all-reduce (per step)",
-         c.zero >= 2 ? model::Collective::kReduceScatter : model::Collective::kAllReduce,
-         params_per_gpu * 2.0, c.dp, c.tp * c.cp, step_flops, step_time, 1);
-  }
-  return out;
-}
+using Bound = model::RooflineBound;
+using OpPoint = model::RooflineOperation;
+using Roof = model::Roof;
 
 const char* bound_text(Bound b) {
-  switch (b) {
-    case Bound::kCompute:
-      return "compute";
-    case Bound::kHbm:
-      return "HBM bandwidth";
-    case Bound::kNvlink:
-      return "NVLink";
-    case Bound::kNetwork:
-      return "inter-node network";
-  }
-  return "?";
+  return model::to_string(b);
 }
 
 std::string explain(const OpPoint& p, const Roof& roof, const char* precision) {
@@ -200,12 +74,7 @@ void View::draw_roofline() {
   }
   const auto& hw = ex_.hw;
   const bool fp8 = ex_.precision == 1;
-  Roof roof;
-  roof.peak = (fp8 ? hw.peak_tflops_fp8 : hw.peak_tflops_bf16) * 1e12;
-  roof.peak_other = (fp8 ? hw.peak_tflops_bf16 : hw.peak_tflops_fp8) * 1e12;
-  roof.hbm = hw.hbm_tbps * 1e12;
-  roof.nvlink = hw.intra_node_gbps * 1e9;
-  roof.network = hw.inter_node_gbps * 1e9;
+  const Roof roof = model::roof_of(hw, fp8 ? model::Precision::kFP8 : model::Precision::kBF16);
   const char* precision = fp8 ? "FP8" : "BF16";
 
   ImGui::Text("Extended roofline of %s", hw.name.c_str());
@@ -214,21 +83,9 @@ void View::draw_roofline() {
                       ex_.model.name.c_str(), precision);
   std::vector<OpPoint> points;
   if (ex_.valid) {
-    points = operation_points(ex_.model, hw, ex_.eff, ex_.resolved, roof);
-    // Whole step, predicted and measured, at the layer's weighted arithmetic intensity.
-    double f = 0, b = 0;
-    for (const auto& p : points) {
-      if (!p.comm && p.name != "logits GEMM") f += p.flops, b += p.bytes;
-    }
-    const double flops_per_gpu = ex_.prediction.model_flops / std::max(1, ex_.resolved.gpus);
-    OpPoint step;
-    step.name = "whole step (predicted)";
-    step.flops = flops_per_gpu;
-    step.bytes = b > 0 ? flops_per_gpu / (f / b) : 0;
-    step.time_s = ex_.prediction.step_time_s;
-    step.t_compute = ex_.prediction.time.compute;
-    step.t_memory = step.time_s - step.t_compute;
-    step.bound = Bound::kCompute;
+    // Computed by the model when the Explorer re-predicts (explorer_repredict), not here.
+    points = ex_.roofline;
+    const OpPoint step = model::predicted_step_point(points, ex_.prediction, ex_.resolved.gpus);
     points.push_back(step);
     if (loaded_) {
       double total = 0, n = 0;
