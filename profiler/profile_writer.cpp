@@ -176,6 +176,7 @@ struct ProfileWriter::Impl {
   };
   std::vector<RankRewrite> rank_rewrites;
 
+  sql::Statement insert_activities, insert_api_calls, insert_ranges;  // kRowsPerInsert rows at a time
   sql::Statement insert_string, insert_activity, insert_collective, insert_api_call, insert_range,
       insert_flow, insert_rank, insert_device, insert_pg, insert_stream, insert_thread, insert_diagnostic,
       insert_meta;
@@ -218,6 +219,22 @@ struct ProfileWriter::Impl {
         "INSERT INTO ranges (id, rank, kind, pid, tid, start_ns, end_ns, name, external_id, step, category, "
         "depth,"
         " parent_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    insert_activities = db.prepare(
+        "INSERT INTO activities (id, rank, kind, device, stream, start_ns, end_ns, name, correlation, "
+        "external_id,"
+        " grid_x, grid_y, grid_z, block_x, block_y, block_z, registers, shared_bytes, bytes, copy_kind, "
+        "graph_id)"
+        " VALUES " +
+        values_clause(kActivityColumns, kRowsPerInsert));
+    insert_api_calls = db.prepare(
+        "INSERT INTO api_calls (rank, kind, pid, tid, start_ns, end_ns, name, correlation, external_id, cbid)"
+        " VALUES " +
+        values_clause(kApiCallColumns, kRowsPerInsert));
+    insert_ranges = db.prepare(
+        "INSERT INTO ranges (id, rank, kind, pid, tid, start_ns, end_ns, name, external_id, step, category, "
+        "depth,"
+        " parent_id) VALUES " +
+        values_clause(kRangeColumns, kRowsPerInsert));
     insert_flow = db.prepare(
         "INSERT INTO flows (rank, category, flow_id, src_ns, src_pid, src_tid, dst_ns, dst_pid, dst_tid)"
         " VALUES (?,?,?,?,?,?,?,?,?)");
@@ -239,11 +256,91 @@ struct ProfileWriter::Impl {
   }
 
   void finalize_statements() {
-    for (sql::Statement* s : {&insert_string, &insert_activity, &insert_collective, &insert_api_call,
-                              &insert_range, &insert_flow, &insert_rank, &insert_device, &insert_pg,
-                              &insert_stream, &insert_thread, &insert_diagnostic, &insert_meta}) {
+    for (sql::Statement* s :
+         {&insert_activities, &insert_api_calls, &insert_ranges, &insert_string, &insert_activity,
+          &insert_collective, &insert_api_call, &insert_range, &insert_flow, &insert_rank, &insert_device,
+          &insert_pg, &insert_stream, &insert_thread, &insert_diagnostic, &insert_meta}) {
       *s = sql::Statement();
     }
+  }
+
+  // The three large tables are inserted kRowsPerInsert rows per statement: SQLite's per-statement cost is
+  // then paid once for many rows.
+  static constexpr int kRowsPerInsert = 16;
+  static constexpr int kActivityColumns = 21, kApiCallColumns = 10, kRangeColumns = 13;
+
+  static std::string values_clause(int columns, int rows) {
+    std::string row = "(";
+    for (int c = 0; c < columns; ++c) row += c ? ",?" : "?";
+    row += ")";
+    std::string out;
+    for (int r = 0; r < rows; ++r) out += (r ? "," : "") + row;
+    return out;
+  }
+
+  template <typename Rows, typename Bind>
+  static void insert_rows(const Rows& rows, sql::Statement& one, sql::Statement& many, int columns,
+                          Bind bind) {
+    std::size_t i = 0;
+    for (; i + kRowsPerInsert <= rows.size(); i += kRowsPerInsert) {
+      for (int r = 0; r < kRowsPerInsert; ++r) bind(many, r * columns, rows[i + static_cast<std::size_t>(r)]);
+      many.run();
+    }
+    for (; i < rows.size(); ++i) {
+      bind(one, 0, rows[i]);
+      one.run();
+    }
+  }
+
+  static void bind_activity(sql::Statement& s, int b, const std::pair<std::int64_t, ActivityRecord>& row) {
+    const auto& [id, a] = row;
+    s.bind(b + 1, id);
+    s.bind(b + 2, a.rank);
+    s.bind(b + 3, static_cast<int>(a.kind));
+    s.bind(b + 4, a.device);
+    s.bind(b + 5, a.stream);
+    s.bind(b + 6, a.start_ns);
+    s.bind(b + 7, a.end_ns);
+    s.bind_string_id(b + 8, a.name);
+    s.bind(b + 9, a.correlation);
+    s.bind(b + 10, a.external_id);
+    for (int i = 0; i < 3; ++i) s.bind(b + 11 + i, a.grid[i]);
+    for (int i = 0; i < 3; ++i) s.bind(b + 14 + i, a.block[i]);
+    s.bind(b + 17, a.registers);
+    s.bind(b + 18, a.shared_bytes);
+    s.bind(b + 19, a.bytes);
+    s.bind_string_id(b + 20, a.copy_kind);
+    s.bind(b + 21, a.graph_id);
+  }
+
+  static void bind_api_call(sql::Statement& s, int b, const ApiCallRecord& a) {
+    s.bind(b + 1, a.rank);
+    s.bind(b + 2, static_cast<int>(a.kind));
+    s.bind(b + 3, a.pid);
+    s.bind(b + 4, a.tid);
+    s.bind(b + 5, a.start_ns);
+    s.bind(b + 6, a.end_ns);
+    s.bind_string_id(b + 7, a.name);
+    s.bind(b + 8, a.correlation);
+    s.bind(b + 9, a.external_id);
+    s.bind(b + 10, a.cbid);
+  }
+
+  static void bind_range(sql::Statement& s, int b, const Batch::Range& row) {
+    const auto& [id, depth, parent, r] = row;
+    s.bind(b + 1, id);
+    s.bind(b + 2, r.rank);
+    s.bind(b + 3, static_cast<int>(r.kind));
+    s.bind(b + 4, r.pid);
+    s.bind(b + 5, r.tid);
+    s.bind(b + 6, r.start_ns);
+    s.bind(b + 7, r.end_ns);
+    s.bind_string_id(b + 8, r.name);
+    s.bind(b + 9, r.external_id);
+    s.bind(b + 10, r.step);
+    s.bind_string_id(b + 11, r.category);
+    s.bind(b + 12, depth);
+    s.bind(b + 13, parent);
   }
 
   void write_batch(const Batch& batch) {
@@ -252,27 +349,7 @@ struct ProfileWriter::Impl {
       sqlite3_bind_text(insert_string.handle(), 2, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
       insert_string.run();
     }
-    for (const auto& [id, a] : batch.activities) {
-      auto& s = insert_activity;
-      s.bind(1, id);
-      s.bind(2, a.rank);
-      s.bind(3, static_cast<int>(a.kind));
-      s.bind(4, a.device);
-      s.bind(5, a.stream);
-      s.bind(6, a.start_ns);
-      s.bind(7, a.end_ns);
-      s.bind_string_id(8, a.name);
-      s.bind(9, a.correlation);
-      s.bind(10, a.external_id);
-      for (int i = 0; i < 3; ++i) s.bind(11 + i, a.grid[i]);
-      for (int i = 0; i < 3; ++i) s.bind(14 + i, a.block[i]);
-      s.bind(17, a.registers);
-      s.bind(18, a.shared_bytes);
-      s.bind(19, a.bytes);
-      s.bind_string_id(20, a.copy_kind);
-      s.bind(21, a.graph_id);
-      s.run();
-    }
+    insert_rows(batch.activities, insert_activity, insert_activities, kActivityColumns, bind_activity);
     for (const auto& [id, c] : batch.collectives) {
       auto& s = insert_collective;
       s.bind(1, id);
@@ -297,37 +374,8 @@ struct ProfileWriter::Impl {
       s.bind_text(20, c.source ? c.source : "");
       s.run();
     }
-    for (const auto& a : batch.api_calls) {
-      auto& s = insert_api_call;
-      s.bind(1, a.rank);
-      s.bind(2, static_cast<int>(a.kind));
-      s.bind(3, a.pid);
-      s.bind(4, a.tid);
-      s.bind(5, a.start_ns);
-      s.bind(6, a.end_ns);
-      s.bind_string_id(7, a.name);
-      s.bind(8, a.correlation);
-      s.bind(9, a.external_id);
-      s.bind(10, a.cbid);
-      s.run();
-    }
-    for (const auto& [id, depth, parent, r] : batch.ranges) {
-      auto& s = insert_range;
-      s.bind(1, id);
-      s.bind(2, r.rank);
-      s.bind(3, static_cast<int>(r.kind));
-      s.bind(4, r.pid);
-      s.bind(5, r.tid);
-      s.bind(6, r.start_ns);
-      s.bind(7, r.end_ns);
-      s.bind_string_id(8, r.name);
-      s.bind(9, r.external_id);
-      s.bind(10, r.step);
-      s.bind_string_id(11, r.category);
-      s.bind(12, depth);
-      s.bind(13, parent);
-      s.run();
-    }
+    insert_rows(batch.api_calls, insert_api_call, insert_api_calls, kApiCallColumns, bind_api_call);
+    insert_rows(batch.ranges, insert_range, insert_ranges, kRangeColumns, bind_range);
     for (const auto& f : batch.flows) {
       auto& s = insert_flow;
       s.bind(1, f.rank);
