@@ -8,7 +8,7 @@
 #   ./build.sh asan     the same tests in an AddressSanitizer + UndefinedBehaviorSanitizer build
 #   ./build.sh build    set up and build only
 #
-# Builds go to build/ (or build-asan/). CI=true turns warnings into errors.
+# Builds go to build/ (or build-asan/). CI=true turns warnings into errors (and they stay errors in that build).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -40,8 +40,8 @@ if ((${#missing[@]})); then
 fi
 
 jobs="$(nproc)"
-werror=OFF
-if [ "${CI:-}" = "true" ]; then werror=ON; fi
+werror=()
+if [ "${CI:-}" = "true" ]; then werror=(-DMESHSCOPE_WERROR=ON); fi
 
 if [ "$mode" = asan ]; then
   cmake --preset asan >/dev/null
@@ -50,7 +50,7 @@ if [ "$mode" = asan ]; then
   exit 0
 fi
 
-cmake --preset dev -DMESHSCOPE_WERROR="$werror" >/dev/null
+cmake --preset dev "${werror[@]}" >/dev/null
 cmake --build --preset dev -j "$jobs"
 case "$mode" in
   run) exec ./build/meshscope ;;
