@@ -202,8 +202,8 @@ bool Session::open_writer() {
     target_ = options_.directory / fmt::format("{}-{}.msdb", stem, n);
   }
   WriterOptions writer_options;
-  writer_options.background = false;       // this thread is already the background
-  writer_options.durable = true;           // WAL: a killed process leaves a readable file
+  writer_options.background = false;  // this thread is already the background
+  writer_options.durable = true;      // WAL: a killed process leaves a readable file
   writer_options.batch_records = 4096;
   writer_ = std::make_unique<ProfileWriter>(target_, writer_options);
   writer_->set_meta("source_format", "meshscope-record");
