@@ -74,10 +74,6 @@ std::string strip_version(std::string name) {
   return name;
 }
 
-std::int64_t or_null(std::uint32_t graph_id) {
-  return graph_id == 0 ? kNull : static_cast<std::int64_t>(graph_id);
-}
-
 }  // namespace
 
 Translator::Translator(ProfileWriter& writer, TranslatorOptions options, ApiNameFn api_name)
@@ -152,15 +148,8 @@ void Translator::add(const CUpti_Activity* record) {
 }
 
 void Translator::add_kernel(const CUpti_ActivityKernel10& k) {
-  ActivityRecord a;
-  a.rank = options_.rank;
-  a.kind = ActivityKind::kKernel;
-  a.device = static_cast<std::int32_t>(k.deviceId);
-  a.stream = k.streamId;
-  a.start_ns = time(k.start);
-  a.end_ns = std::max(time(k.end), a.start_ns);
+  ActivityRecord a = on_stream(k, ActivityKind::kKernel);
   a.name = kernel_name(k.name);
-  a.correlation = k.correlationId;
   a.grid[0] = k.gridX;
   a.grid[1] = k.gridY;
   a.grid[2] = k.gridZ;
@@ -169,64 +158,35 @@ void Translator::add_kernel(const CUpti_ActivityKernel10& k) {
   a.block[2] = k.blockZ;
   a.registers = k.registersPerThread;
   a.shared_bytes = static_cast<std::int64_t>(k.staticSharedMemory) + k.dynamicSharedMemory;
-  a.graph_id = or_null(k.graphId);
-  note_stream(a.device, a.stream);
   writer_.add_activity(a);
   ++counts_.kernels;
   if (a.graph_id != kNull) ++counts_.graph_kernels;
 }
 
 void Translator::add_memcpy(const CUpti_ActivityMemcpy6& m) {
-  ActivityRecord a;
-  a.rank = options_.rank;
-  a.kind = ActivityKind::kMemcpy;
-  a.device = static_cast<std::int32_t>(m.deviceId);
-  a.stream = m.streamId;
-  a.start_ns = time(m.start);
-  a.end_ns = std::max(time(m.end), a.start_ns);
+  ActivityRecord a = on_stream(m, ActivityKind::kMemcpy);
   const std::string_view kind = copy_kind_name(m.copyKind);
   a.name = writer_.intern(
       fmt::format("Memcpy {} ({} -> {})", kind, memory_kind_name(m.srcKind), memory_kind_name(m.dstKind)));
   a.copy_kind = writer_.intern(kind);
-  a.correlation = m.correlationId;
   a.bytes = static_cast<std::int64_t>(m.bytes);
-  a.graph_id = or_null(m.graphId);
-  note_stream(a.device, a.stream);
   writer_.add_activity(a);
   ++counts_.memcpys;
 }
 
 void Translator::add_peer_memcpy(const CUpti_ActivityMemcpyPtoP4& m) {
-  ActivityRecord a;
-  a.rank = options_.rank;
-  a.kind = ActivityKind::kMemcpy;
-  a.device = static_cast<std::int32_t>(m.deviceId);
-  a.stream = m.streamId;
-  a.start_ns = time(m.start);
-  a.end_ns = std::max(time(m.end), a.start_ns);
+  ActivityRecord a = on_stream(m, ActivityKind::kMemcpy);
   a.name = writer_.intern(fmt::format("Memcpy PtoP (device {} -> device {})", m.srcDeviceId, m.dstDeviceId));
   a.copy_kind = writer_.intern("PtoP");
-  a.correlation = m.correlationId;
   a.bytes = static_cast<std::int64_t>(m.bytes);
-  a.graph_id = or_null(m.graphId);
-  note_stream(a.device, a.stream);
   writer_.add_activity(a);
   ++counts_.memcpys;
 }
 
 void Translator::add_memset(const CUpti_ActivityMemset4& m) {
-  ActivityRecord a;
-  a.rank = options_.rank;
-  a.kind = ActivityKind::kMemset;
-  a.device = static_cast<std::int32_t>(m.deviceId);
-  a.stream = m.streamId;
-  a.start_ns = time(m.start);
-  a.end_ns = std::max(time(m.end), a.start_ns);
+  ActivityRecord a = on_stream(m, ActivityKind::kMemset);
   a.name = writer_.intern(fmt::format("Memset ({})", memory_kind_name(m.memoryKind)));
-  a.correlation = m.correlationId;
   a.bytes = static_cast<std::int64_t>(m.bytes);
-  a.graph_id = or_null(m.graphId);
-  note_stream(a.device, a.stream);
   writer_.add_activity(a);
   ++counts_.memsets;
 }

@@ -3,6 +3,8 @@
 // CUPTI's buffers and hands each record here on the writer thread.
 #pragma once
 
+#include <algorithm>
+
 #include <cupti_activity.h>
 
 #include <cstdint>
@@ -54,6 +56,22 @@ class Translator {
   }
   StringId kernel_name(const char* mangled);
   void note_stream(std::int32_t device, std::int64_t stream);
+  // The fields every stream-ordered CUPTI record shares (device, stream, start, end, correlation, graph), for
+  // a kernel, copy or memset of KIND.
+  template <typename Record>
+  ActivityRecord on_stream(const Record& r, ActivityKind kind) {
+    ActivityRecord a;
+    a.rank = options_.rank;
+    a.kind = kind;
+    a.device = static_cast<std::int32_t>(r.deviceId);
+    a.stream = r.streamId;
+    a.start_ns = time(r.start);
+    a.end_ns = std::max(time(r.end), a.start_ns);
+    a.correlation = r.correlationId;
+    a.graph_id = r.graphId == 0 ? kNull : static_cast<std::int64_t>(r.graphId);
+    note_stream(a.device, a.stream);
+    return a;
+  }
   void add_kernel(const CUpti_ActivityKernel10& k);
   void add_memcpy(const CUpti_ActivityMemcpy6& m);
   void add_peer_memcpy(const CUpti_ActivityMemcpyPtoP4& m);

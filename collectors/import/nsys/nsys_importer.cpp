@@ -611,6 +611,25 @@ class Importer {
     }
   }
 
+  // The columns every CUPTI activity table starts with here (start, end, deviceId, streamId, correlationId,
+  // globalPid, in that order in the SELECT): fills A and returns its process, or counts an orphan and returns
+  // null.
+  Process* gpu_activity(sql::Statement& s, ActivityKind kind, ActivityRecord& a) {
+    Process* p = process(s.column_int(5));
+    if (!p) {
+      ++orphans_;
+      return nullptr;
+    }
+    a.rank = p->rank;
+    a.kind = kind;
+    a.start_ns = profile_time(*p, s.column_int(0));
+    a.end_ns = profile_time(*p, s.column_int(1));
+    a.device = static_cast<std::int32_t>(s.column_int_or(2, 0));
+    a.stream = s.column_int_or(3, 0);
+    a.correlation = s.column_int(4);
+    return p;
+  }
+
   void read_kernels() {
     if (!has("CUPTI_ACTIVITY_KIND_KERNEL")) return;
     PhaseTimer timer("nsys: kernels");
@@ -622,19 +641,9 @@ class Importer {
     // Per kernel name: what its NCCL name says (parsed once).
     std::unordered_map<std::int64_t, std::optional<import::NcclKernelName>> nccl_names;
     while (s.step()) {
-      Process* p = process(s.column_int(5));
-      if (!p) {
-        ++orphans_;
-        continue;
-      }
       ActivityRecord a;
-      a.rank = p->rank;
-      a.kind = ActivityKind::kKernel;
-      a.start_ns = profile_time(*p, s.column_int(0));
-      a.end_ns = profile_time(*p, s.column_int(1));
-      a.device = static_cast<std::int32_t>(s.column_int_or(2, 0));
-      a.stream = s.column_int_or(3, 0);
-      a.correlation = s.column_int(4);
+      Process* p = gpu_activity(s, ActivityKind::kKernel, a);
+      if (!p) continue;
       std::int64_t name_id = s.column_int(6);
       if (string_of(name_id).empty()) name_id = s.column_int(7);
       a.name = intern_id(name_id);
@@ -690,19 +699,9 @@ class Importer {
         {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "graphId", "graphExecId"}));
     std::unordered_map<std::int64_t, StringId> names;
     while (s.step()) {
-      Process* p = process(s.column_int(5));
-      if (!p) {
-        ++orphans_;
-        continue;
-      }
       ActivityRecord a;
-      a.rank = p->rank;
-      a.kind = ActivityKind::kKernel;
-      a.start_ns = profile_time(*p, s.column_int(0));
-      a.end_ns = profile_time(*p, s.column_int(1));
-      a.device = static_cast<std::int32_t>(s.column_int_or(2, 0));
-      a.stream = s.column_int_or(3, 0);
-      a.correlation = s.column_int(4);
+      Process* p = gpu_activity(s, ActivityKind::kKernel, a);
+      if (!p) continue;
       a.graph_id = s.column_int(6);
       auto& name = names[a.graph_id];
       if (name == kNoString) {
@@ -723,19 +722,9 @@ class Importer {
                                        "bytes", "copyKind", "srcKind", "dstKind", "graphNodeId"}));
     std::map<std::array<std::int64_t, 3>, std::pair<StringId, StringId>> names;  // -> (name, copy kind)
     while (s.step()) {
-      Process* p = process(s.column_int(5));
-      if (!p) {
-        ++orphans_;
-        continue;
-      }
       ActivityRecord a;
-      a.rank = p->rank;
-      a.kind = ActivityKind::kMemcpy;
-      a.start_ns = profile_time(*p, s.column_int(0));
-      a.end_ns = profile_time(*p, s.column_int(1));
-      a.device = static_cast<std::int32_t>(s.column_int_or(2, 0));
-      a.stream = s.column_int_or(3, 0);
-      a.correlation = s.column_int(4);
+      Process* p = gpu_activity(s, ActivityKind::kMemcpy, a);
+      if (!p) continue;
       a.bytes = s.column_int(6);
       const std::array<std::int64_t, 3> key = {s.column_int_or(7, 0), s.column_int_or(8, -1),
                                                s.column_int_or(9, -1)};
@@ -762,19 +751,9 @@ class Importer {
                                                           "correlationId", "globalPid", "bytes", "memKind"}));
     std::map<std::int64_t, StringId> names;
     while (s.step()) {
-      Process* p = process(s.column_int(5));
-      if (!p) {
-        ++orphans_;
-        continue;
-      }
       ActivityRecord a;
-      a.rank = p->rank;
-      a.kind = ActivityKind::kMemset;
-      a.start_ns = profile_time(*p, s.column_int(0));
-      a.end_ns = profile_time(*p, s.column_int(1));
-      a.device = static_cast<std::int32_t>(s.column_int_or(2, 0));
-      a.stream = s.column_int_or(3, 0);
-      a.correlation = s.column_int(4);
+      Process* p = gpu_activity(s, ActivityKind::kMemset, a);
+      if (!p) continue;
       a.bytes = s.column_int(6);
       const std::int64_t kind = s.column_int_or(7, 2);
       auto& name = names[kind];
@@ -792,19 +771,9 @@ class Importer {
                {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "syncType"}));
     std::map<std::int64_t, StringId> names;
     while (s.step()) {
-      Process* p = process(s.column_int(5));
-      if (!p) {
-        ++orphans_;
-        continue;
-      }
       ActivityRecord a;
-      a.rank = p->rank;
-      a.kind = ActivityKind::kSync;
-      a.start_ns = profile_time(*p, s.column_int(0));
-      a.end_ns = profile_time(*p, s.column_int(1));
-      a.device = static_cast<std::int32_t>(s.column_int_or(2, 0));
-      a.stream = s.column_int_or(3, 0);
-      a.correlation = s.column_int(4);
+      Process* p = gpu_activity(s, ActivityKind::kSync, a);
+      if (!p) continue;
       const std::int64_t type = s.column_int_or(6, 0);
       auto& name = names[type];
       if (name == kNoString) name = writer_.intern(sync_name(type));
