@@ -123,6 +123,12 @@ class CuptiSource final : public record::Source {
     State& s = state();
     drain(writer);
     translator_->finish();
+    // Records dropped after the last completed buffer (while every request was refused) are only counted
+    // here.
+    std::size_t dropped_since = 0;
+    if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped_since) == CUPTI_SUCCESS && dropped_since) {
+      s.cupti_dropped.fetch_add(dropped_since, std::memory_order_relaxed);
+    }
     const std::int32_t rank = identity_.rank;
     std::uint32_t version = 0;
     cuptiGetVersion(&version);

@@ -5,11 +5,18 @@
 //
 //   meshscope_fake_rank [--spawn N [--hosts H]] [--collectives N] [--abi 1..5] [--skew-ns-per-host NS]
 //                       [--base-ns NS] [--exit normal|kill|kill-late|wait-signal] [--exit-code N]
+//                       [--cuda [--cuda-burst N] [--cuda-reset] [--cuda-fork]]
 //
 // --spawn N starts N copies with RANK/LOCAL_RANK/WORLD_SIZE set (as torchrun does) and exits with the worst
 // status; --hosts H spreads them over H pretend hosts (MESHSCOPE_HOSTNAME=fakehostK). Collective i ends at
 // base + i ms + 400 us (+ a few hundred ns of jitter) on every rank, as real collectives end together;
 // --skew-ns-per-host shifts host K's clock by K * NS so that the merge has something to undo.
+//
+// --cuda (when built with the CUDA toolkit) also plays the CUDA driver and GPU for the CUPTI injection
+// library named by CUDA_INJECTION64_PATH (fake_cuda.hpp): each step's GPU work, with the NCCL kernel over the
+// collective's GPU time. Without NCCL_PROFILER_PLUGIN only CUDA records are produced. --cuda-burst N adds N
+// kernels in a tight loop; --cuda-reset calls "cudaDeviceReset" after the steps and then waits for a signal
+// (like --exit wait-signal); --cuda-fork forks a child that produces records and exits (a DataLoader worker).
 #include <dlfcn.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -25,6 +32,9 @@
 #include <vector>
 
 #include "collectors/nccl/nccl_profiler_abi.h"
+#ifdef MESHSCOPE_FAKE_CUPTI_SONAME
+#include "tests/collectors/fake_cuda.hpp"
+#endif
 
 namespace {
 
@@ -48,6 +58,29 @@ struct Options {
   long long base = 0;
   std::string exit_mode = "normal";
   int exit_code = 0;
+  bool cuda = false;
+  long cuda_burst = 0;
+  bool cuda_reset = false;
+  bool cuda_fork = false;
+};
+
+#ifdef MESHSCOPE_FAKE_CUPTI_SONAME
+fake_cuda::Gpu* gpu = nullptr;  // set by --cuda once the injection library is loaded
+#endif
+
+// Waits (up to 30 s) for the signal the test sends; the collectors' handlers flush before the process ends.
+int wait_for_signal() {
+  std::printf("ready\n");
+  std::fflush(stdout);
+  for (int i = 0; i < 300; ++i) usleep(100'000);
+  return 5;
+}
+
+// Without NCCL_PROFILER_PLUGIN (a CUDA-only run): no NCCL events.
+struct NoNccl {
+  int init(int, int) { return 0; }
+  void op(bool, const char*, int, int, std::int64_t, std::int64_t) {}
+  void finalize() {}
 };
 
 constexpr std::uint64_t kCommHash = 0x5eed0001ull;
@@ -233,6 +266,9 @@ int run(DriverT driver, const Options& o, int rank, int nranks) {
     const std::int64_t start = base + std::int64_t{i} * 1'000'000 + rank * 2'000;
     const std::int64_t end = base + std::int64_t{i} * 1'000'000 + 400'000 + (rank % 2) * 300;
     driver.op(true, i % 3 == 2 ? "AllGather" : "AllReduce", rank, -1, start + skew, end + skew);
+#ifdef MESHSCOPE_FAKE_CUPTI_SONAME
+    if (gpu) gpu->step(i, start + skew, end + skew);
+#endif
     if (i % 4 == 3 && nranks > 1) {
       driver.op(false, rank % 2 ? "Recv" : "Send", rank, rank % 2 ? rank - 1 : (rank + 1) % nranks,
                 end + skew + 10'000, end + skew + 60'000);
@@ -247,12 +283,29 @@ int run(DriverT driver, const Options& o, int rank, int nranks) {
     usleep(static_cast<useconds_t>(env_int("MESHSCOPE_FLUSH_MS", 1000)) * 3000);
     raise(SIGKILL);
   }
-  if (o.exit_mode == "wait-signal") {
-    std::printf("ready\n");
-    std::fflush(stdout);
-    for (int i = 0; i < 300; ++i) usleep(100'000);
-    return 5;
+#ifdef MESHSCOPE_FAKE_CUPTI_SONAME
+  if (gpu) {
+    const std::int64_t after = base + std::int64_t{o.collectives} * 1'000'000 + skew;
+    gpu->overhead(after, after + 3'000);
+    if (o.cuda_burst > 0) gpu->burst(o.cuda_burst, after + 10'000);
+    if (o.cuda_fork) {
+      const pid_t child = fork();
+      if (child == 0) {
+        gpu->burst(100, after + 20'000);
+        std::exit(0);  // runs the atexit handlers, as a DataLoader worker does
+      }
+      int status = 0;
+      waitpid(child, &status, 0);
+      std::printf("fake_cuda: child exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128);
+    }
+    gpu->print_counts();
+    if (o.cuda_reset) {
+      gpu->device_reset();
+      return wait_for_signal();
+    }
   }
+#endif
+  if (o.exit_mode == "wait-signal") return wait_for_signal();
   driver.finalize();
   if (o.exit_mode == "kill") raise(SIGKILL);
   return o.exit_code;
@@ -316,13 +369,33 @@ int main(int argc, char** argv) {
       o.exit_mode = next, ++i;
     else if (a == "--exit-code")
       o.exit_code = std::atoi(next), ++i;
+    else if (a == "--cuda")
+      o.cuda = true;
+    else if (a == "--cuda-burst")
+      o.cuda_burst = std::atol(next), ++i;
+    else if (a == "--cuda-reset")
+      o.cuda_reset = true;
+    else if (a == "--cuda-fork")
+      o.cuda_fork = true;
     else {
       std::fprintf(stderr, "fake_rank: unknown argument %s\n", a.c_str());
       return 2;
     }
   }
   if (o.spawn > 0) return spawn(o.spawn, o.hosts, argv);
+  const int rank = env_int("RANK", 0), nranks = env_int("WORLD_SIZE", 1);
+  if (o.cuda) {
+#ifdef MESHSCOPE_FAKE_CUPTI_SONAME
+    // CUDA initialises before NCCL creates a communicator, as in a training script.
+    static fake_cuda::Gpu the_gpu;
+    if (the_gpu.start(env_int("LOCAL_RANK", 0))) gpu = &the_gpu;
+#else
+    std::fprintf(stderr, "fake_rank: built without the CUDA toolkit, --cuda is not available\n");
+    return 2;
+#endif
+  }
   const char* plugin = std::getenv("NCCL_PROFILER_PLUGIN");
+  if (o.cuda && (!plugin || !*plugin)) return run(NoNccl{}, o, rank, nranks);
   if (!plugin || !*plugin) {
     std::fprintf(stderr, "fake_rank: NCCL_PROFILER_PLUGIN is not set\n");
     return 3;
@@ -332,7 +405,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fake_rank: %s\n", dlerror());
     return 3;
   }
-  const int rank = env_int("RANK", 0), nranks = env_int("WORLD_SIZE", 1);
   const std::string symbol = "ncclProfiler_v" + std::to_string(o.abi);
   void* sym = dlsym(lib, symbol.c_str());
   if (!sym) {
