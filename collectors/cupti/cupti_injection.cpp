@@ -200,7 +200,8 @@ void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream, std::uin
   }
 }
 
-// Device reset and profiler stop end what CUPTI can still deliver for a context: flush now, from this thread.
+// Device reset, profiler stop and context destruction end what CUPTI can still deliver for a context: flush
+// now, from this thread.
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   State& s = state();
   if (!s.active.load(std::memory_order_relaxed)) return;
@@ -217,7 +218,9 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     flush = cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING;
   }
   if (!flush) return;
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  // Not forced: work may still be running here, and a forced flush would hand over buffers with unfinished
+  // records. The default flush returns every buffer whose records are complete (also partly filled ones).
+  cuptiActivityFlushAll(0);
   if (s.session) s.session->request_flush();
 }
 
@@ -315,6 +318,8 @@ bool start() {
       {CUPTI_ACTIVITY_KIND_NAME, "names"},
       {CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead"},
   };
+  // Event and stream queries that found work unfinished are not waits: leave them out at the source.
+  cuptiActivityEnableAllSyncRecords(0);
   for (const Kind& k : kKinds) {
     if (k.kind == CUPTI_ACTIVITY_KIND_DRIVER && record::env_int("MESHSCOPE_CUPTI_DRIVER_API", 1) == 0)
       continue;

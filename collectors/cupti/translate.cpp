@@ -106,25 +106,35 @@ void Translator::add(const CUpti_Activity* record) {
   switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-      add_kernel(*reinterpret_cast<const CUpti_ActivityKernel10*>(record));
+      if (const auto& k = *reinterpret_cast<const CUpti_ActivityKernel10*>(record); !untimed(k))
+        add_kernel(k);
       return;
     case CUPTI_ACTIVITY_KIND_MEMCPY:
-      add_memcpy(*reinterpret_cast<const CUpti_ActivityMemcpy6*>(record));
+      if (const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpy6*>(record); !untimed(m)) add_memcpy(m);
       return;
     case CUPTI_ACTIVITY_KIND_MEMCPY2:
-      add_peer_memcpy(*reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record));
+      if (const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record); !untimed(m))
+        add_peer_memcpy(m);
       return;
     case CUPTI_ACTIVITY_KIND_MEMSET:
-      add_memset(*reinterpret_cast<const CUpti_ActivityMemset4*>(record));
+      if (const auto& m = *reinterpret_cast<const CUpti_ActivityMemset4*>(record); !untimed(m)) add_memset(m);
       return;
     case CUPTI_ACTIVITY_KIND_RUNTIME:
-      add_api(*reinterpret_cast<const CUpti_ActivityAPI*>(record), false);
+      if (const auto& a = *reinterpret_cast<const CUpti_ActivityAPI*>(record); !untimed(a)) add_api(a, false);
       return;
     case CUPTI_ACTIVITY_KIND_DRIVER:
-      add_api(*reinterpret_cast<const CUpti_ActivityAPI*>(record), true);
+      if (const auto& a = *reinterpret_cast<const CUpti_ActivityAPI*>(record); !untimed(a)) add_api(a, true);
       return;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-      add_sync(*reinterpret_cast<const CUpti_ActivitySynchronization2*>(record));
+      if (const auto& sync = *reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
+          !untimed(sync)) {
+        // A query (cudaEventQuery/cudaStreamQuery) that found the work unfinished waited for nothing.
+        if (sync.returnValue != 0) {
+          ++counts_.unfinished_syncs;
+        } else {
+          add_sync(sync);
+        }
+      }
       return;
     case CUPTI_ACTIVITY_KIND_MARKER:
       add_marker(*reinterpret_cast<const CUpti_ActivityMarker2*>(record));
@@ -136,7 +146,8 @@ void Translator::add(const CUpti_Activity* record) {
       add_context(*reinterpret_cast<const CUpti_ActivityContext3*>(record));
       return;
     case CUPTI_ACTIVITY_KIND_OVERHEAD:
-      add_overhead(*reinterpret_cast<const CUpti_ActivityOverhead3*>(record));
+      if (const auto& o = *reinterpret_cast<const CUpti_ActivityOverhead3*>(record); !untimed(o))
+        add_overhead(o);
       return;
     case CUPTI_ACTIVITY_KIND_NAME:
       add_name(*reinterpret_cast<const CUpti_ActivityName*>(record));
@@ -343,6 +354,16 @@ void Translator::finish() {
     writer_.add_diagnostic(
         options_.rank, "warning",
         fmt::format("cupti: {} NVTX ranges never ended (not written)", open_ranges_.size()));
+  }
+  if (c.untimed) {
+    writer_.add_diagnostic(
+        options_.rank, "warning",
+        fmt::format("cupti: {} records without timestamps (CUPTI could not time them) left out", c.untimed));
+  }
+  if (c.unfinished_syncs) {
+    writer_.add_diagnostic(options_.rank, "info",
+                           fmt::format("cupti: {} event/stream queries that found work unfinished left out",
+                                       c.unfinished_syncs));
   }
   if (c.unmatched_range_ends) {
     writer_.add_diagnostic(options_.rank, "warning",

@@ -36,7 +36,9 @@ struct TranslatorOptions {
 struct TranslatorCounts {
   std::uint64_t kernels = 0, graph_kernels = 0, memcpys = 0, memsets = 0, syncs = 0, runtime_calls = 0,
                 driver_calls = 0, nvtx_ranges = 0, nvtx_marks = 0, overheads = 0, devices = 0, ignored = 0,
-                unmatched_range_ends = 0, dropped_open_ranges = 0;
+                unmatched_range_ends = 0, dropped_open_ranges = 0,
+                untimed = 0,  // records CUPTI could not time (a zero start or end): left out
+      unfinished_syncs = 0;   // event/stream queries that found work still running: left out
 };
 
 class Translator {
@@ -53,6 +55,13 @@ class Translator {
  private:
   std::int64_t time(std::uint64_t cupti_ns) const {
     return static_cast<std::int64_t>(cupti_ns) + options_.clock_offset_ns;
+  }
+  // CUPTI writes 0 for a time it could not collect: such a record is counted, not written as 1970.
+  template <typename Record>
+  bool untimed(const Record& r) {
+    if (r.start != 0 && r.end != 0) return false;
+    ++counts_.untimed;
+    return true;
   }
   StringId kernel_name(const char* mangled);
   void note_stream(std::int32_t device, std::int64_t stream);

@@ -112,8 +112,9 @@ struct CollEvent {
   std::atomic<bool> busy{false};
   std::atomic<std::uint32_t> generation{0};
   Context* ctx = nullptr;
-  Item item;                  // metadata, written by startEvent before the handle is returned
-  int expected_channels = 0;  // kernel channel events NCCL announced (0: unknown)
+  Item item;                     // metadata, written by startEvent before the handle is returned
+  int expected_channels = 0;     // kernel channel events NCCL announced (0: unknown)
+  bool kernel_expected = false;  // kernel channel events are enabled: wait for at least one
   std::atomic<int> live_children{0};
   std::atomic<int> channels_done{0};
   std::atomic<bool> stopped{false};
@@ -367,9 +368,13 @@ class NcclSource final : public record::Source {
         CollEvent& e = ctx->colls[i];
         if (!e.busy.load(std::memory_order_acquire) || !e.stopped.load() || e.emitted.load()) continue;
         const std::int64_t quiet = now - e.last_activity.load();
-        if (e.expected_channels <= 0 && e.live_children.load() == 0 && quiet > 200'000'000) {
+        const int live = e.live_children.load();
+        const bool started = live > 0 || e.channels_done.load() > 0;
+        if (e.expected_channels <= 0 && live == 0 && quiet > 200'000'000 && (started || !e.kernel_expected)) {
           emit(&e, false);
-        } else if (quiet > 10'000'000'000) {
+        } else if (quiet > (started || !e.kernel_expected ? 10'000'000'000 : 300'000'000'000)) {
+          // Given up: events were lost, or NCCL aborted. An operation whose kernel never started (a rank
+          // stuck behind a slow peer) gets minutes, so that its slot is not reused before its kernel runs.
           emit(&e, true);
         }
       }
@@ -616,7 +621,13 @@ struct Descr {
 void start_common(Context* ctx, void** handle, const Descr& d) noexcept {
   *handle = nullptr;
   Global& g = global();
+  // A PXN proxy operation runs in this proxy thread on behalf of another process: its context (and parent)
+  // are that process's pointers. Never dereference them.
+  if (d.type == MSNCCL_PROFILE_PROXY_OP && d.pid != static_cast<pid_t>(::getpid())) return;
   if (!ctx || !g.enabled.load(std::memory_order_relaxed)) return;
+  // NCCL starts some events whether or not the plugin asked for them (v5: ncclProfileGroup whenever
+  // collectives are on): record only what the mask asked for.
+  if (!(static_cast<int>(d.type) & g.mask)) return;
   const std::int64_t now = clock_ns();
   switch (d.type) {
     case MSNCCL_PROFILE_COLL:
@@ -653,6 +664,7 @@ void start_common(Context* ctx, void** handle, const Descr& d) noexcept {
       it.channels = static_cast<std::uint8_t>(std::clamp(d.channels, 0, 255));
       it.tid = this_tid();
       e->expected_channels = d.channels_exact && (g.mask & MSNCCL_PROFILE_KERNEL_CH) ? d.channels : 0;
+      e->kernel_expected = (g.mask & MSNCCL_PROFILE_KERNEL_CH) != 0;
       e->live_children.store(0);
       e->channels_done.store(0);
       e->stopped.store(false);
@@ -676,8 +688,7 @@ void start_common(Context* ctx, void** handle, const Descr& d) noexcept {
         op = static_cast<ChildEvent*>(d.parent);
         if (op && op->tag != kTagChild) op = nullptr;
         if (!op) return;  // its proxy operation was not recorded
-      } else if (!(d.type == MSNCCL_PROFILE_PROXY_OP && d.pid != static_cast<pid_t>(::getpid()))) {
-        // A PXN proxy operation's parent lives in another process: never dereference it.
+      } else {
         parent = static_cast<CollEvent*>(d.parent);
         if (parent && parent->tag != kTagColl) parent = nullptr;
       }
@@ -927,7 +938,9 @@ Descr adapt_v4v5(const D& e) {
     d.count = e.p2p.count;
     d.peer = e.p2p.peer;
     d.channels = e.p2p.nChannels;
-    d.channels_exact = true;
+    // Not exact: NCCL 2.28 counts every channel, also those with no steps that send no kernel channel event
+    // (NVIDIA/nccl#2056). The operation completes when its channels that did start are done.
+    d.channels_exact = false;
   } else if (d.type == MSNCCL_PROFILE_KERNEL_CH) {
     d.channel = e.kernelCh.channelId;
     d.ptimer = e.kernelCh.pTimer;

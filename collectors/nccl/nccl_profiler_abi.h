@@ -70,8 +70,8 @@ enum {
   MSNCCL_STATE_PROXY_STEP_SEND_PEER_WAIT_V4 = 20,
   MSNCCL_STATE_NET_PLUGIN_UPDATE = 21,
   MSNCCL_STATE_KERNEL_CH_STOP = 22,
-  MSNCCL_STATE_END_GROUP_API_START = 23,
-  MSNCCL_STATE_BEGIN_GROUP_API_END = 24
+  MSNCCL_STATE_GROUP_START_API_STOP = 23, /* ncclGroupStart returned */
+  MSNCCL_STATE_GROUP_END_API_START = 24   /* ncclGroupEnd called */
 };
 typedef int msncclEventState_t; /* an int-sized enum in NCCL */
 

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -39,6 +40,31 @@ CollectorLibraries find_collector_libraries(const fs::path& executable) {
       found.nccl = fs::weakly_canonical(dir / kNcclLibraryName, ec);
     }
   }
+#ifdef MESHSCOPE_CUPTI_SONAME
+  if (!found.cupti.empty()) {
+    // The dynamic loader's order for the injection library's libcupti: LD_LIBRARY_PATH, then its RUNPATH (the
+    // toolkit it was built with), then the system folders.
+    std::vector<fs::path> search;
+    if (const char* path = std::getenv("LD_LIBRARY_PATH"); path && *path) {
+      std::string_view rest(path);
+      while (!rest.empty()) {
+        const auto colon = rest.find(':');
+        if (colon != 0) search.emplace_back(rest.substr(0, colon));
+        if (colon == std::string_view::npos) break;
+        rest.remove_prefix(colon + 1);
+      }
+    }
+    search.emplace_back(MESHSCOPE_CUPTI_RUNTIME_DIR);
+    for (const char* system : {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"})
+      search.emplace_back(system);
+    for (const auto& dir : search) {
+      if (fs::exists(dir / MESHSCOPE_CUPTI_SONAME, ec)) {
+        found.cupti_runtime = fs::absolute(dir / MESHSCOPE_CUPTI_SONAME, ec);
+        break;
+      }
+    }
+  }
+#endif
   return found;
 }
 
@@ -56,6 +82,16 @@ Environment record_environment(const fs::path& output_dir, const CollectorLibrar
         "no CUDA collector (meshscope was built without the CUDA toolkit): NCCL collectives only");
   } else {
     env.emplace_back("CUDA_INJECTION64_PATH", libraries.cupti.string());
+    const char* nvtx = std::getenv("NVTX_INJECTION64_PATH");
+    if (nvtx && *nvtx) {
+      notes.push_back(fmt::format("NVTX_INJECTION64_PATH is already set ({}): NVTX ranges go there", nvtx));
+    } else if (const char* off = std::getenv("MESHSCOPE_NVTX"); off && std::string_view(off) == "0") {
+      // NVTX left alone on request (MESHSCOPE_NVTX=0).
+    } else if (libraries.cupti_runtime.empty()) {
+      notes.push_back("libcupti not found: NVTX ranges are not recorded");
+    } else {
+      env.emplace_back("NVTX_INJECTION64_PATH", libraries.cupti_runtime.string());
+    }
   }
   const char* plugin = std::getenv("NCCL_PROFILER_PLUGIN");
   if (plugin && *plugin) {

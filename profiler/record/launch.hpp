@@ -16,6 +16,9 @@ inline constexpr const char* kNcclLibraryName = "libnccl-profiler-meshscope.so";
 struct CollectorLibraries {
   std::filesystem::path cupti;  // empty when not found (built without the CUDA toolkit)
   std::filesystem::path nccl;
+  // The libcupti the CUDA collector will load (searched as the dynamic loader would): NVTX is routed to it
+  // through NVTX_INJECTION64_PATH, which is how CUPTI receives NVTX ranges. Empty when not found.
+  std::filesystem::path cupti_runtime;
 };
 
 // Looks in $MESHSCOPE_COLLECTOR_DIR, then beside EXECUTABLE, then in ../lib/meshscope and ../lib from it.

@@ -333,6 +333,38 @@ TEST(CuptiInjection, RecordMergesCudaAndNcclProfilesOfAMultiHostJob) {
   EXPECT_NE(report.output.find("\"ranks\""), std::string::npos);
 }
 
+// CUPTI receives NVTX ranges only when NVTX_INJECTION64_PATH names the libcupti it runs in (the CUPTI
+// documentation's NVTX set-up): record sets it to the libcupti the dynamic loader will give the CUDA
+// collector.
+TEST(CuptiInjection, RecordRoutesNvtxToTheCollectorsLibcupti) {
+  const fs::path dir = fresh_dir("cupti-nvtx-env");
+  auto env = cuda_env(dir);
+  env["CUDA_INJECTION64_PATH"] = "";
+  env["NVTX_INJECTION64_PATH"] = "";
+  const auto routed = run_process(
+      {MESHSCOPE_BINARY, "record", "-q", "--no-merge", "-o", dir.string(), "--", "/usr/bin/env"}, env);
+  ASSERT_EQ(routed.exit_code, 0) << routed.output;
+  EXPECT_NE(routed.output.find("NVTX_INJECTION64_PATH=" +
+                               (fs::path(MESHSCOPE_FAKE_CUPTI_DIR) / "libcupti.so.").string()),
+            std::string::npos)
+      << routed.output;
+  EXPECT_NE(routed.output.find("CUDA_INJECTION64_PATH=" + std::string(MESHSCOPE_CUPTI_LIBRARY)),
+            std::string::npos);
+
+  env["NVTX_INJECTION64_PATH"] = "/opt/other/libnvtx-tool.so";  // someone else's NVTX tool is kept
+  const auto kept =
+      run_process({MESHSCOPE_BINARY, "record", "--no-merge", "-o", dir.string(), "--", "/usr/bin/env"}, env);
+  EXPECT_NE(kept.output.find("NVTX_INJECTION64_PATH=/opt/other/libnvtx-tool.so"), std::string::npos)
+      << kept.output;
+  EXPECT_NE(kept.output.find("NVTX_INJECTION64_PATH is already set"), std::string::npos) << kept.output;
+
+  env["NVTX_INJECTION64_PATH"] = "";
+  env["MESHSCOPE_NVTX"] = "0";
+  const auto off = run_process(
+      {MESHSCOPE_BINARY, "record", "-q", "--no-merge", "-o", dir.string(), "--", "/usr/bin/env"}, env);
+  EXPECT_EQ(off.output.find("NVTX_INJECTION64_PATH="), std::string::npos) << off.output;
+}
+
 }  // namespace
 }  // namespace meshscope::test
 

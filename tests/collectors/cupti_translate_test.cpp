@@ -288,6 +288,43 @@ TEST_F(CuptiTranslate, ApiCallsSyncsNvtxDevicesOverheads) {
       1);
 }
 
+// CUPTI writes 0 for times it could not collect (cuptiActivityGetNextRecord's documentation): such records
+// are counted and left out rather than placed in 1970. Queries that found work unfinished waited for nothing.
+TEST_F(CuptiTranslate, UntimedRecordsAndUnfinishedQueriesAreCountedNotWritten) {
+  CUpti_ActivityKernel10 timed{};
+  timed.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  timed.start = 10'000;
+  timed.end = 12'000;
+  timed.name = "k";
+  add(timed);
+  CUpti_ActivityKernel10 no_end = timed;
+  no_end.end = 0;
+  add(no_end);
+  CUpti_ActivityAPI no_start{};
+  no_start.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  no_start.cbid = 211;
+  no_start.end = 5'000;
+  add(no_start);
+  CUpti_ActivitySynchronization2 query{};
+  query.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  query.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE;
+  query.start = 20'000;
+  query.end = 20'100;
+  query.streamId = 7;
+  query.returnValue = 600;  // CUDA_ERROR_NOT_READY
+  add(query);
+  commit();
+  EXPECT_EQ(query_int(path_, "SELECT count(*) FROM activities"), 1);
+  EXPECT_EQ(query_int(path_, "SELECT min(start_ns) FROM activities"), 10'000 + kOffset);
+  EXPECT_EQ(query_int(path_, "SELECT count(*) FROM api_calls"), 0);
+  EXPECT_EQ(query_text(path_, "SELECT message FROM diagnostics WHERE severity = 'warning'"),
+            "cupti: 2 records without timestamps (CUPTI could not time them) left out");
+  EXPECT_EQ(query_int(path_,
+                      "SELECT count(*) FROM diagnostics WHERE message = "
+                      "'cupti: 1 event/stream queries that found work unfinished left out'"),
+            1);
+}
+
 // The injection library loads on a machine without a GPU and stays out of the way: InitializeInjection
 // returns 1 and the process goes on (CUPTI cannot start without a driver, which is one log line).
 TEST(CuptiInjection, LoadsAndStaysHarmlessWithoutAGpu) {

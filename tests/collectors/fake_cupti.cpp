@@ -245,6 +245,10 @@ CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
   return CUPTI_SUCCESS;
 }
 
+CUptiResult CUPTIAPI cuptiActivityEnableAllSyncRecords(uint8_t) {
+  return CUPTI_SUCCESS;
+}
+
 CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t) {
   Fake& f = fake();
   std::lock_guard lock(f.mutex);

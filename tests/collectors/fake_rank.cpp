@@ -97,6 +97,10 @@ struct Driver<5> {
     int mask = 0;
     return p->init(&ctx, kCommHash, &mask, "world", 1, nranks, rank, nullptr);
   }
+  // As NCCL 2.28 does: a GroupApi event around the call, and also a Group event (NCCL starts one whenever
+  // collectives are profiled, even when the mask leaves groups out); point-to-point operations announce every
+  // channel but only those with steps send kernel channel events (NVIDIA/nccl#2056); with PXN, a proxy thread
+  // of this process starts proxy operations of another process, with that process's context pointer.
   void op(bool coll, const char* func, int rank, int peer, std::int64_t start, std::int64_t end) {
     msncclEventDescr_v5 g{};
     g.type = MSNCCL_PROFILE_GROUP_API;
@@ -104,6 +108,11 @@ struct Driver<5> {
     g.groupApi.groupDepth = 1;
     void* group = nullptr;
     p->startEvent(ctx, &group, &g);
+    msncclEventDescr_v5 legacy_group{};
+    legacy_group.type = MSNCCL_PROFILE_GROUP;
+    legacy_group.rank = rank;
+    void* legacy = nullptr;
+    p->startEvent(ctx, &legacy, &legacy_group);
     msncclEventDescr_v5 d{};
     d.type = coll ? MSNCCL_PROFILE_COLL : MSNCCL_PROFILE_P2P;
     d.rank = rank;
@@ -120,12 +129,21 @@ struct Driver<5> {
       d.p2p.count = 4096;
       d.p2p.datatype = "ncclFloat32";
       d.p2p.peer = peer;
-      d.p2p.nChannels = 1;
+      d.p2p.nChannels = 2;  // one of them without steps: no kernel channel event for it
     }
     void* handle = nullptr;
     p->startEvent(ctx, &handle, &d);
     p->stopEvent(handle);  // enqueued: NCCL stops the task event right after the launch
+    if (legacy) p->stopEvent(legacy);
     p->stopEvent(group);
+    msncclEventDescr_v5 pxn{};
+    pxn.type = MSNCCL_PROFILE_PROXY_OP;
+    pxn.parentObj = reinterpret_cast<void*>(0x10);  // another process's event handle
+    pxn.proxyOp.pid = getpid() + 100000;
+    pxn.proxyOp.channelId = 0;
+    void* pxn_handle = nullptr;
+    p->startEvent(reinterpret_cast<void*>(0x20), &pxn_handle, &pxn);  // another process's context
+    if (pxn_handle) p->stopEvent(pxn_handle);
     const int channels = coll ? 2 : 1;
     std::vector<void*> ch(channels);
     for (int c = 0; c < channels; ++c) {

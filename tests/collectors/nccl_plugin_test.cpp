@@ -99,6 +99,25 @@ TEST(NcclPlugin, V5RecordsCollectivesWithGpuTimesAndMetadata) {
   EXPECT_EQ(p.ranks()[0].rank, 3);
 }
 
+// With proxy events on, NCCL's proxy thread also starts PXN proxy operations on behalf of other processes,
+// passing that process's context and parent pointers: the plugin must neither touch nor record them.
+TEST(NcclPlugin, PxnProxyOperationsOfOtherProcessesAreLeftAlone) {
+  const fs::path dir = fresh_dir("nccl-pxn");
+  auto env = rank_env(dir, 1, 2);
+  env["MESHSCOPE_NCCL_PROXY"] = "1";
+  const auto r = run_process({MESHSCOPE_FAKE_RANK, "--collectives", "8"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto files = files_in(dir, "rank1.nccl.", ".msdb");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(query_int(files[0], "SELECT count(*) FROM collectives"), 10);
+  EXPECT_EQ(
+      query_int(files[0],
+                "SELECT count(*) FROM ranges r JOIN strings s ON s.id = r.name WHERE s.value <> 'ncclGroup'"),
+      0);
+  EXPECT_EQ(query_int(files[0], "SELECT count(*) FROM diagnostics WHERE severity <> 'info'"), 0)
+      << query_rows(files[0], "SELECT message FROM diagnostics");
+}
+
 TEST(NcclPlugin, OlderAbiVersionsFallBackToHostTimes) {
   for (const int abi : {4, 3, 2, 1}) {
     SCOPED_TRACE(abi);
