@@ -1,6 +1,6 @@
 // Nsight Systems SQLite export importer: the real (schema 2.9) saxpy export from shared/traces, and small
-// exports in the 3.x schema (as NVIDIA documents it) built here to cover NVTX nesting, the NCCL domain, CUDA
-// graphs, several processes, negative times and bad input.
+// exports in the 3.x schema (as NVIDIA documents it) built here to cover NVTX nesting, the NCCL domain (NCCL
+// groups included), CUDA graphs, several processes, negative times and bad input.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -370,6 +370,226 @@ TEST(NsysImport, NcclDomainRangesBecomeCollectivesOnTheirKernels) {
       "allgather,NULL,NULL,RING,LL,kernel_name,1,7100;allreduce,8,8,NULL,NULL,nvtx,0,8000");
   EXPECT_EQ(query(out, "SELECT backend FROM ranks"), "nccl");
   EXPECT_EQ(query(out, "SELECT COUNT(*) FROM ranges"), "4");
+}
+
+// ---- NCCL groups: collectives issued inside ncclGroupStart..ncclGroupEnd ----
+
+// One thread of a process that uses NCCL, as NCCL instruments itself: push/pop ranges in the "NCCL" NVTX
+// domain, kernels launched with cuLaunchKernelEx.
+class NcclThread {
+ public:
+  NcclThread(ExportBuilder& b, std::int64_t pid) : b_(b), pid_(pid), t_(gid(pid, pid)) {
+    b_.process(pid, "train.py");
+    b_.nvtx(75, 0, kNull, t_, "NCCL", -1, kDomain);
+  }
+  void range(std::int64_t start, std::int64_t end, const std::string& name, std::int64_t bytes = kNull,
+             const std::string& extra = "") {
+    const std::string json =
+        bytes == kNull ? "" : "{\"Message size [bytes]\":" + std::to_string(bytes) + extra + "}";
+    b_.nvtx(59, start, end, t_, name, -1, kDomain, json);
+  }
+  void group_start(std::int64_t at) { range(at, at + 5, "ncclGroupStart"); }
+  // A launch at CALL (inside whichever range encloses it) of a kernel that runs [START, END) on STREAM.
+  void launch(std::int64_t call, std::int64_t correlation, std::int64_t start, std::int64_t end,
+              std::int64_t stream, const std::string& kernel) {
+    b_.api(call, call + 20, t_, correlation, "cuLaunchKernelEx");
+    b_.kernel(start, end, pid_, 0, stream, correlation, kernel);
+  }
+  std::int64_t tid() const { return t_; }
+
+ private:
+  static constexpr std::int64_t kDomain = 5;
+  ExportBuilder& b_;
+  std::int64_t pid_, t_;
+};
+
+// The collectives of a profile, in time order: op, message bytes, source, correlation of the kernel it ran
+// as, start and end (relative to the session start), algorithm, protocol.
+std::string collective_rows(const fs::path& profile) {
+  return query(profile,
+               "SELECT o.value, COALESCE(c.in_bytes, c.out_bytes), c.source, k.correlation, c.start_ns - " +
+                   std::to_string(kBase) + ", c.end_ns - " + std::to_string(kBase) +
+                   ", a.value, p.value FROM collectives c JOIN strings o ON o.id = c.op"
+                   " LEFT JOIN activities k ON k.id = c.activity_id LEFT JOIN strings a ON a.id = c.algorithm"
+                   " LEFT JOIN strings p ON p.id = c.protocol ORDER BY c.start_ns, c.id");
+}
+
+const std::string kArgs = "(ncclDevKernelArgsStorage<4096ul>)";
+
+TEST(NsysImport, GroupedCollectivesWithOneKernelPerOpTakeTheirKernelsInOrder) {
+  const fs::path dir = tmp_dir("group_per_op");
+  {
+    ExportBuilder b(dir / "g.sqlite");
+    NcclThread n(b, 800);
+    // Two all-reduces on two communicators in one group: one kernel each, launched by ncclGroupEnd in issue
+    // order (the kernel table lists them the other way round).
+    n.group_start(1000);
+    n.range(1100, 1150, "ncclAllReduce", 1024);
+    b.api(1160, 1170, n.tid(), 10, "cudaLaunchKernel_v7000");  // not NCCL, between the collectives
+    b.kernel(1500, 1600, 800, 0, 7, 10, "void scale(float*)");
+    n.range(1200, 1250, "ncclAllReduce", 2048);
+    n.range(1300, 1600, "ncclGroupEnd");
+    b.api(1310, 1320, n.tid(), 9, "cudaEventRecord_v3020");  // launches nothing
+    n.launch(1450, 13, 2100, 2600, 14, "ncclDevKernel_AllReduce_Sum_f32_TREE_LL128" + kArgs);
+    n.launch(1350, 11, 2000, 3000, 13, "ncclDevKernel_AllReduce_Sum_f32_RING_LL" + kArgs);
+    // An all-gather and a reduce-scatter whose kernels were launched in the other order: matched by op.
+    n.group_start(4000);
+    n.range(4100, 4150, "ncclAllGather", 512);
+    n.range(4200, 4250, "ncclReduceScatter", 256);
+    n.range(4300, 4600, "ncclGroupEnd");
+    n.launch(4350, 21, 5000, 5500, 13, "ncclDevKernel_ReduceScatter_Sum_bf16_RING_SIMPLE" + kArgs);
+    n.launch(4450, 22, 5100, 5800, 14, "ncclDevKernel_AllGather_RING_LL128" + kArgs);
+    b.close();
+  }
+  const fs::path out = dir / "g.msdb";
+  import_traces({dir / "g.sqlite"}, out);
+  EXPECT_EQ(collective_rows(out),
+            "allreduce,1024,nvtx,11,2000,3000,RING,LL;allreduce,2048,nvtx,13,2100,2600,TREE,LL128;"
+            "reducescatter,256,nvtx,21,5000,5500,RING,SIMPLE;allgather,512,nvtx,22,5100,5800,RING,LL128");
+  EXPECT_EQ(query(out, "SELECT COUNT(*), COUNT(DISTINCT activity_id) FROM collectives"), "4,4");
+  EXPECT_EQ(query(out, "SELECT COUNT(*) FROM activities WHERE kind = 1"), "5");
+}
+
+TEST(NsysImport, GroupedCollectivesFusedInOneKernelAllRunAsIt) {
+  const fs::path dir = tmp_dir("group_fused");
+  {
+    ExportBuilder b(dir / "g.sqlite");
+    NcclThread n(b, 810);
+    // FSDP's coalesced all-gather of three parameter shards: NCCL runs the group as one kernel.
+    n.group_start(1000);
+    n.range(1100, 1150, "ncclAllGather", 1000);
+    n.range(1200, 1250, "ncclAllGather", 2000);
+    n.range(1300, 1350, "ncclAllGather", 3000);
+    n.range(1400, 1700, "ncclGroupEnd");
+    n.launch(1500, 31, 7000, 9000, 13, "ncclDevKernel_AllGather_RING_LL" + kArgs);
+    // Different operations in one plan run as NCCL's generic kernel, whose name states no operation.
+    n.group_start(10000);
+    n.range(10100, 10150, "ncclAllReduce", 64);
+    n.range(10200, 10250, "ncclBroadcast", 32);
+    n.range(10300, 10500, "ncclGroupEnd");
+    n.launch(10400, 32, 11000, 12000, 13, "ncclDevKernel_Generic_1" + kArgs);
+    b.close();
+  }
+  const fs::path out = dir / "g.msdb";
+  import_traces({dir / "g.sqlite"}, out);
+  EXPECT_EQ(collective_rows(out),
+            "allgather,1000,nvtx,31,7000,9000,RING,LL;allgather,2000,nvtx,31,7000,9000,RING,LL;"
+            "allgather,3000,nvtx,31,7000,9000,RING,LL;allreduce,64,nvtx,32,11000,12000,NULL,NULL;"
+            "broadcast,32,nvtx,32,11000,12000,NULL,NULL");
+  EXPECT_EQ(query(out, "SELECT COUNT(*) FROM collectives WHERE source = 'kernel_name'"), "0");
+  EXPECT_EQ(query(out, "SELECT COUNT(*) FROM activities WHERE kind = 1"), "2");
+}
+
+TEST(NsysImport, GroupedCollectivesSplitOverFewerKernelsStayInOrder) {
+  const fs::path dir = tmp_dir("group_split");
+  {
+    ExportBuilder b(dir / "g.sqlite");
+    NcclThread n(b, 815);
+    // Four reduce-scatters that NCCL ran as two launches: the first two in the first kernel.
+    n.group_start(1000);
+    for (int i = 0; i < 4; ++i) n.range(1100 + 100 * i, 1150 + 100 * i, "ncclReduceScatter", 100 * (i + 1));
+    n.range(1500, 1800, "ncclGroupEnd");
+    n.launch(1600, 51, 2000, 3000, 13, "ncclDevKernel_ReduceScatter_Sum_f32_RING_LL" + kArgs);
+    n.launch(1700, 52, 3000, 4000, 13, "ncclDevKernel_ReduceScatter_Sum_f32_RING_LL" + kArgs);
+    b.close();
+  }
+  const fs::path out = dir / "g.msdb";
+  import_traces({dir / "g.sqlite"}, out);
+  EXPECT_EQ(collective_rows(out),
+            "reducescatter,100,nvtx,51,2000,3000,RING,LL;reducescatter,200,nvtx,51,2000,3000,RING,LL;"
+            "reducescatter,300,nvtx,52,3000,4000,RING,LL;reducescatter,400,nvtx,52,3000,4000,RING,LL");
+}
+
+TEST(NsysImport, GroupedSendRecvRunAsOneSendRecvKernel) {
+  const fs::path dir = tmp_dir("group_p2p");
+  {
+    ExportBuilder b(dir / "g.sqlite");
+    NcclThread n(b, 820);
+    // Pipeline parallelism: send the activation to the next stage, receive its gradient, in one group.
+    n.group_start(1000);
+    n.range(1100, 1150, "ncclSend", 4096, ",\"Peer\":1");
+    n.range(1200, 1250, "ncclRecv", 4096, ",\"Peer\":1");
+    n.range(1300, 1500, "ncclGroupEnd");
+    n.launch(1400, 61, 2000, 2500, 13, "ncclDevKernel_SendRecv" + kArgs);
+    // An all-to-all as grouped send/recv to two peers, run by an older NCCL's kernel.
+    n.group_start(3000);
+    n.range(3100, 3110, "ncclSend", 100, ",\"Peer\":0");
+    n.range(3120, 3130, "ncclRecv", 200, ",\"Peer\":0");
+    n.range(3140, 3150, "ncclSend", 300, ",\"Peer\":1");
+    n.range(3160, 3170, "ncclRecv", 400, ",\"Peer\":1");
+    n.range(3200, 3400, "ncclGroupEnd");
+    n.launch(3300, 62, 4000, 4800, 13, "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)");
+    b.close();
+  }
+  const fs::path out = dir / "g.msdb";
+  import_traces({dir / "g.sqlite"}, out);
+  EXPECT_EQ(collective_rows(out),
+            "send,4096,nvtx,61,2000,2500,NULL,NULL;recv,4096,nvtx,61,2000,2500,NULL,NULL;"
+            "send,100,nvtx,62,4000,4800,RING,SIMPLE;recv,200,nvtx,62,4000,4800,RING,SIMPLE;"
+            "send,300,nvtx,62,4000,4800,RING,SIMPLE;recv,400,nvtx,62,4000,4800,RING,SIMPLE");
+  EXPECT_EQ(query(out, "SELECT COUNT(*) FROM collectives WHERE source = 'kernel_name'"), "0");
+}
+
+TEST(NsysImport, NestedGroupsLaunchFromTheOutermostGroupEnd) {
+  const fs::path dir = tmp_dir("group_nested");
+  {
+    ExportBuilder b(dir / "g.sqlite");
+    NcclThread n(b, 830);
+    n.group_start(1000);
+    n.range(1100, 1150, "ncclAllReduce", 100);
+    n.group_start(1200);  // a library's own group inside the caller's: only the outer end launches
+    n.range(1300, 1350, "ncclAllReduce", 200);
+    n.range(1400, 1420, "ncclGroupEnd");
+    n.range(1500, 1550, "ncclBroadcast", 300);
+    n.range(1600, 1900, "ncclGroupEnd");
+    n.launch(1650, 41, 2000, 2400, 13, "ncclDevKernel_AllReduce_Sum_f32_RING_LL" + kArgs);
+    n.launch(1700, 42, 2000, 2300, 14, "ncclDevKernel_AllReduce_Sum_f32_RING_LL128" + kArgs);
+    n.launch(1750, 43, 2000, 2200, 15, "ncclDevKernel_Broadcast_RING_SIMPLE" + kArgs);
+    // Outside any group: the collective's own range launches its kernel.
+    n.range(3000, 3200, "ncclAllReduce", 400);
+    n.launch(3100, 44, 3300, 3500, 13, "ncclDevKernel_AllReduce_Sum_f32_TREE_LL" + kArgs);
+    // A group whose ncclGroupEnd launched nothing captured: its collective keeps its CPU times.
+    n.group_start(5000);
+    n.range(5100, 5150, "ncclAllReduce", 8);
+    n.range(5200, 5300, "ncclGroupEnd");
+    b.close();
+  }
+  const fs::path out = dir / "g.msdb";
+  import_traces({dir / "g.sqlite"}, out);
+  EXPECT_EQ(collective_rows(out),
+            "allreduce,100,nvtx,41,2000,2400,RING,LL;allreduce,200,nvtx,42,2000,2300,RING,LL128;"
+            "broadcast,300,nvtx,43,2000,2200,RING,SIMPLE;allreduce,400,nvtx,44,3300,3500,TREE,LL;"
+            "allreduce,8,nvtx,NULL,5100,5150,NULL,NULL");
+  // The group calls stay plain NVTX ranges.
+  EXPECT_EQ(
+      query(out,
+            "SELECT COUNT(*) FROM ranges r JOIN strings s ON s.id = r.name WHERE s.value LIKE 'ncclGroup%'"),
+      "6");
+}
+
+TEST(NsysImport, GroupWhoseStartWasNotCapturedEndsAtItsGroupEnd) {
+  const fs::path dir = tmp_dir("group_cut");
+  {
+    ExportBuilder b(dir / "g.sqlite");
+    NcclThread n(b, 840);
+    // The capture began between ncclGroupStart and the first all-gather of a coalesced group.
+    n.range(100, 150, "ncclAllGather", 10);
+    n.range(200, 250, "ncclAllGather", 20);
+    n.range(300, 500, "ncclGroupEnd");
+    n.launch(400, 71, 1000, 2000, 13, "ncclDevKernel_AllGather_RING_LL" + kArgs);
+    // An all-reduce launching its own kernel, then another cut group: only what follows the all-reduce joins.
+    n.range(3000, 3100, "ncclAllReduce", 30);
+    n.launch(3050, 72, 3200, 3300, 13, "ncclDevKernel_AllReduce_Sum_f32_RING_LL" + kArgs);
+    n.range(3400, 3450, "ncclReduceScatter", 40);
+    n.range(3500, 3700, "ncclGroupEnd");
+    n.launch(3600, 73, 4000, 4500, 13, "ncclDevKernel_ReduceScatter_Sum_f32_RING_LL" + kArgs);
+    b.close();
+  }
+  const fs::path out = dir / "g.msdb";
+  import_traces({dir / "g.sqlite"}, out);
+  EXPECT_EQ(collective_rows(out),
+            "allgather,10,nvtx,71,1000,2000,RING,LL;allgather,20,nvtx,71,1000,2000,RING,LL;"
+            "allreduce,30,nvtx,72,3200,3300,RING,LL;reducescatter,40,nvtx,73,4000,4500,RING,LL");
 }
 
 TEST(NsysImport, CudaGraphKernelsKeepTheirGraphId) {

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <map>
@@ -108,16 +109,110 @@ struct Process {
   bool uses_nccl = false;
   // NCCL collective NVTX ranges (indexes into Importer::nccl_) that launched each correlation id.
   std::unordered_map<std::int64_t, std::size_t> nccl_launches;
+  // NCCL groups (indexes into Importer::nccl_groups_) whose ncclGroupEnd range launched each correlation id,
+  // with the launching call's start (export clock).
+  std::unordered_map<std::int64_t, std::pair<std::size_t, std::int64_t>> group_launches;
 };
+
+constexpr std::size_t kNoGroup = static_cast<std::size_t>(-1);
 
 // One NCCL-domain NVTX range that brackets a collective; handed to the writer at the end, once the kernels it
 // launched have told their algorithm and protocol.
 struct NcclCollective {
   CollectiveRecord record;
+  std::string op;  // record.op as text
   std::int64_t pid = 0, tid = 0;
   std::int64_t global_tid = 0;
   TimeNs start = 0, end = 0;  // export clock, for matching API calls
+  bool launched = false;      // its own range launched a kernel
+  bool attached = false;      // written on a kernel of its group (not handed to add_cpu_collective)
 };
+
+// An NCCL kernel launched from an ncclGroupEnd range, waiting for the group's collectives.
+struct GroupKernel {
+  std::int32_t rank = 0;
+  std::int64_t activity = 0;
+  TimeNs start_ns = 0, end_ns = 0;  // profile clock
+  std::int64_t call_start = 0, correlation = 0;
+  import::NcclKernelName name;
+};
+
+// One outermost ncclGroupStart..ncclGroupEnd bracket on one thread: the collective ranges issued inside it
+// (issue order) and the NCCL kernels its ncclGroupEnd launched.
+struct NcclGroup {
+  std::vector<std::size_t> collectives;  // indexes into Importer::nccl_
+  std::vector<GroupKernel> kernels;
+  bool start_missing = false;  // an ncclGroupEnd whose ncclGroupStart lies before the capture
+};
+
+// An ncclGroupEnd range (export clock) and the group it closes (or, nested, belongs to).
+struct GroupEndRange {
+  std::int64_t start = 0, end = 0;
+  std::size_t group = 0;
+};
+
+// Which NCCL group call an NCCL-domain range is: 1 ncclGroupStart, 2 ncclGroupEnd, 0 neither.
+int nccl_group_call(std::string_view text) {
+  std::size_t begin = 0;
+  while (begin < text.size() && (text[begin] == ' ' || text[begin] == '\t')) ++begin;
+  std::size_t end = begin;
+  while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_')) {
+    ++end;
+  }
+  const std::string_view name = text.substr(begin, end - begin);
+  return name == "ncclGroupStart" ? 1 : name == "ncclGroupEnd" ? 2 : 0;
+}
+
+// Whether a collective of operation OP (as parse_nccl_range normalises it) can have run in a kernel whose
+// name states KERNEL_OP (empty: a generic kernel, which runs any).
+bool nccl_ops_compatible(std::string_view op, std::string_view kernel_op) {
+  if (kernel_op.empty() || op == kernel_op) return true;
+  return kernel_op == "sendrecv" && (op == "send" || op == "recv" || op == "alltoall");
+}
+
+// Assigns each of a group's collectives (issue order, operations OPS) to one of its KERNELS (launch order):
+// returns the kernel index per collective. See docs/NSYS.md, "NCCL groups".
+std::vector<std::size_t> assign_group(const std::vector<std::string_view>& ops,
+                                      const std::vector<GroupKernel>& kernels) {
+  const std::size_t n = ops.size(), m = kernels.size();
+  std::vector<std::size_t> to(n, 0);
+  if (m <= 1) return to;  // one kernel ran the whole group (fused)
+  auto compatible = [&](std::size_t i, std::size_t k) {
+    return nccl_ops_compatible(ops[i], kernels[k].name.op);
+  };
+  bool pairwise = n == m, homogeneous = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (pairwise && !compatible(i, i)) pairwise = false;
+    for (std::size_t k = 0; k < m && homogeneous; ++k) homogeneous = compatible(i, k);
+  }
+  if (pairwise || homogeneous) {
+    // One kernel per operation: k-th to k-th. Fewer kernels than operations: NCCL split the group into
+    // several launches, each running the next operations in order; more: the first ones.
+    for (std::size_t i = 0; i < n; ++i) to[i] = n > m ? i * m / n : i;
+    return to;
+  }
+  // Mixed operations that do not line up: each takes the first kernel of its operation that has none yet,
+  // else joins the last kernel of its operation that has some, else the first free kernel, else the last
+  // used.
+  std::vector<bool> used(m, false);
+  std::size_t last = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t pick = m;
+    for (std::size_t k = 0; k < m && pick == m; ++k) {
+      if (!used[k] && compatible(i, k)) pick = k;
+    }
+    for (std::size_t k = m; k-- > 0 && pick == m;) {
+      if (used[k] && compatible(i, k)) pick = k;
+    }
+    for (std::size_t k = 0; k < m && pick == m; ++k) {
+      if (!used[k]) pick = k;
+    }
+    if (pick == m) pick = last;
+    to[i] = last = pick;
+    used[pick] = true;
+  }
+  return to;
+}
 
 class Importer {
  public:
@@ -409,6 +504,7 @@ class Importer {
                                        kNvtxDomainCreate, kNvtxDomainDestroy)));
     std::map<std::pair<std::int64_t, std::int64_t>, StringId> domain_ids;
     const StringId default_domain = writer_.intern("NVTX");
+    std::vector<NcclCall> nccl_calls;
     while (s.step()) {
       const std::int64_t type = s.column_int(2);
       const bool mark = type == kNvtxMark || type == kNvtxtMark;
@@ -475,8 +571,16 @@ class Importer {
       note_thread(p->rank, id.pid, id.tid);
       ++p->cpu_events;
       ++nvtx_events_;
-      if (!mark && domain_name == "NCCL") add_nccl_range(*p, s, gtid, id, start, end, text, r);
+      if (!mark && domain_name == "NCCL") {
+        const int group_call = nccl_group_call(text);
+        if (group_call != 0) {
+          nccl_calls.push_back({gtid, start, end, group_call, 0});
+        } else if (add_nccl_range(*p, s, gtid, id, start, end, text, r)) {
+          nccl_calls.push_back({gtid, start, end, 0, nccl_.size() - 1});
+        }
+      }
     }
+    find_nccl_groups(nccl_calls);
     // API calls are matched to the NCCL ranges that enclose them per thread, by start time.
     for (std::size_t i = 0; i < nccl_.size(); ++i) nccl_by_thread_[nccl_[i].global_tid].push_back(i);
     for (auto& [gtid, indexes] : nccl_by_thread_) {
@@ -485,17 +589,19 @@ class Importer {
     }
   }
 
-  void add_nccl_range(Process& p, const sql::Statement& s, std::int64_t gtid, const GlobalId& id,
+  // Adds the collective an NCCL-domain range brackets; false when it is not communication.
+  bool add_nccl_range(Process& p, const sql::Statement& s, std::int64_t gtid, const GlobalId& id,
                       std::int64_t start, std::int64_t end, std::string_view text, const RangeRecord& r) {
     p.uses_nccl = true;
     std::int64_t payload = kNull;
     for (int column = 8; column <= 11 && payload == kNull; ++column) payload = s.column_int(column);
     const std::string json = s.column_text(7);
     const auto parsed = parse_nccl_range(text, json, payload);
-    if (!parsed) return;
+    if (!parsed) return false;
     NcclCollective c;
     c.record.rank = p.rank;
     c.record.op = writer_.intern(parsed->op);
+    c.op = parsed->op;
     c.record.in_bytes = parsed->bytes;
     c.record.out_bytes = parsed->bytes;
     if (parsed->op == "allgather") c.record.out_bytes = kNull;     // NCCL states the send size
@@ -513,6 +619,68 @@ class Importer {
     c.start = start;
     c.end = end;
     nccl_.push_back(c);
+    return true;
+  }
+
+  // An NCCL-domain range of interest to grouping: ncclGroupStart (kind 1), ncclGroupEnd (2) or a collective
+  // (0, COLLECTIVE indexes nccl_).
+  struct NcclCall {
+    std::int64_t gtid = 0, start = 0, end = 0;
+    int kind = 0;
+    std::size_t collective = 0;
+  };
+
+  // NCCL groups are per thread and nest (only the outermost ncclGroupEnd launches): walks each thread's
+  // NCCL calls in time order, giving the collectives issued between an outermost ncclGroupStart and its
+  // ncclGroupEnd one group, and recording the group's ncclGroupEnd ranges for matching the launches. An
+  // ncclGroupEnd without a ncclGroupStart (the capture began inside the group) closes a group of the
+  // collectives issued since the thread's previous group.
+  void find_nccl_groups(std::vector<NcclCall>& calls) {
+    std::stable_sort(calls.begin(), calls.end(), [](const NcclCall& a, const NcclCall& b) {
+      if (a.gtid != b.gtid) return a.gtid < b.gtid;
+      if (a.start != b.start) return a.start < b.start;
+      return a.end > b.end;  // an enclosing range first
+    });
+    std::int64_t thread = 0;
+    int depth = 0;
+    std::vector<std::size_t> outside;  // collectives issued outside groups since the previous group
+    for (const auto& call : calls) {
+      if (call.gtid != thread) {  // a group left open on the previous thread stays without kernels
+        depth = 0;
+        outside.clear();
+      }
+      thread = call.gtid;
+      if (call.kind == 1) {
+        if (depth++ == 0) nccl_groups_.emplace_back();
+        outside.clear();
+      } else if (call.kind == 2) {
+        if (depth == 0) {
+          nccl_groups_.push_back({std::move(outside), {}, true});
+          outside.clear();
+          ++depth;
+        }
+        group_ends_by_thread_[call.gtid].push_back({call.start, call.end, nccl_groups_.size() - 1});
+        --depth;
+      } else if (depth > 0) {
+        nccl_groups_.back().collectives.push_back(call.collective);
+      } else {
+        outside.push_back(call.collective);
+      }
+    }
+  }
+
+  // The ncclGroupEnd range on thread GTID that encloses time T: its group, or kNoGroup.
+  std::size_t enclosing_group_end(std::int64_t gtid, std::int64_t t) const {
+    auto it = group_ends_by_thread_.find(gtid);
+    if (it == group_ends_by_thread_.end()) return kNoGroup;
+    const auto& ends = it->second;  // in start order
+    auto at = std::upper_bound(ends.begin(), ends.end(), t,
+                               [](std::int64_t time, const GroupEndRange& e) { return time < e.start; });
+    for (int looked = 0; at != ends.begin() && looked < 8; ++looked) {
+      --at;
+      if (at->end >= t) return at->group;
+    }
+    return kNoGroup;
   }
 
   // The NCCL collective range on thread GTID that encloses time T, or nullptr.
@@ -543,7 +711,7 @@ class Importer {
       bool known = false;
     };
     std::vector<ApiName> names(strings_.size());
-    const bool any_nccl = !nccl_.empty();
+    const bool any_nccl = !nccl_.empty() || !group_ends_by_thread_.empty();
     while (s.step()) {
       const std::int64_t gtid = s.column_int(2);
       Process* p = process(gtid);
@@ -586,7 +754,11 @@ class Importer {
       note_thread(p->rank, id.pid, id.tid);
       ++p->cpu_events;
       if (any_nccl && c.correlation != kNull) {
-        if (const std::size_t* nccl = enclosing_nccl(gtid, start)) p->nccl_launches[c.correlation] = *nccl;
+        if (const std::size_t* nccl = enclosing_nccl(gtid, start)) {
+          p->nccl_launches[c.correlation] = *nccl;
+        } else if (const std::size_t group = enclosing_group_end(gtid, start); group != kNoGroup) {
+          p->group_launches[c.correlation] = {group, start};
+        }
       }
     }
   }
@@ -638,7 +810,7 @@ class Importer {
                {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "demangledName",
                 "shortName", "registersPerThread", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
                 "staticSharedMemory", "dynamicSharedMemory", "graphNodeId", "graphId"}));
-    // Per kernel name: what its NCCL name says (parsed once).
+    // Per kernel name: what its NCCL name says (parsed once; no op for generic kernels).
     std::unordered_map<std::int64_t, std::optional<import::NcclKernelName>> nccl_names;
     while (s.step()) {
       ActivityRecord a;
@@ -664,30 +836,97 @@ class Importer {
       note_activity(*p, a);
       auto parsed_it = nccl_names.find(name_id);
       if (parsed_it == nccl_names.end()) {
-        auto parsed = import::parse_nccl_kernel_name(string_of(name_id));
-        if (parsed && parsed->op.empty() && parsed->algorithm.empty()) parsed.reset();
-        parsed_it = nccl_names.emplace(name_id, std::move(parsed)).first;
+        parsed_it = nccl_names.emplace(name_id, import::parse_nccl_kernel_name(string_of(name_id))).first;
       }
+      const std::size_t* own = launching_range(*p, a.correlation);
       if (!parsed_it->second) continue;
       const auto& parsed = *parsed_it->second;
-      auto launch = a.correlation == kNull ? p->nccl_launches.end() : p->nccl_launches.find(a.correlation);
-      if (launch != p->nccl_launches.end()) {  // the NVTX range's metadata will attach to this kernel
-        auto& record = nccl_[launch->second].record;
+      if (own) {  // the NVTX range's metadata will attach to this kernel
+        auto& record = nccl_[*own].record;
         if (record.algorithm == kNoString) record.algorithm = writer_.intern(parsed.algorithm);
         if (record.protocol == kNoString) record.protocol = writer_.intern(parsed.protocol);
         continue;
       }
-      if (parsed.op.empty()) continue;
-      CollectiveRecord c;
-      c.rank = p->rank;
-      c.activity_id = activity;
-      c.op = writer_.intern(parsed.op);
-      c.algorithm = writer_.intern(parsed.algorithm);
-      c.protocol = writer_.intern(parsed.protocol);
-      c.start_ns = a.start_ns;
-      c.end_ns = a.end_ns;
-      c.source = "kernel_name";
-      writer_.add_collective(c);
+      auto group = a.correlation == kNull ? p->group_launches.end() : p->group_launches.find(a.correlation);
+      if (group != p->group_launches.end()) {  // waits for the group's collectives (resolve_nccl_groups)
+        nccl_groups_[group->second.first].kernels.push_back(
+            {p->rank, activity, a.start_ns, a.end_ns, group->second.second, a.correlation, parsed});
+        continue;
+      }
+      add_kernel_name_collective(p->rank, activity, a.start_ns, a.end_ns, parsed);
+    }
+  }
+
+  // The NCCL collective range that launched CORRELATION itself (marking it so), or nullptr.
+  const std::size_t* launching_range(Process& p, std::int64_t correlation) {
+    if (correlation == kNull) return nullptr;
+    auto launch = p.nccl_launches.find(correlation);
+    if (launch == p.nccl_launches.end()) return nullptr;
+    nccl_[launch->second].launched = true;
+    return &launch->second;
+  }
+
+  // A collective known from the NCCL kernel's name only (no NVTX range describes it).
+  void add_kernel_name_collective(std::int32_t rank, std::int64_t activity, TimeNs start_ns, TimeNs end_ns,
+                                  const import::NcclKernelName& name) {
+    if (name.op.empty()) return;  // a generic kernel: nothing says what it ran
+    CollectiveRecord c;
+    c.rank = rank;
+    c.activity_id = activity;
+    c.op = writer_.intern(name.op);
+    c.algorithm = writer_.intern(name.algorithm);
+    c.protocol = writer_.intern(name.protocol);
+    c.start_ns = start_ns;
+    c.end_ns = end_ns;
+    c.source = "kernel_name";
+    writer_.add_collective(c);
+  }
+
+  // Collectives issued inside ncclGroupStart..ncclGroupEnd launched nothing themselves: the group's
+  // ncclGroupEnd launched their kernels. Each such collective is written on the kernel assign_group gives it,
+  // with the kernel's GPU times, algorithm and protocol; kernels no collective of the group claims keep a
+  // collective from their name. Collectives of a group that launched no kernel keep their CPU times.
+  void resolve_nccl_groups() {
+    for (auto& group : nccl_groups_) {
+      if (group.kernels.empty()) continue;
+      std::stable_sort(group.kernels.begin(), group.kernels.end(),
+                       [](const GroupKernel& a, const GroupKernel& b) {
+                         return std::tie(a.call_start, a.correlation, a.start_ns, a.activity) <
+                                std::tie(b.call_start, b.correlation, b.start_ns, b.activity);
+                       });
+      std::vector<std::size_t> members;
+      std::vector<std::string_view> ops;
+      for (const auto index : group.collectives) {
+        if (nccl_[index].launched) {  // it launched its own kernel: attached at commit as usual
+          if (group.start_missing) {  // so the group began after it
+            members.clear();
+            ops.clear();
+          }
+          continue;
+        }
+        members.push_back(index);
+        ops.push_back(nccl_[index].op);
+      }
+      const auto to = assign_group(ops, group.kernels);
+      std::vector<bool> claimed(group.kernels.size(), false);
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        auto& c = nccl_[members[i]];
+        const auto& k = group.kernels[to[i]];
+        CollectiveRecord record = c.record;
+        record.activity_id = k.activity;
+        record.start_ns = k.start_ns;
+        record.end_ns = k.end_ns;
+        record.algorithm = writer_.intern(k.name.algorithm);
+        record.protocol = writer_.intern(k.name.protocol);
+        writer_.add_collective(record);
+        c.attached = true;
+        claimed[to[i]] = true;
+      }
+      for (std::size_t k = 0; k < group.kernels.size(); ++k) {
+        if (claimed[k]) continue;
+        const auto& kernel = group.kernels[k];
+        add_kernel_name_collective(kernel.rank, kernel.activity, kernel.start_ns, kernel.end_ns, kernel.name);
+      }
     }
   }
 
@@ -703,6 +942,7 @@ class Importer {
       Process* p = gpu_activity(s, ActivityKind::kKernel, a);
       if (!p) continue;
       a.graph_id = s.column_int(6);
+      launching_range(*p, a.correlation);
       auto& name = names[a.graph_id];
       if (name == kNoString) {
         name = writer_.intern(a.graph_id == kNull ? std::string("CUDA graph")
@@ -972,7 +1212,10 @@ class Importer {
     read_memcpy();
     read_memset();
     read_syncs();
-    for (const auto& c : nccl_) writer_.add_cpu_collective(c.record, c.pid, c.tid);
+    resolve_nccl_groups();
+    for (const auto& c : nccl_) {
+      if (!c.attached) writer_.add_cpu_collective(c.record, c.pid, c.tid);
+    }
     write_devices();
     write_streams_and_threads();
     return write_ranks();
@@ -997,6 +1240,8 @@ class Importer {
   Process* last_process_ = nullptr;
   std::vector<NcclCollective> nccl_;
   std::unordered_map<std::int64_t, std::vector<std::size_t>> nccl_by_thread_;
+  std::vector<NcclGroup> nccl_groups_;
+  std::unordered_map<std::int64_t, std::vector<GroupEndRange>> group_ends_by_thread_;  // in start order
   std::set<std::tuple<std::int32_t, std::int64_t, std::int64_t>> streams_, threads_;
   std::set<std::pair<std::int64_t, std::int64_t>> devices_used_;
   std::tuple<std::int32_t, std::int64_t, std::int64_t> last_stream_{-1, -1, -1}, last_thread_{-1, -1, -1};

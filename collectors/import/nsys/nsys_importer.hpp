@@ -31,7 +31,8 @@ bool is_nsys_export(const std::filesystem::path& path);
 
 // Imports every process (rank) of the export at PATH into WRITER: ranks, devices, streams, threads, kernels,
 // memcpy/memset, syncs, runtime/driver API calls, NVTX ranges (nested), NCCL-domain NVTX ranges as
-// collectives. Throws meshscope::Error ("FILE: problem") when nothing can be imported.
+// collectives on the kernels they launched (grouped ones on the kernels of their ncclGroupEnd). Throws
+// meshscope::Error ("FILE: problem") when nothing can be imported.
 std::vector<ImportedRank> import_file(const std::filesystem::path& path, ProfileWriter& writer,
                                       const RankClaim& claim);
 
