@@ -83,6 +83,22 @@ inline bool wait_for_text(const fs::path& path, const std::string& text,
   return false;
 }
 
+// An environment with no launcher's rank identity and no collector set: a test adds what it needs.
+inline std::map<std::string, std::string> clean_env() {
+  return {{"MESHSCOPE_FLUSH_MS", "100"},
+          {"RANK", ""},
+          {"LOCAL_RANK", ""},
+          {"WORLD_SIZE", ""},
+          {"SLURM_PROCID", ""},
+          {"OMPI_COMM_WORLD_RANK", ""},
+          {"MESHSCOPE_RANK", ""},
+          {"NCCL_PROFILER_PLUGIN", ""},
+          {"CUDA_INJECTION64_PATH", ""},
+          {"NVTX_INJECTION64_PATH", ""},
+          {"MESHSCOPE_OUTPUT_DIR", ""},
+          {"MESHSCOPE_HOSTNAME", ""}};
+}
+
 inline fs::path fresh_dir(const std::string& name) {
   const fs::path dir =
       fs::path(MESHSCOPE_TEST_TMP) / "collectors" / (name + "-" + std::to_string(::getpid()));

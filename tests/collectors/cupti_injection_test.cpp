@@ -20,21 +20,14 @@ namespace {
 
 // An environment in which the injection library loads the CUPTI double and writes into DIR.
 std::map<std::string, std::string> cuda_env(const fs::path& dir) {
-  return {{"LD_LIBRARY_PATH", MESHSCOPE_FAKE_CUPTI_DIR},
-          {"CUDA_INJECTION64_PATH", MESHSCOPE_CUPTI_LIBRARY},
-          {"MESHSCOPE_OUTPUT_DIR", dir.string()},
-          {"MESHSCOPE_FLUSH_MS", "100"},
-          {"NCCL_PROFILER_PLUGIN", ""},
-          {"RANK", ""},
-          {"LOCAL_RANK", ""},
-          {"WORLD_SIZE", ""},
-          {"SLURM_PROCID", ""},
-          {"OMPI_COMM_WORLD_RANK", ""},
-          {"MESHSCOPE_RANK", ""},
-          {"MESHSCOPE_HOSTNAME", ""},
-          {"FAKE_CUPTI_HOLDER", ""},
-          {"FAKE_CUPTI_NO_TIMESTAMP_CALLBACK", ""},
-          {"FAKE_CUPTI_UNSUPPORTED_KINDS", ""}};
+  auto env = clean_env();
+  env["LD_LIBRARY_PATH"] = MESHSCOPE_FAKE_CUPTI_DIR;
+  env["CUDA_INJECTION64_PATH"] = MESHSCOPE_CUPTI_LIBRARY;
+  env["MESHSCOPE_OUTPUT_DIR"] = dir.string();
+  for (const char* fake :
+       {"FAKE_CUPTI_HOLDER", "FAKE_CUPTI_NO_TIMESTAMP_CALLBACK", "FAKE_CUPTI_UNSUPPORTED_KINDS"})
+    env[fake] = "";
+  return env;
 }
 
 // The "fake_cuda: kernels=16 ..." line the fake rank prints: what it offered CUPTI and what CUPTI stored.

@@ -9,20 +9,6 @@
 namespace meshscope::test {
 namespace {
 
-std::map<std::string, std::string> clean_env() {
-  return {{"MESHSCOPE_FLUSH_MS", "100"},
-          {"RANK", ""},
-          {"LOCAL_RANK", ""},
-          {"WORLD_SIZE", ""},
-          {"SLURM_PROCID", ""},
-          {"OMPI_COMM_WORLD_RANK", ""},
-          {"MESHSCOPE_RANK", ""},
-          {"NCCL_PROFILER_PLUGIN", ""},
-          {"CUDA_INJECTION64_PATH", ""},
-          {"MESHSCOPE_OUTPUT_DIR", ""},
-          {"MESHSCOPE_HOSTNAME", ""}};
-}
-
 TEST(AlignClocks, MediansOfMatchedEndsAlongATree) {
   std::vector<record::CollectiveEnd> ends;
   // Host b runs 5 ms ahead, host c 2 ms behind; c shares collectives only with b. Ends jitter by a few
