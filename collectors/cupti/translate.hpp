@@ -36,9 +36,9 @@ struct TranslatorOptions {
 struct TranslatorCounts {
   std::uint64_t kernels = 0, graph_kernels = 0, memcpys = 0, memsets = 0, syncs = 0, runtime_calls = 0,
                 driver_calls = 0, nvtx_ranges = 0, nvtx_marks = 0, overheads = 0, devices = 0, ignored = 0,
-                unmatched_range_ends = 0, dropped_open_ranges = 0,
-                untimed = 0,  // records CUPTI could not time (a zero start or end): left out
-      unfinished_syncs = 0;   // event/stream queries that found work still running: left out
+                unmatched_range_ends = 0, dropped_open_ranges = 0;
+  std::uint64_t untimed = 0;           // records CUPTI could not time (a zero start or end): left out
+  std::uint64_t unfinished_syncs = 0;  // event/stream queries that found work still running: left out
 };
 
 class Translator {

@@ -257,7 +257,6 @@ TEST(CuptiInjection, SigtermFlushesThenEndsTheProcessAsBefore) {
   const fs::path dir = fresh_dir("cupti-sigterm");
   auto env = cuda_env(dir);
   env["MESHSCOPE_FLUSH_MS"] = "600000";
-  std::string output;
   const auto r = run_process({MESHSCOPE_FAKE_RANK, "--cuda", "--collectives", "6", "--exit", "wait-signal"},
                              env, [&](pid_t pid, const fs::path& out) {
                                ASSERT_TRUE(wait_for_text(out, "ready"));

@@ -110,7 +110,6 @@ class Gpu {
            "cudaDeviceReset");
   }
 
-  const Counts& counts() const { return counts_; }
   void print_counts() const {
     const Counts& c = counts_;
     std::printf(

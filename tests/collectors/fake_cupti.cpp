@@ -222,6 +222,7 @@ CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallb
 CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t* timestamp) {
   if (!timestamp) return CUPTI_ERROR_INVALID_PARAMETER;
   Fake& f = fake();
+  std::lock_guard lock(f.mutex);
   *timestamp = f.timestamp ? f.timestamp() : static_cast<uint64_t>(clock_of(CLOCK_MONOTONIC));
   return CUPTI_SUCCESS;
 }
@@ -286,7 +287,9 @@ CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size
 // The clock records carry for an event at REALTIME_NS (CLOCK_REALTIME): the timestamp callback's clock when
 // one is registered (the callback returns CLOCK_REALTIME), else CLOCK_MONOTONIC.
 FAKE_EXPORT std::uint64_t meshscope_fake_cupti_timestamp(std::int64_t realtime_ns) {
-  if (fake().timestamp) return static_cast<std::uint64_t>(realtime_ns);
+  Fake& f = fake();
+  std::lock_guard lock(f.mutex);
+  if (f.timestamp) return static_cast<uint64_t>(realtime_ns);
   return static_cast<std::uint64_t>(realtime_ns - clock_of(CLOCK_REALTIME) + clock_of(CLOCK_MONOTONIC));
 }
 
