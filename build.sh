@@ -40,13 +40,23 @@ if ((${#missing[@]})); then
 fi
 
 jobs="$(nproc)"
+
+# Runs a test preset; when tests fail, runs the failed ones again on their own so that their output ends the log
+# (where a CI excerpt shows it). The run still fails, whatever the second try gives.
+run_tests() {
+  if ! ctest --preset "$1" -j "$jobs"; then
+    echo "build.sh: the failed tests again, one at a time, with their output:"
+    ctest --preset "$1" --rerun-failed --output-on-failure || true
+    exit 8
+  fi
+}
 werror=()
 if [ "${CI:-}" = "true" ]; then werror=(-DMESHSCOPE_WERROR=ON); fi
 
 if [ "$mode" = asan ]; then
   cmake --preset asan >/dev/null
   cmake --build --preset asan -j "$jobs"
-  ctest --preset asan -j "$jobs"
+  run_tests asan
   exit 0
 fi
 
@@ -54,6 +64,6 @@ cmake --preset dev "${werror[@]}" >/dev/null
 cmake --build --preset dev -j "$jobs"
 case "$mode" in
   run) exec ./build/meshscope ;;
-  test) ctest --preset dev -j "$jobs" ;;
+  test) run_tests dev ;;
   build) ;;
 esac
