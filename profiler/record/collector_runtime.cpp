@@ -33,17 +33,6 @@ bool parse_int(const char* text, std::int64_t& out) noexcept {
   return true;
 }
 
-// Reads one integer from the first variable of NAMES that holds one.
-bool first_int(std::initializer_list<const char*> names, std::int64_t& out, std::string* from = nullptr) {
-  for (const char* name : names) {
-    if (parse_int(std::getenv(name), out)) {
-      if (from) *from = name;
-      return true;
-    }
-  }
-  return false;
-}
-
 int make_eventfd() noexcept {
   return ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 }
@@ -88,22 +77,44 @@ void log_line(std::string_view collector, std::string_view message) noexcept {
 }
 
 Identity identity_from_environment() {
+  // Each launcher sets a rank, a local rank and a size; the local rank and size are read from the launcher
+  // that gave the rank first (a torchrun inside an srun step sees both families, and Slurm's describe the
+  // step's tasks, not torchrun's workers), then from any other.
+  struct Family {
+    const char* rank;
+    const char* local_rank;
+    const char* world_size;
+  };
+  static constexpr Family kFamilies[] = {
+      {"MESHSCOPE_RANK", "MESHSCOPE_LOCAL_RANK", "MESHSCOPE_WORLD_SIZE"},
+      {"RANK", "LOCAL_RANK", "WORLD_SIZE"},                                            // torchrun
+      {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE"},  // Open MPI
+      {"PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE"},                                     // MPICH, Intel MPI
+      {"PMIX_RANK", "PMIX_LOCAL_RANK", "PMIX_SIZE"},                                   // PMIx
+      {"SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS"},                               // srun
+  };
   Identity id;
+  id.rank = 0;
+  id.rank_source = "default";
+  const Family* chosen = nullptr;
   std::int64_t value = 0;
-  std::string from;
-  if (first_int({"MESHSCOPE_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"},
-                value, &from)) {
-    id.rank = static_cast<std::int32_t>(value);
-    id.rank_source = from;
-  } else {
-    id.rank = 0;
-    id.rank_source = "default";
+  for (const Family& f : kFamilies) {
+    if (parse_int(std::getenv(f.rank), value)) {
+      id.rank = static_cast<std::int32_t>(value);
+      id.rank_source = f.rank;
+      chosen = &f;
+      break;
+    }
   }
-  if (first_int({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}, value)) {
-    id.local_rank = value;
-  }
-  if (first_int({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}, value))
-    id.world_size = value;
+  const auto read = [&](const char* Family::*field) -> std::int64_t {
+    if (chosen && parse_int(std::getenv(chosen->*field), value)) return value;
+    for (const Family& f : kFamilies) {
+      if (parse_int(std::getenv(f.*field), value)) return value;
+    }
+    return kNull;
+  };
+  id.local_rank = read(&Family::local_rank);
+  id.world_size = read(&Family::world_size);
   // The host names one clock; MESHSCOPE_HOSTNAME overrides it (containers that share a host name).
   id.hostname = env_text("MESHSCOPE_HOSTNAME");
   char host[256] = {};

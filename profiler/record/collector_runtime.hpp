@@ -41,9 +41,10 @@ struct Identity {
   std::int64_t pid = 0;
 };
 
-// Reads MESHSCOPE_RANK, RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID (first found wins) and
-// the matching local rank and world size variables. Without any, rank 0 with rank_source "default". The host
-// name (which names the clock) is MESHSCOPE_HOSTNAME when set, else gethostname().
+// Reads MESHSCOPE_RANK, RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID (first found wins),
+// then the local rank and world size of that launcher first and of any other after (docs/COLLECTORS.md has
+// the table). Without any, rank 0 with rank_source "default". The host name (which names the clock) is
+// MESHSCOPE_HOSTNAME when set, else gethostname().
 Identity identity_from_environment();
 
 // Integer environment variable NAME, or FALLBACK when unset or not a number.
