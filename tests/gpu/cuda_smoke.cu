@@ -1,6 +1,6 @@
-// A small CUDA program whose every activity is known in advance, for checking the CUDA collector on a real GPU
-// (tests/gpu/run.sh). It prints what it did as one line of "name=count" pairs; run.sh compares the recorded
-// profile with it exactly.
+// A small CUDA program whose every activity is known in advance, for checking the CUDA collector on a real
+// GPU (tests/gpu/run.sh). It prints what it did as one line of "name=count" pairs; run.sh compares the
+// recorded profile with it exactly.
 //
 //   nvcc -O2 -std=c++17 -I/usr/local/cuda/include -o cuda_smoke cuda_smoke.cu
 #include <cuda_runtime.h>
