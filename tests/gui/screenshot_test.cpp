@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <stb_image.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <set>
 
@@ -16,7 +18,9 @@ bool have_xvfb() {
 }
 
 void check_screenshot(const std::filesystem::path& profile, const char* panel, int w, int h) {
-  const auto out = std::filesystem::path(MESHSCOPE_TEST_TMP) / (std::string("shot-") + panel + ".png");
+  // One file per test process: ctest runs the screenshot tests side by side, two of them of the timeline.
+  const auto out = std::filesystem::path(MESHSCOPE_TEST_TMP) /
+                   (std::string("shot-") + panel + "-" + std::to_string(::getpid()) + ".png");
   std::filesystem::remove(out);
 #if defined(__SANITIZE_ADDRESS__)
   // Mesa's DRI driver is dlclose()d at exit, so the few blocks it keeps show up as "<unknown module>" and no
@@ -45,6 +49,7 @@ void check_screenshot(const std::filesystem::path& profile, const char* panel, i
   }
   stbi_image_free(pixels);
   EXPECT_GT(colours.size(), 60u) << panel;
+  if (!::testing::Test::HasFailure()) std::filesystem::remove(out);
 }
 
 class Screenshot : public ::testing::TestWithParam<const char*> {};
