@@ -3,8 +3,8 @@
 #if __has_include(<cupti_activity.h>) && defined(MESHSCOPE_CUPTI_LIBRARY)
 
 #include <dlfcn.h>
-
 #include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

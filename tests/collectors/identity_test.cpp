@@ -96,11 +96,14 @@ TEST(Identity, SrunTask) {
 }
 
 // mpirun inside a Slurm allocation: the batch step's Slurm variables are inherited by every rank (all say
-// task 0 of 1); Open MPI's say who the rank is.
+// task 0 of 1), and so is what the batch script exported once on its first node (LOCAL_RANK=$SLURM_LOCALID,
+// WORLD_SIZE=$SLURM_NTASKS); Open MPI's variables say who the rank is.
 TEST(Identity, OpenMpiInsideASlurmAllocation) {
   LauncherEnvironment env({{"SLURM_PROCID", "0"},
                            {"SLURM_LOCALID", "0"},
                            {"SLURM_NTASKS", "1"},
+                           {"LOCAL_RANK", "0"},
+                           {"WORLD_SIZE", "1"},
                            {"OMPI_COMM_WORLD_RANK", "6"},
                            {"OMPI_COMM_WORLD_LOCAL_RANK", "2"},
                            {"OMPI_COMM_WORLD_SIZE", "8"}});
