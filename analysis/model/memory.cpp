@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analysis/model/architecture.hpp"
+#include "analysis/model/pipeline.hpp"
 
 namespace meshscope::model {
 
@@ -64,71 +65,73 @@ double layer_activation_bytes(const ModelSpec& m, const ParallelConfig& c, bool 
 }
 
 double inflight_layer_activations(const ModelSpec& m, const ParallelConfig& c) {
-  const double per_stage = double(m.layers) / c.pp;
-  const double micro = c.micro_batches();
-  if (c.pp == 1) return per_stage;  // one micro-batch at a time
-  switch (c.schedule) {
-    case Schedule::kGPipe:
-      return per_stage * micro;  // Huang et al. 2019: all micro-batches' activations before backward
-    case Schedule::k1F1B:
-      return per_stage * std::min(micro, double(c.pp));  // Narayanan et al. 2021 §2.2.1: at most p in flight
-    case Schedule::kInterleaved:
-      // Korthikanti et al. 2022 §4.2.3: the interleaved schedule stores L(1 + (p-1)/(p m)) layers' worth,
-      // m = virtual stages.
-      return per_stage * std::min(micro, double(c.pp)) *
-             (1.0 + (c.pp - 1.0) / (double(c.pp) * c.virtual_stages));
-  }
-  return per_stage;
+  // The first stage holds the most: its layers x the micro-batches in flight (pipeline.hpp).
+  return double(stage_layers(m, c).front()) * inflight_micro_batches(c, 0);
 }
+
+namespace {
+
+struct StageMemoryInputs {
+  const ModelSpec& m;
+  const HardwareSpec& hw;
+  const ParallelConfig& c;
+  const Efficiencies& eff;
+  ParameterCounts p;
+  double layer_act = 0;
+};
+
+// Memory of pipeline stage STAGE holding LAYERS transformer layers (MOE_LAYERS of them MoE).
+MemoryBreakdown stage_memory(const StageMemoryInputs& in, int stage, int layers, int moe_layers) {
+  const ModelSpec& m = in.m;
+  const ParallelConfig& c = in.c;
+  const double t = c.tp;
+  const bool first = stage == 0, last = stage == c.pp - 1;
+  // Non-expert weights sharded by TP, routed experts by TP x EP (Shoeybi et al. 2019; Lepikhin et al. 2021);
+  // the embedding on the first stage, the output projection on the last (a copy when tied and PP > 1).
+  double dense = (in.p.attention_per_layer + in.p.norms_per_layer) * layers +
+                 in.p.dense_mlp_per_layer * (layers - moe_layers) + in.p.shared_per_layer * moe_layers;
+  if (first) dense += in.p.embedding;
+  if (last && (!m.tied_embeddings || c.pp > 1)) dense += double(m.vocab) * m.hidden;
+  dense /= t;
+  const double experts = in.p.expert_per_layer * moe_layers / (t * c.ep);
+  const MemoryBreakdown d = model_state_bytes(dense, c.dp, c.zero, in.eff.state_bytes);
+  const MemoryBreakdown e = model_state_bytes(experts, std::max(1, c.dp / c.ep), c.zero, in.eff.state_bytes);
+  MemoryBreakdown mb;
+  mb.params = d.params + e.params;
+  mb.grads = d.grads + e.grads;
+  mb.optimizer = d.optimizer + e.optimizer;
+  const double s = double(c.seq) / c.cp;
+  const double b = c.micro_batch;
+  const double sp = c.sp() ? t : 1.0;
+  const double inflight = inflight_micro_batches(c, stage);
+  mb.activations = in.layer_act * layers * inflight;
+  // Embedding output dropout mask sbh per micro-batch in flight (Korthikanti §4.4); on the last stage the
+  // output layer norm 2sbh and the fp32 logits of the cross-entropy 4sbv/t (Korthikanti §4.4: "4sbv/t").
+  if (first && m.dropout) mb.activations += s * b * m.hidden / sp * std::min<double>(c.micro_batches(), c.pp);
+  if (last) mb.activations += 2.0 * s * b * m.hidden / sp + 4.0 * s * b * m.vocab / t;
+  mb.other = in.eff.reserved_bytes;
+  // ZeRO-3 / FSDP gathers a layer's full (TP-sharded) weights before use and prefetches the next one
+  // (Rajbhandari et al. 2020 §5.3; FSDP paper, Zhao et al. 2023 §3.2): two layers of bf16 weights.
+  if (c.zero == 3 && c.dp > 1 && layers > 0) mb.other += 2.0 * 2.0 * (dense + experts) / layers;
+  mb.capacity = in.hw.hbm_capacity_gib * double(1ull << 30);
+  mb.stage = stage;
+  return mb;
+}
+
+}  // namespace
 
 MemoryBreakdown memory_per_gpu(const ModelSpec& m, const HardwareSpec& hw, const ParallelConfig& c,
                                const Efficiencies& eff) {
-  const ParameterCounts p = count_parameters(m);
-  const double t = c.tp;
-  // Transformer layers split evenly over PP stages; non-expert weights sharded by TP, routed experts by
-  // TP x EP (Megatron-LM expert parallelism, Shoeybi et al. 2019 / Lepikhin et al. 2021).
-  const double dense_layers = (p.layers_total() - p.expert_total()) / c.pp / t;
-  const double expert_layers = p.expert_total() / c.pp / (t * c.ep);
-  const double embedding = p.embedding / t;
-  // The output projection lives on the last stage; with tied embeddings it is a copy when PP > 1.
-  const double output = (m.tied_embeddings && c.pp == 1 ? 0.0 : double(m.vocab) * m.hidden) / t;
-  const int expert_dp = std::max(1, c.dp / c.ep);
-
-  const double layer_act = layer_activation_bytes(m, c, eff.flash_attention);
-  const double inflight = inflight_layer_activations(m, c);
-  const double s = double(c.seq) / c.cp;
-  const double b = c.micro_batch;
-  // Embedding output dropout mask sbh per micro-batch in flight (Korthikanti §4.4), output layer norm 2sbh
-  // and fp32 logits for the cross-entropy 4sbv/t (Korthikanti §4.4: "4sbv/t").
-  const double first_extra =
-      (m.dropout ? s * b * m.hidden / (c.sp() ? t : 1.0) : 0.0) * std::min<double>(c.micro_batches(), c.pp);
-  const double last_extra = 2.0 * s * b * m.hidden / (c.sp() ? t : 1.0) + 4.0 * s * b * m.vocab / t;
-  const double last_inflight = c.pp == 1 ? inflight : double(m.layers) / c.pp;
-
-  auto stage = [&](bool first, bool last, double activations) {
-    const double dense_params = dense_layers + (first ? embedding : 0.0) + (last ? output : 0.0);
-    MemoryBreakdown dense = model_state_bytes(dense_params, c.dp, c.zero, eff.state_bytes);
-    const MemoryBreakdown experts = model_state_bytes(expert_layers, expert_dp, c.zero, eff.state_bytes);
-    MemoryBreakdown mb;
-    mb.params = dense.params + experts.params;
-    mb.grads = dense.grads + experts.grads;
-    mb.optimizer = dense.optimizer + experts.optimizer;
-    mb.activations = activations;
-    mb.other = eff.reserved_bytes;
-    // ZeRO-3 / FSDP gathers a layer's full (TP-sharded) weights before use and prefetches the next one
-    // (Rajbhandari et al. 2020 §5.3; FSDP paper, Zhao et al. 2023 §3.2): two layers of bf16 weights.
-    if (c.zero == 3 && c.dp > 1)
-      mb.other += 2.0 * 2.0 * (dense_layers + expert_layers) / (double(m.layers) / c.pp);
-    mb.capacity = hw.hbm_capacity_gib * double(1ull << 30);
-    return mb;
-  };
-  MemoryBreakdown best =
-      stage(true, c.pp == 1, layer_act * inflight + first_extra + (c.pp == 1 ? last_extra : 0));
-  best.stage = 0;
-  if (c.pp > 1) {
-    MemoryBreakdown tail = stage(false, true, layer_act * last_inflight + last_extra);
-    tail.stage = c.pp - 1;
-    if (tail.total() > best.total()) best = tail;
+  const StageMemoryInputs in{
+      m, hw, c, eff, count_parameters(m), layer_activation_bytes(m, c, eff.flash_attention)};
+  const std::vector<int> layers = stage_layers(m, c);
+  MemoryBreakdown best;
+  int first_layer = 0;
+  for (int stage = 0; stage < c.pp; ++stage) {
+    const int n = layers[static_cast<size_t>(stage)];
+    const MemoryBreakdown mb = stage_memory(in, stage, n, moe_layers_in(m, first_layer, n));
+    first_layer += n;
+    if (stage == 0 || mb.total() > best.total()) best = mb;
   }
   return best;
 }

@@ -38,6 +38,7 @@ double layer_activation_bytes(const ModelSpec& model, const ParallelConfig& conf
 // Number of layer-activations (layers x micro-batches) the first pipeline stage holds at its peak.
 double inflight_layer_activations(const ModelSpec& model, const ParallelConfig& config);
 
+// The most loaded pipeline stage (every stage is evaluated: uneven layouts can load any of them most).
 MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareSpec& hw, const ParallelConfig& config,
                                const Efficiencies& eff);
 

@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
 
 #include "analysis/model/architecture.hpp"
+#include "analysis/model/compute.hpp"
+#include "analysis/model/pipeline.hpp"
 
 namespace meshscope::model {
 
@@ -26,229 +31,429 @@ double bubble_fraction(Schedule schedule, int pp, int micro_batches, int virtual
 
 namespace {
 
-struct LayerCost {  // one layer, one micro-batch, one GPU, forward pass
-  double linear = 0;
-  double attention = 0;
-  double elementwise = 0;
-  double total() const { return linear + attention + elementwise; }
+// Adam's memory traffic per parameter besides the gradient: FP32 master weights read and written (8 B), the
+// two FP32 moments read and written (16 B) and the BF16 weight copy written (2 B) (Rajbhandari et al. 2020
+// §3.1 state sizes).
+constexpr double kAdamBytesPerParam = 26.0;
+
+// Everything the cost functions of one prediction share.
+struct Context {
+  Context(const ModelSpec& model, const HardwareSpec& hardware, const ParallelConfig& config,
+          const Efficiencies& efficiencies, Prediction& prediction, bool explain_terms)
+      : m(model), hw(hardware), c(config), eff(efficiencies), out(prediction), explain(explain_terms),
+        recipe(precision_recipe(config.precision, hardware, efficiencies)) {}
+  const ModelSpec& m;
+  const HardwareSpec& hw;
+  const ParallelConfig& c;
+  const Efficiencies& eff;
+  Prediction& out;
+  bool explain = false;
+  PrecisionRecipe recipe;
+  double hbm_Bps = 0;
+  Link intra{}, inter{};
+  int G = 8;          // GPUs per NVLink domain
+  int micro = 1;      // micro-batches per pipeline per step
+  int v = 1;          // virtual stages per GPU
+  double tokens = 0;  // tokens per micro-batch on one rank of a CP group
+  LayerTimes dense{}, moe{}, dense_bf16{}, moe_bf16{};
+  double logits_fwd = 0;
+
+  void term(const char* part, std::string name, double seconds, std::string formula, std::string inputs) {
+    if (explain) out.terms.push_back({part, std::move(name), seconds, std::move(formula), std::move(inputs)});
+  }
 };
 
-LayerCost layer_forward(const ModelSpec& m, const ParallelConfig& c, const Efficiencies& eff, double peak,
-                        double gemm_eff, double hbm_Bps, bool moe_layer) {
-  const double tokens = double(c.micro_batch) * c.seq / c.cp;
-  const double t = c.tp;
-  LayerCost cost;
-  // Roofline with a per-kernel cost fitted to the GEMM-size curve (Williams et al. 2009; Azure
-  // AI-benchmarking-guide cuBLASLt sweep): t = F / (peak x efficiency) + kernels x overhead.
-  const int gemms = m.gated_mlp ? 5 : 4;
-  cost.linear =
-      tokens * linear_flops_per_token(m, moe_layer) / t / (peak * gemm_eff) + gemms * eff.gemm_overhead_s;
-  // Attention core at the measured attention rate (FlashAttention-2 or unfused PyTorch attention, Azure
-  // AI-benchmarking-guide), in BF16 whatever the GEMM precision.
-  const double attention_rate =
-      eff.flash_attention ? eff.attention_flash_flops_per_s : eff.attention_standard_flops_per_s;
-  cost.attention = tokens * attention_flops_per_token(m, c.seq) / t / attention_rate;
-  // Memory-bound element-wise kernels at achievable HBM bandwidth (STREAM triad): two norms (read + write,
-  // 4h bytes each), two residual adds (6h), dropout (5h each) on h-wide tensors, replicated across TP unless
-  // sequence parallel; the activation function reads and writes the MLP intermediate (4f, SwiGLU 6f), /TP.
-  double width = m.ffn;
-  if (moe_layer) width = double(m.top_k + m.shared_experts) * m.moe_ffn;
-  const double hidden_bytes = (20.0 + (m.dropout ? 10.0 : 0.0)) * m.hidden / (c.sp() ? t : 1.0);
-  const double mlp_bytes = (m.gated_mlp ? 6.0 : 4.0) * width / t;
-  cost.elementwise = tokens * (hidden_bytes + mlp_bytes) / hbm_Bps;
+// What one pipeline stage costs per micro-batch, and what it holds.
+struct StageWork {
+  int index = 0, layers = 0, moe_layers = 0, bf16_layers = 0;
+  double gemm = 0, attention = 0, elementwise = 0, quantize = 0, logits = 0;  // forward + backward
+  MicroBatchTimes mb;
+  double tp_raw = 0, cp_raw = 0, ep_raw = 0;  // per micro-batch, before overlap
+  double total() const { return mb.total(); }
+};
+
+// ---- compute: layers by their GEMM shapes, attention, element-wise; logits on the last stage
+// ---------------
+void stage_compute(Context& x, StageWork& s) {
+  const int dense = s.layers - s.moe_layers;
+  const int bf16_moe = std::min(s.bf16_layers, s.moe_layers);
+  const int bf16_dense = s.bf16_layers - bf16_moe;
+  auto add = [&](const LayerTimes& lt, double count) {
+    s.mb.forward += count * lt.forward();
+    s.mb.backward += count * lt.backward();
+    s.gemm += count * (lt.gemm_fwd + lt.gemm_bwd);
+    s.attention += count * (lt.attention_fwd + lt.attention_bwd);
+    s.elementwise += count * (lt.elementwise_fwd + lt.elementwise_bwd);
+    s.quantize += count * (lt.quantize_fwd + lt.quantize_bwd);
+    // Full recompute repeats each layer's forward before its backward; selective repeats the attention core
+    // (Korthikanti et al. 2022 §5 / Table 4).
+    if (x.c.recompute == Recompute::kFull) s.mb.recompute += count * lt.forward();
+    if (x.c.recompute == Recompute::kSelective) s.mb.recompute += count * lt.attention_fwd;
+  };
+  add(x.dense, dense - bf16_dense);
+  add(x.dense_bf16, bf16_dense);
+  add(x.moe, s.moe_layers - bf16_moe);
+  add(x.moe_bf16, bf16_moe);
+  if (s.index == x.c.pp - 1) {
+    // Output projection and cross-entropy (Narayanan et al. 2021 eq. 3: 2Vh FLOPs per token, backward 2x).
+    s.mb.forward += x.logits_fwd;
+    s.mb.backward += 2.0 * x.logits_fwd;
+    s.logits = 3.0 * x.logits_fwd;
+  }
+}
+
+// ---- tensor parallelism: Shoeybi et al. 2019 §3 (2 all-reduces forward, 2 backward per layer); with
+// sequence parallelism each all-reduce becomes all-gather + reduce-scatter (Korthikanti et al. 2022 §4.2.2).
+// Full recompute repeats the forward collectives.
+double tp_per_layer(const Context& x, const Link& intra, const Link& inter) {
+  const double act_bytes = x.tokens * x.m.hidden * 2.0;
+  const GroupShape g = group_shape(x.c.tp, 1, x.G);
+  if (x.c.sp())
+    return 2.0 * (hierarchical_time(Collective::kAllGather, act_bytes, g, intra, inter) +
+                  hierarchical_time(Collective::kReduceScatter, act_bytes, g, intra, inter));
+  return 2.0 * hierarchical_time(Collective::kAllReduce, act_bytes, g, intra, inter);
+}
+
+void tensor_parallel(Context& x, StageWork& s) {
+  if (x.c.tp <= 1) return;
+  const double passes = x.c.recompute == Recompute::kFull ? 3.0 : 2.0;  // forward, backward (, recompute)
+  s.tp_raw = passes * tp_per_layer(x, x.intra, x.inter) * s.layers;
+  // Overlap (Transformer Engine userbuffers, Megatron-Core --tp-comm-overlap; Wang et al. 2023, "Overlap
+  // communication with dependent computation"): the collectives are pipelined with the GEMMs next to them, so
+  // overlap_tp of the stage's GEMM time can hide them.
+  s.mb.tp_exposed = std::max(0.0, s.tp_raw - x.eff.overlap_tp * s.gemm);
+}
+
+// ---- context parallelism: ring attention (Liu et al. 2023; Megatron-LM context_parallel.md): cp-1 steps
+// forward exchanging K and V chunks, twice that backward (K, V and their gradients), overlapped with the
+// attention core of the current chunk.
+double cp_step(const Context& x, const Link& intra, const Link& inter) {
+  const ModelSpec& m = x.m;
+  const double kv_heads = m.is_mla() ? m.heads : m.kv_heads;
+  const double d_k = m.is_mla() ? m.qk_nope_dim + m.qk_rope_dim : m.head_size();
+  const double d_v = m.is_mla() ? m.v_head_dim : m.head_size();
+  const double kv_bytes = x.tokens * kv_heads * (d_k + d_v) * 2.0 / std::min<double>(x.c.tp, kv_heads);
+  const GroupShape cp_group = group_shape(x.c.cp, x.c.tp, x.G);
+  return hierarchical_time(Collective::kSendRecv, kv_bytes,
+                           cp_group.nodes() > 1 ? GroupShape{2, 1} : GroupShape{2, 2}, intra, inter);
+}
+
+void context_parallel(Context& x, StageWork& s) {
+  if (x.c.cp <= 1) return;
+  const double fwd = (x.c.cp - 1) * cp_step(x, x.intra, x.inter);
+  const double bwd = 2.0 * fwd;
+  const double layer_attention = s.layers > 0 ? s.attention / 3.0 / s.layers : 0.0;  // forward, one layer
+  const double hidden_fwd = x.eff.overlap_cp * layer_attention;
+  const double exposed = std::max(0.0, fwd - hidden_fwd) + std::max(0.0, bwd - 2.0 * hidden_fwd);
+  s.cp_raw = (fwd + bwd) * s.layers;
+  s.mb.cp_exposed = exposed * s.layers;
+}
+
+// ---- expert parallelism: dispatch and combine all-to-all per MoE layer forward and backward (Lepikhin et
+// al. 2021 §2.2; Megatron-LM MoE token dispatcher). Tokens are split over TP first with sequence parallel;
+// inside an NVLink domain (72 GPUs on GB200/GB300 NVL72) the exchange stays on NVLink.
+double ep_per_layer(const Context& x, const Link& intra, const Link& inter) {
+  const GroupShape g = group_shape(x.c.ep, x.c.tp * x.c.cp, x.G);
+  const double bytes = x.tokens / (x.c.sp() ? x.c.tp : 1.0) * x.m.top_k * x.m.hidden * 2.0;
+  return 4.0 * hierarchical_time(Collective::kAllToAll, bytes * x.eff.moe_imbalance, g, intra, inter);
+}
+
+void expert_parallel(Context& x, StageWork& s) {
+  if (!x.m.is_moe() || x.c.ep <= 1) return;
+  s.ep_raw = ep_per_layer(x, x.intra, x.inter) * s.moe_layers;
+  s.mb.ep_exposed = s.ep_raw * (1.0 - x.eff.overlap_ep);
+}
+
+// ---- pipeline parallelism: one activation tensor per micro-batch and virtual stage each way, scattered over
+// TP ranks (Narayanan et al. 2021 §4.1 scatter/gather optimisation); 2(v m + p - 1) transfers on the critical
+// path.
+void pipeline_p2p(Context& x) {
+  if (x.c.pp <= 1) return;
+  const int stride = x.c.tp * x.c.cp * x.c.dp;
+  const Link& link = stride >= x.G ? x.inter : x.intra;
+  const double bytes = x.tokens * x.m.hidden * 2.0 / x.c.tp;
+  x.out.micro_batch.p2p = collective_time(Collective::kSendRecv, bytes, 2, link);
+  const double transfers = 2.0 * (double(x.v) * x.micro + x.c.pp - 1.0);
+  x.out.comm.pp = transfers * x.out.micro_batch.p2p;
+  x.out.time.pp_p2p_exposed = (1.0 - x.eff.overlap_pp) * x.out.comm.pp;
+  x.term("pp_p2p_exposed", "pipeline sends", x.out.time.pp_p2p_exposed,
+         "(1 - overlap_pp) x 2(v m + p - 1) x (alpha + S / B)",
+         fmt::format("v={} m={} p={} S={:.3g} MB alpha={:.2f} us B={:.0f} GB/s overlap_pp={}", x.v, x.micro,
+                     x.c.pp, bytes / 1e6, link.alpha_s * 1e6, link.bandwidth_Bps / 1e9, x.eff.overlap_pp));
+}
+
+// Parameters of one stage on one GPU: non-expert (sharded by TP) and routed experts (by TP x EP).
+struct StageParams {
+  double dense = 0, experts = 0;
+};
+StageParams stage_params(const Context& x, const StageWork& s) {
+  const ParameterCounts p = count_parameters(x.m);
+  const double per_layer = p.attention_per_layer + p.norms_per_layer;
+  const int dense_layers = s.layers - s.moe_layers;
+  StageParams sp;
+  sp.dense = per_layer * s.layers + p.dense_mlp_per_layer * dense_layers + p.shared_per_layer * s.moe_layers;
+  if (s.index == 0) sp.dense += p.embedding;
+  // The output projection on the last stage: its own matrix, or a copy of the tied embedding when PP > 1.
+  if (s.index == x.c.pp - 1 && (!x.m.tied_embeddings || x.c.pp > 1))
+    sp.dense += double(x.m.vocab) * x.m.hidden;
+  sp.dense /= x.c.tp;
+  sp.experts = p.expert_per_layer * s.moe_layers / (double(x.c.tp) * x.c.ep);
+  return sp;
+}
+
+// ---- data parallelism (per stage; see dp_group_time) and the optimizer ------------------------------------
+struct DpCost {
+  double exposed = 0, raw = 0;
+};
+
+DpCost dp_group_time(const Context& x, const StageWork& s, double params, int size, int stride) {
+  DpCost cost;
+  if (size <= 1 || params <= 0) return cost;
+  const ParallelConfig& c = x.c;
+  const GroupShape g = group_shape(size, stride, x.G);
+  const StateBytesPerParam sb = state_bytes(x.eff.state_bytes);
+  const double grads = params * sb.grads, weights = params * sb.weights;
+  const double fwd_hide = x.eff.overlap_dp * s.mb.forward, bwd_hide = x.eff.overlap_dp * s.mb.backward;
+  if (c.zero == 3) {
+    // ZeRO-3 / FSDP (Rajbhandari et al. 2020 §7.2.2; Zhao et al. 2023 §3): every micro-batch all-gathers the
+    // weights for forward and again for backward (and recompute), and reduce-scatters the gradients, layer by
+    // layer (each paying the collective's latency), prefetched behind that micro-batch's compute.
+    const double layers = std::max(1, s.layers);
+    const double ag =
+        layers * hierarchical_time(Collective::kAllGather, weights / layers, g, x.intra, x.inter);
+    const double rs =
+        layers * hierarchical_time(Collective::kReduceScatter, grads / layers, g, x.intra, x.inter);
+    const double gathers_bwd = c.recompute == Recompute::kFull ? 2.0 : 1.0;
+    cost.raw = x.micro * (ag * (1 + gathers_bwd) + rs);
+    cost.exposed = x.micro * (std::max(0.0, ag - fwd_hide) + std::max(0.0, gathers_bwd * ag + rs - bwd_hide));
+    return cost;
+  }
+  if (c.zero == 0) {
+    // Gradient all-reduce, bucketed and overlapped with the last micro-batch's backward (Li et al. 2020,
+    // PyTorch DDP §3.2.3).
+    cost.raw = hierarchical_time(Collective::kAllReduce, grads, g, x.intra, x.inter, Algorithm::kRing);
+    cost.exposed = std::max(0.0, cost.raw - bwd_hide);
+    return cost;
+  }
+  // ZeRO-1/2 (distributed optimizer): reduce-scatter the gradients (overlapped with backward), all-gather the
+  // updated weights (overlapped with the next forward) (Rajbhandari et al. 2020 §5.1-5.2).
+  const double rs = hierarchical_time(Collective::kReduceScatter, grads, g, x.intra, x.inter);
+  const double ag = hierarchical_time(Collective::kAllGather, weights, g, x.intra, x.inter);
+  cost.raw = rs + ag;
+  cost.exposed = std::max(0.0, rs - bwd_hide) + std::max(0.0, ag - fwd_hide);
   return cost;
+}
+
+struct StageTail {  // end-of-step work of one stage
+  double dp_exposed = 0, dp_raw = 0, optimizer = 0, opt_params = 0;
+};
+
+StageTail stage_tail(const Context& x, const StageWork& s) {
+  const ParallelConfig& c = x.c;
+  const StageParams p = stage_params(x, s);
+  const DpCost dense = dp_group_time(x, s, p.dense, c.dp, c.tp * c.cp);
+  const DpCost experts = dp_group_time(x, s, p.experts, c.dp / c.ep, c.tp * c.cp * c.ep);
+  StageTail t;
+  t.dp_exposed = dense.exposed + experts.exposed;
+  t.dp_raw = dense.raw + experts.raw;
+  // Optimizer: Adam is memory bound; ZeRO >= 1 updates only this rank's shard.
+  t.opt_params = p.dense / (c.zero >= 1 ? c.dp : 1) + p.experts / (c.zero >= 1 ? c.dp / c.ep : 1);
+  t.optimizer = t.opt_params * (kAdamBytesPerParam + state_bytes(x.eff.state_bytes).grads) / x.hbm_Bps;
+  return t;
+}
+
+// ---- composition
+// --------------------------------------------------------------------------------------------
+std::vector<StageWork> build_stages(Context& x) {
+  const ParallelConfig& c = x.c;
+  std::vector<StageWork> stages(static_cast<size_t>(c.pp));
+  int first = 0;
+  const int bf16_from = x.m.layers - std::max(0, x.eff.nvfp4_bf16_layers);
+  for (int i = 0; i < c.pp; ++i) {
+    StageWork& s = stages[static_cast<size_t>(i)];
+    s.index = i;
+    s.layers = x.out.stage_layers[static_cast<size_t>(i)];
+    s.moe_layers = moe_layers_in(x.m, first, s.layers);
+    if (c.precision == Precision::kNVFP4)
+      s.bf16_layers = std::max(0, first + s.layers - std::max(first, bf16_from));
+    first += s.layers;
+    stage_compute(x, s);
+    tensor_parallel(x, s);
+    context_parallel(x, s);
+    expert_parallel(x, s);
+  }
+  return stages;
+}
+
+void explain_compute(Context& x, const StageWork& s) {
+  if (!x.explain) return;
+  const double m = x.micro;
+  const std::string per =
+      fmt::format("x {} layers x {} micro-batches (stage {})", s.layers, x.micro, s.index);
+  x.term("compute", "linear-layer GEMMs", m * s.gemm,
+         "per GEMM max(2MNK / (peak x eff), bytes / HBM) + overhead; backward = dgrad + wgrad",
+         fmt::format("{:.0f} TFLOP/s x {:.3f}, overhead {:.1f} us, M = {:.0f} tokens {}",
+                     x.recipe.peak_flops / 1e12, x.recipe.efficiency, x.eff.gemm_overhead_s * 1e6, x.tokens,
+                     per));
+  x.term(
+      "compute", "attention core", m * s.attention,
+      "3 x (causal ? 1/2 : 1) x 2 s a (d_qk + d_v) tokens / t / rate",
+      fmt::format(
+          "{} attention at {:.0f} TFLOP/s, causal {} {}", x.eff.flash_attention ? "flash" : "standard",
+          (x.eff.flash_attention ? x.eff.attention_flash_flops_per_s : x.eff.attention_standard_flops_per_s) /
+              1e12,
+          x.eff.causal && x.eff.flash_attention ? "skip" : "full", per));
+  x.term("compute", "element-wise kernels", m * s.elementwise,
+         "3 x tokens x bytes per token / (HBM x hbm_eff)",
+         fmt::format("HBM {:.0f} GB/s achievable {}", x.hbm_Bps / 1e9, per));
+  if (s.quantize > 0)
+    x.term("compute", "FP8/FP4 quantisation casts", m * s.quantize, "elements cast x bytes per element / HBM",
+           fmt::format("{} B per element {}", x.recipe.quantize_bytes, per));
+  if (s.logits > 0)
+    x.term("compute", "output layer + cross-entropy", m * s.logits,
+           "3 x (2 tokens h V / t GEMM + 12 B x tokens V / t)",
+           fmt::format("V = {} BF16 {}", x.m.vocab, per));
+  x.term("recompute", "recomputed forward", m * s.mb.recompute,
+         std::string("m x ") + (x.c.recompute == Recompute::kFull ? "layer forward" : "attention forward"),
+         fmt::format("recompute {} {}", to_string(x.c.recompute), per));
+}
+
+void explain_comm(Context& x, const StageWork& s) {
+  if (!x.explain) return;
+  const Link no_alpha_intra{0, x.intra.bandwidth_Bps}, no_alpha_inter{0, x.inter.bandwidth_Bps};
+  auto split = [&](double with_alpha, double without) {
+    return fmt::format("alpha part {:.3g} ms, beta part {:.3g} ms per micro-batch",
+                       (with_alpha - without) * 1e3, without * 1e3);
+  };
+  const double passes = x.c.recompute == Recompute::kFull ? 3.0 : 2.0;
+  if (x.c.tp > 1)
+    x.term("tp_exposed", x.c.sp() ? "TP all-gather + reduce-scatter" : "TP all-reduce",
+           x.micro * s.mb.tp_exposed,
+           "m x max(0, passes x layers x 2 x collective(alpha, S / B) - overlap_tp x GEMM time)",
+           fmt::format("tp {} passes {} S = {:.3g} MB; {}; overlap_tp {}", x.c.tp, passes,
+                       x.tokens * x.m.hidden * 2e-6,
+                       split(s.tp_raw, passes * s.layers * tp_per_layer(x, no_alpha_intra, no_alpha_inter)),
+                       x.eff.overlap_tp));
+  if (x.c.cp > 1)
+    x.term("cp_exposed", "ring-attention K/V exchange", x.micro * s.mb.cp_exposed,
+           "m x layers x 3 (cp - 1) x send(alpha, S / B) minus the attention it hides behind",
+           fmt::format("cp {} overlap_cp {}", x.c.cp, x.eff.overlap_cp));
+  if (x.m.is_moe() && x.c.ep > 1)
+    x.term("ep_exposed", "MoE dispatch + combine all-to-all", x.micro * s.mb.ep_exposed,
+           "m x MoE layers x 4 x all_to_all(alpha, top_k tokens h 2 B x imbalance / B) x (1 - overlap_ep)",
+           fmt::format("ep {} MoE layers {} imbalance {}; {}; overlap_ep {}", x.c.ep, s.moe_layers,
+                       x.eff.moe_imbalance,
+                       split(s.ep_raw, s.moe_layers * ep_per_layer(x, no_alpha_intra, no_alpha_inter)),
+                       x.eff.overlap_ep));
+}
+
+void compose(Context& x, const std::vector<StageWork>& stages) {
+  Prediction& out = x.out;
+  size_t pace = 0;
+  for (size_t i = 1; i < stages.size(); ++i)
+    if (stages[i].total() > stages[pace].total()) pace = i;
+  const StageWork& s = stages[pace];
+  out.pacing_stage = static_cast<int>(pace);
+  out.micro_batch.forward = s.mb.forward, out.micro_batch.backward = s.mb.backward;
+  out.micro_batch.recompute = s.mb.recompute, out.micro_batch.tp_exposed = s.mb.tp_exposed;
+  out.micro_batch.cp_exposed = s.mb.cp_exposed, out.micro_batch.ep_exposed = s.mb.ep_exposed;
+  out.stages.clear();
+  for (const StageWork& w : stages) out.stages.push_back(w.mb);
+  for (MicroBatchTimes& t : out.stages) t.p2p = out.micro_batch.p2p;
+  out.comm.tp = x.micro * s.tp_raw, out.comm.cp = x.micro * s.cp_raw, out.comm.ep = x.micro * s.ep_raw;
+  out.time.compute = x.micro * (s.mb.forward + s.mb.backward);
+  out.time.recompute = x.micro * s.mb.recompute;
+  out.time.tp_exposed = x.micro * s.mb.tp_exposed;
+  out.time.cp_exposed = x.micro * s.mb.cp_exposed;
+  out.time.ep_exposed = x.micro * s.mb.ep_exposed;
+  // Fill and drain: every other stage's micro-batch once, over v (Narayanan et al. 2021 §2.2): (p-1)/v
+  // micro-batch times when the stages are balanced, so that bubble / step = (p-1)/(v m + p - 1).
+  double others = 0;
+  for (size_t i = 0; i < stages.size(); ++i)
+    if (i != pace) others += stages[i].total();
+  out.bubble_fraction = bubble_fraction(x.c.schedule, x.c.pp, x.micro, x.v);
+  out.time.pp_bubble = x.c.pp > 1 ? others / x.v : 0.0;
+  explain_compute(x, s);
+  explain_comm(x, s);
+  x.term("pp_bubble", "pipeline fill and drain", out.time.pp_bubble,
+         "sum over the other stages of their micro-batch time / v (balanced: (p - 1) / v x t_mb)",
+         fmt::format("p {} v {} slowest stage {} at {:.4g} ms per micro-batch", x.c.pp, x.v, pace,
+                     s.total() * 1e3));
+  StageTail worst;
+  size_t worst_stage = 0;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const StageTail t = stage_tail(x, stages[i]);
+    if (i == 0 || t.dp_exposed + t.optimizer > worst.dp_exposed + worst.optimizer) worst = t, worst_stage = i;
+  }
+  out.time.dp_exposed = worst.dp_exposed, out.comm.dp = worst.dp_raw, out.time.optimizer = worst.optimizer;
+  x.term("dp_exposed", "data-parallel gradients / weights", worst.dp_exposed,
+         x.c.zero == 0
+             ? "all_reduce(grads) - overlap_dp x backward"
+             : (x.c.zero == 3 ? "m x layers x (all_gather + reduce_scatter) - overlap_dp x compute"
+                              : "reduce_scatter(grads) + all_gather(weights) - overlap_dp x compute"),
+         fmt::format("dp {} zero {} raw {:.4g} ms (stage {}) overlap_dp {}", x.c.dp, x.c.zero,
+                     worst.dp_raw * 1e3, worst_stage, x.eff.overlap_dp));
+  x.term("optimizer", "Adam step", worst.optimizer,
+         "params on this GPU x (26 + grad bytes) / (HBM x hbm_eff)",
+         fmt::format("{:.4g} M params, HBM {:.0f} GB/s achievable", worst.opt_params / 1e6, x.hbm_Bps / 1e9));
+}
+
+void throughput(Context& x) {
+  Prediction& out = x.out;
+  const ParallelConfig& c = x.c;
+  out.step_time_s = out.time.total();
+  const double global_tokens = double(c.global_batch) * c.seq;
+  const StepFlops flops = step_flops(x.m, global_tokens, c.seq, c.recompute);
+  out.model_flops = flops.model;
+  out.hardware_flops = flops.hardware;
+  out.peak_flops = x.recipe.peak_flops;
+  out.model_tflops_per_gpu = flops.model / out.step_time_s / c.gpus / 1e12;
+  out.hardware_tflops_per_gpu = flops.hardware / out.step_time_s / c.gpus / 1e12;
+  // MFU: model FLOPs per second over the peak of the GEMM precision (Chowdhery et al. 2022, PaLM App. B).
+  out.mfu = out.model_tflops_per_gpu * 1e12 / out.peak_flops;
+  out.tokens_per_s = global_tokens / out.step_time_s;
 }
 
 }  // namespace
 
 void predict_into(const ModelSpec& m, const HardwareSpec& hw, const ParallelConfig& c,
-                  const Efficiencies& eff, Prediction& out) {
+                  const Efficiencies& eff, Prediction& out, bool explain) {
   out.config = c;
   out.time = {};
   out.micro_batch = {};
   out.comm = {};
-  const bool fp8 = c.precision == Precision::kFP8 && hw.peak_tflops_fp8 > 0;
-  const double peak = (fp8 ? hw.peak_tflops_fp8 : hw.peak_tflops_bf16) * 1e12;
-  const double gemm_eff = fp8 ? eff.gemm_fp8 : eff.gemm_bf16;
-  const double hbm_Bps = hw.hbm_tbps * 1e12 * eff.hbm;
-  const Link intra = intra_node_link(eff);
-  const Link inter = inter_node_link(eff);
-  const int G = hw.gpus_per_node;
-  const double t = c.tp;
-  const double p = c.pp;
-  const int micro = c.micro_batches();
-  const double tokens = double(c.micro_batch) * c.seq / c.cp;  // per micro-batch per rank of a CP group
-  const double layers_per_stage = double(m.layers) / c.pp;
-  const double moe_fraction = m.is_moe() ? double(m.layers - m.dense_layers) / m.layers : 0.0;
-
+  out.terms.clear();
+  Context x(m, hw, c, eff, out, explain);
+  x.hbm_Bps = hw.hbm_tbps * 1e12 * eff.hbm;
+  x.intra = intra_node_link(eff), x.inter = inter_node_link(eff);
+  x.G = hw.gpus_per_node;
+  x.micro = c.micro_batches();
+  x.v = c.schedule == Schedule::kInterleaved ? c.virtual_stages : 1;
+  x.tokens = double(c.micro_batch) * c.seq / c.cp;
+  x.dense = layer_times(m, c, eff, x.recipe, x.hbm_Bps, false, false);
+  x.dense_bf16 = layer_times(m, c, eff, x.recipe, x.hbm_Bps, false, true);
+  if (m.is_moe()) {
+    x.moe = layer_times(m, c, eff, x.recipe, x.hbm_Bps, true, false);
+    x.moe_bf16 = layer_times(m, c, eff, x.recipe, x.hbm_Bps, true, true);
+  }
+  x.logits_fwd = logits_forward_time(m, c, eff, x.recipe, x.hbm_Bps);
+  out.stage_layers = stage_layers(m, c);
   out.memory = memory_per_gpu(m, hw, c, eff);
   out.fits = out.memory.fits();
-
-  // ---- compute per micro-batch on the slowest stage (the last one carries the logits) -------------------
-  const LayerCost dense = layer_forward(m, c, eff, peak, gemm_eff, hbm_Bps, false);
-  const LayerCost moe = m.is_moe() ? layer_forward(m, c, eff, peak, gemm_eff, hbm_Bps, true) : dense;
-  const double layer_fwd = (1 - moe_fraction) * dense.total() + moe_fraction * moe.total();
-  const double layer_attention = (1 - moe_fraction) * dense.attention + moe_fraction * moe.attention;
-  // Output projection and cross-entropy: 2Vh FLOPs per token (Narayanan et al. 2021 eq. 3), vocab-parallel
-  // /TP.
-  const double logits_fwd = tokens * logits_flops_per_token(m) / t / (peak * gemm_eff) + eff.gemm_overhead_s +
-                            4.0 * tokens * m.vocab / t * 3.0 / hbm_Bps;
-  MicroBatchTimes& mb = out.micro_batch;
-  mb.forward = layers_per_stage * layer_fwd + logits_fwd;
-  // Backward = 2 x forward: grads w.r.t. inputs and weights (Narayanan et al. 2021 eq. 3, "backward pass
-  // 2x").
-  mb.backward = 2.0 * mb.forward;
-  // Full recompute repeats each layer's forward before its backward; selective repeats the attention core
-  // (Korthikanti et al. 2022 §5 / Table 4).
-  if (c.recompute == Recompute::kFull) mb.recompute = layers_per_stage * layer_fwd;
-  if (c.recompute == Recompute::kSelective) mb.recompute = layers_per_stage * layer_attention;
-
-  // ---- tensor parallelism: Shoeybi et al. 2019 §3 (2 all-reduces forward, 2 backward per layer); with
-  // sequence parallelism each all-reduce becomes all-gather + reduce-scatter (Korthikanti et al. 2022
-  // §4.2.2). Recompute of the whole layer repeats the forward collectives.
-  const double act_bytes = tokens * m.hidden * 2.0;
-  if (c.tp > 1) {
-    const GroupShape tp_group = group_shape(c.tp, 1, G);
-    double per_layer = 0;
-    if (c.sp()) {
-      per_layer = 2.0 * (hierarchical_time(Collective::kAllGather, act_bytes, tp_group, intra, inter) +
-                         hierarchical_time(Collective::kReduceScatter, act_bytes, tp_group, intra, inter));
-    } else {
-      per_layer = 2.0 * hierarchical_time(Collective::kAllReduce, act_bytes, tp_group, intra, inter);
-    }
-    const double passes = c.recompute == Recompute::kFull ? 3.0 : 2.0;  // forward, backward (, recompute)
-    const double raw = passes * per_layer * layers_per_stage;
-    out.comm.tp = raw * micro;
-    mb.tp_exposed = raw * (1.0 - eff.overlap_tp);
-  }
-
-  // ---- context parallelism: ring attention (Liu et al. 2023; Megatron-LM context_parallel.md): cp-1 steps
-  // forward exchanging K and V chunks, twice that backward (K, V and their gradients), overlapped with the
-  // attention core of the current chunk.
-  if (c.cp > 1) {
-    const GroupShape cp_group = group_shape(c.cp, c.tp, G);
-    const double kv_heads = m.is_mla() ? m.heads : m.kv_heads;
-    const double d_k = m.is_mla() ? m.qk_nope_dim + m.qk_rope_dim : m.head_size();
-    const double d_v = m.is_mla() ? m.v_head_dim : m.head_size();
-    const double kv_bytes = tokens * kv_heads * (d_k + d_v) * 2.0 / std::min<double>(c.tp, kv_heads);
-    const double step =
-        hierarchical_time(Collective::kSendRecv, kv_bytes,
-                          cp_group.nodes() > 1 ? GroupShape{2, 1} : GroupShape{2, 2}, intra, inter);
-    const double fwd = (c.cp - 1) * step;
-    const double bwd = 2.0 * fwd;
-    const double hidden_fwd = eff.overlap_cp * layer_attention;
-    const double exposed = std::max(0.0, fwd - hidden_fwd) + std::max(0.0, bwd - 2.0 * hidden_fwd);
-    out.comm.cp = (fwd + bwd) * layers_per_stage * micro;
-    mb.cp_exposed = exposed * layers_per_stage;
-  }
-
-  // ---- expert parallelism: dispatch and combine all-to-all per MoE layer forward and backward (Lepikhin et
-  // al. 2021 §2.2; Megatron-LM MoE token dispatcher). Tokens are split over TP first with sequence parallel.
-  if (m.is_moe() && c.ep > 1) {
-    const GroupShape ep_group = group_shape(c.ep, c.tp * c.cp, G);
-    const double bytes = tokens / (c.sp() ? t : 1.0) * m.top_k * m.hidden * 2.0;
-    const double per_layer = 4.0 * hierarchical_time(Collective::kAllToAll, bytes, ep_group, intra, inter);
-    const double raw = per_layer * layers_per_stage * moe_fraction;
-    out.comm.ep = raw * micro;
-    mb.ep_exposed = raw * (1.0 - eff.overlap_ep);
-  }
-
-  // ---- pipeline parallelism: one activation tensor per micro-batch and virtual stage each way, scattered
-  // over TP ranks (Narayanan et al. 2021 §4.1 scatter/gather optimisation).
-  const int v = c.schedule == Schedule::kInterleaved ? c.virtual_stages : 1;
-  if (c.pp > 1) {
-    const int stride = c.tp * c.cp * c.dp;
-    const Link& link = stride >= G ? inter : intra;
-    mb.p2p = collective_time(Collective::kSendRecv, act_bytes / t, 2, link);
-    // Critical path: 2 transfers per micro-batch and virtual stage plus the fill and drain hops.
-    const double transfers = 2.0 * (double(v) * micro + p - 1.0);
-    out.comm.pp = transfers * mb.p2p;
-    out.time.pp_p2p_exposed = (1.0 - eff.overlap_pp) * transfers * mb.p2p;
-  }
-
-  // ---- step composition -----------------------------------------------------------------------------------
-  out.time.compute = micro * (mb.forward + mb.backward);
-  out.time.recompute = micro * mb.recompute;
-  out.time.tp_exposed = micro * mb.tp_exposed;
-  out.time.cp_exposed = micro * mb.cp_exposed;
-  out.time.ep_exposed = micro * mb.ep_exposed;
-  // Fill and drain: (p-1)/v micro-batch times (Narayanan et al. 2021 §2.2), so that bubble / step =
-  // (p-1)/(v m + p - 1) when communication is hidden.
-  out.bubble_fraction = bubble_fraction(c.schedule, c.pp, micro, v);
-  out.time.pp_bubble = c.pp > 1 ? (p - 1.0) / v * mb.total() : 0.0;
-
-  // ---- data parallelism
-  // -------------------------------------------------------------------------------------
-  const ParameterCounts params = count_parameters(m);
-  const StateBytesPerParam sb = state_bytes(eff.state_bytes);
-  const double dense_stage =
-      ((params.layers_total() - params.expert_total()) / c.pp + std::max(params.embedding, params.output)) /
-      t;
-  const double expert_stage = params.expert_total() / c.pp / (t * c.ep);
-  auto dp_time = [&](double stage_params, int size, int stride) {
-    if (size <= 1 || stage_params <= 0) return 0.0;
-    const GroupShape g = group_shape(size, stride, G);
-    const double grads = stage_params * sb.grads;
-    const double weights = stage_params * sb.weights;
-    const double fwd_hide = eff.overlap_dp * mb.forward;
-    const double bwd_hide = eff.overlap_dp * mb.backward;
-    if (c.zero == 3) {
-      // ZeRO-3 / FSDP (Rajbhandari et al. 2020 §7.2.2; Zhao et al. 2023 §3): every micro-batch all-gathers
-      // the weights for forward and again for backward (and recompute), and reduce-scatters the gradients,
-      // prefetched behind that micro-batch's compute. 1.5x the all-reduce volume.
-      // Issued layer by layer, so each layer pays the collective's latency.
-      const double ag = layers_per_stage * hierarchical_time(Collective::kAllGather,
-                                                             weights / layers_per_stage, g, intra, inter);
-      const double rs = layers_per_stage * hierarchical_time(Collective::kReduceScatter,
-                                                             grads / layers_per_stage, g, intra, inter);
-      const double gathers_bwd = c.recompute == Recompute::kFull ? 2.0 : 1.0;
-      out.comm.dp += micro * (ag * (1 + gathers_bwd) + rs);
-      return micro * (std::max(0.0, ag - fwd_hide) + std::max(0.0, gathers_bwd * ag + rs - bwd_hide));
-    }
-    if (c.zero == 0) {
-      // Gradient all-reduce, bucketed and overlapped with the last micro-batch's backward (Li et al. 2020,
-      // PyTorch DDP §3.2.3).
-      const double ar = hierarchical_time(Collective::kAllReduce, grads, g, intra, inter, Algorithm::kRing);
-      out.comm.dp += ar;
-      return std::max(0.0, ar - bwd_hide);
-    }
-    // ZeRO-1/2 (distributed optimizer): reduce-scatter the gradients (overlapped with backward), all-gather
-    // the updated weights (overlapped with the next forward) (Rajbhandari et al. 2020 §5.1-5.2).
-    const double rs = hierarchical_time(Collective::kReduceScatter, grads, g, intra, inter);
-    const double ag = hierarchical_time(Collective::kAllGather, weights, g, intra, inter);
-    out.comm.dp += rs + ag;
-    return std::max(0.0, rs - bwd_hide) + std::max(0.0, ag - fwd_hide);
-  };
-  out.time.dp_exposed =
-      dp_time(dense_stage, c.dp, c.tp * c.cp) + dp_time(expert_stage, c.dp / c.ep, c.tp * c.cp * c.ep);
-
-  // ---- optimizer: Adam is memory bound; per parameter it reads fp32 weights, gradients, m and v and writes
-  // weights, m, v and the bf16 copy (Rajbhandari et al. 2020 §3.1 state sizes): 26 + grad bytes.
-  const double opt_params =
-      dense_stage / (c.zero >= 1 ? c.dp : 1) + expert_stage / (c.zero >= 1 ? c.dp / c.ep : 1);
-  out.time.optimizer = opt_params * (26.0 + sb.grads) / hbm_Bps;
-
-  out.step_time_s = out.time.total();
-  const double global_tokens = double(c.global_batch) * c.seq;
-  const StepFlops flops = step_flops(m, global_tokens, c.seq, c.recompute);
-  out.model_flops = flops.model;
-  out.hardware_flops = flops.hardware;
-  out.peak_flops = peak;
-  out.model_tflops_per_gpu = flops.model / out.step_time_s / c.gpus / 1e12;
-  out.hardware_tflops_per_gpu = flops.hardware / out.step_time_s / c.gpus / 1e12;
-  // MFU: model FLOPs per second over peak (Chowdhery et al. 2022, PaLM App. B).
-  out.mfu = out.model_tflops_per_gpu * 1e12 / peak;
-  out.tokens_per_s = global_tokens / out.step_time_s;
+  pipeline_p2p(x);
+  const std::vector<StageWork> stages = build_stages(x);
+  compose(x, stages);
+  throughput(x);
 }
 
 Prediction predict(const ModelSpec& m, const HardwareSpec& hw, const ParallelConfig& c,
-                   const Efficiencies& eff) {
+                   const Efficiencies& eff, bool explain) {
   check_model(m);
   check_hardware(hw);
   const std::string problem = check_layout(c, m, hw);
   if (!problem.empty()) throw InvalidInput(problem);
   Prediction out;
-  predict_into(m, hw, c, eff, out);
+  predict_into(m, hw, c, eff, out, explain);
   return out;
 }
 

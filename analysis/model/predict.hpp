@@ -5,6 +5,9 @@
 // step_time_s == time.total() always holds: the parts are what the slowest pipeline stage spends per step.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "analysis/model/collectives.hpp"
 #include "analysis/model/memory.hpp"
 #include "analysis/model/specs.hpp"
@@ -49,6 +52,16 @@ struct CommTotals {
   double dp = 0;
 };
 
+// One named part of the step time for `predict --explain`: PART is the time_s key it belongs to (the terms of
+// a part sum to it), FORMULA how it is computed and INPUTS the numbers that went in.
+struct ExplainTerm {
+  std::string part;
+  std::string name;
+  double seconds = 0;
+  std::string formula;
+  std::string inputs;
+};
+
 struct Prediction {
   ParallelConfig config;
   MemoryBreakdown memory;
@@ -65,19 +78,24 @@ struct Prediction {
   double peak_flops = 0;  // per GPU at the chosen precision
   double bubble_fraction = 0;
   bool fits = false;
+  std::vector<int> stage_layers;        // transformer layers per pipeline stage
+  std::vector<MicroBatchTimes> stages;  // per-micro-batch costs of every stage (micro_batch = the pacing one)
+  int pacing_stage = 0;                 // the stage whose micro-batch time sets the pace
+  std::vector<ExplainTerm> terms;       // filled when asked for (predict(..., explain = true))
 };
 
-// CONFIG must be resolved (see resolve()); throws InvalidInput if its layout is impossible.
+// CONFIG must be resolved (see resolve()); throws InvalidInput if its layout is impossible. EXPLAIN fills
+// Prediction::terms.
 Prediction predict(const ModelSpec& model, const HardwareSpec& hw, const ParallelConfig& config,
-                   const Efficiencies& eff);
+                   const Efficiencies& eff, bool explain = false);
 
 // The same without validation, for callers that enumerate valid layouts themselves (search).
 void predict_into(const ModelSpec& model, const HardwareSpec& hw, const ParallelConfig& config,
-                  const Efficiencies& eff, Prediction& out);
+                  const Efficiencies& eff, Prediction& out, bool explain = false);
 
-// Pipeline bubble fraction of the schedule: (p-1)/(m+p-1) for GPipe and 1F1B (Huang et al. 2019; Narayanan et
-// al. 2021 §2.2.1), (p-1)/(v m + p-1) for interleaved 1F1B with v virtual stages (Narayanan et al. 2021
-// §2.2.2).
+// Pipeline bubble fraction of the schedule with balanced stages: (p-1)/(m+p-1) for GPipe and 1F1B (Huang et
+// al. 2019; Narayanan et al. 2021 §2.2.1), (p-1)/(v m + p-1) for interleaved 1F1B with v virtual stages
+// (Narayanan et al. 2021 §2.2.2).
 double bubble_fraction(Schedule schedule, int pp, int micro_batches, int virtual_stages);
 
 // The link classes the efficiencies describe.

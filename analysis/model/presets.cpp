@@ -162,6 +162,7 @@ HardwareSpec parse_hardware(std::string_view text, std::string_view origin) {
   h.source = r.get<std::string>("source").value_or(std::string(origin));
   h.peak_tflops_bf16 = r.required<double>("peak_tflops_bf16");
   h.peak_tflops_fp8 = r.get<double>("peak_tflops_fp8").value_or(0.0);
+  h.peak_tflops_fp4 = r.get<double>("peak_tflops_fp4").value_or(0.0);
   h.hbm_capacity_gib = r.required<double>("hbm_capacity_gib");
   h.hbm_tbps = r.required<double>("hbm_tbps");
   h.gpus_per_node = r.required<int>("gpus_per_node");
@@ -169,6 +170,7 @@ HardwareSpec parse_hardware(std::string_view text, std::string_view origin) {
   h.inter_node_gbps = r.required<double>("inter_node_gbps");
   h.gemm_efficiency_bf16 = r.required<double>("gemm_efficiency_bf16");
   h.gemm_efficiency_fp8 = r.get<double>("gemm_efficiency_fp8").value_or(h.gemm_efficiency_bf16);
+  h.gemm_efficiency_fp4 = r.get<double>("gemm_efficiency_fp4").value_or(h.gemm_efficiency_fp8);
   h.gemm_overhead_us = r.get<double>("gemm_overhead_us").value_or(0.0);
   h.attention_tflops_flash = r.required<double>("attention_tflops_flash");
   h.attention_tflops_standard = r.required<double>("attention_tflops_standard");

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "analysis/model/precision.hpp"
+
 namespace meshscope::model {
 namespace {
 
@@ -28,8 +30,7 @@ SearchResult search(const ModelSpec& m, const HardwareSpec& hw, const Efficienci
   check_hardware(hw);
   if (o.gpus < 1) throw InvalidInput("--gpus N is required and must be at least 1");
   if (o.top < 1) throw InvalidInput(fmt::format("--top {} must be at least 1", o.top));
-  if (o.precision == Precision::kFP8 && hw.peak_tflops_fp8 <= 0)
-    throw InvalidInput(fmt::format("{} has no FP8 tensor cores: use --precision bf16", hw.name));
+  if (std::string problem = check_precision(o.precision, hw); !problem.empty()) throw InvalidInput(problem);
   SearchResult result;
   result.seq = o.seq > 0 ? o.seq : m.seq;
   result.global_batch = o.global_batch > 0 ? o.global_batch : (m.global_batch > 0 ? m.global_batch : o.gpus);
@@ -45,13 +46,15 @@ SearchResult search(const ModelSpec& m, const HardwareSpec& hw, const Efficienci
   c.precision = o.precision;
   c.recompute_set = c.schedule_set = true;
 
-  const std::vector<int> layer_divisors = divisors(m.layers);
+  // Every PP up to the layer count: stages need not divide the layers evenly (pipeline.hpp spreads them).
+  std::vector<int> pipeline_sizes;
+  for (int pp = 1; pp <= m.layers; ++pp) pipeline_sizes.push_back(pp);
   for (int tp = 1; tp <= std::min(hw.gpus_per_node, o.gpus); tp *= 2) {
     if (m.heads % tp != 0 || m.ffn % tp != 0 || (m.is_moe() && m.moe_ffn % tp != 0)) continue;
     if (!m.is_mla() && m.kv_heads % tp != 0 && tp % m.kv_heads != 0) continue;
     for (int cp = 1; tp * cp <= o.gpus; cp *= 2) {
       if (result.seq % cp != 0) break;
-      for (int pp : layer_divisors) {
+      for (int pp : pipeline_sizes) {
         const long mp = long(tp) * cp * pp;
         if (mp > o.gpus) break;
         if (o.gpus % mp != 0) continue;
@@ -67,12 +70,12 @@ SearchResult search(const ModelSpec& m, const HardwareSpec& hw, const Efficienci
               for (Recompute recompute : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
                 for (Schedule schedule : {Schedule::k1F1B, Schedule::kGPipe, Schedule::kInterleaved}) {
                   if (pp == 1 && schedule != Schedule::k1F1B) continue;
-                  const int per_stage = m.layers / pp;
+                  const int per_stage = m.layers / pp;  // the fewest layers a stage holds
                   const int v_max =
                       schedule == Schedule::kInterleaved ? std::min(per_stage, o.max_virtual_stages) : 1;
-                  if (schedule == Schedule::kInterleaved && micro % pp != 0) continue;
+                  if (schedule == Schedule::kInterleaved && micro < pp) continue;
                   for (int v = schedule == Schedule::kInterleaved ? 2 : 1; v <= v_max; ++v) {
-                    if (per_stage % v != 0) continue;
+                    if (m.layers % pp == 0 && per_stage % v != 0) continue;  // prefer equal chunks
                     c.tp = tp, c.pp = pp, c.cp = cp, c.dp = dp, c.ep = ep;
                     c.micro_batch = micro_batch, c.zero = zero, c.recompute = recompute;
                     c.schedule = schedule, c.virtual_stages = v;

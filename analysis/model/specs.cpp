@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "analysis/model/pipeline.hpp"
+#include "analysis/model/precision.hpp"
+
 namespace meshscope::model {
 namespace {
 
@@ -43,7 +46,17 @@ std::string_view to_string(Schedule value) {
 }
 
 std::string_view to_string(Precision value) {
-  return value == Precision::kFP8 ? "fp8" : "bf16";
+  switch (value) {
+    case Precision::kBF16:
+      return "bf16";
+    case Precision::kFP8:
+      return "fp8";
+    case Precision::kFP8Block:
+      return "fp8-block";
+    case Precision::kNVFP4:
+      return "nvfp4";
+  }
+  return "bf16";
 }
 std::string_view to_string(StateBytes value) {
   return value == StateBytes::k18 ? "18" : "16";
@@ -65,8 +78,13 @@ Schedule parse_schedule(std::string_view text) {
 
 Precision parse_precision(std::string_view text) {
   if (text == "bf16" || text == "fp16") return Precision::kBF16;
-  if (text == "fp8") return Precision::kFP8;
-  invalid(fmt::format("--precision {}: use bf16 or fp8", text));
+  if (text == "fp8" || text == "fp8-cs" || text == "fp8-tensor" || text == "fp8-delayed")
+    return Precision::kFP8;
+  if (text == "fp8-block" || text == "mxfp8" || text == "fp8-mx") return Precision::kFP8Block;
+  if (text == "nvfp4" || text == "fp4") return Precision::kNVFP4;
+  invalid(fmt::format(
+      "--precision {}: use bf16, fp8 (per-tensor scaling), fp8-block (MXFP8 / block scaling) or nvfp4",
+      text));
 }
 
 StateBytes parse_state_bytes(std::string_view text) {
@@ -79,6 +97,7 @@ Efficiencies defaults_for(const HardwareSpec& hw) {
   Efficiencies e;
   e.gemm_bf16 = hw.gemm_efficiency_bf16;
   e.gemm_fp8 = hw.gemm_efficiency_fp8;
+  e.gemm_fp4 = hw.gemm_efficiency_fp4;
   e.gemm_overhead_s = hw.gemm_overhead_us * 1e-6;
   e.flash_attention = true;
   e.attention_flash_flops_per_s = hw.attention_tflops_flash * 1e12;
@@ -119,6 +138,11 @@ void check_model(const ModelSpec& m) {
         fmt::format("{}: multi-head latent attention needs qk_nope_dim, qk_rope_dim and v_head_dim", name));
 }
 
+// Efficiencies above 1 are allowed up to this bound: a calibrated or measured bus bandwidth can exceed the
+// nominal link rate (NVLS all-reduce reaches 480 GB/s bus bandwidth on 450 GB/s NVLink4, nccl-tests #212),
+// and anything beyond 1.5x nominal is a typo.
+constexpr double kMaxEfficiency = 1.5;
+
 void check_hardware(const HardwareSpec& hw) {
   const std::string name = hw.name.empty() ? "hardware" : hw.name;
   if (hw.peak_tflops_bf16 <= 0) invalid(fmt::format("{}: peak_tflops_bf16 must be positive", name));
@@ -127,12 +151,50 @@ void check_hardware(const HardwareSpec& hw) {
   if (hw.gpus_per_node <= 0) invalid(fmt::format("{}: --gpus-per-node must be positive", name));
   if (hw.intra_node_gbps <= 0) invalid(fmt::format("{}: --intra-node-gbps must be positive", name));
   if (hw.inter_node_gbps <= 0) invalid(fmt::format("{}: --inter-node-gbps must be positive", name));
-  for (double f : {hw.gemm_efficiency_bf16, hw.gemm_efficiency_fp8, hw.hbm_efficiency,
+  for (double f : {hw.gemm_efficiency_bf16, hw.gemm_efficiency_fp8, hw.gemm_efficiency_fp4, hw.hbm_efficiency,
                    hw.intra_node_efficiency, hw.inter_node_efficiency})
-    if (!(f > 0 && f <= 1.5)) invalid(fmt::format("{}: efficiencies must be in (0, 1.5]", name));
+    if (!(f > 0 && f <= kMaxEfficiency))
+      invalid(fmt::format("{}: efficiencies must be in (0, {}]", name, kMaxEfficiency));
+  if (hw.peak_tflops_fp8 < 0 || hw.peak_tflops_fp4 < 0)
+    invalid(fmt::format("{}: peak_tflops_fp8 and peak_tflops_fp4 must not be negative", name));
   if (hw.attention_tflops_flash <= 0 || hw.attention_tflops_standard <= 0)
     invalid(fmt::format("{}: attention_tflops_flash and attention_tflops_standard must be positive", name));
 }
+
+namespace {
+
+// Interleaved 1F1B as Megatron-Core enforces it (megatron/core/pipeline_parallel/schedules.py,
+// forward_backward_pipelining_with_interleaving): micro-batches run in groups of N =
+// microbatch_group_size_per_vp_stage with pp <= N <= m, and m mod N must be 0 or at least pp. Layers per
+// virtual stage need not be equal (pipeline_model_parallel_layout), but every one needs a layer.
+std::string check_interleaved(const ParallelConfig& c, const ModelSpec& m) {
+  if (c.pp < 2) return "--schedule interleaved needs --pp 2 or more";
+  if (c.virtual_stages < 2) return "--schedule interleaved needs --virtual-stages 2 or more";
+  const int micro = c.micro_batches();
+  if (micro < c.pp)
+    return fmt::format(
+        "interleaved 1F1B needs at least --pp {} micro-batches per pipeline, got {}: raise --global-batch or "
+        "lower --micro-batch",
+        c.pp, micro);
+  if (c.microbatch_group > 0) {
+    const int n = c.microbatch_group, rest = micro % c.microbatch_group;
+    if (n < c.pp || n > micro)
+      return fmt::format("--microbatch-group {} must be between --pp {} and the {} micro-batches", n, c.pp,
+                         micro);
+    if (rest > 0 && rest < c.pp)
+      return fmt::format(
+          "--microbatch-group {}: the last group of {} micro-batches is smaller than --pp {} (Megatron-Core "
+          "refuses it)",
+          n, rest, c.pp);
+  }
+  for (int layers : stage_layers(m, c))
+    if (layers < c.virtual_stages)
+      return fmt::format("--virtual-stages {}: a stage holds only {} layers, one per virtual stage is needed",
+                         c.virtual_stages, layers);
+  return {};
+}
+
+}  // namespace
 
 std::string check_layout(const ParallelConfig& c, const ModelSpec& m, const HardwareSpec& hw) {
   for (auto [name, v] : {std::pair{"--gpus", c.gpus},
@@ -146,8 +208,7 @@ std::string check_layout(const ParallelConfig& c, const ModelSpec& m, const Hard
                          {"--seq", c.seq},
                          {"--virtual-stages", c.virtual_stages}})
     if (v < 1) return fmt::format("{} {} must be at least 1", name, v);
-  if (c.precision == Precision::kFP8 && hw.peak_tflops_fp8 <= 0)
-    return fmt::format("{} has no FP8 tensor cores: use --precision bf16", hw.name);
+  if (std::string precision = check_precision(c.precision, hw); !precision.empty()) return precision;
   if (c.zero < 0 || c.zero > 3) return fmt::format("--zero {}: use a ZeRO stage from 0 to 3", c.zero);
   if (long(c.tp) * c.pp * c.cp * c.dp != c.gpus)
     return fmt::format(
@@ -160,8 +221,7 @@ std::string check_layout(const ParallelConfig& c, const ModelSpec& m, const Hard
   if (m.ffn % c.tp != 0 || (m.is_moe() && m.moe_ffn % c.tp != 0))
     return fmt::format("--tp {} does not divide the MLP width {}: use a divisor", c.tp,
                        m.ffn % c.tp != 0 ? m.ffn : m.moe_ffn);
-  if (m.layers % c.pp != 0)
-    return fmt::format("--pp {} does not divide --layers {}: use a divisor of {}", c.pp, m.layers, m.layers);
+  if (std::string stages = check_stage_layers(m, c); !stages.empty()) return stages;
   if (c.seq % c.cp != 0)
     return fmt::format("--cp {} does not divide --seq {}: use a divisor of the sequence length", c.cp, c.seq);
   if (c.global_batch % (c.dp * c.micro_batch) != 0)
@@ -178,20 +238,10 @@ std::string check_layout(const ParallelConfig& c, const ModelSpec& m, const Hard
           "--ep {} does not divide --dp {}: expert parallelism is carved out of data parallelism", c.ep,
           c.dp);
   }
-  if (c.schedule == Schedule::kInterleaved) {
-    if (c.pp < 2) return "--schedule interleaved needs --pp 2 or more";
-    if (c.virtual_stages < 2) return "--schedule interleaved needs --virtual-stages 2 or more";
-    if ((m.layers / c.pp) % c.virtual_stages != 0)
-      return fmt::format("--virtual-stages {} does not divide the {} layers per stage: use a divisor",
-                         c.virtual_stages, m.layers / c.pp);
-    if (c.micro_batches() % c.pp != 0)
-      return fmt::format(
-          "interleaved 1F1B needs micro-batches per pipeline ({}) divisible by --pp {}: change "
-          "--global-batch or --micro-batch",
-          c.micro_batches(), c.pp);
-  } else if (c.virtual_stages != 1) {
+  if (c.schedule == Schedule::kInterleaved) return check_interleaved(c, m);
+  if (c.virtual_stages != 1)
     return fmt::format("--virtual-stages {} needs --schedule interleaved", c.virtual_stages);
-  }
+  if (c.microbatch_group > 0) return "--microbatch-group needs --schedule interleaved";
   return {};
 }
 
@@ -204,9 +254,6 @@ ParallelConfig resolve(ParallelConfig c, const ModelSpec& m, const HardwareSpec&
   if (c.cp == 0) c.cp = 1, note(c, "cp");
   if (c.tp > 0 && m.heads % c.tp != 0)
     invalid(fmt::format("--tp {} does not divide --heads {}: use a divisor of {}", c.tp, m.heads, m.heads));
-  if (c.pp > 0 && m.layers % c.pp != 0)
-    invalid(
-        fmt::format("--pp {} does not divide --layers {}: use a divisor of {}", c.pp, m.layers, m.layers));
   if (c.gpus == 0) {
     if (c.dp == 0) invalid("--gpus N is required (or give --dp with --tp, --pp and --cp)");
     c.gpus = c.tp * c.pp * c.cp * c.dp;
@@ -238,7 +285,7 @@ ParallelConfig resolve(ParallelConfig c, const ModelSpec& m, const HardwareSpec&
   }
   if (c.virtual_stages == 0) {
     c.virtual_stages = 1;
-    if (c.schedule == Schedule::kInterleaved && c.pp > 0 && (m.layers / std::max(1, c.pp)) % 2 == 0)
+    if (c.schedule == Schedule::kInterleaved && c.pp > 0 && m.layers / std::max(1, c.pp) >= 2)
       c.virtual_stages = 2;
     note(c, "virtual_stages");
   }

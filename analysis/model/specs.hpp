@@ -19,7 +19,10 @@ class InvalidInput : public std::runtime_error {
 
 enum class Recompute { kNone, kSelective, kFull };
 enum class Schedule { kGPipe, k1F1B, kInterleaved };
-enum class Precision { kBF16, kFP8 };
+// Number format of the linear-layer GEMMs (see precision.hpp for what each recipe keeps in BF16):
+// BF16; FP8 with one scale per tensor (Transformer Engine delayed or current scaling); FP8 with one scale per
+// block (MXFP8 1x32 on Blackwell, DeepSeek-V3's 1x128 / 128x128 on Hopper); NVFP4 (16-element blocks).
+enum class Precision { kBF16, kFP8, kFP8Block, kNVFP4 };
 // Bytes of model state per parameter with mixed precision and Adam: 16 = the memory equation of ZeRO
 // (Rajbhandari et al. 2020 §3.1: 2 weights + 2 grads + 12 optimizer), 18 = Megatron-LM (fp32 gradient
 // accumulation: 2 weights + 4 grads + 12 optimizer; Korthikanti et al. 2022 §5 / Megatron
@@ -30,7 +33,8 @@ std::string_view to_string(Recompute value);
 std::string_view to_string(Schedule value);
 std::string_view to_string(Precision value);
 std::string_view to_string(StateBytes value);
-// Parse the CLI spellings ("none|selective|full", "gpipe|1f1b|interleaved", "bf16|fp8", "16|18"); throw
+// Parse the CLI spellings ("none|selective|full", "gpipe|1f1b|interleaved", "bf16|fp8|fp8-block|nvfp4",
+// "16|18"); throw
 // InvalidInput naming the accepted values.
 Recompute parse_recompute(std::string_view text);
 Schedule parse_schedule(std::string_view text);
@@ -78,6 +82,7 @@ struct HardwareSpec {
   std::string source;
   double peak_tflops_bf16 = 0;  // dense, per GPU
   double peak_tflops_fp8 = 0;   // dense, per GPU
+  double peak_tflops_fp4 = 0;   // dense NVFP4/MXFP4, per GPU (0: no FP4 tensor cores)
   double hbm_capacity_gib = 0;
   double hbm_tbps = 0;         // TB/s (1e12 B/s)
   int gpus_per_node = 8;       // size of the NVLink domain
@@ -86,6 +91,7 @@ struct HardwareSpec {
   // Defaults for Efficiencies, from published microbenchmarks (see the preset files).
   double gemm_efficiency_bf16 = 0.8;
   double gemm_efficiency_fp8 = 0.7;
+  double gemm_efficiency_fp4 = 0.6;
   double gemm_overhead_us = 0;
   double attention_tflops_flash = 0;
   double attention_tflops_standard = 0;
@@ -102,11 +108,13 @@ struct HardwareSpec {
 struct Efficiencies {
   double gemm_bf16 = 0.8;      // achievable fraction of peak BF16 FLOP/s for large GEMMs
   double gemm_fp8 = 0.7;       // achievable fraction of peak FP8 FLOP/s for large GEMMs
+  double gemm_fp4 = 0.6;       // achievable fraction of peak FP4 FLOP/s for large GEMMs
   double gemm_overhead_s = 0;  // fixed cost per GEMM kernel (fit to the GEMM-size curve)
   // Achieved FLOP/s of the attention core (QK^T, softmax, AV) fused (FlashAttention-2) and unfused.
   double attention_flash_flops_per_s = 0;
   double attention_standard_flops_per_s = 0;
   bool flash_attention = true;       // fused attention: no s^2 activations stored, runs at the flash rate
+  bool causal = true;                // decoder masks: fused kernels skip the masked half of QK^T and AV
   double hbm = 0.85;                 // achievable fraction of HBM bandwidth (STREAM triad / peak)
   double intra_node_alpha_s = 3e-6;  // latency per ring step inside the NVLink domain
   double intra_node_Bps = 0;         // achievable bandwidth per GPU per direction inside the node
@@ -121,6 +129,12 @@ struct Efficiencies {
   double overlap_dp = 1;
   StateBytes state_bytes = StateBytes::k16;
   double reserved_bytes = 2.0 * (1ull << 30);  // CUDA context, workspaces, communication buffers
+  // Mixture of experts: tokens on the busiest expert-parallel rank over the mean (1 = perfectly balanced, as
+  // the Megatron-Bridge benchmarks force; Lepikhin et al. 2021 §2.2 capacity factor bounds it).
+  double moe_imbalance = 1.0;
+  // NVFP4 recipe: transformer layers kept in BF16 (the last ones; NVIDIA 2025, arXiv:2509.25149, "selective
+  // high-precision layers").
+  int nvfp4_bf16_layers = 0;
 };
 
 Efficiencies defaults_for(const HardwareSpec& hw);
@@ -139,6 +153,14 @@ struct ParallelConfig {
   int seq = 0;
   int zero = -1;  // ZeRO stage 0..3 (3 = FSDP full sharding)
   int virtual_stages = 0;
+  // Uneven pipelines (Megatron-Core --decoder-first-pipeline-num-layers /
+  // --decoder-last-pipeline-num-layers): transformer layers on the first and last stage; -1 = balanced (the
+  // remainder taken from the ends).
+  int first_stage_layers = -1;
+  int last_stage_layers = -1;
+  // Interleaved 1F1B: micro-batches run per virtual stage before switching chunk (Megatron-Core
+  // microbatch_group_size_per_vp_stage); 0 = pp, or all micro-batches when they are not a multiple of pp.
+  int microbatch_group = 0;
   bool recompute_set = false;
   Recompute recompute = Recompute::kNone;
   bool schedule_set = false;
@@ -153,7 +175,7 @@ struct ParallelConfig {
 };
 
 // Fills the defaults of CONFIG for MODEL on HW and validates the layout. Throws InvalidInput with one line
-// that says what to change (TP not dividing heads, PP not dividing layers, product != GPUs, batch not
+// that says what to change (TP not dividing heads, a stage without layers, product != GPUs, batch not
 // divisible by DP x micro-batch, ...).
 ParallelConfig resolve(ParallelConfig config, const ModelSpec& model, const HardwareSpec& hw);
 // Validates an already resolved config; returns an empty string when valid, else the one-line reason.

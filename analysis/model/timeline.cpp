@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "analysis/model/pipeline.hpp"
+
 namespace meshscope::model {
 
 std::string_view to_string(TimelineKind kind) {
@@ -23,7 +25,8 @@ std::string_view to_string(TimelineKind kind) {
   return "forward";
 }
 
-std::vector<StageOp> stage_order(Schedule schedule, int stage, int stages, int micro_batches, int chunks) {
+std::vector<StageOp> stage_order(Schedule schedule, int stage, int stages, int micro_batches, int chunks,
+                                 int group) {
   std::vector<StageOp> ops;
   const int m = micro_batches;
   const int p = stages;
@@ -43,14 +46,22 @@ std::vector<StageOp> stage_order(Schedule schedule, int stage, int stages, int m
     while (b < m) ops.push_back({false, b++, 0});
     return ops;
   }
-  // Megatron-LM interleaved schedule (schedules.py, forward_backward_pipelining_with_interleaving): the k-th
-  // forward of a stage runs chunk (k / p) % v of micro-batch (k / (p v)) p + k % p; backwards walk the
-  // chunks in reverse.
+  // Megatron-Core interleaved schedule (schedules.py get_schedule_table): micro-batches in groups of GROUP,
+  // each group run through chunk 0, 1, ..., v-1; backwards walk the chunks in reverse.
   const int v = chunks;
   const int total = m * v;
-  auto forward_op = [&](int k) { return StageOp{true, (k / (p * v)) * p + k % p, (k / p) % v}; };
-  auto backward_op = [&](int k) { return StageOp{false, (k / (p * v)) * p + k % p, v - 1 - (k / p) % v}; };
-  const int warmup = std::min(total, (p - stage - 1) * 2 + (v - 1) * p);
+  const int n = group > 0 ? group : p;
+  std::vector<StageOp> table;
+  table.reserve(static_cast<size_t>(total));
+  for (int start = 0; start < m; start += n)
+    for (int chunk = 0; chunk < v; ++chunk)
+      for (int mb = start; mb < std::min(start + n, m); ++mb) table.push_back({true, mb, chunk});
+  auto forward_op = [&](int k) { return table[static_cast<size_t>(k)]; };
+  auto backward_op = [&](int k) {
+    StageOp op = table[static_cast<size_t>(k)];
+    return StageOp{false, op.micro_batch, v - 1 - op.chunk};
+  };
+  const int warmup = std::min(total, (p - stage - 1) * 2 + (v - 1) * n);
   int f = 0, b = 0;
   for (; f < warmup; ++f) ops.push_back(forward_op(f));
   while (f < total) {
@@ -66,18 +77,24 @@ Timeline build_timeline(const Prediction& pr) {
   const int p = c.pp;
   const int m = c.micro_batches();
   const int v = c.schedule == Schedule::kInterleaved ? c.virtual_stages : 1;
+  // Per stage and chunk: forward carries its exposed TP/CP/EP share, backward the rest and the recompute.
+  std::vector<double> fwd(static_cast<size_t>(p)), bwd(static_cast<size_t>(p));
+  for (int s = 0; s < p; ++s) {
+    const MicroBatchTimes& mb =
+        pr.stages.size() == static_cast<size_t>(p) ? pr.stages[static_cast<size_t>(s)] : pr.micro_batch;
+    const double comm = mb.tp_exposed + mb.cp_exposed + mb.ep_exposed;
+    fwd[static_cast<size_t>(s)] = (mb.forward + comm / 3.0) / v;
+    bwd[static_cast<size_t>(s)] = (mb.backward + mb.recompute + comm * 2.0 / 3.0) / v;
+  }
   const MicroBatchTimes& mb = pr.micro_batch;
-  // Per chunk: forward carries its exposed TP/CP/EP share, backward the rest and the recompute.
-  const double comm = mb.tp_exposed + mb.cp_exposed + mb.ep_exposed;
-  const double fwd = (mb.forward + comm / 3.0) / v;
-  const double bwd = (mb.backward + mb.recompute + comm * 2.0 / 3.0) / v;
   // A dependency between stages waits for the exposed part of one transfer (1 - overlap_pp).
   const double hop = pr.comm.pp > 0 ? mb.p2p * pr.time.pp_p2p_exposed / pr.comm.pp : 0.0;
 
   Timeline tl;
   tl.stages = p;
   std::vector<std::vector<StageOp>> orders(p);
-  for (int s = 0; s < p; ++s) orders[s] = stage_order(c.schedule, s, p, m, v);
+  const int group = c.schedule == Schedule::kInterleaved ? microbatch_group(c) : p;
+  for (int s = 0; s < p; ++s) orders[s] = stage_order(c.schedule, s, p, m, v, group);
   // Finish times per (virtual stage = chunk * p + stage, micro-batch), forward and backward.
   const int vstages = p * v;
   const double unset = -1.0;
@@ -112,7 +129,7 @@ Timeline build_timeline(const Prediction& pr) {
         }
         if (ready > clock[s])
           tl.events.push_back({s, TimelineKind::kBubble, -1, 0, clock[s], ready - clock[s]});
-        const double dur = op.forward ? fwd : bwd;
+        const double dur = op.forward ? fwd[static_cast<size_t>(s)] : bwd[static_cast<size_t>(s)];
         tl.events.push_back({s, op.forward ? TimelineKind::kForward : TimelineKind::kBackward, op.micro_batch,
                              op.chunk, ready, dur});
         const double end = ready + dur;

@@ -31,14 +31,15 @@ struct Timeline {
 
 // The operation order of one stage: +k = forward of op k, -k-1 = backward; op = micro_batch * chunks + chunk.
 // GPipe: all forwards then all backwards (Huang et al. 2019); 1F1B: p - s - 1 warm-up forwards then one
-// forward one backward (Narayanan et al. 2021 §2.2.1); interleaved: Megatron-LM's order with
-// (p - s - 1) x 2 + (v - 1) x p warm-up forwards over groups of p micro-batches per chunk (§2.2.2).
+// forward one backward (Narayanan et al. 2021 §2.2.1); interleaved: Megatron-Core's order with
+// (p - s - 1) x 2 + (v - 1) x N warm-up forwards over groups of N micro-batches per chunk (N = GROUP, 0 = p).
 struct StageOp {
   bool forward = true;
   int micro_batch = 0;
   int chunk = 0;
 };
-std::vector<StageOp> stage_order(Schedule schedule, int stage, int stages, int micro_batches, int chunks);
+std::vector<StageOp> stage_order(Schedule schedule, int stage, int stages, int micro_batches, int chunks,
+                                 int group = 0);
 
 Timeline build_timeline(const Prediction& prediction);
 

@@ -10,7 +10,8 @@ namespace {
 
 TEST(Presets, AllPresetsLoadAndCiteSources) {
   EXPECT_EQ(hardware_presets(),
-            (std::vector<std::string>{"a100-80gb", "b200", "h100-sxm", "h200", "mi300x"}));
+            (std::vector<std::string>{"a100-80gb", "a800", "b200", "b300", "gb200", "gb300", "h100-sxm",
+                                      "h20", "h200", "h800", "l40s", "mi300x", "mi325x", "mi355x", "v100"}));
   const std::vector<std::string> models = model_presets();
   for (const char* name :
        {"gpt", "gpt3-175b", "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b", "deepseek-v3"})
@@ -41,6 +42,7 @@ TEST(Presets, HardwareMatchesPublishedSpecs) {
     std::string preset = gpu.rfind("A100", 0) == 0     ? "a100-80gb"
                          : gpu.rfind("H100", 0) == 0   ? "h100-sxm"
                          : gpu.rfind("H200", 0) == 0   ? "h200"
+                         : gpu.rfind("H800", 0) == 0   ? "h800"
                          : gpu.rfind("B200", 0) == 0   ? "b200"
                          : gpu.rfind("MI300X", 0) == 0 ? "mi300x"
                                                        : "";
@@ -50,6 +52,23 @@ TEST(Presets, HardwareMatchesPublishedSpecs) {
     EXPECT_DOUBLE_EQ(hw.hbm_tbps, std::stod(r["hbm_bw_TBps"])) << preset;
     EXPECT_DOUBLE_EQ(hw.intra_node_gbps * 2, std::stod(r["nvlink_or_fabric_total_GBps"])) << preset;
   }
+}
+
+TEST(Presets, NvlinkDomainsAndDensePeaks) {
+  // GB200/GB300 NVL72: 72 GPUs in one NVLink domain, which group_shape() uses (an EP of 64 stays on NVLink).
+  EXPECT_EQ(load_hardware("gb200").gpus_per_node, 72);
+  EXPECT_EQ(load_hardware("gb300").gpus_per_node, 72);
+  EXPECT_EQ(group_shape(64, 1, 72).nodes(), 1);
+  // Dense peaks: FP8 = 2 x BF16 and FP4 = 2 x FP8 on Blackwell (hardware_specs.csv; sparse figures are 2x
+  // these).
+  for (const char* name : {"b200", "gb200"}) {
+    const HardwareSpec hw = load_hardware(name);
+    EXPECT_DOUBLE_EQ(hw.peak_tflops_fp8, 2 * hw.peak_tflops_bf16) << name;
+    EXPECT_DOUBLE_EQ(hw.peak_tflops_fp4, 2 * hw.peak_tflops_fp8) << name;
+  }
+  EXPECT_DOUBLE_EQ(load_hardware("l40s").peak_tflops_bf16, 362.05);  // 733 is the sparse figure
+  EXPECT_EQ(load_hardware("v100").peak_tflops_fp8, 0.0);
+  EXPECT_EQ(load_hardware("h800").intra_node_gbps, 200.0);
 }
 
 TEST(Presets, BadInputSaysWhatToChange) {

@@ -68,7 +68,7 @@ TEST(Search, BadOptions) {
   const HardwareSpec hw = load_hardware("h100-sxm");
   SearchOptions o;
   EXPECT_THROW(search(m, hw, defaults_for(hw), o), InvalidInput);
-  o.gpus = 7;
+  o.gpus = 37;  // prime and above the 32 layers: only dp = 37, which does not divide the batch
   o.global_batch = 5;
   EXPECT_THROW(search(m, hw, defaults_for(hw), o), InvalidInput);
 }

@@ -1,0 +1,138 @@
+#include "analysis/model/compute.hpp"
+
+#include <algorithm>
+
+#include "analysis/model/architecture.hpp"
+
+namespace meshscope::model {
+namespace {
+
+// BF16 result of a GEMM, 2 bytes per element.
+constexpr double kResultBytes = 2.0;
+// The cross-entropy works on FP32 logits (4 B per element), written by the output layer, read by the softmax
+// and the softmax written back for the backward pass (Korthikanti et al. 2022 §4.4 stores these 4sbv/t
+// bytes): three passes over the logits.
+constexpr double kLogitsBytesPerElement = 4.0;
+constexpr double kLogitsPasses = 3.0;
+// Element-wise traffic per token on h-wide tensors (bytes/h): two norms (read + write, 4 each), two residual
+// adds (6 each), and with dropout two dropout kernels (5 each); on the MLP intermediate the activation
+// function reads and writes 4 bytes per element (GELU) or 6 (SwiGLU: gate and up read, product written).
+constexpr double kNormAndResidualBytes = 20.0;
+constexpr double kDropoutBytes = 10.0;
+
+struct LayerGemms {
+  GemmShape qkv, out, up, down;
+  double experts = 0;  // grouped-GEMM experts on this GPU (MoE layer), 0 for a dense MLP
+  GemmShape expert_up, expert_down;
+  GemmShape shared_up, shared_down;  // shared experts (MoE), zero-sized otherwise
+};
+
+LayerGemms layer_gemms(const ModelSpec& m, const ParallelConfig& c, const Efficiencies& eff, bool moe_layer) {
+  const double tokens = double(c.micro_batch) * c.seq / c.cp;
+  const double t = c.tp;
+  const double h = m.hidden;
+  const ParameterCounts p = count_parameters(m);
+  const double d_v = m.is_mla() ? m.v_head_dim : m.head_size();
+  const double out_params = double(m.heads) * d_v * h;
+  const double gate = m.gated_mlp ? 2.0 : 1.0;
+  LayerGemms g;
+  g.qkv = {tokens, (p.attention_per_layer - out_params) / h / t, h};
+  g.out = {tokens, h, double(m.heads) * d_v / t};
+  if (!moe_layer) {
+    g.up = {tokens, gate * m.ffn / t, h};
+    g.down = {tokens, h, double(m.ffn) / t};
+    return g;
+  }
+  // Routed experts: tokens x top_k assignments spread over the experts; each EP rank runs experts / ep of
+  // them, the busiest with moe_imbalance x the mean load (Megatron-Core grouped GEMM, one kernel per
+  // projection).
+  const double local_experts = double(m.experts) / c.ep;
+  const double per_expert = tokens * m.top_k * c.ep / m.experts * eff.moe_imbalance;
+  g.experts = local_experts;
+  g.expert_up = {per_expert, gate * m.moe_ffn / t, h};
+  g.expert_down = {per_expert, h, double(m.moe_ffn) / t};
+  if (m.shared_experts > 0) {
+    const double width = double(m.shared_experts) * m.moe_ffn;
+    g.shared_up = {tokens, gate * width / t, h};
+    g.shared_down = {tokens, h, width / t};
+  }
+  return g;
+}
+
+}  // namespace
+
+double gemm_time(const GemmShape& g, double peak, double efficiency, double operand_bytes, double overhead_s,
+                 double hbm_Bps) {
+  if (g.m <= 0 || g.n <= 0 || g.k <= 0) return 0.0;
+  const double compute = g.flops() / (peak * efficiency);
+  const double bytes = (g.m * g.k + g.k * g.n) * operand_bytes + g.m * g.n * kResultBytes;
+  return std::max(compute, bytes / hbm_Bps) + overhead_s;
+}
+
+LayerTimes layer_times(const ModelSpec& m, const ParallelConfig& c, const Efficiencies& eff,
+                       const PrecisionRecipe& r, double hbm_Bps, bool moe_layer, bool bf16_layer) {
+  const double tokens = double(c.micro_batch) * c.seq / c.cp;
+  const double t = c.tp;
+  const double peak = bf16_layer ? r.bf16_peak_flops : r.peak_flops;
+  const double e = bf16_layer ? r.bf16_efficiency : r.efficiency;
+  const double operand = bf16_layer ? 2.0 : r.operand_bytes;
+  const double quantize = bf16_layer ? 0.0 : r.quantize_bytes;
+  const double o = eff.gemm_overhead_s;
+  const LayerGemms g = layer_gemms(m, c, eff, moe_layer);
+  LayerTimes lt;
+  // Forward GEMM and the two backward GEMMs of each projection: input gradient (m x k = [m x n][n x k]) and
+  // weight gradient (k x n = [k x m][m x n]) (Narayanan et al. 2021 §5.1: backward = 2 x forward FLOPs).
+  auto add = [&](const GemmShape& s, double count, double overhead_count) {
+    if (s.m <= 0) return;
+    const double each = count > 0 ? count : 1.0;
+    auto time = [&](const GemmShape& x) {
+      return each * (gemm_time(x, peak, e, operand, 0.0, hbm_Bps)) + overhead_count * o;
+    };
+    lt.gemm_fwd += time(s);
+    lt.gemm_bwd += time({s.m, s.k, s.n}) + time({s.k, s.n, s.m});
+    lt.gemm_flops_fwd += each * s.flops();
+    // Quantisation: the forward input (m x k) and the backward output gradient (m x n) are cast once each.
+    lt.quantize_fwd += each * s.m * s.k * quantize / hbm_Bps;
+    lt.quantize_bwd += each * s.m * s.n * quantize / hbm_Bps;
+  };
+  add(g.qkv, 1, 1);
+  add(g.out, 1, 1);
+  if (moe_layer) {
+    // A grouped GEMM is one kernel for all local experts: one overhead, each expert on its own roofline.
+    add(g.expert_up, g.experts, 1);
+    add(g.expert_down, g.experts, 1);
+    add(g.shared_up, 1, 1);
+    add(g.shared_down, 1, 1);
+  } else {
+    add(g.up, 1, m.gated_mlp ? 2 : 1);  // SwiGLU: gate and up projections are two kernels
+    add(g.down, 1, 1);
+  }
+  // Attention core at the measured attention rate (FlashAttention-2 or unfused PyTorch attention, Azure
+  // AI-benchmarking-guide), in BF16 whatever the GEMM precision. Fused kernels with a causal mask skip the
+  // blocks above the diagonal: half the QK^T and AV work (Dao 2023, FlashAttention-2 §3.1.1).
+  const double rate =
+      eff.flash_attention ? eff.attention_flash_flops_per_s : eff.attention_standard_flops_per_s;
+  const double causal = eff.flash_attention && eff.causal ? 0.5 : 1.0;
+  lt.attention_fwd = causal * tokens * attention_flops_per_token(m, c.seq) / t / rate;
+  lt.attention_bwd = 2.0 * lt.attention_fwd;
+  // Memory-bound element-wise kernels at achievable HBM bandwidth (STREAM triad), replicated across TP unless
+  // sequence parallel; the activation function on the MLP intermediate is split by TP.
+  double width = m.ffn;
+  if (moe_layer) width = double(m.top_k * eff.moe_imbalance + m.shared_experts) * m.moe_ffn;
+  const double hidden_bytes =
+      (kNormAndResidualBytes + (m.dropout ? kDropoutBytes : 0.0)) * m.hidden / (c.sp() ? t : 1.0);
+  const double mlp_bytes = (m.gated_mlp ? 6.0 : 4.0) * width / t;
+  lt.elementwise_fwd = tokens * (hidden_bytes + mlp_bytes) / hbm_Bps;
+  lt.elementwise_bwd = 2.0 * lt.elementwise_fwd;
+  return lt;
+}
+
+double logits_forward_time(const ModelSpec& m, const ParallelConfig& c, const Efficiencies& eff,
+                           const PrecisionRecipe& r, double hbm_Bps) {
+  const double tokens = double(c.micro_batch) * c.seq / c.cp;
+  const GemmShape g{tokens, double(m.vocab) / c.tp, double(m.hidden)};
+  const double gemm = gemm_time(g, r.bf16_peak_flops, r.bf16_efficiency, 2.0, eff.gemm_overhead_s, hbm_Bps);
+  return gemm + kLogitsBytesPerElement * kLogitsPasses * g.m * g.n / hbm_Bps;
+}
+
+}  // namespace meshscope::model
