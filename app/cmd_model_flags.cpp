@@ -2,6 +2,7 @@
 // command itself.
 #include <fmt/format.h>
 
+#include "analysis/model/framework.hpp"
 #include "app/model_flags.hpp"
 
 namespace meshscope::app {
@@ -9,6 +10,11 @@ namespace {
 
 double gib(double bytes) {
   return bytes / double(1ull << 30);
+}
+
+double gemm_efficiency(model::Precision p, const model::Efficiencies& eff) {
+  if (p == model::Precision::kBF16) return eff.gemm_bf16;
+  return p == model::Precision::kNVFP4 ? eff.gemm_fp4 : eff.gemm_fp8;
 }
 
 template <typename T>
@@ -65,23 +71,47 @@ void add_config_flags(CLI::App& cmd, ConfigFlags& f, bool with_layout) {
     cmd.add_option("--schedule", f.schedule, "gpipe|1f1b|interleaved (default 1f1b)")->group("CONFIG");
     cmd.add_option("--virtual-stages", c.virtual_stages, "Virtual stages per GPU for interleaved 1F1B")
         ->group("CONFIG");
+    cmd.add_option("--microbatch-group", c.microbatch_group,
+                   "Interleaved 1F1B: micro-batches per virtual-stage group (Megatron-Core "
+                   "microbatch_group_size_per_vp_stage; default pp)")
+        ->group("CONFIG");
+    cmd.add_option("--first-stage-layers", c.first_stage_layers,
+                   "Transformer layers on the first pipeline stage (default: balanced)")
+        ->group("CONFIG");
+    cmd.add_option("--last-stage-layers", c.last_stage_layers,
+                   "Transformer layers on the last pipeline stage (default: balanced)")
+        ->group("CONFIG");
     cmd.add_option("--sequence-parallel", f.sequence_parallel, "on|off (default on when tp > 1)")
         ->group("CONFIG");
   }
   cmd.add_option("--global-batch", c.global_batch, "Sequences per step (default: the model preset's)")
       ->group("CONFIG");
   cmd.add_option("--seq", c.seq, "Sequence length (default: the model preset's)")->group("CONFIG");
-  cmd.add_option("--precision", f.precision, "bf16|fp8 (default bf16)")->group("CONFIG");
+  cmd.add_option("--precision", f.precision,
+                 "bf16|fp8 (per-tensor scaling)|fp8-block (MXFP8, block scaling)|nvfp4 (default bf16)")
+      ->group("CONFIG");
 }
 
 void add_assumption_flags(CLI::App& cmd, AssumptionFlags& f) {
+  std::string names;
+  for (const auto& p : model::framework_presets()) names += (names.empty() ? "" : "|") + p.name;
+  cmd.add_option("--framework", f.framework,
+                 names + ": a documented set of the assumptions below (docs/MODEL.md); flags override it")
+      ->group("ASSUMPTIONS");
   cmd.add_option("--state-bytes", f.state_bytes,
                  "Model-state bytes per parameter: 16 (ZeRO) or 18 (Megatron)")
       ->group("ASSUMPTIONS");
   cmd.add_option("--attention", f.attention, "flash|standard attention kernels (default flash)")
       ->group("ASSUMPTIONS");
+  optional_option(cmd, "--moe-imbalance", f.moe_imbalance,
+                  "Tokens on the busiest expert-parallel rank over the mean (default 1)");
+  optional_option(cmd, "--nvfp4-bf16-layers", f.nvfp4_bf16_layers,
+                  "NVFP4: last transformer layers kept in BF16 (default 0)");
+  for (const char* name : {"--moe-imbalance", "--nvfp4-bf16-layers"})
+    cmd.get_option(name)->group("ASSUMPTIONS");
   optional_option(cmd, "--gemm-efficiency", f.gemm_efficiency, "Achievable fraction of peak for GEMMs");
-  optional_option(cmd, "--overlap-tp", f.overlap_tp, "Fraction of TP communication hidden (default 0)");
+  optional_option(cmd, "--overlap-tp", f.overlap_tp,
+                  "Fraction of the GEMM time TP collectives can hide behind (default 0)");
   optional_option(cmd, "--overlap-cp", f.overlap_cp, "Fraction of CP communication hideable (default 1)");
   optional_option(cmd, "--overlap-ep", f.overlap_ep, "Fraction of EP all-to-all hidden (default 0)");
   optional_option(cmd, "--overlap-pp", f.overlap_pp, "Fraction of PP sends hidden (default 0)");
@@ -126,15 +156,20 @@ model::ParallelConfig parse_config(const ConfigFlags& f) {
   });
 }
 
-model::Efficiencies resolve_efficiencies(const AssumptionFlags& f, const model::HardwareSpec& hw) {
+model::Efficiencies resolve_efficiencies(const AssumptionFlags& f, const model::HardwareSpec& hw,
+                                         model::ParallelConfig* config) {
   return with_model_errors([&] {
     model::Efficiencies e = model::defaults_for(hw);
-    e.state_bytes = model::parse_state_bytes(f.state_bytes);
+    if (!f.framework.empty()) {
+      model::ParallelConfig scratch;
+      model::apply_framework(model::framework_preset(f.framework), e, config != nullptr ? *config : scratch);
+    }
+    if (!f.state_bytes.empty()) e.state_bytes = model::parse_state_bytes(f.state_bytes);
     if (f.attention == "flash") {
       e.flash_attention = true;
     } else if (f.attention == "standard") {
       e.flash_attention = false;
-    } else {
+    } else if (!f.attention.empty()) {
       throw model::InvalidInput("--attention " + f.attention + ": use flash or standard");
     }
     auto fraction = [](const char* name, std::optional<double> v, double& target, double max) {
@@ -147,13 +182,24 @@ model::Efficiencies resolve_efficiencies(const AssumptionFlags& f, const model::
       if (!(*f.gemm_efficiency > 0 && *f.gemm_efficiency <= 1))
         throw model::InvalidInput(
             fmt::format("--gemm-efficiency {}: use a value in (0, 1]", *f.gemm_efficiency));
-      e.gemm_bf16 = e.gemm_fp8 = *f.gemm_efficiency;
+      e.gemm_bf16 = e.gemm_fp8 = e.gemm_fp4 = *f.gemm_efficiency;
     }
     fraction("--overlap-tp", f.overlap_tp, e.overlap_tp, 1);
     fraction("--overlap-cp", f.overlap_cp, e.overlap_cp, 1);
     fraction("--overlap-ep", f.overlap_ep, e.overlap_ep, 1);
     fraction("--overlap-pp", f.overlap_pp, e.overlap_pp, 1);
     fraction("--overlap-dp", f.overlap_dp, e.overlap_dp, 1);
+    if (f.moe_imbalance) {
+      if (!(*f.moe_imbalance >= 1))
+        throw model::InvalidInput(
+            fmt::format("--moe-imbalance {}: use a value of at least 1", *f.moe_imbalance));
+      e.moe_imbalance = *f.moe_imbalance;
+    }
+    if (f.nvfp4_bf16_layers) {
+      if (*f.nvfp4_bf16_layers < 0)
+        throw model::InvalidInput(fmt::format("--nvfp4-bf16-layers {}: use 0 or more", *f.nvfp4_bf16_layers));
+      e.nvfp4_bf16_layers = *f.nvfp4_bf16_layers;
+    }
     return e;
   });
 }
@@ -163,6 +209,8 @@ std::string describe_layout(const model::ParallelConfig& c) {
       fmt::format("tp={} pp={} dp={} cp={} ep={} mb={} zero={} recompute={} {}", c.tp, c.pp, c.dp, c.cp, c.ep,
                   c.micro_batch, c.zero, model::to_string(c.recompute), model::to_string(c.schedule));
   if (c.schedule == model::Schedule::kInterleaved) s += fmt::format(" v={}", c.virtual_stages);
+  if (c.first_stage_layers >= 0) s += fmt::format(" first-stage-layers={}", c.first_stage_layers);
+  if (c.last_stage_layers >= 0) s += fmt::format(" last-stage-layers={}", c.last_stage_layers);
   if (c.sp()) s += " sp";
   return s;
 }
@@ -221,6 +269,10 @@ void write_prediction(JsonWriter& json, const model::Prediction& p, const model:
   json.field("recompute", model::to_string(c.recompute));
   json.field("schedule", model::to_string(c.schedule));
   json.field("virtual_stages", c.virtual_stages);
+  json.key("stage_layers").begin_array();
+  for (int n : p.stage_layers) json.value(n);
+  json.end_array();
+  json.field("pacing_stage", p.pacing_stage);
   json.field("precision", model::to_string(c.precision));
   json.field("sequence_parallel", c.sp());
   json.key("defaulted").begin_array();
@@ -230,7 +282,8 @@ void write_prediction(JsonWriter& json, const model::Prediction& p, const model:
   json.key("assumptions").begin_object();
   json.field("state_bytes_per_param", model::to_string(eff.state_bytes));
   json.field("attention", eff.flash_attention ? "flash" : "standard");
-  json.field("gemm_efficiency", c.precision == model::Precision::kFP8 ? eff.gemm_fp8 : eff.gemm_bf16);
+  json.field("gemm_efficiency", gemm_efficiency(c.precision, eff));
+  json.field("moe_imbalance", eff.moe_imbalance);
   json.field("hbm_efficiency", eff.hbm);
   json.field("intra_node_gbps_effective", eff.intra_node_Bps / 1e9);
   json.field("inter_node_gbps_effective", eff.inter_node_Bps / 1e9);
@@ -240,6 +293,31 @@ void write_prediction(JsonWriter& json, const model::Prediction& p, const model:
   json.field("overlap_pp", eff.overlap_pp);
   json.field("overlap_dp", eff.overlap_dp);
   json.end_object();
+}
+
+std::string format_explanation(const model::Prediction& p) {
+  std::string out =
+      fmt::format("step time {:.4g} s = sum of the parts below (time_s keys in brackets)\n", p.step_time_s);
+  double sum = 0;
+  for (const auto& t : p.terms) {
+    sum += t.seconds;
+    out +=
+        fmt::format("  [{}] {}: {:.4g} s ({:.1f} %)\n      = {}\n      with {}\n", t.part, t.name, t.seconds,
+                    p.step_time_s > 0 ? 100 * t.seconds / p.step_time_s : 0.0, t.formula, t.inputs);
+  }
+  out += fmt::format("  sum of the parts: {:.4g} s\n", sum);
+  return out;
+}
+
+void write_explanation(JsonWriter& json, const model::Prediction& p) {
+  json.key("explain").begin_array();
+  for (const auto& t : p.terms) {
+    json.begin_object();
+    json.field("part", t.part).field("name", t.name).field("seconds", t.seconds);
+    json.field("formula", t.formula).field("inputs", t.inputs);
+    json.end_object();
+  }
+  json.end_array();
 }
 
 std::string format_prediction(const model::Prediction& p, const model::ModelSpec& m,
@@ -257,6 +335,11 @@ std::string format_prediction(const model::Prediction& p, const model::ModelSpec
       "  params {:.2f}  grads {:.2f}  optimizer {:.2f}  activations {:.2f}  other {:.2f} GiB (stage {})",
       gib(p.memory.params), gib(p.memory.grads), gib(p.memory.optimizer), gib(p.memory.activations),
       gib(p.memory.other), p.memory.stage));
+  if (c.pp > 1) {
+    std::string layers;
+    for (int n : p.stage_layers) layers += (layers.empty() ? "" : " ") + std::to_string(n);
+    line(fmt::format("pipeline: layers per stage [{}], stage {} sets the pace", layers, p.pacing_stage));
+  }
   line(fmt::format("step time: {:.4g} s", p.step_time_s));
   auto part = [&](const char* name, double v) {
     line(fmt::format("  {:<15} {:>10.4g} s {:>6.1f} %", name, v, 100.0 * v / p.step_time_s));
@@ -276,9 +359,9 @@ std::string format_prediction(const model::Prediction& p, const model::ModelSpec
       "assumptions: {}-byte model state, {} attention, GEMM {:.0f} % of peak, HBM {:.0f} %, NVLink {:.0f} "
       "GB/s, network {:.0f} GB/s per GPU, overlap tp {:.1f} dp {:.1f} pp {:.1f} ep {:.1f} cp {:.1f}",
       model::to_string(eff.state_bytes), eff.flash_attention ? "flash" : "standard",
-      100 * (c.precision == model::Precision::kFP8 ? eff.gemm_fp8 : eff.gemm_bf16), 100 * eff.hbm,
-      eff.intra_node_Bps / 1e9, eff.inter_node_Bps / 1e9, eff.overlap_tp, eff.overlap_dp, eff.overlap_pp,
-      eff.overlap_ep, eff.overlap_cp));
+      100 * gemm_efficiency(c.precision, eff), 100 * eff.hbm, eff.intra_node_Bps / 1e9,
+      eff.inter_node_Bps / 1e9, eff.overlap_tp, eff.overlap_dp, eff.overlap_pp, eff.overlap_ep,
+      eff.overlap_cp));
   return out;
 }
 

@@ -15,6 +15,7 @@ namespace {
 
 struct Options {
   bool json = false;
+  bool explain = false;
   std::string timeline;
   ModelFlags model;
   ConfigFlags config;
@@ -67,6 +68,9 @@ const bool registered = register_command(
        auto* cmd = root.add_subcommand("predict", "Predict memory, step time and MFU of one layout");
        auto opts = std::make_shared<Options>();
        cmd->add_flag("--json", opts->json, "Print JSON (DESIGN.md predict keys)");
+       cmd->add_flag(
+           "--explain", opts->explain,
+           "Print the step time as a sum of named parts with formula and inputs (JSON: \"explain\")");
        cmd->add_option("--timeline", opts->timeline,
                        "Write the predicted step as a Chrome/Perfetto trace JSON");
        add_model_flags(*cmd, opts->model);
@@ -75,19 +79,22 @@ const bool registered = register_command(
        cmd->callback([opts] {
          const model::ModelSpec m = resolve_model(opts->model, opts->config);
          const model::HardwareSpec hw = resolve_hardware(opts->model);
-         const model::Efficiencies eff = resolve_efficiencies(opts->assumptions, hw);
-         const model::ParallelConfig c =
-             with_model_errors([&] { return model::resolve(parse_config(opts->config), m, hw); });
-         const model::Prediction p = with_model_errors([&] { return model::predict(m, hw, c, eff); });
+         model::ParallelConfig parsed = parse_config(opts->config);
+         const model::Efficiencies eff = resolve_efficiencies(opts->assumptions, hw, &parsed);
+         const model::ParallelConfig c = with_model_errors([&] { return model::resolve(parsed, m, hw); });
+         const model::Prediction p =
+             with_model_errors([&] { return model::predict(m, hw, c, eff, opts->explain); });
          if (!opts->timeline.empty()) write_timeline(opts->timeline, model::build_timeline(p), m);
          if (opts->json) {
            JsonWriter json(true);
            json.begin_object();
            write_prediction(json, p, m, hw, eff);
+           if (opts->explain) write_explanation(json, p);
            json.end_object();
            std::fputs((json.str() + "\n").c_str(), stdout);
          } else {
            std::fputs(format_prediction(p, m, hw, eff).c_str(), stdout);
+           if (opts->explain) std::fputs(format_explanation(p).c_str(), stdout);
          }
        });
      }});

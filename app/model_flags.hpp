@@ -3,8 +3,10 @@
 //   HARDWARE: --hardware NAME|FILE.toml --gpus-per-node --intra-node-gbps --inter-node-gbps
 //   CONFIG:   --gpus --tp --pp --dp --cp --ep --micro-batch --global-batch --seq --zero --recompute
 //   --schedule
-//             --virtual-stages --precision (+ --sequence-parallel on|off)
-//   ASSUMPTIONS: --state-bytes 16|18 --attention flash|standard --gemm-efficiency --overlap-{tp,cp,ep,pp,dp}
+//             --virtual-stages --microbatch-group --first-stage-layers --last-stage-layers --precision
+//             (+ --sequence-parallel on|off)
+//   ASSUMPTIONS: --framework NAME, then --state-bytes 16|18 --attention flash|standard --gemm-efficiency
+//             --overlap-{tp,cp,ep,pp,dp} --moe-imbalance --nvfp4-bf16-layers override it
 #pragma once
 
 #include <optional>
@@ -31,9 +33,12 @@ struct ConfigFlags {
 };
 
 struct AssumptionFlags {
-  std::string state_bytes = "16";
-  std::string attention = "flash";
-  std::optional<double> gemm_efficiency, overlap_tp, overlap_cp, overlap_ep, overlap_pp, overlap_dp;
+  std::string framework;    // empty: the defaults of Efficiencies (see docs/MODEL.md)
+  std::string state_bytes;  // empty: the framework's (16 without one)
+  std::string attention;    // empty: the framework's (flash without one)
+  std::optional<double> gemm_efficiency, overlap_tp, overlap_cp, overlap_ep, overlap_pp, overlap_dp,
+      moe_imbalance;
+  std::optional<int> nvfp4_bf16_layers;
 };
 
 void add_model_flags(CLI::App& cmd, ModelFlags& flags);
@@ -46,7 +51,10 @@ model::ModelSpec resolve_model(const ModelFlags& flags, const ConfigFlags& confi
 model::HardwareSpec resolve_hardware(const ModelFlags& flags);
 // The parsed CONFIG flags (not yet resolved: see model::resolve).
 model::ParallelConfig parse_config(const ConfigFlags& flags);
-model::Efficiencies resolve_efficiencies(const AssumptionFlags& flags, const model::HardwareSpec& hw);
+// The hardware's defaults, then --framework, then the explicit assumption flags. CONFIG (when given) takes
+// the framework's ZeRO stage if --zero was not given.
+model::Efficiencies resolve_efficiencies(const AssumptionFlags& flags, const model::HardwareSpec& hw,
+                                         model::ParallelConfig* config = nullptr);
 
 // Runs FN, turning model::InvalidInput into meshscope::Error so the command exits 1 with its one line.
 template <typename Fn>
@@ -55,6 +63,9 @@ auto with_model_errors(Fn&& fn) -> decltype(fn());
 // Writes a Prediction as the keys of DESIGN.md's `predict --json` (into an open object).
 void write_prediction(JsonWriter& json, const model::Prediction& prediction, const model::ModelSpec& model,
                       const model::HardwareSpec& hw, const model::Efficiencies& eff);
+// `predict --explain`: the step time as a sum of named parts, each with its formula and inputs.
+std::string format_explanation(const model::Prediction& prediction);
+void write_explanation(JsonWriter& json, const model::Prediction& prediction);
 // Human-readable form of the same.
 std::string format_prediction(const model::Prediction& prediction, const model::ModelSpec& model,
                               const model::HardwareSpec& hw, const model::Efficiencies& eff);

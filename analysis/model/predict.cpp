@@ -40,7 +40,12 @@ constexpr double kAdamBytesPerParam = 26.0;
 struct Context {
   Context(const ModelSpec& model, const HardwareSpec& hardware, const ParallelConfig& config,
           const Efficiencies& efficiencies, Prediction& prediction, bool explain_terms)
-      : m(model), hw(hardware), c(config), eff(efficiencies), out(prediction), explain(explain_terms),
+      : m(model),
+        hw(hardware),
+        c(config),
+        eff(efficiencies),
+        out(prediction),
+        explain(explain_terms),
         recipe(precision_recipe(config.precision, hardware, efficiencies)) {}
   const ModelSpec& m;
   const HardwareSpec& hw;
@@ -313,9 +318,10 @@ void explain_compute(Context& x, const StageWork& s) {
     x.term("compute", "output layer + cross-entropy", m * s.logits,
            "3 x (2 tokens h V / t GEMM + 12 B x tokens V / t)",
            fmt::format("V = {} BF16 {}", x.m.vocab, per));
-  x.term("recompute", "recomputed forward", m * s.mb.recompute,
-         std::string("m x ") + (x.c.recompute == Recompute::kFull ? "layer forward" : "attention forward"),
-         fmt::format("recompute {} {}", to_string(x.c.recompute), per));
+  if (x.c.recompute != Recompute::kNone)
+    x.term("recompute", "recomputed forward", m * s.mb.recompute,
+           std::string("m x ") + (x.c.recompute == Recompute::kFull ? "layer forward" : "attention forward"),
+           fmt::format("recompute {} {}", to_string(x.c.recompute), per));
 }
 
 void explain_comm(Context& x, const StageWork& s) {

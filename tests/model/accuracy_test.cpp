@@ -9,12 +9,14 @@
 
 #include <fmt/format.h>
 
+#include "analysis/model/framework.hpp"
 #include "tests/model/common.hpp"
 
 namespace meshscope::model {
 namespace {
 
 using testing::read_calibration_csv;
+using testing::Row;
 
 struct Table {
   std::string title, unit;
@@ -161,6 +163,87 @@ TEST(Accuracy, MegatronReadmeTensorParallelScaling) {
   ASSERT_EQ(t.rows.size(), 8u);
   EXPECT_LT(t.mape(), 15.0);
   EXPECT_GT(t.spearman(), 0.6);
+}
+
+// ---- Published runs of tests/model/data/published_runs.csv (out of sample)
+// ---------------------------------- No constant of the model is fitted to any row of any table: hardware
+// inputs are datasheets and microbenchmarks (assets/hardware), software inputs the documented --framework
+// presets. Leave-one-source-out is therefore the identity: every table below is evaluated with constants
+// fitted on none of its sources.
+
+ModelSpec published_model(Row& r) {
+  const std::string name = r["model"];
+  if (name.rfind("mpt-", 0) != 0 && name.rfind("llama2-", 0) != 0) return load_model(name);
+  ModelSpec m = load_model("gpt");
+  m.name = name;
+  m.layers = std::stoi(r["layers"]), m.hidden = std::stoi(r["hidden"]), m.heads = std::stoi(r["heads"]);
+  m.kv_heads = std::stoi(r["kv_heads"]), m.ffn = std::stoi(r["ffn"]), m.vocab = std::stoi(r["vocab"]);
+  m.gated_mlp = r["gated"] == "1";
+  m.dropout = false;
+  // MPT (llm-foundry): tied embeddings, learned positions (the published parameter counts include seq x h);
+  // Llama 2: RoPE, untied output layer.
+  m.tied_embeddings = name.rfind("mpt-", 0) == 0;
+  m.learned_positions = name.rfind("mpt-", 0) == 0;
+  return m;
+}
+
+struct PublishedTables {
+  std::vector<Table> tables;
+  Table overall{"All published runs", "tokens/s/GPU", {}, {}, {}};
+};
+
+PublishedTables published_tables() {
+  PublishedTables out;
+  for (auto& r : testing::read_published_runs("published_runs.csv")) {
+    const ModelSpec m = published_model(r);
+    const HardwareSpec hw = load_hardware(r["hardware"]);
+    ParallelConfig c;
+    c.gpus = std::stoi(r["gpus"]), c.tp = std::stoi(r["tp"]), c.pp = std::stoi(r["pp"]),
+    c.cp = std::stoi(r["cp"]);
+    c.ep = std::stoi(r["ep"]), c.micro_batch = std::stoi(r["mbs"]), c.global_batch = std::stoi(r["gbs"]);
+    c.seq = std::stoi(r["seq"]), c.zero = std::stoi(r["zero"]), c.precision = parse_precision(r["precision"]);
+    const int v = std::stoi(r["vp"]);
+    c.schedule_set = true, c.schedule = v > 1 ? Schedule::kInterleaved : Schedule::k1F1B,
+    c.virtual_stages = v;
+    c.recompute_set = true, c.recompute = parse_recompute(r["recompute"]);
+    Efficiencies eff = defaults_for(hw);
+    apply_framework(framework_preset(r["framework"]), eff, c);
+    const Prediction p = predict(m, hw, resolve(c, m, hw), eff);
+    const double predicted = p.tokens_per_s / c.gpus;
+    const double measured = std::stod(r["tokens_per_s_per_gpu"]);
+    const std::string title = r["table"];
+    auto it =
+        std::find_if(out.tables.begin(), out.tables.end(), [&](const Table& t) { return t.title == title; });
+    if (it == out.tables.end()) {
+      out.tables.push_back(Table{title, "tokens/s/GPU", {}, {}, {}});
+      it = out.tables.end() - 1;
+    }
+    const std::string run =
+        fmt::format("{} [{}]{}", r["run"], r["source"], p.fits ? "" : " (predicted not to fit)");
+    it->add(run, predicted, measured);
+    out.overall.add(fmt::format("{}: {}", title, r["run"]), predicted, measured);
+  }
+  return out;
+}
+
+TEST(Accuracy, PublishedRunsOutOfSample) {
+  const PublishedTables t = published_tables();
+  std::string summary =
+      "### Out-of-sample summary (published_runs.csv)\n\n| table | runs | MAPE | Spearman "
+      "|\n|---|---|---|---|\n";
+  for (const Table& table : t.tables) {
+    publish(table);
+    summary += fmt::format("| {} | {} | {:.1f} % | {:.2f} |\n", table.title, table.rows.size(), table.mape(),
+                           table.spearman());
+  }
+  summary += fmt::format("| all | {} | {:.1f} % | {:.2f} |\n\n", t.overall.rows.size(), t.overall.mape(),
+                         t.overall.spearman());
+  report() += summary;
+  std::ofstream(std::string(MESHSCOPE_TEST_TMP) + "/accuracy.md") << report();
+  ASSERT_GE(t.overall.rows.size(), 40u);
+  // Bounds that hold today (docs/ACCURACY.md states the target and where the model misses it).
+  EXPECT_LT(t.overall.mape(), 35.0);
+  EXPECT_GT(t.overall.spearman(), 0.9);
 }
 
 }  // namespace

@@ -36,8 +36,7 @@ inline std::vector<std::string> split_csv_line(const std::string& line) {
   return fields;
 }
 
-inline std::vector<Row> read_calibration_csv(const std::string& name) {
-  const std::string path = std::string(MESHSCOPE_SHARED_DIR) + "/calibration/" + name;
+inline std::vector<Row> read_csv_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot open " + path);
   std::vector<std::string> header;
@@ -55,6 +54,15 @@ inline std::vector<Row> read_calibration_csv(const std::string& name) {
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+inline std::vector<Row> read_calibration_csv(const std::string& name) {
+  return read_csv_file(std::string(MESHSCOPE_SHARED_DIR) + "/calibration/" + name);
+}
+
+// Published runs gathered for out-of-sample validation (tests/model/data/, each row cited there).
+inline std::vector<Row> read_published_runs(const std::string& name) {
+  return read_csv_file(std::string(MESHSCOPE_SOURCE_DIR) + "/tests/model/data/" + name);
 }
 
 }  // namespace meshscope::model::testing
