@@ -102,6 +102,25 @@ TEST(PredictCli, TimelineIsAChromeTrace) {
   EXPECT_NE(text.str().find("stage 3"), std::string::npos);
 }
 
+TEST(PredictCli, ExplainUnevenPipelineAndFramework) {
+  // Llama 3 405B: 126 layers on 16 stages (the first and last with 7), Megatron-Core assumptions, FP8.
+  const Result r =
+      run("predict --json --explain --model llama3-405b --hardware h100-sxm --gpus 8192 --tp 8 --pp 16 "
+          "--global-batch 2048 --framework megatron-core --precision fp8");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::regex layers("\"stage_layers\": \\[\\s*7,\\s*8,");
+  EXPECT_TRUE(std::regex_search(r.out, layers)) << r.out.substr(0, 2000);
+  EXPECT_NE(r.out.find("\"explain\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"part\": \"pp_bubble\""), std::string::npos);
+  const Result text = run("predict --explain --model llama3-8b --gpus 18 --pp 3 --tp 2 --global-batch 48");
+  ASSERT_EQ(text.status, 0) << text.out;
+  EXPECT_NE(text.out.find("sum of the parts"), std::string::npos);
+  const Result bad = run("predict --model llama3-8b --hardware h100-sxm --gpus 8 --precision nvfp4", true);
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.out, "meshscope: h100-sxm has no FP4 tensor cores: use --precision bf16, fp8 or fp8-block\n");
+  EXPECT_EQ(run("predict --model llama3-8b --gpus 8 --framework jax").status, 1);
+}
+
 TEST(PredictCli, SearchAndPlan) {
   const Result s = run("search --json --model llama3-70b --hardware h100-sxm --gpus 256 --top 3");
   ASSERT_EQ(s.status, 0);
