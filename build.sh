@@ -7,36 +7,54 @@
 #   ./build.sh test     set up, build, and run the whole test suite with ctest
 #   ./build.sh asan     the same tests in an AddressSanitizer + UndefinedBehaviorSanitizer build
 #   ./build.sh build    set up and build only
+#   ./build.sh package  set up, build a Release and write a Debian package (build-release/meshscope_*.deb)
 #
-# Builds go to build/ (or build-asan/). CI=true turns warnings into errors (and they stay errors in that build).
+# Builds go to build/ (build-ci/ when CI=true: warnings are errors there, and the developer build keeps its own
+# settings), build-asan/ and build-release/.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 mode="${1:-run}"
-case "$mode" in run | test | asan | build) ;; *)
-  echo "usage: ./build.sh [run|test|asan|build]" >&2
+case "$mode" in run | test | asan | build | package) ;; *)
+  echo "usage: ./build.sh [run|test|asan|build|package]" >&2
   exit 2
   ;;
 esac
 
+# What meshscope needs to build and test (build), and what the program itself needs at run time (run: the font
+# of the desktop front end, and xvfb-run for screenshots without a display).
 packages=(
   cmake g++ make pkg-config git
   libsqlite3-dev sqlite3 zlib1g-dev libdeflate-dev
   libsimdjson-dev libcli11-dev libfmt-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libimgui-dev libglfw3-dev libgl-dev libstb-dev
-  xvfb xauth
+  fonts-dejavu-core xvfb xauth xdotool
 )
+if [ "$mode" = package ]; then packages+=(dpkg-dev file); fi
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+  echo "build.sh: this is not a Debian-like system (no dpkg-query/apt-get); install by hand the equivalents of the" \
+    "Debian 12 packages: ${packages[*]}; then run: cmake --preset dev && cmake --build --preset dev" >&2
+  exit 1
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null 2>&1; then
+      echo "build.sh: missing Debian packages and neither root nor sudo to install them; as root, run:" \
+        "apt-get install ${missing[*]}" >&2
+      exit 1
+    fi
+    sudo=(sudo)
+  fi
   echo "build.sh: installing missing Debian packages: ${missing[*]}"
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
 jobs="$(nproc)"
@@ -50,20 +68,28 @@ run_tests() {
     exit 8
   fi
 }
-werror=()
-if [ "${CI:-}" = "true" ]; then werror=(-DMESHSCOPE_WERROR=ON); fi
 
-if [ "$mode" = asan ]; then
-  cmake --preset asan >/dev/null
-  cmake --build --preset asan -j "$jobs"
-  run_tests asan
-  exit 0
-fi
-
-cmake --preset dev "${werror[@]}" >/dev/null
-cmake --build --preset dev -j "$jobs"
 case "$mode" in
-  run) exec ./build/meshscope ;;
-  test) run_tests dev ;;
-  build) ;;
+  asan)
+    cmake --preset asan >/dev/null
+    cmake --build --preset asan -j "$jobs"
+    run_tests asan
+    ;;
+  package)
+    cmake --preset release >/dev/null
+    cmake --build --preset release -j "$jobs"
+    (cd build-release && cpack -G DEB)
+    ls build-release/meshscope_*.deb
+    ;;
+  *)
+    preset=dev dir=build
+    if [ "${CI:-}" = "true" ]; then preset=ci dir=build-ci; fi
+    cmake --preset "$preset" >/dev/null
+    cmake --build --preset "$preset" -j "$jobs"
+    case "$mode" in
+      run) exec "./$dir/meshscope" ;;
+      test) run_tests "$preset" ;;
+      build) ;;
+    esac
+    ;;
 esac

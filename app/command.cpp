@@ -1,6 +1,6 @@
 #include "app/command.hpp"
 
-#include <unistd.h>
+#include "analysis/model/presets.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -17,12 +17,6 @@ std::vector<Command>& registry() {
 std::vector<std::pair<int, std::function<int()>>>& default_jobs() {
   static std::vector<std::pair<int, std::function<int()>>> jobs;
   return jobs;
-}
-
-std::filesystem::path executable_dir() {
-  std::error_code error;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? std::filesystem::path(".") : self.parent_path();
 }
 
 }  // namespace
@@ -71,16 +65,7 @@ int& exit_code() {
 }
 
 std::string bundled_sample_path() {
-  const std::filesystem::path name = "assets/sample/sample_job";
-  const std::filesystem::path candidates[] = {
-      executable_dir() / ".." / name, executable_dir() / "../.." / name,
-      executable_dir() / "../share/meshscope" / name, std::filesystem::path(MESHSCOPE_SOURCE_DIR) / name};
-  for (const auto& candidate : candidates) {
-    std::error_code error;
-    if (std::filesystem::exists(candidate, error))
-      return std::filesystem::weakly_canonical(candidate).string();
-  }
-  return (std::filesystem::path(MESHSCOPE_SOURCE_DIR) / name).string();
+  return (model::assets_dir() / "sample" / "sample_job").string();
 }
 
 }  // namespace meshscope::app

@@ -39,7 +39,7 @@ int run_text_sample_job();
 // True when a command of that name is registered.
 bool has_command(const std::string& name);
 
-// Path of the bundled sample trace (assets/sample), searched beside the executable and in the source tree.
+// Path of the bundled sample job (assets/sample/sample_job under model::assets_dir()).
 std::string bundled_sample_path();
 
 }  // namespace meshscope::app

@@ -9,7 +9,7 @@
 
 int main(int argc, char** argv) {
   CLI::App root{"meshscope: where does each training step go, and what would another parallelism layout do?"};
-  root.set_version_flag("--version", "meshscope 0.1.0");
+  root.set_version_flag("--version", "meshscope " MESHSCOPE_VERSION);
   root.require_subcommand(0, 1);
   for (const auto& command : meshscope::app::commands()) command.setup(root);
   try {

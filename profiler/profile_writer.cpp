@@ -720,7 +720,7 @@ ProfileWriter::ProfileWriter(std::filesystem::path target, WriterOptions options
   if (options.background) impl_->thread = std::thread([this] { impl_->thread_main(); });
   set_meta("schema_version", std::to_string(kSchemaVersion));
   set_meta("creator", "meshscope");
-  set_meta("creator_version", "0.1.0");
+  set_meta("creator_version", MESHSCOPE_VERSION);
   set_meta("created_unix_s", std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
                                                 std::chrono::system_clock::now().time_since_epoch())
                                                 .count()));

@@ -42,6 +42,11 @@ std::pair<std::string, std::string> read_source(std::string_view name_or_path, c
     path = std::filesystem::path(std::string(name_or_path));
   } else {
     path = assets_dir() / folder / (std::string(name_or_path) + ".toml");
+    if (known.empty())
+      invalid(
+          fmt::format("unknown {} preset '{}': no presets found in {} (set MESHSCOPE_ASSETS to meshscope's "
+                      "assets folder, or pass a FILE.toml)",
+                      what, name_or_path, (assets_dir() / folder).string()));
     if (std::find(known.begin(), known.end(), std::string(name_or_path)) == known.end())
       invalid(fmt::format("unknown {} preset '{}': use one of {} or a FILE.toml", what, name_or_path,
                           join(known)));
@@ -107,7 +112,21 @@ toml::table parse_table(std::string_view text, std::string_view origin) {
 
 std::filesystem::path assets_dir() {
   if (const char* env = std::getenv("MESHSCOPE_ASSETS"); env != nullptr && *env != '\0') return env;
-  return MESHSCOPE_ASSETS_DIR;
+  // The nearest share/meshscope/assets at or above the executable's folder: /usr/bin/meshscope finds
+  // /usr/share/meshscope/assets once installed; in a build tree, build/share/meshscope/assets (a link CMake
+  // makes to the sources' assets/) serves build/meshscope and the tests and benchmarks in build/tests/...
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  const std::filesystem::path relative = std::filesystem::path("share") / "meshscope" / "assets";
+  if (!error) {
+    std::filesystem::path dir = self.parent_path();
+    for (int level = 0; level < 4 && !dir.empty(); ++level, dir = dir.parent_path()) {
+      if (std::filesystem::is_directory(dir / relative, error)) return dir / relative;
+      if (dir == dir.root_path()) break;
+    }
+    return self.parent_path().parent_path() / relative;  // where an installed program would have them
+  }
+  return relative;
 }
 
 std::vector<std::string> model_presets() {

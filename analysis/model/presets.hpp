@@ -12,7 +12,9 @@
 
 namespace meshscope::model {
 
-// Folder holding hardware/ and models/: $MESHSCOPE_ASSETS if set, else the source tree's assets/.
+// Folder holding hardware/, models/ and sample/: $MESHSCOPE_ASSETS if set, else the nearest
+// share/meshscope/assets at or above the executable's folder (installed: PREFIX/share/meshscope/assets; build
+// tree: a link to assets/).
 std::filesystem::path assets_dir();
 
 std::vector<std::string> model_presets();     // sorted names of assets/models/*.toml

@@ -10,11 +10,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
 
+#include "analysis/model/presets.hpp"
 #include "collectors/import/import.hpp"
 #include "profiler/error.hpp"
 
@@ -280,7 +285,7 @@ void View::on_profile_installed() {
     // The bundled sample is synthetic with a documented shape (assets/sample/README.md): match it.
     std::error_code error;
     const auto sample =
-        std::filesystem::weakly_canonical(MESHSCOPE_SOURCE_DIR "/assets/sample/sample_job", error);
+        std::filesystem::weakly_canonical(model::assets_dir() / "sample" / "sample_job", error);
     if (!error && std::filesystem::weakly_canonical(loaded_->source, error) == sample) {
       configure_explorer("gpt", 5, 4096, 32, 4096, ex_.gpus, 2, 2);
     }
@@ -360,7 +365,7 @@ void View::draw_menu() {
     }
     if (ImGui::MenuItem("Open bundled sample", nullptr, false, !loading())) {
       const char* env = std::getenv("MESHSCOPE_SAMPLE");
-      open(env && *env ? env : MESHSCOPE_SOURCE_DIR "/assets/sample/sample_job");
+      open(env && *env ? std::string(env) : (model::assets_dir() / "sample" / "sample_job").string());
     }
     ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) quit_ = true;
@@ -487,17 +492,43 @@ void View::add_recent(const std::filesystem::path& path) {
 
 void View::setup_style(float scale) {
   ImGuiIO& io = ImGui::GetIO();
-  const char* fonts[] = {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-                         "/usr/share/fonts/TTF/DejaVuSans.ttf"};
+  // MESHSCOPE_FONT picks a TrueType file, or "builtin". Otherwise DejaVu Sans, from Debian's
+  // fonts-dejavu-core (build.sh and the .deb install it). Without a TrueType font, ImGui's built-in bitmap
+  // font (ProggyClean, 13 px) stays legible when drawn at an integer multiple of its size.
+  const char* chosen = std::getenv("MESHSCOPE_FONT");
+  const bool builtin_asked = chosen && std::string_view(chosen) == "builtin";
+  std::vector<std::string> fonts;
+  if (chosen && *chosen && !builtin_asked) fonts.emplace_back(chosen);
+  for (const char* font : {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+                           "/usr/share/fonts/TTF/DejaVuSans.ttf", "/usr/share/fonts/dejavu/DejaVuSans.ttf"})
+    fonts.emplace_back(font);
   bool loaded = false;
-  for (const char* font : fonts) {
-    if (std::filesystem::exists(font)) {
-      io.Fonts->AddFontFromFileTTF(font, 15.0f * scale);
+  for (const auto& font : fonts) {
+    if (builtin_asked) break;
+    std::error_code error;
+    if (std::filesystem::is_regular_file(font, error) &&
+        io.Fonts->AddFontFromFileTTF(font.c_str(), 15.0f * scale)) {
       loaded = true;
       break;
     }
+    if (font == fonts.front() && chosen && *chosen)
+      std::fprintf(stderr,
+                   "meshscope view: MESHSCOPE_FONT=%s: not a TrueType font file; trying the defaults\n",
+                   chosen);
   }
-  if (!loaded) io.Fonts->AddFontDefault();
+  if (!loaded) {
+    ImFontConfig config;
+    config.SizePixels = 13.0f * std::max(1.0f, std::round(scale));
+    io.Fonts->AddFontDefault(&config);
+    static bool said = false;
+    if (!said) {
+      std::fprintf(
+          stderr, "meshscope view: %s; using ImGui's built-in font ProggyClean at %.0f px\n",
+          builtin_asked ? "MESHSCOPE_FONT=builtin" : "no TrueType font found (install fonts-dejavu-core)",
+          config.SizePixels);
+      said = true;
+    }
+  }
   ImGui::StyleColorsDark();
   ImGuiStyle& style = ImGui::GetStyle();
   style.WindowRounding = 4.0f;

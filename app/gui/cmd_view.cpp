@@ -21,6 +21,7 @@ namespace {
 struct ViewFlags {
   std::string profile;
   std::string screenshot;
+  std::string screenshot_text;
   std::string panel;
   std::string size = "1600x900";
   std::string range;
@@ -45,6 +46,8 @@ gui::WindowOptions window_options(const ViewFlags& flags) {
   gui::WindowOptions o;
   o.profile = flags.profile;
   o.screenshot = flags.screenshot;
+  o.screenshot_text = flags.screenshot_text;
+  if (!o.screenshot_text.empty() && o.screenshot.empty()) throw Error("--screenshot-text needs --screenshot");
   if (!flags.panel.empty()) {
     if (!gui::parse_panel(flags.panel, o.panel)) {
       throw Error("--panel " + flags.panel + ": expected timeline, summary, roofline, explorer or planner");
@@ -77,6 +80,7 @@ gui::WindowOptions window_options(const ViewFlags& flags) {
   args.insert(args.end(), {"--screenshot", flags.screenshot, "--size", flags.size});
   if (!flags.panel.empty()) args.insert(args.end(), {"--panel", flags.panel});
   if (!flags.range.empty()) args.insert(args.end(), {"--range", flags.range});
+  if (!flags.screenshot_text.empty()) args.insert(args.end(), {"--screenshot-text", flags.screenshot_text});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -130,6 +134,9 @@ void setup(CLI::App& root) {
       "PROFILE", flags->profile,
       "a trace (Kineto .json/.json.gz, Nsight Systems .sqlite), a directory of traces, or a .msdb");
   cmd->add_option("--screenshot", flags->screenshot, "render real frames headless, write this PNG and exit");
+  cmd->add_option(
+      "--screenshot-text", flags->screenshot_text,
+      "with --screenshot: also write the text the frame's widgets rendered (labels, table cells)");
   cmd->add_option("--panel", flags->panel,
                   "timeline|summary|roofline|explorer|planner (the panel shown first)");
   cmd->add_option("--size", flags->size, "window size WIDTHxHEIGHT (default 1600x900)");

@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,7 @@ int run_window(const WindowOptions& options) {
       status = 4;
     }
     int settled = 0;
+    std::error_code text_error;
     bool range_applied = options.range_start_ms < 0;
     while (status == 0 && !glfwWindowShouldClose(window) && !view.quit_requested()) {
       if (headless || view.loading() || ImGui::IsAnyMouseDown())
@@ -142,7 +144,16 @@ int run_window(const WindowOptions& options) {
         ImGui::GetIO().DisplaySize =
             ImVec2(static_cast<float>(options.width), static_cast<float>(options.height));
       ImGui::NewFrame();
+      // The text widgets render, for --screenshot-text: what a test can assert on. ImGui's log capture ends
+      // when the first top-level window ends (the View's main window, which holds every panel) and appends to
+      // its file, so each frame starts a fresh file and the last frame's text is what remains.
+      const bool capture_text = headless && !options.screenshot_text.empty();
+      if (capture_text) {
+        std::remove(options.screenshot_text.c_str());
+        ImGui::LogToFile(-1, options.screenshot_text.c_str());
+      }
       view.draw();
+      if (capture_text) ImGui::LogFinish();
       ImGui::Render();
       int w = options.width, h = options.height;
       if (!headless) glfwGetFramebufferSize(window, &w, &h);
@@ -158,6 +169,10 @@ int run_window(const WindowOptions& options) {
             status = 1;
           } else if (!write_png(options.screenshot, options.width, options.height)) {
             std::fprintf(stderr, "meshscope view: could not write %s\n", options.screenshot.c_str());
+            status = 1;
+          } else if (!options.screenshot_text.empty() &&
+                     !std::filesystem::is_regular_file(options.screenshot_text, text_error)) {
+            std::fprintf(stderr, "meshscope view: could not write %s\n", options.screenshot_text.c_str());
             status = 1;
           } else {
             std::printf("wrote %s (%dx%d, panel %s)\n", options.screenshot.c_str(), options.width,

@@ -11,6 +11,7 @@ namespace meshscope::gui {
 struct WindowOptions {
   std::string profile;     // opened on a background thread at start ("" = none)
   std::string screenshot;  // PNG to write after the first settled frames, then exit ("" = interactive)
+  std::string screenshot_text;  // with a screenshot: the text that frame's widgets rendered, one item a line
   Panel panel = Panel::kTimeline;
   bool panel_set = false;
   int width = 1600, height = 900;

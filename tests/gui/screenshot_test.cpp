@@ -1,13 +1,19 @@
 // Screenshot tests: `meshscope view PROFILE --panel P --screenshot OUT.png` under xvfb-run renders real
-// OpenGL frames; the PNG must exist, have the requested size and not be blank.
+// OpenGL frames; the PNG must have the requested size, show the panel's known labels (the text its widgets
+// rendered, --screenshot-text) and draw the class colours of the data it shows.
 #include <gtest/gtest.h>
 #include <stb_image.h>
 
 #include <unistd.h>
 
 #include <cstdlib>
-#include <set>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
 
+#include "app/gui/gui_util.hpp"
 #include "tests/gui/gui_test_util.hpp"
 
 namespace meshscope::gui {
@@ -17,11 +23,28 @@ bool have_xvfb() {
   return std::system("command -v xvfb-run > /dev/null 2>&1") == 0;
 }
 
-void check_screenshot(const std::filesystem::path& profile, const char* panel, int w, int h) {
+// What a panel must show: labels from its widgets' text (--screenshot-text) and colours drawn exactly as
+// app/gui/gui_util.hpp defines them (the class colours of real data).
+struct Expected {
+  std::vector<std::string> labels;
+  std::vector<std::pair<const char*, unsigned>> colours;  // name, 0xRRGGBB
+};
+
+constexpr unsigned rgb(ImU32 c) {
+  return ((c >> IM_COL32_R_SHIFT) & 0xff) << 16 | ((c >> IM_COL32_G_SHIFT) & 0xff) << 8 |
+         ((c >> IM_COL32_B_SHIFT) & 0xff);
+}
+
+// Runs `meshscope view PROFILE --panel P --screenshot ...` under Xvfb with `env` (VAR=value ...) before it;
+// returns its stderr.
+std::string check_screenshot(const std::filesystem::path& profile, const char* panel, int w, int h,
+                             const Expected& expected, const std::string& extra_env = "") {
   // One file per test process: ctest runs the screenshot tests side by side, two of them of the timeline.
-  const auto out = std::filesystem::path(MESHSCOPE_TEST_TMP) /
-                   (std::string("shot-") + panel + "-" + std::to_string(::getpid()) + ".png");
+  const std::string stem = std::string("shot-") + panel + "-" + std::to_string(::getpid());
+  const auto out = std::filesystem::path(MESHSCOPE_TEST_TMP) / (stem + ".png");
+  const auto text_out = std::filesystem::path(MESHSCOPE_TEST_TMP) / (stem + ".txt");
   std::filesystem::remove(out);
+  std::filesystem::remove(text_out);
 #if defined(__SANITIZE_ADDRESS__)
   // Mesa's DRI driver is dlclose()d at exit, so the few blocks it keeps show up as "<unknown module>" and no
   // suppression in lsan.supp can name them. Leak checking of meshscope's own code runs in-process in
@@ -30,26 +53,70 @@ void check_screenshot(const std::filesystem::path& profile, const char* panel, i
 #else
   const std::string env;
 #endif
-  const std::string command = env + "xvfb-run -a -s '-screen 0 " + std::to_string(w + 64) + "x" +
+  const auto err_out = std::filesystem::path(MESHSCOPE_TEST_TMP) / (stem + ".err");
+  const std::string command = env + extra_env + " xvfb-run -a -s '-screen 0 " + std::to_string(w + 64) + "x" +
                               std::to_string(h + 64) + "x24' '" + MESHSCOPE_BINARY + "' view '" +
                               profile.string() + "' --panel " + panel + " --size " + std::to_string(w) + "x" +
-                              std::to_string(h) + " --screenshot '" + out.string() + "' > /dev/null";
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-  ASSERT_TRUE(std::filesystem::exists(out));
+                              std::to_string(h) + " --screenshot '" + out.string() + "' --screenshot-text '" +
+                              text_out.string() + "' > /dev/null 2> '" + err_out.string() + "'";
+  const int status = std::system(command.c_str());
+  std::ifstream err_in(err_out);
+  std::stringstream err;
+  err << err_in.rdbuf();
+  std::filesystem::remove(err_out);
+  EXPECT_EQ(status, 0) << command << "\n" << err.str();
+  if (status != 0 || !std::filesystem::exists(out)) {
+    ADD_FAILURE() << "no screenshot written";
+    return err.str();
+  }
   int iw = 0, ih = 0, channels = 0;
   unsigned char* pixels = stbi_load(out.c_str(), &iw, &ih, &channels, 3);
-  ASSERT_NE(pixels, nullptr);
+  if (pixels == nullptr) {
+    ADD_FAILURE() << "unreadable PNG " << out;
+    return err.str();
+  }
   EXPECT_EQ(iw, w);
   EXPECT_EQ(ih, h);
-  // Not blank: many distinct colours, and the class colours of real data somewhere on screen.
-  std::set<unsigned> colours;
-  for (int i = 0; i < iw * ih; i += 7) {
+  std::map<unsigned, std::size_t> colour_pixels;
+  for (int i = 0; i < iw * ih; ++i) {
     const unsigned char* p = pixels + static_cast<std::size_t>(i) * 3;
-    colours.insert((unsigned{p[0]} << 16) | (unsigned{p[1]} << 8) | p[2]);
+    ++colour_pixels[(unsigned{p[0]} << 16) | (unsigned{p[1]} << 8) | p[2]];
   }
   stbi_image_free(pixels);
-  EXPECT_GT(colours.size(), 60u) << panel;
-  if (!::testing::Test::HasFailure()) std::filesystem::remove(out);
+  // A class colour drawn as a bar or a box, not a stray anti-aliased pixel.
+  for (const auto& [name, colour] : expected.colours)
+    EXPECT_GE(colour_pixels[colour], 40u) << panel << ": no " << name << " drawn";
+
+  std::ifstream text_in(text_out);
+  std::stringstream text;
+  text << text_in.rdbuf();
+  for (const auto& label : expected.labels)
+    EXPECT_NE(text.str().find(label), std::string::npos) << panel << ": '" << label << "' not shown";
+  if (!::testing::Test::HasFailure()) {
+    std::filesystem::remove(out);
+    std::filesystem::remove(text_out);
+  }
+  return err.str();
+}
+
+Expected expected_on_sample(const std::string& panel) {
+  const std::pair<const char*, unsigned> compute{"compute", rgb(kColCompute)},
+      comm{"communication", rgb(kColComm)}, exposed{"exposed communication", rgb(kColExposed)};
+  // Every panel: the menu and the profile line of the four-rank sample.
+  std::vector<std::string> common = {"File", "Profile", "4 ranks (world 4)"};
+  Expected e;
+  if (panel == "timeline") e = {{"Search names", "Fit (F)"}, {compute, comm, exposed}};
+  if (panel == "summary")
+    e = {{"PER-RANK GPU TIME", "TOP KERNELS", "ncclDevKernel_ReduceScatter"},
+         {compute, exposed, {"overlapped communication", rgb(kColOverlap)}}};
+  if (panel == "roofline")
+    e = {{"Extended roofline of h100-sxm", "attention QKV GEMM", "bound by"},
+         {{"predicted points", rgb(kColPredicted)}}};
+  if (panel == "explorer")
+    e = {{"MODEL AND HARDWARE", "PREDICTED STEP TIME BY PART", "BEST LAYOUTS"}, {compute}};
+  if (panel == "planner") e = {{"Checkpoint interval", "Young interval", "Compute-optimal budget"}, {}};
+  e.labels.insert(e.labels.end(), common.begin(), common.end());
+  return e;
 }
 
 class Screenshot : public ::testing::TestWithParam<const char*> {};
@@ -58,11 +125,33 @@ TEST_P(Screenshot, SampleJob) {
   if (!have_xvfb()) GTEST_SKIP() << "xvfb-run is not installed";
   const auto msdb = test::imported(test::sample_job());
   ASSERT_FALSE(msdb.empty());
-  check_screenshot(msdb, GetParam(), 1280, 720);
+  check_screenshot(msdb, GetParam(), 1280, 720, expected_on_sample(GetParam()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Gui, Screenshot,
                          ::testing::Values("timeline", "summary", "roofline", "explorer", "planner"));
+
+// Without a TrueType font (a machine without fonts-dejavu-core) the panels still render their labels, with
+// ImGui's built-in font, and the program says once which font it uses.
+TEST(Screenshot, BuiltInFontWhenNoTrueTypeFont) {
+  if (!have_xvfb()) GTEST_SKIP() << "xvfb-run is not installed";
+  const auto msdb = test::imported(test::sample_job());
+  ASSERT_FALSE(msdb.empty());
+  const std::string err =
+      check_screenshot(msdb, "summary", 1280, 720, expected_on_sample("summary"), "MESHSCOPE_FONT=builtin");
+  EXPECT_NE(err.find("using ImGui's built-in font ProggyClean at 13 px"), std::string::npos) << err;
+  const auto count = [&](const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = err.find(needle); at != std::string::npos; at = err.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("built-in font"), 1u) << err;
+
+  const std::string missing = check_screenshot(msdb, "timeline", 1280, 720, expected_on_sample("timeline"),
+                                               "MESHSCOPE_FONT=/nonexistent/font.ttf");
+  EXPECT_NE(missing.find("MESHSCOPE_FONT=/nonexistent/font.ttf: not a TrueType font file"), std::string::npos)
+      << missing;
+}
 
 TEST(Screenshot, TwoRankSharedTraceTimeline) {
   if (!have_xvfb()) GTEST_SKIP() << "xvfb-run is not installed";
@@ -70,7 +159,9 @@ TEST(Screenshot, TwoRankSharedTraceTimeline) {
   if (!std::filesystem::exists(trace)) GTEST_SKIP();
   const auto msdb = test::imported(trace);
   ASSERT_FALSE(msdb.empty());
-  check_screenshot(msdb, "timeline", 1024, 640);
+  check_screenshot(
+      msdb, "timeline", 1024, 640,
+      {{"Search names", "2 ranks"}, {{"compute", rgb(kColCompute)}, {"communication", rgb(kColComm)}}});
 }
 
 }  // namespace
