@@ -1,12 +1,14 @@
 #include "profiler/perfetto_export.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <map>
-#include <random>
 #include <unordered_map>
 
 #include "profiler/error.hpp"
 #include "profiler/json_writer.hpp"
+#include "profiler/output_file.hpp"
 
 namespace meshscope {
 namespace {
@@ -46,7 +48,8 @@ const char* range_category(RangeKind kind) {
 
 class Exporter {
  public:
-  Exporter(const Profile& profile, std::FILE* out) : profile_(profile), out_(out) {
+  Exporter(const Profile& profile, std::FILE* out, const std::filesystem::path& name)
+      : profile_(profile), out_(out), name_(name) {
     const TimeNs first = profile.first_ns();
     base_ns_ = first - ((first % 1'000'000'000) + 1'000'000'000) % 1'000'000'000;
   }
@@ -68,7 +71,7 @@ class Exporter {
     auto& buffer = w_.buffer();
     if (!force && buffer.size() < (std::size_t{8} << 20)) return;
     if (std::fwrite(buffer.data(), 1, buffer.size(), out_) != buffer.size())
-      fail("cannot write export: disk full?");
+      fail("{}: cannot write the export: {}", name_.string(), std::strerror(errno));
     buffer.clear();
   }
 
@@ -302,20 +305,23 @@ class Exporter {
 
   const Profile& profile_;
   std::FILE* out_;
+  const std::filesystem::path& name_;
   JsonWriter w_;
   TimeNs base_ns_ = 0;
 };
 
 }  // namespace
 
-void export_perfetto(const Profile& profile, const std::filesystem::path& output) {
-  std::random_device random;
-  const auto temp =
-      output.parent_path() / fmt::format(".{}.tmp-{:08x}", output.filename().string(), random());
-  std::FILE* out = std::fopen(temp.c_str(), "wb");
-  if (!out) fail("{}: cannot create output file", output.string());
+void export_perfetto(const Profile& profile, const std::filesystem::path& requested) {
+  const std::filesystem::path output = resolve_output_path(requested);
+  refuse_output_among_inputs(output, {profile.path()});
+  remove_stale_temp_files(output.parent_path());
+  const auto temp = scratch_path_for(output);
+  TempFileGuard guard(temp);
+  std::FILE* out = std::fopen(temp.c_str(), "wbx");
+  if (!out) fail("{}: cannot create output file: {}", requested.string(), std::strerror(errno));
   try {
-    Exporter(profile, out).run();
+    Exporter(profile, out, requested).run();
   } catch (...) {
     std::fclose(out);
     std::filesystem::remove(temp);
@@ -323,13 +329,13 @@ void export_perfetto(const Profile& profile, const std::filesystem::path& output
   }
   if (std::fclose(out) != 0) {
     std::filesystem::remove(temp);
-    fail("{}: cannot write output file", output.string());
+    fail("{}: cannot write output file", requested.string());
   }
   std::error_code error;
   std::filesystem::rename(temp, output, error);
   if (error) {
     std::filesystem::remove(temp);
-    fail("{}: cannot write output file: {}", output.string(), error.message());
+    fail("{}: cannot write output file: {}", requested.string(), error.message());
   }
 }
 

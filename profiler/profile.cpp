@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "profiler/error.hpp"
+#include "profiler/output_file.hpp"
 #include "profiler/sqlite_util.hpp"
 
 namespace meshscope {
@@ -58,7 +59,18 @@ struct ActivityScan {
 
 // The three large tables are read on their own connections and threads (a profile can hold tens of millions
 // of rows); NOT NULL columns are read without a type check.
-ActivityScan scan_activities(const std::filesystem::path& path) {
+// A string id read from TABLE's row ROW_ID, checked against the ids the strings table holds.
+StringId string_id(const std::filesystem::path& path, std::int64_t id, std::int64_t bound, const char* table,
+                   std::int64_t row_id, const char* column) {
+  if (id == kNull) return kNoString;
+  if (id < 0 || id >= bound) {
+    fail("{}: {} id={}: {} {} is not the id of a string in the profile", path.string(), table, row_id, column,
+         id);
+  }
+  return static_cast<StringId>(id);
+}
+
+ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t string_bound) {
   sql::Database db(path, true);
   ActivityScan scan;
   auto s = db.prepare(
@@ -83,7 +95,7 @@ ActivityScan scan_activities(const std::filesystem::path& path) {
     a.end_ns = s.column_int_raw(5);
     a.id = s.column_int_raw(6);
     a.correlation = s.column_int(7);
-    a.name = static_cast<StringId>(s.column_int_raw(8));
+    a.name = string_id(path, s.column_int(8), string_bound, "activities", a.id, "name");
     a.collective = -1;
     a.detail = kNoDetail;
     if (a.kind == ActivityKind::kKernel) {
@@ -97,7 +109,8 @@ ActivityScan scan_activities(const std::filesystem::path& path) {
       kernels->push_back(k);
     } else if (a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) {
       a.detail = static_cast<std::uint32_t>(copies->size());
-      copies->push_back({s.column_int(17), static_cast<StringId>(s.column_int_or(18, 0))});
+      copies->push_back({s.column_int(17),
+                         string_id(path, s.column_int(18), string_bound, "activities", a.id, "copy_kind")});
     }
     bucket->push_back(a);
   }
@@ -109,11 +122,12 @@ ActivityScan scan_activities(const std::filesystem::path& path) {
   return scan;
 }
 
-std::map<std::int32_t, std::vector<ApiCall>> scan_api_calls(const std::filesystem::path& path) {
+std::map<std::int32_t, std::vector<ApiCall>> scan_api_calls(const std::filesystem::path& path,
+                                                            std::int64_t string_bound) {
   sql::Database db(path, true);
   std::map<std::int32_t, std::vector<ApiCall>> calls;
   auto s = db.prepare(
-      "SELECT rank, kind, pid, tid, start_ns, end_ns, name, correlation, external_id FROM api_calls");
+      "SELECT rank, kind, pid, tid, start_ns, end_ns, name, correlation, external_id, id FROM api_calls");
   std::vector<ApiCall>* list = nullptr;
   std::int32_t last_rank = -1;
   while (s.step()) {
@@ -128,7 +142,7 @@ std::map<std::int32_t, std::vector<ApiCall>> scan_api_calls(const std::filesyste
     a.tid = s.column_int_raw(3);
     a.start_ns = s.column_int_raw(4);
     a.end_ns = s.column_int_raw(5);
-    a.name = static_cast<StringId>(s.column_int_raw(6));
+    a.name = string_id(path, s.column_int(6), string_bound, "api_calls", s.column_int(9), "name");
     a.correlation = s.column_int(7);
     a.external_id = s.column_int(8);
     list->push_back(a);
@@ -145,7 +159,7 @@ struct RangeScan {
   std::int64_t skipped_cpu_ops = 0, skipped_python = 0;  // counted, not loaded (LoadOptions::cpu_operators)
 };
 
-RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators) {
+RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, std::int64_t string_bound) {
   sql::Database db(path, true);
   RangeScan scan;
   auto& tracks = scan.tracks;
@@ -173,8 +187,8 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators) {
     c.parent_id = s.column_int(7);
     c.external_id = s.column_int(8);
     c.step = s.column_int(9);
-    c.name = static_cast<StringId>(s.column_int_raw(10));
-    c.category = static_cast<StringId>(s.column_int_or(11, 0));
+    c.name = string_id(path, s.column_int(10), string_bound, "ranges", c.id, "name");
+    c.category = string_id(path, s.column_int(11), string_bound, "ranges", c.id, "category");
     c.depth = static_cast<std::int32_t>(s.column_int_raw(12));
     list->push_back(c);
   }
@@ -186,11 +200,28 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators) {
   return scan;
 }
 
+// The number of string ids (the largest id + 1), after checking that ids are positive and dense enough to be
+// held in a vector: a hostile id (-1, 10^12) must not size memory. The writer numbers strings 1, 2, 3, ...;
+// up to half the ids may be missing (hand-edited profiles) before the table counts as damaged.
+std::int64_t string_id_bound(sql::Database& db, const std::filesystem::path& path) {
+  auto s = db.prepare("SELECT count(*), min(id), max(id) FROM strings");
+  if (!s.step()) return 1;
+  const std::int64_t count = s.column_int_or(0, 0);
+  if (count == 0) return 1;
+  const std::int64_t min = s.column_int(1), max = s.column_int(2);
+  if (min < 1) fail("{}: strings id={}: string ids start at 1", path.string(), min);
+  if (max > 2 * count + 1024) {
+    fail("{}: strings id={}: id out of range (the table holds {} strings)", path.string(), max, count);
+  }
+  return max + 1;
+}
+
 }  // namespace
 
 Profile Profile::load(const std::filesystem::path& path, const LoadOptions& options) {
   std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) fail("{}: no such profile", path.string());
+  if (!std::filesystem::exists(path, error)) fail("{}: no such profile", path.string());
+  require_regular_input(path);  // a FIFO or a device would block SQLite's first read
   sql::Database db(path, true);
   bool tables_present = false;
   try {
@@ -199,11 +230,13 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
     fail("{}: not a meshscope profile (not an SQLite database)", path.string());
   }
   if (!tables_present) fail("{}: not a meshscope profile (no meta/activities tables)", path.string());
+  const std::int64_t string_ids = string_id_bound(db, path);
 
   // The large tables load in the background while this thread reads the small ones.
-  auto activities_future = std::async(std::launch::async, scan_activities, path);
-  auto cpu_future = std::async(std::launch::async, [&path, &options] {
-    return std::make_pair(scan_api_calls(path), scan_ranges(path, options.cpu_operators));
+  auto activities_future = std::async(std::launch::async, scan_activities, path, string_ids);
+  auto cpu_future = std::async(std::launch::async, [&path, &options, string_ids] {
+    return std::make_pair(scan_api_calls(path, string_ids),
+                          scan_ranges(path, options.cpu_operators, string_ids));
   });
 
   Profile profile;
@@ -215,13 +248,10 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
     profile.schema_version_ = it == profile.meta_.end() ? 0 : std::atoi(it->second.c_str());
   }
   {
+    // Ids were checked against the table's size above: the vector is at most twice the rows.
     auto s = db.prepare("SELECT id, value FROM strings ORDER BY id");
-    profile.strings_.emplace_back();
-    while (s.step()) {
-      const auto id = static_cast<std::size_t>(s.column_int(0));
-      if (id >= profile.strings_.size()) profile.strings_.resize(id + 1);
-      profile.strings_[id] = s.column_text(1);
-    }
+    profile.strings_.resize(static_cast<std::size_t>(string_ids));
+    while (s.step()) profile.strings_[static_cast<std::size_t>(s.column_int(0))] = s.column_text(1);
   }
 
   auto& ranks = profile.ranks_;
@@ -297,7 +327,10 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
       c.activity_id = s.column_int(2);
       c.stream_index = -1;
       c.activity = 0;
-      auto sid = [&](int i) { return static_cast<StringId>(s.column_int_or(i, 0)); };
+      auto sid = [&](int i) {
+        return string_id(path, s.column_int(i), string_ids, "collectives", c.id,
+                         sqlite3_column_name(s.handle(), i));
+      };
       c.communicator = sid(3);
       c.pg_desc = sid(4);
       c.pg_ranks = sid(5);
@@ -320,13 +353,13 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
   }
   {
     auto s = db.prepare(
-        "SELECT rank, category, flow_id, src_ns, src_pid, src_tid, dst_ns, dst_pid, dst_tid FROM flows ORDER "
-        "BY id");
+        "SELECT rank, category, flow_id, src_ns, src_pid, src_tid, dst_ns, dst_pid, dst_tid, id FROM flows"
+        " ORDER BY id");
     while (s.step()) {
       Rank& r = rank_slot(ranks, rank_index, s.column_int(0));
-      r.flows.push_back({static_cast<StringId>(s.column_int_or(1, 0)), s.column_int(2), s.column_int(3),
-                         s.column_int(4), s.column_int(5), s.column_int(6), s.column_int(7),
-                         s.column_int(8)});
+      r.flows.push_back({string_id(path, s.column_int(1), string_ids, "flows", s.column_int(9), "category"),
+                         s.column_int(2), s.column_int(3), s.column_int(4), s.column_int(5), s.column_int(6),
+                         s.column_int(7), s.column_int(8)});
     }
   }
   {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "profiler/error.hpp"
+#include "profiler/output_file.hpp"
 #include "profiler/sqlite_util.hpp"
 #include "profiler/timing.hpp"
 
@@ -63,7 +64,10 @@ struct Batch {
   }
 };
 
-std::filesystem::path make_temp_path(const std::filesystem::path& target) {
+// Collectors (durable) write .NAME.tmp-PID-RANDOM, which `record` recovers after a crash; everything else
+// writes a scratch file that an interrupted or killed process's successor may remove (output_file.hpp).
+std::filesystem::path make_temp_path(const std::filesystem::path& target, bool durable) {
+  if (!durable) return scratch_path_for(target);
   std::random_device device;
   const auto name = fmt::format(".{}.tmp-{}-{:08x}", target.filename().string(), ::getpid(), device());
   return target.parent_path() / name;
@@ -87,6 +91,7 @@ struct ProfileWriter::Impl {
   std::filesystem::path temp;
   WriterOptions options;
   sql::Database db;
+  TempFileGuard guard;  // removes the temporary file if the process is interrupted (not for collectors)
   bool committed = false;
 
   // Producer side.
@@ -182,7 +187,7 @@ struct ProfileWriter::Impl {
       insert_meta;
 
   void open() {
-    db = sql::Database(temp, false);
+    db = sql::Database(temp, false, target);  // messages name the profile being written, not the temp file
     // The file is renamed into place only when complete, so crash safety comes from the rename, not the
     // journal. Collectors (durable) keep a WAL so that a killed process still leaves a readable file.
     if (options.durable) {
@@ -705,10 +710,16 @@ struct ProfileWriter::Impl {
 
 ProfileWriter::ProfileWriter(std::filesystem::path target, WriterOptions options)
     : impl_(std::make_unique<Impl>()) {
-  impl_->target = std::move(target);
-  impl_->temp = make_temp_path(impl_->target);
+  // A link is written through (the file it names is replaced, the link stays); a device, FIFO or directory
+  // is refused before anything is written.
+  impl_->target = resolve_output_path(target);
+  impl_->temp = make_temp_path(impl_->target, options.durable);
   impl_->options = options;
   std::error_code ignored;
+  if (!options.durable) {
+    remove_stale_temp_files(impl_->target.parent_path());  // left by killed imports of this host
+    impl_->guard = TempFileGuard(impl_->temp);
+  }
   std::filesystem::remove(impl_->temp, ignored);
   try {
     impl_->open();
@@ -734,7 +745,9 @@ ProfileWriter::~ProfileWriter() {
     std::filesystem::remove(impl_->temp, ignored);
     std::filesystem::remove(impl_->temp.string() + "-wal", ignored);
     std::filesystem::remove(impl_->temp.string() + "-shm", ignored);
+    std::filesystem::remove(impl_->temp.string() + "-journal", ignored);
   }
+  impl_->guard.release();
 }
 
 StringId ProfileWriter::intern(std::string_view text) {
@@ -869,6 +882,7 @@ void ProfileWriter::commit() {
   std::filesystem::rename(impl_->temp, impl_->target, error);
   if (error) fail("{}: cannot write profile: {}", impl_->target.string(), error.message());
   impl_->committed = true;
+  impl_->guard.release();
 }
 
 const std::filesystem::path& ProfileWriter::target() const {

@@ -21,14 +21,15 @@ void configure_sqlite_once() {
 
 }  // namespace
 
-Database::Database(const std::filesystem::path& path, bool read_only) : path_(path) {
+Database::Database(const std::filesystem::path& path, bool read_only, const std::filesystem::path& display)
+    : path_(display.empty() ? path : display) {
   configure_sqlite_once();
   const int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   if (sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
-    fail("{}: cannot open as SQLite database: {}", path.string(), message);
+    fail("{}: cannot open as SQLite database: {}", path_.string(), message);
   }
   sqlite3_extended_result_codes(db_, 1);
 }

@@ -17,8 +17,9 @@ class Statement;
 class Database {
  public:
   Database() = default;
-  // Opens PATH; throws meshscope::Error naming PATH when it cannot be opened.
-  Database(const std::filesystem::path& path, bool read_only);
+  // Opens PATH; throws meshscope::Error naming PATH (or DISPLAY, when given: the file the user knows, such as
+  // the profile a temporary file becomes) when it cannot be opened, and in every later message.
+  Database(const std::filesystem::path& path, bool read_only, const std::filesystem::path& display = {});
   ~Database();
   Database(Database&& other) noexcept;
   Database& operator=(Database&& other) noexcept;

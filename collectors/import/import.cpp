@@ -9,6 +9,7 @@
 #include "collectors/import/kineto/kineto_importer.hpp"
 #include "collectors/import/nsys/nsys_importer.hpp"
 #include "profiler/error.hpp"
+#include "profiler/output_file.hpp"
 #include "profiler/profile_writer.hpp"
 
 namespace meshscope {
@@ -130,9 +131,8 @@ std::vector<std::filesystem::path> expand_trace_inputs(const std::vector<std::fi
       if (found.empty()) fail("{}: directory holds no traces (.json, .json.gz, .sqlite)", input.string());
       std::sort(found.begin(), found.end());
       files.insert(files.end(), found.begin(), found.end());
-    } else if (!std::filesystem::exists(input, error)) {
-      fail("{}: no such file", input.string());
     } else {
+      require_regular_input(input);  // a FIFO or a device would block the reader or never end
       files.push_back(input);
     }
   }
@@ -149,6 +149,8 @@ ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
     if (!std::filesystem::is_directory(parent, error))
       fail("{}: output folder does not exist", output.string());
   }
+  // The output must not be one of the traces (a symbolic link to one included): writing it would destroy it.
+  refuse_output_among_inputs(resolve_output_path(output), files);
   ImportSummary summary;
   std::uint64_t total_bytes = 0;
   for (const auto& file : files) total_bytes += import::content_size_hint(file);

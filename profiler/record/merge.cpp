@@ -174,7 +174,7 @@ class Merger {
         a.stream = s.column_int(3);
         a.start_ns = s.column_int(4) + shift;
         a.end_ns = s.column_int(5) + shift;
-        a.name = str(s.column_int(6));
+        a.name = named(s.column_int(6), "(unnamed)");
         a.correlation = s.column_int(7);
         a.external_id = s.column_int(8);
         for (int i = 0; i < 3; ++i) a.grid[i] = s.column_int(9 + i);
@@ -210,7 +210,7 @@ class Merger {
         c.tid = s.column_int(2);
         c.start_ns = s.column_int(3) + shift;
         c.end_ns = s.column_int(4) + shift;
-        c.name = str(s.column_int(5));
+        c.name = named(s.column_int(5), "(unnamed)");
         c.correlation = s.column_int(6);
         c.external_id = s.column_int(7);
         c.cbid = s.column_int(8);
@@ -228,7 +228,7 @@ class Merger {
         r.tid = s.column_int(2);
         r.start_ns = s.column_int(3) + shift;
         r.end_ns = s.column_int(4) + shift;
-        r.name = str(s.column_int(5));
+        r.name = named(s.column_int(5), "(unnamed)");
         r.external_id = s.column_int(6);
         r.step = s.column_int(7);
         r.category = str(s.column_int(8));
@@ -241,7 +241,7 @@ class Merger {
       while (s.step()) {
         FlowRecord f;
         f.rank = in.rank;
-        f.category = str(s.column_int(0));
+        f.category = named(s.column_int(0), "(unknown)");
         f.flow_id = s.column_int(1);
         f.src_ns = s.column_int(2) + shift;
         f.src_pid = s.column_int(3);
@@ -288,6 +288,7 @@ class Merger {
   }
 
   void copy_collectives(Input& in, std::int64_t shift) {
+    use_strings_of(in);
     auto& ids = activity_ids_[in.path];
     auto& kernels = nccl_kernels_[in.rank];
     std::sort(kernels.begin(), kernels.end());
@@ -307,7 +308,7 @@ class Merger {
       c.pg_desc = str(s.column_int(2));
       c.pg_ranks = str(s.column_int(3));
       c.seq = s.column_int(4);
-      c.op = str(s.column_int(5));
+      c.op = named(s.column_int(5), "(unknown)");
       c.in_nelems = s.column_int(6);
       c.out_nelems = s.column_int(7);
       c.dtype = str(s.column_int(8));
@@ -364,20 +365,31 @@ class Merger {
     return "nccl_plugin";
   }
 
+  // Every input file numbers its strings its own way: each keeps its own map from its ids to the job's, and
+  // whatever is copied from a file (first pass or collectives) goes through that file's map.
   void map_strings(Input& in) {
-    strings_.clear();
+    auto& map = string_maps_[in.path];
+    map.clear();
     auto s = in.db.prepare("SELECT id, value FROM strings");
-    while (s.step()) strings_[s.column_int(0)] = w_.intern(s.column_text(1));
+    while (s.step()) map[s.column_int(0)] = w_.intern(s.column_text(1));
+    strings_ = &map;
+  }
+  void use_strings_of(const Input& in) { strings_ = &string_maps_.at(in.path); }
+  // For NOT NULL name columns: a damaged file's missing string becomes PLACEHOLDER, not a failed merge.
+  StringId named(std::int64_t old, std::string_view placeholder) {
+    const StringId id = str(old);
+    return id != kNoString ? id : w_.intern(placeholder);
   }
   StringId str(std::int64_t old) const {
     if (old == kNull) return kNoString;
-    const auto it = strings_.find(old);
-    return it == strings_.end() ? kNoString : it->second;
+    const auto it = strings_->find(old);
+    return it == strings_->end() ? kNoString : it->second;
   }
 
   ProfileWriter& w_;
   MergeResult& result_;
-  std::unordered_map<std::int64_t, StringId> strings_;
+  std::map<fs::path, std::unordered_map<std::int64_t, StringId>> string_maps_;
+  const std::unordered_map<std::int64_t, StringId>* strings_ = nullptr;  // the file being copied
   std::map<fs::path, std::unordered_map<std::int64_t, std::int64_t>> activity_ids_;
   std::map<std::int32_t, std::vector<Kernel>> nccl_kernels_;
   std::vector<ProcessGroupInfo> groups_;

@@ -880,6 +880,8 @@ class FileImporter {
 
   void handle_complete(std::string_view cat, std::string_view name, const IdValue& pid, const IdValue& tid,
                        TimeNs start, TimeNs end, const Args& args) {
+    if (name.empty())
+      name = "(unnamed)";  // names are NOT NULL in the profile; Chrome traces may leave them out
     const Category category = classify_category(cat);
     // A meshscope export holds every rank in one file: the pid is the rank, the original pid sits in args.
     const std::int32_t rank = exported_ ? static_cast<std::int32_t>(id_number(pid)) : rank_;
@@ -1008,7 +1010,8 @@ class FileImporter {
   CollectiveRecord collective_from_args(std::int32_t rank, const Args& args, TimeNs start, TimeNs end) {
     CollectiveRecord c;
     c.rank = rank;
-    c.op = writer_.intern(import::normalise_collective_op(args.collective_name));
+    const std::string op = import::normalise_collective_op(args.collective_name);
+    c.op = writer_.intern(op.empty() ? std::string_view("(unknown)") : std::string_view(op));
     c.communicator = writer_.intern(args.pg_name);
     c.pg_desc = writer_.intern(args.pg_desc);
     c.pg_ranks = writer_.intern(args.pg_ranks);

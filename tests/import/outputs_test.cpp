@@ -1,0 +1,140 @@
+// Where `import` and `export` write, and what they read: only regular files (or new ones), links written
+// through, never an input, never a device or FIFO; bad input is one line naming the file, exit 1, nothing
+// written.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/import/test_support.hpp"
+
+namespace meshscope {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::query_one;
+using testing::read_text;
+using testing::run_meshscope;
+using testing::TempDir;
+using testing::write_text;
+
+const char* const kTinyTrace =
+    R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2,)"
+    R"( "args": {"device": 0, "stream": 7}}]})";
+
+std::string quoted(const fs::path& path) {
+  return "'" + path.string() + "'";
+}
+
+bool is_a_fifo(const fs::path& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+int line_count(const std::string& text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST(Outputs, AFifoOrADirectoryIsNeverReplaced) {
+  TempDir dir("outputs-fifo");
+  write_text(dir / "t.json", kTinyTrace);
+  const fs::path fifo = dir / "out.msdb";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // Was: the profile renamed over the FIFO (and, as root, over /dev/full).
+  const auto r = run_meshscope("import " + quoted(dir / "t.json") + " -o " + quoted(fifo), dir.path());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err,
+            "meshscope: " + fifo.string() +
+                ": not a regular file (a device, FIFO or socket); meshscope writes only to regular files\n");
+  EXPECT_TRUE(is_a_fifo(fifo));
+  fs::create_directory(dir / "folder.msdb");
+  const auto d =
+      run_meshscope("import " + quoted(dir / "t.json") + " -o " + quoted(dir / "folder.msdb"), dir.path());
+  EXPECT_EQ(d.exit_code, 1);
+  EXPECT_NE(d.err.find("folder.msdb: is a directory"), std::string::npos) << d.err;
+  EXPECT_TRUE(fs::is_directory(dir / "folder.msdb"));
+  // export refuses the same way.
+  ASSERT_EQ(run_meshscope("import " + quoted(dir / "t.json") + " -o " + quoted(dir / "p.msdb"), dir.path())
+                .exit_code,
+            0);
+  const auto e = run_meshscope("export " + quoted(dir / "p.msdb") + " -o " + quoted(fifo), dir.path());
+  EXPECT_EQ(e.exit_code, 1);
+  EXPECT_EQ(line_count(e.err), 1) << e.err;
+  EXPECT_TRUE(is_a_fifo(fifo));
+}
+
+TEST(Outputs, ASymbolicLinkIsWrittenThroughNotReplaced) {
+  TempDir dir("outputs-link");
+  write_text(dir / "t.json", kTinyTrace);
+  fs::create_directory(dir / "real");
+  write_text(dir / "real" / "job.msdb", "old contents");
+  fs::create_symlink("real/job.msdb", dir / "link.msdb");
+  const auto r =
+      run_meshscope("import " + quoted(dir / "t.json") + " -o " + quoted(dir / "link.msdb"), dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::is_symlink(dir / "link.msdb"));
+  EXPECT_EQ(query_one(dir / "real" / "job.msdb", "SELECT count(*) FROM activities"), "1");
+  // A dangling link creates the file it names.
+  fs::create_symlink("real/new.msdb", dir / "dangling.msdb");
+  const auto n =
+      run_meshscope("import " + quoted(dir / "t.json") + " -o " + quoted(dir / "dangling.msdb"), dir.path());
+  ASSERT_EQ(n.exit_code, 0) << n.err;
+  EXPECT_TRUE(fs::is_symlink(dir / "dangling.msdb"));
+  EXPECT_EQ(query_one(dir / "real" / "new.msdb", "SELECT count(*) FROM activities"), "1");
+  // The hidden temporary files are gone.
+  for (const auto& entry : fs::directory_iterator(dir / "real")) {
+    EXPECT_NE(entry.path().filename().string()[0], '.') << entry.path();
+  }
+}
+
+TEST(Outputs, AnOutputThatIsAnInputIsRefused) {
+  TempDir dir("outputs-same");
+  write_text(dir / "t.json", kTinyTrace);
+  const auto r =
+      run_meshscope("import " + quoted(dir / "t.json") + " -o " + quoted(dir / "t.json"), dir.path());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "meshscope: " + (dir / "t.json").string() + ": is also an input (" +
+                       (dir / "t.json").string() + "); write the output to another file\n");
+  EXPECT_EQ(read_text(dir / "t.json"), kTinyTrace);
+  // Through a link, and for export.
+  fs::create_symlink("t.json", dir / "alias.msdb");
+  const auto l =
+      run_meshscope("import " + quoted(dir / "t.json") + " -o " + quoted(dir / "alias.msdb"), dir.path());
+  EXPECT_EQ(l.exit_code, 1);
+  EXPECT_NE(l.err.find("is also an input"), std::string::npos) << l.err;
+  EXPECT_EQ(read_text(dir / "t.json"), kTinyTrace);
+  ASSERT_EQ(run_meshscope("import " + quoted(dir / "t.json") + " -o " + quoted(dir / "p.msdb"), dir.path())
+                .exit_code,
+            0);
+  const auto size = fs::file_size(dir / "p.msdb");
+  const auto e =
+      run_meshscope("export " + quoted(dir / "p.msdb") + " -o " + quoted(dir / "p.msdb"), dir.path());
+  EXPECT_EQ(e.exit_code, 1);
+  EXPECT_NE(e.err.find("p.msdb: is also an input"), std::string::npos) << e.err;
+  EXPECT_EQ(fs::file_size(dir / "p.msdb"), size);
+}
+
+TEST(Outputs, AFifoOrDeviceAsInputIsRefusedWithoutReadingIt) {
+  TempDir dir("outputs-fifo-input");
+  const fs::path fifo = dir / "trace.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // Was: import (and view, info) blocked forever opening the FIFO. `timeout` turns a hang into a failure.
+  for (const std::string& command :
+       std::vector<std::string>{"import " + quoted(fifo) + " -o " + quoted(dir / "o.msdb"),
+                                "info " + quoted(fifo), "report " + quoted(fifo)}) {
+    const auto r = run_meshscope(command, dir.path());
+    EXPECT_EQ(r.exit_code, 1) << command;
+    EXPECT_EQ(r.err,
+              "meshscope: " + fifo.string() +
+                  ": not a regular file (a FIFO, device or socket); meshscope reads only regular files\n")
+        << command;
+  }
+  const auto dev = run_meshscope("import /dev/zero -o " + quoted(dir / "o.msdb"), dir.path());
+  EXPECT_EQ(dev.exit_code, 1);
+  EXPECT_NE(dev.err.find("/dev/zero: not a regular file"), std::string::npos) << dev.err;
+  EXPECT_FALSE(fs::exists(dir / "o.msdb"));
+}
+
+}  // namespace
+}  // namespace meshscope
