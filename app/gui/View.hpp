@@ -1,6 +1,7 @@
 // View: the meshscope desktop front end. One class, its methods spread over one file per window (Tracy's
-// layout): View.cpp (frame, menus, loading), View_Timeline.cpp, View_Summary.cpp, View_Roofline.cpp,
-// View_Explorer.cpp, View_Planner.cpp.
+// layout): View.cpp (frame, menus, loading), View_Timeline.cpp (with its row kinds in timeline_items.* and
+// their tooltips in timeline_tooltips.cpp), View_Summary.cpp, View_Roofline.cpp, View_Explorer.cpp,
+// View_Planner.cpp.
 //
 // [SECTION] LoadedProfile: what is computed once after a profile is opened (import, load, measured analysis,
 //           timeline lanes, collective links), on a background thread. The frame loop only reads it.
@@ -24,6 +25,7 @@
 #include "analysis/model/roofline.hpp"
 #include "analysis/model/search.hpp"
 #include "analysis/model/timeline.hpp"
+#include "app/gui/timeline_items.hpp"
 #include "app/gui/timeline_lod.hpp"
 #include "profiler/profile.hpp"
 
@@ -136,9 +138,11 @@ class View {
   void summary_prepare();
 
   // Timeline helpers (View_Timeline.cpp)
-  struct RowCtx;
   void timeline_toolbar();
   void timeline_canvas();
+  float timeline_rows(TimelineContext& ctx, float y0);
+  void timeline_overlays(TimelineContext& ctx);
+  bool timeline_hover_actions(const TimelineContext& ctx);
   void timeline_handle_input(float canvas_x0, float canvas_x1, bool hovered);
   void timeline_draw_ruler(ImDrawList* dl, float x0, float x1, float y0);
   void timeline_run_search();
@@ -177,41 +181,8 @@ class View {
   bool open_popup_ = false;
   char open_path_[1024] = {};
 
-  // Timeline state
-  struct TimelineState {
-    TimeNs t0 = 0, t1 = 0;  // visible range; t1 == t0 until the first fit
-    std::vector<std::uint8_t> rank_open;
-    std::vector<std::uint8_t> cpu_open;
-    std::vector<DrawItem> items;  // reused scratch, never shrinks
-    std::size_t frame_items = 0, frame_events = 0;
-    // Box selection (right drag or shift + left drag)
-    bool selecting = false, has_selection = false;
-    TimeNs sel_a = 0, sel_b = 0;
-    // Collective linking
-    std::int32_t selected_instance = -1;
-    struct LinkPoint {
-      std::int32_t rank;
-      float x, y;
-    };
-    std::vector<LinkPoint> links;
-    // Hovered event (this frame)
-    std::int32_t hover_rank = -1;
-    // Search
-    char filter[256] = {};
-    bool filter_dirty = false;
-    std::vector<std::int8_t> name_match;  // per StringId: 1 matches, 0 not
-    struct Match {
-      TimeNs start, end;
-      std::int32_t rank_index;
-      std::int32_t stream;
-      std::uint32_t index;
-    };
-    std::vector<Match> matches;
-    int match_cursor = -1;
-    bool focus_search = false;
-    float scroll_to_y = -1;
-    std::int32_t scroll_to_rank = -1;
-  } tl_;
+  // Timeline state (timeline_items.hpp)
+  TimelineState tl_;
 
   // Explorer state
   struct ExplorerState {

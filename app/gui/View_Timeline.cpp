@@ -20,6 +20,7 @@
 #include "analysis/measure/collectives.hpp"
 #include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
+#include "app/gui/timeline_items.hpp"
 
 namespace meshscope::gui {
 
@@ -28,32 +29,7 @@ namespace meshscope::gui {
 
 namespace {
 
-constexpr float kLabelWidth = 200.0f;
-constexpr float kRulerHeight = 24.0f;
-constexpr float kHeaderHeight = 24.0f;
-constexpr float kLaneHeight = 18.0f;
-constexpr float kCpuLaneHeight = 15.0f;
-constexpr float kBandHeight = 5.0f;
-constexpr float kMinPx = 3.0f;
 constexpr TimeNs kMinRangeNs = 200;
-
-struct Canvas {
-  float x0, x1;  // time area in screen x
-  TimeNs t0, t1;
-  double ns_per_px;
-  float x_of(TimeNs t) const { return x0 + static_cast<float>(static_cast<double>(t - t0) / ns_per_px); }
-  TimeNs t_of(float x) const { return t0 + static_cast<TimeNs>(static_cast<double>(x - x0) * ns_per_px); }
-};
-
-// Text clipped to [x0, x1], shortened to what can fit (so long kernel names cost nothing).
-void clipped_text(ImDrawList* dl, float x0, float x1, float y, ImU32 color, std::string_view text) {
-  if (x1 - x0 < 12.0f || text.empty()) return;
-  const std::size_t fit = static_cast<std::size_t>((x1 - x0) / 5.0f) + 1;
-  if (text.size() > fit) text = text.substr(0, fit);
-  const ImVec4 clip(x0, y - 2, x1, y + 40);
-  dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(x0, y), color, text.data(),
-              text.data() + text.size(), 0.0f, &clip);
-}
 
 bool contains_ci(std::string_view hay, std::string_view needle) {
   if (needle.empty()) return false;
@@ -61,20 +37,6 @@ bool contains_ci(std::string_view hay, std::string_view needle) {
     return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
   });
   return it != hay.end();
-}
-
-const char* kind_text(ActivityKind kind) {
-  switch (kind) {
-    case ActivityKind::kKernel:
-      return "kernel";
-    case ActivityKind::kMemcpy:
-      return "memcpy";
-    case ActivityKind::kMemset:
-      return "memset";
-    case ActivityKind::kSync:
-      return "sync";
-  }
-  return "?";
 }
 
 }  // namespace
@@ -202,10 +164,9 @@ void View::timeline_draw_ruler(ImDrawList* dl, float x0, float x1, float y0) {
 
 void View::timeline_canvas() {
   const LoadedProfile& L = *loaded_;
-  const Profile& profile = *L.profile;
-  const auto& ranks = profile.ranks();
   const ImGuiIO& io = ImGui::GetIO();
   const float bottom = tl_.selected_instance >= 0 ? 150.0f : 0.0f;
+  if (tl_.items.empty()) tl_.items = build_timeline_items(L);
 
   // Ruler (does not scroll).
   ImDrawList* wdl = ImGui::GetWindowDrawList();
@@ -224,395 +185,83 @@ void View::timeline_canvas() {
   timeline_handle_input(time_x0, time_x1, hovered);
   timeline_draw_ruler(wdl, time_x0, time_x1, ruler_pos.y);
 
-  ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float win_top = ImGui::GetWindowPos().y;
-  const float win_bottom = win_top + ImGui::GetWindowSize().y;
-  Canvas cv{time_x0, time_x1, tl_.t0, tl_.t1,
-            static_cast<double>(tl_.t1 - tl_.t0) / std::max(1.0f, time_x1 - time_x0)};
-  LodParams lod{tl_.t0, tl_.t1, cv.ns_per_px, kMinPx};
-  const ImVec2 mouse = io.MousePos;
-  const bool click =
+  TimelineContext ctx;
+  ctx.loaded = &L;
+  ctx.profile = L.profile.get();
+  ctx.tl = &tl_;
+  ctx.dl = ImGui::GetWindowDrawList();
+  ctx.label_x = origin.x;
+  ctx.x0 = time_x0;
+  ctx.x1 = time_x1;
+  ctx.t0 = tl_.t0;
+  ctx.t1 = tl_.t1;
+  ctx.ns_per_px = static_cast<double>(tl_.t1 - tl_.t0) / std::max(1.0f, time_x1 - time_x0);
+  ctx.lod = LodParams{tl_.t0, tl_.t1, ctx.ns_per_px, kMinPx};
+  ctx.win_top = ImGui::GetWindowPos().y;
+  ctx.win_bottom = ctx.win_top + ImGui::GetWindowSize().y;
+  ctx.mouse = io.MousePos;
+  ctx.hovered = hovered;
+  ctx.click =
       hovered && ImGui::IsMouseReleased(0) && !io.KeyShift && std::abs(io.MouseDragMaxDistanceSqr[0]) < 16.0f;
-  bool clicked_collective = false;
+  ctx.filtering = !tl_.filter_dirty && tl_.filter[0] && !tl_.matches.empty();
+  ctx.current = ctx.filtering && tl_.match_cursor >= 0
+                    ? &tl_.matches[static_cast<std::size_t>(tl_.match_cursor)]
+                    : nullptr;
   tl_.frame_items = 0;
   tl_.frame_events = 0;
   tl_.links.clear();
-  tl_.hover_rank = -1;
-  const bool filtering = !tl_.filter_dirty && tl_.filter[0] && !tl_.matches.empty();
-  const TimelineState::Match* current =
-      filtering && tl_.match_cursor >= 0 ? &tl_.matches[static_cast<std::size_t>(tl_.match_cursor)] : nullptr;
-  auto name_matches = [&](StringId id) {
-    return filtering && id < tl_.name_match.size() && tl_.name_match[id] == 1;
-  };
 
-  dl->PushClipRect(ImVec2(origin.x, win_top), ImVec2(time_x1, win_bottom), true);
-  float y = origin.y;
-  char buf[96], tb[32], tb2[32];
+  ImDrawList* dl = ctx.dl;
+  dl->PushClipRect(ImVec2(origin.x, ctx.win_top), ImVec2(time_x1, ctx.win_bottom), true);
+  const float y = timeline_rows(ctx, origin.y);
+  timeline_overlays(ctx);
+  dl->PopClipRect();
+  // Label column separator.
+  dl->AddLine(ImVec2(ctx.x0 - 1, ctx.win_top), ImVec2(ctx.x0 - 1, ctx.win_bottom), IM_COL32(70, 76, 90, 255));
+  const bool clicked_collective = timeline_hover_actions(ctx);
+  if (ctx.click && !clicked_collective && ctx.mouse.x >= ctx.x0) tl_.selected_instance = -1;
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::Dummy(ImVec2(time_x1 - origin.x, std::max(1.0f, y - origin.y)));
+  ImGui::EndChild();
+}
 
-  // Draws one lane of EVENTS (with LAYOUT's members for lane LANE) at row Y..Y+H; returns nothing, records
-  // hover. COLOR(event, index) gives the fill; ON_HOVER(index, item) shows the tooltip; NAME(event) the
-  // label.
-  auto draw_lane = [&](auto events, const LaneLayout* layout, std::uint32_t lane, float row_y, float h,
-                       auto color, auto name_of, auto on_hover, auto on_item) {
-    if (row_y + h < win_top || row_y > win_bottom) return;
-    tl_.items.clear();
-    std::span<const std::uint32_t> members;
-    if (layout && !layout->members.empty()) members = layout->members[lane];
-    preprocess_lane(events, members, lod, tl_.items);
-    tl_.frame_items += tl_.items.size();
-    const bool row_hovered = hovered && mouse.y >= row_y && mouse.y < row_y + h && mouse.x >= cv.x0;
-    for (const DrawItem& item : tl_.items) {
-      tl_.frame_events += item.count;
-      const auto& e = events[item.index];
-      float x0 = std::max(cv.x_of(item.start_ns), cv.x0 - 2.0f);
-      float x1 = std::min(cv.x_of(item.end_ns), cv.x1 + 2.0f);
-      if (x1 - x0 < 1.0f) x1 = x0 + 1.0f;
-      const ImU32 fill = color(e, item.index);
-      if (item.count > 1) {
-        dl->AddRectFilled(ImVec2(x0, row_y + 1), ImVec2(x1, row_y + h - 1), scale_color(fill, 0.55f));
-        if (x1 - x0 > 28.0f) {
-          std::snprintf(buf, sizeof buf, "%u", item.count);
-          clipped_text(dl, x0 + 3, x1 - 2, row_y + (h - ImGui::GetFontSize()) * 0.5f, kColTextDim, buf);
-        }
-      } else {
-        dl->AddRectFilled(ImVec2(x0, row_y + 1), ImVec2(x1, row_y + h - 1), fill);
-        if (x1 - x0 > 24.0f) {
-          clipped_text(dl, x0 + 3, x1 - 2, row_y + (h - ImGui::GetFontSize()) * 0.5f,
-                       IM_COL32(12, 14, 18, 255), short_name(name_of(e)));
-        }
-      }
-      on_item(e, item, x0, x1, row_y, h);
-      if (row_hovered && mouse.x >= x0 - 1 && mouse.x < x1 + 1) {
-        dl->AddRect(ImVec2(x0, row_y + 1), ImVec2(x1, row_y + h - 1), kColText);
-        on_hover(e, item);
-      }
-    }
-  };
-  auto folded_tooltip = [&](const DrawItem& item, std::string_view first_name) {
-    ImGui::BeginTooltip();
-    ImGui::Text("%u events folded (each under %.0f px: zoom in to separate them)", item.count, kMinPx);
-    ImGui::Text("span %s", time_text(tb, sizeof tb, static_cast<double>(item.end_ns - item.start_ns)));
-    ImGui::TextDisabled("first: %.*s", static_cast<int>(std::min<std::size_t>(first_name.size(), 90)),
-                        first_name.data());
-    ImGui::EndTooltip();
-  };
-
-  for (std::size_t r = 0; r < ranks.size(); ++r) {
-    const Rank& rank = ranks[r];
-    const auto& result = L.analysis.ranks[r];
-    const auto& index = L.ranks[r];
-    ImGui::PushID(static_cast<int>(r));
-    const float group_top = y;
-    if (tl_.scroll_to_rank == static_cast<std::int32_t>(r)) {
-      ImGui::SetScrollY(std::max(0.0f, y - origin.y + ImGui::GetScrollY() - 4.0f));
-      tl_.scroll_to_rank = -1;
-    }
-    // Rank header with the exposed-communication band.
-    const bool open = tl_.rank_open[r] != 0;
-    if (y + kHeaderHeight >= win_top && y <= win_bottom) {
-      dl->AddRectFilled(ImVec2(origin.x, y), ImVec2(time_x1, y + kHeaderHeight), IM_COL32(30, 34, 42, 255));
-      dl->AddLine(ImVec2(origin.x, y), ImVec2(time_x1, y), IM_COL32(60, 66, 80, 255));
-      const char* arrow = open ? "v" : ">";
-      std::snprintf(buf, sizeof buf, "%s Rank %d", arrow, rank.rank);
-      dl->AddText(ImVec2(origin.x + 6, y + 4), kColText, buf);
-      if (!rank.hostname.empty()) {
-        clipped_text(dl, origin.x + 84, origin.x + kLabelWidth - 4, y + 4, kColTextDim, rank.hostname);
-      }
-      const auto& b = result.total;
-      std::snprintf(buf, sizeof buf, "exposed comm %s of %s",
-                    time_text(tb, sizeof tb, static_cast<double>(b.exposed_comm_ns)),
-                    time_text(tb2, sizeof tb2, static_cast<double>(b.span_ns)));
-      const ImVec2 ts = ImGui::CalcTextSize(buf);
-      dl->AddText(ImVec2(std::max(cv.x0 + 4, cv.x1 - ts.x - 8), y + 3), kColTextDim, buf);
-      // Exposed communication band (every interval, folded to pixels, none skipped).
-      tl_.items.clear();
-      preprocess_intervals(result.exposed_comm, lod, tl_.items);
-      const float by0 = y + kHeaderHeight - kBandHeight - 1, by1 = y + kHeaderHeight - 1;
-      bool band_hover = false;
-      for (const DrawItem& item : tl_.items) {
-        const float x0 = std::max(cv.x_of(item.start_ns), cv.x0 - 1);
-        const float x1 = std::max(x0 + 1.0f, std::min(cv.x_of(item.end_ns), cv.x1 + 1));
-        dl->AddRectFilled(ImVec2(x0, by0), ImVec2(x1, by1), kColExposed);
-        if (hovered && mouse.y >= by0 - 2 && mouse.y < by1 + 2 && mouse.x >= x0 - 1 && mouse.x < x1 + 1) {
-          band_hover = true;
-          ImGui::SetTooltip(
-              "Exposed communication on rank %d: %s here (%u interval%s)\nno compute ran while "
-              "this rank communicated.\nRank total: %s exposed of %s communication.",
-              rank.rank, time_text(tb, sizeof tb, static_cast<double>(item.end_ns - item.start_ns)),
-              item.count, item.count == 1 ? "" : "s merged under one pixel",
-              time_text(tb2, sizeof tb2, static_cast<double>(b.exposed_comm_ns)),
-              time_text(buf, sizeof buf, static_cast<double>(b.comm_ns)));
-        }
-      }
-      if (!band_hover && hovered && mouse.y >= y && mouse.y < y + kHeaderHeight && mouse.x < cv.x0) {
-        ImGui::SetTooltip("Rank %d: %zu streams, %zu GPU events, %zu CPU tracks\nclick to %s", rank.rank,
-                          rank.streams.size(), rank.activities.size(), rank.tracks.size(),
-                          open ? "collapse" : "expand");
-        if (click) tl_.rank_open[r] = open ? 0 : 1;
-      }
-    }
-    y += kHeaderHeight;
-    if (open) {
-      // Steps row.
-      if (!rank.steps.empty()) {
-        const std::span<const Step> steps(rank.steps);
-        draw_lane(
-            steps, nullptr, 0, y, kLaneHeight,
-            [](const Step&, std::uint32_t) { return IM_COL32(64, 68, 84, 255); },
-            [&](const Step& s) -> std::string_view {
-              std::snprintf(buf, sizeof buf, "Step %lld", static_cast<long long>(s.number));
-              return buf;
-            },
-            [&](const Step& s, const DrawItem& item) {
-              if (item.count > 1) return folded_tooltip(item, "step");
-              ImGui::BeginTooltip();
-              ImGui::Text("Step %lld (%s)", static_cast<long long>(s.number), s.source.c_str());
-              ImGui::Text("CPU duration %s",
-                          time_text(tb, sizeof tb, static_cast<double>(s.end_ns - s.start_ns)));
-              for (const auto& sr : result.steps) {
-                if (sr.number != s.number) continue;
-                const auto& g = sr.gpu;
-                ImGui::Separator();
-                ImGui::Text("GPU span      %s", time_text(tb, sizeof tb, static_cast<double>(g.span_ns)));
-                ImGui::Text("compute       %s", time_text(tb, sizeof tb, static_cast<double>(g.compute_ns)));
-                ImGui::Text("communication %s", time_text(tb, sizeof tb, static_cast<double>(g.comm_ns)));
-                ImGui::TextColored(to_vec4(kColExposed), "exposed comm  %s",
-                                   time_text(tb, sizeof tb, static_cast<double>(g.exposed_comm_ns)));
-                ImGui::Text("memory        %s", time_text(tb, sizeof tb, static_cast<double>(g.memory_ns)));
-                ImGui::Text("idle          %s", time_text(tb, sizeof tb, static_cast<double>(g.idle_ns)));
-              }
-              ImGui::TextDisabled("double-click to zoom to this step");
-              ImGui::EndTooltip();
-              if (ImGui::IsMouseDoubleClicked(0)) {
-                const TimeNs pad = (s.end_ns - s.start_ns) / 40;
-                tl_.t0 = s.start_ns - pad;
-                tl_.t1 = s.end_ns + pad;
-              }
-            },
-            [](const Step&, const DrawItem&, float, float, float, float) {});
-        if (y + kLaneHeight >= win_top && y <= win_bottom)
-          dl->AddText(ImVec2(origin.x + 18, y + 1), kColTextDim, "steps");
-        y += kLaneHeight;
-      }
-      // GPU streams.
-      for (std::size_t s = 0; s < rank.streams.size(); ++s) {
-        const GpuStream& stream = rank.streams[s];
-        const auto events = rank.stream_activities(s);
-        const LaneLayout& layout = index.streams[s];
-        const std::uint32_t lanes = layout.lanes();
-        const float stream_top = y;
-        for (std::uint32_t lane = 0; lane < lanes; ++lane) {
-          draw_lane(
-              events, &layout, lane, y, kLaneHeight,
-              [&](const Activity&, std::uint32_t i) { return class_color(result.classes[stream.first + i]); },
-              [&](const Activity& a) -> std::string_view { return profile.str(a.name); },
-              [&](const Activity& a, const DrawItem& item) {
-                tl_.hover_rank = static_cast<std::int32_t>(r);
-                if (item.count > 1) return folded_tooltip(item, short_name(profile.str(a.name)));
-                const auto cls = result.classes[stream.first + item.index];
-                ImGui::BeginTooltip();
-                ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
-                ImGui::TextUnformatted(std::string(short_name(profile.str(a.name))).c_str());
-                ImGui::PopTextWrapPos();
-                ImGui::TextColored(to_vec4(class_color(cls)), "%s, %s", kind_text(a.kind),
-                                   measure::to_string(cls));
-                ImGui::Text("duration %s   start %s",
-                            time_text(tb, sizeof tb, static_cast<double>(a.duration())),
-                            time_text(tb2, sizeof tb2, static_cast<double>(a.start_ns - profile.first_ns())));
-                ImGui::Text("rank %d, GPU %d, %s", rank.rank, stream.device, stream.name.c_str());
-                if (a.kind == ActivityKind::kKernel && a.detail != kNoDetail &&
-                    a.detail < rank.kernels.size()) {
-                  const auto& k = rank.kernels[a.detail];
-                  if (k.grid[0] > 0) {
-                    ImGui::TextDisabled("grid [%d,%d,%d] block [%d,%d,%d] registers %d", k.grid[0], k.grid[1],
-                                        k.grid[2], k.block[0], k.block[1], k.block[2], k.registers);
-                  }
-                }
-                if ((a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) &&
-                    a.detail != kNoDetail && a.detail < rank.copies.size()) {
-                  const auto& c = rank.copies[a.detail];
-                  if (c.bytes > 0) {
-                    ImGui::Text("%s %s, %.2f GB/s", profile.str(c.copy_kind).c_str(),
-                                bytes_text(tb, sizeof tb, static_cast<double>(c.bytes)),
-                                a.duration() > 0
-                                    ? static_cast<double>(c.bytes) / static_cast<double>(a.duration())
-                                    : 0.0);
-                  }
-                }
-                if (a.collective >= 0 && static_cast<std::size_t>(a.collective) < rank.collectives.size()) {
-                  const Collective& c = rank.collectives[static_cast<std::size_t>(a.collective)];
-                  const std::int64_t bytes = std::max(c.in_bytes, c.out_bytes);
-                  const std::string& op = profile.str(c.op);
-                  ImGui::Separator();
-                  ImGui::Text("collective %s, %s, group of %lld", op.c_str(),
-                              bytes > 0 ? bytes_text(tb, sizeof tb, static_cast<double>(bytes)) : "? bytes",
-                              static_cast<long long>(c.group_size));
-                  ImGui::Text("group %s %s", profile.str(c.pg_desc).c_str(), profile.str(c.pg_ranks).c_str());
-                  if (c.seq != kNull)
-                    ImGui::TextDisabled("seq %lld, dtype %s", static_cast<long long>(c.seq),
-                                        profile.str(c.dtype).c_str());
-                  if (bytes > 0 && a.duration() > 0) {
-                    const double algbw = static_cast<double>(bytes) / static_cast<double>(a.duration());
-                    ImGui::Text("algbw %.2f GB/s, busbw %.2f GB/s", algbw,
-                                algbw * measure::busbw_factor(op, c.group_size));
-                  }
-                  const std::int32_t inst = index.instance_of[static_cast<std::size_t>(a.collective)];
-                  if (inst >= 0) {
-                    const auto& report = L.analysis.collectives;
-                    const auto& ci = report.instances[static_cast<std::size_t>(inst)];
-                    for (std::uint32_t m = 0; m < ci.member_count; ++m) {
-                      const auto& mem = report.members[ci.first_member + m];
-                      if (mem.rank_index != r || mem.collective != static_cast<std::uint32_t>(a.collective))
-                        continue;
-                      const double transfer_bw =
-                          bytes > 0 && mem.transfer_ns > 0
-                              ? static_cast<double>(bytes) / static_cast<double>(mem.transfer_ns)
-                              : 0.0;
-                      ImGui::TextColored(to_vec4(kColExposed), "wait %s",
-                                         time_text(tb, sizeof tb, static_cast<double>(mem.wait_ns)));
-                      ImGui::SameLine();
-                      ImGui::Text("transfer %s (algbw over transfer %.2f GB/s)",
-                                  time_text(tb2, sizeof tb2, static_cast<double>(mem.transfer_ns)),
-                                  transfer_bw);
-                    }
-                    ImGui::Text("%u of %lld peers in profile, skew %s, last to arrive: rank %d",
-                                ci.member_count, static_cast<long long>(ci.expected),
-                                time_text(tb, sizeof tb, static_cast<double>(ci.skew_ns)), ci.last_rank);
-                    ImGui::TextDisabled("click to link its peers on every rank");
-                    if (click) {
-                      tl_.selected_instance = inst;
-                      clicked_collective = true;
-                    }
-                  } else {
-                    ImGui::TextDisabled("not matched across ranks (peers missing from the profile)");
-                  }
-                }
-                ImGui::EndTooltip();
-              },
-              [&](const Activity& a, const DrawItem& item, float x0, float x1, float ry, float h) {
-                if (item.count == 1 && tl_.selected_instance >= 0 && a.collective >= 0 &&
-                    index.instance_of[static_cast<std::size_t>(a.collective)] == tl_.selected_instance) {
-                  dl->AddRect(ImVec2(x0 - 1, ry), ImVec2(x1 + 1, ry + h), kColSelect, 0, 0, 2.0f);
-                  tl_.links.push_back({rank.rank, (x0 + x1) * 0.5f, ry + h * 0.5f});
-                }
-                if (filtering && name_matches(a.name)) {
-                  const bool is_current = current && current->rank_index == static_cast<std::int32_t>(r) &&
-                                          current->stream == static_cast<std::int32_t>(s) &&
-                                          current->index >= item.index &&
-                                          current->index < item.index + item.count;
-                  dl->AddRect(ImVec2(x0 - 1, ry), ImVec2(x1 + 1, ry + h), is_current ? kColSelect : kColText,
-                              0, 0, is_current ? 2.5f : 1.0f);
-                }
-              });
-          y += kLaneHeight;
-        }
-        if (stream_top + kLaneHeight >= win_top && stream_top <= win_bottom) {
-          std::snprintf(buf, sizeof buf, "GPU%d %s%s", stream.device, stream.name.c_str(),
-                        lanes > 1 ? " *" : "");
-          clipped_text(dl, origin.x + 18, origin.x + kLabelWidth - 4, stream_top + 1, kColText, buf);
-          if (hovered && mouse.x < cv.x0 && mouse.y >= stream_top && mouse.y < y) {
-            const auto& idle = result.streams[s];
-            ImGui::SetTooltip(
-                "GPU %d, %s: %u events on %u sub-lane%s%s\nbusy %s, idle %s (host-bound %s, "
-                "kernel gaps %s, other %s)",
-                stream.device, stream.name.c_str(), stream.count, lanes, lanes == 1 ? "" : "s",
-                lanes > 1 ? " (overlapping events are stacked, none hidden)" : "",
-                time_text(tb, sizeof tb, static_cast<double>(idle.busy_ns)),
-                time_text(tb2, sizeof tb2, static_cast<double>(idle.idle_ns)),
-                time_text(buf, 24, static_cast<double>(idle.host_bound_ns)),
-                time_text(buf + 24, 24, static_cast<double>(idle.kernel_gap_ns)),
-                time_text(buf + 48, 24, static_cast<double>(idle.other_ns)));
-          }
-        }
-      }
-      // CPU tracks: GPU annotation tracks always, CPU threads in a collapsible section.
-      auto draw_track = [&](std::size_t k) {
-        const CpuTrack& track = rank.tracks[k];
-        const auto events = rank.track_ranges(k);
-        const LaneLayout& layout = index.tracks[k];
-        const float track_top = y;
-        for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
-          draw_lane(
-              events, &layout, lane, y, kCpuLaneHeight,
-              [&](const CpuRange& c, std::uint32_t) {
-                switch (c.kind) {
-                  case RangeKind::kStep:
-                    return kColStep;
-                  case RangeKind::kAnnotation:
-                  case RangeKind::kGpuAnnotation:
-                  case RangeKind::kNvtx:
-                    return kColAnnotation;
-                  case RangeKind::kPythonFunction:
-                    return IM_COL32(140, 120, 100, 255);
-                  default:
-                    return scale_color(kColCpu, 0.85f + 0.05f * static_cast<float>(c.depth % 4));
-                }
-              },
-              [&](const CpuRange& c) -> std::string_view { return profile.str(c.name); },
-              [&](const CpuRange& c, const DrawItem& item) {
-                if (item.count > 1) return folded_tooltip(item, profile.str(c.name));
-                ImGui::BeginTooltip();
-                ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
-                ImGui::TextUnformatted(profile.str(c.name).c_str());
-                ImGui::PopTextWrapPos();
-                ImGui::TextDisabled("%s, depth %d, %s", to_string(c.kind), c.depth,
-                                    profile.str(c.category).c_str());
-                ImGui::Text("duration %s   start %s",
-                            time_text(tb, sizeof tb, static_cast<double>(c.end_ns - c.start_ns)),
-                            time_text(tb2, sizeof tb2, static_cast<double>(c.start_ns - profile.first_ns())));
-                ImGui::Text("rank %d, %s", rank.rank, track.name.c_str());
-                ImGui::EndTooltip();
-              },
-              [&](const CpuRange& c, const DrawItem&, float x0, float x1, float ry, float h) {
-                if (filtering && name_matches(c.name)) {
-                  dl->AddRect(ImVec2(x0 - 1, ry), ImVec2(x1 + 1, ry + h), kColText);
-                }
-              });
-          y += kCpuLaneHeight;
-        }
-        if (track_top + kCpuLaneHeight >= win_top && track_top <= win_bottom) {
-          clipped_text(dl, origin.x + 30, origin.x + kLabelWidth - 4, track_top, kColTextDim, track.name);
-        }
-      };
-      for (std::size_t k = 0; k < rank.tracks.size(); ++k) {
-        if (rank.tracks[k].gpu) draw_track(k);
-      }
-      std::size_t cpu_tracks = 0;
-      for (const auto& t : rank.tracks) cpu_tracks += t.gpu ? 0 : 1;
-      if (cpu_tracks > 0) {
-        const bool cpu_open = tl_.cpu_open[r] != 0;
-        if (y + kLaneHeight >= win_top && y <= win_bottom) {
-          std::snprintf(buf, sizeof buf, "%s CPU threads (%zu, %lld ranges)", cpu_open ? "v" : ">",
-                        cpu_tracks, static_cast<long long>(index.cpu_ranges));
-          clipped_text(dl, origin.x + 18, origin.x + kLabelWidth + 200, y + 1, kColTextDim, buf);
-          if (hovered && mouse.y >= y && mouse.y < y + kLaneHeight && mouse.x < cv.x0 + 200 && click) {
-            tl_.cpu_open[r] = cpu_open ? 0 : 1;
-          }
-        }
-        y += kLaneHeight;
-        if (cpu_open) {
-          for (std::size_t k = 0; k < rank.tracks.size(); ++k) {
-            if (!rank.tracks[k].gpu) draw_track(k);
-          }
-        }
-      }
-    }
-    // Step boundaries across the whole group.
-    if (y >= win_top && group_top <= win_bottom) {
-      for (const Step& s : rank.steps) {
-        for (TimeNs t : {s.start_ns, s.end_ns}) {
-          if (t < tl_.t0 || t > tl_.t1) continue;
-          const float x = cv.x_of(t);
-          dl->AddLine(ImVec2(x, group_top + kHeaderHeight), ImVec2(x, y), IM_COL32(220, 220, 240, 70));
-        }
-      }
-    }
+// Lays out every visible item from Y0 down, preprocessing and drawing those on screen; returns the bottom.
+float View::timeline_rows(TimelineContext& ctx, float y0) {
+  float y = y0;
+  const RankHeaderItem* header = nullptr;
+  float group_top = y0;
+  auto close_group = [&] {
+    if (!header) return;
+    if (tl_.rank_open[static_cast<std::size_t>(header->rank_index())])
+      header->draw_step_lines(ctx, group_top, y);
     y += 3.0f;
-    ImGui::PopID();
+  };
+  for (const auto& item : tl_.items) {
+    if (const auto* h = dynamic_cast<const RankHeaderItem*>(item.get())) {
+      close_group();
+      header = h;
+      group_top = y;
+      if (tl_.scroll_to_rank == h->rank_index()) {
+        ImGui::SetScrollY(std::max(0.0f, y - y0 + ImGui::GetScrollY() - 4.0f));
+        tl_.scroll_to_rank = -1;
+      }
+    }
+    if (!item->visible(tl_)) continue;
+    const float h = item->height(ctx);
+    if (ctx.row_visible(y, h)) {
+      item->preprocess(ctx, y);
+      item->draw(ctx, y);
+    }
+    y += h;
   }
+  close_group();
+  return y;
+}
 
-  // Links between the instances of the selected collective, in rank order.
+// Collective links, the box selection and the cursor line, over the rows.
+void View::timeline_overlays(TimelineContext& ctx) {
+  ImDrawList* dl = ctx.dl;
   if (tl_.links.size() > 1) {
     std::sort(tl_.links.begin(), tl_.links.end(), [](const auto& a, const auto& b) { return a.y < b.y; });
     for (std::size_t i = 1; i < tl_.links.size(); ++i) {
@@ -620,31 +269,53 @@ void View::timeline_canvas() {
                   kColSelect, 1.5f);
     }
   }
-  // Box selection.
   if (tl_.has_selection || tl_.selecting) {
-    const float xa = std::clamp(cv.x_of(std::min(tl_.sel_a, tl_.sel_b)), cv.x0, cv.x1);
-    const float xb = std::clamp(cv.x_of(std::max(tl_.sel_a, tl_.sel_b)), cv.x0, cv.x1);
-    dl->AddRectFilled(ImVec2(xa, win_top), ImVec2(xb, win_bottom), IM_COL32(255, 214, 10, 28));
-    dl->AddLine(ImVec2(xa, win_top), ImVec2(xa, win_bottom), kColSelect);
-    dl->AddLine(ImVec2(xb, win_top), ImVec2(xb, win_bottom), kColSelect);
+    const float xa = std::clamp(ctx.x_of(std::min(tl_.sel_a, tl_.sel_b)), ctx.x0, ctx.x1);
+    const float xb = std::clamp(ctx.x_of(std::max(tl_.sel_a, tl_.sel_b)), ctx.x0, ctx.x1);
+    dl->AddRectFilled(ImVec2(xa, ctx.win_top), ImVec2(xb, ctx.win_bottom), IM_COL32(255, 214, 10, 28));
+    dl->AddLine(ImVec2(xa, ctx.win_top), ImVec2(xa, ctx.win_bottom), kColSelect);
+    dl->AddLine(ImVec2(xb, ctx.win_top), ImVec2(xb, ctx.win_bottom), kColSelect);
+    char tb[32];
     time_text(tb, sizeof tb, static_cast<double>(std::abs(tl_.sel_b - tl_.sel_a)));
     const ImVec2 ts = ImGui::CalcTextSize(tb);
     const float cx = (xa + xb - ts.x) * 0.5f;
-    dl->AddRectFilled(ImVec2(cx - 4, win_top + 4), ImVec2(cx + ts.x + 4, win_top + 6 + ts.y),
+    dl->AddRectFilled(ImVec2(cx - 4, ctx.win_top + 4), ImVec2(cx + ts.x + 4, ctx.win_top + 6 + ts.y),
                       IM_COL32(20, 20, 20, 220));
-    dl->AddText(ImVec2(cx, win_top + 5), kColSelect, tb);
+    dl->AddText(ImVec2(cx, ctx.win_top + 5), kColSelect, tb);
   }
-  // Cursor line.
-  if (hovered && mouse.x >= cv.x0 && mouse.x <= cv.x1) {
-    dl->AddLine(ImVec2(mouse.x, win_top), ImVec2(mouse.x, win_bottom), IM_COL32(255, 255, 255, 60));
+  if (ctx.hovered && ctx.mouse.x >= ctx.x0 && ctx.mouse.x <= ctx.x1) {
+    dl->AddLine(ImVec2(ctx.mouse.x, ctx.win_top), ImVec2(ctx.mouse.x, ctx.win_bottom),
+                IM_COL32(255, 255, 255, 60));
   }
-  dl->PopClipRect();
-  // Label column separator.
-  dl->AddLine(ImVec2(cv.x0 - 1, win_top), ImVec2(cv.x0 - 1, win_bottom), IM_COL32(70, 76, 90, 255));
-  if (click && !clicked_collective && mouse.x >= cv.x0) tl_.selected_instance = -1;
-  ImGui::SetCursorScreenPos(origin);
-  ImGui::Dummy(ImVec2(time_x1 - origin.x, std::max(1.0f, y - origin.y)));
-  ImGui::EndChild();
+}
+
+// The hovered item's tooltip, and what a click or double-click on it does. True when a click selected a
+// collective.
+bool View::timeline_hover_actions(const TimelineContext& ctx) {
+  const Hover& hover = ctx.hover;
+  if (hover.kind == HoverKind::kNone) return false;
+  hover.item->tooltip(ctx, hover);
+  if (hover.kind != HoverKind::kEvent) return false;
+  const LoadedProfile& L = *loaded_;
+  const auto r = static_cast<std::size_t>(hover.event.rank_index);
+  const Rank& rank = L.profile->ranks()[r];
+  if (hover.event.kind == EventKind::kActivity && ctx.click) {
+    const Activity& a = rank.activities[hover.event.index];
+    if (a.collective >= 0 && static_cast<std::size_t>(a.collective) < rank.collectives.size()) {
+      const std::int32_t inst = L.ranks[r].instance_of[static_cast<std::size_t>(a.collective)];
+      if (inst >= 0) {
+        tl_.selected_instance = inst;
+        return true;
+      }
+    }
+  }
+  if (hover.event.kind == EventKind::kStep && ImGui::IsMouseDoubleClicked(0)) {
+    const Step& s = rank.steps[hover.event.index];
+    const TimeNs pad = (s.end_ns - s.start_ns) / 40;
+    tl_.t0 = s.start_ns - pad;
+    tl_.t1 = s.end_ns + pad;
+  }
+  return false;
 }
 
 // [SECTION] Input

@@ -1,0 +1,215 @@
+// timeline_tooltips.cpp: what each timeline row kind shows for the thing under the mouse (the tooltip
+// phase of the timeline items; the controller calls it once per frame for the hovered item).
+//
+// [SECTION] Shared (folded runs)
+// [SECTION] Rank header (exposed-communication band, label)
+// [SECTION] Steps
+// [SECTION] GPU stream (activities, collectives, label)
+// [SECTION] CPU track
+#include <imgui.h>
+
+#include <algorithm>
+#include <string>
+
+#include "analysis/measure/collectives.hpp"
+#include "app/gui/View.hpp"
+#include "app/gui/gui_util.hpp"
+#include "app/gui/timeline_items.hpp"
+
+namespace meshscope::gui {
+
+// [SECTION] Shared
+// ---------------------------------------------------------------------------------------------
+
+void folded_tooltip(const DrawItem& item, std::string_view first_name) {
+  char tb[32];
+  ImGui::BeginTooltip();
+  ImGui::Text("%u events folded (each under %.0f px: zoom in to separate them)", item.count, kMinPx);
+  ImGui::Text("span %s", time_text(tb, sizeof tb, static_cast<double>(item.end_ns - item.start_ns)));
+  ImGui::TextDisabled("first: %.*s", static_cast<int>(std::min<std::size_t>(first_name.size(), 90)),
+                      first_name.data());
+  ImGui::EndTooltip();
+}
+
+// [SECTION] Rank header
+// ----------------------------------------------------------------------------------------
+
+void RankHeaderItem::tooltip(const TimelineContext& ctx, const Hover& hover) const {
+  const Rank& rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)];
+  const auto& b = ctx.loaded->analysis.ranks[static_cast<std::size_t>(rank_index_)].total;
+  char tb[32], tb2[32], tb3[32];
+  if (hover.kind == HoverKind::kBand) {
+    const DrawItem& item = hover.draw;
+    ImGui::SetTooltip(
+        "Exposed communication on rank %d: %s here (%u interval%s)\nno compute ran while "
+        "this rank communicated.\nRank total: %s exposed of %s communication.",
+        rank.rank, time_text(tb, sizeof tb, static_cast<double>(item.end_ns - item.start_ns)), item.count,
+        item.count == 1 ? "" : "s merged under one pixel",
+        time_text(tb2, sizeof tb2, static_cast<double>(b.exposed_comm_ns)),
+        time_text(tb3, sizeof tb3, static_cast<double>(b.comm_ns)));
+    return;
+  }
+  const bool open = ctx.tl->rank_open[static_cast<std::size_t>(rank_index_)] != 0;
+  ImGui::SetTooltip("Rank %d: %zu streams, %zu GPU events, %zu CPU tracks\nclick to %s", rank.rank,
+                    rank.streams.size(), rank.activities.size(), rank.tracks.size(),
+                    open ? "collapse" : "expand");
+}
+
+// [SECTION] Steps
+// ---------------------------------------------------------------------------------------------
+
+void StepsItem::tooltip(const TimelineContext& ctx, const Hover& hover) const {
+  if (hover.kind == HoverKind::kFolded) return folded_tooltip(hover.draw, "step");
+  const Rank& rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)];
+  const auto& result = ctx.loaded->analysis.ranks[static_cast<std::size_t>(rank_index_)];
+  const Step& s = rank.steps[hover.event.index];
+  char tb[32];
+  ImGui::BeginTooltip();
+  ImGui::Text("Step %lld (%s)", static_cast<long long>(s.number), s.source.c_str());
+  ImGui::Text("CPU duration %s", time_text(tb, sizeof tb, static_cast<double>(s.end_ns - s.start_ns)));
+  for (const auto& sr : result.steps) {
+    if (sr.number != s.number) continue;
+    const auto& g = sr.gpu;
+    ImGui::Separator();
+    ImGui::Text("GPU span      %s", time_text(tb, sizeof tb, static_cast<double>(g.span_ns)));
+    ImGui::Text("compute       %s", time_text(tb, sizeof tb, static_cast<double>(g.compute_ns)));
+    ImGui::Text("communication %s", time_text(tb, sizeof tb, static_cast<double>(g.comm_ns)));
+    ImGui::TextColored(to_vec4(kColExposed), "exposed comm  %s",
+                       time_text(tb, sizeof tb, static_cast<double>(g.exposed_comm_ns)));
+    ImGui::Text("memory        %s", time_text(tb, sizeof tb, static_cast<double>(g.memory_ns)));
+    ImGui::Text("idle          %s", time_text(tb, sizeof tb, static_cast<double>(g.idle_ns)));
+  }
+  ImGui::TextDisabled("double-click to zoom to this step");
+  ImGui::EndTooltip();
+}
+
+// [SECTION] GPU stream
+// ------------------------------------------------------------------------------------------
+
+namespace {
+
+// The collective part of an activity's tooltip: metadata, bandwidth, and this rank's wait and transfer in
+// the matched instance.
+void collective_tooltip(const TimelineContext& ctx, std::size_t r, const Activity& a) {
+  const Profile& profile = *ctx.profile;
+  const Rank& rank = profile.ranks()[r];
+  const Collective& c = rank.collectives[static_cast<std::size_t>(a.collective)];
+  const std::int64_t bytes = std::max(c.in_bytes, c.out_bytes);
+  const std::string& op = profile.str(c.op);
+  char tb[32], tb2[32];
+  ImGui::Separator();
+  ImGui::Text("collective %s, %s, group of %lld", op.c_str(),
+              bytes > 0 ? bytes_text(tb, sizeof tb, static_cast<double>(bytes)) : "? bytes",
+              static_cast<long long>(c.group_size));
+  ImGui::Text("group %s %s", profile.str(c.pg_desc).c_str(), profile.str(c.pg_ranks).c_str());
+  if (c.seq != kNull)
+    ImGui::TextDisabled("seq %lld, dtype %s", static_cast<long long>(c.seq), profile.str(c.dtype).c_str());
+  if (bytes > 0 && a.duration() > 0) {
+    const double algbw = static_cast<double>(bytes) / static_cast<double>(a.duration());
+    ImGui::Text("algbw %.2f GB/s, busbw %.2f GB/s", algbw, algbw * measure::busbw_factor(op, c.group_size));
+  }
+  const std::int32_t inst = ctx.loaded->ranks[r].instance_of[static_cast<std::size_t>(a.collective)];
+  if (inst < 0) {
+    ImGui::TextDisabled("not matched across ranks (peers missing from the profile)");
+    return;
+  }
+  const auto& report = ctx.loaded->analysis.collectives;
+  const auto& ci = report.instances[static_cast<std::size_t>(inst)];
+  for (std::uint32_t m = 0; m < ci.member_count; ++m) {
+    const auto& mem = report.members[ci.first_member + m];
+    if (mem.rank_index != r || mem.collective != static_cast<std::uint32_t>(a.collective)) continue;
+    const double transfer_bw = bytes > 0 && mem.transfer_ns > 0
+                                   ? static_cast<double>(bytes) / static_cast<double>(mem.transfer_ns)
+                                   : 0.0;
+    ImGui::TextColored(to_vec4(kColExposed), "wait %s",
+                       time_text(tb, sizeof tb, static_cast<double>(mem.wait_ns)));
+    ImGui::SameLine();
+    ImGui::Text("transfer %s (algbw over transfer %.2f GB/s)",
+                time_text(tb2, sizeof tb2, static_cast<double>(mem.transfer_ns)), transfer_bw);
+  }
+  ImGui::Text("%u of %lld peers in profile, skew %s, last to arrive: rank %d", ci.member_count,
+              static_cast<long long>(ci.expected), time_text(tb, sizeof tb, static_cast<double>(ci.skew_ns)),
+              ci.last_rank);
+  ImGui::TextDisabled("click to link its peers on every rank");
+}
+
+void stream_label_tooltip(const TimelineContext& ctx, std::size_t r, std::uint32_t s) {
+  const GpuStream& stream = ctx.profile->ranks()[r].streams[s];
+  const auto& idle = ctx.loaded->analysis.ranks[r].streams[s];
+  const std::uint32_t lanes = ctx.loaded->ranks[r].streams[s].lanes();
+  char a[32], b[32], c[32], d[32], e[32];
+  ImGui::SetTooltip(
+      "GPU %d, %s: %u events on %u sub-lane%s%s\nbusy %s, idle %s (host-bound %s, "
+      "kernel gaps %s, other %s)",
+      stream.device, stream.name.c_str(), stream.count, lanes, lanes == 1 ? "" : "s",
+      lanes > 1 ? " (overlapping events are stacked, none hidden)" : "",
+      time_text(a, sizeof a, static_cast<double>(idle.busy_ns)),
+      time_text(b, sizeof b, static_cast<double>(idle.idle_ns)),
+      time_text(c, sizeof c, static_cast<double>(idle.host_bound_ns)),
+      time_text(d, sizeof d, static_cast<double>(idle.kernel_gap_ns)),
+      time_text(e, sizeof e, static_cast<double>(idle.other_ns)));
+}
+
+}  // namespace
+
+void GpuStreamItem::tooltip(const TimelineContext& ctx, const Hover& hover) const {
+  const auto r = static_cast<std::size_t>(rank_index_);
+  if (hover.kind == HoverKind::kLabel) return stream_label_tooltip(ctx, r, stream_);
+  const Profile& profile = *ctx.profile;
+  const Rank& rank = profile.ranks()[r];
+  const GpuStream& stream = rank.streams[stream_];
+  const Activity& a = rank.activities[hover.event.index];
+  if (hover.kind == HoverKind::kFolded) return folded_tooltip(hover.draw, short_name(profile.str(a.name)));
+  const auto cls = ctx.loaded->analysis.ranks[r].classes[hover.event.index];
+  char tb[32], tb2[32];
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
+  ImGui::TextUnformatted(std::string(short_name(profile.str(a.name))).c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::TextColored(to_vec4(class_color(cls)), "%s, %s", kind_text(a.kind), measure::to_string(cls));
+  ImGui::Text("duration %s   start %s", time_text(tb, sizeof tb, static_cast<double>(a.duration())),
+              time_text(tb2, sizeof tb2, static_cast<double>(a.start_ns - profile.first_ns())));
+  ImGui::Text("rank %d, GPU %d, %s", rank.rank, stream.device, stream.name.c_str());
+  if (a.kind == ActivityKind::kKernel && a.detail != kNoDetail && a.detail < rank.kernels.size()) {
+    const auto& k = rank.kernels[a.detail];
+    if (k.grid[0] > 0) {
+      ImGui::TextDisabled("grid [%d,%d,%d] block [%d,%d,%d] registers %d", k.grid[0], k.grid[1], k.grid[2],
+                          k.block[0], k.block[1], k.block[2], k.registers);
+    }
+  }
+  if ((a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) && a.detail != kNoDetail &&
+      a.detail < rank.copies.size()) {
+    const auto& c = rank.copies[a.detail];
+    if (c.bytes > 0) {
+      ImGui::Text("%s %s, %.2f GB/s", profile.str(c.copy_kind).c_str(),
+                  bytes_text(tb, sizeof tb, static_cast<double>(c.bytes)),
+                  a.duration() > 0 ? static_cast<double>(c.bytes) / static_cast<double>(a.duration()) : 0.0);
+    }
+  }
+  if (a.collective >= 0 && static_cast<std::size_t>(a.collective) < rank.collectives.size()) {
+    collective_tooltip(ctx, r, a);
+  }
+  ImGui::EndTooltip();
+}
+
+// [SECTION] CPU track
+// -------------------------------------------------------------------------------------------
+
+void CpuTrackItem::tooltip(const TimelineContext& ctx, const Hover& hover) const {
+  const Profile& profile = *ctx.profile;
+  const Rank& rank = profile.ranks()[static_cast<std::size_t>(rank_index_)];
+  const CpuRange& c = rank.ranges[hover.event.index];
+  if (hover.kind == HoverKind::kFolded) return folded_tooltip(hover.draw, profile.str(c.name));
+  char tb[32], tb2[32];
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
+  ImGui::TextUnformatted(profile.str(c.name).c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::TextDisabled("%s, depth %d, %s", to_string(c.kind), c.depth, profile.str(c.category).c_str());
+  ImGui::Text("duration %s   start %s", time_text(tb, sizeof tb, static_cast<double>(c.end_ns - c.start_ns)),
+              time_text(tb2, sizeof tb2, static_cast<double>(c.start_ns - profile.first_ns())));
+  ImGui::Text("rank %d, %s", rank.rank, rank.tracks[track_].name.c_str());
+  ImGui::EndTooltip();
+}
+
+}  // namespace meshscope::gui
