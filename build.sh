@@ -7,10 +7,10 @@
 #   ./build.sh test     set up, build, and run the whole test suite with ctest
 #   ./build.sh asan     the same tests in an AddressSanitizer + UndefinedBehaviorSanitizer build
 #   ./build.sh build    set up and build only
-#   ./build.sh package  set up, build a Release and write a Debian package (build-release/meshscope_*.deb)
+#   ./build.sh package  set up, build a Release and write a Debian package (build-package/meshscope_*.deb)
 #
 # Builds go to build/ (build-ci/ when CI=true: warnings are errors there, and the developer build keeps its own
-# settings), build-asan/ and build-release/.
+# settings), build-asan/ and build-package/.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -76,10 +76,10 @@ case "$mode" in
     run_tests asan
     ;;
   package)
-    cmake --preset release >/dev/null
-    cmake --build --preset release -j "$jobs"
-    (cd build-release && cpack -G DEB)
-    ls build-release/meshscope_*.deb
+    cmake --preset package >/dev/null
+    cmake --build --preset package -j "$jobs"
+    (cd build-package && cpack -G DEB)
+    ls build-package/meshscope_*.deb
     ;;
   *)
     preset=dev dir=build

@@ -2,7 +2,9 @@
 #   PREFIX/bin/meshscope
 #   PREFIX/lib/meshscope/libnccl-profiler-meshscope.so, libmeshscope_cupti.so  (where `record` looks, beside ../lib)
 #   PREFIX/share/meshscope/assets/{hardware,models,sample}                     (analysis/model/presets.cpp finds
-#                                                                               them relative to the executable)
+#                                                                               them relative to the executable;
+#                                                                               sample/ has the traces and the
+#                                                                               imported sample_job.msdb)
 include(GNUInstallDirs)
 
 install(TARGETS meshscope RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -16,6 +18,7 @@ endif()
 install(DIRECTORY ${MESHSCOPE_SOURCE_DIR}/assets/hardware ${MESHSCOPE_SOURCE_DIR}/assets/models
                   ${MESHSCOPE_SOURCE_DIR}/assets/sample
         DESTINATION ${CMAKE_INSTALL_DATADIR}/meshscope/assets)
+install(FILES ${CMAKE_BINARY_DIR}/sample_job.msdb DESTINATION ${CMAKE_INSTALL_DATADIR}/meshscope/assets/sample)
 install(FILES ${MESHSCOPE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${MESHSCOPE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} PATTERN screenshots EXCLUDE)
 
