@@ -29,7 +29,7 @@
 #include <fmt/format.h>
 
 #include "collectors/cupti/translate.hpp"
-#include "profiler/record/collector_runtime.hpp"
+#include "collectors/runtime/collector_runtime.hpp"
 
 #define MESHSCOPE_EXPORT __attribute__((visibility("default")))
 

@@ -38,7 +38,7 @@
 #include <fmt/format.h>
 
 #include "collectors/nccl/nccl_profiler_abi.h"
-#include "profiler/record/collector_runtime.hpp"
+#include "collectors/runtime/collector_runtime.hpp"
 
 #define MESHSCOPE_EXPORT __attribute__((visibility("default")))
 

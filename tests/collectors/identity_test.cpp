@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "profiler/record/collector_runtime.hpp"
+#include "collectors/runtime/collector_runtime.hpp"
 
 namespace meshscope::test {
 namespace {

@@ -30,8 +30,8 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "tests/bench/gen_job_model.hpp"
-#include "tests/bench/gen_job_sinks.hpp"
+#include "tools/gen_job/gen_job_model.hpp"
+#include "tools/gen_job/gen_job_sinks.hpp"
 
 namespace meshscope::gen {
 namespace {

@@ -21,7 +21,7 @@
 
 #include "profiler/profile_writer.hpp"
 #include "profiler/records.hpp"
-#include "tests/bench/gen_job_model.hpp"
+#include "tools/gen_job/gen_job_model.hpp"
 
 namespace meshscope::gen {
 

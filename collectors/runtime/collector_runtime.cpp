@@ -1,4 +1,4 @@
-#include "profiler/record/collector_runtime.hpp"
+#include "collectors/runtime/collector_runtime.hpp"
 
 #include <poll.h>
 #include <pthread.h>
