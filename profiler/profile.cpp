@@ -14,19 +14,195 @@
 namespace meshscope {
 namespace {
 
+using sql::Affinity;
+
 std::int32_t to_i32(std::int64_t value) {
-  return value == kNull ? -1 : static_cast<std::int32_t>(value);
+  if (value == kNull) return -1;
+  return static_cast<std::int32_t>(std::clamp<std::int64_t>(value, INT32_MIN, INT32_MAX));
 }
 
-std::vector<std::int32_t> parse_rank_list(std::string_view text) {
+Rank& rank_slot(std::vector<Rank>& ranks, std::map<std::int32_t, std::size_t>& index, std::int32_t rank) {
+  auto it = index.find(rank);
+  if (it != index.end()) return ranks[it->second];
+  index.emplace(rank, ranks.size());
+  ranks.emplace_back();
+  ranks.back().rank = rank;
+  return ranks.back();
+}
+
+// One column Profile::load reads: its name, the affinity its declaration must have, and whether a profile
+// without it is refused (a column a newer schema dropped reads as NULL when it is optional).
+struct ColumnSpec {
+  const char* name;
+  Affinity affinity;
+  bool required;
+};
+constexpr ColumnSpec integer(const char* name, bool required = true) {
+  return {name, Affinity::kInteger, required};
+}
+constexpr ColumnSpec optional_integer(const char* name) {
+  return {name, Affinity::kInteger, false};
+}
+constexpr ColumnSpec text(const char* name, bool required = false) {
+  return {name, Affinity::kText, required};
+}
+
+const char* affinity_name(Affinity a) {
+  switch (a) {
+    case Affinity::kInteger:
+      return "INTEGER";
+    case Affinity::kText:
+      return "TEXT";
+    case Affinity::kBlob:
+      return "BLOB";
+    case Affinity::kReal:
+      return "REAL";
+    case Affinity::kNumeric:
+      return "NUMERIC";
+  }
+  return "?";
+}
+
+// One table as Profile::load reads it. Before reading: the table must be an ordinary table (never a view: its
+// SQL would run), the wanted columns are found by name and their declared types checked; a wanted column the
+// profile lacks reads as NULL when optional (profiles of another schema_version load what meshscope knows).
+// While reading: every value is checked as it is taken (type, range), and a bad one is refused with one line
+// naming the file, the table and the row (its id, or its position).
+class TableReader {
+ public:
+  TableReader(sql::Database& db, const char* table, std::vector<ColumnSpec> columns, bool required_table,
+              const char* key_column = "id", std::string_view tail = {})
+      : path_(db.path()), table_(table), columns_(std::move(columns)) {
+    const auto declared = db.table_columns(table);
+    if (!declared) {
+      if (required_table) fail("{}: not a meshscope profile (no {} table)", path_.string(), table);
+      return;
+    }
+    std::string sql = "SELECT ";
+    for (std::size_t i = 0; i < columns_.size(); ++i) {
+      const ColumnSpec& c = columns_[i];
+      if (i) sql += ", ";
+      const auto found = declared->find(c.name);
+      if (found == declared->end()) {
+        if (c.required) {
+          fail("{}: table {} has no column {} (not a profile this meshscope can read)", path_.string(), table,
+               c.name);
+        }
+        sql += "NULL";
+        continue;
+      }
+      if (found->second == sql::kComputedColumn) {
+        fail("{}: {}.{} is a computed column (meshscope reads only stored values; a hostile file?)",
+             path_.string(), table, c.name);
+      }
+      const Affinity affinity = sql::affinity_of(found->second);
+      if (affinity != c.affinity) {
+        fail("{}: {}.{} is declared {}, not {} (a damaged or hostile file?)", path_.string(), table, c.name,
+             found->second.empty() ? std::string("without a type") : found->second,
+             affinity_name(c.affinity));
+      }
+      sql += fmt::format("\"{}\"", c.name);
+      if (key_column && std::string_view(c.name) == key_column) key_ = static_cast<int>(i);
+    }
+    sql += fmt::format(" FROM \"{}\"", table);
+    if (!tail.empty()) sql += fmt::format(" {}", tail);
+    statement_ = db.prepare(sql);
+    present_ = true;
+  }
+
+  bool present() const { return present_; }
+  bool step() {
+    if (!present_ || !statement_.step()) return false;
+    ++row_;
+    return true;
+  }
+
+  [[noreturn]] void bad(int i, std::string_view problem) const {
+    const std::string row =
+        key_ >= 0 && statement_.column_type(key_) == SQLITE_INTEGER
+            ? fmt::format("{} {}={}", table_, columns_[key_].name, statement_.column_int(key_))
+            : fmt::format("{} row {}", table_, row_);
+    fail("{}: {}: {} {}", path_.string(), row, columns_[i].name, problem);
+  }
+  [[noreturn]] void bad_row(std::string_view problem) const {
+    const std::string row =
+        key_ >= 0 && statement_.column_type(key_) == SQLITE_INTEGER
+            ? fmt::format("{} {}={}", table_, columns_[key_].name, statement_.column_int(key_))
+            : fmt::format("{} row {}", table_, row_);
+    fail("{}: {}: {}", path_.string(), row, problem);
+  }
+
+  // An integer, or kNull for NULL (an absent optional column reads as NULL).
+  std::int64_t integer_or_null(int i) const {
+    const int type = statement_.column_type(i);
+    if (type == SQLITE_INTEGER) return statement_.column_int_raw(i);
+    if (type == SQLITE_NULL) return kNull;
+    bad(i, "is not an integer");
+  }
+  std::int64_t integer(int i) const {
+    const std::int64_t v = integer_or_null(i);
+    if (v == kNull) bad(i, "is NULL");
+    return v;
+  }
+  std::int64_t in_range(int i, std::int64_t lo, std::int64_t hi, const char* what) const {
+    const std::int64_t v = integer(i);
+    if (v < lo || v > hi) bad(i, fmt::format("{} is not {}", v, what));
+    return v;
+  }
+  std::int32_t rank(int i) const {
+    return static_cast<std::int32_t>(in_range(i, 0, kMaxRank, "a rank (0 to 1000000)"));
+  }
+  std::int32_t int32(int i) const {
+    return static_cast<std::int32_t>(in_range(i, INT32_MIN, INT32_MAX, "a 32-bit integer"));
+  }
+  TimeNs time(int i) const {
+    const std::int64_t v = integer(i);
+    if (!time_in_range(v)) bad(i, fmt::format("{} is out of range (times lie within +-2^62 ns)", v));
+    return v;
+  }
+  TimeNs time_or_null(int i) const { return statement_.column_type(i) == SQLITE_NULL ? kNull : time(i); }
+  // A [start, end] pair: both times in range, end not before start.
+  std::pair<TimeNs, TimeNs> interval(int start, int end) const {
+    const TimeNs a = time(start), b = time(end);
+    if (b < a) bad(end, fmt::format("{} is before {} {}", b, columns_[start].name, a));
+    return {a, b};
+  }
+  StringId string_id(int i, std::int64_t bound) const {
+    const std::int64_t v = integer_or_null(i);
+    if (v == kNull) return kNoString;
+    if (v < 0 || v >= bound) bad(i, fmt::format("{} is not the id of a string in the profile", v));
+    return static_cast<StringId>(v);
+  }
+  std::string text(int i) const {
+    const int type = statement_.column_type(i);
+    if (type == SQLITE_NULL) return {};
+    if (type != SQLITE_TEXT) bad(i, "is not text");
+    return statement_.column_text(i);
+  }
+
+ private:
+  const std::filesystem::path& path_;
+  const char* table_;
+  std::vector<ColumnSpec> columns_;
+  sql::Statement statement_;
+  bool present_ = false;
+  int key_ = -1;
+  std::int64_t row_ = 0;
+};
+
+std::vector<std::int32_t> parse_rank_list(const TableReader& t, int column, std::string_view text) {
   std::vector<std::int32_t> ranks;
   const char* p = text.data();
   const char* end = p + text.size();
   while (p < end) {
     if ((*p >= '0' && *p <= '9') || *p == '-') {
-      std::int32_t value = 0;
+      std::int64_t value = 0;
       auto [next, ec] = std::from_chars(p, end, value);
-      if (ec == std::errc()) ranks.push_back(value);
+      if (ec != std::errc() || value < 0 || value > kMaxRank) {
+        t.bad(column,
+              fmt::format("holds {}, which is not a rank", std::string_view(p, next == p ? 1 : next - p)));
+      }
+      ranks.push_back(static_cast<std::int32_t>(value));
       p = next == p ? p + 1 : next;
     } else {
       ++p;
@@ -34,19 +210,6 @@ std::vector<std::int32_t> parse_rank_list(std::string_view text) {
   }
   return ranks;
 }
-
-Rank& rank_slot(std::vector<Rank>& ranks, std::map<std::int32_t, std::size_t>& index, std::int64_t rank) {
-  auto it = index.find(static_cast<std::int32_t>(rank));
-  if (it != index.end()) return ranks[it->second];
-  index.emplace(static_cast<std::int32_t>(rank), ranks.size());
-  ranks.emplace_back();
-  ranks.back().rank = static_cast<std::int32_t>(rank);
-  return ranks.back();
-}
-
-}  // namespace
-
-namespace {
 
 using StreamKey = std::tuple<std::int32_t, std::int32_t, std::int64_t>;       // rank, device, stream
 using TrackKey = std::tuple<std::int32_t, bool, std::int64_t, std::int64_t>;  // rank, gpu, pid, tid
@@ -58,31 +221,38 @@ struct ActivityScan {
 };
 
 // The three large tables are read on their own connections and threads (a profile can hold tens of millions
-// of rows); NOT NULL columns are read without a type check.
-// A string id read from TABLE's row ROW_ID, checked against the ids the strings table holds.
-StringId string_id(const std::filesystem::path& path, std::int64_t id, std::int64_t bound, const char* table,
-                   std::int64_t row_id, const char* column) {
-  if (id == kNull) return kNoString;
-  if (id < 0 || id >= bound) {
-    fail("{}: {} id={}: {} {} is not the id of a string in the profile", path.string(), table, row_id, column,
-         id);
-  }
-  return static_cast<StringId>(id);
-}
-
+// of rows).
 ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t string_bound) {
   sql::Database db(path, true);
   ActivityScan scan;
-  auto s = db.prepare(
-      "SELECT rank, kind, device, stream, start_ns, end_ns, id, correlation, name, grid_x, grid_y, grid_z,"
-      " block_x, block_y, block_z, registers, shared_bytes, bytes, copy_kind, graph_id FROM activities");
+  TableReader s(db, "activities",
+                {integer("rank"),
+                 integer("kind"),
+                 integer("device"),
+                 integer("stream"),
+                 integer("start_ns"),
+                 integer("end_ns"),
+                 integer("id"),
+                 optional_integer("correlation"),
+                 integer("name"),
+                 optional_integer("grid_x"),
+                 optional_integer("grid_y"),
+                 optional_integer("grid_z"),
+                 optional_integer("block_x"),
+                 optional_integer("block_y"),
+                 optional_integer("block_z"),
+                 optional_integer("registers"),
+                 optional_integer("shared_bytes"),
+                 optional_integer("bytes"),
+                 optional_integer("copy_kind"),
+                 optional_integer("graph_id")},
+                true);
   std::vector<Activity>* bucket = nullptr;
   std::vector<KernelDetail>* kernels = nullptr;
   std::vector<CopyDetail>* copies = nullptr;
   StreamKey last_key{-1, -1, -1};
   while (s.step()) {
-    const StreamKey key{static_cast<std::int32_t>(s.column_int_raw(0)),
-                        static_cast<std::int32_t>(s.column_int_raw(2)), s.column_int_raw(3)};
+    const StreamKey key{s.rank(0), s.int32(2), s.integer(3)};
     if (!bucket || key != last_key) {
       bucket = &scan.buckets[key];
       kernels = &scan.kernels[std::get<0>(key)];
@@ -90,27 +260,25 @@ ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t str
       last_key = key;
     }
     Activity a{};
-    a.kind = static_cast<ActivityKind>(s.column_int_raw(1));
-    a.start_ns = s.column_int_raw(4);
-    a.end_ns = s.column_int_raw(5);
-    a.id = s.column_int_raw(6);
-    a.correlation = s.column_int(7);
-    a.name = string_id(path, s.column_int(8), string_bound, "activities", a.id, "name");
+    a.kind = static_cast<ActivityKind>(s.in_range(1, 1, 4, "an activity kind (1-4)"));
+    std::tie(a.start_ns, a.end_ns) = s.interval(4, 5);
+    a.id = s.integer(6);
+    a.correlation = s.integer_or_null(7);
+    a.name = s.string_id(8, string_bound);
     a.collective = -1;
     a.detail = kNoDetail;
     if (a.kind == ActivityKind::kKernel) {
       KernelDetail k{};
-      for (int i = 0; i < 3; ++i) k.grid[i] = to_i32(s.column_int(9 + i));
-      for (int i = 0; i < 3; ++i) k.block[i] = to_i32(s.column_int(12 + i));
-      k.registers = to_i32(s.column_int(15));
-      k.shared_bytes = to_i32(s.column_int(16));
-      k.graph_id = s.column_int(19);
+      for (int i = 0; i < 3; ++i) k.grid[i] = to_i32(s.integer_or_null(9 + i));
+      for (int i = 0; i < 3; ++i) k.block[i] = to_i32(s.integer_or_null(12 + i));
+      k.registers = to_i32(s.integer_or_null(15));
+      k.shared_bytes = to_i32(s.integer_or_null(16));
+      k.graph_id = s.integer_or_null(19);
       a.detail = static_cast<std::uint32_t>(kernels->size());
       kernels->push_back(k);
     } else if (a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) {
       a.detail = static_cast<std::uint32_t>(copies->size());
-      copies->push_back({s.column_int(17),
-                         string_id(path, s.column_int(18), string_bound, "activities", a.id, "copy_kind")});
+      copies->push_back({s.integer_or_null(17), s.string_id(18, string_bound)});
     }
     bucket->push_back(a);
   }
@@ -126,25 +294,27 @@ std::map<std::int32_t, std::vector<ApiCall>> scan_api_calls(const std::filesyste
                                                             std::int64_t string_bound) {
   sql::Database db(path, true);
   std::map<std::int32_t, std::vector<ApiCall>> calls;
-  auto s = db.prepare(
-      "SELECT rank, kind, pid, tid, start_ns, end_ns, name, correlation, external_id, id FROM api_calls");
+  TableReader s(db, "api_calls",
+                {integer("rank"), integer("kind"), integer("pid"), integer("tid"), integer("start_ns"),
+                 integer("end_ns"), integer("name"), optional_integer("correlation"),
+                 optional_integer("external_id"), integer("id")},
+                false);
   std::vector<ApiCall>* list = nullptr;
   std::int32_t last_rank = -1;
   while (s.step()) {
-    const auto rank = static_cast<std::int32_t>(s.column_int_raw(0));
+    const std::int32_t rank = s.rank(0);
     if (!list || rank != last_rank) {
       list = &calls[rank];
       last_rank = rank;
     }
     ApiCall a{};
-    a.kind = static_cast<ApiKind>(s.column_int_raw(1));
-    a.pid = s.column_int_raw(2);
-    a.tid = s.column_int_raw(3);
-    a.start_ns = s.column_int_raw(4);
-    a.end_ns = s.column_int_raw(5);
-    a.name = string_id(path, s.column_int(6), string_bound, "api_calls", s.column_int(9), "name");
-    a.correlation = s.column_int(7);
-    a.external_id = s.column_int(8);
+    a.kind = static_cast<ApiKind>(s.in_range(1, 1, 2, "an API kind (1-2)"));
+    a.pid = s.integer(2);
+    a.tid = s.integer(3);
+    std::tie(a.start_ns, a.end_ns) = s.interval(4, 5);
+    a.name = s.string_id(6, string_bound);
+    a.correlation = s.integer_or_null(7);
+    a.external_id = s.integer_or_null(8);
     list->push_back(a);
   }
   for (auto& [rank, list_of_rank] : calls) {
@@ -163,36 +333,56 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, std
   sql::Database db(path, true);
   RangeScan scan;
   auto& tracks = scan.tracks;
-  auto s = db.prepare(
-      "SELECT kind, rank, pid, tid, start_ns, end_ns, id, parent_id, external_id, step, name, category, depth"
-      " FROM ranges");
+  TableReader s(
+      db, "ranges",
+      {integer("kind"), integer("rank"), integer("pid"), integer("tid"), integer("start_ns"),
+       integer("end_ns"), integer("id"), optional_integer("parent_id"), optional_integer("external_id"),
+       optional_integer("step"), integer("name"), optional_integer("category"), integer("depth")},
+      false);
   std::vector<CpuRange>* list = nullptr;
   TrackKey last_key{-1, false, 0, 0};
+  // Rows per (rank, pid, tid), the track the writer nests on, whatever their kind and whether loaded.
+  std::map<std::tuple<std::int32_t, std::int64_t, std::int64_t>, std::size_t> rows_per_track;
+  std::size_t* rows = nullptr;
+  std::tuple<std::int32_t, std::int64_t, std::int64_t> last_track{-1, 0, 0};
   while (s.step()) {
     CpuRange c{};
-    c.kind = static_cast<RangeKind>(s.column_int_raw(0));
+    c.kind = static_cast<RangeKind>(s.in_range(0, 1, 7, "a range kind (1-7)"));
+    const std::int32_t rank = s.rank(1);
+    const std::int64_t pid = s.integer(2), tid = s.integer(3);
+    if (!rows || last_track != std::make_tuple(rank, pid, tid)) {
+      last_track = {rank, pid, tid};
+      rows = &rows_per_track[last_track];
+    }
+    ++*rows;
     if (!cpu_operators && (c.kind == RangeKind::kCpuOp || c.kind == RangeKind::kPythonFunction)) {
       ++(c.kind == RangeKind::kCpuOp ? scan.skipped_cpu_ops : scan.skipped_python);
       continue;
     }
-    const auto rank = static_cast<std::int32_t>(s.column_int_raw(1));
-    const TrackKey key{rank, c.kind == RangeKind::kGpuAnnotation, s.column_int_raw(2), s.column_int_raw(3)};
+    const TrackKey key{rank, c.kind == RangeKind::kGpuAnnotation, pid, tid};
     if (!list || key != last_key) {
       list = &tracks[key];
       last_key = key;
     }
-    c.start_ns = s.column_int_raw(4);
-    c.end_ns = s.column_int_raw(5);
-    c.id = s.column_int_raw(6);
-    c.parent_id = s.column_int(7);
-    c.external_id = s.column_int(8);
-    c.step = s.column_int(9);
-    c.name = string_id(path, s.column_int(10), string_bound, "ranges", c.id, "name");
-    c.category = string_id(path, s.column_int(11), string_bound, "ranges", c.id, "category");
-    c.depth = static_cast<std::int32_t>(s.column_int_raw(12));
+    std::tie(c.start_ns, c.end_ns) = s.interval(4, 5);
+    c.id = s.integer(6);
+    c.parent_id = s.integer_or_null(7);
+    c.external_id = s.integer_or_null(8);
+    c.step = s.integer_or_null(9);
+    c.name = s.string_id(10, string_bound);
+    c.category = s.string_id(11, string_bound);
+    c.depth = static_cast<std::int32_t>(s.in_range(12, 0, INT32_MAX, "a depth"));
     list->push_back(c);
   }
   for (auto& [key, list_of_track] : tracks) {
+    // Nesting cannot be deeper than the track has ranges: a deeper one would size the timeline's rows.
+    const std::size_t on_track = rows_per_track[{std::get<0>(key), std::get<2>(key), std::get<3>(key)}];
+    for (const auto& c : list_of_track) {
+      if (static_cast<std::size_t>(c.depth) >= on_track) {
+        fail("{}: ranges id={}: depth {} is deeper than the {} range(s) of its track", path.string(), c.id,
+             c.depth, on_track);
+      }
+    }
     std::stable_sort(list_of_track.begin(), list_of_track.end(), [](const CpuRange& a, const CpuRange& b) {
       return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.depth < b.depth;
     });
@@ -204,6 +394,7 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, std
 // held in a vector: a hostile id (-1, 10^12) must not size memory. The writer numbers strings 1, 2, 3, ...;
 // up to half the ids may be missing (hand-edited profiles) before the table counts as damaged.
 std::int64_t string_id_bound(sql::Database& db, const std::filesystem::path& path) {
+  if (!db.table_columns("strings")) fail("{}: not a meshscope profile (no strings table)", path.string());
   auto s = db.prepare("SELECT count(*), min(id), max(id) FROM strings");
   if (!s.step()) return 1;
   const std::int64_t count = s.column_int_or(0, 0);
@@ -225,9 +416,13 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
   sql::Database db(path, true);
   bool tables_present = false;
   try {
-    tables_present = db.has_table("meta") && db.has_table("activities");
-  } catch (const Error&) {
-    fail("{}: not a meshscope profile (not an SQLite database)", path.string());
+    tables_present = db.table_columns("meta") && db.table_columns("activities");  // a view is refused
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    if (message.find("file is not a database") != std::string::npos) {
+      fail("{}: not a meshscope profile (not an SQLite database)", path.string());
+    }
+    throw;  // a damaged SQLite file: its own message
   }
   if (!tables_present) fail("{}: not a meshscope profile (no meta/activities tables)", path.string());
   const std::int64_t string_ids = string_id_bound(db, path);
@@ -242,72 +437,90 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
   Profile profile;
   profile.path_ = path;
   {
-    auto s = db.prepare("SELECT key, value FROM meta");
-    while (s.step()) profile.meta_[s.column_text(0)] = s.column_text(1);
+    TableReader s(db, "meta", {text("key", true), text("value", true)}, true, nullptr);
+    while (s.step()) profile.meta_[s.text(0)] = s.text(1);
     auto it = profile.meta_.find("schema_version");
-    profile.schema_version_ = it == profile.meta_.end() ? 0 : std::atoi(it->second.c_str());
+    if (it != profile.meta_.end()) {
+      const std::string& v = it->second;
+      int version = 0;
+      const auto [end_ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), version);
+      profile.schema_version_ = ec == std::errc() ? version : 0;
+    }
   }
   {
-    // Ids were checked against the table's size above: the vector is at most twice the rows.
-    auto s = db.prepare("SELECT id, value FROM strings ORDER BY id");
+    // Ids were checked against the table's size above: the vector is at most about twice the rows.
+    TableReader s(db, "strings", {integer("id"), text("value", true)}, true, "id", "ORDER BY id");
     profile.strings_.resize(static_cast<std::size_t>(string_ids));
-    while (s.step()) profile.strings_[static_cast<std::size_t>(s.column_int(0))] = s.column_text(1);
+    while (s.step())
+      profile.strings_[static_cast<std::size_t>(s.in_range(0, 1, string_ids - 1, "an id"))] = s.text(1);
   }
 
   auto& ranks = profile.ranks_;
   std::map<std::int32_t, std::size_t> rank_index;
   {
-    auto s = db.prepare(
-        "SELECT rank, world_size, hostname, pid, source_file, rank_source, backend, comm_version, "
-        "clock_base_ns,"
-        " clock_offset_ns, first_ns, last_ns FROM ranks ORDER BY rank");
+    TableReader s(db, "ranks",
+                  {integer("rank"), optional_integer("world_size"), text("hostname"), optional_integer("pid"),
+                   text("source_file"), text("rank_source"), text("backend"), text("comm_version"),
+                   optional_integer("clock_base_ns"), optional_integer("clock_offset_ns"),
+                   optional_integer("first_ns"), optional_integer("last_ns")},
+                  false, "rank", "ORDER BY rank");
     while (s.step()) {
-      Rank& r = rank_slot(ranks, rank_index, s.column_int(0));
-      r.world_size = s.column_int(1);
-      r.hostname = s.column_text(2);
-      r.pid = s.column_int(3);
-      r.source_file = s.column_text(4);
-      r.rank_source = s.column_text(5);
-      r.backend = s.column_text(6);
-      r.comm_version = s.column_text(7);
-      r.clock_base_ns = s.column_int_or(8, 0);
-      r.clock_offset_ns = s.column_int_or(9, 0);
-      r.first_ns = s.column_int_or(10, 0);
-      r.last_ns = s.column_int_or(11, 0);
+      Rank& r = rank_slot(ranks, rank_index, s.rank(0));
+      r.world_size = s.integer_or_null(1);
+      if (r.world_size != kNull && (r.world_size < 1 || r.world_size > kMaxRank + 1)) {
+        s.bad(1, fmt::format("{} is not a world size (1 to 1000001)", r.world_size));
+      }
+      r.hostname = s.text(2);
+      r.pid = s.integer_or_null(3);
+      r.source_file = s.text(4);
+      r.rank_source = s.text(5);
+      r.backend = s.text(6);
+      r.comm_version = s.text(7);
+      const TimeNs base = s.time_or_null(8), offset = s.time_or_null(9);
+      r.clock_base_ns = base == kNull ? 0 : base;
+      r.clock_offset_ns = offset == kNull ? 0 : offset;
+      const TimeNs first = s.time_or_null(10), last = s.time_or_null(11);
+      r.first_ns = first == kNull ? 0 : first;
+      r.last_ns = last == kNull ? 0 : last;
     }
   }
   {
-    auto s = db.prepare(
-        "SELECT rank, device, name, total_memory_bytes, compute_major, compute_minor, sm_count FROM devices"
-        " ORDER BY rank, device");
+    TableReader s(
+        db, "devices",
+        {integer("rank"), integer("device"), text("name"), optional_integer("total_memory_bytes"),
+         optional_integer("compute_major"), optional_integer("compute_minor"), optional_integer("sm_count")},
+        false, nullptr, "ORDER BY rank, device");
     while (s.step()) {
-      Rank& r = rank_slot(ranks, rank_index, s.column_int(0));
-      r.devices.push_back({to_i32(s.column_int(1)), s.column_text(2), s.column_int(3), s.column_int(4),
-                           s.column_int(5), s.column_int(6)});
+      Rank& r = rank_slot(ranks, rank_index, s.rank(0));
+      r.devices.push_back({s.int32(1), s.text(2), s.integer_or_null(3), s.integer_or_null(4),
+                           s.integer_or_null(5), s.integer_or_null(6)});
     }
   }
   {
-    auto s = db.prepare(
-        "SELECT rank, pg_name, pg_desc, backend, group_size, ranks_json FROM process_groups ORDER BY rank, "
-        "pg_name");
+    TableReader s(db, "process_groups",
+                  {integer("rank"), text("pg_name", true), text("pg_desc"), text("backend"),
+                   optional_integer("group_size"), text("ranks_json")},
+                  false, nullptr, "ORDER BY rank, pg_name");
     while (s.step()) {
-      Rank& r = rank_slot(ranks, rank_index, s.column_int(0));
-      r.process_groups.push_back({s.column_text(1), s.column_text(2), s.column_text(3), s.column_int(4),
-                                  parse_rank_list(s.column_text(5))});
+      Rank& r = rank_slot(ranks, rank_index, s.rank(0));
+      const std::int64_t size = s.integer_or_null(4);
+      if (size != kNull && (size < 0 || size > kMaxRank + 1)) {
+        s.bad(4, fmt::format("{} is not a group size", size));
+      }
+      r.process_groups.push_back({s.text(1), s.text(2), s.text(3), size, parse_rank_list(s, 5, s.text(5))});
     }
   }
   std::map<StreamKey, std::string> stream_names;
   {
-    auto s = db.prepare("SELECT rank, device, stream, name FROM streams");
-    while (s.step()) {
-      stream_names[{to_i32(s.column_int(0)), to_i32(s.column_int(1)), s.column_int(2)}] = s.column_text(3);
-    }
+    TableReader s(db, "streams", {integer("rank"), integer("device"), integer("stream"), text("name")}, false,
+                  nullptr);
+    while (s.step()) stream_names[{s.rank(0), s.int32(1), s.integer(2)}] = s.text(3);
   }
   std::map<std::tuple<std::int32_t, std::int64_t, std::int64_t>, std::string> thread_names;
   {
-    auto t = db.prepare("SELECT rank, pid, tid, name FROM threads");
-    while (t.step())
-      thread_names[{to_i32(t.column_int(0)), t.column_int(1), t.column_int(2)}] = t.column_text(3);
+    TableReader t(db, "threads", {integer("rank"), integer("pid"), integer("tid"), text("name")}, false,
+                  nullptr);
+    while (t.step()) thread_names[{t.rank(0), t.integer(1), t.integer(2)}] = t.text(3);
   }
   struct CollectiveRow {
     std::int32_t rank;
@@ -315,61 +528,74 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
   };
   std::vector<CollectiveRow> collective_rows;
   {
-    auto s = db.prepare(
-        "SELECT rank, id, activity_id, communicator, pg_desc, pg_ranks, seq, op, in_nelems, out_nelems, "
-        "dtype,"
-        " in_bytes, out_bytes, group_size, algorithm, protocol, channels, start_ns, end_ns, source FROM "
-        "collectives"
-        " ORDER BY rank, start_ns, id");
+    TableReader s(db, "collectives",
+                  {integer("rank"),
+                   integer("id"),
+                   optional_integer("activity_id"),
+                   optional_integer("communicator"),
+                   optional_integer("pg_desc"),
+                   optional_integer("pg_ranks"),
+                   optional_integer("seq"),
+                   integer("op"),
+                   optional_integer("in_nelems"),
+                   optional_integer("out_nelems"),
+                   optional_integer("dtype"),
+                   optional_integer("in_bytes"),
+                   optional_integer("out_bytes"),
+                   optional_integer("group_size"),
+                   optional_integer("algorithm"),
+                   optional_integer("protocol"),
+                   optional_integer("channels"),
+                   integer("start_ns"),
+                   integer("end_ns"),
+                   text("source")},
+                  false, "id", "ORDER BY rank, start_ns, id");
     while (s.step()) {
       Collective c{};
-      c.id = s.column_int(1);
-      c.activity_id = s.column_int(2);
+      const std::int32_t rank = s.rank(0);
+      c.id = s.integer(1);
+      c.activity_id = s.integer_or_null(2);
       c.stream_index = -1;
       c.activity = 0;
-      auto sid = [&](int i) {
-        return string_id(path, s.column_int(i), string_ids, "collectives", c.id,
-                         sqlite3_column_name(s.handle(), i));
-      };
-      c.communicator = sid(3);
-      c.pg_desc = sid(4);
-      c.pg_ranks = sid(5);
-      c.seq = s.column_int(6);
-      c.op = sid(7);
-      c.in_nelems = s.column_int(8);
-      c.out_nelems = s.column_int(9);
-      c.dtype = sid(10);
-      c.in_bytes = s.column_int(11);
-      c.out_bytes = s.column_int(12);
-      c.group_size = s.column_int(13);
-      c.algorithm = sid(14);
-      c.protocol = sid(15);
-      c.channels = s.column_int(16);
-      c.start_ns = s.column_int(17);
-      c.end_ns = s.column_int(18);
-      c.source = s.column_text(19);
-      collective_rows.push_back({to_i32(s.column_int(0)), std::move(c)});
+      c.communicator = s.string_id(3, string_ids);
+      c.pg_desc = s.string_id(4, string_ids);
+      c.pg_ranks = s.string_id(5, string_ids);
+      c.seq = s.integer_or_null(6);
+      c.op = s.string_id(7, string_ids);
+      c.in_nelems = s.integer_or_null(8);
+      c.out_nelems = s.integer_or_null(9);
+      c.dtype = s.string_id(10, string_ids);
+      c.in_bytes = s.integer_or_null(11);
+      c.out_bytes = s.integer_or_null(12);
+      c.group_size = s.integer_or_null(13);
+      c.algorithm = s.string_id(14, string_ids);
+      c.protocol = s.string_id(15, string_ids);
+      c.channels = s.integer_or_null(16);
+      std::tie(c.start_ns, c.end_ns) = s.interval(17, 18);
+      c.source = s.text(19);
+      collective_rows.push_back({rank, std::move(c)});
     }
   }
   {
-    auto s = db.prepare(
-        "SELECT rank, category, flow_id, src_ns, src_pid, src_tid, dst_ns, dst_pid, dst_tid, id FROM flows"
-        " ORDER BY id");
+    TableReader s(db, "flows",
+                  {integer("rank"), integer("category"), integer("flow_id"), integer("src_ns"),
+                   integer("src_pid"), integer("src_tid"), optional_integer("dst_ns"),
+                   optional_integer("dst_pid"), optional_integer("dst_tid"), integer("id")},
+                  false, "id", "ORDER BY id");
     while (s.step()) {
-      Rank& r = rank_slot(ranks, rank_index, s.column_int(0));
-      r.flows.push_back({string_id(path, s.column_int(1), string_ids, "flows", s.column_int(9), "category"),
-                         s.column_int(2), s.column_int(3), s.column_int(4), s.column_int(5), s.column_int(6),
-                         s.column_int(7), s.column_int(8)});
+      Rank& r = rank_slot(ranks, rank_index, s.rank(0));
+      r.flows.push_back({s.string_id(1, string_ids), s.integer(2), s.time(3), s.integer(4), s.integer(5),
+                         s.time_or_null(6), s.integer_or_null(7), s.integer_or_null(8)});
     }
   }
   {
-    auto s = db.prepare("SELECT rank, severity, message FROM diagnostics ORDER BY rowid");
+    TableReader s(db, "diagnostics", {optional_integer("rank"), text("severity"), text("message")}, false,
+                  nullptr, "ORDER BY rowid");
     while (s.step()) {
-      if (s.column_is_null(0)) {
-        profile.job_diagnostics_.push_back({s.column_text(1), s.column_text(2)});
+      if (s.integer_or_null(0) == kNull) {
+        profile.job_diagnostics_.push_back({s.text(1), s.text(2)});
       } else {
-        rank_slot(ranks, rank_index, s.column_int(0))
-            .diagnostics.push_back({s.column_text(1), s.column_text(2)});
+        rank_slot(ranks, rank_index, s.rank(0)).diagnostics.push_back({s.text(1), s.text(2)});
       }
     }
   }

@@ -15,6 +15,17 @@ using StringId = std::uint32_t;
 inline constexpr std::int64_t kNull = std::numeric_limits<std::int64_t>::min();
 inline constexpr StringId kNoString = 0;
 
+// The largest rank meshscope accepts: importers refuse larger ones and Profile::load refuses them too.
+inline constexpr std::int64_t kMaxRank = 1'000'000;
+
+// Every time meshscope stores lies within +-kTimeLimitNs (2^62 - 1 ns, about 146 years either side of 1970),
+// so that the difference of any two stored times fits in an int64. Importers refuse (or, where documented,
+// clamp) times outside it; Profile::load refuses them.
+inline constexpr TimeNs kTimeLimitNs = (TimeNs{1} << 62) - 1;
+constexpr bool time_in_range(TimeNs t) {
+  return t >= -kTimeLimitNs && t <= kTimeLimitNs;
+}
+
 enum class ActivityKind : std::uint8_t { kKernel = 1, kMemcpy = 2, kMemset = 3, kSync = 4 };
 enum class RangeKind : std::uint8_t {
   kCpuOp = 1,

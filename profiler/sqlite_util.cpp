@@ -1,5 +1,8 @@
 #include "profiler/sqlite_util.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <limits>
 #include <utility>
 
 #include "profiler/error.hpp"
@@ -21,18 +24,97 @@ void configure_sqlite_once() {
 
 }  // namespace
 
+// What a connection's statements need from it: the name its messages use, and the work budget.
+struct ConnectionState {
+  std::filesystem::path path;
+  std::int64_t budget = 0;  // progress callbacks allowed (0: no limit)
+  std::int64_t used = 0;
+  bool exhausted = false;
+};
+
+namespace {
+
+constexpr int kStepsPerCallback = 10'000;
+
+int on_progress(void* data) {
+  auto* state = static_cast<ConnectionState*>(data);
+  if (state->budget == 0 || ++state->used <= state->budget) return 0;
+  state->exhausted = true;
+  return 1;  // interrupts the statement (SQLITE_INTERRUPT)
+}
+
+std::string upper(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return text;
+}
+
+}  // namespace
+
+Affinity affinity_of(std::string_view declared_type) {
+  const std::string type = upper(std::string(declared_type));
+  if (type.find("INT") != std::string::npos) return Affinity::kInteger;
+  if (type.find("CHAR") != std::string::npos || type.find("CLOB") != std::string::npos ||
+      type.find("TEXT") != std::string::npos) {
+    return Affinity::kText;
+  }
+  if (type.empty() || type.find("BLOB") != std::string::npos) return Affinity::kBlob;
+  if (type.find("REAL") != std::string::npos || type.find("FLOA") != std::string::npos ||
+      type.find("DOUB") != std::string::npos) {
+    return Affinity::kReal;
+  }
+  return Affinity::kNumeric;
+}
+
 Database::Database(const std::filesystem::path& path, bool read_only, const std::filesystem::path& display)
-    : path_(display.empty() ? path : display) {
+    : state_(std::make_unique<ConnectionState>()) {
+  state_->path = display.empty() ? path : display;
   configure_sqlite_once();
   const int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   if (sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
-    fail("{}: cannot open as SQLite database: {}", path_.string(), message);
+    fail("{}: cannot open as SQLite database: {}", state_->path.string(), message);
   }
   sqlite3_extended_result_codes(db_, 1);
+  if (read_only) harden();
 }
+
+void Database::harden() {
+  // Nothing the file's author wrote runs: no views, no triggers, no functions from the schema that are not
+  // innocuous, no writes to the schema, no other databases.
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+  sqlite3_limit(db_, SQLITE_LIMIT_LENGTH, kMaxValueBytes);
+  sqlite3_limit(db_, SQLITE_LIMIT_SQL_LENGTH, 64 << 10);
+  sqlite3_limit(db_, SQLITE_LIMIT_COLUMN, 500);
+  sqlite3_limit(db_, SQLITE_LIMIT_EXPR_DEPTH, 100);
+  sqlite3_limit(db_, SQLITE_LIMIT_COMPOUND_SELECT, 16);
+  sqlite3_limit(db_, SQLITE_LIMIT_VDBE_OP, 50'000);
+  sqlite3_limit(db_, SQLITE_LIMIT_FUNCTION_ARG, 8);
+  sqlite3_limit(db_, SQLITE_LIMIT_ATTACHED, 0);
+  sqlite3_limit(db_, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 1000);
+  sqlite3_limit(db_, SQLITE_LIMIT_TRIGGER_DEPTH, 1);
+  sqlite3_limit(db_, SQLITE_LIMIT_WORKER_THREADS, 0);
+  // Reading a file needs work in proportion to its size; a damaged or hostile one that needs more is given
+  // up.
+  std::error_code error;
+  std::uint64_t bytes = std::filesystem::file_size(sqlite3_db_filename(db_, "main"), error);
+  if (error) bytes = 0;
+  const std::uint64_t wal =
+      std::filesystem::file_size(std::string(sqlite3_db_filename(db_, "main")) + "-wal", error);
+  if (!error) bytes += wal;
+  const std::int64_t steps = kBaseWork + kWorkPerFileByte * static_cast<std::int64_t>(std::min<std::uint64_t>(
+                                                                bytes, std::uint64_t{1} << 40));
+  state_->budget = steps / kStepsPerCallback + 1;
+  state_->used = 0;
+  sqlite3_progress_handler(db_, kStepsPerCallback, on_progress, state_.get());
+}
+
+Database::Database() = default;
 
 Database::~Database() {
   close();
@@ -43,14 +125,19 @@ void Database::close() {
   db_ = nullptr;
 }
 
+const std::filesystem::path& Database::path() const {
+  static const std::filesystem::path none;
+  return state_ ? state_->path : none;
+}
+
 Database::Database(Database&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)) {}
+    : db_(std::exchange(other.db_, nullptr)), state_(std::move(other.state_)) {}
 
 Database& Database::operator=(Database&& other) noexcept {
   if (this != &other) {
     close();
     db_ = std::exchange(other.db_, nullptr);
-    path_ = std::move(other.path_);
+    state_ = std::move(other.state_);
   }
   return *this;
 }
@@ -61,7 +148,7 @@ void Database::exec(std::string_view sql) {
   if (sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
     std::string error = message ? message : "unknown error";
     sqlite3_free(message);
-    fail("{}: {}", path_.string(), error);
+    fail("{}: {}", path().string(), error);
   }
 }
 
@@ -69,15 +156,46 @@ Statement Database::prepare(std::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt,
                          nullptr) != SQLITE_OK) {
-    fail("{}: {}", path_.string(), sqlite3_errmsg(db_));
+    const int code = sqlite3_errcode(db_);
+    if ((code & 0xff) == SQLITE_INTERRUPT && state_ && state_->exhausted) {
+      fail(
+          "{}: reading it took more work than a file of its size can need (damaged or hostile file); gave up",
+          path().string());
+    }
+    fail("{}: {}", path().string(), sqlite3_errmsg(db_));
   }
-  return Statement(db_, stmt, &path_);
+  return Statement(db_, stmt, state_.get());
 }
 
 bool Database::has_table(std::string_view name) {
-  Statement s = prepare("SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?");
+  Statement s = prepare("SELECT type, sql FROM sqlite_master WHERE name = ? COLLATE NOCASE");
   s.bind_text(1, name);
-  return s.step();
+  if (!s.step()) return false;
+  return s.column_text(0) == "table" && upper(s.column_text(1)).rfind("CREATE VIRTUAL", 0) != 0;
+}
+
+std::optional<std::map<std::string, std::string>> Database::table_columns(std::string_view name) {
+  {
+    Statement s = prepare("SELECT type, sql FROM sqlite_master WHERE name = ? COLLATE NOCASE");
+    s.bind_text(1, name);
+    if (!s.step()) return std::nullopt;
+    const std::string type = s.column_text(0);
+    if (type != "table") {
+      fail("{}: {} is a {}, not a table (meshscope reads only tables; a damaged or hostile file?)",
+           path().string(), name, type);
+    }
+    if (upper(s.column_text(1)).rfind("CREATE VIRTUAL", 0) == 0) {
+      fail("{}: {} is a virtual table (meshscope reads only ordinary tables)", path().string(), name);
+    }
+  }
+  std::map<std::string, std::string> columns;
+  Statement s = prepare(fmt::format("PRAGMA table_xinfo(\"{}\")", name));
+  while (s.step()) {
+    const std::string column = s.column_text(1);
+    const std::int64_t hidden = s.column_int_or(6, 0);
+    columns[column] = hidden == 1 || hidden == 2 ? std::string(kComputedColumn) : upper(s.column_text(2));
+  }
+  return columns;
 }
 
 Statement::~Statement() {
@@ -85,14 +203,14 @@ Statement::~Statement() {
 }
 
 Statement::Statement(Statement&& other) noexcept
-    : db_(other.db_), stmt_(std::exchange(other.stmt_, nullptr)), path_(other.path_) {}
+    : db_(other.db_), stmt_(std::exchange(other.stmt_, nullptr)), state_(other.state_) {}
 
 Statement& Statement::operator=(Statement&& other) noexcept {
   if (this != &other) {
     if (stmt_) sqlite3_finalize(stmt_);
     db_ = other.db_;
     stmt_ = std::exchange(other.stmt_, nullptr);
-    path_ = other.path_;
+    state_ = other.state_;
   }
   return *this;
 }
@@ -116,8 +234,13 @@ void Statement::bind_string_id(int index, StringId value) {
 void Statement::bind_text(int index, std::string_view value) {
   if (value.empty()) {
     sqlite3_bind_null(stmt_, index);
-  } else {
-    sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+  } else if (value.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    fail("{}: a text of {} bytes is too long to store",
+         state_ ? state_->path.string() : std::string("sqlite"), value.size());
+  } else if (sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
+                               SQLITE_TRANSIENT) != SQLITE_OK) {
+    fail("{}: cannot store a text of {} bytes: {}", state_ ? state_->path.string() : std::string("sqlite"),
+         value.size(), sqlite3_errmsg(db_));
   }
 }
 
@@ -134,7 +257,16 @@ bool Statement::step() {
   if (rc == SQLITE_DONE) return false;
   const std::string message = sqlite3_errmsg(db_);
   sqlite3_reset(stmt_);
-  fail("{}: {}", path_ ? path_->string() : std::string("sqlite"), message);
+  const std::string name = state_ ? state_->path.string() : std::string("sqlite");
+  if ((rc & 0xff) == SQLITE_INTERRUPT && state_ && state_->exhausted) {
+    fail("{}: reading it took more work than a file of its size can need (damaged or hostile file); gave up",
+         name);
+  }
+  if ((rc & 0xff) == SQLITE_TOOBIG) {
+    fail("{}: a stored value is longer than the {} MiB meshscope reads (damaged or hostile file)", name,
+         kMaxValueBytes >> 20);
+  }
+  fail("{}: {}", name, message);
 }
 
 void Statement::reset() {

@@ -1,10 +1,19 @@
 // Thin RAII wrappers over the sqlite3 C API, shared by the writer, the loader and the Nsight importer.
+//
+// Every SQLite file meshscope reads is someone else's (a profile or an export sent by a colleague), so a
+// read-only Database is opened as untrusted: defensive mode, no views, no triggers, trusted_schema off, no
+// ATTACH, length and SQL-size limits, and a progress handler that gives up after an amount of work
+// proportional to the file's size. Readers then check the shape of each table they read (table_columns()) and
+// the values of each row. Only the writer's own temporary file is opened without these guards.
 #pragma once
 
 #include <sqlite3.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,12 +22,22 @@
 namespace meshscope::sql {
 
 class Statement;
+struct ConnectionState;
+
+inline constexpr std::string_view kComputedColumn = "<computed>";  // the display path and the work budget, at a stable address for Statements
+
+// Limits on an untrusted file: the longest string or blob read (a longer value is an error, not a read of
+// gigabytes), and the work allowed per byte of file (SQLite virtual-machine steps) on top of a fixed base.
+inline constexpr int kMaxValueBytes = 16 << 20;
+inline constexpr std::int64_t kWorkPerFileByte = 64;
+inline constexpr std::int64_t kBaseWork = 50'000'000;
 
 class Database {
  public:
-  Database() = default;
+  Database();
   // Opens PATH; throws meshscope::Error naming PATH (or DISPLAY, when given: the file the user knows, such as
-  // the profile a temporary file becomes) when it cannot be opened, and in every later message.
+  // the profile a temporary file becomes) when it cannot be opened, and in every later message. READ_ONLY
+  // opens it as untrusted (see above); read-write opens are for meshscope's own files.
   Database(const std::filesystem::path& path, bool read_only, const std::filesystem::path& display = {});
   ~Database();
   Database(Database&& other) noexcept;
@@ -26,23 +45,33 @@ class Database {
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
+  // Applies the untrusted-file guards to a connection opened read-write (a collector's journaled file, whose
+  // WAL only a writable connection can replay).
+  void harden();
+
   void exec(std::string_view sql);  // throws Error with the database's message
   Statement prepare(std::string_view sql);
+  // True when NAME is an ordinary table of the main schema (not a view, not a virtual table).
   bool has_table(std::string_view name);
+  // The columns of table NAME (name -> declared type, upper case; kComputedColumn for a column computed when
+  // read, whose expression would run) when it is an ordinary table; nullopt when there is no such table.
+  // Throws Error naming the file when NAME is a view, a virtual table, an index or a trigger: nothing but
+  // declared tables is ever read.
+  std::optional<std::map<std::string, std::string>> table_columns(std::string_view name);
   sqlite3* handle() const { return db_; }
-  const std::filesystem::path& path() const { return path_; }
+  const std::filesystem::path& path() const;
   void close();
 
  private:
   sqlite3* db_ = nullptr;
-  std::filesystem::path path_;
+  std::unique_ptr<ConnectionState> state_;
 };
 
 class Statement {
  public:
   Statement() = default;
-  Statement(sqlite3* db, sqlite3_stmt* stmt, const std::filesystem::path* path)
-      : db_(db), stmt_(stmt), path_(path) {}
+  Statement(sqlite3* db, sqlite3_stmt* stmt, const ConnectionState* state)
+      : db_(db), stmt_(stmt), state_(state) {}
   ~Statement();
   Statement(Statement&& other) noexcept;
   Statement& operator=(Statement&& other) noexcept;
@@ -53,7 +82,7 @@ class Statement {
   void bind(int index, std::int64_t value);
   void bind_int(int index, std::int64_t value) { bind(index, value); }
   void bind_string_id(int index, StringId value);
-  void bind_text(int index, std::string_view value);  // empty text binds NULL
+  void bind_text(int index, std::string_view value);  // empty text binds NULL; throws Error beyond 2 GiB
   void bind_double(int index, double value);
   void bind_null(int index);
 
@@ -70,13 +99,18 @@ class Statement {
   double column_double(int index) const;
   std::string column_text(int index) const;  // NULL reads as ""
   bool column_is_null(int index) const;
+  int column_type(int index) const { return sqlite3_column_type(stmt_, index); }
   int column_count() const;
   sqlite3_stmt* handle() const { return stmt_; }
 
  private:
   sqlite3* db_ = nullptr;
   sqlite3_stmt* stmt_ = nullptr;
-  const std::filesystem::path* path_ = nullptr;
+  const ConnectionState* state_ = nullptr;
 };
+
+// Declared type affinity as SQLite computes it (section 3.1 of "Datatypes In SQLite").
+enum class Affinity { kInteger, kText, kBlob, kReal, kNumeric };
+Affinity affinity_of(std::string_view declared_type);
 
 }  // namespace meshscope::sql

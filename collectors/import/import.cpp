@@ -59,7 +59,7 @@ class RankAssigner {
           "job",
           describe(path));
     }
-    if (rank < 0 || rank > 1'000'000) fail("{}: rank {} is out of range", describe(path), rank);
+    if (rank < 0 || rank > kMaxRank) fail("{}: rank {} is out of range", describe(path), rank);
     claim(path, static_cast<std::int32_t>(rank), source, m.world_size);
     return static_cast<std::int32_t>(rank);
   }
@@ -168,12 +168,15 @@ ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
     if (import::is_sqlite_file(file)) {
       formats.push_back("nsys");
       auto ranks = nsys::import_file(
-          file, writer, [&](const std::string& key, std::int64_t wanted, const std::string& source) {
+          file, writer,
+          [&](const std::string& key, std::int64_t wanted, const std::string& source) {
+            if (wanted > kMaxRank) fail("{}: rank {} is out of range", file.string(), wanted);
             const std::int32_t rank =
                 wanted >= 0 ? static_cast<std::int32_t>(wanted) : assigner.next_free_rank();
             assigner.claim(key, rank, source, std::nullopt);
             return rank;
-          });
+          },
+          &summary.notes);
       for (const auto& r : ranks) summary.ranks.push_back(r);
       continue;
     }

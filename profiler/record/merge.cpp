@@ -115,15 +115,27 @@ struct Input {
   bool recovered = false;
 };
 
+// Every table the merge reads must be an ordinary table (a view's SQL would run; see sqlite_util.hpp): a file
+// where one is not is skipped as unreadable.
+void check_tables(sql::Database& db) {
+  for (const char* table :
+       {"meta", "strings", "ranks", "activities", "api_calls", "ranges", "flows", "devices", "streams",
+        "threads", "process_groups", "diagnostics", "collectives"}) {
+    if (!db.table_columns(table)) fail("{}: no {} table", db.path().string(), table);
+  }
+  db.prepare("SELECT count(*) FROM meta").step();
+}
+
 sql::Database open_input(const fs::path& path) {
   try {
-    sql::Database db(path, true);
-    db.prepare("SELECT count(*) FROM meta").step();
+    sql::Database db(path, true);  // untrusted: see sqlite_util.hpp
+    check_tables(db);
     return db;
   } catch (const Error&) {
     // A journaled file whose -shm is gone needs a writable connection to replay its WAL.
     sql::Database db(path, false);
-    db.prepare("SELECT count(*) FROM meta").step();
+    db.harden();
+    check_tables(db);
     return db;
   }
 }
@@ -169,11 +181,15 @@ class Merger {
       while (s.step()) {
         ActivityRecord a;
         a.rank = in.rank;
-        a.kind = static_cast<ActivityKind>(s.column_int(1));
-        a.device = static_cast<std::int32_t>(s.column_int(2));
+        const std::int64_t kind = s.column_int(1), device = s.column_int(2);
+        if (kind < 1 || kind > 4 || device < INT32_MIN || device > INT32_MAX ||
+            !interval(s.column_int(4), s.column_int(5), shift, a.start_ns, a.end_ns)) {
+          ++result_.skipped_rows;
+          continue;
+        }
+        a.kind = static_cast<ActivityKind>(kind);
+        a.device = static_cast<std::int32_t>(device);
         a.stream = s.column_int(3);
-        a.start_ns = s.column_int(4) + shift;
-        a.end_ns = s.column_int(5) + shift;
         a.name = named(s.column_int(6), "(unnamed)");
         a.correlation = s.column_int(7);
         a.external_id = s.column_int(8);
@@ -196,7 +212,9 @@ class Merger {
           " WHERE a.kind = 1 AND (n.value LIKE 'ncclDevKernel%' OR n.value LIKE 'ncclKernel%')");
       auto& kernels = nccl_kernels_[in.rank];
       while (s.step()) {
-        kernels.push_back({s.column_int(1) + shift, s.column_int(2) + shift, ids[s.column_int(0)]});
+        const auto id = ids.find(s.column_int(0));
+        if (id == ids.end()) continue;  // skipped above
+        kernels.push_back({s.column_int(1) + shift, s.column_int(2) + shift, id->second});
       }
     }
     {
@@ -205,11 +223,15 @@ class Merger {
       while (s.step()) {
         ApiCallRecord c;
         c.rank = in.rank;
-        c.kind = static_cast<ApiKind>(s.column_int(0));
+        const std::int64_t kind = s.column_int(0);
+        if (kind < 1 || kind > 2 ||
+            !interval(s.column_int(3), s.column_int(4), shift, c.start_ns, c.end_ns)) {
+          ++result_.skipped_rows;
+          continue;
+        }
+        c.kind = static_cast<ApiKind>(kind);
         c.pid = s.column_int(1);
         c.tid = s.column_int(2);
-        c.start_ns = s.column_int(3) + shift;
-        c.end_ns = s.column_int(4) + shift;
         c.name = named(s.column_int(5), "(unnamed)");
         c.correlation = s.column_int(6);
         c.external_id = s.column_int(7);
@@ -223,11 +245,15 @@ class Merger {
       while (s.step()) {
         RangeRecord r;
         r.rank = in.rank;
-        r.kind = static_cast<RangeKind>(s.column_int(0));
+        const std::int64_t kind = s.column_int(0);
+        if (kind < 1 || kind > 7 ||
+            !interval(s.column_int(3), s.column_int(4), shift, r.start_ns, r.end_ns)) {
+          ++result_.skipped_rows;
+          continue;
+        }
+        r.kind = static_cast<RangeKind>(kind);
         r.pid = s.column_int(1);
         r.tid = s.column_int(2);
-        r.start_ns = s.column_int(3) + shift;
-        r.end_ns = s.column_int(4) + shift;
         r.name = named(s.column_int(5), "(unnamed)");
         r.external_id = s.column_int(6);
         r.step = s.column_int(7);
@@ -243,10 +269,14 @@ class Merger {
         f.rank = in.rank;
         f.category = named(s.column_int(0), "(unknown)");
         f.flow_id = s.column_int(1);
-        f.src_ns = s.column_int(2) + shift;
+        if (!interval(s.column_int(2), s.column_int(2), shift, f.src_ns, f.src_ns) ||
+            (!s.column_is_null(5) &&
+             !interval(s.column_int(5), s.column_int(5), shift, f.dst_ns, f.dst_ns))) {
+          ++result_.skipped_rows;
+          continue;
+        }
         f.src_pid = s.column_int(3);
         f.src_tid = s.column_int(4);
-        f.dst_ns = s.column_is_null(5) ? kNull : s.column_int(5) + shift;
         f.dst_pid = s.column_int(6);
         f.dst_tid = s.column_int(7);
         w_.add_flow(f);
@@ -257,6 +287,7 @@ class Merger {
           "SELECT device, name, total_memory_bytes, compute_major, compute_minor, sm_count, properties_json"
           " FROM devices");
       while (s.step()) {
+        if (s.column_int(0) < INT32_MIN || s.column_int(0) > INT32_MAX) continue;
         w_.add_device({in.rank, static_cast<std::int32_t>(s.column_int(0)), s.column_text(1), s.column_int(2),
                        s.column_int(3), s.column_int(4), s.column_int(5), s.column_text(6)});
       }
@@ -264,6 +295,7 @@ class Merger {
     {
       auto s = in.db.prepare("SELECT device, stream, name FROM streams");
       while (s.step()) {
+        if (s.column_int(0) < INT32_MIN || s.column_int(0) > INT32_MAX) continue;
         w_.add_stream(
             {in.rank, static_cast<std::int32_t>(s.column_int(0)), s.column_int(1), s.column_text(2)});
       }
@@ -318,8 +350,10 @@ class Merger {
       c.algorithm = str(s.column_int(12));
       c.protocol = str(s.column_int(13));
       c.channels = s.column_int(14);
-      c.start_ns = s.column_int(15) + shift;
-      c.end_ns = s.column_int(16) + shift;
+      if (!interval(s.column_int(15), s.column_int(16), shift, c.start_ns, c.end_ns)) {
+        ++result_.skipped_rows;
+        continue;
+      }
       c.source = static_source(s.column_text(17));
       if (c.activity_id == kNull) c.activity_id = link(kernels, c.start_ns, c.end_ns);
       if (c.activity_id != kNull) ++result_.linked_collectives;
@@ -356,6 +390,18 @@ class Merger {
       if (it->end < start - 1'000'000'000) break;
     }
     return best;
+  }
+
+  // START..END shifted onto the job's clock: false (the row is skipped and counted) when a time is missing,
+  // out of range after the shift, or the interval ends before it starts; damaged per-rank files must not
+  // stop the merge or wrap times.
+  static bool interval(std::int64_t start, std::int64_t end, std::int64_t shift, TimeNs& start_out,
+                       TimeNs& end_out) {
+    if (start == kNull || end == kNull || end < start) return false;
+    if (__builtin_add_overflow(start, shift, &start_out) || __builtin_add_overflow(end, shift, &end_out)) {
+      return false;
+    }
+    return time_in_range(start_out) && time_in_range(end_out);
   }
 
   static const char* static_source(const std::string& text) {
@@ -413,7 +459,9 @@ MergeResult merge_rank_profiles(const std::vector<fs::path>& files, const fs::pa
         result.notes.push_back(fmt::format("{}: no rank recorded yet, skipped", path.filename().string()));
         continue;
       }
-      in.rank = static_cast<std::int32_t>(s.column_int(0));
+      const std::int64_t rank = s.column_int(0);
+      if (rank < 0 || rank > kMaxRank) fail("rank {} is out of range", rank);
+      in.rank = static_cast<std::int32_t>(rank);
       in.info.rank = in.rank;
       in.info.world_size = s.column_int(1);
       in.info.hostname = s.column_text(2);
@@ -503,6 +551,11 @@ MergeResult merge_rank_profiles(const std::vector<fs::path>& files, const fs::pa
           job_rank, "info",
           fmt::format("clock of {} shifted by {} ns onto {} (from {} matched collective ends)", node, offset,
                       alignment.reference, alignment.matches[node]));
+    }
+    if (result.skipped_rows > 0) {
+      result.notes.push_back(
+          fmt::format("{} rows of damaged per-rank files skipped (a kind, a device or a time out of range)",
+                      result.skipped_rows));
     }
     for (const auto& note : result.notes) writer.add_diagnostic(job_rank, "info", note);
     for (auto& [rank, r] : ranks) result.ranks.push_back(r);

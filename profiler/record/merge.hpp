@@ -55,6 +55,7 @@ struct MergeResult {
   std::vector<MergedRank> ranks;
   std::vector<std::string> notes;
   std::uint64_t activities = 0, collectives = 0, linked_collectives = 0;
+  std::uint64_t skipped_rows = 0;  // rows of damaged files: a kind or time out of range (noted)
 };
 
 // Writes the job profile OUTPUT from FILES. Throws meshscope::Error when no file is a readable profile.

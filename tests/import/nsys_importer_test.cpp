@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -789,6 +790,127 @@ TEST(NsysImport, CommandLineExitsOneWithOneLine) {
   for (std::string line; std::getline(err, line);) lines.push_back(line);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_THAT(lines[0], ::testing::HasSubstr("corrupt.sqlite: unreadable or corrupt SQLite database"));
+}
+
+// ---- hostile and out-of-range exports (issue #19) ----
+
+// Runs SQL on a copy of the real saxpy export.
+fs::path saxpy_with(const fs::path& dir, const std::string& name, const std::string& sql_text) {
+  const fs::path copy = dir / (name + ".sqlite");
+  fs::copy_file(fs::path(MESHSCOPE_SHARED_DIR) / "traces/nsys/saxpy_mpi_cuda_a100.sqlite", copy,
+                fs::copy_options::overwrite_existing);
+  sql::Database db(copy, false);
+  db.exec(sql_text);
+  return copy;
+}
+
+TEST(NsysHostile, AViewInPlaceOfATableIsRefusedNotRun) {
+  const fs::path dir = tmp_dir("hostile_view");
+  // Was: import hung forever in the view's recursion.
+  const fs::path endless = saxpy_with(dir, "endless",
+                                      "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO real_kernels;"
+                                      "CREATE VIEW cupti_activity_kind_kernel AS WITH RECURSIVE r(x) AS "
+                                      "(SELECT 1 UNION ALL SELECT x + 1 FROM r)"
+                                      " SELECT x AS start, x AS end, 0 AS deviceId, 7 AS streamId, x AS "
+                                      "correlationId, 0 AS globalPid FROM r");
+  EXPECT_EQ(import_error(endless),
+            endless.string() +
+                ": CUPTI_ACTIVITY_KIND_KERNEL is not an ordinary table (a view or virtual "
+                "table; meshscope reads only tables)");
+  EXPECT_FALSE(fs::exists(dir / "out.msdb"));
+  // A column computed when read counts as absent: its expression does not run.
+  const fs::path computed =
+      saxpy_with(dir, "computed",
+                 "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL ADD COLUMN graphId INTEGER GENERATED "
+                 "ALWAYS AS (length(printf('%.*c', 100000000, 'x'))) VIRTUAL");
+  EXPECT_EQ(import_error(computed), "(no error)");
+  EXPECT_EQ(query(dir / "out.msdb", "SELECT count(*) FROM activities WHERE graph_id IS NOT NULL"), "0");
+}
+
+TEST(NsysHostile, TimesOutOfRangeAreRefusedNamingTableAndRow) {
+  const fs::path dir = tmp_dir("hostile_times");
+  {
+    ExportBuilder b(dir / "max.sqlite");
+    b.process(1, "p");
+    b.kernel(1000, 2000, 1, 0, 7, 1, "void ok()");
+    b.kernel(std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::max(), 1, 0, 7, 2,
+             "void late()");
+    b.close();
+  }
+  // Was: imported with exit 0 and start + session start wrapped negative.
+  EXPECT_EQ(import_error(dir / "max.sqlite"),
+            (dir / "max.sqlite").string() +
+                ": CUPTI_ACTIVITY_KIND_KERNEL row 2: time 9223372036854775807 ns (after the session start at "
+                "1700000000000000000 ns) is out of range");
+  {
+    ExportBuilder b(dir / "session.sqlite");
+    b.process(1, "p");
+    b.kernel(1000, 2000, 1, 0, 7, 1, "void ok()");
+    b.exec("UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = 9223372036854775807");
+    b.close();
+  }
+  EXPECT_EQ(import_error(dir / "session.sqlite"),
+            (dir / "session.sqlite").string() +
+                ": TARGET_INFO_SESSION_START_TIME: utcEpochNs 9223372036854775807 is out of range");
+  {
+    ExportBuilder b(dir / "backwards.sqlite");
+    b.process(1, "p");
+    b.kernel(5000, 2000, 1, 0, 7, 1, "void backwards()");
+    b.kernel(6000, 7000, 1, 0, 7, 2, "void ok()");
+    b.exec("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = 0");
+    b.close();
+  }
+  // An activity that ends before it starts is kept with zero length and reported (the profile stores
+  // end_ns >= start_ns).
+  EXPECT_EQ(import_error(dir / "backwards.sqlite"), "(no error)");
+  EXPECT_EQ(query(dir / "out.msdb", "SELECT end_ns - start_ns FROM activities ORDER BY start_ns"), "0;1000");
+  EXPECT_EQ(query(dir / "out.msdb",
+                  "SELECT count(*) FROM diagnostics WHERE message LIKE '%1 events ended before "
+                  "they started in the export; kept with zero length'"),
+            "1");
+  {
+    ExportBuilder b(dir / "device.sqlite");
+    b.process(1, "p");
+    b.kernel(1000, 2000, 1, 0, 7, 1, "void k()");
+    b.exec("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = 4294967296");
+    b.close();
+  }
+  EXPECT_EQ(import_error(dir / "device.sqlite"),
+            (dir / "device.sqlite").string() +
+                ": CUPTI_ACTIVITY_KIND_KERNEL row 1: deviceId 4294967296 is out of range");
+  {
+    ExportBuilder b(dir / "mpi.sqlite");
+    b.process(1, "p");
+    b.kernel(1000, 2000, 1, 0, 7, 1, "void k()");
+    b.exec(
+        "CREATE TABLE MPI_RANKS (globalTid INTEGER, rank INTEGER);"
+        "INSERT INTO MPI_RANKS VALUES (" +
+        std::to_string(gid(1, 1)) + ", 4294967296)");
+    b.close();
+  }
+  EXPECT_EQ(import_error(dir / "mpi.sqlite"),
+            (dir / "mpi.sqlite").string() + ": MPI_RANKS row 1: rank 4294967296 is out of range");
+}
+
+TEST(NsysHostile, AnExportOfOnlyStringIdsIsOneLineOnTheCommandLine) {
+  const fs::path dir = tmp_dir("hostile_strings_only");
+  {
+    sql::Database db(dir / "strings.sqlite", false);
+    db.exec(
+        "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT); INSERT INTO StringIds VALUES (1, 'x')");
+  }
+  // Was two lines: a warning about the unstated schema version, then the error.
+  const std::string command = std::string(MESHSCOPE_BINARY) + " import " + (dir / "strings.sqlite").string() +
+                              " -o " + (dir / "out.msdb").string() + " 2>" + (dir / "stderr.txt").string();
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  std::ifstream err(dir / "stderr.txt");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(err, line);) lines.push_back(line);
+  EXPECT_EQ(lines,
+            std::vector<std::string>{"meshscope: " + (dir / "strings.sqlite").string() +
+                                     ": the Nsight Systems export holds no CUDA or NVTX events to import"});
 }
 
 }  // namespace

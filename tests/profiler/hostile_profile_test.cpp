@@ -11,6 +11,7 @@
 #include "profiler/error.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/profile_writer.hpp"
+#include "profiler/sqlite_util.hpp"
 
 namespace meshscope {
 namespace {
@@ -179,6 +180,158 @@ TEST(HostileProfile, NameIdsThatAreNoStringAreRefusedNamingTheRow) {
   EXPECT_NE(flow.find("flows id=1: category 77777"), std::string::npos) << flow;
   const auto api = load_error_after(dir, "api", "UPDATE api_calls SET name = -1 WHERE id = 1");
   EXPECT_NE(api.find("api_calls id=1: name -1"), std::string::npos) << api;
+}
+
+TEST(HostileProfile, AViewInPlaceOfATableIsNeverRun) {
+  const fs::path dir = fresh_dir("hostile-views");
+  // Was: every reader (info, report, view, export) hung in the view's endless recursion.
+  const auto endless = load_error_after(
+      dir, "endless",
+      "ALTER TABLE activities RENAME TO real_activities;"
+      "CREATE VIEW activities AS WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r)"
+      " SELECT x AS id, 0 AS rank, 1 AS kind, 0 AS device, 0 AS stream, x AS start_ns, x AS end_ns, 1 AS name"
+      " FROM r");
+  EXPECT_NE(endless.find("endless.msdb: activities is a view, not a table"), std::string::npos) << endless;
+  // Was: 8-15 s building a 900 MB string.
+  const auto huge =
+      load_error_after(dir, "huge-view",
+                       "ALTER TABLE strings RENAME TO real_strings;"
+                       "CREATE VIEW strings AS SELECT 1 AS id, printf('%.*c', 900000000, 'x') AS value");
+  EXPECT_NE(huge.find("huge-view.msdb: strings is a view, not a table"), std::string::npos) << huge;
+  // A trigger or a view elsewhere in the file is not run either: the file still loads.
+  EXPECT_EQ(
+      load_error_after(dir, "extra",
+                       "CREATE VIEW loop AS WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r)"
+                       " SELECT x FROM r;"
+                       "CREATE TRIGGER t AFTER INSERT ON meta BEGIN SELECT 1; END"),
+      "");
+}
+
+TEST(HostileProfile, ValuesLongerThanTheLimitAreRefusedNotRead) {
+  const fs::path dir = fresh_dir("hostile-long");
+  const auto long_value =
+      load_error_after(dir, "long", "UPDATE strings SET value = printf('%.*c', 20000000, 'x') WHERE id = 1");
+  EXPECT_NE(long_value.find("long.msdb: a stored value is longer than the 16 MiB meshscope reads"),
+            std::string::npos)
+      << long_value;
+}
+
+TEST(HostileProfile, KindsDepthsAndTimesAreCheckedAtLoad) {
+  const fs::path dir = fresh_dir("hostile-values");
+  // Was: the timeline sized 2^31 rows for this track (view hung).
+  const auto depth = load_error_after(dir, "depth", "UPDATE ranges SET depth = 2147483647 WHERE id = 2");
+  EXPECT_NE(
+      depth.find("depth.msdb: ranges id=2: depth 2147483647 is deeper than the 2 range(s) of its track"),
+      std::string::npos)
+      << depth;
+  const auto negative_depth =
+      load_error_after(dir, "negative-depth", "UPDATE ranges SET depth = -1 WHERE id = 1");
+  EXPECT_NE(negative_depth.find("ranges id=1: depth -1 is not a depth"), std::string::npos) << negative_depth;
+  const auto kind = load_error_after(dir, "kind", "UPDATE activities SET kind = 9 WHERE id = 1");
+  EXPECT_NE(kind.find("kind.msdb: activities id=1: kind 9 is not an activity kind (1-4)"), std::string::npos)
+      << kind;
+  const auto range_kind = load_error_after(dir, "range-kind", "UPDATE ranges SET kind = 0 WHERE id = 1");
+  EXPECT_NE(range_kind.find("ranges id=1: kind 0 is not a range kind (1-7)"), std::string::npos)
+      << range_kind;
+  const auto api_kind = load_error_after(dir, "api-kind", "UPDATE api_calls SET kind = 3 WHERE id = 1");
+  EXPECT_NE(api_kind.find("api_calls id=1: kind 3 is not an API kind (1-2)"), std::string::npos) << api_kind;
+  const auto backwards = load_error_after(dir, "backwards", "UPDATE activities SET end_ns = 10 WHERE id = 1");
+  EXPECT_NE(backwards.find("activities id=1: end_ns 10 is before start_ns 1000"), std::string::npos)
+      << backwards;
+  const auto far =
+      load_error_after(dir, "far", "UPDATE collectives SET end_ns = 9223372036854775807 WHERE id = 1");
+  EXPECT_NE(far.find("collectives id=1: end_ns 9223372036854775807 is out of range"), std::string::npos)
+      << far;
+  const auto flow =
+      load_error_after(dir, "flow-time", "UPDATE flows SET dst_ns = -9223372036854775807 WHERE id = 1");
+  EXPECT_NE(flow.find("flows id=1: dst_ns -9223372036854775807 is out of range"), std::string::npos) << flow;
+  const auto text = load_error_after(dir, "text", "UPDATE activities SET start_ns = 'soon' WHERE id = 4");
+  EXPECT_NE(text.find("activities id=4: start_ns is not an integer"), std::string::npos) << text;
+  const auto rank = load_error_after(dir, "rank", "UPDATE activities SET rank = 5000000000 WHERE id = 1");
+  EXPECT_NE(rank.find("activities id=1: rank 5000000000 is not a rank"), std::string::npos) << rank;
+  const auto world =
+      load_error_after(dir, "world", "UPDATE ranks SET world_size = 1099511627776 WHERE rank = 1");
+  EXPECT_NE(world.find("ranks rank=1: world_size 1099511627776 is not a world size"), std::string::npos)
+      << world;
+  const auto device =
+      load_error_after(dir, "device", "UPDATE activities SET device = 4294967296 WHERE id = 1");
+  EXPECT_NE(device.find("activities id=1: device 4294967296 is not a 32-bit integer"), std::string::npos)
+      << device;
+  const auto members = load_error_after(
+      dir, "members", "INSERT INTO process_groups (rank, pg_name, ranks_json) VALUES (0, 'x', '[0, -7]')");
+  EXPECT_NE(members.find("process_groups row 1: ranks_json holds -7, which is not a rank"), std::string::npos)
+      << members;
+}
+
+TEST(HostileProfile, TablesMustBeTablesWithTheColumnsAndTypesRead) {
+  const fs::path dir = fresh_dir("hostile-shape");
+  const auto typed = load_error_after(
+      dir, "typed",
+      "DROP VIEW activity_names; DROP INDEX activities_by_stream; DROP INDEX activities_by_correlation;"
+      "ALTER TABLE activities RENAME TO old;"
+      "CREATE TABLE activities (id INTEGER PRIMARY KEY, rank INTEGER, kind INTEGER, device INTEGER,"
+      " stream INTEGER, start_ns TEXT, end_ns INTEGER, name INTEGER);"
+      "INSERT INTO activities SELECT id, rank, kind, device, stream, start_ns, end_ns, name FROM old;"
+      "DROP TABLE old");
+  EXPECT_NE(typed.find("typed.msdb: activities.start_ns is declared TEXT, not INTEGER"), std::string::npos)
+      << typed;
+  const auto computed = load_error_after(
+      dir, "computed",
+      "DROP VIEW activity_names; DROP INDEX activities_by_stream; ALTER TABLE activities DROP COLUMN stream;"
+      "ALTER TABLE activities ADD COLUMN stream INTEGER GENERATED ALWAYS AS (length(printf('%.*c', 1000, "
+      "'x')))"
+      " VIRTUAL");
+  EXPECT_NE(computed.find("computed.msdb: activities.stream is a computed column"), std::string::npos)
+      << computed;
+  const auto missing = load_error_after(dir, "missing",
+                                        "DROP VIEW activity_names; DROP INDEX activities_by_stream; ALTER "
+                                        "TABLE activities DROP COLUMN start_ns");
+  EXPECT_NE(missing.find("missing.msdb: table activities has no column start_ns"), std::string::npos)
+      << missing;
+  const auto no_strings = load_error_after(dir, "no-strings", "DROP TABLE strings");
+  EXPECT_NE(no_strings.find("no-strings.msdb: not a meshscope profile (no strings table)"), std::string::npos)
+      << no_strings;
+}
+
+TEST(HostileProfile, AProfileOfANewerSchemaLoadsWhatThisMeshscopeReads) {
+  const fs::path dir = fresh_dir("hostile-newer");
+  // Columns added, optional columns dropped, tables added: what docs/PROFILE.md promises for a newer schema.
+  EXPECT_EQ(load_error_after(dir, "newer",
+                             "UPDATE meta SET value = '7' WHERE key = 'schema_version';"
+                             "ALTER TABLE activities ADD COLUMN power_mw INTEGER;"
+                             "DROP VIEW activity_names; ALTER TABLE activities DROP COLUMN graph_id;"
+                             "ALTER TABLE activities DROP COLUMN registers;"
+                             "ALTER TABLE collectives DROP COLUMN channels;"
+                             "CREATE TABLE counters (rank INTEGER, t INTEGER, value REAL);"
+                             "DROP TABLE flows"),
+            "");
+  const Profile p = Profile::load(dir / "newer.msdb");
+  EXPECT_EQ(p.schema_version(), 7);
+  EXPECT_EQ(p.counts().kernel, 10);
+  EXPECT_EQ(p.counts().flow, 0);
+  const auto& k = p.ranks()[0].kernels.front();
+  EXPECT_EQ(k.registers, -1);
+  EXPECT_EQ(k.graph_id, kNull);
+}
+
+TEST(UntrustedDatabase, WorkBeyondTheFilesSizeIsGivenUp) {
+  const fs::path dir = fresh_dir("hostile-budget");
+  write_small_profile(dir / "p.msdb");
+  sql::Database db(dir / "p.msdb", true);
+  try {
+    auto s =
+        db.prepare("WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT count(*) FROM r");
+    s.step();
+    FAIL() << "an endless query finished";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              (dir / "p.msdb").string() +
+                  ": reading it took more work than a file of its size can need (damaged "
+                  "or hostile file); gave up");
+  }
+  // Other databases cannot be attached, and the schema cannot be written.
+  EXPECT_THROW(db.exec("ATTACH DATABASE ':memory:' AS other"), Error);
+  EXPECT_THROW(db.exec("PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = ''"), Error);
 }
 
 }  // namespace

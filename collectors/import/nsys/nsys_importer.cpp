@@ -106,6 +106,7 @@ struct Process {
   std::string name;
   std::uint64_t gpu_events = 0, cpu_events = 0;
   std::uint64_t negative_times = 0;
+  std::uint64_t backwards_times = 0;  // events that ended before they started: kept with zero length
   bool uses_nccl = false;
   // NCCL collective NVTX ranges (indexes into Importer::nccl_) that launched each correlation id.
   std::unordered_map<std::int64_t, std::size_t> nccl_launches;
@@ -216,8 +217,9 @@ std::vector<std::size_t> assign_group(const std::vector<std::string_view>& ops,
 
 class Importer {
  public:
-  Importer(const std::filesystem::path& path, ProfileWriter& writer, const RankClaim& claim)
-      : path_(path), writer_(writer), claim_(claim) {}
+  Importer(const std::filesystem::path& path, ProfileWriter& writer, const RankClaim& claim,
+           std::vector<std::string>* notes)
+      : path_(path), writer_(writer), claim_(claim), notes_(notes) {}
 
   std::vector<ImportedRank> run() {
     try {
@@ -240,18 +242,56 @@ class Importer {
  private:
   // [SECTION] export schema: tables, columns, version
 
-  void read_tables() {
-    sql::Statement s = db_.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')");
-    while (s.step()) tables_.insert(s.column_text(0));
+  // Names are compared upper case, as SQLite resolves them. Only ordinary tables are read: a view (or any
+  // other object) under the name of a table the importer reads is refused, so the file's own SQL never runs.
+  static std::string upper(std::string_view name) {
+    std::string text(name);
+    for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return text;
   }
 
-  bool has(std::string_view table) const { return tables_.count(std::string(table)) > 0; }
+  void read_tables() {
+    sql::Statement s = db_.prepare("SELECT name, type, sql FROM sqlite_master");
+    while (s.step()) {
+      const bool table =
+          s.column_text(1) == "table" && upper(s.column_text(2)).rfind("CREATE VIRTUAL", 0) != 0;
+      (table ? tables_ : other_objects_).insert(upper(s.column_text(0)));
+    }
+  }
 
+  bool has(std::string_view table) const {
+    const std::string name = upper(table);
+    if (other_objects_.count(name)) {
+      import_fail("{}: {} is not an ordinary table (a view or virtual table; meshscope reads only tables)",
+                  path_.string(), table);
+    }
+    return tables_.count(name) > 0;
+  }
+
+  // The stored columns of TABLE; a column computed when read (its expression would run) counts as absent.
   std::set<std::string> columns_of(std::string_view table) {
     std::set<std::string> columns;
-    sql::Statement s = db_.prepare(fmt::format("PRAGMA table_info(\"{}\")", table));
-    while (s.step()) columns.insert(s.column_text(1));
+    const auto declared = db_.table_columns(table);
+    if (!declared) return columns;
+    for (const auto& [name, type] : *declared) {
+      if (type != sql::kComputedColumn) columns.insert(name);
+    }
     return columns;
+  }
+
+  // Steps S, a SELECT from TABLE, keeping the table and the row's position for messages.
+  bool next(sql::Statement& s, const char* table) {
+    if (!s.step()) return false;
+    if (table_ != table) {
+      table_ = table;
+      row_ = 0;
+    }
+    ++row_;
+    return true;
+  }
+
+  [[noreturn]] void bad_row(std::string_view problem) const {
+    import_fail("{}: {} row {}: {}", path_.string(), table_ ? table_ : "?", row_, problem);
   }
 
   // "SELECT a, NULL, c FROM table": WANTED columns that TABLE lacks read as NULL.
@@ -309,7 +349,7 @@ class Importer {
           "and "
           "columns it recognises",
           path_.filename().string(), schema_version_.empty() ? std::string("(unstated)") : schema_version_);
-      std::fprintf(stderr, "warning: %s\n", version_warning_.c_str());
+      if (notes_) notes_->push_back(version_warning_);
     }
   }
 
@@ -350,6 +390,10 @@ class Importer {
     if (s.step() && !s.column_is_null(0)) {
       base_ns_ = s.column_int(0);
       has_base_ = true;
+      if (!time_in_range(base_ns_)) {
+        import_fail("{}: TARGET_INFO_SESSION_START_TIME: utcEpochNs {} is out of range", path_.string(),
+                    base_ns_);
+      }
     }
   }
 
@@ -394,9 +438,11 @@ class Importer {
     }
     if (has("MPI_RANKS")) {  // authoritative where present
       sql::Statement s = db_.prepare(select("MPI_RANKS", {"globalTid", "rank"}));
-      while (s.step()) {
+      while (next(s, "MPI_RANKS")) {
         if (s.column_is_null(0) || s.column_is_null(1)) continue;
-        mpi_ranks_[process_key(s.column_int(0))] = s.column_int(1);
+        const std::int64_t rank = s.column_int(1);
+        if (rank < 0 || rank > kMaxRank) bad_row(fmt::format("rank {} is out of range", rank));
+        mpi_ranks_[process_key(s.column_int(0))] = rank;
       }
     }
   }
@@ -486,9 +532,24 @@ class Importer {
     return last_process_;
   }
 
+  // An export time on the profile clock (plus the session start), refused when missing or out of range.
   TimeNs profile_time(Process& p, std::int64_t t) {
+    if (t == kNull) bad_row("a start or end time is missing (NULL)");
     if (t < 0) ++p.negative_times;
-    return t + base_ns_;
+    TimeNs out = 0;
+    if (__builtin_add_overflow(t, base_ns_, &out) || !time_in_range(out)) {
+      bad_row(fmt::format("time {} ns (after the session start at {} ns) is out of range", t, base_ns_));
+    }
+    return out;
+  }
+
+  // The end of an interval that starts at START: one that ends before it starts is kept with zero length
+  // (counted and reported), as the profile stores end_ns >= start_ns.
+  TimeNs profile_end(Process& p, TimeNs start, std::int64_t t) {
+    const TimeNs end = profile_time(p, t);
+    if (end >= start) return end;
+    ++p.backwards_times;
+    return start;
   }
 
   // [SECTION] NVTX (ranges, marks, NCCL collectives)
@@ -505,7 +566,7 @@ class Importer {
     std::map<std::pair<std::int64_t, std::int64_t>, StringId> domain_ids;
     const StringId default_domain = writer_.intern("NVTX");
     std::vector<NcclCall> nccl_calls;
-    while (s.step()) {
+    while (next(s, "NVTX_EVENTS")) {
       const std::int64_t type = s.column_int(2);
       const bool mark = type == kNvtxMark || type == kNvtxtMark;
       if (!mark && type != kNvtxPushPopRange && type != kNvtxStartEndRange && type != kNvtxtPushPopRange &&
@@ -712,7 +773,7 @@ class Importer {
     };
     std::vector<ApiName> names(strings_.size());
     const bool any_nccl = !nccl_.empty() || !group_ends_by_thread_.empty();
-    while (s.step()) {
+    while (next(s, "CUPTI_ACTIVITY_KIND_RUNTIME")) {
       const std::int64_t gtid = s.column_int(2);
       Process* p = process(gtid);
       if (!p) {
@@ -732,7 +793,7 @@ class Importer {
       c.tid = id.tid;
       const std::int64_t start = s.column_int(0);
       c.start_ns = profile_time(*p, start);
-      c.end_ns = profile_time(*p, s.column_int(1));
+      c.end_ns = profile_end(*p, c.start_ns, s.column_int(1));
       c.correlation = s.column_int(3);
       const std::int64_t name_id = s.column_int(4);
       bool driver = event_class == kEventClassCudaDriver || event_class == kEventClassCudaEglDriver;
@@ -795,8 +856,10 @@ class Importer {
     a.rank = p->rank;
     a.kind = kind;
     a.start_ns = profile_time(*p, s.column_int(0));
-    a.end_ns = profile_time(*p, s.column_int(1));
-    a.device = static_cast<std::int32_t>(s.column_int_or(2, 0));
+    a.end_ns = profile_end(*p, a.start_ns, s.column_int(1));
+    const std::int64_t device = s.column_int_or(2, 0);
+    if (device < INT32_MIN || device > INT32_MAX) bad_row(fmt::format("deviceId {} is out of range", device));
+    a.device = static_cast<std::int32_t>(device);
     a.stream = s.column_int_or(3, 0);
     a.correlation = s.column_int(4);
     return p;
@@ -812,7 +875,7 @@ class Importer {
                 "staticSharedMemory", "dynamicSharedMemory", "graphNodeId", "graphId"}));
     // Per kernel name: what its NCCL name says (parsed once; no op for generic kernels).
     std::unordered_map<std::int64_t, std::optional<import::NcclKernelName>> nccl_names;
-    while (s.step()) {
+    while (next(s, "CUPTI_ACTIVITY_KIND_KERNEL")) {
       ActivityRecord a;
       Process* p = gpu_activity(s, ActivityKind::kKernel, a);
       if (!p) continue;
@@ -937,7 +1000,7 @@ class Importer {
         "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
         {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "graphId", "graphExecId"}));
     std::unordered_map<std::int64_t, StringId> names;
-    while (s.step()) {
+    while (next(s, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE")) {
       ActivityRecord a;
       Process* p = gpu_activity(s, ActivityKind::kKernel, a);
       if (!p) continue;
@@ -961,7 +1024,7 @@ class Importer {
         "CUPTI_ACTIVITY_KIND_MEMCPY", {"start", "end", "deviceId", "streamId", "correlationId", "globalPid",
                                        "bytes", "copyKind", "srcKind", "dstKind", "graphNodeId"}));
     std::map<std::array<std::int64_t, 3>, std::pair<StringId, StringId>> names;  // -> (name, copy kind)
-    while (s.step()) {
+    while (next(s, "CUPTI_ACTIVITY_KIND_MEMCPY")) {
       ActivityRecord a;
       Process* p = gpu_activity(s, ActivityKind::kMemcpy, a);
       if (!p) continue;
@@ -990,7 +1053,7 @@ class Importer {
         db_.prepare(select("CUPTI_ACTIVITY_KIND_MEMSET", {"start", "end", "deviceId", "streamId",
                                                           "correlationId", "globalPid", "bytes", "memKind"}));
     std::map<std::int64_t, StringId> names;
-    while (s.step()) {
+    while (next(s, "CUPTI_ACTIVITY_KIND_MEMSET")) {
       ActivityRecord a;
       Process* p = gpu_activity(s, ActivityKind::kMemset, a);
       if (!p) continue;
@@ -1010,7 +1073,7 @@ class Importer {
         select("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
                {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "syncType"}));
     std::map<std::int64_t, StringId> names;
-    while (s.step()) {
+    while (next(s, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")) {
       ActivityRecord a;
       Process* p = gpu_activity(s, ActivityKind::kSync, a);
       if (!p) continue;
@@ -1153,6 +1216,12 @@ class Importer {
                         "the export); kept as they are",
                         process, p.negative_times));
       }
+      if (p.backwards_times > 0) {
+        writer_.add_diagnostic(
+            p.rank, "warning",
+            fmt::format("{}: {} events ended before they started in the export; kept with zero length",
+                        process, p.backwards_times));
+      }
       if (p.gpu_events == 0) {
         writer_.add_diagnostic(p.rank, "warning",
                                fmt::format("{}: no GPU activity; imported its CPU events only", process));
@@ -1225,7 +1294,10 @@ class Importer {
   ProfileWriter& writer_;
   const RankClaim& claim_;
   sql::Database db_;
-  std::set<std::string> tables_;
+  std::set<std::string> tables_, other_objects_;  // upper-case names
+  const char* table_ = nullptr;                   // the table being read, and the row, for messages
+  std::uint64_t row_ = 0;
+  std::vector<std::string>* notes_;
   std::string schema_version_, product_version_, version_warning_, source_file_;
   std::vector<std::string> strings_;
   std::vector<StringId> interned_;
@@ -1265,8 +1337,8 @@ bool is_nsys_export(const std::filesystem::path& path) {
 }
 
 std::vector<ImportedRank> import_file(const std::filesystem::path& path, ProfileWriter& writer,
-                                      const RankClaim& claim) {
-  Importer importer(path, writer, claim);
+                                      const RankClaim& claim, std::vector<std::string>* notes) {
+  Importer importer(path, writer, claim, notes);
   return importer.run();
 }
 

@@ -32,9 +32,11 @@ bool is_nsys_export(const std::filesystem::path& path);
 // Imports every process (rank) of the export at PATH into WRITER: ranks, devices, streams, threads, kernels,
 // memcpy/memset, syncs, runtime/driver API calls, NVTX ranges (nested), NCCL-domain NVTX ranges as
 // collectives on the kernels they launched (grouped ones on the kernels of their ncclGroupEnd). Throws
-// meshscope::Error ("FILE: problem") when nothing can be imported.
+// meshscope::Error ("FILE: problem") when nothing can be imported. What the user should know about an import
+// that succeeds (an export schema meshscope does not know) goes to NOTES, when given, and to the profile's
+// diagnostics; nothing is printed.
 std::vector<ImportedRank> import_file(const std::filesystem::path& path, ProfileWriter& writer,
-                                      const RankClaim& claim);
+                                      const RankClaim& claim, std::vector<std::string>* notes = nullptr);
 
 // ---- building blocks (exposed for tests) ----
 
