@@ -61,6 +61,28 @@ LayerGemms layer_gemms(const ModelSpec& m, const ParallelConfig& c, const Effici
 
 }  // namespace
 
+double attention_forward_time(const ModelSpec& m, const ParallelConfig& c, const Efficiencies& eff) {
+  const double tokens = double(c.micro_batch) * c.seq / c.cp;
+  const double flops = tokens * attention_flops_per_token(m, c.seq) / c.tp;
+  if (!eff.flash_attention) return flops / (eff.attention_standard_flops_per_s * eff.sustained_fraction);
+  const bool fused = eff.cudnn_attention && eff.attention_fused_flops_per_s > 0;
+  double rate =
+      (fused ? eff.attention_fused_flops_per_s : eff.attention_flash_flops_per_s) * eff.sustained_fraction;
+  // Head dim 64 runs below head dim 128 (Shah et al. 2024 Fig. 5a/5b, sequence 8k, non-causal:
+  // FlashAttention-2 322 vs 370 TFLOP/s, cuDNN 412 vs 600).
+  const double head = m.is_mla() ? m.qk_nope_dim + m.qk_rope_dim : m.head_size();
+  if (head <= 64) rate *= fused ? 412.0 / 600.0 : 322.0 / 370.0;
+  // Short sequences fill the GPU less: rate(s) proportional to s / (s + s0), equal to the long-sequence rate
+  // at 8k; s0 = 384 tokens causal, 96 non-causal (fits Shah et al. 2024 Fig. 5b/5d, FlashAttention-2 and
+  // cuDNN from 512 to 16k tokens within 3 %).
+  const double s0 = eff.causal ? 384.0 : 96.0;
+  rate *= (c.seq / (c.seq + s0)) / (8192.0 / (8192.0 + s0));
+  // A causal mask skips the blocks above the diagonal: half the FLOPs (Dao 2023, FlashAttention-2 §3.1.1) at
+  // attention_causal_ratio of the non-causal rate.
+  if (eff.causal) return 0.5 * flops / (rate * eff.attention_causal_ratio);
+  return flops / rate;
+}
+
 double gemm_time(const GemmShape& g, double peak, double efficiency, double operand_bytes, double overhead_s,
                  double hbm_Bps) {
   if (g.m <= 0 || g.n <= 0 || g.k <= 0) return 0.0;
@@ -74,7 +96,7 @@ LayerTimes layer_times(const ModelSpec& m, const ParallelConfig& c, const Effici
   const double tokens = double(c.micro_batch) * c.seq / c.cp;
   const double t = c.tp;
   const double peak = bf16_layer ? r.bf16_peak_flops : r.peak_flops;
-  const double e = bf16_layer ? r.bf16_efficiency : r.efficiency;
+  const double e = (bf16_layer ? r.bf16_efficiency : r.efficiency) * eff.sustained_fraction;
   const double operand = bf16_layer ? 2.0 : r.operand_bytes;
   const double quantize = bf16_layer ? 0.0 : r.quantize_bytes;
   const double o = eff.gemm_overhead_s;
@@ -107,14 +129,13 @@ LayerTimes layer_times(const ModelSpec& m, const ParallelConfig& c, const Effici
     add(g.up, 1, m.gated_mlp ? 2 : 1);  // SwiGLU: gate and up projections are two kernels
     add(g.down, 1, 1);
   }
-  // Attention core at the measured attention rate (FlashAttention-2 or unfused PyTorch attention, Azure
-  // AI-benchmarking-guide), in BF16 whatever the GEMM precision. Fused kernels with a causal mask skip the
-  // blocks above the diagonal: half the QK^T and AV work (Dao 2023, FlashAttention-2 §3.1.1).
-  const double rate =
-      eff.flash_attention ? eff.attention_flash_flops_per_s : eff.attention_standard_flops_per_s;
-  const double causal = eff.flash_attention && eff.causal ? 0.5 : 1.0;
-  lt.attention_fwd = causal * tokens * attention_flops_per_token(m, c.seq) / t / rate;
-  lt.attention_bwd = 2.0 * lt.attention_fwd;
+  lt.attention_fwd = attention_forward_time(m, c, eff);
+  // Unfused attention: backward = 2 x forward FLOPs at about the forward rate (Shah et al. 2024 Fig. 5-6:
+  // standard attention 139 TFLOP/s forward, 181 backward for 2.5 x the FLOPs, i.e. 1.9 x the time).
+  // Flash and fused kernels: 2.5 x the forward FLOPs (they recompute QK^T) at attention_backward_ratio of the
+  // forward rate (FlashAttention-2 paper's FLOP convention; Shah et al. 2024 Fig. 6).
+  lt.attention_bwd =
+      eff.flash_attention ? 2.5 / eff.attention_backward_ratio * lt.attention_fwd : 2.0 * lt.attention_fwd;
   // Memory-bound element-wise kernels at achievable HBM bandwidth (STREAM triad), replicated across TP unless
   // sequence parallel; the activation function on the MLP intermediate is split by TP.
   double width = m.ffn;
@@ -131,7 +152,8 @@ double logits_forward_time(const ModelSpec& m, const ParallelConfig& c, const Ef
                            const PrecisionRecipe& r, double hbm_Bps) {
   const double tokens = double(c.micro_batch) * c.seq / c.cp;
   const GemmShape g{tokens, double(m.vocab) / c.tp, double(m.hidden)};
-  const double gemm = gemm_time(g, r.bf16_peak_flops, r.bf16_efficiency, 2.0, eff.gemm_overhead_s, hbm_Bps);
+  const double gemm = gemm_time(g, r.bf16_peak_flops, r.bf16_efficiency * eff.sustained_fraction, 2.0,
+                                eff.gemm_overhead_s, hbm_Bps);
   return gemm + kLogitsBytesPerElement * kLogitsPasses * g.m * g.n / hbm_Bps;
 }
 

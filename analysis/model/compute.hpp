@@ -37,6 +37,11 @@ struct LayerTimes {                             // seconds, one layer, one micro
 LayerTimes layer_times(const ModelSpec& model, const ParallelConfig& config, const Efficiencies& eff,
                        const PrecisionRecipe& recipe, double hbm_Bps, bool moe_layer, bool bf16_layer);
 
+// Forward time of the attention core of one layer for one micro-batch on one GPU: FlashAttention-2, the
+// cuDNN fused kernel (Efficiencies::cudnn_attention) or unfused attention, by head dim, sequence length and
+// mask (see compute.cpp for the published rates each factor comes from).
+double attention_forward_time(const ModelSpec& model, const ParallelConfig& config, const Efficiencies& eff);
+
 // The output projection and the cross-entropy on the last stage (BF16 GEMM, vocabulary-parallel over TP),
 // forward; the backward pass costs twice as much (Narayanan et al. 2021 eq. 3).
 double logits_forward_time(const ModelSpec& model, const ParallelConfig& config, const Efficiencies& eff,

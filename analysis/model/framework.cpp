@@ -15,7 +15,8 @@ const std::vector<FrameworkPreset>& framework_presets() {
          "unfused attention, 18 B/param (fp32 grads), no TP/PP/DP overlap, ZeRO 0 (Narayanan et al. 2021; "
          "Korthikanti et al. 2022)",
          false, StateBytes::k18, 0, 1, 0, 0, 0, 0});
-    // Megatron-Core (2024-): Transformer Engine fused attention, FP32 main gradients (18 B/param) with the
+    // Megatron-Core (2024-): Transformer Engine fused attention (the cuDNN kernel on Hopper and Blackwell,
+    // TE's default attention backend there), FP32 main gradients (18 B/param) with the
     // distributed optimizer (ZeRO-1, docs/distrib_optimizer.md), --overlap-grad-reduce/--overlap-param-gather
     // (DP hidden behind compute), --tp-comm-overlap (TE userbuffers: TP collectives pipelined with the GEMMs
     // next to them), overlapped P2P in the interleaved schedule (overlap_p2p_comm). MoE all-to-all overlap is
@@ -23,7 +24,7 @@ const std::vector<FrameworkPreset>& framework_presets() {
     p.push_back({"megatron-core",
                  "fused attention, 18 B/param, distributed optimizer (ZeRO 1), DP and P2P overlapped, TP "
                  "collectives hidden behind their GEMMs (--tp-comm-overlap), EP exposed",
-                 true, StateBytes::k18, 1, 1, 0, 1, 1, 1});
+                 true, StateBytes::k18, 1, 1, 0, 1, 1, 1, true});
     // DeepSpeed ZeRO-3 (Rajbhandari et al. 2020 §5.3, overlap_comm + prefetch): parameters, gradients and
     // optimizer state sharded, 16 B/param (fp16 grads), gathers prefetched behind compute.
     p.push_back({"deepspeed-zero3",
@@ -49,6 +50,7 @@ const FrameworkPreset& framework_preset(std::string_view name) {
 
 void apply_framework(const FrameworkPreset& f, Efficiencies& eff, ParallelConfig& config) {
   eff.flash_attention = f.flash_attention;
+  eff.cudnn_attention = f.cudnn_attention;
   eff.state_bytes = f.state_bytes;
   eff.overlap_tp = f.overlap_tp;
   eff.overlap_cp = f.overlap_cp;

@@ -17,7 +17,8 @@ struct FrameworkPreset {
   bool flash_attention = true;
   StateBytes state_bytes = StateBytes::k16;
   double overlap_tp = 0, overlap_cp = 1, overlap_ep = 0, overlap_pp = 0, overlap_dp = 1;
-  int zero = -1;  // default ZeRO stage when dp > 1 (-1: leave resolve()'s default)
+  int zero = -1;                 // default ZeRO stage when dp > 1 (-1: leave resolve()'s default)
+  bool cudnn_attention = false;  // Transformer Engine's cuDNN fused attention instead of FlashAttention-2
 };
 
 // megatron-2021, megatron-core, deepspeed-zero3, fsdp2.

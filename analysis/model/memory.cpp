@@ -94,8 +94,14 @@ MemoryBreakdown stage_memory(const StageMemoryInputs& in, int stage, int layers,
   if (last && (!m.tied_embeddings || c.pp > 1)) dense += double(m.vocab) * m.hidden;
   dense /= t;
   const double experts = in.p.expert_per_layer * moe_layers / (t * c.ep);
-  const MemoryBreakdown d = model_state_bytes(dense, c.dp, c.zero, in.eff.state_bytes);
-  const MemoryBreakdown e = model_state_bytes(experts, std::max(1, c.dp / c.ep), c.zero, in.eff.state_bytes);
+  // Context-parallel ranks hold the same weights as their data-parallel peers, so ZeRO shards the state over
+  // dp x cp ranks (Megatron-Core's distributed optimizer uses the data-parallel group "with context
+  // parallel", parallel_state.get_data_parallel_group(with_context_parallel=True); Llama 3 §3.3.2 shards FSDP
+  // the same).
+  const int replicas = c.dp * c.cp;
+  const MemoryBreakdown d = model_state_bytes(dense, replicas, c.zero, in.eff.state_bytes);
+  const MemoryBreakdown e =
+      model_state_bytes(experts, std::max(1, replicas / c.ep), c.zero, in.eff.state_bytes);
   MemoryBreakdown mb;
   mb.params = d.params + e.params;
   mb.grads = d.grads + e.grads;
@@ -104,7 +110,9 @@ MemoryBreakdown stage_memory(const StageMemoryInputs& in, int stage, int layers,
   const double b = c.micro_batch;
   const double sp = c.sp() ? t : 1.0;
   const double inflight = inflight_micro_batches(c, stage);
-  mb.activations = in.layer_act * layers * inflight;
+  // Offloaded layers (Megatron-Core cpu_offloading_num_layers) keep their activations in host memory; the copy
+  // overlaps compute (TE's CPU offload context streams them over PCIe / NVLink-C2C), so only memory changes.
+  mb.activations = in.layer_act * std::max(0, layers - c.offload_layers) * inflight;
   // Embedding output dropout mask sbh per micro-batch in flight (Korthikanti §4.4); on the last stage the
   // output layer norm 2sbh and the fp32 logits of the cross-entropy 4sbv/t (Korthikanti §4.4: "4sbv/t").
   if (first && m.dropout) mb.activations += s * b * m.hidden / sp * std::min<double>(c.micro_batches(), c.pp);
@@ -112,7 +120,7 @@ MemoryBreakdown stage_memory(const StageMemoryInputs& in, int stage, int layers,
   mb.other = in.eff.reserved_bytes;
   // ZeRO-3 / FSDP gathers a layer's full (TP-sharded) weights before use and prefetches the next one
   // (Rajbhandari et al. 2020 §5.3; FSDP paper, Zhao et al. 2023 §3.2): two layers of bf16 weights.
-  if (c.zero == 3 && c.dp > 1 && layers > 0) mb.other += 2.0 * 2.0 * (dense + experts) / layers;
+  if (c.zero == 3 && replicas > 1 && layers > 0) mb.other += 2.0 * 2.0 * (dense + experts) / layers;
   mb.capacity = in.hw.hbm_capacity_gib * double(1ull << 30);
   mb.stage = stage;
   return mb;

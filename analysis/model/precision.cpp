@@ -16,10 +16,11 @@ constexpr double kFp8TensorQuantizeBytes = kBf16Bytes + kBf16Bytes + 1.0 + 1.0;
 // scales (2 x 1/32 B).
 constexpr double kFp8BlockQuantizeBytes = kBf16Bytes + 2.0 * (1.0 + 1.0 / 32.0);
 // NVFP4: 4-bit values in 16-element blocks with an E4M3 scale and an FP32 tensor scale (NVIDIA 2025,
-// arXiv:2509.25149 §2): one read, row-wise and column-wise copies of 0.5 + 1/16 B each (the random Hadamard
-// transform of the weight-gradient inputs is fused into that cast).
+// arXiv:2509.25149 §2): the tensor scale needs the tensor's amax first (one read, 2 B), then the cast reads
+// again (2 B) and writes row-wise and column-wise copies of 0.5 + 1/16 B each (the random Hadamard transform
+// of the weight-gradient inputs is fused into that cast).
 constexpr double kNvfp4OperandBytes = 0.5 + 1.0 / 16.0;
-constexpr double kNvfp4QuantizeBytes = kBf16Bytes + 2.0 * kNvfp4OperandBytes;
+constexpr double kNvfp4QuantizeBytes = kBf16Bytes + kBf16Bytes + 2.0 * kNvfp4OperandBytes;
 
 }  // namespace
 

@@ -256,13 +256,16 @@ struct StageTail {  // end-of-step work of one stage
 StageTail stage_tail(const Context& x, const StageWork& s) {
   const ParallelConfig& c = x.c;
   const StageParams p = stage_params(x, s);
-  const DpCost dense = dp_group_time(x, s, p.dense, c.dp, c.tp * c.cp);
-  const DpCost experts = dp_group_time(x, s, p.experts, c.dp / c.ep, c.tp * c.cp * c.ep);
+  // Gradients are reduced (and ZeRO state sharded) over the dp x cp ranks that hold the same weights
+  // (Megatron-Core data-parallel group with context parallel); rank order TP, CP, DP puts them tp apart.
+  const int replicas = c.dp * c.cp;
+  const DpCost dense = dp_group_time(x, s, p.dense, replicas, c.tp);
+  const DpCost experts = dp_group_time(x, s, p.experts, replicas / c.ep, c.tp * c.ep);
   StageTail t;
   t.dp_exposed = dense.exposed + experts.exposed;
   t.dp_raw = dense.raw + experts.raw;
   // Optimizer: Adam is memory bound; ZeRO >= 1 updates only this rank's shard.
-  t.opt_params = p.dense / (c.zero >= 1 ? c.dp : 1) + p.experts / (c.zero >= 1 ? c.dp / c.ep : 1);
+  t.opt_params = p.dense / (c.zero >= 1 ? replicas : 1) + p.experts / (c.zero >= 1 ? replicas / c.ep : 1);
   t.optimizer = t.opt_params * (kAdamBytesPerParam + state_bytes(x.eff.state_bytes).grads) / x.hbm_Bps;
   return t;
 }

@@ -179,6 +179,7 @@ HardwareSpec parse_hardware(std::string_view text, std::string_view origin) {
   HardwareSpec h;
   h.name = r.required<std::string>("name");
   h.source = r.get<std::string>("source").value_or(std::string(origin));
+  h.family = r.get<std::string>("family").value_or("");
   h.peak_tflops_bf16 = r.required<double>("peak_tflops_bf16");
   h.peak_tflops_fp8 = r.get<double>("peak_tflops_fp8").value_or(0.0);
   h.peak_tflops_fp4 = r.get<double>("peak_tflops_fp4").value_or(0.0);
@@ -192,13 +193,16 @@ HardwareSpec parse_hardware(std::string_view text, std::string_view origin) {
   h.gemm_efficiency_fp4 = r.get<double>("gemm_efficiency_fp4").value_or(h.gemm_efficiency_fp8);
   h.gemm_overhead_us = r.get<double>("gemm_overhead_us").value_or(0.0);
   h.attention_tflops_flash = r.required<double>("attention_tflops_flash");
+  h.attention_tflops_fused = r.get<double>("attention_tflops_fused").value_or(0.0);
   h.attention_tflops_standard = r.required<double>("attention_tflops_standard");
+  h.attention_fused_backward_ratio = r.get<double>("attention_fused_backward_ratio").value_or(0.86);
   h.hbm_efficiency = r.required<double>("hbm_efficiency");
   h.intra_node_efficiency = r.required<double>("intra_node_efficiency");
   h.inter_node_efficiency = r.required<double>("inter_node_efficiency");
   h.intra_node_alpha_us = r.required<double>("intra_node_alpha_us");
   h.inter_node_alpha_us = r.required<double>("inter_node_alpha_us");
   h.reserved_gib = r.get<double>("reserved_gib").value_or(2.0);
+  h.sustained_fraction = r.get<double>("sustained_fraction").value_or(1.0);
   r.reject_unknown();
   check_hardware(h);
   return h;

@@ -101,13 +101,17 @@ Efficiencies defaults_for(const HardwareSpec& hw) {
   e.gemm_overhead_s = hw.gemm_overhead_us * 1e-6;
   e.flash_attention = true;
   e.attention_flash_flops_per_s = hw.attention_tflops_flash * 1e12;
+  e.attention_fused_flops_per_s =
+      (hw.attention_tflops_fused > 0 ? hw.attention_tflops_fused : hw.attention_tflops_flash) * 1e12;
   e.attention_standard_flops_per_s = hw.attention_tflops_standard * 1e12;
+  e.attention_fused_backward_ratio = hw.attention_fused_backward_ratio;
   e.hbm = hw.hbm_efficiency;
   e.intra_node_alpha_s = hw.intra_node_alpha_us * 1e-6;
   e.intra_node_Bps = hw.intra_node_gbps * 1e9 * hw.intra_node_efficiency;
   e.inter_node_alpha_s = hw.inter_node_alpha_us * 1e-6;
   e.inter_node_Bps = hw.inter_node_gbps * 1e9 * hw.inter_node_efficiency;
   e.reserved_bytes = hw.reserved_gib * double(1ull << 30);
+  e.sustained_fraction = hw.sustained_fraction;
   return e;
 }
 
@@ -151,12 +155,16 @@ void check_hardware(const HardwareSpec& hw) {
   if (hw.gpus_per_node <= 0) invalid(fmt::format("{}: --gpus-per-node must be positive", name));
   if (hw.intra_node_gbps <= 0) invalid(fmt::format("{}: --intra-node-gbps must be positive", name));
   if (hw.inter_node_gbps <= 0) invalid(fmt::format("{}: --inter-node-gbps must be positive", name));
-  for (double f : {hw.gemm_efficiency_bf16, hw.gemm_efficiency_fp8, hw.gemm_efficiency_fp4, hw.hbm_efficiency,
+  for (double f : {hw.sustained_fraction, hw.gemm_efficiency_bf16, hw.gemm_efficiency_fp8, hw.gemm_efficiency_fp4, hw.hbm_efficiency,
                    hw.intra_node_efficiency, hw.inter_node_efficiency})
     if (!(f > 0 && f <= kMaxEfficiency))
       invalid(fmt::format("{}: efficiencies must be in (0, {}]", name, kMaxEfficiency));
   if (hw.peak_tflops_fp8 < 0 || hw.peak_tflops_fp4 < 0)
     invalid(fmt::format("{}: peak_tflops_fp8 and peak_tflops_fp4 must not be negative", name));
+  if (!(hw.attention_fused_backward_ratio > 0 && hw.attention_fused_backward_ratio <= kMaxEfficiency))
+    invalid(fmt::format("{}: attention_fused_backward_ratio must be in (0, {}]", name, kMaxEfficiency));
+  if (hw.attention_tflops_fused < 0)
+    invalid(fmt::format("{}: attention_tflops_fused must not be negative", name));
   if (hw.attention_tflops_flash <= 0 || hw.attention_tflops_standard <= 0)
     invalid(fmt::format("{}: attention_tflops_flash and attention_tflops_standard must be positive", name));
 }
@@ -207,6 +215,8 @@ std::string check_layout(const ParallelConfig& c, const ModelSpec& m, const Hard
     if (v < 1) return fmt::format("{} {} must be at least 1", name, v);
   if (std::string precision = check_precision(c.precision, hw); !precision.empty()) return precision;
   if (c.zero < 0 || c.zero > 3) return fmt::format("--zero {}: use a ZeRO stage from 0 to 3", c.zero);
+  if (c.offload_layers < 0)
+    return fmt::format("--cpu-offload-layers {} must not be negative", c.offload_layers);
   if (long(c.tp) * c.pp * c.cp * c.dp != c.gpus)
     return fmt::format(
         "--tp {} x --pp {} x --cp {} x --dp {} = {} is not --gpus {}: make the product equal the GPU count",

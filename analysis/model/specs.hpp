@@ -80,6 +80,7 @@ struct ModelSpec {
 struct HardwareSpec {
   std::string name;
   std::string source;
+  std::string family;  // GPU generation (ampere, hopper, blackwell, ...): the group sustained_fraction is fitted on
   double peak_tflops_bf16 = 0;  // dense, per GPU
   double peak_tflops_fp8 = 0;   // dense, per GPU
   double peak_tflops_fp4 = 0;   // dense NVFP4/MXFP4, per GPU (0: no FP4 tensor cores)
@@ -93,14 +94,26 @@ struct HardwareSpec {
   double gemm_efficiency_fp8 = 0.7;
   double gemm_efficiency_fp4 = 0.6;
   double gemm_overhead_us = 0;
+  // Attention core forward rate (TFLOP/s, BF16, non-causal, head dim 128, long sequences): FlashAttention-2
+  // (the kernel PyTorch SDPA and most FSDP stacks run), the fused cuDNN kernel that Transformer Engine runs
+  // on Hopper and Blackwell (0: none, FlashAttention-2 is used), and unfused PyTorch attention.
   double attention_tflops_flash = 0;
+  double attention_tflops_fused = 0;
   double attention_tflops_standard = 0;
+  // Backward over forward rate of the fused (cuDNN) attention kernel (Shah et al. 2024 Fig. 5-6: 0.86 for
+  // FlashAttention-2, FlashAttention-3 and cuDNN on H100).
+  double attention_fused_backward_ratio = 0.86;
   double hbm_efficiency = 0.85;
   double intra_node_efficiency = 0.8;
   double inter_node_efficiency = 0.9;
   double intra_node_alpha_us = 3;
   double inter_node_alpha_us = 6;
   double reserved_gib = 2;
+  // Fraction of the microbenchmark tensor-core rates (GEMM peak x efficiency, attention) sustained through a
+  // training step: clocks under a whole node's sustained power and thermal load, and contention with the
+  // communication kernels that run beside the compute. Fitted per family on published training runs
+  // (tests/model/accuracy_test.cpp, leave-one-source-out; docs/ACCURACY.md).
+  double sustained_fraction = 1.0;
 };
 
 // Achievable fractions, latencies and overlaps the prediction assumes. defaults_for(hw) takes them from the
@@ -110,11 +123,22 @@ struct Efficiencies {
   double gemm_fp8 = 0.7;       // achievable fraction of peak FP8 FLOP/s for large GEMMs
   double gemm_fp4 = 0.6;       // achievable fraction of peak FP4 FLOP/s for large GEMMs
   double gemm_overhead_s = 0;  // fixed cost per GEMM kernel (fit to the GEMM-size curve)
-  // Achieved FLOP/s of the attention core (QK^T, softmax, AV) fused (FlashAttention-2) and unfused.
+  // Achieved forward FLOP/s of the attention core (QK^T, softmax, AV; non-causal, head dim 128, long
+  // sequences): FlashAttention-2, the cuDNN fused kernel of Transformer Engine, and unfused.
   double attention_flash_flops_per_s = 0;
+  double attention_fused_flops_per_s = 0;
   double attention_standard_flops_per_s = 0;
-  bool flash_attention = true;       // fused attention: no s^2 activations stored, runs at the flash rate
-  bool causal = true;                // decoder masks: fused kernels skip the masked half of QK^T and AV
+  bool flash_attention = true;   // fused attention: no s^2 activations stored, runs at the flash rate
+  bool cudnn_attention = false;  // Transformer Engine's cuDNN kernel instead of FlashAttention-2
+  bool causal = true;            // decoder masks: fused kernels skip the masked half of QK^T and AV
+  // Backward rate over forward rate of flash/fused kernels (backward = 2.5 x forward FLOPs) and causal over
+  // non-causal rate (Shah et al. 2024, FlashAttention-3, Fig. 5-6, H100, head dim 128, sequence 8k).
+  double attention_backward_ratio = 0.86;
+  double attention_fused_backward_ratio = 0.86;
+  double attention_causal_ratio = 0.90;
+  // Fraction of the microbenchmark tensor-core rates (GEMM, attention) that a GPU sustains inside a training
+  // step (HardwareSpec::sustained_fraction, fitted per GPU family on published runs).
+  double sustained_fraction = 1.0;
   double hbm = 0.85;                 // achievable fraction of HBM bandwidth (STREAM triad / peak)
   double intra_node_alpha_s = 3e-6;  // latency per ring step inside the NVLink domain
   double intra_node_Bps = 0;         // achievable bandwidth per GPU per direction inside the node
@@ -161,6 +185,9 @@ struct ParallelConfig {
   // Interleaved 1F1B: micro-batches run per virtual stage before switching chunk (Megatron-Core
   // microbatch_group_size_per_vp_stage); 0 = pp, or all micro-batches when they are not a multiple of pp.
   int microbatch_group = 0;
+  // Activation offloading to host memory (Megatron-Core --cpu-offloading-num-layers): the activations of this
+  // many transformer layers per stage leave HBM between their forward and backward passes.
+  int offload_layers = 0;
   bool recompute_set = false;
   Recompute recompute = Recompute::kNone;
   bool schedule_set = false;
