@@ -76,10 +76,14 @@ class Exporter {
   }
 
   // Microseconds relative to the base, with every nanosecond kept: "12.345".
+  // (The difference is taken in unsigned 64 bits, where it is exact: a profile's times lie within +-2^62 ns,
+  // but the base, a whole second at or before the first of them, may lie up to a second further out.)
   void time_field(const char* key, TimeNs ns) {
-    const TimeNs rel = ns - base_ns_;
-    const TimeNs magnitude = rel < 0 ? -rel : rel;
-    w_.key(key).raw(fmt::format("{}{}.{:03}", rel < 0 ? "-" : "", magnitude / 1000, magnitude % 1000));
+    const bool negative = ns < base_ns_;
+    const std::uint64_t magnitude =
+        negative ? static_cast<std::uint64_t>(base_ns_) - static_cast<std::uint64_t>(ns)
+                 : static_cast<std::uint64_t>(ns) - static_cast<std::uint64_t>(base_ns_);
+    w_.key(key).raw(fmt::format("{}{}.{:03}", negative ? "-" : "", magnitude / 1000, magnitude % 1000));
   }
 
   void duration_field(TimeNs ns) { w_.key("dur").raw(fmt::format("{}.{:03}", ns / 1000, ns % 1000)); }

@@ -188,6 +188,9 @@ struct ProfileWriter::Impl {
 
   void open() {
     db = sql::Database(temp, false, target);  // messages name the profile being written, not the temp file
+    // Nothing longer is stored than Profile::load reads back (a longer text fails its insert, naming the
+    // file).
+    sqlite3_limit(db.handle(), SQLITE_LIMIT_LENGTH, sql::kMaxValueBytes);
     // The file is renamed into place only when complete, so crash safety comes from the rename, not the
     // journal. Collectors (durable) keep a WAL so that a killed process still leaves a readable file.
     if (options.durable) {
@@ -700,8 +703,13 @@ struct ProfileWriter::Impl {
           shift += r.shift_ns;
         }
       }
-      update.bind(1, extent.first + shift);
-      update.bind(2, extent.second + shift);
+      TimeNs first = 0, last = 0;
+      if (__builtin_add_overflow(extent.first, shift, &first) ||
+          __builtin_add_overflow(extent.second, shift, &last)) {
+        fail("{}: a rank's times moved out of range", target.string());
+      }
+      update.bind(1, first);
+      update.bind(2, last);
       update.bind(3, final_rank);
       update.run();
     }

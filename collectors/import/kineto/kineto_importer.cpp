@@ -15,13 +15,19 @@
 #include "collectors/import/input_file.hpp"
 #include "profiler/error.hpp"
 #include "profiler/json_writer.hpp"
+#include "profiler/sqlite_util.hpp"
 #include "profiler/timing.hpp"
 
 namespace meshscope::kineto {
 
 namespace od = simdjson::ondemand;
 
-bool parse_microseconds(std::string_view token, std::int64_t& nanoseconds) {
+bool parse_microseconds(std::string_view token, std::int64_t& nanoseconds, bool* out_of_range) {
+  if (out_of_range) *out_of_range = false;
+  auto too_large = [&] {
+    if (out_of_range) *out_of_range = true;
+    return false;
+  };
   while (!token.empty() &&
          (token.back() == ' ' || token.back() == '\n' || token.back() == '\r' || token.back() == '\t')) {
     token.remove_suffix(1);
@@ -32,8 +38,13 @@ bool parse_microseconds(std::string_view token, std::int64_t& nanoseconds) {
   if (digits.find_first_of("eE") != std::string_view::npos) {
     double value = 0;
     auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+    if (ec == std::errc::result_out_of_range) return too_large();
     if (ec != std::errc() || end != token.data() + token.size() || !std::isfinite(value)) return false;
-    nanoseconds = static_cast<std::int64_t>(std::llround(value * 1000.0));
+    const double ns = value * 1000.0;
+    // Compared as doubles before any conversion: llround of 1e308 (or of infinity) is undefined.
+    if (!(std::fabs(ns) <= static_cast<double>(kTimeLimitNs))) return too_large();
+    nanoseconds = static_cast<std::int64_t>(std::llround(ns));
+    if (!time_in_range(nanoseconds)) return too_large();
     return true;
   }
   const auto dot = digits.find('.');
@@ -42,8 +53,13 @@ bool parse_microseconds(std::string_view token, std::int64_t& nanoseconds) {
       dot == std::string_view::npos ? std::string_view() : digits.substr(dot + 1);
   if (whole.empty() && fraction.empty()) return false;
   std::int64_t micros = 0;
+  bool large = false;
   for (const char c : whole) {
     if (c < '0' || c > '9') return false;
+    if (micros > kTimeLimitNs / 1000) {
+      large = true;  // keep checking that the rest is digits
+      continue;
+    }
     micros = micros * 10 + (c - '0');
   }
   std::int64_t sub = 0;  // nanoseconds from the first three fractional digits
@@ -63,7 +79,9 @@ bool parse_microseconds(std::string_view token, std::int64_t& nanoseconds) {
     sub *= 10;
     ++used;
   }
-  std::int64_t value = micros * 1000 + sub + (round_up ? 1 : 0);
+  if (large || micros > kTimeLimitNs / 1000) return too_large();
+  const std::int64_t value = micros * 1000 + sub + (round_up ? 1 : 0);
+  if (value > kTimeLimitNs) return too_large();
   nanoseconds = negative ? -value : value;
   return true;
 }
@@ -71,6 +89,10 @@ bool parse_microseconds(std::string_view token, std::int64_t& nanoseconds) {
 namespace {
 
 constexpr std::int32_t kProvisionalRankBase = 900'000'000;
+// The longest single JSON value (event or metadata object) the streaming reader accepts.
+constexpr std::size_t kMaxStreamedValueBytes = std::size_t{64} << 20;
+// The longest string (name, category, argument) stored: what Profile::load reads back (sqlite_util.hpp).
+constexpr std::size_t kMaxStringBytes = static_cast<std::size_t>(sql::kMaxValueBytes);
 
 enum class Category : std::uint8_t {
   kKernel,
@@ -216,9 +238,14 @@ class FileImporter {
                                       buffer.size() + simdjson::SIMDJSON_PADDING);
     od::document doc = parser.iterate(view);
     od::json_type top = doc.type();
+    auto expect_end = [&] {
+      if (!doc.current_location().error())
+        fail("{}: truncated or malformed JSON (content after the end of the trace)", path_.string());
+    };
     if (top == od::json_type::array) {  // a bare array of events is valid Chrome-trace JSON
       begin_events();
       for (auto event : doc.get_array()) handle_event(event.value());
+      expect_end();
       return;
     }
     if (top != od::json_type::object) fail("{}: not a Chrome-trace JSON object", path_.string());
@@ -254,6 +281,7 @@ class FileImporter {
       }
     }
     if (!has_events) fail("{}: not a Kineto trace (no traceEvents)", path_.string());
+    expect_end();
   }
 
   // True when a metadata key that affects how events are written appears only after the events: a cheap look
@@ -304,12 +332,30 @@ class FileImporter {
       }
       ++pos;
     };
-    // Returns the end of the value starting at pos, reading more input as needed.
+    // Returns the end of the value starting at pos, reading more input as needed. No single value (an event,
+    // a metadata object) may exceed kMaxStreamedValueBytes: a damaged or hostile file with a gigabyte string
+    // is refused after reading that much, not after minutes and gigabytes of memory.
     auto value_end = [&]() -> std::size_t {
       for (;;) {
         const std::size_t end = scan_value(buffer, pos);
-        if (end != std::string::npos) return end;
+        if (end != std::string::npos && end - pos <= kMaxStreamedValueBytes) return end;
+        if (buffer.size() - pos > kMaxStreamedValueBytes) {
+          if (in_events_) {
+            fail("{}: event {}: a JSON value longer than {} MiB (a damaged or hostile file?)", path_.string(),
+                 scanned_events_ + 1, kMaxStreamedValueBytes >> 20);
+          }
+          fail("{}: a JSON value longer than {} MiB outside traceEvents (a damaged or hostile file?)",
+               path_.string(), kMaxStreamedValueBytes >> 20);
+        }
         if (!fill()) fail("{}: truncated or malformed JSON (unexpected end of file)", path_.string());
+      }
+    };
+    // After the top-level value only white space may follow, up to a clean end of the file: reading to the
+    // end is what checks a gzip file's trailer (length and CRC), so a truncated .json.gz is refused.
+    auto expect_end = [&]() {
+      if (skip_space()) {
+        fail("{}: truncated or malformed JSON (unexpected '{}' after the end of the trace at byte {})",
+             path_.string(), buffer[pos], reader.bytes_read() - (buffer.size() - pos));
       }
     };
     if (!skip_space()) fail("{}: empty file", path_.string());
@@ -317,13 +363,18 @@ class FileImporter {
       ++pos;
       begin_events();
       stream_events(buffer, pos, skip_space, value_end);
+      expect_end();
       return;
     }
     expect('{');
     bool has_events = false;
     for (;;) {
       if (!skip_space()) fail("{}: truncated or malformed JSON (unexpected end of file)", path_.string());
-      if (buffer[pos] == '}') break;
+      if (buffer[pos] == '}') {
+        ++pos;
+        expect_end();
+        break;
+      }
       if (buffer[pos] == ',') {
         ++pos;
         continue;
@@ -342,6 +393,10 @@ class FileImporter {
         continue;
       }
       const std::size_t end = value_end();
+      if (end == pos) {
+        fail("{}: truncated or malformed JSON (no value for key {})", path_.string(),
+             key_text.substr(0, 100));
+      }
       std::string wrapped = "[" + buffer.substr(pos, end - pos) + "]";
       pos = end;
       od::parser parser;
@@ -356,6 +411,7 @@ class FileImporter {
 
   template <typename SkipSpace, typename ValueEnd>
   void stream_events(std::string& buffer, std::size_t& pos, SkipSpace& skip_space, ValueEnd& value_end) {
+    in_events_ = true;
     od::parser parser;
     std::string batch;
     auto flush_batch = [&]() {
@@ -381,12 +437,18 @@ class FileImporter {
         continue;
       }
       const std::size_t end = value_end();
+      if (end == pos) {  // a stray '}' or ':' where an event should start
+        fail("{}: truncated or malformed JSON (unexpected '{}' in traceEvents after event {})",
+             path_.string(), c, event_index_);
+      }
       batch.append(buffer, pos, end - pos);
       batch += ',';
+      ++scanned_events_;
       pos = end;
       if (batch.size() >= settings_.stream_chunk_bytes) flush_batch();
     }
     flush_batch();
+    in_events_ = false;
   }
 
   // End of the JSON value that starts at START (npos when BUFFER ends first).
@@ -435,10 +497,19 @@ class FileImporter {
     switch (value.type()) {
       case od::json_type::number: {
         od::number_type type = value.get_number_type();
-        if (type == od::number_type::floating_point_number)
-          return static_cast<std::int64_t>(value.get_double());
-        if (type == od::number_type::unsigned_integer)
-          return static_cast<std::int64_t>(value.get_uint64().value());
+        if (type == od::number_type::floating_point_number) {
+          // Converting a double beyond int64 (or NaN) is undefined: such a number is out of range.
+          const double d = value.get_double();
+          if (!(d >= -9.2e18 && d <= 9.2e18)) throw simdjson::simdjson_error(simdjson::NUMBER_OUT_OF_RANGE);
+          return static_cast<std::int64_t>(d);
+        }
+        if (type == od::number_type::unsigned_integer) {
+          const std::uint64_t u = value.get_uint64().value();
+          if (u > static_cast<std::uint64_t>(INT64_MAX)) {
+            throw simdjson::simdjson_error(simdjson::NUMBER_OUT_OF_RANGE);
+          }
+          return static_cast<std::int64_t>(u);
+        }
         return value.get_int64();
       }
       case od::json_type::string: {
@@ -462,8 +533,12 @@ class FileImporter {
 
   static std::string as_text(od::value value) {
     switch (value.type()) {
-      case od::json_type::string:
-        return std::string(value.get_string().value());
+      case od::json_type::string: {
+        const std::string_view text = value.get_string().value();
+        // A metadata string too long to store is an argument of the wrong kind (out of range).
+        if (text.size() > kMaxStringBytes) throw simdjson::simdjson_error(simdjson::NUMBER_OUT_OF_RANGE);
+        return std::string(text);
+      }
       case od::json_type::number: {
         std::string_view token = value.raw_json_token();
         while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back())))
@@ -551,6 +626,10 @@ class FileImporter {
       read_export_metadata(value);
     } else if (key == "baseTimeNanoseconds") {
       m.base_time_ns = as_integer(value);
+      if (!time_in_range(m.base_time_ns)) {
+        fail("{}: baseTimeNanoseconds {} is out of range (times lie within +-2^62 ns)", path_.string(),
+             m.base_time_ns);
+      }
     } else if (key == "host_name" || key == "hostname") {
       m.hostname = as_text(value);
     } else if (key == "trace_id") {
@@ -677,9 +756,29 @@ class FileImporter {
   std::int64_t time_field(od::value value, const char* field) {
     if (value.type() != od::json_type::number) bad_event(fmt::format("field '{}' is not a number", field));
     std::int64_t ns = 0;
-    if (!parse_microseconds(value.raw_json_token(), ns))
+    bool out_of_range = false;
+    if (!parse_microseconds(value.raw_json_token(), ns, &out_of_range)) {
+      std::string_view token = value.raw_json_token();
+      while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.remove_suffix(1);
+      if (out_of_range) {
+        bad_event(fmt::format("field '{}' ({} us) is out of range (times lie within +-2^62 ns)", field,
+                              token.substr(0, 40)));
+      }
       bad_event(fmt::format("field '{}' is not a number", field));
+    }
     return ns;
+  }
+
+  // [TS, TS + DUR] on the profile clock (+ baseTimeNanoseconds), checked, never wrapped.
+  std::pair<TimeNs, TimeNs> profile_interval(std::int64_t ts, std::string_view name, std::int64_t dur = 0) {
+    TimeNs start = 0, end = 0;
+    if (__builtin_add_overflow(ts, base_ns_, &start) || !time_in_range(start) ||
+        __builtin_add_overflow(start, dur, &end) || !time_in_range(end)) {
+      bad_event(fmt::format(
+          "'{}' lies out of range: ts {} ns + dur {} ns + baseTimeNanoseconds {} ns is beyond +-2^62 ns",
+          name.substr(0, 200), ts, dur, base_ns_));
+    }
+    return {start, end};
   }
 
   void read_int_triple(od::value value, std::int64_t (&out)[3]) {
@@ -849,12 +948,23 @@ class FileImporter {
       }
     }
     if (ph.empty()) bad_event("no 'ph' field");
+    for (const auto& [text, what] :
+         {std::pair{name, "name"}, std::pair{cat, "cat"}, std::pair{args.collective_name, "args"},
+          std::pair{args.dtype, "args"}, std::pair{args.pg_name, "args"}, std::pair{args.pg_desc, "args"},
+          std::pair{args.pg_ranks, "args"}, std::pair{args.algorithm, "args"},
+          std::pair{args.protocol, "args"}, std::pair{args.meta_name, "args"}}) {
+      if (text.size() > kMaxStringBytes) {
+        bad_event(fmt::format("a string in '{}' is {} bytes long; meshscope stores at most {} MiB", what,
+                              text.size(), kMaxStringBytes >> 20));
+      }
+    }
     switch (ph[0]) {
       case 'X': {
         if (!has_ts) bad_event("complete event without 'ts'");
         if (!has_dur) dur = 0;
         if (dur < 0) bad_event(fmt::format("negative duration ({} ns) for '{}'", dur, name));
-        handle_complete(cat, name, pid, tid, ts + base_ns_, ts + base_ns_ + dur, args);
+        const auto [start, end] = profile_interval(ts, name, dur);
+        handle_complete(cat, name, pid, tid, start, end, args);
         break;
       }
       case 'M':
@@ -864,7 +974,7 @@ class FileImporter {
       case 'f':
       case 't':
         if (!has_ts) bad_event("flow event without 'ts'");
-        handle_flow(ph[0], cat, pid, tid, flow_id, ts + base_ns_);
+        handle_flow(ph[0], cat, pid, tid, flow_id, profile_interval(ts, name).first);
         break;
       default:
         ++result_.skipped_events;
@@ -884,7 +994,14 @@ class FileImporter {
       name = "(unnamed)";  // names are NOT NULL in the profile; Chrome traces may leave them out
     const Category category = classify_category(cat);
     // A meshscope export holds every rank in one file: the pid is the rank, the original pid sits in args.
-    const std::int32_t rank = exported_ ? static_cast<std::int32_t>(id_number(pid)) : rank_;
+    std::int32_t rank = rank_;
+    if (exported_) {  // the pid is the rank
+      const std::int64_t exported_rank = id_number(pid);
+      if (exported_rank < 0 || exported_rank > kMaxRank) {
+        bad_event(fmt::format("pid {} is not a rank of the export", exported_rank));
+      }
+      rank = static_cast<std::int32_t>(exported_rank);
+    }
     auto cpu_pid = [&] { return exported_ && args.pid != kNull ? args.pid : id_number(pid); };
     switch (category) {
       case Category::kKernel:
@@ -897,7 +1014,10 @@ class FileImporter {
                  : category == Category::kMemcpy ? ActivityKind::kMemcpy
                  : category == Category::kMemset ? ActivityKind::kMemset
                                                  : ActivityKind::kSync;
-        a.device = static_cast<std::int32_t>(args.device != kNull ? args.device : id_number(pid));
+        const std::int64_t device = args.device != kNull ? args.device : id_number(pid);
+        if (device < INT32_MIN || device > INT32_MAX)
+          bad_event(fmt::format("device {} is out of range", device));
+        a.device = static_cast<std::int32_t>(device);
         a.stream = args.stream != kNull ? args.stream : id_number(tid);
         a.start_ns = start;
         a.end_ns = end;
@@ -1020,12 +1140,18 @@ class FileImporter {
     c.out_nelems = args.out_nelems;
     c.dtype = writer_.intern(args.dtype);
     const int element = import::dtype_bytes(args.dtype);
-    c.in_bytes = args.in_bytes != kNull                     ? args.in_bytes
-                 : (args.in_nelems != kNull && element > 0) ? args.in_nelems * element
-                                                            : kNull;
-    c.out_bytes = args.out_bytes != kNull                     ? args.out_bytes
-                  : (args.out_nelems != kNull && element > 0) ? args.out_nelems * element
-                                                              : kNull;
+    // Element counts times element size, unknown (NULL) when the product would overflow.
+    auto bytes = [&](std::int64_t stated, std::int64_t nelems) {
+      std::int64_t product = 0;
+      if (stated != kNull) return stated;
+      if (nelems == kNull || element <= 0 ||
+          __builtin_mul_overflow(nelems, std::int64_t{element}, &product)) {
+        return kNull;
+      }
+      return product;
+    };
+    c.in_bytes = bytes(args.in_bytes, args.in_nelems);
+    c.out_bytes = bytes(args.out_bytes, args.out_nelems);
     c.group_size = args.group_size;
     c.algorithm = writer_.intern(args.algorithm);
     c.protocol = writer_.intern(args.protocol);
@@ -1169,7 +1295,12 @@ class FileImporter {
     // Facts stated after the events (distributedInfo, baseTimeNanoseconds at the end of the file).
     if (started_events_) {
       const std::int32_t final_rank = resolver_(path_, m);
-      const std::int64_t shift = m.base_time_ns - written_base_ns_;
+      const std::int64_t shift = m.base_time_ns - written_base_ns_;  // both within +-2^62: no overflow
+      if (shift != 0 && any_time_ &&
+          (!time_in_range(result_.first_ns + shift) || !time_in_range(result_.last_ns + shift))) {
+        fail("{}: baseTimeNanoseconds {} (stated after the events) puts event times out of range",
+             path_.string(), m.base_time_ns);
+      }
       if (final_rank != written_rank_ || shift != 0) {
         writer_.rewrite_rank(written_rank_, final_rank, shift);
         rank_ = final_rank;
@@ -1188,6 +1319,8 @@ class FileImporter {
   FileResult result_;
   std::uint64_t total_bytes_ = 0;
   std::uint64_t event_index_ = 0;
+  std::uint64_t scanned_events_ = 0;  // streaming: events cut out of the input so far (parsed in batches)
+  bool in_events_ = false;
   std::int32_t rank_ = 0, written_rank_ = 0;
   std::int64_t base_ns_ = 0, written_base_ns_ = 0;
   bool started_events_ = false;

@@ -65,7 +65,9 @@ FileResult import_file(const std::filesystem::path& path, ProfileWriter& writer,
                        const RankResolver& resolve_rank, const ImportSettings& settings = {});
 
 // Parses a Kineto microsecond timestamp token ("1623142623460111", "4458676522690.655", "1.5e3") into integer
-// nanoseconds, keeping every sub-microsecond digit exactly. Returns false when TOKEN is not a number.
-bool parse_microseconds(std::string_view token, std::int64_t& nanoseconds);
+// nanoseconds, keeping every sub-microsecond digit exactly. Returns false when TOKEN is not a number, or when
+// it is one whose nanoseconds lie beyond +-kTimeLimitNs (then *OUT_OF_RANGE, when given, is set): never a
+// wrapped value.
+bool parse_microseconds(std::string_view token, std::int64_t& nanoseconds, bool* out_of_range = nullptr);
 
 }  // namespace meshscope::kineto
