@@ -83,6 +83,11 @@ void add_config_flags(CLI::App& cmd, ConfigFlags& f, bool with_layout) {
         ->group("CONFIG");
     cmd.add_option("--sequence-parallel", f.sequence_parallel, "on|off (default on when tp > 1)")
         ->group("CONFIG");
+    cmd.add_option(
+           "--cpu-offload-layers", c.offload_layers,
+           "Transformer layers per stage whose activations are offloaded to host memory (Megatron-Core "
+           "--cpu-offloading-num-layers; default 0)")
+        ->group("CONFIG");
   }
   cmd.add_option("--global-batch", c.global_batch, "Sequences per step (default: the model preset's)")
       ->group("CONFIG");
@@ -101,7 +106,12 @@ void add_assumption_flags(CLI::App& cmd, AssumptionFlags& f) {
   cmd.add_option("--state-bytes", f.state_bytes,
                  "Model-state bytes per parameter: 16 (ZeRO) or 18 (Megatron)")
       ->group("ASSUMPTIONS");
-  cmd.add_option("--attention", f.attention, "flash|standard attention kernels (default flash)")
+  cmd.add_option("--attention", f.attention,
+                 "flash (FlashAttention-2) | cudnn (Transformer Engine's cuDNN kernel) | standard (unfused) "
+                 "attention (default flash; cudnn with --framework megatron-core)")
+      ->group("ASSUMPTIONS");
+  cmd.add_flag("--fp8-param-gather", f.fp8_param_gather,
+               "FP8 recipes: weights kept and all-gathered in FP8 (Megatron-Core --fp8-param-gather)")
       ->group("ASSUMPTIONS");
   optional_option(cmd, "--moe-imbalance", f.moe_imbalance,
                   "Tokens on the busiest expert-parallel rank over the mean (default 1)");
@@ -110,14 +120,18 @@ void add_assumption_flags(CLI::App& cmd, AssumptionFlags& f) {
   for (const char* name : {"--moe-imbalance", "--nvfp4-bf16-layers"})
     cmd.get_option(name)->group("ASSUMPTIONS");
   optional_option(cmd, "--gemm-efficiency", f.gemm_efficiency, "Achievable fraction of peak for GEMMs");
+  optional_option(
+      cmd, "--sustained-fraction", f.sustained_fraction,
+      "Fraction of microbenchmark GEMM/attention rates sustained in training (default: the hardware "
+      "preset's, fitted per GPU family; docs/ACCURACY.md)");
   optional_option(cmd, "--overlap-tp", f.overlap_tp,
                   "Fraction of the GEMM time TP collectives can hide behind (default 0)");
   optional_option(cmd, "--overlap-cp", f.overlap_cp, "Fraction of CP communication hideable (default 1)");
   optional_option(cmd, "--overlap-ep", f.overlap_ep, "Fraction of EP all-to-all hidden (default 0)");
   optional_option(cmd, "--overlap-pp", f.overlap_pp, "Fraction of PP sends hidden (default 0)");
   optional_option(cmd, "--overlap-dp", f.overlap_dp, "Fraction of DP communication hideable (default 1)");
-  for (const char* name :
-       {"--gemm-efficiency", "--overlap-tp", "--overlap-cp", "--overlap-ep", "--overlap-pp", "--overlap-dp"})
+  for (const char* name : {"--gemm-efficiency", "--sustained-fraction", "--overlap-tp", "--overlap-cp",
+                           "--overlap-ep", "--overlap-pp", "--overlap-dp"})
     cmd.get_option(name)->group("ASSUMPTIONS");
 }
 
@@ -166,11 +180,20 @@ model::Efficiencies resolve_efficiencies(const AssumptionFlags& f, const model::
     }
     if (!f.state_bytes.empty()) e.state_bytes = model::parse_state_bytes(f.state_bytes);
     if (f.attention == "flash") {
-      e.flash_attention = true;
+      e.flash_attention = true, e.cudnn_attention = false;
+    } else if (f.attention == "cudnn") {
+      e.flash_attention = true, e.cudnn_attention = true;
     } else if (f.attention == "standard") {
-      e.flash_attention = false;
+      e.flash_attention = false, e.cudnn_attention = false;
     } else if (!f.attention.empty()) {
-      throw model::InvalidInput("--attention " + f.attention + ": use flash or standard");
+      throw model::InvalidInput("--attention " + f.attention + ": use flash, cudnn or standard");
+    }
+    if (f.fp8_param_gather) e.fp8_param_gather = true;
+    if (f.sustained_fraction) {
+      if (!(*f.sustained_fraction > 0 && *f.sustained_fraction <= 1.5))
+        throw model::InvalidInput(
+            fmt::format("--sustained-fraction {}: use a value in (0, 1.5]", *f.sustained_fraction));
+      e.sustained_fraction = *f.sustained_fraction;
     }
     auto fraction = [](const char* name, std::optional<double> v, double& target, double max) {
       if (!v) return;
@@ -211,6 +234,7 @@ std::string describe_layout(const model::ParallelConfig& c) {
   if (c.schedule == model::Schedule::kInterleaved) s += fmt::format(" v={}", c.virtual_stages);
   if (c.first_stage_layers >= 0) s += fmt::format(" first-stage-layers={}", c.first_stage_layers);
   if (c.last_stage_layers >= 0) s += fmt::format(" last-stage-layers={}", c.last_stage_layers);
+  if (c.offload_layers > 0) s += fmt::format(" cpu-offload-layers={}", c.offload_layers);
   if (c.sp()) s += " sp";
   return s;
 }
@@ -281,7 +305,9 @@ void write_prediction(JsonWriter& json, const model::Prediction& p, const model:
   json.end_object();
   json.key("assumptions").begin_object();
   json.field("state_bytes_per_param", model::to_string(eff.state_bytes));
-  json.field("attention", eff.flash_attention ? "flash" : "standard");
+  json.field("attention", !eff.flash_attention ? "standard" : (eff.cudnn_attention ? "cudnn" : "flash"));
+  json.field("sustained_fraction", eff.sustained_fraction);
+  json.field("fp8_param_gather", eff.fp8_param_gather);
   json.field("gemm_efficiency", gemm_efficiency(c.precision, eff));
   json.field("moe_imbalance", eff.moe_imbalance);
   json.field("hbm_efficiency", eff.hbm);
@@ -356,12 +382,15 @@ std::string format_prediction(const model::Prediction& p, const model::ModelSpec
   line(fmt::format("MFU {:.1f} %  model {:.1f} TFLOP/s/GPU  hardware {:.1f} TFLOP/s/GPU  {:.4g} tokens/s",
                    100 * p.mfu, p.model_tflops_per_gpu, p.hardware_tflops_per_gpu, p.tokens_per_s));
   line(fmt::format(
-      "assumptions: {}-byte model state, {} attention, GEMM {:.0f} % of peak, HBM {:.0f} %, NVLink {:.0f} "
+      "assumptions: {}-byte model state, {} attention, GEMM {:.0f} % of peak x sustained {:.2f}, HBM {:.0f} "
+      "%, "
+      "NVLink {:.0f} "
       "GB/s, network {:.0f} GB/s per GPU, overlap tp {:.1f} dp {:.1f} pp {:.1f} ep {:.1f} cp {:.1f}",
-      model::to_string(eff.state_bytes), eff.flash_attention ? "flash" : "standard",
-      100 * gemm_efficiency(c.precision, eff), 100 * eff.hbm, eff.intra_node_Bps / 1e9,
-      eff.inter_node_Bps / 1e9, eff.overlap_tp, eff.overlap_dp, eff.overlap_pp, eff.overlap_ep,
-      eff.overlap_cp));
+      model::to_string(eff.state_bytes),
+      !eff.flash_attention ? "standard" : (eff.cudnn_attention ? "cudnn" : "flash"),
+      100 * gemm_efficiency(c.precision, eff), eff.sustained_fraction, 100 * eff.hbm,
+      eff.intra_node_Bps / 1e9, eff.inter_node_Bps / 1e9, eff.overlap_tp, eff.overlap_dp, eff.overlap_pp,
+      eff.overlap_ep, eff.overlap_cp));
   return out;
 }
 

@@ -4,9 +4,11 @@
 //   CONFIG:   --gpus --tp --pp --dp --cp --ep --micro-batch --global-batch --seq --zero --recompute
 //   --schedule
 //             --virtual-stages --microbatch-group --first-stage-layers --last-stage-layers --precision
-//             (+ --sequence-parallel on|off)
-//   ASSUMPTIONS: --framework NAME, then --state-bytes 16|18 --attention flash|standard --gemm-efficiency
-//             --overlap-{tp,cp,ep,pp,dp} --moe-imbalance --nvfp4-bf16-layers override it
+//             --cpu-offload-layers (+ --sequence-parallel on|off)
+//   ASSUMPTIONS: --framework NAME, then --state-bytes 16|18 --attention flash|cudnn|standard
+//   --gemm-efficiency
+//             --sustained-fraction --overlap-{tp,cp,ep,pp,dp} --moe-imbalance --nvfp4-bf16-layers
+//             --fp8-param-gather override it
 #pragma once
 
 #include <optional>
@@ -36,9 +38,10 @@ struct AssumptionFlags {
   std::string framework;    // empty: the defaults of Efficiencies (see docs/MODEL.md)
   std::string state_bytes;  // empty: the framework's (16 without one)
   std::string attention;    // empty: the framework's (flash without one)
-  std::optional<double> gemm_efficiency, overlap_tp, overlap_cp, overlap_ep, overlap_pp, overlap_dp,
-      moe_imbalance;
+  std::optional<double> gemm_efficiency, sustained_fraction, overlap_tp, overlap_cp, overlap_ep, overlap_pp,
+      overlap_dp, moe_imbalance;
   std::optional<int> nvfp4_bf16_layers;
+  bool fp8_param_gather = false;
 };
 
 void add_model_flags(CLI::App& cmd, ModelFlags& flags);

@@ -4,6 +4,7 @@
 
 #include "analysis/model/architecture.hpp"
 #include "analysis/model/pipeline.hpp"
+#include "analysis/model/precision.hpp"
 
 namespace meshscope::model {
 
@@ -53,6 +54,18 @@ double layer_activation_bytes(const ModelSpec& m, const ParallelConfig& c, bool 
   const double mlp = (m.gated_mlp ? 6.0 : 4.0) * s * b * width;
   const double attention = 2.0 * s * b * (a * d_qk + kv * d_qk + kv * d_v + a * d_v);
   double sharded = mlp + attention;
+  double replicated_bytes = replicated;
+  if (c.precision != Precision::kBF16) {
+    // Transformer Engine keeps the FP8/FP4 cast of each linear layer's input for its weight-gradient GEMM
+    // (transformer_engine/pytorch/module/layernorm_linear.py and linear.py save the quantized input): the QKV
+    // and first MLP inputs (sbh each) and the second MLP input (sbf) are stored at the quantized size instead
+    // of BF16, while the output projection's quantized input is an extra copy next to the BF16 attention
+    // output that the attention backward needs.
+    const double q = quantized_operand_bytes(c.precision);
+    replicated_bytes -= (2.0 - q) * 2.0 * s * b * h;
+    sharded -= (2.0 - q) * s * b * width;
+    sharded += q * s * b * a * d_v;
+  }
   // Korthikanti eq. 1: softmax output 2as^2b, dropout mask as^2b, dropout output 2as^2b; dropped by selective
   // recompute (§4.3) and never materialised by fused (flash) attention, which keeps a log-sum-exp (fp32).
   const double scores = c.seq * s * b * a;  // with context parallelism a rank holds s/cp queries x s keys
@@ -61,7 +74,7 @@ double layer_activation_bytes(const ModelSpec& m, const ParallelConfig& c, bool 
   } else {
     sharded += scores * (m.dropout ? 5.0 : 2.0);
   }
-  return replicated / (c.sp() ? t : 1.0) + sharded / t;
+  return replicated_bytes / (c.sp() ? t : 1.0) + sharded / t;
 }
 
 double inflight_layer_activations(const ModelSpec& m, const ParallelConfig& c) {
@@ -99,9 +112,13 @@ MemoryBreakdown stage_memory(const StageMemoryInputs& in, int stage, int layers,
   // parallel", parallel_state.get_data_parallel_group(with_context_parallel=True); Llama 3 §3.3.2 shards FSDP
   // the same).
   const int replicas = c.dp * c.cp;
-  const MemoryBreakdown d = model_state_bytes(dense, replicas, c.zero, in.eff.state_bytes);
-  const MemoryBreakdown e =
-      model_state_bytes(experts, std::max(1, replicas / c.ep), c.zero, in.eff.state_bytes);
+  MemoryBreakdown d = model_state_bytes(dense, replicas, c.zero, in.eff.state_bytes);
+  MemoryBreakdown e = model_state_bytes(experts, std::max(1, replicas / c.ep), c.zero, in.eff.state_bytes);
+  if (in.eff.fp8_param_gather && (c.precision == Precision::kFP8 || c.precision == Precision::kFP8Block)) {
+    // --fp8-param-gather: the model weights live in FP8 (the FP32 master copy is in the optimizer state).
+    const double q = quantized_operand_bytes(c.precision) / state_bytes(in.eff.state_bytes).weights;
+    d.params *= q, e.params *= q;
+  }
   MemoryBreakdown mb;
   mb.params = d.params + e.params;
   mb.grads = d.grads + e.grads;
@@ -110,8 +127,9 @@ MemoryBreakdown stage_memory(const StageMemoryInputs& in, int stage, int layers,
   const double b = c.micro_batch;
   const double sp = c.sp() ? t : 1.0;
   const double inflight = inflight_micro_batches(c, stage);
-  // Offloaded layers (Megatron-Core cpu_offloading_num_layers) keep their activations in host memory; the copy
-  // overlaps compute (TE's CPU offload context streams them over PCIe / NVLink-C2C), so only memory changes.
+  // Offloaded layers (Megatron-Core cpu_offloading_num_layers) keep their activations in host memory; the
+  // copy overlaps compute (TE's CPU offload context streams them over PCIe / NVLink-C2C), so only memory
+  // changes.
   mb.activations = in.layer_act * std::max(0, layers - c.offload_layers) * inflight;
   // Embedding output dropout mask sbh per micro-batch in flight (Korthikanti §4.4); on the last stage the
   // output layer norm 2sbh and the fp32 logits of the cross-entropy 4sbv/t (Korthikanti §4.4: "4sbv/t").
@@ -119,8 +137,14 @@ MemoryBreakdown stage_memory(const StageMemoryInputs& in, int stage, int layers,
   if (last) mb.activations += 2.0 * s * b * m.hidden / sp + 4.0 * s * b * m.vocab / t;
   mb.other = in.eff.reserved_bytes;
   // ZeRO-3 / FSDP gathers a layer's full (TP-sharded) weights before use and prefetches the next one
-  // (Rajbhandari et al. 2020 §5.3; FSDP paper, Zhao et al. 2023 §3.2): two layers of bf16 weights.
-  if (c.zero == 3 && replicas > 1 && layers > 0) mb.other += 2.0 * 2.0 * (dense + experts) / layers;
+  // (Rajbhandari et al. 2020 §5.3; FSDP paper, Zhao et al. 2023 §3.2): two layers of weights (BF16, or FP8
+  // with --fp8-param-gather).
+  if (c.zero == 3 && replicas > 1 && layers > 0) {
+    const bool fp8_weights =
+        in.eff.fp8_param_gather && (c.precision == Precision::kFP8 || c.precision == Precision::kFP8Block);
+    const double weight_bytes = fp8_weights ? quantized_operand_bytes(c.precision) : 2.0;
+    mb.other += 2.0 * weight_bytes * (dense + experts) / layers;
+  }
   mb.capacity = in.hw.hbm_capacity_gib * double(1ull << 30);
   mb.stage = stage;
   return mb;

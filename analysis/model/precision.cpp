@@ -24,6 +24,20 @@ constexpr double kNvfp4QuantizeBytes = kBf16Bytes + kBf16Bytes + 2.0 * kNvfp4Ope
 
 }  // namespace
 
+double quantized_operand_bytes(Precision p) {
+  switch (p) {
+    case Precision::kBF16:
+      return kBf16Bytes;
+    case Precision::kFP8:
+      return 1.0;
+    case Precision::kFP8Block:
+      return 1.0 + 1.0 / 32.0;
+    case Precision::kNVFP4:
+      return kNvfp4OperandBytes;
+  }
+  return kBf16Bytes;
+}
+
 std::string check_precision(Precision p, const HardwareSpec& hw) {
   if ((p == Precision::kFP8 || p == Precision::kFP8Block) && hw.peak_tflops_fp8 <= 0)
     return fmt::format("{} has no FP8 tensor cores: use --precision bf16", hw.name);
@@ -48,19 +62,19 @@ PrecisionRecipe precision_recipe(Precision p, const HardwareSpec& hw, const Effi
     case Precision::kFP8:
       r.peak_flops = hw.peak_tflops_fp8 * 1e12;
       r.efficiency = eff.gemm_fp8;
-      r.operand_bytes = 1.0;
+      r.operand_bytes = quantized_operand_bytes(p);
       r.quantize_bytes = kFp8TensorQuantizeBytes;
       break;
     case Precision::kFP8Block:
       r.peak_flops = hw.peak_tflops_fp8 * 1e12;
       r.efficiency = eff.gemm_fp8;
-      r.operand_bytes = 1.0 + 1.0 / 32.0;
+      r.operand_bytes = quantized_operand_bytes(p);
       r.quantize_bytes = kFp8BlockQuantizeBytes;
       break;
     case Precision::kNVFP4:
       r.peak_flops = hw.peak_tflops_fp4 * 1e12;
       r.efficiency = eff.gemm_fp4;
-      r.operand_bytes = kNvfp4OperandBytes;
+      r.operand_bytes = quantized_operand_bytes(p);
       r.quantize_bytes = kNvfp4QuantizeBytes;
       break;
   }

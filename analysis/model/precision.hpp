@@ -23,6 +23,9 @@ struct PrecisionRecipe {
 // format (FP8 before Hopper, FP4 before Blackwell).
 PrecisionRecipe precision_recipe(Precision precision, const HardwareSpec& hw, const Efficiencies& eff);
 
+// HBM bytes per element of a GEMM operand quantized to PRECISION (with its block scales); 2 for BF16.
+double quantized_operand_bytes(Precision precision);
+
 // Empty when HW runs PRECISION, else the one-line reason.
 std::string check_precision(Precision precision, const HardwareSpec& hw);
 

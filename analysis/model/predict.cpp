@@ -1,6 +1,7 @@
 #include "analysis/model/predict.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -207,8 +208,21 @@ StageParams stage_params(const Context& x, const StageWork& s) {
 }
 
 // ---- data parallelism (per stage; see dp_group_time) and the optimizer ------------------------------------
+// One collective of the data-parallel group: its time per step (raw), the part not hidden behind compute
+// (exposed) and, for --explain, the bandwidth (beta) part of raw (the rest is latency, alpha).
+struct DpPart {
+  const char* name = "";
+  double raw = 0, exposed = 0, beta = 0, bytes = 0, calls = 0;
+};
+
 struct DpCost {
   double exposed = 0, raw = 0;
+  std::array<DpPart, 3> parts{};
+  int count = 0;
+  void add(const DpPart& part) {
+    parts[static_cast<size_t>(count++)] = part;
+    raw += part.raw, exposed += part.exposed;
+  }
 };
 
 DpCost dp_group_time(const Context& x, const StageWork& s, double params, int size, int stride) {
@@ -217,57 +231,106 @@ DpCost dp_group_time(const Context& x, const StageWork& s, double params, int si
   const ParallelConfig& c = x.c;
   const GroupShape g = group_shape(size, stride, x.G);
   const StateBytesPerParam sb = state_bytes(x.eff.state_bytes);
-  const double grads = params * sb.grads, weights = params * sb.weights;
+  const bool fp8_weights =
+      x.eff.fp8_param_gather && (c.precision == Precision::kFP8 || c.precision == Precision::kFP8Block);
+  const double grads = params * sb.grads,
+               weights = params * (fp8_weights ? quantized_operand_bytes(c.precision) : sb.weights);
   const double fwd_hide = x.eff.overlap_dp * s.mb.forward, bwd_hide = x.eff.overlap_dp * s.mb.backward;
+  // One call of OP on BYTES; its bandwidth part (links without latency) only when explaining.
+  const Link intra_beta{0, x.intra.bandwidth_Bps}, inter_beta{0, x.inter.bandwidth_Bps};
+  auto call = [&](Collective op, double bytes, double& beta, Algorithm algorithm = Algorithm::kRing) {
+    if (x.explain) beta = hierarchical_time(op, bytes, g, intra_beta, inter_beta, algorithm);
+    return hierarchical_time(op, bytes, g, x.intra, x.inter, algorithm);
+  };
   if (c.zero == 3) {
     // ZeRO-3 / FSDP (Rajbhandari et al. 2020 §7.2.2; Zhao et al. 2023 §3): every micro-batch all-gathers the
     // weights for forward and again for backward (and recompute), and reduce-scatters the gradients, layer by
     // layer (each paying the collective's latency), prefetched behind that micro-batch's compute.
     const double layers = std::max(1, s.layers);
-    const double ag =
-        layers * hierarchical_time(Collective::kAllGather, weights / layers, g, x.intra, x.inter);
-    const double rs =
-        layers * hierarchical_time(Collective::kReduceScatter, grads / layers, g, x.intra, x.inter);
+    double ag_beta = 0, rs_beta = 0;
+    const double ag = call(Collective::kAllGather, weights / layers, ag_beta);
+    const double rs = call(Collective::kReduceScatter, grads / layers, rs_beta);
     const double gathers_bwd = c.recompute == Recompute::kFull ? 2.0 : 1.0;
-    cost.raw = x.micro * (ag * (1 + gathers_bwd) + rs);
-    cost.exposed = x.micro * (std::max(0.0, ag - fwd_hide) + std::max(0.0, gathers_bwd * ag + rs - bwd_hide));
+    const double m = x.micro;
+    // The backward gathers and the reduce-scatters share what the backward hides, in proportion to their
+    // time.
+    const double bwd_raw = gathers_bwd * ag + rs;
+    const double bwd_exposed = std::max(0.0, bwd_raw - bwd_hide);
+    const double share = bwd_raw > 0 ? bwd_exposed / bwd_raw : 0.0;
+    cost.add({"FSDP weight all-gather (forward)", m * layers * ag, m * std::max(0.0, layers * ag - fwd_hide),
+              m * layers * ag_beta, weights / layers, m * layers});
+    cost.add({gathers_bwd > 1 ? "FSDP weight all-gather (backward and recompute)"
+                              : "FSDP weight all-gather (backward)",
+              m * gathers_bwd * layers * ag, m * share * gathers_bwd * layers * ag,
+              m * gathers_bwd * layers * ag_beta, weights / layers, m * gathers_bwd * layers});
+    cost.add({"FSDP gradient reduce-scatter", m * layers * rs, m * share * layers * rs, m * layers * rs_beta,
+              grads / layers, m * layers});
     return cost;
   }
   if (c.zero == 0) {
     // Gradient all-reduce, bucketed and overlapped with the last micro-batch's backward (Li et al. 2020,
     // PyTorch DDP §3.2.3).
-    cost.raw = hierarchical_time(Collective::kAllReduce, grads, g, x.intra, x.inter, Algorithm::kRing);
-    cost.exposed = std::max(0.0, cost.raw - bwd_hide);
+    double beta = 0;
+    const double ar = call(Collective::kAllReduce, grads, beta, Algorithm::kRing);
+    cost.add({"gradient all-reduce", ar, std::max(0.0, ar - bwd_hide), beta, grads, 1});
     return cost;
   }
   // ZeRO-1/2 (distributed optimizer): reduce-scatter the gradients (overlapped with backward), all-gather the
   // updated weights (overlapped with the next forward) (Rajbhandari et al. 2020 §5.1-5.2).
-  const double rs = hierarchical_time(Collective::kReduceScatter, grads, g, x.intra, x.inter);
-  const double ag = hierarchical_time(Collective::kAllGather, weights, g, x.intra, x.inter);
-  cost.raw = rs + ag;
-  cost.exposed = std::max(0.0, rs - bwd_hide) + std::max(0.0, ag - fwd_hide);
+  double rs_beta = 0, ag_beta = 0;
+  const double rs = call(Collective::kReduceScatter, grads, rs_beta);
+  const double ag = call(Collective::kAllGather, weights, ag_beta);
+  cost.add({"gradient reduce-scatter", rs, std::max(0.0, rs - bwd_hide), rs_beta, grads, 1});
+  cost.add({"weight all-gather", ag, std::max(0.0, ag - fwd_hide), ag_beta, weights, 1});
   return cost;
 }
 
 struct StageTail {  // end-of-step work of one stage
   double dp_exposed = 0, dp_raw = 0, optimizer = 0, opt_params = 0;
+  DpCost dense, experts;
+  int replicas = 1;
 };
 
 StageTail stage_tail(const Context& x, const StageWork& s) {
   const ParallelConfig& c = x.c;
   const StageParams p = stage_params(x, s);
+  StageTail t;
   // Gradients are reduced (and ZeRO state sharded) over the dp x cp ranks that hold the same weights
   // (Megatron-Core data-parallel group with context parallel); rank order TP, CP, DP puts them tp apart.
-  const int replicas = c.dp * c.cp;
-  const DpCost dense = dp_group_time(x, s, p.dense, replicas, c.tp);
-  const DpCost experts = dp_group_time(x, s, p.experts, replicas / c.ep, c.tp * c.ep);
-  StageTail t;
-  t.dp_exposed = dense.exposed + experts.exposed;
-  t.dp_raw = dense.raw + experts.raw;
+  t.replicas = c.dp * c.cp;
+  t.dense = dp_group_time(x, s, p.dense, t.replicas, c.tp);
+  t.experts = dp_group_time(x, s, p.experts, t.replicas / c.ep, c.tp * c.ep);
+  t.dp_exposed = t.dense.exposed + t.experts.exposed;
+  t.dp_raw = t.dense.raw + t.experts.raw;
   // Optimizer: Adam is memory bound; ZeRO >= 1 updates only this rank's shard.
-  t.opt_params = p.dense / (c.zero >= 1 ? replicas : 1) + p.experts / (c.zero >= 1 ? replicas / c.ep : 1);
+  t.opt_params = p.dense / (c.zero >= 1 ? t.replicas : 1) + p.experts / (c.zero >= 1 ? t.replicas / c.ep : 1);
   t.optimizer = t.opt_params * (kAdamBytesPerParam + state_bytes(x.eff.state_bytes).grads) / x.hbm_Bps;
   return t;
+}
+
+void explain_dp(Context& x, const StageTail& t, size_t stage) {
+  if (!x.explain) return;
+  const char* hidden =
+      x.c.zero == 3 ? "exposed = raw - overlap_dp x (micro-batch forward or backward) per micro-batch"
+                    : (x.c.zero == 0 ? "exposed = raw - overlap_dp x last backward"
+                                     : "exposed = raw - overlap_dp x (last backward or first forward)");
+  auto emit = [&](const DpCost& cost, int size, const char* group) {
+    for (int i = 0; i < cost.count; ++i) {
+      const DpPart& part = cost.parts[static_cast<size_t>(i)];
+      x.term(
+          "dp_exposed", fmt::format("{}{}", group, part.name), part.exposed,
+          fmt::format("calls x (alpha steps + S / B); {}", hidden),
+          fmt::format("group {} (dp x cp), zero {}, S = {:.4g} MB x {:.4g} calls; alpha part {:.4g} ms, beta "
+                      "part {:.4g} ms, raw {:.4g} ms (stage {}), overlap_dp {}",
+                      size, x.c.zero, part.bytes / 1e6, part.calls, (part.raw - part.beta) * 1e3,
+                      part.beta * 1e3, part.raw * 1e3, stage, x.eff.overlap_dp));
+    }
+  };
+  emit(t.dense, t.replicas, "");
+  emit(t.experts, t.replicas / x.c.ep, "expert ");
+  if (t.dense.count + t.experts.count == 0)
+    x.term("dp_exposed", "data-parallel gradients / weights", 0.0, "no data-parallel replicas",
+           fmt::format("dp {} cp {}", x.c.dp, x.c.cp));
 }
 
 // ---- composition
@@ -395,13 +458,7 @@ void compose(Context& x, const std::vector<StageWork>& stages) {
     if (i == 0 || t.dp_exposed + t.optimizer > worst.dp_exposed + worst.optimizer) worst = t, worst_stage = i;
   }
   out.time.dp_exposed = worst.dp_exposed, out.comm.dp = worst.dp_raw, out.time.optimizer = worst.optimizer;
-  x.term("dp_exposed", "data-parallel gradients / weights", worst.dp_exposed,
-         x.c.zero == 0
-             ? "all_reduce(grads) - overlap_dp x backward"
-             : (x.c.zero == 3 ? "m x layers x (all_gather + reduce_scatter) - overlap_dp x compute"
-                              : "reduce_scatter(grads) + all_gather(weights) - overlap_dp x compute"),
-         fmt::format("dp {} zero {} raw {:.4g} ms (stage {}) overlap_dp {}", x.c.dp, x.c.zero,
-                     worst.dp_raw * 1e3, worst_stage, x.eff.overlap_dp));
+  explain_dp(x, worst, worst_stage);
   x.term("optimizer", "Adam step", worst.optimizer,
          "params on this GPU x (26 + grad bytes) / (HBM x hbm_eff)",
          fmt::format("{:.4g} M params, HBM {:.0f} GB/s achievable", worst.opt_params / 1e6, x.hbm_Bps / 1e9));

@@ -155,8 +155,9 @@ void check_hardware(const HardwareSpec& hw) {
   if (hw.gpus_per_node <= 0) invalid(fmt::format("{}: --gpus-per-node must be positive", name));
   if (hw.intra_node_gbps <= 0) invalid(fmt::format("{}: --intra-node-gbps must be positive", name));
   if (hw.inter_node_gbps <= 0) invalid(fmt::format("{}: --inter-node-gbps must be positive", name));
-  for (double f : {hw.sustained_fraction, hw.gemm_efficiency_bf16, hw.gemm_efficiency_fp8, hw.gemm_efficiency_fp4, hw.hbm_efficiency,
-                   hw.intra_node_efficiency, hw.inter_node_efficiency})
+  for (double f :
+       {hw.sustained_fraction, hw.gemm_efficiency_bf16, hw.gemm_efficiency_fp8, hw.gemm_efficiency_fp4,
+        hw.hbm_efficiency, hw.intra_node_efficiency, hw.inter_node_efficiency})
     if (!(f > 0 && f <= kMaxEfficiency))
       invalid(fmt::format("{}: efficiencies must be in (0, {}]", name, kMaxEfficiency));
   if (hw.peak_tflops_fp8 < 0 || hw.peak_tflops_fp4 < 0)

@@ -80,7 +80,8 @@ struct ModelSpec {
 struct HardwareSpec {
   std::string name;
   std::string source;
-  std::string family;  // GPU generation (ampere, hopper, blackwell, ...): the group sustained_fraction is fitted on
+  std::string
+      family;  // GPU generation (ampere, hopper, blackwell, ...): the group sustained_fraction is fitted on
   double peak_tflops_bf16 = 0;  // dense, per GPU
   double peak_tflops_fp8 = 0;   // dense, per GPU
   double peak_tflops_fp4 = 0;   // dense NVFP4/MXFP4, per GPU (0: no FP4 tensor cores)
@@ -159,6 +160,9 @@ struct Efficiencies {
   // NVFP4 recipe: transformer layers kept in BF16 (the last ones; NVIDIA 2025, arXiv:2509.25149, "selective
   // high-precision layers").
   int nvfp4_bf16_layers = 0;
+  // FP8 recipes that keep the weights only in FP8 between optimizer steps and all-gather them in FP8
+  // (Megatron-Core --fp8-param-gather; Megatron-Bridge's MXFP8 recipe sets it): 1 B per weight, not 2.
+  bool fp8_param_gather = false;
 };
 
 Efficiencies defaults_for(const HardwareSpec& hw);

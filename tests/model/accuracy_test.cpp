@@ -224,6 +224,7 @@ std::vector<PublishedRun> published_runs() {
     if (!r["overlap_tp"].empty()) run.eff.overlap_tp = std::stod(r["overlap_tp"]);
     if (!r["overlap_pp"].empty()) run.eff.overlap_pp = std::stod(r["overlap_pp"]);
     if (!r["offload_layers"].empty()) c.offload_layers = std::stoi(r["offload_layers"]);
+    run.eff.fp8_param_gather = r["fp8_param_gather"] == "1";
     c = resolve(c, run.m, run.hw);
     run.metric = r["metric"].empty() ? "tokens_per_s_per_gpu" : r["metric"];
     run.measured = std::stod(r["measured"]);
