@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "profiler/vocabulary.hpp"
+
 namespace meshscope::compare {
 namespace {
 
@@ -88,14 +90,6 @@ LinkFit fit_points(std::span<const LinkPoint> points, LinkClass link) {
   return out;
 }
 
-std::string lower_alnum(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(c));
-  }
-  return out;
-}
-
 TimeNs median(std::vector<TimeNs>& values) {
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
@@ -121,7 +115,7 @@ const char* to_string(LinkClass link) {
 }
 
 bool collective_of(std::string_view op, model::Collective& out) {
-  const std::string s = lower_alnum(op);
+  const std::string s = vocabulary::normalise_collective_op(op);
   if (s.find("allreduce") != std::string::npos) {
     out = model::Collective::kAllReduce;
   } else if (s.find("reducescatter") != std::string::npos) {
@@ -130,9 +124,9 @@ bool collective_of(std::string_view op, model::Collective& out) {
     out = model::Collective::kAllGather;
   } else if (s.find("alltoall") != std::string::npos) {
     out = model::Collective::kAllToAll;
-  } else if (s.find("broadcast") != std::string::npos || s == "bcast") {
+  } else if (s.find("broadcast") != std::string::npos) {
     out = model::Collective::kBroadcast;
-  } else if (s == "send" || s == "recv" || s == "sendrecv") {
+  } else if (vocabulary::is_point_to_point(s)) {
     out = model::Collective::kSendRecv;
   } else {
     return false;

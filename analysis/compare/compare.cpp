@@ -1,7 +1,6 @@
 #include "analysis/compare/compare.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -12,6 +11,7 @@
 
 #include "analysis/measure/intervals.hpp"
 #include "profiler/error.hpp"
+#include "profiler/vocabulary.hpp"
 
 namespace meshscope::compare {
 namespace {
@@ -23,8 +23,7 @@ double seconds(TimeNs ns) {
 }
 
 bool contains_word(std::string_view desc, std::initializer_list<std::string_view> words) {
-  std::string lower(desc);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = vocabulary::lower(desc);
   for (std::string_view w : words) {
     if (lower.find(w) != std::string::npos) return true;
   }

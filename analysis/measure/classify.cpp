@@ -1,12 +1,14 @@
 #include "analysis/measure/classify.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include "profiler/error.hpp"
+#include "profiler/vocabulary.hpp"
 
 namespace meshscope::measure {
 namespace {
+
+using vocabulary::lower;
 
 using M = ClassRule::Match;
 using C = ActivityClass;
@@ -18,12 +20,6 @@ std::string_view strip_void(std::string_view name) {
   while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
   if (name.starts_with("void ")) name.remove_prefix(5);
   return name;
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 }  // namespace
@@ -164,16 +160,8 @@ ActivityClass Classifier::classify(const Profile& profile, const Activity& activ
 }
 
 std::string op_from_kernel_name(std::string_view name) {
-  name = strip_void(name);
-  for (std::string_view prefix : {"ncclKernel_", "ncclDevKernel_", "rcclKernel_"}) {
-    if (!name.starts_with(prefix)) continue;
-    name.remove_prefix(prefix.size());
-    const auto end = name.find_first_of("_(<");
-    const std::string op = lower(name.substr(0, end));
-    if (op == "generic" || op.empty()) return {};
-    return op;
-  }
-  const std::string text = lower(name);
+  if (const auto nccl = vocabulary::parse_nccl_kernel_name(name)) return nccl->op;
+  const std::string text = lower(strip_void(name));
   if (text.find("all_reduce") != std::string::npos || text.find("allreduce") != std::string::npos ||
       text.find("cross_device_reduce") != std::string::npos) {
     return "allreduce";

@@ -1,7 +1,6 @@
 #include "analysis/measure/collectives.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -9,19 +8,10 @@
 #include <unordered_map>
 
 #include "analysis/measure/classify.hpp"
+#include "profiler/vocabulary.hpp"
 
 namespace meshscope::measure {
 namespace {
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool is_p2p(std::string_view op) {
-  return op == "send" || op == "recv" || op == "sendrecv";
-}
 
 TimeNs nearest_rank(std::vector<TimeNs>& values, double p) {
   if (values.empty()) return 0;
@@ -87,7 +77,7 @@ std::int64_t message_bytes(const Profile& profile, const Collective& c) {
   if (c.in_bytes != kNull) bytes = std::max(bytes, c.in_bytes);
   if (c.out_bytes != kNull) bytes = std::max(bytes, c.out_bytes);
   if (bytes > 0) return bytes;
-  const int size = dtype_size(profile.str(c.dtype));
+  const int size = vocabulary::dtype_bytes(profile.str(c.dtype));
   if (size == 0) return 0;
   if (c.in_nelems != kNull) bytes = std::max(bytes, c.in_nelems * size);
   if (c.out_nelems != kNull) bytes = std::max(bytes, c.out_nelems * size);
@@ -103,23 +93,6 @@ double busbw_factor(std::string_view op, std::int64_t n) {
     return (ranks - 1.0) / ranks;
   }
   return 1.0;
-}
-
-int dtype_size(std::string_view dtype) {
-  std::string t = lower(dtype);
-  for (std::string_view prefix : {"c10::", "torch.", "nccl", "at::"}) {
-    if (t.starts_with(prefix)) t.erase(0, prefix.size());
-  }
-  static const std::unordered_map<std::string, int> sizes = {
-      {"float", 4},       {"float32", 4},  {"double", 8},   {"float64", 8},      {"half", 2},
-      {"float16", 2},     {"bfloat16", 2}, {"bf16", 2},     {"int", 4},          {"int32", 4},
-      {"int32_t", 4},     {"uint32", 4},   {"uint32_t", 4}, {"long", 8},         {"int64", 8},
-      {"int64_t", 8},     {"uint64", 8},   {"uint64_t", 8}, {"short", 2},        {"int16", 2},
-      {"int16_t", 2},     {"char", 1},     {"byte", 1},     {"int8", 1},         {"int8_t", 1},
-      {"uint8", 1},       {"uint8_t", 1},  {"bool", 1},     {"fp8", 1},          {"float8_e4m3fn", 1},
-      {"float8_e5m2", 1}, {"fp8e4m3", 1},  {"fp8e5m2", 1},  {"complexfloat", 8}, {"complexdouble", 16}};
-  auto it = sizes.find(t);
-  return it == sizes.end() ? 0 : it->second;
 }
 
 CollectiveReport analyze_collectives(const Profile& profile,
@@ -167,7 +140,7 @@ CollectiveReport analyze_collectives(const Profile& profile,
         ++report.unmatched_ops;
         continue;
       }
-      const bool p2p = is_p2p(profile.str(c.op));
+      const bool p2p = vocabulary::is_point_to_point(profile.str(c.op));
       if (p2p) {
         // Point-to-point operations pair a sender with one receiver that the metadata does not name.
         ++report.unmatched_ops;

@@ -75,9 +75,6 @@ struct CollectiveReport {
 // nccl-tests bus-bandwidth factor for OP among N ranks (1 when the op is unknown or n < 2).
 double busbw_factor(std::string_view op, std::int64_t n);
 
-// Bytes per element of a dtype name ("Float", "BFloat16", "c10::Half", "int8_t", ...); 0 when unknown.
-int dtype_size(std::string_view dtype);
-
 // A communication kernel that has no collective row (recognised by its name only).
 struct NameOnlyComm {
   StringId name;

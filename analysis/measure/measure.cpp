@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cmath>
 #include <limits>
 #include <optional>
 #include <thread>
 
 #include <fmt/format.h>
+
+#include "profiler/vocabulary.hpp"
 
 namespace meshscope::measure {
 namespace {
@@ -105,8 +106,7 @@ constexpr std::uint8_t kDropped = 255;
 
 // Step ranges from NVTX or user annotations named like steps, for ranks without ProfilerStep.
 std::optional<std::int64_t> step_number(std::string_view name, bool& named) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = vocabulary::lower(name);
   static const std::string_view prefixes[] = {"profilerstep#", "training_step", "train_step", "train step",
                                               "iteration",     "step",          "iter"};
   for (std::string_view prefix : prefixes) {

@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -39,6 +38,7 @@
 
 #include "collectors/nccl/nccl_profiler_abi.h"
 #include "collectors/runtime/collector_runtime.hpp"
+#include "profiler/vocabulary.hpp"
 
 #define MESHSCOPE_EXPORT __attribute__((visibility("default")))
 
@@ -285,26 +285,8 @@ void try_complete(CollEvent* e) noexcept {
 
 // ---- the writer side -------------------------------------------------------------------------------------
 
-std::string normalise_op(std::string_view func) {
-  std::string out;
-  for (const char c : func) {
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
 std::string_view strip_nccl(std::string_view dtype) {
   return dtype.substr(0, 4) == "nccl" ? dtype.substr(4) : dtype;
-}
-
-int dtype_size(std::string_view dtype) {
-  std::string t = normalise_op(strip_nccl(dtype));
-  if (t == "int8" || t == "char" || t == "uint8" || t == "float8e4m3" || t == "float8e5m2") return 1;
-  if (t == "float16" || t == "half" || t == "bfloat16") return 2;
-  if (t == "int32" || t == "int" || t == "uint32" || t == "float32" || t == "float") return 4;
-  if (t == "int64" || t == "uint64" || t == "float64" || t == "double") return 8;
-  return 0;
 }
 
 std::string comm_id(std::uint64_t hash) {
@@ -420,7 +402,7 @@ class NcclSource final : public record::Source {
         c.rank = rank;
         c.communicator = comm_string(w, item);
         c.seq = item.kind == Item::kColl ? item.seq : kNull;
-        const std::string op = normalise_op(item.func.view());
+        const std::string op = vocabulary::normalise_collective_op(item.func.view());
         c.op = w.intern(op.empty() ? std::string_view("unknown") : std::string_view(op));
         const std::string_view dtype = strip_nccl(item.dtype.view());
         c.dtype = w.intern(dtype);
@@ -429,7 +411,7 @@ class NcclSource final : public record::Source {
         c.in_nelems = c.out_nelems = count;
         if (op == "allgather") c.out_nelems = count * n;
         if (op == "reducescatter") c.in_nelems = count * n;
-        if (const int size = dtype_size(dtype)) {
+        if (const int size = vocabulary::dtype_bytes(dtype)) {
           c.in_bytes = c.in_nelems * size;
           c.out_bytes = c.out_nelems * size;
         }

@@ -6,16 +6,12 @@
 
 #include "collectors/import/collective_names.hpp"
 #include "collectors/import/nsys/nsys_importer.hpp"
+#include "profiler/vocabulary.hpp"
 
 namespace meshscope::nsys {
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+using vocabulary::lower;
 
 std::string_view trim(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
@@ -88,12 +84,6 @@ void for_each_pair(std::string_view text, Visit&& visit) {
   }
 }
 
-bool is_communication_op(std::string_view op) {
-  static constexpr std::string_view kOps[] = {"allreduce", "allgather", "reducescatter", "broadcast",
-                                              "reduce",    "alltoall",  "send",          "recv"};
-  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
-}
-
 }  // namespace
 
 GlobalId decode_global_id(std::int64_t id) {
@@ -127,8 +117,7 @@ std::optional<NcclRange> parse_nccl_range(std::string_view text, std::string_vie
   if (name.size() > 4 && lower(name.substr(0, 4)) == "nccl") name.remove_prefix(4);
   NcclRange range;
   range.op = import::normalise_collective_op(name);
-  if (range.op == "bcast") range.op = "broadcast";
-  if (!is_communication_op(range.op)) return std::nullopt;
+  if (!vocabulary::is_collective_op(range.op)) return std::nullopt;
   auto visit = [&](const std::string& key, const std::string& value) {
     const bool has_comm = key.find("comm") != std::string::npos;
     if (has_comm && (key.find("size") != std::string::npos || key.find("rank") != std::string::npos)) {

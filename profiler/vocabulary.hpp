@@ -1,0 +1,49 @@
+// The domain vocabulary every layer shares: how the sources spell collective operations, NCCL/RCCL kernel
+// names, and element types, each normalised in this one place. Importers (Kineto, Nsight Systems), the NCCL
+// profiler plugin and the measured analysis all call these functions, so a name means the same thing from
+// the trace to the report.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace meshscope::vocabulary {
+
+// ASCII lower case ("AllReduce" -> "allreduce"); other bytes are kept as they are.
+std::string lower(std::string_view text);
+
+// Lower case with everything but ASCII letters and digits removed ("Float8_e4m3fn" -> "float8e4m3fn").
+std::string lower_alnum(std::string_view text);
+
+// The normalised name of a collective operation, however a source spells it: PyTorch ("all_reduce",
+// "_allgather_base", "reduce_scatter_tensor_coalesced", "c10d::alltoall_base_", "nccl:all_to_all"), NCCL
+// ("AllReduce", "ncclAllGather" without its prefix, "SendRecv", "Bcast") -> "allreduce", "allgather",
+// "reducescatter", "alltoall", "sendrecv", "broadcast", ... Unknown names come back lower-cased with only
+// letters and digits.
+std::string normalise_collective_op(std::string_view name);
+
+// OP (normalised) is one of the operations above: allreduce, allgather, reducescatter, broadcast, reduce,
+// alltoall, send, recv, sendrecv.
+bool is_collective_op(std::string_view op);
+
+// OP (normalised) moves data between two ranks only: send, recv, sendrecv.
+bool is_point_to_point(std::string_view op);
+
+// What an NCCL/RCCL kernel name says: ncclKernel_AllReduce_RING_LL_Sum_float(...) (NCCL <= 2.18),
+// ncclDevKernel_AllGather_RING_LL(...) (2.19+), ncclDevKernel_AllReduce_Sum_bf16_RING_LL(...),
+// rcclKernel_... (older RCCL). Generic kernels (ncclDevKernel_Generic) carry no operation: op is empty.
+// std::nullopt when the name is not an NCCL/RCCL kernel's.
+struct NcclKernelName {
+  std::string op;         // normalised, empty when the name does not say
+  std::string algorithm;  // RING, TREE, NVLS, NVLS_TREE, COLLNET_DIRECT, COLLNET_CHAIN, PAT, or empty
+  std::string protocol;   // LL, LL128, SIMPLE, or empty
+};
+std::optional<NcclKernelName> parse_nccl_kernel_name(std::string_view kernel_name);
+
+// Bytes per element of a dtype as PyTorch ("Float", "BFloat16", "c10::Half", "torch.float8_e4m3fn",
+// "ComplexFloat"), C ("int8_t", "uint64_t") or NCCL ("ncclFloat16", "Float8e4m3", "Bfloat16") names it; 0
+// when unknown. Packed sub-byte types count their storage element (Float4_e2m1fn_x2: 1 byte for two values).
+int dtype_bytes(std::string_view dtype);
+
+}  // namespace meshscope::vocabulary
