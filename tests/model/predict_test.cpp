@@ -1,8 +1,6 @@
 // predict(): the step-time invariant, bad input, and the trends published runs show.
 #include <gtest/gtest.h>
 
-#include <chrono>
-
 #include "tests/model/common.hpp"
 
 namespace meshscope::model {
@@ -154,7 +152,9 @@ TEST(Predict, WeakScalingThroughputRisesWithModelSize) {
   EXPECT_GT(throughput.back(), 1.2 * throughput.front());
 }
 
-TEST(Predict, IsWellUnderAMillisecond) {
+// Its speed (re-predicting on every slider move) is measured by tests/bench/bench_search.cpp, not asserted
+// here.
+TEST(Predict, RepeatsExactly) {
   const ModelSpec m = load_model("llama3-405b");
   const HardwareSpec hw = load_hardware("h100-sxm");
   ParallelConfig c;
@@ -162,13 +162,9 @@ TEST(Predict, IsWellUnderAMillisecond) {
   c.virtual_stages = 3;
   const ParallelConfig r = resolve(c, m, hw);
   const Efficiencies eff = defaults_for(hw);
-  const auto start = std::chrono::steady_clock::now();
-  double sink = 0;
-  for (int i = 0; i < 1000; ++i) sink += predict(m, hw, r, eff).step_time_s;
-  const double us =
-      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / 1000;
-  EXPECT_GT(sink, 0);
-  EXPECT_LT(us, 100.0);
+  const double first = predict(m, hw, r, eff).step_time_s;
+  EXPECT_GT(first, 0);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(predict(m, hw, r, eff).step_time_s, first);
 }
 
 }  // namespace

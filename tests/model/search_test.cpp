@@ -1,8 +1,6 @@
 // search(): valid, memory-pruned, ranked layouts, fast at 16,384 GPUs.
 #include <gtest/gtest.h>
 
-#include <chrono>
-
 #include "analysis/model/search.hpp"
 #include "tests/model/common.hpp"
 
@@ -51,16 +49,15 @@ TEST(Search, MoeSearchesExpertParallelism) {
   (void)any_ep;
 }
 
-TEST(Search, AllLayoutsFor16384GpusWellUnderASecond) {
+// Its speed is measured by tests/bench/bench_search.cpp (docs/PERFORMANCE.md), not asserted here.
+TEST(Search, AllLayoutsFor16384Gpus) {
   const ModelSpec m = load_model("llama3-405b");
   const HardwareSpec hw = load_hardware("h100-sxm");
   SearchOptions o;
   o.gpus = 16384;
-  const auto start = std::chrono::steady_clock::now();
   const SearchResult r = search(m, hw, defaults_for(hw), o);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_GT(r.fitting, 0);
-  EXPECT_LT(s, 0.5);
+  EXPECT_GT(r.evaluated, r.fitting);
 }
 
 TEST(Search, BadOptions) {
