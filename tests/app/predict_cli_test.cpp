@@ -121,6 +121,45 @@ TEST(PredictCli, ExplainUnevenPipelineAndFramework) {
   EXPECT_EQ(run("predict --model llama3-8b --gpus 8 --framework jax").status, 1);
 }
 
+TEST(PredictCli, ExplainSplitsDataParallelCollectivesIntoAlphaAndBeta) {
+  // ZeRO-1 (distributed optimizer): a gradient reduce-scatter and a weight all-gather, each with its latency
+  // (alpha) and bandwidth (beta) part; FSDP: the forward and backward gathers and the reduce-scatter.
+  const Result zero1 = run(
+      "predict --explain --model llama3-70b --hardware h100-sxm --gpus 64 --tp 4 --pp 4 --global-batch 64 "
+      "--zero 1 --overlap-dp 0");
+  ASSERT_EQ(zero1.status, 0) << zero1.out;
+  for (const char* part : {"[dp_exposed] gradient reduce-scatter", "[dp_exposed] weight all-gather",
+                           "alpha part", "beta part", "sum of the parts"})
+    EXPECT_NE(zero1.out.find(part), std::string::npos) << part;
+  const Result fsdp = run(
+      "predict --json --explain --model llama3-8b --hardware h100-sxm --gpus 16 --zero 3 --global-batch 32 "
+      "--framework fsdp2");
+  ASSERT_EQ(fsdp.status, 0) << fsdp.out;
+  for (const char* part :
+       {"\"name\": \"FSDP weight all-gather (forward)\"", "\"name\": \"FSDP weight all-gather (backward)\"",
+        "\"name\": \"FSDP gradient reduce-scatter\""})
+    EXPECT_NE(fsdp.out.find(part), std::string::npos) << part;
+}
+
+TEST(PredictCli, OffloadedLayersAndFp8WeightsLowerMemory) {
+  // Megatron-Bridge's Llama 3 70B on 64 GB300 (Megatron-FSDP, FP8, 20 layers offloaded, FP8 weights) ran; the
+  // same layout without offloading does not fit.
+  const std::string layout =
+      "predict --json --model llama3-70b --hardware gb300 --gpus 64 --zero 3 --micro-batch 2 --global-batch "
+      "256 --precision fp8 --framework megatron-core --state-bytes 16";
+  const Result plain = run(layout);
+  const Result offloaded = run(layout + " --cpu-offload-layers 20 --fp8-param-gather");
+  ASSERT_EQ(plain.status, 0) << plain.out;
+  ASSERT_EQ(offloaded.status, 0) << offloaded.out;
+  EXPECT_NE(plain.out.find("\"fits\": false"), std::string::npos);
+  EXPECT_NE(offloaded.out.find("\"fits\": true"), std::string::npos);
+  EXPECT_LT(number(offloaded.out, "activations"), number(plain.out, "activations"));
+  EXPECT_LT(number(offloaded.out, "params"), number(plain.out, "params"));
+  EXPECT_EQ(run(layout + " --cpu-offload-layers -1").status, 1);
+  EXPECT_EQ(run(layout + " --attention cudnn").status, 0);
+  EXPECT_EQ(run(layout + " --attention fast").status, 1);
+}
+
 TEST(PredictCli, SearchAndPlan) {
   const Result s = run("search --json --model llama3-70b --hardware h100-sxm --gpus 256 --top 3");
   ASSERT_EQ(s.status, 0);
