@@ -1,8 +1,11 @@
-// End-to-end accuracy on every published run of ../shared/calibration. Each table reports the mean absolute
-// percentage error and the Spearman rank correlation between predicted and measured; the test writes them to
-// MESHSCOPE_TEST_TMP/accuracy.md (the source of docs/ACCURACY.md) and checks the bounds stated there.
-// No constant is fitted to these rows: hardware inputs come from the presets (microbenchmarks), software
-// properties of Megatron-LM 2020-2022 from testing::megatron_2021().
+// End-to-end accuracy on the published runs of ../shared/calibration (development tables) and of
+// tests/model/data/published_runs.csv (out of sample, leave-one-source-out). Each table reports the mean
+// absolute percentage error and the Spearman rank correlation between predicted and measured; the test writes
+// them to MESHSCOPE_TEST_TMP/accuracy.md (the source of docs/ACCURACY.md) and checks the bounds stated there.
+// No constant is fitted to the development rows: hardware inputs come from the presets (microbenchmarks, and
+// the sustained fraction fitted on published_runs.csv only), software properties of Megatron-LM 2020-2022
+// from testing::megatron_2021(). MESHSCOPE_ACCURACY_DUMP=1 prints each held-out run's time breakdown and
+// memory.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -192,7 +195,7 @@ ModelSpec published_model(Row& r) {
 }
 
 struct PublishedRun {
-  std::string source, table, label;
+  std::string source, version, table, label;
   ModelSpec m;
   HardwareSpec hw;
   ParallelConfig c;
@@ -205,7 +208,7 @@ std::vector<PublishedRun> published_runs() {
   std::vector<PublishedRun> runs;
   for (auto& r : testing::read_published_runs("published_runs.csv")) {
     PublishedRun run;
-    run.source = r["source"], run.table = r["table"], run.label = r["run"];
+    run.source = r["source"], run.version = r["version"], run.table = r["table"], run.label = r["run"];
     run.m = published_model(r);
     run.hw = load_hardware(r["hardware"]);
     ParallelConfig& c = run.c;
@@ -297,6 +300,7 @@ struct PublishedTables {
   Table overall{"All published runs", "tokens/s/GPU", {}, {}, {}};
   std::vector<std::pair<std::string, Fitted>> folds;  // held-out source -> constants fitted without it
   Fitted all;                                         // fitted on every source (the shipped defaults)
+  int not_fitting = 0;                                // published runs the memory model says cannot run
 };
 
 PublishedTables published_tables() {
@@ -341,8 +345,10 @@ PublishedTables published_tables() {
           run.table, run.metric == "tokens_per_s_per_gpu" ? "tokens/s/GPU" : "TFLOP/s/GPU", {}, {}, {}});
       it = out.tables.end() - 1;
     }
-    it->add(fmt::format("{} [{}]{}", run.label, run.source, fits ? "" : " (predicted not to fit)"), predicted,
-            run.measured);
+    it->add(fmt::format("{} [{} {}]{}", run.label, run.source, run.version,
+                        fits ? "" : " (predicted not to fit)"),
+            predicted, run.measured);
+    if (!fits) ++out.not_fitting;
     out.overall.add(fmt::format("{}: {}", run.table, run.label), predicted, run.measured);
   }
   return out;
@@ -371,10 +377,33 @@ TEST(Accuracy, PublishedRunsOutOfSample) {
   summary += fmt::format("| (none: fitted on all, shipped in assets/hardware) | {} |\n\n", fractions(t.all));
   report() += summary;
   std::ofstream(std::string(MESHSCOPE_TEST_TMP) + "/accuracy.md") << report();
-  ASSERT_GE(t.overall.rows.size(), 40u);
-  // Bounds that hold today (docs/ACCURACY.md states the target and where the model misses it).
-  EXPECT_LT(t.overall.mape(), 35.0);
-  EXPECT_GT(t.overall.spearman(), 0.9);
+  ASSERT_GE(t.overall.rows.size(), 80u);
+  // What holds today, leave-one-source-out (docs/ACCURACY.md states the target, MAPE < 10 % per table of at
+  // least five runs, and where the model misses it: the 2023 llm-foundry H100 runs and Narayanan et al.'s
+  // Table 1).
+  const std::map<std::string, double> max_mape = {{"megatron-bridge", 11.0},
+                                                  {"nemo-h100-fp8", 5.0},
+                                                  {"mpt-a100", 11.0},
+                                                  {"mpt-h100", 16.0},
+                                                  {"megatron-2021-weak-scaling", 13.0},
+                                                  {"llama3-405b", 5.0}};
+  for (const Table& table : t.tables) {
+    ASSERT_TRUE(max_mape.count(table.title)) << table.title;
+    EXPECT_LT(table.mape(), max_mape.at(table.title)) << table.title;
+    if (table.rows.size() >= 5) {
+      EXPECT_GE(table.spearman(), 0.7) << table.title;
+    }
+  }
+  EXPECT_LT(t.overall.mape(), 10.0);
+  EXPECT_GT(t.overall.spearman(), 0.95);
+  // The presets ship the fractions fitted on every source (assets/hardware, sustained_fraction).
+  for (const char* name : {"a100-80gb", "h100-sxm", "gb200"}) {
+    const HardwareSpec hw = load_hardware(name);
+    EXPECT_NEAR(hw.sustained_fraction, sustained_for(t.all, hw.family), 0.002) << name;
+  }
+  // Runs that ran must fit: one does not (Nemotron-340B on 128 H100, whose recipe settings NeMo 24.07 did not
+  // publish with the table).
+  EXPECT_LE(t.not_fitting, 1);
 }
 
 }  // namespace
