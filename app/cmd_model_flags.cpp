@@ -107,8 +107,9 @@ void add_assumption_flags(CLI::App& cmd, AssumptionFlags& f) {
                  "Model-state bytes per parameter: 16 (ZeRO) or 18 (Megatron)")
       ->group("ASSUMPTIONS");
   cmd.add_option("--attention", f.attention,
-                 "flash (FlashAttention-2) | cudnn (Transformer Engine's cuDNN kernel) | standard (unfused) "
-                 "attention (default flash; cudnn with --framework megatron-core)")
+                 "flash (FlashAttention-2) | flash1 (FlashAttention v1 class, e.g. Triton 2022-23) | cudnn "
+                 "(Transformer Engine's cuDNN kernel) | standard (unfused) attention (default flash; cudnn "
+                 "with --framework megatron-core)")
       ->group("ASSUMPTIONS");
   cmd.add_flag("--fp8-param-gather", f.fp8_param_gather,
                "FP8 recipes: weights kept and all-gathered in FP8 (Megatron-Core --fp8-param-gather)")
@@ -179,15 +180,7 @@ model::Efficiencies resolve_efficiencies(const AssumptionFlags& f, const model::
       model::apply_framework(model::framework_preset(f.framework), e, config != nullptr ? *config : scratch);
     }
     if (!f.state_bytes.empty()) e.state_bytes = model::parse_state_bytes(f.state_bytes);
-    if (f.attention == "flash") {
-      e.flash_attention = true, e.cudnn_attention = false;
-    } else if (f.attention == "cudnn") {
-      e.flash_attention = true, e.cudnn_attention = true;
-    } else if (f.attention == "standard") {
-      e.flash_attention = false, e.cudnn_attention = false;
-    } else if (!f.attention.empty()) {
-      throw model::InvalidInput("--attention " + f.attention + ": use flash, cudnn or standard");
-    }
+    if (!f.attention.empty()) model::set_attention_kernel(e, f.attention);
     if (f.fp8_param_gather) e.fp8_param_gather = true;
     if (f.sustained_fraction) {
       if (!(*f.sustained_fraction > 0 && *f.sustained_fraction <= 1.5))
@@ -305,7 +298,7 @@ void write_prediction(JsonWriter& json, const model::Prediction& p, const model:
   json.end_object();
   json.key("assumptions").begin_object();
   json.field("state_bytes_per_param", model::to_string(eff.state_bytes));
-  json.field("attention", !eff.flash_attention ? "standard" : (eff.cudnn_attention ? "cudnn" : "flash"));
+  json.field("attention", model::attention_kernel_name(eff));
   json.field("sustained_fraction", eff.sustained_fraction);
   json.field("fp8_param_gather", eff.fp8_param_gather);
   json.field("gemm_efficiency", gemm_efficiency(c.precision, eff));
@@ -386,8 +379,7 @@ std::string format_prediction(const model::Prediction& p, const model::ModelSpec
       "%, "
       "NVLink {:.0f} "
       "GB/s, network {:.0f} GB/s per GPU, overlap tp {:.1f} dp {:.1f} pp {:.1f} ep {:.1f} cp {:.1f}",
-      model::to_string(eff.state_bytes),
-      !eff.flash_attention ? "standard" : (eff.cudnn_attention ? "cudnn" : "flash"),
+      model::to_string(eff.state_bytes), model::attention_kernel_name(eff),
       100 * gemm_efficiency(c.precision, eff), eff.sustained_fraction, 100 * eff.hbm,
       eff.intra_node_Bps / 1e9, eff.inter_node_Bps / 1e9, eff.overlap_tp, eff.overlap_dp, eff.overlap_pp,
       eff.overlap_ep, eff.overlap_cp));

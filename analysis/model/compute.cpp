@@ -68,6 +68,9 @@ double attention_forward_time(const ModelSpec& m, const ParallelConfig& c, const
   const bool fused = eff.cudnn_attention && eff.attention_fused_flops_per_s > 0;
   double rate =
       (fused ? eff.attention_fused_flops_per_s : eff.attention_flash_flops_per_s) * eff.sustained_fraction;
+  // FlashAttention-2 is "around 2x" the speed of FlashAttention (Dao 2023, abstract): a v1-class kernel (the
+  // 2022 CUDA kernel or its Triton port) runs at half the FlashAttention-2 rate.
+  if (!fused && eff.flash_v1) rate *= 0.5;
   // Head dim 64 runs below head dim 128 (Shah et al. 2024 Fig. 5a/5b, sequence 8k, non-causal:
   // FlashAttention-2 322 vs 370 TFLOP/s, cuDNN 412 vs 600).
   const double head = m.is_mla() ? m.qk_nope_dim + m.qk_rope_dim : m.head_size();

@@ -228,6 +228,7 @@ std::vector<PublishedRun> published_runs() {
     if (!r["overlap_pp"].empty()) run.eff.overlap_pp = std::stod(r["overlap_pp"]);
     if (!r["offload_layers"].empty()) c.offload_layers = std::stoi(r["offload_layers"]);
     run.eff.fp8_param_gather = r["fp8_param_gather"] == "1";
+    if (!r["attention"].empty()) set_attention_kernel(run.eff, r["attention"]);
     c = resolve(c, run.m, run.hw);
     run.metric = r["metric"].empty() ? "tokens_per_s_per_gpu" : r["metric"];
     run.measured = std::stod(r["measured"]);
@@ -238,12 +239,25 @@ std::vector<PublishedRun> published_runs() {
 
 // The fitted constant: per GPU family, the fraction of the microbenchmark tensor-core rates sustained in a
 // training step (HardwareSpec::sustained_fraction). A family with no run among the training sources of a fold
-// takes the fraction fitted on all of that fold's runs pooled (key "").
+// takes the previous generation's fraction, or the fraction fitted on all of that fold's runs pooled (key
+// "").
 using Fitted = std::map<std::string, double>;
 
+// NVIDIA data-centre generations in order: a family without runs in a fold takes the fraction of the
+// generation before it (the nearest in process, power and clock behaviour), else the pooled fraction.
+const std::map<std::string, std::string>& previous_generation() {
+  static const std::map<std::string, std::string> previous = {
+      {"blackwell", "hopper"}, {"hopper", "ampere"}, {"ampere", "volta"}};
+  return previous;
+}
+
 double sustained_for(const Fitted& f, const std::string& family) {
-  const auto it = f.find(family);
-  return it != f.end() ? it->second : f.at("");
+  for (std::string at = family;;) {
+    if (const auto it = f.find(at); it != f.end()) return it->second;
+    const auto before = previous_generation().find(at);
+    if (before == previous_generation().end()) return f.at("");
+    at = before->second;
+  }
 }
 
 double predicted_metric(const PublishedRun& run, const Fitted& f, Prediction* keep = nullptr) {
@@ -379,14 +393,12 @@ TEST(Accuracy, PublishedRunsOutOfSample) {
   std::ofstream(std::string(MESHSCOPE_TEST_TMP) + "/accuracy.md") << report();
   ASSERT_GE(t.overall.rows.size(), 80u);
   // What holds today, leave-one-source-out (docs/ACCURACY.md states the target, MAPE < 10 % per table of at
-  // least five runs, and where the model misses it: the 2023 llm-foundry H100 runs and Narayanan et al.'s
-  // Table 1).
-  const std::map<std::string, double> max_mape = {{"megatron-bridge", 11.0},
-                                                  {"nemo-h100-fp8", 5.0},
-                                                  {"mpt-a100", 11.0},
-                                                  {"mpt-h100", 16.0},
-                                                  {"megatron-2021-weak-scaling", 13.0},
-                                                  {"llama3-405b", 5.0}};
+  // least five runs, and where the model misses it: llm-foundry's long-sequence A100 runs).
+  const std::map<std::string, double> max_mape = {
+      {"megatron-bridge", 10.0}, {"nemo-h100-fp8", 5.0},
+      {"mpt-a100", 6.0},         {"mpt-a100-long-sequence", 16.0},
+      {"mpt-h100", 10.0},        {"megatron-2021-weak-scaling", 7.0},
+      {"llama3-405b", 5.0}};
   for (const Table& table : t.tables) {
     ASSERT_TRUE(max_mape.count(table.title)) << table.title;
     EXPECT_LT(table.mape(), max_mape.at(table.title)) << table.title;
@@ -394,7 +406,7 @@ TEST(Accuracy, PublishedRunsOutOfSample) {
       EXPECT_GE(table.spearman(), 0.7) << table.title;
     }
   }
-  EXPECT_LT(t.overall.mape(), 10.0);
+  EXPECT_LT(t.overall.mape(), 8.0);
   EXPECT_GT(t.overall.spearman(), 0.95);
   // The presets ship the fractions fitted on every source (assets/hardware, sustained_fraction).
   for (const char* name : {"a100-80gb", "h100-sxm", "gb200"}) {
