@@ -43,6 +43,17 @@ TEST(Efficiency, AttentionForwardMatchesFlashAttention3Figure5) {
   EXPECT_NEAR(attention_tflops(8192, false, true), 600, 1);
   EXPECT_NEAR(attention_tflops(8192, false, false, 64), 322, 1);
   EXPECT_NEAR(attention_tflops(8192, false, true, 64), 412, 1);
+  // Dao 2023 (FlashAttention-2) abstract: "around 2x speedup compared to FlashAttention" (v1 and its Triton
+  // port).
+  ModelSpec m = load_model("gpt");
+  m.heads = 16, m.kv_heads = 16, m.hidden = 2048, m.seq = 8192;
+  const HardwareSpec hw = load_hardware("a100-80gb");
+  ParallelConfig c;
+  c.gpus = 1, c.micro_batch = 2, c.global_batch = 2, c.seq = 8192;
+  c = resolve(c, m, hw);
+  Efficiencies v2 = defaults_for(hw), v1 = v2;
+  set_attention_kernel(v1, "flash1");
+  EXPECT_NEAR(attention_forward_time(m, c, v1) / attention_forward_time(m, c, v2), 2.0, 1e-9);
 }
 
 TEST(Efficiency, AttentionBackwardMatchesFlashAttention3Figure6) {
