@@ -41,7 +41,7 @@ namespace {
 // Set in a forked child: its parent's threads (the collectors' writer threads) are not there, so what only
 // their stacks pointed to looks leaked to LeakSanitizer at the child's exit. That is fork, not a leak; the
 // parent's own exit is still checked.
-bool forked_child = false;
+[[maybe_unused]] bool forked_child = false;  // read under ASan, set only with the CUPTI double
 
 }  // namespace
 
