@@ -57,6 +57,7 @@ int record(const Options& o, const std::vector<std::string>& model_args) {
   const fs::path job = dir / "job.msdb";
 
   int status = 0;
+  int stopped_by = 0;  // a terminating signal meshscope record itself received while the job ran
   if (!o.merge_only) {
     if (o.command.empty())
       meshscope::fail("record: no command given (meshscope record -o DIR -- COMMAND...)");
@@ -66,14 +67,25 @@ int record(const Options& o, const std::vector<std::string>& model_args) {
     for (const auto& note : notes) std::fprintf(stderr, "meshscope record: %s\n", note.c_str());
     std::fflush(stdout);
     std::string error;
-    status = rec::run_command(o.command, env, error);
+    status = rec::run_command(o.command, env, error, &stopped_by);
     if (!error.empty()) {
       std::fprintf(stderr, "meshscope record: %s\n", error.c_str());
       return status;
     }
     if (status != 0) std::fprintf(stderr, "meshscope record: the command exited with status %d\n", status);
+    if (stopped_by != 0) {
+      std::fprintf(stderr, "meshscope record: stopped by signal %d; merging what the ranks wrote\n",
+                   stopped_by);
+      if (status == 0) status = 128 + stopped_by;  // the job ended cleanly, but it was asked to stop
+    }
   }
   if (o.no_merge) return status;
+  // The merge finishes what it starts: a stop asked for now is honoured when it is done.
+  rec::SignalDeferral deferral;
+  const auto finish = [&](int code) {
+    if (deferral.signal() != 0 && code == 0) return 128 + deferral.signal();
+    return code;
+  };
 
   const auto files = rec::find_rank_files(dir, job);
   if (files.empty()) {
@@ -82,14 +94,14 @@ int record(const Options& o, const std::vector<std::string>& model_args) {
         "meshscope record: no per-rank profile in %s (the command used neither CUDA nor NCCL, or the "
         "collectors could not load)\n",
         dir.c_str());
-    return status != 0 ? status : 1;
+    return finish(status != 0 ? status : 1);
   }
   rec::MergeResult merged;
   try {
     merged = rec::merge_rank_profiles(files, job);
   } catch (const meshscope::Error& e) {
     std::fprintf(stderr, "meshscope record: %s\n", e.what());
-    return status != 0 ? status : 1;
+    return finish(status != 0 ? status : 1);
   }
   if (!o.quiet) {
     std::printf("recorded %zu rank%s (%zu file%s, %llu GPU activities, %llu collectives) into %s\n",
@@ -114,14 +126,16 @@ int record(const Options& o, const std::vector<std::string>& model_args) {
         std::fprintf(stderr, "meshscope %s: %s\n", args.front().c_str(), e.what());
       }
     };
-    if (meshscope::app::has_command("report")) summary({"report", job.string()});
-    if (!model_args.empty() && meshscope::app::has_command("compare")) {
+    // A job that was asked to stop gets its profile merged, not summaries that would delay the stop.
+    const bool stopping = stopped_by != 0 || deferral.signal() != 0;
+    if (!stopping && meshscope::app::has_command("report")) summary({"report", job.string()});
+    if (!stopping && !model_args.empty() && meshscope::app::has_command("compare")) {
       std::vector<std::string> args{"compare", job.string()};
       args.insert(args.end(), model_args.begin(), model_args.end());
       summary(args);
     }
   }
-  return status;
+  return finish(status);
 }
 
 const bool registered = meshscope::app::register_command(

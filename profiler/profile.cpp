@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <future>
 #include <map>
 #include <tuple>
@@ -190,24 +191,10 @@ class TableReader {
   std::int64_t row_ = 0;
 };
 
-std::vector<std::int32_t> parse_rank_list(const TableReader& t, int column, std::string_view text) {
+std::vector<std::int32_t> member_ranks(const TableReader& t, int column, std::string_view text) {
   std::vector<std::int32_t> ranks;
-  const char* p = text.data();
-  const char* end = p + text.size();
-  while (p < end) {
-    if ((*p >= '0' && *p <= '9') || *p == '-') {
-      std::int64_t value = 0;
-      auto [next, ec] = std::from_chars(p, end, value);
-      if (ec != std::errc() || value < 0 || value > kMaxRank) {
-        t.bad(column,
-              fmt::format("holds {}, which is not a rank", std::string_view(p, next == p ? 1 : next - p)));
-      }
-      ranks.push_back(static_cast<std::int32_t>(value));
-      p = next == p ? p + 1 : next;
-    } else {
-      ++p;
-    }
-  }
+  std::string bad;
+  if (!parse_rank_list(text, ranks, &bad)) t.bad(column, fmt::format("holds {}, which is not a rank", bad));
   return ranks;
 }
 
@@ -507,7 +494,7 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
       if (size != kNull && (size < 0 || size > kMaxRank + 1)) {
         s.bad(4, fmt::format("{} is not a group size", size));
       }
-      r.process_groups.push_back({s.text(1), s.text(2), s.text(3), size, parse_rank_list(s, 5, s.text(5))});
+      r.process_groups.push_back({s.text(1), s.text(2), s.text(3), size, member_ranks(s, 5, s.text(5))});
     }
   }
   std::map<StreamKey, std::string> stream_names;
@@ -754,6 +741,30 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
   n.cpu_op += range_scan.skipped_cpu_ops;  // counted, not loaded
   n.python_function += range_scan.skipped_python;
   return profile;
+}
+
+bool Profile::looks_like_profile(const std::filesystem::path& path) noexcept {
+  try {
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(path, error)) return false;
+    if (path.extension() == ".msdb") return true;
+    char header[16] = {};
+    {
+      std::FILE* f = std::fopen(path.c_str(), "rb");
+      if (!f) return false;
+      const std::size_t got = std::fread(header, 1, sizeof header, f);
+      std::fclose(f);
+      if (got != sizeof header || std::string_view(header, 16) != std::string_view("SQLite format 3\0", 16)) {
+        return false;
+      }
+    }
+    sql::Database db(path, true);
+    auto s = db.prepare(
+        "SELECT count(DISTINCT lower(name)) FROM sqlite_master WHERE lower(name) IN ('meta', 'activities')");
+    return s.step() && s.column_int(0) == 2;
+  } catch (...) {
+    return false;
+  }
 }
 
 const std::string& Profile::str(StringId id) const {

@@ -195,6 +195,12 @@ class Profile {
   // what it can; schema_version() tells.
   static Profile load(const std::filesystem::path& path, const LoadOptions& options = {});
 
+  // True when PATH is meant to be a meshscope profile, even a damaged one: a regular file named *.msdb, or an
+  // SQLite file whose schema names both meta and activities. Callers that would otherwise try an unloadable
+  // file as another tool's trace report Profile::load's error instead. Never throws; reads no more than the
+  // schema.
+  static bool looks_like_profile(const std::filesystem::path& path) noexcept;
+
   const std::string& str(StringId id) const;          // "" for kNoString or unknown ids
   StringId find_string(std::string_view text) const;  // kNoString when absent
 

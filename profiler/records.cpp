@@ -1,6 +1,32 @@
 #include "profiler/records.hpp"
 
+#include <charconv>
+
 namespace meshscope {
+
+bool parse_rank_list(std::string_view text, std::vector<std::int32_t>& ranks, std::string* bad) {
+  const char* p = text.data();
+  const char* end = p + text.size();
+  while (p < end) {
+    if ((*p >= '0' && *p <= '9') || *p == '-') {
+      std::int64_t value = 0;
+      const auto [next, ec] = std::from_chars(p, end, value);
+      if (next == p) {  // a lone '-'
+        ++p;
+        continue;
+      }
+      if (ec != std::errc() || value < 0 || value > kMaxRank) {
+        if (bad) *bad = std::string(p, static_cast<std::size_t>(next - p));
+        return false;
+      }
+      ranks.push_back(static_cast<std::int32_t>(value));
+      p = next;
+    } else {
+      ++p;
+    }
+  }
+  return true;
+}
 
 const char* to_string(ActivityKind kind) {
   switch (kind) {

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace meshscope {
 
@@ -37,6 +39,11 @@ enum class RangeKind : std::uint8_t {
   kOther = 7,
 };
 enum class ApiKind : std::uint8_t { kRuntime = 1, kDriver = 2 };
+
+// The member ranks in a process group's ranks_json text ("[0, 1, 2]", "[null, 5]"): every integer in it, in
+// order, into RANKS. Returns false, with the offending number in BAD when given, when one is not a rank (0 to
+// kMaxRank): importers refuse such a list and Profile::load refuses a profile holding one.
+bool parse_rank_list(std::string_view text, std::vector<std::int32_t>& ranks, std::string* bad = nullptr);
 
 const char* to_string(ActivityKind kind);
 const char* to_string(RangeKind kind);

@@ -22,9 +22,11 @@
 namespace meshscope::sql {
 
 class Statement;
-struct ConnectionState;
+struct ConnectionState;  // the display path and the work budget, at a stable address for Statements
 
-inline constexpr std::string_view kComputedColumn = "<computed>";  // the display path and the work budget, at a stable address for Statements
+// How table_columns() marks a column computed when read (a generated VIRTUAL column: its expression would
+// run).
+inline constexpr std::string_view kComputedColumn = "<computed>";
 
 // Limits on an untrusted file: the longest string or blob read (a longer value is an error, not a read of
 // gigabytes), and the work allowed per byte of file (SQLite virtual-machine steps) on top of a fixed base.

@@ -2,9 +2,13 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -109,22 +113,144 @@ Environment record_environment(const fs::path& output_dir, const CollectorLibrar
 namespace {
 
 constexpr std::array<int, 6> kForwarded = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-std::atomic<pid_t> g_child{0};
+constexpr std::array<int, 4> kTerminating = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+// How long the job's processes get to finish (flush their profiles) once the job is being stopped, before the
+// group is killed; and how long processes left behind by a command that ended normally are waited for.
+constexpr int kStopGraceSeconds = 20;
+constexpr int kLeftoverWaitSeconds = 10;
 
-void forward(int sig, siginfo_t* info, void*) {
-  const pid_t child = g_child.load();
-  if (child <= 0) return;
-  // Signals the kernel generated for the terminal (Ctrl-C, Ctrl-\, hang-up) reach the whole foreground
-  // process group, the command included: only what was sent to us alone is passed on.
-  if (info && info->si_code == SI_KERNEL) return;
+std::atomic<pid_t> g_group{0};      // the job's process group (the guardian's pid)
+std::atomic<int> g_terminating{0};  // terminating signals received (INT, TERM, HUP, QUIT)
+std::atomic<int> g_last_signal{0};  // the last of them
+
+bool is_terminating(int sig) {
+  return std::find(kTerminating.begin(), kTerminating.end(), sig) != kTerminating.end();
+}
+
+// meshscope record's handler while the job runs: every signal goes on to the whole job (it runs in its own
+// process group, so nothing the terminal sends reaches it directly); a hang-up goes on as SIGTERM, the stop
+// that launchers and the collectors act on (flushing what they hold); the third terminating signal kills the
+// job outright. Async-signal-safe: kill and atomics only.
+void forward(int sig) {
   const int saved = errno;
-  ::kill(child, sig);
+  if (is_terminating(sig)) {
+    g_last_signal.store(sig);
+    const int count = ++g_terminating;
+    const pid_t group = g_group.load();
+    if (group > 0) ::kill(-group, count >= 3 ? SIGKILL : sig == SIGHUP ? SIGTERM : sig);
+  } else if (const pid_t group = g_group.load(); group > 0) {
+    ::kill(-group, sig);
+  }
   errno = saved;
+}
+
+std::int64_t now_ms() {
+  struct timespec t {};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * 1000 + t.tv_nsec / 1'000'000;
+}
+
+// Ends the guardian as the command ended: its exit status, or its signal (raised again, without a core file).
+[[noreturn]] void end_like(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    struct rlimit none {};
+    ::setrlimit(RLIMIT_CORE, &none);
+    ::signal(sig, SIG_DFL);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
+    ::raise(sig);
+    ::_exit(128 + sig);
+  }
+  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
+}
+
+// The guardian: the first process of the job's process group, between meshscope record and the command. It
+// outlives the command until every process of the job has ended (it is their subreaper, so orphans come back
+// to it), and when meshscope record dies (even by SIGKILL) it stops the whole job: TERM, then KILL after a
+// grace period. Runs only async-signal-safe calls (it is a fork of a possibly threaded process).
+[[noreturn]] void guardian(char* const* argv, char* const* envp, int report_fd, pid_t parent,
+                           int death_signal) {
+  ::setpgid(0, 0);
+  sigset_t waited;
+  sigemptyset(&waited);
+  for (const int sig : kForwarded) sigaddset(&waited, sig);
+  sigaddset(&waited, SIGCHLD);
+  sigaddset(&waited, death_signal);
+  ::sigprocmask(SIG_BLOCK, &waited, nullptr);
+  for (const int sig : kForwarded) ::signal(sig, SIG_DFL);
+  ::prctl(PR_SET_PDEATHSIG, death_signal);
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  const pid_t group = ::getpid();
+  const pid_t command = ::fork();
+  if (command == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execvpe(argv[0], argv, envp);
+    const int code = errno;
+    [[maybe_unused]] const ssize_t n = ::write(report_fd, &code, sizeof code);
+    ::_exit(127);
+  }
+  ::close(report_fd);
+  if (command < 0) ::_exit(127);
+  bool stopping = ::getppid() != parent;  // meshscope record died before the death signal was armed
+  if (stopping) ::kill(-group, SIGTERM);
+  std::int64_t stop_at = stopping ? now_ms() : 0;  // when the stop began
+  std::int64_t command_ended_at = 0;
+  int command_status = 0;
+  bool killed = false;
+  for (;;) {
+    // Reap whatever ended: the command, or a process of the job that was handed to us.
+    for (;;) {
+      int status = 0;
+      const pid_t done = ::waitpid(-1, &status, WNOHANG);
+      if (done == command) {
+        command_status = status;
+        command_ended_at = now_ms();
+      } else if (done < 0 && errno == ECHILD) {
+        end_like(command_status);  // nothing of the job is left
+      }
+      if (done <= 0) break;
+    }
+    const std::int64_t now = now_ms();
+    if (command_ended_at != 0 && !stopping && now - command_ended_at > kLeftoverWaitSeconds * 1000) {
+      end_like(command_status);  // processes the command left running are not ours to stop
+    }
+    if (stopping && !killed && now - stop_at > kStopGraceSeconds * 1000) {
+      ::kill(-group, SIGKILL);
+      killed = true;
+    }
+    struct timespec tick {
+      0, 100'000'000
+    };
+    siginfo_t info{};
+    const int sig = ::sigtimedwait(&waited, &info, &tick);
+    if (sig == death_signal) {
+      if (!stopping) ::kill(-group, SIGTERM);
+      stopping = true;
+      stop_at = now_ms();
+    } else if (sig > 0 && sig != SIGCHLD && is_terminating(sig) && !stopping) {
+      // meshscope record passed a stop on to the group (this process included): the job is ending.
+      stopping = true;
+      stop_at = now_ms();
+    }
+  }
+}
+
+void install(const struct sigaction& action, std::array<struct sigaction, kForwarded.size()>* previous) {
+  for (std::size_t i = 0; i < kForwarded.size(); ++i) {
+    ::sigaction(kForwarded[i], &action, previous ? &(*previous)[i] : nullptr);
+  }
 }
 
 }  // namespace
 
-int run_command(const std::vector<std::string>& command, const Environment& env, std::string& error) {
+int run_command(const std::vector<std::string>& command, const Environment& env, std::string& error,
+                int* record_signal) {
+  if (record_signal) *record_signal = 0;
   if (command.empty()) {
     error = "no command to run";
     return 127;
@@ -135,45 +261,58 @@ int run_command(const std::vector<std::string>& command, const Environment& env,
     error = fmt::format("cannot create a pipe: {}", std::strerror(errno));
     return 127;
   }
-  std::array<struct sigaction, kForwarded.size()> previous{};
-  for (std::size_t i = 0; i < kForwarded.size(); ++i) {
-    struct sigaction action {};
-    action.sa_sigaction = forward;
-    action.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&action.sa_mask);
-    ::sigaction(kForwarded[i], &action, &previous[i]);
-  }
+  // Everything the children need is prepared before fork: they call no allocator.
   std::vector<std::string> env_text;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    const bool replaced =
+        std::any_of(env.begin(), env.end(), [&](const auto& kv) { return kv.first == name; });
+    if (!replaced) env_text.emplace_back(entry);
+  }
   for (const auto& [name, value] : env) env_text.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (auto& text : env_text) envp.push_back(text.data());
+  envp.push_back(nullptr);
   std::vector<char*> argv;
   for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  const int death_signal = SIGRTMIN + 1;
+  const pid_t parent = ::getpid();
+
+  g_terminating.store(0);
+  g_last_signal.store(0);
+  g_group.store(0);
+  std::array<struct sigaction, kForwarded.size()> previous{};
+  struct sigaction action {};
+  action.sa_handler = forward;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  install(action, &previous);
 
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::close(report[0]);
-    for (std::size_t i = 0; i < kForwarded.size(); ++i) ::sigaction(kForwarded[i], &previous[i], nullptr);
-    for (auto& text : env_text) ::putenv(text.data());
-    ::execvp(argv[0], argv.data());
-    const int code = errno;
-    [[maybe_unused]] const ssize_t n = ::write(report[1], &code, sizeof code);
-    ::_exit(127);
+    guardian(argv.data(), envp.data(), report[1], parent, death_signal);
   }
   ::close(report[1]);
-  int status = 0;
   int result = 127;
   if (pid < 0) {
     error = fmt::format("cannot start {}: {}", command[0], std::strerror(errno));
   } else {
-    g_child.store(pid);
+    ::setpgid(pid, pid);  // also done by the child: whichever runs first
+    g_group.store(pid);
+    // A signal that came before the group existed is passed on now.
+    if (const int early = g_last_signal.load(); early != 0) ::kill(-pid, early);
     int exec_error = 0;
     ssize_t got;
     do {
       got = ::read(report[0], &exec_error, sizeof exec_error);
     } while (got < 0 && errno == EINTR);
+    int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    g_child.store(0);
+    g_group.store(0);
     if (got == static_cast<ssize_t>(sizeof exec_error)) {
       error = fmt::format("cannot run {}: {}", command[0], std::strerror(exec_error));
     } else if (WIFEXITED(status)) {
@@ -184,7 +323,32 @@ int run_command(const std::vector<std::string>& command, const Environment& env,
   }
   ::close(report[0]);
   for (std::size_t i = 0; i < kForwarded.size(); ++i) ::sigaction(kForwarded[i], &previous[i], nullptr);
+  if (record_signal) *record_signal = g_last_signal.load();
   return result;
+}
+
+namespace {
+std::atomic<int> g_deferred{0};
+void defer(int sig) {
+  g_deferred.store(sig);
+}
+}  // namespace
+
+SignalDeferral::SignalDeferral() {
+  g_deferred.store(0);
+  struct sigaction action {};
+  action.sa_handler = defer;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  for (std::size_t i = 0; i < kTerminating.size(); ++i) ::sigaction(kTerminating[i], &action, &previous_[i]);
+}
+
+SignalDeferral::~SignalDeferral() {
+  for (std::size_t i = 0; i < kTerminating.size(); ++i) ::sigaction(kTerminating[i], &previous_[i], nullptr);
+}
+
+int SignalDeferral::signal() const {
+  return g_deferred.load();
 }
 
 }  // namespace meshscope::record

@@ -2,6 +2,11 @@
 // the merge of per-rank profiles with clock alignment, and crash recovery.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <iterator>
+#include <sstream>
+#include <string_view>
+
 #include "profiler/profile.hpp"
 #include "profiler/record/merge.hpp"
 #include "tests/collectors/collectors_test_util.hpp"
@@ -129,6 +134,120 @@ TEST(Record, FindsCommittedAndLeftBehindFilesOnly) {
   ASSERT_EQ(files.size(), 2u);
   EXPECT_EQ(files[0].filename(), ".rank1.nccl.2.msdb.tmp-2-00ff");
   EXPECT_EQ(files[1].filename(), "rank0.nccl.1.msdb");
+}
+
+// Processes still running with MESHSCOPE_OUTPUT_DIR=DIR in their environment: the ranks of a job recording
+// into DIR (and the guardian between meshscope record and the command).
+int job_processes(const fs::path& dir) {
+  const std::string marker = "MESHSCOPE_OUTPUT_DIR=" + fs::absolute(dir).string();
+  int count = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    std::ifstream in(entry.path() / "environ", std::ios::binary);
+    std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (std::size_t at = 0; at < env.size();) {
+      const std::size_t end = env.find('\0', at);
+      const std::string_view var(env.data() + at, (end == std::string::npos ? env.size() : end) - at);
+      if (var == marker) ++count;
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+  }
+  return count;
+}
+
+bool wait_until_gone(const fs::path& dir, std::chrono::seconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < until) {
+    if (job_processes(dir) == 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// Waits until the output at PATH holds TEXT COUNT times.
+bool wait_for_count(const fs::path& path, const std::string& text, int count) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < until) {
+    std::ifstream in(path);
+    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    int found = 0;
+    for (std::size_t at = content.find(text); at != std::string::npos; at = content.find(text, at + 1))
+      ++found;
+    if (found >= count) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// meshscope record's own SIGTERM or SIGHUP (a scheduler stopping the job, a closed terminal): every rank of
+// the job gets it, flushes and ends, and what they wrote is merged. Was: only the launcher got it; its ranks
+// ran on as orphans and their profiles were not merged.
+TEST(Record, ItsOwnStopReachesEveryRankAndWhatTheyWroteIsMerged) {
+  for (const int sig : {SIGTERM, SIGHUP}) {
+    SCOPED_TRACE(sig);
+    const fs::path dir = fresh_dir("record-stop-" + std::to_string(sig));
+    const auto r = run_process({MESHSCOPE_BINARY, "record", "-o", dir.string(), "--", MESHSCOPE_FAKE_RANK,
+                                "--spawn", "4", "--collectives", "5", "--exit", "wait-signal"},
+                               clean_env(), [&](pid_t pid, const fs::path& out) {
+                                 ASSERT_TRUE(wait_for_count(out, "ready", 4));
+                                 ::kill(pid, sig);
+                               });
+    EXPECT_EQ(r.exit_code, 128 + SIGTERM)
+        << r.output;  // the launcher's status: a hang-up stops it as SIGTERM
+    EXPECT_NE(r.output.find("stopped by signal " + std::to_string(sig) + "; merging what the ranks wrote"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(job_processes(dir), 0) << "the ranks outlived meshscope record";
+    const fs::path job = dir / "job.msdb";
+    ASSERT_TRUE(fs::exists(job)) << r.output;
+    EXPECT_EQ(query_rows(job, "SELECT rank, count(*) FROM collectives WHERE seq IS NOT NULL GROUP BY rank"),
+              "0|5\n1|5\n2|5\n3|5\n");
+  }
+}
+
+// Killed outright (SIGKILL: no handler runs), meshscope record still takes the job with it: the guardian of
+// the job's process group stops every rank, which flush what they have; --merge-only merges it.
+TEST(Record, KilledOutrightItTakesTheJobWithIt) {
+  const fs::path dir = fresh_dir("record-sigkill");
+  const auto r = run_process({MESHSCOPE_BINARY, "record", "-q", "-o", dir.string(), "--", MESHSCOPE_FAKE_RANK,
+                              "--spawn", "2", "--collectives", "4", "--exit", "wait-signal"},
+                             clean_env(), [&](pid_t pid, const fs::path& out) {
+                               ASSERT_TRUE(wait_for_count(out, "ready", 2));
+                               ::kill(pid, SIGKILL);
+                             });
+  EXPECT_EQ(r.signal, SIGKILL);
+  // Was: the ranks ran on for their full 30 s wait.
+  EXPECT_TRUE(wait_until_gone(dir, std::chrono::seconds(10))) << job_processes(dir) << " processes left";
+  EXPECT_FALSE(fs::exists(dir / "job.msdb"));
+  const auto again =
+      run_process({MESHSCOPE_BINARY, "record", "-q", "--merge-only", "-o", dir.string()}, clean_env());
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(query_rows(dir / "job.msdb",
+                       "SELECT rank, count(*) FROM collectives WHERE seq IS NOT NULL GROUP BY rank"),
+            "0|4\n1|4\n");
+}
+
+// A command that leaves a process of its own behind is not waited for forever, and a job in its own process
+// group still sees the signals meshscope record is sent (SIGUSR1 here: passed on, not acted upon).
+TEST(Record, TheJobRunsInItsOwnProcessGroup) {
+  const fs::path dir = fresh_dir("record-group");
+  const auto r =
+      run_process({MESHSCOPE_BINARY, "record", "-q", "--no-merge", "-o", dir.string(), "--", "/bin/sh", "-c",
+                   "echo group $(ps -o pgid= -p $$) shell $$; echo parent-group $(ps -o pgid= -p $PPID)"},
+                  clean_env());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  // The shell's group is its parent's (the guardian's) pid: not meshscope record's group.
+  std::istringstream words(r.output);
+  std::string word, group, parent_group;
+  while (words >> word) {
+    if (word == "group") words >> group;
+    if (word == "parent-group") words >> parent_group;
+  }
+  EXPECT_FALSE(group.empty()) << r.output;
+  EXPECT_EQ(group, parent_group) << r.output;
+  EXPECT_NE(group, std::to_string(::getpgrp())) << r.output;
 }
 
 }  // namespace

@@ -1,11 +1,19 @@
 // Where `import` and `export` write, and what they read: only regular files (or new ones), links written
 // through, never an input, never a device or FIFO; bad input is one line naming the file, exit 1, nothing
 // written.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "tests/import/test_support.hpp"
 
@@ -134,6 +142,106 @@ TEST(Outputs, AFifoOrDeviceAsInputIsRefusedWithoutReadingIt) {
   EXPECT_EQ(dev.exit_code, 1);
   EXPECT_NE(dev.err.find("/dev/zero: not a regular file"), std::string::npos) << dev.err;
   EXPECT_FALSE(fs::exists(dir / "o.msdb"));
+}
+
+// A trace big enough that importing it takes a while (about 60 MB of JSON).
+void write_big_trace(const fs::path& path) {
+  std::ofstream out(path, std::ios::binary);
+  out << R"({"traceEvents": [)";
+  for (int i = 0; i < 400000; ++i) {
+    out << (i ? "," : "") << R"({"ph": "X", "cat": "kernel", "name": "kernel_)" << i % 97
+        << R"(", "pid": 0, "tid": 7, "ts": )" << i * 10 << R"(, "dur": 5, "args": {"device": 0, "stream": 7,)"
+        << R"( "correlation": )" << i << R"(, "grid": [1, 2, 3], "block": [128, 1, 1]}})";
+  }
+  out << "]}";
+}
+
+// Hidden files in DIR whose names contain PART.
+std::vector<std::string> hidden_files(const fs::path& dir, const std::string& part) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name[0] == '.' && name.find(part) != std::string::npos) names.push_back(name);
+  }
+  return names;
+}
+
+// Starts meshscope with ARGS; once a hidden temporary file of OUTPUT exists, sends SIG; returns how the
+// process ended (the signal, or 128 + exit code when it exited first).
+int interrupt_import(const std::vector<std::string>& args, const fs::path& dir, int sig) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<char*> argv{const_cast<char*>(MESHSCOPE_BINARY)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (hidden_files(dir, ".part-").empty() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // into the writing
+  ::kill(pid, sig);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFSIGNALED(status) ? WTERMSIG(status) : 128 + WEXITSTATUS(status);
+}
+
+TEST(TempFiles, AnInterruptedImportLeavesNothingBehind) {
+  TempDir dir("temp-interrupt");
+  write_big_trace(dir / "big.json");
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    // Was: .out.msdb.tmp-PID-... (up to 90 MB) left in the folder.
+    const int ended = interrupt_import(
+        {"import", (dir / "big.json").string(), "-o", (dir / "out.msdb").string()}, dir.path(), sig);
+    EXPECT_EQ(ended, sig) << "the import was not interrupted by signal " << sig;
+    EXPECT_EQ(hidden_files(dir.path(), "out.msdb"), std::vector<std::string>{}) << sig;
+    EXPECT_FALSE(fs::exists(dir / "out.msdb"));
+  }
+}
+
+TEST(TempFiles, WhatAKilledImportLeftIsRemovedByTheNextWriteToTheFolder) {
+  TempDir dir("temp-stale");
+  write_big_trace(dir / "big.json");
+  const int ended = interrupt_import(
+      {"import", (dir / "big.json").string(), "-o", (dir / "out.msdb").string()}, dir.path(), SIGKILL);
+  ASSERT_EQ(ended, SIGKILL);
+  const auto left = hidden_files(dir.path(), "out.msdb.part-");
+  ASSERT_FALSE(left.empty()) << "kill -9 left no temporary file to clean up";
+  // Files of a live process and of another host are left alone; so are a collector's recoverable files.
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const std::string live =
+      ".other.msdb.part-" + std::string(host) + "-" + std::to_string(::getppid()) + "-0badc0de";
+  const std::string foreign = ".other.msdb.part-elsewhere-1-0badc0de";
+  const std::string collector = ".rank0.nccl.1.msdb.tmp-1-0badc0de";
+  for (const auto& name : {live, foreign, collector}) write_text(dir / name, "x");
+  write_text(dir / "t.json", kTinyTrace);
+  const auto r =
+      run_meshscope("import " + quoted(dir / "t.json") + " -o " + quoted(dir / "next.msdb"), dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(hidden_files(dir.path(), "out.msdb"), std::vector<std::string>{});
+  for (const auto& name : {live, foreign, collector}) EXPECT_TRUE(fs::exists(dir / name)) << name;
+}
+
+TEST(Messages, AnEventWithoutANameImportsInsteadOfAConstraintError) {
+  TempDir dir("messages-unnamed");
+  // Was: ".out.msdb.tmp-...: NOT NULL constraint failed: activities.name" (the temp file and raw SQL).
+  write_text(dir / "t.json",
+             R"({"traceEvents": [{"ph": "X", "cat": "kernel", "pid": 0, "tid": 7, "ts": 1, "dur": 2},)"
+             R"( {"ph": "X", "cat": "cpu_op", "name": null, "pid": 1, "tid": 1, "ts": 1, "dur": 2,)"
+             R"( "args": {"Collective name": "_"}}]})");
+  const auto r =
+      run_meshscope("import " + quoted(dir / "t.json") + " -o " + quoted(dir / "out.msdb"), dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(query_one(dir / "out.msdb", "SELECT count(*) FROM activity_names WHERE name_text = '(unnamed)'"),
+            "1");
+  EXPECT_EQ(query_one(dir / "out.msdb", "SELECT s.value FROM collectives c JOIN strings s ON s.id = c.op"),
+            "(unknown)");
 }
 
 }  // namespace
