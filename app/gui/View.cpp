@@ -22,6 +22,7 @@
 #include "analysis/model/presets.hpp"
 #include "collectors/import/import.hpp"
 #include "profiler/error.hpp"
+#include "profiler/output_file.hpp"
 
 namespace meshscope::gui {
 
@@ -135,6 +136,7 @@ std::unique_ptr<LoadedProfile> load_profile(const std::filesystem::path& source,
     if (progress) progress(fraction, stage);
   };
   if (!std::filesystem::exists(source)) throw Error(source.string() + ": no such file or directory");
+  require_regular_input(source, true);  // a FIFO or a device would block the first read forever
   std::filesystem::path msdb;
   double import_s = 0;
   if (!std::filesystem::is_directory(source) && is_sqlite(source)) {
@@ -151,7 +153,8 @@ std::unique_ptr<LoadedProfile> load_profile(const std::filesystem::path& source,
       report(1.0, "ready");
       return loaded;
     } catch (const Error&) {
-      // not a meshscope profile: fall through to the importers
+      // A profile that does not load says why; any other SQLite file falls through to the importers.
+      if (Profile::looks_like_profile(source)) throw;
     }
   }
   {
