@@ -1,5 +1,5 @@
-// Shared MODEL / HARDWARE / CONFIG flag parsing and prediction output (see model_flags.hpp). Registers no
-// command itself.
+// The MODEL / HARDWARE / CONFIG flags that predict, search, plan and compare share, and the prediction output
+// (model_flags.hpp). Not a command: it registers none.
 #include <fmt/format.h>
 
 #include "analysis/model/framework.hpp"
