@@ -4,6 +4,7 @@
 #include <memory>
 #include <set>
 
+#include "analysis/measure/measure.hpp"
 #include "app/command.hpp"
 #include "profiler/json_writer.hpp"
 #include "profiler/profile.hpp"
@@ -68,18 +69,27 @@ void print_info(const meshscope::Profile& profile, bool json) {
       w.field("last_ns", r.last_ns);
       w.field("streams", static_cast<std::int64_t>(r.streams.size()));
       w.field("steps", static_cast<std::int64_t>(r.steps.size()));
+      w.field("devices_visible", static_cast<std::int64_t>(r.devices.size()));
       w.end_object();
     }
     w.end_array();
+    // The devices each rank ran work on (a trace lists every GPU its process could see).
     w.key("devices").begin_array();
     for (const auto& r : profile.ranks()) {
-      for (const auto& d : r.devices) {
+      for (const auto& use : meshscope::measure::devices_used(r)) {
         w.begin_object();
         w.field("rank", r.rank);
-        w.field("device", d.device);
-        w.field("name", d.name);
-        if (d.total_memory_bytes != meshscope::kNull) w.field("memory_bytes", d.total_memory_bytes);
-        if (d.sm_count != meshscope::kNull) w.field("sm_count", d.sm_count);
+        w.field("device", use.device);
+        w.key("name");
+        if (use.info && !use.info->name.empty()) {
+          w.value(use.info->name);
+        } else {
+          w.null();
+        }
+        if (use.info && use.info->total_memory_bytes != meshscope::kNull) {
+          w.field("memory_bytes", use.info->total_memory_bytes);
+        }
+        if (use.info && use.info->sm_count != meshscope::kNull) w.field("sm_count", use.info->sm_count);
         w.end_object();
       }
     }
@@ -110,14 +120,18 @@ void print_info(const meshscope::Profile& profile, bool json) {
   std::printf("ranks       %zu of world size %lld\n", profile.ranks().size(),
               static_cast<long long>(profile.world_size()));
   for (const auto& r : profile.ranks()) {
+    // The GPUs the rank ran work on, whichever device ids they have (not every GPU the process could see).
     std::string devices;
-    std::set<std::int32_t> used;
-    for (const auto& s : r.streams) used.insert(s.device);
-    for (const auto& d : r.devices) {
-      if (!used.empty() && !used.count(d.device)) continue;
-      devices += fmt::format("{}GPU {} {}", devices.empty() ? "" : ", ", d.device, d.name);
-      if (d.total_memory_bytes != meshscope::kNull) {
-        devices += fmt::format(" ({:.0f} GiB)", static_cast<double>(d.total_memory_bytes) / (1 << 30));
+    for (const auto& use : meshscope::measure::devices_used(r)) {
+      devices += fmt::format("{}GPU {}", devices.empty() ? "" : ", ", use.device);
+      if (use.info && !use.info->name.empty()) {
+        devices += " " + use.info->name;
+      } else {
+        devices += " (model not in the trace)";
+      }
+      if (use.info && use.info->total_memory_bytes != meshscope::kNull) {
+        devices +=
+            fmt::format(" ({:.0f} GiB)", static_cast<double>(use.info->total_memory_bytes) / (1 << 30));
       }
     }
     std::printf("  rank %-4d %zu streams, %zu steps, rank from %s; %s\n", r.rank, r.streams.size(),

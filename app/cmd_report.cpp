@@ -64,10 +64,6 @@ std::string bytes_text(std::int64_t bytes) {
   return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
 }
 
-std::string gbps_text(double value) {
-  return std::isfinite(value) ? fmt::format("{:.2f}", value) : "-";
-}
-
 std::vector<std::string> profile_notes(const Profile& profile, const Options& options) {
   std::vector<std::string> notes;
   if (profile.schema_version() != kSchemaVersion) {
@@ -84,6 +80,39 @@ std::vector<std::string> profile_notes(const Profile& profile, const Options& op
   return notes;
 }
 
+const char* evidence_key(measure::Evidence e) {
+  switch (e) {
+    case measure::Evidence::kKind:
+      return "kind";
+    case measure::Evidence::kMetadata:
+      return "metadata";
+    case measure::Evidence::kRule:
+      return "rule";
+    case measure::Evidence::kDefault:
+      return "default";
+  }
+  return "default";
+}
+
+// What put a kernel into its class, in words: "name rule contains "deep_ep::" (deep_ep: deepseek-ai/DeepEP
+// ...)".
+std::string reason_text(const Analysis& a, const measure::ClassReason& reason, ActivityClass cls) {
+  switch (reason.evidence) {
+    case measure::Evidence::kKind:
+      return cls == ActivityClass::kSync ? "the record is a synchronisation"
+                                         : "the record is a memcpy or memset";
+    case measure::Evidence::kMetadata:
+      return "collective metadata (the trace names the collective this kernel ran)";
+    case measure::Evidence::kDefault:
+      return "no rule matched (everything else is compute)";
+    case measure::Evidence::kRule:
+      break;
+  }
+  const measure::ClassRule& rule = a.rules[static_cast<std::size_t>(reason.rule)];
+  return fmt::format("name rule {} \"{}\" ({}: {})", measure::to_string(rule.match), rule.pattern,
+                     rule.library, rule.source);
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // JSON
 
@@ -96,6 +125,7 @@ void breakdown_fields(JsonWriter& j, const Breakdown& b) {
   j.field("memory_us", us(b.memory_ns));
   j.field("overlap_us", us(b.overlap_ns));
   j.field("exposed_comm_us", us(b.exposed_comm_ns));
+  j.field("memory_only_us", us(b.memory_only_ns));
   j.field("sync_us", us(b.sync_ns));
 }
 
@@ -109,8 +139,14 @@ void write_json(const Profile& profile, const Analysis& a, const Options& option
   j.field("world_size", profile.world_size());
   j.key("devices").begin_array();
   for (const Rank& r : profile.ranks()) {
-    for (const Device& d : r.devices) {
-      j.begin_object().field("rank", r.rank).field("device", d.device).field("name", d.name).end_object();
+    for (const measure::DeviceUse& d : measure::devices_used(r)) {
+      j.begin_object().field("rank", r.rank).field("device", d.device).key("name");
+      if (d.info && !d.info->name.empty()) {
+        j.value(d.info->name);
+      } else {
+        j.null();
+      }
+      j.end_object();
     }
   }
   j.end_array();
@@ -147,6 +183,7 @@ void write_json(const Profile& profile, const Analysis& a, const Options& option
       j.field("exposed_comm_us", us(s.gpu.exposed_comm_ns));
       j.field("idle_us", us(s.gpu.idle_ns));
       j.field("memory_us", us(s.gpu.memory_ns));
+      j.field("memory_only_us", us(s.gpu.memory_only_ns));
       j.field("busy_us", us(s.gpu.busy_ns));
       j.field("cpu_start_us", us(s.cpu_start_ns - origin));
       j.field("cpu_dur_us", us(s.cpu_end_ns - s.cpu_start_ns));
@@ -162,6 +199,7 @@ void write_json(const Profile& profile, const Analysis& a, const Options& option
       j.field("busy_us", us(s.busy_ns)).field("idle_us", us(s.idle_ns));
       j.field("host_bound_us", us(s.host_bound_ns)).field("kernel_gap_us", us(s.kernel_gap_ns));
       j.field("other_us", us(s.other_ns));
+      j.field("work", measure::to_string(s.work));
       j.end_object();
     }
     j.end_array();
@@ -173,7 +211,12 @@ void write_json(const Profile& profile, const Analysis& a, const Options& option
   j.key("collectives").begin_array();
   for (const auto& s : c.stats) {
     j.begin_object();
-    j.field("op", s.op).field("group_size", s.group_size).field("bytes", s.bytes).field("count", s.count);
+    j.field("op", s.op).field("op_source", measure::to_string(s.op_source));
+    j.key("group_size");
+    s.group_size > 0 ? j.value(s.group_size) : j.null();
+    j.key("bytes");
+    s.bytes > 0 ? j.value(s.bytes) : j.null();
+    j.field("count", s.count);
     j.field("mean_us", us(s.mean_ns)).field("algbw_gbps", s.algbw_gbps).field("busbw_gbps", s.busbw_gbps);
     j.field("total_us", us(s.total_ns)).field("p50_us", us(s.p50_ns)).field("p95_us", us(s.p95_ns));
     j.field("max_us", us(s.max_ns)).field("from_metadata", s.from_metadata);
@@ -182,7 +225,9 @@ void write_json(const Profile& profile, const Analysis& a, const Options& option
   j.end_array();
   j.key("matching").begin_object();
   j.field("instances", static_cast<std::int64_t>(c.instances.size())).field("matched", c.matched);
+  j.field("matched_by_end_time", c.matched_by_end_time);
   j.field("incomplete", c.incomplete).field("unmatched_ops", c.unmatched_ops);
+  j.field("unpaired_ops", c.unpaired_ops);
   j.field("mean_skew_us", us(c.mean_skew_ns));
   j.end_object();
   j.key("stragglers").begin_array();
@@ -201,6 +246,23 @@ void write_json(const Profile& profile, const Analysis& a, const Options& option
     for (const auto& k : a.top_kernels[cls]) {
       j.begin_object().field("name", profile.str(k.name)).field("count", k.count);
       j.field("total_us", us(k.total_ns)).field("mean_us", us(k.count > 0 ? k.total_ns / k.count : 0));
+      j.end_object();
+    }
+    j.end_array();
+  }
+  j.end_object();
+  j.key("classification").begin_object();
+  for (int cls = 0; cls < measure::kClassCount; ++cls) {
+    j.key(measure::to_string(static_cast<ActivityClass>(cls))).begin_array();
+    for (const auto& reason : a.reasons[cls]) {
+      j.begin_object().field("evidence", evidence_key(reason.evidence));
+      if (reason.rule >= 0) {
+        const measure::ClassRule& rule = a.rules[static_cast<std::size_t>(reason.rule)];
+        j.field("match", measure::to_string(rule.match)).field("pattern", rule.pattern);
+        j.field("library", rule.library).field("source", rule.source);
+      }
+      j.field("names", reason.names).field("total_us", us(reason.total_ns));
+      j.field("largest", profile.str(reason.largest)).field("largest_us", us(reason.largest_ns));
       j.end_object();
     }
     j.end_array();
@@ -262,13 +324,53 @@ class Text {
   std::string out_;
 };
 
-// Sentences a user can act on, from the worst rank's figures.
+// A figure is listed under "What stands out" when it is at least this share of the span: below it, GPU idle
+// time (launch gaps, step boundaries), exposed communication and collective waits are what a healthy step
+// shows.
+constexpr double kIdleStandsOutPct = 10.0;
+constexpr double kExposedStandsOutPct = 5.0;
+constexpr double kWaitStandsOutPct = 1.0;
+constexpr double kCommStandsOutPct = 10.0;
+
+// A duration in the unit that reads best: 12.854 s, 51.513 ms, 850.0 µs, 120 ns.
+std::string time_text(TimeNs ns) {
+  if (ns >= 10'000'000'000) return fmt::format("{:.3f} s", static_cast<double>(ns) / 1e9);
+  if (ns >= 1'000'000) return fmt::format("{:.3f} ms", ms(ns));
+  if (ns >= 1'000) return fmt::format("{:.1f} µs", us(ns));
+  return fmt::format("{} ns", ns);
+}
+
+std::string size_text(std::int64_t bytes) {
+  return bytes > 0 ? bytes_text(bytes) : "size not recorded";
+}
+
+std::string group_text(std::int64_t group_size) {
+  return group_size > 0 ? fmt::format("{} ranks", group_size) : "group size unknown";
+}
+
+const char* op_source_text(measure::OpSource s) {
+  switch (s) {
+    case measure::OpSource::kMetadata:
+      return "metadata";
+    case measure::OpSource::kCpuOp:
+      return "CPU op";
+    case measure::OpSource::kKernelName:
+      return "kernel";
+  }
+  return "kernel";
+}
+
+// Sentences a user can act on. The first names the rank the others waited for, when the collectives show one.
 void findings(Text& t, const Profile& profile, const Analysis& a) {
   std::vector<std::string> lines;
+  const auto& c = a.collectives;
   const RankResult* worst_exposed = nullptr;
   const RankResult* worst_idle = nullptr;
+  TimeNs span_sum = 0, comm_sum = 0;
   for (const RankResult& rr : a.ranks) {
     if (rr.total.span_ns <= 0) continue;
+    span_sum += rr.total.span_ns;
+    comm_sum += rr.total.comm_ns;
     if (!worst_exposed || pct(rr.total.exposed_comm_ns, rr.total.span_ns) >
                               pct(worst_exposed->total.exposed_comm_ns, worst_exposed->total.span_ns)) {
       worst_exposed = &rr;
@@ -278,64 +380,133 @@ void findings(Text& t, const Profile& profile, const Analysis& a) {
       worst_idle = &rr;
     }
   }
-  if (worst_idle) {
+  const measure::StragglerRow* straggler = c.stragglers.empty() ? nullptr : &c.stragglers.front();
+  if (straggler) {
+    TimeNs others_span = 0;
+    for (const RankResult& rr : a.ranks) {
+      if (rr.rank != straggler->rank) others_span += rr.total.span_ns;
+    }
+    if (pct(straggler->caused_wait_ns, others_span) >= kWaitStandsOutPct) {
+      lines.push_back(fmt::format(
+          "Straggler: the other ranks waited {} for rank {} in collectives. It arrived last in {} "
+          "of the {} collectives matched on every peer, {} after the previous peer in total",
+          time_text(straggler->caused_wait_ns), straggler->rank, straggler->times_last, c.matched,
+          time_text(straggler->late_ns)));
+    } else {
+      straggler = nullptr;
+    }
+  }
+  if (worst_exposed &&
+      pct(worst_exposed->total.exposed_comm_ns, worst_exposed->total.span_ns) >= kExposedStandsOutPct) {
+    const RankResult& rr = *worst_exposed;
+    std::string waiting;
+    if (rr.collective_wait_ns == 0 && static_cast<std::int64_t>(a.ranks.size()) < profile.world_size()) {
+      waiting = fmt::format(
+          "; the other {} ranks' traces are not in the profile, so how much of this is waiting for "
+          "them cannot be measured",
+          profile.world_size() - static_cast<std::int64_t>(a.ranks.size()));
+    } else if (rr.collective_wait_ns > 0) {
+      waiting = fmt::format("; {} of its time in collectives was waiting for peers to arrive{}",
+                            time_text(rr.collective_wait_ns),
+                            straggler && straggler->rank != rr.rank
+                                ? fmt::format(" (rank {} came last most often)", straggler->rank)
+                                : "");
+    }
+    lines.push_back(fmt::format(
+        "Exposed communication: rank {} spends {:.1f}% of its span ({}) communicating with no compute "
+        "running; {:.1f}% of its communication is hidden behind compute{}",
+        rr.rank, pct(rr.total.exposed_comm_ns, rr.total.span_ns), time_text(rr.total.exposed_comm_ns),
+        pct(rr.total.overlap_ns, rr.total.comm_ns), waiting));
+  }
+  if (worst_idle && pct(worst_idle->total.idle_ns, worst_idle->total.span_ns) >= kIdleStandsOutPct) {
     const RankResult& rr = *worst_idle;
-    TimeNs host = 0, gap = 0, other = 0;
+    // Judged on the main compute streams (busy at least a tenth of the busiest one): communication and copy
+    // streams, and side streams that run a few kernels, wait for work by design.
+    TimeNs host = 0, gap = 0, other = 0, busiest = 0;
     for (const auto& s : rr.streams) {
+      if (s.work == ActivityClass::kCompute) busiest = std::max(busiest, s.busy_ns);
+    }
+    for (const auto& s : rr.streams) {
+      if (busiest > 0 && (s.work != ActivityClass::kCompute || s.busy_ns * 10 < busiest)) continue;
       host += s.host_bound_ns;
       gap += s.kernel_gap_ns;
       other += s.other_ns;
     }
     const TimeNs all = host + gap + other;
+    const char* where = busiest > 0 ? "its main compute streams" : "its streams";
     std::string why;
     if (all > 0) {
       if (host >= gap && host >= other) {
         why = fmt::format(
-            "; {:.0f}% of the stream gaps are host-bound (the GPU waited for the CPU to launch work: "
-            "look at CPU overhead, data loading, or CUDA graphs)",
-            pct(host, all));
+            "; {:.0f}% of the gaps on {} are host-bound (the GPU waited for the CPU to launch work: look at "
+            "CPU "
+            "overhead, data loading, or CUDA graphs)",
+            pct(host, all), where);
       } else if (other >= gap) {
         why = fmt::format(
-            "; {:.0f}% of the stream gaps are long waits with work already queued (dependencies "
-            "on other streams, events or synchronisation)",
-            pct(other, all));
+            "; {:.0f}% of the gaps on {} are long waits with work already queued (dependencies on other "
+            "streams, events or synchronisation)",
+            pct(other, all), where);
       } else {
         why = fmt::format(
-            "; {:.0f}% of the stream gaps are short launch gaps between back-to-back kernels "
-            "(many tiny kernels: fuse them or use CUDA graphs)",
-            pct(gap, all));
+            "; {:.0f}% of the gaps on {} are short launch gaps between back-to-back kernels (many tiny "
+            "kernels: fuse them or use CUDA graphs)",
+            pct(gap, all), where);
       }
     }
-    lines.push_back(fmt::format("GPU idle: rank {} is idle {:.1f}% of its span ({:.3f} ms){}", rr.rank,
-                                pct(rr.total.idle_ns, rr.total.span_ns), ms(rr.total.idle_ns), why));
+    lines.push_back(fmt::format("GPU idle: rank {} is idle {:.1f}% of its span ({}){}", rr.rank,
+                                pct(rr.total.idle_ns, rr.total.span_ns), time_text(rr.total.idle_ns), why));
   }
-  if (worst_exposed && worst_exposed->total.comm_ns > 0) {
-    const RankResult& rr = *worst_exposed;
-    lines.push_back(
-        fmt::format("Exposed communication: rank {} spends {:.1f}% of its span communicating with no "
-                    "compute running ({:.3f} ms); only {:.1f}% of its communication is hidden",
-                    rr.rank, pct(rr.total.exposed_comm_ns, rr.total.span_ns), ms(rr.total.exposed_comm_ns),
-                    pct(rr.total.overlap_ns, rr.total.comm_ns)));
-  }
-  const auto& c = a.collectives;
-  if (!c.stragglers.empty()) {
-    const auto& s = c.stragglers.front();
-    lines.push_back(
-        fmt::format("Straggler: rank {} arrived last in {} of {} matched collectives, {:.3f} ms late in "
-                    "total, making its peers wait {:.3f} ms",
-                    s.rank, s.times_last, c.matched, ms(s.late_ns), ms(s.caused_wait_ns)));
-  }
-  if (!c.stats.empty()) {
+  if (!c.stats.empty() && pct(comm_sum, span_sum) >= kCommStandsOutPct) {
     const auto& s = c.stats.front();
-    lines.push_back(
-        fmt::format("Largest communication cost: {} {} x{} ({:.3f} ms in total, mean {:.1f} µs{})", s.op,
-                    bytes_text(s.bytes), s.count, ms(s.total_ns), us(s.mean_ns),
-                    std::isfinite(s.busbw_gbps) ? fmt::format(", busbw {:.2f} GB/s", s.busbw_gbps) : ""));
+    lines.push_back(fmt::format(
+        "Largest communication cost: {} ({}, {}) x{}: {:.3f} ms in total over all ranks, mean {}{}", s.op,
+        size_text(s.bytes), group_text(s.group_size), s.count, ms(s.total_ns), time_text(s.mean_ns),
+        std::isfinite(s.busbw_gbps) ? fmt::format(", busbw {:.2f} GB/s", s.busbw_gbps) : ""));
   }
-  (void)profile;
-  if (lines.empty()) return;
   t.heading("What stands out");
+  if (lines.empty()) {
+    if (span_sum == 0) {
+      t.bullet("Nothing to measure on the GPU: no rank in this profile ran GPU work");
+      return;
+    }
+    t.bullet(fmt::format(
+        "Nothing: no rank is idle {:.0f}% of its span or more, none spends {:.0f}% or more in exposed "
+        "communication{}",
+        kIdleStandsOutPct, kExposedStandsOutPct,
+        c.matched > 0
+            ? fmt::format(", and no rank kept its peers waiting in the {} collectives matched on every peer",
+                          c.matched)
+            : std::string()));
+    return;
+  }
   for (const auto& l : lines) t.bullet(l);
+}
+
+// "2 GPUs used: NVIDIA A100-SXM4-80GB x2" from the devices each rank ran work on.
+std::string devices_text(const Profile& profile) {
+  std::vector<std::pair<std::string, int>> names;
+  int used = 0;
+  for (const Rank& r : profile.ranks()) {
+    for (const measure::DeviceUse& d : measure::devices_used(r)) {
+      ++used;
+      const std::string name =
+          d.info && !d.info->name.empty() ? d.info->name : std::string("model not in the trace");
+      auto it = std::find_if(names.begin(), names.end(), [&](const auto& n) { return n.first == name; });
+      if (it == names.end()) {
+        names.push_back({name, 1});
+      } else {
+        ++it->second;
+      }
+    }
+  }
+  if (used == 0) return "no GPU work";
+  std::string out = fmt::format("{} GPU{} used: ", used, used == 1 ? "" : "s");
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += fmt::format("{}{}{}", i ? ", " : "", names[i].first,
+                       names[i].second > 1 ? fmt::format(" x{}", names[i].second) : "");
+  }
+  return out;
 }
 
 void write_text(const Profile& profile, const Analysis& a, const Options& options) {
@@ -343,21 +514,25 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
   const auto& ranks = profile.ranks();
   const EventCounts& n = profile.counts();
   t.line("meshscope report: {}", profile.path().filename().string());
-  std::string devices;
+  t.line("schema {}, {} rank(s) of world size {}, {}", profile.schema_version(), ranks.size(),
+         profile.world_size(), devices_text(profile));
+  std::string steps_text;
   {
-    std::vector<std::string> names;
-    for (const Rank& r : ranks) {
-      for (const Device& d : r.devices) {
-        if (std::find(names.begin(), names.end(), d.name) == names.end() && !d.name.empty())
-          names.push_back(d.name);
-      }
+    std::vector<std::int64_t> numbers;
+    std::size_t ranks_with_steps = 0;
+    for (const RankResult& rr : a.ranks) {
+      if (!rr.steps.empty()) ++ranks_with_steps;
+      for (const auto& s : rr.steps) numbers.push_back(s.number);
     }
-    for (const auto& name : names) devices += (devices.empty() ? "" : ", ") + name;
+    std::sort(numbers.begin(), numbers.end());
+    numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+    steps_text = numbers.empty()
+                     ? std::string("no steps")
+                     : fmt::format("{} step{} on {} rank{}", numbers.size(), numbers.size() == 1 ? "" : "s",
+                                   ranks_with_steps, ranks_with_steps == 1 ? "" : "s");
   }
-  t.line("schema {}, {} rank(s) of world size {}{}{}", profile.schema_version(), ranks.size(),
-         profile.world_size(), devices.empty() ? "" : ", ", devices);
-  t.line("{} kernels, {} memcpy, {} memset, {} sync, {} collectives, {} runtime calls, {} CPU ops, {} steps",
-         n.kernel, n.memcpy, n.memset, n.sync, n.collective, n.runtime + n.driver, n.cpu_op, n.step);
+  t.line("{} kernels, {} memcpy, {} memset, {} sync, {} collectives, {} runtime calls, {} CPU ops, {}",
+         n.kernel, n.memcpy, n.memset, n.sync, n.collective, n.runtime + n.driver, n.cpu_op, steps_text);
   if (options.hta) t.line("HTA-compatible mode (see notes)");
 
   findings(t, profile, a);
@@ -380,7 +555,7 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
       "exposed = communication with no compute running; coll wait = time in collectives before the last peer "
       "arrived");
 
-  // Steps.
+  // Steps: the columns after "gpu dur" add up to it; comm is shown apart (hidden + exposed).
   std::size_t rows = 0;
   for (const RankResult& rr : a.ranks) rows += rr.steps.size();
   if (rows > 0) {
@@ -395,18 +570,18 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
         "Steps (ms; GPU work launched from inside each step, by correlation id; boundaries from {})",
         sources));
     if (rows <= 64) {
-      t.line("{:>5} {:>8} {:>12} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>10}", "rank", "step",
-             "gpu start", "gpu dur", "compute", "comm", "exposed", "memory", "idle", "kernels");
+      t.line("{:>5} {:>8} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}", "rank", "step",
+             "gpu start", "gpu dur", "compute", "exposed", "mem only", "idle", "comm", "kernels");
       for (const RankResult& rr : a.ranks) {
         for (const auto& s : rr.steps) {
           if (s.gpu.activities == 0) {
-            t.line("{:>5} {:>8} {:>12.3f} {:>11}   no GPU work launched from this step", rr.rank, s.number,
+            t.line("{:>5} {:>8} {:>11.3f} {:>10}   no GPU work launched from this step", rr.rank, s.number,
                    ms(s.cpu_start_ns - origin), "-");
             continue;
           }
-          t.line("{:>5} {:>8} {:>12.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>10}",
+          t.line("{:>5} {:>8} {:>11.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>8}",
                  rr.rank, s.number, ms(s.gpu.start_ns - origin), ms(s.gpu.span_ns), ms(s.gpu.compute_ns),
-                 ms(s.gpu.comm_ns), ms(s.gpu.exposed_comm_ns), ms(s.gpu.memory_ns), ms(s.gpu.idle_ns),
+                 ms(s.gpu.exposed_comm_ns), ms(s.gpu.memory_only_ns), ms(s.gpu.idle_ns), ms(s.gpu.comm_ns),
                  s.gpu.activities);
         }
       }
@@ -416,7 +591,7 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
       struct Agg {
         std::int64_t number;
         int ranks = 0;
-        TimeNs dur = 0, compute = 0, comm = 0, exposed = 0, idle = 0, slowest = -1;
+        TimeNs dur = 0, compute = 0, exposed = 0, memory = 0, idle = 0, comm = 0, slowest = -1;
         std::int32_t slowest_rank = -1;
       };
       std::vector<Agg> steps;
@@ -431,9 +606,10 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
           ++it->ranks;
           it->dur += s.gpu.span_ns;
           it->compute += s.gpu.compute_ns;
-          it->comm += s.gpu.comm_ns;
           it->exposed += s.gpu.exposed_comm_ns;
+          it->memory += s.gpu.memory_only_ns;
           it->idle += s.gpu.idle_ns;
+          it->comm += s.gpu.comm_ns;
           if (s.gpu.span_ns > it->slowest) {
             it->slowest = s.gpu.span_ns;
             it->slowest_rank = rr.rank;
@@ -441,35 +617,42 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
         }
       }
       std::sort(steps.begin(), steps.end(), [](const Agg& x, const Agg& y) { return x.number < y.number; });
-      t.line("{:>8} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12}", "step", "ranks", "mean dur",
-             "compute", "comm", "exposed", "idle", "max dur", "slowest rank");
+      t.line("{:>8} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12}", "step", "ranks",
+             "mean dur", "compute", "exposed", "mem only", "idle", "comm", "max dur", "slowest rank");
       for (const Agg& g : steps) {
         const double k = g.ranks > 0 ? static_cast<double>(g.ranks) : 1.0;
-        t.line("{:>8} {:>6} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>12}", g.number,
-               g.ranks, ms(g.dur) / k, ms(g.compute) / k, ms(g.comm) / k, ms(g.exposed) / k, ms(g.idle) / k,
-               ms(g.slowest), g.slowest_rank);
+        t.line("{:>8} {:>6} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>12}",
+               g.number, g.ranks, ms(g.dur) / k, ms(g.compute) / k, ms(g.exposed) / k, ms(g.memory) / k,
+               ms(g.idle) / k, ms(g.comm) / k, ms(g.slowest), g.slowest_rank);
       }
       t.line("means over the ranks that ran each step");
     }
+    t.line(
+        "gpu dur = compute + exposed + mem only + idle: exposed = communication with no compute running, mem "
+        "only = copies");
+    t.line(
+        "under neither, idle = no GPU work (waits on syncs included); comm = all of the step's communication "
+        "(hidden + exposed)");
   }
 
   // Idle per stream.
   t.heading("Idle time per stream (ms)");
-  t.line("{:>5} {:>7} {:>9} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8}", "rank", "device", "stream", "busy",
-         "idle", "host-bound", "kernel gap", "other", "gaps");
+  t.line("{:>5} {:>7} {:>9} {:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8}", "rank", "device", "stream",
+         "work", "busy", "idle", "host-bound", "kernel gap", "other", "gaps");
   const bool per_stream = a.ranks.size() <= 8;
   for (const RankResult& rr : a.ranks) {
     const Rank& r = ranks[rr.rank_index];
     if (per_stream) {
       for (const auto& s : rr.streams) {
         const GpuStream& st = r.streams[s.stream_index];
-        t.line("{:>5} {:>7} {:>9} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>8}", rr.rank,
-               st.device, st.stream, ms(s.busy_ns), ms(s.idle_ns), ms(s.host_bound_ns), ms(s.kernel_gap_ns),
-               ms(s.other_ns), s.gaps);
+        t.line("{:>5} {:>7} {:>9} {:>8} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>8}", rr.rank,
+               st.device, st.stream, measure::to_string(s.work), ms(s.busy_ns), ms(s.idle_ns),
+               ms(s.host_bound_ns), ms(s.kernel_gap_ns), ms(s.other_ns), s.gaps);
       }
     } else {
       measure::StreamIdle sum;
       for (const auto& s : rr.streams) {
+        if (s.work != ActivityClass::kCompute) continue;
         sum.busy_ns += s.busy_ns;
         sum.idle_ns += s.idle_ns;
         sum.host_bound_ns += s.host_bound_ns;
@@ -477,17 +660,22 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
         sum.other_ns += s.other_ns;
         sum.gaps += s.gaps;
       }
-      t.line("{:>5} {:>7} {:>9} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>8}", rr.rank, "all",
-             rr.streams.size(), ms(sum.busy_ns), ms(sum.idle_ns), ms(sum.host_bound_ns),
+      t.line("{:>5} {:>7} {:>9} {:>8} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>8}", rr.rank,
+             "all", "all", "compute", ms(sum.busy_ns), ms(sum.idle_ns), ms(sum.host_bound_ns),
              ms(sum.kernel_gap_ns), ms(sum.other_ns), sum.gaps);
     }
   }
   t.line(
-      "host-bound: the next work was launched only after the stream ran dry; kernel gap: queued, gap < 30 "
-      "µs;");
+      "work = the class with the most time on the stream; host-bound: the next work was launched only after "
+      "the "
+      "stream");
   t.line(
-      "other: queued but waiting longer (other streams, events, syncs). Idle here is per stream, between its "
-      "own work");
+      "ran dry; kernel gap: queued, gap < 30 µs; other: queued but waiting longer (other streams, events, "
+      "syncs).");
+  t.line(
+      "Communication and copy streams wait for work by design: their host-bound time is normal. Idle here is "
+      "per "
+      "stream");
 
   // Top kernels.
   t.heading("Top kernels by total time (all ranks)");
@@ -502,6 +690,24 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
     }
   }
 
+  // Why the largest kernels are in their class.
+  t.heading("How the kernels were classified (per class, the evidence behind the most time)");
+  for (int cls = 0; cls < measure::kClassCount; ++cls) {
+    const auto& reasons = a.reasons[cls];
+    for (std::size_t i = 0; i < reasons.size() && i < 3; ++i) {
+      const auto& reason = reasons[i];
+      t.bullet(fmt::format("{}: {:.3f} ms in {} kernel name(s), largest {} ({:.3f} ms): {}",
+                           measure::to_string(static_cast<ActivityClass>(cls)), ms(reason.total_ns),
+                           reason.names, shorten(profile.str(reason.largest), 60), ms(reason.largest_ns),
+                           reason_text(a, reason, static_cast<ActivityClass>(cls))));
+    }
+    if (reasons.size() > 3) {
+      t.bullet(fmt::format("{}: {} more (--json \"classification\")",
+                           measure::to_string(static_cast<ActivityClass>(cls)), reasons.size() - 3));
+    }
+  }
+  t.line("rules are tried in order, --rule ones first; docs/ANALYSIS.md lists them");
+
   // Collectives.
   const auto& c = a.collectives;
   t.heading(
@@ -509,27 +715,43 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
   if (c.stats.empty()) {
     t.line("no communication operations in this profile");
   } else {
-    t.line("{:<14} {:>5} {:>10} {:>8} {:>12} {:>11} {:>11} {:>11} {:>10} {:>10}", "op", "ranks", "size",
-           "count", "total ms", "mean µs", "p50 µs", "p95 µs", "algbw GB/s", "busbw GB/s");
+    t.line("{:<14} {:<8} {:>7} {:>10} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}", "op", "from", "group",
+           "size", "count", "total ms", "mean µs", "p50 µs", "p95 µs", "algbw GB/s", "busbw GB/s");
+    auto unknown_or = [](double v) {
+      return std::isfinite(v) ? fmt::format("{:.2f}", v) : std::string("unknown");
+    };
     for (std::size_t i = 0; i < c.stats.size() && i < 20; ++i) {
       const auto& s = c.stats[i];
-      t.line("{:<14} {:>5} {:>10} {:>8} {:>12.3f} {:>11.1f} {:>11.1f} {:>11.1f} {:>10} {:>10}",
-             shorten(s.op + (s.from_metadata ? "" : "*"), 14),
-             s.group_size > 0 ? fmt::format("{}", s.group_size) : "?", bytes_text(s.bytes), s.count,
-             ms(s.total_ns), us(s.mean_ns), us(s.p50_ns), us(s.p95_ns), gbps_text(s.algbw_gbps),
-             gbps_text(s.busbw_gbps));
+      t.line("{:<14} {:<8} {:>7} {:>10} {:>7} {:>10.3f} {:>10.1f} {:>10.1f} {:>10.1f} {:>10} {:>10}",
+             shorten(s.op, 14), op_source_text(s.op_source),
+             s.group_size > 0 ? fmt::format("{}", s.group_size) : "unknown",
+             s.bytes > 0 ? bytes_text(s.bytes) : "unknown", s.count, ms(s.total_ns), us(s.mean_ns),
+             us(s.p50_ns), us(s.p95_ns), unknown_or(s.algbw_gbps), unknown_or(s.busbw_gbps));
     }
     if (c.stats.size() > 20) t.line("... {} more rows in --json", c.stats.size() - 20);
-    bool any_name_only = false;
-    for (const auto& s : c.stats) any_name_only |= !s.from_metadata;
-    if (any_name_only) t.line("* recognised from the kernel name only: no message size, no bandwidth");
+    t.line(
+        "from: where the operation's name came from: metadata = the trace's collective records; CPU op = the "
+        "PyTorch");
+    t.line(
+        "call that launched the kernel (nccl:*, c10d::*); kernel = the kernel's name. Group and size come "
+        "only "
+        "from metadata");
   }
 
   t.heading("Across ranks");
-  t.bullet(fmt::format(
-      "{} collective instance(s): {} matched on every peer (mean arrival skew {:.1f} µs), {} with "
-      "peers missing, {} operation(s) not matchable",
-      c.instances.size(), c.matched, us(c.mean_skew_ns), c.incomplete, c.unmatched_ops));
+  {
+    std::string how;
+    if (c.matched_by_end_time > 0) {
+      how = fmt::format(" ({} of them without metadata: in order on their stream, checked by end times)",
+                        c.matched_by_end_time);
+    }
+    t.bullet(fmt::format(
+        "{} collective instance(s): {} matched on every peer{} (mean arrival skew {:.1f} µs), {} with peers "
+        "missing "
+        "or possibly missing, {} operation(s) not matchable{}",
+        c.instances.size(), c.matched, how, us(c.mean_skew_ns), c.incomplete, c.unmatched_ops,
+        c.unpaired_ops > 0 ? fmt::format(", {} without a peer whose end time agreed", c.unpaired_ops) : ""));
+  }
   if (!c.stragglers.empty()) {
     t.line("{:>5} {:>10} {:>10} {:>12} {:>16} {:>14}", "rank", "last in", "of", "late ms", "peers waited ms",
            "own wait ms");
@@ -574,7 +796,7 @@ const bool registered = register_command(
          options.top_kernels = opts->top;
          const Profile profile = [&] {
            PhaseTimer timer("report: load profile");
-           return Profile::load(opts->path, LoadOptions{.cpu_operators = false});
+           return Profile::load(opts->path);
          }();
          const Analysis analysis = [&] {
            PhaseTimer timer("report: analyze");

@@ -79,6 +79,8 @@ std::optional<NcclKernelName> parse_nccl_kernel_name(std::string_view kernel_nam
     rest = name.substr(14);
   } else if (name.starts_with("rcclKernel_")) {
     rest = name.substr(11);
+  } else if (name.starts_with("ncclSymkDevKernel_")) {
+    rest = name.substr(18);
   } else {
     return std::nullopt;
   }

@@ -32,8 +32,9 @@ bool is_point_to_point(std::string_view op);
 
 // What an NCCL/RCCL kernel name says: ncclKernel_AllReduce_RING_LL_Sum_float(...) (NCCL <= 2.18),
 // ncclDevKernel_AllGather_RING_LL(...) (2.19+), ncclDevKernel_AllReduce_Sum_bf16_RING_LL(...),
-// rcclKernel_... (older RCCL). Generic kernels (ncclDevKernel_Generic) carry no operation: op is empty.
-// std::nullopt when the name is not an NCCL/RCCL kernel's.
+// rcclKernel_... (older RCCL), ncclSymkDevKernel_AllReduce_AGxLLMC_R_sum_bf16 (symmetric kernels, 2.27+).
+// Generic kernels (ncclDevKernel_Generic) carry no operation: op is empty. std::nullopt when the name is not
+// an NCCL/RCCL kernel's.
 struct NcclKernelName {
   std::string op;         // normalised, empty when the name does not say
   std::string algorithm;  // RING, TREE, NVLS, NVLS_TREE, COLLNET_DIRECT, COLLNET_CHAIN, PAT, or empty

@@ -13,6 +13,10 @@
 namespace meshscope::measure {
 namespace {
 
+// Two members of one collective end within this of each other, or within a tenth of the shorter duration:
+// every member leaves the operation when the last data arrives, whoever came first.
+constexpr TimeNs kEndAgreementNs = 50'000;
+
 TimeNs nearest_rank(std::vector<TimeNs>& values, double p) {
   if (values.empty()) return 0;
   auto index = static_cast<std::size_t>(std::ceil(p * static_cast<double>(values.size())));
@@ -25,8 +29,8 @@ struct StatsKey {
   std::string op;
   std::int64_t group_size;
   std::int64_t bytes;
-  bool metadata;
-  auto tie() const { return std::tie(op, group_size, bytes, metadata); }
+  OpSource source;
+  auto tie() const { return std::tie(op, group_size, bytes, source); }
   bool operator<(const StatsKey& other) const { return tie() < other.tie(); }
 };
 
@@ -36,7 +40,8 @@ void finish_stats(std::map<StatsKey, std::vector<TimeNs>>& groups, std::vector<C
     s.op = key.op;
     s.group_size = key.group_size;
     s.bytes = key.bytes;
-    s.from_metadata = key.metadata;
+    s.op_source = key.source;
+    s.from_metadata = key.source == OpSource::kMetadata;
     s.count = static_cast<std::int64_t>(durations.size());
     for (TimeNs d : durations) {
       s.total_ns += d;
@@ -61,15 +66,277 @@ void finish_stats(std::map<StatsKey, std::vector<TimeNs>>& groups, std::vector<C
   });
 }
 
-// One operation waiting to be matched.
+// One operation waiting to be matched by metadata.
 struct Pending {
-  std::uint32_t family;  // (communicator, member list, p2p) index
+  std::uint32_t family;  // (communicator, member list) index
   std::int64_t key;      // seq or ordinal
   std::uint32_t rank_index;
   std::uint32_t collective;
 };
 
+struct Ref {
+  std::uint32_t rank_index;
+  std::uint32_t collective;
+};
+
+CollectiveIdentity identify(const Profile& profile, const Collective& c, const std::string& cpu_op) {
+  CollectiveIdentity id;
+  const std::string& recorded = profile.str(c.op);
+  if (has_metadata(c)) {
+    id.op = recorded.empty() ? std::string("unknown") : recorded;
+    id.op_source = OpSource::kMetadata;
+    id.group_size = c.group_size == kNull || c.group_size < 0 ? 0 : c.group_size;
+    id.bytes = message_bytes(profile, c);
+  } else if (!cpu_op.empty()) {
+    id.op = cpu_op;
+    id.op_source = OpSource::kCpuOp;
+  } else {
+    id.op = recorded.empty() ? std::string("unknown") : recorded;
+    id.op_source = OpSource::kKernelName;
+  }
+  return id;
+}
+
+// Builds instances and the straggler rows from member lists.
+class InstanceBuilder {
+ public:
+  InstanceBuilder(const Profile& profile, CollectiveReport& report)
+      : ranks_(profile.ranks()), report_(report), rows_(ranks_.size()) {
+    for (std::size_t ri = 0; ri < ranks_.size(); ++ri) rows_[ri].rank = ranks_[ri].rank;
+  }
+
+  const Collective& at(const Ref& r) const { return ranks_[r.rank_index].collectives[r.collective]; }
+
+  // MEMBERS sorted by rank index. COMPLETE: every peer is present (decided by the caller).
+  void add(std::vector<Ref>& members, std::int64_t key, bool by_seq, bool by_end_time, std::int64_t expected,
+           bool complete) {
+    std::stable_sort(members.begin(), members.end(),
+                     [](const Ref& a, const Ref& b) { return a.rank_index < b.rank_index; });
+    const Collective& first = at(members.front());
+    CollectiveInstance inst;
+    inst.communicator = first.communicator;
+    inst.op = first.op;
+    inst.op_name = report_.identity[members.front().rank_index][members.front().collective].op;
+    inst.key = key;
+    inst.by_seq = by_seq;
+    inst.by_end_time = by_end_time;
+    inst.expected = expected;
+    inst.first_member = static_cast<std::uint32_t>(report_.members.size());
+    inst.member_count = static_cast<std::uint32_t>(members.size());
+    TimeNs first_arrival = std::numeric_limits<TimeNs>::max(),
+           last_arrival = std::numeric_limits<TimeNs>::min();
+    std::size_t distinct = 0;
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      const Collective& c = at(members[k]);
+      first_arrival = std::min(first_arrival, c.start_ns);
+      last_arrival = std::max(last_arrival, c.start_ns);
+      if (k == 0 || members[k].rank_index != members[k - 1].rank_index) ++distinct;
+    }
+    inst.first_arrival_ns = first_arrival;
+    inst.last_arrival_ns = last_arrival;
+    inst.skew_ns = last_arrival - first_arrival;
+    inst.complete = complete;
+    for (const Ref& m : members) {
+      const Collective& c = at(m);
+      const TimeNs duration = std::max<TimeNs>(c.end_ns - c.start_ns, 0);
+      InstanceMember member;
+      member.rank_index = m.rank_index;
+      member.collective = m.collective;
+      member.start_ns = c.start_ns;
+      member.end_ns = c.end_ns;
+      member.wait_ns = std::clamp<TimeNs>(last_arrival - c.start_ns, 0, duration);
+      member.transfer_ns = duration - member.wait_ns;
+      report_.members.push_back(member);
+    }
+    // The member that arrived last (the first one at the latest start) and the arrival before it.
+    std::size_t last_k = 0;
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      if (at(members[k]).start_ns == last_arrival) {
+        last_k = k;
+        break;
+      }
+    }
+    TimeNs previous_arrival = first_arrival;
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      const TimeNs start = at(members[k]).start_ns;
+      if (k != last_k && start > previous_arrival) previous_arrival = start;
+    }
+    if (inst.complete && distinct >= 2) {
+      inst.last_rank = ranks_[members[last_k].rank_index].rank;
+      ++report_.matched;
+      if (by_end_time) ++report_.matched_by_end_time;
+      skew_total_ += inst.skew_ns;
+      StragglerRow& last = rows_[members[last_k].rank_index];
+      ++last.times_last;
+      last.late_ns += last_arrival - previous_arrival;
+      for (std::size_t k = 0; k < members.size(); ++k) {
+        const InstanceMember& m = report_.members[inst.first_member + k];
+        rows_[m.rank_index].wait_ns += m.wait_ns;
+        if (k == 0 || members[k].rank_index != members[k - 1].rank_index) ++rows_[m.rank_index].instances;
+        if (k != last_k) last.caused_wait_ns += m.wait_ns;
+      }
+    } else {
+      inst.complete = false;
+      ++report_.incomplete;
+    }
+    report_.instances.push_back(std::move(inst));
+  }
+
+  void finish() {
+    report_.mean_skew_ns = report_.matched > 0 ? skew_total_ / report_.matched : 0;
+    // Instances by first arrival; members stay grouped (first_member keeps pointing at them).
+    std::stable_sort(report_.instances.begin(), report_.instances.end(),
+                     [](const CollectiveInstance& a, const CollectiveInstance& b) {
+                       return a.first_arrival_ns < b.first_arrival_ns;
+                     });
+    for (const StragglerRow& row : rows_) {
+      if (row.times_last > 0) report_.stragglers.push_back(row);
+    }
+    std::stable_sort(report_.stragglers.begin(), report_.stragglers.end(),
+                     [](const StragglerRow& a, const StragglerRow& b) {
+                       return a.caused_wait_ns != b.caused_wait_ns ? a.caused_wait_ns > b.caused_wait_ns
+                                                                   : a.times_last > b.times_last;
+                     });
+  }
+
+ private:
+  const std::vector<Rank>& ranks_;
+  CollectiveReport& report_;
+  std::vector<StragglerRow> rows_;
+  TimeNs skew_total_ = 0;
+};
+
+// Matches operations with a communicator: by sequence number when every rank recorded one, else by order.
+void match_by_metadata(const Profile& profile, const std::vector<Ref>& ops, InstanceBuilder& builder) {
+  const auto& ranks = profile.ranks();
+  std::map<std::pair<StringId, StringId>, std::uint32_t> family_index;
+  std::vector<bool> family_all_seq;
+  std::vector<std::int64_t> family_expected;
+  std::vector<Pending> pending;
+  std::vector<std::int64_t> ordinal;  // per family, reset per rank
+  std::vector<std::uint32_t> ordinal_rank;
+  for (const Ref& op : ops) {
+    const Collective& c = builder.at(op);
+    auto [it, added] = family_index.try_emplace({c.communicator, c.pg_ranks},
+                                                static_cast<std::uint32_t>(family_all_seq.size()));
+    if (added) {
+      family_all_seq.push_back(true);
+      family_expected.push_back(0);
+      ordinal.push_back(0);
+      ordinal_rank.push_back(std::numeric_limits<std::uint32_t>::max());
+    }
+    const std::uint32_t f = it->second;
+    if (ordinal_rank[f] != op.rank_index) {
+      ordinal_rank[f] = op.rank_index;
+      ordinal[f] = 0;
+    }
+    if (c.seq == kNull) family_all_seq[f] = false;
+    if (c.group_size != kNull) family_expected[f] = std::max(family_expected[f], c.group_size);
+    pending.push_back({f, ordinal[f]++, op.rank_index, op.collective});
+  }
+  for (Pending& p : pending) {
+    if (family_all_seq[p.family]) p.key = ranks[p.rank_index].collectives[p.collective].seq;
+  }
+  std::sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) {
+    return std::tie(a.family, a.key, a.rank_index, a.collective) <
+           std::tie(b.family, b.key, b.rank_index, b.collective);
+  });
+  std::vector<Ref> members;
+  for (std::size_t i = 0; i < pending.size();) {
+    std::size_t j = i;
+    members.clear();
+    std::size_t distinct = 0;
+    while (j < pending.size() && pending[j].family == pending[i].family && pending[j].key == pending[i].key) {
+      if (j == i || pending[j].rank_index != pending[j - 1].rank_index) ++distinct;
+      members.push_back({pending[j].rank_index, pending[j].collective});
+      ++j;
+    }
+    const std::int64_t expected = family_expected[pending[i].family];
+    const bool complete = expected > 0 ? static_cast<std::int64_t>(distinct) >= expected : distinct >= 2;
+    builder.add(members, pending[i].key, family_all_seq[pending[i].family], false, expected, complete);
+    i = j;
+  }
+}
+
+// Matches operations without a communicator: per rank, operations of the same kind on the same stream in
+// order, a pair kept only when the ends agree. OPS_BY_RANK: per rank, the family's operations by start.
+void match_by_end_time(const Profile& profile, std::vector<std::vector<Ref>>& ops_by_rank,
+                       InstanceBuilder& builder, CollectiveReport& report) {
+  const auto& ranks = profile.ranks();
+  std::size_t ranks_present = 0;
+  for (const auto& list : ops_by_rank) ranks_present += list.empty() ? 0 : 1;
+  const bool whole_job = static_cast<std::int64_t>(ranks.size()) >= profile.world_size();
+  if (ranks_present < 2 && profile.world_size() <= 1) {
+    for (const auto& list : ops_by_rank) report.unmatched_ops += static_cast<std::int64_t>(list.size());
+    return;
+  }
+  auto end_of = [&](const Ref& r) { return builder.at(r).end_ns; };
+  auto duration_of = [&](const Ref& r) {
+    return std::max<TimeNs>(builder.at(r).end_ns - builder.at(r).start_ns, 0);
+  };
+  std::vector<std::vector<Ref>> groups;
+  std::vector<Ref> rest;
+  while (true) {
+    std::size_t ref = ops_by_rank.size();
+    for (std::size_t ri = 0; ri < ops_by_rank.size(); ++ri) {
+      if (!ops_by_rank[ri].empty() &&
+          (ref == ops_by_rank.size() || ops_by_rank[ri].size() > ops_by_rank[ref].size()))
+        ref = ri;
+    }
+    if (ref == ops_by_rank.size()) break;
+    const std::vector<Ref>& base = ops_by_rank[ref];
+    groups.assign(base.size(), {});
+    for (std::size_t k = 0; k < base.size(); ++k) groups[k].push_back(base[k]);
+    for (std::size_t ri = 0; ri < ops_by_rank.size(); ++ri) {
+      if (ri == ref || ops_by_rank[ri].empty()) continue;
+      std::vector<Ref>& other = ops_by_rank[ri];
+      rest.clear();
+      std::size_t i = 0, j = 0;
+      while (i < base.size() && j < other.size()) {
+        const TimeNs a = end_of(base[i]), b = end_of(other[j]);
+        const TimeNs tolerance =
+            std::max(kEndAgreementNs, std::min(duration_of(base[i]), duration_of(other[j])) / 10);
+        if (std::llabs(a - b) <= tolerance) {
+          groups[i].push_back(other[j]);
+          ++i;
+          ++j;
+        } else if (a < b) {
+          ++i;
+        } else {
+          rest.push_back(other[j]);
+          ++j;
+        }
+      }
+      rest.insert(rest.end(), other.begin() + static_cast<std::ptrdiff_t>(j), other.end());
+      other.swap(rest);
+    }
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+      const bool paired = groups[k].size() >= 2;
+      if (!paired && ranks_present >= 2) ++report.unpaired_ops;
+      const bool complete = paired && groups[k].size() == ranks_present && whole_job;
+      builder.add(groups[k], static_cast<std::int64_t>(k), false, true, 0, complete);
+    }
+    ops_by_rank[ref].clear();
+  }
+}
+
 }  // namespace
+
+const char* to_string(OpSource s) {
+  switch (s) {
+    case OpSource::kMetadata:
+      return "metadata";
+    case OpSource::kCpuOp:
+      return "cpu_op";
+    case OpSource::kKernelName:
+      return "kernel_name";
+  }
+  return "unknown";
+}
+
+bool has_metadata(const Collective& c) {
+  return c.source != "kernel_name";
+}
 
 // nccl-tests size: the larger of the input and output buffers; else elements x dtype size.
 std::int64_t message_bytes(const Profile& profile, const Collective& c) {
@@ -96,171 +363,80 @@ double busbw_factor(std::string_view op, std::int64_t n) {
 }
 
 CollectiveReport analyze_collectives(const Profile& profile,
+                                     const std::vector<std::vector<std::string>>& cpu_ops,
                                      const std::vector<std::vector<NameOnlyComm>>& name_only_comm) {
   CollectiveReport report;
   const auto& ranks = profile.ranks();
 
-  // Statistics.
+  // Identity of every collectives row, and the statistics.
   std::map<StatsKey, std::vector<TimeNs>> groups;
-  for (const Rank& r : ranks) {
-    for (const Collective& c : r.collectives) {
-      StatsKey key{profile.str(c.op), c.group_size == kNull ? 0 : c.group_size, message_bytes(profile, c),
-                   true};
-      if (key.op.empty()) key.op = "unknown";
-      groups[key].push_back(std::max<TimeNs>(c.end_ns - c.start_ns, 0));
+  report.identity.resize(ranks.size());
+  static const std::string kNone;
+  for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
+    const Rank& r = ranks[ri];
+    report.identity[ri].reserve(r.collectives.size());
+    for (std::size_t ci = 0; ci < r.collectives.size(); ++ci) {
+      const Collective& c = r.collectives[ci];
+      const std::string& cpu = ri < cpu_ops.size() && ci < cpu_ops[ri].size() ? cpu_ops[ri][ci] : kNone;
+      report.identity[ri].push_back(identify(profile, c, cpu));
+      const CollectiveIdentity& id = report.identity[ri].back();
+      groups[StatsKey{id.op, id.group_size, id.bytes, id.op_source}].push_back(
+          std::max<TimeNs>(c.end_ns - c.start_ns, 0));
     }
   }
   {
     std::unordered_map<StringId, std::string> op_of_name;
     for (const auto& list : name_only_comm) {
       for (const NameOnlyComm& k : list) {
-        auto it = op_of_name.find(k.name);
-        if (it == op_of_name.end()) {
-          std::string op = op_from_kernel_name(profile.str(k.name));
-          it = op_of_name.emplace(k.name, op.empty() ? std::string("unknown") : op).first;
+        StatsKey key{k.cpu_op, 0, 0, OpSource::kCpuOp};
+        if (key.op.empty()) {
+          auto it = op_of_name.find(k.name);
+          if (it == op_of_name.end()) {
+            std::string op = op_from_kernel_name(profile.str(k.name));
+            it = op_of_name.emplace(k.name, op.empty() ? std::string("unknown") : op).first;
+          }
+          key = {it->second, 0, 0, OpSource::kKernelName};
         }
-        groups[StatsKey{it->second, 0, 0, false}].push_back(std::max<TimeNs>(k.duration_ns, 0));
+        groups[key].push_back(std::max<TimeNs>(k.duration_ns, 0));
       }
     }
   }
   finish_stats(groups, report.stats);
 
-  // Matching: families of (communicator, member list, p2p).
-  std::map<std::tuple<StringId, StringId, bool>, std::uint32_t> family_index;
-  std::vector<bool> family_all_seq;
-  std::vector<std::int64_t> family_expected;
-  std::vector<Pending> pending;
-  std::vector<std::int64_t> ordinal;  // per family, reset per rank
-  std::vector<std::uint32_t> ordinal_rank;
+  // Matching: with a communicator by metadata; without one by order on the stream, checked by end times.
+  InstanceBuilder builder(profile, report);
+  std::vector<Ref> with_communicator;
+  std::map<std::pair<std::string, std::int64_t>, std::vector<std::vector<Ref>>> by_stream;
   for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
     const Rank& r = ranks[ri];
     for (std::size_t ci = 0; ci < r.collectives.size(); ++ci) {
       const Collective& c = r.collectives[ci];
-      if (c.communicator == kNoString) {
+      const CollectiveIdentity& id = report.identity[ri][ci];
+      const Ref ref{static_cast<std::uint32_t>(ri), static_cast<std::uint32_t>(ci)};
+      if (vocabulary::is_point_to_point(id.op)) {
+        // Point-to-point operations pair a sender with one receiver that nothing names.
         ++report.unmatched_ops;
-        continue;
+      } else if (c.communicator != kNoString) {
+        with_communicator.push_back(ref);
+      } else if (c.stream_index < 0) {
+        ++report.unmatched_ops;  // no kernel, no stream: nothing to order by
+      } else {
+        auto& lists = by_stream[{id.op, r.streams[static_cast<std::size_t>(c.stream_index)].stream}];
+        lists.resize(ranks.size());
+        lists[ri].push_back(ref);
       }
-      const bool p2p = vocabulary::is_point_to_point(profile.str(c.op));
-      if (p2p) {
-        // Point-to-point operations pair a sender with one receiver that the metadata does not name.
-        ++report.unmatched_ops;
-        continue;
-      }
-      auto [it, added] = family_index.try_emplace({c.communicator, c.pg_ranks, p2p},
-                                                  static_cast<std::uint32_t>(family_all_seq.size()));
-      if (added) {
-        family_all_seq.push_back(true);
-        family_expected.push_back(0);
-        ordinal.push_back(0);
-        ordinal_rank.push_back(std::numeric_limits<std::uint32_t>::max());
-      }
-      const std::uint32_t f = it->second;
-      if (ordinal_rank[f] != ri) {
-        ordinal_rank[f] = static_cast<std::uint32_t>(ri);
-        ordinal[f] = 0;
-      }
-      if (c.seq == kNull) family_all_seq[f] = false;
-      if (c.group_size != kNull) family_expected[f] = std::max(family_expected[f], c.group_size);
-      pending.push_back({f, ordinal[f]++, static_cast<std::uint32_t>(ri), static_cast<std::uint32_t>(ci)});
     }
   }
-  for (Pending& p : pending) {
-    if (family_all_seq[p.family]) p.key = ranks[p.rank_index].collectives[p.collective].seq;
+  match_by_metadata(profile, with_communicator, builder);
+  for (auto& [key, lists] : by_stream) {
+    for (auto& list : lists) {
+      std::stable_sort(list.begin(), list.end(), [&](const Ref& a, const Ref& b) {
+        return builder.at(a).start_ns < builder.at(b).start_ns;
+      });
+    }
+    match_by_end_time(profile, lists, builder, report);
   }
-  std::sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) {
-    return std::tie(a.family, a.key, a.rank_index, a.collective) <
-           std::tie(b.family, b.key, b.rank_index, b.collective);
-  });
-
-  std::vector<StragglerRow> rows(ranks.size());
-  for (std::size_t ri = 0; ri < ranks.size(); ++ri) rows[ri].rank = ranks[ri].rank;
-  TimeNs skew_total = 0;
-  report.members.reserve(pending.size());
-  for (std::size_t i = 0; i < pending.size();) {
-    std::size_t j = i;
-    while (j < pending.size() && pending[j].family == pending[i].family && pending[j].key == pending[i].key)
-      ++j;
-    const Collective& first = ranks[pending[i].rank_index].collectives[pending[i].collective];
-    CollectiveInstance inst;
-    inst.communicator = first.communicator;
-    inst.op = first.op;
-    inst.key = pending[i].key;
-    inst.by_seq = family_all_seq[pending[i].family];
-    inst.expected = family_expected[pending[i].family];
-    inst.first_member = static_cast<std::uint32_t>(report.members.size());
-    inst.member_count = static_cast<std::uint32_t>(j - i);
-    TimeNs first_arrival = std::numeric_limits<TimeNs>::max(),
-           last_arrival = std::numeric_limits<TimeNs>::min();
-    std::size_t distinct = 0;
-    for (std::size_t k = i; k < j; ++k) {
-      const Collective& c = ranks[pending[k].rank_index].collectives[pending[k].collective];
-      first_arrival = std::min(first_arrival, c.start_ns);
-      last_arrival = std::max(last_arrival, c.start_ns);
-      if (k == i || pending[k].rank_index != pending[k - 1].rank_index) ++distinct;
-    }
-    inst.first_arrival_ns = first_arrival;
-    inst.last_arrival_ns = last_arrival;
-    inst.skew_ns = last_arrival - first_arrival;
-    inst.complete = inst.expected > 0 ? static_cast<std::int64_t>(distinct) >= inst.expected : distinct >= 2;
-    std::size_t last_k = i;
-    TimeNs previous_arrival = first_arrival;
-    for (std::size_t k = i; k < j; ++k) {
-      const Collective& c = ranks[pending[k].rank_index].collectives[pending[k].collective];
-      const TimeNs duration = std::max<TimeNs>(c.end_ns - c.start_ns, 0);
-      InstanceMember m;
-      m.rank_index = pending[k].rank_index;
-      m.collective = pending[k].collective;
-      m.start_ns = c.start_ns;
-      m.end_ns = c.end_ns;
-      m.wait_ns = std::clamp<TimeNs>(last_arrival - c.start_ns, 0, duration);
-      m.transfer_ns = duration - m.wait_ns;
-      report.members.push_back(m);
-    }
-    // The member that arrived last (the first one at the latest start) and the arrival before it.
-    for (std::size_t k = i; k < j; ++k) {
-      if (ranks[pending[k].rank_index].collectives[pending[k].collective].start_ns == last_arrival) {
-        last_k = k;
-        break;
-      }
-    }
-    for (std::size_t k = i; k < j; ++k) {
-      const TimeNs start = ranks[pending[k].rank_index].collectives[pending[k].collective].start_ns;
-      if (k != last_k && start > previous_arrival) previous_arrival = start;
-    }
-    if (inst.complete && distinct >= 2) {
-      inst.last_rank = ranks[pending[last_k].rank_index].rank;
-      ++report.matched;
-      skew_total += inst.skew_ns;
-      StragglerRow& last = rows[pending[last_k].rank_index];
-      ++last.times_last;
-      last.late_ns += last_arrival - previous_arrival;
-      for (std::size_t k = i; k < j; ++k) {
-        const InstanceMember& m = report.members[inst.first_member + (k - i)];
-        rows[m.rank_index].wait_ns += m.wait_ns;
-        if (k == i || pending[k].rank_index != pending[k - 1].rank_index) ++rows[m.rank_index].instances;
-        if (k != last_k) last.caused_wait_ns += m.wait_ns;
-      }
-    } else if (!inst.complete) {
-      ++report.incomplete;
-    }
-    report.instances.push_back(inst);
-    i = j;
-  }
-  report.mean_skew_ns = report.matched > 0 ? skew_total / report.matched : 0;
-
-  // Instances by first arrival; members stay grouped (first_member keeps pointing at them).
-  std::stable_sort(report.instances.begin(), report.instances.end(),
-                   [](const CollectiveInstance& a, const CollectiveInstance& b) {
-                     return a.first_arrival_ns < b.first_arrival_ns;
-                   });
-  for (const StragglerRow& row : rows) {
-    if (row.times_last > 0) report.stragglers.push_back(row);
-  }
-  std::stable_sort(report.stragglers.begin(), report.stragglers.end(),
-                   [](const StragglerRow& a, const StragglerRow& b) {
-                     return a.caused_wait_ns != b.caused_wait_ns ? a.caused_wait_ns > b.caused_wait_ns
-                                                                 : a.times_last > b.times_last;
-                   });
+  builder.finish();
   return report;
 }
 

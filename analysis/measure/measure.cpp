@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -74,6 +75,51 @@ class CorrelationIndex {
   std::vector<std::pair<std::int64_t, std::int32_t>> sorted_;
 };
 
+// The collective operation of the CPU call that launched a kernel: PyTorch records ProcessGroupNCCL's calls
+// as CPU ops ("nccl:all_to_all" inside "c10d::alltoall_base_") around the launch API call, on the same
+// thread.
+class LaunchOps {
+ public:
+  void build(const Profile& profile, const Rank& r) {
+    tracks_.clear();
+    for (std::size_t t = 0; t < r.tracks.size(); ++t) {
+      const CpuTrack& track = r.tracks[t];
+      if (track.gpu) continue;
+      std::vector<OpRange> list;
+      for (const CpuRange& c : r.track_ranges(t)) {
+        const std::string& name = profile.str(c.name);
+        if (!name.starts_with("nccl:") && !name.starts_with("c10d::")) continue;
+        std::string op = vocabulary::normalise_collective_op(name);
+        if (vocabulary::is_collective_op(op)) list.push_back({c.start_ns, c.end_ns, std::move(op)});
+      }
+      if (!list.empty()) tracks_.emplace(std::make_pair(track.pid, track.tid), std::move(list));
+    }
+  }
+
+  // The op of the innermost such range on thread (PID, TID) that contains T; "" when none does.
+  const std::string& find(std::int64_t pid, std::int64_t tid, TimeNs t) const {
+    static const std::string kNone;
+    const auto it = tracks_.find({pid, tid});
+    if (it == tracks_.end()) return kNone;
+    const auto& list = it->second;  // by start (ranges are sorted by start within a track)
+    auto at =
+        std::upper_bound(list.begin(), list.end(), t, [](TimeNs v, const OpRange& r) { return v < r.start; });
+    // The latest-starting range that still contains T is the innermost; a few steps back suffice.
+    for (int steps = 0; at != list.begin() && steps < 16; ++steps) {
+      --at;
+      if (at->end > t) return at->op;
+    }
+    return kNone;
+  }
+
+ private:
+  struct OpRange {
+    TimeNs start, end;
+    std::string op;
+  };
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<OpRange>> tracks_;
+};
+
 struct StepRange {
   std::int64_t number;
   TimeNs start_ns, end_ns;
@@ -83,11 +129,14 @@ struct NameAcc {
   std::int64_t count = 0;
   TimeNs total = 0, min = 0, max = 0;
   ActivityClass cls = ActivityClass::kCompute;
+  Evidence evidence = Evidence::kDefault;
+  std::int32_t rule = -1;
 };
 
 // Everything one worker reuses from rank to rank.
 struct Workspace {
-  std::vector<std::uint8_t> name_cache;
+  std::vector<std::int32_t> name_cache;
+  std::vector<Verdict> verdicts;  // per activity
   std::array<std::vector<Interval>, kClassCount> runs;
   std::array<std::vector<std::size_t>, kClassCount> bounds;
   std::vector<Interval> scratch, work, busy;
@@ -100,6 +149,7 @@ struct Workspace {
   std::vector<NameAcc> names;
   std::vector<StringId> touched;
   CorrelationIndex correlation;
+  LaunchOps launch_ops;
 };
 
 constexpr std::uint8_t kDropped = 255;
@@ -226,6 +276,7 @@ Breakdown breakdown(const Rank& r, std::span<const std::uint32_t> idx, Workspace
   union_of(compute, comm, ws.work);
   union_of(ws.work, memory, ws.busy);
   b.busy_ns = total_length(ws.busy);
+  b.memory_only_ns = b.busy_ns - total_length(ws.work);
   b.overlap_ns = intersection_length(comm, compute);
   b.exposed_comm_ns = b.comm_ns - b.overlap_ns;
   if (exposed) subtract(comm, compute, *exposed);
@@ -239,9 +290,25 @@ Breakdown breakdown(const Rank& r, std::span<const std::uint32_t> idx, Workspace
 }
 
 void analyze_rank(const Profile& profile, const Rank& r, const Classifier& classifier, const Options& options,
-                  Workspace& ws, RankResult& out, std::vector<NameOnlyComm>& name_only) {
+                  Workspace& ws, RankResult& out, std::vector<NameOnlyComm>& name_only,
+                  std::vector<std::string>& cpu_ops) {
   const std::size_t n = r.activities.size();
   ws.correlation.build(r.api_calls);
+  ws.launch_ops.build(profile, r);
+  // The CPU call behind a kernel: its launch (by correlation id), then the collective op around the launch.
+  auto launched_by = [&](const Activity& a) -> const std::string& {
+    static const std::string kNone;
+    const std::int32_t api = ws.correlation.find(a.correlation);
+    if (api < 0) return kNone;
+    const ApiCall& call = r.api_calls[static_cast<std::size_t>(api)];
+    return ws.launch_ops.find(call.pid, call.tid, call.start_ns);
+  };
+  cpu_ops.assign(r.collectives.size(), std::string());
+  for (std::size_t ci = 0; ci < r.collectives.size(); ++ci) {
+    const Collective& c = r.collectives[ci];
+    if (has_metadata(c) || c.stream_index < 0) continue;
+    cpu_ops[ci] = launched_by(r.activities[c.activity]);
+  }
 
   // Steps and the launch -> step map (API calls are sorted by start).
   const std::vector<StepRange> steps = find_steps(profile, r, out.step_source);
@@ -266,6 +333,7 @@ void analyze_rank(const Profile& profile, const Rank& r, const Classifier& class
 
   // Classes, effective classes, intervals, steps of every activity.
   out.classes.resize(n);
+  ws.verdicts.resize(n);
   ws.effective.resize(n);
   ws.intervals.resize(n);
   ws.step_of.assign(n, -1);
@@ -273,10 +341,12 @@ void analyze_rank(const Profile& profile, const Rank& r, const Classifier& class
   ws.all.reserve(n);
   for (std::uint32_t i = 0; i < n; ++i) {
     const Activity& a = r.activities[i];
-    const ActivityClass cls = classifier.classify(profile, a, ws.name_cache);
+    const Verdict verdict = classifier.classify(profile, r, a, ws.name_cache);
+    const ActivityClass cls = verdict.cls;
+    ws.verdicts[i] = verdict;
     out.classes[i] = cls;
     if (cls == ActivityClass::kComm && a.collective < 0 && a.kind == ActivityKind::kKernel) {
-      name_only.push_back({a.name, a.end_ns - a.start_ns});
+      name_only.push_back({a.name, a.end_ns - a.start_ns, launched_by(a)});
     }
     const std::int32_t api = ws.correlation.find(a.correlation);
     if (api < 0) {
@@ -344,10 +414,12 @@ void analyze_rank(const Profile& profile, const Rank& r, const Classifier& class
     idle.stream_index = static_cast<std::uint32_t>(s);
     const GpuStream& st = r.streams[s];
     TimeNs first_start = kMaxTime, cursor = kMinTime;
+    std::array<TimeNs, kClassCount> by_class{};
     for (std::uint32_t i = st.first; i < st.first + st.count; ++i) {
       const std::uint8_t cls = ws.effective[i];
       if (cls == kDropped || cls == static_cast<std::uint8_t>(ActivityClass::kSync)) continue;
       const Interval iv = ws.intervals[i];
+      by_class[cls] += std::max<TimeNs>(iv.end - iv.start, 0);
       if (cursor == kMinTime) {
         first_start = iv.start;
         cursor = iv.end;
@@ -376,6 +448,9 @@ void analyze_rank(const Profile& profile, const Rank& r, const Classifier& class
       idle.span_ns = cursor - first_start;
       idle.idle_ns = idle.host_bound_ns + idle.kernel_gap_ns + idle.other_ns;
     }
+    for (int c = 0; c < kClassCount; ++c) {
+      if (by_class[c] > by_class[static_cast<int>(idle.work)]) idle.work = static_cast<ActivityClass>(c);
+    }
   }
 
   // Kernel (activity name) statistics.
@@ -389,7 +464,12 @@ void analyze_rank(const Profile& profile, const Rank& r, const Classifier& class
     if (acc.count == 0) {
       ws.touched.push_back(a.name);
       acc.cls = out.classes[i];
+      acc.evidence = ws.verdicts[i].evidence;
+      acc.rule = ws.verdicts[i].rule;
       acc.min = acc.max = d;
+    } else if (ws.verdicts[i].evidence == Evidence::kMetadata && acc.evidence != Evidence::kMetadata) {
+      acc.evidence = Evidence::kMetadata;
+      acc.rule = -1;
     }
     ++acc.count;
     acc.total += d;
@@ -400,7 +480,7 @@ void analyze_rank(const Profile& profile, const Rank& r, const Classifier& class
   out.kernels.reserve(ws.touched.size());
   for (StringId name : ws.touched) {
     NameAcc& acc = ws.names[name];
-    out.kernels.push_back({name, acc.cls, acc.count, acc.total, acc.min, acc.max});
+    out.kernels.push_back({name, acc.cls, acc.evidence, acc.rule, acc.count, acc.total, acc.min, acc.max});
     acc = NameAcc{};
   }
   std::sort(out.kernels.begin(), out.kernels.end(), [](const KernelStat& a, const KernelStat& b) {
@@ -418,8 +498,10 @@ Analysis analyze(const Profile& profile, const Options& options) {
   Analysis result;
   const auto& ranks = profile.ranks();
   const Classifier classifier(options.user_rules);
+  result.rules = classifier.rules();
   result.ranks.resize(ranks.size());
   std::vector<std::vector<NameOnlyComm>> name_only(ranks.size());
+  std::vector<std::vector<std::string>> cpu_ops(ranks.size());
 
   unsigned threads =
       options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -430,7 +512,7 @@ Analysis analyze(const Profile& profile, const Options& options) {
     for (std::size_t ri = next++; ri < ranks.size(); ri = next++) {
       result.ranks[ri].rank = ranks[ri].rank;
       result.ranks[ri].rank_index = ri;
-      analyze_rank(profile, ranks[ri], classifier, options, ws, result.ranks[ri], name_only[ri]);
+      analyze_rank(profile, ranks[ri], classifier, options, ws, result.ranks[ri], name_only[ri], cpu_ops[ri]);
     }
   };
   if (threads <= 1) {
@@ -441,7 +523,7 @@ Analysis analyze(const Profile& profile, const Options& options) {
     for (auto& t : pool) t.join();
   }
 
-  result.collectives = analyze_collectives(profile, name_only);
+  result.collectives = analyze_collectives(profile, cpu_ops, name_only);
   for (const CollectiveInstance& inst : result.collectives.instances) {
     if (!inst.complete) continue;
     for (std::uint32_t m = inst.first_member; m < inst.first_member + inst.member_count; ++m) {
@@ -462,8 +544,13 @@ Analysis analyze(const Profile& profile, const Options& options) {
         if (acc.count == 0) {
           touched.push_back(k.name);
           acc.cls = k.cls;
+          acc.evidence = k.evidence;
+          acc.rule = k.rule;
           acc.min = k.min_ns;
           acc.max = k.max_ns;
+        } else if (k.evidence == Evidence::kMetadata && acc.evidence != Evidence::kMetadata) {
+          acc.evidence = Evidence::kMetadata;
+          acc.rule = -1;
         }
         acc.count += k.count;
         acc.total += k.total_ns;
@@ -474,7 +561,28 @@ Analysis analyze(const Profile& profile, const Options& options) {
     for (StringId name : touched) {
       const NameAcc& acc = names[name];
       result.top_kernels[static_cast<int>(acc.cls)].push_back(
-          {name, acc.cls, acc.count, acc.total, acc.min, acc.max});
+          {name, acc.cls, acc.evidence, acc.rule, acc.count, acc.total, acc.min, acc.max});
+      // Why: per class, per piece of evidence, the time and the largest kernel.
+      auto& reasons = result.reasons[static_cast<int>(acc.cls)];
+      auto it = std::find_if(reasons.begin(), reasons.end(), [&](const ClassReason& r) {
+        return r.evidence == acc.evidence && r.rule == acc.rule;
+      });
+      if (it == reasons.end()) {
+        reasons.push_back({acc.evidence, acc.rule});
+        it = reasons.end() - 1;
+      }
+      ++it->names;
+      it->total_ns += acc.total;
+      if (it->largest == kNoString || acc.total > it->largest_ns ||
+          (acc.total == it->largest_ns && name < it->largest)) {
+        it->largest = name;
+        it->largest_ns = acc.total;
+      }
+    }
+    for (auto& reasons : result.reasons) {
+      std::sort(reasons.begin(), reasons.end(), [](const ClassReason& a, const ClassReason& b) {
+        return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.largest < b.largest;
+      });
     }
     for (auto& list : result.top_kernels) {
       std::sort(list.begin(), list.end(), [](const KernelStat& a, const KernelStat& b) {
@@ -530,25 +638,71 @@ Analysis analyze(const Profile& profile, const Options& options) {
   }
   const CollectiveReport& cr = result.collectives;
   if (cr.incomplete > 0) {
-    std::int64_t expected = 0;
-    std::uint32_t found = 0;
+    std::int64_t known = 0, unknown = 0, expected = 0;
+    std::uint32_t found = 0, found_unknown = 0;
     for (const CollectiveInstance& inst : cr.instances) {
       if (inst.complete) continue;
-      expected = std::max(expected, inst.expected);
-      found = std::max(found, inst.member_count);
+      if (inst.expected > 0) {
+        ++known;
+        expected = std::max(expected, inst.expected);
+        found = std::max(found, inst.member_count);
+      } else {
+        ++unknown;
+        found_unknown = std::max(found_unknown, inst.member_count);
+      }
     }
-    notes.push_back(
-        fmt::format("{} collective instance(s) have peers missing from the profile (groups of up to {} "
-                    "ranks, at most {} present): their wait/transfer split and stragglers are not measured",
-                    cr.incomplete, expected, found));
+    if (known > 0) {
+      notes.push_back(fmt::format(
+          "{} collective instance(s) have peers missing from the profile (groups of up to {} ranks, at "
+          "most {} present): their wait/transfer split and stragglers are not measured",
+          known, expected, found));
+    }
+    if (unknown > 0 && static_cast<std::int64_t>(ranks.size()) < profile.world_size()) {
+      notes.push_back(
+          fmt::format("{} collective instance(s) may have peers outside the profile: the trace states no "
+                      "group size and the "
+                      "profile holds {} of the job's {} ranks (at most {} member(s) found); their "
+                      "wait/transfer split and "
+                      "stragglers are not measured",
+                      unknown, ranks.size(), profile.world_size(), found_unknown));
+    } else if (unknown > 0) {
+      notes.push_back(
+          fmt::format("{} collective instance(s) lack a member on some rank that runs such operations (at "
+                      "most {} member(s) "
+                      "found): their wait/transfer split and stragglers are not measured",
+                      unknown, found_unknown));
+    }
   }
   if (cr.unmatched_ops > 0) {
+    notes.push_back(fmt::format(
+        "{} communication operation(s) were not matched across ranks: point-to-point (nothing names "
+        "the peer), or no GPU kernel to order them by",
+        cr.unmatched_ops));
+  }
+  if (cr.unpaired_ops > 0) {
     notes.push_back(
-        fmt::format("{} communication operation(s) were not matched across ranks (point-to-point, or no "
-                    "communicator recorded)",
-                    cr.unmatched_ops));
+        fmt::format("{} operation(s) matched by order on their stream found no peer whose end time agreed "
+                    "(within 50 µs or a "
+                    "tenth of the duration): sampled or cut traces lose operations, and the clocks of "
+                    "different hosts may "
+                    "differ",
+                    cr.unpaired_ops));
   }
   return result;
+}
+
+std::vector<DeviceUse> devices_used(const Rank& rank) {
+  std::vector<DeviceUse> out;
+  for (const GpuStream& s : rank.streams) {
+    if (s.count == 0) continue;
+    if (!out.empty() && out.back().device == s.device) continue;  // streams are sorted by (device, stream)
+    DeviceUse use{s.device, nullptr};
+    for (const Device& d : rank.devices) {
+      if (d.device == s.device) use.info = &d;
+    }
+    out.push_back(use);
+  }
+  return out;
 }
 
 }  // namespace meshscope::measure

@@ -42,7 +42,9 @@ struct Breakdown {
   TimeNs busy_ns = 0;               // |∪ all work|
   TimeNs idle_ns = 0;               // span − busy
   TimeNs compute_ns = 0, comm_ns = 0, memory_ns = 0;
-  TimeNs sync_ns = 0;     // |∪ sync records| (waits; not part of busy)
+  TimeNs memory_only_ns =
+      0;               // |memory − (compute ∪ comm)|: span = compute + exposed comm + memory only + idle
+  TimeNs sync_ns = 0;  // |∪ sync records| (waits; not part of busy)
   TimeNs overlap_ns = 0;  // |comm ∩ compute|
   TimeNs exposed_comm_ns = 0;
   std::int64_t activities = 0;  // activities counted (sync records included)
@@ -62,13 +64,28 @@ struct StreamIdle {
   TimeNs kernel_gap_ns = 0;  // launched in time, gap < kernel_gap_threshold_ns: launch overhead
   TimeNs other_ns = 0;       // launched in time, longer gap: waits on other streams, events, syncs
   std::int64_t gaps = 0;
+  ActivityClass work = ActivityClass::kCompute;  // the class with the most time on this stream
 };
 
 struct KernelStat {
   StringId name = kNoString;
   ActivityClass cls = ActivityClass::kCompute;
+  Evidence evidence =
+      Evidence::kDefault;  // what classified it (collective metadata, when any activity had it)
+  std::int32_t rule = -1;  // index into Analysis::rules when evidence is kRule
   std::int64_t count = 0;
   TimeNs total_ns = 0, min_ns = 0, max_ns = 0;
+};
+
+// Why a class holds what it holds: one row per piece of evidence (a name rule, collective metadata, the
+// activity kind, no rule), with the time and the largest kernel it classified.
+struct ClassReason {
+  Evidence evidence = Evidence::kDefault;
+  std::int32_t rule = -1;        // index into Analysis::rules when evidence is kRule
+  std::int64_t names = 0;        // distinct activity names
+  TimeNs total_ns = 0;           // their summed duration over all ranks
+  StringId largest = kNoString;  // the name with the most time among them
+  TimeNs largest_ns = 0;
 };
 
 struct RankResult {
@@ -93,9 +110,20 @@ struct Analysis {
   std::vector<RankResult> ranks;  // same order as Profile::ranks()
   CollectiveReport collectives;
   std::array<std::vector<KernelStat>, kClassCount> top_kernels;  // whole profile, per ActivityClass
+  std::array<std::vector<ClassReason>, kClassCount> reasons;     // per ActivityClass, by total time
+  std::vector<ClassRule> rules;  // the rules tried, in order (Classifier::rules(): user rules, then defaults)
   std::vector<std::string> notes;  // plain sentences about what could not be measured and why
 };
 
 Analysis analyze(const Profile& profile, const Options& options = {});
+
+// The GPUs a rank actually ran work on (its streams' devices), ascending, each with what the trace says about
+// it (nullptr when the trace does not describe that device). A trace lists every GPU its process could see;
+// this is the one (or the few) it used.
+struct DeviceUse {
+  std::int32_t device = 0;
+  const Device* info = nullptr;
+};
+std::vector<DeviceUse> devices_used(const Rank& rank);
 
 }  // namespace meshscope::measure

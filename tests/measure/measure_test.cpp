@@ -88,6 +88,19 @@ class Builder {
     writer_.add_collective(c);
   }
 
+  // A collectives row an importer made from the kernel's name alone (no communicator, sizes or group).
+  void name_collective(std::int32_t rank, std::int64_t activity_id, TimeNs start, TimeNs end,
+                       std::string_view op) {
+    CollectiveRecord c;
+    c.rank = rank;
+    c.activity_id = activity_id;
+    c.op = writer_.intern(op);
+    c.start_ns = start;
+    c.end_ns = end;
+    c.source = "kernel_name";
+    writer_.add_collective(c);
+  }
+
   void range(std::int32_t rank, RangeKind kind, TimeNs start, TimeNs end, std::string_view name,
              std::int64_t step = kNull) {
     RangeRecord r;
@@ -203,7 +216,7 @@ TEST(Measure, ClassificationUsesMetadataThenNames) {
   const auto linked = b.kernel(0, 7, t, t + 10, "fused_collective_kernel", 0);  // comm by metadata only
   b.collective(0, linked, t, t + 10, "allreduce", "0", 1, kNull, 1024);
   t += 20;
-  b.kernel(0, 7, t, t + 10, "my_custom_all2all", 0);
+  b.kernel(0, 7, t, t + 10, "my_token_shuffle", 0);
   const Profile p = b.finish();
   const Analysis a = analyze(p);
   const RankResult& r = rank_of(a, 0);
@@ -211,17 +224,17 @@ TEST(Measure, ClassificationUsesMetadataThenNames) {
   ASSERT_EQ(r.classes.size(), rank.activities.size());
   for (std::size_t i = 0; i < rank.activities.size(); ++i) {
     const std::string& name = p.str(rank.activities[i].name);
-    const ActivityClass expected = name.find("at::native") != std::string::npos || name == "my_custom_all2all"
+    const ActivityClass expected = name.find("at::native") != std::string::npos || name == "my_token_shuffle"
                                        ? ActivityClass::kCompute
                                        : ActivityClass::kComm;
     EXPECT_EQ(r.classes[i], expected) << name;
   }
   Options user;
-  user.user_rules.push_back(parse_rule("comm:prefix:my_custom_all2all:mylib"));
+  user.user_rules.push_back(parse_rule("comm:prefix:my_token_shuffle:mylib"));
   const Analysis ua = analyze(p, user);
   const RankResult& u = rank_of(ua, 0);
   for (std::size_t i = 0; i < rank.activities.size(); ++i) {
-    if (p.str(rank.activities[i].name) == "my_custom_all2all") {
+    if (p.str(rank.activities[i].name) == "my_token_shuffle") {
       EXPECT_EQ(u.classes[i], ActivityClass::kComm);
     }
   }
@@ -394,6 +407,89 @@ TEST(Measure, CollectivesAcrossRanks) {
   }
   EXPECT_TRUE(no_gpu);
   EXPECT_TRUE(missing);
+}
+
+// A 2023-style trace: no communicator, sequence number or size; every rank runs the same NCCL SendRecv
+// kernels in the same order on the same stream, launched from PyTorch's nccl:all_to_all. Rank 2 is late
+// twice.
+TEST(Measure, MatchingWithoutMetadataNamesTheRankOthersWaitedFor) {
+  Builder b(temp_profile("no_metadata"));
+  const char* kernel = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)";
+  for (std::int32_t rank = 0; rank < 4; ++rank) {
+    b.rank(rank, 4);
+    for (int i = 0; i < 3; ++i) {
+      const TimeNs base = 1'000'000 * (i + 1);
+      const TimeNs launch = base - 50'000;
+      const TimeNs late = rank == 2 && i < 2 ? 40'000 : (rank == 0 && i == 2 ? 5'000 : 0);
+      const TimeNs start = base + late;
+      const TimeNs end = base + 300'000 + (rank % 2) * 3'000;  // every member ends within 3 µs
+      b.range(rank, RangeKind::kCpuOp, launch - 10'000, launch + 10'000, "c10d::alltoall_base_");
+      b.range(rank, RangeKind::kCpuOp, launch - 5'000, launch + 5'000, "nccl:all_to_all");
+      const auto k = b.kernel(rank, 84, start, end, kernel, launch);
+      b.name_collective(rank, k, start, end, "sendrecv");
+    }
+  }
+  const Profile p = b.finish();
+  const Analysis a = analyze(p);
+  const CollectiveReport& c = a.collectives;
+  ASSERT_EQ(c.stats.size(), 1u);
+  EXPECT_EQ(c.stats[0].op, "alltoall") << "the CPU side says what the generic SendRecv kernel ran";
+  EXPECT_EQ(c.stats[0].op_source, OpSource::kCpuOp);
+  EXPECT_FALSE(c.stats[0].from_metadata);
+  EXPECT_EQ(c.stats[0].group_size, 0) << "unknown";
+  EXPECT_EQ(c.stats[0].bytes, 0) << "unknown";
+  EXPECT_EQ(c.stats[0].count, 12);
+  EXPECT_EQ(c.identity[0][0].op, "alltoall");
+  EXPECT_EQ(c.matched, 3);
+  EXPECT_EQ(c.matched_by_end_time, 3);
+  EXPECT_EQ(c.incomplete, 0);
+  EXPECT_EQ(c.unpaired_ops, 0);
+  ASSERT_EQ(c.instances.size(), 3u);
+  EXPECT_TRUE(c.instances[0].by_end_time);
+  EXPECT_TRUE(c.instances[0].complete);
+  EXPECT_EQ(c.instances[0].member_count, 4u);
+  EXPECT_EQ(c.instances[0].last_rank, 2);
+  ASSERT_FALSE(c.stragglers.empty());
+  EXPECT_EQ(c.stragglers[0].rank, 2);
+  EXPECT_EQ(c.stragglers[0].times_last, 2);
+  EXPECT_EQ(c.stragglers[0].late_ns, 2 * 40'000);
+  EXPECT_EQ(c.stragglers[0].caused_wait_ns, 2 * 3 * 40'000);
+  EXPECT_EQ(rank_of(a, 1).collective_wait_ns, 2 * 40'000 + 5'000);
+  EXPECT_EQ(rank_of(a, 2).collective_wait_ns, 5'000);
+  // The kernels are communication by their name (the NCCL rule), not by metadata: there is none.
+  const auto& comm = a.reasons[static_cast<int>(ActivityClass::kComm)];
+  ASSERT_EQ(comm.size(), 1u);
+  EXPECT_EQ(comm[0].evidence, Evidence::kRule);
+  EXPECT_EQ(a.rules[static_cast<std::size_t>(comm[0].rule)].pattern, "ncclKernel");
+}
+
+// Sampled traces drop events: counting in order would pair the wrong operations; end times tell.
+TEST(Measure, MatchingWithoutMetadataChecksEndTimes) {
+  Builder b(temp_profile("end_times"));
+  const char* kernel = "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+  b.rank(0, 2);
+  b.rank(1, 2);
+  for (int i = 0; i < 3; ++i) {
+    const TimeNs end = 1'000'000 * (i + 1);
+    const auto k = b.kernel(0, 7, end - 200'000, end, kernel, end - 250'000);
+    b.name_collective(0, k, end - 200'000, end, "allgather");
+  }
+  for (int i = 1; i < 3; ++i) {  // rank 1's first all-gather is not in the trace
+    const TimeNs end = 1'000'000 * (i + 1) + (i == 1 ? 3'000 : -2'000);
+    const auto k = b.kernel(1, 7, end - 150'000, end, kernel, end - 250'000);
+    b.name_collective(1, k, end - 150'000, end, "allgather");
+  }
+  const Profile p = b.finish();
+  const Analysis a = analyze(p);
+  const CollectiveReport& c = a.collectives;
+  EXPECT_EQ(c.stats[0].op_source, OpSource::kKernelName);
+  EXPECT_EQ(c.matched, 2);
+  EXPECT_EQ(c.unpaired_ops, 1);
+  EXPECT_EQ(c.incomplete, 1);
+  ASSERT_EQ(c.instances.size(), 3u);
+  EXPECT_EQ(c.instances[0].member_count, 1u) << "rank 0's first all-gather has no partner";
+  EXPECT_EQ(c.instances[1].member_count, 2u);
+  EXPECT_EQ(c.instances[1].skew_ns, 53'000);  // starts 1.800 ms and 1.853 ms, ends 3 µs apart
 }
 
 TEST(Measure, NameOnlyCommunicationEntersTheStatistics) {

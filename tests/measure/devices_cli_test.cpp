@@ -1,0 +1,89 @@
+// Devices per rank are the devices each rank ran work on, on real traces: `info` and `report` list the MI300X
+// rank's device 2 only (its trace describes all eight GPUs of the node), and name the GPUs of the two
+// trace_filter ranks, whose traces describe no device at all, instead of saying "no GPU activity".
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "analysis/measure/measure.hpp"
+#include "profiler/profile.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& path) {
+  std::string text;
+  if (std::FILE* f = std::fopen(path.c_str(), "r")) {
+    std::array<char, 4096> buffer{};
+    std::size_t n = 0;
+    while ((n = std::fread(buffer.data(), 1, buffer.size(), f)) > 0) text.append(buffer.data(), n);
+    std::fclose(f);
+  }
+  return text;
+}
+
+// Runs meshscope ARGUMENTS; returns stdout ("" and a test failure on a non-zero exit).
+std::string meshscope(const std::string& arguments, const fs::path& dir) {
+  const fs::path out = dir / "stdout.txt";
+  const int status = std::system((std::string(MESHSCOPE_BINARY) + " " + arguments + " >'" + out.string() +
+                                  "' 2>'" + (dir / "stderr.txt").string() + "'")
+                                     .c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << arguments << ": " << slurp(dir / "stderr.txt");
+  return slurp(out);
+}
+
+fs::path import(const std::string& name, const std::string& traces) {
+  const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / (name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path profile = dir / "p.msdb";
+  meshscope("import " + traces + " -o '" + profile.string() + "'", dir);
+  return profile;
+}
+
+const std::string kTraces = std::string(MESHSCOPE_SHARED_DIR) + "/traces/";
+
+TEST(DevicesCli, TheDeviceTheRankRanOn) {
+  const fs::path profile = import("devices-mi300", kTraces + "tracelens/mi300_resnet_act_checkpoint.json.gz");
+  const meshscope::Profile p = meshscope::Profile::load(profile);
+  ASSERT_EQ(p.ranks().size(), 1u);
+  EXPECT_EQ(p.ranks()[0].devices.size(), 8u) << "the trace describes every GPU of the node";
+  const auto used = meshscope::measure::devices_used(p.ranks()[0]);
+  ASSERT_EQ(used.size(), 1u);
+  EXPECT_EQ(used[0].device, 2);
+  ASSERT_NE(used[0].info, nullptr);
+  EXPECT_EQ(used[0].info->name, "AMD Instinct MI300X");
+
+  const fs::path dir = profile.parent_path();
+  const std::string info = meshscope("info --json '" + profile.string() + "'", dir);
+  const auto devices = info.find("\"devices\": [");
+  ASSERT_NE(devices, std::string::npos) << info;
+  const std::string list = info.substr(devices, info.find(']', devices) - devices);
+  EXPECT_NE(list.find("\"device\": 2"), std::string::npos) << list;
+  EXPECT_EQ(list.find("\"device\": 0"), std::string::npos) << list;
+  EXPECT_NE(info.find("\"devices_visible\": 8"), std::string::npos) << info;
+  EXPECT_NE(meshscope("info '" + profile.string() + "'", dir).find("GPU 2 AMD Instinct MI300X"),
+            std::string::npos);
+}
+
+TEST(DevicesCli, RanksWhoseTraceDescribesNoDeviceStillRanOnOne) {
+  const fs::path profile = import("devices-filter", "'" + kTraces + "hta/trace_filter'");
+  const fs::path dir = profile.parent_path();
+  const std::string info = meshscope("info '" + profile.string() + "'", dir);
+  EXPECT_EQ(info.find("no GPU activity"), std::string::npos) << info;
+  EXPECT_NE(info.find("GPU 0 (model not in the trace)"), std::string::npos) << info;
+  EXPECT_NE(info.find("GPU 1 (model not in the trace)"), std::string::npos) << info;
+  const std::string report = meshscope("report '" + profile.string() + "'", dir);
+  EXPECT_NE(report.find("2 GPUs used: model not in the trace x2"), std::string::npos) << report;
+  EXPECT_NE(report.find("2 steps on 2 ranks"), std::string::npos) << report;
+}
+
+}  // namespace
