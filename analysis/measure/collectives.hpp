@@ -103,6 +103,10 @@ struct CollectiveReport {
   std::int64_t unmatched_ops = 0;  // operations that cannot be matched (point-to-point, no stream)
   std::int64_t unpaired_ops = 0;   // operations matched by order whose end time no peer's agreed with
   TimeNs mean_skew_ns = 0;         // over complete instances
+  // Communication kernels without metadata whose launch call is in the profile but no collective CPU op
+  // surrounds it (every such kernel when the profile was loaded without CPU operators: load them and analyse
+  // again to name their operations).
+  std::int64_t launches_without_op = 0;
 };
 
 // nccl-tests bus-bandwidth factor for OP among N ranks (1 when the op is unknown or n < 2).

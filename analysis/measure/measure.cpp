@@ -301,7 +301,9 @@ void analyze_rank(const Profile& profile, const Rank& r, const Classifier& class
     const std::int32_t api = ws.correlation.find(a.correlation);
     if (api < 0) return kNone;
     const ApiCall& call = r.api_calls[static_cast<std::size_t>(api)];
-    return ws.launch_ops.find(call.pid, call.tid, call.start_ns);
+    const std::string& op = ws.launch_ops.find(call.pid, call.tid, call.start_ns);
+    if (op.empty()) ++out.launches_without_op;
+    return op;
   };
   cpu_ops.assign(r.collectives.size(), std::string());
   for (std::size_t ci = 0; ci < r.collectives.size(); ++ci) {
@@ -524,6 +526,7 @@ Analysis analyze(const Profile& profile, const Options& options) {
   }
 
   result.collectives = analyze_collectives(profile, cpu_ops, name_only);
+  for (const RankResult& rr : result.ranks) result.collectives.launches_without_op += rr.launches_without_op;
   for (const CollectiveInstance& inst : result.collectives.instances) {
     if (!inst.complete) continue;
     for (std::uint32_t m = inst.first_member; m < inst.first_member + inst.member_count; ++m) {

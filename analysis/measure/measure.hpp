@@ -102,6 +102,8 @@ struct RankResult {
   std::vector<KernelStat> kernels;       // every activity name on this rank, by total time, descending
   TimeNs collective_wait_ns = 0;         // sum of this rank's waits in matched collective instances
   TimeNs collective_transfer_ns = 0;     // sum of this rank's transfer time in them
+  std::int64_t launches_without_op = 0;  // communication kernels without metadata whose launch call is in the
+                                         // profile but no collective CPU op (nccl:*, c10d::*) surrounds it
   bool hta_filtered = false;             // hta_compatible dropped work launched outside the traced steps
   std::int64_t hta_dropped = 0;          // how many activities that dropped
 };
