@@ -18,6 +18,7 @@
 #include "profiler/profile.hpp"
 #include "profiler/profile_writer.hpp"
 #include "profiler/timing.hpp"
+#include "profiler/vocabulary.hpp"
 
 namespace meshscope::app {
 namespace {
@@ -196,6 +197,7 @@ void write_json(const Profile& profile, const Analysis& a, const Options& option
       const GpuStream& st = r.streams[s.stream_index];
       j.begin_object();
       j.field("device", st.device).field("stream", st.stream);
+      j.field("device_wide", vocabulary::is_device_wide_stream(st.stream));
       j.field("busy_us", us(s.busy_ns)).field("idle_us", us(s.idle_ns));
       j.field("host_bound_us", us(s.host_bound_ns)).field("kernel_gap_us", us(s.kernel_gap_ns));
       j.field("other_us", us(s.other_ns));
@@ -645,9 +647,12 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
     if (per_stream) {
       for (const auto& s : rr.streams) {
         const GpuStream& st = r.streams[s.stream_index];
-        t.line("{:>5} {:>7} {:>9} {:>8} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>8}", rr.rank,
-               st.device, st.stream, measure::to_string(s.work), ms(s.busy_ns), ms(s.idle_ns),
-               ms(s.host_bound_ns), ms(s.kernel_gap_ns), ms(s.other_ns), s.gaps);
+        t.line(
+            "{:>5} {:>7} {:>9} {:>8} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>8}", rr.rank,
+            st.device,
+            vocabulary::is_device_wide_stream(st.stream) ? std::string("device") : std::to_string(st.stream),
+            measure::to_string(s.work), ms(s.busy_ns), ms(s.idle_ns), ms(s.host_bound_ns),
+            ms(s.kernel_gap_ns), ms(s.other_ns), s.gaps);
       }
     } else {
       measure::StreamIdle sum;
@@ -674,8 +679,16 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
       "syncs).");
   t.line(
       "Communication and copy streams wait for work by design: their host-bound time is normal. Idle here is "
-      "per "
-      "stream");
+      "per stream");
+  bool device_wide = false;
+  for (const Rank& r : ranks) {
+    for (const GpuStream& st : r.streams) device_wide |= vocabulary::is_device_wide_stream(st.stream);
+  }
+  if (device_wide) {
+    t.line(
+        "stream \"device\": device-wide synchronisations (context and event syncs), which wait on no one "
+        "stream");
+  }
 
   // Top kernels.
   t.heading("Top kernels by total time (all ranks)");

@@ -4,11 +4,21 @@
 // the trace to the report.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace meshscope::vocabulary {
+
+// The stream of a GPU record that belongs to no stream: a device-wide synchronisation (cudaDeviceSynchronize
+// / cuCtxSynchronize, cudaEventSynchronize), for which CUPTI reports CUPTI_SYNCHRONIZATION_INVALID_VALUE
+// (0xffffffff) as the stream. Importers store -1; is_device_wide_stream also recognises the raw value that
+// older profiles hold (Kineto traces wrote it as 4294967295).
+inline constexpr std::int64_t kDeviceWideStream = -1;
+inline constexpr bool is_device_wide_stream(std::int64_t stream) {
+  return stream == kDeviceWideStream || stream == 0xffffffffLL;
+}
 
 // ASCII lower case ("AllReduce" -> "allreduce"); other bytes are kept as they are.
 std::string lower(std::string_view text);

@@ -417,8 +417,10 @@ void analyze_rank(const Profile& profile, const Rank& r, const Classifier& class
     const GpuStream& st = r.streams[s];
     TimeNs first_start = kMaxTime, cursor = kMinTime;
     std::array<TimeNs, kClassCount> by_class{};
+    bool syncs = false;
     for (std::uint32_t i = st.first; i < st.first + st.count; ++i) {
       const std::uint8_t cls = ws.effective[i];
+      syncs |= out.classes[i] == ActivityClass::kSync;
       if (cls == kDropped || cls == static_cast<std::uint8_t>(ActivityClass::kSync)) continue;
       const Interval iv = ws.intervals[i];
       by_class[cls] += std::max<TimeNs>(iv.end - iv.start, 0);
@@ -453,6 +455,7 @@ void analyze_rank(const Profile& profile, const Rank& r, const Classifier& class
     for (int c = 0; c < kClassCount; ++c) {
       if (by_class[c] > by_class[static_cast<int>(idle.work)]) idle.work = static_cast<ActivityClass>(c);
     }
+    if (syncs && by_class[static_cast<int>(idle.work)] == 0) idle.work = ActivityClass::kSync;
   }
 
   // Kernel (activity name) statistics.

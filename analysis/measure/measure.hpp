@@ -64,7 +64,8 @@ struct StreamIdle {
   TimeNs kernel_gap_ns = 0;  // launched in time, gap < kernel_gap_threshold_ns: launch overhead
   TimeNs other_ns = 0;       // launched in time, longer gap: waits on other streams, events, syncs
   std::int64_t gaps = 0;
-  ActivityClass work = ActivityClass::kCompute;  // the class with the most time on this stream
+  ActivityClass work = ActivityClass::kCompute;  // the class with the most time on this stream (kSync when it
+                                                 // holds only synchronisations, as device-wide syncs do)
 };
 
 struct KernelStat {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -181,6 +182,23 @@ class ExportBuilder {
     s.bind(8, id);
     s.bind(9, graph_node);
     s.bind(10, graph_id);
+    s.run();
+  }
+
+  // A CUPTI synchronisation record (syncType 1 event, 2 stream wait event, 3 stream, 4 context); STREAM is
+  // 4294967295 (CUPTI_SYNCHRONIZATION_INVALID_VALUE) for context and event synchronisations.
+  void sync(std::int64_t start, std::int64_t end, std::int64_t pid, std::int64_t device, std::int64_t stream,
+            std::int64_t correlation, std::int64_t type) {
+    auto s = db_.prepare(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, streamId,"
+        " correlationId, globalPid, syncType, eventId) VALUES (?, ?, ?, 1, ?, ?, ?, ?, 4294967295)");
+    s.bind(1, start);
+    s.bind(2, end);
+    s.bind(3, device);
+    s.bind(4, stream);
+    s.bind(5, correlation);
+    s.bind(6, gid(pid));
+    s.bind(7, type);
     s.run();
   }
 
@@ -911,6 +929,122 @@ TEST(NsysHostile, AnExportOfOnlyStringIdsIsOneLineOnTheCommandLine) {
   EXPECT_EQ(lines,
             std::vector<std::string>{"meshscope: " + (dir / "strings.sqlite").string() +
                                      ": the Nsight Systems export holds no CUDA or NVTX events to import"});
+}
+
+// ---- export layouts of Nsight Systems 2024 and 2026; device-wide synchronisations ----
+
+// One step of one process, written as a list of row inserts: NVTX ranges nesting, launches, kernels on two
+// streams, an NCCL all-reduce, a stream synchronisation and two device-wide ones (context and event sync,
+// which CUPTI gives no stream).
+std::vector<std::function<void(ExportBuilder&)>> one_step_rows() {
+  using B = ExportBuilder&;
+  const std::int64_t t = gid(300, 300);
+  const std::int64_t none = 4294967295;  // CUPTI_SYNCHRONIZATION_INVALID_VALUE
+  return {
+      [=](B b) { b.nvtx(59, 1000, 90000, t, "ProfilerStep#7"); },
+      [=](B b) { b.nvtx(59, 2000, 40000, t, "forward"); },
+      [=](B b) { b.nvtx(59, 3000, 9000, t, "layer0"); },
+      [=](B b) { b.api(3500, 3600, t, 1, "cudaLaunchKernel_v7000"); },
+      [=](B b) { b.kernel(4000, 14000, 300, 0, 7, 1, "void gemm<float>(float*)"); },
+      [=](B b) { b.api(9500, 9600, t, 2, "cudaLaunchKernel_v7000"); },
+      [=](B b) { b.kernel(14500, 20000, 300, 0, 7, 2, "void relu<float>(float*)"); },
+      [=](B b) { b.nvtx(75, 0, kNull, t, "NCCL", -1, 5); },
+      [=](B b) {
+        b.nvtx(59, 41000, 42000, t, "ncclAllReduce", -1, 5, R"({"Message size [bytes]":1048576})");
+      },
+      [=](B b) { b.api(41100, 41200, t, 3, "cudaLaunchKernel_v7000"); },
+      [=](B b) {
+        b.kernel(41500, 61500, 300, 0, 13, 3,
+                 "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+      },
+      [=](B b) { b.api(62000, 70000, t, 4, "cudaStreamSynchronize_v3020"); },
+      [=](B b) { b.sync(62000, 70000, 300, 0, 7, 4, 3); },
+      [=](B b) { b.api(71000, 80000, t, 5, "cudaDeviceSynchronize_v3020"); },
+      [=](B b) { b.sync(71000, 80000, 300, 0, none, 5, 4); },
+      [=](B b) { b.api(81000, 85000, t, 6, "cudaEventSynchronize_v3020"); },
+      [=](B b) { b.sync(81000, 85000, 300, 0, none, 6, 1); },
+  };
+}
+
+// Everything the profile holds of one export, in a fixed order, for comparing two layouts.
+std::string whole_profile(const fs::path& out) {
+  const std::string base = std::to_string(kBase);
+  return query(out,
+               "SELECT a.kind, a.device, a.stream, s.value, a.start_ns - " + base +
+                   ", a.end_ns - a.start_ns, a.correlation FROM activities a JOIN strings s ON s.id = a.name"
+                   " ORDER BY a.stream, a.start_ns") +
+         "|" +
+         query(out,
+               "SELECT s.value, r.depth, p.value, r.start_ns - " + base +
+                   " FROM ranges r JOIN strings s ON s.id = r.name LEFT JOIN ranges pr ON pr.id = r.parent_id"
+                   " LEFT JOIN strings p ON p.id = pr.name ORDER BY r.start_ns, r.depth") +
+         "|" + query(out, "SELECT device, stream, name FROM streams ORDER BY device, stream") + "|" +
+         collective_rows(out) + "|" +
+         query(out, "SELECT kind, start_ns - " + base + ", correlation FROM api_calls ORDER BY start_ns");
+}
+
+TEST(NsysLayouts, Exports2024And2026ImportAlikeWhateverTheRowOrder) {
+  const fs::path dir = tmp_dir("layouts");
+  {
+    // Nsight Systems 2024.5: export schema 3.15, rows in time order per table.
+    ExportBuilder b(dir / "nsys2024.sqlite", "3.15.1");
+    b.process(300, "train.py");
+    for (const auto& row : one_step_rows()) row(b);
+    b.close();
+  }
+  {
+    // Nsight Systems 2026.1 (export schema 3.24.14, product version 2026.1.1.204 as such exports state):
+    // since 2025.6 "it cannot be assumed that rows will continue to be exported in any particular order,
+    // including timestamp order" (release notes). The same rows, written last to first.
+    ExportBuilder b(dir / "nsys2026.sqlite", "3.24.14");
+    b.exec(
+        "UPDATE META_DATA_EXPORT SET name = 'EXPORT_PRODUCT_VERSION', value = '2026.1.1.204'"
+        " WHERE name = 'NSIGHT_SYSTEMS_VERSION'");
+    b.process(300, "train.py");
+    auto rows = one_step_rows();
+    for (auto it = rows.rbegin(); it != rows.rend(); ++it) (*it)(b);
+    b.close();
+  }
+  const fs::path out2024 = dir / "2024.msdb", out2026 = dir / "2026.msdb";
+  import_traces({dir / "nsys2024.sqlite"}, out2024);
+  import_traces({dir / "nsys2026.sqlite"}, out2026);
+  const std::string profile2024 = whole_profile(out2024);
+  EXPECT_EQ(whole_profile(out2026), profile2024);
+  // Nesting was rebuilt from out-of-order rows: layer0 inside forward inside the step.
+  EXPECT_THAT(profile2024, ::testing::HasSubstr("ProfilerStep#7,0,NULL,1000;forward,1,ProfilerStep#7,2000;"
+                                                "layer0,2,forward,3000"));
+  EXPECT_THAT(collective_rows(out2026), ::testing::HasSubstr("allreduce,1048576,nvtx,3,41500,61500,RING,LL"));
+  for (const fs::path& out : {out2024, out2026}) {
+    EXPECT_EQ(
+        query(out, "SELECT COUNT(*) FROM diagnostics WHERE message LIKE '%schema%not one meshscope knows%'"),
+        "0");
+  }
+}
+
+TEST(NsysLayouts, DeviceWideSynchronisationsAreDeviceEventsNotAStream) {
+  const fs::path dir = tmp_dir("device_sync");
+  {
+    ExportBuilder b(dir / "sync.sqlite", "3.24.14");
+    b.process(300, "train.py");
+    for (const auto& row : one_step_rows()) row(b);
+    b.close();
+  }
+  const fs::path out = dir / "sync.msdb";
+  import_traces({dir / "sync.sqlite"}, out);
+  // Was: a stream 4294967295 ("GPU0 stream 4294967295") holding the context and event synchronisations.
+  EXPECT_EQ(query(out, "SELECT COUNT(*) FROM activities WHERE stream = 4294967295"), "0");
+  EXPECT_EQ(
+      query(out,
+            "SELECT s.value, a.stream FROM activities a JOIN strings s ON s.id = a.name WHERE a.kind = 4"
+            " ORDER BY a.start_ns"),
+      "Stream Sync,7;Context Sync,-1;Event Sync,-1");
+  EXPECT_EQ(query(out, "SELECT stream, name FROM streams ORDER BY stream"),
+            "-1,device-wide syncs;7,stream 7;13,stream 13");
+  const Profile profile = Profile::load(out);
+  const auto& streams = profile.ranks().at(0).streams;
+  ASSERT_EQ(streams.size(), 3u);
+  EXPECT_EQ(streams[0].stream, -1);
+  EXPECT_EQ(streams[0].count, 2u);
 }
 
 }  // namespace

@@ -28,6 +28,7 @@
 #include "profiler/json_writer.hpp"
 #include "profiler/sqlite_util.hpp"
 #include "profiler/timing.hpp"
+#include "profiler/vocabulary.hpp"
 
 namespace meshscope::nsys {
 namespace {
@@ -1081,6 +1082,11 @@ class Importer {
       auto& name = names[type];
       if (name == kNoString) name = writer_.intern(sync_name(type));
       a.name = name;
+      // Context and event synchronisations wait for the whole device: CUPTI gives them no stream
+      // (CUPTI_SYNCHRONIZATION_INVALID_VALUE, 4294967295 in the export). They are stored as device events.
+      if (s.column_is_null(3) || a.stream < 0 || vocabulary::is_device_wide_stream(a.stream)) {
+        a.stream = vocabulary::kDeviceWideStream;
+      }
       writer_.add_activity(a);
       note_activity(*p, a);
     }
@@ -1160,7 +1166,9 @@ class Importer {
       info.device = static_cast<std::int32_t>(device);
       info.stream = stream;
       auto it = stream_names.find({pid_of_rank[rank], device, stream});
-      info.name = it != stream_names.end() ? it->second : fmt::format("stream {}", stream);
+      info.name = it != stream_names.end()                    ? it->second
+                  : vocabulary::is_device_wide_stream(stream) ? std::string("device-wide syncs")
+                                                              : fmt::format("stream {}", stream);
       writer_.add_stream(info);
     }
     std::map<std::pair<std::int64_t, std::int64_t>, const std::string*> names;  // (pid, tid)
