@@ -422,14 +422,12 @@ void findings(Text& t, const Profile& profile, const Analysis& a) {
   }
   if (worst_idle && pct(worst_idle->total.idle_ns, worst_idle->total.span_ns) >= kIdleStandsOutPct) {
     const RankResult& rr = *worst_idle;
-    // Judged on the main compute streams (busy at least a tenth of the busiest one): communication and copy
-    // streams, and side streams that run a few kernels, wait for work by design.
+    // Judged on the main compute streams (compute time at least a tenth of the stream with the most):
+    // communication and copy streams, and side streams that run a few kernels, wait for work by design.
     TimeNs host = 0, gap = 0, other = 0, busiest = 0;
+    for (const auto& s : rr.streams) busiest = std::max(busiest, s.compute_ns);
     for (const auto& s : rr.streams) {
-      if (s.work == ActivityClass::kCompute) busiest = std::max(busiest, s.busy_ns);
-    }
-    for (const auto& s : rr.streams) {
-      if (busiest > 0 && (s.work != ActivityClass::kCompute || s.busy_ns * 10 < busiest)) continue;
+      if (busiest > 0 && s.compute_ns * 10 < busiest) continue;
       host += s.host_bound_ns;
       gap += s.kernel_gap_ns;
       other += s.other_ns;
@@ -637,89 +635,104 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
         "(hidden + exposed)");
   }
 
-  // Idle per stream.
-  t.heading("Idle time per stream (ms)");
-  t.line("{:>5} {:>7} {:>9} {:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8}", "rank", "device", "stream",
-         "work", "busy", "idle", "host-bound", "kernel gap", "other", "gaps");
-  const bool per_stream = a.ranks.size() <= 8;
-  for (const RankResult& rr : a.ranks) {
-    const Rank& r = ranks[rr.rank_index];
-    if (per_stream) {
-      for (const auto& s : rr.streams) {
-        const GpuStream& st = r.streams[s.stream_index];
-        t.line(
-            "{:>5} {:>7} {:>9} {:>8} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>8}", rr.rank,
-            st.device,
-            vocabulary::is_device_wide_stream(st.stream) ? std::string("device") : std::to_string(st.stream),
-            measure::to_string(s.work), ms(s.busy_ns), ms(s.idle_ns), ms(s.host_bound_ns),
-            ms(s.kernel_gap_ns), ms(s.other_ns), s.gaps);
+  const bool any_gpu_work =
+      std::any_of(ranks.begin(), ranks.end(), [](const Rank& r) { return !r.activities.empty(); });
+  if (any_gpu_work) {
+    // Idle per stream.
+    t.heading("Idle time per stream (ms)");
+    t.line("{:>5} {:>7} {:>9} {:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8}", "rank", "device", "stream",
+           "work", "busy", "idle", "host-bound", "kernel gap", "other", "gaps");
+    const bool per_stream = a.ranks.size() <= 8;
+    for (const RankResult& rr : a.ranks) {
+      const Rank& r = ranks[rr.rank_index];
+      if (per_stream) {
+        for (const auto& s : rr.streams) {
+          const GpuStream& st = r.streams[s.stream_index];
+          t.line("{:>5} {:>7} {:>9} {:>8} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>8}", rr.rank,
+                 st.device,
+                 vocabulary::is_device_wide_stream(st.stream) ? std::string("device")
+                                                              : std::to_string(st.stream),
+                 measure::to_string(s.work), ms(s.busy_ns), ms(s.idle_ns), ms(s.host_bound_ns),
+                 ms(s.kernel_gap_ns), ms(s.other_ns), s.gaps);
+        }
+      } else {
+        // Many ranks: one row per rank, the sum over its main compute streams.
+        measure::StreamIdle sum;
+        TimeNs busiest = 0;
+        for (const auto& s : rr.streams) busiest = std::max(busiest, s.compute_ns);
+        for (const auto& s : rr.streams) {
+          if (busiest == 0 || s.compute_ns * 10 < busiest) continue;
+          sum.busy_ns += s.busy_ns;
+          sum.idle_ns += s.idle_ns;
+          sum.host_bound_ns += s.host_bound_ns;
+          sum.kernel_gap_ns += s.kernel_gap_ns;
+          sum.other_ns += s.other_ns;
+          sum.gaps += s.gaps;
+        }
+        t.line("{:>5} {:>7} {:>9} {:>8} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>8}", rr.rank,
+               "all", "main", "compute", ms(sum.busy_ns), ms(sum.idle_ns), ms(sum.host_bound_ns),
+               ms(sum.kernel_gap_ns), ms(sum.other_ns), sum.gaps);
       }
-    } else {
-      measure::StreamIdle sum;
-      for (const auto& s : rr.streams) {
-        if (s.work != ActivityClass::kCompute) continue;
-        sum.busy_ns += s.busy_ns;
-        sum.idle_ns += s.idle_ns;
-        sum.host_bound_ns += s.host_bound_ns;
-        sum.kernel_gap_ns += s.kernel_gap_ns;
-        sum.other_ns += s.other_ns;
-        sum.gaps += s.gaps;
-      }
-      t.line("{:>5} {:>7} {:>9} {:>8} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>8}", rr.rank,
-             "all", "all", "compute", ms(sum.busy_ns), ms(sum.idle_ns), ms(sum.host_bound_ns),
-             ms(sum.kernel_gap_ns), ms(sum.other_ns), sum.gaps);
     }
-  }
-  t.line(
-      "work = the class with the most time on the stream; host-bound: the next work was launched only after "
-      "the "
-      "stream");
-  t.line(
-      "ran dry; kernel gap: queued, gap < 30 µs; other: queued but waiting longer (other streams, events, "
-      "syncs).");
-  t.line(
-      "Communication and copy streams wait for work by design: their host-bound time is normal. Idle here is "
-      "per stream");
-  bool device_wide = false;
-  for (const Rank& r : ranks) {
-    for (const GpuStream& st : r.streams) device_wide |= vocabulary::is_device_wide_stream(st.stream);
-  }
-  if (device_wide) {
     t.line(
-        "stream \"device\": device-wide synchronisations (context and event syncs), which wait on no one "
+        "work = the class with the most time on the stream; host-bound: the next work was launched only "
+        "after "
+        "the "
         "stream");
-  }
+    t.line(
+        "ran dry; kernel gap: queued, gap < 30 µs; other: queued but waiting longer (other streams, events, "
+        "syncs).");
+    t.line(
+        "Communication and copy streams wait for work by design: their host-bound time is normal. Idle here "
+        "is "
+        "per stream");
+    bool device_wide = false;
+    for (const Rank& r : ranks) {
+      for (const GpuStream& st : r.streams) device_wide |= vocabulary::is_device_wide_stream(st.stream);
+    }
+    if (!per_stream) {
+      t.line(
+          "more than 8 ranks: one row per rank, summed over its main compute streams (compute time at least "
+          "a tenth "
+          "of the stream with the most)");
+    }
+    if (device_wide) {
+      t.line(
+          "stream \"device\": device-wide synchronisations (context and event syncs), which wait on no one "
+          "stream");
+    }
 
-  // Top kernels.
-  t.heading("Top kernels by total time (all ranks)");
-  t.line("{:<7} {:<74} {:>9} {:>12} {:>12}", "class", "name", "count", "total ms", "mean µs");
-  for (int cls = 0; cls < measure::kClassCount; ++cls) {
-    const auto& list = a.top_kernels[cls];
-    for (std::size_t i = 0; i < list.size() && i < 5; ++i) {
-      const auto& k = list[i];
-      t.line("{:<7} {:<74} {:>9} {:>12.3f} {:>12.1f}", measure::to_string(static_cast<ActivityClass>(cls)),
-             shorten(profile.str(k.name), 74), k.count, ms(k.total_ns),
-             us(k.total_ns) / static_cast<double>(k.count));
+    // Top kernels.
+    t.heading("Top kernels by total time (all ranks)");
+    t.line("{:<7} {:<74} {:>9} {:>12} {:>12}", "class", "name", "count", "total ms", "mean µs");
+    for (int cls = 0; cls < measure::kClassCount; ++cls) {
+      const auto& list = a.top_kernels[cls];
+      for (std::size_t i = 0; i < list.size() && i < 5; ++i) {
+        const auto& k = list[i];
+        t.line("{:<7} {:<74} {:>9} {:>12.3f} {:>12.1f}", measure::to_string(static_cast<ActivityClass>(cls)),
+               shorten(profile.str(k.name), 74), k.count, ms(k.total_ns),
+               us(k.total_ns) / static_cast<double>(k.count));
+      }
     }
-  }
 
-  // Why the largest kernels are in their class.
-  t.heading("How the kernels were classified (per class, the evidence behind the most time)");
-  for (int cls = 0; cls < measure::kClassCount; ++cls) {
-    const auto& reasons = a.reasons[cls];
-    for (std::size_t i = 0; i < reasons.size() && i < 3; ++i) {
-      const auto& reason = reasons[i];
-      t.bullet(fmt::format("{}: {:.3f} ms in {} kernel name(s), largest {} ({:.3f} ms): {}",
-                           measure::to_string(static_cast<ActivityClass>(cls)), ms(reason.total_ns),
-                           reason.names, shorten(profile.str(reason.largest), 60), ms(reason.largest_ns),
-                           reason_text(a, reason, static_cast<ActivityClass>(cls))));
+    // Why the largest kernels are in their class.
+    t.heading("How the kernels were classified (per class, the evidence behind the most time)");
+    for (int cls = 0; cls < measure::kClassCount; ++cls) {
+      const auto& reasons = a.reasons[cls];
+      for (std::size_t i = 0; i < reasons.size() && i < 3; ++i) {
+        const auto& reason = reasons[i];
+        t.bullet(fmt::format("{}: {:.3f} ms in {} kernel name(s), largest {} ({:.3f} ms): {}",
+                             measure::to_string(static_cast<ActivityClass>(cls)), ms(reason.total_ns),
+                             reason.names, shorten(profile.str(reason.largest), 60), ms(reason.largest_ns),
+                             reason_text(a, reason, static_cast<ActivityClass>(cls))));
+      }
+      if (reasons.size() > 3) {
+        t.bullet(fmt::format("{}: {} more (--json \"classification\")",
+                             measure::to_string(static_cast<ActivityClass>(cls)), reasons.size() - 3));
+      }
     }
-    if (reasons.size() > 3) {
-      t.bullet(fmt::format("{}: {} more (--json \"classification\")",
-                           measure::to_string(static_cast<ActivityClass>(cls)), reasons.size() - 3));
-    }
+    t.line("rules are tried in order, --rule ones first; docs/ANALYSIS.md lists them");
   }
-  t.line("rules are tried in order, --rule ones first; docs/ANALYSIS.md lists them");
 
   // Collectives.
   const auto& c = a.collectives;
@@ -752,7 +765,9 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
   }
 
   t.heading("Across ranks");
-  {
+  if (c.instances.empty() && c.unmatched_ops == 0) {
+    t.bullet("nothing to match: the profile holds no collective operations");
+  } else {
     std::string how;
     if (c.matched_by_end_time > 0) {
       how = fmt::format(" ({} of them without metadata: in order on their stream, checked by end times)",

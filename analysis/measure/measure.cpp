@@ -456,6 +456,7 @@ void analyze_rank(const Profile& profile, const Rank& r, const Classifier& class
       if (by_class[c] > by_class[static_cast<int>(idle.work)]) idle.work = static_cast<ActivityClass>(c);
     }
     if (syncs && by_class[static_cast<int>(idle.work)] == 0) idle.work = ActivityClass::kSync;
+    idle.compute_ns = by_class[static_cast<int>(ActivityClass::kCompute)];
   }
 
   // Kernel (activity name) statistics.

@@ -64,6 +64,7 @@ struct StreamIdle {
   TimeNs kernel_gap_ns = 0;  // launched in time, gap < kernel_gap_threshold_ns: launch overhead
   TimeNs other_ns = 0;       // launched in time, longer gap: waits on other streams, events, syncs
   std::int64_t gaps = 0;
+  TimeNs compute_ns = 0;                         // summed duration of its compute activities
   ActivityClass work = ActivityClass::kCompute;  // the class with the most time on this stream (kSync when it
                                                  // holds only synchronisations, as device-wide syncs do)
 };
