@@ -1,0 +1,758 @@
+#include "analysis/measure/diff.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "analysis/measure/correlation.hpp"
+#include "profiler/vocabulary.hpp"
+
+namespace meshscope::measure {
+
+// ---------------------------------------------------------------------------------------------------------
+// Kernel name normalisation
+
+namespace {
+
+bool ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+// Scalar and storage types: template arguments made only of these are dropped (a kernel built for BF16
+// and for FP32 is one kernel).
+bool scalar_word(std::string_view w) {
+  static const std::set<std::string, std::less<>> kWords = {"float",
+                                                            "double",
+                                                            "int",
+                                                            "long",
+                                                            "short",
+                                                            "char",
+                                                            "bool",
+                                                            "unsigned",
+                                                            "signed",
+                                                            "half",
+                                                            "__half",
+                                                            "bfloat16",
+                                                            "__nv_bfloat16",
+                                                            "bfloat16_t",
+                                                            "half_t",
+                                                            "float16",
+                                                            "bf16",
+                                                            "fp16",
+                                                            "fp32",
+                                                            "tfloat32_t",
+                                                            "float8_e4m3fn",
+                                                            "float8_e5m2",
+                                                            "float_e4m3_t",
+                                                            "float_e5m2_t",
+                                                            "int8_t",
+                                                            "uint8_t",
+                                                            "int16_t",
+                                                            "uint16_t",
+                                                            "int32_t",
+                                                            "uint32_t",
+                                                            "int64_t",
+                                                            "uint64_t",
+                                                            "size_t",
+                                                            "complex",
+                                                            "void",
+                                                            "const",
+                                                            "float8_e4m3fnuz",
+                                                            "float8_e5m2fnuz",
+                                                            "__nv_fp8_e4m3",
+                                                            "__nv_fp8_e5m2",
+                                                            "float4_e2m1fn_x2"};
+  std::string lowered(w);
+  for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return kWords.count(lowered) > 0;
+}
+
+// A number (with a C++ integer suffix), true/false, or empty.
+bool literal_word(std::string_view w) {
+  if (w.empty() || w == "true" || w == "false") return true;
+  std::size_t i = 0;
+  if (w[0] == '-') i = 1;
+  if (i >= w.size() || !std::isdigit(static_cast<unsigned char>(w[i]))) return false;
+  while (i < w.size() && std::isdigit(static_cast<unsigned char>(w[i]))) ++i;
+  while (i < w.size() && (w[i] == 'u' || w[i] == 'l' || w[i] == 'U' || w[i] == 'L')) ++i;
+  return i == w.size();
+}
+
+// True when a normalised template argument carries nothing that names the kernel.
+bool droppable(std::string_view arg) {
+  if (literal_word(arg)) return true;
+  // Every word a scalar type or a namespace of one (c10::BFloat16, cutlass::bfloat16_t, unsigned int).
+  std::string_view last = arg;
+  if (const auto colon = arg.rfind("::"); colon != std::string_view::npos) last = arg.substr(colon + 2);
+  bool all_scalar = true;
+  std::size_t i = 0;
+  while (i < last.size()) {
+    if (!ident_char(last[i])) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < last.size() && ident_char(last[j])) ++j;
+    if (!scalar_word(last.substr(i, j - i)) && !literal_word(last.substr(i, j - i))) all_scalar = false;
+    i = j;
+  }
+  return all_scalar;
+}
+
+// Index just past the bracket that closes the one at TEXT[i] ('(' or '{' or '<'); parentheses and braces
+// inside are skipped whole, so "->" in a parameter list does not close a template.
+std::size_t skip_group(std::string_view text, std::size_t i) {
+  const char open = text[i];
+  const char close = open == '(' ? ')' : open == '{' ? '}' : '>';
+  int depth = 0;
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == open) {
+      ++depth;
+    } else if (c == close) {
+      if (--depth == 0) return i + 1;
+    } else if (open == '<' && (c == '(' || c == '{')) {
+      i = skip_group(text, i) - 1;
+    }
+  }
+  return text.size();
+}
+
+void append_space_aware(std::string& out, std::string_view piece, bool space_before) {
+  if (space_before && !out.empty() && ident_char(out.back()) && !piece.empty() && ident_char(piece.front()))
+    out += ' ';
+  out += piece;
+}
+
+std::string normalise_expr(std::string_view text);
+
+// The template argument list starting at TEXT[i] == '<': normalised arguments worth keeping.
+std::string normalise_template(std::string_view text, std::size_t& i) {
+  const std::size_t end = skip_group(text, i);
+  const std::string_view inner = text.substr(i + 1, end >= i + 2 ? end - i - 2 : 0);
+  i = end;
+  std::vector<std::string> kept;
+  std::size_t start = 0;
+  for (std::size_t k = 0; k <= inner.size(); ++k) {
+    if (k < inner.size()) {
+      const char c = inner[k];
+      if (c == '<' || c == '(' || c == '{') {
+        k = skip_group(inner, k) - 1;
+        continue;
+      }
+      if (c != ',') continue;
+    }
+    std::string arg = normalise_expr(inner.substr(start, k - start));
+    if (!droppable(arg)) kept.push_back(std::move(arg));
+    start = k + 1;
+  }
+  if (kept.empty()) return {};
+  std::string out = "<";
+  for (std::size_t k = 0; k < kept.size(); ++k) {
+    if (k > 0) out += ',';
+    out += kept[k];
+  }
+  out += '>';
+  return out;
+}
+
+std::string normalise_expr(std::string_view text) {
+  std::string out;
+  bool pending_space = false;
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\n') {
+      pending_space = true;
+      ++i;
+      continue;
+    }
+    if (c == '(') {  // parameter lists, casts, "(anonymous namespace)"
+      i = skip_group(text, i);
+      continue;
+    }
+    if (c == '{') {  // {lambda(float)#1} -> {lambda}
+      const std::size_t end = skip_group(text, i);
+      if (text.substr(i, 7) == "{lambda") out += "{lambda}";
+      i = end;
+      continue;
+    }
+    if (c == '<') {
+      out += normalise_template(text, i);
+      pending_space = false;
+      continue;
+    }
+    if (c == '*' || c == '&' || c == '>' || c == ')' || c == '}') {
+      ++i;
+      continue;
+    }
+    if (ident_char(c)) {
+      std::size_t j = i;
+      while (j < text.size() && ident_char(text[j])) ++j;
+      const std::string_view word = text.substr(i, j - i);
+      if (word != "const" && word != "volatile") append_space_aware(out, word, pending_space);
+      pending_space = false;
+      i = j;
+      continue;
+    }
+    out += c;
+    pending_space = false;
+    ++i;
+  }
+  // "at::native::(anonymous namespace)::f" leaves "at::native::::f".
+  for (std::size_t at = out.find("::::"); at != std::string::npos; at = out.find("::::", at))
+    out.erase(at, 2);
+  while (out.starts_with("::")) out.erase(0, 2);
+  while (out.ends_with("::")) out.resize(out.size() - 2);
+  return out;
+}
+
+// "128x256x64" -> "N" wherever a run of digits is followed by x and digits.
+std::string collapse_tiles(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    if (std::isdigit(static_cast<unsigned char>(text[i])) &&
+        (i == 0 || !std::isdigit(static_cast<unsigned char>(text[i - 1])))) {
+      std::size_t j = i;
+      while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+      std::size_t k = j;
+      int dims = 1;
+      while (k + 1 < text.size() && text[k] == 'x' && std::isdigit(static_cast<unsigned char>(text[k + 1]))) {
+        k += 1;
+        while (k < text.size() && std::isdigit(static_cast<unsigned char>(text[k]))) ++k;
+        ++dims;
+      }
+      if (dims >= 2) {
+        out += 'N';
+        i = k;
+        continue;
+      }
+      out.append(text, i, j - i);
+      i = j;
+      continue;
+    }
+    out += text[i++];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string normalise_kernel_name(std::string_view name) {
+  while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) name.remove_prefix(1);
+  if (name.starts_with("void ")) name.remove_prefix(5);
+  std::string out = collapse_tiles(normalise_expr(name));
+  if (out.starts_with("triton_")) {  // Triton numbers its generated kernels: triton_poi_fused_add_3
+    std::size_t end = out.size();
+    while (end > 0 && std::isdigit(static_cast<unsigned char>(out[end - 1]))) --end;
+    if (end < out.size() && end > 1 && out[end - 1] == '_') out.resize(end - 1);
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out.empty() ? std::string(name) : out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The diff
+
+namespace {
+
+struct SideAcc {
+  std::int64_t count = 0;
+  TimeNs ns = 0, step_ns = 0;
+  TimeNs self_ns = 0, self_step_ns = 0;
+};
+
+// Per-side totals of one row key, with the raw names that fed it.
+struct RowAcc {
+  std::array<SideAcc, 2> side{};
+  std::array<std::map<std::string, TimeNs>, 2> raw;  // raw name -> time, per side
+  std::array<TimeNs, kClassCount> class_ns{};
+  std::string op;
+  std::int64_t group_size = 0, bytes = 0;
+};
+
+struct StepFrame {
+  std::vector<TimeNs> starts, ends;  // the rank's steps (CPU ranges), sorted
+  bool has_steps = false;
+};
+
+StepFrame frame_of(const RankResult& rr) {
+  StepFrame f;
+  for (const StepResult& s : rr.steps) {
+    f.starts.push_back(s.cpu_start_ns);
+    f.ends.push_back(s.cpu_end_ns);
+  }
+  f.has_steps = !rr.steps.empty();
+  return f;
+}
+
+// Work counts for the per-step figures when it was launched inside a step (or when the rank has no steps).
+bool launched_in_step(const StepFrame& frame, const CorrelationMap& map, const Rank& r,
+                      std::int64_t correlation) {
+  if (!frame.has_steps) return true;
+  const std::int32_t api = map.find(correlation);
+  if (api < 0) return false;
+  return step_at(frame.starts, frame.ends, r.api_calls[static_cast<std::size_t>(api)].start_ns) >= 0;
+}
+
+struct Collected {
+  std::map<std::string, RowAcc> kernels, cpu_ops, collectives;
+};
+
+// Per StringId, on one side: what the activities or CPU ops of that name add up to.
+struct NameAcc {
+  SideAcc acc;
+  std::array<TimeNs, kClassCount> class_ns{};
+  bool touched = false;
+};
+
+struct CollectiveKey {
+  std::string op;
+  std::int64_t group = 0, bytes = 0;
+  auto tie() const { return std::tie(op, group, bytes); }
+  bool operator<(const CollectiveKey& o) const { return tie() < o.tie(); }
+};
+
+void collect_side(int side, const Profile& p, const Analysis& a, DiffSide& out, Collected& rows) {
+  const auto s = static_cast<std::size_t>(side);
+  out.path = p.path().string();
+  out.ranks = static_cast<std::int64_t>(p.ranks().size());
+  out.world_size = p.world_size();
+  std::set<std::int64_t> numbers;
+  TimeNs step_sum = 0, cpu_sum = 0;
+  std::int64_t cpu_steps = 0;
+  std::vector<NameAcc> kernel_names, op_names;
+  std::map<CollectiveKey, SideAcc> collectives;
+  auto slot = [](std::vector<NameAcc>& v, StringId id) -> NameAcc& {
+    if (id >= v.size()) v.resize(std::max<std::size_t>(id + 1, v.size() * 2));
+    v[id].touched = true;
+    return v[id];
+  };
+  CorrelationMap map;
+  for (const RankResult& rr : a.ranks) {
+    const Rank& r = p.ranks()[rr.rank_index];
+    const StepFrame frame = frame_of(rr);
+    if (frame.has_steps) {
+      out.has_steps = true;
+      for (const StepResult& st : rr.steps) {
+        numbers.insert(st.number);
+        cpu_sum += st.cpu_end_ns - st.cpu_start_ns;
+        ++cpu_steps;
+        if (st.gpu.activities == 0) continue;
+        ++out.rank_steps;
+        step_sum += st.gpu.span_ns;
+      }
+    } else if (!r.activities.empty()) {
+      ++out.rank_steps;
+      step_sum += rr.total.span_ns;
+    }
+    map.build(r.api_calls);
+
+    // Kernels (every GPU activity) by name; communication kernels without a collectives row by the
+    // operation their name spells.
+    out.activities += static_cast<std::int64_t>(r.activities.size());
+    for (std::size_t i = 0; i < r.activities.size(); ++i) {
+      const Activity& act = r.activities[i];
+      NameAcc& n = slot(kernel_names, act.name);
+      const TimeNs d = act.duration();
+      const bool in_step = launched_in_step(frame, map, r, act.correlation);
+      out.kernel_ns += d;
+      ++n.acc.count;
+      n.acc.ns += d;
+      if (in_step) n.acc.step_ns += d;
+      n.class_ns[static_cast<std::size_t>(rr.classes[i])] += d;
+      if (rr.classes[i] == ActivityClass::kComm && act.collective < 0 && act.kind == ActivityKind::kKernel) {
+        std::string op = op_from_kernel_name(p.str(act.name));
+        SideAcc& c = collectives[{op.empty() ? std::string("unknown") : op, 0, 0}];
+        ++c.count;
+        c.ns += d;
+        if (in_step) c.step_ns += d;
+      }
+    }
+
+    // Collectives: operation, group size, message size; the kernel's time (or the record's).
+    const auto& identity = a.collectives.identity[rr.rank_index];
+    for (std::size_t ci = 0; ci < r.collectives.size(); ++ci) {
+      const Collective& c = r.collectives[ci];
+      const CollectiveIdentity& id = identity[ci];
+      SideAcc& acc = collectives[{id.op, id.group_size, id.bytes}];
+      const bool kernel = c.stream_index >= 0;
+      const TimeNs d = kernel ? r.activities[c.activity].duration() : c.end_ns - c.start_ns;
+      ++acc.count;
+      acc.ns += d;
+      const bool in_step = kernel ? launched_in_step(frame, map, r, r.activities[c.activity].correlation)
+                                  : (!frame.has_steps || step_at(frame.starts, frame.ends, c.start_ns) >= 0);
+      if (in_step) acc.step_ns += d;
+    }
+
+    // CPU operators by name: inclusive time, and self time (without the CPU ops nested in them); per step
+    // when they start inside a step.
+    std::vector<std::uint32_t> open;
+    std::vector<TimeNs> self;
+    for (std::size_t t = 0; t < r.tracks.size(); ++t) {
+      if (r.tracks[t].gpu) continue;
+      const auto ranges = r.track_ranges(t);
+      self.assign(ranges.size(), 0);
+      open.clear();
+      for (std::uint32_t k = 0; k < ranges.size(); ++k) {
+        const CpuRange& range = ranges[k];
+        if (range.kind != RangeKind::kCpuOp) continue;
+        while (!open.empty() && ranges[open.back()].end_ns <= range.start_ns) open.pop_back();
+        const TimeNs d = range.end_ns - range.start_ns;
+        self[k] += d;
+        if (!open.empty()) self[open.back()] -= std::min(d, ranges[open.back()].end_ns - range.start_ns);
+        open.push_back(k);
+      }
+      for (std::uint32_t k = 0; k < ranges.size(); ++k) {
+        const CpuRange& range = ranges[k];
+        if (range.kind != RangeKind::kCpuOp) continue;
+        ++out.cpu_ops;
+        NameAcc& n = slot(op_names, range.name);
+        const TimeNs d = range.end_ns - range.start_ns;
+        ++n.acc.count;
+        n.acc.ns += d;
+        n.acc.self_ns += self[k];
+        if (!frame.has_steps || step_at(frame.starts, frame.ends, range.start_ns) >= 0) {
+          n.acc.step_ns += d;
+          n.acc.self_step_ns += self[k];
+        }
+      }
+    }
+  }
+  out.steps = static_cast<std::int64_t>(numbers.size());
+  out.step_ns = out.rank_steps > 0 ? step_sum / out.rank_steps : 0;
+  out.cpu_step_ns = cpu_steps > 0 ? cpu_sum / cpu_steps : 0;
+
+  // Into rows: kernels under their normalised name, CPU ops under their own.
+  for (StringId id = 0; id < kernel_names.size(); ++id) {
+    const NameAcc& n = kernel_names[id];
+    if (!n.touched) continue;
+    const std::string& raw = p.str(id);
+    std::string key = normalise_kernel_name(raw);
+    if (key.empty()) key = "(unnamed)";
+    RowAcc& row = rows.kernels[key];
+    row.side[s].count += n.acc.count;
+    row.side[s].ns += n.acc.ns;
+    row.side[s].step_ns += n.acc.step_ns;
+    for (std::size_t c = 0; c < n.class_ns.size(); ++c) row.class_ns[c] += n.class_ns[c];
+    row.raw[s][raw] += n.acc.ns;
+  }
+  for (StringId id = 0; id < op_names.size(); ++id) {
+    const NameAcc& n = op_names[id];
+    if (!n.touched) continue;
+    RowAcc& row = rows.cpu_ops[p.str(id)];
+    row.side[s].count += n.acc.count;
+    row.side[s].ns += n.acc.ns;
+    row.side[s].step_ns += n.acc.step_ns;
+    row.side[s].self_ns += n.acc.self_ns;
+    row.side[s].self_step_ns += n.acc.self_step_ns;
+  }
+  for (const auto& [key, acc] : collectives) {
+    RowAcc& row = rows.collectives[fmt::format("{}\x1f{}\x1f{}", key.op, key.group, key.bytes)];
+    row.op = key.op;
+    row.group_size = key.group;
+    row.bytes = key.bytes;
+    row.side[s].count += acc.count;
+    row.side[s].ns += acc.ns;
+    row.side[s].step_ns += acc.step_ns;
+  }
+}
+
+TimeNs per_step(TimeNs total, std::int64_t rank_steps) {
+  return rank_steps > 0 ? total / rank_steps : 0;
+}
+
+std::vector<DiffRow> finish_rows(std::map<std::string, RowAcc>& rows, const Diff& d, bool kernels) {
+  std::vector<DiffRow> out;
+  out.reserve(rows.size());
+  for (auto& [key, acc] : rows) {
+    DiffRow row;
+    row.name = key;
+    if (!acc.op.empty()) {  // collectives: "allreduce 67108864 B group 8"
+      row.name =
+          fmt::format("{} {} group {}", acc.op, acc.bytes > 0 ? fmt::format("{} B", acc.bytes) : "size ?",
+                      acc.group_size > 0 ? fmt::format("{}", acc.group_size) : "?");
+    }
+    row.op = acc.op;
+    row.group_size = acc.group_size;
+    row.bytes = acc.bytes;
+    row.a_count = acc.side[0].count;
+    row.b_count = acc.side[1].count;
+    row.a_ns = acc.side[0].ns;
+    row.b_ns = acc.side[1].ns;
+    row.a_step_ns = per_step(acc.side[0].step_ns, d.a.rank_steps);
+    row.b_step_ns = per_step(acc.side[1].step_ns, d.b.rank_steps);
+    row.a_self_ns = acc.side[0].self_ns;
+    row.b_self_ns = acc.side[1].self_ns;
+    row.a_self_step_ns = per_step(acc.side[0].self_step_ns, d.a.rank_steps);
+    row.b_self_step_ns = per_step(acc.side[1].self_step_ns, d.b.rank_steps);
+    if (kernels) {
+      std::size_t best = 0;
+      for (std::size_t c = 1; c < acc.class_ns.size(); ++c) {
+        if (acc.class_ns[c] > acc.class_ns[best]) best = c;
+      }
+      row.cls = static_cast<ActivityClass>(best);
+      for (int s = 0; s < 2; ++s) {
+        const auto& raw = acc.raw[static_cast<std::size_t>(s)];
+        std::string example;
+        TimeNs most = -1;
+        for (const auto& [name, ns] : raw) {
+          if (ns > most) {
+            most = ns;
+            example = name;
+          }
+        }
+        (s == 0 ? row.a_example : row.b_example) = example;
+        (s == 0 ? row.a_variants : row.b_variants) = static_cast<std::int32_t>(raw.size());
+      }
+    }
+    out.push_back(std::move(row));
+  }
+  std::sort(out.begin(), out.end(), [](const DiffRow& x, const DiffRow& y) {
+    const TimeNs dx = std::abs(x.delta_ns()), dy = std::abs(y.delta_ns());
+    if (dx != dy) return dx > dy;
+    return x.name < y.name;
+  });
+  return out;
+}
+
+// Σ over keys of min(share in A, share in B).
+double overlap(const std::vector<DiffRow>& rows) {
+  TimeNs a = 0, b = 0;
+  for (const DiffRow& r : rows) {
+    a += r.a_ns;
+    b += r.b_ns;
+  }
+  if (a <= 0 || b <= 0) return -1.0;
+  double sum = 0;
+  for (const DiffRow& r : rows) {
+    sum += std::min(static_cast<double>(r.a_ns) / static_cast<double>(a),
+                    static_cast<double>(r.b_ns) / static_cast<double>(b));
+  }
+  return sum;
+}
+
+std::string signed_ms(TimeNs ns) {
+  return fmt::format("{:+.3f} ms", static_cast<double>(ns) / 1e6);
+}
+std::string plain_ms(TimeNs ns) {
+  return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6);
+}
+
+std::string short_name(std::string_view name, std::size_t width = 90) {
+  if (name.size() <= width) return std::string(name);
+  return std::string(name.substr(0, width - 3)) + "...";
+}
+
+std::string bytes_text(std::int64_t bytes) {
+  if (bytes <= 0) return "size unknown";
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
+}
+
+std::string row_label(const DiffRow& r, const std::string& kind) {
+  if (kind == "collective") {
+    return fmt::format("{} {} in groups of {}", r.op, bytes_text(r.bytes),
+                       r.group_size > 0 ? fmt::format("{}", r.group_size) : std::string("?"));
+  }
+  return short_name(r.name);
+}
+
+void build_headline(Diff& d, const DiffOptions& options) {
+  auto add = [&](std::string kind, std::string name, TimeNs delta, int level, std::string text) {
+    d.headline.push_back({std::move(kind), std::move(name), delta, level, std::move(text)});
+  };
+  const TimeNs delta = d.step_delta_ns;
+  const double pct =
+      d.a.step_ns > 0 ? 100.0 * static_cast<double>(delta) / static_cast<double>(d.a.step_ns) : 0;
+  add("step", "", delta, 0,
+      fmt::format("step time {} -> {} per rank-step ({}, {:+.1f} %)", plain_ms(d.a.step_ns),
+                  plain_ms(d.b.step_ns), signed_ms(delta), pct));
+  if (d.unrelated) {
+    add("unrelated", "", 0, 0,
+        fmt::format("the runs look unrelated: only {:.1f} % of their GPU time is in kernels both ran, so "
+                    "the differences below compare different work",
+                    100.0 * std::max(d.similarity, 0.0)));
+  }
+  // The step's GPU span is compute + exposed comm + memory only + idle: split the change that way.
+  struct Part {
+    const char* name;
+    TimeNs delta;
+  };
+  std::vector<Part> parts;
+  for (const ClassDiff& c : d.classes) {
+    if (c.name == "compute" || c.name == "exposed_comm" || c.name == "memory_only" || c.name == "idle")
+      parts.push_back({c.name.c_str(), c.b_step_ns - c.a_step_ns});
+  }
+  std::sort(parts.begin(), parts.end(),
+            [](const Part& x, const Part& y) { return std::abs(x.delta) > std::abs(y.delta); });
+  TimeNs total_abs = 0;
+  for (const Part& p : parts) total_abs += std::abs(p.delta);
+  if (total_abs == 0) {
+    add("class", "", 0, 1,
+        "no change in compute, exposed communication, memory traffic or idle time per step");
+    return;
+  }
+  const TimeNs scale = std::max(d.a.step_ns, d.b.step_ns);
+  TimeNs covered = 0;
+  std::size_t lines = 0;
+  for (const Part& part : parts) {
+    if (lines >= options.headline_items) break;
+    if (covered >= total_abs * 8 / 10 && lines > 0) break;
+    if (std::abs(part.delta) * 50 < scale && lines > 0) break;  // under 2 % of the step
+    covered += std::abs(part.delta);
+    const std::string name = part.name;
+    const ClassDiff& cls =
+        *std::find_if(d.classes.begin(), d.classes.end(), [&](const ClassDiff& c) { return c.name == name; });
+    const char* label = name == "exposed_comm"  ? "exposed communication"
+                        : name == "memory_only" ? "memory traffic (not hidden)"
+                        : name == "idle"        ? "idle (no GPU work)"
+                                                : "compute";
+    add("class", name, part.delta, 1,
+        fmt::format("{} {} per step ({} -> {})", label, signed_ms(part.delta), plain_ms(cls.a_step_ns),
+                    plain_ms(cls.b_step_ns)));
+    ++lines;
+    // The rows that explain it: kernels of the class, collectives, or CPU operators for idle time.
+    const std::vector<DiffRow>* rows = &d.kernels;
+    std::string kind = "kernel";
+    ActivityClass want = ActivityClass::kCompute;
+    if (name == "exposed_comm") {
+      rows = &d.collectives;
+      kind = "collective";
+    } else if (name == "memory_only") {
+      want = ActivityClass::kMemory;
+    } else if (name == "idle") {
+      rows = &d.cpu_ops;
+      kind = "cpu_op";
+    }
+    // CPU operators by self time, so that an operator and the ones nested in it do not all appear.
+    const bool self = kind == "cpu_op";
+    auto change = [self](const DiffRow& r) {
+      return self ? r.b_self_step_ns - r.a_self_step_ns : r.step_delta_ns();
+    };
+    std::vector<const DiffRow*> candidates;
+    for (const DiffRow& r : *rows) {
+      if (kind == "kernel" && r.cls != want) continue;
+      if ((change(r) > 0) != (part.delta > 0) || change(r) == 0) continue;
+      candidates.push_back(&r);
+    }
+    std::sort(candidates.begin(), candidates.end(), [&](const DiffRow* x, const DiffRow* y) {
+      return std::abs(change(*x)) > std::abs(change(*y));
+    });
+    TimeNs explained = 0;
+    for (std::size_t i = 0; i < candidates.size() && i < 3 && lines < options.headline_items; ++i) {
+      const DiffRow& r = *candidates[i];
+      const TimeNs delta_row = change(r);
+      if (std::abs(delta_row) * 20 < std::abs(part.delta) && i > 0) break;  // under 5 % of the part
+      if (explained >= std::abs(part.delta) * 8 / 10 && i > 0) break;
+      explained += std::abs(delta_row);
+      std::string extra;
+      if (kind == "kernel" && r.a_count > 0 && r.b_count > 0 && r.a_example != r.b_example &&
+          !r.a_example.empty() && !r.b_example.empty()) {
+        extra = "; renamed between the runs";
+      } else if (r.a_count == 0) {
+        extra = "; new in B";
+      } else if (r.b_count == 0) {
+        extra = "; gone in B";
+      }
+      add(kind, r.name, delta_row, 2,
+          fmt::format("{} {} {} per step{} ({} -> {}; count {} -> {}{})", self ? "CPU op" : kind,
+                      row_label(r, kind), signed_ms(delta_row), self ? " of self time" : "",
+                      plain_ms(self ? r.a_self_step_ns : r.a_step_ns),
+                      plain_ms(self ? r.b_self_step_ns : r.b_step_ns), r.a_count, r.b_count, extra));
+      ++lines;
+    }
+  }
+}
+
+}  // namespace
+
+Diff diff_profiles(const Profile& a, const Analysis& analysis_a, const Profile& b, const Analysis& analysis_b,
+                   const DiffOptions& options) {
+  Diff d;
+  Collected rows;
+  collect_side(0, a, analysis_a, d.a, rows);
+  collect_side(1, b, analysis_b, d.b, rows);
+
+  // Classes: whole profile (Σ over ranks) and per rank-step.
+  struct Sum {
+    std::array<TimeNs, 8> total{}, step{};
+  };
+  auto class_sums = [](const Analysis& an) {
+    Sum s;
+    auto add = [](std::array<TimeNs, 8>& v, const Breakdown& b) {
+      v[0] += b.compute_ns;
+      v[1] += b.comm_ns;
+      v[2] += b.memory_ns;
+      v[3] += b.sync_ns;
+      v[4] += b.idle_ns;
+      v[5] += b.exposed_comm_ns;
+      v[6] += b.memory_only_ns;
+      v[7] += b.span_ns;
+    };
+    for (const RankResult& rr : an.ranks) {
+      add(s.total, rr.total);
+      if (rr.steps.empty()) {
+        if (rr.total.activities > 0) add(s.step, rr.total);
+        continue;
+      }
+      for (const StepResult& st : rr.steps) {
+        if (st.gpu.activities > 0) add(s.step, st.gpu);
+      }
+    }
+    return s;
+  };
+  const Sum sa = class_sums(analysis_a), sb = class_sums(analysis_b);
+  static const char* kNames[8] = {"compute", "comm",         "memory",      "sync",
+                                  "idle",    "exposed_comm", "memory_only", "step"};
+  for (std::size_t i = 0; i < 8; ++i) {
+    d.classes.push_back({kNames[i], sa.total[i], sb.total[i], per_step(sa.step[i], d.a.rank_steps),
+                         per_step(sb.step[i], d.b.rank_steps)});
+  }
+  d.step_delta_ns = d.b.step_ns - d.a.step_ns;
+
+  d.kernels = finish_rows(rows.kernels, d, true);
+  d.cpu_ops = finish_rows(rows.cpu_ops, d, false);
+  d.collectives = finish_rows(rows.collectives, d, false);
+
+  double sim = overlap(d.kernels);
+  if (sim < 0) sim = overlap(d.cpu_ops);
+  if (sim < 0) sim = (d.kernels.empty() && d.cpu_ops.empty()) ? 1.0 : 0.0;
+  d.similarity = sim;
+  d.unrelated = sim < options.unrelated_below;
+
+  if (!d.a.has_steps || !d.b.has_steps) {
+    for (const DiffSide* s : {&d.a, &d.b}) {
+      if (!s->has_steps)
+        d.notes.push_back(
+            fmt::format("{} has no steps: each rank's whole profile counts as one step", s->path));
+    }
+  }
+  if (d.a.cpu_ops == 0 || d.b.cpu_ops == 0) {
+    for (const DiffSide* s : {&d.a, &d.b}) {
+      if (s->cpu_ops == 0)
+        d.notes.push_back(fmt::format("{} has no CPU operators: no CPU-op comparison", s->path));
+    }
+  }
+  if (d.a.rank_steps == 0 || d.b.rank_steps == 0) {
+    d.notes.push_back("a profile has no step that launched GPU work: per-step figures are zero on that side");
+  }
+  build_headline(d, options);
+  return d;
+}
+
+}  // namespace meshscope::measure

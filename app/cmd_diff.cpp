@@ -1,0 +1,282 @@
+// meshscope diff A.msdb B.msdb [--json]: what changed between two runs of a job. The figures come from
+// analysis/measure/diff.hpp; this file only loads, analyses both profiles and formats (text that fits 120
+// columns, or JSON with the keys fixed in DESIGN.md: a, b, classes, kernels, per_step, plus headline,
+// cpu_ops, collectives and notes).
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "analysis/measure/diff.hpp"
+#include "analysis/measure/measure.hpp"
+#include "app/command.hpp"
+#include "profiler/error.hpp"
+#include "profiler/json_writer.hpp"
+#include "profiler/profile.hpp"
+#include "profiler/timing.hpp"
+
+namespace meshscope::app {
+namespace {
+
+using measure::Diff;
+using measure::DiffRow;
+
+struct Options {
+  std::string a, b;
+  bool json = false;
+  std::vector<std::string> rules;
+  unsigned threads = 0;
+  std::size_t top = 15;
+};
+
+double us(TimeNs ns) {
+  return static_cast<double>(ns) / 1e3;
+}
+double ms(TimeNs ns) {
+  return static_cast<double>(ns) / 1e6;
+}
+
+std::string file_name(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+std::string shorten(std::string_view name, std::size_t width) {
+  if (name.size() <= width) return std::string(name);
+  return std::string(name.substr(0, width - 3)) + "...";
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// JSON
+
+void side_json(JsonWriter& j, const measure::DiffSide& s) {
+  j.begin_object();
+  j.field("file", file_name(s.path));
+  j.field("ranks", s.ranks).field("world_size", s.world_size);
+  j.field("steps", s.steps).field("rank_steps", s.rank_steps).field("has_steps", s.has_steps);
+  j.field("step_us", us(s.step_ns)).field("cpu_step_us", us(s.cpu_step_ns));
+  j.field("activities", s.activities).field("cpu_ops", s.cpu_ops).field("gpu_us", us(s.kernel_ns));
+  j.end_object();
+}
+
+void row_fields(JsonWriter& j, const DiffRow& r) {
+  j.field("a_count", r.a_count).field("b_count", r.b_count);
+  j.field("a_us", us(r.a_ns)).field("b_us", us(r.b_ns)).field("delta_us", us(r.delta_ns()));
+  j.field("a_step_us", us(r.a_step_ns)).field("b_step_us", us(r.b_step_ns));
+  j.field("delta_step_us", us(r.step_delta_ns()));
+}
+
+void write_json(const Diff& d) {
+  JsonWriter j(true);
+  j.begin_object();
+  j.key("a");
+  side_json(j, d.a);
+  j.key("b");
+  side_json(j, d.b);
+  j.field("similarity", d.similarity).field("unrelated", d.unrelated);
+  j.key("headline").begin_array();
+  for (const auto& h : d.headline) {
+    j.begin_object().field("kind", h.kind).field("name", h.name).field("level", h.level);
+    j.field("delta_step_us", us(h.delta_ns)).field("text", h.text).end_object();
+  }
+  j.end_array();
+  j.key("per_step").begin_object();
+  j.field("a_steps", d.a.steps).field("b_steps", d.b.steps);
+  j.field("a_rank_steps", d.a.rank_steps).field("b_rank_steps", d.b.rank_steps);
+  j.field("a_step_us", us(d.a.step_ns)).field("b_step_us", us(d.b.step_ns));
+  j.field("delta_us", us(d.step_delta_ns));
+  j.field("delta_pct", d.a.step_ns > 0
+                           ? 100.0 * static_cast<double>(d.step_delta_ns) / static_cast<double>(d.a.step_ns)
+                           : 0.0);
+  j.field("a_cpu_step_us", us(d.a.cpu_step_ns)).field("b_cpu_step_us", us(d.b.cpu_step_ns));
+  j.end_object();
+  j.key("classes").begin_array();
+  for (const auto& c : d.classes) {
+    j.begin_object().field("class", c.name);
+    j.field("a_us", us(c.a_ns)).field("b_us", us(c.b_ns)).field("delta_us", us(c.b_ns - c.a_ns));
+    j.field("a_step_us", us(c.a_step_ns)).field("b_step_us", us(c.b_step_ns));
+    j.field("delta_step_us", us(c.b_step_ns - c.a_step_ns));
+    j.end_object();
+  }
+  j.end_array();
+  j.key("kernels").begin_array();
+  for (const auto& r : d.kernels) {
+    j.begin_object().field("name", r.name).field("class", measure::to_string(r.cls));
+    row_fields(j, r);
+    j.field("a_names", r.a_variants).field("b_names", r.b_variants);
+    j.field("a_example", r.a_example).field("b_example", r.b_example);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("collectives").begin_array();
+  for (const auto& r : d.collectives) {
+    j.begin_object().field("op", r.op).field("group_size", r.group_size).field("bytes", r.bytes);
+    row_fields(j, r);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("cpu_ops").begin_array();
+  for (const auto& r : d.cpu_ops) {
+    j.begin_object().field("name", r.name);
+    row_fields(j, r);
+    j.field("a_self_us", us(r.a_self_ns)).field("b_self_us", us(r.b_self_ns));
+    j.field("a_self_step_us", us(r.a_self_step_ns)).field("b_self_step_us", us(r.b_self_step_ns));
+    j.end_object();
+  }
+  j.end_array();
+  j.key("notes").begin_array();
+  for (const auto& n : d.notes) j.value(n);
+  j.end_array();
+  j.end_object();
+  std::string out = j.str();
+  out += '\n';
+  std::fwrite(out.data(), 1, out.size(), stdout);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Text
+
+class Text {
+ public:
+  template <typename... Args>
+  void line(fmt::format_string<Args...> format, Args&&... args) {
+    fmt::format_to(std::back_inserter(out_), format, std::forward<Args>(args)...);
+    out_ += '\n';
+  }
+  void heading(std::string_view title) {
+    out_ += '\n';
+    out_ += title;
+    out_ += '\n';
+    out_.append(title.size(), '-');
+    out_ += '\n';
+  }
+  const std::string& str() const { return out_; }
+
+ private:
+  std::string out_;
+};
+
+// Rows with the largest change per step first (the JSON keeps the whole-profile order).
+std::vector<const DiffRow*> by_step_change(const std::vector<DiffRow>& rows) {
+  std::vector<const DiffRow*> out;
+  for (const auto& r : rows) out.push_back(&r);
+  std::stable_sort(out.begin(), out.end(), [](const DiffRow* x, const DiffRow* y) {
+    return std::llabs(x->step_delta_ns()) > std::llabs(y->step_delta_ns());
+  });
+  return out;
+}
+
+void rows_text(Text& t, const std::vector<DiffRow>& rows, std::size_t top, bool with_class,
+               std::size_t width) {
+  if (rows.empty()) {
+    t.line("none in either profile");
+    return;
+  }
+  if (with_class) {
+    t.line("{:<7} {:<{}} {:>8} {:>8} {:>11} {:>11} {:>11}", "class", "name", width, "A count", "B count",
+           "A ms/step", "B ms/step", "delta ms");
+  } else {
+    t.line("{:<{}} {:>8} {:>8} {:>11} {:>11} {:>11}", "name", width + 8, "A count", "B count", "A ms/step",
+           "B ms/step", "delta ms");
+  }
+  const auto sorted = by_step_change(rows);
+  for (std::size_t i = 0; i < sorted.size() && i < top; ++i) {
+    const DiffRow& r = *sorted[i];
+    if (with_class) {
+      t.line("{:<7} {:<{}} {:>8} {:>8} {:>11.3f} {:>11.3f} {:>+11.3f}", measure::to_string(r.cls),
+             shorten(r.name, width), width, r.a_count, r.b_count, ms(r.a_step_ns), ms(r.b_step_ns),
+             ms(r.step_delta_ns()));
+    } else {
+      t.line("{:<{}} {:>8} {:>8} {:>11.3f} {:>11.3f} {:>+11.3f}", shorten(r.name, width + 8), width + 8,
+             r.a_count, r.b_count, ms(r.a_step_ns), ms(r.b_step_ns), ms(r.step_delta_ns()));
+    }
+  }
+  if (sorted.size() > top) t.line("... {} more rows in --json", sorted.size() - top);
+}
+
+void write_text(const Diff& d, const Options& options) {
+  Text t;
+  auto side = [](const measure::DiffSide& s) {
+    return fmt::format("{} ({} rank{}, {} step{}, {} rank-steps{})", file_name(s.path), s.ranks,
+                       s.ranks == 1 ? "" : "s", s.steps, s.steps == 1 ? "" : "s", s.rank_steps,
+                       s.has_steps ? "" : ", no steps: whole profile per rank");
+  };
+  t.line("A: {}", side(d.a));
+  t.line("B: {}", side(d.b));
+
+  t.heading("Headline (B - A, per rank-step)");
+  for (const auto& h : d.headline)
+    t.line("{}{}", std::string(static_cast<std::size_t>(2 * h.level), ' '), h.text);
+  t.line("kernel-time overlap of the two runs: {:.1f} % (100 % = the same kernels in the same proportions)",
+         100.0 * d.similarity);
+
+  t.heading("Per step (means over rank-steps, ms)");
+  t.line("{:<14} {:>12} {:>12} {:>12} {:>14} {:>14}", "class", "A", "B", "delta", "A whole ms", "B whole ms");
+  for (const auto& c : d.classes) {
+    t.line("{:<14} {:>12.3f} {:>12.3f} {:>+12.3f} {:>14.3f} {:>14.3f}", c.name, ms(c.a_step_ns),
+           ms(c.b_step_ns), ms(c.b_step_ns - c.a_step_ns), ms(c.a_ns), ms(c.b_ns));
+  }
+  t.line("step = GPU span of the work a step launched = compute + exposed_comm + memory_only + idle");
+
+  t.heading("Kernels (grouped by normalised name; largest change per step first)");
+  rows_text(t, d.kernels, options.top, true, 60);
+  t.heading("Collectives (operation, message size, group size)");
+  rows_text(t, d.collectives, options.top, false, 60);
+  t.heading("CPU operators (inclusive time)");
+  rows_text(t, d.cpu_ops, options.top, false, 60);
+  if (!d.notes.empty()) {
+    t.heading("Notes");
+    for (const auto& n : d.notes) t.line("* {}", n);
+  }
+  std::fwrite(t.str().data(), 1, t.str().size(), stdout);
+}
+
+const bool registered = register_command(
+    {"diff", 35, [](CLI::App& root) {
+       auto* cmd =
+           root.add_subcommand("diff", "What changed between two runs of a job (A = baseline, B = new)");
+       auto opts = std::make_shared<Options>();
+       cmd->add_option("A", opts->a, "the baseline profile (.msdb)")->required();
+       cmd->add_option("B", opts->b, "the profile compared with it (.msdb)")->required();
+       cmd->add_flag("--json", opts->json, "machine-readable output (keys in DESIGN.md and docs/CLI.md)");
+       cmd->add_option(
+           "--rule", opts->rules,
+           "extra classification rule CLASS:MATCH:PATTERN[:LIBRARY] for both profiles (as report)");
+       cmd->add_option("--threads", opts->threads, "worker threads for the analysis (default: all cores)");
+       cmd->add_option("--top", opts->top, "rows per table in the text output (default 15)");
+       cmd->callback([opts] {
+         measure::Options options;
+         for (const auto& rule : opts->rules) options.user_rules.push_back(measure::parse_rule(rule));
+         options.threads = opts->threads;
+         const Profile a = [&] {
+           PhaseTimer timer("diff: load A");
+           return Profile::load(opts->a);
+         }();
+         const Profile b = [&] {
+           PhaseTimer timer("diff: load B");
+           return Profile::load(opts->b);
+         }();
+         measure::Analysis analysis_a, analysis_b;
+         {
+           PhaseTimer timer("diff: analyze A and B");
+           analysis_a = measure::analyze(a, options);
+           analysis_b = measure::analyze(b, options);
+         }
+         const Diff d = [&] {
+           PhaseTimer timer("diff: compare");
+           return measure::diff_profiles(a, analysis_a, b, analysis_b);
+         }();
+         if (opts->json) {
+           write_json(d);
+         } else {
+           write_text(d, *opts);
+         }
+       });
+     }});
+
+}  // namespace
+}  // namespace meshscope::app

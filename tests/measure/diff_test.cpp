@@ -1,0 +1,212 @@
+// meshscope diff: kernel-name normalisation, per-step means over runs of different length, the headline, and
+// unrelated runs; on small profiles written with ProfileWriter.
+#include "analysis/measure/diff.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "tests/measure/profile_builder.hpp"
+
+namespace meshscope::measure {
+namespace {
+
+using test::ProfileBuilder;
+using ::testing::HasSubstr;
+
+TEST(Diff, NormalisedNamesDropWhatChangesBetweenBuilds) {
+  // Tile sizes spelt into cuBLAS names.
+  EXPECT_EQ(
+      normalise_kernel_name("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_"
+                            "execute_segment_k_off_kernel__5x_cublas"),
+      "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesizeN_warpgroupsizeN_execute_segment_k_off_kernel__5x_"
+      "cublas");
+  EXPECT_EQ(
+      normalise_kernel_name("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_"
+                            "execute_segment_k_off_kernel__5x_cublas"),
+      normalise_kernel_name("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_"
+                            "execute_segment_k_off_kernel__5x_cublas"));
+  // CUTLASS: the tile shapes inside the template argument.
+  EXPECT_EQ(normalise_kernel_name(
+                "void cutlass::Kernel<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_128x256_32x3_"
+                "tn_align8>(cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_128x256_32x3_tn_align8::"
+                "Params)"),
+            "cutlass::Kernel<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_N_N_tn_align8>");
+  // Parameter lists, dtypes and numeric template arguments go; the functor stays.
+  EXPECT_EQ(normalise_kernel_name("void at::native::vectorized_elementwise_kernel<4, "
+                                  "at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int, "
+                                  "at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)"),
+            "at::native::vectorized_elementwise_kernel<at::native::CUDAFunctor_add,std::array>");
+  EXPECT_EQ(normalise_kernel_name("void at::native::vectorized_elementwise_kernel<2, "
+                                  "at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >(int, "
+                                  "at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)"),
+            "at::native::vectorized_elementwise_kernel<at::native::CUDAFunctor_add,std::array>");
+  EXPECT_NE(normalise_kernel_name("void at::native::vectorized_elementwise_kernel<4, "
+                                  "at::native::CUDAFunctor_mul<float>, std::array<char*, 3ul> >(int)"),
+            normalise_kernel_name("void at::native::vectorized_elementwise_kernel<4, "
+                                  "at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >(int)"))
+      << "different functors are different kernels";
+  // Anonymous namespaces, lambdas, scalar-only templates.
+  EXPECT_EQ(normalise_kernel_name(
+                "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, "
+                "float>(int, float, c10::BFloat16 const*)"),
+            "at::native::vectorized_layer_norm_kernel");
+  EXPECT_EQ(
+      normalise_kernel_name(
+          "void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<128, "
+          "128, 64, 4, false, false, cutlass::bfloat16_t>, false, true>(Flash_fwd_params)"),
+      normalise_kernel_name("void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<64, "
+                            "128, 32, 4, false, false, cutlass::half_t>, true, true>(Flash_fwd_params)"));
+  // NCCL keeps its algorithm and protocol; memcpy keeps its direction.
+  EXPECT_EQ(normalise_kernel_name(
+                "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"),
+            "ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
+  EXPECT_EQ(normalise_kernel_name("Memcpy HtoD (Pinned -> Device)"), "Memcpy HtoD");
+  EXPECT_EQ(normalise_kernel_name("triton_poi_fused_add_mul_12"), "triton_poi_fused_add_mul");
+  EXPECT_EQ(normalise_kernel_name("gemm_kernel"), "gemm_kernel");
+}
+
+// One rank, STEPS steps of PERIOD ns; each step launches a GEMM (GEMM_NS long, named GEMM) and an add.
+void one_run(ProfileBuilder& b, int steps, TimeNs period, const std::string& gemm, TimeNs gemm_ns,
+             const std::string& op = "aten::mm") {
+  b.rank(0);
+  for (int s = 0; s < steps; ++s) {
+    const TimeNs t0 = 1'000'000 + s * period;
+    b.step(0, 1, t0, t0 + period, s);
+    b.range(0, 1, RangeKind::kCpuOp, t0 + 1'000, t0 + 9'000, op);
+    b.launch(0, 1, t0 + 2'000, t0 + 3'000, 7, t0 + 10'000, t0 + 10'000 + gemm_ns, gemm);
+    b.range(0, 1, RangeKind::kCpuOp, t0 + 10'000, t0 + 12'000, "aten::add");
+    b.launch(0, 1, t0 + 11'000, t0 + 11'500, 7, t0 + 10'000 + gemm_ns, t0 + 20'000 + gemm_ns,
+             "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+             "std::array<char*, 3ul> >(int)");
+  }
+}
+
+TEST(Diff, RenamedKernelIsOneRowAndStepMeansCompareRunsOfDifferentLength) {
+  ProfileBuilder a("diff_a"), b("diff_b");
+  one_run(a, 3, 1'000'000, "sm90_xmma_gemm_bf16_tilesize128x128x64_kernel", 100'000);
+  one_run(b, 5, 1'000'000, "sm90_xmma_gemm_bf16_tilesize128x256x64_kernel", 150'000);
+  const Profile pa = a.finish(), pb = b.finish();
+  const Analysis aa = analyze(pa), ab = analyze(pb);
+  const Diff d = diff_profiles(pa, aa, pb, ab);
+  EXPECT_EQ(d.a.rank_steps, 3);
+  EXPECT_EQ(d.b.rank_steps, 5);
+  // Step = GPU span of the work it launched: 10 µs gap... here gemm + add.
+  EXPECT_EQ(d.a.step_ns, 110'000);
+  EXPECT_EQ(d.b.step_ns, 160'000);
+  EXPECT_EQ(d.step_delta_ns, 50'000);
+  ASSERT_FALSE(d.kernels.empty());
+  const DiffRow& gemm = d.kernels.front();  // by |whole-profile delta|
+  EXPECT_EQ(gemm.name, "sm90_xmma_gemm_bf16_tilesizeN_kernel");
+  EXPECT_EQ(gemm.a_count, 3);
+  EXPECT_EQ(gemm.b_count, 5);
+  EXPECT_EQ(gemm.a_ns, 300'000);
+  EXPECT_EQ(gemm.b_ns, 750'000);
+  EXPECT_EQ(gemm.delta_ns(), 450'000);
+  EXPECT_EQ(gemm.a_step_ns, 100'000);
+  EXPECT_EQ(gemm.b_step_ns, 150'000);
+  EXPECT_EQ(gemm.a_example, "sm90_xmma_gemm_bf16_tilesize128x128x64_kernel");
+  EXPECT_EQ(gemm.b_example, "sm90_xmma_gemm_bf16_tilesize128x256x64_kernel");
+  EXPECT_EQ(d.kernels.size(), 2u) << "no vanish + appear pair for the renamed GEMM";
+  // Classes per step: compute grew by 50 µs, nothing else.
+  for (const ClassDiff& c : d.classes) {
+    if (c.name == "compute") {
+      EXPECT_EQ(c.a_step_ns, 110'000);
+      EXPECT_EQ(c.b_step_ns, 160'000);
+    }
+    if (c.name == "idle") {
+      EXPECT_EQ(c.b_step_ns - c.a_step_ns, 0);
+    }
+  }
+  EXPECT_FALSE(d.unrelated);
+  EXPECT_GT(d.similarity, 0.9);
+  ASSERT_GE(d.headline.size(), 3u);
+  EXPECT_EQ(d.headline[0].kind, "step");
+  EXPECT_THAT(d.headline[0].text, HasSubstr("+0.050 ms"));
+  EXPECT_EQ(d.headline[1].kind, "class");
+  EXPECT_EQ(d.headline[1].name, "compute");
+  EXPECT_EQ(d.headline[2].kind, "kernel");
+  EXPECT_EQ(d.headline[2].name, "sm90_xmma_gemm_bf16_tilesizeN_kernel");
+  EXPECT_EQ(d.headline[2].delta_ns, 50'000);
+  EXPECT_THAT(d.headline[2].text, HasSubstr("renamed"));
+  // CPU ops: per step identical, whole profile 3 vs 5 calls.
+  const auto mm =
+      std::find_if(d.cpu_ops.begin(), d.cpu_ops.end(), [](const DiffRow& r) { return r.name == "aten::mm"; });
+  ASSERT_NE(mm, d.cpu_ops.end());
+  EXPECT_EQ(mm->a_count, 3);
+  EXPECT_EQ(mm->b_count, 5);
+  EXPECT_EQ(mm->a_step_ns, 8'000);
+  EXPECT_EQ(mm->b_step_ns, 8'000);
+}
+
+TEST(Diff, UnrelatedRunsStillDiffAndSaySo) {
+  ProfileBuilder a("diff_u_a"), b("diff_u_b");
+  one_run(a, 2, 1'000'000, "conv2d_kernel", 100'000, "aten::conv2d");
+  b.rank(0);
+  for (int s = 0; s < 2; ++s) {
+    const TimeNs t0 = 5'000'000 + s * 1'000'000;
+    b.step(0, 1, t0, t0 + 1'000'000, s);
+    b.range(0, 1, RangeKind::kCpuOp, t0 + 1'000, t0 + 9'000, "aten::embedding");
+    b.launch(0, 1, t0 + 2'000, t0 + 3'000, 7, t0 + 10'000, t0 + 500'000, "embedding_bag_kernel");
+  }
+  const Profile pa = a.finish(), pb = b.finish();
+  const Diff d = diff_profiles(pa, analyze(pa), pb, analyze(pb));
+  EXPECT_TRUE(d.unrelated);
+  EXPECT_LT(d.similarity, 0.2);
+  ASSERT_GE(d.headline.size(), 2u);
+  EXPECT_EQ(d.headline[1].kind, "unrelated");
+  EXPECT_THAT(d.headline[1].text, HasSubstr("look unrelated"));
+  EXPECT_EQ(d.kernels.size(), 3u);  // conv, add (only in A), embedding (only in B)
+}
+
+TEST(Diff, ProfilesWithoutStepsCountEachRankAsOneStep) {
+  ProfileBuilder a("diff_ns_a"), b("diff_ns_b");
+  a.rank(0);
+  a.launch(0, 1, 0, 1'000, 7, 2'000, 12'000, "k");
+  b.rank(0);
+  b.launch(0, 1, 0, 1'000, 7, 2'000, 22'000, "k");
+  const Profile pa = a.finish(), pb = b.finish();
+  const Diff d = diff_profiles(pa, analyze(pa), pb, analyze(pb));
+  EXPECT_FALSE(d.a.has_steps);
+  EXPECT_EQ(d.a.rank_steps, 1);
+  EXPECT_EQ(d.step_delta_ns, 10'000);
+  ASSERT_EQ(d.kernels.size(), 1u);
+  EXPECT_EQ(d.kernels[0].a_step_ns, 10'000);
+  EXPECT_EQ(d.kernels[0].b_step_ns, 20'000);
+  EXPECT_FALSE(d.notes.empty());
+}
+
+TEST(Diff, CollectivesAreKeyedByOperationSizeAndGroup) {
+  ProfileBuilder a("diff_c_a"), b("diff_c_b");
+  for (ProfileBuilder* p : {&a, &b}) {
+    const bool bigger = p == &b;
+    for (std::int32_t r = 0; r < 2; ++r) {
+      p->rank(r, 2);
+      p->step(r, 1, 0, 1'000'000, 1);
+      const TimeNs end = bigger ? 300'000 : 200'000;
+      const std::int64_t id =
+          p->launch(r, 1, 1'000, 2'000, 20, 10'000, end,
+                    "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)");
+      p->collective(r, id, 10'000, end, "allreduce", "0", 1, 2, bigger ? 2 << 20 : 1 << 20);
+    }
+  }
+  const Profile pa = a.finish(), pb = b.finish();
+  const Diff d = diff_profiles(pa, analyze(pa), pb, analyze(pb));
+  ASSERT_EQ(d.collectives.size(), 2u) << "1 MiB and 2 MiB all-reduces are different rows";
+  for (const DiffRow& r : d.collectives) {
+    EXPECT_EQ(r.op, "allreduce");
+    EXPECT_EQ(r.group_size, 2);
+    if (r.bytes == 1 << 20) {
+      EXPECT_EQ(r.a_count, 2);
+      EXPECT_EQ(r.b_count, 0);
+    } else {
+      EXPECT_EQ(r.bytes, 2 << 20);
+      EXPECT_EQ(r.b_count, 2);
+      EXPECT_EQ(r.b_step_ns, 290'000);  // two ranks, one step each: mean per rank-step
+    }
+  }
+}
+
+}  // namespace
+}  // namespace meshscope::measure
