@@ -228,7 +228,7 @@ void write_json(const Profile& profile, const Analysis& a, const Options& option
   j.key("matching").begin_object();
   j.field("instances", static_cast<std::int64_t>(c.instances.size())).field("matched", c.matched);
   j.field("matched_by_end_time", c.matched_by_end_time);
-  j.field("incomplete", c.incomplete).field("unmatched_ops", c.unmatched_ops);
+  j.field("incomplete", c.incomplete).field("unmatched_ops", c.unmatched_ops).field("solo_ops", c.solo_ops);
   j.field("unpaired_ops", c.unpaired_ops);
   j.field("mean_skew_us", us(c.mean_skew_ns));
   j.end_object();
@@ -765,8 +765,11 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
   }
 
   t.heading("Across ranks");
-  if (c.instances.empty() && c.unmatched_ops == 0) {
+  if (c.instances.empty() && c.unmatched_ops == 0 && c.solo_ops == 0) {
     t.bullet("nothing to match: the profile holds no collective operations");
+  } else if (c.instances.empty() && c.unmatched_ops == 0) {
+    t.bullet(fmt::format("nothing to match: the {} collective operation(s) ran in groups of one rank",
+                         c.solo_ops));
   } else {
     std::string how;
     if (c.matched_by_end_time > 0) {
@@ -778,7 +781,11 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
         "missing "
         "or possibly missing, {} operation(s) not matchable{}",
         c.instances.size(), c.matched, how, us(c.mean_skew_ns), c.incomplete, c.unmatched_ops,
-        c.unpaired_ops > 0 ? fmt::format(", {} without a peer whose end time agreed", c.unpaired_ops) : ""));
+        fmt::format("{}{}",
+                    c.unpaired_ops > 0
+                        ? fmt::format(", {} without a peer whose end time agreed", c.unpaired_ops)
+                        : "",
+                    c.solo_ops > 0 ? fmt::format(", {} in groups of one rank", c.solo_ops) : "")));
   }
   if (!c.stragglers.empty()) {
     t.line("{:>5} {:>10} {:>10} {:>12} {:>16} {:>14}", "rank", "last in", "of", "late ms", "peers waited ms",

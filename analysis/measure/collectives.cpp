@@ -17,6 +17,12 @@ namespace {
 // every member leaves the operation when the last data arrives, whoever came first.
 constexpr TimeNs kEndAgreementNs = 50'000;
 
+// The ops whose nccl-tests factor depends on the group size.
+bool busbw_depends_on_group(std::string_view op) {
+  return op == "allreduce" || op == "allgather" || op == "reducescatter" || op == "alltoall" ||
+         op == "alltoallv" || op == "alltoallbase";
+}
+
 TimeNs nearest_rank(std::vector<TimeNs>& values, double p) {
   if (values.empty()) return 0;
   auto index = static_cast<std::size_t>(std::ceil(p * static_cast<double>(values.size())));
@@ -54,7 +60,10 @@ void finish_stats(std::map<StatsKey, std::vector<TimeNs>>& groups, std::vector<C
         static_cast<double>(s.total_ns) / static_cast<double>(std::max<std::int64_t>(s.count, 1)) / 1e9;
     if (s.bytes > 0 && mean_s > 0) {
       s.algbw_gbps = static_cast<double>(s.bytes) / mean_s / 1e9;
-      s.busbw_gbps = s.algbw_gbps * busbw_factor(s.op, s.group_size);
+      // busbw needs the group size for the collectives whose factor depends on it; unknown without it.
+      s.busbw_gbps = s.group_size < 1 && busbw_depends_on_group(s.op)
+                         ? std::numeric_limits<double>::quiet_NaN()
+                         : s.algbw_gbps * busbw_factor(s.op, s.group_size);
     } else {
       s.algbw_gbps = std::numeric_limits<double>::quiet_NaN();
       s.busbw_gbps = std::numeric_limits<double>::quiet_NaN();
@@ -267,7 +276,7 @@ void match_by_end_time(const Profile& profile, std::vector<std::vector<Ref>>& op
   for (const auto& list : ops_by_rank) ranks_present += list.empty() ? 0 : 1;
   const bool whole_job = static_cast<std::int64_t>(ranks.size()) >= profile.world_size();
   if (ranks_present < 2 && profile.world_size() <= 1) {
-    for (const auto& list : ops_by_rank) report.unmatched_ops += static_cast<std::int64_t>(list.size());
+    for (const auto& list : ops_by_rank) report.solo_ops += static_cast<std::int64_t>(list.size());
     return;
   }
   auto end_of = [&](const Ref& r) { return builder.at(r).end_ns; };
@@ -352,7 +361,7 @@ std::int64_t message_bytes(const Profile& profile, const Collective& c) {
 }
 
 double busbw_factor(std::string_view op, std::int64_t n) {
-  if (n < 2) return 1.0;
+  if (n < 1) return 1.0;
   const double ranks = static_cast<double>(n);
   if (op == "allreduce") return 2.0 * (ranks - 1.0) / ranks;
   if (op == "allgather" || op == "reducescatter" || op == "alltoall" || op == "alltoallv" ||
@@ -413,7 +422,9 @@ CollectiveReport analyze_collectives(const Profile& profile,
       const Collective& c = r.collectives[ci];
       const CollectiveIdentity& id = report.identity[ri][ci];
       const Ref ref{static_cast<std::uint32_t>(ri), static_cast<std::uint32_t>(ci)};
-      if (vocabulary::is_point_to_point(id.op)) {
+      if (id.group_size == 1) {
+        ++report.solo_ops;  // a group of one rank (a one-GPU job's NCCL calls): no peer to match
+      } else if (vocabulary::is_point_to_point(id.op)) {
         // Point-to-point operations pair a sender with one receiver that nothing names.
         ++report.unmatched_ops;
       } else if (c.communicator != kNoString) {

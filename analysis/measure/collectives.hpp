@@ -101,6 +101,7 @@ struct CollectiveReport {
   std::int64_t matched_by_end_time = 0;                   // of those, matched without metadata
   std::int64_t incomplete = 0;     // instances with peers missing (or possibly missing) from the profile
   std::int64_t unmatched_ops = 0;  // operations that cannot be matched (point-to-point, no stream)
+  std::int64_t solo_ops = 0;       // operations of a group of one rank (metadata says so, or a one-rank job)
   std::int64_t unpaired_ops = 0;   // operations matched by order whose end time no peer's agreed with
   TimeNs mean_skew_ns = 0;         // over complete instances
   // Communication kernels without metadata whose launch call is in the profile but no collective CPU op
@@ -109,7 +110,9 @@ struct CollectiveReport {
   std::int64_t launches_without_op = 0;
 };
 
-// nccl-tests bus-bandwidth factor for OP among N ranks (1 when the op is unknown or n < 2).
+// nccl-tests bus-bandwidth factor for OP among N ranks: 2(n−1)/n for all-reduce, (n−1)/n for all-gather,
+// reduce-scatter and all-to-all (0 for a group of one: nothing crosses a bus), 1 for other ops and when N is
+// unknown (n < 1). The statistics leave busbw unknown when N is unknown for the ops whose factor depends on it.
 double busbw_factor(std::string_view op, std::int64_t n);
 
 // A communication kernel that has no collective row (recognised by its name only).
