@@ -531,8 +531,12 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
                      : fmt::format("{} step{} on {} rank{}", numbers.size(), numbers.size() == 1 ? "" : "s",
                                    ranks_with_steps, ranks_with_steps == 1 ? "" : "s");
   }
-  t.line("{} kernels, {} memcpy, {} memset, {} sync, {} collectives, {} runtime calls, {} CPU ops, {}",
-         n.kernel, n.memcpy, n.memset, n.sync, n.collective, n.runtime + n.driver, n.cpu_op, steps_text);
+  auto count = [](std::int64_t value, std::string_view noun) {
+    return fmt::format("{} {}{}", value, noun, value == 1 ? "" : "s");
+  };
+  t.line("{}, {} memcpy, {} memset, {} sync, {}, {}, {}, {}", count(n.kernel, "kernel"), n.memcpy, n.memset,
+         n.sync, count(n.collective, "collective"), count(n.runtime + n.driver, "runtime call"),
+         count(n.cpu_op, "CPU op"), steps_text);
   if (options.hta) t.line("HTA-compatible mode (see notes)");
 
   findings(t, profile, a);
