@@ -56,7 +56,9 @@ std::uint64_t content_size_hint(const std::filesystem::path& path) {
   // ISIZE is the size modulo 2^32; gzip'd JSON compresses at least ~4x, so lift it above the compressed size.
   std::uint64_t estimate = isize;
   while (estimate < size) estimate += (std::uint64_t{1} << 32);
-  return estimate;
+  // Deflate expands at most 1032:1: a damaged or hostile trailer must not make a small file look huge (the
+  // in-memory reader reserves this much).
+  return std::min<std::uint64_t>(estimate, std::uint64_t{size} * 1032 + 1024);
 }
 
 ByteBuffer::~ByteBuffer() {

@@ -157,7 +157,12 @@ std::string merge_ranks_json(const std::vector<std::string>& parts) {
     }
     if (merged.size() < items.size()) merged.resize(items.size(), "null");
     for (std::size_t i = 0; i < items.size(); ++i) {
-      if (items[i] != "null" && !items[i].empty()) merged[i] = items[i];
+      // Only ranks are kept (a damaged file's other text would make the job profile unloadable).
+      const std::string& v = items[i];
+      const bool rank = !v.empty() && v.size() <= 7 &&
+                        std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+                        std::stoll(v) <= kMaxRank;
+      if (rank) merged[i] = v;
     }
   }
   std::string out = "[";
@@ -307,8 +312,10 @@ class Merger {
     {
       auto s = in.db.prepare("SELECT pg_name, pg_desc, backend, group_size, ranks_json FROM process_groups");
       while (s.step()) {
+        std::int64_t group_size = s.column_int(3);
+        if (group_size < 0 || group_size > kMaxRank + 1) group_size = kNull;
         ProcessGroupInfo pg{in.rank,          s.column_text(0), s.column_text(1),
-                            s.column_text(2), s.column_int(3),  s.column_text(4)};
+                            s.column_text(2), group_size,       s.column_text(4)};
         if (!pg.ranks_json.empty()) ranks_json_[pg.pg_name].push_back(pg.ranks_json);
         groups_.push_back(pg);
       }
@@ -464,6 +471,7 @@ MergeResult merge_rank_profiles(const std::vector<fs::path>& files, const fs::pa
       in.rank = static_cast<std::int32_t>(rank);
       in.info.rank = in.rank;
       in.info.world_size = s.column_int(1);
+      if (in.info.world_size < 1 || in.info.world_size > kMaxRank + 1) in.info.world_size = kNull;
       in.info.hostname = s.column_text(2);
       in.info.pid = s.column_int(3);
       in.info.source_file = path.filename().string();

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "collectors/import/import.hpp"
+#include "collectors/import/input_file.hpp"
 #include "collectors/import/kineto/kineto_importer.hpp"
 #include "profiler/error.hpp"
 #include "profiler/perfetto_export.hpp"
@@ -229,6 +230,34 @@ TEST(KinetoSizes, HugeStringsAreRefusedQuicklyWithOneLine) {
   EXPECT_EQ(in_memory,
             (dir / "t.json").string() +
                 ": event 2: a string in 'name' is 17825792 bytes long; meshscope stores at most 16 MiB");
+}
+
+// Found by fuzz_kineto_memory: a process group whose member list held a number beyond any rank imported, and
+// the profile it wrote then refused to load ("ranks_json holds 206141652992, which is not a rank").
+TEST(KinetoSizes, AProcessGroupMemberThatIsNoRankIsRefused) {
+  TempDir dir("kineto-pg-ranks");
+  for (const bool streaming : {false, true}) {
+    const auto error = import_error(
+        dir,
+        R"({"distributedInfo": {"rank": 0, "pg_config": [{"pg_name": "0", "ranks": [0, 206141652992]}]},)"
+        R"( "traceEvents": [)" +
+            kernel("1", "2") + "]}",
+        streaming);
+    EXPECT_EQ(error, (dir / "t.json").string() +
+                         ": distributedInfo.pg_config: ranks holds 206141652992, which is not a rank");
+  }
+}
+
+// Found by fuzz_kineto_memory: a gzip trailer claiming 4 GiB made the in-memory reader reserve 4 GiB for a
+// 19 KB file (out of memory). The size a trailer states is bounded by what deflate can expand to (1032:1).
+TEST(KinetoGzip, ATrailerClaimingGigabytesDoesNotSizeMemory) {
+  TempDir dir("kineto-gzip-isize");
+  std::string gz = gzip(R"({"traceEvents": [)" + kernel("1", "2") + "]}");
+  for (std::size_t i = gz.size() - 4; i < gz.size(); ++i) gz[i] = '\xff';  // ISIZE = 4 GiB - 1
+  write_text(dir / "t.json.gz", gz);
+  EXPECT_LE(import::content_size_hint(dir / "t.json.gz"), gz.size() * 1032 + 1024);
+  const auto error = import_error(dir, gz, false, "t.json.gz");
+  EXPECT_NE(error.find("t.json.gz: corrupt or truncated gzip data"), std::string::npos) << error;
 }
 
 }  // namespace

@@ -334,5 +334,23 @@ TEST(UntrustedDatabase, WorkBeyondTheFilesSizeIsGivenUp) {
   EXPECT_THROW(db.exec("PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = ''"), Error);
 }
 
+// Found by fuzz_profile: SQLite quotes a damaged schema in its message, line breaks and all; the user saw
+// several lines. Every Error is one line, of bounded length.
+TEST(HostileProfile, ADamagedSchemaIsReportedOnOneLine) {
+  const fs::path dir = fresh_dir("hostile-schema");
+  const auto error =
+      load_error_after(dir, "schema",
+                       "PRAGMA writable_schema = ON;"
+                       "UPDATE sqlite_master SET sql = 'CREATE TABLE activities (id INTEGER,' || "
+                       "char(10) || '  [   -- device ordinal' || char(10) || ')'"
+                       " WHERE name = 'activities'");
+  EXPECT_NE(error.find("schema.msdb: malformed database schema"), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  const std::string long_text = "a\nb\r\n\tc" + std::string(5000, 'x');
+  const std::string line = Error(long_text).what();
+  EXPECT_EQ(line.substr(0, 6), "a b cx");
+  EXPECT_EQ(line.size(), 2003u);
+}
+
 }  // namespace
 }  // namespace meshscope

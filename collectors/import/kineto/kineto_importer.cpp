@@ -552,6 +552,14 @@ class FileImporter {
     }
   }
 
+  // A process group's member list: only ranks (a profile holding anything else would not load).
+  void check_ranks(std::string_view text, const char* where) const {
+    std::vector<std::int32_t> ranks;
+    std::string bad;
+    if (!parse_rank_list(text, ranks, &bad))
+      fail("{}: {}: ranks holds {}, which is not a rank", path_.string(), where, bad);
+  }
+
   void handle_metadata(std::string_view key, od::value value) {
     auto& m = result_.metadata;
     if (key == "distributedInfo") {
@@ -587,6 +595,7 @@ class FileImporter {
                 pg.group_size = as_integer(pv);
               } else if (pk == "ranks") {
                 pg.ranks_json = as_text(pv);
+                check_ranks(pg.ranks_json, "distributedInfo.pg_config");
               }
             }
             m.process_groups.push_back(std::move(pg));
@@ -688,7 +697,10 @@ class FileImporter {
                 if (pk == "pg_desc") pg.pg_desc = as_text(x);
                 if (pk == "backend_config") pg.backend = as_text(x);
                 if (pk == "pg_size") pg.group_size = as_integer(x);
-                if (pk == "ranks") pg.ranks_json = as_text(x);
+                if (pk == "ranks") {
+                  pg.ranks_json = as_text(x);
+                  check_ranks(pg.ranks_json, "meshscope.ranks.pg_config");
+                }
               }
               exported.process_groups.push_back(std::move(pg));
             }
