@@ -1,0 +1,88 @@
+// Shared by the libFuzzer harnesses: a scratch folder in memory (/dev/shm), writing an input to a file,
+// applying SQL from an input to a copy of a seed database, and the invariant every harness checks: whatever
+// meshscope accepts and writes, Profile::load reads back.
+#pragma once
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+#include "profiler/error.hpp"
+#include "profiler/profile.hpp"
+
+namespace meshscope::fuzz {
+
+namespace fs = std::filesystem;
+
+// A private folder for this fuzzing process, in memory when /dev/shm exists (SQLite files there cost no
+// disk).
+inline const fs::path& scratch() {
+  static const fs::path dir = [] {
+    std::error_code error;
+    const fs::path base =
+        fs::is_directory("/dev/shm", error) ? fs::path("/dev/shm") : fs::temp_directory_path();
+    fs::path d = base / ("meshscope-fuzz-" + std::to_string(::getpid()));
+    fs::remove_all(d, error);
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+inline void write_file(const fs::path& path, const std::uint8_t* data, std::size_t size) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+}
+
+// Runs SQL (the fuzzer's text) on DB, a copy of a seed, as its author would: read-write, views and triggers
+// allowed. Errors are ignored (most mutations are not valid SQL); the work is bounded so that a slow
+// statement costs the harness, not the code under test, little.
+inline void apply_sql(const fs::path& db_path, std::string_view sql) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open(db_path.c_str(), &db) != SQLITE_OK) {
+    sqlite3_close(db);
+    return;
+  }
+  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 24 << 20);
+  // The fuzzer's SQL touches this one file only: no ATTACH (VACUUM INTO attaches too), no pragmas that name
+  // folders.
+  sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+  sqlite3_set_authorizer(
+      db,
+      [](void*, int action, const char* a, const char*, const char*, const char*) {
+        if (action == SQLITE_ATTACH || action == SQLITE_DETACH) return SQLITE_DENY;
+        if (action == SQLITE_PRAGMA && a &&
+            (std::string_view(a).find("directory") != std::string_view::npos)) {
+          return SQLITE_DENY;
+        }
+        return SQLITE_OK;
+      },
+      nullptr);
+  static int steps = 0;
+  steps = 0;
+  sqlite3_progress_handler(
+      db, 1000, [](void*) { return ++steps > 2000 ? 1 : 0; }, nullptr);
+  const std::string text(sql);
+  sqlite3_exec(db, text.c_str(), nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+}
+
+// Whatever meshscope wrote must load: a profile it writes and then refuses is a bug (an importer that let an
+// invalid value through). Aborts with the load error, so that libFuzzer keeps the input.
+inline void must_load(const fs::path& profile) {
+  try {
+    (void)Profile::load(profile);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "meshscope wrote a profile it cannot load: %s\n", e.what());
+    std::abort();
+  }
+}
+
+}  // namespace meshscope::fuzz

@@ -1,0 +1,52 @@
+// libFuzzer harness: Profile::load, then the measured analysis and the Perfetto export of what loaded. The
+// first input byte picks the mode:
+//   even: the rest of the input is the profile file itself (damaged SQLite pages, headers, records);
+//   odd:  the rest is SQL run on a copy of a small real profile (the kineto seed cut from
+//         hta/nccl_parser_config, imported once at start) by the file's author: views and triggers in place
+//         of tables, hostile ids, kinds, depths, times, types and sizes in a well-formed file.
+// Findings: a crash, a sanitizer report (the analysis and export included), a timeout, or an Error that is
+// not one line naming the file.
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#include "analysis/measure/measure.hpp"
+#include "collectors/import/import.hpp"
+#include "profiler/perfetto_export.hpp"
+#include "tests/fuzz/fuzz_common.hpp"
+
+using namespace meshscope;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  static const fuzz::fs::path seed = [] {
+    const fuzz::fs::path path = fuzz::scratch() / "seed.msdb";
+    import_traces({fuzz::fs::path(MESHSCOPE_SOURCE_DIR) / "tests/fuzz/corpus/kineto/nccl_collectives.json"},
+                  path);
+    return path;
+  }();
+  const fuzz::fs::path input = fuzz::scratch() / "profile.msdb";
+  if (data[0] % 2 == 0) {
+    fuzz::write_file(input, data + 1, size - 1);
+  } else {
+    fuzz::fs::copy_file(seed, input, fuzz::fs::copy_options::overwrite_existing);
+    fuzz::apply_sql(input, std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
+  }
+  try {
+    const Profile profile = Profile::load(input);
+    measure::Options options;
+    options.threads = 1;
+    (void)measure::analyze(profile, options);
+    export_perfetto(profile, fuzz::scratch() / "export.json");
+  } catch (const Error& e) {
+    // One line naming the file (or the export written from it).
+    const std::string_view message = e.what();
+    if (message.find('\n') != std::string_view::npos ||
+        (message.find("profile.msdb") == std::string_view::npos &&
+         message.find("export.json") == std::string_view::npos)) {
+      std::fprintf(stderr, "an error that is not one line naming the file: %s\n", e.what());
+      std::abort();
+    }
+  }
+  return 0;
+}

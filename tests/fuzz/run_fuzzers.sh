@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer harness of tests/fuzz for SECONDS seconds each, from the checked-in seed corpora, and
+# fails when any of them finds something (a crash, a sanitizer report, a timeout, an out-of-memory, or an
+# invariant a harness checks). See docs/RELIABILITY.md.
+#
+#   tests/fuzz/run_fuzzers.sh [SECONDS] [BUILD_DIR]
+#
+# SECONDS defaults to 60. BUILD_DIR defaults to build-fuzz: configured with the `fuzz` preset (clang-14 and
+# libclang-rt-14-dev, Debian packages) when it does not exist yet, and the harnesses (only) are built there.
+# Findings are kept in BUILD_DIR/fuzz-findings/HARNESS/ with the harness's log; the corpus each run grows is
+# kept in BUILD_DIR/fuzz-corpus/HARNESS/ (the seeds stay as they are). Reproduce a finding with
+#   BUILD_DIR/tests/fuzz/meshscope_fuzz_HARNESS FINDING_FILE
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+seconds="${1:-60}"
+build="${2:-$root/build-fuzz}"
+case "$seconds" in '' | *[!0-9]*) echo "run_fuzzers.sh: SECONDS must be a whole number, not '$seconds'" >&2; exit 2 ;; esac
+
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  if [ "$build" != "$root/build-fuzz" ]; then
+    echo "run_fuzzers.sh: $build is not a configured build folder (configure it with cmake --preset fuzz)" >&2
+    exit 2
+  fi
+  cmake --preset fuzz -S "$root" >/dev/null
+fi
+cmake --build "$build" --target meshscope_fuzzers -j "$(nproc)" >/dev/null
+
+# harness  seed folder  longest input  dictionary
+harnesses=(
+  "kineto_memory kineto 65536 kineto.dict"
+  "kineto_streaming kineto 65536 kineto.dict"
+  "nsys nsys 131072 sql.dict"
+  "profile profile 131072 sql.dict"
+  "merge merge 4096 sql.dict"
+)
+
+failed=0
+for entry in "${harnesses[@]}"; do
+  read -r name seeds max_len dict <<<"$entry"
+  binary="$build/tests/fuzz/meshscope_fuzz_$name"
+  corpus="$build/fuzz-corpus/$name"
+  findings="$build/fuzz-findings/$name"
+  mkdir -p "$corpus" "$findings"
+  log="$findings/run.log"
+  status=0
+  ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}" \
+    UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
+    "$binary" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -max_len="$max_len" \
+    -dict="$root/tests/fuzz/$dict" -artifact_prefix="$findings/" -print_final_stats=1 \
+    "$corpus" "$root/tests/fuzz/corpus/$seeds" >"$log" 2>&1 || status=$?
+  runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
+  time_s="$(sed -n 's/^stat::.*total_time.*: *//p' "$log" | tail -1)"
+  if [ "$status" -ne 0 ]; then
+    failed=1
+    echo "FAIL $name: exit $status after ${runs:-?} executions; findings in $findings" >&2
+    grep -E "^(==[0-9]+==ERROR|SUMMARY|.*runtime error|.*deadly signal|.*Test unit written|meshscope wrote|an error that)" \
+      "$log" | head -8 >&2 || true
+  else
+    echo "ok   $name: ${runs:-?} executions in ${seconds} s, corpus $(ls "$corpus" | wc -l) inputs"
+  fi
+done
+exit "$failed"
