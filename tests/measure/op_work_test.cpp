@@ -1,0 +1,212 @@
+// FLOPs and bytes per operator from recorded shapes (analysis/measure/op_work.hpp), each formula against a
+// case worked by hand here. The argument texts are those of real traces in shared/traces (tracelens
+// h100_qwen1.5_0.5b_inference, mi300_resnet_act_checkpoint, kineto resnet50) unless said otherwise.
+#include "analysis/measure/op_work.hpp"
+
+#include <gtest/gtest.h>
+
+namespace meshscope::measure {
+namespace {
+
+OpWork work(std::string_view name, std::string_view dims, std::string_view types,
+            std::string_view concrete = {}, WorkStatus expect = WorkStatus::kOk) {
+  OpWork w;
+  EXPECT_EQ(op_work(name, {dims, types, concrete}, w), expect) << name << " " << dims;
+  return w;
+}
+
+TEST(OpWork, ParsesDimsTypesAndConcreteInputs) {
+  std::vector<std::vector<std::int64_t>> dims;
+  ASSERT_TRUE(parse_dims("[[16, 559, 1024], [], [3]]", dims));
+  ASSERT_EQ(dims.size(), 3u);
+  EXPECT_EQ(dims[0], (std::vector<std::int64_t>{16, 559, 1024}));
+  EXPECT_TRUE(dims[1].empty());
+  // A TensorList input (nested list) is not one tensor: kept as [].
+  ASSERT_TRUE(parse_dims("[[[2, 3], [4]], [5]]", dims));
+  EXPECT_TRUE(dims[0].empty());
+  EXPECT_EQ(dims[1], (std::vector<std::int64_t>{5}));
+  EXPECT_FALSE(parse_dims("[[1, -2]]", dims));
+  EXPECT_FALSE(parse_dims("[[1, 2]", dims));
+  EXPECT_FALSE(parse_dims("[[1, \"a\"]]", dims));
+  std::vector<std::string> strings;
+  ASSERT_TRUE(parse_string_list(R"(["c10::BFloat16", "", "[2, 2]", "a\"b"])", strings));
+  EXPECT_EQ(strings, (std::vector<std::string>{"c10::BFloat16", "", "[2, 2]", "a\"b"}));
+  EXPECT_EQ(element_bytes("float"), 4);
+  EXPECT_EQ(element_bytes("c10::BFloat16"), 2);
+  EXPECT_EQ(element_bytes("c10::Float8_e4m3fn"), 1);
+  EXPECT_EQ(element_bytes("long int"), 8);
+  EXPECT_EQ(element_bytes("Scalar"), 0);
+}
+
+// GEMM: 2·M·N·K FLOPs, (M·K + K·N + M·N) elements moved (NVIDIA, Matrix Multiplication Background).
+TEST(OpWork, LinearOfQwenAttentionProjection) {
+  // q_proj of Qwen1.5-0.5B: x [16, 559, 1024] · Wᵀ [1024, 1024] + b [1024], BF16.
+  const OpWork w = work("aten::linear", "[[16, 559, 1024], [1024, 1024], [1024]]",
+                        R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"])");
+  EXPECT_EQ(w.category, WorkCategory::kGemm);
+  // M = 16·559 = 8944: 2 · 8944 · 1024 · 1024 = 18 756 927 488.
+  EXPECT_DOUBLE_EQ(w.flops, 18756927488.0);
+  // (8944·1024 + 1024·1024 + 1024 + 8944·1024) · 2 bytes = (9 158 656 + 1 048 576 + 1 024 + 9 158 656) · 2.
+  EXPECT_DOUBLE_EQ(w.bytes, (9158656.0 + 1048576.0 + 1024.0 + 9158656.0) * 2);
+}
+
+TEST(OpWork, MmAddmmBmmBaddbmmMatmul) {
+  // mm [8944, 1024] · [1024, 2816] (Qwen gate projection): 2 · 8944 · 2816 · 1024.
+  OpWork w = work("aten::mm", "[[8944, 1024], [1024, 2816]]", R"(["c10::BFloat16", "c10::BFloat16"])");
+  EXPECT_DOUBLE_EQ(w.flops, 2.0 * 8944 * 2816 * 1024);
+  EXPECT_DOUBLE_EQ(w.bytes, (8944.0 * 1024 + 1024.0 * 2816 + 8944.0 * 2816) * 2);
+  // addmm(bias [512], [1024, 1705], [1705, 512]) fp32 (hta trace_diff): 2 · 1024 · 512 · 1705.
+  w = work("aten::addmm", "[[512], [1024, 1705], [1705, 512], [], []]",
+           R"(["float", "float", "float", "Scalar", "Scalar"])");
+  EXPECT_DOUBLE_EQ(w.flops, 2.0 * 1024 * 512 * 1705);
+  EXPECT_DOUBLE_EQ(w.bytes, (1024.0 * 1705 + 1705.0 * 512 + 1024.0 * 512 + 512) * 4);
+  // bmm [2048, 606, 160] · [2048, 160, 20] (hta trace_filter): 2 · 2048 · 606 · 20 · 160.
+  w = work("aten::bmm", "[[2048, 606, 160], [2048, 160, 20]]", R"(["float", "float"])");
+  EXPECT_DOUBLE_EQ(w.flops, 2.0 * 2048 * 606 * 20 * 160);
+  // baddbmm(bias, [4, 8, 16], [4, 16, 2]) (constructed): 2 · 4 · 8 · 2 · 16 = 2048.
+  w = work("aten::baddbmm", "[[4, 8, 2], [4, 8, 16], [4, 16, 2], [], []]",
+           R"(["float", "float", "float", "Scalar", "Scalar"])");
+  EXPECT_DOUBLE_EQ(w.flops, 2048.0);
+  // matmul [1, 32, 1] · [1, 1, 559] (Qwen rotary): batch 1, M 32, K 1, N 559: 2 · 32 · 559 = 35 776.
+  w = work("aten::matmul", "[[1, 32, 1], [1, 1, 559]]", R"(["float", "float"])");
+  EXPECT_DOUBLE_EQ(w.flops, 35776.0);
+  EXPECT_DOUBLE_EQ(w.bytes, (32.0 + 559 + 32 * 559) * 4);
+  // matmul broadcasting [2, 1, 3, 4] · [5, 4, 6]: batch 2·5 = 10, 2 · 10 · 3 · 6 · 4 = 1440.
+  w = work("aten::matmul", "[[2, 1, 3, 4], [5, 4, 6]]", R"(["float", "float"])");
+  EXPECT_DOUBLE_EQ(w.flops, 1440.0);
+  // matrix · vector [3, 4] · [4]: 2 · 3 · 4 = 24.
+  w = work("aten::matmul", "[[3, 4], [4]]", R"(["float", "float"])");
+  EXPECT_DOUBLE_EQ(w.flops, 24.0);
+  // Inner dimensions that do not agree: the shapes do not fit a GEMM.
+  work("aten::mm", "[[3, 4], [5, 6]]", R"(["float", "float"])", {}, WorkStatus::kUnparsable);
+}
+
+TEST(OpWork, ScaledAndGroupedMm) {
+  // FP8 _scaled_mm [128, 256] · [256, 64], out_dtype BFloat16 (ScalarType 15): 2 · 128 · 64 · 256 FLOPs;
+  // bytes 128·256 + 256·64 (1 byte) + two 4-byte scales + 128·64 · 2.
+  OpWork w =
+      work("aten::_scaled_mm", "[[128, 256], [256, 64], [], [], [], [], [], []]",
+           R"(["c10::Float8_e4m3fn", "c10::Float8_e4m3fn", "float", "float", "", "", "Scalar", "Scalar"])",
+           R"(["", "", "", "", "", "", "15", "False"])");
+  EXPECT_DOUBLE_EQ(w.flops, 2.0 * 128 * 64 * 256);
+  EXPECT_DOUBLE_EQ(w.bytes, 128.0 * 256 + 256.0 * 64 + 2 * 4 + 128.0 * 64 * 2);
+  // _grouped_mm A [96, 32] (all groups' rows) · B [4, 32, 48]: 2 · 96 · 48 · 32.
+  w = work("aten::_grouped_mm", "[[96, 32], [4, 32, 48], [4], [], []]",
+           R"(["c10::BFloat16", "c10::BFloat16", "int", "", "Scalar"])");
+  EXPECT_DOUBLE_EQ(w.flops, 2.0 * 96 * 48 * 32);
+}
+
+// Attention: 4·B·H·Lq·Lk·E, halved when causal, 2.5× backward (FlashAttention-2 benchmark).
+TEST(OpWork, FlashAttentionOfQwenIsCausal) {
+  const OpWork w = work(
+      "aten::_flash_attention_forward",
+      "[[16, 559, 16, 64], [16, 559, 16, 64], [16, 559, 16, 64], [], [], [], [], [], [], [], [], [], [], [], "
+      "[]]",
+      R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "", "", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "", "", "", ""])",
+      R"(["", "", "", "", "", "559", "559", "0.", "True", "False", "0.125", "", "", "", ""])");
+  EXPECT_EQ(w.category, WorkCategory::kAttention);
+  // 4 · 16 · 16 · 559² · 64 / 2 = 10 239 377 408.
+  EXPECT_DOUBLE_EQ(w.flops, 10239377408.0);
+  // Q, K, V, O of 16·559·16·64 = 9 158 656 BF16 elements each.
+  EXPECT_DOUBLE_EQ(w.bytes, 4 * 9158656.0 * 2);
+  // The same through scaled_dot_product_attention ([B, H, L, E]; is_causal is argument 5).
+  const OpWork s = work(
+      "aten::scaled_dot_product_attention",
+      "[[16, 16, 559, 64], [16, 16, 559, 64], [16, 16, 559, 64], [], [], [], [], []]",
+      R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "", "Scalar", "Scalar", "Scalar", "Scalar"])",
+      R"(["", "", "", "", "0.", "True", "0.125", "False"])");
+  EXPECT_DOUBLE_EQ(s.flops, w.flops);
+  // Non-causal, backward: 2.5 · 4 · 1 · 2 · 8 · 8 · 4 = 5120 (constructed).
+  const OpWork b = work(
+      "aten::_scaled_dot_product_flash_attention_backward",
+      "[[1, 2, 8, 4], [1, 2, 8, 4], [1, 2, 8, 4], [1, 2, 8, 4], [1, 2, 8, 4], [1, 2, 8], [], [], "
+      "[], [], [], [], [], [], []]",
+      R"(["float", "float", "float", "float", "float", "float", "", "", "Scalar", "Scalar", "Scalar", "Scalar", "", "", "Scalar"])",
+      R"(["", "", "", "", "", "", "", "", "8", "8", "0.", "False", "", "", "0.5"])");
+  EXPECT_DOUBLE_EQ(b.flops, 5120.0);
+  // Without Concrete Inputs the causal flag is unknown: not determined.
+  work("aten::scaled_dot_product_attention", "[[1, 2, 8, 4], [1, 2, 8, 4], [1, 2, 8, 4], [], [], [], [], []]",
+       R"(["float", "float", "float", "", "Scalar", "Scalar", "Scalar", "Scalar"])", {},
+       WorkStatus::kUndetermined);
+}
+
+// Convolution: 2·N·∏out·numel(W) (fvcore conv_flop_count), out = ⌊(in + 2p − d(k−1) − 1)/s⌋ + 1.
+TEST(OpWork, ConvolutionOfResnetOnMi300) {
+  // [10, 256, 14, 14] * [512, 256, 3, 3], stride 2, padding 1: out 7×7.
+  const OpWork w = work(
+      "aten::convolution", "[[10, 256, 14, 14], [512, 256, 3, 3], [], [], [], [], [], [], []]",
+      R"(["c10::BFloat16", "c10::BFloat16", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"])",
+      R"(["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"])");
+  EXPECT_EQ(w.category, WorkCategory::kConv);
+  // 2 · 10 · 49 · (512 · 256 · 9) = 1 156 055 040.
+  EXPECT_DOUBLE_EQ(w.flops, 1156055040.0);
+  // (10·256·196 + 512·256·9 + 10·512·49) · 2 bytes.
+  EXPECT_DOUBLE_EQ(w.bytes, (501760.0 + 1179648.0 + 250880.0) * 2);
+  // Backward with output_mask [True, True, False]: both gradients, each the forward's FLOPs.
+  const OpWork b = work(
+      "aten::convolution_backward",
+      "[[10, 512, 7, 7], [10, 512, 7, 7], [512, 512, 3, 3], [], [], [], [], [], [], [], []]",
+      R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "ScalarList", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar", "ScalarList"])",
+      R"(["", "", "", "[0]", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1", "[True, True, False]"])");
+  // one pass: 2 · 10 · 49 · 512 · 512 · 9 = 2 312 110 080; two passes.
+  EXPECT_DOUBLE_EQ(b.flops, 2 * 2312110080.0);
+  // Without the stride and padding (traces before PyTorch 2.1) the output size is unknown.
+  work("aten::cudnn_convolution", "[[32, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], [], [], []]",
+       R"(["float", "float", "GenericList", "GenericList", "GenericList", "Int", "Bool", "Bool", "Bool"])",
+       {}, WorkStatus::kUndetermined);
+  // Transposed: [1, 4, 3, 3] with weight [4, 2, 2, 2], stride 2: out (3−1)·2 + (2−1) + 1 = 6; FLOPs
+  // 2 · 1 · 9 · numel(W) 32 = 576.
+  const OpWork t = work(
+      "aten::convolution", "[[1, 4, 3, 3], [4, 2, 2, 2], [], [], [], [], [], [], []]",
+      R"(["float", "float", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"])",
+      R"(["", "", "", "[2, 2]", "[0, 0]", "[1, 1]", "True", "[0, 0]", "1"])");
+  EXPECT_DOUBLE_EQ(t.flops, 576.0);
+  EXPECT_DOUBLE_EQ(t.bytes, (36.0 + 32 + 1 * 2 * 36) * 4);
+}
+
+// Norms: fvcore's 5 (affine) or 4 FLOPs per element; bytes input + output + parameters.
+TEST(OpWork, NormsSoftmaxElementwise) {
+  OpWork w = work("aten::layer_norm", "[[1024, 512], [], [512], [512], [], []]",
+                  R"(["float", "", "float", "float", "Scalar", "Scalar"])");
+  EXPECT_EQ(w.category, WorkCategory::kNorm);
+  EXPECT_DOUBLE_EQ(w.flops, 5.0 * 1024 * 512);
+  EXPECT_DOUBLE_EQ(w.bytes, (2.0 * 1024 * 512 + 512 + 512) * 4);
+  // Batch norm in training (argument 5 True): 4 per element.
+  w = work("aten::native_batch_norm", "[[10, 64, 56, 56], [64], [64], [64], [64], [], [], []]",
+           R"(["c10::BFloat16", "float", "float", "float", "float", "Scalar", "Scalar", "Scalar"])",
+           R"(["", "", "", "", "", "True", "0.1", "1e-05"])");
+  EXPECT_DOUBLE_EQ(w.flops, 4.0 * 10 * 64 * 56 * 56);
+  // Softmax: one read and one write, no FLOPs counted.
+  w = work("aten::_softmax", "[[8, 16, 128, 128], [], []]", R"(["c10::BFloat16", "Scalar", "Scalar"])");
+  EXPECT_EQ(w.category, WorkCategory::kElementwise);
+  EXPECT_DOUBLE_EQ(w.flops, 0.0);
+  EXPECT_DOUBLE_EQ(w.bytes, 2.0 * 8 * 16 * 128 * 128 * 2);
+  // Broadcast add [1024, 512] + [512]: reads both, writes [1024, 512].
+  w = work("aten::add", "[[1024, 512], [512], []]", R"(["float", "float", "Scalar"])");
+  EXPECT_DOUBLE_EQ(w.bytes, (1024.0 * 512 + 512 + 1024.0 * 512) * 4);
+  // In place: mul_ [4096] by [4096]: reads both, writes the first.
+  w = work("aten::mul_", "[[4096], [4096]]", R"(["float", "float"])");
+  EXPECT_DOUBLE_EQ(w.bytes, 3.0 * 4096 * 4);
+  // copy_ int32 -> int32 [951, 1024] (hta trace_diff): read and write.
+  w = work("aten::copy_", "[[951, 1024], [951, 1024], []]", R"(["int", "int", "Scalar"])");
+  EXPECT_DOUBLE_EQ(w.bytes, 2.0 * 951 * 1024 * 4);
+  // Embedding of Qwen: 16·559 BF16 rows of 1024 read and written, int64 indices read.
+  w = work("aten::embedding", "[[151936, 1024], [16, 559], [], [], []]",
+           R"(["c10::BFloat16", "long int", "Scalar", "Scalar", "Scalar"])");
+  EXPECT_EQ(w.category, WorkCategory::kOther);
+  EXPECT_DOUBLE_EQ(w.bytes, 8944.0 * 8 + 2 * 8944.0 * 1024 * 2);
+}
+
+TEST(OpWork, UnknownOperatorsAndBadShapes) {
+  OpWork w;
+  EXPECT_FALSE(has_work_formula("aten::view"));
+  EXPECT_FALSE(has_work_formula("mm"));  // only aten:: operators
+  EXPECT_TRUE(has_work_formula("aten::mm"));
+  EXPECT_EQ(op_work("aten::view", {"[[1]]", R"(["float"])", ""}, w), WorkStatus::kNoFormula);
+  EXPECT_EQ(op_work("aten::mm", {"[[1, 2], [2", R"(["float"])", ""}, w), WorkStatus::kUnparsable);
+  // Element type not recorded: the bytes are not determined.
+  EXPECT_EQ(op_work("aten::mm", {"[[1, 2], [2, 3]]", "", ""}, w), WorkStatus::kUndetermined);
+}
+
+}  // namespace
+}  // namespace meshscope::measure
