@@ -1,0 +1,243 @@
+#include "analysis/measure/launch_queue.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <thread>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace meshscope::measure {
+namespace {
+
+constexpr TimeNs kMinTime = std::numeric_limits<TimeNs>::min();
+
+int bucket_of(TimeNs ns) {
+  if (ns < 0) return 0;
+  if (ns < 1000) return 1;
+  int k = 2;
+  TimeNs upper = 2000;  // bucket 2 is [1, 2) µs
+  while (ns >= upper && k < LatencyStats::kBuckets - 1) {
+    upper *= 2;
+    ++k;
+  }
+  return k;
+}
+
+TimeNs nearest_rank(std::vector<TimeNs>& values, double p) {
+  if (values.empty()) return 0;
+  auto index = static_cast<std::size_t>(std::ceil(p * static_cast<double>(values.size())));
+  index = index == 0 ? 0 : index - 1;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(index), values.end());
+  return values[index];
+}
+
+LatencyStats stats_of(std::vector<TimeNs>& values) {
+  LatencyStats s;
+  s.count = static_cast<std::int64_t>(values.size());
+  if (values.empty()) return s;
+  s.min_ns = *std::min_element(values.begin(), values.end());
+  s.max_ns = *std::max_element(values.begin(), values.end());
+  long double sum = 0;
+  for (TimeNs v : values) {
+    sum += static_cast<long double>(v);
+    ++s.histogram[static_cast<std::size_t>(bucket_of(v))];
+  }
+  s.mean_ns =
+      static_cast<TimeNs>(std::llround(static_cast<double>(sum / static_cast<long double>(values.size()))));
+  s.p50_ns = nearest_rank(values, 0.50);
+  s.p90_ns = nearest_rank(values, 0.90);
+  s.p99_ns = nearest_rank(values, 0.99);
+  return s;
+}
+
+void sort_ops(std::vector<OpHostBound>& ops) {
+  std::sort(ops.begin(), ops.end(), [](const OpHostBound& a, const OpHostBound& b) {
+    return a.gap_ns != b.gap_ns ? a.gap_ns > b.gap_ns : a.name < b.name;
+  });
+}
+
+struct QueueEvent {
+  TimeNs time;
+  std::int32_t delta;
+};
+
+// The queue events of one stream: +1 when its launch call starts (never after the activity starts), -1 at
+// its end; sorted with ends before launches at equal times.
+void queue_events(const Rank& rank, const LaunchIndex& index, std::uint32_t stream,
+                  std::vector<QueueEvent>& out) {
+  out.clear();
+  const GpuStream& st = rank.streams[stream];
+  for (std::uint32_t i = st.first; i < st.first + st.count; ++i) {
+    const Activity& a = rank.activities[i];
+    const std::uint32_t api = index.api_of_activity[i];
+    if (a.kind == ActivityKind::kSync || api == kNoIndex) continue;
+    out.push_back({std::min(rank.api_calls[api].start_ns, a.start_ns), +1});
+    out.push_back({a.end_ns, -1});
+  }
+  std::sort(out.begin(), out.end(), [](const QueueEvent& a, const QueueEvent& b) {
+    return a.time != b.time ? a.time < b.time : a.delta < b.delta;
+  });
+}
+
+}  // namespace
+
+TimeNs LatencyStats::bucket_start_ns(int k) {
+  if (k <= 0) return std::numeric_limits<TimeNs>::min();
+  if (k == 1) return 0;
+  return TimeNs{1000} << (k - 2);
+}
+
+std::vector<QueuePoint> queue_length(const Rank& rank, const LaunchIndex& index, std::uint32_t stream) {
+  std::vector<QueueEvent> events;
+  queue_events(rank, index, stream, events);
+  std::vector<QueuePoint> out;
+  std::int32_t length = 0;
+  for (std::size_t i = 0; i < events.size();) {
+    const TimeNs t = events[i].time;
+    while (i < events.size() && events[i].time == t) length += events[i++].delta;
+    if (out.empty() || out.back().length != length) out.push_back({t, length});
+  }
+  return out;
+}
+
+namespace {
+
+// One rank; LATENCY and DRY receive the raw latencies (for the profile-wide distribution).
+RankLaunches rank_launches(const Rank& rank, const LaunchIndex& index, std::vector<TimeNs>& latency,
+                           std::vector<TimeNs>& dry) {
+  RankLaunches out;
+  out.rank = rank.rank;
+  std::unordered_map<StringId, std::size_t> op_at;
+  std::vector<QueueEvent> events;
+  out.streams.resize(rank.streams.size());
+  for (std::uint32_t s = 0; s < rank.streams.size(); ++s) {
+    const GpuStream& st = rank.streams[s];
+    TimeNs cursor = kMinTime;  // the latest end of the stream's earlier activities
+    for (std::uint32_t i = st.first; i < st.first + st.count; ++i) {
+      const Activity& a = rank.activities[i];
+      if (a.kind == ActivityKind::kSync) continue;
+      ++out.activities;
+      const std::uint32_t api = index.api_of_activity[i];
+      if (api != kNoIndex) {
+        ++out.linked;
+        const ApiCall& call = rank.api_calls[api];
+        latency.push_back(a.start_ns - call.end_ns);
+        const bool empty = cursor == kMinTime || call.start_ns >= cursor;
+        if (empty) dry.push_back(a.start_ns - call.end_ns);
+        if (cursor != kMinTime && call.start_ns > cursor && a.start_ns > cursor) {
+          HostBoundLaunch h;
+          h.activity = i;
+          h.api = api;
+          h.op = index.op_of_api[api];
+          h.gap_ns = a.start_ns - cursor;
+          h.launched_after_dry_ns = call.start_ns - cursor;
+          out.host_bound.push_back(h);
+          out.host_bound_ns += h.gap_ns;
+          const StringId name = h.op != kNoIndex ? rank.ranges[h.op].name : kNoString;
+          auto [it, inserted] = op_at.try_emplace(name, out.host_bound_ops.size());
+          if (inserted) out.host_bound_ops.push_back({name, 0, 0});
+          ++out.host_bound_ops[it->second].launches;
+          out.host_bound_ops[it->second].gap_ns += h.gap_ns;
+        }
+      }
+      cursor = std::max(cursor, a.end_ns);
+    }
+
+    // Queue length over time: maximum, time-weighted mean, empty time.
+    StreamQueue& q = out.streams[s];
+    q.stream_index = s;
+    queue_events(rank, index, s, events);
+    q.launches = static_cast<std::int64_t>(events.size() / 2);
+    if (events.empty()) continue;
+    std::int32_t length = 0;
+    long double weighted = 0;
+    TimeNs last = events.front().time;
+    for (const QueueEvent& e : events) {
+      const TimeNs dt = e.time - last;
+      weighted += static_cast<long double>(dt) * length;
+      if (length == 0) q.empty_ns += dt;
+      length += e.delta;
+      q.max_length = std::max(q.max_length, length);
+      last = e.time;
+    }
+    q.span_ns = events.back().time - events.front().time;
+    q.mean_length = q.span_ns > 0 ? static_cast<double>(weighted / static_cast<long double>(q.span_ns)) : 0.0;
+  }
+  std::sort(out.host_bound.begin(), out.host_bound.end(),
+            [&](const HostBoundLaunch& a, const HostBoundLaunch& b) {
+              return rank.activities[a.activity].start_ns < rank.activities[b.activity].start_ns;
+            });
+  sort_ops(out.host_bound_ops);
+  std::vector<TimeNs> copy = latency;
+  out.latency = stats_of(copy);
+  copy = dry;
+  out.dry_latency = stats_of(copy);
+  return out;
+}
+
+}  // namespace
+
+RankLaunches analyze_rank_launches(const Rank& rank, const LaunchIndex& index) {
+  std::vector<TimeNs> latency, dry;
+  return rank_launches(rank, index, latency, dry);
+}
+
+LaunchAnalysis analyze_launches(const Profile& profile, unsigned threads) {
+  LaunchAnalysis result;
+  const auto& ranks = profile.ranks();
+  result.ranks.resize(ranks.size());
+  std::vector<std::vector<TimeNs>> all(ranks.size()), all_dry(ranks.size());
+  unsigned n = threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+  n = static_cast<unsigned>(std::min<std::size_t>(n, std::max<std::size_t>(ranks.size(), 1)));
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t ri = next++; ri < ranks.size(); ri = next++) {
+      const Rank& r = ranks[ri];
+      const LaunchIndex index = index_launches(r);
+      result.ranks[ri] = rank_launches(r, index, all[ri], all_dry[ri]);
+      result.ranks[ri].rank_index = ri;
+    }
+  };
+  if (n <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < n; ++t) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
+  std::vector<TimeNs> latency, dry;
+  std::unordered_map<StringId, std::size_t> op_at;
+  for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
+    latency.insert(latency.end(), all[ri].begin(), all[ri].end());
+    dry.insert(dry.end(), all_dry[ri].begin(), all_dry[ri].end());
+    const RankLaunches& rl = result.ranks[ri];
+    for (const OpHostBound& op : rl.host_bound_ops) {
+      // String ids are per profile, so names from different ranks share ids.
+      auto [it, inserted] = op_at.try_emplace(op.name, result.host_bound_ops.size());
+      if (inserted) result.host_bound_ops.push_back({op.name, 0, 0});
+      result.host_bound_ops[it->second].launches += op.launches;
+      result.host_bound_ops[it->second].gap_ns += op.gap_ns;
+    }
+    if (rl.activities > 0 && rl.linked == 0) {
+      result.notes.push_back(
+          fmt::format("rank {}: no GPU activity has its launch call in the profile (no correlation ids): no "
+                      "launch latency, "
+                      "queue length or host-bound launches",
+                      rl.rank));
+    } else if (rl.linked < rl.activities) {
+      result.notes.push_back(
+          fmt::format("rank {}: {} of {} GPU activities have no launch call in the profile and "
+                      "are left out of the launch and queue figures",
+                      rl.rank, rl.activities - rl.linked, rl.activities));
+    }
+  }
+  sort_ops(result.host_bound_ops);
+  result.latency = stats_of(latency);
+  result.dry_latency = stats_of(dry);
+  return result;
+}
+
+}  // namespace meshscope::measure

@@ -1,0 +1,97 @@
+// Launch and queue analysis (Holistic Trace Analysis' kernel launch statistics and queue length analysis),
+// on the launch links of launches.hpp (CPU operator -> CUDA call -> GPU activity, one per activity):
+//   * launch latency of every GPU activity whose launch is in the profile: its start on the GPU minus the end
+//     of the CUDA call that launched it (HTA's "launch delay"; negative when the GPU started it before the
+//     call returned), as a distribution per rank and over the profile, and apart for launches onto a stream
+//     that had run dry (the launch overhead itself, without waiting behind other work);
+//   * queue length per stream over time: activities launched on the stream and not yet finished (+1 at the
+//     launch call's start, -1 at the activity's end), with its maximum, time-weighted mean and the time it
+//     was empty;
+//   * host-bound launches: activities whose launch call started after every earlier activity of their stream
+//     had finished, so that the GPU waited for the CPU (the gap is "host-bound" idle time in measure.hpp's
+//     idle breakdown), each tied to the CPU operator that issued it, and summed per operator name.
+// Activities whose launch is not in the profile (no correlation match) enter none of these; their number is
+// reported. Sync records are not work and are skipped.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/measure/launches.hpp"
+#include "profiler/profile.hpp"
+
+namespace meshscope::measure {
+
+// A distribution of signed durations.
+struct LatencyStats {
+  std::int64_t count = 0;
+  TimeNs min_ns = 0, p50_ns = 0, p90_ns = 0, p99_ns = 0, max_ns = 0, mean_ns = 0;
+  // histogram[0]: negative; histogram[1]: [0, 1 µs); histogram[k]: [2^(k-2), 2^(k-1)) µs; the last bucket
+  // holds everything longer.
+  static constexpr int kBuckets = 26;
+  std::array<std::int64_t, kBuckets> histogram{};
+  // Lower edge of bucket K in ns (bucket 0: no lower edge, returns the most negative time).
+  static TimeNs bucket_start_ns(int k);
+};
+
+// The queue length of one stream from TIME until the next point.
+struct QueuePoint {
+  TimeNs time_ns = 0;
+  std::int32_t length = 0;
+};
+
+struct StreamQueue {
+  std::uint32_t stream_index = 0;  // into Rank::streams
+  std::int64_t launches = 0;       // activities with a launch in the profile
+  std::int32_t max_length = 0;
+  double mean_length = 0;  // time-weighted over [first launch, last end]
+  TimeNs span_ns = 0;      // first launch .. last end
+  TimeNs empty_ns = 0;     // time with nothing queued or running inside the span
+};
+
+struct HostBoundLaunch {
+  std::uint32_t activity = 0;        // into Rank::activities
+  std::uint32_t api = 0;             // into Rank::api_calls
+  std::uint32_t op = kNoIndex;       // into Rank::ranges: the CPU operator that issued the call
+  TimeNs gap_ns = 0;                 // the stream sat idle this long before the activity started
+  TimeNs launched_after_dry_ns = 0;  // the call started this long after the stream ran dry
+};
+
+struct OpHostBound {
+  StringId name = kNoString;  // CPU operator (kNoString: no operator was open)
+  std::int64_t launches = 0;
+  TimeNs gap_ns = 0;
+};
+
+struct RankLaunches {
+  std::int32_t rank = 0;
+  std::size_t rank_index = 0;
+  std::int64_t activities = 0;              // GPU activities (sync records excluded)
+  std::int64_t linked = 0;                  // of those, with their launch call in the profile
+  LatencyStats latency;                     // every linked activity
+  LatencyStats dry_latency;                 // linked activities launched onto an empty stream
+  std::vector<StreamQueue> streams;         // one per Rank::streams entry
+  std::vector<HostBoundLaunch> host_bound;  // by activity start
+  std::vector<OpHostBound> host_bound_ops;  // by gap, descending
+  TimeNs host_bound_ns = 0;                 // Σ gap_ns
+};
+
+struct LaunchAnalysis {
+  std::vector<RankLaunches> ranks;          // Profile::ranks() order
+  LatencyStats latency, dry_latency;        // over every rank
+  std::vector<OpHostBound> host_bound_ops;  // over every rank, by gap, descending
+  std::vector<std::string> notes;
+};
+
+// One rank, with its launch links (index_launches(rank)).
+RankLaunches analyze_rank_launches(const Rank& rank, const LaunchIndex& index);
+
+// Every rank (THREADS workers; 0 = hardware threads), building the launch links itself.
+LaunchAnalysis analyze_launches(const Profile& profile, unsigned threads = 0);
+
+// The queue length of stream STREAM (index into Rank::streams) over time: a point wherever it changes.
+std::vector<QueuePoint> queue_length(const Rank& rank, const LaunchIndex& index, std::uint32_t stream);
+
+}  // namespace meshscope::measure
