@@ -22,9 +22,12 @@
 #include <deque>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -45,9 +48,17 @@ constexpr int kCbidLaunchKernel = 211, kCbidLaunchKernelExC = 430, kCbidMemcpyAs
               kCbidMemsetAsync = 51, kCbidStreamSynchronize = 131, kCbidEventRecord = 135,
               kCbidStreamWaitEvent = 147;
 
+enum class Schedule : std::uint8_t { k1F1B, kInterleaved, kGpipe };
+
 struct Config {
   int ranks = 4;
   int tp = 0;  // 0: chosen from the rank count
+  int pp = 1;  // pipeline stages
+  Schedule schedule = Schedule::k1F1B;
+  int virtual_stages = 1;   // model chunks per stage (interleaved)
+  int micro_batches = 1;    // per step, with pp > 1
+  double stage_jitter = 0;  // each stage's GPU speed drawn from [1 - jitter, 1 + jitter]
+  std::string truth_path;   // with pp > 1: where to write the blocks each stage ran (--pipeline-truth)
   int layers = 4;
   std::int64_t steps = 3;  // upper bound when target_bytes is set
   std::uint64_t seed = 1;
@@ -83,12 +94,16 @@ struct ForwardLinear {
 
 struct RankState {
   RankIdentity id;
+  int stage = 0;             // pipeline stage
+  std::int64_t p2p_seq = 1;  // point-to-point operations issued
   Rng rng;
   double cpu_scale = 1.0, gpu_scale = 1.0, loader_scale = 1.0;
   CpuThread main, autograd;
-  std::array<TimeNs, 32> stream_free{};
+  std::array<TimeNs, 48> stream_free{};
   std::int64_t next_external = 1, next_correlation = 4096, next_ev_idx = 0, next_seq_nr = 0;
   std::vector<ForwardLinear> linears;  // this step's forward linears, for their backward and fwdbwd flows
+  std::vector<std::vector<ForwardLinear>> saved;  // with pipeline stages: per (chunk, micro-batch)
+  std::int64_t truth_block = -1;  // the pipeline block being run (index into Simulation::truth_), or -1
   TimeNs last_ts = 0;
   // The collective being issued.
   CommMeta comm;
@@ -101,7 +116,7 @@ struct Work {
   KernelDef ln, ln_bwd_input, ln_bwd_gamma, qkv, qkv_dgrad, qkv_wgrad, proj, proj_dgrad, proj_wgrad, fc1,
       fc1_dgrad, fc1_wgrad, fc2, fc2_dgrad, fc2_wgrad, head, head_dgrad, head_wgrad, flash, flash_dot,
       flash_bwd, add, gelu, gelu_bwd, bias_sum, embedding, embedding_bwd, log_softmax, nll, nll_bwd,
-      log_softmax_bwd, norm, foreach_mul, adamw, nccl_tp, nccl_dp_rs, nccl_dp_ag, nccl_world;
+      log_softmax_bwd, norm, foreach_mul, adamw, nccl_tp, nccl_dp_rs, nccl_dp_ag, nccl_world, nccl_p2p;
   double t_ln, t_ln_bwd, t_ln_gamma, t_qkv, t_proj, t_fc1, t_fc2, t_head, t_flash, t_flash_dot, t_flash_bwd,
       t_add, t_gelu, t_gelu_bwd, t_bias, t_embedding, t_embedding_bwd, t_softmax, t_nll, t_norm, t_foreach,
       t_adamw_chunk;
@@ -111,7 +126,7 @@ struct Work {
 class Simulation {
  public:
   Simulation(const Config& config, Sink& sink) : config_(config), sink_(sink) {
-    topo_ = make_topology(config.ranks, config.tp);
+    topo_ = make_topology(config.ranks, config.tp, config.pp);
     build_work();
     job_rng_ = Rng(mix_seed(config.seed, 0x10b));
     const int straggler =
@@ -146,6 +161,16 @@ class Simulation {
       s.next_seq_nr = 4000 + static_cast<std::int64_t>(kFirstStep) * (4 * config.layers + 1);
       info_.ranks.push_back(s.id);
     }
+    // Pipeline stages: each runs at its own speed (another drawing, so jobs without stages do not change).
+    if (topo_.pp > 1) {
+      Rng stage_rng(mix_seed(config.seed, 0x57a9e));
+      std::vector<double> scale(static_cast<std::size_t>(topo_.pp));
+      for (double& f : scale) f = stage_rng.range(1.0 - config.stage_jitter, 1.0 + config.stage_jitter);
+      for (auto& r : ranks_) {
+        r.stage = topo_.stage_of(r.id.rank);
+        r.gpu_scale *= scale[static_cast<std::size_t>(r.stage)];
+      }
+    }
     // Sequence numbers continue from the steps before the profiler window (plus the start-up broadcasts).
     const std::int64_t buckets = bucket_count();
     for (auto& pg : topo_.groups) {
@@ -157,6 +182,7 @@ class Simulation {
   }
 
   const Topology& topology() const { return topo_; }
+  std::uint64_t events() const { return events_; }
   const JobInfo& info() const { return info_; }
 
   void begin() { sink_.begin(info_); }
@@ -168,6 +194,10 @@ class Simulation {
   }
 
   void run_step(std::int64_t step) {
+    if (topo_.pp > 1) {
+      run_pipeline_step(step);
+      return;
+    }
     // Kept for the whole run: sinks may identify a name by its address.
     step_names_.push_back(fmt::format("ProfilerStep#{}", step));
     const std::string_view step_name = step_names_.back();
@@ -178,24 +208,7 @@ class Simulation {
       forward_head(r);
     });
     const int L = config_.layers;
-    for (int layer = 0; layer < L; ++layer) {
-      each([&](RankState& r) {
-        layer_norm(r, r.main);
-        linear(r, work_.qkv, work_.t_qkv);
-        attention(r);
-        linear(r, work_.proj, work_.t_proj);
-      });
-      tp_allreduce(false);
-      each([&](RankState& r) {
-        elementwise(r, r.main, "aten::add", work_.add, work_.t_add);
-        layer_norm(r, r.main);
-        linear(r, work_.fc1, work_.t_fc1);
-        elementwise(r, r.main, "aten::gelu", work_.gelu, work_.t_gelu);
-        linear(r, work_.fc2, work_.t_fc2);
-      });
-      tp_allreduce(false);
-      each([&](RankState& r) { elementwise(r, r.main, "aten::add", work_.add, work_.t_add); });
-    }
+    for (int layer = 0; layer < L; ++layer) forward_layer();
     each([&](RankState& r) {
       layer_norm(r, r.main);
       linear(r, work_.head, work_.t_head);
@@ -206,31 +219,7 @@ class Simulation {
     });
     int pending_layers = 0;
     for (int layer = L - 1; layer >= 0; --layer) {
-      const std::size_t base = 4 * static_cast<std::size_t>(layer);
-      each([&](RankState& r) {
-        grad_passthrough(r, "AddBackward0");
-        linear_backward(r, base + 3, work_.fc2_dgrad, work_.fc2_wgrad, work_.t_fc2);
-        backward_elementwise(r, "GeluBackward0", "aten::gelu_backward", work_.gelu_bwd, work_.t_gelu_bwd);
-        linear_backward(r, base + 2, work_.fc1_dgrad, work_.fc1_wgrad, work_.t_fc1);
-        open_backward(r, "_CopyToModelParallelRegionBackward");
-      });
-      tp_allreduce(true);
-      each([&](RankState& r) {
-        close(r, r.autograd);
-        close(r, r.autograd);
-        layer_norm_backward(r);
-        grad_passthrough(r, "AddBackward0");
-        linear_backward(r, base + 1, work_.proj_dgrad, work_.proj_wgrad, work_.t_proj);
-        attention_backward(r);
-        linear_backward(r, base + 0, work_.qkv_dgrad, work_.qkv_wgrad, work_.t_qkv);
-        open_backward(r, "_CopyToModelParallelRegionBackward");
-      });
-      tp_allreduce(true);
-      each([&](RankState& r) {
-        close(r, r.autograd);
-        close(r, r.autograd);
-        layer_norm_backward(r);
-      });
+      backward_layer(4 * static_cast<std::size_t>(layer));
       if (++pending_layers == kLayersPerBucket && layer > 0) {
         dp_reduce_scatter(pending_layers);
         pending_layers = 0;
@@ -242,7 +231,60 @@ class Simulation {
       r.main.now = std::max(r.main.now, r.autograd.now) + cost(r, 25000);
     });
     dp_reduce_scatter(pending_layers);
-    // Finish the gradient sync, clip by the global norm, step the optimizer, gather the updated parameters.
+    optimizer_tail(L);
+  }
+
+  // One transformer layer's forward on every rank in scope (main thread), with its two TP all-reduces.
+  void forward_layer() {
+    each([&](RankState& r) {
+      layer_norm(r, r.main);
+      linear(r, work_.qkv, work_.t_qkv);
+      attention(r);
+      linear(r, work_.proj, work_.t_proj);
+    });
+    tp_allreduce(false);
+    each([&](RankState& r) {
+      elementwise(r, r.main, "aten::add", work_.add, work_.t_add);
+      layer_norm(r, r.main);
+      linear(r, work_.fc1, work_.t_fc1);
+      elementwise(r, r.main, "aten::gelu", work_.gelu, work_.t_gelu);
+      linear(r, work_.fc2, work_.t_fc2);
+    });
+    tp_allreduce(false);
+    each([&](RankState& r) { elementwise(r, r.main, "aten::add", work_.add, work_.t_add); });
+  }
+
+  // One layer's backward (autograd thread); BASE indexes its four forward linears in RankState::linears.
+  void backward_layer(std::size_t base) {
+    each([&](RankState& r) {
+      grad_passthrough(r, "AddBackward0");
+      linear_backward(r, base + 3, work_.fc2_dgrad, work_.fc2_wgrad, work_.t_fc2);
+      backward_elementwise(r, "GeluBackward0", "aten::gelu_backward", work_.gelu_bwd, work_.t_gelu_bwd);
+      linear_backward(r, base + 2, work_.fc1_dgrad, work_.fc1_wgrad, work_.t_fc1);
+      open_backward(r, "_CopyToModelParallelRegionBackward");
+    });
+    tp_allreduce(true);
+    each([&](RankState& r) {
+      close(r, r.autograd);
+      close(r, r.autograd);
+      layer_norm_backward(r);
+      grad_passthrough(r, "AddBackward0");
+      linear_backward(r, base + 1, work_.proj_dgrad, work_.proj_wgrad, work_.t_proj);
+      attention_backward(r);
+      linear_backward(r, base + 0, work_.qkv_dgrad, work_.qkv_wgrad, work_.t_qkv);
+      open_backward(r, "_CopyToModelParallelRegionBackward");
+    });
+    tp_allreduce(true);
+    each([&](RankState& r) {
+      close(r, r.autograd);
+      close(r, r.autograd);
+      layer_norm_backward(r);
+    });
+  }
+
+  // After the backward: finish the gradient sync, clip by the global norm, step the optimizer, gather the
+  // updated parameters of LAYERS layers, close the step.
+  void optimizer_tail(int layers) {
     each([&](RankState& r) {
       if (topo_.dp > 1) wait_stream(r, r.main, kDpStream);
       open(r, r.main, "aten::linalg_vector_norm");
@@ -250,7 +292,10 @@ class Simulation {
       close(r, r.main);
     });
     if (topo_.ranks > 1) {
+      const int saved = scope_stage_;
+      scope_stage_ = -1;  // the global norm spans every stage
       collective(PgKind::kWorld, CollOp::kAllReduce, false, 1, 1, "Float", 4, work_.nccl_world, true);
+      scope_stage_ = saved;
     }
     each([&](RankState& r) {
       item(r);
@@ -264,8 +309,8 @@ class Simulation {
       close(r, r.main);
     });
     if (topo_.dp > 1) {
-      for (int layer = 0; layer < L; layer += kLayersPerBucket) {
-        const std::int64_t params = work_.layer_params * std::min(kLayersPerBucket, L - layer);
+      for (int layer = 0; layer < layers; layer += kLayersPerBucket) {
+        const std::int64_t params = work_.layer_params * std::min(kLayersPerBucket, layers - layer);
         collective(PgKind::kDp, CollOp::kAllGather, false, params / topo_.dp, params, "BFloat16", 2,
                    work_.nccl_dp_ag, true);
       }
@@ -276,17 +321,301 @@ class Simulation {
     });
   }
 
+  // --- pipeline parallelism ---
+
+  struct Action {
+    bool forward;
+    int chunk, micro_batch;
+  };
+
+  // The order in which stage S runs its micro-batches (Megatron-LM's schedules:
+  // pipeline_parallel/schedules.py): GPipe runs every forward, then every backward; 1F1B runs p - s - 1
+  // forwards to warm up, then alternates one forward and one backward, then drains the backwards; interleaved
+  // 1F1B does the same over m * v units, with 2 (p - s - 1) + (v - 1) p warm-up forwards, unit k being model
+  // chunk (k mod pv) / p (reversed for backwards) of micro-batch (k / pv) p + k mod p.
+  std::vector<Action> stage_schedule(int s) const {
+    const int p = topo_.pp, v = config_.virtual_stages, m = config_.micro_batches;
+    std::vector<Action> out;
+    if (config_.schedule == Schedule::kGpipe) {
+      for (int mb = 0; mb < m; ++mb) out.push_back({true, 0, mb});
+      for (int mb = 0; mb < m; ++mb) out.push_back({false, 0, mb});
+      return out;
+    }
+    const int total = m * v;
+    auto unit = [&](int k, bool forward) {
+      const int in_group = k % (p * v);
+      int chunk = in_group / p;
+      if (!forward) chunk = v - 1 - chunk;
+      return Action{forward, chunk, (k / (p * v)) * p + k % p};
+    };
+    const int warmup = config_.schedule == Schedule::kInterleaved
+                           ? std::min(2 * (p - s - 1) + (v - 1) * p, total)
+                           : std::min(p - s - 1, total);
+    for (int k = 0; k < warmup; ++k) out.push_back(unit(k, true));
+    for (int i = 0; i < total - warmup; ++i) {
+      out.push_back(unit(warmup + i, true));
+      out.push_back(unit(i, false));
+    }
+    for (int k = total - warmup; k < total; ++k) out.push_back(unit(k, false));
+    return out;
+  }
+
+  std::size_t unit_key(int stage, int chunk, int mb) const {
+    return (static_cast<std::size_t>(stage) * static_cast<std::size_t>(config_.virtual_stages) +
+            static_cast<std::size_t>(chunk)) *
+               static_cast<std::size_t>(config_.micro_batches) +
+           static_cast<std::size_t>(mb);
+  }
+
+  // Whether stage S may run action A: its input has been sent.
+  bool ready(int s, const Action& a) const {
+    const int p = topo_.pp, v = config_.virtual_stages;
+    if (a.forward) {
+      if (s == 0 && a.chunk == 0) return true;
+      return s > 0 ? done_forward_[unit_key(s - 1, a.chunk, a.micro_batch)]
+                   : done_forward_[unit_key(p - 1, a.chunk - 1, a.micro_batch)];
+    }
+    if (s == p - 1 && a.chunk == v - 1) return done_forward_[unit_key(s, a.chunk, a.micro_batch)];
+    return s < p - 1 ? done_backward_[unit_key(s + 1, a.chunk, a.micro_batch)]
+                     : done_backward_[unit_key(0, a.chunk + 1, a.micro_batch)];
+  }
+
+  void run_pipeline_step(std::int64_t step) {
+    step_names_.push_back(fmt::format("ProfilerStep#{}", step));
+    const std::string_view step_name = step_names_.back();
+    scope_stage_ = -1;
+    each([&](RankState& r) {
+      open(r, r.main, step_name, Cat::kStep, 20000, -1, 0, nullptr, step);
+      step_start(r);
+      r.saved.assign(static_cast<std::size_t>(config_.virtual_stages * config_.micro_batches), {});
+    });
+    const int p = topo_.pp;
+    std::vector<std::vector<Action>> actions(static_cast<std::size_t>(p));
+    for (int s = 0; s < p; ++s) actions[static_cast<std::size_t>(s)] = stage_schedule(s);
+    const std::size_t units = static_cast<std::size_t>(p * config_.virtual_stages * config_.micro_batches);
+    done_forward_.assign(units, false);
+    done_backward_.assign(units, false);
+    std::vector<std::size_t> cursor(static_cast<std::size_t>(p), 0);
+    // Run each stage as far as its inputs allow, until every stage is through its schedule.
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (int s = 0; s < p; ++s) {
+        auto& list = actions[static_cast<std::size_t>(s)];
+        auto& at = cursor[static_cast<std::size_t>(s)];
+        while (at < list.size() && ready(s, list[at])) {
+          scope_stage_ = s;
+          const Action a = list[at++];
+          begin_truth(step, a);
+          if (a.forward) {
+            pipeline_forward(s, a.chunk, a.micro_batch);
+            done_forward_[unit_key(s, a.chunk, a.micro_batch)] = true;
+          } else {
+            pipeline_backward(s, a.chunk, a.micro_batch);
+            done_backward_[unit_key(s, a.chunk, a.micro_batch)] = true;
+          }
+          each([](RankState& r) { r.truth_block = -1; });
+          progress = true;
+        }
+      }
+    }
+    for (int s = 0; s < p; ++s) {
+      if (cursor[static_cast<std::size_t>(s)] != actions[static_cast<std::size_t>(s)].size())
+        throw std::logic_error("pipeline schedule deadlocked");
+    }
+    // Each stage reduces its gradients over its data-parallel group, then the step ends as without stages.
+    const int stage_layers = config_.layers / p;
+    for (int s = 0; s < p; ++s) {
+      scope_stage_ = s;
+      for (int layer = 0; layer < stage_layers; layer += kLayersPerBucket)
+        dp_reduce_scatter(std::min(kLayersPerBucket, stage_layers - layer));
+    }
+    scope_stage_ = -1;
+    optimizer_tail(stage_layers);
+  }
+
+  // The blocks each rank ran, as the generator scheduled them: the truth the measured schedule is tested on.
+  struct TruthBlock {
+    int rank = 0, stage = 0, chunk = 0, micro_batch = 0;
+    std::int64_t step = 0;
+    bool forward = true;
+    TimeNs start = 0, end = 0;
+    std::int64_t kernels = 0;
+  };
+
+  void begin_truth(std::int64_t step, const Action& a) {
+    if (config_.truth_path.empty()) return;
+    each([&](RankState& r) {
+      r.truth_block = static_cast<std::int64_t>(truth_.size());
+      truth_.push_back({r.id.rank, r.stage, a.chunk, a.micro_batch, step, a.forward, 0, 0, 0});
+    });
+  }
+
+  // Writes the blocks to Config::truth_path: a header line, then one tab-separated line per block (times in
+  // ns on the generator's clock: an msdb profile's are these plus one constant offset).
+  void write_truth() const {
+    if (config_.truth_path.empty()) return;
+    std::FILE* f = std::fopen(config_.truth_path.c_str(), "w");
+    if (f == nullptr) throw std::runtime_error("cannot write " + config_.truth_path);
+    const char* schedule = config_.schedule == Schedule::kInterleaved ? "interleaved"
+                           : config_.schedule == Schedule::kGpipe     ? "gpipe"
+                                                                      : "1f1b";
+    fmt::print(f, "# schedule {} pp {} virtual_stages {} micro_batches {} tp {} dp {}\n", schedule, topo_.pp,
+               config_.virtual_stages, config_.micro_batches, topo_.tp, topo_.dp);
+    fmt::print(f, "rank\tstage\tstep\tforward\tchunk\tmicro_batch\tstart_ns\tend_ns\tkernels\n");
+    for (const TruthBlock& b : truth_) {
+      fmt::print(f, "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", b.rank, b.stage, b.step, b.forward ? 1 : 0,
+                 b.chunk, b.micro_batch, b.start, b.end, b.kernels);
+    }
+    if (std::fclose(f) != 0) throw std::runtime_error("cannot write " + config_.truth_path);
+  }
+
+  int chunk_layers() const { return config_.layers / (topo_.pp * config_.virtual_stages); }
+
+  void pipeline_forward(int s, int chunk, int mb) {
+    const int p = topo_.pp, v = config_.virtual_stages;
+    const bool first = s == 0 && chunk == 0, last = s == p - 1 && chunk == v - 1;
+    if (!first) p2p_recv(true, unit_key(s, chunk, mb));
+    each([&](RankState& r) {
+      r.linears.clear();
+      if (first) forward_head(r);
+    });
+    for (int layer = 0; layer < chunk_layers(); ++layer) forward_layer();
+    each([&](RankState& r) {
+      if (last) {
+        layer_norm(r, r.main);
+        linear(r, work_.head, work_.t_head);
+        cross_entropy(r);
+      }
+      r.saved[static_cast<std::size_t>(chunk * config_.micro_batches + mb)] = r.linears;
+    });
+    if (!last) {
+      const int to = (s + 1) % p;
+      p2p_send(s, to, true, unit_key(to, s == p - 1 ? chunk + 1 : chunk, mb));
+    }
+  }
+
+  void pipeline_backward(int s, int chunk, int mb) {
+    const int p = topo_.pp, v = config_.virtual_stages;
+    const bool first = s == 0 && chunk == 0, last = s == p - 1 && chunk == v - 1;
+    if (!last) p2p_recv(false, unit_key(s, chunk, mb));
+    each([&](RankState& r) {
+      r.linears = std::move(r.saved[static_cast<std::size_t>(chunk * config_.micro_batches + mb)]);
+      // backward of this micro-batch: the autograd engine takes over on its own thread.
+      r.autograd.now = std::max(r.autograd.now, r.main.now) + cost(r, 30000);
+      if (last) backward_head(r);
+    });
+    for (int layer = chunk_layers() - 1; layer >= 0; --layer)
+      backward_layer(4 * static_cast<std::size_t>(layer));
+    each([&](RankState& r) {
+      if (first) embedding_backward(r);
+      r.main.now = std::max(r.main.now, r.autograd.now) + cost(r, 25000);
+    });
+    if (!first) {
+      const int to = (s + p - 1) % p;
+      p2p_send(s, to, false, unit_key(to, s == 0 ? chunk - 1 : chunk, mb));
+    }
+  }
+
+  // Activations (forward) or their gradients (backward) of one micro-batch, sharded over TP.
+  std::int64_t p2p_nelems() const { return shape_.tokens() * shape_.hidden / topo_.tp; }
+
+  // The CPU side of a send or receive on the main thread; returns the launch of its kernel.
+  Launch p2p_cpu(RankState& r, CollOp op) {
+    auto& t = r.main;
+    const ProcessGroup& pg = topo_.groups[static_cast<std::size_t>(topo_.pp_group_of(r.id.rank))];
+    r.comm = CommMeta{op, &pg, r.p2p_seq++, p2p_nelems(), p2p_nelems(), "BFloat16", 2};
+    open(r, t, op == CollOp::kSend ? "c10d::send" : "c10d::recv_", Cat::kCpuOp, 8000);
+    open(r, t, "record_param_comms", Cat::kCpuOp, 5000, -1, 0, &r.comm);
+    open(r, t, op == CollOp::kSend ? "nccl:send" : "nccl:recv", Cat::kUserAnnotation, 6000);
+    api(r, t, "cudaEventRecord", kCbidEventRecord, 2500);
+    api(r, t, "cudaStreamWaitEvent", kCbidStreamWaitEvent, 2000);
+    const Launch l = api(r, t, "cudaLaunchKernelExC", kCbidLaunchKernelExC, 9000);
+    api(r, t, "cudaEventRecord", kCbidEventRecord, 2500);
+    close(r, t, 4000);
+    close(r, t, 6000);
+    close(r, t, 9000);
+    return l;
+  }
+
+  // Stage S sends to stage TO (forward: activations to the next stage; else gradients to the previous one).
+  // The send's kernel is written when the receiver posts its receive: both end together.
+  void p2p_send(int s, int to, bool forward, std::size_t key) {
+    const int per_stage = topo_.tp * topo_.dp;
+    each([&](RankState& r) {
+      const Launch l = p2p_cpu(r, CollOp::kSend);
+      PendingSend send;
+      send.launch = l;
+      send.ready = std::max(l.ts + r.rng.jitter(4000, 0.3), r.stream_free[kComputeStream]);
+      send.meta = r.comm;
+      send.sender = r.id.rank;
+      const int peer = r.id.rank + (to - s) * per_stage;
+      pending_[{peer, forward, key}] = send;
+    });
+  }
+
+  // The receiving stage (the one in scope) posts its receives; the matching sends were posted before.
+  void p2p_recv(bool forward, std::size_t key) {
+    const int send_stream = forward ? kPpSendNextStream : kPpSendPrevStream;
+    const int recv_stream = forward ? kPpRecvPrevStream : kPpRecvNextStream;
+    const ProcessGroup& any = topo_.groups.back();
+    each([&](RankState& r) {
+      const Launch l = p2p_cpu(r, CollOp::kRecv);
+      const auto it = pending_.find({r.id.rank, forward, key});
+      if (it == pending_.end()) throw std::logic_error("receive without a send");
+      PendingSend& send = it->second;
+      RankState& sender = ranks_[static_cast<std::size_t>(send.sender)];
+      const TimeNs send_start =
+          std::max(send.ready, sender.stream_free[static_cast<std::size_t>(send_stream)]);
+      const TimeNs recv_start =
+          std::max(l.ts + r.rng.jitter(4000, 0.3), r.stream_free[static_cast<std::size_t>(recv_stream)]);
+      const TimeNs end = std::max(send_start, recv_start) +
+                         transfer_ns(any, CollOp::kSend, p2p_nelems(), p2p_nelems(), 2) +
+                         r.rng.jitter(600, 0.5);
+      GpuEvent e;
+      e.kind = GpuKind::kKernel;
+      e.name = work_.nccl_p2p.name;
+      e.shape = &work_.nccl_p2p.shape;
+      e.stream = send_stream;
+      e.ts = send_start;
+      e.dur = end - send_start;
+      e.comm = &send.meta;
+      sender.stream_free[static_cast<std::size_t>(send_stream)] = end;
+      gpu(sender, e, send.launch);
+      e.stream = recv_stream;
+      e.ts = recv_start;
+      e.dur = end - recv_start;
+      e.comm = &r.comm;
+      r.stream_free[static_cast<std::size_t>(recv_stream)] = end;
+      gpu(r, e, l);
+      pending_.erase(it);
+      // work.wait(): later compute waits for the data.
+      api(r, r.main, "cudaStreamWaitEvent", kCbidStreamWaitEvent, 2000);
+      auto& compute = r.stream_free[kComputeStream];
+      compute = std::max(compute, end);
+    });
+  }
+
   std::int64_t bucket_count() const { return (config_.layers + kLayersPerBucket - 1) / kLayersPerBucket; }
 
  private:
+  // Every rank in scope: all ranks, or while a pipeline stage runs its part of the schedule, that stage's.
   template <typename F>
   void each(F&& f) {
-    for (auto& r : ranks_) f(r);
+    for (auto& r : ranks_) {
+      if (in_scope(r)) f(r);
+    }
+  }
+  bool in_scope(const RankState& r) const { return scope_stage_ < 0 || r.stage == scope_stage_; }
+  bool group_in_scope(const ProcessGroup& pg) const {
+    return scope_stage_ < 0 || topo_.stage_of(pg.ranks.front()) == scope_stage_;
   }
 
   TimeNs cost(RankState& r, double ns) { return r.rng.jitter(ns * r.cpu_scale, 0.3); }
 
-  void note(RankState& r, TimeNs end) { r.last_ts = std::max(r.last_ts, end); }
+  void note(RankState& r, TimeNs end) {
+    r.last_ts = std::max(r.last_ts, end);
+    ++events_;
+  }
 
   // --- CPU ranges ---
 
@@ -336,6 +665,13 @@ class Simulation {
   }
 
   void gpu(RankState& r, GpuEvent& e, const Launch& l) {
+    // A pipeline block's work: its kernels but the pipeline's own send/recv (as the analysis defines it).
+    if (r.truth_block >= 0 && e.kind == GpuKind::kKernel && e.name != work_.nccl_p2p.name) {
+      TruthBlock& b = truth_[static_cast<std::size_t>(r.truth_block)];
+      b.start = b.kernels == 0 ? e.ts : std::min(b.start, e.ts);
+      b.end = b.kernels == 0 ? e.ts + e.dur : std::max(b.end, e.ts + e.dur);
+      ++b.kernels;
+    }
     e.external_id = l.external_id;
     e.correlation = l.correlation;
     e.launch_ts = l.ts;
@@ -406,6 +742,7 @@ class Simulation {
     const std::int64_t ext = t.stack.back().external_id;
     sink_.runtime(r.id, {"cudaStreamSynchronize", t.tid, ts, end - ts, ext, r.next_correlation++,
                          kCbidStreamSynchronize});
+    ++events_;
     t.now = end;
     close(r, t, 3000);
     close(r, t);
@@ -647,6 +984,8 @@ class Simulation {
         return topo_.tp_group_of(rank);
       case PgKind::kDp:
         return topo_.dp_group_of(rank);
+      case PgKind::kPp:
+        return topo_.pp_group_of(rank);
     }
     return -1;
   }
@@ -666,9 +1005,11 @@ class Simulation {
     group_seq_.assign(topo_.groups.size(), 0);
     group_last_.assign(topo_.groups.size(), 0);
     for (std::size_t g = 0; g < topo_.groups.size(); ++g) {
-      if (topo_.groups[g].kind == kind) group_seq_[g] = topo_.groups[g].next_seq++;
+      if (topo_.groups[g].kind == kind && group_in_scope(topo_.groups[g]))
+        group_seq_[g] = topo_.groups[g].next_seq++;
     }
     for (auto& r : ranks_) {
+      if (!in_scope(r)) continue;
       const int g = group_of(r.id.rank, kind);
       if (g < 0) continue;
       const ProcessGroup& pg = topo_.groups[static_cast<std::size_t>(g)];
@@ -694,10 +1035,11 @@ class Simulation {
     }
     group_transfer_.assign(topo_.groups.size(), 0);
     for (std::size_t g = 0; g < topo_.groups.size(); ++g) {
-      if (topo_.groups[g].kind == kind)
+      if (topo_.groups[g].kind == kind && group_in_scope(topo_.groups[g]))
         group_transfer_[g] = transfer_ns(topo_.groups[g], op, in_nelems, out_nelems, elem_bytes);
     }
     for (auto& r : ranks_) {
+      if (!in_scope(r)) continue;
       const int g = group_of(r.id.rank, kind);
       if (g < 0) continue;
       const ProcessGroup& pg = topo_.groups[static_cast<std::size_t>(g)];
@@ -726,7 +1068,9 @@ class Simulation {
                      std::int64_t elem_bytes) {
     const double n = static_cast<double>(pg.ranks.size());
     const double bytes = static_cast<double>(std::max(in_nelems, out_nelems) * elem_bytes);
-    const double factor = op == CollOp::kAllReduce ? 2.0 * (n - 1.0) / n : (n - 1.0) / n;
+    const double factor = op == CollOp::kAllReduce                     ? 2.0 * (n - 1.0) / n
+                          : op == CollOp::kSend || op == CollOp::kRecv ? 1.0
+                                                                       : (n - 1.0) / n;
     const double busbw = pg.inter_node ? gpu_.network_busbw : gpu_.nvlink_busbw;
     const double latency = pg.inter_node ? 25000.0 : 9000.0;
     return job_rng_.jitter(latency + bytes * factor / busbw * 1e9, 0.06);
@@ -814,7 +1158,9 @@ class Simulation {
     w.nll_bwd = elementwise_kernel(kn::kNllLossBwd, T);
     w.t_nll = mem_ns(static_cast<double>(T) * 16);
     w.layer_params = (4 * h * h + 2 * h * f) / topo_.tp + 9 * h;
-    const std::int64_t total_params = w.layer_params * config_.layers + 2 * shape_.vocab / topo_.tp * h;
+    // Parameters held by one rank: its pipeline stage's layers (all of them without stages).
+    const std::int64_t total_params =
+        w.layer_params * (config_.layers / topo_.pp) + 2 * shape_.vocab / topo_.tp * h;
     w.grad_bytes = total_params * 4;
     w.norm = row_kernel(kn::kNorm, 640, 512, 32, 16);
     w.t_norm = mem_ns(static_cast<double>(w.grad_bytes));
@@ -833,6 +1179,7 @@ class Simulation {
     w.nccl_dp_rs = nccl_kernel(kn::kNcclReduceScatterF32, 32, 544);
     w.nccl_dp_ag = nccl_kernel(kn::kNcclAllGather, 32, 544);
     w.nccl_world = nccl_kernel(kn::kNcclAllReduceF32, 2, 64);
+    w.nccl_p2p = nccl_kernel(kn::kNcclSendRecv, 8, 320);
   }
 
   Config config_;
@@ -846,6 +1193,17 @@ class Simulation {
   std::vector<RankState> ranks_;
   std::deque<std::string> step_names_;
   std::vector<std::int64_t> group_seq_;
+  int scope_stage_ = -1;      // -1: every rank; else only the ranks of this pipeline stage
+  std::uint64_t events_ = 0;  // X events written (CPU ranges, runtime calls, GPU activities)
+  struct PendingSend {
+    Launch launch{};
+    TimeNs ready = 0;  // the data is ready and the kernel launched
+    CommMeta meta;
+    int sender = 0;
+  };
+  std::map<std::tuple<int, bool, std::size_t>, PendingSend> pending_;  // (receiver rank, forward, unit)
+  std::vector<bool> done_forward_, done_backward_;
+  std::vector<TruthBlock> truth_;
   std::vector<TimeNs> group_last_, group_transfer_;
 };
 
@@ -862,6 +1220,86 @@ bool ends_with(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
+// Writes the job. FIXED and PER_LAYER estimate the events per step for the summary (0 with pipeline stages,
+// which count their events instead).
+int generate(const Config& config, const std::string& format, const std::string& output, bool single_file,
+             int only_rank, int gzip_level, bool quiet, double fixed, double per_layer) {
+  const auto started = std::chrono::steady_clock::now();
+  std::unique_ptr<Sink> sink;
+  std::vector<std::filesystem::path> files;
+  if (format == "msdb") {
+    const std::filesystem::path target(output);
+    if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
+    sink = std::make_unique<MsdbSink>(target);
+  } else {
+    const bool gzip = format == "kineto-gz";
+    std::vector<std::filesystem::path> paths(static_cast<std::size_t>(config.ranks));
+    if (single_file) {
+      const std::filesystem::path target(output);
+      if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
+      paths[static_cast<std::size_t>(only_rank)] = target;
+    } else {
+      std::filesystem::create_directories(output);
+      for (int r = 0; r < config.ranks; ++r) {
+        paths[static_cast<std::size_t>(r)] =
+            std::filesystem::path(output) / fmt::format("rank-{}.json{}", r, gzip ? ".gz" : "");
+      }
+    }
+    for (const auto& p : paths) {
+      if (!p.empty()) files.push_back(p);
+    }
+    sink = std::make_unique<KinetoSink>(std::move(paths), gzip, gzip_level);
+  }
+
+  Simulation sim(config, *sink);
+  sim.begin();
+  std::int64_t done = 0;
+  for (; done < config.steps; ++done) {
+    sim.run_step(kFirstStep + done);
+    if (config.target_bytes > 0 && sink->min_bytes() >= config.target_bytes) {
+      ++done;
+      break;
+    }
+  }
+  const auto generated = std::chrono::steady_clock::now();
+  sim.finish();
+  sim.write_truth();
+  const auto finished = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(finished - started).count();
+  const double finish_seconds = std::chrono::duration<double>(finished - generated).count();
+
+  if (!quiet) {
+    const auto& topo = sim.topology();
+    if (topo.pp > 1) {
+      const char* schedule = config.schedule == Schedule::kInterleaved ? "interleaved"
+                             : config.schedule == Schedule::kGpipe     ? "gpipe"
+                                                                       : "1f1b";
+      fmt::print(
+          stderr,
+          "meshscope_gen_job: {} ranks (tp {}, dp {}, pp {}), {} layers, {} schedule, {} virtual stage(s), "
+          "{} micro-batches, stage jitter {}, {} steps, {} events in all, seed {}, {} in {:.1f} s (of which "
+          "{:.1f} s finishing the output)\n",
+          config.ranks, topo.tp, topo.dp, topo.pp, config.layers, schedule, config.virtual_stages,
+          config.micro_batches, config.stage_jitter, done, sim.events(), config.seed, output, seconds,
+          finish_seconds);
+    } else {
+      const double per_rank = (fixed + per_layer * config.layers) * static_cast<double>(done);
+      fmt::print(
+          stderr,
+          "meshscope_gen_job: {} ranks (tp {}, dp {}), {} layers, {} steps, about {:.0f} events per rank "
+          "({:.0f} in all), seed {}, {} in {:.1f} s (of which {:.1f} s finishing the output)\n",
+          config.ranks, topo.tp, topo.dp, config.layers, done, per_rank, per_rank * config.ranks, config.seed,
+          output, seconds, finish_seconds);
+    }
+    for (const auto& f : files) {
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(f, ec);
+      if (!ec && files.size() <= 8) fmt::print(stderr, "  {} ({} bytes)\n", f.string(), size);
+    }
+  }
+  return 0;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{
       "Generates a deterministic synthetic multi-rank LLM training job (tensor + data parallel, H100, NCCL) "
@@ -873,6 +1311,9 @@ int run(int argc, char** argv) {
   std::uint64_t events_per_rank = 20000, seed = 1, target_bytes = 0;
   std::string format = "kineto-gz", output;
   bool quiet = false;
+  int pp = 1, virtual_stages = 0, micro_batches = 0;
+  std::string schedule = "1f1b", truth_path;
+  double stage_jitter = 0.05;
   app.add_option("--ranks", ranks, "number of ranks (GPUs)")->check(CLI::Range(1, 65536));
   app.add_option("--steps", steps, "profiler steps (default: 3, more when needed to reach --events-per-rank)")
       ->check(CLI::Range(static_cast<std::int64_t>(1), std::numeric_limits<std::int64_t>::max() / 2));
@@ -887,6 +1328,25 @@ int run(int argc, char** argv) {
   app.add_option("--tp", tp,
                  "tensor-parallel size (default: 8, 4, 2 or 1 from the rank count); dp = ranks / tp")
       ->check(CLI::Range(1, 65536));
+  app.add_option(
+         "--pp", pp,
+         "pipeline-parallel stages; ranks = tp x dp x pp, stage = rank / (tp x dp) (Megatron-LM's order)")
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--schedule", schedule, "pipeline schedule with --pp: 1f1b (default), interleaved or gpipe")
+      ->check(CLI::IsMember({"1f1b", "interleaved", "gpipe"}));
+  app.add_option("--virtual-stages", virtual_stages,
+                 "model chunks per stage with --schedule interleaved (default 2)")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--micro-batches", micro_batches,
+                 "micro-batches per step with --pp (default 2 x pp; a multiple of pp when interleaved)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option(
+      "--pipeline-truth", truth_path,
+      "with --pp: write the forward/backward blocks each rank ran (tab-separated: rank, stage, step, "
+      "forward, chunk, micro-batch, start and end in ns on the generator's clock, kernels) to this file");
+  app.add_option("--stage-jitter", stage_jitter,
+                 "with --pp: each stage's GPU speed is drawn from [1 - F, 1 + F] (default 0.05)")
+      ->check(CLI::Range(0.0, 0.9));
   app.add_option("--seed", seed, "random seed: the same seed and options give the same job");
   app.add_option("--format", format, "output format")->check(CLI::IsMember({"kineto", "kineto-gz", "msdb"}));
   app.add_option(
@@ -908,8 +1368,20 @@ int run(int argc, char** argv) {
     const int code = app.exit(error);
     return code == 0 ? 0 : 2;
   }
-  if (tp != 0 && ranks % tp != 0) {
-    fmt::print(stderr, "meshscope_gen_job: --tp {} does not divide --ranks {}\n", tp, ranks);
+  if (ranks % pp != 0) {
+    fmt::print(stderr, "meshscope_gen_job: --pp {} does not divide --ranks {}\n", pp, ranks);
+    return 2;
+  }
+  if (tp != 0 && ranks % (tp * pp) != 0) {
+    fmt::print(stderr, "meshscope_gen_job: --tp {} x --pp {} does not divide --ranks {}\n", tp, pp, ranks);
+    return 2;
+  }
+  if (pp == 1 && (app.count("--schedule") || app.count("--virtual-stages") || app.count("--micro-batches") ||
+                  app.count("--pipeline-truth"))) {
+    fmt::print(
+        stderr,
+        "meshscope_gen_job: --schedule, --virtual-stages, --micro-batches and --pipeline-truth need --pp "
+        "> 1\n");
     return 2;
   }
   if (target_bytes > 0 && format == "msdb") {
@@ -924,6 +1396,38 @@ int run(int argc, char** argv) {
 
   config.ranks = ranks;
   config.tp = tp;
+  config.pp = pp;
+  if (pp > 1) {
+    config.schedule = schedule == "interleaved" ? Schedule::kInterleaved
+                      : schedule == "gpipe"     ? Schedule::kGpipe
+                                                : Schedule::k1F1B;
+    const bool interleaved = config.schedule == Schedule::kInterleaved;
+    if (!interleaved && virtual_stages > 1) {
+      fmt::print(stderr, "meshscope_gen_job: --virtual-stages needs --schedule interleaved\n");
+      return 2;
+    }
+    config.virtual_stages = interleaved ? (virtual_stages > 0 ? virtual_stages : 2) : 1;
+    if (interleaved && config.virtual_stages < 2) {
+      fmt::print(stderr, "meshscope_gen_job: --schedule interleaved needs --virtual-stages 2 or more\n");
+      return 2;
+    }
+    config.micro_batches = micro_batches > 0 ? micro_batches : 2 * pp;
+    if (interleaved && config.micro_batches % pp != 0) {
+      fmt::print(stderr, "meshscope_gen_job: interleaving needs --micro-batches a multiple of --pp ({})\n",
+                 pp);
+      return 2;
+    }
+    config.stage_jitter = stage_jitter;
+    config.truth_path = truth_path;
+    const int chunks = pp * config.virtual_stages;
+    if (layers == 0) layers = 2 * chunks;
+    if (layers % chunks != 0) {
+      fmt::print(stderr, "meshscope_gen_job: --layers {} is not a multiple of pp x virtual stages ({})\n",
+                 layers, chunks);
+      return 2;
+    }
+    if (steps == 0) steps = 2;
+  }
   config.seed = seed;
   config.target_bytes = target_bytes;
   {
@@ -932,7 +1436,13 @@ int run(int argc, char** argv) {
     config.command_line = line;
   }
 
-  // Size the job: events per step grow linearly with the layer count.
+  // Size the job: events per step grow linearly with the layer count (with pipeline stages, the layer,
+  // micro-batch and step counts are the options' or their defaults).
+  if (pp > 1) {
+    config.layers = layers;
+    config.steps = steps;
+    return generate(config, format, output, single_file, only_rank, gzip_level, quiet, 0, 0);
+  }
   config.layers = 2;
   const std::uint64_t at2 = events_per_step(config, 2);
   const std::uint64_t at4 = events_per_step(config, 4);
@@ -962,65 +1472,7 @@ int run(int argc, char** argv) {
   if (target_bytes > 0 && !app.count("--steps")) steps = std::numeric_limits<std::int64_t>::max() / 2;
   config.steps = steps;
 
-  const auto started = std::chrono::steady_clock::now();
-  std::unique_ptr<Sink> sink;
-  std::vector<std::filesystem::path> files;
-  if (format == "msdb") {
-    const std::filesystem::path target(output);
-    if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
-    sink = std::make_unique<MsdbSink>(target);
-  } else {
-    const bool gzip = format == "kineto-gz";
-    std::vector<std::filesystem::path> paths(static_cast<std::size_t>(ranks));
-    if (single_file) {
-      const std::filesystem::path target(output);
-      if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
-      paths[static_cast<std::size_t>(only_rank)] = target;
-    } else {
-      std::filesystem::create_directories(output);
-      for (int r = 0; r < ranks; ++r) {
-        paths[static_cast<std::size_t>(r)] =
-            std::filesystem::path(output) / fmt::format("rank-{}.json{}", r, gzip ? ".gz" : "");
-      }
-    }
-    for (const auto& p : paths) {
-      if (!p.empty()) files.push_back(p);
-    }
-    sink = std::make_unique<KinetoSink>(std::move(paths), gzip, gzip_level);
-  }
-
-  Simulation sim(config, *sink);
-  sim.begin();
-  std::int64_t done = 0;
-  for (; done < config.steps; ++done) {
-    sim.run_step(kFirstStep + done);
-    if (target_bytes > 0 && sink->min_bytes() >= target_bytes) {
-      ++done;
-      break;
-    }
-  }
-  const auto generated = std::chrono::steady_clock::now();
-  sim.finish();
-  const auto finished = std::chrono::steady_clock::now();
-  const double seconds = std::chrono::duration<double>(finished - started).count();
-  const double finish_seconds = std::chrono::duration<double>(finished - generated).count();
-
-  if (!quiet) {
-    const auto& topo = sim.topology();
-    const double per_rank = (fixed + per_layer * config.layers) * static_cast<double>(done);
-    fmt::print(
-        stderr,
-        "meshscope_gen_job: {} ranks (tp {}, dp {}), {} layers, {} steps, about {:.0f} events per rank "
-        "({:.0f} in all), seed {}, {} in {:.1f} s (of which {:.1f} s finishing the output)\n",
-        ranks, topo.tp, topo.dp, config.layers, done, per_rank, per_rank * ranks, seed, output, seconds,
-        finish_seconds);
-    for (const auto& f : files) {
-      std::error_code ec;
-      const auto size = std::filesystem::file_size(f, ec);
-      if (!ec && files.size() <= 8) fmt::print(stderr, "  {} ({} bytes)\n", f.string(), size);
-    }
-  }
-  return 0;
+  return generate(config, format, output, single_file, only_rank, gzip_level, quiet, fixed, per_layer);
 }
 
 }  // namespace

@@ -84,7 +84,7 @@ struct Shape {
   std::int64_t tokens() const { return seq * micro_batch; }
 };
 
-enum class PgKind : std::uint8_t { kWorld, kTp, kDp };
+enum class PgKind : std::uint8_t { kWorld, kTp, kDp, kPp };
 
 struct ProcessGroup {
   PgKind kind = PgKind::kWorld;
@@ -97,11 +97,17 @@ struct ProcessGroup {
   std::int64_t next_seq = 1;  // sequence number of the next collective
 };
 
+// Ranks are laid out as Megatron-LM does by default: tensor-parallel ranks fastest, then data-parallel, then
+// pipeline stages (rank = tp_rank + tp * (dp_rank + dp * stage)).
 struct Topology {
-  int ranks = 4, tp = 1, dp = 4, gpus_per_node = 8;
-  std::vector<ProcessGroup> groups;  // [0] = default_pg, then tp groups, then dp groups
+  int ranks = 4, tp = 1, dp = 4, pp = 1, gpus_per_node = 8;
+  std::vector<ProcessGroup> groups;  // [0] = default_pg, then tp groups, then dp groups, then pp groups
+  int tp_groups() const { return tp > 1 ? ranks / tp : 0; }
+  int dp_groups() const { return dp > 1 ? tp * pp : 0; }
+  int stage_of(int rank) const { return rank / (tp * dp); }
   int tp_group_of(int rank) const { return tp > 1 ? 1 + rank / tp : -1; }
-  int dp_group_of(int rank) const { return dp > 1 ? 1 + (tp > 1 ? ranks / tp : 0) + rank % tp : -1; }
+  int dp_group_of(int rank) const { return dp > 1 ? 1 + tp_groups() + stage_of(rank) * tp + rank % tp : -1; }
+  int pp_group_of(int rank) const { return pp > 1 ? 1 + tp_groups() + dp_groups() + rank % (tp * dp) : -1; }
   int world_group() const { return ranks > 1 ? 0 : -1; }
 };
 
@@ -109,26 +115,30 @@ inline constexpr int kComputeStream = 7;
 inline constexpr int kWorldStream = 15;
 inline constexpr int kTpStream = 19;
 inline constexpr int kDpStream = 23;
+// Pipeline point-to-point: one stream per peer and direction (PyTorch keeps a communicator per peer pair).
+inline constexpr int kPpSendNextStream = 27;
+inline constexpr int kPpRecvPrevStream = 31;
+inline constexpr int kPpSendPrevStream = 35;
+inline constexpr int kPpRecvNextStream = 39;
 
 inline std::string ranks_json(const std::vector<int>& ranks) {
   return fmt::format("[{}]", fmt::join(ranks, ", "));
 }
 
-inline Topology make_topology(int ranks, int tp_request) {
+// The tensor-parallel size chosen for RANKS ranks (per pipeline stage) when none is asked for.
+inline int default_tp(int ranks) {
+  if (ranks >= 32 && ranks % 8 == 0) return 8;
+  if (ranks >= 16 && ranks % 4 == 0) return 4;
+  if (ranks >= 4 && ranks % 2 == 0) return 2;
+  return 1;
+}
+
+inline Topology make_topology(int ranks, int tp_request, int pp = 1) {
   Topology t;
   t.ranks = ranks;
-  if (tp_request > 0) {
-    t.tp = tp_request;
-  } else if (ranks >= 32 && ranks % 8 == 0) {
-    t.tp = 8;
-  } else if (ranks >= 16 && ranks % 4 == 0) {
-    t.tp = 4;
-  } else if (ranks >= 4 && ranks % 2 == 0) {
-    t.tp = 2;
-  } else {
-    t.tp = 1;
-  }
-  t.dp = ranks / t.tp;
+  t.pp = pp;
+  t.tp = tp_request > 0 ? tp_request : default_tp(ranks / pp);
+  t.dp = ranks / (t.tp * pp);
   t.gpus_per_node = std::min(ranks, 8);
   ProcessGroup world;
   world.kind = PgKind::kWorld;
@@ -149,14 +159,28 @@ inline Topology make_topology(int ranks, int tp_request) {
       t.groups.push_back(pg);
     }
   }
+  const int per_stage = t.tp * t.dp;
   if (t.dp > 1) {
-    for (int g = 0; g < t.tp; ++g) {
+    for (int s = 0; s < pp; ++s) {
+      for (int g = 0; g < t.tp; ++g) {
+        ProcessGroup pg;
+        pg.kind = PgKind::kDp;
+        pg.desc = "dp";
+        for (int i = 0; i < t.dp; ++i) pg.ranks.push_back(s * per_stage + g + i * t.tp);
+        pg.inter_node = pg.ranks.back() / t.gpus_per_node != pg.ranks.front() / t.gpus_per_node;
+        pg.stream = kDpStream;
+        t.groups.push_back(pg);
+      }
+    }
+  }
+  if (pp > 1) {
+    for (int c = 0; c < per_stage; ++c) {
       ProcessGroup pg;
-      pg.kind = PgKind::kDp;
-      pg.desc = "dp";
-      for (int i = 0; i < t.dp; ++i) pg.ranks.push_back(g + i * t.tp);
-      pg.inter_node = pg.ranks.back() / t.gpus_per_node != pg.ranks.front() / t.gpus_per_node;
-      pg.stream = kDpStream;
+      pg.kind = PgKind::kPp;
+      pg.desc = "pp";
+      for (int s = 0; s < pp; ++s) pg.ranks.push_back(c + s * per_stage);
+      pg.inter_node = per_stage >= t.gpus_per_node;
+      pg.stream = kPpSendNextStream;
       t.groups.push_back(pg);
     }
   }
@@ -315,6 +339,7 @@ inline constexpr const char* kNcclReduceScatterF32 =
     "ncclDevKernel_ReduceScatter_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
 inline constexpr const char* kNcclAllGather =
     "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+inline constexpr const char* kNcclSendRecv = "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)";
 }  // namespace kernel_names
 
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) {

@@ -31,7 +31,7 @@ namespace meshscope::gen {
 // strings owned by the job), so sinks may cache by address.
 
 enum class Cat : std::uint8_t { kCpuOp, kUserAnnotation, kStep };
-enum class CollOp : std::uint8_t { kAllReduce, kReduceScatter, kAllGather };
+enum class CollOp : std::uint8_t { kAllReduce, kReduceScatter, kAllGather, kSend, kRecv };
 enum class GpuKind : std::uint8_t { kKernel, kMemcpy, kMemset };
 
 struct CommMeta {
@@ -102,6 +102,10 @@ inline const char* collective_name(CollOp op) {
       return "_reduce_scatter_base";
     case CollOp::kAllGather:
       return "_allgather_base";
+    case CollOp::kSend:
+      return "send";
+    case CollOp::kRecv:
+      return "recv";
   }
   return "allreduce";
 }
@@ -114,8 +118,25 @@ inline const char* normalized_op(CollOp op) {
       return "reducescatter";
     case CollOp::kAllGather:
       return "allgather";
+    case CollOp::kSend:
+      return "send";
+    case CollOp::kRecv:
+      return "recv";
   }
   return "allreduce";
+}
+
+// The GPU streams a rank of TOPO uses.
+inline std::vector<int> rank_streams(const Topology& topo) {
+  std::vector<int> streams{kComputeStream};
+  if (topo.ranks > 1) streams.push_back(kWorldStream);
+  if (topo.tp > 1) streams.push_back(kTpStream);
+  if (topo.dp > 1) streams.push_back(kDpStream);
+  if (topo.pp > 1) {
+    for (int s : {kPpSendNextStream, kPpRecvPrevStream, kPpSendPrevStream, kPpRecvNextStream})
+      streams.push_back(s);
+  }
+  return streams;
 }
 
 class Sink {
@@ -458,11 +479,7 @@ class KinetoSink final : public Sink {
       meta("process_labels", d, 0, fmt::format("\"labels\": \"GPU {}\"", d));
       meta("process_sort_index", d, 0, fmt::format("\"sort_index\": {}", 16777216 + d));
     }
-    std::vector<int> streams{kComputeStream};
-    if (topo.ranks > 1) streams.push_back(kWorldStream);
-    if (topo.tp > 1) streams.push_back(kTpStream);
-    if (topo.dp > 1) streams.push_back(kDpStream);
-    for (int s : streams) {
+    for (int s : rank_streams(topo)) {
       meta("thread_name", r.device, s, fmt::format("\"name\": \"stream {} \"", s));
       meta("thread_sort_index", r.device, s, fmt::format("\"sort_index\": {}", s));
     }
@@ -567,11 +584,7 @@ class MsdbSink final : public Sink {
         info_pg.ranks_json = pg.ranks_text;
         writer_.add_process_group(info_pg);
       }
-      std::vector<int> streams{kComputeStream};
-      if (topo.ranks > 1) streams.push_back(kWorldStream);
-      if (topo.tp > 1) streams.push_back(kTpStream);
-      if (topo.dp > 1) streams.push_back(kDpStream);
-      for (int s : streams) writer_.add_stream({r.rank, r.device, s, fmt::format("stream {}", s)});
+      for (int s : rank_streams(topo)) writer_.add_stream({r.rank, r.device, s, fmt::format("stream {}", s)});
       writer_.add_thread({r.rank, r.pid, r.main_tid, fmt::format("thread {} (pt_main_thread)", r.main_tid)});
       writer_.add_thread(
           {r.rank, r.pid, r.autograd_tid, fmt::format("thread {} (pt_autograd_0)", r.autograd_tid)});
