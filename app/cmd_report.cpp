@@ -11,7 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "analysis/measure/launch_queue.hpp"
 #include "analysis/measure/measure.hpp"
+#include "analysis/measure/pipeline_schedule.hpp"
 #include "app/command.hpp"
 #include "profiler/error.hpp"
 #include "profiler/json_writer.hpp"
@@ -35,6 +37,14 @@ struct Options {
   std::vector<std::string> rules;
   unsigned threads = 0;
   std::size_t top = 10;
+  bool cpu_ops = false;
+};
+
+// The launch/queue and pipeline sections (issue #16), computed beside the main analysis.
+struct Sections {
+  measure::LaunchAnalysis launches;
+  measure::PipelineReport pipeline;
+  bool cpu_operators_loaded = false;
 };
 
 double us(TimeNs ns) {
@@ -130,7 +140,184 @@ void breakdown_fields(JsonWriter& j, const Breakdown& b) {
   j.field("sync_us", us(b.sync_ns));
 }
 
-void write_json(const Profile& profile, const Analysis& a, const Options& options) {
+void latency_json(JsonWriter& j, const measure::LatencyStats& s) {
+  j.begin_object();
+  j.field("count", s.count).field("min", us(s.min_ns)).field("p50", us(s.p50_ns)).field("p90", us(s.p90_ns));
+  j.field("p99", us(s.p99_ns)).field("max", us(s.max_ns)).field("mean", us(s.mean_ns));
+  j.key("histogram").begin_array();
+  for (int k = 0; k < measure::LatencyStats::kBuckets; ++k) {
+    if (s.histogram[static_cast<std::size_t>(k)] == 0) continue;
+    j.begin_object().key("from");
+    if (k == 0) {
+      j.null();
+    } else {
+      j.value(us(measure::LatencyStats::bucket_start_ns(k)));
+    }
+    j.key("to");
+    if (k == measure::LatencyStats::kBuckets - 1) {
+      j.null();
+    } else {
+      j.value(us(measure::LatencyStats::bucket_start_ns(k + 1)));
+    }
+    j.field("count", s.histogram[static_cast<std::size_t>(k)]).end_object();
+  }
+  j.end_array();
+  j.end_object();
+}
+
+void host_bound_ops_json(JsonWriter& j, const Profile& profile, const std::vector<measure::OpHostBound>& ops,
+                         std::size_t top) {
+  j.begin_array();
+  for (std::size_t i = 0; i < ops.size() && i < top; ++i) {
+    j.begin_object().key("op");
+    if (ops[i].name == kNoString) {
+      j.null();
+    } else {
+      j.value(profile.str(ops[i].name));
+    }
+    j.field("launches", ops[i].launches).field("gpu_idle_us", us(ops[i].gap_ns)).end_object();
+  }
+  j.end_array();
+}
+
+void launches_json(JsonWriter& j, const Profile& profile, const Sections& sections, const Options& options) {
+  const measure::LaunchAnalysis& l = sections.launches;
+  const TimeNs origin = profile.first_ns();
+  j.begin_object();
+  j.field("cpu_operators_loaded", sections.cpu_operators_loaded);
+  std::int64_t activities = 0, linked = 0, host_bound = 0;
+  TimeNs host_bound_ns = 0;
+  for (const auto& r : l.ranks) {
+    activities += r.activities;
+    linked += r.linked;
+    host_bound += static_cast<std::int64_t>(r.host_bound.size());
+    host_bound_ns += r.host_bound_ns;
+  }
+  j.field("activities", activities).field("linked", linked);
+  j.key("latency_us");
+  latency_json(j, l.latency);
+  j.key("idle_stream_latency_us");
+  latency_json(j, l.dry_latency);
+  j.field("host_bound_launches", host_bound).field("host_bound_gpu_idle_us", us(host_bound_ns));
+  j.key("host_bound_ops");
+  host_bound_ops_json(j, profile, l.host_bound_ops, options.top);
+  j.key("ranks").begin_array();
+  for (const auto& rl : l.ranks) {
+    const Rank& r = profile.ranks()[rl.rank_index];
+    j.begin_object();
+    j.field("rank", rl.rank).field("activities", rl.activities).field("linked", rl.linked);
+    j.key("latency_us");
+    latency_json(j, rl.latency);
+    j.key("idle_stream_latency_us");
+    latency_json(j, rl.dry_latency);
+    j.key("streams").begin_array();
+    for (const auto& q : rl.streams) {
+      if (q.launches == 0) continue;
+      const GpuStream& st = r.streams[q.stream_index];
+      j.begin_object().field("device", st.device).field("stream", st.stream);
+      j.field("launches", q.launches).field("max_queue", static_cast<std::int64_t>(q.max_length));
+      j.field("mean_queue", q.mean_length).field("span_us", us(q.span_ns)).field("empty_us", us(q.empty_ns));
+      j.end_object();
+    }
+    j.end_array();
+    j.field("host_bound_launches", static_cast<std::int64_t>(rl.host_bound.size()));
+    j.field("host_bound_gpu_idle_us", us(rl.host_bound_ns));
+    j.key("host_bound_ops");
+    host_bound_ops_json(j, profile, rl.host_bound_ops, options.top);
+    // The longest waits, each with the kernel, its stream and the CPU operator that launched it.
+    std::vector<const measure::HostBoundLaunch*> longest;
+    for (const auto& h : rl.host_bound) longest.push_back(&h);
+    std::stable_sort(longest.begin(), longest.end(),
+                     [](const auto* x, const auto* y) { return x->gap_ns > y->gap_ns; });
+    if (longest.size() > options.top) longest.resize(options.top);
+    j.key("host_bound").begin_array();
+    for (const auto* h : longest) {
+      const Activity& act = r.activities[h->activity];
+      // Rank::streams hold their activities contiguously, in order.
+      const auto st = std::upper_bound(r.streams.begin(), r.streams.end(), h->activity,
+                                       [](std::uint32_t i, const GpuStream& g) { return i < g.first; }) -
+                      1;
+      j.begin_object().field("name", profile.str(act.name));
+      j.field("device", st->device).field("stream", st->stream);
+      j.field("start_us", us(act.start_ns - origin)).field("gpu_idle_us", us(h->gap_ns));
+      j.field("launched_after_idle_us", us(h->launched_after_dry_ns));
+      j.field("launch", profile.str(r.api_calls[h->api].name)).key("op");
+      if (h->op == measure::kNoIndex) {
+        j.null();
+      } else {
+        j.value(profile.str(r.ranges[h->op].name));
+      }
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+  }
+  j.end_array();
+  j.key("notes").begin_array();
+  for (const auto& note : l.notes) j.value(note);
+  j.end_array();
+  j.end_object();
+}
+
+void pipeline_json(JsonWriter& j, const Profile& profile, const measure::PipelineReport& p) {
+  const TimeNs origin = profile.first_ns();
+  j.begin_object();
+  j.field("found", p.found);
+  j.key("groups").begin_array();
+  for (const auto& g : p.groups) {
+    j.begin_object();
+    j.key("ranks").begin_array();
+    for (const auto r : g.ranks) j.value(static_cast<std::int64_t>(r));
+    j.end_array();
+    j.field("source", g.source).field("schedule", g.schedule);
+    j.field("micro_batches", static_cast<std::int64_t>(g.micro_batches));
+    j.field("virtual_stages", static_cast<std::int64_t>(g.virtual_stages));
+    j.field("stages_matching", static_cast<std::int64_t>(g.stages_matching));
+    j.field("predicted_bubble", g.predicted_bubble).field("imbalanced_bubble", g.imbalanced_bubble);
+    j.field("measured_bubble", g.measured_bubble);
+    j.field("slowest_stage", static_cast<std::int64_t>(g.slowest_stage)).field("imbalance", g.imbalance);
+    j.key("steps").begin_array();
+    for (const auto& s : g.steps) {
+      j.begin_object().field("step", s.step).field("start_us", us(s.start_ns - origin));
+      j.field("dur_us", us(s.end_ns - s.start_ns)).field("mean_bubble", s.mean_bubble_fraction).end_object();
+    }
+    j.end_array();
+    j.key("stages").begin_array();
+    for (const auto& st : g.stages) {
+      j.begin_object().field("stage", static_cast<std::int64_t>(st.stage)).field("rank", st.rank);
+      j.field("in_profile", st.rank_index >= 0).field("mean_bubble", st.mean_bubble_fraction);
+      j.key("steps").begin_array();
+      for (const auto& s : st.steps) {
+        j.begin_object().field("step", s.step);
+        j.field("forwards", static_cast<std::int64_t>(s.forwards));
+        j.field("backwards", static_cast<std::int64_t>(s.backwards));
+        j.field("warmup", static_cast<std::int64_t>(s.warmup));
+        j.field("busy_us", us(s.busy_ns)).field("bubble_us", us(s.bubble_ns));
+        j.field("bubble", s.bubble_fraction);
+        j.key("blocks").begin_array();
+        for (const auto& b : s.blocks) {
+          j.begin_object().field("forward", b.forward).field("chunk", static_cast<std::int64_t>(b.chunk));
+          j.field("micro_batch", static_cast<std::int64_t>(b.micro_batch));
+          j.field("start_us", us(b.start_ns - origin)).field("dur_us", us(b.end_ns - b.start_ns));
+          j.end_object();
+        }
+        j.end_array();
+        j.end_object();
+      }
+      j.end_array();
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+  }
+  j.end_array();
+  j.key("notes").begin_array();
+  for (const auto& note : p.notes) j.value(note);
+  j.end_array();
+  j.end_object();
+}
+
+void write_json(const Profile& profile, const Analysis& a, const Options& options, const Sections& sections) {
   JsonWriter j(true);
   const TimeNs origin = profile.first_ns();
   j.begin_object();
@@ -270,6 +457,10 @@ void write_json(const Profile& profile, const Analysis& a, const Options& option
     j.end_array();
   }
   j.end_object();
+  j.key("launches");
+  launches_json(j, profile, sections, options);
+  j.key("pipeline");
+  pipeline_json(j, profile, sections.pipeline);
   j.key("notes").begin_array();
   for (const auto& note : profile_notes(profile, options)) j.value(note);
   for (const auto& note : a.notes) j.value(note);
@@ -509,7 +700,160 @@ std::string devices_text(const Profile& profile) {
   return out;
 }
 
-void write_text(const Profile& profile, const Analysis& a, const Options& options) {
+std::string latency_row(std::string_view label, const measure::LatencyStats& s) {
+  if (s.count == 0) return fmt::format("  {:<24} {:>9}   none", label, 0);
+  return fmt::format("  {:<24} {:>9} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>10.1f} {:>9.1f}", label, s.count,
+                     us(s.min_ns), us(s.p50_ns), us(s.p90_ns), us(s.p99_ns), us(s.max_ns), us(s.mean_ns));
+}
+
+std::string histogram_text(const measure::LatencyStats& s) {
+  std::string out;
+  for (int k = 0; k < measure::LatencyStats::kBuckets; ++k) {
+    const std::int64_t n = s.histogram[static_cast<std::size_t>(k)];
+    if (n == 0) continue;
+    std::string range;
+    if (k == 0) {
+      range = "< 0";
+    } else if (k == measure::LatencyStats::kBuckets - 1) {
+      range = fmt::format(">= {:g}", us(measure::LatencyStats::bucket_start_ns(k)));
+    } else {
+      range = fmt::format("{:g}-{:g}", us(measure::LatencyStats::bucket_start_ns(k)),
+                          us(measure::LatencyStats::bucket_start_ns(k + 1)));
+    }
+    out += fmt::format("{}{} µs: {}", out.empty() ? "" : ", ", range, n);
+  }
+  return out;
+}
+
+void launches_text(Text& t, const Profile& profile, const Sections& sections, const Options& options) {
+  const measure::LaunchAnalysis& l = sections.launches;
+  t.heading("Launches and queues (CPU launch call -> GPU activity, by correlation id)");
+  std::int64_t activities = 0, linked = 0, host_bound = 0;
+  TimeNs host_bound_ns = 0;
+  for (const auto& r : l.ranks) {
+    activities += r.activities;
+    linked += r.linked;
+    host_bound += static_cast<std::int64_t>(r.host_bound.size());
+    host_bound_ns += r.host_bound_ns;
+  }
+  if (activities == 0) {
+    t.line("no GPU activity in this profile");
+    return;
+  }
+  if (linked == 0) {
+    t.line("none of the {} GPU activities has its launch call in the profile (no correlation ids)",
+           activities);
+    return;
+  }
+  t.line("{} of {} GPU activities have their launch call in the profile", linked, activities);
+  t.line("Launch delay (GPU start - end of the launch call), µs:");
+  t.line("  {:<24} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9}", "", "count", "min", "p50", "p90", "p99",
+         "max", "mean");
+  t.line("{}", latency_row("every launch", l.latency));
+  t.line("{}", latency_row("onto an idle stream", l.dry_latency));
+  t.bullet("every launch: " + histogram_text(l.latency));
+
+  // Queue length per stream: the streams with the longest mean queues.
+  struct Row {
+    std::int32_t rank;
+    const measure::StreamQueue* q;
+    const GpuStream* st;
+  };
+  std::vector<Row> rows;
+  for (const auto& rl : l.ranks) {
+    for (const auto& q : rl.streams) {
+      if (q.launches > 0)
+        rows.push_back({rl.rank, &q, &profile.ranks()[rl.rank_index].streams[q.stream_index]});
+    }
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& x, const Row& y) { return x.q->mean_length > y.q->mean_length; });
+  t.line("Queue length per stream (launched and not yet finished), longest mean first:");
+  t.line("  {:>5} {:>6} {:>10} {:>9} {:>5} {:>6} {:>11} {:>7}", "rank", "device", "stream", "launches", "max",
+         "mean", "span ms", "empty");
+  const std::size_t shown = std::min(rows.size(), options.top);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const Row& r = rows[i];
+    t.line("  {:>5} {:>6} {:>10} {:>9} {:>5} {:>6.2f} {:>11.3f} {:>6.1f}%", r.rank, r.st->device,
+           r.st->stream, r.q->launches, r.q->max_length, r.q->mean_length, ms(r.q->span_ns),
+           pct(r.q->empty_ns, r.q->span_ns));
+  }
+  if (rows.size() > shown) t.line("  ... {} more streams in --json", rows.size() - shown);
+
+  if (host_bound == 0) {
+    t.bullet("host-bound launches: none (no activity was launched after its stream had run dry)");
+    return;
+  }
+  t.bullet(
+      fmt::format("host-bound launches: {} activities were launched after their stream had run dry; their "
+                  "streams sat idle {} waiting for them (summed over streams and ranks)",
+                  host_bound, time_text(host_bound_ns)));
+  const bool ops = sections.cpu_operators_loaded || profile.counts().cpu_op == 0;
+  t.line("  {:<72} {:>9} {:>14}",
+         ops ? "launched from (CPU operator)" : "launched from (innermost CPU range loaded)", "launches",
+         "GPU idle ms");
+  for (std::size_t i = 0; i < l.host_bound_ops.size() && i < options.top; ++i) {
+    const auto& op = l.host_bound_ops[i];
+    t.line("  {:<72} {:>9} {:>14.3f}",
+           op.name == kNoString ? "(no CPU range open)" : shorten(profile.str(op.name), 72), op.launches,
+           ms(op.gap_ns));
+  }
+  if (!ops) {
+    t.line("  CPU operators were not loaded: --cpu-ops names the operator that launched each activity");
+  }
+}
+
+void pipeline_text(Text& t, const measure::PipelineReport& p) {
+  t.heading("Pipeline schedule");
+  if (!p.found) {
+    for (const auto& note : p.notes) t.bullet(note);
+    return;
+  }
+  double lo = 1, hi = 0;
+  for (const auto& g : p.groups) {
+    lo = std::min(lo, g.measured_bubble);
+    hi = std::max(hi, g.measured_bubble);
+  }
+  if (p.groups.size() > 1) {
+    t.bullet(
+        fmt::format("{} pipelines; measured bubble {:.1f} % to {:.1f} % (the first is shown; all in --json)",
+                    p.groups.size(), 100 * lo, 100 * hi));
+  }
+  const auto& g = p.groups.front();
+  t.bullet(fmt::format(
+      "{} stages ({}): schedule {}, {} micro-batches, {} model chunk(s) per stage; the warm-up of {} "
+      "of {} stages matches it",
+      g.ranks.size(), g.source, g.schedule, g.micro_batches, g.virtual_stages, g.stages_matching,
+      g.stages.size()));
+  t.bullet(
+      fmt::format("bubble: measured {:.1f} %; predicted (p-1)/(v*m+p-1) = {:.1f} %; the same schedule with "
+                  "each stage's measured "
+                  "work {:.1f} % (slowest stage {}, {:.2f}x the mean stage)",
+                  100 * g.measured_bubble, 100 * g.predicted_bubble, 100 * g.imbalanced_bubble,
+                  g.slowest_stage, g.imbalance));
+  t.line("  {:>5} {:>6} {:>8} {:>8} {:>8} {:>14} {:>16} {:>9}", "stage", "rank", "forward", "backward",
+         "warm-up", "busy ms/step", "bubble ms/step", "bubble");
+  for (const auto& st : g.stages) {
+    if (st.rank_index < 0 || st.steps.empty()) {
+      t.line("  {:>5} {:>6} not in the profile", st.stage, st.rank);
+      continue;
+    }
+    double busy = 0, bubble = 0;
+    for (const auto& s : st.steps) {
+      busy += ms(s.busy_ns);
+      bubble += ms(s.bubble_ns);
+    }
+    const double n = static_cast<double>(st.steps.size());
+    const auto& first = st.steps.front();
+    t.line("  {:>5} {:>6} {:>8} {:>8} {:>8} {:>14.3f} {:>16.3f} {:>8.1f}%", st.stage, st.rank, first.forwards,
+           first.backwards, first.warmup, busy / n, bubble / n, 100 * st.mean_bubble_fraction);
+  }
+  t.line("  forward/backward/warm-up: the first step's blocks; busy and bubble: means over {} step(s)",
+         g.steps.size());
+  for (const auto& note : p.notes) t.bullet(note);
+}
+
+void write_text(const Profile& profile, const Analysis& a, const Options& options, const Sections& sections) {
   Text t;
   const auto& ranks = profile.ranks();
   const EventCounts& n = profile.counts();
@@ -802,8 +1146,12 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
     t.line("late = its arrival minus the previous peer's, summed over the instances where it came last");
   }
 
+  launches_text(t, profile, sections, options);
+  pipeline_text(t, sections.pipeline);
+
   std::vector<std::string> notes = profile_notes(profile, options);
   notes.insert(notes.end(), a.notes.begin(), a.notes.end());
+  notes.insert(notes.end(), sections.launches.notes.begin(), sections.launches.notes.end());
   if (!notes.empty()) {
     t.heading("Notes");
     for (const auto& note : notes) t.bullet(note);
@@ -826,32 +1174,50 @@ const bool registered = register_command(
            "extra classification rule CLASS:MATCH:PATTERN[:LIBRARY], tried before the built-in table "
            "(e.g. comm:prefix:myAllReduceKernel)");
        cmd->add_option("--threads", opts->threads, "worker threads for the analysis (default: all cores)");
-       cmd->add_option("--top", opts->top, "kernels per class in the top-kernel lists (default 10)");
+       cmd->add_option("--top", opts->top, "rows in the top-kernel, queue and host-bound lists (default 10)");
+       cmd->add_flag("--cpu-ops", opts->cpu_ops,
+                     "load CPU operators too (slower on large profiles): host-bound launches are tied to the "
+                     "operator that launched them");
        cmd->callback([opts] {
          measure::Options options;
          for (const auto& rule : opts->rules) options.user_rules.push_back(measure::parse_rule(rule));
          options.hta_compatible = opts->hta;
          options.threads = opts->threads;
          options.top_kernels = opts->top;
-         // CPU operators are loaded only when communication without metadata needs them: the collective CPU
-         // op around a kernel's launch (nccl:all_to_all) names what a generic kernel ran.
+         // CPU operators are loaded when asked (--cpu-ops), or when communication without metadata needs them
+         // (the collective CPU op around a kernel's launch, nccl:all_to_all, names what a generic kernel
+         // ran), or a pipeline does (backward blocks are launched from inside the autograd engine's
+         // operators).
          Profile profile = [&] {
            PhaseTimer timer("report: load profile");
-           return Profile::load(opts->path, LoadOptions{.cpu_operators = false});
+           return Profile::load(opts->path, LoadOptions{.cpu_operators = opts->cpu_ops});
          }();
          Analysis analysis = [&] {
            PhaseTimer timer("report: analyze");
            return measure::analyze(profile, options);
          }();
-         if (analysis.collectives.launches_without_op > 0 && profile.counts().cpu_op > 0) {
+         Sections sections;
+         sections.cpu_operators_loaded = opts->cpu_ops;
+         sections.pipeline = [&] {
+           PhaseTimer timer("report: pipeline schedule");
+           return measure::measure_pipeline(profile, analysis);
+         }();
+         if (!opts->cpu_ops && profile.counts().cpu_op > 0 &&
+             (analysis.collectives.launches_without_op > 0 || sections.pipeline.found)) {
            PhaseTimer timer("report: load CPU operators and analyze again");
            profile = Profile::load(opts->path);
            analysis = measure::analyze(profile, options);
+           sections.cpu_operators_loaded = true;
+           if (sections.pipeline.found) sections.pipeline = measure::measure_pipeline(profile, analysis);
          }
+         sections.launches = [&] {
+           PhaseTimer timer("report: launches and queues");
+           return measure::analyze_launches(profile, options.threads);
+         }();
          if (opts->json) {
-           write_json(profile, analysis, *opts);
+           write_json(profile, analysis, *opts, sections);
          } else {
-           write_text(profile, analysis, *opts);
+           write_text(profile, analysis, *opts, sections);
          }
        });
      }});
