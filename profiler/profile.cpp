@@ -10,6 +10,7 @@
 
 #include "profiler/error.hpp"
 #include "profiler/output_file.hpp"
+#include "profiler/schema_tables.hpp"
 #include "profiler/sqlite_util.hpp"
 
 namespace meshscope {
@@ -29,23 +30,6 @@ Rank& rank_slot(std::vector<Rank>& ranks, std::map<std::int32_t, std::size_t>& i
   ranks.emplace_back();
   ranks.back().rank = rank;
   return ranks.back();
-}
-
-// One column Profile::load reads: its name, the affinity its declaration must have, and whether a profile
-// without it is refused (a column a newer schema dropped reads as NULL when it is optional).
-struct ColumnSpec {
-  const char* name;
-  Affinity affinity;
-  bool required;
-};
-constexpr ColumnSpec integer(const char* name, bool required = true) {
-  return {name, Affinity::kInteger, required};
-}
-constexpr ColumnSpec optional_integer(const char* name) {
-  return {name, Affinity::kInteger, false};
-}
-constexpr ColumnSpec text(const char* name, bool required = false) {
-  return {name, Affinity::kText, required};
 }
 
 const char* affinity_name(Affinity a) {
@@ -71,9 +55,17 @@ const char* affinity_name(Affinity a) {
 // naming the file, the table and the row (its id, or its position).
 class TableReader {
  public:
-  TableReader(sql::Database& db, const char* table, std::vector<ColumnSpec> columns, bool required_table,
-              const char* key_column = "id", std::string_view tail = {})
-      : path_(db.path()), table_(table), columns_(std::move(columns)) {
+  // TABLE's columns as schema_tables.hpp describes them, selected in that order: read column Activities::rank
+  // as integer(Activities::rank).
+  template <typename Table>
+  static TableReader of(sql::Database& db, bool required_table, const char* key_column = "id",
+                        std::string_view tail = {}) {
+    return TableReader(db, Table::kName, Table::kColumns, required_table, key_column, tail);
+  }
+
+  TableReader(sql::Database& db, const char* table, std::span<const schema::Column> columns,
+              bool required_table, const char* key_column = "id", std::string_view tail = {})
+      : path_(db.path()), table_(table), columns_(columns) {
     const auto declared = db.table_columns(table);
     if (!declared) {
       if (required_table) fail("{}: not a meshscope profile (no {} table)", path_.string(), table);
@@ -81,7 +73,7 @@ class TableReader {
     }
     std::string sql = "SELECT ";
     for (std::size_t i = 0; i < columns_.size(); ++i) {
-      const ColumnSpec& c = columns_[i];
+      const schema::Column& c = columns_[i];
       if (i) sql += ", ";
       const auto found = declared->find(c.name);
       if (found == declared->end()) {
@@ -184,7 +176,7 @@ class TableReader {
  private:
   const std::filesystem::path& path_;
   const char* table_;
-  std::vector<ColumnSpec> columns_;
+  std::span<const schema::Column> columns_;
   sql::Statement statement_;
   bool present_ = false;
   int key_ = -1;
@@ -212,34 +204,14 @@ struct ActivityScan {
 ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t string_bound) {
   sql::Database db(path, true);
   ActivityScan scan;
-  TableReader s(db, "activities",
-                {integer("rank"),
-                 integer("kind"),
-                 integer("device"),
-                 integer("stream"),
-                 integer("start_ns"),
-                 integer("end_ns"),
-                 integer("id"),
-                 optional_integer("correlation"),
-                 integer("name"),
-                 optional_integer("grid_x"),
-                 optional_integer("grid_y"),
-                 optional_integer("grid_z"),
-                 optional_integer("block_x"),
-                 optional_integer("block_y"),
-                 optional_integer("block_z"),
-                 optional_integer("registers"),
-                 optional_integer("shared_bytes"),
-                 optional_integer("bytes"),
-                 optional_integer("copy_kind"),
-                 optional_integer("graph_id")},
-                true);
+  using A = schema::Activities;
+  auto s = TableReader::of<A>(db, true);
   std::vector<Activity>* bucket = nullptr;
   std::vector<KernelDetail>* kernels = nullptr;
   std::vector<CopyDetail>* copies = nullptr;
   StreamKey last_key{-1, -1, -1};
   while (s.step()) {
-    const StreamKey key{s.rank(0), s.int32(2), s.integer(3)};
+    const StreamKey key{s.rank(A::rank), s.int32(A::device), s.integer(A::stream)};
     if (!bucket || key != last_key) {
       bucket = &scan.buckets[key];
       kernels = &scan.kernels[std::get<0>(key)];
@@ -247,25 +219,25 @@ ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t str
       last_key = key;
     }
     Activity a{};
-    a.kind = static_cast<ActivityKind>(s.in_range(1, 1, 4, "an activity kind (1-4)"));
-    std::tie(a.start_ns, a.end_ns) = s.interval(4, 5);
-    a.id = s.integer(6);
-    a.correlation = s.integer_or_null(7);
-    a.name = s.string_id(8, string_bound);
+    a.kind = static_cast<ActivityKind>(s.in_range(A::kind, 1, kActivityKindCount, "an activity kind (1-4)"));
+    std::tie(a.start_ns, a.end_ns) = s.interval(A::start_ns, A::end_ns);
+    a.id = s.integer(A::id);
+    a.correlation = s.integer_or_null(A::correlation);
+    a.name = s.string_id(A::name, string_bound);
     a.collective = -1;
     a.detail = kNoDetail;
     if (a.kind == ActivityKind::kKernel) {
       KernelDetail k{};
-      for (int i = 0; i < 3; ++i) k.grid[i] = to_i32(s.integer_or_null(9 + i));
-      for (int i = 0; i < 3; ++i) k.block[i] = to_i32(s.integer_or_null(12 + i));
-      k.registers = to_i32(s.integer_or_null(15));
-      k.shared_bytes = to_i32(s.integer_or_null(16));
-      k.graph_id = s.integer_or_null(19);
+      for (int i = 0; i < 3; ++i) k.grid[i] = to_i32(s.integer_or_null(A::grid_x + i));
+      for (int i = 0; i < 3; ++i) k.block[i] = to_i32(s.integer_or_null(A::block_x + i));
+      k.registers = to_i32(s.integer_or_null(A::registers));
+      k.shared_bytes = to_i32(s.integer_or_null(A::shared_bytes));
+      k.graph_id = s.integer_or_null(A::graph_id);
       a.detail = static_cast<std::uint32_t>(kernels->size());
       kernels->push_back(k);
     } else if (a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) {
       a.detail = static_cast<std::uint32_t>(copies->size());
-      copies->push_back({s.integer_or_null(17), s.string_id(18, string_bound)});
+      copies->push_back({s.integer_or_null(A::bytes), s.string_id(A::copy_kind, string_bound)});
     }
     bucket->push_back(a);
   }
@@ -281,27 +253,24 @@ std::map<std::int32_t, std::vector<ApiCall>> scan_api_calls(const std::filesyste
                                                             std::int64_t string_bound) {
   sql::Database db(path, true);
   std::map<std::int32_t, std::vector<ApiCall>> calls;
-  TableReader s(db, "api_calls",
-                {integer("rank"), integer("kind"), integer("pid"), integer("tid"), integer("start_ns"),
-                 integer("end_ns"), integer("name"), optional_integer("correlation"),
-                 optional_integer("external_id"), integer("id")},
-                false);
+  using C = schema::ApiCalls;
+  auto s = TableReader::of<C>(db, false);
   std::vector<ApiCall>* list = nullptr;
   std::int32_t last_rank = -1;
   while (s.step()) {
-    const std::int32_t rank = s.rank(0);
+    const std::int32_t rank = s.rank(C::rank);
     if (!list || rank != last_rank) {
       list = &calls[rank];
       last_rank = rank;
     }
     ApiCall a{};
-    a.kind = static_cast<ApiKind>(s.in_range(1, 1, 2, "an API kind (1-2)"));
-    a.pid = s.integer(2);
-    a.tid = s.integer(3);
-    std::tie(a.start_ns, a.end_ns) = s.interval(4, 5);
-    a.name = s.string_id(6, string_bound);
-    a.correlation = s.integer_or_null(7);
-    a.external_id = s.integer_or_null(8);
+    a.kind = static_cast<ApiKind>(s.in_range(C::kind, 1, kApiKindCount, "an API kind (1-2)"));
+    a.pid = s.integer(C::pid);
+    a.tid = s.integer(C::tid);
+    std::tie(a.start_ns, a.end_ns) = s.interval(C::start_ns, C::end_ns);
+    a.name = s.string_id(C::name, string_bound);
+    a.correlation = s.integer_or_null(C::correlation);
+    a.external_id = s.integer_or_null(C::external_id);
     list->push_back(a);
   }
   for (auto& [rank, list_of_rank] : calls) {
@@ -320,12 +289,8 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, std
   sql::Database db(path, true);
   RangeScan scan;
   auto& tracks = scan.tracks;
-  TableReader s(
-      db, "ranges",
-      {integer("kind"), integer("rank"), integer("pid"), integer("tid"), integer("start_ns"),
-       integer("end_ns"), integer("id"), optional_integer("parent_id"), optional_integer("external_id"),
-       optional_integer("step"), integer("name"), optional_integer("category"), integer("depth")},
-      false);
+  using R = schema::Ranges;
+  auto s = TableReader::of<R>(db, false);
   std::vector<CpuRange>* list = nullptr;
   TrackKey last_key{-1, false, 0, 0};
   // Rows per (rank, pid, tid), the track the writer nests on, whatever their kind and whether loaded.
@@ -334,9 +299,9 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, std
   std::tuple<std::int32_t, std::int64_t, std::int64_t> last_track{-1, 0, 0};
   while (s.step()) {
     CpuRange c{};
-    c.kind = static_cast<RangeKind>(s.in_range(0, 1, 7, "a range kind (1-7)"));
-    const std::int32_t rank = s.rank(1);
-    const std::int64_t pid = s.integer(2), tid = s.integer(3);
+    c.kind = static_cast<RangeKind>(s.in_range(R::kind, 1, kRangeKindCount, "a range kind (1-7)"));
+    const std::int32_t rank = s.rank(R::rank);
+    const std::int64_t pid = s.integer(R::pid), tid = s.integer(R::tid);
     if (!rows || last_track != std::make_tuple(rank, pid, tid)) {
       last_track = {rank, pid, tid};
       rows = &rows_per_track[last_track];
@@ -351,14 +316,14 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, std
       list = &tracks[key];
       last_key = key;
     }
-    std::tie(c.start_ns, c.end_ns) = s.interval(4, 5);
-    c.id = s.integer(6);
-    c.parent_id = s.integer_or_null(7);
-    c.external_id = s.integer_or_null(8);
-    c.step = s.integer_or_null(9);
-    c.name = s.string_id(10, string_bound);
-    c.category = s.string_id(11, string_bound);
-    c.depth = static_cast<std::int32_t>(s.in_range(12, 0, INT32_MAX, "a depth"));
+    std::tie(c.start_ns, c.end_ns) = s.interval(R::start_ns, R::end_ns);
+    c.id = s.integer(R::id);
+    c.parent_id = s.integer_or_null(R::parent_id);
+    c.external_id = s.integer_or_null(R::external_id);
+    c.step = s.integer_or_null(R::step);
+    c.name = s.string_id(R::name, string_bound);
+    c.category = s.string_id(R::category, string_bound);
+    c.depth = static_cast<std::int32_t>(s.in_range(R::depth, 0, INT32_MAX, "a depth"));
     list->push_back(c);
   }
   for (auto& [key, list_of_track] : tracks) {
@@ -394,203 +359,178 @@ std::int64_t string_id_bound(sql::Database& db, const std::filesystem::path& pat
   return max + 1;
 }
 
-}  // namespace
+// The ranks of the profile being loaded, created on first mention by any table.
+struct RankSlots {
+  std::vector<Rank> ranks;
+  std::map<std::int32_t, std::size_t> index;
+  Rank& slot(std::int32_t rank) { return rank_slot(ranks, index, rank); }
+};
 
-Profile Profile::load(const std::filesystem::path& path, const LoadOptions& options) {
-  std::error_code error;
-  if (!std::filesystem::exists(path, error)) fail("{}: no such profile", path.string());
-  require_regular_input(path);  // a FIFO or a device would block SQLite's first read
-  sql::Database db(path, true);
-  bool tables_present = false;
-  try {
-    tables_present = db.table_columns("meta") && db.table_columns("activities");  // a view is refused
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    if (message.find("file is not a database") != std::string::npos) {
-      fail("{}: not a meshscope profile (not an SQLite database)", path.string());
-    }
-    throw;  // a damaged SQLite file: its own message
-  }
-  if (!tables_present) fail("{}: not a meshscope profile (no meta/activities tables)", path.string());
-  const std::int64_t string_ids = string_id_bound(db, path);
+using StreamNames = std::map<StreamKey, std::string>;
+using ThreadNames = std::map<std::tuple<std::int32_t, std::int64_t, std::int64_t>, std::string>;
+struct CollectiveRow {
+  std::int32_t rank;
+  Collective collective;
+};
 
-  // The large tables load in the background while this thread reads the small ones.
-  auto activities_future = std::async(std::launch::async, scan_activities, path, string_ids);
-  auto cpu_future = std::async(std::launch::async, [&path, &options, string_ids] {
-    return std::make_pair(scan_api_calls(path, string_ids),
-                          scan_ranges(path, options.cpu_operators, string_ids));
-  });
+// One loader per table: each reads its table through TableReader (columns by name, values checked).
+std::map<std::string, std::string> read_meta(sql::Database& db) {
+  std::map<std::string, std::string> meta;
+  using M = schema::Meta;
+  auto s = TableReader::of<M>(db, true, nullptr);
+  while (s.step()) meta[s.text(M::key)] = s.text(M::value);
+  return meta;
+}
 
-  Profile profile;
-  profile.path_ = path;
-  {
-    TableReader s(db, "meta", {text("key", true), text("value", true)}, true, nullptr);
-    while (s.step()) profile.meta_[s.text(0)] = s.text(1);
-    auto it = profile.meta_.find("schema_version");
-    if (it != profile.meta_.end()) {
-      const std::string& v = it->second;
-      int version = 0;
-      const auto [end_ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), version);
-      profile.schema_version_ = ec == std::errc() ? version : 0;
-    }
-  }
-  {
-    // Ids were checked against the table's size above: the vector is at most about twice the rows.
-    TableReader s(db, "strings", {integer("id"), text("value", true)}, true, "id", "ORDER BY id");
-    profile.strings_.resize(static_cast<std::size_t>(string_ids));
-    while (s.step())
-      profile.strings_[static_cast<std::size_t>(s.in_range(0, 1, string_ids - 1, "an id"))] = s.text(1);
-  }
+int schema_version_of(const std::map<std::string, std::string>& meta) {
+  auto it = meta.find("schema_version");
+  if (it == meta.end()) return 0;
+  const std::string& v = it->second;
+  int version = 0;
+  const auto [end_ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), version);
+  return ec == std::errc() ? version : 0;
+}
 
-  auto& ranks = profile.ranks_;
-  std::map<std::int32_t, std::size_t> rank_index;
-  {
-    TableReader s(db, "ranks",
-                  {integer("rank"), optional_integer("world_size"), text("hostname"), optional_integer("pid"),
-                   text("source_file"), text("rank_source"), text("backend"), text("comm_version"),
-                   optional_integer("clock_base_ns"), optional_integer("clock_offset_ns"),
-                   optional_integer("first_ns"), optional_integer("last_ns")},
-                  false, "rank", "ORDER BY rank");
-    while (s.step()) {
-      Rank& r = rank_slot(ranks, rank_index, s.rank(0));
-      r.world_size = s.integer_or_null(1);
-      if (r.world_size != kNull && (r.world_size < 1 || r.world_size > kMaxRank + 1)) {
-        s.bad(1, fmt::format("{} is not a world size (1 to 1000001)", r.world_size));
-      }
-      r.hostname = s.text(2);
-      r.pid = s.integer_or_null(3);
-      r.source_file = s.text(4);
-      r.rank_source = s.text(5);
-      r.backend = s.text(6);
-      r.comm_version = s.text(7);
-      const TimeNs base = s.time_or_null(8), offset = s.time_or_null(9);
-      r.clock_base_ns = base == kNull ? 0 : base;
-      r.clock_offset_ns = offset == kNull ? 0 : offset;
-      const TimeNs first = s.time_or_null(10), last = s.time_or_null(11);
-      r.first_ns = first == kNull ? 0 : first;
-      r.last_ns = last == kNull ? 0 : last;
+std::vector<std::string> read_strings(sql::Database& db, std::int64_t string_bound) {
+  std::vector<std::string> strings;
+  // Ids were checked against the table's size above: the vector is at most about twice the rows.
+  using S = schema::Strings;
+  auto s = TableReader::of<S>(db, true, "id", "ORDER BY id");
+  strings.resize(static_cast<std::size_t>(string_bound));
+  while (s.step()) {
+    strings[static_cast<std::size_t>(s.in_range(S::id, 1, string_bound - 1, "an id"))] = s.text(S::value);
+  }
+  return strings;
+}
+
+void read_ranks(sql::Database& db, RankSlots& ranks) {
+  using R = schema::Ranks;
+  auto s = TableReader::of<R>(db, false, "rank", "ORDER BY rank");
+  while (s.step()) {
+    Rank& r = ranks.slot(s.rank(R::rank));
+    r.world_size = s.integer_or_null(R::world_size);
+    if (r.world_size != kNull && (r.world_size < 1 || r.world_size > kMaxRank + 1)) {
+      s.bad(R::world_size, fmt::format("{} is not a world size (1 to 1000001)", r.world_size));
     }
+    r.hostname = s.text(R::hostname);
+    r.pid = s.integer_or_null(R::pid);
+    r.source_file = s.text(R::source_file);
+    r.rank_source = s.text(R::rank_source);
+    r.backend = s.text(R::backend);
+    r.comm_version = s.text(R::comm_version);
+    const TimeNs base = s.time_or_null(R::clock_base_ns), offset = s.time_or_null(R::clock_offset_ns);
+    r.clock_base_ns = base == kNull ? 0 : base;
+    r.clock_offset_ns = offset == kNull ? 0 : offset;
+    const TimeNs first = s.time_or_null(R::first_ns), last = s.time_or_null(R::last_ns);
+    r.first_ns = first == kNull ? 0 : first;
+    r.last_ns = last == kNull ? 0 : last;
   }
-  {
-    TableReader s(
-        db, "devices",
-        {integer("rank"), integer("device"), text("name"), optional_integer("total_memory_bytes"),
-         optional_integer("compute_major"), optional_integer("compute_minor"), optional_integer("sm_count")},
-        false, nullptr, "ORDER BY rank, device");
-    while (s.step()) {
-      Rank& r = rank_slot(ranks, rank_index, s.rank(0));
-      r.devices.push_back({s.int32(1), s.text(2), s.integer_or_null(3), s.integer_or_null(4),
-                           s.integer_or_null(5), s.integer_or_null(6)});
+}
+
+void read_devices(sql::Database& db, RankSlots& ranks) {
+  using D = schema::Devices;
+  auto s = TableReader::of<D>(db, false, nullptr, "ORDER BY rank, device");
+  while (s.step()) {
+    Rank& r = ranks.slot(s.rank(D::rank));
+    r.devices.push_back({s.int32(D::device), s.text(D::name), s.integer_or_null(D::total_memory_bytes),
+                         s.integer_or_null(D::compute_major), s.integer_or_null(D::compute_minor),
+                         s.integer_or_null(D::sm_count)});
+  }
+}
+
+void read_process_groups(sql::Database& db, RankSlots& ranks) {
+  using P = schema::ProcessGroups;
+  auto s = TableReader::of<P>(db, false, nullptr, "ORDER BY rank, pg_name");
+  while (s.step()) {
+    Rank& r = ranks.slot(s.rank(P::rank));
+    const std::int64_t size = s.integer_or_null(P::group_size);
+    if (size != kNull && (size < 0 || size > kMaxRank + 1)) {
+      s.bad(P::group_size, fmt::format("{} is not a group size", size));
     }
+    r.process_groups.push_back({s.text(P::pg_name), s.text(P::pg_desc), s.text(P::backend), size,
+                                member_ranks(s, P::ranks_json, s.text(P::ranks_json))});
   }
-  {
-    TableReader s(db, "process_groups",
-                  {integer("rank"), text("pg_name", true), text("pg_desc"), text("backend"),
-                   optional_integer("group_size"), text("ranks_json")},
-                  false, nullptr, "ORDER BY rank, pg_name");
-    while (s.step()) {
-      Rank& r = rank_slot(ranks, rank_index, s.rank(0));
-      const std::int64_t size = s.integer_or_null(4);
-      if (size != kNull && (size < 0 || size > kMaxRank + 1)) {
-        s.bad(4, fmt::format("{} is not a group size", size));
-      }
-      r.process_groups.push_back({s.text(1), s.text(2), s.text(3), size, member_ranks(s, 5, s.text(5))});
-    }
-  }
-  std::map<StreamKey, std::string> stream_names;
-  {
-    TableReader s(db, "streams", {integer("rank"), integer("device"), integer("stream"), text("name")}, false,
-                  nullptr);
-    while (s.step()) stream_names[{s.rank(0), s.int32(1), s.integer(2)}] = s.text(3);
-  }
-  std::map<std::tuple<std::int32_t, std::int64_t, std::int64_t>, std::string> thread_names;
-  {
-    TableReader t(db, "threads", {integer("rank"), integer("pid"), integer("tid"), text("name")}, false,
-                  nullptr);
-    while (t.step()) thread_names[{t.rank(0), t.integer(1), t.integer(2)}] = t.text(3);
-  }
-  struct CollectiveRow {
-    std::int32_t rank;
-    Collective collective;
-  };
+}
+
+StreamNames read_stream_names(sql::Database& db) {
+  StreamNames stream_names;
+  using St = schema::Streams;
+  auto s = TableReader::of<St>(db, false, nullptr);
+  while (s.step())
+    stream_names[{s.rank(St::rank), s.int32(St::device), s.integer(St::stream)}] = s.text(St::name);
+  return stream_names;
+}
+
+ThreadNames read_thread_names(sql::Database& db) {
+  ThreadNames thread_names;
+  using T = schema::Threads;
+  auto t = TableReader::of<T>(db, false, nullptr);
+  while (t.step()) thread_names[{t.rank(T::rank), t.integer(T::pid), t.integer(T::tid)}] = t.text(T::name);
+  return thread_names;
+}
+
+std::vector<CollectiveRow> read_collectives(sql::Database& db, std::int64_t string_bound) {
   std::vector<CollectiveRow> collective_rows;
-  {
-    TableReader s(db, "collectives",
-                  {integer("rank"),
-                   integer("id"),
-                   optional_integer("activity_id"),
-                   optional_integer("communicator"),
-                   optional_integer("pg_desc"),
-                   optional_integer("pg_ranks"),
-                   optional_integer("seq"),
-                   integer("op"),
-                   optional_integer("in_nelems"),
-                   optional_integer("out_nelems"),
-                   optional_integer("dtype"),
-                   optional_integer("in_bytes"),
-                   optional_integer("out_bytes"),
-                   optional_integer("group_size"),
-                   optional_integer("algorithm"),
-                   optional_integer("protocol"),
-                   optional_integer("channels"),
-                   integer("start_ns"),
-                   integer("end_ns"),
-                   text("source")},
-                  false, "id", "ORDER BY rank, start_ns, id");
-    while (s.step()) {
-      Collective c{};
-      const std::int32_t rank = s.rank(0);
-      c.id = s.integer(1);
-      c.activity_id = s.integer_or_null(2);
-      c.stream_index = -1;
-      c.activity = 0;
-      c.communicator = s.string_id(3, string_ids);
-      c.pg_desc = s.string_id(4, string_ids);
-      c.pg_ranks = s.string_id(5, string_ids);
-      c.seq = s.integer_or_null(6);
-      c.op = s.string_id(7, string_ids);
-      c.in_nelems = s.integer_or_null(8);
-      c.out_nelems = s.integer_or_null(9);
-      c.dtype = s.string_id(10, string_ids);
-      c.in_bytes = s.integer_or_null(11);
-      c.out_bytes = s.integer_or_null(12);
-      c.group_size = s.integer_or_null(13);
-      c.algorithm = s.string_id(14, string_ids);
-      c.protocol = s.string_id(15, string_ids);
-      c.channels = s.integer_or_null(16);
-      std::tie(c.start_ns, c.end_ns) = s.interval(17, 18);
-      c.source = s.text(19);
-      collective_rows.push_back({rank, std::move(c)});
-    }
+  using C = schema::Collectives;
+  auto s = TableReader::of<C>(db, false, "id", "ORDER BY rank, start_ns, id");
+  while (s.step()) {
+    Collective c{};
+    const std::int32_t rank = s.rank(C::rank);
+    c.id = s.integer(C::id);
+    c.activity_id = s.integer_or_null(C::activity_id);
+    c.stream_index = -1;
+    c.activity = 0;
+    c.communicator = s.string_id(C::communicator, string_bound);
+    c.pg_desc = s.string_id(C::pg_desc, string_bound);
+    c.pg_ranks = s.string_id(C::pg_ranks, string_bound);
+    c.seq = s.integer_or_null(C::seq);
+    c.op = s.string_id(C::op, string_bound);
+    c.in_nelems = s.integer_or_null(C::in_nelems);
+    c.out_nelems = s.integer_or_null(C::out_nelems);
+    c.dtype = s.string_id(C::dtype, string_bound);
+    c.in_bytes = s.integer_or_null(C::in_bytes);
+    c.out_bytes = s.integer_or_null(C::out_bytes);
+    c.group_size = s.integer_or_null(C::group_size);
+    c.algorithm = s.string_id(C::algorithm, string_bound);
+    c.protocol = s.string_id(C::protocol, string_bound);
+    c.channels = s.integer_or_null(C::channels);
+    std::tie(c.start_ns, c.end_ns) = s.interval(C::start_ns, C::end_ns);
+    c.source = s.text(C::source);
+    collective_rows.push_back({rank, std::move(c)});
   }
-  {
-    TableReader s(db, "flows",
-                  {integer("rank"), integer("category"), integer("flow_id"), integer("src_ns"),
-                   integer("src_pid"), integer("src_tid"), optional_integer("dst_ns"),
-                   optional_integer("dst_pid"), optional_integer("dst_tid"), integer("id")},
-                  false, "id", "ORDER BY id");
-    while (s.step()) {
-      Rank& r = rank_slot(ranks, rank_index, s.rank(0));
-      r.flows.push_back({s.string_id(1, string_ids), s.integer(2), s.time(3), s.integer(4), s.integer(5),
-                         s.time_or_null(6), s.integer_or_null(7), s.integer_or_null(8)});
-    }
-  }
-  {
-    TableReader s(db, "diagnostics", {optional_integer("rank"), text("severity"), text("message")}, false,
-                  nullptr, "ORDER BY rowid");
-    while (s.step()) {
-      if (s.integer_or_null(0) == kNull) {
-        profile.job_diagnostics_.push_back({s.text(1), s.text(2)});
-      } else {
-        rank_slot(ranks, rank_index, s.rank(0)).diagnostics.push_back({s.text(1), s.text(2)});
-      }
-    }
-  }
+  return collective_rows;
+}
 
-  // GPU activities: flatten stream by stream.
-  ActivityScan activities = activities_future.get();
+void read_flows(sql::Database& db, RankSlots& ranks, std::int64_t string_bound) {
+  using F = schema::Flows;
+  auto s = TableReader::of<F>(db, false, "id", "ORDER BY id");
+  while (s.step()) {
+    Rank& r = ranks.slot(s.rank(F::rank));
+    r.flows.push_back({s.string_id(F::category, string_bound), s.integer(F::flow_id), s.time(F::src_ns),
+                       s.integer(F::src_pid), s.integer(F::src_tid), s.time_or_null(F::dst_ns),
+                       s.integer_or_null(F::dst_pid), s.integer_or_null(F::dst_tid)});
+  }
+}
+
+// Diagnostics of a rank go to the rank; the others (rank NULL) are returned: they concern the whole job.
+std::vector<Diagnostic> read_diagnostics(sql::Database& db, RankSlots& ranks) {
+  std::vector<Diagnostic> job;
+  using Dg = schema::Diagnostics;
+  auto s = TableReader::of<Dg>(db, false, nullptr, "ORDER BY rowid");
+  while (s.step()) {
+    if (s.integer_or_null(Dg::rank) == kNull) {
+      job.push_back({s.text(Dg::severity), s.text(Dg::message)});
+    } else {
+      ranks.slot(s.rank(Dg::rank)).diagnostics.push_back({s.text(Dg::severity), s.text(Dg::message)});
+    }
+  }
+  return job;
+}
+
+// GPU activities, flattened stream by stream, with each rank's GPU span.
+void attach_activities(ActivityScan& activities, const StreamNames& stream_names, RankSlots& ranks) {
   for (auto& [key, bucket] : activities.buckets) {
-    Rank& r = rank_slot(ranks, rank_index, std::get<0>(key));
+    Rank& r = ranks.slot(std::get<0>(key));
     GpuStream stream{std::get<1>(key),
                      std::get<2>(key),
                      {},
@@ -608,9 +548,9 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
     }
     std::vector<Activity>().swap(bucket);
   }
-  for (auto& [rank, list] : activities.kernels) rank_slot(ranks, rank_index, rank).kernels = std::move(list);
-  for (auto& [rank, list] : activities.copies) rank_slot(ranks, rank_index, rank).copies = std::move(list);
-  for (auto& r : ranks) {
+  for (auto& [rank, list] : activities.kernels) ranks.slot(rank).kernels = std::move(list);
+  for (auto& [rank, list] : activities.copies) ranks.slot(rank).copies = std::move(list);
+  for (auto& r : ranks.ranks) {
     bool any = false;
     for (const auto& a : r.activities) {
       if (!any || a.start_ns < r.gpu_first_ns) r.gpu_first_ns = a.start_ns;
@@ -619,49 +559,60 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
     }
   }
 
-  // Collectives, linked to their kernels.
-  {
-    for (const auto& row : collective_rows) rank_slot(ranks, rank_index, row.rank);
-    std::vector<std::unordered_map<std::int64_t, std::pair<std::int32_t, std::uint32_t>>> kernel_at(
-        ranks.size());
-    for (const auto& row : collective_rows) {
-      if (row.collective.activity_id != kNull)
-        kernel_at[rank_index[row.rank]][row.collective.activity_id] = {-1, 0};
-    }
-    for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
-      if (kernel_at[ri].empty()) continue;
-      Rank& r = ranks[ri];
-      for (std::size_t si = 0; si < r.streams.size(); ++si) {
-        const auto& st = r.streams[si];
-        for (std::uint32_t i = 0; i < st.count; ++i) {
-          auto it = kernel_at[ri].find(r.activities[st.first + i].id);
-          if (it != kernel_at[ri].end()) it->second = {static_cast<std::int32_t>(si), st.first + i};
-        }
-      }
-    }
-    for (auto& row : collective_rows) {
-      const std::size_t ri = rank_index[row.rank];
-      Rank& r = ranks[ri];
-      Collective& c = row.collective;
-      if (c.activity_id != kNull) {
-        auto it = kernel_at[ri].find(c.activity_id);
-        if (it != kernel_at[ri].end() && it->second.first >= 0) {
-          c.stream_index = it->second.first;
-          c.activity = it->second.second;
-          r.activities[c.activity].collective = static_cast<std::int32_t>(r.collectives.size());
-        }
-      }
-      r.collectives.push_back(std::move(c));
+  for (auto& r : ranks.ranks) {
+    bool any = false;
+    for (const auto& a : r.activities) {
+      if (!any || a.start_ns < r.gpu_first_ns) r.gpu_first_ns = a.start_ns;
+      if (!any || a.end_ns > r.gpu_last_ns) r.gpu_last_ns = a.end_ns;
+      any = true;
     }
   }
+}
 
-  // CPU side: API calls, then ranges per track and the steps among them.
-  auto [api_calls, range_scan] = cpu_future.get();
+// Collectives, linked to their kernels.
+void attach_collectives(std::vector<CollectiveRow>& collective_rows, RankSlots& ranks) {
+  for (const auto& row : collective_rows) ranks.slot(row.rank);
+  std::vector<std::unordered_map<std::int64_t, std::pair<std::int32_t, std::uint32_t>>> kernel_at(
+      ranks.ranks.size());
+  for (const auto& row : collective_rows) {
+    if (row.collective.activity_id != kNull)
+      kernel_at[ranks.index[row.rank]][row.collective.activity_id] = {-1, 0};
+  }
+  for (std::size_t ri = 0; ri < ranks.ranks.size(); ++ri) {
+    if (kernel_at[ri].empty()) continue;
+    Rank& r = ranks.ranks[ri];
+    for (std::size_t si = 0; si < r.streams.size(); ++si) {
+      const auto& st = r.streams[si];
+      for (std::uint32_t i = 0; i < st.count; ++i) {
+        auto it = kernel_at[ri].find(r.activities[st.first + i].id);
+        if (it != kernel_at[ri].end()) it->second = {static_cast<std::int32_t>(si), st.first + i};
+      }
+    }
+  }
+  for (auto& row : collective_rows) {
+    const std::size_t ri = ranks.index[row.rank];
+    Rank& r = ranks.ranks[ri];
+    Collective& c = row.collective;
+    if (c.activity_id != kNull) {
+      auto it = kernel_at[ri].find(c.activity_id);
+      if (it != kernel_at[ri].end() && it->second.first >= 0) {
+        c.stream_index = it->second.first;
+        c.activity = it->second.second;
+        r.activities[c.activity].collective = static_cast<std::int32_t>(r.collectives.size());
+      }
+    }
+    r.collectives.push_back(std::move(c));
+  }
+}
+
+// CPU side: API calls, then ranges per track and the steps among them.
+void attach_cpu(std::map<std::int32_t, std::vector<ApiCall>>& api_calls, RangeScan& range_scan,
+                const ThreadNames& thread_names, RankSlots& ranks) {
   auto& tracks = range_scan.tracks;
-  for (auto& [rank, list] : api_calls) rank_slot(ranks, rank_index, rank).api_calls = std::move(list);
+  for (auto& [rank, list] : api_calls) ranks.slot(rank).api_calls = std::move(list);
   for (auto& [key, list] : tracks) {
     const auto& [rank, gpu, pid, tid] = key;
-    Rank& r = rank_slot(ranks, rank_index, rank);
+    Rank& r = ranks.slot(rank);
     CpuTrack track{pid,
                    tid,
                    {},
@@ -684,14 +635,14 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
     r.ranges.insert(r.ranges.end(), list.begin(), list.end());
     r.tracks.push_back(std::move(track));
   }
-  for (auto& r : ranks) {
+  for (auto& r : ranks.ranks) {
     std::stable_sort(r.steps.begin(), r.steps.end(),
                      [](const Step& a, const Step& b) { return a.start_ns < b.start_ns; });
   }
-  std::sort(ranks.begin(), ranks.end(), [](const Rank& a, const Rank& b) { return a.rank < b.rank; });
+}
 
-  // Counts by kind.
-  EventCounts& n = profile.counts_;
+EventCounts count_events(const std::vector<Rank>& ranks, const RangeScan& range_scan) {
+  EventCounts n;
   for (const auto& r : ranks) {
     for (const auto& a : r.activities) {
       switch (a.kind) {
@@ -740,6 +691,60 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
   }
   n.cpu_op += range_scan.skipped_cpu_ops;  // counted, not loaded
   n.python_function += range_scan.skipped_python;
+  return n;
+}
+
+}  // namespace
+
+Profile Profile::load(const std::filesystem::path& path, const LoadOptions& options) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) fail("{}: no such profile", path.string());
+  require_regular_input(path);  // a FIFO or a device would block SQLite's first read
+  sql::Database db(path, true);
+  bool tables_present = false;
+  try {
+    tables_present = db.table_columns("meta") && db.table_columns("activities");  // a view is refused
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    if (message.find("file is not a database") != std::string::npos) {
+      fail("{}: not a meshscope profile (not an SQLite database)", path.string());
+    }
+    throw;  // a damaged SQLite file: its own message
+  }
+  if (!tables_present) fail("{}: not a meshscope profile (no meta/activities tables)", path.string());
+  const std::int64_t string_ids = string_id_bound(db, path);
+
+  // The large tables load in the background while this thread reads the small ones.
+  auto activities_future = std::async(std::launch::async, scan_activities, path, string_ids);
+  auto cpu_future = std::async(std::launch::async, [&path, &options, string_ids] {
+    return std::make_pair(scan_api_calls(path, string_ids),
+                          scan_ranges(path, options.cpu_operators, string_ids));
+  });
+
+  Profile profile;
+  profile.path_ = path;
+  profile.meta_ = read_meta(db);
+  profile.schema_version_ = schema_version_of(profile.meta_);
+  profile.strings_ = read_strings(db, string_ids);
+  RankSlots ranks;
+  read_ranks(db, ranks);
+  read_devices(db, ranks);
+  read_process_groups(db, ranks);
+  const StreamNames stream_names = read_stream_names(db);
+  const ThreadNames thread_names = read_thread_names(db);
+  std::vector<CollectiveRow> collective_rows = read_collectives(db, string_ids);
+  read_flows(db, ranks, string_ids);
+  profile.job_diagnostics_ = read_diagnostics(db, ranks);
+
+  ActivityScan activities = activities_future.get();
+  attach_activities(activities, stream_names, ranks);
+  attach_collectives(collective_rows, ranks);
+  auto [api_calls, range_scan] = cpu_future.get();
+  attach_cpu(api_calls, range_scan, thread_names, ranks);
+  std::sort(ranks.ranks.begin(), ranks.ranks.end(),
+            [](const Rank& a, const Rank& b) { return a.rank < b.rank; });
+  profile.counts_ = count_events(ranks.ranks, range_scan);
+  profile.ranks_ = std::move(ranks.ranks);
   return profile;
 }
 
@@ -770,13 +775,6 @@ bool Profile::looks_like_profile(const std::filesystem::path& path) noexcept {
 const std::string& Profile::str(StringId id) const {
   static const std::string empty;
   return id < strings_.size() ? strings_[id] : empty;
-}
-
-StringId Profile::find_string(std::string_view text) const {
-  for (std::size_t i = 1; i < strings_.size(); ++i) {
-    if (strings_[i] == text) return static_cast<StringId>(i);
-  }
-  return kNoString;
 }
 
 const Rank* Profile::find_rank(std::int32_t rank) const {

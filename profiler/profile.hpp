@@ -201,8 +201,7 @@ class Profile {
   // schema.
   static bool looks_like_profile(const std::filesystem::path& path) noexcept;
 
-  const std::string& str(StringId id) const;          // "" for kNoString or unknown ids
-  StringId find_string(std::string_view text) const;  // kNoString when absent
+  const std::string& str(StringId id) const;  // "" for kNoString or unknown ids
 
   const std::vector<Rank>& ranks() const { return ranks_; }
   const Rank* find_rank(std::int32_t rank) const;

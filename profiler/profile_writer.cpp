@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -11,13 +10,18 @@
 #include <mutex>
 #include <random>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
 #include "profiler/error.hpp"
 #include "profiler/output_file.hpp"
+#include "profiler/schema_tables.hpp"
 #include "profiler/sqlite_util.hpp"
 #include "profiler/timing.hpp"
+#include "profiler/writer/cpu_collectives.hpp"
+#include "profiler/writer/range_nesting.hpp"
+#include "profiler/writer/rank_rewrites.hpp"
 
 namespace meshscope {
 namespace {
@@ -39,11 +43,7 @@ struct Batch {
   std::vector<std::pair<std::int64_t, ActivityRecord>> activities;
   std::vector<std::pair<std::int64_t, CollectiveRecord>> collectives;
   std::vector<ApiCallRecord> api_calls;
-  struct Range {
-    std::int64_t id, depth, parent;
-    RangeRecord record;
-  };
-  std::vector<Range> ranges;
+  std::vector<writer::NestedRange> ranges;
   std::vector<FlowRecord> flows;
   std::vector<RankInfo> ranks;
   std::vector<DeviceInfo> devices;
@@ -100,55 +100,10 @@ struct ProfileWriter::Impl {
   std::int64_t next_activity_id = 1;
   std::int64_t next_collective_id = 1;
   std::int64_t next_range_id = 1;
-  // Nesting is computed as ranges arrive when each track's ranges come in start order (the usual case):
-  // ranges with the same start wait until a later start shows up (the longest of them is the parent), then
-  // take their depth from the track's stack of open ranges and go to the database. A range that arrives out
-  // of order turns this off; commit() then rebuilds the nesting of every range in SQL.
-  struct Track {
-    struct Open {
-      std::int64_t id;
-      TimeNs end;
-    };
-    std::vector<Open> stack;
-    std::vector<Batch::Range> same_start;  // ranges sharing the latest start, not yet nested
-  };
-  struct TrackKey {
-    std::int32_t rank;
-    std::int64_t pid, tid;
-    bool operator==(const TrackKey&) const = default;
-  };
-  struct TrackKeyHash {
-    std::size_t operator()(const TrackKey& k) const {
-      return std::hash<std::int64_t>{}(k.pid * 1'000'003 + k.tid) ^ std::hash<std::int32_t>{}(k.rank);
-    }
-  };
-  std::unordered_map<TrackKey, Track, TrackKeyHash> tracks;
-  bool nest_online = true;
-
-  void emit_same_start(Track& track) {
-    auto& group = track.same_start;
-    if (group.empty()) return;
-    std::stable_sort(group.begin(), group.end(), [](const Batch::Range& a, const Batch::Range& b) {
-      return a.record.end_ns > b.record.end_ns;
-    });
-    for (auto& range : group) {
-      const TimeNs start = range.record.start_ns, end = range.record.end_ns;
-      auto& stack = track.stack;
-      while (!stack.empty() && stack.back().end <= start && !(stack.back().end == start && end == start)) {
-        stack.pop_back();
-      }
-      range.depth = static_cast<std::int64_t>(stack.size());
-      range.parent = stack.empty() ? kNull : stack.back().id;
-      stack.push_back({range.id, end});
-      current->ranges.push_back(range);
-    }
-    group.clear();
-    maybe_flush();
-  }
-
-  void emit_all_pending() {
-    for (auto& [key, track] : tracks) emit_same_start(track);
-  }
+  // Ranges go to the batch nested (depth, parent) as they arrive while they come in order per track;
+  // otherwise unnested, and commit() rebuilds the nesting in SQL.
+  writer::OnlineNesting nesting{
+      [this](const writer::NestedRange& range) { current->ranges.push_back(range); }};
 
   // Earliest start and latest end per rank, for ranks.first_ns/last_ns.
   std::unordered_map<std::int32_t, std::pair<TimeNs, TimeNs>> rank_extent;
@@ -168,18 +123,9 @@ struct ProfileWriter::Impl {
   bool busy = false;  // the thread holds a batch it has not finished writing
   std::exception_ptr thread_error;
   std::thread thread;
-  std::atomic<std::uint64_t> rows{0};
 
-  struct CpuCollective {
-    CollectiveRecord record;
-    std::int64_t pid, tid;
-  };
-  std::vector<CpuCollective> cpu_collectives;
-  struct RankRewrite {
-    std::int32_t old_rank, new_rank;
-    std::int64_t shift_ns;
-  };
-  std::vector<RankRewrite> rank_rewrites;
+  std::vector<writer::CpuCollective> cpu_collectives;
+  std::vector<writer::RankRewrite> rank_rewrites;
 
   sql::Statement insert_activities, insert_api_calls, insert_ranges;  // kRowsPerInsert rows at a time
   sql::Statement insert_string, insert_activity, insert_collective, insert_api_call, insert_range,
@@ -200,67 +146,25 @@ struct ProfileWriter::Impl {
     }
     db.exec("PRAGMA page_size=16384; PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;");
     db.exec(schema_tables_sql());
-    db.exec(
-        "INSERT INTO enums VALUES ('activity_kind',1,'kernel'),('activity_kind',2,'memcpy'),"
-        "('activity_kind',3,'memset'),('activity_kind',4,'sync'),"
-        "('range_kind',1,'cpu_op'),('range_kind',2,'annotation'),('range_kind',3,'python_function'),"
-        "('range_kind',4,'step'),('range_kind',5,'gpu_annotation'),('range_kind',6,'nvtx'),('range_kind',7,'"
-        "other'),"
-        "('api_kind',1,'runtime'),('api_kind',2,'driver');");
+    db.exec(schema::enums_insert_sql());
     db.exec("BEGIN");
-    insert_string = db.prepare("INSERT INTO strings (id, value) VALUES (?,?)");
-    insert_activity = db.prepare(
-        "INSERT INTO activities (id, rank, kind, device, stream, start_ns, end_ns, name, correlation, "
-        "external_id,"
-        " grid_x, grid_y, grid_z, block_x, block_y, block_z, registers, shared_bytes, bytes, copy_kind, "
-        "graph_id)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    insert_collective = db.prepare(
-        "INSERT INTO collectives (id, rank, activity_id, communicator, pg_desc, pg_ranks, seq, op, in_nelems,"
-        " out_nelems, dtype, in_bytes, out_bytes, group_size, algorithm, protocol, channels, start_ns, "
-        "end_ns, source)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    insert_api_call = db.prepare(
-        "INSERT INTO api_calls (rank, kind, pid, tid, start_ns, end_ns, name, correlation, external_id, cbid)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?)");
-    insert_range = db.prepare(
-        "INSERT INTO ranges (id, rank, kind, pid, tid, start_ns, end_ns, name, external_id, step, category, "
-        "depth,"
-        " parent_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    insert_activities = db.prepare(
-        "INSERT INTO activities (id, rank, kind, device, stream, start_ns, end_ns, name, correlation, "
-        "external_id,"
-        " grid_x, grid_y, grid_z, block_x, block_y, block_z, registers, shared_bytes, bytes, copy_kind, "
-        "graph_id)"
-        " VALUES " +
-        values_clause(kActivityColumns, kRowsPerInsert));
-    insert_api_calls = db.prepare(
-        "INSERT INTO api_calls (rank, kind, pid, tid, start_ns, end_ns, name, correlation, external_id, cbid)"
-        " VALUES " +
-        values_clause(kApiCallColumns, kRowsPerInsert));
-    insert_ranges = db.prepare(
-        "INSERT INTO ranges (id, rank, kind, pid, tid, start_ns, end_ns, name, external_id, step, category, "
-        "depth,"
-        " parent_id) VALUES " +
-        values_clause(kRangeColumns, kRowsPerInsert));
-    insert_flow = db.prepare(
-        "INSERT INTO flows (rank, category, flow_id, src_ns, src_pid, src_tid, dst_ns, dst_pid, dst_tid)"
-        " VALUES (?,?,?,?,?,?,?,?,?)");
-    insert_rank = db.prepare(
-        "INSERT OR REPLACE INTO ranks (rank, world_size, hostname, pid, source_file, rank_source, backend,"
-        " comm_version, clock_base_ns, clock_offset_ns) VALUES (?,?,?,?,?,?,?,?,?,?)");
-    insert_device = db.prepare(
-        "INSERT OR REPLACE INTO devices (rank, device, name, total_memory_bytes, compute_major, "
-        "compute_minor,"
-        " sm_count, properties_json) VALUES (?,?,?,?,?,?,?,?)");
-    insert_pg = db.prepare(
-        "INSERT OR REPLACE INTO process_groups (rank, pg_name, pg_desc, backend, group_size, ranks_json)"
-        " VALUES (?,?,?,?,?,?)");
-    insert_stream =
-        db.prepare("INSERT OR REPLACE INTO streams (rank, device, stream, name) VALUES (?,?,?,?)");
-    insert_thread = db.prepare("INSERT OR REPLACE INTO threads (rank, pid, tid, name) VALUES (?,?,?,?)");
-    insert_diagnostic = db.prepare("INSERT INTO diagnostics (rank, severity, message) VALUES (?,?,?)");
-    insert_meta = db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?,?)");
+    using namespace schema;
+    insert_string = db.prepare(insert_sql<Strings>());
+    insert_activity = db.prepare(insert_sql<Activities>());
+    insert_collective = db.prepare(insert_sql<Collectives>());
+    insert_api_call = db.prepare(insert_sql<ApiCalls>());
+    insert_range = db.prepare(insert_sql<Ranges>());
+    insert_activities = db.prepare(insert_sql<Activities>(kRowsPerInsert));
+    insert_api_calls = db.prepare(insert_sql<ApiCalls>(kRowsPerInsert));
+    insert_ranges = db.prepare(insert_sql<Ranges>(kRowsPerInsert));
+    insert_flow = db.prepare(insert_sql<Flows>());
+    insert_rank = db.prepare(insert_sql<Ranks>(1, "INSERT OR REPLACE"));
+    insert_device = db.prepare(insert_sql<Devices>(1, "INSERT OR REPLACE"));
+    insert_pg = db.prepare(insert_sql<ProcessGroups>(1, "INSERT OR REPLACE"));
+    insert_stream = db.prepare(insert_sql<Streams>(1, "INSERT OR REPLACE"));
+    insert_thread = db.prepare(insert_sql<Threads>(1, "INSERT OR REPLACE"));
+    insert_diagnostic = db.prepare(insert_sql<Diagnostics>());
+    insert_meta = db.prepare(insert_sql<Meta>(1, "INSERT OR REPLACE"));
   }
 
   void finalize_statements() {
@@ -275,193 +179,85 @@ struct ProfileWriter::Impl {
   // The three large tables are inserted kRowsPerInsert rows per statement: SQLite's per-statement cost is
   // then paid once for many rows.
   static constexpr int kRowsPerInsert = 16;
-  static constexpr int kActivityColumns = 21, kApiCallColumns = 10, kRangeColumns = 13;
 
-  static std::string values_clause(int columns, int rows) {
-    std::string row = "(";
-    for (int c = 0; c < columns; ++c) row += c ? ",?" : "?";
-    row += ")";
-    std::string out;
-    for (int r = 0; r < rows; ++r) out += (r ? "," : "") + row;
-    return out;
+  // Binds ROW's columns from FIRST on (1-based), for insert_rows.
+  template <typename Table, typename Row>
+  static void bind_row(sql::Statement& s, int first, const Row& row) {
+    if constexpr (std::is_same_v<Table, schema::Activities>) {
+      schema::Activities::bind(s, first, row.first, row.second);
+    } else if constexpr (std::is_same_v<Table, schema::Ranges>) {
+      schema::Ranges::bind(s, first, row.id, row.depth, row.parent, row.record);
+    } else {
+      Table::bind(s, first, row);
+    }
   }
 
-  template <typename Rows, typename Bind>
-  static void insert_rows(const Rows& rows, sql::Statement& one, sql::Statement& many, int columns,
-                          Bind bind) {
+  template <typename Table, typename Rows>
+  static void insert_rows(const Rows& rows, sql::Statement& one, sql::Statement& many) {
+    constexpr int columns = Table::kCount;
     std::size_t i = 0;
     for (; i + kRowsPerInsert <= rows.size(); i += kRowsPerInsert) {
-      for (int r = 0; r < kRowsPerInsert; ++r) bind(many, r * columns, rows[i + static_cast<std::size_t>(r)]);
+      for (int r = 0; r < kRowsPerInsert; ++r)
+        bind_row<Table>(many, 1 + r * columns, rows[i + static_cast<std::size_t>(r)]);
       many.run();
     }
     for (; i < rows.size(); ++i) {
-      bind(one, 0, rows[i]);
+      bind_row<Table>(one, 1, rows[i]);
       one.run();
     }
   }
 
-  static void bind_activity(sql::Statement& s, int b, const std::pair<std::int64_t, ActivityRecord>& row) {
-    const auto& [id, a] = row;
-    s.bind(b + 1, id);
-    s.bind(b + 2, a.rank);
-    s.bind(b + 3, static_cast<int>(a.kind));
-    s.bind(b + 4, a.device);
-    s.bind(b + 5, a.stream);
-    s.bind(b + 6, a.start_ns);
-    s.bind(b + 7, a.end_ns);
-    s.bind_string_id(b + 8, a.name);
-    s.bind(b + 9, a.correlation);
-    s.bind(b + 10, a.external_id);
-    for (int i = 0; i < 3; ++i) s.bind(b + 11 + i, a.grid[i]);
-    for (int i = 0; i < 3; ++i) s.bind(b + 14 + i, a.block[i]);
-    s.bind(b + 17, a.registers);
-    s.bind(b + 18, a.shared_bytes);
-    s.bind(b + 19, a.bytes);
-    s.bind_string_id(b + 20, a.copy_kind);
-    s.bind(b + 21, a.graph_id);
-  }
-
-  static void bind_api_call(sql::Statement& s, int b, const ApiCallRecord& a) {
-    s.bind(b + 1, a.rank);
-    s.bind(b + 2, static_cast<int>(a.kind));
-    s.bind(b + 3, a.pid);
-    s.bind(b + 4, a.tid);
-    s.bind(b + 5, a.start_ns);
-    s.bind(b + 6, a.end_ns);
-    s.bind_string_id(b + 7, a.name);
-    s.bind(b + 8, a.correlation);
-    s.bind(b + 9, a.external_id);
-    s.bind(b + 10, a.cbid);
-  }
-
-  static void bind_range(sql::Statement& s, int b, const Batch::Range& row) {
-    const auto& [id, depth, parent, r] = row;
-    s.bind(b + 1, id);
-    s.bind(b + 2, r.rank);
-    s.bind(b + 3, static_cast<int>(r.kind));
-    s.bind(b + 4, r.pid);
-    s.bind(b + 5, r.tid);
-    s.bind(b + 6, r.start_ns);
-    s.bind(b + 7, r.end_ns);
-    s.bind_string_id(b + 8, r.name);
-    s.bind(b + 9, r.external_id);
-    s.bind(b + 10, r.step);
-    s.bind_string_id(b + 11, r.category);
-    s.bind(b + 12, depth);
-    s.bind(b + 13, parent);
-  }
-
   void write_batch(const Batch& batch) {
+    using namespace schema;
     for (const auto& [id, text] : batch.strings) {
-      insert_string.bind(1, id);
-      sqlite3_bind_text(insert_string.handle(), 2, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+      insert_string.bind(1 + Strings::id, id);
+      sqlite3_bind_text(insert_string.handle(), 1 + Strings::value, text.data(),
+                        static_cast<int>(text.size()), SQLITE_STATIC);
       insert_string.run();
     }
-    insert_rows(batch.activities, insert_activity, insert_activities, kActivityColumns, bind_activity);
+    insert_rows<Activities>(batch.activities, insert_activity, insert_activities);
     for (const auto& [id, c] : batch.collectives) {
-      auto& s = insert_collective;
-      s.bind(1, id);
-      s.bind(2, c.rank);
-      s.bind(3, c.activity_id);
-      s.bind_string_id(4, c.communicator);
-      s.bind_string_id(5, c.pg_desc);
-      s.bind_string_id(6, c.pg_ranks);
-      s.bind(7, c.seq);
-      s.bind_string_id(8, c.op);
-      s.bind(9, c.in_nelems);
-      s.bind(10, c.out_nelems);
-      s.bind_string_id(11, c.dtype);
-      s.bind(12, c.in_bytes);
-      s.bind(13, c.out_bytes);
-      s.bind(14, c.group_size);
-      s.bind_string_id(15, c.algorithm);
-      s.bind_string_id(16, c.protocol);
-      s.bind(17, c.channels);
-      s.bind(18, c.start_ns);
-      s.bind(19, c.end_ns);
-      s.bind_text(20, c.source ? c.source : "");
-      s.run();
+      Collectives::bind(insert_collective, 1, id, c);
+      insert_collective.run();
     }
-    insert_rows(batch.api_calls, insert_api_call, insert_api_calls, kApiCallColumns, bind_api_call);
-    insert_rows(batch.ranges, insert_range, insert_ranges, kRangeColumns, bind_range);
+    insert_rows<ApiCalls>(batch.api_calls, insert_api_call, insert_api_calls);
+    insert_rows<Ranges>(batch.ranges, insert_range, insert_ranges);
     for (const auto& f : batch.flows) {
-      auto& s = insert_flow;
-      s.bind(1, f.rank);
-      s.bind_string_id(2, f.category);
-      s.bind(3, f.flow_id);
-      s.bind(4, f.src_ns);
-      s.bind(5, f.src_pid);
-      s.bind(6, f.src_tid);
-      s.bind(7, f.dst_ns);
-      s.bind(8, f.dst_pid);
-      s.bind(9, f.dst_tid);
-      s.run();
+      Flows::bind(insert_flow, 1, f);
+      insert_flow.run();
     }
     for (const auto& r : batch.ranks) {
-      auto& s = insert_rank;
-      s.bind(1, r.rank);
-      s.bind(2, r.world_size);
-      s.bind_text(3, r.hostname);
-      s.bind(4, r.pid);
-      s.bind_text(5, r.source_file.empty() ? std::string_view("-") : std::string_view(r.source_file));
-      s.bind_text(6, r.rank_source.empty() ? std::string_view("unknown") : std::string_view(r.rank_source));
-      s.bind_text(7, r.backend);
-      s.bind_text(8, r.comm_version);
-      s.bind(9, r.clock_base_ns);
-      s.bind(10, r.clock_offset_ns);
-      s.run();
+      Ranks::bind(insert_rank, 1, r);
+      insert_rank.run();
     }
     for (const auto& d : batch.devices) {
-      auto& s = insert_device;
-      s.bind(1, d.rank);
-      s.bind(2, d.device);
-      s.bind_text(3, d.name);
-      s.bind(4, d.total_memory_bytes);
-      s.bind(5, d.compute_major);
-      s.bind(6, d.compute_minor);
-      s.bind(7, d.sm_count);
-      s.bind_text(8, d.properties_json);
-      s.run();
+      Devices::bind(insert_device, 1, d);
+      insert_device.run();
     }
     for (const auto& p : batch.process_groups) {
-      auto& s = insert_pg;
-      s.bind(1, p.rank);
-      s.bind_text(2, p.pg_name.empty() ? std::string_view("?") : std::string_view(p.pg_name));
-      s.bind_text(3, p.pg_desc);
-      s.bind_text(4, p.backend);
-      s.bind(5, p.group_size);
-      s.bind_text(6, p.ranks_json);
-      s.run();
+      ProcessGroups::bind(insert_pg, 1, p);
+      insert_pg.run();
     }
     for (const auto& st : batch.streams) {
-      auto& s = insert_stream;
-      s.bind(1, st.rank);
-      s.bind(2, st.device);
-      s.bind(3, st.stream);
-      s.bind_text(4, st.name);
-      s.run();
+      Streams::bind(insert_stream, 1, st);
+      insert_stream.run();
     }
     for (const auto& t : batch.threads) {
-      auto& s = insert_thread;
-      s.bind(1, t.rank);
-      s.bind(2, t.pid);
-      s.bind(3, t.tid);
-      s.bind_text(4, t.name);
-      s.run();
+      Threads::bind(insert_thread, 1, t);
+      insert_thread.run();
     }
     for (const auto& d : batch.diagnostics) {
       auto& s = insert_diagnostic;
-      s.bind(1, d.rank < 0 ? kNull : d.rank);  // a negative rank: the whole job
-      s.bind_text(2, d.severity);
-      s.bind_text(3, d.message);
+      s.bind(1 + Diagnostics::rank, d.rank < 0 ? kNull : d.rank);  // a negative rank: the whole job
+      s.bind_text(1 + Diagnostics::severity, d.severity);
+      s.bind_text(1 + Diagnostics::message, d.message);
       s.run();
     }
     for (const auto& [key, value] : batch.meta) {
-      insert_meta.bind_text(1, key);
-      insert_meta.bind_text(2, value);
+      insert_meta.bind_text(1 + Meta::key, key);
+      insert_meta.bind_text(1 + Meta::value, value);
       insert_meta.run();
     }
-    rows += batch.size();
   }
 
   void thread_main() {
@@ -536,156 +332,6 @@ struct ProfileWriter::Impl {
     thread.join();
   }
 
-  // Rebuilds nesting depth and parent per (rank, pid, tid) track: ranges sorted by start (longer first on
-  // ties) nest inside the innermost open range that has not ended. Ranges that overlap without nesting are
-  // kept, one level deeper, so nothing is hidden.
-  void rebuild_nesting() {
-    // Rewrites the table in track order with depth and parent filled in: sequential inserts, where updating
-    // rows in place would touch pages at random (minutes for millions of ranges).
-    std::string create_sql;
-    {
-      sql::Statement s = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'ranges'");
-      if (!s.step()) return;
-      create_sql = s.column_text(0);
-    }
-    db.exec("ALTER TABLE ranges RENAME TO ranges_unnested");
-    db.exec(create_sql);
-    constexpr const char* kColumns =
-        "id, rank, kind, pid, tid, start_ns, end_ns, name, external_id, step, category";
-    sql::Statement select = db.prepare(fmt::format(
-        "SELECT {} FROM ranges_unnested ORDER BY rank, pid, tid, start_ns, end_ns DESC, id", kColumns));
-    sql::Statement insert = db.prepare(fmt::format(
-        "INSERT INTO ranges ({}, depth, parent_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", kColumns));
-    struct Open {
-      std::int64_t id;
-      TimeNs end;
-    };
-    std::vector<Open> stack;
-    std::int64_t track_rank = kNull, track_pid = kNull, track_tid = kNull;
-    while (select.step()) {
-      const std::int64_t id = select.column_int(0);
-      const std::int64_t rank = select.column_int(1), pid = select.column_int(3), tid = select.column_int(4);
-      const TimeNs start = select.column_int(5), end = select.column_int(6);
-      if (rank != track_rank || pid != track_pid || tid != track_tid) {
-        stack.clear();
-        track_rank = rank;
-        track_pid = pid;
-        track_tid = tid;
-      }
-      while (!stack.empty() && stack.back().end <= start && !(stack.back().end == start && end == start)) {
-        stack.pop_back();
-      }
-      for (int i = 0; i < 11; ++i)
-        sqlite3_bind_value(insert.handle(), i + 1, sqlite3_column_value(select.handle(), i));
-      insert.bind(12, static_cast<std::int64_t>(stack.size()));
-      insert.bind(13, stack.empty() ? kNull : stack.back().id);
-      insert.run();
-      stack.push_back({id, end});
-    }
-    select = sql::Statement();
-    db.exec("DROP TABLE ranges_unnested");
-  }
-
-  void apply_rank_rewrites() {
-    for (const auto& r : rank_rewrites) {
-      for (auto& c : cpu_collectives) {
-        if (c.record.rank != r.old_rank) continue;
-        c.record.rank = r.new_rank;
-        c.record.start_ns += r.shift_ns;
-        c.record.end_ns += r.shift_ns;
-      }
-      const std::string from = std::to_string(r.old_rank), to = std::to_string(r.new_rank),
-                        shift = std::to_string(r.shift_ns);
-      for (const char* table : {"activities", "collectives", "api_calls", "ranges"}) {
-        db.exec(fmt::format(
-            "UPDATE {} SET rank = {}, start_ns = start_ns + {}, end_ns = end_ns + {} WHERE rank = {}", table,
-            to, shift, shift, from));
-      }
-      db.exec(fmt::format(
-          "UPDATE flows SET rank = {0}, src_ns = src_ns + {1}, dst_ns = dst_ns + {1} WHERE rank = {2}", to,
-          shift, from));
-      for (const char* table : {"ranks", "devices", "process_groups", "streams", "threads", "diagnostics"}) {
-        db.exec(fmt::format("UPDATE {} SET rank = {} WHERE rank = {}", table, to, from));
-      }
-    }
-  }
-
-  // Resolves CPU-side collective metadata to the kernels it launched (see add_cpu_collective). Index lookups
-  // per CPU op (api_calls by thread and time, activities by correlation), so the cost grows with the number
-  // of ops.
-  void resolve_cpu_collectives() {
-    if (cpu_collectives.empty()) return;
-    db.exec("CREATE INDEX IF NOT EXISTS api_calls_by_thread ON api_calls (rank, pid, tid, start_ns)");
-    // Kernels that already have a collective: those with metadata keep it; name-only rows take the CPU
-    // metadata.
-    std::unordered_map<std::int64_t, std::pair<std::int64_t, bool>>
-        existing;  // activity -> (row id, name-only)
-    {
-      sql::Statement s =
-          db.prepare("SELECT activity_id, id, source FROM collectives WHERE activity_id IS NOT NULL");
-      while (s.step()) existing[s.column_int(0)] = {s.column_int(1), s.column_text(2) == "kernel_name"};
-    }
-    sql::Statement calls = db.prepare(
-        "SELECT correlation FROM api_calls WHERE rank = ? AND pid = ? AND tid = ? AND start_ns BETWEEN ? AND "
-        "?"
-        " AND correlation IS NOT NULL");
-    sql::Statement kernels = db.prepare(
-        "SELECT id, start_ns, end_ns FROM activities WHERE rank = ? AND correlation = ? AND kind = 1");
-    sql::Statement upgrade = db.prepare(
-        "UPDATE collectives SET communicator = ?, pg_desc = ?, pg_ranks = ?, seq = ?, op = ?, in_nelems = ?,"
-        " out_nelems = ?, dtype = ?, in_bytes = ?, out_bytes = ?, group_size = ?, channels = ?, source = ?"
-        " WHERE id = ?");
-    for (const auto& [c, pid, tid] : cpu_collectives) {
-      bool launched = false;
-      calls.bind(1, c.rank);
-      calls.bind(2, pid);
-      calls.bind(3, tid);
-      calls.bind(4, c.start_ns);
-      calls.bind(5, c.end_ns);
-      std::vector<std::int64_t> correlations;
-      while (calls.step()) correlations.push_back(calls.column_int(0));
-      calls.reset();
-      for (const auto correlation : correlations) {
-        kernels.bind(1, c.rank);
-        kernels.bind(2, correlation);
-        while (kernels.step()) {
-          launched = true;
-          const std::int64_t activity = kernels.column_int(0);
-          auto it = existing.find(activity);
-          if (it != existing.end() && !it->second.second) continue;
-          if (it != existing.end()) {
-            upgrade.bind_string_id(1, c.communicator);
-            upgrade.bind_string_id(2, c.pg_desc);
-            upgrade.bind_string_id(3, c.pg_ranks);
-            upgrade.bind(4, c.seq);
-            upgrade.bind_string_id(5, c.op);
-            upgrade.bind(6, c.in_nelems);
-            upgrade.bind(7, c.out_nelems);
-            upgrade.bind_string_id(8, c.dtype);
-            upgrade.bind(9, c.in_bytes);
-            upgrade.bind(10, c.out_bytes);
-            upgrade.bind(11, c.group_size);
-            upgrade.bind(12, c.channels);
-            upgrade.bind_text(13, c.source ? c.source : "cpu_op");
-            upgrade.bind(14, it->second.first);
-            upgrade.run();
-            it->second.second = false;
-            continue;
-          }
-          CollectiveRecord on_gpu = c;
-          on_gpu.activity_id = activity;
-          on_gpu.start_ns = kernels.column_int(1);
-          on_gpu.end_ns = kernels.column_int(2);
-          write_collective(next_collective_id++, on_gpu);
-          existing[activity] = {next_collective_id - 1, false};
-        }
-        kernels.reset();
-      }
-      if (!launched) write_collective(next_collective_id++, c);  // CPU-only (e.g. gloo): keep the CPU times
-    }
-    db.exec("DROP INDEX api_calls_by_thread");
-  }
-
   void write_collective(std::int64_t id, const CollectiveRecord& c) {
     Batch batch;
     batch.collectives.emplace_back(id, c);
@@ -695,14 +341,7 @@ struct ProfileWriter::Impl {
   void finish_ranks() {
     sql::Statement update = db.prepare("UPDATE ranks SET first_ns = ?, last_ns = ? WHERE rank = ?");
     for (const auto& [rank, extent] : rank_extent) {
-      std::int32_t final_rank = rank;
-      std::int64_t shift = 0;
-      for (const auto& r : rank_rewrites) {
-        if (r.old_rank == final_rank) {
-          final_rank = r.new_rank;
-          shift += r.shift_ns;
-        }
-      }
+      const auto [final_rank, shift] = writer::rewritten(rank, rank_rewrites);
       TimeNs first = 0, last = 0;
       if (__builtin_add_overflow(extent.first, shift, &first) ||
           __builtin_add_overflow(extent.second, shift, &last)) {
@@ -790,22 +429,8 @@ void ProfileWriter::add_api_call(const ApiCallRecord& record) {
 void ProfileWriter::add_range(const RangeRecord& record) {
   auto& impl = *impl_;
   impl.extend(record.rank, record.start_ns, record.end_ns);
-  Batch::Range range{impl.next_range_id++, 0, kNull, record};
-  if (impl.nest_online) {
-    auto& track = impl.tracks[Impl::TrackKey{record.rank, record.pid, record.tid}];
-    const TimeNs group_start =
-        track.same_start.empty() ? record.start_ns : track.same_start.front().record.start_ns;
-    if (record.start_ns >= group_start) {
-      if (record.start_ns > group_start) impl.emit_same_start(track);
-      track.same_start.push_back(range);
-      return;
-    }
-    // Out of order: write everything as it comes and rebuild the nesting in SQL at commit.
-    impl.nest_online = false;
-    impl.emit_all_pending();
-    impl.tracks.clear();
-  }
-  impl.current->ranges.push_back(range);
+  const writer::NestedRange range{impl.next_range_id++, 0, kNull, record};
+  if (!impl.nesting.add(range)) impl.current->ranges.push_back(range);
   impl.maybe_flush();
 }
 
@@ -844,10 +469,6 @@ void ProfileWriter::set_meta(std::string_view key, std::string_view value) {
   impl_->current->meta.emplace_back(std::string(key), std::string(value));
 }
 
-std::uint64_t ProfileWriter::rows_written() const {
-  return impl_->rows.load();
-}
-
 void ProfileWriter::checkpoint() {
   impl_->drain();
   impl_->rethrow_thread_error();
@@ -858,25 +479,28 @@ void ProfileWriter::checkpoint() {
 void ProfileWriter::commit() {
   {
     PhaseTimer timer("writer: drain batches");
-    impl_->emit_all_pending();
+    impl_->nesting.flush();
     impl_->drain();
     impl_->stop_thread();
   }
   impl_->rethrow_thread_error();
   auto& db = impl_->db;
-  impl_->apply_rank_rewrites();
+  writer::rewrite_ranks(impl_->cpu_collectives, impl_->rank_rewrites);
+  writer::apply_rank_rewrites(db, impl_->rank_rewrites);
   {
     PhaseTimer timer("writer: create indexes");
     db.exec(schema_indexes_sql());
   }
   {
     PhaseTimer timer("writer: resolve collectives");
-    impl_->resolve_cpu_collectives();
+    writer::resolve_cpu_collectives(
+        db, impl_->cpu_collectives, impl_->next_collective_id,
+        [this](std::int64_t id, const CollectiveRecord& c) { impl_->write_collective(id, c); });
   }
-  if (!impl_->nest_online) {
+  if (!impl_->nesting.active()) {
     PhaseTimer timer("writer: rebuild nesting");
     db.exec("PRAGMA temp_store=FILE");  // the sort of millions of ranges spills to disk, not memory
-    impl_->rebuild_nesting();
+    writer::rebuild_range_nesting(db);
   }
   {
     PhaseTimer timer("writer: finish");

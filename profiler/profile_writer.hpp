@@ -63,9 +63,6 @@ class ProfileWriter {
   void add_diagnostic(std::int32_t rank, std::string_view severity, std::string_view message);
   void set_meta(std::string_view key, std::string_view value);
 
-  // Rows written so far (all tables), for progress reporting.
-  std::uint64_t rows_written() const;
-
   // Finishes the profile: rebuilds range nesting per track, fills rank first/last times, creates indexes,
   // commits and atomically renames the temporary file to the target. Throws meshscope::Error on failure.
   void commit();

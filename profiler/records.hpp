@@ -39,6 +39,11 @@ enum class RangeKind : std::uint8_t {
   kOther = 7,
 };
 enum class ApiKind : std::uint8_t { kRuntime = 1, kDriver = 2 };
+// The values of each kind are 1 to its count: the enums table, the writer and Profile::load take them from
+// here.
+inline constexpr int kActivityKindCount = 4;
+inline constexpr int kRangeKindCount = 7;
+inline constexpr int kApiKindCount = 2;
 
 // The member ranks in a process group's ranks_json text ("[0, 1, 2]", "[null, 5]"): every integer in it, in
 // order, into RANKS. Returns false, with the offending number in BAD when given, when one is not a rank (0 to

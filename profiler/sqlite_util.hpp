@@ -82,7 +82,6 @@ class Statement {
 
   // Binding: index is 1-based as in SQLite. kNull / kNoString bind SQL NULL.
   void bind(int index, std::int64_t value);
-  void bind_int(int index, std::int64_t value) { bind(index, value); }
   void bind_string_id(int index, StringId value);
   void bind_text(int index, std::string_view value);  // empty text binds NULL; throws Error beyond 2 GiB
   void bind_double(int index, double value);

@@ -10,6 +10,7 @@
 
 #include "profiler/error.hpp"
 #include "profiler/profile_writer.hpp"
+#include "profiler/schema_tables.hpp"
 #include "profiler/sqlite_util.hpp"
 
 namespace meshscope::record {
@@ -178,35 +179,22 @@ class Merger {
   void copy_first_pass(Input& in, std::int64_t shift) {
     map_strings(in);
     auto& ids = activity_ids_[in.path];
+    using namespace schema;
     {
-      auto s = in.db.prepare(
-          "SELECT id, kind, device, stream, start_ns, end_ns, name, correlation, external_id, grid_x, "
-          "grid_y, grid_z,"
-          " block_x, block_y, block_z, registers, shared_bytes, bytes, copy_kind, graph_id FROM activities");
+      auto s = in.db.prepare(select_sql<Activities>());
       while (s.step()) {
-        ActivityRecord a;
+        std::int64_t old_id = 0;
+        ActivityRecord a = Activities::read(s, 0, old_id);
         a.rank = in.rank;
-        const std::int64_t kind = s.column_int(1), device = s.column_int(2);
-        if (kind < 1 || kind > 4 || device < INT32_MIN || device > INT32_MAX ||
-            !interval(s.column_int(4), s.column_int(5), shift, a.start_ns, a.end_ns)) {
+        const std::int64_t kind = s.column_int(Activities::kind), device = s.column_int(Activities::device);
+        if (kind < 1 || kind > kActivityKindCount || device < INT32_MIN || device > INT32_MAX ||
+            !interval(a.start_ns, a.end_ns, shift, a.start_ns, a.end_ns)) {
           ++result_.skipped_rows;
           continue;
         }
-        a.kind = static_cast<ActivityKind>(kind);
-        a.device = static_cast<std::int32_t>(device);
-        a.stream = s.column_int(3);
-        a.name = named(s.column_int(6), "(unnamed)");
-        a.correlation = s.column_int(7);
-        a.external_id = s.column_int(8);
-        for (int i = 0; i < 3; ++i) a.grid[i] = s.column_int(9 + i);
-        for (int i = 0; i < 3; ++i) a.block[i] = s.column_int(12 + i);
-        a.registers = s.column_int(15);
-        a.shared_bytes = s.column_int(16);
-        a.bytes = s.column_int(17);
-        a.copy_kind = str(s.column_int(18));
-        a.graph_id = s.column_int(19);
-        const std::int64_t id = w_.add_activity(a);
-        ids[s.column_int(0)] = id;
+        a.name = named(a.name, "(unnamed)");
+        a.copy_kind = str(a.copy_kind);
+        ids[old_id] = w_.add_activity(a);
         ++result_.activities;
       }
     }
@@ -223,106 +211,93 @@ class Merger {
       }
     }
     {
-      auto s = in.db.prepare(
-          "SELECT kind, pid, tid, start_ns, end_ns, name, correlation, external_id, cbid FROM api_calls");
+      auto s = in.db.prepare(select_sql<ApiCalls>());
       while (s.step()) {
-        ApiCallRecord c;
+        ApiCallRecord c = ApiCalls::read(s, 0);
         c.rank = in.rank;
-        const std::int64_t kind = s.column_int(0);
-        if (kind < 1 || kind > 2 ||
-            !interval(s.column_int(3), s.column_int(4), shift, c.start_ns, c.end_ns)) {
+        const std::int64_t kind = s.column_int(ApiCalls::kind);
+        if (kind < 1 || kind > kApiKindCount ||
+            !interval(c.start_ns, c.end_ns, shift, c.start_ns, c.end_ns)) {
           ++result_.skipped_rows;
           continue;
         }
-        c.kind = static_cast<ApiKind>(kind);
-        c.pid = s.column_int(1);
-        c.tid = s.column_int(2);
-        c.name = named(s.column_int(5), "(unnamed)");
-        c.correlation = s.column_int(6);
-        c.external_id = s.column_int(7);
-        c.cbid = s.column_int(8);
+        c.name = named(c.name, "(unnamed)");
         w_.add_api_call(c);
       }
     }
     {
-      auto s = in.db.prepare(
-          "SELECT kind, pid, tid, start_ns, end_ns, name, external_id, step, category FROM ranges");
+      auto s = in.db.prepare(select_sql<Ranges>());
       while (s.step()) {
-        RangeRecord r;
+        RangeRecord r = Ranges::read(s, 0);
         r.rank = in.rank;
-        const std::int64_t kind = s.column_int(0);
-        if (kind < 1 || kind > 7 ||
-            !interval(s.column_int(3), s.column_int(4), shift, r.start_ns, r.end_ns)) {
+        const std::int64_t kind = s.column_int(Ranges::kind);
+        if (kind < 1 || kind > kRangeKindCount ||
+            !interval(r.start_ns, r.end_ns, shift, r.start_ns, r.end_ns)) {
           ++result_.skipped_rows;
           continue;
         }
-        r.kind = static_cast<RangeKind>(kind);
-        r.pid = s.column_int(1);
-        r.tid = s.column_int(2);
-        r.name = named(s.column_int(5), "(unnamed)");
-        r.external_id = s.column_int(6);
-        r.step = s.column_int(7);
-        r.category = str(s.column_int(8));
+        r.name = named(r.name, "(unnamed)");
+        r.category = str(r.category);
         w_.add_range(r);
       }
     }
     {
-      auto s = in.db.prepare(
-          "SELECT category, flow_id, src_ns, src_pid, src_tid, dst_ns, dst_pid, dst_tid FROM flows");
+      auto s = in.db.prepare(select_sql<Flows>());
       while (s.step()) {
-        FlowRecord f;
+        FlowRecord f = Flows::read(s, 0);
         f.rank = in.rank;
-        f.category = named(s.column_int(0), "(unknown)");
-        f.flow_id = s.column_int(1);
-        if (!interval(s.column_int(2), s.column_int(2), shift, f.src_ns, f.src_ns) ||
-            (!s.column_is_null(5) &&
-             !interval(s.column_int(5), s.column_int(5), shift, f.dst_ns, f.dst_ns))) {
+        f.category = named(f.category, "(unknown)");
+        if (!interval(f.src_ns, f.src_ns, shift, f.src_ns, f.src_ns) ||
+            (f.dst_ns != kNull && !interval(f.dst_ns, f.dst_ns, shift, f.dst_ns, f.dst_ns))) {
           ++result_.skipped_rows;
           continue;
         }
-        f.src_pid = s.column_int(3);
-        f.src_tid = s.column_int(4);
-        f.dst_pid = s.column_int(6);
-        f.dst_tid = s.column_int(7);
         w_.add_flow(f);
       }
     }
     {
-      auto s = in.db.prepare(
-          "SELECT device, name, total_memory_bytes, compute_major, compute_minor, sm_count, properties_json"
-          " FROM devices");
+      auto s = in.db.prepare(select_sql<Devices>());
       while (s.step()) {
-        if (s.column_int(0) < INT32_MIN || s.column_int(0) > INT32_MAX) continue;
-        w_.add_device({in.rank, static_cast<std::int32_t>(s.column_int(0)), s.column_text(1), s.column_int(2),
-                       s.column_int(3), s.column_int(4), s.column_int(5), s.column_text(6)});
+        const std::int64_t device = s.column_int(Devices::device);
+        if (device < INT32_MIN || device > INT32_MAX) continue;
+        DeviceInfo d = Devices::read(s, 0);
+        d.rank = in.rank;
+        w_.add_device(d);
       }
     }
     {
-      auto s = in.db.prepare("SELECT device, stream, name FROM streams");
+      auto s = in.db.prepare(select_sql<Streams>());
       while (s.step()) {
-        if (s.column_int(0) < INT32_MIN || s.column_int(0) > INT32_MAX) continue;
-        w_.add_stream(
-            {in.rank, static_cast<std::int32_t>(s.column_int(0)), s.column_int(1), s.column_text(2)});
+        const std::int64_t device = s.column_int(Streams::device);
+        if (device < INT32_MIN || device > INT32_MAX) continue;
+        StreamInfo st = Streams::read(s, 0);
+        st.rank = in.rank;
+        w_.add_stream(st);
       }
     }
     {
-      auto s = in.db.prepare("SELECT pid, tid, name FROM threads");
-      while (s.step()) w_.add_thread({in.rank, s.column_int(0), s.column_int(1), s.column_text(2)});
+      auto s = in.db.prepare(select_sql<Threads>());
+      while (s.step()) {
+        ThreadInfo t = Threads::read(s, 0);
+        t.rank = in.rank;
+        w_.add_thread(t);
+      }
     }
     {
-      auto s = in.db.prepare("SELECT pg_name, pg_desc, backend, group_size, ranks_json FROM process_groups");
+      auto s = in.db.prepare(select_sql<ProcessGroups>());
       while (s.step()) {
-        std::int64_t group_size = s.column_int(3);
-        if (group_size < 0 || group_size > kMaxRank + 1) group_size = kNull;
-        ProcessGroupInfo pg{in.rank,          s.column_text(0), s.column_text(1),
-                            s.column_text(2), group_size,       s.column_text(4)};
+        ProcessGroupInfo pg = ProcessGroups::read(s, 0);
+        pg.rank = in.rank;
+        if (pg.group_size < 0 || pg.group_size > kMaxRank + 1) pg.group_size = kNull;
         if (!pg.ranks_json.empty()) ranks_json_[pg.pg_name].push_back(pg.ranks_json);
         groups_.push_back(pg);
       }
     }
     {
-      auto s = in.db.prepare("SELECT severity, message FROM diagnostics");
-      while (s.step()) w_.add_diagnostic(in.rank, s.column_text(0), s.column_text(1));
+      using schema::Diagnostics;
+      auto s = in.db.prepare(schema::select_sql<Diagnostics>());
+      while (s.step())
+        w_.add_diagnostic(in.rank, s.column_text(Diagnostics::severity), s.column_text(Diagnostics::message));
     }
   }
 
@@ -331,37 +306,36 @@ class Merger {
     auto& ids = activity_ids_[in.path];
     auto& kernels = nccl_kernels_[in.rank];
     std::sort(kernels.begin(), kernels.end());
-    auto s = in.db.prepare(
-        "SELECT activity_id, communicator, pg_desc, pg_ranks, seq, op, in_nelems, out_nelems, dtype, "
-        "in_bytes,"
-        " out_bytes, group_size, algorithm, protocol, channels, start_ns, end_ns, source FROM collectives");
+    using schema::Collectives;
+    auto s = in.db.prepare(schema::select_sql<Collectives>());
     while (s.step()) {
       CollectiveRecord c;
       c.rank = in.rank;
-      const std::int64_t old_activity = s.column_int(0);
+      const std::int64_t old_activity = s.column_int(Collectives::activity_id);
       if (old_activity != kNull) {
         const auto it = ids.find(old_activity);
         c.activity_id = it == ids.end() ? kNull : it->second;
       }
-      c.communicator = str(s.column_int(1));
-      c.pg_desc = str(s.column_int(2));
-      c.pg_ranks = str(s.column_int(3));
-      c.seq = s.column_int(4);
-      c.op = named(s.column_int(5), "(unknown)");
-      c.in_nelems = s.column_int(6);
-      c.out_nelems = s.column_int(7);
-      c.dtype = str(s.column_int(8));
-      c.in_bytes = s.column_int(9);
-      c.out_bytes = s.column_int(10);
-      c.group_size = s.column_int(11);
-      c.algorithm = str(s.column_int(12));
-      c.protocol = str(s.column_int(13));
-      c.channels = s.column_int(14);
-      if (!interval(s.column_int(15), s.column_int(16), shift, c.start_ns, c.end_ns)) {
+      c.communicator = str(s.column_int(Collectives::communicator));
+      c.pg_desc = str(s.column_int(Collectives::pg_desc));
+      c.pg_ranks = str(s.column_int(Collectives::pg_ranks));
+      c.seq = s.column_int(Collectives::seq);
+      c.op = named(s.column_int(Collectives::op), "(unknown)");
+      c.in_nelems = s.column_int(Collectives::in_nelems);
+      c.out_nelems = s.column_int(Collectives::out_nelems);
+      c.dtype = str(s.column_int(Collectives::dtype));
+      c.in_bytes = s.column_int(Collectives::in_bytes);
+      c.out_bytes = s.column_int(Collectives::out_bytes);
+      c.group_size = s.column_int(Collectives::group_size);
+      c.algorithm = str(s.column_int(Collectives::algorithm));
+      c.protocol = str(s.column_int(Collectives::protocol));
+      c.channels = s.column_int(Collectives::channels);
+      if (!interval(s.column_int(Collectives::start_ns), s.column_int(Collectives::end_ns), shift, c.start_ns,
+                    c.end_ns)) {
         ++result_.skipped_rows;
         continue;
       }
-      c.source = static_source(s.column_text(17));
+      c.source = static_source(s.column_text(Collectives::source));
       if (c.activity_id == kNull) c.activity_id = link(kernels, c.start_ns, c.end_ns);
       if (c.activity_id != kNull) ++result_.linked_collectives;
       w_.add_collective(c);
@@ -423,8 +397,9 @@ class Merger {
   void map_strings(Input& in) {
     auto& map = string_maps_[in.path];
     map.clear();
-    auto s = in.db.prepare("SELECT id, value FROM strings");
-    while (s.step()) map[s.column_int(0)] = w_.intern(s.column_text(1));
+    using schema::Strings;
+    auto s = in.db.prepare(schema::select_sql<Strings>());
+    while (s.step()) map[s.column_int(Strings::id)] = w_.intern(s.column_text(Strings::value));
     strings_ = &map;
   }
   void use_strings_of(const Input& in) { strings_ = &string_maps_.at(in.path); }

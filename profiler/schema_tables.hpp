@@ -1,0 +1,383 @@
+// The tables of schema.sql as C++ reads and writes them: one description per table (its name and columns, in
+// schema order, with the declared type and whether Profile::load refuses a profile without the column), plus
+// the one place that binds a record to those columns and reads it back. The ProfileWriter builds its INSERT
+// statements from these, the merge of rank profiles its SELECTs, and Profile::load its checked reads, each
+// addressing a column by name (Activities::start_ns), never by a number spelled out by hand.
+// schema.sql stays the documentation and the DDL; tests/profiler/schema_tables_test.cpp checks that every
+// table there is described here column for column, and that the enums table holds what to_string() says.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "profiler/records.hpp"
+#include "profiler/sqlite_util.hpp"
+
+namespace meshscope::schema {
+
+struct Column {
+  const char* name;
+  sql::Affinity affinity;
+  // Profile::load refuses a profile whose table lacks it; an optional column a profile lacks reads as NULL
+  // (profiles of another schema version load what meshscope knows).
+  bool required;
+};
+
+namespace detail {
+constexpr Column integer(const char* name) {
+  return {name, sql::Affinity::kInteger, true};
+}
+constexpr Column optional_integer(const char* name) {
+  return {name, sql::Affinity::kInteger, false};
+}
+constexpr Column text(const char* name) {
+  return {name, sql::Affinity::kText, true};
+}
+constexpr Column optional_text(const char* name) {
+  return {name, sql::Affinity::kText, false};
+}
+}  // namespace detail
+
+// "a, b, c" for COLUMNS.
+std::string column_list(std::span<const Column> columns);
+// "VERB INTO TABLE (columns) VALUES (?,...),(?,...)" with ROWS rows of placeholders.
+std::string insert_sql(std::string_view table, std::span<const Column> columns, int rows = 1,
+                       std::string_view verb = "INSERT");
+template <typename Table>
+std::string insert_sql(int rows = 1, std::string_view verb = "INSERT") {
+  return insert_sql(Table::kName, Table::kColumns, rows, verb);
+}
+// "SELECT columns FROM TABLE".
+template <typename Table>
+std::string select_sql() {
+  return "SELECT " + column_list(Table::kColumns) + " FROM " + Table::kName;
+}
+
+// The rows of the enums table, from to_string() of each kind: "INSERT INTO enums VALUES (...), ...".
+std::string enums_insert_sql();
+
+struct Meta {
+  static constexpr const char* kName = "meta";
+  enum Index : int { key, value, kCount };
+  static constexpr Column kColumns[] = {detail::text("key"), detail::text("value")};
+};
+
+struct Enums {
+  static constexpr const char* kName = "enums";
+  enum Index : int { enum_name, value, name, kCount };
+  static constexpr Column kColumns[] = {detail::text("enum_name"), detail::integer("value"),
+                                        detail::text("name")};
+};
+
+struct Strings {
+  static constexpr const char* kName = "strings";
+  enum Index : int { id, value, kCount };
+  static constexpr Column kColumns[] = {detail::integer("id"), detail::text("value")};
+};
+
+struct Ranks {
+  static constexpr const char* kName = "ranks";
+  enum Index : int {
+    rank,
+    world_size,
+    hostname,
+    pid,
+    source_file,
+    rank_source,
+    backend,
+    comm_version,
+    clock_base_ns,
+    clock_offset_ns,
+    first_ns,
+    last_ns,
+    kCount
+  };
+  static constexpr Column kColumns[] = {detail::integer("rank"),
+                                        detail::optional_integer("world_size"),
+                                        detail::optional_text("hostname"),
+                                        detail::optional_integer("pid"),
+                                        detail::optional_text("source_file"),
+                                        detail::optional_text("rank_source"),
+                                        detail::optional_text("backend"),
+                                        detail::optional_text("comm_version"),
+                                        detail::optional_integer("clock_base_ns"),
+                                        detail::optional_integer("clock_offset_ns"),
+                                        detail::optional_integer("first_ns"),
+                                        detail::optional_integer("last_ns")};
+  // first_ns and last_ns are written NULL here and filled in when the writer commits.
+  static void bind(sql::Statement& s, int first, const RankInfo& r);
+};
+
+struct Devices {
+  static constexpr const char* kName = "devices";
+  enum Index : int {
+    rank,
+    device,
+    name,
+    total_memory_bytes,
+    compute_major,
+    compute_minor,
+    sm_count,
+    properties_json,
+    kCount
+  };
+  static constexpr Column kColumns[] = {detail::integer("rank"),
+                                        detail::integer("device"),
+                                        detail::optional_text("name"),
+                                        detail::optional_integer("total_memory_bytes"),
+                                        detail::optional_integer("compute_major"),
+                                        detail::optional_integer("compute_minor"),
+                                        detail::optional_integer("sm_count"),
+                                        detail::optional_text("properties_json")};
+  static void bind(sql::Statement& s, int first, const DeviceInfo& d);
+  static DeviceInfo read(const sql::Statement& s, int first);
+};
+
+struct ProcessGroups {
+  static constexpr const char* kName = "process_groups";
+  enum Index : int { rank, pg_name, pg_desc, backend, group_size, ranks_json, kCount };
+  static constexpr Column kColumns[] = {detail::integer("rank"),
+                                        detail::text("pg_name"),
+                                        detail::optional_text("pg_desc"),
+                                        detail::optional_text("backend"),
+                                        detail::optional_integer("group_size"),
+                                        detail::optional_text("ranks_json")};
+  static void bind(sql::Statement& s, int first, const ProcessGroupInfo& p);
+  static ProcessGroupInfo read(const sql::Statement& s, int first);
+};
+
+struct Streams {
+  static constexpr const char* kName = "streams";
+  enum Index : int { rank, device, stream, name, kCount };
+  static constexpr Column kColumns[] = {detail::integer("rank"), detail::integer("device"),
+                                        detail::integer("stream"), detail::optional_text("name")};
+  static void bind(sql::Statement& s, int first, const StreamInfo& st);
+  static StreamInfo read(const sql::Statement& s, int first);
+};
+
+struct Threads {
+  static constexpr const char* kName = "threads";
+  enum Index : int { rank, pid, tid, name, kCount };
+  static constexpr Column kColumns[] = {detail::integer("rank"), detail::integer("pid"),
+                                        detail::integer("tid"), detail::optional_text("name")};
+  static void bind(sql::Statement& s, int first, const ThreadInfo& t);
+  static ThreadInfo read(const sql::Statement& s, int first);
+};
+
+struct Activities {
+  static constexpr const char* kName = "activities";
+  enum Index : int {
+    id,
+    rank,
+    kind,
+    device,
+    stream,
+    start_ns,
+    end_ns,
+    name,
+    correlation,
+    external_id,
+    grid_x,
+    grid_y,
+    grid_z,
+    block_x,
+    block_y,
+    block_z,
+    registers,
+    shared_bytes,
+    bytes,
+    copy_kind,
+    graph_id,
+    kCount
+  };
+  static constexpr Column kColumns[] = {detail::integer("id"),
+                                        detail::integer("rank"),
+                                        detail::integer("kind"),
+                                        detail::integer("device"),
+                                        detail::integer("stream"),
+                                        detail::integer("start_ns"),
+                                        detail::integer("end_ns"),
+                                        detail::integer("name"),
+                                        detail::optional_integer("correlation"),
+                                        detail::optional_integer("external_id"),
+                                        detail::optional_integer("grid_x"),
+                                        detail::optional_integer("grid_y"),
+                                        detail::optional_integer("grid_z"),
+                                        detail::optional_integer("block_x"),
+                                        detail::optional_integer("block_y"),
+                                        detail::optional_integer("block_z"),
+                                        detail::optional_integer("registers"),
+                                        detail::optional_integer("shared_bytes"),
+                                        detail::optional_integer("bytes"),
+                                        detail::optional_integer("copy_kind"),
+                                        detail::optional_integer("graph_id")};
+  static void bind(sql::Statement& s, int first, std::int64_t row_id, const ActivityRecord& a);
+  // The values as stored (string ids of the file read, kind unchecked); ROW_ID gets the id column.
+  static ActivityRecord read(const sql::Statement& s, int first, std::int64_t& row_id);
+};
+
+struct Collectives {
+  static constexpr const char* kName = "collectives";
+  enum Index : int {
+    id,
+    rank,
+    activity_id,
+    communicator,
+    pg_desc,
+    pg_ranks,
+    seq,
+    op,
+    in_nelems,
+    out_nelems,
+    dtype,
+    in_bytes,
+    out_bytes,
+    group_size,
+    algorithm,
+    protocol,
+    channels,
+    start_ns,
+    end_ns,
+    source,
+    kCount
+  };
+  static constexpr Column kColumns[] = {detail::integer("id"),
+                                        detail::integer("rank"),
+                                        detail::optional_integer("activity_id"),
+                                        detail::optional_integer("communicator"),
+                                        detail::optional_integer("pg_desc"),
+                                        detail::optional_integer("pg_ranks"),
+                                        detail::optional_integer("seq"),
+                                        detail::integer("op"),
+                                        detail::optional_integer("in_nelems"),
+                                        detail::optional_integer("out_nelems"),
+                                        detail::optional_integer("dtype"),
+                                        detail::optional_integer("in_bytes"),
+                                        detail::optional_integer("out_bytes"),
+                                        detail::optional_integer("group_size"),
+                                        detail::optional_integer("algorithm"),
+                                        detail::optional_integer("protocol"),
+                                        detail::optional_integer("channels"),
+                                        detail::integer("start_ns"),
+                                        detail::integer("end_ns"),
+                                        detail::optional_text("source")};
+  static void bind(sql::Statement& s, int first, std::int64_t row_id, const CollectiveRecord& c);
+  // Binds communicator through channels, and source: what CPU-side metadata fills in on a collective known
+  // only by its kernel name.
+  static void bind_metadata(sql::Statement& s, int first, const CollectiveRecord& c);
+};
+
+struct ApiCalls {
+  static constexpr const char* kName = "api_calls";
+  enum Index : int {
+    id,
+    rank,
+    kind,
+    pid,
+    tid,
+    start_ns,
+    end_ns,
+    name,
+    correlation,
+    external_id,
+    cbid,
+    kCount
+  };
+  static constexpr Column kColumns[] = {detail::integer("id"),
+                                        detail::integer("rank"),
+                                        detail::integer("kind"),
+                                        detail::integer("pid"),
+                                        detail::integer("tid"),
+                                        detail::integer("start_ns"),
+                                        detail::integer("end_ns"),
+                                        detail::integer("name"),
+                                        detail::optional_integer("correlation"),
+                                        detail::optional_integer("external_id"),
+                                        detail::optional_integer("cbid")};
+  // The id is bound NULL: SQLite numbers api_calls itself.
+  static void bind(sql::Statement& s, int first, const ApiCallRecord& a);
+  static ApiCallRecord read(const sql::Statement& s, int first);
+};
+
+struct Ranges {
+  static constexpr const char* kName = "ranges";
+  enum Index : int {
+    id,
+    rank,
+    kind,
+    pid,
+    tid,
+    start_ns,
+    end_ns,
+    name,
+    depth,
+    parent_id,
+    external_id,
+    step,
+    category,
+    kCount
+  };
+  static constexpr Column kColumns[] = {detail::integer("id"),
+                                        detail::integer("rank"),
+                                        detail::integer("kind"),
+                                        detail::integer("pid"),
+                                        detail::integer("tid"),
+                                        detail::integer("start_ns"),
+                                        detail::integer("end_ns"),
+                                        detail::integer("name"),
+                                        detail::integer("depth"),
+                                        detail::optional_integer("parent_id"),
+                                        detail::optional_integer("external_id"),
+                                        detail::optional_integer("step"),
+                                        detail::optional_integer("category")};
+  static void bind(sql::Statement& s, int first, std::int64_t row_id, std::int64_t depth_value,
+                   std::int64_t parent, const RangeRecord& r);
+  static RangeRecord read(const sql::Statement& s, int first);
+};
+
+struct Flows {
+  static constexpr const char* kName = "flows";
+  enum Index : int {
+    id,
+    rank,
+    category,
+    flow_id,
+    src_ns,
+    src_pid,
+    src_tid,
+    dst_ns,
+    dst_pid,
+    dst_tid,
+    kCount
+  };
+  static constexpr Column kColumns[] = {detail::integer("id"),
+                                        detail::integer("rank"),
+                                        detail::integer("category"),
+                                        detail::integer("flow_id"),
+                                        detail::integer("src_ns"),
+                                        detail::integer("src_pid"),
+                                        detail::integer("src_tid"),
+                                        detail::optional_integer("dst_ns"),
+                                        detail::optional_integer("dst_pid"),
+                                        detail::optional_integer("dst_tid")};
+  // The id is bound NULL: SQLite numbers flows itself.
+  static void bind(sql::Statement& s, int first, const FlowRecord& f);
+  static FlowRecord read(const sql::Statement& s, int first);
+};
+
+struct Diagnostics {
+  static constexpr const char* kName = "diagnostics";
+  enum Index : int { rank, severity, message, kCount };
+  static constexpr Column kColumns[] = {detail::optional_integer("rank"), detail::optional_text("severity"),
+                                        detail::optional_text("message")};
+};
+
+// Every table above, for checks that walk them all.
+struct TableDescription {
+  const char* name;
+  std::span<const Column> columns;
+};
+std::span<const TableDescription> all_tables();
+
+}  // namespace meshscope::schema

@@ -1,0 +1,59 @@
+#include "profiler/text_format.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace meshscope {
+
+const char* duration_text(char* buf, std::size_t size, double ns) {
+  const double a = std::abs(ns);
+  if (a >= 1e10)
+    std::snprintf(buf, size, "%.3f s", ns / 1e9);
+  else if (a >= 1e6)
+    std::snprintf(buf, size, "%.3f ms", ns / 1e6);
+  else if (a >= 1e3)
+    std::snprintf(buf, size, "%.1f \xC2\xB5s", ns / 1e3);
+  else
+    std::snprintf(buf, size, "%.0f ns", ns);
+  return buf;
+}
+
+std::string duration_text(TimeNs ns) {
+  char buf[48];
+  return duration_text(buf, sizeof buf, static_cast<double>(ns));
+}
+
+std::string ms_text(TimeNs ns) {
+  return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6);
+}
+
+const char* bytes_text(char* buf, std::size_t size, double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (std::abs(bytes) >= 1024.0 && unit < 4) {
+    bytes /= 1024.0;
+    ++unit;
+  }
+  std::snprintf(buf, size, unit == 0 ? "%.0f %s" : "%.1f %s", bytes, units[unit]);
+  return buf;
+}
+
+std::string bytes_text(std::int64_t bytes, std::string_view unknown) {
+  if (bytes <= 0) return std::string(unknown);
+  char buf[48];
+  return bytes_text(buf, sizeof buf, static_cast<double>(bytes));
+}
+
+std::filesystem::path user_cache_dir() {
+  const char* cache_home = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  const std::filesystem::path base = cache_home && *cache_home ? std::filesystem::path(cache_home)
+                                     : home && *home           ? std::filesystem::path(home) / ".cache"
+                                                               : std::filesystem::temp_directory_path();
+  return base / "meshscope";
+}
+
+}  // namespace meshscope

@@ -1,0 +1,33 @@
+// Numbers and places as meshscope shows them, the same in the command line and the desktop front end:
+// durations, sizes, and the user's cache folder. One definition each, so that a report and a tooltip never
+// disagree.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "profiler/records.hpp"
+
+namespace meshscope {
+
+// A duration in the unit that reads best: "12.854 s" (from 10 s on), "51.513 ms", "850.0 µs", "120 ns".
+std::string duration_text(TimeNs ns);
+// The same into BUF (no allocation, for drawing every frame); NS may be fractional or negative.
+const char* duration_text(char* buf, std::size_t size, double ns);
+
+// Milliseconds with three decimals, for columns that keep one unit: "51.513 ms".
+std::string ms_text(TimeNs ns);
+
+// A size in 1024-based units: "512 B", "1.5 KiB", "3.0 GiB"; UNKNOWN for a size that is not positive.
+std::string bytes_text(std::int64_t bytes, std::string_view unknown = "?");
+// The same into BUF (no allocation); BYTES may be fractional.
+const char* bytes_text(char* buf, std::size_t size, double bytes);
+
+// The folder meshscope keeps derived files in: $XDG_CACHE_HOME/meshscope, else ~/.cache/meshscope, else the
+// temporary directory's meshscope folder (not created here).
+std::filesystem::path user_cache_dir();
+
+}  // namespace meshscope

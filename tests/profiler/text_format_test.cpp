@@ -1,0 +1,47 @@
+// The one formatting of durations, sizes and the cache folder that the CLI and the GUI share.
+#include "profiler/text_format.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace meshscope {
+namespace {
+
+TEST(TextFormat, DurationsTakeTheUnitThatReadsBest) {
+  EXPECT_EQ(duration_text(120), "120 ns");
+  EXPECT_EQ(duration_text(850'000), "850.0 µs");
+  EXPECT_EQ(duration_text(51'513'000), "51.513 ms");
+  EXPECT_EQ(duration_text(9'999'000'000), "9999.000 ms");
+  EXPECT_EQ(duration_text(12'854'000'000), "12.854 s");
+  char buf[32];
+  EXPECT_STREQ(duration_text(buf, sizeof buf, -2.5e6), "-2.500 ms");
+  EXPECT_EQ(ms_text(1'500'000), "1.500 ms");
+}
+
+TEST(TextFormat, SizesAre1024Based) {
+  EXPECT_EQ(bytes_text(512), "512 B");
+  EXPECT_EQ(bytes_text(1536), "1.5 KiB");
+  EXPECT_EQ(bytes_text(std::int64_t{3} << 30), "3.0 GiB");
+  EXPECT_EQ(bytes_text(0), "?");
+  EXPECT_EQ(bytes_text(-1, "size unknown"), "size unknown");
+}
+
+TEST(TextFormat, CacheFolderFollowsXdg) {
+  // Other tests of this executable read HOME and XDG_CACHE_HOME: put them back.
+  const char* old_home = std::getenv("HOME");
+  const char* old_cache = std::getenv("XDG_CACHE_HOME");
+  const std::string home = old_home ? old_home : "", cache = old_cache ? old_cache : "";
+  ::setenv("XDG_CACHE_HOME", "/tmp/xdg-cache", 1);
+  EXPECT_EQ(user_cache_dir(), std::filesystem::path("/tmp/xdg-cache/meshscope"));
+  ::setenv("XDG_CACHE_HOME", "", 1);
+  ::setenv("HOME", "/home/someone", 1);
+  EXPECT_EQ(user_cache_dir(), std::filesystem::path("/home/someone/.cache/meshscope"));
+  old_home ? ::setenv("HOME", home.c_str(), 1) : ::unsetenv("HOME");
+  old_cache ? ::setenv("XDG_CACHE_HOME", cache.c_str(), 1) : ::unsetenv("XDG_CACHE_HOME");
+}
+
+}  // namespace
+}  // namespace meshscope
