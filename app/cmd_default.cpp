@@ -1,22 +1,17 @@
 // What `meshscope` does with no arguments (until a front end registers a higher-priority job): import the
 // bundled sample job and print what the command line knows about it.
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 
 #include "app/command.hpp"
 #include "collectors/import/import.hpp"
+#include "profiler/text_format.hpp"
 
 namespace meshscope::app {
 
 int run_text_sample_job() {
   const std::filesystem::path sample = bundled_sample_path();
-  const char* cache_home = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  std::filesystem::path cache = cache_home && *cache_home ? std::filesystem::path(cache_home)
-                                : home && *home           ? std::filesystem::path(home) / ".cache"
-                                                          : std::filesystem::temp_directory_path();
-  cache /= "meshscope";
+  const std::filesystem::path cache = meshscope::user_cache_dir();
   std::filesystem::create_directories(cache);
   const auto profile = cache / "sample_job.msdb";
   std::printf("meshscope: no arguments, so importing the bundled sample job %s\n\n", sample.c_str());

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "analysis/measure/correlation.hpp"
+#include "profiler/text_format.hpp"
 #include "profiler/vocabulary.hpp"
 
 namespace meshscope::measure {
@@ -543,30 +544,15 @@ double overlap(const std::vector<DiffRow>& rows) {
 std::string signed_ms(TimeNs ns) {
   return fmt::format("{:+.3f} ms", static_cast<double>(ns) / 1e6);
 }
-std::string plain_ms(TimeNs ns) {
-  return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6);
-}
 
 std::string short_name(std::string_view name, std::size_t width = 90) {
   if (name.size() <= width) return std::string(name);
   return std::string(name.substr(0, width - 3)) + "...";
 }
 
-std::string bytes_text(std::int64_t bytes) {
-  if (bytes <= 0) return "size unknown";
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024.0 && unit < 4) {
-    value /= 1024.0;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
-}
-
 std::string row_label(const DiffRow& r, const std::string& kind) {
   if (kind == "collective") {
-    return fmt::format("{} {} in groups of {}", r.op, bytes_text(r.bytes),
+    return fmt::format("{} {} in groups of {}", r.op, bytes_text(r.bytes, "size unknown"),
                        r.group_size > 0 ? fmt::format("{}", r.group_size) : std::string("?"));
   }
   return short_name(r.name);
@@ -580,8 +566,8 @@ void build_headline(Diff& d, const DiffOptions& options) {
   const double pct =
       d.a.step_ns > 0 ? 100.0 * static_cast<double>(delta) / static_cast<double>(d.a.step_ns) : 0;
   add("step", "", delta, 0,
-      fmt::format("step time {} -> {} per rank-step ({}, {:+.1f} %)", plain_ms(d.a.step_ns),
-                  plain_ms(d.b.step_ns), signed_ms(delta), pct));
+      fmt::format("step time {} -> {} per rank-step ({}, {:+.1f} %)", ms_text(d.a.step_ns),
+                  ms_text(d.b.step_ns), signed_ms(delta), pct));
   if (d.unrelated) {
     add("unrelated", "", 0, 0,
         fmt::format("the runs look unrelated: only {:.1f} % of their GPU time is in kernels both ran, so "
@@ -623,8 +609,8 @@ void build_headline(Diff& d, const DiffOptions& options) {
                         : name == "idle"        ? "idle (no GPU work)"
                                                 : "compute";
     add("class", name, part.delta, 1,
-        fmt::format("{} {} per step ({} -> {})", label, signed_ms(part.delta), plain_ms(cls.a_step_ns),
-                    plain_ms(cls.b_step_ns)));
+        fmt::format("{} {} per step ({} -> {})", label, signed_ms(part.delta), ms_text(cls.a_step_ns),
+                    ms_text(cls.b_step_ns)));
     ++lines;
     // The rows that explain it: kernels of the class, collectives, or CPU operators for idle time.
     const std::vector<DiffRow>* rows = &d.kernels;
@@ -672,8 +658,8 @@ void build_headline(Diff& d, const DiffOptions& options) {
       add(kind, r.name, delta_row, 2,
           fmt::format("{} {} {} per step{} ({} -> {}; count {} -> {}{})", self ? "CPU op" : kind,
                       row_label(r, kind), signed_ms(delta_row), self ? " of self time" : "",
-                      plain_ms(self ? r.a_self_step_ns : r.a_step_ns),
-                      plain_ms(self ? r.b_self_step_ns : r.b_step_ns), r.a_count, r.b_count, extra));
+                      ms_text(self ? r.a_self_step_ns : r.a_step_ns),
+                      ms_text(self ? r.b_self_step_ns : r.b_step_ns), r.a_count, r.b_count, extra));
       ++lines;
     }
   }

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "profiler/text_format.hpp"
 #include "profiler/vocabulary.hpp"
 
 namespace meshscope::measure {
@@ -492,10 +493,6 @@ void analyze_rank(const Profile& profile, const Rank& r, const Classifier& class
   std::sort(out.kernels.begin(), out.kernels.end(), [](const KernelStat& a, const KernelStat& b) {
     return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
   });
-}
-
-std::string ms_text(TimeNs ns) {
-  return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6);
 }
 
 }  // namespace
