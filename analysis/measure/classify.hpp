@@ -3,8 +3,7 @@
 // Order of evidence (first that applies wins):
 //   1. the activity kind: memcpy/memset are memory, sync records are sync;
 //   2. collective metadata: a kernel that a collectives row points at (Kineto collective args, NCCL plugin)
-//   is
-//      communication;
+//      is communication;
 //   3. the name rules: one table (default_rules()) that a user extends with their own rules, which are tried
 //      before the defaults. A rule matches a prefix or a substring of the name, or the name's structure: the
 //      words of the function and of its namespaces (tokenize_kernel_name), so that forks and in-house copies

@@ -130,9 +130,8 @@ bool has_metadata(const Collective& c);
 
 // Statistics and cross-rank matching over every rank's Rank::collectives. Per rank (same order as
 // Profile::ranks()): CPU_OPS holds, per collective, the normalised op of the CPU call that launched its
-// kernel
-// ("" when none); NAME_ONLY_COMM the communication kernels without a collectives row, which enter the
-// statistics but are not matched.
+// kernel ("" when none); NAME_ONLY_COMM the communication kernels without a collectives row, which enter the statistics
+// but are not matched.
 CollectiveReport analyze_collectives(const Profile& profile,
                                      const std::vector<std::vector<std::string>>& cpu_ops,
                                      const std::vector<std::vector<NameOnlyComm>>& name_only_comm);

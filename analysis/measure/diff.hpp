@@ -24,8 +24,7 @@ namespace meshscope::measure {
 // ("tilesize128x256x64" -> "tilesizeN", "_128x128_32x3_" -> "_N_N_"), lambda signatures, anonymous
 // namespaces, a leading "void " and Triton's numeric suffix ("triton_poi_fused_add_3" ->
 // "triton_poi_fused_add"). What stays names the kernel: its qualified name and the functors and traits it is
-// instantiated with
-// ("at::native::vectorized_elementwise_kernel<at::native::CUDAFunctor_add,std::array>").
+// instantiated with ("at::native::vectorized_elementwise_kernel<at::native::CUDAFunctor_add,std::array>").
 std::string normalise_kernel_name(std::string_view name);
 
 struct DiffOptions {

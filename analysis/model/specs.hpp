@@ -34,8 +34,7 @@ std::string_view to_string(Schedule value);
 std::string_view to_string(Precision value);
 std::string_view to_string(StateBytes value);
 // Parse the CLI spellings ("none|selective|full", "gpipe|1f1b|interleaved", "bf16|fp8|fp8-block|nvfp4",
-// "16|18"); throw
-// InvalidInput naming the accepted values.
+// "16|18"); throw InvalidInput naming the accepted values.
 Recompute parse_recompute(std::string_view text);
 Schedule parse_schedule(std::string_view text);
 Precision parse_precision(std::string_view text);

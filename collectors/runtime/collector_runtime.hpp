@@ -4,8 +4,7 @@
 //
 // Rules every collector follows (docs/COLLECTORS.md, "Safety"):
 //   * training threads never block and never allocate without bound: they push into a BoundedQueue and, when
-//   it
-//     is full, drop and count;
+//     it is full, drop and count;
 //   * everything that touches SQLite runs on the Session's thread;
 //   * an internal error prints one line on stderr and disables the collector; the job goes on;
 //   * what was checkpointed stays readable if the process dies (the writer journals with a WAL).

@@ -56,8 +56,7 @@ const std::vector<Named>& comm_names() {
        "bool)",
        "SGLang decode trace analysis"},
       // DeepSeek's in-house fork (deepseek-ai/profile-data prefill.json and decode traces): DeepEP's verbs
-      // and
-      // namespaces under another root namespace that no table knows.
+      // and namespaces under another root namespace that no table knows.
       {"void dpsk::ep::internode::notify_dispatch<false, 4>(int const*, long*, int, int const*, int*, int "
        "const*, "
        "int*, int, bool const*, int, int, int, int, int, int, int, int*, int*, int*, int*, void*, void**, "
