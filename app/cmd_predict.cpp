@@ -1,7 +1,6 @@
 // `meshscope predict [--json] MODEL HARDWARE CONFIG [--timeline OUT.json]`: memory, step time and MFU of one
 // layout (analysis/model); --timeline writes the predicted pipeline schedule of one step as a Chrome trace.
 #include <cstdio>
-#include <fstream>
 #include <memory>
 
 #include <fmt/format.h>
@@ -9,6 +8,7 @@
 #include "analysis/model/timeline.hpp"
 #include "app/command.hpp"
 #include "app/model_flags.hpp"
+#include "profiler/output_file.hpp"
 
 namespace meshscope::app {
 namespace {
@@ -57,10 +57,7 @@ void write_timeline(const std::string& path, const model::Timeline& tl, const mo
   json.end_array();
   json.field("displayTimeUnit", "ms");
   json.end_object();
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(fmt::format("{}: cannot write the timeline", path));
-  out << json.str() << '\n';
-  if (!out) throw Error(fmt::format("{}: cannot write the timeline", path));
+  write_output_file(path, json.str() + "\n");  // a regular file only, written whole or not at all
 }
 
 const bool registered = register_command(

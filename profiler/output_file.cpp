@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <random>
@@ -174,6 +175,29 @@ int remove_stale_temp_files(const fs::path& dir) {
     if (fs::remove(entry.path(), ignored)) ++removed;
   }
   return removed;
+}
+
+void write_output_file(const fs::path& requested, std::string_view content,
+                       const std::vector<fs::path>& inputs) {
+  const fs::path output = resolve_output_path(requested);
+  refuse_output_among_inputs(output, inputs);
+  remove_stale_temp_files(output.parent_path());
+  const fs::path temp = scratch_path_for(output);
+  TempFileGuard guard(temp);
+  std::FILE* out = std::fopen(temp.c_str(), "wbx");
+  if (!out) fail("{}: cannot create output file: {}", requested.string(), std::strerror(errno));
+  const bool written = std::fwrite(content.data(), 1, content.size(), out) == content.size();
+  std::error_code error;
+  if (std::fclose(out) != 0 || !written) {
+    fs::remove(temp, error);
+    fail("{}: cannot write output file", requested.string());
+  }
+  fs::rename(temp, output, error);
+  if (error) {
+    std::error_code ignored;
+    fs::remove(temp, ignored);
+    fail("{}: cannot write output file: {}", requested.string(), error.message());
+  }
 }
 
 TempFileGuard::TempFileGuard(const fs::path& path) {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace meshscope {
@@ -30,6 +31,13 @@ std::filesystem::path scratch_path_for(const std::filesystem::path& target);
 // which no longer run left in DIR. Returns how many files were removed. Files of live processes, of other
 // hosts and of the collectors (which `record` recovers) are left alone.
 int remove_stale_temp_files(const std::filesystem::path& dir);
+
+// Writes CONTENT to REQUESTED as the other outputs are written: the path resolved (a link written through; a
+// device, FIFO or directory refused), refused when it is one of INPUTS, the text written to a hidden
+// temporary file beside it and renamed over it, so that a failed write leaves the old file as it was. Throws
+// Error naming REQUESTED.
+void write_output_file(const std::filesystem::path& requested, std::string_view content,
+                       const std::vector<std::filesystem::path>& inputs = {});
 
 // Registers PATH (with its -journal, -wal and -shm companions) for removal if the process is ended by SIGINT,
 // SIGTERM or SIGHUP; the handlers are installed on first use where the signal's disposition is still the

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -91,6 +92,33 @@ TEST(Outputs, ASymbolicLinkIsWrittenThroughNotReplaced) {
   EXPECT_TRUE(fs::is_symlink(dir / "dangling.msdb"));
   EXPECT_EQ(query_one(dir / "real" / "new.msdb", "SELECT count(*) FROM activities"), "1");
   // The hidden temporary files are gone.
+  for (const auto& entry : fs::directory_iterator(dir / "real")) {
+    EXPECT_NE(entry.path().filename().string()[0], '.') << entry.path();
+  }
+}
+
+TEST(Outputs, PredictsTimelineIsWrittenLikeEveryOtherOutput) {
+  // Was: predict --timeline opened the path with std::ofstream: a FIFO blocked it forever, a failed write
+  // left half a file.
+  TempDir dir("outputs-predict");
+  const std::string predict = "predict --model llama3-8b --gpus 32 --pp 4 --global-batch 32 --timeline ";
+  const fs::path fifo = dir / "timeline.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto r = run_meshscope(predict + quoted(fifo), dir.path());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err,
+            "meshscope: " + fifo.string() +
+                ": not a regular file (a device, FIFO or socket); meshscope writes only to regular files\n");
+  EXPECT_TRUE(is_a_fifo(fifo));
+  fs::create_directory(dir / "real");
+  write_text(dir / "real" / "t.json", "old contents");
+  fs::create_symlink("real/t.json", dir / "link.json");
+  const auto l = run_meshscope(predict + quoted(dir / "link.json"), dir.path());
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  EXPECT_TRUE(fs::is_symlink(dir / "link.json"));
+  std::ifstream in(dir / "real" / "t.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.rfind("{\"traceEvents\":[", 0), 0u) << text.substr(0, 100);
   for (const auto& entry : fs::directory_iterator(dir / "real")) {
     EXPECT_NE(entry.path().filename().string()[0], '.') << entry.path();
   }
