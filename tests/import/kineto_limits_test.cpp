@@ -260,5 +260,35 @@ TEST(KinetoGzip, ATrailerClaimingGigabytesDoesNotSizeMemory) {
   EXPECT_NE(error.find("t.json.gz: corrupt or truncated gzip data"), std::string::npos) << error;
 }
 
+// The bad-input sweep's JSON classes that needed no fix (issue #19), from both readers: a value nested 100
+// 000 deep where meshscope reads nothing is skipped without recursion (the trace imports); as an event it is
+// one line; invalid UTF-8 and NaN are one line naming the file.
+TEST(KinetoSweep, DeepNestingInvalidUtf8AndNanAreOneLine) {
+  TempDir dir("kineto-sweep");
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  for (const bool streaming : {false, true}) {
+    SCOPED_TRACE(streaming ? "streaming" : "in memory");
+    EXPECT_EQ(import_error(dir,
+                           R"({"traceEvents": [)" + kernel("1", "2") +
+                               R"(, {"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": 1, )"
+                               R"("dur": 1, "args": {"x": )" +
+                               deep + "}}], \"x\": " + deep + "}",
+                           streaming),
+              "");
+    EXPECT_EQ(import_error(dir, R"({"traceEvents": [)" + kernel("1", "2") + ", " + deep + "]}", streaming),
+              (dir / "t.json").string() + ": event 2: not a JSON object");
+    const auto utf8 =
+        import_error(dir,
+                     R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k)" + std::string("\xff\xfe") +
+                         R"(", "pid": 0, "tid": 7, "ts": 1, "dur": 2, "args": {"device": 0, "stream": 7}}]})",
+                     streaming);
+    EXPECT_EQ(utf8.rfind((dir / "t.json").string() + ": ", 0), 0u) << utf8;
+    EXPECT_EQ(utf8.find('\n'), std::string::npos) << utf8;
+    const auto nan = import_error(dir, R"({"traceEvents": [)" + kernel("NaN", "2") + "]}", streaming);
+    EXPECT_EQ(nan.rfind((dir / "t.json").string() + ": ", 0), 0u) << nan;
+    EXPECT_EQ(nan.find('\n'), std::string::npos) << nan;
+  }
+}
+
 }  // namespace
 }  // namespace meshscope
