@@ -8,6 +8,8 @@
 #   ./build.sh asan     the same tests in an AddressSanitizer + UndefinedBehaviorSanitizer build
 #   ./build.sh build    set up and build only
 #   ./build.sh package  set up, build a Release and write a Debian package (build-package/meshscope_*.deb)
+#   ./build.sh fuzz [SECONDS]  set up clang and libFuzzer, build only the fuzz harnesses (build-fuzz/) and run each
+#                       for SECONDS (default 60) from the seed corpora (tests/fuzz/run_fuzzers.sh; fails on a finding)
 #
 # Builds go to build/ (build-ci/ when CI=true: warnings are errors there, and the developer build keeps its own
 # settings), build-asan/ and build-package/.
@@ -15,8 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 mode="${1:-run}"
-case "$mode" in run | test | asan | build | package) ;; *)
-  echo "usage: ./build.sh [run|test|asan|build|package]" >&2
+case "$mode" in run | test | asan | build | package | fuzz) ;; *)
+  echo "usage: ./build.sh [run|test|asan|build|package|fuzz [SECONDS]]" >&2
   exit 2
   ;;
 esac
@@ -32,6 +34,8 @@ packages=(
   fonts-dejavu-core xvfb xauth xdotool
 )
 if [ "$mode" = package ]; then packages+=(dpkg-dev file); fi
+# libFuzzer comes with clang's runtime libraries (a recommendation of clang-14 that --no-install-recommends skips).
+if [ "$mode" = fuzz ]; then packages+=(clang-14 libclang-rt-14-dev); fi
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
   echo "build.sh: this is not a Debian-like system (no dpkg-query/apt-get); install by hand the equivalents of the" \
@@ -70,6 +74,9 @@ run_tests() {
 }
 
 case "$mode" in
+  fuzz)
+    exec tests/fuzz/run_fuzzers.sh "${2:-60}"
+    ;;
   asan)
     cmake --preset asan >/dev/null
     cmake --build --preset asan -j "$jobs"
