@@ -1,0 +1,112 @@
+// Benchmark of the critical path (issue #16): every step of every rank of a generated 64-rank, 10 M-event
+// profile, loaded with CPU operators (the path splits CPU time by the operator open).
+//
+//   meshscope_gen_job --ranks 64 --events-per-rank 156250 --format msdb -o /tmp/job64.msdb
+//   MESHSCOPE_BENCH_PROFILE=/tmp/job64.msdb taskset -c 0,1 meshscope_bench_critical_path
+//
+// BM_CriticalPath times measure::critical_paths with the segments kept (as the timeline needs them),
+// BM_CriticalPathTotals without them (as `report` needs only the totals), both on a loaded and analysed
+// profile. docs/PERFORMANCE.md ("diff and critical path") records the results; the target: under 3 s on 2
+// cores.
+#include <sched.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "analysis/measure/critical_path.hpp"
+#include "analysis/measure/measure.hpp"
+#include "profiler/profile.hpp"
+
+namespace {
+
+using meshscope::Profile;
+namespace measure = meshscope::measure;
+
+std::filesystem::path input_path() {
+  if (const char* env = std::getenv("MESHSCOPE_BENCH_PROFILE")) return env;
+  return std::filesystem::path(MESHSCOPE_TEST_TMP) / "bench_job64.msdb";
+}
+
+unsigned cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return static_cast<unsigned>(CPU_COUNT(&set));
+}
+
+struct Loaded {
+  Profile profile;
+  measure::Analysis analysis;
+};
+
+const Loaded& loaded() {
+  static std::optional<Loaded> l;
+  if (!l) {
+    l.emplace(Loaded{Profile::load(input_path()), {}});
+    measure::Options options;
+    options.threads = cores();
+    l->analysis = measure::analyze(l->profile, options);
+  }
+  return *l;
+}
+
+void run(benchmark::State& state, bool keep_segments) {
+  const Loaded& l = loaded();
+  measure::CriticalPathOptions options;
+  options.keep_segments = keep_segments;
+  options.threads = cores();
+  std::int64_t steps = 0, segments = 0;
+  for (auto _ : state) {
+    const measure::CriticalPaths paths = measure::critical_paths(l.profile, l.analysis, options);
+    steps = segments = 0;
+    for (const auto& r : paths.ranks) {
+      for (const auto& s : r.steps) {
+        ++steps;
+        segments += s.segment_count;
+      }
+    }
+    benchmark::DoNotOptimize(paths.ranks.data());
+  }
+  const auto& n = l.profile.counts();
+  state.counters["ranks"] = static_cast<double>(l.profile.ranks().size());
+  state.counters["events"] = static_cast<double>(
+      n.kernel + n.memcpy + n.memset + n.sync + n.runtime + n.driver + n.cpu_op + n.annotation +
+      n.python_function + n.step + n.gpu_annotation + n.nvtx + n.other + n.collective + n.flow);
+  state.counters["rank_steps"] = static_cast<double>(steps);
+  state.counters["segments"] = static_cast<double>(segments);
+  state.counters["threads"] = cores();
+}
+
+void BM_CriticalPath(benchmark::State& state) {
+  run(state, true);
+}
+void BM_CriticalPathTotals(benchmark::State& state) {
+  run(state, false);
+}
+
+BENCHMARK(BM_CriticalPath)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_CriticalPathTotals)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::error_code error;
+  if (!std::filesystem::exists(input_path(), error)) {
+    std::fprintf(stderr,
+                 "meshscope_bench_critical_path: %s does not exist; generate it with\n"
+                 "  meshscope_gen_job --ranks 64 --events-per-rank 156250 --format msdb -o %s\n"
+                 "or point MESHSCOPE_BENCH_PROFILE at a profile\n",
+                 input_path().c_str(), input_path().c_str());
+    return 1;
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

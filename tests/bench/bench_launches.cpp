@@ -1,0 +1,100 @@
+// Benchmark of the launch and queue analysis and the pipeline detection that `meshscope report` adds (issue
+// #16 items 3-4), on a generated 64-rank, 10 M-event profile loaded as `report` loads it (no CPU operators).
+//
+//   meshscope_gen_job --ranks 64 --events-per-rank 156250 --format msdb -o /tmp/job64.msdb
+//   MESHSCOPE_BENCH_PROFILE=/tmp/job64.msdb taskset -c 0,1 meshscope_bench_launches
+//
+// BM_LaunchesAndQueues times measure::analyze_launches (launch links, latency, queue length, host-bound
+// launches of every rank; as many threads as the process may use), BM_PipelineSearch measure_pipeline on a
+// profile without pipeline parallelism (the search for pipeline groups, all `report` does then).
+// docs/PERFORMANCE.md ("diff, critical path, launches") records the results.
+#include <sched.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+
+#include <benchmark/benchmark.h>
+
+#include "analysis/measure/launch_queue.hpp"
+#include "analysis/measure/measure.hpp"
+#include "analysis/measure/pipeline_schedule.hpp"
+#include "profiler/profile.hpp"
+
+namespace {
+
+using meshscope::Profile;
+namespace measure = meshscope::measure;
+
+std::filesystem::path input_path() {
+  if (const char* env = std::getenv("MESHSCOPE_BENCH_PROFILE")) return env;
+  return std::filesystem::path(MESHSCOPE_TEST_TMP) / "bench_job64.msdb";
+}
+
+unsigned cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return static_cast<unsigned>(CPU_COUNT(&set));
+}
+
+struct Loaded {
+  Profile profile;
+  measure::Analysis analysis;
+};
+
+const Loaded& loaded() {
+  static std::optional<Loaded> l;
+  if (!l) {
+    l.emplace(Loaded{Profile::load(input_path(), meshscope::LoadOptions{.cpu_operators = false}), {}});
+    measure::Options options;
+    options.threads = cores();
+    l->analysis = measure::analyze(l->profile, options);
+  }
+  return *l;
+}
+
+void BM_LaunchesAndQueues(benchmark::State& state) {
+  const Loaded& l = loaded();
+  std::int64_t linked = 0;
+  for (auto _ : state) {
+    const measure::LaunchAnalysis a = measure::analyze_launches(l.profile, cores());
+    linked = a.latency.count;
+    benchmark::DoNotOptimize(a.ranks.data());
+  }
+  state.counters["linked_activities"] = static_cast<double>(linked);
+  state.counters["ranks"] = static_cast<double>(l.profile.ranks().size());
+  state.counters["threads"] = cores();
+}
+
+void BM_PipelineSearch(benchmark::State& state) {
+  const Loaded& l = loaded();
+  for (auto _ : state) {
+    const measure::PipelineReport p = measure::measure_pipeline(l.profile, l.analysis);
+    benchmark::DoNotOptimize(p.groups.data());
+  }
+  state.counters["ranks"] = static_cast<double>(l.profile.ranks().size());
+}
+
+BENCHMARK(BM_LaunchesAndQueues)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_PipelineSearch)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::error_code error;
+  if (!std::filesystem::exists(input_path(), error)) {
+    std::fprintf(stderr,
+                 "meshscope_bench_launches: %s does not exist; generate it with\n"
+                 "  meshscope_gen_job --ranks 64 --events-per-rank 156250 --format msdb -o %s\n"
+                 "or point MESHSCOPE_BENCH_PROFILE at a profile\n",
+                 input_path().c_str(), input_path().c_str());
+    return 1;
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
