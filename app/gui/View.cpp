@@ -93,6 +93,36 @@ std::filesystem::path config_file() {
 
 }  // namespace
 
+// Launch links per rank, each thread's API calls on sub-lanes, and the index of range totals.
+void index_launches(const Profile& profile, LoadedProfile& loaded) {
+  for (std::size_t r = 0; r < profile.ranks().size(); ++r) {
+    const Rank& rank = profile.ranks()[r];
+    auto& index = loaded.ranks[r];
+    index.launches = measure::index_launches(rank);
+    struct Span {
+      TimeNs start_ns, end_ns;
+    };
+    std::vector<Span> spans;  // start and end of one thread's calls, for assign_lanes
+    for (const auto& thread : index.launches.threads) {
+      spans.clear();
+      for (std::uint32_t call : thread.calls) {
+        spans.push_back({rank.api_calls[call].start_ns, rank.api_calls[call].end_ns});
+      }
+      LaneLayout layout = assign_lanes(std::span<const Span>(spans));
+      if (layout.members.empty()) layout.members.assign(1, {});
+      if (layout.members.size() == 1 && layout.members[0].empty()) {
+        layout.members[0].resize(thread.calls.size());
+        for (std::uint32_t k = 0; k < thread.calls.size(); ++k) layout.members[0][k] = k;
+      }
+      for (auto& lane : layout.members) {
+        for (auto& k : lane) k = thread.calls[k];
+      }
+      index.api_threads.push_back(std::move(layout));
+    }
+  }
+  loaded.range_index = measure::index_ranges(profile);
+}
+
 std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> profile) {
   auto loaded = std::make_unique<LoadedProfile>();
   loaded->msdb = profile->path();
@@ -126,20 +156,25 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
       if (member.collective < of.size()) of[member.collective] = static_cast<std::int32_t>(i);
     }
   }
+  index_launches(*profile, *loaded);
   loaded->profile = std::move(profile);
   return loaded;
 }
 
-std::unique_ptr<LoadedProfile> load_profile(const std::filesystem::path& source,
+std::unique_ptr<LoadedProfile> load_profile(const std::vector<std::filesystem::path>& sources,
                                             const std::function<void(double, const char*)>& progress) {
   auto report = [&](double fraction, const char* stage) {
     if (progress) progress(fraction, stage);
   };
-  if (!std::filesystem::exists(source)) throw Error(source.string() + ": no such file or directory");
-  require_regular_input(source, true);  // a FIFO or a device would block the first read forever
+  if (sources.empty()) throw Error("nothing to open");
+  for (const auto& s : sources) {
+    if (!std::filesystem::exists(s)) throw Error(s.string() + ": no such file or directory");
+    require_regular_input(s, true);  // a FIFO or a device would block the first read forever
+  }
+  const std::filesystem::path& source = sources.front();
   std::filesystem::path msdb;
   double import_s = 0;
-  if (!std::filesystem::is_directory(source) && is_sqlite(source)) {
+  if (sources.size() == 1 && !std::filesystem::is_directory(source) && is_sqlite(source)) {
     // A meshscope profile loads directly; another SQLite file (an Nsight Systems export) is imported.
     try {
       report(0.1, "loading profile");
@@ -160,14 +195,15 @@ std::unique_ptr<LoadedProfile> load_profile(const std::filesystem::path& source,
   {
     report(0.0, "importing");
     std::filesystem::create_directories(cache_dir());
-    const auto absolute = std::filesystem::absolute(source).lexically_normal();
+    std::string key;  // the cache file is named after every source
+    for (const auto& s : sources) key += std::filesystem::absolute(s).lexically_normal().string() + "\n";
     char name[64];
-    std::snprintf(name, sizeof name, "%016zx.msdb", std::hash<std::string>{}(absolute.string()));
-    msdb = cache_dir() / (source.stem().string() + "-" + name);
+    std::snprintf(name, sizeof name, "%016zx.msdb", std::hash<std::string>{}(key));
+    msdb = cache_dir() / (source.stem().string() + (sources.size() > 1 ? "-job-" : "-") + name);
     ImportOptions options;
     options.progress = [&](double f) { report(0.7 * f, "importing"); };
     const auto t = Clock::now();
-    import_traces({source}, msdb, options);
+    import_traces(sources, msdb, options);
     import_s = seconds_since(t);
   }
   report(0.7, "loading profile");
@@ -190,26 +226,28 @@ std::unique_ptr<LoadedProfile> load_profile(const std::filesystem::path& source,
 View::View(ViewOptions options) : options_(options) {
   panel_ = options_.panel_set ? options_.panel : Panel::kExplorer;
   if (options_.remember_recent) load_recent();
+  if (const char* state = std::getenv("MESHSCOPE_STATE_FILE"); state && *state) state_file_ = state;
   explorer_init();
 }
 
 View::~View() {
+  range_cancel();
   if (loader_.joinable()) loader_.join();
 }
 
-void View::open(const std::filesystem::path& path) {
-  if (loading_.load()) return;  // one load at a time; the menu is disabled meanwhile
+void View::open(const std::vector<std::filesystem::path>& paths) {
+  if (loading_.load() || paths.empty()) return;  // one load at a time; the menu is disabled meanwhile
   if (loader_.joinable()) loader_.join();
   loading_ = true;
   progress_ = 0.0;
   stage_ = "starting";
-  loading_path_ = path;
+  loading_paths_ = paths;
   load_error_.clear();
-  loader_ = std::jthread([this, path] {
+  loader_ = std::jthread([this, paths] {
     std::unique_ptr<LoadedProfile> result;
     std::string error;
     try {
-      result = load_profile(path, [this](double f, const char* stage) {
+      result = load_profile(paths, [this](double f, const char* stage) {
         progress_ = f;
         stage_ = stage;
       });
@@ -245,6 +283,7 @@ void View::poll_loader() {
 }
 
 void View::on_profile_installed() {
+  range_cancel();
   tl_ = TimelineState{};
   summary_rank_ = 0;
   const std::size_t ranks = loaded_ ? loaded_->profile->ranks().size() : 0;
@@ -354,6 +393,8 @@ void View::draw() {
   }
   draw_open_popup();
   ImGui::End();
+  ++frame_;
+  if (!state_file_.empty()) write_state();
 }
 
 void View::draw_menu() {
@@ -382,15 +423,23 @@ void View::draw_menu() {
         select_panel(static_cast<Panel>(i));
       }
     }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Expand all ranks", nullptr, false, loaded_ != nullptr)) set_all_ranks_open(true);
+    if (ImGui::MenuItem("Collapse all ranks", nullptr, false, loaded_ != nullptr)) set_all_ranks_open(false);
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Help")) {
-    ImGui::TextUnformatted("Timeline: wheel = zoom at cursor, left drag = pan, right drag = measure range,");
-    ImGui::TextUnformatted("W/S zoom, A/D pan, F fit, Z zoom to selection, Esc clear, Ctrl+F search,");
-    ImGui::TextUnformatted("Enter / Shift+Enter in the search box = next / previous match,");
-    ImGui::TextUnformatted("click a collective to link its peers on every rank.");
-    ImGui::TextUnformatted(
-        "Drop a trace (Kineto .json/.json.gz, Nsight Systems .sqlite, .msdb) on the window.");
+    for (const char* line :
+         {"Timeline: wheel = zoom at the cursor, Shift+wheel = scroll rows, left drag = pan,",
+          "drag on the time axis (or right drag, Shift+left drag) = select a range: its totals show below;",
+          "Z zooms to the range, B bookmarks it. Click an event: its details, launch (CPU op -> API call ->",
+          "kernel, drawn as arrows) and collective peers below; Esc clears.",
+          "W/S or Up/Down zoom, A/D or Left/Right pan, F fit, Ctrl+F search (Enter / Shift+Enter = next /",
+          "previous match, centred at the current zoom). Right-click a row label: pin, move, collapse.",
+          "Explorer: sliders step through valid values; Ctrl+click a slider to type a value.",
+          "Drop traces (Kineto .json/.json.gz, Nsight Systems .sqlite) or a .msdb on the window to open "
+          "them."})
+      ImGui::TextUnformatted(line);
     ImGui::EndMenu();
   }
   if (ImGui::GetIO().KeyCtrl && ImGui::IsKeyPressed('Q', false)) quit_ = true;
@@ -400,7 +449,9 @@ void View::draw_menu() {
 void View::draw_status() {
   if (loading()) {
     char overlay[256];
-    std::snprintf(overlay, sizeof overlay, "%s %s  %.0f%%", stage_.load(), loading_path_.filename().c_str(),
+    std::string names = loading_paths_.front().filename().string();
+    if (loading_paths_.size() > 1) names += " and " + std::to_string(loading_paths_.size() - 1) + " more";
+    std::snprintf(overlay, sizeof overlay, "%s %s  %.0f%%", stage_.load(), names.c_str(),
                   100.0 * progress_.load());
     ImGui::ProgressBar(static_cast<float>(progress_.load()), ImVec2(-1, 0), overlay);
   } else if (loaded_) {
@@ -433,41 +484,6 @@ void View::draw_status() {
     ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
     ImGui::TextWrapped("Could not open: %s", load_error_.c_str());
     ImGui::PopStyleColor();
-  }
-}
-
-void View::draw_open_popup() {
-  if (open_popup_) {
-    ImGui::OpenPopup("Open profile");
-    open_popup_ = false;
-  }
-  ImGui::SetNextWindowSize(ImVec2(640, 0), ImGuiCond_Appearing);
-  if (ImGui::BeginPopupModal("Open profile", nullptr, ImGuiWindowFlags_NoSavedSettings)) {
-    ImGui::TextUnformatted("Path of a trace (Kineto .json/.json.gz, Nsight Systems .sqlite), a directory of");
-    ImGui::TextUnformatted("traces (one job) or a meshscope profile (.msdb):");
-    if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
-    ImGui::SetNextItemWidth(-1);
-    const bool enter =
-        ImGui::InputText("##path", open_path_, sizeof open_path_, ImGuiInputTextFlags_EnterReturnsTrue);
-    if (ImGui::Button("Open", ImVec2(100, 0)) || enter) {
-      if (open_path_[0]) open(open_path_);
-      ImGui::CloseCurrentPopup();
-    }
-    ImGui::SameLine();
-    if (ImGui::Button("Cancel", ImVec2(100, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
-      ImGui::CloseCurrentPopup();
-    }
-    if (!recent_.empty()) {
-      ImGui::Separator();
-      ImGui::TextDisabled("Recent");
-      for (const auto& path : recent_) {
-        if (ImGui::Selectable(path.c_str())) {
-          open(path);
-          ImGui::CloseCurrentPopup();
-        }
-      }
-    }
-    ImGui::EndPopup();
   }
 }
 
@@ -559,6 +575,7 @@ void View::setup_style(float scale) {
   c[ImGuiCol_TableHeaderBg] = ImVec4(0.14f, 0.16f, 0.20f, 1.0f);
   c[ImGuiCol_TableRowBgAlt] = ImVec4(1.0f, 1.0f, 1.0f, 0.03f);
   c[ImGuiCol_PlotHistogram] = ImVec4(0.30f, 0.55f, 0.96f, 1.0f);
+  if (scale > 1.0f) style.ScaleAllSizes(scale);
 }
 
 }  // namespace meshscope::gui

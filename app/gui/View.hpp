@@ -19,12 +19,15 @@
 #include <thread>
 #include <vector>
 
+#include "analysis/measure/launches.hpp"
 #include "analysis/measure/measure.hpp"
+#include "analysis/measure/range_totals.hpp"
 #include "analysis/model/planner.hpp"
 #include "analysis/model/predict.hpp"
 #include "analysis/model/roofline.hpp"
 #include "analysis/model/search.hpp"
 #include "analysis/model/timeline.hpp"
+#include "app/gui/explorer_steps.hpp"
 #include "app/gui/timeline_items.hpp"
 #include "app/gui/timeline_lod.hpp"
 #include "profiler/profile.hpp"
@@ -50,19 +53,33 @@ struct LoadedProfile {
     std::vector<LaneLayout> tracks;         // one per Rank::tracks (preferred lane = depth)
     std::vector<std::int32_t> instance_of;  // per Rank::collectives: matched instance, -1 if none
     std::int64_t cpu_ranges = 0;            // ranges on CPU thread tracks (not GPU annotation tracks)
+    measure::LaunchIndex launches;          // CPU op -> API call -> GPU activity links, API calls per thread
+    std::vector<LaneLayout> api_threads;  // per launches.threads; members index Rank::api_calls (never empty)
   };
   std::vector<RankIndex> ranks;
+  measure::RangeIndex range_index;  // for range totals
   double import_s = 0, load_s = 0, analyze_s = 0;
 };
 
-// Opens SOURCE: a meshscope profile (.msdb) is loaded, anything else (Kineto JSON, .json.gz, Nsight
-// Systems SQLite, a directory of traces) is imported into a cache file first. Then the measured analysis
-// and the timeline index run. PROGRESS (may be empty) gets a fraction in [0, 1] and the current stage.
-// Throws meshscope::Error (or model/std errors) with one line.
-std::unique_ptr<LoadedProfile> load_profile(const std::filesystem::path& source,
+// Opens SOURCES: one meshscope profile (.msdb) is loaded, anything else (Kineto JSON, .json.gz, Nsight
+// Systems SQLite, a directory of traces, several trace files of one job) is imported into a cache file
+// first. Then the measured analysis and the timeline index run. PROGRESS (may be empty) gets a fraction in
+// [0, 1] and the current stage. Throws meshscope::Error (or model/std errors) with one line.
+std::unique_ptr<LoadedProfile> load_profile(const std::vector<std::filesystem::path>& sources,
                                             const std::function<void(double, const char*)>& progress = {});
+inline std::unique_ptr<LoadedProfile> load_profile(
+    const std::filesystem::path& source, const std::function<void(double, const char*)>& progress = {}) {
+  return load_profile(std::vector<std::filesystem::path>{source}, progress);
+}
 // Builds the timeline index and runs the analysis for an already loaded PROFILE.
 std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> profile);
+
+// The totals of a selected time range, computed on a worker thread (View_TimelineDetails.cpp).
+struct RangeJob {
+  std::atomic<bool> cancel{false}, done{false};
+  measure::RangeTotals result;
+  std::jthread thread;  // last: joined first when the job is destroyed
+};
 
 struct ViewOptions {
   bool remember_recent = true;  // read and write the recent-files list (off for tests and screenshots)
@@ -77,8 +94,10 @@ class View {
   View(const View&) = delete;
   View& operator=(const View&) = delete;
 
-  // Starts loading PATH on a background thread; the frame shows a progress bar until it is ready.
-  void open(const std::filesystem::path& path);
+  // Starts loading PATHS (one profile, or the traces of one job) on a background thread; the frame shows a
+  // progress bar until it is ready.
+  void open(const std::vector<std::filesystem::path>& paths);
+  void open(const std::filesystem::path& path) { open(std::vector<std::filesystem::path>{path}); }
   // Installs an already loaded profile (tests, benchmark).
   void set_profile(std::unique_ptr<LoadedProfile> loaded);
   bool loading() const { return loading_.load(); }
@@ -97,10 +116,28 @@ class View {
   TimeNs time_end() const { return tl_.t1; }
   // Opens (or collapses) every rank group of the timeline.
   void set_all_ranks_open(bool open) { tl_.rank_open.assign(tl_.rank_open.size(), open ? 1 : 0); }
+  // Shows (or hides) every rank's CPU threads and their CUDA API calls.
+  void set_all_cpu_open(bool open) { tl_.cpu_open.assign(tl_.cpu_open.size(), open ? 1 : 0); }
   // Draw items the timeline produced in the last frame (for tests and the benchmark).
   std::size_t last_frame_items() const { return tl_.frame_items; }
   std::size_t last_frame_events() const { return tl_.frame_events; }
-
+  // Timeline selection: the clicked event, and the selected time range (tests, benchmark).
+  const EventRef& selected_event() const { return tl_.selected; }
+  void select_event(const EventRef& event) { timeline_select(event, false); }
+  bool has_range() const { return tl_.has_selection; }
+  // The totals of the selected range once computed (nullptr while computing or with no range).
+  const measure::RangeTotals* range_totals() const { return range_ready_ ? &range_ : nullptr; }
+  // Runs the timeline search for TEXT and jumps to the first match (tests).
+  void search(std::string_view text);
+  void search_next(int delta) { timeline_jump_to_match(delta); }
+  int search_matches() const { return static_cast<int>(tl_.matches.size()); }
+  // Pins row ITEM (an index of the state's rows) to the top of the timeline (tests; the row menu does it).
+  void set_row_pinned(std::uint32_t item, bool pinned) {
+    if (item < tl_.pinned.size()) tl_.pinned[item] = pinned ? 1 : 0;
+  }
+  int search_cursor() const { return tl_.match_cursor; }
+  // The state a test or a script reads: selection, zoom, range, search, rows, explorer layout (JSON).
+  std::string state_json() const;
   // Explorer model (a preset name with shape overrides, 0 = the preset's) and layout; used for the bundled
   // sample, whose synthetic job is a 5-layer GPT of hidden 4096 on TP 2 x DP 2 (assets/sample/README.md).
   void configure_explorer(const std::string& model_name, int layers, int hidden, int heads, int seq, int gpus,
@@ -110,7 +147,8 @@ class View {
   const model::Prediction* prediction() const { return ex_.valid ? &ex_.prediction : nullptr; }
   const std::string& layout_error() const { return ex_.error; }
 
-  // Applies the theme and fonts this view expects (call once after ImGui::CreateContext()).
+  // Applies the theme and fonts this view expects (call once after ImGui::CreateContext()); SCALE > 1 for
+  // HiDPI displays scales the fonts and every size of the style.
   static void setup_style(float scale = 1.0f);
 
  private:
@@ -118,7 +156,10 @@ class View {
   void poll_loader();
   void draw_menu();
   void draw_status();
-  void draw_open_popup();
+  void draw_open_popup();  // View_Files.cpp: the file browser
+  void files_list(float height);
+  void files_open_selected();
+  void files_enter(const std::filesystem::path& dir);
   void add_recent(const std::filesystem::path& path);
   void load_recent();
   void on_profile_installed();
@@ -139,18 +180,51 @@ class View {
 
   // Timeline helpers (View_Timeline.cpp)
   void timeline_toolbar();
+  void timeline_legend();
   void timeline_canvas();
-  float timeline_rows(TimelineContext& ctx, float y0);
+  TimelineContext timeline_context(float x0, float x1, bool hovered) const;
+  float timeline_layout(TimelineContext& ctx, float y0, float pins_h);
+  float timeline_pins_height(const TimelineContext& ctx) const;
+  void timeline_draw_rows(TimelineContext& ctx, bool pinned, float y0);
   void timeline_overlays(TimelineContext& ctx);
-  bool timeline_hover_actions(const TimelineContext& ctx);
-  void timeline_handle_input(float canvas_x0, float canvas_x1, bool hovered);
-  void timeline_draw_ruler(ImDrawList* dl, float x0, float x1, float y0);
+  void timeline_hover_actions(const TimelineContext& ctx);
+  void timeline_handle_input(float x0, float x1, bool hovered, bool ruler_hovered);
+  void timeline_keys(float x0, float x1);
+  void timeline_zoom_at(double x, double factor, float x0, float x1);
+  void timeline_draw_ruler(ImDrawList* dl, float x0, float x1, float y0, float label_w, float h);
   void timeline_run_search();
   void timeline_jump_to_match(int delta);
-  void timeline_collective_panel();
   void timeline_fit();
+  void timeline_clamp();
+  void timeline_show(TimeNs start, TimeNs end);
+  void timeline_select(const EventRef& event, bool jump);
+  bool timeline_event_rect(const TimelineContext& ctx, const EventRef& event, ImVec2& a, ImVec2& b) const;
+  void timeline_flows(TimelineContext& ctx, const EventRef& event, ImU32 color);
+  void timeline_row_menu(const TimelineContext& ctx);
+  void timeline_move_row(std::uint32_t item, int direction);
+  void timeline_move_rank(std::int32_t rank_index, int direction);
+  // Bottom panel: details of the selected event, range totals (View_TimelineDetails.cpp)
+  void timeline_bottom_panel();
+  void details_event();
+  void details_fields(const EventRef& event);
+  void details_launch(const EventRef& event);
+  void details_peers(std::int32_t instance);
+  bool event_link(const EventRef& event, const char* id);
+  void range_panel();
+  void range_tables();
+  void range_start();
+  void range_poll();
+  void range_cancel();
+
+  // Roofline helpers (View_Roofline.cpp)
+  std::vector<model::RooflineOperation> roofline_points(const model::Roof& roof);
+  void roofline_canvas(const std::vector<model::RooflineOperation>& points, const model::Roof& roof,
+                       const char* precision);
 
   // Explorer helpers (View_Explorer.cpp)
+  void explorer_layout_controls();
+  bool explorer_step_control(LayoutField field, const char* help);
+  LayoutInputs explorer_inputs() const;
   void explorer_init();
   void explorer_apply_shape();
   void explorer_repredict();
@@ -166,8 +240,8 @@ class View {
   bool panel_request_ = true;  // the tab bar should switch to panel_ this frame
   bool quit_ = false;
 
-  // Loading
-  std::unique_ptr<LoadedProfile> loaded_;
+  // Loading (shared with the range-totals worker, which may outlive a profile switch)
+  std::shared_ptr<LoadedProfile> loaded_;
   std::jthread loader_;
   std::mutex loader_mutex_;
   std::unique_ptr<LoadedProfile> pending_;  // handed over by the loader under loader_mutex_
@@ -175,14 +249,40 @@ class View {
   std::atomic<bool> loading_{false};
   std::atomic<double> progress_{0.0};
   std::atomic<const char*> stage_{""};
-  std::filesystem::path loading_path_;
+  std::vector<std::filesystem::path> loading_paths_;
   std::string load_error_;
   std::vector<std::string> recent_;
   bool open_popup_ = false;
   char open_path_[1024] = {};
+  // File browser
+  struct FileEntry {
+    std::string name;
+    bool directory;
+    std::uintmax_t bytes;
+  };
+  struct FilesState {
+    std::filesystem::path dir;
+    std::vector<FileEntry> entries;
+    std::vector<std::uint8_t> selected;
+    int last_clicked = -1;
+    bool all_files = false;
+    bool visible = false;  // the browser was drawn this frame
+    std::string error;
+  } files_;
+  // Range totals, computed on a worker thread when a range is selected
+  std::unique_ptr<RangeJob> range_job_;
+  measure::RangeTotals range_;
+  bool range_ready_ = false;
+  std::vector<std::uint32_t> range_kernel_order_, range_rank_order_;
+  // State dump for tests and scripts ($MESHSCOPE_STATE_FILE, written when it changes)
+  void write_state();
+  std::string state_file_;
+  std::string state_written_;
+  std::uint64_t frame_ = 0;
 
   // Timeline state (timeline_items.hpp)
   TimelineState tl_;
+  std::vector<std::uint32_t> flow_calls_;  // scratch of timeline_flows()
 
   // Explorer state
   struct ExplorerState {
@@ -195,6 +295,17 @@ class View {
     model::HardwareSpec hw;
     model::Efficiencies eff;
     int gpus = 8, tp = 1, pp = 1, dp = 0, cp = 1, ep = 1;
+    // Per layout control, the values it steps through (with their problems), recomputed when the layout
+    // or the model changes.
+    std::vector<LayoutStep> steps[kLayoutFieldCount];
+    LayoutInputs steps_for;  // the layout and model (key) the steps were computed for
+    std::string steps_key;
+    bool steps_dirty = true;
+    std::vector<int> positions;  // scratch: the valid steps of one control
+    int typing = -1;             // the control a Ctrl+click turned into a text field (LayoutField), -1 none
+    int typed = 0;
+    bool typing_focus = false;
+    ImVec4 control_rects[kLayoutFieldCount] = {};  // where each control's slider was drawn (state dump)
     int micro_batch = 1, global_batch = 0, seq = 0, zero = 1, virtual_stages = 1;
     int recompute = 0, schedule = 1, precision = 0;
     bool dirty = true;

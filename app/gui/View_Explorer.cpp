@@ -245,18 +245,226 @@ double View::predicted_busbw(const std::string& op, std::int64_t group, std::int
   return static_cast<double>(bytes) / t / 1e9 * model::busbw_factor(kind, n);
 }
 
+LayoutInputs View::explorer_inputs() const {
+  LayoutInputs in;
+  in.gpus = ex_.gpus;
+  in.tp = ex_.tp;
+  in.pp = ex_.pp;
+  in.dp = ex_.dp;
+  in.cp = ex_.cp;
+  in.ep = ex_.ep;
+  in.micro_batch = ex_.micro_batch;
+  in.global_batch = ex_.global_batch;
+  in.seq = ex_.seq;
+  in.zero = ex_.zero;
+  in.virtual_stages = ex_.virtual_stages;
+  in.recompute = ex_.recompute;
+  in.schedule = ex_.schedule;
+  in.precision = ex_.precision;
+  return in;
+}
+
+namespace {
+
+// The Explorer's field behind a layout control.
+int& explorer_field(int& gpus, int& tp, int& pp, int& dp, int& cp, int& ep, int& mb, int& gb, int& seq,
+                    int& vs, LayoutField field) {
+  switch (field) {
+    case LayoutField::kGpus:
+      return gpus;
+    case LayoutField::kTp:
+      return tp;
+    case LayoutField::kPp:
+      return pp;
+    case LayoutField::kDp:
+      return dp;
+    case LayoutField::kCp:
+      return cp;
+    case LayoutField::kEp:
+      return ep;
+    case LayoutField::kMicroBatch:
+      return mb;
+    case LayoutField::kGlobalBatch:
+      return gb;
+    case LayoutField::kSeq:
+      return seq;
+    case LayoutField::kVirtualStages:
+      return vs;
+  }
+  return gpus;
+}
+
+// What a control shows for VALUE: 0 is "auto" for DP and "model default" for batch and sequence, with the
+// value resolve() chose.
+void step_text(char* buf, int size, LayoutField field, int value, const model::ParallelConfig& resolved,
+               bool valid) {
+  if (value != 0) {
+    std::snprintf(buf, size, "%d", value);
+    return;
+  }
+  const char* name = field == LayoutField::kDp ? "auto" : "model default";
+  const int chosen = field == LayoutField::kDp            ? resolved.dp
+                     : field == LayoutField::kGlobalBatch ? resolved.global_batch
+                                                          : resolved.seq;
+  if (valid)
+    std::snprintf(buf, size, "%s (%d)", name, chosen);
+  else
+    std::snprintf(buf, size, "%s", name);
+}
+
+}  // namespace
+
+// One layout control: a slider over the values FIELD steps through that give a valid layout with the rest as
+// it is (so a drag always lands on a valid layout), a list of every value with the invalid ones disabled
+// and their reason on hover, and Ctrl+click to type any value (an invalid one is explained, not clamped).
+bool View::explorer_step_control(LayoutField field, const char* help) {
+  const int f = static_cast<int>(field);
+  int& value = explorer_field(ex_.gpus, ex_.tp, ex_.pp, ex_.dp, ex_.cp, ex_.ep, ex_.micro_batch,
+                              ex_.global_batch, ex_.seq, ex_.virtual_stages, field);
+  const auto& steps = ex_.steps[f];
+  const ImGuiIO& io = ImGui::GetIO();
+  const float label_w = px(110);
+  const float arrow_w = ImGui::GetFrameHeight();
+  const float w = std::max(px(60), ImGui::GetContentRegionAvail().x - label_w - arrow_w - 2);
+  bool changed = false;
+  ImGui::PushID(f);
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const bool ctrl_click = io.KeyCtrl && ImGui::IsMouseClicked(0) && ImGui::IsWindowHovered() &&
+                          ImGui::IsMouseHoveringRect(p, ImVec2(p.x + w, p.y + ImGui::GetFrameHeight()));
+  if (ctrl_click && ex_.typing != f) {
+    ex_.typing = f;
+    ex_.typed = value;
+    ex_.typing_focus = true;
+  }
+  char text[64];
+  if (ex_.typing == f) {
+    ImGui::SetNextItemWidth(w + arrow_w + 2);
+    if (ex_.typing_focus) ImGui::SetKeyboardFocusHere();
+    if (ImGui::InputInt("##type", &ex_.typed, 0, 0, ImGuiInputTextFlags_EnterReturnsTrue)) {
+      value = ex_.typed;
+      changed = true;
+      ex_.typing = -1;
+    } else if (!ex_.typing_focus && !ImGui::IsItemActive()) {
+      ex_.typing = -1;  // Escape, or a click elsewhere
+    }
+    ex_.typing_focus = false;
+  } else {
+    std::vector<int>& positions = ex_.positions;
+    positions.clear();
+    int pos = 0;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      if (!steps[i].problem.empty() && steps[i].value != value) continue;
+      if (steps[i].value == value) pos = static_cast<int>(positions.size());
+      positions.push_back(static_cast<int>(i));
+    }
+    step_text(text, sizeof text, field, value, ex_.resolved, ex_.valid);
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::SliderInt("##step", &pos, 0, std::max(0, static_cast<int>(positions.size()) - 1), text,
+                         ImGuiSliderFlags_NoInput) &&
+        !positions.empty()) {
+      const int next = steps[static_cast<std::size_t>(positions[static_cast<std::size_t>(pos)])].value;
+      changed = next != value;
+      value = next;
+    }
+    ex_.control_rects[f] = ImVec4(ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y,
+                                  ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y);
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip(
+          "%s\nsteps through the %zu values that give a valid layout with the rest as it is;\n"
+          "the list on the right shows the others and why they do not fit.\nCtrl+click to type any value.",
+          help, positions.size());
+    }
+    ImGui::SameLine(0, 2);
+    if (ImGui::ArrowButton("##all", ImGuiDir_Down)) ImGui::OpenPopup("##steps");
+    if (ImGui::BeginPopup("##steps")) {
+      for (const LayoutStep& s : steps) {
+        step_text(text, sizeof text, field, s.value, ex_.resolved, false);
+        ImGui::BeginDisabled(!s.problem.empty());
+        if (ImGui::Selectable(text, s.value == value)) {
+          changed = s.value != value;
+          value = s.value;
+        }
+        ImGui::EndDisabled();
+        if (!s.problem.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+          ImGui::SetTooltip("%s", s.problem.c_str());
+      }
+      ImGui::EndPopup();
+    }
+  }
+  ImGui::SameLine();
+  const bool ok = std::any_of(steps.begin(), steps.end(),
+                              [&](const LayoutStep& s) { return s.value == value && s.problem.empty(); });
+  ImGui::TextColored(to_vec4(ok ? kColText : kColExposed), "%s", to_string(field));
+  ImGui::PopID();
+  return changed;
+}
+
+// The layout, batch and schedule controls; re-predicts on any change.
+void View::explorer_layout_controls() {
+  const LayoutInputs inputs = explorer_inputs();
+  char key[160];
+  std::snprintf(key, sizeof key, "%s/%d/%d/%d/%d/%s", ex_.model.name.c_str(), ex_.model.layers,
+                ex_.model.hidden, ex_.model.heads, ex_.model.experts, ex_.hw.name.c_str());
+  if (ex_.steps_dirty || !(inputs == ex_.steps_for) || ex_.steps_key != key) {
+    for (int f = 0; f < kLayoutFieldCount; ++f)
+      ex_.steps[f] = layout_steps(static_cast<LayoutField>(f), inputs, ex_.model, ex_.hw);
+    ex_.steps_for = inputs;
+    ex_.steps_key = key;
+    ex_.steps_dirty = false;
+  }
+  bool changed = false;
+  ImGui::Spacing();
+  ImGui::TextDisabled("LAYOUT");
+  ImGui::SameLine();
+  ImGui::TextDisabled("(Ctrl+click a slider to type)");
+  changed |= explorer_step_control(LayoutField::kGpus, "total GPUs of the job (multiples of the node size)");
+  changed |= explorer_step_control(
+      LayoutField::kTp, "tensor parallel degree (divides the heads; best inside one NVLink domain)");
+  changed |= explorer_step_control(LayoutField::kPp, "pipeline stages (layer-compatible counts)");
+  changed |= explorer_step_control(LayoutField::kDp, "data parallel degree; auto = GPUs / (TP x PP x CP)");
+  changed |= explorer_step_control(LayoutField::kCp, "context parallel degree (splits the sequence)");
+  changed |=
+      explorer_step_control(LayoutField::kEp, "expert parallel degree (divides the experts; MoE models)");
+  ImGui::Spacing();
+  ImGui::TextDisabled("BATCH");
+  changed |= explorer_step_control(LayoutField::kMicroBatch, "sequences per micro-batch");
+  changed |= explorer_step_control(
+      LayoutField::kGlobalBatch,
+      "sequences per step (multiples of DP x micro-batch); model default = the preset's");
+  changed |= explorer_step_control(LayoutField::kSeq, "tokens per sequence");
+  ImGui::Spacing();
+  ImGui::TextDisabled("MEMORY AND SCHEDULE");
+  ImGui::SetNextItemWidth(-px(110));
+  changed |= ImGui::SliderInt("ZeRO stage", &ex_.zero, 0, 3, "%d", ImGuiSliderFlags_AlwaysClamp);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("0 none, 1 optimizer, 2 + gradients, 3 + weights (FSDP)");
+  ImGui::SetNextItemWidth(-px(110));
+  changed |= ImGui::Combo("recompute", &ex_.recompute, kRecompute, 3);
+  ImGui::SetNextItemWidth(-px(110));
+  changed |= ImGui::Combo("schedule", &ex_.schedule, kSchedule, 3);
+  if (ex_.schedule == 2)
+    changed |= explorer_step_control(LayoutField::kVirtualStages, "model chunks per stage");
+  ImGui::SetNextItemWidth(-px(110));
+  changed |= ImGui::Combo("precision", &ex_.precision, kPrecision, 2);
+  if (changed) {
+    ex_.dirty = true;
+    ex_.search_dirty = true;
+    ex_.steps_dirty = true;
+    explorer_repredict();
+  }
+}
+
 void View::draw_explorer() {
   if (!ex_.spec_error.empty()) {
     ImGui::TextColored(to_vec4(kColExposed), "%s", ex_.spec_error.c_str());
     if (ex_.models.empty()) return;
   }
   if (ex_.dirty) explorer_repredict();
-  const float inputs_w = 330.0f;
+  const float inputs_w = px(350);
   ImGui::BeginChild("##inputs", ImVec2(inputs_w, 0), true);
   ImGui::TextDisabled("MODEL AND HARDWARE");
-  bool changed = false, spec_changed = false;
+  bool spec_changed = false;
   auto combo = [&](const char* label, int& index, const std::vector<std::string>& names) {
-    ImGui::SetNextItemWidth(-110);
+    ImGui::SetNextItemWidth(-px(110));
     if (ImGui::BeginCombo(label, names.empty() ? "" : names[static_cast<std::size_t>(index)].c_str())) {
       for (std::size_t i = 0; i < names.size(); ++i) {
         if (ImGui::Selectable(names[i].c_str(), static_cast<int>(i) == index)) {
@@ -287,63 +495,18 @@ void View::draw_explorer() {
   auto shape = [&](const char* label, int& v, int hi, int preset) {
     char format[48];
     std::snprintf(format, sizeof format, v == 0 ? "preset (%d)" : "%%d", preset);
-    ImGui::SetNextItemWidth(-110);
+    ImGui::SetNextItemWidth(-px(110));
     shape_changed |= ImGui::SliderInt(label, &v, 0, hi, format, ImGuiSliderFlags_Logarithmic);
   };
   shape("layers", ex_.layers, 256, ex_.base_model.layers);
   shape("hidden", ex_.hidden, 32768, ex_.base_model.hidden);
   shape("heads", ex_.heads, 256, ex_.base_model.heads);
   if (shape_changed) explorer_apply_shape();
-  ImGui::Spacing();
-  ImGui::TextDisabled("LAYOUT");
-  auto slider = [&](const char* label, int& v, int lo, int hi, const char* format, const char* help) {
-    ImGui::SetNextItemWidth(-110);
-    if (ImGui::SliderInt(label, &v, lo, hi, format,
-                         hi / std::max(lo, 1) > 64 ? ImGuiSliderFlags_Logarithmic : ImGuiSliderFlags_None)) {
-      changed = true;
-    }
-    if (ImGui::IsItemHovered() && help) ImGui::SetTooltip("%s", help);
-  };
-  slider("GPUs", ex_.gpus, 1, 32768, "%d", "total GPUs of the job");
-  slider("TP", ex_.tp, 1, 64, "%d", "tensor parallel degree (divides heads; best inside one NVLink domain)");
-  slider("PP", ex_.pp, 1, 128, "%d", "pipeline stages (divides layers)");
-  slider("DP", ex_.dp, 0, 8192, ex_.dp == 0 ? "auto" : "%d",
-         "data parallel degree; auto = GPUs / (TP x PP x CP)");
-  if (ex_.dp == 0 && ex_.valid) {
-    ImGui::SameLine(0, 4);
-    ImGui::TextDisabled("(%d)", ex_.resolved.dp);
-  }
-  slider("CP", ex_.cp, 1, 64, "%d", "context parallel degree (splits the sequence)");
-  slider("EP", ex_.ep, 1, 256, "%d", "expert parallel degree (MoE models)");
-  ImGui::Spacing();
-  ImGui::TextDisabled("BATCH");
-  slider("micro-batch", ex_.micro_batch, 1, 64, "%d", "sequences per micro-batch");
-  slider("global batch", ex_.global_batch, 0, 65536, ex_.global_batch == 0 ? "model default" : "%d",
-         "sequences per step; model default = the preset's, rounded to DP x micro-batch");
-  if (ex_.global_batch == 0 && ex_.valid) {
-    ImGui::SameLine(0, 4);
-    ImGui::TextDisabled("(%d)", ex_.resolved.global_batch);
-  }
-  slider("sequence", ex_.seq, 0, 131072, ex_.seq == 0 ? "model default" : "%d", "tokens per sequence");
-  ImGui::Spacing();
-  ImGui::TextDisabled("MEMORY AND SCHEDULE");
-  slider("ZeRO stage", ex_.zero, 0, 3, "%d", "0 none, 1 optimizer, 2 + gradients, 3 + weights (FSDP)");
-  ImGui::SetNextItemWidth(-110);
-  changed |= ImGui::Combo("recompute", &ex_.recompute, kRecompute, 3);
-  ImGui::SetNextItemWidth(-110);
-  changed |= ImGui::Combo("schedule", &ex_.schedule, kSchedule, 3);
-  if (ex_.schedule == 2) slider("virtual stages", ex_.virtual_stages, 1, 16, "%d", "model chunks per stage");
-  ImGui::SetNextItemWidth(-110);
-  changed |= ImGui::Combo("precision", &ex_.precision, kPrecision, 2);
-  if (changed) {
-    ex_.dirty = true;
-    ex_.search_dirty = true;
-    explorer_repredict();
-  }
+  explorer_layout_controls();
   ImGui::Spacing();
   if (!ex_.valid) {
     ImGui::PushStyleColor(ImGuiCol_ChildBg, ImVec4(0.35f, 0.08f, 0.08f, 1.0f));
-    ImGui::BeginChild("##invalid", ImVec2(0, 90), true);
+    ImGui::BeginChild("##invalid", ImVec2(0, px(90)), true);
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.7f, 1.0f), "Invalid layout: %s", ex_.error.c_str());
     ImGui::PopTextWrapPos();

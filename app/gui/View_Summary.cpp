@@ -132,20 +132,44 @@ void View::summary_rank_bars() {
   const auto& analysis = loaded_->analysis;
   const Profile& profile = *loaded_->profile;
   ImGui::TextDisabled("PER-RANK GPU TIME (whole profile; bars share one scale: the longest span)");
+  // The legend follows on the same line when it fits, else on the next.
+  float legend_w = 0;
+  for (const auto& s : segments(measure::Breakdown{}))
+    legend_w +=
+        ImGui::GetTextLineHeight() + 2 + ImGui::CalcTextSize(s.name).x + ImGui::GetStyle().ItemSpacing.x;
   ImGui::SameLine();
+  if (ImGui::GetCursorPosX() + legend_w > ImGui::GetWindowContentRegionMax().x) ImGui::NewLine();
+  bool first = true;
   for (const auto& s : segments(measure::Breakdown{})) {
-    ImGui::SameLine();
+    if (!first) ImGui::SameLine();
+    first = false;
     legend_item(s.color, s.name);
   }
   double scale = 0;
   for (const auto& r : analysis.ranks) scale = std::max(scale, static_cast<double>(r.total.span_ns));
-  const float row_h = 20.0f;
-  const float max_h = std::min(static_cast<float>(analysis.ranks.size()) * (row_h + 4) + 8, 230.0f);
+  const float row_h = ImGui::GetFrameHeight();
+  const float max_h = std::min(
+      static_cast<float>(analysis.ranks.size()) * (row_h + ImGui::GetStyle().ItemSpacing.y) + 8, px(230));
   ImGui::BeginChild("##rankbars", ImVec2(0, max_h), false);
   ImGuiListClipper clipper;
   clipper.Begin(static_cast<int>(analysis.ranks.size()), row_h + ImGui::GetStyle().ItemSpacing.y);
-  char a[32], b[32], c[32];
-  const float label_w = 70, stats_w = 430;
+  char a[32], b[32], c[32], stats[160];
+  auto stats_text = [&](const measure::RankResult& r) {
+    std::snprintf(stats, sizeof stats, "span %s, exposed %s (%.0f%% of comm), idle %s",
+                  time_text(a, sizeof a, static_cast<double>(r.total.span_ns)),
+                  time_text(b, sizeof b, static_cast<double>(r.total.exposed_comm_ns)),
+                  r.total.comm_ns > 0 ? 100.0 * static_cast<double>(r.total.exposed_comm_ns) /
+                                            static_cast<double>(r.total.comm_ns)
+                                      : 0.0,
+                  time_text(c, sizeof c, static_cast<double>(r.total.idle_ns)));
+    return stats;
+  };
+  // The statistics column is as wide as its widest text (never clipped), the bars take the rest, down to a
+  // minimum under which the statistics are cut with an ellipsis (full text on hover).
+  float stats_w = 0;
+  for (const auto& r : analysis.ranks) stats_w = std::max(stats_w, ImGui::CalcTextSize(stats_text(r)).x);
+  const float label_w = ImGui::CalcTextSize("rank 00000").x + ImGui::GetStyle().ItemSpacing.x;
+  const float bar_w = std::max(px(160), ImGui::GetContentRegionAvail().x - label_w - stats_w - px(16));
   while (clipper.Step()) {
     for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
       const auto& r = analysis.ranks[static_cast<std::size_t>(i)];
@@ -153,16 +177,10 @@ void View::summary_rank_bars() {
       ImGui::AlignTextToFramePadding();
       ImGui::Text("rank %d", profile.ranks()[r.rank_index].rank);
       ImGui::SameLine(label_w);
-      breakdown_bar("##bar", r.total, scale, ImGui::GetContentRegionAvail().x - stats_w, row_h);
+      breakdown_bar("##bar", r.total, scale, bar_w, row_h);
       ImGui::SameLine();
       ImGui::AlignTextToFramePadding();
-      ImGui::TextDisabled("span %s, exposed %s (%.0f%% of comm), idle %s",
-                          time_text(a, sizeof a, static_cast<double>(r.total.span_ns)),
-                          time_text(b, sizeof b, static_cast<double>(r.total.exposed_comm_ns)),
-                          r.total.comm_ns > 0 ? 100.0 * static_cast<double>(r.total.exposed_comm_ns) /
-                                                    static_cast<double>(r.total.comm_ns)
-                                              : 0.0,
-                          time_text(c, sizeof c, static_cast<double>(r.total.idle_ns)));
+      text_ellipsis(stats_text(r), 0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
       ImGui::PopID();
     }
   }
@@ -195,20 +213,27 @@ void View::summary_steps() {
     ImGui::TextDisabled("this rank has no steps (no ProfilerStep or NVTX step ranges)");
     return;
   }
-  ImGui::TextDisabled(
-      "(%s; GPU work launched inside each step; click a row to show the step on the timeline)",
-      r.step_source.c_str());
+  char note[160];
+  std::snprintf(note, sizeof note,
+                "(%s; GPU work launched inside each step; click a row to show the step on the timeline)",
+                r.step_source.c_str());
+  text_ellipsis(note, 0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  // Horizontal scrolling rather than squeezed columns when the window is narrow.
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
-                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
-  const float h = std::min(
-      static_cast<float>(r.steps.size() + 1) * (ImGui::GetTextLineHeightWithSpacing() + 4) + 6, 200.0f);
-  if (!ImGui::BeginTable("##steps", 10, flags, ImVec2(0, h))) return;
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
+                                ImGuiTableFlags_SizingFixedFit;
+  const float h =
+      std::min(static_cast<float>(r.steps.size() + 1) * (ImGui::GetTextLineHeightWithSpacing() + px(4)) +
+                   px(6) + ImGui::GetStyle().ScrollbarSize,
+               px(200));
+  const float avail = ImGui::GetContentRegionAvail().x;
+  if (!ImGui::BeginTable("##steps", 10, flags, ImVec2(0, h), std::max(avail, px(1000)))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   for (const char* c : {"step", "CPU duration", "GPU span", "compute", "comm", "overlapped", "exposed comm",
                         "memory", "idle"}) {
     ImGui::TableSetupColumn(c);
   }
-  ImGui::TableSetupColumn("breakdown", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn("breakdown", ImGuiTableColumnFlags_WidthStretch, 1.0f);
   ImGui::TableHeadersRow();
   double scale = 0;
   for (const auto& s : r.steps) scale = std::max(scale, static_cast<double>(s.gpu.span_ns));
@@ -230,6 +255,13 @@ void View::summary_steps() {
         set_time_range(lo - pad, hi + pad);
         if (r.rank_index < tl_.rank_open.size()) tl_.rank_open[r.rank_index] = 1;
         tl_.scroll_to_rank = static_cast<std::int32_t>(r.rank_index);
+        // The step is selected too: its details (breakdown) show under the timeline.
+        const Rank& rank = loaded_->profile->ranks()[r.rank_index];
+        for (std::uint32_t k = 0; k < rank.steps.size(); ++k) {
+          if (rank.steps[k].number != s.number) continue;
+          timeline_select({EventKind::kStep, static_cast<std::int32_t>(r.rank_index), k}, false);
+          break;
+        }
         select_panel(Panel::kTimeline);
       }
       ImGui::PopID();
@@ -264,9 +296,10 @@ void View::summary_kernels() {
   for (const auto& k : kernels_all_) total += k.total_ns;
   ImGui::TextDisabled("TOP KERNELS (all ranks, %zu names; click a header to sort)", kernels_all_.size());
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
-                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_Sortable |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_Sortable |
                                 ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Resizable;
-  if (!ImGui::BeginTable("##kernels", 6, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) return;
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (!ImGui::BeginTable("##kernels", 6, flags, ImVec2(0, avail.y), std::max(avail.x, px(560)))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableSetupColumn("class");
@@ -311,9 +344,7 @@ void View::summary_kernels() {
       const auto& k = kernels_all_[kernel_order_[static_cast<std::size_t>(i)]];
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      const std::string_view name = short_name(profile.str(k.name));
-      ImGui::TextUnformatted(name.data(), name.data() + name.size());
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", profile.str(k.name).c_str());
+      text_ellipsis(short_name(profile.str(k.name)));
       ImGui::TableNextColumn();
       ImGui::TextColored(to_vec4(class_color(k.cls)), "%s", measure::to_string(k.cls));
       ImGui::TableNextColumn();
@@ -339,9 +370,10 @@ void View::summary_collectives() {
                       static_cast<long long>(report.matched), static_cast<long long>(report.incomplete),
                       static_cast<double>(report.mean_skew_ns) / 1e3);
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
-                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_Sortable |
-                                ImGuiTableFlags_SizingFixedFit;
-  if (!ImGui::BeginTable("##collectives", 9, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) return;
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_Sortable |
+                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Resizable;
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (!ImGui::BeginTable("##collectives", 9, flags, ImVec2(0, avail.y), std::max(avail.x, px(780)))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("op", ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableSetupColumn("ranks");
@@ -393,9 +425,7 @@ void View::summary_collectives() {
       const auto& s = report.stats[collective_order_[static_cast<std::size_t>(i)]];
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(s.op.c_str());
-      if (!s.from_metadata && ImGui::IsItemHovered())
-        ImGui::SetTooltip("recognised by kernel name only: no sizes");
+      text_ellipsis(s.from_metadata ? s.op : s.op + " (by kernel name: no sizes)");
       ImGui::TableNextColumn();
       if (s.group_size > 0)
         ImGui::Text("%lld", static_cast<long long>(s.group_size));

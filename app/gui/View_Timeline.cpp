@@ -1,14 +1,15 @@
-// View_Timeline.cpp: the timeline window. One group per rank (collapsible) with a header carrying the
-// exposed-communication band, a steps row, one row per GPU stream sub-lane, GPU annotation rows and a
-// collapsible "CPU threads" section. Each frame, every visible lane is preprocessed into draw items
-// (timeline_lod.hpp: binary search on time-sorted vectors, sub-pixel folding with counts, reused vectors)
-// and then drawn with ImDrawList calls only.
+// View_Timeline.cpp: the timeline controller. It holds the rows (timeline_items.hpp: one item per row kind,
+// each preprocessed into draw items and drawn with ImDrawList calls only), lays them out (pinned rows first,
+// in a band that does not scroll), runs the hovered row's tooltip, and owns the input: zoom, pan, range
+// selection on the time axis, click selection, keyboard, search, and the row menu (pin, move, collapse).
+// The details of the selection and the range totals are in View_TimelineDetails.cpp.
 //
-// [SECTION] Layout constants and helpers
-// [SECTION] Toolbar (search, fit, legend)
-// [SECTION] Canvas: ruler, rank groups, lanes, hover, links
-// [SECTION] Input: zoom, pan, box select, keys
-// [SECTION] Search and collectives panel
+// [SECTION] View range (fit, clamp, show an event at the current zoom)
+// [SECTION] Toolbar (search, fit, bookmarks, legend)
+// [SECTION] Canvas: ruler, layout, rows, overlays (selection, launch flows, links, range)
+// [SECTION] Input: mouse, keyboard
+// [SECTION] Search
+// [SECTION] Row menu: pin, move, collapse
 #include <imgui.h>
 
 #include <algorithm>
@@ -24,12 +25,10 @@
 
 namespace meshscope::gui {
 
-// [SECTION] Layout constants and helpers
-// ---------------------------------------------------------------------
-
 namespace {
 
 constexpr TimeNs kMinRangeNs = 200;
+constexpr std::size_t kMaxFlowArrows = 256;
 
 bool contains_ci(std::string_view hay, std::string_view needle) {
   if (needle.empty()) return false;
@@ -39,7 +38,20 @@ bool contains_ci(std::string_view hay, std::string_view needle) {
   return it != hay.end();
 }
 
+// A launch arrow from FROM to TO: an S-curve leaving and entering vertically, with a head at TO.
+void draw_flow(ImDrawList* dl, ImVec2 from, ImVec2 to, ImU32 color, float ui) {
+  const float mid = (from.y + to.y) * 0.5f;
+  dl->AddBezierCubic(from, ImVec2(from.x, mid), ImVec2(to.x, mid), to, color, 1.5f * ui);
+  const float dir = to.y < from.y ? 1.0f : -1.0f;  // the head points up when the curve goes up
+  const float s = 5.0f * ui;
+  dl->AddTriangleFilled(to, ImVec2(to.x - s * 0.7f, to.y + dir * s), ImVec2(to.x + s * 0.7f, to.y + dir * s),
+                        color);
+}
+
 }  // namespace
+
+// [SECTION] View range
+// ------------------------------------------------------------------------------------------
 
 void View::set_time_range(TimeNs start, TimeNs end) {
   tl_.t0 = start;
@@ -56,6 +68,55 @@ void View::timeline_fit() {
   tl_.t1 = b + pad;
 }
 
+// Keeps a view narrower than the profile inside it (with the fit's margin), so that jumps never show time
+// before the profile starts.
+void View::timeline_clamp() {
+  const auto& p = *loaded_->profile;
+  const TimeNs pad = std::max<TimeNs>(1000, (p.last_ns() - p.first_ns()) / 50);
+  const TimeNs lo = p.first_ns() - pad, hi = p.last_ns() + pad;
+  const TimeNs range = tl_.t1 - tl_.t0;
+  if (range >= hi - lo) return;
+  if (tl_.t0 < lo) tl_.t0 = lo, tl_.t1 = lo + range;
+  if (tl_.t1 > hi) tl_.t1 = hi, tl_.t0 = hi - range;
+}
+
+// Centres [START, END) at the current zoom; zooms out only when it is wider than the view.
+void View::timeline_show(TimeNs start, TimeNs end) {
+  const TimeNs dur = std::max<TimeNs>(end - start, 1);
+  TimeNs range = tl_.t1 - tl_.t0;
+  if (dur > range * 9 / 10) range = std::max<TimeNs>(kMinRangeNs, dur + dur / 4);
+  const TimeNs mid = start + dur / 2;
+  tl_.t0 = mid - range / 2;
+  tl_.t1 = tl_.t0 + range;
+  timeline_clamp();
+}
+
+void View::timeline_select(const EventRef& event, bool jump) {
+  tl_.selected = event;
+  tl_.selected_instance = -1;
+  if (!event.valid() || !loaded_) return;
+  const auto r = static_cast<std::size_t>(event.rank_index);
+  const Rank& rank = loaded_->profile->ranks()[r];
+  if (event.kind == EventKind::kActivity) {
+    const Activity& a = rank.activities[event.index];
+    if (a.collective >= 0 && static_cast<std::size_t>(a.collective) < rank.collectives.size())
+      tl_.selected_instance = loaded_->ranks[r].instance_of[static_cast<std::size_t>(a.collective)];
+  }
+  tl_.details_tab = 0;
+  if (!jump) return;
+  tl_.rank_open[r] = 1;
+  const bool cpu = event.kind == EventKind::kApiCall || (event.kind == EventKind::kRange && [&] {
+                     for (const CpuTrack& t : rank.tracks) {
+                       if (event.index >= t.first && event.index < t.first + t.count) return !t.gpu;
+                     }
+                     return false;
+                   }());
+  if (cpu) tl_.cpu_open[r] = 1;
+  const EventSpan span = span_of(*loaded_->profile, event);
+  timeline_show(span.start_ns, span.end_ns);
+  tl_.scroll_to = event;
+}
+
 void View::draw_timeline() {
   if (!loaded_) {
     ImGui::Spacing();
@@ -64,9 +125,11 @@ void View::draw_timeline() {
     return;
   }
   if (tl_.t1 <= tl_.t0) timeline_fit();
+  if (tl_.items.empty()) build_timeline_items(*loaded_, tl_);
+  range_poll();
   timeline_toolbar();
   timeline_canvas();
-  timeline_collective_panel();
+  timeline_bottom_panel();
 }
 
 // [SECTION] Toolbar
@@ -79,9 +142,18 @@ void View::timeline_toolbar() {
     ImGui::SetKeyboardFocusHere();
     tl_.focus_search = false;
   }
-  ImGui::SetNextItemWidth(260);
-  if (ImGui::InputTextWithHint("##search", "Search names (Ctrl+F, Enter = next)", tl_.filter,
-                               sizeof tl_.filter, ImGuiInputTextFlags_EnterReturnsTrue)) {
+  ImGui::SetNextItemWidth(px(300));
+  bool enter = ImGui::InputTextWithHint("##search", "Search names (Ctrl+F)", tl_.filter, sizeof tl_.filter,
+                                        ImGuiInputTextFlags_EnterReturnsTrue);
+  // Enter ends the field's editing and the focus comes back only in a later frame: an Enter pressed in
+  // between (fast Enters) steps too, instead of being lost.
+  if (ImGui::IsItemActive()) {
+    tl_.search_refocus = 0;
+  } else if (tl_.search_refocus > 0) {
+    --tl_.search_refocus;
+    enter |= ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false);
+  }
+  if (enter) {
     if (tl_.filter_dirty) {
       timeline_run_search();
       timeline_jump_to_match(0);
@@ -89,8 +161,11 @@ void View::timeline_toolbar() {
       timeline_jump_to_match(io.KeyShift ? -1 : 1);
     }
     ImGui::SetKeyboardFocusHere(-1);
+    tl_.search_refocus = 3;
   }
   if (ImGui::IsItemEdited()) tl_.filter_dirty = true;
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Enter: next match, Shift+Enter: previous (centred at the current zoom)");
   ImGui::SameLine();
   if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) {
     if (tl_.filter_dirty) timeline_run_search();
@@ -106,75 +181,147 @@ void View::timeline_toolbar() {
     if (tl_.matches.empty())
       ImGui::TextColored(to_vec4(kColExposed), "no match");
     else
-      ImGui::Text("%d / %zu", tl_.match_cursor + 1, tl_.matches.size());
+      ImGui::Text("%d of %zu", tl_.match_cursor + 1, tl_.matches.size());
   } else {
-    ImGui::TextDisabled("      ");
+    ImGui::TextDisabled("       ");
   }
   ImGui::SameLine();
   if (ImGui::Button("Fit (F)")) timeline_fit();
   ImGui::SameLine();
-  char a[32], b[32];
-  ImGui::TextDisabled("view %s", time_text(a, sizeof a, static_cast<double>(tl_.t1 - tl_.t0)));
-  if (tl_.has_selection) {
-    ImGui::SameLine();
-    const TimeNs lo = std::min(tl_.sel_a, tl_.sel_b), hi = std::max(tl_.sel_a, tl_.sel_b);
-    ImGui::TextColored(to_vec4(kColSelect), "selection %s (Z zooms, Esc clears)",
-                       time_text(b, sizeof b, static_cast<double>(hi - lo)));
+  if (ImGui::Button("Expand all")) set_all_ranks_open(true);
+  ImGui::SameLine();
+  if (ImGui::Button("Collapse all")) set_all_ranks_open(false);
+  ImGui::SameLine();
+  char label[48], a[32], b[32];
+  std::snprintf(label, sizeof label, "Bookmarks (%zu)", tl_.bookmarks.size());
+  if (ImGui::Button(label)) ImGui::OpenPopup("##bookmarks");
+  if (ImGui::BeginPopup("##bookmarks")) {
+    if (tl_.bookmarks.empty()) ImGui::TextDisabled("Select a range (drag on the time axis) and press B.");
+    const TimeNs origin = loaded_->profile->first_ns();
+    for (std::size_t i = 0; i < tl_.bookmarks.size(); ++i) {
+      const auto& bm = tl_.bookmarks[i];
+      ImGui::PushID(static_cast<int>(i));
+      char text[96];
+      std::snprintf(text, sizeof text, "#%zu  %s + %s", i + 1,
+                    time_text(a, sizeof a, static_cast<double>(bm.start - origin)),
+                    time_text(b, sizeof b, static_cast<double>(bm.end - bm.start)));
+      if (ImGui::Selectable(text, false, ImGuiSelectableFlags_DontClosePopups, ImVec2(px(260), 0))) {
+        tl_.t0 = bm.start;
+        tl_.t1 = bm.end;
+      }
+      ImGui::SameLine();
+      if (ImGui::SmallButton("remove"))
+        tl_.bookmarks.erase(tl_.bookmarks.begin() + static_cast<std::ptrdiff_t>(i));
+      ImGui::PopID();
+    }
+    ImGui::EndPopup();
   }
-  // Legend, right-aligned.
-  const float legend_w = 640.0f;
-  ImGui::SameLine(std::max(ImGui::GetCursorPosX() + 10.0f, ImGui::GetWindowContentRegionMax().x - legend_w));
-  legend_item(kColCompute, "compute");
   ImGui::SameLine();
-  legend_item(kColComm, "communication");
+  ImGui::TextDisabled("view %s", time_text(a, sizeof a, static_cast<double>(tl_.t1 - tl_.t0)));
+  timeline_legend();
+}
+
+// The colour legend, right-aligned on the toolbar line when it fits there, else on a line of its own.
+void View::timeline_legend() {
+  const std::pair<ImU32, const char*> items[] = {{kColCompute, "compute"},
+                                                 {kColComm, "communication"},
+                                                 {kColMemory, "memory"},
+                                                 {kColSync, "sync"},
+                                                 {kColExposed, "exposed comm"},
+                                                 {kColApiLaunch, "CUDA launch"},
+                                                 {scale_color(kColCompute, 0.55f), "folded (n)"}};
+  const ImGuiStyle& style = ImGui::GetStyle();
+  float width = 0;
+  for (const auto& [color, text] : items)
+    width += ImGui::GetTextLineHeight() + 2 + ImGui::CalcTextSize(text).x + style.ItemSpacing.x;
   ImGui::SameLine();
-  legend_item(kColMemory, "memory");
-  ImGui::SameLine();
-  legend_item(kColSync, "sync");
-  ImGui::SameLine();
-  legend_item(kColExposed, "exposed comm");
-  ImGui::SameLine();
-  legend_item(scale_color(kColCompute, 0.55f), "folded (n)");
+  const float right = ImGui::GetWindowContentRegionMax().x;
+  if (ImGui::GetCursorPosX() + width + px(10) > right)
+    ImGui::NewLine();
+  else
+    ImGui::SameLine(right - width);
+  bool first = true;
+  for (const auto& [color, text] : items) {
+    if (!first) ImGui::SameLine();
+    first = false;
+    legend_item(color, text);
+  }
 }
 
 // [SECTION] Canvas
 // -------------------------------------------------------------------------------------------
 
-void View::timeline_draw_ruler(ImDrawList* dl, float x0, float x1, float y0) {
+void View::timeline_draw_ruler(ImDrawList* dl, float x0, float x1, float y0, float label_w, float h) {
   const double nspx = static_cast<double>(tl_.t1 - tl_.t0) / std::max(1.0f, x1 - x0);
-  const TimeNs step = ruler_step(nspx, 110.0);
+  const TimeNs step = ruler_step(nspx, 110.0 * ui_scale());
   const TimeNs origin = loaded_->profile->first_ns();
-  dl->AddRectFilled(ImVec2(x0 - kLabelWidth, y0), ImVec2(x1, y0 + kRulerHeight), IM_COL32(24, 27, 33, 255));
-  // First major tick at or after t0, on the grid anchored at the profile start.
-  TimeNs rel = tl_.t0 - origin;
-  TimeNs first = (rel >= 0 ? (rel + step - 1) / step : -((-rel) / step)) * step;
+  dl->AddRectFilled(ImVec2(x0 - label_w, y0), ImVec2(x1, y0 + h), IM_COL32(24, 27, 33, 255));
+  // Bookmarks: a band under the ticks with their number.
   char buf[48];
+  for (std::size_t i = 0; i < tl_.bookmarks.size(); ++i) {
+    const auto& bm = tl_.bookmarks[i];
+    const float a = std::max(x0, x0 + static_cast<float>(static_cast<double>(bm.start - tl_.t0) / nspx));
+    const float b = std::min(x1, x0 + static_cast<float>(static_cast<double>(bm.end - tl_.t0) / nspx));
+    if (b <= a) continue;
+    dl->AddRectFilled(ImVec2(a, y0 + h - 5 * ui_scale()), ImVec2(std::max(a + 2, b), y0 + h),
+                      IM_COL32(255, 214, 10, 110));
+    std::snprintf(buf, sizeof buf, "#%zu", i + 1);
+    dl->AddText(ImVec2(a + 2, y0 + 1), kColSelect, buf);
+  }
+  // First major tick at or after t0, on the grid anchored at the profile start.
+  const TimeNs rel = tl_.t0 - origin;
+  const TimeNs first = (rel >= 0 ? (rel + step - 1) / step : -((-rel) / step)) * step;
   for (TimeNs t = first; origin + t <= tl_.t1; t += step) {
     const float x = x0 + static_cast<float>(static_cast<double>(origin + t - tl_.t0) / nspx);
-    dl->AddLine(ImVec2(x, y0 + kRulerHeight - 8), ImVec2(x, y0 + kRulerHeight), kColTextDim);
+    dl->AddLine(ImVec2(x, y0 + h - 8 * ui_scale()), ImVec2(x, y0 + h), kColTextDim);
     for (int m = 1; m < 5; ++m) {
       const float xm = x + static_cast<float>(static_cast<double>(step) * m / 5.0 / nspx);
-      if (xm < x1) dl->AddLine(ImVec2(xm, y0 + kRulerHeight - 4), ImVec2(xm, y0 + kRulerHeight), kColGrid);
+      if (xm < x1) dl->AddLine(ImVec2(xm, y0 + h - 4 * ui_scale()), ImVec2(xm, y0 + h), kColGrid);
     }
     format_time(buf, sizeof buf, t, step);
-    dl->AddText(ImVec2(x + 3, y0 + 3), kColText, buf);
+    dl->AddText(ImVec2(x + 3, y0 + (h - ImGui::GetFontSize()) * 0.5f - 1), kColText, buf);
   }
-  dl->AddText(ImVec2(x0 - kLabelWidth + 6, y0 + 4), kColTextDim, "time since profile start");
+  clipped_text(dl, x0 - label_w + 6, x0 - 4, y0 + (h - ImGui::GetFontSize()) * 0.5f, kColTextDim,
+               "time (drag: select)");
+}
+
+TimelineContext View::timeline_context(float x0, float x1, bool hovered) const {
+  const ImGuiIO& io = ImGui::GetIO();
+  TimelineContext ctx;
+  ctx.loaded = loaded_.get();
+  ctx.profile = loaded_->profile.get();
+  ctx.tl = const_cast<TimelineState*>(&tl_);
+  ctx.ui = ui_scale();
+  ctx.x0 = x0;
+  ctx.x1 = x1;
+  ctx.t0 = tl_.t0;
+  ctx.t1 = tl_.t1;
+  ctx.ns_per_px = static_cast<double>(tl_.t1 - tl_.t0) / std::max(1.0f, x1 - x0);
+  ctx.lod = LodParams{tl_.t0, tl_.t1, ctx.ns_per_px, kMinPx};
+  ctx.mouse = io.MousePos;
+  ctx.hovered = hovered;
+  ctx.click =
+      hovered && ImGui::IsMouseReleased(0) && !io.KeyShift && std::abs(io.MouseDragMaxDistanceSqr[0]) < 16.0f;
+  ctx.filtering = !tl_.filter_dirty && tl_.filter[0] && !tl_.matches.empty();
+  return ctx;
 }
 
 void View::timeline_canvas() {
-  const LoadedProfile& L = *loaded_;
-  const ImGuiIO& io = ImGui::GetIO();
-  const float bottom = tl_.selected_instance >= 0 ? 150.0f : 0.0f;
-  if (tl_.items.empty()) tl_.items = build_timeline_items(L);
+  const float ui = ui_scale();
+  const bool panel = tl_.selected.valid() || tl_.has_selection || tl_.selected_instance >= 0;
+  const float bottom =
+      panel ? std::clamp(ImGui::GetContentRegionAvail().y * 0.38f, 150.0f * ui, 460.0f * ui) : 0.0f;
+  const float label_w = kLabelWidth * ui;
 
-  // Ruler (does not scroll).
+  // Ruler (does not scroll); dragging on it selects a range.
   ImDrawList* wdl = ImGui::GetWindowDrawList();
   const ImVec2 ruler_pos = ImGui::GetCursorScreenPos();
   const float avail_w = ImGui::GetContentRegionAvail().x;
-  const float time_x0 = ruler_pos.x + kLabelWidth;
+  const float time_x0 = ruler_pos.x + label_w;
   const float time_x1 = ruler_pos.x + avail_w - ImGui::GetStyle().ScrollbarSize;
-  ImGui::Dummy(ImVec2(avail_w, kRulerHeight));
+  const float ruler_h = kRulerHeight * ui;
+  ImGui::InvisibleButton("##ruler", ImVec2(avail_w, ruler_h));
+  const bool ruler_hovered = ImGui::IsItemHovered() && ImGui::GetIO().MousePos.x >= time_x0;
 
   ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
   ImGui::BeginChild("##timeline", ImVec2(0, -bottom), false,
@@ -182,84 +329,224 @@ void View::timeline_canvas() {
                         ImGuiWindowFlags_NoMove);
   ImGui::PopStyleVar();
   const bool hovered = ImGui::IsWindowHovered();
-  timeline_handle_input(time_x0, time_x1, hovered);
-  timeline_draw_ruler(wdl, time_x0, time_x1, ruler_pos.y);
+  timeline_handle_input(time_x0, time_x1, hovered, ruler_hovered);
+  timeline_draw_ruler(wdl, time_x0, time_x1, ruler_pos.y, label_w, ruler_h);
 
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  TimelineContext ctx;
-  ctx.loaded = &L;
-  ctx.profile = L.profile.get();
-  ctx.tl = &tl_;
+  TimelineContext ctx = timeline_context(time_x0, time_x1, hovered);
   ctx.dl = ImGui::GetWindowDrawList();
   ctx.label_x = origin.x;
-  ctx.x0 = time_x0;
-  ctx.x1 = time_x1;
-  ctx.t0 = tl_.t0;
-  ctx.t1 = tl_.t1;
-  ctx.ns_per_px = static_cast<double>(tl_.t1 - tl_.t0) / std::max(1.0f, time_x1 - time_x0);
-  ctx.lod = LodParams{tl_.t0, tl_.t1, ctx.ns_per_px, kMinPx};
-  ctx.win_top = ImGui::GetWindowPos().y;
-  ctx.win_bottom = ctx.win_top + ImGui::GetWindowSize().y;
-  ctx.mouse = io.MousePos;
-  ctx.hovered = hovered;
-  ctx.click =
-      hovered && ImGui::IsMouseReleased(0) && !io.KeyShift && std::abs(io.MouseDragMaxDistanceSqr[0]) < 16.0f;
-  ctx.filtering = !tl_.filter_dirty && tl_.filter[0] && !tl_.matches.empty();
-  ctx.current = ctx.filtering && tl_.match_cursor >= 0
-                    ? &tl_.matches[static_cast<std::size_t>(tl_.match_cursor)]
-                    : nullptr;
+  const float win_top = ImGui::GetWindowPos().y;
+  const float win_bottom = win_top + ImGui::GetWindowSize().y;
   tl_.frame_items = 0;
   tl_.frame_events = 0;
   tl_.links.clear();
+  tl_.hovered = {};
 
+  const float pins_h = timeline_pins_height(ctx);
+  tl_.canvas_x0 = time_x0;
+  tl_.canvas_x1 = time_x1;
+  tl_.ruler_y0 = ruler_pos.y;
+  tl_.ruler_y1 = ruler_pos.y + ruler_h;
+  tl_.rows_top = win_top;
+  tl_.rows_bottom = win_bottom;
+  tl_.pins_h = pins_h;
+  ctx.win_top = win_top;
+  ctx.win_bottom = win_bottom;
+  const float y_end = timeline_layout(ctx, origin.y + pins_h, pins_h);
   ImDrawList* dl = ctx.dl;
-  dl->PushClipRect(ImVec2(origin.x, ctx.win_top), ImVec2(time_x1, ctx.win_bottom), true);
-  const float y = timeline_rows(ctx, origin.y);
+  // Scrolling rows, under the pinned band.
+  ctx.win_top = win_top + pins_h;
+  ctx.hovered = hovered && ctx.mouse.y >= ctx.win_top;
+  dl->PushClipRect(ImVec2(origin.x, ctx.win_top), ImVec2(time_x1, win_bottom), true);
+  timeline_draw_rows(ctx, false, origin.y + pins_h);
+  dl->PopClipRect();
+  // Pinned rows.
+  if (pins_h > 0) {
+    ctx.win_top = win_top;
+    ctx.win_bottom = win_top + pins_h;
+    ctx.hovered = hovered && ctx.mouse.y < ctx.win_bottom;
+    dl->PushClipRect(ImVec2(origin.x, win_top), ImVec2(time_x1, win_top + pins_h), true);
+    dl->AddRectFilled(ImVec2(origin.x, win_top), ImVec2(time_x1, win_top + pins_h),
+                      IM_COL32(20, 23, 29, 255));
+    timeline_draw_rows(ctx, true, win_top);
+    dl->AddLine(ImVec2(origin.x, win_top + pins_h - 1), ImVec2(time_x1, win_top + pins_h - 1), kColSelect);
+    dl->PopClipRect();
+  }
+  ctx.win_top = win_top;
+  ctx.win_bottom = win_bottom;
+  ctx.hovered = hovered;
+  dl->PushClipRect(ImVec2(origin.x, win_top), ImVec2(time_x1, win_bottom), true);
   timeline_overlays(ctx);
   dl->PopClipRect();
-  // Label column separator.
-  dl->AddLine(ImVec2(ctx.x0 - 1, ctx.win_top), ImVec2(ctx.x0 - 1, ctx.win_bottom), IM_COL32(70, 76, 90, 255));
-  const bool clicked_collective = timeline_hover_actions(ctx);
-  if (ctx.click && !clicked_collective && ctx.mouse.x >= ctx.x0) tl_.selected_instance = -1;
+  dl->AddLine(ImVec2(ctx.x0 - 1, win_top), ImVec2(ctx.x0 - 1, win_bottom), IM_COL32(70, 76, 90, 255));
+  timeline_hover_actions(ctx);
+  timeline_row_menu(ctx);
   ImGui::SetCursorScreenPos(origin);
-  ImGui::Dummy(ImVec2(time_x1 - origin.x, std::max(1.0f, y - origin.y)));
+  ImGui::Dummy(ImVec2(time_x1 - origin.x, std::max(1.0f, y_end - origin.y)));
   ImGui::EndChild();
 }
 
-// Lays out every visible item from Y0 down, preprocessing and drawing those on screen; returns the bottom.
-float View::timeline_rows(TimelineContext& ctx, float y0) {
+float View::timeline_pins_height(const TimelineContext& ctx) const {
+  float h = 0;
+  for (std::uint32_t i : tl_.order) {
+    if (tl_.pinned[i] && tl_.items[i]->visible(tl_)) h += tl_.items[i]->height(ctx);
+  }
+  return h > 0 ? h + 2 : 0;
+}
+
+// Sets every item's y for this frame (pinned rows in the band at the window top, the others from Y0 down,
+// a gap between rank groups), scrolls to a requested event or rank, and returns the bottom of the rows.
+float View::timeline_layout(TimelineContext& ctx, float y0, float pins_h) {
+  float py = ctx.win_top;
   float y = y0;
-  const RankHeaderItem* header = nullptr;
-  float group_top = y0;
-  auto close_group = [&] {
-    if (!header) return;
-    if (tl_.rank_open[static_cast<std::size_t>(header->rank_index())])
-      header->draw_step_lines(ctx, group_top, y);
-    y += 3.0f;
-  };
-  for (const auto& item : tl_.items) {
-    if (const auto* h = dynamic_cast<const RankHeaderItem*>(item.get())) {
-      close_group();
-      header = h;
-      group_top = y;
-      if (tl_.scroll_to_rank == h->rank_index()) {
+  tl_.groups.clear();
+  for (std::uint32_t i : tl_.order) {
+    TimelineItem& item = *tl_.items[i];
+    item.shown = false;
+    if (auto* header = dynamic_cast<const RankHeaderItem*>(&item)) {
+      if (!tl_.groups.empty()) y += 3.0f * ctx.ui;
+      tl_.groups.push_back({i, y, y});
+      if (tl_.scroll_to_rank == header->rank_index()) {
         ImGui::SetScrollY(std::max(0.0f, y - y0 + ImGui::GetScrollY() - 4.0f));
         tl_.scroll_to_rank = -1;
       }
     }
-    if (!item->visible(tl_)) continue;
-    const float h = item->height(ctx);
-    if (ctx.row_visible(y, h)) {
-      item->preprocess(ctx, y);
-      item->draw(ctx, y);
+    if (!item.visible(tl_)) continue;
+    const float h = item.height(ctx);
+    item.shown = true;
+    if (tl_.pinned[i]) {
+      item.y = py;
+      py += h;
+      continue;
+    }
+    item.y = y;
+    std::uint32_t lane = 0;
+    if (tl_.scroll_to.valid() && item.lane_of(ctx, tl_.scroll_to, lane)) {
+      const float ly = y + static_cast<float>(lane) * item.lane_height(ctx);
+      const float top = ctx.win_top + pins_h, bottom = ctx.win_bottom - item.lane_height(ctx);
+      if (ly < top || ly > bottom)
+        ImGui::SetScrollY(std::max(0.0f, ImGui::GetScrollY() + ly - top - (bottom - top) / 3));
+      tl_.scroll_to = {};
     }
     y += h;
+    tl_.groups.back().bottom = y;
   }
-  close_group();
   return y;
 }
 
-// Collective links, the box selection and the cursor line, over the rows.
+void View::timeline_draw_rows(TimelineContext& ctx, bool pinned, float) {
+  for (std::uint32_t i : tl_.order) {
+    TimelineItem& item = *tl_.items[i];
+    if (!item.shown || (tl_.pinned[i] != 0) != pinned) continue;
+    const float h = item.height(ctx);
+    if (!ctx.row_visible(item.y, h)) continue;
+    item.preprocess(ctx, item.y);
+    item.draw(ctx, item.y);
+  }
+  if (pinned) return;
+  for (const auto& g : tl_.groups) {
+    const auto& header = static_cast<const RankHeaderItem&>(*tl_.items[g.header]);
+    if (tl_.rank_open[static_cast<std::size_t>(header.rank_index())])
+      header.draw_step_lines(ctx, g.top, g.bottom);
+  }
+}
+
+// The screen rectangle of EVENT: on its row and sub-lane when the row is shown, else on the row that stands
+// for it (the CPU section row of a closed section, the rank header of a closed rank). False when the rank
+// has no row for it.
+bool View::timeline_event_rect(const TimelineContext& ctx, const EventRef& event, ImVec2& a,
+                               ImVec2& b) const {
+  if (!event.valid()) return false;
+  const auto r = static_cast<std::size_t>(event.rank_index);
+  const Rank& rank = ctx.profile->ranks()[r];
+  const auto& rows = tl_.rows[r];
+  std::uint32_t row = kNoRow;
+  switch (event.kind) {
+    case EventKind::kActivity: {
+      auto it = std::upper_bound(rank.streams.begin(), rank.streams.end(), event.index,
+                                 [](std::uint32_t i, const GpuStream& s) { return i < s.first; });
+      if (it != rank.streams.begin())
+        row = rows.streams[static_cast<std::size_t>(it - rank.streams.begin() - 1)];
+      break;
+    }
+    case EventKind::kRange:
+      for (std::size_t k = 0; k < rank.tracks.size(); ++k) {
+        if (event.index >= rank.tracks[k].first && event.index < rank.tracks[k].first + rank.tracks[k].count)
+          row = rows.tracks[k];
+      }
+      break;
+    case EventKind::kApiCall:
+      row = rows.api_threads[ctx.loaded->ranks[r].launches.thread_of_api[event.index]];
+      break;
+    case EventKind::kStep:
+      row = rows.steps;
+      break;
+    case EventKind::kNone:
+      break;
+  }
+  if (row == kNoRow) return false;
+  const TimelineItem* item = tl_.items[row].get();
+  std::uint32_t lane = 0;
+  const bool stand_in = !item->shown;
+  if (stand_in) {
+    item = tl_.items[tl_.rank_open[r] && rows.section != kNoRow ? rows.section : rows.header].get();
+  } else if (!item->lane_of(ctx, event, lane)) {
+    return false;
+  }
+  const float lh = stand_in ? item->height(ctx) : item->lane_height(ctx);
+  const EventSpan span = span_of(*ctx.profile, event);
+  const float ly = item->y + static_cast<float>(lane) * lh;
+  a = ImVec2(std::max(ctx.x_of(span.start_ns), ctx.x0 - 4), ly);
+  b = ImVec2(std::max(a.x + 2.0f, std::min(ctx.x_of(span.end_ns), ctx.x1 + 4)), ly + lh);
+  return true;
+}
+
+// CPU op -> API call -> GPU activity arrows for EVENT (any of the three): the call that launched it, the op
+// that issued the call, and everything the call launched; for a CPU range, every call made inside it.
+void View::timeline_flows(TimelineContext& ctx, const EventRef& event, ImU32 color) {
+  if (!event.valid() || event.kind == EventKind::kStep) return;
+  const auto r = static_cast<std::size_t>(event.rank_index);
+  const Rank& rank = ctx.profile->ranks()[r];
+  const auto& launches = ctx.loaded->ranks[r].launches;
+  flow_calls_.clear();
+  if (event.kind == EventKind::kActivity) {
+    if (launches.api_of_activity[event.index] != measure::kNoIndex)
+      flow_calls_.push_back(launches.api_of_activity[event.index]);
+  } else if (event.kind == EventKind::kApiCall) {
+    flow_calls_.push_back(event.index);
+  } else {
+    measure::api_calls_inside(rank, launches, event.index, flow_calls_);
+  }
+  std::size_t arrows = 0;
+  ImVec2 a, b, c, d;
+  for (const std::uint32_t call : flow_calls_) {
+    if (arrows > kMaxFlowArrows ||
+        !timeline_event_rect(ctx, {EventKind::kApiCall, event.rank_index, call}, a, b))
+      continue;
+    const std::uint32_t op = launches.op_of_api[call];
+    if (op != measure::kNoIndex &&
+        timeline_event_rect(ctx, {EventKind::kRange, event.rank_index, op}, c, d)) {
+      const float x = a.x;
+      const bool down = d.y <= a.y;
+      draw_flow(ctx.dl, ImVec2(x, down ? d.y : c.y), ImVec2(x, down ? a.y : b.y), color, ctx.ui);
+      ++arrows;
+    }
+    if (event.kind == EventKind::kRange || event.kind == EventKind::kApiCall)
+      ctx.dl->AddRect(a, b, color, 0, 0, 1.5f * ctx.ui);
+    for (const std::uint32_t act : launches.activities_of(call)) {
+      if (arrows++ > kMaxFlowArrows) break;
+      if (!timeline_event_rect(ctx, {EventKind::kActivity, event.rank_index, act}, c, d)) continue;
+      const bool up = d.y <= a.y;
+      draw_flow(ctx.dl, ImVec2(a.x, up ? a.y : b.y), ImVec2(c.x, up ? d.y : c.y), color, ctx.ui);
+      if (act != event.index || event.kind != EventKind::kActivity)
+        ctx.dl->AddRect(c, d, color, 0, 0, 1.0f * ctx.ui);
+    }
+  }
+}
+
+// Collective links, the selected event and its launch flows, the hovered event's flows, the range
+// selection and the cursor line, over the rows.
 void View::timeline_overlays(TimelineContext& ctx) {
   ImDrawList* dl = ctx.dl;
   if (tl_.links.size() > 1) {
@@ -268,6 +555,13 @@ void View::timeline_overlays(TimelineContext& ctx) {
       dl->AddLine(ImVec2(tl_.links[i - 1].x, tl_.links[i - 1].y), ImVec2(tl_.links[i].x, tl_.links[i].y),
                   kColSelect, 1.5f);
     }
+  }
+  const EventRef hovered = ctx.hover.kind == HoverKind::kEvent ? ctx.hover.event : EventRef{};
+  if (hovered.valid() && !(hovered == tl_.selected)) timeline_flows(ctx, hovered, kColFlowHover);
+  ImVec2 a, b;
+  if (timeline_event_rect(ctx, tl_.selected, a, b)) {
+    timeline_flows(ctx, tl_.selected, kColFlow);
+    dl->AddRect(ImVec2(a.x - 1, a.y), ImVec2(b.x + 1, b.y), kColSelect, 0, 0, 2.5f * ctx.ui);
   }
   if (tl_.has_selection || tl_.selecting) {
     const float xa = std::clamp(ctx.x_of(std::min(tl_.sel_a, tl_.sel_b)), ctx.x0, ctx.x1);
@@ -289,69 +583,81 @@ void View::timeline_overlays(TimelineContext& ctx) {
   }
 }
 
-// The hovered item's tooltip, and what a click or double-click on it does. True when a click selected a
-// collective.
-bool View::timeline_hover_actions(const TimelineContext& ctx) {
+// The hovered item's tooltip, and what a click or double-click on it does: a click selects an event (or
+// clears the selection on empty space), a double-click zooms to a step or into a fold, a right-click on a
+// row label opens the row menu.
+void View::timeline_hover_actions(const TimelineContext& ctx) {
   const Hover& hover = ctx.hover;
-  if (hover.kind == HoverKind::kNone) return false;
-  hover.item->tooltip(ctx, hover);
-  if (hover.kind != HoverKind::kEvent) return false;
-  const LoadedProfile& L = *loaded_;
-  const auto r = static_cast<std::size_t>(hover.event.rank_index);
-  const Rank& rank = L.profile->ranks()[r];
-  if (hover.event.kind == EventKind::kActivity && ctx.click) {
-    const Activity& a = rank.activities[hover.event.index];
-    if (a.collective >= 0 && static_cast<std::size_t>(a.collective) < rank.collectives.size()) {
-      const std::int32_t inst = L.ranks[r].instance_of[static_cast<std::size_t>(a.collective)];
-      if (inst >= 0) {
-        tl_.selected_instance = inst;
-        return true;
-      }
+  if (hover.kind == HoverKind::kEvent) tl_.hovered = hover.event;
+  if (hover.kind != HoverKind::kNone) hover.item->tooltip(ctx, hover);
+  if (hover.kind == HoverKind::kLabel && ImGui::IsMouseClicked(1)) {
+    for (std::uint32_t i = 0; i < tl_.items.size(); ++i) {
+      if (tl_.items[i].get() == hover.item) tl_.menu_item = i;
     }
+    ImGui::OpenPopup("##rowmenu");
   }
-  if (hover.event.kind == EventKind::kStep && ImGui::IsMouseDoubleClicked(0)) {
-    const Step& s = rank.steps[hover.event.index];
+  if (hover.kind == HoverKind::kEvent && ctx.click) timeline_select(hover.event, false);
+  if (hover.kind == HoverKind::kNone && ctx.click && ctx.mouse.x >= ctx.x0) timeline_select({}, false);
+  if (!ImGui::IsMouseDoubleClicked(0)) return;
+  if (hover.kind == HoverKind::kEvent && hover.event.kind == EventKind::kStep) {
+    const Step& s =
+        ctx.profile->ranks()[static_cast<std::size_t>(hover.event.rank_index)].steps[hover.event.index];
     const TimeNs pad = (s.end_ns - s.start_ns) / 40;
     tl_.t0 = s.start_ns - pad;
     tl_.t1 = s.end_ns + pad;
+  } else if (hover.kind == HoverKind::kFolded) {
+    const TimeNs pad = std::max<TimeNs>(kMinRangeNs, (hover.draw.end_ns - hover.draw.start_ns) / 10);
+    tl_.t0 = hover.draw.start_ns - pad;
+    tl_.t1 = hover.draw.end_ns + pad;
   }
-  return false;
 }
 
 // [SECTION] Input
 // --------------------------------------------------------------------------------------------
 
-void View::timeline_handle_input(float x0, float x1, bool hovered) {
-  const ImGuiIO& io = ImGui::GetIO();
+void View::timeline_zoom_at(double x, double factor, float x0, float x1) {
   const Profile& profile = *loaded_->profile;
   const double width = std::max(1.0f, x1 - x0);
   const double nspx = static_cast<double>(tl_.t1 - tl_.t0) / width;
   const TimeNs full = std::max<TimeNs>(kMinRangeNs, profile.last_ns() - profile.first_ns());
-  auto zoom_at = [&](double x, double factor) {
-    const double anchor = static_cast<double>(tl_.t0) + (x - x0) * nspx;
-    double range = static_cast<double>(tl_.t1 - tl_.t0) * factor;
-    range = std::clamp(range, static_cast<double>(kMinRangeNs), static_cast<double>(full) * 4.0);
-    const double left = (x - x0) / width;
-    tl_.t0 = static_cast<TimeNs>(anchor - left * range);
-    tl_.t1 = tl_.t0 + static_cast<TimeNs>(range);
-  };
-  if (hovered) {
+  const double anchor = static_cast<double>(tl_.t0) + (x - x0) * nspx;
+  double range = static_cast<double>(tl_.t1 - tl_.t0) * factor;
+  range = std::clamp(range, static_cast<double>(kMinRangeNs), static_cast<double>(full) * 4.0);
+  const double left = (x - x0) / width;
+  tl_.t0 = static_cast<TimeNs>(anchor - left * range);
+  tl_.t1 = tl_.t0 + static_cast<TimeNs>(range);
+}
+
+// Mouse: wheel zooms at the cursor (Shift scrolls rows), left drag pans, a drag on the time axis (or a
+// right drag, or Shift + left drag) selects a range. RULER_HOVERED: the mouse is on the time axis.
+void View::timeline_handle_input(float x0, float x1, bool hovered, bool ruler_hovered) {
+  const ImGuiIO& io = ImGui::GetIO();
+  const double nspx = static_cast<double>(tl_.t1 - tl_.t0) / std::max(1.0f, x1 - x0);
+  auto time_at = [&](float x) { return tl_.t0 + static_cast<TimeNs>((std::clamp(x, x0, x1) - x0) * nspx); };
+  if (hovered || ruler_hovered) {
     if (io.MouseWheel != 0.0f && !io.KeyShift)
-      zoom_at(std::clamp(static_cast<double>(io.MousePos.x), (double)x0, (double)x1),
-              std::pow(0.8, io.MouseWheel));
-    if (io.MouseWheel != 0.0f && io.KeyShift) ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseWheel * 60.0f);
-    // Left drag pans (time and rows); shift + left drag or right drag selects a range.
-    const bool select_button = ImGui::IsMouseClicked(1) || (ImGui::IsMouseClicked(0) && io.KeyShift);
-    if (select_button && io.MousePos.x >= x0) {
-      tl_.selecting = true;
-      tl_.sel_a = tl_.sel_b = tl_.t0 + static_cast<TimeNs>((io.MousePos.x - x0) * nspx);
-    }
+      timeline_zoom_at(
+          std::clamp(static_cast<double>(io.MousePos.x), static_cast<double>(x0), static_cast<double>(x1)),
+          std::pow(0.8, io.MouseWheel), x0, x1);
+    if (hovered && io.MouseWheel != 0.0f && io.KeyShift)
+      ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseWheel * 60.0f * ui_scale());
+  }
+  const bool start = (hovered && io.MousePos.x >= x0 &&
+                      (ImGui::IsMouseClicked(1) || (ImGui::IsMouseClicked(0) && io.KeyShift))) ||
+                     (ruler_hovered && ImGui::IsMouseClicked(0));
+  if (start) {
+    tl_.selecting = true;
+    tl_.sel_a = tl_.sel_b = time_at(io.MousePos.x);
   }
   if (tl_.selecting) {
-    tl_.sel_b = tl_.t0 + static_cast<TimeNs>((std::clamp(io.MousePos.x, x0, x1) - x0) * nspx);
+    tl_.sel_b = time_at(io.MousePos.x);
     if (!ImGui::IsMouseDown(0) && !ImGui::IsMouseDown(1)) {
       tl_.selecting = false;
       tl_.has_selection = std::abs(tl_.sel_b - tl_.sel_a) > static_cast<TimeNs>(2 * nspx);
+      if (tl_.has_selection) {
+        range_start();
+        tl_.details_tab = 1;
+      }
     }
   } else if (hovered && ImGui::IsMouseDragging(0, 2.0f) && !io.KeyShift) {
     const TimeNs dt = static_cast<TimeNs>(-io.MouseDelta.x * nspx);
@@ -359,34 +665,59 @@ void View::timeline_handle_input(float x0, float x1, bool hovered) {
     tl_.t1 += dt;
     ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseDelta.y);
   }
-  if ((hovered || ImGui::IsWindowFocused()) && !io.WantTextInput && !io.KeyCtrl) {
-    const double mid = (x0 + x1) * 0.5;
-    if (ImGui::IsKeyDown('W')) zoom_at(mid, 0.92);
-    if (ImGui::IsKeyDown('S')) zoom_at(mid, 1.0 / 0.92);
-    const TimeNs pan = static_cast<TimeNs>(static_cast<double>(tl_.t1 - tl_.t0) * 0.02);
-    if (ImGui::IsKeyDown('A')) tl_.t0 -= pan, tl_.t1 -= pan;
-    if (ImGui::IsKeyDown('D')) tl_.t0 += pan, tl_.t1 += pan;
-    if (ImGui::IsKeyPressed('F', false)) timeline_fit();
-    if (ImGui::IsKeyPressed('Z', false) && tl_.has_selection) {
-      tl_.t0 = std::min(tl_.sel_a, tl_.sel_b);
-      tl_.t1 = std::max(tl_.t0 + kMinRangeNs, std::max(tl_.sel_a, tl_.sel_b));
-      tl_.has_selection = false;
-    }
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
-      tl_.has_selection = false;
-      tl_.selected_instance = -1;
-    }
+  timeline_keys(x0, x1);
+}
+
+// Keyboard (whenever no text field or popup has it): W/S or Up/Down zoom, A/D or Left/Right pan (rates per
+// second, not per frame), F fit, Z zoom to the range, B bookmark it, Escape clears the selection and range.
+void View::timeline_keys(float x0, float x1) {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput || io.KeyCtrl || ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) return;
+  auto down = [](int key, ImGuiKey named) {
+    return ImGui::IsKeyDown(key) || ImGui::IsKeyDown(ImGui::GetKeyIndex(named));
+  };
+  const double frames = std::clamp(static_cast<double>(io.DeltaTime) * 60.0, 0.0, 2.0);
+  const double mid = (x0 + x1) * 0.5;
+  if (down('W', ImGuiKey_UpArrow)) timeline_zoom_at(mid, std::pow(0.92, frames), x0, x1);
+  if (down('S', ImGuiKey_DownArrow)) timeline_zoom_at(mid, std::pow(1.0 / 0.92, frames), x0, x1);
+  const TimeNs pan = static_cast<TimeNs>(static_cast<double>(tl_.t1 - tl_.t0) * 0.02 * frames);
+  if (down('A', ImGuiKey_LeftArrow)) tl_.t0 -= pan, tl_.t1 -= pan;
+  if (down('D', ImGuiKey_RightArrow)) tl_.t0 += pan, tl_.t1 += pan;
+  if (ImGui::IsKeyPressed('F', false)) timeline_fit();
+  const TimeNs lo = std::min(tl_.sel_a, tl_.sel_b), hi = std::max(tl_.sel_a, tl_.sel_b);
+  if (ImGui::IsKeyPressed('Z', false) && tl_.has_selection) {
+    tl_.t0 = lo;
+    tl_.t1 = std::max(lo + kMinRangeNs, hi);
+  }
+  if (ImGui::IsKeyPressed('B', false) && tl_.has_selection) tl_.bookmarks.push_back({lo, hi});
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
+    tl_.has_selection = false;
+    range_cancel();
+    timeline_select({}, false);
   }
 }
 
-// [SECTION] Search and collectives panel
-// ---------------------------------------------------------------------
+// [SECTION] Search
+// ---------------------------------------------------------------------------------------------
 
+void View::search(std::string_view text) {
+  const std::size_t n = std::min(text.size(), sizeof tl_.filter - 1);
+  std::memcpy(tl_.filter, text.data(), n);
+  tl_.filter[n] = 0;
+  if (loaded_ && tl_.items.empty()) build_timeline_items(*loaded_, tl_);
+  timeline_run_search();
+  timeline_jump_to_match(0);
+}
+
+// Every event whose name contains the search text (case-insensitive): kernels and copies (and, for
+// collectives, their operation and process group), CPU ranges (operators, NVTX, annotations) and CUDA API
+// calls. Matches go to their row's sub-lane for highlighting and, in time order, to the match list.
 void View::timeline_run_search() {
   tl_.filter_dirty = false;
   tl_.matches.clear();
   tl_.match_cursor = -1;
   tl_.name_match.clear();
+  for (auto& item : tl_.items) item->match_lanes.clear();
   if (!loaded_ || !tl_.filter[0]) return;
   const Profile& profile = *loaded_->profile;
   const std::string_view needle = tl_.filter;
@@ -396,106 +727,136 @@ void View::timeline_run_search() {
     if (m < 0) m = contains_ci(profile.str(id), needle) ? 1 : 0;
     return m == 1;
   };
+  // Walks the lanes of ITEM (LAYOUT over EVENTS; members index EVENTS, or every event when empty), adding
+  // each event HIT says matches; FIRST converts an index into EVENTS into the EventRef index.
+  auto scan = [&](auto events, const LaneLayout& layout, std::uint32_t row, EventKind kind, std::int32_t r,
+                  std::uint32_t first, std::uint32_t lane0, auto hit) {
+    TimelineItem& item = *tl_.items[row];
+    for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
+      const std::size_t n = layout.members.empty() ? events.size() : layout.members[lane].size();
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::uint32_t i =
+            layout.members.empty() ? static_cast<std::uint32_t>(k) : layout.members[lane][k];
+        const auto& e = events[i];
+        if (!hit(e)) continue;
+        if (item.match_lanes.size() <= lane0 + lane) item.match_lanes.resize(lane0 + lane + 1);
+        item.match_lanes[lane0 + lane].push_back({e.start_ns, e.end_ns});
+        tl_.matches.push_back({e.start_ns, e.end_ns, {kind, r, first + i}, row});
+      }
+    }
+  };
   const auto& ranks = profile.ranks();
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const Rank& rank = ranks[r];
+    const auto& index = loaded_->ranks[r];
+    const auto& rows = tl_.rows[r];
+    const auto ri = static_cast<std::int32_t>(r);
     for (std::size_t s = 0; s < rank.streams.size(); ++s) {
-      const auto events = rank.stream_activities(s);
-      for (std::uint32_t i = 0; i < events.size(); ++i) {
-        if (matches(events[i].name)) {
-          tl_.matches.push_back({events[i].start_ns, events[i].end_ns, static_cast<std::int32_t>(r),
-                                 static_cast<std::int32_t>(s), i});
-        }
-      }
+      scan(rank.stream_activities(s), index.streams[s], rows.streams[s], EventKind::kActivity, ri,
+           rank.streams[s].first, 0, [&](const Activity& a) {
+             if (matches(a.name)) return true;
+             if (a.collective < 0) return false;
+             const Collective& c = rank.collectives[static_cast<std::size_t>(a.collective)];
+             return matches(c.op) || matches(c.pg_desc) || matches(c.communicator);
+           });
     }
     for (std::size_t k = 0; k < rank.tracks.size(); ++k) {
-      const auto events = rank.track_ranges(k);
-      for (std::uint32_t i = 0; i < events.size(); ++i) {
-        if (matches(events[i].name)) {
-          tl_.matches.push_back({events[i].start_ns, events[i].end_ns, static_cast<std::int32_t>(r),
-                                 -1 - static_cast<std::int32_t>(k), i});
-        }
-      }
+      scan(rank.track_ranges(k), index.tracks[k], rows.tracks[k], EventKind::kRange, ri, rank.tracks[k].first,
+           0, [&](const CpuRange& c) { return matches(c.name); });
+    }
+    for (std::size_t t = 0; t < index.api_threads.size(); ++t) {
+      const auto& item = static_cast<const CpuTrackItem&>(*tl_.items[rows.api_threads[t]]);
+      const std::uint32_t lane0 = item.track() == kNoRow ? 0 : index.tracks[item.track()].lanes();
+      scan(std::span<const ApiCall>(rank.api_calls), index.api_threads[t], rows.api_threads[t],
+           EventKind::kApiCall, ri, 0, lane0, [&](const ApiCall& c) { return matches(c.name); });
     }
   }
   std::sort(tl_.matches.begin(), tl_.matches.end(), [](const auto& a, const auto& b) {
-    return a.start < b.start || (a.start == b.start && a.rank_index < b.rank_index);
+    return a.start < b.start || (a.start == b.start && a.event.rank_index < b.event.rank_index);
   });
 }
 
+// Moves the cursor DELTA matches on (0: the first match at or after the view's start) and selects it,
+// centred at the current zoom (zooming out only when the match is wider than the view).
 void View::timeline_jump_to_match(int delta) {
   if (tl_.matches.empty()) return;
   const int n = static_cast<int>(tl_.matches.size());
-  tl_.match_cursor = tl_.match_cursor < 0 ? 0 : ((tl_.match_cursor + delta) % n + n) % n;
-  const auto& m = tl_.matches[static_cast<std::size_t>(tl_.match_cursor)];
-  const TimeNs dur = std::max<TimeNs>(m.end - m.start, 1);
-  TimeNs range = tl_.t1 - tl_.t0;
-  if (range < 3 * dur || range > 400 * dur) range = std::max<TimeNs>(kMinRangeNs, 8 * dur);
-  const TimeNs mid = m.start + dur / 2;
-  tl_.t0 = mid - range / 2;
-  tl_.t1 = tl_.t0 + range;
-  tl_.rank_open[static_cast<std::size_t>(m.rank_index)] = 1;
-  if (m.stream < 0) {
-    const auto& rank = loaded_->profile->ranks()[static_cast<std::size_t>(m.rank_index)];
-    if (!rank.tracks[static_cast<std::size_t>(-1 - m.stream)].gpu)
-      tl_.cpu_open[static_cast<std::size_t>(m.rank_index)] = 1;
+  if (tl_.match_cursor < 0 || delta == 0) {
+    const auto it = std::partition_point(tl_.matches.begin(), tl_.matches.end(),
+                                         [&](const auto& m) { return m.start < tl_.t0; });
+    tl_.match_cursor = it == tl_.matches.end() ? 0 : static_cast<int>(it - tl_.matches.begin());
+  } else {
+    tl_.match_cursor = ((tl_.match_cursor + delta) % n + n) % n;
   }
-  tl_.scroll_to_rank = m.rank_index;
+  timeline_select(tl_.matches[static_cast<std::size_t>(tl_.match_cursor)].event, true);
 }
 
-void View::timeline_collective_panel() {
-  if (tl_.selected_instance < 0 || !loaded_) return;
-  const auto& report = loaded_->analysis.collectives;
-  if (static_cast<std::size_t>(tl_.selected_instance) >= report.instances.size()) return;
-  const Profile& profile = *loaded_->profile;
-  const auto& ci = report.instances[static_cast<std::size_t>(tl_.selected_instance)];
-  char a[32], b[32], c[32];
-  ImGui::BeginChild("##collective", ImVec2(0, 0), true);
-  ImGui::TextColored(to_vec4(kColSelect), "Collective %s", profile.str(ci.op).c_str());
-  ImGui::SameLine();
-  ImGui::TextDisabled("communicator %s, %s %lld, %u of %lld ranks, skew %s, last arrival rank %d%s",
-                      profile.str(ci.communicator).c_str(), ci.by_seq ? "seq" : "ordinal",
-                      static_cast<long long>(ci.key), ci.member_count, static_cast<long long>(ci.expected),
-                      time_text(a, sizeof a, static_cast<double>(ci.skew_ns)), ci.last_rank,
-                      ci.complete ? "" : " (incomplete)");
-  ImGui::SameLine();
-  if (ImGui::SmallButton("Zoom to it")) {
-    TimeNs lo = ci.first_arrival_ns, hi = lo;
-    for (std::uint32_t m = 0; m < ci.member_count; ++m)
-      hi = std::max(hi, report.members[ci.first_member + m].end_ns);
-    const TimeNs pad = std::max<TimeNs>((hi - lo) / 5, 1000);
-    tl_.t0 = lo - pad;
-    tl_.t1 = hi + pad;
+// [SECTION] Row menu
+// -----------------------------------------------------------------------------------------
+
+void View::timeline_move_row(std::uint32_t item, int direction) {
+  auto& order = tl_.order;
+  const auto at = std::find(order.begin(), order.end(), item) - order.begin();
+  const TimelineItem& moved = *tl_.items[item];
+  for (auto k = at + direction; k >= 0 && k < static_cast<std::ptrdiff_t>(order.size()); k += direction) {
+    const TimelineItem& other = *tl_.items[order[static_cast<std::size_t>(k)]];
+    if (other.rank_index() != moved.rank_index()) return;
+    if (other.group() != moved.group()) continue;
+    std::swap(order[static_cast<std::size_t>(at)], order[static_cast<std::size_t>(k)]);
+    return;
   }
-  ImGui::SameLine();
-  if (ImGui::SmallButton("Clear (Esc)")) tl_.selected_instance = -1;
-  if (ImGui::BeginTable("##members", 5,
-                        ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV)) {
-    ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("rank");
-    ImGui::TableSetupColumn("arrival (after first)");
-    ImGui::TableSetupColumn("wait");
-    ImGui::TableSetupColumn("transfer");
-    ImGui::TableSetupColumn("duration");
-    ImGui::TableHeadersRow();
-    for (std::uint32_t m = 0; m < ci.member_count; ++m) {
-      const auto& mem = report.members[ci.first_member + m];
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::Text("%d", profile.ranks()[mem.rank_index].rank);
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(time_text(a, sizeof a, static_cast<double>(mem.start_ns - ci.first_arrival_ns)));
-      ImGui::TableNextColumn();
-      ImGui::TextColored(to_vec4(mem.wait_ns > 0 ? kColExposed : kColTextDim), "%s",
-                         time_text(b, sizeof b, static_cast<double>(mem.wait_ns)));
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(time_text(c, sizeof c, static_cast<double>(mem.transfer_ns)));
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(time_text(a, sizeof a, static_cast<double>(mem.end_ns - mem.start_ns)));
+}
+
+void View::timeline_move_rank(std::int32_t rank_index, int direction) {
+  auto& order = tl_.order;
+  auto block = [&](std::int32_t r) {
+    auto first = std::find_if(order.begin(), order.end(),
+                              [&](std::uint32_t i) { return tl_.items[i]->rank_index() == r; });
+    auto last =
+        std::find_if(first, order.end(), [&](std::uint32_t i) { return tl_.items[i]->rank_index() != r; });
+    return std::pair{first, last};
+  };
+  auto [first, last] = block(rank_index);
+  if (direction < 0 && first != order.begin()) {
+    const auto [prev_first, prev_last] = block(tl_.items[*(first - 1)]->rank_index());
+    std::rotate(prev_first, first, last);
+  } else if (direction > 0 && last != order.end()) {
+    const auto [next_first, next_last] = block(tl_.items[*last]->rank_index());
+    std::rotate(first, next_first, next_last);
+  }
+}
+
+void View::timeline_row_menu(const TimelineContext& ctx) {
+  tl_.menu_rects.clear();
+  if (!ImGui::BeginPopup("##rowmenu")) return;
+  auto entry = [&](const char* label) {
+    const bool chosen = ImGui::MenuItem(label);
+    tl_.menu_rects.push_back({label, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()});
+    return chosen;
+  };
+  const std::uint32_t i = tl_.menu_item;
+  if (i < tl_.items.size()) {
+    const TimelineItem& item = *tl_.items[i];
+    ImGui::TextDisabled("%s", item.label(ctx).c_str());
+    ImGui::Separator();
+    if (item.group() != RowGroup::kHeader) {
+      if (entry(tl_.pinned[i] ? "Unpin" : "Pin to top")) tl_.pinned[i] = tl_.pinned[i] ? 0 : 1;
+      if (entry("Move up")) timeline_move_row(i, -1);
+      if (entry("Move down")) timeline_move_row(i, 1);
     }
-    ImGui::EndTable();
+    if (entry("Move rank up")) timeline_move_rank(item.rank_index(), -1);
+    if (entry("Move rank down")) timeline_move_rank(item.rank_index(), 1);
+    ImGui::Separator();
   }
-  ImGui::EndChild();
+  if (entry("Expand all ranks")) set_all_ranks_open(true);
+  if (entry("Collapse all ranks")) set_all_ranks_open(false);
+  if (entry("Show every rank's CPU threads")) tl_.cpu_open.assign(tl_.cpu_open.size(), 1);
+  if (entry("Hide every rank's CPU threads")) tl_.cpu_open.assign(tl_.cpu_open.size(), 0);
+  if (entry("Reset row order and pins")) {
+    for (std::uint32_t k = 0; k < tl_.order.size(); ++k) tl_.order[k] = k;
+    tl_.pinned.assign(tl_.pinned.size(), 0);
+  }
+  ImGui::EndPopup();
 }
 
 }  // namespace meshscope::gui

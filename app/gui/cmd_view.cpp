@@ -1,4 +1,5 @@
-// meshscope view [PROFILE] [--screenshot OUT.png] [--panel NAME] [--size WxH], `meshscope PROFILE`, and the
+// meshscope view [PROFILE...] [--screenshot OUT.png [--interactive]] [--panel NAME] [--size WxH] [--scale S],
+// `meshscope PROFILE`, and the
 // GUI default job (priority 10): `meshscope` with no arguments opens the window on the Explorer with the
 // bundled sample loaded, or, when there is no display, says so and runs the command-line sample job.
 #include <unistd.h>
@@ -19,12 +20,14 @@ namespace meshscope::app {
 namespace {
 
 struct ViewFlags {
-  std::string profile;
+  std::vector<std::string> profiles;
   std::string screenshot;
   std::string screenshot_text;
   std::string panel;
   std::string size = "1600x900";
   std::string range;
+  float scale = 0;
+  bool interactive = false;
 };
 
 bool on_path(const char* program) {
@@ -44,8 +47,13 @@ bool on_path(const char* program) {
 
 gui::WindowOptions window_options(const ViewFlags& flags) {
   gui::WindowOptions o;
-  o.profile = flags.profile;
+  o.profiles = flags.profiles;
   o.screenshot = flags.screenshot;
+  o.interactive = flags.interactive;
+  if (o.interactive && o.screenshot.empty()) throw Error("--interactive needs --screenshot");
+  if (flags.scale != 0 && (flags.scale < 1 || flags.scale > 4))
+    throw Error("--scale: expected 1 to 4, e.g. 2 for HiDPI");
+  o.scale = flags.scale;
   o.screenshot_text = flags.screenshot_text;
   if (!o.screenshot_text.empty() && o.screenshot.empty()) throw Error("--screenshot-text needs --screenshot");
   if (!flags.panel.empty()) {
@@ -76,11 +84,12 @@ gui::WindowOptions window_options(const ViewFlags& flags) {
       "-screen 0 " + std::to_string(o.width + 16) + "x" + std::to_string(o.height + 16) + "x24",
       std::filesystem::read_symlink("/proc/self/exe").string(),
       "view"};
-  if (!flags.profile.empty()) args.push_back(flags.profile);
+  args.insert(args.end(), flags.profiles.begin(), flags.profiles.end());
   args.insert(args.end(), {"--screenshot", flags.screenshot, "--size", flags.size});
   if (!flags.panel.empty()) args.insert(args.end(), {"--panel", flags.panel});
   if (!flags.range.empty()) args.insert(args.end(), {"--range", flags.range});
   if (!flags.screenshot_text.empty()) args.insert(args.end(), {"--screenshot-text", flags.screenshot_text});
+  if (flags.scale != 0) args.insert(args.end(), {"--scale", std::to_string(flags.scale)});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -91,8 +100,8 @@ gui::WindowOptions window_options(const ViewFlags& flags) {
 
 int run_view(const ViewFlags& flags) {
   const gui::WindowOptions o = window_options(flags);
-  if (!o.profile.empty() && !std::filesystem::exists(o.profile)) {
-    throw Error(o.profile + ": no such file or directory");
+  for (const auto& profile : o.profiles) {
+    if (!std::filesystem::exists(profile)) throw Error(profile + ": no such file or directory");
   }
   if (!gui::has_display()) {
     const char* inside = std::getenv("MESHSCOPE_IN_XVFB");
@@ -116,7 +125,7 @@ int gui_default_job() {
   gui::WindowOptions o;
   o.panel = gui::Panel::kExplorer;
   o.panel_set = true;
-  if (std::filesystem::exists(bundled_sample_path())) o.profile = bundled_sample_path();
+  if (std::filesystem::exists(bundled_sample_path())) o.profiles = {bundled_sample_path()};
   const int status = gui::run_window(o);
   if (status == 4) {
     std::printf(
@@ -131,9 +140,13 @@ void setup(CLI::App& root) {
   CLI::App* cmd = root.add_subcommand(
       "view", "open the desktop front end (timeline, summary, roofline, explorer, planner) on PROFILE");
   cmd->add_option(
-      "PROFILE", flags->profile,
-      "a trace (Kineto .json/.json.gz, Nsight Systems .sqlite), a directory of traces, or a .msdb");
+      "PROFILE", flags->profiles,
+      "a trace (Kineto .json/.json.gz, Nsight Systems .sqlite), a directory of traces, a .msdb, or "
+      "several trace files of one job");
   cmd->add_option("--screenshot", flags->screenshot, "render real frames headless, write this PNG and exit");
+  cmd->add_flag("--interactive", flags->interactive,
+                "with --screenshot: open the window as usual and write the PNG each time F12 is pressed");
+  cmd->add_option("--scale", flags->scale, "HiDPI scale of text and sizes, 1 to 4 (default: the monitor's)");
   cmd->add_option(
       "--screenshot-text", flags->screenshot_text,
       "with --screenshot: also write the text the frame's widgets rendered (labels, table cells)");
@@ -151,7 +164,7 @@ void setup(CLI::App& root) {
   root.callback([bare, root_ptr = &root] {
     if (bare->empty() || !root_ptr->get_subcommands().empty()) return;
     ViewFlags f;
-    f.profile = *bare;
+    f.profiles = {*bare};
     exit_code() = run_view(f);
   });
 }

@@ -11,8 +11,10 @@
 #include <imgui.h>
 #include <stb_image_write.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -28,6 +30,57 @@ std::vector<std::string>& dropped_paths() {
 
 void on_drop(GLFWwindow*, int count, const char** paths) {
   for (int i = 0; i < count; ++i) dropped_paths().emplace_back(paths[i]);
+}
+
+// Key taps shorter than a frame. Dear ImGui 1.86 reads keys as held-down state (io.KeysDown, io.KeyCtrl) in
+// the frame, so a press and its release that arrive in the same event poll (a quick tap, a key sent by
+// xdotool or a remote desktop) would never be seen down, and a modifier released in the same poll as the
+// key it modifies would not apply to it (xdotool's ctrl+o releases Ctrl first). Key events are therefore
+// queued and handed to ImGui in order before each frame, stopping at the first release that follows a press
+// in the same batch and at a second change of one key (a release then the next press of Enter): that event
+// and what follows wait for the next frame (as ImGui 1.87's input queue trickles events).
+struct KeyEvent {
+  int key, scancode, action, mods;  // key < 0: a character (scancode holds the code point)
+};
+std::deque<KeyEvent>& key_queue() {
+  static std::deque<KeyEvent> queue;
+  return queue;
+}
+
+void on_key(GLFWwindow*, int key, int scancode, int action, int mods) {
+  key_queue().push_back({key, scancode, action, mods});
+}
+// Characters go through the same queue, so that text typed after Ctrl+A reaches the field once Ctrl is up.
+void on_char(GLFWwindow*, unsigned int c) {
+  key_queue().push_back({-1, static_cast<int>(c), 0, 0});
+}
+
+// Before a frame: the queued key events this frame can see, in order.
+void apply_key_events(GLFWwindow* window) {
+  auto& queue = key_queue();
+  bool pressed = false;
+  std::vector<int> changed;  // keys whose state this batch changed: a second change waits for a frame
+  while (!queue.empty()) {
+    const KeyEvent e = queue.front();
+    if (e.key < 0) {
+      ImGui_ImplGlfw_CharCallback(window, static_cast<unsigned int>(e.scancode));
+    } else if (e.action != GLFW_REPEAT) {
+      if ((e.action == GLFW_RELEASE && pressed) ||
+          std::find(changed.begin(), changed.end(), e.key) != changed.end())
+        break;
+      pressed |= e.action == GLFW_PRESS;
+      changed.push_back(e.key);
+      ImGui_ImplGlfw_KeyCallback(window, e.key, e.scancode, e.action, e.mods);
+    }
+    queue.pop_front();
+  }
+}
+
+bool any_key_down() {
+  for (bool down : ImGui::GetIO().KeysDown) {
+    if (down) return true;
+  }
+  return false;
 }
 
 void on_glfw_error(int code, const char* description) {
@@ -89,21 +142,29 @@ int run_window(const WindowOptions& options) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GL_TRUE);
-  if (headless) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+  if (headless && !options.interactive) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
   GLFWwindow* window = glfwCreateWindow(options.width, options.height, "meshscope", nullptr, nullptr);
   if (!window) {
     glfwTerminate();
     return 4;
   }
   glfwMakeContextCurrent(window);
-  glfwSwapInterval(headless ? 0 : 1);
+  glfwSwapInterval(headless && !options.interactive ? 0 : 1);
   glfwSetDropCallback(window, on_drop);
 
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;
-  View::setup_style();
+  float scale = options.scale;
+  if (scale <= 0) {
+    float sx = 1, sy = 1;
+    if (!headless) glfwGetWindowContentScale(window, &sx, &sy);
+    scale = std::clamp(std::max(sx, sy), 1.0f, 4.0f);
+  }
+  View::setup_style(scale);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
+  glfwSetKeyCallback(window, on_key);  // queued, then handed to ImGui's (see apply_key_events)
+  glfwSetCharCallback(window, on_char);
   ImGui_ImplOpenGL3_Init("#version 330");
 
   int status = 0;
@@ -113,23 +174,30 @@ int run_window(const WindowOptions& options) {
     view_options.panel = options.panel;
     view_options.panel_set = options.panel_set;
     View view(view_options);
-    if (!options.profile.empty()) view.open(options.profile);
+    if (!options.profiles.empty())
+      view.open(std::vector<std::filesystem::path>(options.profiles.begin(), options.profiles.end()));
 
     Offscreen offscreen;
-    if (headless && !offscreen.create(options.width, options.height)) {
+    if (headless && !options.interactive && !offscreen.create(options.width, options.height)) {
       std::fprintf(stderr, "meshscope view: could not create an offscreen framebuffer\n");
       status = 4;
     }
     int settled = 0;
     std::error_code text_error;
     bool range_applied = options.range_start_ms < 0;
+    int shots = 0;
     while (status == 0 && !glfwWindowShouldClose(window) && !view.quit_requested()) {
-      if (headless || view.loading() || ImGui::IsAnyMouseDown())
+      // Frames come as events do, continuously while loading, while a mouse button or key is held (held
+      // keys pan and zoom the timeline at a rate per second) and while key events wait for a frame.
+      if ((headless && !options.interactive) || view.loading() || ImGui::IsAnyMouseDown() || any_key_down() ||
+          !key_queue().empty())
         glfwPollEvents();
       else
         glfwWaitEventsTimeout(0.25);
+      apply_key_events(window);
       if (!dropped_paths().empty()) {
-        view.open(dropped_paths().front());
+        // Several files dropped together are the traces of one job: imported together, then opened.
+        view.open(std::vector<std::filesystem::path>(dropped_paths().begin(), dropped_paths().end()));
         dropped_paths().clear();
       }
       if (!range_applied && view.loaded()) {
@@ -140,14 +208,14 @@ int run_window(const WindowOptions& options) {
       }
       ImGui_ImplOpenGL3_NewFrame();
       ImGui_ImplGlfw_NewFrame();
-      if (headless)
+      if (headless && !options.interactive)
         ImGui::GetIO().DisplaySize =
             ImVec2(static_cast<float>(options.width), static_cast<float>(options.height));
       ImGui::NewFrame();
       // The text widgets render, for --screenshot-text: what a test can assert on. ImGui's log capture ends
       // when the first top-level window ends (the View's main window, which holds every panel) and appends to
       // its file, so each frame starts a fresh file and the last frame's text is what remains.
-      const bool capture_text = headless && !options.screenshot_text.empty();
+      const bool capture_text = headless && !options.interactive && !options.screenshot_text.empty();
       if (capture_text) {
         std::remove(options.screenshot_text.c_str());
         ImGui::LogToFile(-1, options.screenshot_text.c_str());
@@ -156,12 +224,22 @@ int run_window(const WindowOptions& options) {
       if (capture_text) ImGui::LogFinish();
       ImGui::Render();
       int w = options.width, h = options.height;
-      if (!headless) glfwGetFramebufferSize(window, &w, &h);
+      if (!headless || options.interactive) glfwGetFramebufferSize(window, &w, &h);
       glViewport(0, 0, w, h);
       glClearColor(0.09f, 0.10f, 0.12f, 1.0f);
       glClear(GL_COLOR_BUFFER_BIT);
       ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-      if (headless) {
+      if (ImGui::IsKeyPressed(GLFW_KEY_F12, false)) {
+        // F12: the current frame as a PNG (the --screenshot path with --interactive, else numbered files).
+        const std::string out =
+            headless ? options.screenshot : "meshscope-" + std::to_string(++shots) + ".png";
+        if (write_png(out, w, h))
+          std::printf("wrote %s (%dx%d, panel %s)\n", out.c_str(), w, h, to_string(view.panel()));
+        else
+          std::fprintf(stderr, "meshscope view: could not write %s\n", out.c_str());
+        std::fflush(stdout);
+      }
+      if (headless && !options.interactive) {
         // Frames until the profile is in and the layout (tabs, tables, clippers) has settled.
         if (!view.loading() && ++settled >= 6) {
           if (!view.load_error().empty()) {

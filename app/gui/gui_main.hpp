@@ -3,18 +3,21 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "app/gui/View.hpp"
 
 namespace meshscope::gui {
 
 struct WindowOptions {
-  std::string profile;     // opened on a background thread at start ("" = none)
-  std::string screenshot;  // PNG to write after the first settled frames, then exit ("" = interactive)
+  std::vector<std::string> profiles;  // opened on a background thread at start (several traces: one job)
+  std::string screenshot;    // PNG to write after the first settled frames, then exit ("" = interactive)
+  bool interactive = false;  // with a screenshot: keep the window interactive and write the PNG on each F12
   std::string screenshot_text;  // with a screenshot: the text that frame's widgets rendered, one item a line
   Panel panel = Panel::kTimeline;
   bool panel_set = false;
   int width = 1600, height = 900;
+  float scale = 0;  // HiDPI scale of fonts and sizes; 0 = the monitor's content scale (1 headless)
   double range_start_ms = -1, range_end_ms = -1;  // timeline window (ms from the profile start), -1 = fit
 };
 

@@ -32,6 +32,10 @@ inline constexpr ImU32 kColTextDim = IM_COL32(150, 156, 170, 255);
 inline constexpr ImU32 kColGrid = IM_COL32(255, 255, 255, 28);
 inline constexpr ImU32 kColPredicted = IM_COL32(160, 110, 240, 255);
 inline constexpr ImU32 kColMeasured = IM_COL32(250, 250, 250, 255);
+inline constexpr ImU32 kColApi = IM_COL32(150, 132, 118, 255);        // CUDA API calls that launched nothing
+inline constexpr ImU32 kColApiLaunch = IM_COL32(214, 126, 96, 255);   // CUDA API calls that launched GPU work
+inline constexpr ImU32 kColFlow = IM_COL32(255, 214, 10, 255);        // launch flows of the selected event
+inline constexpr ImU32 kColFlowHover = IM_COL32(235, 238, 245, 200);  // launch flows of the hovered event
 
 inline ImU32 class_color(measure::ActivityClass c) {
   switch (c) {
@@ -93,6 +97,50 @@ inline const char* bytes_text(char* buf, int size, double bytes) {
 // Seconds (model side) as text.
 inline const char* seconds_text(char* buf, int size, double s) {
   return time_text(buf, size, s * 1e9);
+}
+
+// Layout scale: the font size over the 15 px the layout was drawn for (HiDPI scale 2 gives 2), never under 1.
+inline float ui_scale() {
+  return std::max(1.0f, ImGui::GetFontSize() / 15.0f);
+}
+inline float px(float v) {
+  return v * ui_scale();
+}
+
+// TEXT on the current line in at most WIDTH pixels (the rest of the line when WIDTH <= 0): cut with "..."
+// when it does not fit, and then the whole text as a tooltip on hover (and in the ImGui log, so that text
+// captures see it). For table cells and labels that must never overlap their neighbours.
+inline void text_ellipsis(std::string_view text, float width = 0.0f, ImU32 color = 0) {
+  if (width <= 0.0f) width = ImGui::GetContentRegionAvail().x;
+  ImFont* font = ImGui::GetFont();
+  const float size = ImGui::GetFontSize();
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  const char* fit = end;
+  font->CalcTextSizeA(size, width, 0.0f, begin, end, &fit);
+  if (color) ImGui::PushStyleColor(ImGuiCol_Text, color);
+  if (fit == end) {
+    ImGui::TextUnformatted(begin, end);
+    if (color) ImGui::PopStyleColor();
+    return;
+  }
+  const float dots = font->CalcTextSizeA(size, 1e9f, 0.0f, "...").x;
+  font->CalcTextSizeA(size, std::max(0.0f, width - dots), 0.0f, begin, end, &fit);
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const ImU32 col = ImGui::GetColorU32(ImGuiCol_Text);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddText(font, size, p, col, begin, fit);
+  dl->AddText(font, size, ImVec2(p.x + font->CalcTextSizeA(size, 1e9f, 0.0f, begin, fit).x, p.y), col, "...");
+  if (color) ImGui::PopStyleColor();
+  ImGui::Dummy(ImVec2(width, ImGui::GetTextLineHeight()));
+  ImGui::LogText("%.*s", static_cast<int>(text.size()), begin);
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 50);
+    ImGui::TextUnformatted(begin, end);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
 }
 
 // A coloured square followed by a label, on the current line.

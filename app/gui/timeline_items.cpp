@@ -1,14 +1,16 @@
 // timeline_items.cpp: preprocess and draw of each timeline row kind (tooltips: timeline_tooltips.cpp).
 //
-// [SECTION] Shared helpers (lane drawing)
+// [SECTION] Events and context helpers
+// [SECTION] Shared helpers (lane drawing, search highlights)
 // [SECTION] Rank header
 // [SECTION] Steps
 // [SECTION] GPU stream
-// [SECTION] CPU track and CPU section
+// [SECTION] CPU track (ranges and CUDA API calls) and CPU section
 // [SECTION] Building the items of a profile
 #include "app/gui/timeline_items.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cstdio>
 
 #include "app/gui/View.hpp"
@@ -16,16 +18,106 @@
 
 namespace meshscope::gui {
 
+// [SECTION] Events and context helpers
+// ----------------------------------------------------------------------------
+
+const char* to_string(EventKind kind) {
+  switch (kind) {
+    case EventKind::kActivity:
+      return "activity";
+    case EventKind::kRange:
+      return "range";
+    case EventKind::kApiCall:
+      return "api_call";
+    case EventKind::kStep:
+      return "step";
+    case EventKind::kNone:
+      break;
+  }
+  return "none";
+}
+
+EventSpan span_of(const Profile& profile, const EventRef& e) {
+  if (!e.valid() || e.rank_index < 0 || static_cast<std::size_t>(e.rank_index) >= profile.ranks().size())
+    return {};
+  const Rank& rank = profile.ranks()[static_cast<std::size_t>(e.rank_index)];
+  switch (e.kind) {
+    case EventKind::kActivity:
+      return {rank.activities[e.index].start_ns, rank.activities[e.index].end_ns};
+    case EventKind::kRange:
+      return {rank.ranges[e.index].start_ns, rank.ranges[e.index].end_ns};
+    case EventKind::kApiCall:
+      return {rank.api_calls[e.index].start_ns, rank.api_calls[e.index].end_ns};
+    case EventKind::kStep:
+      return {rank.steps[e.index].start_ns, rank.steps[e.index].end_ns};
+    case EventKind::kNone:
+      break;
+  }
+  return {};
+}
+
+std::string event_name(const Profile& profile, const EventRef& e) {
+  if (!e.valid()) return {};
+  const Rank& rank = profile.ranks()[static_cast<std::size_t>(e.rank_index)];
+  switch (e.kind) {
+    case EventKind::kActivity:
+      return profile.str(rank.activities[e.index].name);
+    case EventKind::kRange:
+      return profile.str(rank.ranges[e.index].name);
+    case EventKind::kApiCall:
+      return profile.str(rank.api_calls[e.index].name);
+    case EventKind::kStep:
+      return "Step " + std::to_string(rank.steps[e.index].number);
+    case EventKind::kNone:
+      break;
+  }
+  return {};
+}
+
+float TimelineContext::label_w() const {
+  return kLabelWidth * ui;
+}
+float TimelineContext::header_h() const {
+  return kHeaderHeight * ui;
+}
+float TimelineContext::lane_h() const {
+  return kLaneHeight * ui;
+}
+float TimelineContext::cpu_lane_h() const {
+  return kCpuLaneHeight * ui;
+}
+float TimelineContext::text_y(float y, float h) const {
+  return y + (h - ImGui::GetFontSize()) * 0.5f;
+}
+
+bool TimelineItem::visible(const TimelineState& tl) const {
+  return tl.rank_open[static_cast<std::size_t>(rank_index_)] != 0;
+}
+
+float TimelineItem::lane_height(const TimelineContext& ctx) const {
+  return ctx.lane_h();
+}
+
 // [SECTION] Shared helpers
 // ---------------------------------------------------------------------------------------
 
 void clipped_text(ImDrawList* dl, float x0, float x1, float y, ImU32 color, std::string_view text) {
   if (x1 - x0 < 12.0f || text.empty()) return;
-  const std::size_t fit = static_cast<std::size_t>((x1 - x0) / 5.0f) + 1;
-  if (text.size() > fit) text = text.substr(0, fit);
-  const ImVec4 clip(x0, y - 2, x1, y + 40);
-  dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(x0, y), color, text.data(),
-              text.data() + text.size(), 0.0f, &clip);
+  ImFont* font = ImGui::GetFont();
+  const float size = ImGui::GetFontSize();
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  const char* fit = end;
+  font->CalcTextSizeA(size, x1 - x0, 0.0f, begin, end, &fit);
+  if (fit == end) {
+    dl->AddText(font, size, ImVec2(x0, y), color, begin, end);
+    return;
+  }
+  const float dots = font->CalcTextSizeA(size, FLT_MAX, 0.0f, "...").x;
+  font->CalcTextSizeA(size, std::max(0.0f, x1 - x0 - dots), 0.0f, begin, end, &fit);
+  const float w = font->CalcTextSizeA(size, FLT_MAX, 0.0f, begin, fit).x;
+  dl->AddText(font, size, ImVec2(x0, y), color, begin, fit);
+  if (fit > begin) dl->AddText(font, size, ImVec2(x0 + w, y), color, "...");
 }
 
 const char* kind_text(ActivityKind kind) {
@@ -42,23 +134,15 @@ const char* kind_text(ActivityKind kind) {
   return "?";
 }
 
-bool TimelineContext::name_matches(StringId id) const {
-  return filtering && id < tl->name_match.size() && tl->name_match[id] == 1;
-}
-
-bool TimelineItem::visible(const TimelineState& tl) const {
-  return tl.rank_open[static_cast<std::size_t>(rank_index_)] != 0;
-}
-
 namespace {
 
 // Screen extent of one draw item, at least one pixel wide, clipped a little outside the time area.
 struct ItemRect {
   float x0, x1;
 };
-ItemRect item_rect(const TimelineContext& ctx, const DrawItem& item) {
-  const float x0 = std::max(ctx.x_of(item.start_ns), ctx.x0 - 2.0f);
-  float x1 = std::min(ctx.x_of(item.end_ns), ctx.x1 + 2.0f);
+ItemRect item_rect(const TimelineContext& ctx, TimeNs start, TimeNs end) {
+  const float x0 = std::max(ctx.x_of(start), ctx.x0 - 2.0f);
+  float x1 = std::min(ctx.x_of(end), ctx.x1 + 2.0f);
   if (x1 - x0 < 1.0f) x1 = x0 + 1.0f;
   return {x0, x1};
 }
@@ -76,21 +160,21 @@ const DrawItem* draw_lane(TimelineContext& ctx, std::span<const Event> events,
   const DrawItem* hovered = nullptr;
   char buf[32];
   ctx.tl->frame_items += items.size();
+  const float text_y = ctx.text_y(y, h);
   for (const DrawItem& item : items) {
     ctx.tl->frame_events += item.count;
     const Event& e = events[item.index];
-    const auto [x0, x1] = item_rect(ctx, item);
+    const auto [x0, x1] = item_rect(ctx, item.start_ns, item.end_ns);
     const ImU32 color = fill(e, item.index);
-    const float text_y = y + (h - ImGui::GetFontSize()) * 0.5f;
     if (item.count > 1) {
       dl->AddRectFilled(ImVec2(x0, y + 1), ImVec2(x1, y + h - 1), scale_color(color, 0.55f));
-      if (x1 - x0 > 28.0f) {
+      if (x1 - x0 > 28.0f * ctx.ui) {
         std::snprintf(buf, sizeof buf, "%u", item.count);
         clipped_text(dl, x0 + 3, x1 - 2, text_y, kColTextDim, buf);
       }
     } else {
       dl->AddRectFilled(ImVec2(x0, y + 1), ImVec2(x1, y + h - 1), color);
-      if (x1 - x0 > 24.0f)
+      if (x1 - x0 > 24.0f * ctx.ui)
         clipped_text(dl, x0 + 3, x1 - 2, text_y, IM_COL32(12, 14, 18, 255), short_name(name(e)));
     }
     mark(e, item, x0, x1);
@@ -102,7 +186,7 @@ const DrawItem* draw_lane(TimelineContext& ctx, std::span<const Event> events,
   return hovered;
 }
 
-// Records HOVERED (of ITEM's lane LANE) as this frame's hover target.
+// Records HOVERED (of ITEM's lane LANE) as this frame's hover target. FIRST: index of the lane's event 0.
 void set_hover(TimelineContext& ctx, const TimelineItem* item, EventKind kind, std::uint32_t first,
                const DrawItem& hovered, std::uint32_t lane) {
   ctx.hover.kind = hovered.count > 1 ? HoverKind::kFolded : HoverKind::kEvent;
@@ -117,10 +201,40 @@ std::span<const std::uint32_t> lane_members(const LaneLayout& layout, std::uint3
   return layout.members[lane];
 }
 
+// The lane of LAYOUT whose members hold INDEX (members are in increasing order), or false.
+bool find_lane(const LaneLayout& layout, std::uint32_t index, std::uint32_t& lane) {
+  if (layout.members.empty()) {
+    lane = 0;
+    return true;
+  }
+  for (std::uint32_t l = 0; l < layout.members.size(); ++l) {
+    if (std::binary_search(layout.members[l].begin(), layout.members[l].end(), index)) {
+      lane = l;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+void TimelineItem::draw_matches(TimelineContext& ctx, std::uint32_t lane, float ly, float h) const {
+  if (!ctx.filtering || lane >= match_lanes.size() || match_lanes[lane].empty()) return;
+  ctx.scratch.clear();
+  preprocess_lane(std::span<const MatchSpan>(match_lanes[lane]), {},
+                  LodParams{ctx.t0, ctx.t1, ctx.ns_per_px, 1.0f}, ctx.scratch);
+  for (const DrawItem& m : ctx.scratch) {
+    const auto [x0, x1] = item_rect(ctx, m.start_ns, m.end_ns);
+    ctx.dl->AddRect(ImVec2(x0 - 1, ly), ImVec2(x1 + 1, ly + h), kColText, 0, 0, 1.5f);
+  }
+}
 
 // [SECTION] Rank header
 // ------------------------------------------------------------------------------------------
+
+std::string RankHeaderItem::label(const TimelineContext& ctx) const {
+  return "Rank " + std::to_string(ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)].rank);
+}
 
 void RankHeaderItem::preprocess(TimelineContext& ctx, float) {
   band_.clear();
@@ -132,22 +246,25 @@ void RankHeaderItem::draw(TimelineContext& ctx, float y) {
   const Rank& rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)];
   const auto& total = ctx.loaded->analysis.ranks[static_cast<std::size_t>(rank_index_)].total;
   ImDrawList* dl = ctx.dl;
+  const float h = ctx.header_h();
   const bool open = ctx.tl->rank_open[static_cast<std::size_t>(rank_index_)] != 0;
   char buf[96], tb[32], tb2[32];
-  dl->AddRectFilled(ImVec2(ctx.label_x, y), ImVec2(ctx.x1, y + kHeaderHeight), IM_COL32(30, 34, 42, 255));
+  dl->AddRectFilled(ImVec2(ctx.label_x, y), ImVec2(ctx.x1, y + h), IM_COL32(30, 34, 42, 255));
   dl->AddLine(ImVec2(ctx.label_x, y), ImVec2(ctx.x1, y), IM_COL32(60, 66, 80, 255));
   std::snprintf(buf, sizeof buf, "%s Rank %d", open ? "v" : ">", rank.rank);
-  dl->AddText(ImVec2(ctx.label_x + 6, y + 4), kColText, buf);
+  const float ty = ctx.text_y(y, h - kBandHeight * ctx.ui * 0.5f);
+  dl->AddText(ImVec2(ctx.label_x + 6 * ctx.ui, ty), kColText, buf);
   if (!rank.hostname.empty()) {
-    clipped_text(dl, ctx.label_x + 84, ctx.label_x + kLabelWidth - 4, y + 4, kColTextDim, rank.hostname);
+    const float name_x = ctx.label_x + 12 * ctx.ui + ImGui::CalcTextSize(buf).x;
+    clipped_text(dl, name_x, ctx.label_x + ctx.label_w() - 4, ty, kColTextDim, rank.hostname);
   }
   std::snprintf(buf, sizeof buf, "exposed comm %s of %s",
                 time_text(tb, sizeof tb, static_cast<double>(total.exposed_comm_ns)),
                 time_text(tb2, sizeof tb2, static_cast<double>(total.span_ns)));
   const ImVec2 ts = ImGui::CalcTextSize(buf);
-  dl->AddText(ImVec2(std::max(ctx.x0 + 4, ctx.x1 - ts.x - 8), y + 3), kColTextDim, buf);
+  dl->AddText(ImVec2(std::max(ctx.x0 + 4, ctx.x1 - ts.x - 8), ty - 1), kColTextDim, buf);
   // Exposed communication band (every interval, folded to pixels, none skipped).
-  const float by0 = y + kHeaderHeight - kBandHeight - 1, by1 = y + kHeaderHeight - 1;
+  const float by0 = y + h - kBandHeight * ctx.ui - 1, by1 = y + h - 1;
   bool band_hover = false;
   for (const DrawItem& item : band_) {
     const float x0 = std::max(ctx.x_of(item.start_ns), ctx.x0 - 1);
@@ -159,8 +276,7 @@ void RankHeaderItem::draw(TimelineContext& ctx, float y) {
       ctx.hover = {HoverKind::kBand, this, {}, item, 0};
     }
   }
-  if (!band_hover && ctx.hovered && ctx.mouse.y >= y && ctx.mouse.y < y + kHeaderHeight &&
-      ctx.mouse.x < ctx.x0) {
+  if (!band_hover && ctx.hovered && ctx.mouse.y >= y && ctx.mouse.y < y + h && ctx.mouse.x < ctx.x0) {
     ctx.hover = {HoverKind::kLabel, this, {}, {}, 0};
     if (ctx.click) ctx.tl->rank_open[static_cast<std::size_t>(rank_index_)] = open ? 0 : 1;
   }
@@ -169,11 +285,14 @@ void RankHeaderItem::draw(TimelineContext& ctx, float y) {
 void RankHeaderItem::draw_step_lines(TimelineContext& ctx, float group_top, float group_bottom) const {
   if (group_bottom < ctx.win_top || group_top > ctx.win_bottom) return;
   const Rank& rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)];
-  for (const Step& s : rank.steps) {
-    for (TimeNs t : {s.start_ns, s.end_ns}) {
+  // Steps are sorted by start: only those that can reach into the visible range.
+  auto it = std::partition_point(rank.steps.begin(), rank.steps.end(),
+                                 [&](const Step& s) { return s.end_ns < ctx.t0; });
+  for (; it != rank.steps.end() && it->start_ns <= ctx.t1; ++it) {
+    for (TimeNs t : {it->start_ns, it->end_ns}) {
       if (t < ctx.t0 || t > ctx.t1) continue;
       const float x = ctx.x_of(t);
-      ctx.dl->AddLine(ImVec2(x, group_top + kHeaderHeight), ImVec2(x, group_bottom),
+      ctx.dl->AddLine(ImVec2(x, group_top + ctx.header_h()), ImVec2(x, group_bottom),
                       IM_COL32(220, 220, 240, 70));
     }
   }
@@ -190,9 +309,10 @@ void StepsItem::preprocess(TimelineContext& ctx, float) {
 
 void StepsItem::draw(TimelineContext& ctx, float y) {
   const Rank& rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)];
+  const float h = ctx.lane_h();
   char buf[48];
   const DrawItem* hovered = draw_lane(
-      ctx, std::span<const Step>(rank.steps), items_, y, kLaneHeight,
+      ctx, std::span<const Step>(rank.steps), items_, y, h,
       [](const Step&, std::uint32_t) { return IM_COL32(64, 68, 84, 255); },
       [&](const Step& s) -> std::string_view {
         std::snprintf(buf, sizeof buf, "Step %lld", static_cast<long long>(s.number));
@@ -200,15 +320,26 @@ void StepsItem::draw(TimelineContext& ctx, float y) {
       },
       [](const Step&, const DrawItem&, float, float) {});
   if (hovered) set_hover(ctx, this, EventKind::kStep, 0, *hovered, 0);
-  ctx.dl->AddText(ImVec2(ctx.label_x + 18, y + 1), kColTextDim, "steps");
+  ctx.dl->AddText(ImVec2(ctx.label_x + 18 * ctx.ui, ctx.text_y(y, h)), kColTextDim, "steps");
+}
+
+bool StepsItem::lane_of(const TimelineContext&, const EventRef& event, std::uint32_t& lane) const {
+  if (event.kind != EventKind::kStep || event.rank_index != rank_index_) return false;
+  lane = 0;
+  return true;
 }
 
 // [SECTION] GPU stream
 // --------------------------------------------------------------------------------------------
 
+std::string GpuStreamItem::label(const TimelineContext& ctx) const {
+  const GpuStream& s = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)].streams[stream_];
+  return "GPU" + std::to_string(s.device) + " " + s.name;
+}
+
 float GpuStreamItem::height(const TimelineContext& ctx) const {
   const auto& layout = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)].streams[stream_];
-  return static_cast<float>(layout.lanes()) * kLaneHeight;
+  return static_cast<float>(layout.lanes()) * ctx.lane_h();
 }
 
 void GpuStreamItem::preprocess(TimelineContext& ctx, float y) {
@@ -218,9 +349,21 @@ void GpuStreamItem::preprocess(TimelineContext& ctx, float y) {
   lanes_.resize(layout.lanes());
   for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
     lanes_[lane].clear();
-    if (!ctx.row_visible(y + static_cast<float>(lane) * kLaneHeight, kLaneHeight)) continue;
+    if (!ctx.row_visible(y + static_cast<float>(lane) * ctx.lane_h(), ctx.lane_h())) continue;
     preprocess_lane(events, lane_members(layout, lane), ctx.lod, lanes_[lane]);
   }
+}
+
+// The outline of an instance of the selected collective, and its link point.
+void GpuStreamItem::mark(TimelineContext& ctx, const Activity& a, const DrawItem& item, float x0, float x1,
+                         float ly) {
+  if (item.count != 1 || ctx.tl->selected_instance < 0 || a.collective < 0) return;
+  const auto& index = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)];
+  if (index.instance_of[static_cast<std::size_t>(a.collective)] != ctx.tl->selected_instance) return;
+  const float h = ctx.lane_h();
+  ctx.dl->AddRect(ImVec2(x0 - 1, ly), ImVec2(x1 + 1, ly + h), kColSelect, 0, 0, 2.0f);
+  const std::int32_t rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)].rank;
+  ctx.tl->links.push_back({rank, (x0 + x1) * 0.5f, ly + h * 0.5f});
 }
 
 void GpuStreamItem::draw(TimelineContext& ctx, float y) {
@@ -228,69 +371,42 @@ void GpuStreamItem::draw(TimelineContext& ctx, float y) {
   const Rank& rank = ctx.profile->ranks()[r];
   const GpuStream& stream = rank.streams[stream_];
   const auto& result = ctx.loaded->analysis.ranks[r];
-  const auto& index = ctx.loaded->ranks[r];
   const auto events = rank.stream_activities(stream_);
-  ImDrawList* dl = ctx.dl;
+  const float h = ctx.lane_h();
   for (std::uint32_t lane = 0; lane < lanes_.size(); ++lane) {
-    const float ly = y + static_cast<float>(lane) * kLaneHeight;
-    if (!ctx.row_visible(ly, kLaneHeight)) continue;
+    const float ly = y + static_cast<float>(lane) * h;
+    if (!ctx.row_visible(ly, h)) continue;
     const DrawItem* hovered = draw_lane(
-        ctx, events, lanes_[lane], ly, kLaneHeight,
+        ctx, events, lanes_[lane], ly, h,
         [&](const Activity&, std::uint32_t i) { return class_color(result.classes[stream.first + i]); },
         [&](const Activity& a) -> std::string_view { return ctx.profile->str(a.name); },
-        [&](const Activity& a, const DrawItem& item, float x0, float x1) {
-          if (item.count == 1 && ctx.tl->selected_instance >= 0 && a.collective >= 0 &&
-              index.instance_of[static_cast<std::size_t>(a.collective)] == ctx.tl->selected_instance) {
-            dl->AddRect(ImVec2(x0 - 1, ly), ImVec2(x1 + 1, ly + kLaneHeight), kColSelect, 0, 0, 2.0f);
-            ctx.tl->links.push_back({rank.rank, (x0 + x1) * 0.5f, ly + kLaneHeight * 0.5f});
-          }
-          if (ctx.filtering && ctx.name_matches(a.name)) {
-            const auto* cur = ctx.current;
-            const bool is_current = cur && cur->rank_index == rank_index_ &&
-                                    cur->stream == static_cast<std::int32_t>(stream_) &&
-                                    cur->index >= item.index && cur->index < item.index + item.count;
-            dl->AddRect(ImVec2(x0 - 1, ly), ImVec2(x1 + 1, ly + kLaneHeight),
-                        is_current ? kColSelect : kColText, 0, 0, is_current ? 2.5f : 1.0f);
-          }
-        });
+        [&](const Activity& a, const DrawItem& item, float x0, float x1) { mark(ctx, a, item, x0, x1, ly); });
+    draw_matches(ctx, lane, ly, h);
     if (hovered) set_hover(ctx, this, EventKind::kActivity, stream.first, *hovered, lane);
   }
-  const std::uint32_t lanes = static_cast<std::uint32_t>(lanes_.size());
-  if (ctx.row_visible(y, kLaneHeight)) {
+  const auto lanes = static_cast<std::uint32_t>(lanes_.size());
+  if (ctx.row_visible(y, h)) {
     char buf[96];
     std::snprintf(buf, sizeof buf, "GPU%d %s%s", stream.device, stream.name.c_str(), lanes > 1 ? " *" : "");
-    clipped_text(dl, ctx.label_x + 18, ctx.label_x + kLabelWidth - 4, y + 1, kColText, buf);
+    clipped_text(ctx.dl, ctx.label_x + 18 * ctx.ui, ctx.label_x + ctx.label_w() - 4, ctx.text_y(y, h),
+                 kColText, buf);
   }
-  const float bottom = y + static_cast<float>(lanes) * kLaneHeight;
+  const float bottom = y + static_cast<float>(lanes) * h;
   if (ctx.hovered && ctx.mouse.x < ctx.x0 && ctx.mouse.y >= y && ctx.mouse.y < bottom) {
     ctx.hover = {HoverKind::kLabel, this, {}, {}, 0};
   }
 }
 
+bool GpuStreamItem::lane_of(const TimelineContext& ctx, const EventRef& event, std::uint32_t& lane) const {
+  if (event.kind != EventKind::kActivity || event.rank_index != rank_index_) return false;
+  const GpuStream& s = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)].streams[stream_];
+  if (event.index < s.first || event.index >= s.first + s.count) return false;
+  return find_lane(ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)].streams[stream_],
+                   event.index - s.first, lane);
+}
+
 // [SECTION] CPU track and CPU section
 // --------------------------------------------------------------------------------
-
-bool CpuTrackItem::visible(const TimelineState& tl) const {
-  const auto r = static_cast<std::size_t>(rank_index_);
-  return tl.rank_open[r] != 0 && (gpu_ || tl.cpu_open[r] != 0);
-}
-
-float CpuTrackItem::height(const TimelineContext& ctx) const {
-  const auto& layout = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)].tracks[track_];
-  return static_cast<float>(layout.lanes()) * kCpuLaneHeight;
-}
-
-void CpuTrackItem::preprocess(TimelineContext& ctx, float y) {
-  const Rank& rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)];
-  const LaneLayout& layout = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)].tracks[track_];
-  const auto events = rank.track_ranges(track_);
-  lanes_.resize(layout.lanes());
-  for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
-    lanes_[lane].clear();
-    if (!ctx.row_visible(y + static_cast<float>(lane) * kCpuLaneHeight, kCpuLaneHeight)) continue;
-    preprocess_lane(events, lane_members(layout, lane), ctx.lod, lanes_[lane]);
-  }
-}
 
 namespace {
 
@@ -311,72 +427,194 @@ ImU32 range_color(const CpuRange& c) {
 
 }  // namespace
 
-void CpuTrackItem::draw(TimelineContext& ctx, float y) {
+std::string CpuTrackItem::label(const TimelineContext& ctx) const {
   const Rank& rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)];
-  const CpuTrack& track = rank.tracks[track_];
+  if (track_ != kNoRow) return rank.tracks[track_].name;
+  const auto& thread = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)].launches.threads[api_thread_];
+  return "thread " + std::to_string(thread.tid) + " (CUDA API)";
+}
+
+bool CpuTrackItem::visible(const TimelineState& tl) const {
+  const auto r = static_cast<std::size_t>(rank_index_);
+  return tl.rank_open[r] != 0 && (gpu_ || tl.cpu_open[r] != 0);
+}
+
+std::uint32_t CpuTrackItem::range_lanes(const TimelineContext& ctx) const {
+  return track_ == kNoRow ? 0
+                          : ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)].tracks[track_].lanes();
+}
+
+std::uint32_t CpuTrackItem::api_lanes(const TimelineContext& ctx) const {
+  if (api_thread_ == kNoRow) return 0;
+  return ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)].api_threads[api_thread_].lanes();
+}
+
+float CpuTrackItem::height(const TimelineContext& ctx) const {
+  return static_cast<float>(range_lanes(ctx) + api_lanes(ctx)) * ctx.cpu_lane_h();
+}
+
+void CpuTrackItem::preprocess(TimelineContext& ctx, float y) {
+  const Rank& rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)];
+  const auto& index = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)];
+  const std::uint32_t ranges = range_lanes(ctx), apis = api_lanes(ctx);
+  const float h = ctx.cpu_lane_h();
+  lanes_.resize(ranges + apis);
+  for (std::uint32_t lane = 0; lane < ranges + apis; ++lane) {
+    lanes_[lane].clear();
+    if (!ctx.row_visible(y + static_cast<float>(lane) * h, h)) continue;
+    if (lane < ranges) {
+      preprocess_lane(rank.track_ranges(track_), lane_members(index.tracks[track_], lane), ctx.lod,
+                      lanes_[lane]);
+    } else {
+      preprocess_lane(std::span<const ApiCall>(rank.api_calls),
+                      index.api_threads[api_thread_].members[lane - ranges], ctx.lod, lanes_[lane]);
+    }
+  }
+}
+
+void CpuTrackItem::draw_ranges(TimelineContext& ctx, float y) {
+  const Rank& rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)];
   const auto events = rank.track_ranges(track_);
-  ImDrawList* dl = ctx.dl;
-  for (std::uint32_t lane = 0; lane < lanes_.size(); ++lane) {
-    const float ly = y + static_cast<float>(lane) * kCpuLaneHeight;
-    if (!ctx.row_visible(ly, kCpuLaneHeight)) continue;
+  const float h = ctx.cpu_lane_h();
+  for (std::uint32_t lane = 0; lane < range_lanes(ctx); ++lane) {
+    const float ly = y + static_cast<float>(lane) * h;
+    if (!ctx.row_visible(ly, h)) continue;
     const DrawItem* hovered = draw_lane(
-        ctx, events, lanes_[lane], ly, kCpuLaneHeight,
-        [](const CpuRange& c, std::uint32_t) { return range_color(c); },
+        ctx, events, lanes_[lane], ly, h, [](const CpuRange& c, std::uint32_t) { return range_color(c); },
         [&](const CpuRange& c) -> std::string_view { return ctx.profile->str(c.name); },
-        [&](const CpuRange& c, const DrawItem&, float x0, float x1) {
-          if (ctx.filtering && ctx.name_matches(c.name)) {
-            dl->AddRect(ImVec2(x0 - 1, ly), ImVec2(x1 + 1, ly + kCpuLaneHeight), kColText);
-          }
-        });
-    if (hovered) set_hover(ctx, this, EventKind::kRange, track.first, *hovered, lane);
+        [](const CpuRange&, const DrawItem&, float, float) {});
+    draw_matches(ctx, lane, ly, h);
+    if (hovered) set_hover(ctx, this, EventKind::kRange, rank.tracks[track_].first, *hovered, lane);
   }
-  if (ctx.row_visible(y, kCpuLaneHeight)) {
-    clipped_text(dl, ctx.label_x + 30, ctx.label_x + kLabelWidth - 4, y, kColTextDim, track.name);
+}
+
+void CpuTrackItem::draw_api(TimelineContext& ctx, float y) {
+  const auto r = static_cast<std::size_t>(rank_index_);
+  const Rank& rank = ctx.profile->ranks()[r];
+  const auto& launches = ctx.loaded->ranks[r].launches;
+  const std::uint32_t first_lane = range_lanes(ctx);
+  const float h = ctx.cpu_lane_h();
+  for (std::uint32_t lane = first_lane; lane < first_lane + api_lanes(ctx); ++lane) {
+    const float ly = y + static_cast<float>(lane) * h;
+    if (!ctx.row_visible(ly, h)) continue;
+    const DrawItem* hovered = draw_lane(
+        ctx, std::span<const ApiCall>(rank.api_calls), lanes_[lane], ly, h,
+        [&](const ApiCall&, std::uint32_t i) {
+          return launches.launched_first[i + 1] > launches.launched_first[i] ? kColApiLaunch : kColApi;
+        },
+        [&](const ApiCall& c) -> std::string_view { return ctx.profile->str(c.name); },
+        [](const ApiCall&, const DrawItem&, float, float) {});
+    draw_matches(ctx, lane, ly, h);
+    if (hovered) set_hover(ctx, this, EventKind::kApiCall, 0, *hovered, lane);
   }
+  const float api_y = y + static_cast<float>(first_lane) * h;
+  if (first_lane > 0 && ctx.row_visible(api_y, h)) {
+    clipped_text(ctx.dl, ctx.label_x + 42 * ctx.ui, ctx.label_x + ctx.label_w() - 4, ctx.text_y(api_y, h),
+                 kColApi, "CUDA API");
+  }
+}
+
+void CpuTrackItem::draw(TimelineContext& ctx, float y) {
+  if (track_ != kNoRow) draw_ranges(ctx, y);
+  if (api_thread_ != kNoRow) draw_api(ctx, y);
+  const float h = ctx.cpu_lane_h();
+  if (ctx.row_visible(y, h)) {
+    clipped_text(ctx.dl, ctx.label_x + 30 * ctx.ui, ctx.label_x + ctx.label_w() - 4, ctx.text_y(y, h),
+                 kColTextDim, label(ctx));
+  }
+  if (ctx.hovered && ctx.mouse.x < ctx.x0 && ctx.mouse.y >= y && ctx.mouse.y < y + height(ctx)) {
+    ctx.hover = {HoverKind::kLabel, this, {}, {}, 0};
+  }
+}
+
+bool CpuTrackItem::lane_of(const TimelineContext& ctx, const EventRef& event, std::uint32_t& lane) const {
+  if (event.rank_index != rank_index_) return false;
+  const auto& index = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)];
+  if (event.kind == EventKind::kRange && track_ != kNoRow) {
+    const CpuTrack& t = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)].tracks[track_];
+    if (event.index < t.first || event.index >= t.first + t.count) return false;
+    return find_lane(index.tracks[track_], event.index - t.first, lane);
+  }
+  if (event.kind == EventKind::kApiCall && api_thread_ != kNoRow) {
+    if (index.launches.thread_of_api[event.index] != api_thread_) return false;
+    if (!find_lane(index.api_threads[api_thread_], event.index, lane)) return false;
+    lane += range_lanes(ctx);
+    return true;
+  }
+  return false;
 }
 
 void CpuSectionItem::draw(TimelineContext& ctx, float y) {
   const auto r = static_cast<std::size_t>(rank_index_);
   const bool open = ctx.tl->cpu_open[r] != 0;
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%s CPU threads (%zu, %lld ranges)", open ? "v" : ">", threads_,
-                static_cast<long long>(ctx.loaded->ranks[r].cpu_ranges));
-  clipped_text(ctx.dl, ctx.label_x + 18, ctx.label_x + kLabelWidth + 200, y + 1, kColTextDim, buf);
-  if (ctx.hovered && ctx.mouse.y >= y && ctx.mouse.y < y + kLaneHeight && ctx.mouse.x < ctx.x0 + 200 &&
-      ctx.click) {
-    ctx.tl->cpu_open[r] = open ? 0 : 1;
+  const float h = ctx.lane_h();
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%s CPU threads (%zu, %lld ranges, %zu CUDA API calls)", open ? "v" : ">",
+                threads_, static_cast<long long>(ctx.loaded->ranks[r].cpu_ranges),
+                ctx.profile->ranks()[r].api_calls.size());
+  clipped_text(ctx.dl, ctx.label_x + 18 * ctx.ui, ctx.x1, ctx.text_y(y, h), kColTextDim, buf);
+  const float text_end = ctx.label_x + 18 * ctx.ui + ImGui::CalcTextSize(buf).x;
+  if (ctx.hovered && ctx.mouse.y >= y && ctx.mouse.y < y + h && ctx.mouse.x < std::max(ctx.x0, text_end)) {
+    ctx.hover = {HoverKind::kLabel, this, {}, {}, 0};
+    if (ctx.click) ctx.tl->cpu_open[r] = open ? 0 : 1;
   }
 }
 
 // [SECTION] Building the items of a profile
 // ---------------------------------------------------------------------------
 
-std::vector<std::unique_ptr<TimelineItem>> build_timeline_items(const LoadedProfile& loaded) {
-  std::vector<std::unique_ptr<TimelineItem>> items;
+void build_timeline_items(const LoadedProfile& loaded, TimelineState& state) {
+  auto& items = state.items;
+  items.clear();
   const auto& ranks = loaded.profile->ranks();
+  state.rows.assign(ranks.size(), {});
+  auto add = [&](std::unique_ptr<TimelineItem> item) {
+    items.push_back(std::move(item));
+    return static_cast<std::uint32_t>(items.size() - 1);
+  };
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const Rank& rank = ranks[r];
+    const auto& launches = loaded.ranks[r].launches;
     const auto ri = static_cast<std::int32_t>(r);
-    items.push_back(std::make_unique<RankHeaderItem>(ri));
-    if (!rank.steps.empty()) items.push_back(std::make_unique<StepsItem>(ri));
+    auto& rows = state.rows[r];
+    rows.streams.assign(rank.streams.size(), kNoRow);
+    rows.tracks.assign(rank.tracks.size(), kNoRow);
+    rows.api_threads.assign(launches.threads.size(), kNoRow);
+    rows.header = add(std::make_unique<RankHeaderItem>(ri));
+    if (!rank.steps.empty()) rows.steps = add(std::make_unique<StepsItem>(ri));
     for (std::size_t s = 0; s < rank.streams.size(); ++s) {
-      items.push_back(std::make_unique<GpuStreamItem>(ri, static_cast<std::uint32_t>(s)));
+      rows.streams[s] = add(std::make_unique<GpuStreamItem>(ri, static_cast<std::uint32_t>(s)));
     }
+    std::vector<std::uint32_t> api_of_track(rank.tracks.size(), kNoRow);
     std::size_t threads = 0;
+    for (std::uint32_t t = 0; t < launches.threads.size(); ++t) {
+      if (launches.threads[t].track != measure::kNoIndex)
+        api_of_track[launches.threads[t].track] = t;
+      else
+        ++threads;
+    }
     for (std::size_t k = 0; k < rank.tracks.size(); ++k) {
       if (rank.tracks[k].gpu)
-        items.push_back(std::make_unique<CpuTrackItem>(ri, static_cast<std::uint32_t>(k), true));
+        rows.tracks[k] = add(std::make_unique<CpuTrackItem>(ri, static_cast<std::uint32_t>(k), true, kNoRow));
       else
         ++threads;
     }
     if (threads == 0) continue;
-    items.push_back(std::make_unique<CpuSectionItem>(ri, threads));
+    rows.section = add(std::make_unique<CpuSectionItem>(ri, threads));
     for (std::size_t k = 0; k < rank.tracks.size(); ++k) {
-      if (!rank.tracks[k].gpu)
-        items.push_back(std::make_unique<CpuTrackItem>(ri, static_cast<std::uint32_t>(k), false));
+      if (rank.tracks[k].gpu) continue;
+      const std::uint32_t api = api_of_track[k];
+      rows.tracks[k] = add(std::make_unique<CpuTrackItem>(ri, static_cast<std::uint32_t>(k), false, api));
+      if (api != kNoRow) rows.api_threads[api] = rows.tracks[k];
+    }
+    for (std::uint32_t t = 0; t < launches.threads.size(); ++t) {
+      if (launches.threads[t].track == measure::kNoIndex)
+        rows.api_threads[t] = add(std::make_unique<CpuTrackItem>(ri, kNoRow, false, t));
     }
   }
-  return items;
+  state.order.resize(items.size());
+  for (std::uint32_t i = 0; i < items.size(); ++i) state.order[i] = i;
+  state.pinned.assign(items.size(), 0);
 }
 
 }  // namespace meshscope::gui

@@ -8,7 +8,8 @@
 //
 // [SECTION] Event references and hover
 // [SECTION] Timeline state (kept across frames) and context (one frame)
-// [SECTION] Items: rank header, steps, GPU stream, CPU track (threads and GPU annotations), CPU section
+// [SECTION] Items: rank header, steps, GPU stream, CPU track (threads with their CUDA API calls, and GPU
+//           annotations), CPU section
 #pragma once
 
 #include <imgui.h>
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -27,12 +29,15 @@ namespace meshscope::gui {
 struct LoadedProfile;
 class TimelineItem;
 
+inline constexpr std::uint32_t kNoRow = 0xffffffffu;
+
 // [SECTION] Event references and hover
 // -------------------------------------------------------------------------
 
 // One event of one rank: a GPU activity (index into Rank::activities), a CPU range (Rank::ranges), a CUDA
 // API call (Rank::api_calls) or a step (Rank::steps).
 enum class EventKind : std::uint8_t { kNone, kActivity, kRange, kApiCall, kStep };
+const char* to_string(EventKind kind);
 struct EventRef {
   EventKind kind = EventKind::kNone;
   std::int32_t rank_index = -1;  // into Profile::ranks()
@@ -40,6 +45,14 @@ struct EventRef {
   bool valid() const { return kind != EventKind::kNone; }
   friend bool operator==(const EventRef&, const EventRef&) = default;
 };
+
+// Start and end of EVENT (0, 0 when invalid).
+struct EventSpan {
+  TimeNs start_ns = 0, end_ns = 0;
+};
+EventSpan span_of(const Profile& profile, const EventRef& event);
+// The name of EVENT ("Step 3" for steps).
+std::string event_name(const Profile& profile, const EventRef& event);
 
 // What the mouse is over this frame.
 enum class HoverKind : std::uint8_t { kNone, kEvent, kFolded, kBand, kLabel };
@@ -51,19 +64,49 @@ struct Hover {
   std::uint32_t lane = 0;
 };
 
+// A search match on one sub-lane (sorted by start within the lane; both starts and ends are monotonic, as
+// for the lane's events, so preprocess_lane() folds them per pixel).
+struct MatchSpan {
+  TimeNs start_ns, end_ns;
+};
+
 // [SECTION] Timeline state and context
 // ---------------------------------------------------------------------------
 
 // Everything the timeline keeps from frame to frame (View::tl_).
 struct TimelineState {
   TimeNs t0 = 0, t1 = 0;                             // visible range; t1 == t0 until the first fit
-  std::vector<std::unique_ptr<TimelineItem>> items;  // in display order; built once per profile
+  std::vector<std::unique_ptr<TimelineItem>> items;  // built once per profile
+  std::vector<std::uint32_t> order;                  // display order: indices into items
+  std::vector<std::uint8_t> pinned;                  // per item: kept at the top while scrolling
+  // Where each rank's rows are (indices into items; kNoRow when absent).
+  struct RankRows {
+    std::uint32_t header = kNoRow, steps = kNoRow, section = kNoRow;
+    std::vector<std::uint32_t> streams;      // per Rank::streams
+    std::vector<std::uint32_t> tracks;       // per Rank::tracks
+    std::vector<std::uint32_t> api_threads;  // per LaunchIndex::threads
+  };
+  std::vector<RankRows> rows;
+  struct GroupSpan {  // one rank group as laid out this frame (for the step lines)
+    std::uint32_t header;
+    float top, bottom;
+  };
+  std::vector<GroupSpan> groups;
   std::vector<std::uint8_t> rank_open;
   std::vector<std::uint8_t> cpu_open;
   std::size_t frame_items = 0, frame_events = 0;
-  // Box selection (right drag or shift + left drag)
+  // Selection: the clicked event (details panel, launch flows), and the event under the mouse this frame.
+  EventRef selected;
+  EventRef hovered;
+  EventRef scroll_to;    // bring this event's row into view while laying out the next frame
+  int details_tab = -1;  // tab the bottom panel should switch to next frame (0 details, 1 range), -1 none
+  // Range selection (drag on the time axis, right drag, or shift + left drag)
   bool selecting = false, has_selection = false;
   TimeNs sel_a = 0, sel_b = 0;
+  struct Bookmark {
+    TimeNs start, end;
+  };
+  std::vector<Bookmark> bookmarks;
   // Collective linking
   std::int32_t selected_instance = -1;
   struct LinkPoint {
@@ -74,17 +117,26 @@ struct TimelineState {
   // Search
   char filter[256] = {};
   bool filter_dirty = false;
-  std::vector<std::int8_t> name_match;  // per StringId: 1 matches, 0 not
+  std::vector<std::int8_t> name_match;  // per StringId: 1 matches, 0 not, -1 not yet known
   struct Match {
     TimeNs start, end;
-    std::int32_t rank_index;
-    std::int32_t stream;  // >= 0: stream index; < 0: -1 - track index
-    std::uint32_t index;  // within the stream or track
+    EventRef event;
+    std::uint32_t item;  // the row holding it
   };
-  std::vector<Match> matches;
+  std::vector<Match> matches;  // in time order
   int match_cursor = -1;
   bool focus_search = false;
+  int search_refocus = 0;  // frames in which an Enter still counts after one ended the field's editing
   std::int32_t scroll_to_rank = -1;
+  // Row context menu, and where its entries were drawn this frame (for the state dump)
+  std::uint32_t menu_item = kNoRow;
+  struct MenuRect {
+    const char* label;
+    ImVec2 min, max;
+  };
+  std::vector<MenuRect> menu_rects;
+  // Where the canvas was drawn last frame (screen pixels; for the state dump that input tests read)
+  float canvas_x0 = 0, canvas_x1 = 0, ruler_y0 = 0, ruler_y1 = 0, rows_top = 0, rows_bottom = 0, pins_h = 0;
 };
 
 // What every item reads in one frame (Tracy's TimelineContext), and what drawing reports back.
@@ -93,29 +145,32 @@ struct TimelineContext {
   const Profile* profile = nullptr;
   TimelineState* tl = nullptr;
   ImDrawList* dl = nullptr;
+  float ui = 1;           // layout scale: the font size over 15 px (HiDPI), never under 1
   float label_x = 0;      // left edge of the label column (screen)
   float x0 = 0, x1 = 0;   // time area (screen)
   TimeNs t0 = 0, t1 = 0;  // visible range
   double ns_per_px = 1;
   LodParams lod;
-  float win_top = 0, win_bottom = 0;  // visible part of the canvas (screen)
+  float win_top = 0, win_bottom = 0;  // visible part of the rows being drawn (screen)
   ImVec2 mouse;
-  bool hovered = false;  // the canvas is hovered
+  bool hovered = false;  // the mouse is over the rows being drawn
   bool click = false;    // a left click (not a drag) was released over the canvas this frame
-  // Search
   bool filtering = false;
-  const TimelineState::Match* current = nullptr;
   // Output of the draw phase
   Hover hover;
-  std::vector<DrawItem> scratch;  // reused by items that do not keep their own draw items
+  std::vector<DrawItem> scratch;  // reused for search highlights
 
   float x_of(TimeNs t) const { return x0 + static_cast<float>(static_cast<double>(t - t0) / ns_per_px); }
   TimeNs t_of(float x) const { return t0 + static_cast<TimeNs>(static_cast<double>(x - x0) * ns_per_px); }
   bool row_visible(float y, float h) const { return y + h >= win_top && y <= win_bottom; }
-  bool name_matches(StringId id) const;
+  float label_w() const;
+  float header_h() const;
+  float lane_h() const;
+  float cpu_lane_h() const;
+  float text_y(float y, float h) const;  // baseline that centres one line of text in [y, y + h)
 };
 
-// Layout constants of the timeline (pixels at scale 1).
+// Layout constants of the timeline (pixels at scale 1; TimelineContext scales them).
 inline constexpr float kLabelWidth = 200.0f;
 inline constexpr float kRulerHeight = 24.0f;
 inline constexpr float kHeaderHeight = 24.0f;
@@ -124,12 +179,15 @@ inline constexpr float kCpuLaneHeight = 15.0f;
 inline constexpr float kBandHeight = 5.0f;
 inline constexpr float kMinPx = 3.0f;
 
-// Text clipped to [x0, x1], shortened to what can fit (so long kernel names cost nothing).
+// Text clipped to [x0, x1] (with an ellipsis when it does not fit).
 void clipped_text(ImDrawList* dl, float x0, float x1, float y, ImU32 color, std::string_view text);
 const char* kind_text(ActivityKind kind);
 
 // [SECTION] Items
 // -----------------------------------------------------------------------------------------------
+
+// Row groups: rows are reordered only among rows of the same rank and group.
+enum class RowGroup : std::uint8_t { kHeader, kSteps, kGpu, kSection, kCpu };
 
 class TimelineItem {
  public:
@@ -139,9 +197,13 @@ class TimelineItem {
   TimelineItem& operator=(const TimelineItem&) = delete;
 
   std::int32_t rank_index() const { return rank_index_; }
+  virtual RowGroup group() const = 0;
+  virtual const char* kind_name() const = 0;  // "header", "steps", "gpu_stream", "cpu_track", "cpu_section"
+  // A short label for menus and the state dump ("GPU0 stream 7", "thread 4242").
+  virtual std::string label(const TimelineContext& ctx) const = 0;
   // Shown at all this frame (its rank group, or its section, is open).
   virtual bool visible(const TimelineState& tl) const;
-  // Height in pixels (the same every frame for a given profile and open state).
+  // Height in pixels (the same every frame for a given profile, scale and open state).
   virtual float height(const TimelineContext& ctx) const = 0;
   // Visible range -> draw items. Called only when the row [y, y + height) is on screen.
   virtual void preprocess(TimelineContext& ctx, float y) = 0;
@@ -149,8 +211,19 @@ class TimelineItem {
   virtual void draw(TimelineContext& ctx, float y) = 0;
   // The tooltip of HOVER (which this item reported). Implemented in timeline_tooltips.cpp.
   virtual void tooltip(const TimelineContext& ctx, const Hover& hover) const = 0;
+  // The sub-lane of EVENT in this row (false when the row does not hold it) and the lanes' height.
+  virtual bool lane_of(const TimelineContext&, const EventRef&, std::uint32_t&) const { return false; }
+  virtual float lane_height(const TimelineContext& ctx) const;
+
+  // Layout of the current frame, set by the controller: top of the row and whether it is laid out.
+  float y = 0;
+  bool shown = false;
+  // Search matches per sub-lane (set by the search; empty when there is none on this row).
+  std::vector<std::vector<MatchSpan>> match_lanes;
 
  protected:
+  // Outlines this row's search matches on LANE (at LY, height H), folded per pixel.
+  void draw_matches(TimelineContext& ctx, std::uint32_t lane, float ly, float h) const;
   std::int32_t rank_index_;
 };
 
@@ -159,8 +232,11 @@ class TimelineItem {
 class RankHeaderItem final : public TimelineItem {
  public:
   using TimelineItem::TimelineItem;
+  RowGroup group() const override { return RowGroup::kHeader; }
+  const char* kind_name() const override { return "header"; }
+  std::string label(const TimelineContext& ctx) const override;
   bool visible(const TimelineState&) const override { return true; }
-  float height(const TimelineContext&) const override { return kHeaderHeight; }
+  float height(const TimelineContext& ctx) const override { return ctx.header_h(); }
   void preprocess(TimelineContext& ctx, float y) override;
   void draw(TimelineContext& ctx, float y) override;
   void tooltip(const TimelineContext& ctx, const Hover& hover) const override;
@@ -174,10 +250,14 @@ class RankHeaderItem final : public TimelineItem {
 class StepsItem final : public TimelineItem {
  public:
   using TimelineItem::TimelineItem;
-  float height(const TimelineContext&) const override { return kLaneHeight; }
+  RowGroup group() const override { return RowGroup::kSteps; }
+  const char* kind_name() const override { return "steps"; }
+  std::string label(const TimelineContext&) const override { return "steps"; }
+  float height(const TimelineContext& ctx) const override { return ctx.lane_h(); }
   void preprocess(TimelineContext& ctx, float y) override;
   void draw(TimelineContext& ctx, float y) override;
   void tooltip(const TimelineContext& ctx, const Hover& hover) const override;
+  bool lane_of(const TimelineContext&, const EventRef& event, std::uint32_t& lane) const override;
 
  private:
   std::vector<DrawItem> items_;
@@ -188,33 +268,50 @@ class GpuStreamItem final : public TimelineItem {
  public:
   GpuStreamItem(std::int32_t rank_index, std::uint32_t stream) : TimelineItem(rank_index), stream_(stream) {}
   std::uint32_t stream() const { return stream_; }
+  RowGroup group() const override { return RowGroup::kGpu; }
+  const char* kind_name() const override { return "gpu_stream"; }
+  std::string label(const TimelineContext& ctx) const override;
   float height(const TimelineContext& ctx) const override;
   void preprocess(TimelineContext& ctx, float y) override;
   void draw(TimelineContext& ctx, float y) override;
   void tooltip(const TimelineContext& ctx, const Hover& hover) const override;
+  bool lane_of(const TimelineContext& ctx, const EventRef& event, std::uint32_t& lane) const override;
 
  private:
+  void mark(TimelineContext& ctx, const Activity& a, const DrawItem& item, float x0, float x1, float ly);
   std::uint32_t stream_;
   std::vector<std::vector<DrawItem>> lanes_;  // per sub-lane, reused
 };
 
-// One CPU track: a CPU thread (shown when the rank's CPU section is open) or a GPU annotation track
-// (always shown), its ranges on one lane per nesting depth.
+// One CPU track: a CPU thread, its ranges on one lane per nesting depth and its CUDA API calls on lanes
+// below them (shown when the rank's CPU section is open), or a GPU annotation track (always shown). A
+// thread that issued API calls but has no ranges is a track of API calls only.
 class CpuTrackItem final : public TimelineItem {
  public:
-  CpuTrackItem(std::int32_t rank_index, std::uint32_t track, bool gpu)
-      : TimelineItem(rank_index), track_(track), gpu_(gpu) {}
+  // TRACK: index into Rank::tracks or kNoRow; API_THREAD: index into LaunchIndex::threads or kNoRow.
+  CpuTrackItem(std::int32_t rank_index, std::uint32_t track, bool gpu, std::uint32_t api_thread)
+      : TimelineItem(rank_index), track_(track), api_thread_(api_thread), gpu_(gpu) {}
   std::uint32_t track() const { return track_; }
+  std::uint32_t api_thread() const { return api_thread_; }
+  RowGroup group() const override { return gpu_ ? RowGroup::kGpu : RowGroup::kCpu; }
+  const char* kind_name() const override { return gpu_ ? "gpu_annotation" : "cpu_thread"; }
+  std::string label(const TimelineContext& ctx) const override;
   bool visible(const TimelineState& tl) const override;
   float height(const TimelineContext& ctx) const override;
+  float lane_height(const TimelineContext& ctx) const override { return ctx.cpu_lane_h(); }
   void preprocess(TimelineContext& ctx, float y) override;
   void draw(TimelineContext& ctx, float y) override;
   void tooltip(const TimelineContext& ctx, const Hover& hover) const override;
+  bool lane_of(const TimelineContext& ctx, const EventRef& event, std::uint32_t& lane) const override;
+  std::uint32_t range_lanes(const TimelineContext& ctx) const;
+  std::uint32_t api_lanes(const TimelineContext& ctx) const;
 
  private:
-  std::uint32_t track_;
+  void draw_ranges(TimelineContext& ctx, float y);
+  void draw_api(TimelineContext& ctx, float y);
+  std::uint32_t track_, api_thread_;
   bool gpu_;
-  std::vector<std::vector<DrawItem>> lanes_;
+  std::vector<std::vector<DrawItem>> lanes_;  // range lanes, then API lanes
 };
 
 // The "CPU threads (n, m ranges)" row that opens and closes the rank's CPU threads.
@@ -222,20 +319,25 @@ class CpuSectionItem final : public TimelineItem {
  public:
   CpuSectionItem(std::int32_t rank_index, std::size_t threads)
       : TimelineItem(rank_index), threads_(threads) {}
-  float height(const TimelineContext&) const override { return kLaneHeight; }
+  RowGroup group() const override { return RowGroup::kSection; }
+  const char* kind_name() const override { return "cpu_section"; }
+  std::string label(const TimelineContext&) const override { return "CPU threads"; }
+  float height(const TimelineContext& ctx) const override { return ctx.lane_h(); }
   void preprocess(TimelineContext&, float) override {}
   void draw(TimelineContext& ctx, float y) override;
-  void tooltip(const TimelineContext&, const Hover&) const override {}
+  void tooltip(const TimelineContext& ctx, const Hover& hover) const override;
 
  private:
   std::size_t threads_;
 };
 
-// The items of LOADED in display order: per rank a header, steps, GPU streams, GPU annotation tracks, the
-// CPU section row and the CPU threads.
-std::vector<std::unique_ptr<TimelineItem>> build_timeline_items(const LoadedProfile& loaded);
+// The items of LOADED (per rank a header, steps, GPU streams, GPU annotation tracks, the CPU section row
+// and the CPU threads), with the display order, pins and row lookup of STATE reset to match.
+void build_timeline_items(const LoadedProfile& loaded, TimelineState& state);
 
 // The folded-run tooltip every lane kind shares (timeline_tooltips.cpp).
 void folded_tooltip(const DrawItem& item, std::string_view first_name);
+// What launched activity A of rank R (API call, CPU operator, thread), as tooltip lines.
+void launch_tooltip_lines(const TimelineContext& ctx, std::size_t r, std::uint32_t activity);
 
 }  // namespace meshscope::gui

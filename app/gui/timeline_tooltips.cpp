@@ -24,7 +24,8 @@ namespace meshscope::gui {
 void folded_tooltip(const DrawItem& item, std::string_view first_name) {
   char tb[32];
   ImGui::BeginTooltip();
-  ImGui::Text("%u events folded (each under %.0f px: zoom in to separate them)", item.count, kMinPx);
+  ImGui::Text("%u events folded (each under %.0f px: double-click or zoom in to separate them)", item.count,
+              kMinPx);
   ImGui::Text("span %s", time_text(tb, sizeof tb, static_cast<double>(item.end_ns - item.start_ns)));
   ImGui::TextDisabled("first: %.*s", static_cast<int>(std::min<std::size_t>(first_name.size(), 90)),
                       first_name.data());
@@ -50,9 +51,11 @@ void RankHeaderItem::tooltip(const TimelineContext& ctx, const Hover& hover) con
     return;
   }
   const bool open = ctx.tl->rank_open[static_cast<std::size_t>(rank_index_)] != 0;
-  ImGui::SetTooltip("Rank %d: %zu streams, %zu GPU events, %zu CPU tracks\nclick to %s", rank.rank,
-                    rank.streams.size(), rank.activities.size(), rank.tracks.size(),
-                    open ? "collapse" : "expand");
+  ImGui::SetTooltip(
+      "Rank %d: %zu streams, %zu GPU events, %zu CPU tracks, %zu CUDA API calls\nclick to %s, "
+      "right-click to move the rank or collapse all",
+      rank.rank, rank.streams.size(), rank.activities.size(), rank.tracks.size(), rank.api_calls.size(),
+      open ? "collapse" : "expand");
 }
 
 // [SECTION] Steps
@@ -130,7 +133,6 @@ void collective_tooltip(const TimelineContext& ctx, std::size_t r, const Activit
   ImGui::Text("%u of %lld peers in profile, skew %s, last to arrive: rank %d", ci.member_count,
               static_cast<long long>(ci.expected), time_text(tb, sizeof tb, static_cast<double>(ci.skew_ns)),
               ci.last_rank);
-  ImGui::TextDisabled("click to link its peers on every rank");
 }
 
 void stream_label_tooltip(const TimelineContext& ctx, std::size_t r, std::uint32_t s) {
@@ -140,7 +142,7 @@ void stream_label_tooltip(const TimelineContext& ctx, std::size_t r, std::uint32
   char a[32], b[32], c[32], d[32], e[32];
   ImGui::SetTooltip(
       "GPU %d, %s: %u events on %u sub-lane%s%s\nbusy %s, idle %s (host-bound %s, "
-      "kernel gaps %s, other %s)",
+      "kernel gaps %s, other %s)\nright-click: pin to the top, move up or down",
       stream.device, stream.name.c_str(), stream.count, lanes, lanes == 1 ? "" : "s",
       lanes > 1 ? " (overlapping events are stacked, none hidden)" : "",
       time_text(a, sizeof a, static_cast<double>(idle.busy_ns)),
@@ -189,15 +191,84 @@ void GpuStreamItem::tooltip(const TimelineContext& ctx, const Hover& hover) cons
   if (a.collective >= 0 && static_cast<std::size_t>(a.collective) < rank.collectives.size()) {
     collective_tooltip(ctx, r, a);
   }
+  launch_tooltip_lines(ctx, r, hover.event.index);
+  ImGui::TextDisabled("click: select it (details, launch flows%s)",
+                      a.collective >= 0 ? ", peers on every rank" : "");
   ImGui::EndTooltip();
 }
 
 // [SECTION] CPU track
 // -------------------------------------------------------------------------------------------
 
+void launch_tooltip_lines(const TimelineContext& ctx, std::size_t r, std::uint32_t activity) {
+  const Profile& profile = *ctx.profile;
+  const Rank& rank = profile.ranks()[r];
+  const auto& launches = ctx.loaded->ranks[r].launches;
+  const std::uint32_t api = launches.api_of_activity[activity];
+  ImGui::Separator();
+  if (api == measure::kNoIndex) {
+    ImGui::TextDisabled("launch not recorded (no CUDA API call carries its correlation id)");
+    return;
+  }
+  const ApiCall& call = rank.api_calls[api];
+  char tb[32];
+  ImGui::Text("launched by %s (%s) on thread %lld", profile.str(call.name).c_str(),
+              time_text(tb, sizeof tb, static_cast<double>(call.end_ns - call.start_ns)),
+              static_cast<long long>(call.tid));
+  const std::uint32_t op = launches.op_of_api[api];
+  if (op != measure::kNoIndex) {
+    const std::string& name = profile.str(rank.ranges[op].name);
+    ImGui::Text("from %.*s", static_cast<int>(std::min<std::size_t>(name.size(), 100)), name.c_str());
+  }
+  ImGui::Text(
+      "queued %s before it started",
+      time_text(tb, sizeof tb, static_cast<double>(rank.activities[activity].start_ns - call.start_ns)));
+}
+
+namespace {
+
+void api_call_tooltip(const TimelineContext& ctx, std::size_t r, std::uint32_t index) {
+  const Profile& profile = *ctx.profile;
+  const Rank& rank = profile.ranks()[r];
+  const ApiCall& c = rank.api_calls[index];
+  const auto& launches = ctx.loaded->ranks[r].launches;
+  char tb[32], tb2[32];
+  ImGui::BeginTooltip();
+  ImGui::TextUnformatted(profile.str(c.name).c_str());
+  ImGui::TextDisabled("CUDA %s API call, correlation %lld", to_string(c.kind),
+                      static_cast<long long>(c.correlation));
+  ImGui::Text("duration %s   start %s", time_text(tb, sizeof tb, static_cast<double>(c.end_ns - c.start_ns)),
+              time_text(tb2, sizeof tb2, static_cast<double>(c.start_ns - profile.first_ns())));
+  ImGui::Text("rank %d, thread %lld", rank.rank, static_cast<long long>(c.tid));
+  const auto launched = launches.activities_of(index);
+  if (!launched.empty()) {
+    const std::string& first = profile.str(rank.activities[launched[0]].name);
+    ImGui::Text("launched %zu GPU activit%s: %.*s%s", launched.size(), launched.size() == 1 ? "y" : "ies",
+                static_cast<int>(std::min<std::size_t>(first.size(), 80)), first.c_str(),
+                launched.size() > 1 ? ", ..." : "");
+  }
+  const std::uint32_t op = launches.op_of_api[index];
+  if (op != measure::kNoIndex) ImGui::Text("from %s", profile.str(rank.ranges[op].name).c_str());
+  ImGui::TextDisabled("click: select it and show its launch flows");
+  ImGui::EndTooltip();
+}
+
+}  // namespace
+
 void CpuTrackItem::tooltip(const TimelineContext& ctx, const Hover& hover) const {
   const Profile& profile = *ctx.profile;
-  const Rank& rank = profile.ranks()[static_cast<std::size_t>(rank_index_)];
+  const auto r = static_cast<std::size_t>(rank_index_);
+  const Rank& rank = profile.ranks()[r];
+  if (hover.kind == HoverKind::kLabel) {
+    ImGui::SetTooltip("%s: %u range lanes, %u CUDA API lanes\nright-click: pin, move, show or hide threads",
+                      label(ctx).c_str(), range_lanes(ctx), api_lanes(ctx));
+    return;
+  }
+  if (hover.event.kind == EventKind::kApiCall) {
+    if (hover.kind == HoverKind::kFolded)
+      return folded_tooltip(hover.draw, profile.str(rank.api_calls[hover.event.index].name));
+    return api_call_tooltip(ctx, r, hover.event.index);
+  }
   const CpuRange& c = rank.ranges[hover.event.index];
   if (hover.kind == HoverKind::kFolded) return folded_tooltip(hover.draw, profile.str(c.name));
   char tb[32], tb2[32];
@@ -209,7 +280,16 @@ void CpuTrackItem::tooltip(const TimelineContext& ctx, const Hover& hover) const
   ImGui::Text("duration %s   start %s", time_text(tb, sizeof tb, static_cast<double>(c.end_ns - c.start_ns)),
               time_text(tb2, sizeof tb2, static_cast<double>(c.start_ns - profile.first_ns())));
   ImGui::Text("rank %d, %s", rank.rank, rank.tracks[track_].name.c_str());
+  ImGui::TextDisabled("click: select it and show the CUDA calls it made");
   ImGui::EndTooltip();
+}
+
+void CpuSectionItem::tooltip(const TimelineContext& ctx, const Hover&) const {
+  const bool open = ctx.tl->cpu_open[static_cast<std::size_t>(rank_index_)] != 0;
+  ImGui::SetTooltip(
+      "click to %s this rank's CPU threads: their ranges (operators, NVTX, annotations) and the "
+      "CUDA API calls each thread made",
+      open ? "hide" : "show");
 }
 
 }  // namespace meshscope::gui

@@ -1,6 +1,8 @@
 // Timeline frame cost on a large profile: one full Dear ImGui frame of the Timeline panel (visible-range
 // preprocess of every visible lane + ImDrawList building + ImGui layout; no GPU), built with the no-window
-// null backend at several zoom levels, and the time from opening a profile to the first frame.
+// null backend at several zoom levels; frames while dragging a range and while hovering an event with a
+// selected event's launch flows drawn; the range totals a drag computes (on a worker thread); and the time
+// from opening a profile to the first frame.
 //
 //   build-gui/meshscope_gen_job --ranks 64 --events-per-rank 156250 --format msdb -o
 //   /tmp/meshscope_bench_64x156k.msdb MESHSCOPE_BENCH_PROFILE=/tmp/meshscope_bench_64x156k.msdb
@@ -9,6 +11,7 @@
 // docs/PERFORMANCE.md ("Front end") records the numbers.
 #include <benchmark/benchmark.h>
 #include <imgui.h>
+#include <simdjson.h>
 
 #include <chrono>
 #include <cmath>
@@ -104,6 +107,125 @@ void BM_TimelineFrame(benchmark::State& state) {
   state.counters["range_us"] = static_cast<double>(range) / 1e3;
 }
 BENCHMARK(BM_TimelineFrame)->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {0, 1, 2}})->Unit(benchmark::kMillisecond);
+
+// Where rows and the time area are, from the view's state dump.
+struct Geometry {
+  float x0 = 0, x1 = 0, stream_y = 0, lane_h = 0;
+};
+Geometry geometry(const View& view) {
+  static simdjson::dom::parser parser;
+  static std::string text;
+  text = view.state_json();
+  Geometry g;
+  const auto s = parser.parse(text);
+  g.x0 = static_cast<float>(double(s["timeline"]["canvas"]["x0"]));
+  g.x1 = static_cast<float>(double(s["timeline"]["canvas"]["x1"]));
+  for (auto row : s["timeline"]["rows"].get_array()) {
+    if (std::string_view(row["kind"]) != "gpu_stream") continue;
+    g.stream_y = static_cast<float>(double(row["y"]));
+    g.lane_h = static_cast<float>(double(row["lane_h"]));
+    break;
+  }
+  return g;
+}
+
+// A view of the whole profile with every rank open and every rank's CPU threads and CUDA API calls shown
+// (the display is 1920x1080 or, for Arg 1, 16000 pixels tall so that many more rows are on screen).
+std::unique_ptr<View> open_view(Imgui& imgui) {
+  auto view = make_view();
+  view->set_all_ranks_open(true);
+  view->set_all_cpu_open(true);
+  for (int i = 0; i < 3; ++i) imgui.frame(*view);
+  return view;
+}
+
+// Frames while the mouse drags a range (right button held, moving a few pixels each frame).
+void BM_DragRange(benchmark::State& state) {
+  if (!shared_profile()) {
+    state.SkipWithError("no profile: generate it first (see the top of bench_timeline.cpp)");
+    return;
+  }
+  Imgui imgui(1920, state.range(0) == 1 ? 16000.0f : 1080.0f);
+  auto view = open_view(imgui);
+  const Geometry g = geometry(*view);
+  ImGuiIO& io = ImGui::GetIO();
+  io.MousePos = ImVec2(g.x0 + 100, g.stream_y + g.lane_h / 2);
+  imgui.frame(*view);
+  io.MouseDown[1] = true;
+  imgui.frame(*view);
+  float dx = 3;
+  for (auto _ : state) {
+    io.MousePos.x += dx;
+    if (io.MousePos.x > g.x1 - 10 || io.MousePos.x < g.x0 + 10) dx = -dx;
+    imgui.frame(*view);
+    benchmark::DoNotOptimize(ImGui::GetDrawData()->TotalVtxCount);
+  }
+  io.MouseDown[1] = false;
+  imgui.frame(*view);
+  state.counters["events"] = static_cast<double>(view->last_frame_events());
+}
+BENCHMARK(BM_DragRange)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// Frames while hovering a kernel (its launch flows drawn) with the CPU range that launches the most GPU work
+// selected (up to 256 of its flows drawn too): the worst case of flows.
+void BM_HoverFlows(benchmark::State& state) {
+  if (!shared_profile()) {
+    state.SkipWithError("no profile: generate it first (see the top of bench_timeline.cpp)");
+    return;
+  }
+  Imgui imgui(1920, state.range(0) == 1 ? 16000.0f : 1080.0f);
+  auto view = open_view(imgui);
+  const LoadedProfile& L = *view->loaded();
+  const meshscope::Rank& rank = L.profile->ranks()[0];
+  std::vector<std::uint32_t> calls;
+  std::uint32_t busiest = 0;
+  std::size_t most = 0;
+  for (std::uint32_t i = 0; i < rank.ranges.size(); ++i) {
+    if (rank.ranges[i].depth != 0) continue;
+    calls.clear();
+    meshscope::measure::api_calls_inside(rank, L.ranks[0].launches, i, calls);
+    if (calls.size() > most) most = calls.size(), busiest = i;
+  }
+  view->select_event({EventKind::kRange, 0, busiest});
+  const Geometry g = geometry(*view);
+  ImGuiIO& io = ImGui::GetIO();
+  io.MousePos = ImVec2((g.x0 + g.x1) / 2, g.stream_y + g.lane_h / 2);
+  imgui.frame(*view);
+  float dx = 1;
+  for (auto _ : state) {
+    io.MousePos.x += dx;
+    dx = -dx;
+    imgui.frame(*view);
+    benchmark::DoNotOptimize(ImGui::GetDrawData()->TotalVtxCount);
+  }
+  state.counters["selected_calls"] = static_cast<double>(most);
+  state.counters["hovered"] =
+      view->state_json().find("\"hovered\":{\"kind\":\"activity\"") != std::string::npos;
+}
+BENCHMARK(BM_HoverFlows)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// The totals of a range (what a drag computes when the mouse is released, on a worker thread): the whole
+// profile (Arg 0) and a tenth, a hundredth of it (Arg 1, 2).
+void BM_RangeTotals(benchmark::State& state) {
+  if (!shared_profile()) {
+    state.SkipWithError("no profile: generate it first (see the top of bench_timeline.cpp)");
+    return;
+  }
+  const LoadedProfile& L = *shared_profile();
+  const auto& p = *L.profile;
+  const TimeNs span = p.last_ns() - p.first_ns();
+  const TimeNs range = static_cast<TimeNs>(static_cast<double>(span) / std::pow(10.0, state.range(0)));
+  const TimeNs mid = p.first_ns() + span / 2;
+  std::int64_t events = 0;
+  for (auto _ : state) {
+    const auto t =
+        meshscope::measure::range_totals(p, L.analysis, L.range_index, mid - range / 2, mid + range / 2);
+    events = t.events;
+    benchmark::DoNotOptimize(events);
+  }
+  state.counters["events"] = static_cast<double>(events);
+}
+BENCHMARK(BM_RangeTotals)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 
 // From View::open() to the first rendered frame (the window with its progress bar), and to the first frame
 // that shows the loaded timeline (load + analysis + index on the background thread).

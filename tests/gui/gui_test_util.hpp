@@ -43,7 +43,7 @@ inline std::filesystem::path imported(const std::filesystem::path& trace) {
 // A Dear ImGui context with no window and no renderer: frames are built (layout, draw lists) and discarded.
 class NullImGui {
  public:
-  NullImGui(float width, float height) {
+  NullImGui(float width, float height, float scale = 1.0f) {
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
@@ -51,7 +51,7 @@ class NullImGui {
     io.DisplaySize = ImVec2(width, height);
     // As the OpenGL 3 renderer does: draw lists over 64k vertices are split by vertex offset.
     io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;
-    View::setup_style();
+    View::setup_style(scale);
     unsigned char* pixels = nullptr;
     int w = 0, h = 0;
     io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);

@@ -1,0 +1,162 @@
+// View_State.cpp: the view's state as JSON, for input-driven tests and scripts. With MESHSCOPE_STATE_FILE
+// set, every frame whose state differs from the last one written (and every 30th frame) rewrites that file
+// atomically (written beside it, then renamed). Keys: frame, panel, loading, mouse[x, y], mouse_down,
+// profile, ranks, timeline{t0_ns, t1_ns, first_ns, last_ns, canvas{x0, x1, ruler_y0, ruler_y1, rows_top,
+// rows_bottom, pins_h}, rows[]{item, rank, kind, label, y, h, lane_h, pinned}, selected{kind, rank, index,
+// name, start_ns, end_ns}, hovered, instance, range{active, start_ns, end_ns, ready, events,
+// exposed_comm_ns}, bookmarks, menu[]{label, x0, y0, x1, y1}, search{text, matches, cursor}, rank_open[],
+// cpu_open[]}, explorer{gpus, tp, pp, dp, cp, ep, micro_batch, global_batch, seq, valid, error, typing,
+// controls{FIELD: [x0, y0, x1, y1]}}, open_dialog, files_dir. Coordinates are window pixels.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "app/gui/View.hpp"
+#include "app/gui/gui_util.hpp"
+#include "profiler/json_writer.hpp"
+
+namespace meshscope::gui {
+
+namespace {
+
+void write_event(JsonWriter& j, const Profile& profile, const EventRef& e) {
+  j.begin_object();
+  j.field("kind", to_string(e.kind));
+  if (e.valid()) {
+    const EventSpan span = span_of(profile, e);
+    j.field("rank", profile.ranks()[static_cast<std::size_t>(e.rank_index)].rank);
+    j.field("rank_index", e.rank_index);
+    j.field("index", static_cast<std::int64_t>(e.index));
+    j.field("name", event_name(profile, e));
+    j.field("start_ns", span.start_ns);
+    j.field("end_ns", span.end_ns);
+  }
+  j.end_object();
+}
+
+}  // namespace
+
+std::string View::state_json() const {
+  JsonWriter j;
+  j.begin_object();
+  j.field("frame", static_cast<std::int64_t>(frame_));
+  j.field("panel", to_string(panel_));
+  j.field("loading", loading());
+  if (ImGui::GetCurrentContext()) {
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    j.key("mouse")
+        .begin_array()
+        .value(static_cast<double>(mouse.x))
+        .value(static_cast<double>(mouse.y))
+        .end_array();
+    j.field("mouse_down", ImGui::IsAnyMouseDown());
+  }
+  j.field("load_error", load_error_);
+  j.field("open_dialog", files_.visible);
+  j.field("files_dir", files_.dir.string());
+  j.field("profile", loaded_ ? loaded_->source.string() : std::string());
+  j.field("ranks", loaded_ ? static_cast<std::int64_t>(loaded_->profile->ranks().size()) : std::int64_t{0});
+  j.key("explorer").begin_object();
+  for (int f = 0; f < kLayoutFieldCount; ++f) {
+    j.field(to_string(static_cast<LayoutField>(f)), field_of(explorer_inputs(), static_cast<LayoutField>(f)));
+  }
+  j.field("valid", ex_.valid);
+  j.field("error", ex_.error);
+  j.field("typing", ex_.typing);
+  j.key("controls").begin_object();
+  for (int f = 0; f < kLayoutFieldCount; ++f) {
+    const ImVec4& r = ex_.control_rects[f];
+    j.key(to_string(static_cast<LayoutField>(f))).begin_array();
+    for (float v : {r.x, r.y, r.z, r.w}) j.value(static_cast<double>(v));
+    j.end_array();
+  }
+  j.end_object();
+  j.end_object();
+  if (loaded_) {
+    const Profile& profile = *loaded_->profile;
+    TimelineContext ctx;
+    ctx.loaded = loaded_.get();
+    ctx.profile = &profile;
+    ctx.ui = ImGui::GetCurrentContext() ? ui_scale() : 1.0f;
+    j.key("timeline").begin_object();
+    j.field("t0_ns", tl_.t0).field("t1_ns", tl_.t1);
+    j.field("first_ns", profile.first_ns()).field("last_ns", profile.last_ns());
+    j.key("canvas").begin_object();
+    j.field("x0", static_cast<double>(tl_.canvas_x0)).field("x1", static_cast<double>(tl_.canvas_x1));
+    j.field("ruler_y0", static_cast<double>(tl_.ruler_y0))
+        .field("ruler_y1", static_cast<double>(tl_.ruler_y1));
+    j.field("rows_top", static_cast<double>(tl_.rows_top))
+        .field("rows_bottom", static_cast<double>(tl_.rows_bottom));
+    j.field("pins_h", static_cast<double>(tl_.pins_h));
+    j.end_object();
+    j.key("rows").begin_array();
+    for (std::uint32_t i : tl_.order) {
+      const TimelineItem& item = *tl_.items[i];
+      if (!item.shown) continue;
+      j.begin_object();
+      j.field("item", static_cast<std::int64_t>(i));
+      j.field("rank", profile.ranks()[static_cast<std::size_t>(item.rank_index())].rank);
+      j.field("kind", item.kind_name());
+      j.field("label", item.label(ctx));
+      j.field("y", static_cast<double>(item.y));
+      j.field("h", static_cast<double>(item.height(ctx)));
+      j.field("lane_h", static_cast<double>(item.lane_height(ctx)));
+      j.field("pinned", tl_.pinned[i] != 0);
+      j.end_object();
+    }
+    j.end_array();
+    j.key("selected");
+    write_event(j, profile, tl_.selected);
+    j.key("hovered");
+    write_event(j, profile, tl_.hovered);
+    j.field("instance", tl_.selected_instance);
+    j.key("range").begin_object();
+    j.field("active", tl_.has_selection).field("selecting", tl_.selecting);
+    j.field("start_ns", std::min(tl_.sel_a, tl_.sel_b)).field("end_ns", std::max(tl_.sel_a, tl_.sel_b));
+    j.field("ready", range_ready_);
+    j.field("events", range_ready_ ? range_.events : std::int64_t{0});
+    j.field("exposed_comm_ns", range_ready_ ? range_.exposed_comm_ns : TimeNs{0});
+    j.field("kernels", range_ready_ ? static_cast<std::int64_t>(range_.kernels.size()) : std::int64_t{0});
+    j.end_object();
+    j.field("bookmarks", static_cast<std::int64_t>(tl_.bookmarks.size()));
+    j.key("menu").begin_array();
+    for (const auto& m : tl_.menu_rects) {
+      j.begin_object().field("label", m.label);
+      j.field("x0", static_cast<double>(m.min.x)).field("y0", static_cast<double>(m.min.y));
+      j.field("x1", static_cast<double>(m.max.x)).field("y1", static_cast<double>(m.max.y));
+      j.end_object();
+    }
+    j.end_array();
+    j.key("search").begin_object();
+    j.field("text", std::string(tl_.filter)).field("matches", static_cast<std::int64_t>(tl_.matches.size()));
+    j.field("cursor", tl_.match_cursor);
+    j.end_object();
+    j.key("rank_open").begin_array();
+    for (auto v : tl_.rank_open) j.value(v != 0);
+    j.end_array();
+    j.key("cpu_open").begin_array();
+    for (auto v : tl_.cpu_open) j.value(v != 0);
+    j.end_array();
+    j.end_object();
+  }
+  j.end_object();
+  return j.str();
+}
+
+void View::write_state() {
+  std::string state = state_json();
+  // Compare without the frame number, so that an idle view does not rewrite the file every frame.
+  const auto body = state.find(',');
+  const std::string key = body == std::string::npos ? state : state.substr(body);
+  if (key == state_written_ && frame_ % 30 != 0) return;
+  state_written_ = key;
+  const std::string tmp = state_file_ + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << state << '\n';
+  }
+  std::error_code error;
+  std::filesystem::rename(tmp, state_file_, error);
+}
+
+}  // namespace meshscope::gui

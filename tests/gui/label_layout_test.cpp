@@ -1,0 +1,48 @@
+// Labels that avoid each other (the roofline's point labels).
+#include "app/gui/label_layout.hpp"
+
+#include <gtest/gtest.h>
+
+namespace meshscope::gui {
+namespace {
+
+TEST(LabelLayout, ClusteredPointsGetLabelsThatDoNotOverlap) {
+  // Eight points within a few pixels of each other, each with a 10 x 14 label.
+  std::vector<LabelRequest> labels;
+  std::vector<Box> markers;
+  for (int i = 0; i < 8; ++i) {
+    const float x = 200 + 3.0f * static_cast<float>(i), y = 200 + 2.0f * static_cast<float>(i % 3);
+    labels.push_back({x, y, 10, 14});
+    markers.push_back({x - 5, y - 5, x + 5, y + 5});
+  }
+  const Box bounds{0, 0, 400, 400};
+  const auto placed = place_labels(labels, markers, bounds, 8);
+  ASSERT_EQ(placed.size(), labels.size());
+  std::vector<Box> boxes;
+  for (const auto& p : placed) {
+    if (!p) continue;
+    EXPECT_TRUE(p->box.inside(bounds));
+    for (const Box& m : markers) EXPECT_FALSE(p->box.overlaps(m)) << "a label over a point";
+    for (const Box& b : boxes) EXPECT_FALSE(p->box.overlaps(b)) << "two labels overlap";
+    boxes.push_back(p->box);
+  }
+  EXPECT_GE(boxes.size(), 6u) << "most labels find a spot";
+}
+
+TEST(LabelLayout, ALoneLabelGoesRightAndStaysInsideTheBounds) {
+  const auto right = place_labels({{100, 100, 20, 10}}, {}, {0, 0, 400, 400}, 6);
+  ASSERT_TRUE(right[0]);
+  EXPECT_FLOAT_EQ(right[0]->box.x0, 106);
+  EXPECT_FALSE(right[0]->far);
+  // At the right edge it goes left.
+  const auto left = place_labels({{395, 100, 20, 10}}, {}, {0, 0, 400, 400}, 6);
+  ASSERT_TRUE(left[0]);
+  EXPECT_LE(left[0]->box.x1, 400);
+  EXPECT_LT(left[0]->box.x0, 395);
+  // With no room at all, it is left out.
+  const auto none = place_labels({{5, 5, 100, 100}}, {}, {0, 0, 50, 50}, 6);
+  EXPECT_FALSE(none[0]);
+}
+
+}  // namespace
+}  // namespace meshscope::gui
