@@ -175,7 +175,8 @@ void host_bound_ops_json(JsonWriter& j, const Profile& profile, const std::vecto
     } else {
       j.value(profile.str(ops[i].name));
     }
-    j.field("launches", ops[i].launches).field("gpu_idle_us", us(ops[i].gap_ns)).end_object();
+    j.field("launches", ops[i].launches).field("gpu_idle_us", us(ops[i].gap_ns));
+    j.field("device_idle_us", us(ops[i].device_idle_ns)).end_object();
   }
   j.end_array();
 }
@@ -185,13 +186,15 @@ void launches_json(JsonWriter& j, const Profile& profile, const Sections& sectio
   const TimeNs origin = profile.first_ns();
   j.begin_object();
   j.field("cpu_operators_loaded", sections.cpu_operators_loaded);
-  std::int64_t activities = 0, linked = 0, host_bound = 0;
-  TimeNs host_bound_ns = 0;
+  std::int64_t activities = 0, linked = 0, host_bound = 0, device_dry = 0;
+  TimeNs host_bound_ns = 0, device_idle_ns = 0;
   for (const auto& r : l.ranks) {
     activities += r.activities;
     linked += r.linked;
     host_bound += static_cast<std::int64_t>(r.host_bound.size());
     host_bound_ns += r.host_bound_ns;
+    device_dry += r.device_dry_launches;
+    device_idle_ns += r.device_idle_ns;
   }
   j.field("activities", activities).field("linked", linked);
   j.key("latency_us");
@@ -199,6 +202,7 @@ void launches_json(JsonWriter& j, const Profile& profile, const Sections& sectio
   j.key("idle_stream_latency_us");
   latency_json(j, l.dry_latency);
   j.field("host_bound_launches", host_bound).field("host_bound_gpu_idle_us", us(host_bound_ns));
+  j.field("device_dry_launches", device_dry).field("host_bound_device_idle_us", us(device_idle_ns));
   j.key("host_bound_ops");
   host_bound_ops_json(j, profile, l.host_bound_ops, options.top);
   j.key("ranks").begin_array();
@@ -222,6 +226,8 @@ void launches_json(JsonWriter& j, const Profile& profile, const Sections& sectio
     j.end_array();
     j.field("host_bound_launches", static_cast<std::int64_t>(rl.host_bound.size()));
     j.field("host_bound_gpu_idle_us", us(rl.host_bound_ns));
+    j.field("device_dry_launches", rl.device_dry_launches);
+    j.field("host_bound_device_idle_us", us(rl.device_idle_ns));
     j.key("host_bound_ops");
     host_bound_ops_json(j, profile, rl.host_bound_ops, options.top);
     // The longest waits, each with the kernel, its stream and the CPU operator that launched it.
@@ -241,6 +247,7 @@ void launches_json(JsonWriter& j, const Profile& profile, const Sections& sectio
       j.field("device", st->device).field("stream", st->stream);
       j.field("start_us", us(act.start_ns - origin)).field("gpu_idle_us", us(h->gap_ns));
       j.field("launched_after_idle_us", us(h->launched_after_dry_ns));
+      j.field("device_idle_us", us(h->device_idle_ns));
       j.field("launch", profile.str(r.api_calls[h->api].name)).key("op");
       if (h->op == measure::kNoIndex) {
         j.null();
@@ -728,13 +735,15 @@ std::string histogram_text(const measure::LatencyStats& s) {
 void launches_text(Text& t, const Profile& profile, const Sections& sections, const Options& options) {
   const measure::LaunchAnalysis& l = sections.launches;
   t.heading("Launches and queues (CPU launch call -> GPU activity, by correlation id)");
-  std::int64_t activities = 0, linked = 0, host_bound = 0;
-  TimeNs host_bound_ns = 0;
+  std::int64_t activities = 0, linked = 0, host_bound = 0, device_dry = 0;
+  TimeNs host_bound_ns = 0, device_idle_ns = 0;
   for (const auto& r : l.ranks) {
     activities += r.activities;
     linked += r.linked;
     host_bound += static_cast<std::int64_t>(r.host_bound.size());
     host_bound_ns += r.host_bound_ns;
+    device_dry += r.device_dry_launches;
+    device_idle_ns += r.device_idle_ns;
   }
   if (activities == 0) {
     t.line("no GPU activity in this profile");
@@ -784,19 +793,21 @@ void launches_text(Text& t, const Profile& profile, const Sections& sections, co
     t.bullet("host-bound launches: none (no activity was launched after its stream had run dry)");
     return;
   }
-  t.bullet(
-      fmt::format("host-bound launches: {} activities were launched after their stream had run dry; their "
-                  "streams sat idle {} waiting for them (summed over streams and ranks)",
-                  host_bound, time_text(host_bound_ns)));
+  t.bullet(fmt::format(
+      "host-bound launches: {} activities were launched after their stream had run dry; their "
+      "streams sat idle {} waiting for them (summed over streams and ranks); {} of them were launched "
+      "after the whole GPU had run dry (nothing ran on any of its streams) and ended it, after {} of "
+      "GPU idle in all",
+      host_bound, time_text(host_bound_ns), device_dry, time_text(device_idle_ns)));
   const bool ops = sections.cpu_operators_loaded || profile.counts().cpu_op == 0;
-  t.line("  {:<72} {:>9} {:>14}",
+  t.line("  {:<64} {:>9} {:>15} {:>13}",
          ops ? "launched from (CPU operator)" : "launched from (innermost CPU range loaded)", "launches",
-         "GPU idle ms");
+         "stream idle ms", "GPU dry ms");
   for (std::size_t i = 0; i < l.host_bound_ops.size() && i < options.top; ++i) {
     const auto& op = l.host_bound_ops[i];
-    t.line("  {:<72} {:>9} {:>14.3f}",
-           op.name == kNoString ? "(no CPU range open)" : shorten(profile.str(op.name), 72), op.launches,
-           ms(op.gap_ns));
+    t.line("  {:<64} {:>9} {:>15.3f} {:>13.3f}",
+           op.name == kNoString ? "(no CPU range open)" : shorten(profile.str(op.name), 64), op.launches,
+           ms(op.gap_ns), ms(op.device_idle_ns));
   }
   if (!ops) {
     t.line("  CPU operators were not loaded: --cpu-ops names the operator that launched each activity");

@@ -4,10 +4,13 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
+
+#include "analysis/measure/intervals.hpp"
 
 namespace meshscope::measure {
 namespace {
@@ -116,10 +119,49 @@ std::vector<QueuePoint> queue_length(const Rank& rank, const LaunchIndex& index,
 namespace {
 
 // One rank; LATENCY and DRY receive the raw latencies (for the profile-wide distribution).
+// The busy time of each device of RANK: the union of its streams' activities (sync records excluded), by
+// device.
+std::map<std::int32_t, std::vector<Interval>> device_busy(const Rank& rank) {
+  std::map<std::int32_t, std::vector<Interval>> out;
+  std::vector<Interval> stream, merged;
+  for (const GpuStream& st : rank.streams) {
+    stream.clear();
+    for (std::uint32_t i = st.first; i < st.first + st.count; ++i) {
+      const Activity& a = rank.activities[i];
+      if (a.kind != ActivityKind::kSync && a.end_ns > a.start_ns) stream.push_back({a.start_ns, a.end_ns});
+    }
+    std::vector<Interval> own;
+    union_sorted(stream, own);
+    std::vector<Interval>& busy = out[st.device];
+    union_of(busy, own, merged);
+    busy.swap(merged);
+  }
+  return out;
+}
+
+// When ACTIVITY_START begins one of BUSY's intervals (disjoint, sorted) after an earlier one, and the launch
+// call started after that earlier interval ended, the device had run dry: returns the idle time between them
+// and marks the interval CLAIMED so that one idle period counts for one launch only; else 0. STREAM_END, the
+// end of the stream's earlier work, bounds the period too (zero-length activities are in no busy interval).
+TimeNs device_dry(const std::vector<Interval>& busy, std::vector<std::uint8_t>& claimed,
+                  TimeNs activity_start, TimeNs call_start, TimeNs stream_end) {
+  const auto it = std::lower_bound(busy.begin(), busy.end(), activity_start,
+                                   [](const Interval& iv, TimeNs t) { return iv.start < t; });
+  if (it == busy.begin() || it == busy.end() || it->start != activity_start) return 0;
+  const auto k = static_cast<std::size_t>(it - busy.begin());
+  const TimeNs dry_since = std::max((it - 1)->end, stream_end);
+  if (claimed[k] != 0 || call_start <= dry_since) return 0;
+  claimed[k] = 1;
+  return activity_start - dry_since;
+}
+
 RankLaunches rank_launches(const Rank& rank, const LaunchIndex& index, std::vector<TimeNs>& latency,
                            std::vector<TimeNs>& dry) {
   RankLaunches out;
   out.rank = rank.rank;
+  const auto busy = device_busy(rank);
+  std::map<std::int32_t, std::vector<std::uint8_t>> claimed;
+  for (const auto& [device, intervals] : busy) claimed[device].assign(intervals.size(), 0);
   std::unordered_map<StringId, std::size_t> op_at;
   std::vector<QueueEvent> events;
   out.streams.resize(rank.streams.size());
@@ -144,13 +186,18 @@ RankLaunches rank_launches(const Rank& rank, const LaunchIndex& index, std::vect
           h.op = index.op_of_api[api];
           h.gap_ns = a.start_ns - cursor;
           h.launched_after_dry_ns = call.start_ns - cursor;
+          h.device_idle_ns =
+              device_dry(busy.at(st.device), claimed.at(st.device), a.start_ns, call.start_ns, cursor);
           out.host_bound.push_back(h);
           out.host_bound_ns += h.gap_ns;
+          out.device_idle_ns += h.device_idle_ns;
+          if (h.device_idle_ns > 0) ++out.device_dry_launches;
           const StringId name = h.op != kNoIndex ? rank.ranges[h.op].name : kNoString;
           auto [it, inserted] = op_at.try_emplace(name, out.host_bound_ops.size());
-          if (inserted) out.host_bound_ops.push_back({name, 0, 0});
+          if (inserted) out.host_bound_ops.push_back({name, 0, 0, 0});
           ++out.host_bound_ops[it->second].launches;
           out.host_bound_ops[it->second].gap_ns += h.gap_ns;
+          out.host_bound_ops[it->second].device_idle_ns += h.device_idle_ns;
         }
       }
       cursor = std::max(cursor, a.end_ns);
@@ -227,9 +274,10 @@ LaunchAnalysis analyze_launches(const Profile& profile, unsigned threads) {
     for (const OpHostBound& op : rl.host_bound_ops) {
       // String ids are per profile, so names from different ranks share ids.
       auto [it, inserted] = op_at.try_emplace(op.name, result.host_bound_ops.size());
-      if (inserted) result.host_bound_ops.push_back({op.name, 0, 0});
+      if (inserted) result.host_bound_ops.push_back({op.name, 0, 0, 0});
       result.host_bound_ops[it->second].launches += op.launches;
       result.host_bound_ops[it->second].gap_ns += op.gap_ns;
+      result.host_bound_ops[it->second].device_idle_ns += op.device_idle_ns;
     }
     if (rl.activities > 0 && rl.linked == 0) {
       result.notes.push_back(

@@ -9,7 +9,10 @@
 //     was empty;
 //   * host-bound launches: activities whose launch call started after every earlier activity of their stream
 //     had finished, so that the GPU waited for the CPU (the gap is "host-bound" idle time in measure.hpp's
-//     idle breakdown), each tied to the CPU operator that issued it, and summed per operator name.
+//     idle breakdown), each tied to the CPU operator that issued it, and summed per operator name; apart, the
+//     launches that ended a period in which nothing ran on their whole device and were launched after it
+//     began (the GPU, not only the stream, had run dry), each with that period (counted once, for the
+//     activity that ended it).
 // Activities whose launch is not in the profile (no correlation match) enter none of these; their number is
 // reported. Sync records are not work and are skipped.
 #pragma once
@@ -57,12 +60,16 @@ struct HostBoundLaunch {
   std::uint32_t op = kNoIndex;       // into Rank::ranges: the CPU operator that issued the call
   TimeNs gap_ns = 0;                 // the stream sat idle this long before the activity started
   TimeNs launched_after_dry_ns = 0;  // the call started this long after the stream ran dry
+  // The device had run dry: the activity was the first to start on its device after a period with nothing
+  // running there, launched after that period began; its length (else 0).
+  TimeNs device_idle_ns = 0;
 };
 
 struct OpHostBound {
   StringId name = kNoString;  // CPU operator (kNoString: no operator was open)
   std::int64_t launches = 0;
   TimeNs gap_ns = 0;
+  TimeNs device_idle_ns = 0;
 };
 
 struct RankLaunches {
@@ -76,6 +83,8 @@ struct RankLaunches {
   std::vector<HostBoundLaunch> host_bound;  // by activity start
   std::vector<OpHostBound> host_bound_ops;  // by gap, descending
   TimeNs host_bound_ns = 0;                 // Σ gap_ns
+  TimeNs device_idle_ns = 0;                // Σ device_idle_ns
+  std::int64_t device_dry_launches = 0;     // host-bound launches with device_idle_ns > 0
 };
 
 struct LaunchAnalysis {

@@ -53,6 +53,7 @@ TEST(LaunchQueue, LatencyQueueAndHostBoundLaunches) {
   EXPECT_EQ(p.str(r.activities[h.activity].name), "k3");
   EXPECT_EQ(h.gap_ns, 65);
   EXPECT_EQ(h.launched_after_dry_ns, 50);
+  EXPECT_EQ(h.device_idle_ns, 65) << "no other stream: the whole GPU waited";
   ASSERT_NE(h.op, kNoIndex);
   EXPECT_EQ(p.str(r.ranges[h.op].name), "aten::relu");
   EXPECT_EQ(rl.host_bound_ns, 65);
@@ -80,6 +81,31 @@ TEST(LaunchQueue, LatencyQueueAndHostBoundLaunches) {
   EXPECT_EQ(all.latency.count, 3);
   ASSERT_EQ(all.notes.size(), 1u);
   EXPECT_THAT(all.notes[0], HasSubstr("1 of 4 GPU activities have no launch call"));
+}
+
+// A host-bound launch while another stream of the device kept running: its stream waited 65 ns, but the GPU
+// ran dry only from the end of stream 9's kernel [160, 180) to k3's start at 215: 35 ns.
+TEST(LaunchQueue, GpuRanDryOnlyWhereNoStreamOfTheDeviceRan) {
+  ProfileBuilder b("launch_device_dry");
+  b.rank(0);
+  b.range(0, 1, RangeKind::kCpuOp, 190, 220, "aten::relu");
+  b.launch(0, 1, 0, 10, 7, 20, 150, "k1");
+  b.launch(0, 1, 200, 210, 7, 215, 250, "k3");  // stream 7 idle [150, 215)
+  b.launch(0, 2, 100, 110, 9, 160, 180, "other");
+  const Profile p = b.finish();
+  const RankLaunches rl = analyze_rank_launches(p.ranks()[0], index_launches(p.ranks()[0]));
+  ASSERT_EQ(rl.host_bound.size(), 1u);  // a stream's first activity has no earlier work to run dry
+  const HostBoundLaunch* k3 = nullptr;
+  for (const auto& h : rl.host_bound) {
+    if (p.str(p.ranks()[0].activities[h.activity].name) == "k3") k3 = &h;
+  }
+  ASSERT_NE(k3, nullptr);
+  EXPECT_EQ(k3->gap_ns, 65);
+  EXPECT_EQ(k3->device_idle_ns, 35);
+  EXPECT_EQ(rl.device_idle_ns, 35);
+  EXPECT_EQ(rl.device_dry_launches, 1);
+  ASSERT_FALSE(rl.host_bound_ops.empty());
+  EXPECT_EQ(rl.host_bound_ops[0].device_idle_ns, 35);
 }
 
 TEST(LaunchQueue, HistogramBuckets) {
@@ -143,10 +169,14 @@ TEST(LaunchQueue, RealTracesAgreeWithTheIdleBreakdown) {
         }
         EXPECT_GT(h.gap_ns, 0);
         EXPECT_GT(h.launched_after_dry_ns, 0);
+        EXPECT_GE(h.device_idle_ns, 0);
+        EXPECT_LE(h.device_idle_ns, h.gap_ns);
         EXPECT_EQ(index.api_of_activity[h.activity], h.api);
       }
       host_bound += static_cast<std::int64_t>(rl.host_bound.size());
       const RankResult& rr = a.ranks[rl.rank_index];
+      // Each period with the whole GPU idle is counted once, so together they fit in the rank's idle time.
+      EXPECT_LE(rl.device_idle_ns, rr.total.idle_ns);
       for (std::uint32_t s = 0; s < r.streams.size(); ++s) {
         EXPECT_EQ(gap_by_stream[s], rr.streams[s].host_bound_ns) << "rank " << r.rank << " stream " << s;
         const std::vector<QueuePoint> points = queue_length(r, index, s);
