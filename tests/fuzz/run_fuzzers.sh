@@ -8,7 +8,8 @@
 # SECONDS defaults to 60. BUILD_DIR defaults to build-fuzz: configured with the `fuzz` preset (clang-14 and
 # libclang-rt-14-dev, Debian packages) when it does not exist yet, and the harnesses (only) are built there.
 # Findings are kept in BUILD_DIR/fuzz-findings/HARNESS/ with the harness's log; the corpus each run grows is
-# kept in BUILD_DIR/fuzz-corpus/HARNESS/ (the seeds stay as they are). Reproduce a finding with
+# kept in BUILD_DIR/fuzz-corpus/HARNESS/ (the seeds stay as they are). Inputs that once found a defect are kept
+# in tests/fuzz/regressions/HARNESS/ and replayed by every run. Reproduce a finding with
 #   BUILD_DIR/tests/fuzz/meshscope_fuzz_HARNESS FINDING_FILE
 set -euo pipefail
 
@@ -43,12 +44,15 @@ for entry in "${harnesses[@]}"; do
   findings="$build/fuzz-findings/$name"
   mkdir -p "$corpus" "$findings"
   log="$findings/run.log"
+  # Inputs that once found a defect (tests/fuzz/regressions/HARNESS/) are replayed first, with the seeds.
+  inputs=("$corpus" "$root/tests/fuzz/corpus/$seeds")
+  if [ -d "$root/tests/fuzz/regressions/$name" ]; then inputs+=("$root/tests/fuzz/regressions/$name"); fi
   status=0
   ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}" \
     UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
     "$binary" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -max_len="$max_len" \
     -dict="$root/tests/fuzz/$dict" -artifact_prefix="$findings/" -print_final_stats=1 \
-    "$corpus" "$root/tests/fuzz/corpus/$seeds" >"$log" 2>&1 || status=$?
+    "${inputs[@]}" >"$log" 2>&1 || status=$?
   runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
   time_s="$(sed -n 's/^stat::.*total_time.*: *//p' "$log" | tail -1)"
   if [ "$status" -ne 0 ]; then
