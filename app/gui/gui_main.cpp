@@ -40,37 +40,60 @@ void on_drop(GLFWwindow*, int count, const char** paths) {
 // in the same batch and at a second change of one key (a release then the next press of Enter): that event
 // and what follows wait for the next frame (as ImGui 1.87's input queue trickles events).
 struct KeyEvent {
-  int key, scancode, action, mods;  // key < 0: a character (scancode holds the code point)
+  enum Kind { kKey, kChar, kMouse } kind;
+  int key, scancode, action, mods;  // kChar: scancode holds the code point; kMouse: key is the button
+  double x, y;                      // kMouse: where the pointer was when the button changed
 };
 std::deque<KeyEvent>& key_queue() {
   static std::deque<KeyEvent> queue;
   return queue;
 }
+double cursor_x = 0, cursor_y = 0;  // the pointer as of the last motion event processed
+bool press_pos_set = false;         // a button press was handed to ImGui: the frame sees it where it was
+ImVec2 press_pos;
 
 void on_key(GLFWwindow*, int key, int scancode, int action, int mods) {
-  key_queue().push_back({key, scancode, action, mods});
+  key_queue().push_back({KeyEvent::kKey, key, scancode, action, mods, 0, 0});
 }
 // Characters go through the same queue, so that text typed after Ctrl+A reaches the field once Ctrl is up.
 void on_char(GLFWwindow*, unsigned int c) {
-  key_queue().push_back({-1, static_cast<int>(c), 0, 0});
+  key_queue().push_back({KeyEvent::kChar, 0, static_cast<int>(c), 0, 0, 0, 0});
+}
+// Mouse buttons too (a Ctrl+click whose Ctrl release arrives with the click), with the pointer's position at
+// the press (ImGui 1.86 polls the position, which may already be further along a drag).
+void on_mouse_button(GLFWwindow*, int button, int action, int mods) {
+  key_queue().push_back({KeyEvent::kMouse, button, 0, action, mods, cursor_x, cursor_y});
+}
+void on_cursor(GLFWwindow*, double x, double y) {
+  cursor_x = x;
+  cursor_y = y;
 }
 
-// Before a frame: the queued key events this frame can see, in order.
+// Before a frame: the queued input events this frame can see, in order.
 void apply_key_events(GLFWwindow* window) {
   auto& queue = key_queue();
   bool pressed = false;
-  std::vector<int> changed;  // keys whose state this batch changed: a second change waits for a frame
+  std::vector<int> changed;  // keys (and buttons, as -1 - button) whose state this batch changed
   while (!queue.empty()) {
     const KeyEvent e = queue.front();
-    if (e.key < 0) {
+    if (e.kind == KeyEvent::kChar) {
       ImGui_ImplGlfw_CharCallback(window, static_cast<unsigned int>(e.scancode));
     } else if (e.action != GLFW_REPEAT) {
+      const int id = e.kind == KeyEvent::kMouse ? -1 - e.key : e.key;
       if ((e.action == GLFW_RELEASE && pressed) ||
-          std::find(changed.begin(), changed.end(), e.key) != changed.end())
+          std::find(changed.begin(), changed.end(), id) != changed.end())
         break;
       pressed |= e.action == GLFW_PRESS;
-      changed.push_back(e.key);
-      ImGui_ImplGlfw_KeyCallback(window, e.key, e.scancode, e.action, e.mods);
+      changed.push_back(id);
+      if (e.kind == KeyEvent::kMouse) {
+        ImGui_ImplGlfw_MouseButtonCallback(window, e.key, e.action, e.mods);
+        if (e.action == GLFW_PRESS && !press_pos_set) {
+          press_pos = ImVec2(static_cast<float>(e.x), static_cast<float>(e.y));
+          press_pos_set = true;
+        }
+      } else {
+        ImGui_ImplGlfw_KeyCallback(window, e.key, e.scancode, e.action, e.mods);
+      }
     }
     queue.pop_front();
   }
@@ -165,6 +188,8 @@ int run_window(const WindowOptions& options) {
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   glfwSetKeyCallback(window, on_key);  // queued, then handed to ImGui's (see apply_key_events)
   glfwSetCharCallback(window, on_char);
+  glfwSetMouseButtonCallback(window, on_mouse_button);
+  glfwSetCursorPosCallback(window, on_cursor);
   ImGui_ImplOpenGL3_Init("#version 330");
 
   int status = 0;
@@ -208,6 +233,11 @@ int run_window(const WindowOptions& options) {
       }
       ImGui_ImplOpenGL3_NewFrame();
       ImGui_ImplGlfw_NewFrame();
+      if (press_pos_set) {
+        // The frame that sees a press sees it where it happened; the next one sees the pointer where it is.
+        ImGui::GetIO().MousePos = press_pos;
+        press_pos_set = false;
+      }
       if (headless && !options.interactive)
         ImGui::GetIO().DisplaySize =
             ImVec2(static_cast<float>(options.width), static_cast<float>(options.height));

@@ -76,6 +76,13 @@ class Xvfb {
                    {});
       for (int i = 0; i < 500 && pid_ > 0; ++i) {
         if (std::filesystem::exists("/tmp/.X11-unix/X" + std::to_string(n))) {
+          // The socket may be another test's server that won the race for this number (ours then exits
+          // at once): use it only if ours is still running a moment later.
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+          if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+            pid_ = -1;
+            break;
+          }
           display_ = ":" + std::to_string(n);
           return;
         }
@@ -368,14 +375,23 @@ TEST_F(InputTest, RowMenuPinsARowThatStaysAtTheTopWhileScrolling) {
     }
     return false;
   };
-  app.wait(pinned);
-  app.xdo("sleep 0.3");  // the frame that pinned it laid the rows out before: read a later one
-  s = app.state();
+  // The frame that pinned it laid the rows out before: wait for one that shows it in the pinned band.
+  s = app.wait([&](auto st) {
+    if (!pinned(st)) return false;
+    for (auto r : st["timeline"]["rows"].get_array()) {
+      if (i64(r["item"]) == item)
+        return std::abs(num(r["y"]) - num(st["timeline"]["canvas"]["rows_top"])) < 0.5;
+    }
+    return false;
+  });
   // Open rank 0's CPU threads (a click on its "CPU threads" row), so that the rows no longer fit the window.
   app.click(num(s["timeline"]["canvas"]["x0"]) - 120, num(row_of(s, "cpu_section", 0)["y"]) + 6);
-  app.wait([](auto st) { return bool(st["timeline"]["cpu_open"].at(0)); });
-  app.xdo("sleep 0.3");
-  s = app.state();
+  s = app.wait([](auto st) {
+    for (auto r : st["timeline"]["rows"].get_array()) {
+      if (str(r["kind"]) == "cpu_thread" && i64(r["rank"]) == 0) return true;  // laid out, not just opened
+    }
+    return false;
+  });
   double bottom = 0;
   for (auto r : s["timeline"]["rows"].get_array()) bottom = std::max(bottom, num(r["y"]) + num(r["h"]));
   ASSERT_GT(bottom, num(s["timeline"]["canvas"]["rows_bottom"]) + 60) << "the rows fit: nothing to scroll";
