@@ -364,11 +364,15 @@ void View::summary_kernels() {
 
 void View::summary_collectives() {
   const auto& report = loaded_->analysis.collectives;
-  ImGui::TextDisabled("COLLECTIVES: measured busbw next to predicted on %s (Explorer hardware)",
-                      ex_.hw.name.c_str());
-  ImGui::TextDisabled("%lld instances matched across ranks, %lld incomplete, mean skew %.1f \xC2\xB5s",
-                      static_cast<long long>(report.matched), static_cast<long long>(report.incomplete),
-                      static_cast<double>(report.mean_skew_ns) / 1e3);
+  char line[256];
+  std::snprintf(line, sizeof line, "COLLECTIVES: measured busbw next to predicted on %s (Explorer hardware)",
+                ex_.hw.name.c_str());
+  text_ellipsis(line, 0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  std::snprintf(line, sizeof line,
+                "%lld instances matched across ranks, %lld incomplete, mean skew %.1f \xC2\xB5s",
+                static_cast<long long>(report.matched), static_cast<long long>(report.incomplete),
+                static_cast<double>(report.mean_skew_ns) / 1e3);
+  text_ellipsis(line, 0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_Sortable |
                                 ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Resizable;

@@ -109,7 +109,13 @@ void View::details_event() {
     const EventSpan span = span_of(profile, e);
     ImGui::TextColored(to_vec4(kColSelect), "%s", to_string(e.kind));
     ImGui::SameLine();
-    text_ellipsis(short_name(event_name(profile, e)), ImGui::GetContentRegionAvail().x - px(260));
+    // The name takes what the three buttons after it leave (measured, so that it holds at every scale).
+    const ImGuiStyle& style = ImGui::GetStyle();
+    float buttons = 0;
+    for (const char* b : {"Bring into view", "Zoom to it", "Clear (Esc)"})
+      buttons += ImGui::CalcTextSize(b).x + 2 * style.FramePadding.x + style.ItemSpacing.x;
+    text_ellipsis(short_name(event_name(profile, e)),
+                  ImGui::GetContentRegionAvail().x - buttons - style.ItemSpacing.x);
     ImGui::SameLine();
     if (ImGui::SmallButton("Bring into view")) timeline_select(e, true);
     ImGui::SameLine();

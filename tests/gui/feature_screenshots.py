@@ -125,13 +125,19 @@ def x_of(s, t):
     return c["x0"] + (t - tl["t0_ns"]) / (tl["t1_ns"] - tl["t0_ns"]) * (c["x1"] - c["x0"])
 
 
-def widest(profile, rank, stream, name_like=None):
-    """(start, end) of the widest activity of RANK's STREAM (its number), optionally with a name LIKE."""
+def widest(profile, rank, stream, name_like=None, state=None):
+    """(start, end) of the widest activity of RANK's STREAM (its number), optionally with a name LIKE, inside
+    the time window STATE shows (when given)."""
     import sqlite3
     db = sqlite3.connect(f"file:{profile}?mode=ro", uri=True)
     q = ("select a.start_ns, a.end_ns from activities a join strings s on s.id = a.name where a.rank = ? and "
-         "a.stream = ?" + (" and s.value like ?" if name_like else "") + " order by a.end_ns - a.start_ns desc limit 1")
-    return db.execute(q, (rank, stream, name_like) if name_like else (rank, stream)).fetchone()
+         "a.stream = ?" + (" and s.value like ?" if name_like else "") +
+         (" and a.start_ns >= ? and a.end_ns <= ?" if state else "") +
+         " order by a.end_ns - a.start_ns desc limit 1")
+    args = [rank, stream] + ([name_like] if name_like else [])
+    if state:
+        args += [state["timeline"]["t0_ns"], state["timeline"]["t1_ns"]]
+    return db.execute(q, args).fetchone()
 
 
 def feature(binary, profile, out, name, args, drive, size="1600x900"):
@@ -167,7 +173,7 @@ def main():
         s = app.wait(lambda s: s["timeline"]["cpu_open"][0])
         time.sleep(0.4)
         s = app.state()
-        start, end = widest(profile, 0, 7, "%gemm%")
+        start, end = widest(profile, 0, 7, "%gemm%", s)
         r = row(s, "gpu_stream", 0)
         app.click(x_of(s, (start + end) // 2), r["y"] + r["lane_h"] / 2)
         app.wait(lambda s: s["timeline"]["selected"]["kind"] == "activity")
@@ -177,7 +183,7 @@ def main():
 
     def collective(app):
         s = app.loaded()
-        start, end = widest(profile, 2, 23, "%nccl%")
+        start, end = widest(profile, 2, 23, "%nccl%", s)
         r = row(s, "gpu_stream", 2)
         streams = [q for q in s["timeline"]["rows"] if q["kind"] == "gpu_stream" and q["rank"] == 2]
         r = next(q for q in streams if q["label"].endswith("stream 23"))
