@@ -167,7 +167,7 @@ void BM_DragRange(benchmark::State& state) {
 BENCHMARK(BM_DragRange)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // Frames while hovering a kernel (its launch flows drawn) with the CPU range that launches the most GPU work
-// selected (up to 256 of its flows drawn too): the worst case of flows.
+// selected and shown (up to 256 of its flows drawn too): the worst case of flows.
 void BM_HoverFlows(benchmark::State& state) {
   if (!shared_profile()) {
     state.SkipWithError("no profile: generate it first (see the top of bench_timeline.cpp)");
@@ -187,9 +187,32 @@ void BM_HoverFlows(benchmark::State& state) {
     if (calls.size() > most) most = calls.size(), busiest = i;
   }
   view->select_event({EventKind::kRange, 0, busiest});
+  // The view shows the selected range (its flows all on screen), the mouse is over a kernel it launched on
+  // rank 0's first stream (that kernel's flows drawn too).
+  const meshscope::CpuRange& op = rank.ranges[busiest];
+  const TimeNs pad = (op.end_ns - op.start_ns) / 20;
+  view->set_time_range(op.start_ns - pad, op.end_ns + pad);
+  imgui.frame(*view);
+  calls.clear();
+  meshscope::measure::api_calls_inside(rank, L.ranks[0].launches, busiest, calls);
+  const meshscope::GpuStream& first = rank.streams[0];
+  std::uint32_t kernel = meshscope::measure::kNoIndex;
+  for (std::uint32_t call : calls) {
+    for (std::uint32_t act : L.ranks[0].launches.activities_of(call)) {
+      if (act >= first.first && act < first.first + first.count && kernel == meshscope::measure::kNoIndex)
+        kernel = act;
+    }
+  }
   const Geometry g = geometry(*view);
   ImGuiIO& io = ImGui::GetIO();
-  io.MousePos = ImVec2((g.x0 + g.x1) / 2, g.stream_y + g.lane_h / 2);
+  float x = (g.x0 + g.x1) / 2;
+  if (kernel != meshscope::measure::kNoIndex) {
+    const auto& a = rank.activities[kernel];
+    const double mid = static_cast<double>(a.start_ns + a.end_ns) / 2;
+    x = g.x0 + static_cast<float>((mid - static_cast<double>(view->time_start())) /
+                                  static_cast<double>(view->time_end() - view->time_start()) * (g.x1 - g.x0));
+  }
+  io.MousePos = ImVec2(x, g.stream_y + g.lane_h / 2);
   imgui.frame(*view);
   float dx = 1;
   for (auto _ : state) {
@@ -198,6 +221,7 @@ void BM_HoverFlows(benchmark::State& state) {
     imgui.frame(*view);
     benchmark::DoNotOptimize(ImGui::GetDrawData()->TotalVtxCount);
   }
+  state.counters["events"] = static_cast<double>(view->last_frame_events());
   state.counters["selected_calls"] = static_cast<double>(most);
   state.counters["hovered"] =
       view->state_json().find("\"hovered\":{\"kind\":\"activity\"") != std::string::npos;
