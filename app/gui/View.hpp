@@ -325,6 +325,11 @@ class View {
 
   // Summary state
   int summary_rank_ = 0;
+  struct StepRowRect {  // where the steps table drew each step's row last frame (state dump)
+    std::int64_t number;
+    ImVec4 rect;
+  };
+  std::vector<StepRowRect> summary_step_rects_;
   std::vector<measure::KernelStat> kernels_all_;  // every activity name over all ranks (built on install)
   std::vector<std::uint32_t> kernel_order_, collective_order_;  // current sort of the two tables
 

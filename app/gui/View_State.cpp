@@ -1,12 +1,13 @@
 // View_State.cpp: the view's state as JSON, for input-driven tests and scripts. With MESHSCOPE_STATE_FILE
 // set, every frame whose state differs from the last one written (and every 30th frame) rewrites that file
 // atomically (written beside it, then renamed). Keys: frame, panel, loading, mouse[x, y], mouse_down,
-// profile, ranks, timeline{t0_ns, t1_ns, first_ns, last_ns, canvas{x0, x1, ruler_y0, ruler_y1, rows_top,
-// rows_bottom, pins_h}, rows[]{item, rank, kind, label, y, h, lane_h, pinned}, selected{kind, rank, index,
-// name, start_ns, end_ns}, hovered, instance, range{active, start_ns, end_ns, ready, events,
-// exposed_comm_ns}, bookmarks, menu[]{label, x0, y0, x1, y1}, search{text, matches, cursor}, rank_open[],
-// cpu_open[]}, explorer{gpus, tp, pp, dp, cp, ep, micro_batch, global_batch, seq, valid, error, typing,
-// controls{FIELD: [x0, y0, x1, y1]}}, open_dialog, files_dir. Coordinates are window pixels.
+// profile, ranks, summary{rank_index, steps[]{number, x0, y0, x1, y1}} (Summary panel only), timeline{t0_ns,
+// t1_ns, first_ns, last_ns, canvas{x0, x1, ruler_y0, ruler_y1, rows_top, rows_bottom, pins_h}, rows[]{item,
+// rank, kind, label, y, h, lane_h, pinned}, selected{kind, rank, index, name, start_ns, end_ns}, hovered,
+// instance, range{active, start_ns, end_ns, ready, events, exposed_comm_ns}, bookmarks, menu[]{label, x0, y0,
+// x1, y1}, search{text, matches, cursor}, rank_open[], cpu_open[]}, explorer{gpus, tp, pp, dp, cp, ep,
+// micro_batch, global_batch, seq, valid, error, typing, controls{FIELD: [x0, y0, x1, y1]}}, open_dialog,
+// files_dir. Coordinates are window pixels.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -56,6 +57,19 @@ std::string View::state_json() const {
   j.field("files_dir", files_.dir.string());
   j.field("profile", loaded_ ? loaded_->source.string() : std::string());
   j.field("ranks", loaded_ ? static_cast<std::int64_t>(loaded_->profile->ranks().size()) : std::int64_t{0});
+  if (panel_ == Panel::kSummary) {
+    j.key("summary").begin_object();
+    j.field("rank_index", summary_rank_);
+    j.key("steps").begin_array();
+    for (const auto& row : summary_step_rects_) {
+      j.begin_object().field("number", row.number);
+      j.field("x0", static_cast<double>(row.rect.x)).field("y0", static_cast<double>(row.rect.y));
+      j.field("x1", static_cast<double>(row.rect.z)).field("y1", static_cast<double>(row.rect.w));
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+  }
   j.key("explorer").begin_object();
   for (int f = 0; f < kLayoutFieldCount; ++f) {
     j.field(to_string(static_cast<LayoutField>(f)), field_of(explorer_inputs(), static_cast<LayoutField>(f)));

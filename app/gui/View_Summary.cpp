@@ -196,9 +196,10 @@ void View::summary_steps() {
   if (analysis.ranks.empty()) return;
   summary_rank_ = std::clamp(summary_rank_, 0, static_cast<int>(analysis.ranks.size()) - 1);
   const auto& r = analysis.ranks[static_cast<std::size_t>(summary_rank_)];
+  summary_step_rects_.clear();
   ImGui::TextDisabled("STEPS OF RANK");
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(90);
+  ImGui::SetNextItemWidth(px(90));
   char label[32];
   std::snprintf(label, sizeof label, "%d", profile.ranks()[r.rank_index].rank);
   if (ImGui::BeginCombo("##steprank", label)) {
@@ -248,7 +249,10 @@ void View::summary_steps() {
       ImGui::TableNextColumn();
       ImGui::PushID(i);
       std::snprintf(label, sizeof label, "%lld", static_cast<long long>(s.number));
-      if (ImGui::Selectable(label, false, ImGuiSelectableFlags_SpanAllColumns)) {
+      const bool clicked = ImGui::Selectable(label, false, ImGuiSelectableFlags_SpanAllColumns);
+      summary_step_rects_.push_back({s.number, ImVec4(ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y,
+                                                      ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y)});
+      if (clicked) {
         const TimeNs lo = std::min(s.cpu_start_ns, g.span_ns > 0 ? g.start_ns : s.cpu_start_ns);
         const TimeNs hi = std::max(s.cpu_end_ns, g.end_ns);
         const TimeNs pad = (hi - lo) / 40;

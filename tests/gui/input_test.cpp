@@ -422,21 +422,22 @@ TEST_F(InputTest, ExplorerSlidersLandOnValidLayoutsAndCtrlClickTypes) {
   auto rect = [&](simdjson::dom::element st, const char* field, int k) {
     return num(st["explorer"]["controls"][field].at(static_cast<std::size_t>(k)));
   };
-  // Drag the GPUs slider from its left end across most of its width, then TP to its right end.
-  const double gy = (rect(s, "GPUs", 1) + rect(s, "GPUs", 3)) / 2;
-  app.drag(rect(s, "GPUs", 0) + 3, gy, rect(s, "GPUs", 0) + 0.55 * (rect(s, "GPUs", 2) - rect(s, "GPUs", 0)),
-           gy);
-  s = app.wait([](auto st) { return i64(st["explorer"]["GPUs"]) > 8; });
-  const std::int64_t gpus = i64(s["explorer"]["GPUs"]);
-  EXPECT_TRUE(gpus % 8 == 0) << gpus << " GPUs: not a multiple of the node size";
-  EXPECT_TRUE(bool(s["explorer"]["valid"])) << str(s["explorer"]["error"]);
+  // Drag TP to its right end, then the GPUs slider from its left end across half its width: each lands on a
+  // value that gives a valid layout with the other as it is.
   const double ty = (rect(s, "TP", 1) + rect(s, "TP", 3)) / 2;
   app.drag(rect(s, "TP", 0) + 3, ty, rect(s, "TP", 2) - 2, ty);
   s = app.wait([](auto st) { return i64(st["explorer"]["TP"]) > 1 && !bool(st["mouse_down"]); });
   const std::int64_t tp = i64(s["explorer"]["TP"]);
   EXPECT_TRUE(bool(s["explorer"]["valid"])) << "TP " << tp << ": " << str(s["explorer"]["error"]);
-  EXPECT_GT(tp, 1);
   EXPECT_EQ(32 % tp, 0) << "TP divides the 32 heads of the sample's GPT";
+  const double gy = (rect(s, "GPUs", 1) + rect(s, "GPUs", 3)) / 2;
+  app.drag(rect(s, "GPUs", 0) + 3, gy, rect(s, "GPUs", 0) + 0.55 * (rect(s, "GPUs", 2) - rect(s, "GPUs", 0)),
+           gy);
+  s = app.wait([](auto st) { return i64(st["explorer"]["GPUs"]) > 8 && !bool(st["mouse_down"]); });
+  const std::int64_t gpus = i64(s["explorer"]["GPUs"]);
+  EXPECT_TRUE(gpus % 8 == 0) << gpus << " GPUs: not a multiple of the node size";
+  EXPECT_TRUE(bool(s["explorer"]["valid"])) << gpus << " GPUs: " << str(s["explorer"]["error"]);
+  EXPECT_EQ(i64(s["explorer"]["TP"]), tp);
   // Ctrl+click types a value; an invalid one is explained, not clamped.
   app.move((rect(s, "TP", 0) + rect(s, "TP", 2)) / 2, ty);
   app.xdo("keydown ctrl click 1 keyup ctrl");
@@ -471,6 +472,29 @@ TEST_F(InputTest, FileBrowserOpensATypedPathAndSeveralTracesOpenAsOneJob) {
     const auto s = app.loaded_state(60);
     EXPECT_EQ(i64(s["ranks"]), 4) << "four trace files, one job";
   }
+}
+
+TEST_F(InputTest, ClickingAStepInTheSummarySelectsItOnTheTimeline) {
+  Xvfb x(1500, 950);
+  ASSERT_FALSE(x.display().empty());
+  App app(x, {msdb_.string(), "--panel", "summary", "--size", "1400x900"});
+  auto s = app.wait([](auto st) {
+    simdjson::dom::array steps;
+    return !bool(st["loading"]) && !st["summary"]["steps"].get(steps) && steps.size() > 1;
+  });
+  app.xdo("sleep 0.5");
+  s = app.state();
+  const auto row = s["summary"]["steps"].at(1);
+  const std::int64_t number = i64(row["number"]);
+  const std::int64_t rank_index = i64(s["summary"]["rank_index"]);
+  app.click(num(row["x0"]) + 10, (num(row["y0"]) + num(row["y1"])) / 2);
+  s = app.wait([](auto st) {
+    return str(st["panel"]) == "Timeline" && str(st["timeline"]["selected"]["kind"]) == "step";
+  });
+  EXPECT_EQ(str(s["timeline"]["selected"]["name"]), "Step " + std::to_string(number));
+  EXPECT_EQ(i64(s["timeline"]["selected"]["rank_index"]), rank_index);
+  EXPECT_LE(i64(s["timeline"]["t0_ns"]), i64(s["timeline"]["selected"]["start_ns"])) << "the step is in view";
+  EXPECT_GE(i64(s["timeline"]["t1_ns"]), i64(s["timeline"]["selected"]["end_ns"]));
 }
 
 TEST_F(InputTest, HiDpiScaleTwoAtTheSmallestWindow) {
