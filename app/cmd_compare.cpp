@@ -12,9 +12,12 @@
 #include <fmt/format.h>
 
 #include "analysis/compare/compare.hpp"
+#include "analysis/compare/measured.hpp"
+#include "analysis/compare/workload.hpp"
 #include "analysis/measure/measure.hpp"
 #include "app/command.hpp"
 #include "app/model_flags.hpp"
+#include "app/workload_json.hpp"
 #include "profiler/error.hpp"
 #include "profiler/json_writer.hpp"
 #include "profiler/profile.hpp"
@@ -34,6 +37,14 @@ struct Options {
   ModelFlags model;
   ConfigFlags config;
   AssumptionFlags assumptions;
+  bool model_given = false, hardware_given = false;
+};
+
+// What the comparison took from the profile instead of flags (docs/COMPARE.md "Compare like with like").
+struct Inferred {
+  compare::Workload workload;
+  bool model = false, hardware = false;
+  std::vector<std::string> layout;  // the CONFIG fields taken from the workload
 };
 
 constexpr std::size_t kWidth = 120;
@@ -61,6 +72,25 @@ void bullet(std::string& out, std::string_view text) {
     } else if (line.size() > 2) {
       line += ' ';
     }
+    line += word;
+    pos = space + 1;
+  }
+  out += line + "\n";
+}
+
+// TEXT word-wrapped to 120 columns, indented by two spaces and by four on continuation lines.
+void indented(std::string& out, std::string_view text) {
+  std::string line = " ";
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    auto space = text.find(' ', pos);
+    if (space == std::string_view::npos) space = text.size();
+    const std::string_view word = text.substr(pos, space - pos);
+    if (line.size() > 4 && line.size() + 1 + word.size() > kWidth) {
+      out += line + "\n";
+      line = "   ";
+    }
+    line += ' ';
     line += word;
     pos = space + 1;
   }
@@ -113,9 +143,17 @@ void link_json(JsonWriter& j, const compare::LinkFit& f) {
 }
 
 void write_json(const Profile& profile, const Comparison& c, const model::ModelSpec& m,
-                const model::HardwareSpec& hw) {
+                const model::HardwareSpec& hw, const Inferred& inferred) {
   JsonWriter j(true);
   j.begin_object();
+  j.key("workload");
+  write_workload_json(j, inferred.workload);
+  j.key("inferred").begin_object();
+  j.field("model", inferred.model).field("hardware", inferred.hardware);
+  j.key("layout").begin_array();
+  for (const auto& f : inferred.layout) j.value(f);
+  j.end_array();
+  j.end_object();
   j.key("profile").begin_object();
   j.field("path", profile.path().string());
   j.field("ranks", c.profile_ranks).field("world_size", c.world_size);
@@ -199,6 +237,22 @@ void write_json(const Profile& profile, const Comparison& c, const model::ModelS
     j.field("flops_per_gpu_step", cc.flops_per_gpu_step).field("measured_compute_s", cc.measured_compute_s);
     j.field("samples", cc.samples).field("reason", cc.reason);
     j.end_object();
+    const auto& kc = cal.kernels;
+    j.key("kernels").begin_object();
+    j.field("fitted", kc.fitted).field("reason", kc.reason);
+    j.field("gemm_flops", kc.gemm_flops).field("gemm_s", kc.gemm_seconds);
+    j.field("gemm_efficiency", kc.gemm_efficiency).field("applied_gemm_efficiency", kc.applied_efficiency);
+    j.field("attention_flops", kc.attention_flops).field("attention_s", kc.attention_seconds);
+    j.field("attention_tflops", kc.attention_flops_per_s / 1e12);
+    j.key("gemm_classes").begin_array();
+    for (const auto& g : kc.classes) {
+      j.begin_object();
+      j.field("class", g.name).field("ops", g.ops).field("flops", g.flops).field("seconds", g.seconds);
+      j.field("efficiency", g.efficiency);
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
     j.key("notes").begin_array();
     for (const auto& n : cal.notes) j.value(n);
     j.end_array();
@@ -227,12 +281,20 @@ void write_json(const Profile& profile, const Comparison& c, const model::ModelS
 // Text
 
 void write_text(const Profile& profile, const Comparison& c, const model::ModelSpec& m,
-                const model::HardwareSpec& hw) {
+                const model::HardwareSpec& hw, const Inferred& inferred) {
   std::string out;
   const auto& cfg = c.config;
   out += fmt::format("meshscope compare: {} ({} of {} ranks) vs {} on {} x {}\n",
                      profile.path().filename().string(), c.profile_ranks, c.world_size, m.name, cfg.gpus,
                      hw.name);
+  if (inferred.model || inferred.hardware || !inferred.layout.empty()) {
+    std::vector<std::string> what;
+    if (inferred.model) what.push_back("model");
+    if (inferred.hardware) what.push_back("hardware");
+    if (!inferred.layout.empty()) what.push_back(fmt::format("{}", fmt::join(inferred.layout, ", ")));
+    indented(out, fmt::format("inferred from the profile ({}): {}", fmt::join(what, "; "),
+                              workload_line(inferred.workload)));
+  }
   out += fmt::format("  {}; global batch {} x seq {}, {} micro-batches of {}, {}\n", describe_layout(cfg),
                      cfg.global_batch, cfg.seq, cfg.micro_batches(), cfg.micro_batch,
                      model::to_string(cfg.precision));
@@ -341,12 +403,28 @@ void write_text(const Profile& profile, const Comparison& c, const model::ModelS
         }
       }
     }
+    if (!k.kernels.classes.empty()) {
+      out += fmt::format("\nGEMM efficiency per shape class (the profile's GEMM kernels, % of {}'s peak):\n",
+                         hw.name);
+      out += fmt::format("{:<12} {:>7} {:>12} {:>12} {:>9}\n", "FLOPs/call", "ops", "TFLOP", "kernel ms",
+                         "eff. %");
+      for (const auto& g : k.kernels.classes) {
+        out += fmt::format("{:<12} {:>7} {:>12.4f} {:>12.3f} {:>9.1f}\n", g.name, g.ops, g.flops / 1e12,
+                           g.seconds * 1e3, 100 * g.efficiency);
+      }
+      out +=
+          fmt::format("{:<12} {:>7} {:>12.4f} {:>12.3f} {:>9.1f}\n", "all", "", k.kernels.gemm_flops / 1e12,
+                      k.kernels.gemm_seconds * 1e3, 100 * k.kernels.gemm_efficiency);
+    }
     out += "\n";
     for (const auto& n : k.notes) bullet(out, n);
   }
 
-  if (!c.notes.empty()) {
+  if (!c.notes.empty() || inferred.model || inferred.hardware || !inferred.layout.empty()) {
     heading(out, "Notes");
+    if (inferred.model || inferred.hardware || !inferred.layout.empty()) {
+      for (const auto& e : inferred.workload.evidence) bullet(out, "inferred: " + e);
+    }
     for (const auto& n : c.notes) bullet(out, n);
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -366,12 +444,68 @@ const bool registered = register_command(
        add_model_flags(*cmd, opts->model);
        add_config_flags(*cmd, opts->config);
        add_assumption_flags(*cmd, opts->assumptions);
-       cmd->callback([opts] {
-         const model::ModelSpec m = resolve_model(opts->model, opts->config);
-         const model::HardwareSpec hw = resolve_hardware(opts->model);
-         const model::Efficiencies eff = resolve_efficiencies(opts->assumptions, hw);
+       cmd->callback([opts, cmd] {
+         opts->model_given = cmd->count("--model") > 0;
+         opts->hardware_given = cmd->count("--hardware") > 0;
          model::ParallelConfig parsed = parse_config(opts->config);
          const Profile profile = Profile::load(opts->path);
+         // What the profile ran (issue #13 item 4): the model, hardware and layout that flags leave out.
+         Inferred inferred;
+         inferred.workload = compare::infer_workload(profile, measure::load_work(profile));
+         const compare::Workload& wl = inferred.workload;
+         model::ModelSpec m;
+         if (opts->model_given) {
+           m = resolve_model(opts->model, opts->config);
+         } else {
+           std::string why;
+           if (!with_model_errors([&] { return compare::inferred_model(wl, m, &why); }))
+             fail("{}: {}", opts->path, why);
+           model::ModelOverrides o = opts->model.overrides;
+           if (opts->config.config.seq > 0) o.seq = opts->config.config.seq;
+           with_model_errors([&] { model::apply_overrides(m, o); });
+           inferred.model = true;
+         }
+         model::HardwareSpec hw;
+         std::string hardware_warning;
+         if (opts->hardware_given || !wl.hardware) {
+           const std::string gpu = wl.gpu.empty() ? std::string("is not named") : "'" + wl.gpu + "'";
+           if (!opts->hardware_given && !opts->model_given)
+             fail("{}: the profile's GPU {} has no hardware preset: pass --hardware NAME|FILE.toml",
+                  opts->path, gpu);
+           hw = resolve_hardware(opts->model);
+           if (!opts->hardware_given)
+             hardware_warning = fmt::format(
+                 "the profile's GPU {} has no hardware preset: predicting for {}, the default (pass "
+                 "--hardware)",
+                 gpu, hw.name);
+         } else {
+           ModelFlags flags = opts->model;
+           flags.hardware = *wl.hardware;
+           hw = resolve_hardware(flags);
+           inferred.hardware = true;
+         }
+         const model::Efficiencies eff = resolve_efficiencies(opts->assumptions, hw);
+         if (!opts->model_given && wl.transformer) {
+           // The layout and batch the profile shows, where no flag gives them.
+           auto take = [&](int& field, const std::optional<std::int64_t>& value, const char* name) {
+             if (field == 0 && value && *value > 0) {
+               field = static_cast<int>(*value);
+               inferred.layout.push_back(name);
+             }
+           };
+           take(parsed.tp, wl.tp, "tp");
+           take(parsed.pp, wl.pp, "pp");
+           take(parsed.dp, wl.dp, "dp");
+           take(parsed.cp, wl.cp, "cp");
+           take(parsed.ep, wl.ep, "ep");
+           take(parsed.micro_batch, wl.micro_batch, "micro_batch");
+           take(parsed.seq, wl.seq, "seq");
+           if (parsed.global_batch == 0 && parsed.micro_batch > 0 && parsed.dp > 0) {
+             // One micro-batch per step and data-parallel rank: what a profile of one step shows.
+             parsed.global_batch = parsed.micro_batch * parsed.dp;
+             inferred.layout.push_back("global_batch");
+           }
+         }
          // --gpus defaults to the profile's world size (DESIGN.md: missing choices get sensible defaults).
          if (parsed.gpus == 0 && parsed.dp == 0) parsed.gpus = static_cast<int>(profile.world_size());
          const model::ParallelConfig config =
@@ -379,14 +513,21 @@ const bool registered = register_command(
          measure::Options options;
          options.threads = opts->threads;
          const measure::Analysis analysis = measure::analyze(profile, options);
-         const Comparison c = with_model_errors(
+         Comparison c = with_model_errors(
              [&] { return compare::compare(profile, analysis, m, hw, config, eff, opts->calibrate); });
+         if (!hardware_warning.empty()) c.warnings.insert(c.warnings.begin(), hardware_warning);
+         if (wl.training && !*wl.training) {
+           c.warnings.insert(
+               c.warnings.begin(),
+               "the profile ran forward passes only (no backward operator recorded: inference); the "
+               "prediction is of a training step (forward, backward, optimizer)");
+         }
          if (opts->json) {
            for (const auto& w : c.warnings)
              std::fprintf(stderr, "meshscope compare: warning: %s\n", w.c_str());
-           write_json(profile, c, m, hw);
+           write_json(profile, c, m, hw, inferred);
          } else {
-           write_text(profile, c, m, hw);
+           write_text(profile, c, m, hw, inferred);
          }
        });
      }});

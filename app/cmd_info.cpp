@@ -4,8 +4,11 @@
 #include <memory>
 #include <set>
 
+#include "analysis/compare/workload.hpp"
 #include "analysis/measure/measure.hpp"
+#include "analysis/measure/work.hpp"
 #include "app/command.hpp"
+#include "app/workload_json.hpp"
 #include "profiler/json_writer.hpp"
 #include "profiler/profile.hpp"
 
@@ -53,6 +56,8 @@ void print_info(const meshscope::Profile& profile, bool json) {
     for (const auto& s : r.steps) steps.insert(s.number);
   }
   const auto first = profile.first_ns(), last = profile.last_ns();
+  const meshscope::compare::Workload workload =
+      meshscope::compare::infer_workload(profile, meshscope::measure::load_work(profile));
   if (json) {
     meshscope::JsonWriter w(true);
     w.begin_object();
@@ -104,6 +109,8 @@ void print_info(const meshscope::Profile& profile, bool json) {
     w.key("events").begin_object();
     for (const auto& row : count_rows(profile.counts())) w.field(row.name, row.value);
     w.end_object();
+    w.key("workload");
+    meshscope::app::write_workload_json(w, workload);
     w.end_object();
     std::printf("%s\n", w.str().c_str());
     return;
@@ -150,6 +157,7 @@ void print_info(const meshscope::Profile& profile, bool json) {
     if (row.value) std::printf(" %s %lld", row.name, static_cast<long long>(row.value));
   }
   std::printf("\n");
+  std::printf("workload    %s\n", meshscope::app::workload_line(workload).c_str());
 }
 
 const bool registered = meshscope::app::register_command(

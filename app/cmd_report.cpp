@@ -15,6 +15,7 @@
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/pipeline_schedule.hpp"
 #include "app/command.hpp"
+#include "app/report_roofline.hpp"
 #include "profiler/error.hpp"
 #include "profiler/json_writer.hpp"
 #include "profiler/profile.hpp"
@@ -472,6 +473,8 @@ void write_json(const Profile& profile, const Analysis& a, const Options& option
   for (const auto& note : profile_notes(profile, options)) j.value(note);
   for (const auto& note : a.notes) j.value(note);
   j.end_array();
+  j.key("roofline");
+  write_roofline_json(j, profile);
   j.end_object();
   std::string out = j.str();
   out += '\n';

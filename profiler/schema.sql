@@ -188,6 +188,36 @@ CREATE TABLE diagnostics (
   message  TEXT NOT NULL     -- what happened
 );
 
+-- Work of CPU operators from their recorded shapes (docs/PROFILE.md "Work per operator"): one row per operator
+-- recorded with shapes that has a work formula (analysis/measure/op_work.hpp).
+CREATE TABLE op_work (
+  id           INTEGER PRIMARY KEY,  -- unique within the profile (kernel_work.op_id points here)
+  rank         INTEGER NOT NULL,     -- owning rank
+  external_id  INTEGER,              -- the operator's external id (joins ranges on rank and external_id)
+  pid          INTEGER NOT NULL,     -- process of the operator's thread
+  tid          INTEGER NOT NULL,     -- its thread
+  start_ns     INTEGER NOT NULL,     -- the operator's start (ranges.start_ns)
+  name         INTEGER NOT NULL,     -- strings.id of the operator (aten::mm, ...)
+  status       INTEGER NOT NULL,     -- 1 counted, 2 nested (inside a counted operator), 3 unparsable, 4 undetermined
+  category     INTEGER,              -- 1 gemm, 2 attention, 3 conv, 4 norm, 5 elementwise, 6 other; NULL unless computed
+  flops        REAL,                 -- floating-point operations (a multiply-add is 2); NULL unless computed
+  bytes        REAL,                 -- compulsory bytes read and written; NULL unless computed
+  input_dims   INTEGER,              -- strings.id of the recorded "Input Dims" JSON
+  input_types  INTEGER,              -- strings.id of the recorded "Input type" JSON
+  kernels      INTEGER NOT NULL DEFAULT 0,  -- GPU activities attributed to it (counted operators)
+  kernel_ns    INTEGER NOT NULL DEFAULT 0   -- their summed duration
+);
+
+-- Each GPU activity (kernel, memcpy, memset) of a counted operator with its share of the operator's work, in
+-- proportion to its duration (docs/PROFILE.md "Work per operator").
+CREATE TABLE kernel_work (
+  activity_id  INTEGER PRIMARY KEY,  -- activities.id
+  rank         INTEGER NOT NULL,     -- owning rank
+  op_id        INTEGER NOT NULL,     -- op_work.id of the operator that launched it
+  flops        REAL NOT NULL,        -- its share of the operator's FLOPs
+  bytes        REAL NOT NULL         -- its share of the operator's bytes
+);
+
 CREATE VIEW activity_names AS
   SELECT a.*, s.value AS name_text FROM activities a JOIN strings s ON s.id = a.name;
 

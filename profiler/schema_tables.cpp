@@ -298,6 +298,37 @@ FlowRecord Flows::read(const sql::Statement& s, int first) {
   return f;
 }
 
+void OpWork::bind(sql::Statement& s, int first, const OpWorkRecord& w) {
+  s.bind(first + id, w.id);
+  s.bind(first + rank, w.rank);
+  s.bind(first + external_id, w.external_id);
+  s.bind(first + pid, w.pid);
+  s.bind(first + tid, w.tid);
+  s.bind(first + start_ns, w.start_ns);
+  s.bind_string_id(first + name, w.name);
+  s.bind(first + status, static_cast<std::int64_t>(w.status));
+  s.bind(first + category, w.category);
+  if (w.category != kNull) {
+    s.bind_double(first + flops, w.flops);
+    s.bind_double(first + bytes, w.bytes);
+  } else {
+    s.bind_null(first + flops);
+    s.bind_null(first + bytes);
+  }
+  s.bind_string_id(first + input_dims, w.input_dims);
+  s.bind_string_id(first + input_types, w.input_types);
+  s.bind(first + kernels, w.kernels);
+  s.bind(first + kernel_ns, w.kernel_ns);
+}
+
+void KernelWork::bind(sql::Statement& s, int first, const KernelWorkRecord& k) {
+  s.bind(first + activity_id, k.activity_id);
+  s.bind(first + rank, k.rank);
+  s.bind(first + op_id, k.op_id);
+  s.bind_double(first + flops, k.flops);
+  s.bind_double(first + bytes, k.bytes);
+}
+
 std::span<const TableDescription> all_tables() {
   static constexpr TableDescription kTables[] = {
       {Meta::kName, Meta::kColumns},
@@ -314,6 +345,8 @@ std::span<const TableDescription> all_tables() {
       {Ranges::kName, Ranges::kColumns},
       {Flows::kName, Flows::kColumns},
       {Diagnostics::kName, Diagnostics::kColumns},
+      {OpWork::kName, OpWork::kColumns},
+      {KernelWork::kName, KernelWork::kColumns},
   };
   return kTables;
 }

@@ -13,6 +13,7 @@
 
 #include "profiler/records.hpp"
 #include "profiler/sqlite_util.hpp"
+#include "profiler/work_records.hpp"
 
 namespace meshscope::schema {
 
@@ -36,6 +37,9 @@ constexpr Column text(const char* name) {
 }
 constexpr Column optional_text(const char* name) {
   return {name, sql::Affinity::kText, false};
+}
+constexpr Column optional_real(const char* name) {
+  return {name, sql::Affinity::kReal, false};
 }
 }  // namespace detail
 
@@ -371,6 +375,55 @@ struct Diagnostics {
   enum Index : int { rank, severity, message, kCount };
   static constexpr Column kColumns[] = {detail::optional_integer("rank"), detail::optional_text("severity"),
                                         detail::optional_text("message")};
+};
+
+// Work per operator (docs/PROFILE.md "Work per operator"): read back by analysis/measure/work.cpp with its
+// own query, so every column is optional to Profile::load.
+struct OpWork {
+  static constexpr const char* kName = "op_work";
+  enum Index : int {
+    id,
+    rank,
+    external_id,
+    pid,
+    tid,
+    start_ns,
+    name,
+    status,
+    category,
+    flops,
+    bytes,
+    input_dims,
+    input_types,
+    kernels,
+    kernel_ns,
+    kCount
+  };
+  static constexpr Column kColumns[] = {detail::integer("id"),
+                                        detail::integer("rank"),
+                                        detail::optional_integer("external_id"),
+                                        detail::integer("pid"),
+                                        detail::integer("tid"),
+                                        detail::integer("start_ns"),
+                                        detail::integer("name"),
+                                        detail::integer("status"),
+                                        detail::optional_integer("category"),
+                                        detail::optional_real("flops"),
+                                        detail::optional_real("bytes"),
+                                        detail::optional_integer("input_dims"),
+                                        detail::optional_integer("input_types"),
+                                        detail::integer("kernels"),
+                                        detail::integer("kernel_ns")};
+  static void bind(sql::Statement& s, int first, const OpWorkRecord& w);
+};
+
+struct KernelWork {
+  static constexpr const char* kName = "kernel_work";
+  enum Index : int { activity_id, rank, op_id, flops, bytes, kCount };
+  static constexpr Column kColumns[] = {detail::integer("activity_id"), detail::integer("rank"),
+                                        detail::integer("op_id"), detail::optional_real("flops"),
+                                        detail::optional_real("bytes")};
+  static void bind(sql::Statement& s, int first, const KernelWorkRecord& k);
 };
 
 // Every table above, for checks that walk them all.

@@ -244,6 +244,62 @@ LinkFit fit_link(std::span<const LinkPoint> points, LinkClass link) {
   return fit_points(mine, link);
 }
 
+KernelCompute fit_kernel_compute(const measure::ProfileWork& work, double peak_flops, double peak_fp8,
+                                 double sustained_fraction) {
+  KernelCompute out;
+  if (!work.shapes_recorded) {
+    out.reason = measure::kNoShapesNote;
+    return out;
+  }
+  if (!(peak_flops > 0)) {
+    out.reason = "no peak for the hardware";
+    return out;
+  }
+  static constexpr double kBounds[] = {0, 1e8, 1e9, 1e10, 1e11, 1e300};
+  static constexpr const char* kNames[] = {"<1e8", "1e8-1e9", "1e9-1e10", "1e10-1e11", ">=1e11"};
+  std::vector<std::vector<model::FlopsTime>> per_class(5);
+  std::vector<model::FlopsTime> all;
+  for (const auto& op : work.ops) {
+    if (op.kernel_ns <= 0 || !(op.flops > 0)) continue;
+    const double seconds = static_cast<double>(op.kernel_ns) / 1e9;
+    const double peak = op.fp8 && peak_fp8 > 0 ? peak_fp8 : peak_flops;
+    if (op.flops / seconds > peak) continue;  // above the ceiling: left out as the roofline does
+    if (op.category == measure::WorkCategory::kAttention) {
+      out.attention_flops += op.flops;
+      out.attention_seconds += seconds;
+      continue;
+    }
+    if (op.category != measure::WorkCategory::kGemm) continue;
+    // FP8 GEMMs count at the BF16 peak's scale: efficiency against their own peak, as the model applies it.
+    const double scaled = op.flops * (peak_flops / peak);
+    int c = 0;
+    while (c < 4 && op.flops >= kBounds[c + 1]) ++c;
+    per_class[c].push_back({scaled, seconds});
+    all.push_back({scaled, seconds});
+  }
+  if (out.attention_seconds > 0) out.attention_flops_per_s = out.attention_flops / out.attention_seconds;
+  for (int c = 0; c < 5; ++c) {
+    if (per_class[c].empty()) continue;
+    GemmClass g;
+    g.name = kNames[c];
+    g.min_flops = kBounds[c];
+    g.max_flops = kBounds[c + 1];
+    g.ops = static_cast<std::int64_t>(per_class[c].size());
+    for (const auto& k : per_class[c]) g.flops += k.flops, g.seconds += k.seconds;
+    g.efficiency = model::fit_compute(per_class[c], peak_flops).efficiency;
+    out.classes.push_back(g);
+  }
+  if (all.empty()) {
+    out.reason = "no GEMM operator with recorded shapes launched a kernel";
+    return out;
+  }
+  for (const auto& k : all) out.gemm_flops += k.flops, out.gemm_seconds += k.seconds;
+  out.gemm_efficiency = model::fit_compute(all, peak_flops).efficiency;
+  out.applied_efficiency = std::min(1.0, out.gemm_efficiency / std::max(1e-9, sustained_fraction));
+  out.fitted = true;
+  return out;
+}
+
 std::vector<double> compute_seconds_per_step(const measure::Analysis& analysis) {
   std::vector<double> out;
   for (const auto& rr : analysis.ranks) {
@@ -381,9 +437,30 @@ ProfileCalibration calibrate(const Profile& profile, const measure::Analysis& an
     out.notes.push_back(fmt::format("compute: not fitted ({}); keeps the default GEMM efficiency {:.1f} %",
                                     cc.reason, 100 * e0));
   }
-  out.notes.push_back(
-      "compute FLOPs come from MODEL and CONFIG, not from the kernels: the profile records no per-kernel "
-      "FLOP counts");
+  // The kernels' own FLOPs, when the profile was recorded with shapes: independent of MODEL and CONFIG, so
+  // they replace the GEMM efficiency fitted above.
+  out.kernels = fit_kernel_compute(measure::load_work(profile), hw.peak_tflops_bf16 * 1e12,
+                                   hw.peak_tflops_fp8 * 1e12, defaults.sustained_fraction);
+  const KernelCompute& kc = out.kernels;
+  if (kc.fitted) {
+    out.calibration.gemm_efficiency = kc.applied_efficiency;
+    out.notes.push_back(fmt::format(
+        "compute: the profile's GEMM kernels ran {:.4g} TFLOP (from their operators' shapes) in {:.4g} s = "
+        "{:.1f} % of {}'s peak; applied as GEMM efficiency {:.1f} % (÷ sustained fraction {:.3f}) instead of "
+        "the model-FLOPs fit",
+        kc.gemm_flops / 1e12, kc.gemm_seconds, 100 * kc.gemm_efficiency, hw.name, 100 * kc.applied_efficiency,
+        defaults.sustained_fraction));
+    if (kc.attention_flops_per_s > 0) {
+      out.calibration.attention_flops_per_s =
+          kc.attention_flops_per_s / std::max(1e-9, defaults.sustained_fraction);
+      out.notes.push_back(
+          fmt::format("compute: the attention kernels ran at {:.1f} TFLOP/s, applied as the attention rate",
+                      kc.attention_flops_per_s / 1e12));
+    }
+  } else {
+    out.notes.push_back(
+        fmt::format("compute FLOPs come from MODEL and CONFIG, not from the kernels ({})", kc.reason));
+  }
   out.efficiencies = model::apply_calibration(defaults, out.calibration, config.precision);
   return out;
 }

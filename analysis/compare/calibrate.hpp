@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "analysis/measure/measure.hpp"
+#include "analysis/measure/work.hpp"
 #include "analysis/model/calibration.hpp"
 #include "analysis/model/predict.hpp"
 #include "profiler/profile.hpp"
@@ -98,11 +99,39 @@ struct ComputeCalibration {
   std::string reason;
 };
 
+// GEMM efficiency measured on the profile's own kernels (issue #13 item 6): the GEMM operators whose shapes
+// give their FLOPs (analysis/measure/op_work.hpp), grouped by FLOPs per call in decades ("1e9-1e10"), each
+// class's efficiency = its FLOPs / its kernels' time / the peak of the precision (model::fit_compute).
+struct GemmClass {
+  std::string name;  // "<1e8", "1e8-1e9", ..., ">=1e11" FLOPs per call
+  double min_flops = 0, max_flops = 0;
+  std::int64_t ops = 0;
+  double flops = 0, seconds = 0;
+  double efficiency = 0;  // of the peak
+};
+struct KernelCompute {
+  bool fitted = false;
+  std::vector<GemmClass> classes;  // with at least one operator
+  double gemm_flops = 0, gemm_seconds = 0;
+  double gemm_efficiency = 0;     // all GEMMs: FLOPs / time / peak
+  double applied_efficiency = 0;  // gemm_efficiency / the hardware's sustained fraction (the model's factor)
+  double attention_flops = 0, attention_seconds = 0;
+  double attention_flops_per_s = 0;  // achieved by the attention kernels (0: none measured)
+  std::string reason;                // why not fitted
+};
+
+// Fits KernelCompute from WORK (measure::load_work) against PEAK_FLOPS (BF16) and PEAK_FP8 (0: none).
+KernelCompute fit_kernel_compute(const measure::ProfileWork& work, double peak_flops, double peak_fp8,
+                                 double sustained_fraction);
+
 struct ProfileCalibration {
   std::vector<LinkPoint> points;
   LinkFit intra, inter;  // applied when fitted with R² >= 0.5 (see calibration.intra_node / inter_node)
   std::vector<GroupFit> groups;
   ComputeCalibration compute;
+  // From the kernels' own FLOPs when the profile has shapes; when fitted, its GEMM efficiency (and the
+  // attention rate) is what the calibrated prediction applies instead of compute.gemm_efficiency.
+  KernelCompute kernels;
   model::Calibration calibration;    // what apply_calibration receives
   model::Efficiencies efficiencies;  // the defaults with the calibration applied
   std::vector<std::string> notes;    // what was fitted, what fell back to defaults and why

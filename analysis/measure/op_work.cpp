@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <deque>
 
 namespace meshscope::measure {
 namespace {
@@ -14,8 +15,12 @@ using Dims = std::vector<std::int64_t>;
 // tensor's and the op is left out.
 constexpr std::int64_t kMaxDim = std::int64_t{1} << 48;
 
+bool space(char c) {
+  return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
+
 void skip_space(std::string_view s, std::size_t& i) {
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  while (i < s.size() && space(s[i])) ++i;
 }
 
 bool parse_int(std::string_view s, std::size_t& i, std::int64_t& out) {
@@ -81,19 +86,21 @@ bool concrete_ints(std::string_view text, Dims& out) {
 }
 
 // A boolean concrete input: 1 true, 0 false, -1 not recorded or not a boolean.
-int concrete_bool(const std::vector<std::string>& concrete, std::size_t index) {
+int concrete_bool(const std::vector<std::string_view>& concrete, std::size_t index) {
   if (index >= concrete.size()) return -1;
-  const std::string& v = concrete[index];
+  const std::string_view v = concrete[index];
   if (v == "True" || v == "true" || v == "1") return 1;
   if (v == "False" || v == "false" || v == "0") return 0;
   return -1;
 }
 
-// Everything a formula needs, parsed once.
+// Everything a formula needs, parsed once; the strings view the recorded text (or STORAGE, for the rare
+// value with an escape in it).
 struct Parsed {
   std::vector<Dims> dims;
-  std::vector<std::string> types;
-  std::vector<std::string> concrete;
+  std::vector<std::string_view> types;
+  std::vector<std::string_view> concrete;
+  std::deque<std::string> storage;
   // Bytes per element of input I (0: not a tensor or an unknown type).
   int size(std::size_t i) const { return i < types.size() ? element_bytes(types[i]) : 0; }
   bool tensor(std::size_t i) const { return i < dims.size() && size(i) > 0; }
@@ -338,7 +345,8 @@ WorkStatus convolution(const Parsed& p, const ConvArgs& c, OpWork& out) {
   if (!p.tensor(0) || !p.tensor(1)) return WorkStatus::kUndetermined;
   double out_spatial = 1, in_spatial = 1;
   for (std::size_t i = 0; i < spatial; ++i) in_spatial *= static_cast<double>(x[2 + i]);
-  const std::string padding_text = c.padding < p.concrete.size() ? p.concrete[c.padding] : std::string();
+  const std::string_view padding_text =
+      c.padding < p.concrete.size() ? p.concrete[c.padding] : std::string_view();
   Dims stride, padding, dilation, output_padding;
   if (!spatial_list(p, c.stride, spatial, stride) || !spatial_list(p, c.dilation, spatial, dilation))
     return WorkStatus::kUndetermined;
@@ -397,15 +405,15 @@ WorkStatus convolution_backward(const Parsed& p, std::size_t grad_out, std::size
   int input_grad = 1, weight_grad = 1;
   Dims mask;
   if (mask_index < p.concrete.size() && !p.concrete[mask_index].empty()) {
-    const std::string& m = p.concrete[mask_index];
+    const std::string_view m = p.concrete[mask_index];
     // "[True, True, False]"
     std::vector<bool> flags;
     std::size_t pos = 0;
     while (pos < m.size()) {
-      if (m.compare(pos, 4, "True") == 0) {
+      if (m.substr(pos, 4) == "True") {
         flags.push_back(true);
         pos += 4;
-      } else if (m.compare(pos, 5, "False") == 0) {
+      } else if (m.substr(pos, 5) == "False") {
         flags.push_back(false);
         pos += 5;
       } else {
@@ -912,6 +920,60 @@ bool parse_dims(std::string_view s, std::vector<std::vector<std::int64_t>>& out)
   }
 }
 
+namespace {
+
+// "[\"a\", \"\", \"b\"]" -> views of a, "" and b in S (values with an escape are unescaped into STORAGE).
+bool parse_string_views(std::string_view s, std::vector<std::string_view>& out,
+                        std::deque<std::string>& storage) {
+  out.clear();
+  std::size_t i = 0;
+  skip_space(s, i);
+  if (i >= s.size() || s[i] != '[') return false;
+  ++i;
+  skip_space(s, i);
+  if (i < s.size() && s[i] == ']') {
+    ++i;
+    skip_space(s, i);
+    return i == s.size();
+  }
+  while (true) {
+    skip_space(s, i);
+    if (i >= s.size() || s[i] != '"') return false;
+    const std::size_t begin = ++i;
+    bool escaped = false;
+    while (i < s.size() && s[i] != '"') {
+      if (s[i] == '\\' && i + 1 < s.size()) ++i, escaped = true;
+      ++i;
+    }
+    if (i >= s.size()) return false;
+    if (escaped) {
+      std::string value;
+      for (std::size_t j = begin; j < i; ++j) {
+        if (s[j] == '\\' && j + 1 < i) ++j;
+        value += s[j];
+      }
+      storage.push_back(std::move(value));
+      out.push_back(storage.back());
+    } else {
+      out.push_back(s.substr(begin, i - begin));
+    }
+    ++i;
+    skip_space(s, i);
+    if (i < s.size() && s[i] == ',') {
+      ++i;
+      continue;
+    }
+    if (i < s.size() && s[i] == ']') {
+      ++i;
+      skip_space(s, i);
+      return i == s.size();
+    }
+    return false;
+  }
+}
+
+}  // namespace
+
 bool parse_string_list(std::string_view s, std::vector<std::string>& out) {
   out.clear();
   std::size_t i = 0;
@@ -950,6 +1012,30 @@ bool parse_string_list(std::string_view s, std::vector<std::string>& out) {
   }
 }
 
+std::string canonical_list(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) {
+        out += text[++i];
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+      out += c;
+    } else if (!space(c)) {
+      out += c;
+      if (c == ',') out += ' ';
+    }
+  }
+  return out;
+}
+
 int element_bytes(std::string_view t) {
   if (t.starts_with("c10::")) t.remove_prefix(5);
   if (t == "float" || t == "int" || t == "unsigned int") return 4;
@@ -970,11 +1056,14 @@ bool has_work_formula(std::string_view name) {
 WorkStatus op_work(std::string_view name, const OpArgs& args, OpWork& out) {
   const Entry* e = lookup(name);
   if (e == nullptr) return WorkStatus::kNoFormula;
-  Parsed p;
+  thread_local Parsed p;  // its vectors keep their capacity from one operator to the next
+  p.storage.clear();
+  p.types.clear();
+  p.concrete.clear();
   if (!parse_dims(args.input_dims, p.dims)) return WorkStatus::kUnparsable;
-  if (!args.input_types.empty() && !parse_string_list(args.input_types, p.types))
+  if (!args.input_types.empty() && !parse_string_views(args.input_types, p.types, p.storage))
     return WorkStatus::kUnparsable;
-  if (!args.concrete_inputs.empty() && !parse_string_list(args.concrete_inputs, p.concrete))
+  if (!args.concrete_inputs.empty() && !parse_string_views(args.concrete_inputs, p.concrete, p.storage))
     return WorkStatus::kUnparsable;
   out = OpWork{};
   const WorkStatus s = evaluate(e->formula, p, out);

@@ -18,6 +18,9 @@ void apply_rank_rewrites(sql::Database& db, std::span<const RankRewrite> rewrite
     db.exec(fmt::format(
         "UPDATE flows SET rank = {0}, src_ns = src_ns + {1}, dst_ns = dst_ns + {1} WHERE rank = {2}", to,
         shift, from));
+    db.exec(fmt::format("UPDATE op_work SET rank = {0}, start_ns = start_ns + {1} WHERE rank = {2}", to,
+                        shift, from));
+    db.exec(fmt::format("UPDATE kernel_work SET rank = {} WHERE rank = {}", to, from));
     for (const char* table : {"ranks", "devices", "process_groups", "streams", "threads", "diagnostics"}) {
       db.exec(fmt::format("UPDATE {} SET rank = {} WHERE rank = {}", table, to, from));
     }

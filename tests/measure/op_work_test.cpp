@@ -31,6 +31,8 @@ TEST(OpWork, ParsesDimsTypesAndConcreteInputs) {
   std::vector<std::string> strings;
   ASSERT_TRUE(parse_string_list(R"(["c10::BFloat16", "", "[2, 2]", "a\"b"])", strings));
   EXPECT_EQ(strings, (std::vector<std::string>{"c10::BFloat16", "", "[2, 2]", "a\"b"}));
+  EXPECT_EQ(canonical_list("[\n  [\n    16,\n    559\n  ],\n  []\n]"), "[[16, 559], []]");
+  EXPECT_EQ(canonical_list(R"([ "c10::BFloat16","a, b" ])"), R"(["c10::BFloat16", "a, b"])");
   EXPECT_EQ(element_bytes("float"), 4);
   EXPECT_EQ(element_bytes("c10::BFloat16"), 2);
   EXPECT_EQ(element_bytes("c10::Float8_e4m3fn"), 1);

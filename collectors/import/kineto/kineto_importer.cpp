@@ -11,8 +11,10 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analysis/measure/op_work.hpp"
 #include "collectors/import/collective_names.hpp"
 #include "collectors/import/input_file.hpp"
+#include "collectors/import/kineto/op_work_links.hpp"
 #include "profiler/error.hpp"
 #include "profiler/json_writer.hpp"
 #include "profiler/sqlite_util.hpp"
@@ -182,6 +184,10 @@ struct Args {
   std::string_view algorithm, protocol;
   std::int64_t channels = kNull;
   std::int64_t pid = kNull;  // meshscope exports: the original process id of a CPU event
+  // CPU operators recorded with shapes: the JSON text of "Input Dims", "Input type", "Concrete Inputs".
+  std::string_view input_dims, input_types, concrete_inputs;
+  bool has_input_dims = false;  // "Input Dims" present (its text is kept only when SHAPES_WANTED)
+  bool shapes_wanted = true;    // the operator's name, when read before its args, has a work formula
 };
 
 class FileImporter {
@@ -802,6 +808,12 @@ class FileImporter {
     }
   }
 
+  // The JSON text of an array value (consumed).
+  static std::string_view raw_array(od::value v) {
+    od::array array = v.get_array();
+    return array.raw_json();
+  }
+
   void read_args(od::value value, Args& a) {
     if (value.type() != od::json_type::object) bad_event("field 'args' is not an object");
     for (auto field : value.get_object()) {
@@ -876,13 +888,22 @@ class FileImporter {
           }
           break;
         case 'C':
-          if (k == "Collective name") a.collective_name = v.get_string();
+          if (k == "Collective name") {
+            a.collective_name = v.get_string();
+          } else if (k == "Concrete Inputs" && a.shapes_wanted && v.type() == od::json_type::array) {
+            a.concrete_inputs = raw_array(v);
+          }
           break;
         case 'I':
           if (k == "In msg nelems") {
             a.in_nelems = as_integer(v);
           } else if (k == "In msg size") {
             a.in_bytes = as_integer(v);
+          } else if (k == "Input Dims" && v.type() == od::json_type::array) {
+            a.has_input_dims = true;
+            if (a.shapes_wanted) a.input_dims = raw_array(v);
+          } else if (k == "Input type" && a.shapes_wanted && v.type() == od::json_type::array) {
+            a.input_types = raw_array(v);
           }
           break;
         case 'O':
@@ -956,6 +977,9 @@ class FileImporter {
       } else if (key == "id") {
         flow_id = read_id(v);
       } else if (key == "args") {
+        // Shapes are parsed only for operators with a work formula (the name precedes args in Kineto files;
+        // when it does not, they are kept and the name decides later).
+        args.shapes_wanted = name.empty() || measure::has_work_formula(name);
         read_args(v, args);
       }
     }
@@ -964,7 +988,8 @@ class FileImporter {
          {std::pair{name, "name"}, std::pair{cat, "cat"}, std::pair{args.collective_name, "args"},
           std::pair{args.dtype, "args"}, std::pair{args.pg_name, "args"}, std::pair{args.pg_desc, "args"},
           std::pair{args.pg_ranks, "args"}, std::pair{args.algorithm, "args"},
-          std::pair{args.protocol, "args"}, std::pair{args.meta_name, "args"}}) {
+          std::pair{args.protocol, "args"}, std::pair{args.meta_name, "args"},
+          std::pair{args.input_dims, "args"}, std::pair{args.input_types, "args"}}) {
       if (text.size() > kMaxStringBytes) {
         bad_event(fmt::format("a string in '{}' is {} bytes long; meshscope stores at most {} MiB", what,
                               text.size(), kMaxStringBytes >> 20));
@@ -1043,6 +1068,8 @@ class FileImporter {
         a.bytes = args.bytes;
         if (a.kind == ActivityKind::kMemcpy) a.copy_kind = writer_.intern(copy_kind(name));
         const std::int64_t id = writer_.add_activity(a);
+        if (a.kind != ActivityKind::kSync)
+          work_.add_activity(rank, id, start, end, a.correlation, a.external_id);
         streams_.insert({rank, a.device, a.stream});
         ++result_.gpu_events;
         note_time(start, end);
@@ -1063,6 +1090,7 @@ class FileImporter {
         c.external_id = args.external_id;
         c.cbid = args.cbid;
         writer_.add_api_call(c);
+        work_.add_call(rank, c.pid, c.tid, start, c.correlation, c.external_id);
         threads_.insert({rank, c.pid, c.tid});
         ++result_.cpu_events;
         note_time(start, end);
@@ -1110,6 +1138,10 @@ class FileImporter {
           }
         }
         writer_.add_range(r);
+        if (r.kind == RangeKind::kCpuOp) {
+          work_.add_op(writer_, rank, r.pid, r.tid, start, end, name, r.external_id, args.has_input_dims,
+                       args.input_dims, args.input_types, args.concrete_inputs);
+        }
         if (r.kind != RangeKind::kGpuAnnotation) threads_.insert({rank, r.pid, r.tid});
         ++result_.cpu_events;
         note_time(start, end);
@@ -1304,6 +1336,7 @@ class FileImporter {
                              fmt::format("{}: {} event args of an unexpected type were ignored",
                                          path_.filename().string(), ignored_args_));
     }
+    work_.finish(writer_);
     // Facts stated after the events (distributedInfo, baseTimeNanoseconds at the end of the file).
     if (started_events_) {
       const std::int32_t final_rank = resolver_(path_, m);
@@ -1348,6 +1381,7 @@ class FileImporter {
   std::map<std::pair<std::int64_t, std::int64_t>, std::string> thread_names_;
   std::map<std::int64_t, std::string> process_names_;
   std::map<std::pair<std::string, std::int64_t>, PendingFlow> pending_flows_;
+  kineto::OpWorkLinker work_;
 };
 
 }  // namespace

@@ -1,0 +1,45 @@
+// The measured side of a profile, computed once (issue #13 item 5; docs/COMPARE.md "The measured model"):
+// what the profile ran (Workload), its steps as `compare` defines them (per step: GPU span, compute,
+// communication, exposed communication, exposed memory traffic, idle; exposed communication split over the
+// parallel dimensions of the layout), the measured roofline of its kernels against the profile's own
+// hardware, and the measured FLOPs per step. `compare` and `info` read it; the GUI's Explorer, Summary and
+// Roofline read the same object instead of measuring anything themselves.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/compare/compare.hpp"
+#include "analysis/compare/workload.hpp"
+#include "analysis/measure/work.hpp"
+
+namespace meshscope::compare {
+
+struct MeasuredModel {
+  measure::ProfileWork work;                    // op_work / kernel_work of the profile
+  Workload workload;                            // inferred from the profile
+  std::optional<model::HardwareSpec> hardware;  // the preset of workload.hardware, when known
+  // The layout the steps' exposed communication is split by: LAYOUT when given to measure_profile, else
+  // the inferred one (tp, pp, dp, cp, ep of the workload, 1 where unknown).
+  model::ParallelConfig layout;
+  bool layout_inferred = true;
+  Measured steps;                      // compare's measured steps (the one definition: measure_steps)
+  std::int64_t rank_steps = 0;         // rank-steps (or whole ranks without steps) averaged into steps.mean
+  measure::MeasuredRoofline roofline;  // against hardware's ceilings (unchecked when unknown)
+  // Measured FLOPs and bytes per step: the work of the kernels that started inside each rank-step's GPU
+  // window, mean over rank-steps (0 without shapes).
+  double flops_per_step = 0, bytes_per_step = 0;
+};
+
+// The layout of WORKLOAD as a ParallelConfig (1 for every dimension it does not know), with gpus = the
+// product; the model fields (global batch, sequence) are left for model::resolve.
+model::ParallelConfig inferred_layout(const Workload& workload);
+
+// Measures PROFILE (ANALYSIS is measure::analyze of it). LAYOUT, when given, splits exposed communication by
+// its parallel dimensions instead of the inferred layout's. Throws meshscope::Error for damaged work tables.
+MeasuredModel measure_profile(const Profile& profile, const measure::Analysis& analysis,
+                              const model::ParallelConfig* layout = nullptr);
+
+}  // namespace meshscope::compare

@@ -1,0 +1,55 @@
+// What a profile ran, inferred from the profile itself (issue #13 item 3; docs/COMPARE.md "What the
+// profile ran"): transformer or not and its sizes from the recorded shapes of its GEMMs, attention and
+// embedding (the op_work table), its parallel layout from the process groups (distributedInfo) and the
+// sharded shapes, and the hardware preset from the GPU's name. `info --json` writes it; `compare PROFILE`
+// without model flags predicts it; the GUI's Explorer opens on it. Every field is unset (null) when the
+// profile does not show it, and `evidence` says, one sentence per fact, where each value came from.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/measure/work.hpp"
+#include "analysis/model/predict.hpp"
+#include "profiler/profile.hpp"
+
+namespace meshscope::compare {
+
+struct Workload {
+  bool transformer = false;  // kind: "transformer" or "unknown"
+  std::optional<std::int64_t> hidden, layers, ffn, heads, kv_heads, vocab, experts, top_k;
+  std::optional<std::int64_t> tokens_per_micro_batch;
+  std::optional<std::int64_t> micro_batch, seq;  // the attention's batch and sequence length
+  bool gated_mlp = false;                        // two up-projections per layer (SwiGLU)
+  bool shapes_recorded = false;                  // some operator was recorded with shapes
+  // Backward operators recorded (autograd's *Backward* functions): a training step; false: forward passes
+  // only (inference); unset when the profile holds no CPU operators.
+  std::optional<bool> training;
+  std::optional<std::int64_t> tp, pp, dp, cp, ep;
+  std::optional<std::string> hardware;  // preset name (assets/hardware)
+  std::string gpu;                      // the device name the profile gives, "" when none
+  std::vector<std::string> evidence;
+  const char* kind() const { return transformer ? "transformer" : "unknown"; }
+};
+
+// The hardware preset of a GPU product name as profilers write it ("NVIDIA H100 80GB HBM3" -> h100-sxm,
+// "Tesla V100-SXM2-16GB" -> v100, "AMD Instinct MI300X" -> mi300x); empty when no preset describes that
+// product (a PCIe part, an A100 40GB, an MI250, ...). NOTE is set when the preset differs from the product
+// in a way that does not change the prediction's rates (memory capacity).
+std::string hardware_preset_for(std::string_view device_name, std::string* note = nullptr);
+
+// Infers the workload of PROFILE from WORK (measure::load_work of it).
+Workload infer_workload(const Profile& profile, const measure::ProfileWork& work);
+
+// The model to predict for a transformer WORKLOAD: the sizes it shows on the layout of a preset of the same
+// family (llama3-8b for a gated MLP, gpt otherwise), that preset's other choices kept. False when WORKLOAD
+// is not a recognised transformer or lacks a size the prediction needs (hidden, layers, heads, ffn, vocab).
+bool inferred_model(const Workload& workload, model::ModelSpec& out, std::string* why = nullptr);
+
+// The one line `compare` and the GUI show for an unknown workload.
+extern const char* const kNotATransformer;
+
+}  // namespace meshscope::compare

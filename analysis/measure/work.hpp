@@ -1,0 +1,84 @@
+// The measured work of a profile (issue #13 items 1-2): the op_work and kernel_work tables the Kineto
+// importer writes (docs/PROFILE.md "Work per operator"), read back, and the measured roofline built from
+// them: per kernel its share of the FLOPs and bytes of the operator that launched it, per operator name and
+// category the totals and their kernel time. `report --json` writes the roofline; the GUI's Roofline plots
+// its points.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/measure/op_work.hpp"
+#include "profiler/profile.hpp"
+
+namespace meshscope::measure {
+
+// One operator of op_work whose work is counted (status "counted").
+struct CountedOp {
+  std::int64_t id = 0;         // op_work.id
+  std::size_t rank_index = 0;  // into Profile::ranks()
+  std::int64_t external_id = kNull;
+  std::string name;
+  WorkCategory category = WorkCategory::kOther;
+  double flops = 0, bytes = 0;
+  std::string input_dims, input_types;  // as recorded ("[[8944, 1024], [1024, 2816]]")
+  std::int64_t kernels = 0;
+  TimeNs kernel_ns = 0;
+  bool fp8 = false;  // an operand is an 8-bit float: its ceiling is the FP8 peak
+};
+
+// One kernel's share of a counted operator.
+struct KernelShare {
+  std::size_t rank_index = 0;
+  std::uint32_t activity = 0;  // index into Rank::activities
+  std::uint32_t op = 0;        // index into ProfileWork::ops
+  double flops = 0, bytes = 0;
+};
+
+struct ProfileWork {
+  bool has_tables = false;       // the profile has op_work (profiles written before it do not)
+  bool shapes_recorded = false;  // some operator was recorded with shapes (else: record_shapes=True)
+  std::vector<CountedOp> ops;
+  std::vector<KernelShare> kernels;
+  std::int64_t nested = 0, unparsable = 0, undetermined = 0;  // op_work rows of the other statuses
+};
+
+// Reads PROFILE's work tables (a second read-only connection to its file). Throws meshscope::Error naming
+// the file when the tables are damaged.
+ProfileWork load_work(const Profile& profile);
+
+// Ceilings to check the achieved rates against (0: unknown).
+struct WorkCeilings {
+  std::string hardware;       // preset name, empty when the GPU is not known
+  double peak_flops = 0;      // dense BF16/FP16 tensor peak per GPU, FLOP/s (the ceiling of every non-FP8 op)
+  double peak_fp8_flops = 0;  // dense FP8 peak, FLOP/s (0: none; FP8 ops then use peak_flops)
+};
+
+struct RooflineOpRow {
+  std::string op;
+  WorkCategory category = WorkCategory::kOther;
+  std::int64_t count = 0;  // operator instances
+  double flops = 0, bytes = 0;
+  double kernel_s = 0;
+};
+
+struct MeasuredRoofline {
+  bool shapes_recorded = false;
+  std::int64_t kernels = 0;  // kernels with work, those left out not counted
+  double flops = 0, bytes = 0;
+  double kernel_s = 0;
+  std::vector<RooflineOpRow> ops;     // by kernel time, longest first
+  std::vector<std::uint32_t> points;  // indices into ProfileWork::ops of the operators plotted
+  std::int64_t left_out = 0;          // operators above the ceiling (or with work but no kernel time)
+  std::vector<std::string> notes;
+};
+
+// The measured roofline of WORK against CEILINGS: operators whose achieved FLOP/s exceed the peak of their
+// precision are left out and counted in a note, never plotted above the ceiling.
+MeasuredRoofline measured_roofline(const ProfileWork& work, const WorkCeilings& ceilings);
+
+// "no shapes recorded (record with record_shapes=True)".
+extern const char* const kNoShapesNote;
+
+}  // namespace meshscope::measure

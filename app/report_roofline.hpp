@@ -1,0 +1,86 @@
+// `report --json` "roofline" (issue #13 item 2; docs/CLI.md): the measured roofline of a profile's kernels
+// from the work its operators' shapes determine (analysis/measure/work.hpp), checked against the peak of the
+// profile's own GPU (analysis/compare/workload.hpp hardware_preset_for). Header-only: report's one caller.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "analysis/compare/workload.hpp"
+#include "analysis/measure/measure.hpp"
+#include "analysis/measure/work.hpp"
+#include "analysis/model/presets.hpp"
+#include "profiler/json_writer.hpp"
+#include "profiler/profile.hpp"
+
+namespace meshscope::app {
+
+// The ceilings of the GPU most ranks ran work on, when a preset describes it.
+inline measure::WorkCeilings profile_ceilings(const Profile& profile) {
+  measure::WorkCeilings c;
+  std::map<std::string, int> names;
+  for (const Rank& r : profile.ranks()) {
+    for (const auto& use : measure::devices_used(r)) {
+      if (use.info && !use.info->name.empty()) ++names[use.info->name];
+    }
+  }
+  std::string gpu;
+  int best = 0;
+  for (const auto& [name, n] : names) {
+    if (n > best) gpu = name, best = n;
+  }
+  const std::string preset = compare::hardware_preset_for(gpu);
+  if (preset.empty()) return c;
+  try {
+    const model::HardwareSpec hw = model::load_hardware(preset);
+    c.hardware = hw.name;
+    c.peak_flops = hw.peak_tflops_bf16 * 1e12;
+    c.peak_fp8_flops = hw.peak_tflops_fp8 * 1e12;
+  } catch (const model::InvalidInput&) {
+    // The assets folder lacks the preset: no ceiling to check against (the notes say so).
+  }
+  return c;
+}
+
+// "roofline": {"kernels", "flops", "bytes", "kernel_us", "hardware", "ops": [{"op", "category", "count",
+// "flops", "bytes", "kernel_us"}], "left_out", "notes": [...]}.
+inline void write_roofline_json(JsonWriter& j, const Profile& profile) {
+  const measure::ProfileWork work = measure::load_work(profile);
+  const measure::WorkCeilings ceilings = profile_ceilings(profile);
+  measure::MeasuredRoofline r = measure::measured_roofline(work, ceilings);
+  // Only Kineto traces carry operator shapes: from another source the note says so instead of asking for
+  // record_shapes.
+  const auto source = profile.meta().find("source_format");
+  if (!r.shapes_recorded && source != profile.meta().end() && source->second != "kineto") {
+    for (auto& note : r.notes) {
+      if (note == measure::kNoShapesNote)
+        note = "no operator shapes: " + source->second +
+               " profiles do not record them (a Kineto trace recorded "
+               "with record_shapes=True does)";
+    }
+  }
+  j.begin_object();
+  j.field("kernels", r.kernels).field("flops", r.flops).field("bytes", r.bytes);
+  j.field("kernel_us", r.kernel_s * 1e6);
+  j.key("hardware");
+  if (ceilings.hardware.empty()) {
+    j.null();
+  } else {
+    j.value(ceilings.hardware);
+  }
+  j.key("ops").begin_array();
+  for (const auto& op : r.ops) {
+    j.begin_object();
+    j.field("op", op.op).field("category", measure::to_string(op.category)).field("count", op.count);
+    j.field("flops", op.flops).field("bytes", op.bytes).field("kernel_us", op.kernel_s * 1e6);
+    j.end_object();
+  }
+  j.end_array();
+  j.field("left_out", r.left_out);
+  j.key("notes").begin_array();
+  for (const auto& n : r.notes) j.value(n);
+  j.end_array();
+  j.end_object();
+}
+
+}  // namespace meshscope::app

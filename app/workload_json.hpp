@@ -1,0 +1,84 @@
+// `info --json` "workload" and `compare --json` "workload" (issue #13 item 3; docs/CLI.md): what the profile
+// ran, inferred by analysis/compare/workload.hpp; null where the profile does not show it. Header-only.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "analysis/compare/workload.hpp"
+#include "profiler/json_writer.hpp"
+
+namespace meshscope::app {
+
+inline void write_workload_json(JsonWriter& j, const compare::Workload& w) {
+  auto number = [&](const char* key, const std::optional<std::int64_t>& v) {
+    j.key(key);
+    if (v) {
+      j.value(*v);
+    } else {
+      j.null();
+    }
+  };
+  j.begin_object();
+  j.field("kind", w.kind());
+  number("hidden", w.hidden);
+  number("layers", w.layers);
+  number("ffn", w.ffn);
+  number("heads", w.heads);
+  number("kv_heads", w.kv_heads);
+  number("vocab", w.vocab);
+  number("experts", w.experts);
+  number("top_k", w.top_k);
+  number("tokens_per_micro_batch", w.tokens_per_micro_batch);
+  number("tp", w.tp);
+  number("pp", w.pp);
+  number("dp", w.dp);
+  number("cp", w.cp);
+  number("ep", w.ep);
+  j.key("training");
+  if (w.training) {
+    j.value(*w.training);
+  } else {
+    j.null();
+  }
+  j.key("hardware");
+  if (w.hardware) {
+    j.value(*w.hardware);
+  } else {
+    j.null();
+  }
+  j.key("gpu");
+  if (w.gpu.empty()) {
+    j.null();
+  } else {
+    j.value(w.gpu);
+  }
+  j.key("evidence").begin_array();
+  for (const auto& e : w.evidence) j.value(e);
+  j.end_array();
+  j.end_object();
+}
+
+// One line: "transformer: hidden 1024, 24 layers, ffn 2816, 16 heads (16 kv), vocab 151936; tp 1 pp 1 dp 1
+// cp 1 ep 1; h100-sxm".
+inline std::string workload_line(const compare::Workload& w) {
+  auto v = [](const std::optional<std::int64_t>& x) { return x ? fmt::format("{}", *x) : std::string("?"); };
+  std::string s;
+  if (w.transformer) {
+    s = fmt::format(
+        "transformer: hidden {}, {} layers, ffn {}, {} heads ({} kv), vocab {}, {} tokens per "
+        "micro-batch",
+        v(w.hidden), v(w.layers), v(w.ffn), v(w.heads), v(w.kv_heads), v(w.vocab),
+        v(w.tokens_per_micro_batch));
+    if (w.experts && *w.experts > 1) s += fmt::format(", {} experts top-{}", *w.experts, v(w.top_k));
+  } else {
+    s = "unknown (not a recognised transformer)";
+  }
+  s += fmt::format("; tp {} pp {} dp {} cp {} ep {}; hardware {}", v(w.tp), v(w.pp), v(w.dp), v(w.cp),
+                   v(w.ep), w.hardware ? *w.hardware : std::string("unknown"));
+  return s;
+}
+
+}  // namespace meshscope::app

@@ -1,0 +1,294 @@
+#include "collectors/import/kineto/op_work_links.hpp"
+
+#include <algorithm>
+#include <map>
+#include <span>
+
+#include "analysis/measure/op_work.hpp"
+#include "profiler/work_records.hpp"
+
+namespace meshscope::kineto {
+
+std::uint32_t OpWorkLinker::thread_of(std::int32_t rank, std::int64_t pid, std::int64_t tid) {
+  // Consecutive events mostly come from one thread: check the last one before hashing.
+  if (any_thread_) {
+    const Thread& t = threads_[last_thread_];
+    if (t.tid == tid && t.pid == pid && t.rank == rank) return last_thread_;
+  }
+  auto& list = threads_by_tid_[tid];
+  for (std::uint32_t i : list) {
+    if (threads_[i].pid == pid && threads_[i].rank == rank) return last_thread_ = i;
+  }
+  const auto index = static_cast<std::uint32_t>(threads_.size());
+  threads_.push_back({rank, pid, tid});
+  list.push_back(index);
+  any_thread_ = true;
+  return last_thread_ = index;
+}
+
+void OpWorkLinker::add_op(ProfileWriter& writer, std::int32_t rank, std::int64_t pid, std::int64_t tid,
+                          TimeNs start, TimeNs end, std::string_view name, std::int64_t external_id,
+                          bool shapes, std::string_view dims, std::string_view types,
+                          std::string_view concrete) {
+  const std::uint32_t thread = thread_of(rank, pid, tid);
+  std::int32_t work_index = -1;
+  if (shapes) {
+    threads_[thread].shapes = true;
+    if (!dims.empty() && measure::has_work_formula(name)) {
+      measure::OpWork w;
+      const measure::WorkStatus s = measure::op_work(name, {dims, types, concrete}, w);
+      Work work{writer.intern(name),
+                writer.intern(measure::canonical_list(dims)),
+                writer.intern(measure::canonical_list(types)),
+                0,
+                0,
+                0,
+                0};
+      switch (s) {
+        case measure::WorkStatus::kOk:
+          work.status = static_cast<std::int8_t>(OpWorkStatus::kCounted);
+          work.category = static_cast<std::int8_t>(w.category);
+          work.flops = w.flops;
+          work.bytes = w.bytes;
+          break;
+        case measure::WorkStatus::kUndetermined:
+          work.status = static_cast<std::int8_t>(OpWorkStatus::kUndetermined);
+          break;
+        default:
+          work.status = static_cast<std::int8_t>(OpWorkStatus::kUnparsable);
+          break;
+      }
+      work_index = static_cast<std::int32_t>(works_.size());
+      works_.push_back(work);
+    }
+  }
+  ops_.push_back({start, end, external_id, thread, work_index});
+}
+
+void OpWorkLinker::add_call(std::int32_t rank, std::int64_t pid, std::int64_t tid, TimeNs start,
+                            std::int64_t correlation, std::int64_t external_id) {
+  if (correlation == kNull) return;
+  calls_.push_back({start, correlation, external_id, thread_of(rank, pid, tid)});
+}
+
+void OpWorkLinker::add_activity(std::int32_t rank, std::int64_t activity_id, TimeNs start, TimeNs end,
+                                std::int64_t correlation, std::int64_t external_id) {
+  activities_.push_back({activity_id, start, end, correlation, external_id, rank});
+}
+
+void OpWorkLinker::finish(ProfileWriter& writer) {
+  {
+    std::map<std::int32_t, bool> shapes_of_rank;  // ranks with CPU operators -> any recorded with shapes
+    std::vector<bool> has_ops(threads_.size(), false);
+    for (const Op& op : ops_) has_ops[op.thread] = true;
+    for (std::size_t i = 0; i < threads_.size(); ++i) {
+      if (has_ops[i]) shapes_of_rank[threads_[i].rank] |= threads_[i].shapes;
+    }
+    for (const auto& [rank, shapes] : shapes_of_rank) {
+      if (!shapes) {
+        writer.add_diagnostic(rank, "info",
+                              "no shapes recorded (record with record_shapes=True): no FLOPs or bytes per "
+                              "operator");
+      }
+    }
+  }
+  if (works_.empty()) return;
+  const std::size_t n = ops_.size();
+  const std::size_t thread_count = threads_.size();
+
+  // Operators grouped by thread (a counting sort: arrival order kept), then by start within each thread
+  // (the longer first on a tie).
+  std::vector<std::uint32_t> first(thread_count + 1, 0);
+  for (const Op& op : ops_) ++first[op.thread + 1];
+  for (std::size_t t = 0; t < thread_count; ++t) first[t + 1] += first[t];
+  std::vector<std::uint32_t> order(n);
+  {
+    std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
+    for (std::uint32_t i = 0; i < n; ++i) order[fill[ops_[i].thread]++] = i;
+  }
+  auto before = [&](std::uint32_t x, std::uint32_t y) {
+    const Op& a = ops_[x];
+    const Op& b = ops_[y];
+    return a.start != b.start ? a.start < b.start : a.end > b.end;
+  };
+  for (std::size_t t = 0; t < thread_count; ++t) {
+    // Traces list a thread's operators nearly in order (a child before its parent when both start in the
+    // same microsecond): an insertion sort costs one pass plus the displacements; std::sort beyond a budget.
+    const std::uint32_t b = first[t], e = first[t + 1];
+    std::size_t moves = 0;
+    const std::size_t budget = 8 * static_cast<std::size_t>(e - b) + 64;
+    for (std::uint32_t k = b + 1; k < e && moves <= budget; ++k) {
+      const std::uint32_t x = order[k];
+      std::uint32_t j = k;
+      while (j > b && before(x, order[j - 1])) {
+        order[j] = order[j - 1];
+        --j;
+        ++moves;
+      }
+      order[j] = x;
+    }
+    if (moves > budget) std::sort(order.begin() + b, order.begin() + e, before);
+  }
+
+  // OWNER[i]: the counted operator (index into ops_) whose activities operator i's activities are: the
+  // outermost enclosing operator (itself included) whose work was computed; -1 when none.
+  const auto counted = static_cast<std::int8_t>(OpWorkStatus::kCounted);
+  std::vector<std::int32_t> owner(n, -1);
+  std::vector<std::uint32_t> stack;
+  for (std::size_t t = 0; t < thread_count; ++t) {
+    stack.clear();
+    for (std::uint32_t k = first[t]; k < first[t + 1]; ++k) {
+      const std::uint32_t i = order[k];
+      const Op& op = ops_[i];
+      while (!stack.empty() && ops_[stack.back()].end <= op.start) stack.pop_back();
+      const std::int32_t inherited = stack.empty() ? -1 : owner[stack.back()];
+      const bool has_work = op.work >= 0 && works_[op.work].status == counted;
+      if (inherited >= 0) {
+        owner[i] = inherited;
+        if (has_work) works_[op.work].status = static_cast<std::int8_t>(OpWorkStatus::kNested);
+      } else if (has_work) {
+        owner[i] = static_cast<std::int32_t>(i);
+      }
+      stack.push_back(i);
+    }
+  }
+
+  // (rank, External id) -> operator and (rank, correlation id) -> operator: sorted vectors (traces number
+  // both in arrival order, so the sorts mostly find them sorted already).
+  struct Key {
+    std::int32_t rank;
+    std::int64_t id;
+    std::uint32_t op;
+    bool operator<(const Key& o) const { return rank != o.rank ? rank < o.rank : id < o.id; }
+  };
+  auto sort_keys = [](std::vector<Key>& keys) {
+    if (!std::is_sorted(keys.begin(), keys.end())) std::sort(keys.begin(), keys.end());
+  };
+  auto find_key = [](const std::vector<Key>& keys, std::int32_t rank, std::int64_t id) -> std::int32_t {
+    auto it = std::lower_bound(keys.begin(), keys.end(), Key{rank, id, 0});
+    return it != keys.end() && it->rank == rank && it->id == id ? static_cast<std::int32_t>(it->op) : -1;
+  };
+  std::vector<Key> by_external;
+  by_external.reserve(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (ops_[i].external_id != kNull)
+      by_external.push_back({threads_[ops_[i].thread].rank, ops_[i].external_id, i});
+  }
+  sort_keys(by_external);
+
+  // Each call's operator: the one its External id names when that one was open at the call; the others are
+  // swept against their thread's operators for the innermost one open then.
+  std::vector<Key> op_of_correlation;
+  std::vector<std::uint32_t> unresolved;
+  auto link = [&](const Call& c, std::int32_t op) {
+    if (op >= 0 && owner[op] >= 0)
+      op_of_correlation.push_back({threads_[c.thread].rank, c.correlation, static_cast<std::uint32_t>(op)});
+  };
+  for (std::uint32_t ci = 0; ci < calls_.size(); ++ci) {
+    const Call& c = calls_[ci];
+    std::int32_t op =
+        c.external_id == kNull ? -1 : find_key(by_external, threads_[c.thread].rank, c.external_id);
+    if (op >= 0 && (c.start < ops_[op].start || c.start > ops_[op].end)) op = -1;
+    if (op >= 0) {
+      link(c, op);
+    } else {
+      unresolved.push_back(ci);
+    }
+  }
+  if (!unresolved.empty()) {
+    std::sort(unresolved.begin(), unresolved.end(), [&](std::uint32_t x, std::uint32_t y) {
+      const Call& a = calls_[x];
+      const Call& b = calls_[y];
+      return a.thread != b.thread ? a.thread < b.thread : a.start < b.start;
+    });
+    std::uint32_t current = UINT32_MAX, k = 0;
+    for (std::uint32_t ci : unresolved) {
+      const Call& c = calls_[ci];
+      if (c.thread != current) {
+        current = c.thread;
+        stack.clear();
+        k = first[current];
+      }
+      while (k < first[current + 1] && ops_[order[k]].start <= c.start) {
+        const std::uint32_t i = order[k++];
+        while (!stack.empty() && ops_[stack.back()].end <= ops_[i].start) stack.pop_back();
+        stack.push_back(i);
+      }
+      while (!stack.empty() && ops_[stack.back()].end < c.start) stack.pop_back();
+      if (!stack.empty()) link(c, static_cast<std::int32_t>(stack.back()));
+    }
+  }
+  sort_keys(op_of_correlation);
+
+  // Activities per counted operator: by correlation id, else (only in a trace without runtime calls:
+  // elsewhere an activity's External id may be its correlation id) by its own External id when that operator
+  // began before it. Grouped by owner with a counting sort: operator i's are activity_list[activity_first[i]
+  // .. activity_first[i + 1]).
+  std::vector<std::int32_t> owner_of_activity(activities_.size(), -1);
+  std::vector<std::uint32_t> activity_first(n + 1, 0);
+  for (std::uint32_t ai = 0; ai < activities_.size(); ++ai) {
+    const Activity& a = activities_[ai];
+    std::int32_t op = a.correlation == kNull ? -1 : find_key(op_of_correlation, a.rank, a.correlation);
+    if (op < 0 && a.external_id != kNull && calls_.empty()) {
+      op = find_key(by_external, a.rank, a.external_id);
+      if (op >= 0 && ops_[op].start > a.start) op = -1;
+    }
+    if (op < 0 || owner[op] < 0) continue;
+    owner_of_activity[ai] = owner[op];
+    ++activity_first[owner[op] + 1];
+  }
+  for (std::size_t i = 0; i < n; ++i) activity_first[i + 1] += activity_first[i];
+  std::vector<std::uint32_t> activity_list(activity_first[n]);
+  {
+    std::vector<std::uint32_t> fill(activity_first.begin(), activity_first.end() - 1);
+    for (std::uint32_t ai = 0; ai < activities_.size(); ++ai) {
+      if (owner_of_activity[ai] >= 0) activity_list[fill[owner_of_activity[ai]]++] = ai;
+    }
+  }
+  auto activities_of = [&](std::uint32_t i) {
+    return std::span<const std::uint32_t>(activity_list.data() + activity_first[i],
+                                          activity_first[i + 1] - activity_first[i]);
+  };
+
+  // The operators, then each counted one's activities with their share of its work.
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const Op& op = ops_[i];
+    if (op.work < 0) continue;
+    const Work& w = works_[op.work];
+    const Thread& thread = threads_[op.thread];
+    OpWorkRecord r;
+    r.rank = thread.rank;
+    r.external_id = op.external_id;
+    r.pid = thread.pid;
+    r.tid = thread.tid;
+    r.start_ns = op.start;
+    r.name = w.name;
+    r.status = static_cast<OpWorkStatus>(w.status);
+    r.category = w.category != 0 ? w.category : kNull;
+    r.flops = w.flops;
+    r.bytes = w.bytes;
+    r.input_dims = w.dims;
+    r.input_types = w.types;
+    for (std::uint32_t ai : activities_of(i)) {
+      ++r.kernels;
+      r.kernel_ns += activities_[ai].end - activities_[ai].start;
+    }
+    const std::int64_t id = writer.add_op_work(r);
+    if (r.status != OpWorkStatus::kCounted || activities_of(i).empty()) continue;
+    const double total = static_cast<double>(r.kernel_ns);
+    const double count = static_cast<double>(activities_of(i).size());
+    for (std::uint32_t ai : activities_of(i)) {
+      const Activity& a = activities_[ai];
+      const double share = total > 0 ? static_cast<double>(a.end - a.start) / total : 1.0 / count;
+      KernelWorkRecord kw;
+      kw.activity_id = a.id;
+      kw.rank = a.rank;
+      kw.op_id = id;
+      kw.flops = w.flops * share;
+      kw.bytes = w.bytes * share;
+      writer.add_kernel_work(kw);
+    }
+  }
+}
+
+}  // namespace meshscope::kineto

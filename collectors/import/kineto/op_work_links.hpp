@@ -1,0 +1,88 @@
+// Work per operator at import (issue #13 item 1; docs/PROFILE.md "Work per operator"): the Kineto importer
+// hands every CPU operator, runtime API call and GPU activity of a file to an OpWorkLinker; at the end of the
+// file it computes the FLOPs and bytes of the operators whose shapes determine them
+// (analysis/measure/op_work.hpp) and attributes each to the GPU activities it launched:
+//
+//   * an activity belongs to the operator that launched it: the one whose External id its runtime call (by
+//     correlation id) carries, when that operator was open at the call; else the innermost operator open on
+//     the calling thread when the call started (traces whose External ids are correlation ids);
+//   * an operator's work is counted once, by the outermost operator with a formula (aten::linear over
+//     aten::addmm, scaled_dot_product_attention over _flash_attention_forward): the operators inside it are
+//     "nested" and their activities are its activities;
+//   * a counted operator's FLOPs and bytes are split over its activities in proportion to their durations, so
+//     every one of them shows the operator's achieved FLOP/s and bytes/s.
+//
+// Cost (docs/PERFORMANCE.md "Import"): 32 bytes per operator and call, one sort of the operators by thread
+// and start, and a sweep over only the calls whose External id does not name the operator open at the call.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "profiler/profile_writer.hpp"
+#include "profiler/records.hpp"
+
+namespace meshscope::kineto {
+
+class OpWorkLinker {
+ public:
+  // A CPU operator; SHAPES: it was recorded with "Input Dims"; DIMS, TYPES and CONCRETE are its args' JSON
+  // text ("Input Dims", "Input type", "Concrete Inputs"), empty when not recorded or not kept (an operator
+  // without a work formula).
+  void add_op(ProfileWriter& writer, std::int32_t rank, std::int64_t pid, std::int64_t tid, TimeNs start,
+              TimeNs end, std::string_view name, std::int64_t external_id, bool shapes, std::string_view dims,
+              std::string_view types, std::string_view concrete);
+  void add_call(std::int32_t rank, std::int64_t pid, std::int64_t tid, TimeNs start, std::int64_t correlation,
+                std::int64_t external_id);
+  void add_activity(std::int32_t rank, std::int64_t activity_id, TimeNs start, TimeNs end,
+                    std::int64_t correlation, std::int64_t external_id);
+
+  // Attributes and writes the op_work and kernel_work rows; ranks renamed by the writer's rewrite_rank move
+  // with their rows. Writes a diagnostic per rank that has CPU operators but no shapes.
+  void finish(ProfileWriter& writer);
+
+ private:
+  struct Op {
+    TimeNs start, end;
+    std::int64_t external_id;
+    std::uint32_t thread;  // index into threads_
+    std::int32_t work;     // index into works_, -1 when the op has no formula
+  };
+  struct Work {
+    StringId name, dims, types;
+    std::int8_t status;    // OpWorkStatus
+    std::int8_t category;  // measure::WorkCategory, 0 when not computed
+    double flops, bytes;
+  };
+  struct Call {
+    TimeNs start;
+    std::int64_t correlation, external_id;
+    std::uint32_t thread;
+  };
+  struct Activity {
+    std::int64_t id;
+    TimeNs start, end;
+    std::int64_t correlation, external_id;
+    std::int32_t rank;
+  };
+  struct Thread {
+    std::int32_t rank;
+    std::int64_t pid, tid;
+    bool shapes = false;
+  };
+  std::uint32_t thread_of(std::int32_t rank, std::int64_t pid, std::int64_t tid);
+
+  std::vector<Op> ops_;
+  std::vector<Work> works_;
+  std::vector<Call> calls_;
+  std::vector<Activity> activities_;
+  std::vector<Thread> threads_;
+  std::unordered_map<std::int64_t, std::vector<std::uint32_t>> threads_by_tid_;
+  std::uint32_t last_thread_ = 0;
+  bool any_thread_ = false;
+};
+
+}  // namespace meshscope::kineto

@@ -1,0 +1,239 @@
+// What the profile ran (analysis/compare/workload.hpp), its measured work and roofline
+// (analysis/measure/work.hpp), the measured model (analysis/compare/measured.hpp) and `compare` without model
+// flags, on real traces of shared/traces:
+//   * tracelens/h100_qwen1.5_0.5b_inference: Qwen1.5-0.5B (the file's name; hidden 1024, 24 layers, FFN 2816,
+//     16 heads, vocabulary 151936) on one H100, 16 sequences of 559 tokens, recorded with shapes;
+//   * hta/trace_filter: two ranks of a 128-rank recommender (embedding bags, MLPs, no attention);
+//   * kineto/resnet50_num_workers_0: ResNet-50 on a V100 (convolutions; 2021 trace without Concrete Inputs);
+//   * hta/ns_resolution_trace: recorded without shapes.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "analysis/compare/measured.hpp"
+#include "analysis/compare/workload.hpp"
+#include "analysis/measure/measure.hpp"
+#include "analysis/measure/work.hpp"
+#include "profiler/profile.hpp"
+
+namespace meshscope::compare {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status = -1;
+  std::string out;
+};
+
+Result run(const std::string& args, bool merge = false) {
+  const std::string command =
+      std::string("\"") + MESHSCOPE_BINARY + "\" " + args + (merge ? " 2>&1" : " 2>/dev/null");
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+fs::path trace(const std::string& name, const std::string& relative) {
+  static std::map<std::string, fs::path> cache;
+  auto it = cache.find(name);
+  if (it != cache.end()) return it->second;
+  const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / "workload";
+  fs::create_directories(dir);
+  const fs::path out = dir / (name + "-" + std::to_string(getpid()) + ".msdb");
+  const Result r = run("import \"" + (fs::path(MESHSCOPE_SHARED_DIR) / "traces" / relative).string() +
+                           "\" -o \"" + out.string() + "\"",
+                       true);
+  EXPECT_EQ(r.status, 0) << r.out;
+  return cache.emplace(name, out).first->second;
+}
+
+fs::path qwen() {
+  return trace("qwen", "tracelens/h100_qwen1.5_0.5b_inference.json.gz");
+}
+
+TEST(Workload, QwenInferenceIsQwen15HalfBillion) {
+  const Profile p = Profile::load(qwen());
+  const measure::ProfileWork work = measure::load_work(p);
+  ASSERT_TRUE(work.has_tables);
+  ASSERT_TRUE(work.shapes_recorded);
+  const Workload w = infer_workload(p, work);
+  EXPECT_TRUE(w.transformer);
+  EXPECT_EQ(w.hidden, 1024);
+  EXPECT_EQ(w.layers, 24);
+  EXPECT_EQ(w.ffn, 2816);
+  EXPECT_TRUE(w.gated_mlp);
+  EXPECT_EQ(w.heads, 16);
+  EXPECT_EQ(w.kv_heads, 16);
+  EXPECT_EQ(w.vocab, 151936);
+  EXPECT_EQ(w.tokens_per_micro_batch, 16 * 559);
+  EXPECT_EQ(w.tp, 1);
+  EXPECT_EQ(w.pp, 1);
+  EXPECT_EQ(w.dp, 1);
+  EXPECT_EQ(w.hardware, std::optional<std::string>("h100-sxm"));
+  EXPECT_FALSE(w.evidence.empty());
+  model::ModelSpec m;
+  ASSERT_TRUE(inferred_model(w, m));
+  EXPECT_EQ(m.hidden, 1024);
+  EXPECT_EQ(m.layers, 24);
+  EXPECT_EQ(m.ffn, 2816);
+  EXPECT_TRUE(m.gated_mlp);
+}
+
+TEST(Workload, RecommenderAndResnetAreNotTransformers) {
+  for (const auto& [name, path] :
+       {std::pair{"filter", "hta/trace_filter"}, std::pair{"resnet", "kineto/resnet50_num_workers_0"}}) {
+    const Profile p = Profile::load(trace(name, path));
+    const Workload w = infer_workload(p, measure::load_work(p));
+    EXPECT_FALSE(w.transformer) << name;
+    EXPECT_FALSE(w.hidden) << name;
+    model::ModelSpec m;
+    std::string why;
+    EXPECT_FALSE(inferred_model(w, m, &why));
+    EXPECT_EQ(why, kNotATransformer);
+  }
+  // ResNet's V100-DGXS-32GB is the V100 of preset v100; trace_filter names no GPU.
+  const Profile r = Profile::load(trace("resnet", "kineto/resnet50_num_workers_0"));
+  EXPECT_EQ(infer_workload(r, measure::load_work(r)).hardware, std::optional<std::string>("v100"));
+}
+
+TEST(Workload, HardwarePresetsOnlyForTheProductTheyDescribe) {
+  EXPECT_EQ(hardware_preset_for("NVIDIA H100 80GB HBM3"), "h100-sxm");
+  EXPECT_EQ(hardware_preset_for("NVIDIA H100 PCIe"), "");
+  EXPECT_EQ(hardware_preset_for("NVIDIA H200"), "h200");
+  EXPECT_EQ(hardware_preset_for("NVIDIA H20"), "h20");
+  EXPECT_EQ(hardware_preset_for("NVIDIA H800"), "h800");
+  EXPECT_EQ(hardware_preset_for("NVIDIA A100-SXM4-80GB"), "a100-80gb");
+  EXPECT_EQ(hardware_preset_for("NVIDIA A100-SXM4-40GB"), "");
+  EXPECT_EQ(hardware_preset_for("NVIDIA A100-PG509-200"), "");
+  EXPECT_EQ(hardware_preset_for("NVIDIA A800-SXM4-80GB"), "a800");
+  EXPECT_EQ(hardware_preset_for("NVIDIA L40S"), "l40s");
+  EXPECT_EQ(hardware_preset_for("AMD Instinct MI300X"), "mi300x");
+  EXPECT_EQ(hardware_preset_for("AMD Instinct MI210"), "");
+  EXPECT_EQ(hardware_preset_for("AMD Radeon Graphics"), "");
+  std::string note;
+  EXPECT_EQ(hardware_preset_for("Tesla V100-SXM2-16GB", &note), "v100");
+  EXPECT_NE(note.find("32 GB"), std::string::npos);
+}
+
+TEST(Work, QwenKernelsCarryTheirOperatorsWork) {
+  const Profile p = Profile::load(qwen());
+  const measure::ProfileWork work = measure::load_work(p);
+  // Every counted operator's kernels hold exactly its FLOPs and bytes between them.
+  std::vector<double> flops(work.ops.size(), 0), bytes(work.ops.size(), 0);
+  for (const auto& k : work.kernels) flops[k.op] += k.flops, bytes[k.op] += k.bytes;
+  std::size_t with_kernels = 0;
+  for (std::size_t i = 0; i < work.ops.size(); ++i) {
+    if (work.ops[i].kernels == 0) continue;
+    ++with_kernels;
+    EXPECT_NEAR(flops[i], work.ops[i].flops, 1e-6 * work.ops[i].flops + 1e-9);
+    EXPECT_NEAR(bytes[i], work.ops[i].bytes, 1e-6 * work.ops[i].bytes + 1e-9);
+  }
+  EXPECT_GT(with_kernels, 0u);
+  // The q/k/v projections (linear with bias, 72 calls) are counted once, on aten::linear (the addmm inside is
+  // nested), each 2 · 8944 · 1024 · 1024 FLOPs.
+  std::int64_t linear_qkv = 0;
+  for (const auto& op : work.ops) {
+    if (op.name == "aten::linear" && op.input_dims == "[[16, 559, 1024], [1024, 1024], [1024]]") {
+      ++linear_qkv;
+      EXPECT_DOUBLE_EQ(op.flops, 18756927488.0);
+    }
+    EXPECT_NE(op.name, "aten::addmm");  // inside aten::linear: nested, not counted
+  }
+  EXPECT_EQ(linear_qkv, 72);
+  EXPECT_GT(work.nested, 0);
+  // The roofline on the H100's ceilings: every point below the peak, the GEMMs dominate the FLOPs.
+  measure::WorkCeilings h100{"h100-sxm", 989e12, 1979e12};
+  const measure::MeasuredRoofline r = measure::measured_roofline(work, h100);
+  EXPECT_GT(r.kernels, 0);
+  EXPECT_GT(r.flops, 0);
+  double gemm = 0;
+  for (const auto& row : r.ops) {
+    EXPECT_LE(row.flops / row.kernel_s, 989e12) << row.op;
+    if (row.category == measure::WorkCategory::kGemm) gemm += row.flops;
+  }
+  EXPECT_GT(gemm, 0.5 * r.flops);
+  // A ceiling far below what the GEMMs achieve leaves them out, counted in a note.
+  const measure::MeasuredRoofline low = measure::measured_roofline(work, {"tiny", 1e9, 0});
+  EXPECT_GT(low.left_out, 0);
+  EXPECT_LT(low.kernels, r.kernels);
+  EXPECT_FALSE(low.notes.empty());
+}
+
+TEST(Work, TraceWithoutShapesSaysSo) {
+  const Profile p = Profile::load(trace("ns", "hta/ns_resolution_trace"));
+  const measure::ProfileWork work = measure::load_work(p);
+  EXPECT_TRUE(work.has_tables);
+  EXPECT_FALSE(work.shapes_recorded);
+  const measure::MeasuredRoofline r = measure::measured_roofline(work, {});
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_EQ(r.notes[0], measure::kNoShapesNote);
+  const Result report = run("report --json \"" + trace("ns", "hta/ns_resolution_trace").string() + "\"");
+  EXPECT_EQ(report.status, 0);
+  EXPECT_NE(report.out.find("no shapes recorded (record with record_shapes=True)"), std::string::npos);
+}
+
+TEST(MeasuredModel, QwenStepsAndFlopsPerStep) {
+  const Profile p = Profile::load(qwen());
+  const measure::Analysis a = measure::analyze(p);
+  const MeasuredModel m = measure_profile(p, a);
+  EXPECT_TRUE(m.workload.transformer);
+  ASSERT_TRUE(m.hardware.has_value());
+  EXPECT_EQ(m.hardware->name, "h100-sxm");
+  EXPECT_GT(m.rank_steps, 0);
+  EXPECT_GT(m.flops_per_step, 0);
+  // The parts of the mean step add up to its GPU span (compare's definition).
+  double sum = 0;
+  for (double v : m.steps.mean.parts) sum += v;
+  EXPECT_NEAR(sum, m.steps.mean.dur_s, 1e-9 * m.steps.mean.dur_s + 1e-12);
+  // The same object compare builds its measured column from.
+  const Measured direct = measure_steps(p, a, inferred_layout(m.workload));
+  EXPECT_DOUBLE_EQ(direct.mean.dur_s, m.steps.mean.dur_s);
+}
+
+TEST(CompareCli, WithoutModelFlagsComparesWhatTheProfileRan) {
+  const Result r = run("compare \"" + qwen().string() + "\"", true);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("inferred from the profile (model; hardware;"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("on 1 x h100-sxm"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("24 layers, ffn 2816, 16 heads (16 kv), vocab 151936"), std::string::npos) << r.out;
+  // A flag overrides its part only.
+  const Result layers = run("compare --json \"" + qwen().string() + "\" --layers 12");
+  ASSERT_EQ(layers.status, 0) << layers.out;
+  EXPECT_NE(layers.out.find("\"model\": true"), std::string::npos);
+}
+
+TEST(CompareCli, NotATransformerWithoutModelIsRefusedInOneLine) {
+  const fs::path filter = trace("filter", "hta/trace_filter");
+  const Result r = run("compare \"" + filter.string() + "\"", true);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("not a recognised transformer"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--model"), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+}
+
+TEST(CompareCli, CalibrateFitsGemmEfficiencyFromTheKernels) {
+  const Result r = run("compare --json --calibrate \"" + qwen().string() + "\"", true);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\"gemm_classes\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"applied_gemm_efficiency\""), std::string::npos);
+  const Result text = run("compare --calibrate \"" + qwen().string() + "\"");
+  EXPECT_NE(text.out.find("GEMM efficiency per shape class"), std::string::npos) << text.out;
+}
+
+}  // namespace
+}  // namespace meshscope::compare
