@@ -56,13 +56,11 @@ struct Batch {
   };
   std::vector<Diagnostic> diagnostics;
   std::vector<std::pair<std::string, std::string>> meta;
-  std::vector<OpWorkRecord> op_work;
-  std::vector<KernelWorkRecord> kernel_work;
 
   std::size_t size() const {
     return strings.size() + activities.size() + collectives.size() + api_calls.size() + ranges.size() +
            flows.size() + ranks.size() + devices.size() + process_groups.size() + streams.size() +
-           threads.size() + diagnostics.size() + meta.size() + op_work.size() + kernel_work.size();
+           threads.size() + diagnostics.size() + meta.size();
   }
 };
 
@@ -100,11 +98,11 @@ struct ProfileWriter::Impl {
   std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> string_ids;
   std::unique_ptr<Batch> current = std::make_unique<Batch>();
   std::int64_t next_activity_id = 1;
-  std::int64_t next_op_work_id = 1;
   std::int64_t next_collective_id = 1;
   std::int64_t next_range_id = 1;
-  // Ranges go to the batch nested (depth, parent) as they arrive while they come in order per track;
-  // otherwise unnested, and commit() rebuilds the nesting in SQL.
+  // Ranges go to the batch nested (depth, parent): as they arrive while every track comes in start order,
+  // else held back until their track is closed; a track that comes out of order is nested again in SQL at
+  // commit (writer/range_nesting.hpp).
   writer::OnlineNesting nesting{
       [this](const writer::NestedRange& range) { current->ranges.push_back(range); }};
 
@@ -133,7 +131,7 @@ struct ProfileWriter::Impl {
   sql::Statement insert_activities, insert_api_calls, insert_ranges;  // kRowsPerInsert rows at a time
   sql::Statement insert_string, insert_activity, insert_collective, insert_api_call, insert_range,
       insert_flow, insert_rank, insert_device, insert_pg, insert_stream, insert_thread, insert_diagnostic,
-      insert_meta, insert_op_work, insert_kernel_work;
+      insert_meta;
 
   void open() {
     db = sql::Database(temp, false, target);  // messages name the profile being written, not the temp file
@@ -168,16 +166,13 @@ struct ProfileWriter::Impl {
     insert_thread = db.prepare(insert_sql<Threads>(1, "INSERT OR REPLACE"));
     insert_diagnostic = db.prepare(insert_sql<Diagnostics>());
     insert_meta = db.prepare(insert_sql<Meta>(1, "INSERT OR REPLACE"));
-    insert_op_work = db.prepare(insert_sql<OpWork>());
-    insert_kernel_work = db.prepare(insert_sql<KernelWork>());
   }
 
   void finalize_statements() {
     for (sql::Statement* s :
          {&insert_activities, &insert_api_calls, &insert_ranges, &insert_string, &insert_activity,
           &insert_collective, &insert_api_call, &insert_range, &insert_flow, &insert_rank, &insert_device,
-          &insert_pg, &insert_stream, &insert_thread, &insert_diagnostic, &insert_meta, &insert_op_work,
-          &insert_kernel_work}) {
+          &insert_pg, &insert_stream, &insert_thread, &insert_diagnostic, &insert_meta}) {
       *s = sql::Statement();
     }
   }
@@ -228,14 +223,6 @@ struct ProfileWriter::Impl {
     }
     insert_rows<ApiCalls>(batch.api_calls, insert_api_call, insert_api_calls);
     insert_rows<Ranges>(batch.ranges, insert_range, insert_ranges);
-    for (const auto& w : batch.op_work) {
-      OpWork::bind(insert_op_work, 1, w);
-      insert_op_work.run();
-    }
-    for (const auto& k : batch.kernel_work) {
-      KernelWork::bind(insert_kernel_work, 1, k);
-      insert_kernel_work.run();
-    }
     for (const auto& f : batch.flows) {
       Flows::bind(insert_flow, 1, f);
       insert_flow.run();
@@ -448,19 +435,6 @@ void ProfileWriter::add_range(const RangeRecord& record) {
   impl.maybe_flush();
 }
 
-std::int64_t ProfileWriter::add_op_work(const OpWorkRecord& record) {
-  OpWorkRecord r = record;
-  r.id = impl_->next_op_work_id++;
-  impl_->current->op_work.push_back(r);
-  impl_->maybe_flush();
-  return r.id;
-}
-
-void ProfileWriter::add_kernel_work(const KernelWorkRecord& record) {
-  impl_->current->kernel_work.push_back(record);
-  impl_->maybe_flush();
-}
-
 void ProfileWriter::add_flow(const FlowRecord& record) {
   impl_->current->flows.push_back(record);
   impl_->maybe_flush();
@@ -496,7 +470,13 @@ void ProfileWriter::set_meta(std::string_view key, std::string_view value) {
   impl_->current->meta.emplace_back(std::string(key), std::string(value));
 }
 
+void ProfileWriter::close_tracks() {
+  impl_->nesting.close_tracks();
+  impl_->maybe_flush();
+}
+
 void ProfileWriter::checkpoint() {
+  impl_->nesting.close_tracks();  // a killed process must leave every range handed over in the file
   impl_->drain();
   impl_->rethrow_thread_error();
   std::lock_guard lock(impl_->mutex);  // the background thread is idle once drained; keep it that way
@@ -506,7 +486,7 @@ void ProfileWriter::checkpoint() {
 void ProfileWriter::commit() {
   {
     PhaseTimer timer("writer: drain batches");
-    impl_->nesting.flush();
+    impl_->nesting.close_tracks();
     impl_->drain();
     impl_->stop_thread();
   }
@@ -524,10 +504,19 @@ void ProfileWriter::commit() {
         db, impl_->cpu_collectives, impl_->next_collective_id,
         [this](std::int64_t id, const CollectiveRecord& c) { impl_->write_collective(id, c); });
   }
-  if (!impl_->nesting.active()) {
-    PhaseTimer timer("writer: rebuild nesting");
-    db.exec("PRAGMA temp_store=FILE");  // the sort of millions of ranges spills to disk, not memory
-    writer::rebuild_range_nesting(db);
+  if (const auto repair = impl_->nesting.tracks_to_repair(); !repair.empty()) {
+    PhaseTimer timer("writer: repair nesting");
+    // In place for a few tracks; a table rewrite in track order when they hold much of it (updates in place
+    // touch pages at random).
+    if (impl_->nesting.ranges_to_repair() * 4 <= impl_->nesting.total_ranges()) {
+      std::vector<writer::TrackKey> stored;
+      for (const auto& t : repair)
+        stored.push_back({writer::rewritten(t.rank, impl_->rank_rewrites).rank, t.pid, t.tid});
+      writer::repair_range_nesting(db, stored);
+    } else {
+      db.exec("PRAGMA temp_store=FILE");  // the sort of millions of ranges spills to disk, not memory
+      writer::rebuild_range_nesting(db);
+    }
   }
   {
     PhaseTimer timer("writer: finish");

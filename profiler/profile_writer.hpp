@@ -14,7 +14,6 @@
 #include <string_view>
 
 #include "profiler/records.hpp"
-#include "profiler/work_records.hpp"
 
 namespace meshscope {
 
@@ -43,11 +42,13 @@ class ProfileWriter {
   void add_collective(const CollectiveRecord& record);
   void add_api_call(const ApiCallRecord& record);
   void add_range(const RangeRecord& record);
-  // Work per operator (schema.sql op_work, kernel_work; docs/PROFILE.md "Work per operator"): the id of
-  // RECORD is assigned here and returned, for the kernel_work rows that point at it.
-  std::int64_t add_op_work(const OpWorkRecord& record);
-  void add_kernel_work(const KernelWorkRecord& record);
   void add_flow(const FlowRecord& record);
+
+  // Every range of the tracks (rank, pid, tid) handed over so far has been: ranges held back for nesting
+  // (writer/range_nesting.hpp) are nested and written now. Importers call it after each file, which bounds
+  // the memory ranges wait in. A track that later receives a range starting before its last one is nested
+  // again in SQL at commit (slower, same result).
+  void close_tracks();
 
   // Collective metadata known on the CPU side only (Kineto record_param_comms, NVTX NCCL ranges): at commit,
   // every kernel launched (by correlation id) from an API call on (pid, tid) within [start_ns, end_ns] that

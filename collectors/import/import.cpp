@@ -177,6 +177,7 @@ ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
             return rank;
           },
           &summary.notes);
+      writer.close_tracks();
       for (const auto& r : ranks) summary.ranks.push_back(r);
       continue;
     }
@@ -196,6 +197,7 @@ ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
           return assigner.assign(path, m);
         },
         settings);
+    writer.close_tracks();  // a file's tracks are complete: nest and write its ranges now
     done_bytes += file_bytes;
     if (result.gpu_events == 0 && result.cpu_events == 0) {
       fail("{}: no GPU or CPU events to import (the trace holds only metadata)", file.string());

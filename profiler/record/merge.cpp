@@ -241,6 +241,7 @@ class Merger {
         w_.add_range(r);
       }
     }
+    w_.close_tracks();
     {
       auto s = in.db.prepare(select_sql<Flows>());
       while (s.step()) {

@@ -20,9 +20,16 @@ void close_ended(Stack& stack, TimeNs start, TimeNs end) {
 }  // namespace
 
 bool OnlineNesting::add(const NestedRange& range) {
-  if (!active_) return false;
   const RangeRecord& record = range.record;
-  auto& track = tracks_[TrackKey{record.rank, record.pid, record.tid}];
+  Track& track = tracks_[TrackKey{record.rank, record.pid, record.tid}];
+  ++track.ranges;
+  ++total_ranges_;
+  if (track.repair) return false;
+  if (hold_back_) {
+    track.waiting.push_back(range);
+    if (++waiting_ >= kMaxWaiting) close_tracks();
+    return true;
+  }
   const TimeNs group_start =
       track.same_start.empty() ? record.start_ns : track.same_start.front().record.start_ns;
   if (record.start_ns >= group_start) {
@@ -30,24 +37,48 @@ bool OnlineNesting::add(const NestedRange& range) {
     track.same_start.push_back(range);
     return true;
   }
-  // Out of order: what waits is emitted as nested so far, the rest is the caller's.
-  active_ = false;
-  flush();
-  tracks_.clear();
+  // Out of order: this track's emitted ranges may lie inside RANGE, so the track is repaired at commit; every
+  // other track holds its ranges back from now on.
+  track.repair = true;
+  hold_back_ = true;
+  for (const auto& waiting : track.same_start) emit_(waiting);  // unnested, repaired at commit
+  track.same_start.clear();
   return false;
 }
 
-void OnlineNesting::flush() {
-  for (auto& [key, track] : tracks_) emit_same_start(track);
+void OnlineNesting::close_tracks() {
+  for (auto& [key, track] : tracks_) {
+    if (hold_back_) {
+      // What an online track still had pending joins its waiting ranges.
+      track.waiting.insert(track.waiting.end(), track.same_start.begin(), track.same_start.end());
+      track.same_start.clear();
+      emit_waiting(track);
+    } else {
+      emit_same_start(track);
+    }
+  }
+  waiting_ = 0;
 }
 
-void OnlineNesting::emit_same_start(Track& track) {
-  auto& group = track.same_start;
-  if (group.empty()) return;
-  std::stable_sort(group.begin(), group.end(), [](const NestedRange& a, const NestedRange& b) {
-    return a.record.end_ns > b.record.end_ns;
-  });
-  for (auto& range : group) {
+std::size_t OnlineNesting::ranges_to_repair() const {
+  std::size_t n = 0;
+  for (const auto& [key, track] : tracks_) {
+    if (track.repair) n += track.ranges;
+  }
+  return n;
+}
+
+std::vector<TrackKey> OnlineNesting::tracks_to_repair() const {
+  std::vector<TrackKey> out;
+  for (const auto& [key, track] : tracks_) {
+    if (track.repair) out.push_back(key);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void OnlineNesting::nest_and_emit(Track& track, std::vector<NestedRange>& sorted) {
+  for (auto& range : sorted) {
     const TimeNs start = range.record.start_ns, end = range.record.end_ns;
     close_ended(track.stack, start, end);
     range.depth = static_cast<std::int64_t>(track.stack.size());
@@ -55,7 +86,37 @@ void OnlineNesting::emit_same_start(Track& track) {
     track.stack.push_back({range.id, end});
     emit_(range);
   }
-  group.clear();
+  if (!sorted.empty()) {
+    track.last_start = sorted.back().record.start_ns;
+    track.emitted = true;
+  }
+  sorted.clear();
+}
+
+void OnlineNesting::emit_same_start(Track& track) {
+  auto& group = track.same_start;
+  std::stable_sort(group.begin(), group.end(), [](const NestedRange& a, const NestedRange& b) {
+    return a.record.end_ns > b.record.end_ns;
+  });
+  nest_and_emit(track, group);
+}
+
+void OnlineNesting::emit_waiting(Track& track) {
+  auto& waiting = track.waiting;
+  if (waiting.empty()) return;
+  std::sort(waiting.begin(), waiting.end(), [](const NestedRange& a, const NestedRange& b) {
+    if (a.record.start_ns != b.record.start_ns) return a.record.start_ns < b.record.start_ns;
+    if (a.record.end_ns != b.record.end_ns) return a.record.end_ns > b.record.end_ns;
+    return a.id < b.id;
+  });
+  // A range starting where the emitted ones started could be their parent: only a later start may follow.
+  if (track.emitted && waiting.front().record.start_ns <= track.last_start) {
+    track.repair = true;
+    for (const auto& range : waiting) emit_(range);  // unnested, repaired at commit
+    waiting.clear();
+    return;
+  }
+  nest_and_emit(track, waiting);
 }
 
 void rebuild_range_nesting(sql::Database& db) {
@@ -100,6 +161,41 @@ void rebuild_range_nesting(sql::Database& db) {
     }
   }
   db.exec("DROP TABLE ranges_unnested");
+}
+
+void repair_range_nesting(sql::Database& db, const std::vector<TrackKey>& tracks) {
+  if (tracks.empty()) return;
+  std::string keys;
+  for (const auto& t : tracks)
+    keys += fmt::format("{}({},{},{})", keys.empty() ? "" : ",", t.rank, t.pid, t.tid);
+  sql::Statement select = db.prepare(fmt::format(
+      "SELECT id, rank, pid, tid, start_ns, end_ns FROM ranges WHERE (rank, pid, tid) IN (VALUES {})"
+      " ORDER BY rank, pid, tid, start_ns, end_ns DESC, id",
+      keys));
+  sql::Statement update = db.prepare("UPDATE ranges SET depth = ?, parent_id = ? WHERE id = ?");
+  struct Open {
+    std::int64_t id;
+    TimeNs end;
+  };
+  std::vector<Open> stack;
+  std::int64_t track_rank = kNull, track_pid = kNull, track_tid = kNull;
+  while (select.step()) {
+    const std::int64_t id = select.column_int(0), rank = select.column_int(1), pid = select.column_int(2),
+                       tid = select.column_int(3);
+    const TimeNs start = select.column_int(4), end = select.column_int(5);
+    if (rank != track_rank || pid != track_pid || tid != track_tid) {
+      stack.clear();
+      track_rank = rank;
+      track_pid = pid;
+      track_tid = tid;
+    }
+    close_ended(stack, start, end);
+    update.bind(1, static_cast<std::int64_t>(stack.size()));
+    update.bind(2, stack.empty() ? kNull : stack.back().id);
+    update.bind(3, id);
+    update.run();
+    stack.push_back({id, end});
+  }
 }
 
 }  // namespace meshscope::writer

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -18,20 +19,41 @@ struct NestedRange {
   RangeRecord record;
 };
 
-// Nesting computed as ranges arrive, when each track's ranges come in start order (the usual case): ranges
-// with the same start wait until a later start shows up (the longest of them is the parent), then take their
-// depth from the track's stack of open ranges and go to EMIT. A range that arrives out of order turns this
-// off (add() returns false from then on): the caller writes ranges as they come and calls
-// rebuild_range_nesting() at the end.
+struct TrackKey {
+  std::int32_t rank;
+  std::int64_t pid, tid;
+  bool operator==(const TrackKey&) const = default;
+  bool operator<(const TrackKey& o) const {
+    return rank != o.rank ? rank < o.rank : pid != o.pid ? pid < o.pid : tid < o.tid;
+  }
+};
+
+// Nesting computed before the ranges reach the database, so that commit() need not rewrite the table.
+// While every track's ranges arrive in start order (the usual case), each range goes to EMIT as soon as a
+// later start shows up (ranges with the same start wait: the longest is the parent), and the database writes
+// them while the source is still being read. Once some track's range arrives out of order (PyTorch lists a
+// parent after its children), every track's ranges from then on wait in memory until close_tracks() (the
+// importer calls it after each file, and it happens by itself when kMaxWaiting ranges wait), are sorted, and
+// nested then. The track that went out of order, and any track whose waiting ranges start before what it
+// already emitted, is left to repair_range_nesting() at commit: add() returns false for its ranges, which the
+// caller writes unnested.
 class OnlineNesting {
  public:
+  // About 50 MB of waiting ranges: more than a large trace file holds per rank, and a bound on memory.
+  static constexpr std::size_t kMaxWaiting = std::size_t{1} << 19;
+
   explicit OnlineNesting(std::function<void(const NestedRange&)> emit) : emit_(std::move(emit)) {}
 
-  // False when RANGE could not be nested online (it is then the caller's to write, unnested).
+  // False when RANGE's track is left to the repair at commit (the caller then writes RANGE unnested).
   bool add(const NestedRange& range);
-  // Emits the ranges still waiting for a later start.
-  void flush();
-  bool active() const { return active_; }
+  // Emits every range held back: the tracks seen so far are complete (more ranges may still come for them,
+  // but starting after their last one, or the track is repaired at commit).
+  void close_tracks();
+  // The tracks whose nesting repair_range_nesting() must compute, keyed by the rank at the time of add().
+  std::vector<TrackKey> tracks_to_repair() const;
+  // How many ranges those tracks hold, and how many ranges were added in all.
+  std::size_t ranges_to_repair() const;
+  std::size_t total_ranges() const { return total_ranges_; }
 
  private:
   struct Open {
@@ -40,12 +62,12 @@ class OnlineNesting {
   };
   struct Track {
     std::vector<Open> stack;
-    std::vector<NestedRange> same_start;  // ranges sharing the latest start, not yet nested
-  };
-  struct TrackKey {
-    std::int32_t rank;
-    std::int64_t pid, tid;
-    bool operator==(const TrackKey&) const = default;
+    std::vector<NestedRange> same_start;  // in start order: the ranges sharing the latest start
+    std::vector<NestedRange> waiting;     // after the switch to waiting: every range, in any order
+    TimeNs last_start = 0;                // of the ranges emitted nested
+    bool emitted = false;
+    bool repair = false;
+    std::size_t ranges = 0;
   };
   struct TrackKeyHash {
     std::size_t operator()(const TrackKey& k) const {
@@ -53,15 +75,23 @@ class OnlineNesting {
     }
   };
 
+  void nest_and_emit(Track& track, std::vector<NestedRange>& sorted);
   void emit_same_start(Track& track);
+  void emit_waiting(Track& track);
 
   std::function<void(const NestedRange&)> emit_;
   std::unordered_map<TrackKey, Track, TrackKeyHash> tracks_;
-  bool active_ = true;
+  std::size_t waiting_ = 0;
+  std::size_t total_ranges_ = 0;
+  bool hold_back_ = false;  // ranges wait until close_tracks() (some track came out of order)
 };
 
 // Rewrites the ranges table of DB in track order with depth and parent filled in (sequential inserts:
 // updating rows in place would touch pages at random, minutes for millions of ranges).
 void rebuild_range_nesting(sql::Database& db);
+
+// Computes depth and parent of the ranges of TRACKS only (ranks as stored now), updating them in place: for a
+// few tracks of a large profile, much cheaper than rewriting the table.
+void repair_range_nesting(sql::Database& db, const std::vector<TrackKey>& tracks);
 
 }  // namespace meshscope::writer

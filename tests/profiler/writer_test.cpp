@@ -68,13 +68,16 @@ TEST(ProfileWriter, NothingAppearsUntilCommitAndAbandonedWritesLeaveNothing) {
   EXPECT_EQ(entries(dir), 1u);
 }
 
-// Nesting is computed as ranges arrive when each track comes in start order, and rebuilt in SQL at commit
-// when one arrives out of order; both must agree.
-class ProfileWriterNesting : public ::testing::TestWithParam<bool> {};
+// Nesting is computed before the ranges are written, in whatever order a track's ranges arrive (PyTorch lists
+// a parent after its children), and rebuilt in SQL at commit when a range arrives for a closed track with an
+// earlier start; all must agree.
+enum class Arrival { kInOrder, kReversed, kAcrossClose };
+class ProfileWriterNesting : public ::testing::TestWithParam<Arrival> {};
 
 TEST_P(ProfileWriterNesting, PerTrackWithTiesAndPartialOverlap) {
-  const bool out_of_order = GetParam();
-  const auto dir = temp_dir(std::string("writer-nesting-") + (out_of_order ? "sql" : "online"));
+  const Arrival arrival = GetParam();
+  const char* names[] = {"in-order", "reversed", "across-close"};
+  const auto dir = temp_dir(std::string("writer-nesting-") + names[static_cast<int>(arrival)]);
   const auto target = dir / "p.msdb";
   {
     WriterOptions options;
@@ -90,8 +93,12 @@ TEST_P(ProfileWriterNesting, PerTrackWithTiesAndPartialOverlap) {
         range(10, 20, same),     range(10, 100, outer),   range(12, 15, inner),
         range(50, 60, later),    range(90, 120, overlap),  // ends after "outer": one level deeper
         range(10, 100, other, 2)};                         // another thread: depth 0
-    if (out_of_order) std::reverse(ranges.begin(), ranges.end());
-    for (const auto& r : ranges) writer.add_range(r);
+    if (arrival != Arrival::kInOrder) std::reverse(ranges.begin(), ranges.end());
+    for (std::size_t i = 0; i < ranges.size(); ++i) {
+      writer.add_range(ranges[i]);
+      // Closing after "later" (50) leaves "inner" (12) and the others to arrive with earlier starts.
+      if (arrival == Arrival::kAcrossClose && i == 2) writer.close_tracks();
+    }
     writer.commit();
   }
   const auto profile = Profile::load(target);
@@ -113,7 +120,48 @@ TEST_P(ProfileWriterNesting, PerTrackWithTiesAndPartialOverlap) {
                              [](const CpuRange& a, const CpuRange& b) { return a.start_ns < b.start_ns; }));
 }
 
-INSTANTIATE_TEST_SUITE_P(OnlineAndInSql, ProfileWriterNesting, ::testing::Bool());
+// Once one track came out of order, the other tracks' ranges are held back until their file is done and
+// nested in memory, in any order; the track that came out of order is nested in SQL at commit.
+TEST(ProfileWriter, TracksHeldBackAfterOneCameOutOfOrderAreNestedInMemory) {
+  const auto dir = temp_dir("writer-held-back");
+  const auto target = dir / "p.msdb";
+  {
+    WriterOptions options;
+    options.background = false;
+    ProfileWriter writer(target, options);
+    writer.set_rank({});
+    const auto child = writer.intern("child"), parent = writer.intern("parent"),
+               b_child = writer.intern("b-child"), b_parent = writer.intern("b-parent"),
+               b_grandchild = writer.intern("b-grandchild");
+    writer.add_range(range(20, 30, child));            // thread 1: the child first,
+    writer.add_range(range(10, 40, parent));           // then its parent: out of order
+    writer.add_range(range(25, 27, b_grandchild, 2));  // thread 2, now held back, in reverse
+    writer.add_range(range(22, 35, b_child, 2));
+    writer.add_range(range(21, 50, b_parent, 2));
+    writer.close_tracks();
+    writer.commit();
+  }
+  const auto profile = Profile::load(target);
+  std::map<std::string, std::int32_t> depth;
+  for (const auto& r : profile.ranks()[0].ranges) depth[profile.str(r.name)] = r.depth;
+  EXPECT_EQ(depth["parent"], 0);
+  EXPECT_EQ(depth["child"], 1);
+  EXPECT_EQ(depth["b-parent"], 0);
+  EXPECT_EQ(depth["b-child"], 1);
+  EXPECT_EQ(depth["b-grandchild"], 2);
+  EXPECT_EQ(depth["step"], 0);
+  const auto& ranges = profile.ranks()[0].ranges;
+  const auto parent_row = std::find_if(ranges.begin(), ranges.end(),
+                                       [&](const CpuRange& r) { return profile.str(r.name) == "parent"; });
+  const auto child_row = std::find_if(ranges.begin(), ranges.end(),
+                                      [&](const CpuRange& r) { return profile.str(r.name) == "child"; });
+  ASSERT_NE(parent_row, ranges.end());
+  ASSERT_NE(child_row, ranges.end());
+  EXPECT_EQ(child_row->parent_id, parent_row->id);
+}
+
+INSTANTIATE_TEST_SUITE_P(OnlineAndInSql, ProfileWriterNesting,
+                         ::testing::Values(Arrival::kInOrder, Arrival::kReversed, Arrival::kAcrossClose));
 
 TEST(ProfileWriter, CpuCollectiveAttachesToTheKernelItLaunched) {
   const auto dir = temp_dir("writer-cpu-collective");
