@@ -56,11 +56,13 @@ struct Batch {
   };
   std::vector<Diagnostic> diagnostics;
   std::vector<std::pair<std::string, std::string>> meta;
+  std::vector<OpWorkRecord> op_work;
+  std::vector<KernelWorkRecord> kernel_work;
 
   std::size_t size() const {
     return strings.size() + activities.size() + collectives.size() + api_calls.size() + ranges.size() +
            flows.size() + ranks.size() + devices.size() + process_groups.size() + streams.size() +
-           threads.size() + diagnostics.size() + meta.size();
+           threads.size() + diagnostics.size() + meta.size() + op_work.size() + kernel_work.size();
   }
 };
 
@@ -98,6 +100,7 @@ struct ProfileWriter::Impl {
   std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> string_ids;
   std::unique_ptr<Batch> current = std::make_unique<Batch>();
   std::int64_t next_activity_id = 1;
+  std::int64_t next_op_work_id = 1;
   std::int64_t next_collective_id = 1;
   std::int64_t next_range_id = 1;
   // Ranges go to the batch nested (depth, parent): as they arrive while every track comes in start order,
@@ -131,7 +134,7 @@ struct ProfileWriter::Impl {
   sql::Statement insert_activities, insert_api_calls, insert_ranges;  // kRowsPerInsert rows at a time
   sql::Statement insert_string, insert_activity, insert_collective, insert_api_call, insert_range,
       insert_flow, insert_rank, insert_device, insert_pg, insert_stream, insert_thread, insert_diagnostic,
-      insert_meta;
+      insert_meta, insert_op_work, insert_kernel_work;
 
   void open() {
     db = sql::Database(temp, false, target);  // messages name the profile being written, not the temp file
@@ -166,13 +169,16 @@ struct ProfileWriter::Impl {
     insert_thread = db.prepare(insert_sql<Threads>(1, "INSERT OR REPLACE"));
     insert_diagnostic = db.prepare(insert_sql<Diagnostics>());
     insert_meta = db.prepare(insert_sql<Meta>(1, "INSERT OR REPLACE"));
+    insert_op_work = db.prepare(insert_sql<OpWork>());
+    insert_kernel_work = db.prepare(insert_sql<KernelWork>());
   }
 
   void finalize_statements() {
     for (sql::Statement* s :
          {&insert_activities, &insert_api_calls, &insert_ranges, &insert_string, &insert_activity,
           &insert_collective, &insert_api_call, &insert_range, &insert_flow, &insert_rank, &insert_device,
-          &insert_pg, &insert_stream, &insert_thread, &insert_diagnostic, &insert_meta}) {
+          &insert_pg, &insert_stream, &insert_thread, &insert_diagnostic, &insert_meta, &insert_op_work,
+          &insert_kernel_work}) {
       *s = sql::Statement();
     }
   }
@@ -223,6 +229,14 @@ struct ProfileWriter::Impl {
     }
     insert_rows<ApiCalls>(batch.api_calls, insert_api_call, insert_api_calls);
     insert_rows<Ranges>(batch.ranges, insert_range, insert_ranges);
+    for (const auto& w : batch.op_work) {
+      OpWork::bind(insert_op_work, 1, w);
+      insert_op_work.run();
+    }
+    for (const auto& k : batch.kernel_work) {
+      KernelWork::bind(insert_kernel_work, 1, k);
+      insert_kernel_work.run();
+    }
     for (const auto& f : batch.flows) {
       Flows::bind(insert_flow, 1, f);
       insert_flow.run();
@@ -433,6 +447,19 @@ void ProfileWriter::add_range(const RangeRecord& record) {
   const writer::NestedRange range{impl.next_range_id++, 0, kNull, record};
   if (!impl.nesting.add(range)) impl.current->ranges.push_back(range);
   impl.maybe_flush();
+}
+
+std::int64_t ProfileWriter::add_op_work(const OpWorkRecord& record) {
+  OpWorkRecord r = record;
+  r.id = impl_->next_op_work_id++;
+  impl_->current->op_work.push_back(r);
+  impl_->maybe_flush();
+  return r.id;
+}
+
+void ProfileWriter::add_kernel_work(const KernelWorkRecord& record) {
+  impl_->current->kernel_work.push_back(record);
+  impl_->maybe_flush();
 }
 
 void ProfileWriter::add_flow(const FlowRecord& record) {

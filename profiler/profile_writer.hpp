@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "profiler/records.hpp"
+#include "profiler/work_records.hpp"
 
 namespace meshscope {
 
@@ -42,6 +43,10 @@ class ProfileWriter {
   void add_collective(const CollectiveRecord& record);
   void add_api_call(const ApiCallRecord& record);
   void add_range(const RangeRecord& record);
+  // Work per operator (schema.sql op_work, kernel_work; docs/PROFILE.md "Work per operator"): the id of
+  // RECORD is assigned here and returned, for the kernel_work rows that point at it.
+  std::int64_t add_op_work(const OpWorkRecord& record);
+  void add_kernel_work(const KernelWorkRecord& record);
   void add_flow(const FlowRecord& record);
 
   // Every range of the tracks (rank, pid, tid) handed over so far has been: ranges held back for nesting
