@@ -20,6 +20,7 @@
 #include "profiler/json_writer.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/profile_writer.hpp"
+#include "profiler/text_format.hpp"
 #include "profiler/timing.hpp"
 #include "profiler/vocabulary.hpp"
 
@@ -62,18 +63,6 @@ std::string shorten(std::string_view name, std::size_t width) {
   if (name.starts_with("void ")) name.remove_prefix(5);
   if (name.size() <= width) return std::string(name);
   return std::string(name.substr(0, width - 3)) + "...";
-}
-
-std::string bytes_text(std::int64_t bytes) {
-  if (bytes <= 0) return "?";
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024.0 && unit < 4) {
-    value /= 1024.0;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
 }
 
 std::vector<std::string> profile_notes(const Profile& profile, const Options& options) {
@@ -535,14 +524,6 @@ constexpr double kExposedStandsOutPct = 5.0;
 constexpr double kWaitStandsOutPct = 1.0;
 constexpr double kCommStandsOutPct = 10.0;
 
-// A duration in the unit that reads best: 12.854 s, 51.513 ms, 850.0 µs, 120 ns.
-std::string time_text(TimeNs ns) {
-  if (ns >= 10'000'000'000) return fmt::format("{:.3f} s", static_cast<double>(ns) / 1e9);
-  if (ns >= 1'000'000) return fmt::format("{:.3f} ms", ms(ns));
-  if (ns >= 1'000) return fmt::format("{:.1f} µs", us(ns));
-  return fmt::format("{} ns", ns);
-}
-
 std::string size_text(std::int64_t bytes) {
   return bytes > 0 ? bytes_text(bytes) : "size not recorded";
 }
@@ -593,8 +574,8 @@ void findings(Text& t, const Profile& profile, const Analysis& a) {
       lines.push_back(fmt::format(
           "Straggler: the other ranks waited {} for rank {} in collectives. It arrived last in {} "
           "of the {} collectives matched on every peer, {} after the previous peer in total",
-          time_text(straggler->caused_wait_ns), straggler->rank, straggler->times_last, c.matched,
-          time_text(straggler->late_ns)));
+          duration_text(straggler->caused_wait_ns), straggler->rank, straggler->times_last, c.matched,
+          duration_text(straggler->late_ns)));
     } else {
       straggler = nullptr;
     }
@@ -610,7 +591,7 @@ void findings(Text& t, const Profile& profile, const Analysis& a) {
           profile.world_size() - static_cast<std::int64_t>(a.ranks.size()));
     } else if (rr.collective_wait_ns > 0) {
       waiting = fmt::format("; {} of its time in collectives was waiting for peers to arrive{}",
-                            time_text(rr.collective_wait_ns),
+                            duration_text(rr.collective_wait_ns),
                             straggler && straggler->rank != rr.rank
                                 ? fmt::format(" (rank {} came last most often)", straggler->rank)
                                 : "");
@@ -618,7 +599,7 @@ void findings(Text& t, const Profile& profile, const Analysis& a) {
     lines.push_back(fmt::format(
         "Exposed communication: rank {} spends {:.1f}% of its span ({}) communicating with no compute "
         "running; {:.1f}% of its communication is hidden behind compute{}",
-        rr.rank, pct(rr.total.exposed_comm_ns, rr.total.span_ns), time_text(rr.total.exposed_comm_ns),
+        rr.rank, pct(rr.total.exposed_comm_ns, rr.total.span_ns), duration_text(rr.total.exposed_comm_ns),
         pct(rr.total.overlap_ns, rr.total.comm_ns), waiting));
   }
   if (worst_idle && pct(worst_idle->total.idle_ns, worst_idle->total.span_ns) >= kIdleStandsOutPct) {
@@ -656,13 +637,14 @@ void findings(Text& t, const Profile& profile, const Analysis& a) {
       }
     }
     lines.push_back(fmt::format("GPU idle: rank {} is idle {:.1f}% of its span ({}){}", rr.rank,
-                                pct(rr.total.idle_ns, rr.total.span_ns), time_text(rr.total.idle_ns), why));
+                                pct(rr.total.idle_ns, rr.total.span_ns), duration_text(rr.total.idle_ns),
+                                why));
   }
   if (!c.stats.empty() && pct(comm_sum, span_sum) >= kCommStandsOutPct) {
     const auto& s = c.stats.front();
     lines.push_back(fmt::format(
         "Largest communication cost: {} ({}, {}) x{}: {:.3f} ms in total over all ranks, mean {}{}", s.op,
-        size_text(s.bytes), group_text(s.group_size), s.count, ms(s.total_ns), time_text(s.mean_ns),
+        size_text(s.bytes), group_text(s.group_size), s.count, ms(s.total_ns), duration_text(s.mean_ns),
         std::isfinite(s.busbw_gbps) ? fmt::format(", busbw {:.2f} GB/s", s.busbw_gbps) : ""));
   }
   t.heading("What stands out");
@@ -801,7 +783,7 @@ void launches_text(Text& t, const Profile& profile, const Sections& sections, co
       "streams sat idle {} waiting for them (summed over streams and ranks); {} of them were launched "
       "after the whole GPU had run dry (nothing ran on any of its streams) and ended it, after {} of "
       "GPU idle in all",
-      host_bound, time_text(host_bound_ns), device_dry, time_text(device_idle_ns)));
+      host_bound, duration_text(host_bound_ns), device_dry, duration_text(device_idle_ns)));
   const bool ops = sections.cpu_operators_loaded || profile.counts().cpu_op == 0;
   t.line("  {:<64} {:>9} {:>15} {:>13}",
          ops ? "launched from (CPU operator)" : "launched from (innermost CPU range loaded)", "launches",

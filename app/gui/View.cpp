@@ -23,6 +23,7 @@
 #include "collectors/import/import.hpp"
 #include "profiler/error.hpp"
 #include "profiler/output_file.hpp"
+#include "profiler/text_format.hpp"
 
 namespace meshscope::gui {
 
@@ -74,12 +75,7 @@ bool is_sqlite(const std::filesystem::path& path) {
 }
 
 std::filesystem::path cache_dir() {
-  const char* cache_home = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  std::filesystem::path dir = cache_home && *cache_home ? std::filesystem::path(cache_home)
-                              : home && *home           ? std::filesystem::path(home) / ".cache"
-                                                        : std::filesystem::temp_directory_path();
-  return dir / "meshscope" / "view";
+  return user_cache_dir() / "view";
 }
 
 std::filesystem::path config_file() {

@@ -61,7 +61,7 @@ void breakdown_bar(const char* id, const measure::Breakdown& b, double scale, fl
                   buf);
     }
     if (hovered && mx >= x && mx < x + w) {
-      ImGui::SetTooltip("%s: %s (%.1f%% of the span)", s.name, time_text(t, sizeof t, s.ns),
+      ImGui::SetTooltip("%s: %s (%.1f%% of the span)", s.name, duration_text(t, sizeof t, s.ns),
                         b.span_ns > 0 ? 100.0 * s.ns / static_cast<double>(b.span_ns) : 0.0);
     }
     x += w;
@@ -156,12 +156,12 @@ void View::summary_rank_bars() {
   char a[32], b[32], c[32], stats[160];
   auto stats_text = [&](const measure::RankResult& r) {
     std::snprintf(stats, sizeof stats, "span %s, exposed %s (%.0f%% of comm), idle %s",
-                  time_text(a, sizeof a, static_cast<double>(r.total.span_ns)),
-                  time_text(b, sizeof b, static_cast<double>(r.total.exposed_comm_ns)),
+                  duration_text(a, sizeof a, static_cast<double>(r.total.span_ns)),
+                  duration_text(b, sizeof b, static_cast<double>(r.total.exposed_comm_ns)),
                   r.total.comm_ns > 0 ? 100.0 * static_cast<double>(r.total.exposed_comm_ns) /
                                             static_cast<double>(r.total.comm_ns)
                                       : 0.0,
-                  time_text(c, sizeof c, static_cast<double>(r.total.idle_ns)));
+                  duration_text(c, sizeof c, static_cast<double>(r.total.idle_ns)));
     return stats;
   };
   // The statistics column is as wide as its widest text (never clipped), the bars take the rest, down to a
@@ -280,9 +280,9 @@ void View::summary_steps() {
       for (int c = 0; c < 8; ++c) {
         ImGui::TableNextColumn();
         if (c == 5 && cols[c] > 0)
-          ImGui::TextColored(to_vec4(kColExposed), "%s", time_text(t, sizeof t, cols[c]));
+          ImGui::TextColored(to_vec4(kColExposed), "%s", duration_text(t, sizeof t, cols[c]));
         else
-          ImGui::TextUnformatted(time_text(t, sizeof t, cols[c]));
+          ImGui::TextUnformatted(duration_text(t, sizeof t, cols[c]));
       }
       ImGui::TableNextColumn();
       breakdown_bar("##sb", g, scale, ImGui::GetContentRegionAvail().x, ImGui::GetTextLineHeight());
@@ -354,9 +354,9 @@ void View::summary_kernels() {
       ImGui::TableNextColumn();
       ImGui::Text("%lld", static_cast<long long>(k.count));
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(time_text(t, sizeof t, static_cast<double>(k.total_ns)));
+      ImGui::TextUnformatted(duration_text(t, sizeof t, static_cast<double>(k.total_ns)));
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(time_text(
+      ImGui::TextUnformatted(duration_text(
           t, sizeof t, k.count ? static_cast<double>(k.total_ns) / static_cast<double>(k.count) : 0.0));
       ImGui::TableNextColumn();
       ImGui::Text("%.1f",
@@ -447,9 +447,9 @@ void View::summary_collectives() {
       ImGui::TableNextColumn();
       ImGui::Text("%lld", static_cast<long long>(s.count));
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(time_text(t, sizeof t, static_cast<double>(s.total_ns)));
+      ImGui::TextUnformatted(duration_text(t, sizeof t, static_cast<double>(s.total_ns)));
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(time_text(t, sizeof t, static_cast<double>(s.mean_ns)));
+      ImGui::TextUnformatted(duration_text(t, sizeof t, static_cast<double>(s.mean_ns)));
       ImGui::TableNextColumn();
       if (std::isfinite(s.algbw_gbps))
         ImGui::Text("%.3g", s.algbw_gbps);

@@ -203,8 +203,8 @@ void View::timeline_toolbar() {
       ImGui::PushID(static_cast<int>(i));
       char text[96];
       std::snprintf(text, sizeof text, "#%zu  %s + %s", i + 1,
-                    time_text(a, sizeof a, static_cast<double>(bm.start - origin)),
-                    time_text(b, sizeof b, static_cast<double>(bm.end - bm.start)));
+                    duration_text(a, sizeof a, static_cast<double>(bm.start - origin)),
+                    duration_text(b, sizeof b, static_cast<double>(bm.end - bm.start)));
       if (ImGui::Selectable(text, false, ImGuiSelectableFlags_DontClosePopups, ImVec2(px(260), 0))) {
         tl_.t0 = bm.start;
         tl_.t1 = bm.end;
@@ -217,7 +217,7 @@ void View::timeline_toolbar() {
     ImGui::EndPopup();
   }
   ImGui::SameLine();
-  ImGui::TextDisabled("view %s", time_text(a, sizeof a, static_cast<double>(tl_.t1 - tl_.t0)));
+  ImGui::TextDisabled("view %s", duration_text(a, sizeof a, static_cast<double>(tl_.t1 - tl_.t0)));
   timeline_legend();
 }
 
@@ -570,7 +570,7 @@ void View::timeline_overlays(TimelineContext& ctx) {
     dl->AddLine(ImVec2(xa, ctx.win_top), ImVec2(xa, ctx.win_bottom), kColSelect);
     dl->AddLine(ImVec2(xb, ctx.win_top), ImVec2(xb, ctx.win_bottom), kColSelect);
     char tb[32];
-    time_text(tb, sizeof tb, static_cast<double>(std::abs(tl_.sel_b - tl_.sel_a)));
+    duration_text(tb, sizeof tb, static_cast<double>(std::abs(tl_.sel_b - tl_.sel_a)));
     const ImVec2 ts = ImGui::CalcTextSize(tb);
     const float cx = (xa + xb - ts.x) * 0.5f;
     dl->AddRectFilled(ImVec2(cx - 4, ctx.win_top + 4), ImVec2(cx + ts.x + 4, ctx.win_top + 6 + ts.y),

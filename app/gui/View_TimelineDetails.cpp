@@ -46,7 +46,7 @@ void field(const char* key, const char* format, ...) {
 
 void time_field(const char* key, double ns) {
   char t[32];
-  field(key, "%s", time_text(t, sizeof t, ns));
+  field(key, "%s", duration_text(t, sizeof t, ns));
 }
 
 bool begin_fields(const char* id) {
@@ -177,7 +177,7 @@ void View::details_fields(const EventRef& e) {
     const auto it = std::upper_bound(rank.streams.begin(), rank.streams.end(), e.index,
                                      [](std::uint32_t i, const GpuStream& s) { return i < s.first; });
     const GpuStream& stream = *(it - 1);
-    field("kind", "%s, %s", kind_text(a.kind), measure::to_string(cls));
+    field("kind", "%s, %s", to_string(a.kind), measure::to_string(cls));
     field("GPU, stream", "%d, %s (%lld)", stream.device, stream.name.c_str(),
           static_cast<long long>(stream.stream));
     field("id, correlation", "%lld, %s", static_cast<long long>(a.id), long_text(a.correlation).c_str());
@@ -264,7 +264,7 @@ void View::details_launch(const EventRef& e) {
     const ApiCall& call = rank.api_calls[api];
     if (e.kind != EventKind::kApiCall) {
       ImGui::Text("API call (thread %lld, %s):", static_cast<long long>(call.tid),
-                  time_text(t, sizeof t, static_cast<double>(call.end_ns - call.start_ns)));
+                  duration_text(t, sizeof t, static_cast<double>(call.end_ns - call.start_ns)));
       event_link({EventKind::kApiCall, e.rank_index, api}, "api");
     }
     const std::uint32_t op = launches.op_of_api[api];
@@ -318,7 +318,7 @@ void View::details_launch(const EventRef& e) {
       ImGui::Text(
           "flow %s (%s) %s thread %lld at %s", profile.str(f.category).c_str(), long_text(f.flow_id).c_str(),
           out ? "to" : "from", static_cast<long long>(out ? f.dst_tid : f.src_tid),
-          time_text(t, sizeof t, static_cast<double>((out ? f.dst_ns : f.src_ns) - profile.first_ns())));
+          duration_text(t, sizeof t, static_cast<double>((out ? f.dst_ns : f.src_ns) - profile.first_ns())));
       ++shown;
     }
   }
@@ -342,7 +342,7 @@ void View::details_peers(std::int32_t instance) {
                       static_cast<long long>(ci.key), ci.member_count, static_cast<long long>(ci.expected),
                       ci.complete ? "" : " (incomplete)");
   ImGui::Text("arrival skew %s, last to arrive: rank %d",
-              time_text(a, sizeof a, static_cast<double>(ci.skew_ns)), ci.last_rank);
+              duration_text(a, sizeof a, static_cast<double>(ci.skew_ns)), ci.last_rank);
   text_ellipsis("communicator " + profile.str(ci.communicator));
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
@@ -368,14 +368,14 @@ void View::details_peers(std::int32_t instance) {
     }
     ImGui::PopID();
     ImGui::TableNextColumn();
-    ImGui::Text("+%s", time_text(a, sizeof a, static_cast<double>(mem.start_ns - ci.first_arrival_ns)));
+    ImGui::Text("+%s", duration_text(a, sizeof a, static_cast<double>(mem.start_ns - ci.first_arrival_ns)));
     ImGui::TableNextColumn();
     ImGui::TextColored(to_vec4(mem.wait_ns > 0 ? kColExposed : kColTextDim), "%s",
-                       time_text(b, sizeof b, static_cast<double>(mem.wait_ns)));
+                       duration_text(b, sizeof b, static_cast<double>(mem.wait_ns)));
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(time_text(c, sizeof c, static_cast<double>(mem.transfer_ns)));
+    ImGui::TextUnformatted(duration_text(c, sizeof c, static_cast<double>(mem.transfer_ns)));
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(time_text(a, sizeof a, static_cast<double>(mem.end_ns - mem.start_ns)));
+    ImGui::TextUnformatted(duration_text(a, sizeof a, static_cast<double>(mem.end_ns - mem.start_ns)));
   }
   ImGui::EndTable();
 }
@@ -420,10 +420,11 @@ void View::range_panel() {
   const TimeNs lo = std::min(tl_.sel_a, tl_.sel_b), hi = std::max(tl_.sel_a, tl_.sel_b);
   const TimeNs origin = loaded_->profile->first_ns();
   char a[32], b[32], c[32];
-  ImGui::TextColored(to_vec4(kColSelect), "Range %s", time_text(a, sizeof a, static_cast<double>(hi - lo)));
+  ImGui::TextColored(to_vec4(kColSelect), "Range %s",
+                     duration_text(a, sizeof a, static_cast<double>(hi - lo)));
   ImGui::SameLine();
-  ImGui::TextDisabled("from %s to %s", time_text(b, sizeof b, static_cast<double>(lo - origin)),
-                      time_text(c, sizeof c, static_cast<double>(hi - origin)));
+  ImGui::TextDisabled("from %s to %s", duration_text(b, sizeof b, static_cast<double>(lo - origin)),
+                      duration_text(c, sizeof c, static_cast<double>(hi - origin)));
   ImGui::SameLine();
   if (ImGui::SmallButton("Zoom to it (Z)")) {
     tl_.t0 = lo;
@@ -443,7 +444,7 @@ void View::range_panel() {
   }
   ImGui::Text("%lld GPU activities overlap it; exposed communication inside it: %s (all ranks)",
               static_cast<long long>(range_.events),
-              time_text(a, sizeof a, static_cast<double>(range_.exposed_comm_ns)));
+              duration_text(a, sizeof a, static_cast<double>(range_.exposed_comm_ns)));
   range_tables();
 }
 
@@ -491,9 +492,9 @@ void View::range_tables() {
       ImGui::TableNextColumn();
       ImGui::Text("%lld", static_cast<long long>(ct.events));
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(time_text(t, sizeof t, static_cast<double>(ct.busy_ns)));
+      ImGui::TextUnformatted(duration_text(t, sizeof t, static_cast<double>(ct.busy_ns)));
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(time_text(t, sizeof t, static_cast<double>(ct.sum_ns)));
+      ImGui::TextUnformatted(duration_text(t, sizeof t, static_cast<double>(ct.sum_ns)));
     }
     ImGui::EndTable();
   }
@@ -536,9 +537,9 @@ void View::range_tables() {
         ImGui::TableNextColumn();
         ImGui::Text("%lld", static_cast<long long>(k.count));
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(time_text(t, sizeof t, static_cast<double>(k.total_ns)));
+        ImGui::TextUnformatted(duration_text(t, sizeof t, static_cast<double>(k.total_ns)));
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(time_text(t, sizeof t, static_cast<double>(k.max_ns)));
+        ImGui::TextUnformatted(duration_text(t, sizeof t, static_cast<double>(k.max_ns)));
       }
     }
     ImGui::EndTable();
@@ -571,9 +572,10 @@ void View::range_tables() {
         for (std::size_t c = 1; c < 6; ++c) {
           ImGui::TableNextColumn();
           if (c == 3 && v[c] > 0)
-            ImGui::TextColored(to_vec4(kColExposed), "%s", time_text(t, sizeof t, static_cast<double>(v[c])));
+            ImGui::TextColored(to_vec4(kColExposed), "%s",
+                               duration_text(t, sizeof t, static_cast<double>(v[c])));
           else
-            ImGui::TextUnformatted(time_text(t, sizeof t, static_cast<double>(v[c])));
+            ImGui::TextUnformatted(duration_text(t, sizeof t, static_cast<double>(v[c])));
         }
         ImGui::TableNextColumn();
         ImGui::Text("%lld", static_cast<long long>(rr.events));

@@ -12,6 +12,7 @@
 
 #include "analysis/measure/classify.hpp"
 #include "profiler/records.hpp"
+#include "profiler/text_format.hpp"
 
 namespace meshscope::gui {
 
@@ -69,34 +70,9 @@ inline std::string_view short_name(std::string_view name) {
   return name;
 }
 
-// Time with a unit that suits its size: "1.234 ms".
-inline const char* time_text(char* buf, int size, double ns) {
-  const double a = std::abs(ns);
-  if (a >= 1e9)
-    std::snprintf(buf, size, "%.3f s", ns / 1e9);
-  else if (a >= 1e6)
-    std::snprintf(buf, size, "%.3f ms", ns / 1e6);
-  else if (a >= 1e3)
-    std::snprintf(buf, size, "%.2f \xC2\xB5s", ns / 1e3);
-  else
-    std::snprintf(buf, size, "%.0f ns", ns);
-  return buf;
-}
-
-inline const char* bytes_text(char* buf, int size, double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (std::abs(bytes) >= 1024.0 && unit < 4) {
-    bytes /= 1024.0;
-    ++unit;
-  }
-  std::snprintf(buf, size, unit == 0 ? "%.0f %s" : "%.2f %s", bytes, units[unit]);
-  return buf;
-}
-
 // Seconds (model side) as text.
 inline const char* seconds_text(char* buf, int size, double s) {
-  return time_text(buf, size, s * 1e9);
+  return duration_text(buf, static_cast<std::size_t>(size), s * 1e9);
 }
 
 // Layout scale: the font size over the 15 px the layout was drawn for (HiDPI scale 2 gives 2), never under 1.

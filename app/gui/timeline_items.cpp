@@ -120,20 +120,6 @@ void clipped_text(ImDrawList* dl, float x0, float x1, float y, ImU32 color, std:
   if (fit > begin) dl->AddText(font, size, ImVec2(x0 + w, y), color, "...");
 }
 
-const char* kind_text(ActivityKind kind) {
-  switch (kind) {
-    case ActivityKind::kKernel:
-      return "kernel";
-    case ActivityKind::kMemcpy:
-      return "memcpy";
-    case ActivityKind::kMemset:
-      return "memset";
-    case ActivityKind::kSync:
-      return "sync";
-  }
-  return "?";
-}
-
 namespace {
 
 // Screen extent of one draw item, at least one pixel wide, clipped a little outside the time area.
@@ -259,8 +245,8 @@ void RankHeaderItem::draw(TimelineContext& ctx, float y) {
     clipped_text(dl, name_x, ctx.label_x + ctx.label_w() - 4, ty, kColTextDim, rank.hostname);
   }
   std::snprintf(buf, sizeof buf, "exposed comm %s of %s",
-                time_text(tb, sizeof tb, static_cast<double>(total.exposed_comm_ns)),
-                time_text(tb2, sizeof tb2, static_cast<double>(total.span_ns)));
+                duration_text(tb, sizeof tb, static_cast<double>(total.exposed_comm_ns)),
+                duration_text(tb2, sizeof tb2, static_cast<double>(total.span_ns)));
   const ImVec2 ts = ImGui::CalcTextSize(buf);
   dl->AddText(ImVec2(std::max(ctx.x0 + 4, ctx.x1 - ts.x - 8), ty - 1), kColTextDim, buf);
   // Exposed communication band (every interval, folded to pixels, none skipped).

@@ -181,7 +181,6 @@ inline constexpr float kMinPx = 3.0f;
 
 // Text clipped to [x0, x1] (with an ellipsis when it does not fit).
 void clipped_text(ImDrawList* dl, float x0, float x1, float y, ImU32 color, std::string_view text);
-const char* kind_text(ActivityKind kind);
 
 // [SECTION] Items
 // -----------------------------------------------------------------------------------------------

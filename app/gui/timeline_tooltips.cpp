@@ -26,7 +26,7 @@ void folded_tooltip(const DrawItem& item, std::string_view first_name) {
   ImGui::BeginTooltip();
   ImGui::Text("%u events folded (each under %.0f px: double-click or zoom in to separate them)", item.count,
               kMinPx);
-  ImGui::Text("span %s", time_text(tb, sizeof tb, static_cast<double>(item.end_ns - item.start_ns)));
+  ImGui::Text("span %s", duration_text(tb, sizeof tb, static_cast<double>(item.end_ns - item.start_ns)));
   ImGui::TextDisabled("first: %.*s", static_cast<int>(std::min<std::size_t>(first_name.size(), 90)),
                       first_name.data());
   ImGui::EndTooltip();
@@ -44,10 +44,10 @@ void RankHeaderItem::tooltip(const TimelineContext& ctx, const Hover& hover) con
     ImGui::SetTooltip(
         "Exposed communication on rank %d: %s here (%u interval%s)\nno compute ran while "
         "this rank communicated.\nRank total: %s exposed of %s communication.",
-        rank.rank, time_text(tb, sizeof tb, static_cast<double>(item.end_ns - item.start_ns)), item.count,
+        rank.rank, duration_text(tb, sizeof tb, static_cast<double>(item.end_ns - item.start_ns)), item.count,
         item.count == 1 ? "" : "s merged under one pixel",
-        time_text(tb2, sizeof tb2, static_cast<double>(b.exposed_comm_ns)),
-        time_text(tb3, sizeof tb3, static_cast<double>(b.comm_ns)));
+        duration_text(tb2, sizeof tb2, static_cast<double>(b.exposed_comm_ns)),
+        duration_text(tb3, sizeof tb3, static_cast<double>(b.comm_ns)));
     return;
   }
   const bool open = ctx.tl->rank_open[static_cast<std::size_t>(rank_index_)] != 0;
@@ -69,18 +69,18 @@ void StepsItem::tooltip(const TimelineContext& ctx, const Hover& hover) const {
   char tb[32];
   ImGui::BeginTooltip();
   ImGui::Text("Step %lld (%s)", static_cast<long long>(s.number), s.source.c_str());
-  ImGui::Text("CPU duration %s", time_text(tb, sizeof tb, static_cast<double>(s.end_ns - s.start_ns)));
+  ImGui::Text("CPU duration %s", duration_text(tb, sizeof tb, static_cast<double>(s.end_ns - s.start_ns)));
   for (const auto& sr : result.steps) {
     if (sr.number != s.number) continue;
     const auto& g = sr.gpu;
     ImGui::Separator();
-    ImGui::Text("GPU span      %s", time_text(tb, sizeof tb, static_cast<double>(g.span_ns)));
-    ImGui::Text("compute       %s", time_text(tb, sizeof tb, static_cast<double>(g.compute_ns)));
-    ImGui::Text("communication %s", time_text(tb, sizeof tb, static_cast<double>(g.comm_ns)));
+    ImGui::Text("GPU span      %s", duration_text(tb, sizeof tb, static_cast<double>(g.span_ns)));
+    ImGui::Text("compute       %s", duration_text(tb, sizeof tb, static_cast<double>(g.compute_ns)));
+    ImGui::Text("communication %s", duration_text(tb, sizeof tb, static_cast<double>(g.comm_ns)));
     ImGui::TextColored(to_vec4(kColExposed), "exposed comm  %s",
-                       time_text(tb, sizeof tb, static_cast<double>(g.exposed_comm_ns)));
-    ImGui::Text("memory        %s", time_text(tb, sizeof tb, static_cast<double>(g.memory_ns)));
-    ImGui::Text("idle          %s", time_text(tb, sizeof tb, static_cast<double>(g.idle_ns)));
+                       duration_text(tb, sizeof tb, static_cast<double>(g.exposed_comm_ns)));
+    ImGui::Text("memory        %s", duration_text(tb, sizeof tb, static_cast<double>(g.memory_ns)));
+    ImGui::Text("idle          %s", duration_text(tb, sizeof tb, static_cast<double>(g.idle_ns)));
   }
   ImGui::TextDisabled("double-click to zoom to this step");
   ImGui::EndTooltip();
@@ -125,14 +125,14 @@ void collective_tooltip(const TimelineContext& ctx, std::size_t r, const Activit
                                    ? static_cast<double>(bytes) / static_cast<double>(mem.transfer_ns)
                                    : 0.0;
     ImGui::TextColored(to_vec4(kColExposed), "wait %s",
-                       time_text(tb, sizeof tb, static_cast<double>(mem.wait_ns)));
+                       duration_text(tb, sizeof tb, static_cast<double>(mem.wait_ns)));
     ImGui::SameLine();
     ImGui::Text("transfer %s (algbw over transfer %.2f GB/s)",
-                time_text(tb2, sizeof tb2, static_cast<double>(mem.transfer_ns)), transfer_bw);
+                duration_text(tb2, sizeof tb2, static_cast<double>(mem.transfer_ns)), transfer_bw);
   }
   ImGui::Text("%u of %lld peers in profile, skew %s, last to arrive: rank %d", ci.member_count,
-              static_cast<long long>(ci.expected), time_text(tb, sizeof tb, static_cast<double>(ci.skew_ns)),
-              ci.last_rank);
+              static_cast<long long>(ci.expected),
+              duration_text(tb, sizeof tb, static_cast<double>(ci.skew_ns)), ci.last_rank);
 }
 
 void stream_label_tooltip(const TimelineContext& ctx, std::size_t r, std::uint32_t s) {
@@ -145,11 +145,11 @@ void stream_label_tooltip(const TimelineContext& ctx, std::size_t r, std::uint32
       "kernel gaps %s, other %s)\nright-click: pin to the top, move up or down",
       stream.device, stream.name.c_str(), stream.count, lanes, lanes == 1 ? "" : "s",
       lanes > 1 ? " (overlapping events are stacked, none hidden)" : "",
-      time_text(a, sizeof a, static_cast<double>(idle.busy_ns)),
-      time_text(b, sizeof b, static_cast<double>(idle.idle_ns)),
-      time_text(c, sizeof c, static_cast<double>(idle.host_bound_ns)),
-      time_text(d, sizeof d, static_cast<double>(idle.kernel_gap_ns)),
-      time_text(e, sizeof e, static_cast<double>(idle.other_ns)));
+      duration_text(a, sizeof a, static_cast<double>(idle.busy_ns)),
+      duration_text(b, sizeof b, static_cast<double>(idle.idle_ns)),
+      duration_text(c, sizeof c, static_cast<double>(idle.host_bound_ns)),
+      duration_text(d, sizeof d, static_cast<double>(idle.kernel_gap_ns)),
+      duration_text(e, sizeof e, static_cast<double>(idle.other_ns)));
 }
 
 }  // namespace
@@ -168,9 +168,9 @@ void GpuStreamItem::tooltip(const TimelineContext& ctx, const Hover& hover) cons
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
   ImGui::TextUnformatted(std::string(short_name(profile.str(a.name))).c_str());
   ImGui::PopTextWrapPos();
-  ImGui::TextColored(to_vec4(class_color(cls)), "%s, %s", kind_text(a.kind), measure::to_string(cls));
-  ImGui::Text("duration %s   start %s", time_text(tb, sizeof tb, static_cast<double>(a.duration())),
-              time_text(tb2, sizeof tb2, static_cast<double>(a.start_ns - profile.first_ns())));
+  ImGui::TextColored(to_vec4(class_color(cls)), "%s, %s", to_string(a.kind), measure::to_string(cls));
+  ImGui::Text("duration %s   start %s", duration_text(tb, sizeof tb, static_cast<double>(a.duration())),
+              duration_text(tb2, sizeof tb2, static_cast<double>(a.start_ns - profile.first_ns())));
   ImGui::Text("rank %d, GPU %d, %s", rank.rank, stream.device, stream.name.c_str());
   if (a.kind == ActivityKind::kKernel && a.detail != kNoDetail && a.detail < rank.kernels.size()) {
     const auto& k = rank.kernels[a.detail];
@@ -213,7 +213,7 @@ void launch_tooltip_lines(const TimelineContext& ctx, std::size_t r, std::uint32
   const ApiCall& call = rank.api_calls[api];
   char tb[32];
   ImGui::Text("launched by %s (%s) on thread %lld", profile.str(call.name).c_str(),
-              time_text(tb, sizeof tb, static_cast<double>(call.end_ns - call.start_ns)),
+              duration_text(tb, sizeof tb, static_cast<double>(call.end_ns - call.start_ns)),
               static_cast<long long>(call.tid));
   const std::uint32_t op = launches.op_of_api[api];
   if (op != measure::kNoIndex) {
@@ -222,7 +222,7 @@ void launch_tooltip_lines(const TimelineContext& ctx, std::size_t r, std::uint32
   }
   ImGui::Text(
       "queued %s before it started",
-      time_text(tb, sizeof tb, static_cast<double>(rank.activities[activity].start_ns - call.start_ns)));
+      duration_text(tb, sizeof tb, static_cast<double>(rank.activities[activity].start_ns - call.start_ns)));
 }
 
 namespace {
@@ -237,8 +237,9 @@ void api_call_tooltip(const TimelineContext& ctx, std::size_t r, std::uint32_t i
   ImGui::TextUnformatted(profile.str(c.name).c_str());
   ImGui::TextDisabled("CUDA %s API call, correlation %lld", to_string(c.kind),
                       static_cast<long long>(c.correlation));
-  ImGui::Text("duration %s   start %s", time_text(tb, sizeof tb, static_cast<double>(c.end_ns - c.start_ns)),
-              time_text(tb2, sizeof tb2, static_cast<double>(c.start_ns - profile.first_ns())));
+  ImGui::Text("duration %s   start %s",
+              duration_text(tb, sizeof tb, static_cast<double>(c.end_ns - c.start_ns)),
+              duration_text(tb2, sizeof tb2, static_cast<double>(c.start_ns - profile.first_ns())));
   ImGui::Text("rank %d, thread %lld", rank.rank, static_cast<long long>(c.tid));
   const auto launched = launches.activities_of(index);
   if (!launched.empty()) {
@@ -277,8 +278,9 @@ void CpuTrackItem::tooltip(const TimelineContext& ctx, const Hover& hover) const
   ImGui::TextUnformatted(profile.str(c.name).c_str());
   ImGui::PopTextWrapPos();
   ImGui::TextDisabled("%s, depth %d, %s", to_string(c.kind), c.depth, profile.str(c.category).c_str());
-  ImGui::Text("duration %s   start %s", time_text(tb, sizeof tb, static_cast<double>(c.end_ns - c.start_ns)),
-              time_text(tb2, sizeof tb2, static_cast<double>(c.start_ns - profile.first_ns())));
+  ImGui::Text("duration %s   start %s",
+              duration_text(tb, sizeof tb, static_cast<double>(c.end_ns - c.start_ns)),
+              duration_text(tb2, sizeof tb2, static_cast<double>(c.start_ns - profile.first_ns())));
   ImGui::Text("rank %d, %s", rank.rank, rank.tracks[track_].name.c_str());
   ImGui::TextDisabled("click: select it and show the CUDA calls it made");
   ImGui::EndTooltip();

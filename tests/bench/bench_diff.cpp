@@ -3,7 +3,7 @@
 //
 //   meshscope_gen_job --ranks 64 --events-per-rank 156250 --format msdb -o /tmp/job64.msdb
 //   meshscope_gen_job --ranks 64 --events-per-rank 156250 --seed 2 --format msdb -o /tmp/job64b.msdb
-//   MESHSCOPE_BENCH_PROFILE=/tmp/job64.msdb MESHSCOPE_BENCH_PROFILE_B=/tmp/job64b.msdb \
+//   MESHSCOPE_BENCH_PROFILE=/tmp/job64.msdb MESHSCOPE_BENCH_PROFILE_B=/tmp/job64b.msdb (continued:)
 //     taskset -c 0,1 meshscope_bench_diff
 //
 // BM_Diff times measure::diff_profiles alone (both profiles loaded and analysed beforehand),
