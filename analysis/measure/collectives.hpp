@@ -112,7 +112,8 @@ struct CollectiveReport {
 
 // nccl-tests bus-bandwidth factor for OP among N ranks: 2(n−1)/n for all-reduce, (n−1)/n for all-gather,
 // reduce-scatter and all-to-all (0 for a group of one: nothing crosses a bus), 1 for other ops and when N is
-// unknown (n < 1). The statistics leave busbw unknown when N is unknown for the ops whose factor depends on it.
+// unknown (n < 1). The statistics leave busbw unknown when N is unknown for the ops whose factor depends on
+// it.
 double busbw_factor(std::string_view op, std::int64_t n);
 
 // A communication kernel that has no collective row (recognised by its name only).
@@ -130,8 +131,8 @@ bool has_metadata(const Collective& c);
 
 // Statistics and cross-rank matching over every rank's Rank::collectives. Per rank (same order as
 // Profile::ranks()): CPU_OPS holds, per collective, the normalised op of the CPU call that launched its
-// kernel ("" when none); NAME_ONLY_COMM the communication kernels without a collectives row, which enter the statistics
-// but are not matched.
+// kernel ("" when none); NAME_ONLY_COMM the communication kernels without a collectives row, which enter the
+// statistics but are not matched.
 CollectiveReport analyze_collectives(const Profile& profile,
                                      const std::vector<std::vector<std::string>>& cpu_ops,
                                      const std::vector<std::vector<NameOnlyComm>>& name_only_comm);

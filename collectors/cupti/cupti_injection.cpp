@@ -2,14 +2,14 @@
 // from CUDA_INJECTION64_PATH when the process initialises CUDA; the driver calls InitializeInjection() once.
 //
 // [SECTION] Start: subscribe to CUPTI as "meshscope" (if another CUPTI client holds the process, say so once
-//           and step aside), make CUPTI stamp with the profile clock, start the per-rank Session, enable the activity
-//           kinds, hook cudaDeviceReset / profiler stop / context destruction, SIGTERM/SIGINT and exit.
-// [SECTION] Buffers: CUPTI asks for buffers (bounded: MESHSCOPE_CUPTI_MAX_BUFFERS of
-// MESHSCOPE_CUPTI_BUFFER_KB) and
-//           returns them full on its own threads; full buffers go through a lock-free queue to the Session
-//           thread, which translates every record (translate.cpp) and frees the buffer. When the cap is
-//           reached CUPTI drops records itself; when the queue is full the buffer is dropped; both are
-//           counted into the profile.
+//           and step aside), make CUPTI stamp with the profile clock, start the per-rank Session, enable
+//           the activity kinds, hook cudaDeviceReset / profiler stop / context destruction, SIGTERM/SIGINT
+//           and exit.
+// [SECTION] Buffers: CUPTI asks for buffers (at most MESHSCOPE_CUPTI_MAX_BUFFERS, each
+//           MESHSCOPE_CUPTI_BUFFER_KB) and returns them full on its own threads; full buffers go through a
+//           lock-free queue to the Session thread, which translates every record (translate.cpp) and frees
+//           the buffer. When the cap is reached CUPTI drops records itself; when the queue is full the buffer
+//           is dropped; both are counted into the profile.
 // [SECTION] Flush: the Session thread asks CUPTI for completed buffers every MESHSCOPE_FLUSH_MS and forces
 //           out partly filled ones at exit, device reset, profiler stop and on SIGTERM/SIGINT.
 #include <cupti.h>

@@ -2,13 +2,14 @@
 // NCCL_PROFILER_PLUGIN.
 //
 // [SECTION] Events: NCCL calls startEvent/recordEventState/stopEvent from the application thread (collective
-//           and group events) and from its proxy threads (kernel channel, proxy op and step events). Event objects come
-//           from fixed pools per communicator; a collective is complete once NCCL stopped it (it was enqueued) and all
-//           its kernel channels and proxy operations stopped. Completed collectives go through a lock-free bounded
-//           queue to the writer thread; a full queue or pool drops the event and counts it.
+//           and group events) and from its proxy threads (kernel channel, proxy op and step events). Event
+//           objects come from fixed pools per communicator; a collective is complete once NCCL stopped it (it
+//           was enqueued) and all its kernel channels and proxy operations stopped. Completed collectives go
+//           through a lock-free bounded queue to the writer thread; a full queue or pool drops the event and
+//           counts it.
 // [SECTION] Timing: a collective's GPU start/end are the earliest channel start and the latest channel stop
-//           that the kernel stamped with the GPU globaltimer (v4+). Without those: the kernel channel events' host
-//           times (v3), then proxy operation times, then the enqueue call (counted in the diagnostics).
+//           that the kernel stamped with the GPU globaltimer (v4+). Without those: the kernel channel events'
+//           host times (v3), then proxy operation times, then the enqueue call (counted in the diagnostics).
 // [SECTION] Versions: one implementation behind five ABI entry points (ncclProfiler_v5 ... ncclProfiler_v1).
 // [SECTION] Writer: the Session thread turns queued items into profile rows.
 #include <sys/syscall.h>
