@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "analysis/measure/classify.hpp"
+#include "analysis/measure/intervals.hpp"
 #include "profiler/vocabulary.hpp"
 
 namespace meshscope::measure {
@@ -21,14 +22,6 @@ constexpr TimeNs kEndAgreementNs = 50'000;
 bool busbw_depends_on_group(std::string_view op) {
   return op == "allreduce" || op == "allgather" || op == "reducescatter" || op == "alltoall" ||
          op == "alltoallv" || op == "alltoallbase";
-}
-
-TimeNs nearest_rank(std::vector<TimeNs>& values, double p) {
-  if (values.empty()) return 0;
-  auto index = static_cast<std::size_t>(std::ceil(p * static_cast<double>(values.size())));
-  index = index == 0 ? 0 : index - 1;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(index), values.end());
-  return values[index];
 }
 
 struct StatsKey {

@@ -1,6 +1,7 @@
 #include "analysis/measure/intervals.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace meshscope::measure {
 
@@ -112,6 +113,14 @@ void merge_disjoint_runs(std::vector<Interval>& runs, std::vector<std::size_t>& 
   }
   runs.resize(n);
   bounds.assign({0, n});
+}
+
+TimeNs nearest_rank(std::vector<TimeNs>& values, double p) {
+  if (values.empty()) return 0;
+  auto index = static_cast<std::size_t>(std::ceil(p * static_cast<double>(values.size())));
+  index = index == 0 ? 0 : index - 1;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(index), values.end());
+  return values[index];
 }
 
 }  // namespace meshscope::measure

@@ -61,4 +61,7 @@ TimeNs intersection_length(std::span<const Interval> a, std::span<const Interval
 void merge_disjoint_runs(std::vector<Interval>& runs, std::vector<std::size_t>& bounds,
                          std::vector<Interval>& scratch);
 
+// The P-th percentile (0 < P <= 1) of VALUES by the nearest-rank method (reorders VALUES); 0 when empty.
+TimeNs nearest_rank(std::vector<TimeNs>& values, double p);
+
 }  // namespace meshscope::measure

@@ -29,14 +29,6 @@ int bucket_of(TimeNs ns) {
   return k;
 }
 
-TimeNs nearest_rank(std::vector<TimeNs>& values, double p) {
-  if (values.empty()) return 0;
-  auto index = static_cast<std::size_t>(std::ceil(p * static_cast<double>(values.size())));
-  index = index == 0 ? 0 : index - 1;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(index), values.end());
-  return values[index];
-}
-
 LatencyStats stats_of(std::vector<TimeNs>& values) {
   LatencyStats s;
   s.count = static_cast<std::int64_t>(values.size());

@@ -17,6 +17,36 @@ void close_ended(Stack& stack, TimeNs start, TimeNs end) {
   }
 }
 
+// Nesting of ranges read in track order (rank, pid, tid, then start, longer first): the depth and parent of
+// each.
+class SortedTrackNester {
+ public:
+  struct Place {
+    std::int64_t depth, parent;  // parent: kNull at depth 0
+  };
+  Place place(std::int64_t rank, std::int64_t pid, std::int64_t tid, std::int64_t id, TimeNs start,
+              TimeNs end) {
+    if (rank != rank_ || pid != pid_ || tid != tid_) {
+      stack_.clear();
+      rank_ = rank;
+      pid_ = pid;
+      tid_ = tid;
+    }
+    close_ended(stack_, start, end);
+    const Place where{static_cast<std::int64_t>(stack_.size()), stack_.empty() ? kNull : stack_.back().id};
+    stack_.push_back({id, end});
+    return where;
+  }
+
+ private:
+  struct Open {
+    std::int64_t id;
+    TimeNs end;
+  };
+  std::vector<Open> stack_;
+  std::int64_t rank_ = kNull, pid_ = kNull, tid_ = kNull;
+};
+
 }  // namespace
 
 bool OnlineNesting::add(const NestedRange& range) {
@@ -134,30 +164,16 @@ void rebuild_range_nesting(sql::Database& db) {
         fmt::format("SELECT {} FROM ranges_unnested ORDER BY rank, pid, tid, start_ns, end_ns DESC, id",
                     schema::column_list(Ranges::kColumns)));
     sql::Statement insert = db.prepare(schema::insert_sql<Ranges>());
-    struct Open {
-      std::int64_t id;
-      TimeNs end;
-    };
-    std::vector<Open> stack;
-    std::int64_t track_rank = kNull, track_pid = kNull, track_tid = kNull;
+    SortedTrackNester nester;
     while (select.step()) {
-      const std::int64_t id = select.column_int(Ranges::id);
-      const std::int64_t rank = select.column_int(Ranges::rank), pid = select.column_int(Ranges::pid),
-                         tid = select.column_int(Ranges::tid);
-      const TimeNs start = select.column_int(Ranges::start_ns), end = select.column_int(Ranges::end_ns);
-      if (rank != track_rank || pid != track_pid || tid != track_tid) {
-        stack.clear();
-        track_rank = rank;
-        track_pid = pid;
-        track_tid = tid;
-      }
-      close_ended(stack, start, end);
+      const auto where = nester.place(select.column_int(Ranges::rank), select.column_int(Ranges::pid),
+                                      select.column_int(Ranges::tid), select.column_int(Ranges::id),
+                                      select.column_int(Ranges::start_ns), select.column_int(Ranges::end_ns));
       for (int i = 0; i < Ranges::kCount; ++i)
         sqlite3_bind_value(insert.handle(), i + 1, sqlite3_column_value(select.handle(), i));
-      insert.bind(1 + Ranges::depth, static_cast<std::int64_t>(stack.size()));
-      insert.bind(1 + Ranges::parent_id, stack.empty() ? kNull : stack.back().id);
+      insert.bind(1 + Ranges::depth, where.depth);
+      insert.bind(1 + Ranges::parent_id, where.parent);
       insert.run();
-      stack.push_back({id, end});
     }
   }
   db.exec("DROP TABLE ranges_unnested");
@@ -173,28 +189,14 @@ void repair_range_nesting(sql::Database& db, const std::vector<TrackKey>& tracks
       " ORDER BY rank, pid, tid, start_ns, end_ns DESC, id",
       keys));
   sql::Statement update = db.prepare("UPDATE ranges SET depth = ?, parent_id = ? WHERE id = ?");
-  struct Open {
-    std::int64_t id;
-    TimeNs end;
-  };
-  std::vector<Open> stack;
-  std::int64_t track_rank = kNull, track_pid = kNull, track_tid = kNull;
+  SortedTrackNester nester;
   while (select.step()) {
-    const std::int64_t id = select.column_int(0), rank = select.column_int(1), pid = select.column_int(2),
-                       tid = select.column_int(3);
-    const TimeNs start = select.column_int(4), end = select.column_int(5);
-    if (rank != track_rank || pid != track_pid || tid != track_tid) {
-      stack.clear();
-      track_rank = rank;
-      track_pid = pid;
-      track_tid = tid;
-    }
-    close_ended(stack, start, end);
-    update.bind(1, static_cast<std::int64_t>(stack.size()));
-    update.bind(2, stack.empty() ? kNull : stack.back().id);
-    update.bind(3, id);
+    const auto where = nester.place(select.column_int(1), select.column_int(2), select.column_int(3),
+                                    select.column_int(0), select.column_int(4), select.column_int(5));
+    update.bind(1, where.depth);
+    update.bind(2, where.parent);
+    update.bind(3, select.column_int(0));
     update.run();
-    stack.push_back({id, end});
   }
 }
 
