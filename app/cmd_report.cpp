@@ -849,38 +849,36 @@ void pipeline_text(Text& t, const measure::PipelineReport& p) {
   for (const auto& note : p.notes) t.bullet(note);
 }
 
-void write_text(const Profile& profile, const Analysis& a, const Options& options, const Sections& sections) {
-  Text t;
-  const auto& ranks = profile.ranks();
+// "N steps on M ranks" (distinct step numbers), or "no steps".
+std::string steps_summary(const Analysis& a) {
+  std::vector<std::int64_t> numbers;
+  std::size_t ranks_with_steps = 0;
+  for (const RankResult& rr : a.ranks) {
+    if (!rr.steps.empty()) ++ranks_with_steps;
+    for (const auto& s : rr.steps) numbers.push_back(s.number);
+  }
+  std::sort(numbers.begin(), numbers.end());
+  numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+  if (numbers.empty()) return "no steps";
+  return fmt::format("{} step{} on {} rank{}", numbers.size(), numbers.size() == 1 ? "" : "s",
+                     ranks_with_steps, ranks_with_steps == 1 ? "" : "s");
+}
+
+void header_text(Text& t, const Profile& profile, const Analysis& a, const Options& options) {
   const EventCounts& n = profile.counts();
   t.line("meshscope report: {}", profile.path().filename().string());
-  t.line("schema {}, {} rank(s) of world size {}, {}", profile.schema_version(), ranks.size(),
+  t.line("schema {}, {} rank(s) of world size {}, {}", profile.schema_version(), profile.ranks().size(),
          profile.world_size(), devices_text(profile));
-  std::string steps_text;
-  {
-    std::vector<std::int64_t> numbers;
-    std::size_t ranks_with_steps = 0;
-    for (const RankResult& rr : a.ranks) {
-      if (!rr.steps.empty()) ++ranks_with_steps;
-      for (const auto& s : rr.steps) numbers.push_back(s.number);
-    }
-    std::sort(numbers.begin(), numbers.end());
-    numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
-    steps_text = numbers.empty()
-                     ? std::string("no steps")
-                     : fmt::format("{} step{} on {} rank{}", numbers.size(), numbers.size() == 1 ? "" : "s",
-                                   ranks_with_steps, ranks_with_steps == 1 ? "" : "s");
-  }
   auto count = [](std::int64_t value, std::string_view noun) {
     return fmt::format("{} {}{}", value, noun, value == 1 ? "" : "s");
   };
   t.line("{}, {} memcpy, {} memset, {} sync, {}, {}, {}, {}", count(n.kernel, "kernel"), n.memcpy, n.memset,
          n.sync, count(n.collective, "collective"), count(n.runtime + n.driver, "runtime call"),
-         count(n.cpu_op, "CPU op"), steps_text);
+         count(n.cpu_op, "CPU op"), steps_summary(a));
   if (options.hta) t.line("HTA-compatible mode (see notes)");
+}
 
-  findings(t, profile, a);
-
+void rank_breakdown_text(Text& t, const Analysis& a) {
   t.heading("GPU time per rank (ms; whole profile)");
   t.line("{:>5} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7} {:>9} {:>9}", "rank", "span",
          "idle", "idle%", "compute", "comm", "memory", "overlap", "exposed", "hidden%", "coll wait", "sync");
@@ -898,216 +896,225 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
   t.line(
       "exposed = communication with no compute running; coll wait = time in collectives before the last peer "
       "arrived");
+}
 
-  // Steps: the columns after "gpu dur" add up to it; comm is shown apart (hidden + exposed).
+// Up to 64 rank-steps: one row each.
+void step_rows_text(Text& t, const Profile& profile, const Analysis& a) {
+  const TimeNs origin = profile.first_ns();
+  t.line("{:>5} {:>8} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}", "rank", "step", "gpu start",
+         "gpu dur", "compute", "exposed", "mem only", "idle", "comm", "kernels");
+  for (const RankResult& rr : a.ranks) {
+    for (const auto& s : rr.steps) {
+      if (s.gpu.activities == 0) {
+        t.line("{:>5} {:>8} {:>11.3f} {:>10}   no GPU work launched from this step", rr.rank, s.number,
+               ms(s.cpu_start_ns - origin), "-");
+        continue;
+      }
+      t.line("{:>5} {:>8} {:>11.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>8}",
+             rr.rank, s.number, ms(s.gpu.start_ns - origin), ms(s.gpu.span_ns), ms(s.gpu.compute_ns),
+             ms(s.gpu.exposed_comm_ns), ms(s.gpu.memory_only_ns), ms(s.gpu.idle_ns), ms(s.gpu.comm_ns),
+             s.gpu.activities);
+    }
+  }
+  t.line("gpu start = first GPU work of the step, ms since the profile's first event");
+}
+
+// Many rank-steps: one row per step number, mean over ranks and the slowest rank.
+void step_means_text(Text& t, const Analysis& a) {
+  struct StepAggregate {
+    std::int64_t number;
+    int ranks = 0;
+    TimeNs dur = 0, compute = 0, exposed = 0, memory = 0, idle = 0, comm = 0, slowest = -1;
+    std::int32_t slowest_rank = -1;
+  };
+  std::vector<StepAggregate> steps;
+  for (const RankResult& rr : a.ranks) {
+    for (const auto& s : rr.steps) {
+      auto it = std::find_if(steps.begin(), steps.end(),
+                             [&](const StepAggregate& g) { return g.number == s.number; });
+      if (it == steps.end()) {
+        steps.push_back({s.number});
+        it = steps.end() - 1;
+      }
+      ++it->ranks;
+      it->dur += s.gpu.span_ns;
+      it->compute += s.gpu.compute_ns;
+      it->exposed += s.gpu.exposed_comm_ns;
+      it->memory += s.gpu.memory_only_ns;
+      it->idle += s.gpu.idle_ns;
+      it->comm += s.gpu.comm_ns;
+      if (s.gpu.span_ns > it->slowest) {
+        it->slowest = s.gpu.span_ns;
+        it->slowest_rank = rr.rank;
+      }
+    }
+  }
+  std::sort(steps.begin(), steps.end(),
+            [](const StepAggregate& x, const StepAggregate& y) { return x.number < y.number; });
+  t.line("{:>8} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12}", "step", "ranks", "mean dur",
+         "compute", "exposed", "mem only", "idle", "comm", "max dur", "slowest rank");
+  for (const StepAggregate& g : steps) {
+    const double k = g.ranks > 0 ? static_cast<double>(g.ranks) : 1.0;
+    t.line("{:>8} {:>6} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>12}",
+           g.number, g.ranks, ms(g.dur) / k, ms(g.compute) / k, ms(g.exposed) / k, ms(g.memory) / k,
+           ms(g.idle) / k, ms(g.comm) / k, ms(g.slowest), g.slowest_rank);
+  }
+  t.line("means over the ranks that ran each step");
+}
+
+// Steps: the columns after "gpu dur" add up to it; comm is shown apart (hidden + exposed).
+void steps_text(Text& t, const Profile& profile, const Analysis& a) {
   std::size_t rows = 0;
   for (const RankResult& rr : a.ranks) rows += rr.steps.size();
-  if (rows > 0) {
-    const TimeNs origin = profile.first_ns();
-    std::string sources;
-    for (const RankResult& rr : a.ranks) {
-      if (!rr.step_source.empty() && sources.find(rr.step_source) == std::string::npos) {
-        sources += (sources.empty() ? "" : ", ") + rr.step_source;
-      }
+  if (rows == 0) return;
+  std::string sources;
+  for (const RankResult& rr : a.ranks) {
+    if (!rr.step_source.empty() && sources.find(rr.step_source) == std::string::npos) {
+      sources += (sources.empty() ? "" : ", ") + rr.step_source;
     }
-    t.heading(fmt::format(
-        "Steps (ms; GPU work launched from inside each step, by correlation id; boundaries from {})",
-        sources));
-    if (rows <= 64) {
-      t.line("{:>5} {:>8} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}", "rank", "step",
-             "gpu start", "gpu dur", "compute", "exposed", "mem only", "idle", "comm", "kernels");
-      for (const RankResult& rr : a.ranks) {
-        for (const auto& s : rr.steps) {
-          if (s.gpu.activities == 0) {
-            t.line("{:>5} {:>8} {:>11.3f} {:>10}   no GPU work launched from this step", rr.rank, s.number,
-                   ms(s.cpu_start_ns - origin), "-");
-            continue;
-          }
-          t.line("{:>5} {:>8} {:>11.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>8}",
-                 rr.rank, s.number, ms(s.gpu.start_ns - origin), ms(s.gpu.span_ns), ms(s.gpu.compute_ns),
-                 ms(s.gpu.exposed_comm_ns), ms(s.gpu.memory_only_ns), ms(s.gpu.idle_ns), ms(s.gpu.comm_ns),
-                 s.gpu.activities);
-        }
-      }
-      t.line("gpu start = first GPU work of the step, ms since the profile's first event");
-    } else {
-      // Many ranks: one row per step number, mean over ranks and the slowest rank.
-      struct Agg {
-        std::int64_t number;
-        int ranks = 0;
-        TimeNs dur = 0, compute = 0, exposed = 0, memory = 0, idle = 0, comm = 0, slowest = -1;
-        std::int32_t slowest_rank = -1;
-      };
-      std::vector<Agg> steps;
-      for (const RankResult& rr : a.ranks) {
-        for (const auto& s : rr.steps) {
-          auto it =
-              std::find_if(steps.begin(), steps.end(), [&](const Agg& g) { return g.number == s.number; });
-          if (it == steps.end()) {
-            steps.push_back({s.number});
-            it = steps.end() - 1;
-          }
-          ++it->ranks;
-          it->dur += s.gpu.span_ns;
-          it->compute += s.gpu.compute_ns;
-          it->exposed += s.gpu.exposed_comm_ns;
-          it->memory += s.gpu.memory_only_ns;
-          it->idle += s.gpu.idle_ns;
-          it->comm += s.gpu.comm_ns;
-          if (s.gpu.span_ns > it->slowest) {
-            it->slowest = s.gpu.span_ns;
-            it->slowest_rank = rr.rank;
-          }
-        }
-      }
-      std::sort(steps.begin(), steps.end(), [](const Agg& x, const Agg& y) { return x.number < y.number; });
-      t.line("{:>8} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12}", "step", "ranks",
-             "mean dur", "compute", "exposed", "mem only", "idle", "comm", "max dur", "slowest rank");
-      for (const Agg& g : steps) {
-        const double k = g.ranks > 0 ? static_cast<double>(g.ranks) : 1.0;
-        t.line("{:>8} {:>6} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>12}",
-               g.number, g.ranks, ms(g.dur) / k, ms(g.compute) / k, ms(g.exposed) / k, ms(g.memory) / k,
-               ms(g.idle) / k, ms(g.comm) / k, ms(g.slowest), g.slowest_rank);
-      }
-      t.line("means over the ranks that ran each step");
-    }
-    t.line(
-        "gpu dur = compute + exposed + mem only + idle: exposed = communication with no compute running, mem "
-        "only = copies");
-    t.line(
-        "under neither, idle = no GPU work (waits on syncs included); comm = all of the step's communication "
-        "(hidden + exposed)");
   }
+  t.heading(fmt::format(
+      "Steps (ms; GPU work launched from inside each step, by correlation id; boundaries from {})", sources));
+  if (rows <= 64) {
+    step_rows_text(t, profile, a);
+  } else {
+    step_means_text(t, a);
+  }
+  t.line(
+      "gpu dur = compute + exposed + mem only + idle: exposed = communication with no compute running, mem "
+      "only = copies");
+  t.line(
+      "under neither, idle = no GPU work (waits on syncs included); comm = all of the step's communication "
+      "(hidden + exposed)");
+}
 
-  const bool any_gpu_work =
-      std::any_of(ranks.begin(), ranks.end(), [](const Rank& r) { return !r.activities.empty(); });
-  if (any_gpu_work) {
-    // Idle per stream.
-    t.heading("Idle time per stream (ms)");
-    t.line("{:>5} {:>7} {:>9} {:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8}", "rank", "device", "stream",
-           "work", "busy", "idle", "host-bound", "kernel gap", "other", "gaps");
-    const bool per_stream = a.ranks.size() <= 8;
-    for (const RankResult& rr : a.ranks) {
-      const Rank& r = ranks[rr.rank_index];
-      if (per_stream) {
-        for (const auto& s : rr.streams) {
-          const GpuStream& st = r.streams[s.stream_index];
-          t.line("{:>5} {:>7} {:>9} {:>8} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>8}", rr.rank,
-                 st.device,
-                 vocabulary::is_device_wide_stream(st.stream) ? std::string("device")
-                                                              : std::to_string(st.stream),
-                 measure::to_string(s.work), ms(s.busy_ns), ms(s.idle_ns), ms(s.host_bound_ns),
-                 ms(s.kernel_gap_ns), ms(s.other_ns), s.gaps);
-        }
-      } else {
-        // Many ranks: one row per rank, the sum over its main compute streams.
-        measure::StreamIdle sum;
-        TimeNs busiest = 0;
-        for (const auto& s : rr.streams) busiest = std::max(busiest, s.compute_ns);
-        for (const auto& s : rr.streams) {
-          if (busiest == 0 || s.compute_ns * 10 < busiest) continue;
-          sum.busy_ns += s.busy_ns;
-          sum.idle_ns += s.idle_ns;
-          sum.host_bound_ns += s.host_bound_ns;
-          sum.kernel_gap_ns += s.kernel_gap_ns;
-          sum.other_ns += s.other_ns;
-          sum.gaps += s.gaps;
-        }
-        t.line("{:>5} {:>7} {:>9} {:>8} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>8}", rr.rank,
-               "all", "main", "compute", ms(sum.busy_ns), ms(sum.idle_ns), ms(sum.host_bound_ns),
-               ms(sum.kernel_gap_ns), ms(sum.other_ns), sum.gaps);
+void stream_idle_text(Text& t, const Profile& profile, const Analysis& a) {
+  const auto& ranks = profile.ranks();
+  t.heading("Idle time per stream (ms)");
+  t.line("{:>5} {:>7} {:>9} {:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8}", "rank", "device", "stream",
+         "work", "busy", "idle", "host-bound", "kernel gap", "other", "gaps");
+  const bool per_stream = a.ranks.size() <= 8;
+  for (const RankResult& rr : a.ranks) {
+    const Rank& r = ranks[rr.rank_index];
+    if (per_stream) {
+      for (const auto& s : rr.streams) {
+        const GpuStream& st = r.streams[s.stream_index];
+        t.line(
+            "{:>5} {:>7} {:>9} {:>8} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>8}", rr.rank,
+            st.device,
+            vocabulary::is_device_wide_stream(st.stream) ? std::string("device") : std::to_string(st.stream),
+            measure::to_string(s.work), ms(s.busy_ns), ms(s.idle_ns), ms(s.host_bound_ns),
+            ms(s.kernel_gap_ns), ms(s.other_ns), s.gaps);
       }
+      continue;
     }
+    // Many ranks: one row per rank, the sum over its main compute streams.
+    measure::StreamIdle sum;
+    TimeNs busiest = 0;
+    for (const auto& s : rr.streams) busiest = std::max(busiest, s.compute_ns);
+    for (const auto& s : rr.streams) {
+      if (busiest == 0 || s.compute_ns * 10 < busiest) continue;
+      sum.busy_ns += s.busy_ns;
+      sum.idle_ns += s.idle_ns;
+      sum.host_bound_ns += s.host_bound_ns;
+      sum.kernel_gap_ns += s.kernel_gap_ns;
+      sum.other_ns += s.other_ns;
+      sum.gaps += s.gaps;
+    }
+    t.line("{:>5} {:>7} {:>9} {:>8} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>8}", rr.rank, "all",
+           "main", "compute", ms(sum.busy_ns), ms(sum.idle_ns), ms(sum.host_bound_ns), ms(sum.kernel_gap_ns),
+           ms(sum.other_ns), sum.gaps);
+  }
+  t.line(
+      "work = the class with the most time on the stream; host-bound: the next work was launched only after "
+      "the "
+      "stream");
+  t.line(
+      "ran dry; kernel gap: queued, gap < 30 µs; other: queued but waiting longer (other streams, events, "
+      "syncs).");
+  t.line(
+      "Communication and copy streams wait for work by design: their host-bound time is normal. Idle here is "
+      "per stream");
+  bool device_wide = false;
+  for (const Rank& r : ranks) {
+    for (const GpuStream& st : r.streams) device_wide |= vocabulary::is_device_wide_stream(st.stream);
+  }
+  if (!per_stream) {
     t.line(
-        "work = the class with the most time on the stream; host-bound: the next work was launched only "
-        "after "
-        "the "
+        "more than 8 ranks: one row per rank, summed over its main compute streams (compute time at least a "
+        "tenth of the stream with the most)");
+  }
+  if (device_wide) {
+    t.line(
+        "stream \"device\": device-wide synchronisations (context and event syncs), which wait on no one "
         "stream");
-    t.line(
-        "ran dry; kernel gap: queued, gap < 30 µs; other: queued but waiting longer (other streams, events, "
-        "syncs).");
-    t.line(
-        "Communication and copy streams wait for work by design: their host-bound time is normal. Idle here "
-        "is "
-        "per stream");
-    bool device_wide = false;
-    for (const Rank& r : ranks) {
-      for (const GpuStream& st : r.streams) device_wide |= vocabulary::is_device_wide_stream(st.stream);
-    }
-    if (!per_stream) {
-      t.line(
-          "more than 8 ranks: one row per rank, summed over its main compute streams (compute time at least "
-          "a tenth "
-          "of the stream with the most)");
-    }
-    if (device_wide) {
-      t.line(
-          "stream \"device\": device-wide synchronisations (context and event syncs), which wait on no one "
-          "stream");
-    }
+  }
+}
 
-    // Top kernels.
-    t.heading("Top kernels by total time (all ranks)");
-    t.line("{:<7} {:<74} {:>9} {:>12} {:>12}", "class", "name", "count", "total ms", "mean µs");
-    for (int cls = 0; cls < measure::kClassCount; ++cls) {
-      const auto& list = a.top_kernels[cls];
-      for (std::size_t i = 0; i < list.size() && i < 5; ++i) {
-        const auto& k = list[i];
-        t.line("{:<7} {:<74} {:>9} {:>12.3f} {:>12.1f}", measure::to_string(static_cast<ActivityClass>(cls)),
-               shorten(profile.str(k.name), 74), k.count, ms(k.total_ns),
-               us(k.total_ns) / static_cast<double>(k.count));
-      }
+// Top kernels per class, and why the largest kernels are in their class.
+void kernels_text(Text& t, const Profile& profile, const Analysis& a) {
+  t.heading("Top kernels by total time (all ranks)");
+  t.line("{:<7} {:<74} {:>9} {:>12} {:>12}", "class", "name", "count", "total ms", "mean µs");
+  for (int cls = 0; cls < measure::kClassCount; ++cls) {
+    const auto& list = a.top_kernels[cls];
+    for (std::size_t i = 0; i < list.size() && i < 5; ++i) {
+      const auto& k = list[i];
+      t.line("{:<7} {:<74} {:>9} {:>12.3f} {:>12.1f}", measure::to_string(static_cast<ActivityClass>(cls)),
+             shorten(profile.str(k.name), 74), k.count, ms(k.total_ns),
+             us(k.total_ns) / static_cast<double>(k.count));
     }
-
-    // Why the largest kernels are in their class.
-    t.heading("How the kernels were classified (per class, the evidence behind the most time)");
-    for (int cls = 0; cls < measure::kClassCount; ++cls) {
-      const auto& reasons = a.reasons[cls];
-      for (std::size_t i = 0; i < reasons.size() && i < 3; ++i) {
-        const auto& reason = reasons[i];
-        t.bullet(fmt::format("{}: {:.3f} ms in {} kernel name(s), largest {} ({:.3f} ms): {}",
-                             measure::to_string(static_cast<ActivityClass>(cls)), ms(reason.total_ns),
-                             reason.names, shorten(profile.str(reason.largest), 60), ms(reason.largest_ns),
-                             reason_text(a, reason, static_cast<ActivityClass>(cls))));
-      }
-      if (reasons.size() > 3) {
-        t.bullet(fmt::format("{}: {} more (--json \"classification\")",
-                             measure::to_string(static_cast<ActivityClass>(cls)), reasons.size() - 3));
-      }
-    }
-    t.line("rules are tried in order, --rule ones first; docs/ANALYSIS.md lists them");
   }
 
-  // Collectives.
+  t.heading("How the kernels were classified (per class, the evidence behind the most time)");
+  for (int cls = 0; cls < measure::kClassCount; ++cls) {
+    const auto& reasons = a.reasons[cls];
+    const auto class_name = measure::to_string(static_cast<ActivityClass>(cls));
+    for (std::size_t i = 0; i < reasons.size() && i < 3; ++i) {
+      const auto& reason = reasons[i];
+      t.bullet(fmt::format("{}: {:.3f} ms in {} kernel name(s), largest {} ({:.3f} ms): {}", class_name,
+                           ms(reason.total_ns), reason.names, shorten(profile.str(reason.largest), 60),
+                           ms(reason.largest_ns), reason_text(a, reason, static_cast<ActivityClass>(cls))));
+    }
+    if (reasons.size() > 3) {
+      t.bullet(fmt::format("{}: {} more (--json \"classification\")", class_name, reasons.size() - 3));
+    }
+  }
+  t.line("rules are tried in order, --rule ones first; docs/ANALYSIS.md lists them");
+}
+
+void collectives_text(Text& t, const Analysis& a) {
   const auto& c = a.collectives;
   t.heading(
       "Collectives (all ranks; bandwidth as nccl-tests: algbw = bytes / mean time, busbw = algbw x factor)");
   if (c.stats.empty()) {
     t.line("no communication operations in this profile");
-  } else {
-    t.line("{:<14} {:<8} {:>7} {:>10} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}", "op", "from", "group",
-           "size", "count", "total ms", "mean µs", "p50 µs", "p95 µs", "algbw GB/s", "busbw GB/s");
-    auto unknown_or = [](double v) {
-      return std::isfinite(v) ? fmt::format("{:.2f}", v) : std::string("unknown");
-    };
-    for (std::size_t i = 0; i < c.stats.size() && i < 20; ++i) {
-      const auto& s = c.stats[i];
-      t.line("{:<14} {:<8} {:>7} {:>10} {:>7} {:>10.3f} {:>10.1f} {:>10.1f} {:>10.1f} {:>10} {:>10}",
-             shorten(s.op, 14), op_source_text(s.op_source),
-             s.group_size > 0 ? fmt::format("{}", s.group_size) : "unknown",
-             s.bytes > 0 ? bytes_text(s.bytes) : "unknown", s.count, ms(s.total_ns), us(s.mean_ns),
-             us(s.p50_ns), us(s.p95_ns), unknown_or(s.algbw_gbps), unknown_or(s.busbw_gbps));
-    }
-    if (c.stats.size() > 20) t.line("... {} more rows in --json", c.stats.size() - 20);
-    t.line(
-        "from: where the operation's name came from: metadata = the trace's collective records; CPU op = the "
-        "PyTorch");
-    t.line(
-        "call that launched the kernel (nccl:*, c10d::*); kernel = the kernel's name. Group and size come "
-        "only "
-        "from metadata");
+    return;
   }
+  t.line("{:<14} {:<8} {:>7} {:>10} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}", "op", "from", "group",
+         "size", "count", "total ms", "mean µs", "p50 µs", "p95 µs", "algbw GB/s", "busbw GB/s");
+  auto unknown_or = [](double v) {
+    return std::isfinite(v) ? fmt::format("{:.2f}", v) : std::string("unknown");
+  };
+  for (std::size_t i = 0; i < c.stats.size() && i < 20; ++i) {
+    const auto& s = c.stats[i];
+    t.line("{:<14} {:<8} {:>7} {:>10} {:>7} {:>10.3f} {:>10.1f} {:>10.1f} {:>10.1f} {:>10} {:>10}",
+           shorten(s.op, 14), op_source_text(s.op_source),
+           s.group_size > 0 ? fmt::format("{}", s.group_size) : "unknown",
+           s.bytes > 0 ? bytes_text(s.bytes) : "unknown", s.count, ms(s.total_ns), us(s.mean_ns),
+           us(s.p50_ns), us(s.p95_ns), unknown_or(s.algbw_gbps), unknown_or(s.busbw_gbps));
+  }
+  if (c.stats.size() > 20) t.line("... {} more rows in --json", c.stats.size() - 20);
+  t.line(
+      "from: where the operation's name came from: metadata = the trace's collective records; CPU op = the "
+      "PyTorch");
+  t.line(
+      "call that launched the kernel (nccl:*, c10d::*); kernel = the kernel's name. Group and size come only "
+      "from metadata");
+}
 
+// Collective instances matched across ranks, and the ranks the others waited for.
+void across_ranks_text(Text& t, const Analysis& a) {
+  const auto& c = a.collectives;
   t.heading("Across ranks");
   if (c.instances.empty() && c.unmatched_ops == 0 && c.solo_ops == 0) {
     t.bullet("nothing to match: the profile holds no collective operations");
@@ -1120,28 +1127,39 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
       how = fmt::format(" ({} of them without metadata: in order on their stream, checked by end times)",
                         c.matched_by_end_time);
     }
+    std::string unpaired;
+    if (c.unpaired_ops > 0)
+      unpaired = fmt::format(", {} without a peer whose end time agreed", c.unpaired_ops);
+    if (c.solo_ops > 0) unpaired += fmt::format(", {} in groups of one rank", c.solo_ops);
     t.bullet(fmt::format(
-        "{} collective instance(s): {} matched on every peer{} (mean arrival skew {:.1f} µs), {} with peers "
-        "missing "
-        "or possibly missing, {} operation(s) not matchable{}",
-        c.instances.size(), c.matched, how, us(c.mean_skew_ns), c.incomplete, c.unmatched_ops,
-        fmt::format("{}{}",
-                    c.unpaired_ops > 0
-                        ? fmt::format(", {} without a peer whose end time agreed", c.unpaired_ops)
-                        : "",
-                    c.solo_ops > 0 ? fmt::format(", {} in groups of one rank", c.solo_ops) : "")));
+        "{} collective instance(s): {} matched on every peer{} (mean arrival skew {:.1f} µs), {} "
+        "with peers missing or possibly missing, {} operation(s) not matchable{}",
+        c.instances.size(), c.matched, how, us(c.mean_skew_ns), c.incomplete, c.unmatched_ops, unpaired));
   }
-  if (!c.stragglers.empty()) {
-    t.line("{:>5} {:>10} {:>10} {:>12} {:>16} {:>14}", "rank", "last in", "of", "late ms", "peers waited ms",
-           "own wait ms");
-    for (std::size_t i = 0; i < c.stragglers.size() && i < 8; ++i) {
-      const auto& s = c.stragglers[i];
-      t.line("{:>5} {:>10} {:>10} {:>12.3f} {:>16.3f} {:>14.3f}", s.rank, s.times_last, s.instances,
-             ms(s.late_ns), ms(s.caused_wait_ns), ms(s.wait_ns));
-    }
-    t.line("late = its arrival minus the previous peer's, summed over the instances where it came last");
+  if (c.stragglers.empty()) return;
+  t.line("{:>5} {:>10} {:>10} {:>12} {:>16} {:>14}", "rank", "last in", "of", "late ms", "peers waited ms",
+         "own wait ms");
+  for (std::size_t i = 0; i < c.stragglers.size() && i < 8; ++i) {
+    const auto& s = c.stragglers[i];
+    t.line("{:>5} {:>10} {:>10} {:>12.3f} {:>16.3f} {:>14.3f}", s.rank, s.times_last, s.instances,
+           ms(s.late_ns), ms(s.caused_wait_ns), ms(s.wait_ns));
   }
+  t.line("late = its arrival minus the previous peer's, summed over the instances where it came last");
+}
 
+void write_text(const Profile& profile, const Analysis& a, const Options& options, const Sections& sections) {
+  Text t;
+  header_text(t, profile, a, options);
+  findings(t, profile, a);
+  rank_breakdown_text(t, a);
+  steps_text(t, profile, a);
+  const auto& ranks = profile.ranks();
+  if (std::any_of(ranks.begin(), ranks.end(), [](const Rank& r) { return !r.activities.empty(); })) {
+    stream_idle_text(t, profile, a);
+    kernels_text(t, profile, a);
+  }
+  collectives_text(t, a);
+  across_ranks_text(t, a);
   launches_text(t, profile, sections, options);
   pipeline_text(t, sections.pipeline);
 
