@@ -107,9 +107,9 @@ void add_assumption_flags(CLI::App& cmd, AssumptionFlags& f) {
                  "Model-state bytes per parameter: 16 (ZeRO) or 18 (Megatron)")
       ->group("ASSUMPTIONS");
   cmd.add_option("--attention", f.attention,
-                 "flash (FlashAttention-2) | flash1 (FlashAttention v1 class, e.g. Triton 2022-23) | cudnn "
-                 "(Transformer Engine's cuDNN kernel) | standard (unfused) attention (default flash; cudnn "
-                 "with --framework megatron-core)")
+                 "flash (FlashAttention-2) | flash1 (the 2022 FlashAttention CUDA kernel) | triton "
+                 "(FlashAttention in Triton, 2022-23) | cudnn (Transformer Engine's cuDNN kernel) | standard "
+                 "(unfused) attention (default flash; cudnn with --framework megatron-core)")
       ->group("ASSUMPTIONS");
   cmd.add_flag("--fp8-param-gather", f.fp8_param_gather,
                "FP8 recipes: weights kept and all-gathered in FP8 (Megatron-Core --fp8-param-gather)")

@@ -61,6 +61,16 @@ LayerGemms layer_gemms(const ModelSpec& m, const ParallelConfig& c, const Effici
 
 }  // namespace
 
+FlashKernelRates flash_kernel_rates(const Efficiencies& eff) {
+  // Dao 2023 (FlashAttention-2, arXiv:2307.08691) §4.1, A100: FlashAttention-2 "is around 2x faster than
+  // FlashAttention" (the 2022 CUDA kernel), and "around 1.3-1.5x faster than FlashAttention in Triton in the
+  // forward pass and around 2x faster in the backward pass" (1.4, the middle of that range).
+  if (!eff.flash_attention || eff.cudnn_attention) return {};
+  if (eff.flash_triton) return {1.0 / 1.4, 0.5};
+  if (eff.flash_v1) return {0.5, 0.5};
+  return {};
+}
+
 double attention_forward_time(const ModelSpec& m, const ParallelConfig& c, const Efficiencies& eff) {
   const double tokens = double(c.micro_batch) * c.seq / c.cp;
   const double flops = tokens * attention_flops_per_token(m, c.seq) / c.tp;
@@ -68,9 +78,8 @@ double attention_forward_time(const ModelSpec& m, const ParallelConfig& c, const
   const bool fused = eff.cudnn_attention && eff.attention_fused_flops_per_s > 0;
   double rate =
       (fused ? eff.attention_fused_flops_per_s : eff.attention_flash_flops_per_s) * eff.sustained_fraction;
-  // FlashAttention-2 is "around 2x" the speed of FlashAttention (Dao 2023, abstract): a v1-class kernel (the
-  // 2022 CUDA kernel or its Triton port) runs at half the FlashAttention-2 rate.
-  if (!fused && eff.flash_v1) rate *= 0.5;
+  // The 2022 kernels (the CUDA FlashAttention and FlashAttention in Triton) against FlashAttention-2.
+  if (!fused) rate *= flash_kernel_rates(eff).forward;
   // Head dim 64 runs below head dim 128 (Shah et al. 2024 Fig. 5a/5b, sequence 8k, non-causal:
   // FlashAttention-2 322 vs 370 TFLOP/s, cuDNN 412 vs 600).
   const double head = m.is_mla() ? m.qk_nope_dim + m.qk_rope_dim : m.head_size();
@@ -136,9 +145,12 @@ LayerTimes layer_times(const ModelSpec& m, const ParallelConfig& c, const Effici
   // Unfused attention: backward = 2 x forward FLOPs at about the forward rate (Shah et al. 2024 Fig. 5-6:
   // standard attention 139 TFLOP/s forward, 181 backward for 2.5 x the FLOPs, i.e. 1.9 x the time).
   // Flash and fused kernels: 2.5 x the forward FLOPs (they recompute QK^T) at attention_backward_ratio of the
-  // forward rate (FlashAttention-2 paper's FLOP convention; Shah et al. 2024 Fig. 6).
-  lt.attention_bwd =
-      eff.flash_attention ? 2.5 / eff.attention_backward_ratio * lt.attention_fwd : 2.0 * lt.attention_fwd;
+  // forward rate (FlashAttention-2 paper's FLOP convention; Shah et al. 2024 Fig. 6); a 2022 kernel's
+  // backward lags FlashAttention-2 by its own factor (flash_kernel_rates).
+  const FlashKernelRates kernel = flash_kernel_rates(eff);
+  lt.attention_bwd = eff.flash_attention ? 2.5 / eff.attention_backward_ratio * kernel.forward /
+                                               kernel.backward * lt.attention_fwd
+                                         : 2.0 * lt.attention_fwd;
   // Memory-bound element-wise kernels at achievable HBM bandwidth (STREAM triad), replicated across TP unless
   // sequence parallel; the activation function on the MLP intermediate is split by TP.
   double width = m.ffn;

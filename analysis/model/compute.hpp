@@ -37,6 +37,14 @@ struct LayerTimes {                             // seconds, one layer, one micro
 LayerTimes layer_times(const ModelSpec& model, const ParallelConfig& config, const Efficiencies& eff,
                        const PrecisionRecipe& recipe, double hbm_Bps, bool moe_layer, bool bf16_layer);
 
+// Forward and backward rates of a flash-attention kernel over FlashAttention-2's: 1 for FlashAttention-2 and
+// the cuDNN kernel, 1/2 both ways for the 2022 CUDA FlashAttention, 1/1.4 forward and 1/2 backward for
+// FlashAttention in Triton (Dao 2023, FlashAttention-2 §4.1).
+struct FlashKernelRates {
+  double forward = 1.0, backward = 1.0;
+};
+FlashKernelRates flash_kernel_rates(const Efficiencies& eff);
+
 // Forward time of the attention core of one layer for one micro-batch on one GPU: FlashAttention-2, the
 // cuDNN fused kernel (Efficiencies::cudnn_attention) or unfused attention, by head dim, sequence length and
 // mask (see compute.cpp for the published rates each factor comes from).

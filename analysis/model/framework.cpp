@@ -49,16 +49,18 @@ const FrameworkPreset& framework_preset(std::string_view name) {
 }
 
 void set_attention_kernel(Efficiencies& eff, std::string_view name) {
-  if (name != "flash" && name != "flash1" && name != "cudnn" && name != "standard")
-    throw InvalidInput(fmt::format("--attention {}: use flash, flash1, cudnn or standard", name));
+  if (name != "flash" && name != "flash1" && name != "triton" && name != "cudnn" && name != "standard")
+    throw InvalidInput(fmt::format("--attention {}: use flash, flash1, triton, cudnn or standard", name));
   eff.flash_attention = name != "standard";
   eff.cudnn_attention = name == "cudnn";
   eff.flash_v1 = name == "flash1";
+  eff.flash_triton = name == "triton";
 }
 
 std::string_view attention_kernel_name(const Efficiencies& eff) {
   if (!eff.flash_attention) return "standard";
   if (eff.cudnn_attention) return "cudnn";
+  if (eff.flash_triton) return "triton";
   return eff.flash_v1 ? "flash1" : "flash";
 }
 
@@ -66,6 +68,7 @@ void apply_framework(const FrameworkPreset& f, Efficiencies& eff, ParallelConfig
   eff.flash_attention = f.flash_attention;
   eff.cudnn_attention = f.cudnn_attention;
   eff.flash_v1 = false;
+  eff.flash_triton = false;
   eff.state_bytes = f.state_bytes;
   eff.overlap_tp = f.overlap_tp;
   eff.overlap_cp = f.overlap_cp;

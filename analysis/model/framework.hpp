@@ -25,8 +25,9 @@ struct FrameworkPreset {
 const std::vector<FrameworkPreset>& framework_presets();
 // Throws InvalidInput naming the presets for an unknown NAME.
 const FrameworkPreset& framework_preset(std::string_view name);
-// The attention kernel by its CLI name: flash (FlashAttention-2), flash1 (FlashAttention v1 class), cudnn
-// (Transformer Engine's cuDNN kernel), standard (unfused); throws InvalidInput naming them otherwise.
+// The attention kernel by its CLI name: flash (FlashAttention-2), flash1 (the 2022 FlashAttention CUDA
+// kernel), triton (FlashAttention in Triton), cudnn (Transformer Engine's cuDNN kernel), standard (unfused);
+// throws InvalidInput naming them otherwise.
 void set_attention_kernel(Efficiencies& eff, std::string_view name);
 std::string_view attention_kernel_name(const Efficiencies& eff);
 

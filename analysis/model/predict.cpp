@@ -9,6 +9,7 @@
 
 #include "analysis/model/architecture.hpp"
 #include "analysis/model/compute.hpp"
+#include "analysis/model/framework.hpp"
 #include "analysis/model/pipeline.hpp"
 
 namespace meshscope::model {
@@ -366,14 +367,19 @@ void explain_compute(Context& x, const StageWork& s) {
          fmt::format("{:.0f} TFLOP/s x {:.3f}, overhead {:.1f} us, M = {:.0f} tokens {}",
                      x.recipe.peak_flops / 1e12, x.recipe.efficiency, x.eff.gemm_overhead_s * 1e6, x.tokens,
                      per));
-  x.term(
-      "compute", "attention core", m * s.attention,
-      "3 x (causal ? 1/2 : 1) x 2 s a (d_qk + d_v) tokens / t / rate",
-      fmt::format(
-          "{} attention at {:.0f} TFLOP/s, causal {} {}", x.eff.flash_attention ? "flash" : "standard",
-          (x.eff.flash_attention ? x.eff.attention_flash_flops_per_s : x.eff.attention_standard_flops_per_s) /
-              1e12,
-          x.eff.causal && x.eff.flash_attention ? "skip" : "full", per));
+  const FlashKernelRates kernel = flash_kernel_rates(x.eff);
+  x.term("compute", "attention core", m * s.attention,
+         "(causal ? 1/2 : 1) x 2 s a (d_qk + d_v) tokens / t x (1 / fwd rate + 2.5 / bwd rate) (flash; "
+         "standard: 3 / fwd rate)",
+         fmt::format("{} attention at {:.0f} TFLOP/s (the kernel family's rate) x {:.3f} forward, x {:.3f} "
+                     "backward, causal {} {}",
+                     attention_kernel_name(x.eff),
+                     (x.eff.flash_attention ? (x.eff.cudnn_attention ? x.eff.attention_fused_flops_per_s
+                                                                     : x.eff.attention_flash_flops_per_s)
+                                            : x.eff.attention_standard_flops_per_s) /
+                         1e12,
+                     kernel.forward, kernel.backward, x.eff.causal && x.eff.flash_attention ? "skip" : "full",
+                     per));
   x.term("compute", "element-wise kernels", m * s.elementwise,
          "3 x tokens x bytes per token / (HBM x hbm_eff)",
          fmt::format("HBM {:.0f} GB/s achievable {}", x.hbm_Bps / 1e9, per));

@@ -130,7 +130,8 @@ struct Efficiencies {
   double attention_standard_flops_per_s = 0;
   bool flash_attention = true;   // fused attention: no s^2 activations stored, runs at the flash rate
   bool cudnn_attention = false;  // Transformer Engine's cuDNN kernel instead of FlashAttention-2
-  bool flash_v1 = false;         // a FlashAttention (v1) class kernel, e.g. the Triton one of 2022-2023
+  bool flash_v1 = false;         // the 2022 FlashAttention CUDA kernel (FlashAttention v1)
+  bool flash_triton = false;     // FlashAttention in Triton (2022-2023; llm-foundry's attn_impl triton)
   bool causal = true;            // decoder masks: fused kernels skip the masked half of QK^T and AV
   // Backward rate over forward rate of flash/fused kernels (backward = 2.5 x forward FLOPs) and causal over
   // non-causal rate (Shah et al. 2024, FlashAttention-3, Fig. 5-6, H100, head dim 128, sequence 8k).

@@ -4,8 +4,8 @@
 // them to MESHSCOPE_TEST_TMP/accuracy.md (the source of docs/ACCURACY.md) and checks the bounds stated there.
 // No constant is fitted to the development rows: hardware inputs come from the presets (microbenchmarks, and
 // the sustained fraction fitted on published_runs.csv only), software properties of Megatron-LM 2020-2022
-// from testing::megatron_2021(). MESHSCOPE_ACCURACY_DUMP=1 prints each held-out run's time breakdown and
-// memory.
+// from testing::megatron_2021(). MESHSCOPE_ACCURACY_DUMP=1 prints each held-out run's time breakdown, the
+// shares of its compute parts (--explain terms) and memory.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -264,7 +264,7 @@ double predicted_metric(const PublishedRun& run, const Fitted& f, Prediction* ke
   Efficiencies eff = run.eff;
   eff.sustained_fraction = sustained_for(f, run.hw.family);
   Prediction p;
-  predict_into(run.m, run.hw, run.c, eff, p);
+  predict_into(run.m, run.hw, run.c, eff, p, keep != nullptr && std::getenv("MESHSCOPE_ACCURACY_DUMP"));
   const double value = run.metric == "model_tflops_per_gpu"      ? p.model_tflops_per_gpu
                        : run.metric == "hardware_tflops_per_gpu" ? p.hardware_tflops_per_gpu
                                                                  : p.tokens_per_s / run.c.gpus;
@@ -347,6 +347,11 @@ PublishedTables published_tables() {
             t.recompute / st, t.tp_exposed / st, t.cp_exposed / st, t.pp_p2p_exposed / st, t.pp_bubble / st,
             t.dp_exposed / st, t.optimizer / st, p.memory.total() / double(1ull << 30),
             p.memory.capacity / double(1ull << 30));
+        std::string shares;
+        for (const ExplainTerm& term : p.terms)
+          if (term.part == "compute" || term.part == "recompute")
+            shares += fmt::format(" {} {:.2f};", term.name, term.seconds / st);
+        fmt::print("    {}\n", shares);
       }
     }
   }
@@ -393,10 +398,11 @@ TEST(Accuracy, PublishedRunsOutOfSample) {
   std::ofstream(std::string(MESHSCOPE_TEST_TMP) + "/accuracy.md") << report();
   ASSERT_GE(t.overall.rows.size(), 80u);
   // What holds today, leave-one-source-out (docs/ACCURACY.md states the target, MAPE < 10 % per table of at
-  // least five runs, and where the model misses it: llm-foundry's long-sequence A100 runs).
+  // least five runs, met by every table since the Triton attention kernel is modelled as Dao 2023 measured
+  // it).
   const std::map<std::string, double> max_mape = {
       {"megatron-bridge", 10.0}, {"nemo-h100-fp8", 5.0},
-      {"mpt-a100", 6.0},         {"mpt-a100-long-sequence", 16.0},
+      {"mpt-a100", 5.0},         {"mpt-a100-long-sequence", 10.0},
       {"mpt-h100", 10.0},        {"megatron-2021-weak-scaling", 7.0},
       {"llama3-405b", 5.0}};
   for (const Table& table : t.tables) {
@@ -406,7 +412,7 @@ TEST(Accuracy, PublishedRunsOutOfSample) {
       EXPECT_GE(table.spearman(), 0.7) << table.title;
     }
   }
-  EXPECT_LT(t.overall.mape(), 8.0);
+  EXPECT_LT(t.overall.mape(), 7.0);
   EXPECT_GT(t.overall.spearman(), 0.95);
   // The presets ship the fractions fitted on every source (assets/hardware, sustained_fraction).
   for (const char* name : {"a100-80gb", "h100-sxm", "gb200"}) {
