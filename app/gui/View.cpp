@@ -153,6 +153,10 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
     }
   }
   index_launches(*profile, *loaded);
+  // The critical path of every step (the timeline's overlay) and the measured pipeline schedule (Explorer),
+  // once here rather than per frame.
+  loaded->critical = measure::critical_paths(*profile, loaded->analysis);
+  loaded->pipeline = measure::measure_pipeline(*profile, loaded->analysis);
   loaded->profile = std::move(profile);
   return loaded;
 }
@@ -280,7 +284,9 @@ void View::poll_loader() {
 
 void View::on_profile_installed() {
   range_cancel();
+  const bool critical = tl_.critical;  // the overlay toggle outlives the profile
   tl_ = TimelineState{};
+  tl_.critical = critical;
   summary_rank_ = 0;
   const std::size_t ranks = loaded_ ? loaded_->profile->ranks().size() : 0;
   // Small jobs open every rank; large ones open the first few (the others stay one header row each).
@@ -337,6 +343,7 @@ void View::select_panel(Panel panel) {
 
 void View::draw() {
   poll_loader();
+  baseline_poll();
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(viewport->WorkPos);
   ImGui::SetNextWindowSize(viewport->WorkSize);
@@ -354,7 +361,10 @@ void View::draw() {
     for (int i = 0; i < kPanelCount; ++i) {
       if (ImGui::IsKeyPressed('1' + i, false)) select_panel(static_cast<Panel>(i));
     }
-    if (ImGui::IsKeyPressed('O', false)) open_popup_ = true;
+    if (ImGui::IsKeyPressed('O', false)) {
+      files_.as_baseline = false;
+      open_popup_ = true;
+    }
   }
 
   if (ImGui::BeginTabBar("##panels", ImGuiTabBarFlags_None)) {
@@ -396,13 +406,21 @@ void View::draw() {
 void View::draw_menu() {
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
-    if (ImGui::MenuItem("Open...", "Ctrl+O", false, !loading())) open_popup_ = true;
+    if (ImGui::MenuItem("Open...", "Ctrl+O", false, !loading())) {
+      files_.as_baseline = false;
+      open_popup_ = true;
+    }
     if (ImGui::BeginMenu("Open recent", !recent_.empty() && !loading())) {
       for (const auto& path : recent_) {
         if (ImGui::MenuItem(path.c_str())) open(path);
       }
       ImGui::EndMenu();
     }
+    if (ImGui::MenuItem("Open baseline...", nullptr, false, !baseline_loading())) {
+      files_.as_baseline = true;
+      open_popup_ = true;
+    }
+    if (ImGui::MenuItem("Close baseline", nullptr, false, bl_.loaded != nullptr)) close_baseline();
     if (ImGui::MenuItem("Open bundled sample", nullptr, false, !loading())) {
       const char* env = std::getenv("MESHSCOPE_SAMPLE");
       open(env && *env ? std::string(env) : (model::assets_dir() / "sample" / "sample_job").string());

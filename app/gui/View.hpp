@@ -19,8 +19,11 @@
 #include <thread>
 #include <vector>
 
+#include "analysis/measure/critical_path.hpp"
+#include "analysis/measure/diff.hpp"
 #include "analysis/measure/launches.hpp"
 #include "analysis/measure/measure.hpp"
+#include "analysis/measure/pipeline_schedule.hpp"
 #include "analysis/measure/range_totals.hpp"
 #include "analysis/model/planner.hpp"
 #include "analysis/model/predict.hpp"
@@ -57,7 +60,9 @@ struct LoadedProfile {
     std::vector<LaneLayout> api_threads;  // per launches.threads; members index Rank::api_calls (never empty)
   };
   std::vector<RankIndex> ranks;
-  measure::RangeIndex range_index;  // for range totals
+  measure::RangeIndex range_index;   // for range totals
+  measure::CriticalPaths critical;   // per rank and step, with its segments (the timeline's highlight)
+  measure::PipelineReport pipeline;  // the measured pipeline schedule (Explorer)
   double import_s = 0, load_s = 0, analyze_s = 0;
 };
 
@@ -103,6 +108,31 @@ class View {
   bool loading() const { return loading_.load(); }
   const std::string& load_error() const { return load_error_; }
   const LoadedProfile* loaded() const { return loaded_.get(); }
+  // Baseline (View_Baseline.cpp): a second profile the Summary compares with (measure::diff_profiles, the
+  // baseline as A and the open profile as B) and whose ranks' rows the timeline can stack under the same
+  // rank's. open_baseline() loads on a background thread; set_baseline() installs one and diffs at once.
+  void open_baseline(const std::vector<std::filesystem::path>& paths);
+  void set_baseline(std::unique_ptr<LoadedProfile> baseline);
+  void close_baseline();
+  const LoadedProfile* baseline() const { return bl_.loaded.get(); }
+  const measure::Diff* baseline_diff() const;  // nullptr until the diff of the open profile is ready
+  bool baseline_loading() const { return bl_.busy.load(); }
+  const std::string& baseline_error() const { return bl_.error; }
+  void set_baseline_stacked(bool stacked);
+  bool baseline_stacked() const { return bl_.stacked; }
+  // The critical path overlay (timeline_critical_path.cpp): shown or not, and the events it outlined in the
+  // last frame (each CPU range, CUDA call and GPU activity of the drawn paths' segments, once).
+  void set_critical_path_shown(bool shown) { tl_.critical = shown; }
+  const std::vector<EventRef>& critical_path_events() const { return tl_.critical_events; }
+  // The measured pipeline's rows as the Explorer drew them last frame (pipeline_measured.cpp): one per stage.
+  struct PipelineRow {
+    std::int32_t stage, rank;
+    std::int64_t step;
+    std::int32_t blocks;     // forward and backward blocks drawn
+    double bubble_fraction;  // the stage's measured bubble in that step
+    float y0, y1;
+  };
+  const std::vector<PipelineRow>& measured_pipeline_rows() const { return pipeline_rows_; }
 
   // One frame of the whole UI, in a window covering the display. Call between NewFrame() and Render().
   void draw();
@@ -215,6 +245,14 @@ class View {
   void range_start();
   void range_poll();
   void range_cancel();
+  // Critical path overlay and details (timeline_critical_path.cpp)
+  void timeline_critical_path(TimelineContext& ctx);
+  void details_critical_path(std::size_t rank_index, std::int64_t step);
+  // Baseline (View_Baseline.cpp)
+  void baseline_start(std::vector<std::filesystem::path> paths);
+  void baseline_poll();
+  void timeline_rebuild_items();
+  void summary_baseline();  // View_Summary.cpp
 
   // Roofline helpers (View_Roofline.cpp)
   std::vector<model::RooflineOperation> roofline_points(const model::Roof& roof);
@@ -233,6 +271,7 @@ class View {
   void explorer_pipeline(float height);
   void explorer_bars();
   void explorer_measured();
+  void explorer_pipeline_measured();  // pipeline_measured.cpp
   double predicted_busbw(const std::string& op, std::int64_t group, std::int64_t bytes) const;
 
   ViewOptions options_;
@@ -266,7 +305,8 @@ class View {
     std::vector<std::uint8_t> selected;
     int last_clicked = -1;
     bool all_files = false;
-    bool visible = false;  // the browser was drawn this frame
+    bool as_baseline = false;  // the browser opens the baseline (File > Open baseline...)
+    bool visible = false;      // the browser was drawn this frame
     std::string error;
   } files_;
   // Range totals, computed on a worker thread when a range is selected
@@ -279,6 +319,26 @@ class View {
   std::string state_file_;
   std::string state_written_;
   std::uint64_t frame_ = 0;
+
+  // Baseline: the profile, its diff with the open one, the worker that loads and diffs
+  struct BaselineState {
+    std::shared_ptr<LoadedProfile> loaded;
+    std::shared_ptr<const measure::Diff> diff;
+    std::weak_ptr<LoadedProfile> diff_of;  // the open profile the diff was computed for
+    std::string error;
+    bool stacked = false;  // the timeline shows the baseline's rows under each rank's
+    std::atomic<bool> busy{false};
+    std::mutex mutex;  // guards the pending_* results the worker hands over
+    bool pending = false;
+    std::shared_ptr<LoadedProfile> pending_loaded;
+    std::shared_ptr<const measure::Diff> pending_diff;
+    std::weak_ptr<LoadedProfile> pending_of;
+    std::string pending_error;
+    std::vector<std::filesystem::path> paths;  // being loaded
+    std::jthread worker;                       // last: joined first
+  } bl_;
+  int pipeline_group_ = 0, pipeline_step_ = 0;  // the measured pipeline shown (Explorer)
+  std::vector<PipelineRow> pipeline_rows_;
 
   // Timeline state (timeline_items.hpp)
   TimelineState tl_;

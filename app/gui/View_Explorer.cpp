@@ -761,6 +761,7 @@ void View::explorer_pipeline(float height) {
   legend_item(kColMemory, "optimizer");
   ImGui::SameLine();
   ImGui::TextDisabled("  bubble fraction %.1f %%", 100.0 * ex_.prediction.bubble_fraction);
+  explorer_pipeline_measured();  // the open profile's measured schedule under it (pipeline_measured.cpp)
 }
 
 // [SECTION] Search

@@ -65,7 +65,11 @@ void View::files_open_selected() {
     if (files_.selected[i]) paths.push_back(files_.dir / files_.entries[i].name);
   }
   if (paths.empty() && open_path_[0]) paths.emplace_back(open_path_);
-  if (!paths.empty()) open(paths);
+  if (paths.empty()) return;
+  if (files_.as_baseline)
+    open_baseline(paths);
+  else
+    open(paths);
 }
 
 // The entries of the current folder: click selects, Ctrl+click adds, Shift+click extends, double-click
@@ -127,8 +131,10 @@ void View::files_list(float height) {
 // --------------------------------------------------------------------------------------------
 
 void View::draw_open_popup() {
+  // One browser for both: the profile, or (File > Open baseline...) the baseline to compare it with.
+  const char* title = files_.as_baseline ? "Open baseline###files" : "Open profile###files";
   if (open_popup_) {
-    ImGui::OpenPopup("Open profile");
+    ImGui::OpenPopup(title);
     open_popup_ = false;
     if (files_.dir.empty()) {
       std::error_code error;
@@ -139,7 +145,7 @@ void View::draw_open_popup() {
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   ImGui::SetNextWindowSize(ImVec2(std::min(display.x * 0.9f, px(980)), std::min(display.y * 0.85f, px(600))),
                            ImGuiCond_Appearing);
-  files_.visible = ImGui::BeginPopupModal("Open profile", nullptr, ImGuiWindowFlags_NoSavedSettings);
+  files_.visible = ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_NoSavedSettings);
   if (!files_.visible) return;
   const float places_w = std::min(px(260), ImGui::GetContentRegionAvail().x * 0.3f);
   const float list_h = ImGui::GetContentRegionAvail().y - ImGui::GetFrameHeightWithSpacing() * 3.2f;
@@ -161,7 +167,10 @@ void View::draw_open_popup() {
   for (const auto& path : recent_) {
     ImGui::PushID(path.c_str());
     if (ImGui::Selectable("##recent", false, 0, ImVec2(0, ImGui::GetTextLineHeight()))) {
-      open(path);
+      if (files_.as_baseline)
+        open_baseline({path});
+      else
+        open(path);
       ImGui::CloseCurrentPopup();
     }
     ImGui::SameLine(0, 0);
@@ -191,7 +200,8 @@ void View::draw_open_popup() {
   if (enter && std::filesystem::is_directory(open_path_, error) && files_.dir != open_path_) {
     files_enter(open_path_);
   } else if (enter) {
-    open(std::filesystem::path(open_path_));
+    files_.selected.assign(files_.selected.size(), 0);
+    files_open_selected();  // the typed path (as the profile, or as the baseline)
     ImGui::CloseCurrentPopup();
   }
   const std::size_t chosen =
@@ -201,6 +211,12 @@ void View::draw_open_popup() {
     std::snprintf(label, sizeof label, "Open %zu files as one job", chosen);
   else
     std::snprintf(label, sizeof label, chosen == 1 ? "Open" : "Open this folder");
+  if (files_.as_baseline) {
+    std::snprintf(label, sizeof label, "%s",
+                  chosen > 1    ? "Open the files as the baseline"
+                  : chosen == 1 ? "Open as baseline"
+                                : "Open this folder as baseline");
+  }
   if (ImGui::Button(label, ImVec2(px(200), 0))) {
     if (chosen == 0) std::snprintf(open_path_, sizeof open_path_, "%s", files_.dir.c_str());
     files_open_selected();

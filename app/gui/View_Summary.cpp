@@ -7,6 +7,7 @@
 // [SECTION] Rank bars
 // [SECTION] Steps
 // [SECTION] Kernels and collectives
+// [SECTION] Baseline comparison (measure::diff_profiles, computed when the baseline was opened)
 #include <imgui.h>
 
 #include <algorithm>
@@ -110,6 +111,7 @@ void View::draw_summary() {
     return;
   }
   for (const auto& note : loaded_->analysis.notes) ImGui::TextDisabled("note: %s", note.c_str());
+  summary_baseline();
   summary_rank_bars();
   ImGui::Spacing();
   summary_steps();
@@ -475,6 +477,167 @@ void View::summary_collectives() {
     }
   }
   ImGui::EndTable();
+}
+
+// [SECTION] Baseline comparison
+// ------------------------------------------------------------------------------------------
+
+namespace {
+
+// "+1.2 ms" / "-340 µs" / "0"
+const char* delta_text(char* buf, std::size_t size, TimeNs ns) {
+  if (ns == 0) return std::snprintf(buf, size, "0"), buf;
+  char t[32];
+  duration_text(t, sizeof t, static_cast<double>(ns < 0 ? -ns : ns));
+  std::snprintf(buf, size, "%s%s", ns < 0 ? "-" : "+", t);
+  return buf;
+}
+
+// A delta coloured by its sign: more time (B slower) red, less green.
+void delta_cell(TimeNs ns) {
+  char t[40];
+  delta_text(t, sizeof t, ns);
+  if (ns > 0)
+    ImGui::TextColored(to_vec4(kColExposed), "%s", t);
+  else if (ns < 0)
+    ImGui::TextColored(to_vec4(kColMemory), "%s", t);
+  else
+    ImGui::TextDisabled("%s", t);
+}
+
+void time_cell(TimeNs ns) {
+  char t[32];
+  ImGui::TextUnformatted(duration_text(t, sizeof t, static_cast<double>(ns)));
+}
+
+// The rows of a kernel or collective diff table (whole profile and per rank-step), clipped.
+void diff_rows_table(const char* id, const std::vector<measure::DiffRow>& rows, bool kernels, float height) {
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
+                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Resizable;
+  const float avail = ImGui::GetContentRegionAvail().x;
+  if (!ImGui::BeginTable(id, 8, flags, ImVec2(0, height), std::max(avail, px(640)))) return;
+  ImGui::TableSetupScrollFreeze(1, 1);
+  ImGui::TableSetupColumn(kernels ? "kernel (normalised name)" : "collective",
+                          ImGuiTableColumnFlags_WidthStretch);
+  for (const char* c : {"count A", "count B", "A", "B", "delta", "A / step", "B / step"})
+    ImGui::TableSetupColumn(c);
+  ImGui::TableHeadersRow();
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(rows.size()));
+  while (clipper.Step()) {
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+      const auto& row = rows[static_cast<std::size_t>(i)];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      text_ellipsis(short_name(row.name));
+      if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("%s\nA: %s (%d names)\nB: %s (%d names)", row.name.c_str(),
+                          row.a_example.empty() ? "absent" : row.a_example.c_str(), row.a_variants,
+                          row.b_example.empty() ? "absent" : row.b_example.c_str(), row.b_variants);
+      }
+      ImGui::TableNextColumn();
+      ImGui::Text("%lld", static_cast<long long>(row.a_count));
+      ImGui::TableNextColumn();
+      ImGui::Text("%lld", static_cast<long long>(row.b_count));
+      ImGui::TableNextColumn();
+      time_cell(row.a_ns);
+      ImGui::TableNextColumn();
+      time_cell(row.b_ns);
+      ImGui::TableNextColumn();
+      delta_cell(row.delta_ns());
+      ImGui::TableNextColumn();
+      time_cell(row.a_step_ns);
+      ImGui::TableNextColumn();
+      time_cell(row.b_step_ns);
+    }
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace
+
+// Both runs side by side: the diff's headline, the step and every class per rank-step (means over each
+// profile's rank-steps, so runs of different lengths compare), and the kernels and collectives that changed
+// most over the whole profile. Everything shown is measure::diff_profiles' (A = the baseline, B = this run).
+void View::summary_baseline() {
+  if (!bl_.loaded && !bl_.busy.load() && bl_.error.empty()) return;
+  const measure::Diff* diff = baseline_diff();
+  if (!ImGui::CollapsingHeader("COMPARED WITH THE BASELINE", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  if (!bl_.error.empty()) ImGui::TextColored(to_vec4(kColExposed), "%s", bl_.error.c_str());
+  if (!diff) {
+    if (bl_.busy.load()) ImGui::TextDisabled("loading and comparing the baseline...");
+    return;
+  }
+  char a[32], b[32];
+  ImGui::TextDisabled("A = baseline %s (%lld ranks, %lld steps)   B = this run %s (%lld ranks, %lld steps)",
+                      bl_.loaded->source.filename().c_str(), static_cast<long long>(diff->a.ranks),
+                      static_cast<long long>(diff->a.steps), loaded_->source.filename().c_str(),
+                      static_cast<long long>(diff->b.ranks), static_cast<long long>(diff->b.steps));
+  for (const auto& item : diff->headline) {
+    const ImU32 color = item.kind == "unrelated" ? kColExposed
+                        : item.delta_ns > 0      ? kColExposed
+                        : item.delta_ns < 0      ? kColMemory
+                                                 : kColText;
+    ImGui::SetCursorPosX(ImGui::GetCursorPosX() + px(14) * static_cast<float>(item.level));
+    ImGui::PushStyleColor(ImGuiCol_Text, to_vec4(item.level == 0 ? kColText : color));
+    text_ellipsis(item.text);
+    ImGui::PopStyleColor();
+  }
+  for (const auto& note : diff->notes) ImGui::TextDisabled("note: %s", note.c_str());
+  // Tall enough for every class row (the tables scroll only when the window is short).
+  const float row_h = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
+  const float table_h = std::max(px(170), (static_cast<float>(diff->classes.size()) + 3.0f) * row_h + px(10));
+  if (ImGui::BeginTable("##baseline", 2, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerV,
+                        ImVec2(0, table_h))) {
+    ImGui::TableSetupColumn("classes", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn("rows", ImGuiTableColumnFlags_WidthStretch, 2.2f);
+    ImGui::TableNextColumn();
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
+    if (ImGui::BeginTable("##bl_classes", 4, flags, ImVec2(0, table_h - px(4)))) {
+      ImGui::TableSetupScrollFreeze(0, 1);
+      ImGui::TableSetupColumn("per step", ImGuiTableColumnFlags_WidthStretch);
+      for (const char* c : {"A", "B", "delta"}) ImGui::TableSetupColumn(c);
+      ImGui::TableHeadersRow();
+      auto row = [&](const char* name, TimeNs va, TimeNs vb) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(name);
+        ImGui::TableNextColumn();
+        time_cell(va);
+        ImGui::TableNextColumn();
+        time_cell(vb);
+        ImGui::TableNextColumn();
+        delta_cell(vb - va);
+      };
+      row("step (GPU span)", diff->a.step_ns, diff->b.step_ns);
+      row("step (CPU)", diff->a.cpu_step_ns, diff->b.cpu_step_ns);
+      for (const auto& c : diff->classes) {
+        if (c.name == "step") continue;  // the GPU span, shown first
+        row(c.name.c_str(), c.a_step_ns, c.b_step_ns);
+      }
+      ImGui::EndTable();
+    }
+    ImGui::TableNextColumn();
+    // Inside a table cell the region below reaches the window's bottom: the tables get the cell's height.
+    const float rows_h = table_h - ImGui::GetFrameHeightWithSpacing() - px(4);
+    if (ImGui::BeginTabBar("##bl_tabs")) {
+      std::snprintf(a, sizeof a, "kernels (%zu)###blk", diff->kernels.size());
+      if (ImGui::BeginTabItem(a)) {
+        diff_rows_table("##bl_kernels", diff->kernels, true, rows_h);
+        ImGui::EndTabItem();
+      }
+      std::snprintf(b, sizeof b, "collectives (%zu)###blc", diff->collectives.size());
+      if (ImGui::BeginTabItem(b)) {
+        diff_rows_table("##bl_collectives", diff->collectives, false, rows_h);
+        ImGui::EndTabItem();
+      }
+      ImGui::EndTabBar();
+    }
+    ImGui::EndTable();
+  }
+  ImGui::Spacing();
 }
 
 }  // namespace meshscope::gui

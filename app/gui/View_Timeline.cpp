@@ -125,7 +125,7 @@ void View::draw_timeline() {
     return;
   }
   if (tl_.t1 <= tl_.t0) timeline_fit();
-  if (tl_.items.empty()) build_timeline_items(*loaded_, tl_);
+  if (tl_.items.empty()) timeline_rebuild_items();
   range_poll();
   timeline_toolbar();
   timeline_canvas();
@@ -215,6 +215,23 @@ void View::timeline_toolbar() {
       ImGui::PopID();
     }
     ImGui::EndPopup();
+  }
+  ImGui::SameLine();
+  ImGui::Checkbox("Critical path", &tl_.critical);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "Outline the chain of CPU work, CUDA calls, kernels, copies and waits that set when each step "
+        "ended\n(the selected step's, or every visible step's when none is selected; its length by kind is "
+        "in the step's details)");
+  if (bl_.loaded) {
+    ImGui::SameLine();
+    bool stacked = bl_.stacked;
+    if (ImGui::Checkbox("Baseline rows", &stacked)) set_baseline_stacked(stacked);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "Show the baseline (%s) under each rank of the same number,\naligned at each run's "
+          "first step start",
+          bl_.loaded->source.filename().c_str());
   }
   ImGui::SameLine();
   ImGui::TextDisabled("view %s", duration_text(a, sizeof a, static_cast<double>(tl_.t1 - tl_.t0)));
@@ -556,6 +573,10 @@ void View::timeline_overlays(TimelineContext& ctx) {
                   kColSelect, 1.5f);
     }
   }
+  if (tl_.critical)
+    timeline_critical_path(ctx);
+  else
+    tl_.critical_events.clear();
   const EventRef hovered = ctx.hover.kind == HoverKind::kEvent ? ctx.hover.event : EventRef{};
   if (hovered.valid() && !(hovered == tl_.selected)) timeline_flows(ctx, hovered, kColFlowHover);
   ImVec2 a, b;
@@ -704,7 +725,7 @@ void View::search(std::string_view text) {
   const std::size_t n = std::min(text.size(), sizeof tl_.filter - 1);
   std::memcpy(tl_.filter, text.data(), n);
   tl_.filter[n] = 0;
-  if (loaded_ && tl_.items.empty()) build_timeline_items(*loaded_, tl_);
+  if (loaded_ && tl_.items.empty()) timeline_rebuild_items();
   timeline_run_search();
   timeline_jump_to_match(0);
 }

@@ -243,6 +243,7 @@ void View::details_fields(const EventRef& e) {
     }
   }
   ImGui::EndTable();
+  if (e.kind == EventKind::kStep) details_critical_path(r, rank.steps[e.index].number);
 }
 
 // [SECTION] Launch and flows

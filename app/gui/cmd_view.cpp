@@ -1,4 +1,5 @@
-// meshscope view [PROFILE...] [--screenshot OUT.png [--interactive]] [--panel NAME] [--size WxH] [--scale S],
+// meshscope view [PROFILE...] [--baseline B...] [--stack-baseline] [--critical-path] [--screenshot OUT.png
+// [--interactive]] [--panel NAME] [--size WxH] [--scale S],
 // `meshscope PROFILE`, and the
 // GUI default job (priority 10): `meshscope` with no arguments opens the window on the Explorer with the
 // bundled sample loaded, or, when there is no display, says so and runs the command-line sample job.
@@ -21,6 +22,8 @@ namespace {
 
 struct ViewFlags {
   std::vector<std::string> profiles;
+  std::vector<std::string> baseline;
+  bool stack_baseline = false, critical_path = false;
   std::string screenshot;
   std::string screenshot_text;
   std::string panel;
@@ -48,6 +51,11 @@ bool on_path(const char* program) {
 gui::WindowOptions window_options(const ViewFlags& flags) {
   gui::WindowOptions o;
   o.profiles = flags.profiles;
+  o.baseline = flags.baseline;
+  if (!o.baseline.empty() && o.profiles.empty()) throw Error("--baseline needs a PROFILE to compare with it");
+  if (flags.stack_baseline && o.baseline.empty()) throw Error("--stack-baseline needs --baseline");
+  o.stack_baseline = flags.stack_baseline;
+  o.critical_path = flags.critical_path;
   o.screenshot = flags.screenshot;
   o.interactive = flags.interactive;
   if (o.interactive && o.screenshot.empty()) throw Error("--interactive needs --screenshot");
@@ -85,6 +93,9 @@ gui::WindowOptions window_options(const ViewFlags& flags) {
       std::filesystem::read_symlink("/proc/self/exe").string(),
       "view"};
   args.insert(args.end(), flags.profiles.begin(), flags.profiles.end());
+  for (const auto& b : flags.baseline) args.insert(args.end(), {"--baseline", b});
+  if (flags.stack_baseline) args.emplace_back("--stack-baseline");
+  if (flags.critical_path) args.emplace_back("--critical-path");
   args.insert(args.end(), {"--screenshot", flags.screenshot, "--size", flags.size});
   if (!flags.panel.empty()) args.insert(args.end(), {"--panel", flags.panel});
   if (!flags.range.empty()) args.insert(args.end(), {"--range", flags.range});
@@ -102,6 +113,10 @@ int run_view(const ViewFlags& flags) {
   const gui::WindowOptions o = window_options(flags);
   for (const auto& profile : o.profiles) {
     if (!std::filesystem::exists(profile)) throw Error(profile + ": no such file or directory");
+  }
+  for (const auto& profile : o.baseline) {
+    if (!std::filesystem::exists(profile))
+      throw Error("--baseline " + profile + ": no such file or directory");
   }
   if (!gui::has_display()) {
     const char* inside = std::getenv("MESHSCOPE_IN_XVFB");
@@ -143,6 +158,15 @@ void setup(CLI::App& root) {
       "PROFILE", flags->profiles,
       "a trace (Kineto .json/.json.gz, Nsight Systems .sqlite), a directory of traces, a .msdb, or "
       "several trace files of one job");
+  cmd->add_option(
+         "--baseline", flags->baseline,
+         "a second profile (or traces of one job) to compare with: the Summary shows both side by side "
+         "(as `meshscope diff BASELINE PROFILE`), the timeline can stack its rows under each rank")
+      ->allow_extra_args(false);
+  cmd->add_flag("--stack-baseline", flags->stack_baseline,
+                "with --baseline: start with the baseline's rows under each rank of the timeline");
+  cmd->add_flag("--critical-path", flags->critical_path,
+                "start with the timeline's critical path overlay on (select a step to see one step's path)");
   cmd->add_option("--screenshot", flags->screenshot, "render real frames headless, write this PNG and exit");
   cmd->add_flag("--interactive", flags->interactive,
                 "with --screenshot: open the window as usual and write the PNG each time F12 is pressed");

@@ -201,6 +201,11 @@ int run_window(const WindowOptions& options) {
     View view(view_options);
     if (!options.profiles.empty())
       view.open(std::vector<std::filesystem::path>(options.profiles.begin(), options.profiles.end()));
+    if (!options.baseline.empty())
+      view.open_baseline(
+          std::vector<std::filesystem::path>(options.baseline.begin(), options.baseline.end()));
+    view.set_baseline_stacked(options.stack_baseline);
+    view.set_critical_path_shown(options.critical_path);
 
     Offscreen offscreen;
     if (headless && !options.interactive && !offscreen.create(options.width, options.height)) {
@@ -271,9 +276,12 @@ int run_window(const WindowOptions& options) {
       }
       if (headless && !options.interactive) {
         // Frames until the profile is in and the layout (tabs, tables, clippers) has settled.
-        if (!view.loading() && ++settled >= 6) {
+        if (!view.loading() && !view.baseline_loading() && ++settled >= 6) {
           if (!view.load_error().empty()) {
             std::fprintf(stderr, "meshscope view: %s\n", view.load_error().c_str());
+            status = 1;
+          } else if (!view.baseline_error().empty()) {
+            std::fprintf(stderr, "meshscope view: %s\n", view.baseline_error().c_str());
             status = 1;
           } else if (!write_png(options.screenshot, options.width, options.height)) {
             std::fprintf(stderr, "meshscope view: could not write %s\n", options.screenshot.c_str());

@@ -11,6 +11,9 @@ namespace meshscope::gui {
 
 struct WindowOptions {
   std::vector<std::string> profiles;  // opened on a background thread at start (several traces: one job)
+  std::vector<std::string> baseline;  // opened as the baseline (Summary comparison, stacked timeline rows)
+  bool stack_baseline = false;        // the timeline starts with the baseline's rows under each rank
+  bool critical_path = false;         // the timeline starts with the critical path overlay on
   std::string screenshot;    // PNG to write after the first settled frames, then exit ("" = interactive)
   bool interactive = false;  // with a screenshot: keep the window interactive and write the PNG on each F12
   std::string screenshot_text;  // with a screenshot: the text that frame's widgets rendered, one item a line

@@ -6,6 +6,7 @@
 // [SECTION] Steps
 // [SECTION] GPU stream
 // [SECTION] CPU track (ranges and CUDA API calls) and CPU section
+// [SECTION] Baseline rows (another profile's steps and streams under the same rank)
 // [SECTION] Building the items of a profile
 #include "app/gui/timeline_items.hpp"
 
@@ -544,6 +545,136 @@ void CpuSectionItem::draw(TimelineContext& ctx, float y) {
     ctx.hover = {HoverKind::kLabel, this, {}, {}, 0};
     if (ctx.click) ctx.tl->cpu_open[r] = open ? 0 : 1;
   }
+}
+
+// [SECTION] Baseline rows
+// -----------------------------------------------------------------------------------------
+
+std::string BaselineItem::label(const TimelineContext&) const {
+  const Rank& rank = base_->profile->ranks()[base_rank_];
+  if (stream_ == kNoRow) return "baseline steps";
+  const GpuStream& s = rank.streams[stream_];
+  return "baseline GPU" + std::to_string(s.device) + " " + s.name;
+}
+
+float BaselineItem::height(const TimelineContext& ctx) const {
+  if (stream_ == kNoRow) return ctx.lane_h();
+  return static_cast<float>(base_->ranks[base_rank_].streams[stream_].lanes()) * ctx.lane_h();
+}
+
+void BaselineItem::preprocess(TimelineContext& ctx, float y) {
+  const Rank& rank = base_->profile->ranks()[base_rank_];
+  // The visible range on the baseline's own clock.
+  const LodParams lod{ctx.t0 - offset_ns_, ctx.t1 - offset_ns_, ctx.ns_per_px, kMinPx};
+  if (stream_ == kNoRow) {
+    lanes_.resize(1);
+    lanes_[0].clear();
+    preprocess_lane(std::span<const Step>(rank.steps), {}, lod, lanes_[0]);
+    return;
+  }
+  const LaneLayout& layout = base_->ranks[base_rank_].streams[stream_];
+  const auto events = rank.stream_activities(stream_);
+  lanes_.resize(layout.lanes());
+  for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
+    lanes_[lane].clear();
+    if (!ctx.row_visible(y + static_cast<float>(lane) * ctx.lane_h(), ctx.lane_h())) continue;
+    preprocess_lane(events, lane_members(layout, lane), lod, lanes_[lane]);
+  }
+}
+
+void BaselineItem::draw(TimelineContext& ctx, float y) {
+  const Rank& rank = base_->profile->ranks()[base_rank_];
+  const float h = ctx.lane_h();
+  const float bottom = y + height(ctx);
+  // Tinted background and a stripe at the label's left edge: these rows are the baseline's.
+  ctx.dl->AddRectFilled(ImVec2(ctx.label_x, y), ImVec2(ctx.x1, bottom), IM_COL32(70, 200, 190, 22));
+  ctx.dl->AddRectFilled(ImVec2(ctx.label_x, y), ImVec2(ctx.label_x + 4 * ctx.ui, bottom), kColBaseline);
+  // Draw on the baseline's clock: the lanes' times are the baseline's, x_of() reads ctx.t0.
+  const TimeNs t0 = ctx.t0, t1 = ctx.t1;
+  ctx.t0 -= offset_ns_;
+  ctx.t1 -= offset_ns_;
+  char buf[96];
+  for (std::uint32_t lane = 0; lane < lanes_.size(); ++lane) {
+    const float ly = y + static_cast<float>(lane) * h;
+    if (!ctx.row_visible(ly, h)) continue;
+    const DrawItem* hovered = nullptr;
+    if (stream_ == kNoRow) {
+      hovered = draw_lane(
+          ctx, std::span<const Step>(rank.steps), lanes_[lane], ly, h,
+          [](const Step&, std::uint32_t) { return IM_COL32(58, 88, 92, 255); },
+          [&](const Step& s) -> std::string_view {
+            std::snprintf(buf, sizeof buf, "Step %lld", static_cast<long long>(s.number));
+            return buf;
+          },
+          [](const Step&, const DrawItem&, float, float) {});
+    } else {
+      const GpuStream& stream = rank.streams[stream_];
+      const auto& result = base_->analysis.ranks[base_rank_];
+      hovered = draw_lane(
+          ctx, rank.stream_activities(stream_), lanes_[lane], ly, h,
+          [&](const Activity&, std::uint32_t i) {
+            return scale_color(class_color(result.classes[stream.first + i]), 0.8f);
+          },
+          [&](const Activity& a) -> std::string_view { return base_->profile->str(a.name); },
+          [](const Activity&, const DrawItem&, float, float) {});
+    }
+    if (hovered) {
+      ctx.hover = {HoverKind::kBaseline, this, {}, *hovered, lane};
+    }
+  }
+  ctx.t0 = t0;
+  ctx.t1 = t1;
+  if (ctx.row_visible(y, h)) {
+    const float tx = ctx.label_x + 10 * ctx.ui;
+    ctx.dl->AddText(ImVec2(tx, ctx.text_y(y, h)), kColBaseline, "B");
+    const Rank& r = base_->profile->ranks()[base_rank_];
+    if (stream_ == kNoRow)
+      std::snprintf(buf, sizeof buf, "baseline steps (rank %d)", r.rank);
+    else
+      std::snprintf(buf, sizeof buf, "GPU%d %s", r.streams[stream_].device, r.streams[stream_].name.c_str());
+    clipped_text(ctx.dl, tx + 14 * ctx.ui, ctx.label_x + ctx.label_w() - 4, ctx.text_y(y, h), kColBaseline,
+                 buf);
+  }
+  if (ctx.hovered && ctx.mouse.x < ctx.x0 && ctx.mouse.y >= y && ctx.mouse.y < bottom) {
+    ctx.hover = {HoverKind::kLabel, this, {}, {}, 0};
+  }
+}
+
+std::size_t add_baseline_items(const LoadedProfile& loaded, const LoadedProfile& base, TimelineState& state) {
+  const auto& ranks = loaded.profile->ranks();
+  const auto& base_ranks = base.profile->ranks();
+  std::size_t added = 0;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const Rank* other = base.profile->find_rank(ranks[r].rank);
+    if (!other) continue;
+    const auto b = static_cast<std::uint32_t>(other - base_ranks.data());
+    // Align at each run's first step start (the profile starts when neither has steps).
+    const TimeNs mine = ranks[r].steps.empty() ? loaded.profile->first_ns() : ranks[r].steps.front().start_ns;
+    const TimeNs theirs = other->steps.empty() ? base.profile->first_ns() : other->steps.front().start_ns;
+    const TimeNs offset = mine - theirs;
+    const auto& rows = state.rows[r];
+    // After the rank's last GPU row (stream or GPU annotation track), else after its steps or header.
+    std::uint32_t after = rows.steps != kNoRow ? rows.steps : rows.header;
+    for (std::uint32_t i : rows.streams) after = std::max(after, i);
+    for (std::size_t k = 0; k < rows.tracks.size(); ++k) {
+      if (rows.tracks[k] != kNoRow && ranks[r].tracks[k].gpu) after = std::max(after, rows.tracks[k]);
+    }
+    auto at = std::find(state.order.begin(), state.order.end(), after);
+    if (at != state.order.end()) ++at;
+    std::vector<std::uint32_t> mine_rows;
+    const auto ri = static_cast<std::int32_t>(r);
+    auto add = [&](std::uint32_t stream) {
+      state.items.push_back(std::make_unique<BaselineItem>(ri, &base, b, stream, offset));
+      mine_rows.push_back(static_cast<std::uint32_t>(state.items.size() - 1));
+    };
+    if (!other->steps.empty()) add(kNoRow);
+    for (std::uint32_t s = 0; s < other->streams.size(); ++s) add(s);
+    const auto pos = at - state.order.begin();
+    state.order.insert(state.order.begin() + pos, mine_rows.begin(), mine_rows.end());
+    added += mine_rows.size();
+  }
+  state.pinned.resize(state.items.size(), 0);
+  return added;
 }
 
 // [SECTION] Building the items of a profile

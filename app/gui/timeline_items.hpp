@@ -55,7 +55,8 @@ EventSpan span_of(const Profile& profile, const EventRef& event);
 std::string event_name(const Profile& profile, const EventRef& event);
 
 // What the mouse is over this frame.
-enum class HoverKind : std::uint8_t { kNone, kEvent, kFolded, kBand, kLabel };
+// kBaseline: an event (or fold) of a baseline row; DRAW indexes the baseline rank's events, EVENT is empty.
+enum class HoverKind : std::uint8_t { kNone, kEvent, kFolded, kBand, kLabel, kBaseline };
 struct Hover {
   HoverKind kind = HoverKind::kNone;
   const TimelineItem* item = nullptr;
@@ -135,6 +136,12 @@ struct TimelineState {
     ImVec2 min, max;
   };
   std::vector<MenuRect> menu_rects;
+  // Critical path overlay: shown or not; the events it outlined in the last frame (tests, state dump) and
+  // the step whose path they are (-1 rank index: the paths of every visible step).
+  bool critical = false;
+  std::vector<EventRef> critical_events;
+  std::int32_t critical_rank = -1;
+  std::int64_t critical_step = 0;
   // Where the canvas was drawn last frame (screen pixels; for the state dump that input tests read)
   float canvas_x0 = 0, canvas_x1 = 0, ruler_y0 = 0, ruler_y1 = 0, rows_top = 0, rows_bottom = 0, pins_h = 0;
 };
@@ -178,6 +185,8 @@ inline constexpr float kLaneHeight = 18.0f;
 inline constexpr float kCpuLaneHeight = 15.0f;
 inline constexpr float kBandHeight = 5.0f;
 inline constexpr float kMinPx = 3.0f;
+inline constexpr ImU32 kColBaseline = IM_COL32(70, 200, 190, 255);  // baseline rows' tag and stripe
+inline constexpr ImU32 kColCritical = IM_COL32(255, 80, 190, 255);  // the critical path overlay
 
 // Text clipped to [x0, x1] (with an ellipsis when it does not fit).
 void clipped_text(ImDrawList* dl, float x0, float x1, float y, ImU32 color, std::string_view text);
@@ -329,6 +338,41 @@ class CpuSectionItem final : public TimelineItem {
  private:
   std::size_t threads_;
 };
+
+// One row of the baseline profile stacked under the same rank of the open one (View::set_baseline_stacked):
+// its steps, or one of its GPU streams. Its times are shifted by OFFSET_NS (the open rank's first step start
+// minus the baseline rank's), so that both runs' steps start at the same x. Drawn on a tinted background
+// with a "baseline" tag; hovering shows the baseline event, clicking selects nothing.
+class BaselineItem final : public TimelineItem {
+ public:
+  // RANK_INDEX: the open profile's rank it sits under; BASE_RANK: index into BASE's Profile::ranks();
+  // STREAM: index into that rank's streams, or kNoRow for its steps.
+  BaselineItem(std::int32_t rank_index, const LoadedProfile* base, std::uint32_t base_rank,
+               std::uint32_t stream, TimeNs offset_ns)
+      : TimelineItem(rank_index),
+        base_(base),
+        base_rank_(base_rank),
+        stream_(stream),
+        offset_ns_(offset_ns) {}
+  RowGroup group() const override { return RowGroup::kGpu; }
+  const char* kind_name() const override { return stream_ == kNoRow ? "baseline_steps" : "baseline_stream"; }
+  std::string label(const TimelineContext& ctx) const override;
+  float height(const TimelineContext& ctx) const override;
+  void preprocess(TimelineContext& ctx, float y) override;
+  void draw(TimelineContext& ctx, float y) override;
+  void tooltip(const TimelineContext& ctx, const Hover& hover) const override;
+  TimeNs offset_ns() const { return offset_ns_; }
+
+ private:
+  const LoadedProfile* base_;
+  std::uint32_t base_rank_, stream_;
+  TimeNs offset_ns_;
+  std::vector<std::vector<DrawItem>> lanes_;
+};
+
+// Adds BASE's rows under each rank of LOADED that BASE has too (same global rank): its steps and GPU
+// streams, after the rank's own GPU rows in STATE's display order. Returns the number of rows added.
+std::size_t add_baseline_items(const LoadedProfile& loaded, const LoadedProfile& base, TimelineState& state);
 
 // The items of LOADED (per rank a header, steps, GPU streams, GPU annotation tracks, the CPU section row
 // and the CPU threads), with the display order, pins and row lookup of STATE reset to match.

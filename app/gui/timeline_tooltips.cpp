@@ -6,6 +6,7 @@
 // [SECTION] Steps
 // [SECTION] GPU stream (activities, collectives, label)
 // [SECTION] CPU track
+// [SECTION] Baseline rows
 #include <imgui.h>
 
 #include <algorithm>
@@ -292,6 +293,50 @@ void CpuSectionItem::tooltip(const TimelineContext& ctx, const Hover&) const {
       "click to %s this rank's CPU threads: their ranges (operators, NVTX, annotations) and the "
       "CUDA API calls each thread made",
       open ? "hide" : "show");
+}
+
+// [SECTION] Baseline rows
+// -------------------------------------------------------------------------------------------
+
+void BaselineItem::tooltip(const TimelineContext&, const Hover& hover) const {
+  const Profile& profile = *base_->profile;
+  const Rank& rank = profile.ranks()[base_rank_];
+  char tb[32], tb2[32];
+  if (hover.kind == HoverKind::kLabel) {
+    ImGui::SetTooltip(
+        "Baseline %s, rank %d\ntimes shifted by %s so that its first step starts with this run's\n"
+        "(File > Close baseline, or the timeline's Baseline toggle, removes these rows)",
+        base_->source.filename().c_str(), rank.rank,
+        duration_text(tb, sizeof tb, static_cast<double>(offset_ns_)));
+    return;
+  }
+  if (hover.kind != HoverKind::kBaseline) return;
+  const TimeNs origin = rank.steps.empty() ? profile.first_ns() : rank.steps.front().start_ns;
+  if (stream_ == kNoRow) {
+    const Step& s = rank.steps[hover.draw.index];
+    if (hover.draw.count > 1) return folded_tooltip(hover.draw, "Step " + std::to_string(s.number));
+    ImGui::SetTooltip("Baseline step %lld (rank %d)\nduration %s, starts %s after the baseline's first step",
+                      static_cast<long long>(s.number), rank.rank,
+                      duration_text(tb, sizeof tb, static_cast<double>(s.end_ns - s.start_ns)),
+                      duration_text(tb2, sizeof tb2, static_cast<double>(s.start_ns - origin)));
+    return;
+  }
+  const GpuStream& stream = rank.streams[stream_];
+  const std::uint32_t index = stream.first + hover.draw.index;
+  const Activity& a = rank.activities[index];
+  if (hover.draw.count > 1) return folded_tooltip(hover.draw, short_name(profile.str(a.name)));
+  const auto cls = base_->analysis.ranks[base_rank_].classes[index];
+  ImGui::BeginTooltip();
+  ImGui::TextColored(to_vec4(kColBaseline), "baseline %s", base_->source.filename().c_str());
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
+  ImGui::TextUnformatted(std::string(short_name(profile.str(a.name))).c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::TextColored(to_vec4(class_color(cls)), "%s, %s", to_string(a.kind), measure::to_string(cls));
+  ImGui::Text("duration %s   %s after the baseline's first step",
+              duration_text(tb, sizeof tb, static_cast<double>(a.duration())),
+              duration_text(tb2, sizeof tb2, static_cast<double>(a.start_ns - origin)));
+  ImGui::Text("rank %d, GPU %d, %s", rank.rank, stream.device, stream.name.c_str());
+  ImGui::EndTooltip();
 }
 
 }  // namespace meshscope::gui

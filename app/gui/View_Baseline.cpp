@@ -1,0 +1,141 @@
+// View_Baseline.cpp: a second profile opened as the baseline. A worker thread loads it (as any profile:
+// import when needed, load, measured analysis, timeline index) and diffs it with the open profile
+// (measure::diff_profiles, the baseline as A, the open profile as B: deltas read "this run minus the
+// baseline"). The Summary shows the diff beside both runs' figures (View_Summary.cpp); the timeline can
+// stack the baseline's rows under each rank of the same number (BaselineItem, timeline_items.cpp). When the
+// open profile changes, the diff is computed again for it on the worker.
+#include <algorithm>
+#include <utility>
+
+#include "app/gui/View.hpp"
+
+namespace meshscope::gui {
+
+namespace {
+
+// Drops the timeline's rows (they point into the baseline); draw_timeline() builds them again.
+void drop_rows(TimelineState& tl) {
+  tl.items.clear();
+  tl.order.clear();
+  tl.pinned.clear();
+  tl.rows.clear();
+  tl.groups.clear();
+  tl.filter_dirty = tl.filter[0] != 0;
+}
+
+bool same_owner(const std::weak_ptr<LoadedProfile>& a, const std::shared_ptr<LoadedProfile>& b) {
+  return b && !a.owner_before(b) && !b.owner_before(a);
+}
+
+}  // namespace
+
+void View::open_baseline(const std::vector<std::filesystem::path>& paths) {
+  if (paths.empty() || bl_.busy.load()) return;
+  baseline_start(paths);
+}
+
+// Loads PATHS as the new baseline (none: keeps the current one) and diffs it with the open profile, on the
+// worker thread; baseline_poll() installs the result.
+void View::baseline_start(std::vector<std::filesystem::path> paths) {
+  if (bl_.worker.joinable()) bl_.worker.join();
+  bl_.busy = true;
+  bl_.paths = paths;
+  std::shared_ptr<LoadedProfile> base = paths.empty() ? bl_.loaded : nullptr;
+  std::shared_ptr<LoadedProfile> primary = loaded_;
+  bl_.worker = std::jthread([this, paths = std::move(paths), base, primary]() mutable {
+    std::shared_ptr<const measure::Diff> diff;
+    std::string error;
+    try {
+      if (!paths.empty()) base = load_profile(paths);
+      if (base && primary)
+        diff = std::make_shared<const measure::Diff>(
+            measure::diff_profiles(*base->profile, base->analysis, *primary->profile, primary->analysis));
+    } catch (const std::exception& e) {
+      error = "baseline: " + std::string(e.what());
+      if (!paths.empty()) base = nullptr;
+    }
+    std::lock_guard lock(bl_.mutex);
+    bl_.pending = true;
+    bl_.pending_loaded = error.empty() || paths.empty() ? base : nullptr;  // a failed load: none
+    bl_.pending_diff = std::move(diff);
+    bl_.pending_of = primary;
+    bl_.pending_error = std::move(error);
+    bl_.busy = false;
+  });
+}
+
+void View::baseline_poll() {
+  if (!bl_.busy.load()) {
+    std::unique_lock lock(bl_.mutex);
+    if (bl_.pending) {
+      bl_.pending = false;
+      bl_.error = std::move(bl_.pending_error);
+      bl_.pending_error.clear();
+      // A baseline that failed to load leaves the current one (and says why).
+      if (bl_.pending_loaded) {
+        if (bl_.pending_loaded != bl_.loaded) drop_rows(tl_);
+        bl_.loaded = std::move(bl_.pending_loaded);
+        bl_.diff = std::move(bl_.pending_diff);
+        bl_.diff_of = bl_.pending_of;
+      }
+      bl_.pending_loaded.reset();
+      bl_.pending_diff.reset();
+    }
+  }
+  // A baseline with no diff for the open profile (opened before it, or the profile changed): diff again.
+  if (!bl_.busy.load() && bl_.loaded && loaded_ && bl_.error.empty() && !same_owner(bl_.diff_of, loaded_))
+    baseline_start({});
+}
+
+void View::set_baseline(std::unique_ptr<LoadedProfile> baseline) {
+  if (bl_.worker.joinable()) bl_.worker.join();
+  {
+    std::lock_guard lock(bl_.mutex);
+    bl_.pending = false;
+  }
+  drop_rows(tl_);
+  bl_.error.clear();
+  bl_.loaded = std::move(baseline);
+  bl_.diff.reset();
+  bl_.diff_of.reset();
+  if (bl_.loaded && loaded_) {
+    bl_.diff = std::make_shared<const measure::Diff>(measure::diff_profiles(
+        *bl_.loaded->profile, bl_.loaded->analysis, *loaded_->profile, loaded_->analysis));
+    bl_.diff_of = loaded_;
+  }
+}
+
+void View::close_baseline() {
+  if (bl_.worker.joinable()) bl_.worker.join();
+  {
+    std::lock_guard lock(bl_.mutex);
+    bl_.pending = false;
+    bl_.pending_loaded.reset();
+    bl_.pending_diff.reset();
+  }
+  drop_rows(tl_);
+  bl_.loaded.reset();
+  bl_.diff.reset();
+  bl_.diff_of.reset();
+  bl_.error.clear();
+}
+
+const measure::Diff* View::baseline_diff() const {
+  return bl_.diff && same_owner(bl_.diff_of, loaded_) ? bl_.diff.get() : nullptr;
+}
+
+void View::set_baseline_stacked(bool stacked) {
+  if (stacked == bl_.stacked) return;
+  bl_.stacked = stacked;
+  drop_rows(tl_);
+}
+
+// The timeline's rows for the open profile, with the baseline's under each rank when stacked. Row order and
+// pins start afresh; a search is run again.
+void View::timeline_rebuild_items() {
+  build_timeline_items(*loaded_, tl_);
+  if (bl_.stacked && bl_.loaded) add_baseline_items(*loaded_, *bl_.loaded, tl_);
+  if (tl_.filter[0]) timeline_run_search();
+}
+
+}  // namespace meshscope::gui

@@ -1,0 +1,251 @@
+// No-window tests of issue #16 in the view: a baseline profile compared in the Summary (the figures shown are
+// measure::diff_profiles'), the baseline's rows stacked under each rank of the timeline, the critical path
+// overlay (it outlines exactly the events of the step's path from measure::critical_paths) and the measured
+// pipeline schedule in the Explorer (one row per stage with its measured bubble). Jobs come from the job
+// generator (tools/gen_job), the sample job from assets/sample.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <tuple>
+
+#include "profiler/text_format.hpp"
+#include "tests/gui/gui_test_util.hpp"
+
+namespace meshscope::gui {
+namespace {
+
+using test::NullImGui;
+
+// A generated job (meshscope_gen_job ARGS --format msdb), once per process and argument list.
+std::unique_ptr<LoadedProfile> generated(const std::string& name, const std::string& args) {
+  const auto out = std::filesystem::path(MESHSCOPE_TEST_TMP) /
+                   ("gui-" + name + "-" + std::to_string(::getpid()) + ".msdb");
+  if (!std::filesystem::exists(out)) {
+    const std::string command = std::string("'") + MESHSCOPE_GEN_JOB + "' " + args +
+                                " --format msdb -q -o '" + out.string() + "' > /dev/null";
+    if (std::system(command.c_str()) != 0) return nullptr;
+  }
+  return load_profile(out);
+}
+
+ViewOptions options(Panel panel) {
+  ViewOptions o;
+  o.remember_recent = false;
+  o.panel = panel;
+  o.panel_set = true;
+  return o;
+}
+
+// The text one frame of VIEW rendered, as `view --screenshot-text` captures it (ImGui's log to a file; the
+// capture ends with the View's main window, so text of later windows, tooltips, is not in it).
+std::string frame_text(View& view) {
+  const auto path =
+      std::filesystem::path(MESHSCOPE_TEST_TMP) / ("gui-text-" + std::to_string(::getpid()) + ".txt");
+  std::filesystem::remove(path);
+  ImGuiIO& io = ImGui::GetIO();
+  io.DeltaTime = 1.0f / 60.0f;
+  ImGui::NewFrame();
+  ImGui::LogToFile(-1, path.c_str());
+  view.draw();
+  ImGui::LogFinish();
+  ImGui::Render();
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string duration(TimeNs ns) {
+  char t[32];
+  duration_text(t, sizeof t, static_cast<double>(ns));
+  return t;
+}
+
+TEST(GuiCompareRuns, SummaryShowsBothRunsWithTheDiffsFigures) {
+  // Two runs of one job: a different seed and one more layer in the second.
+  auto a = generated("diff-a", "--ranks 4 --tp 2 --layers 2 --steps 3 --seed 1");
+  auto b = generated("diff-b", "--ranks 4 --tp 2 --layers 3 --steps 4 --seed 2");
+  ASSERT_TRUE(a && b);
+  const measure::Diff expected = measure::diff_profiles(*a->profile, a->analysis, *b->profile, b->analysis);
+  NullImGui imgui(1600, 1000);
+  View view(options(Panel::kSummary));
+  view.set_profile(std::move(b));
+  view.set_baseline(std::move(a));
+  ASSERT_NE(view.baseline_diff(), nullptr);
+  const measure::Diff& shown = *view.baseline_diff();
+  EXPECT_EQ(shown.step_delta_ns, expected.step_delta_ns);
+  EXPECT_EQ(shown.kernels.size(), expected.kernels.size());
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  const std::string text = frame_text(view);
+  EXPECT_NE(text.find("COMPARED WITH THE BASELINE"), std::string::npos);
+  // The headline, both runs' step means and every class per step, as measure::diff_profiles gives them.
+  for (const auto& line : expected.headline) EXPECT_NE(text.find(line.text), std::string::npos) << line.text;
+  EXPECT_NE(text.find(duration(expected.a.step_ns)), std::string::npos);
+  EXPECT_NE(text.find(duration(expected.b.step_ns)), std::string::npos);
+  const auto table = text.find("step (GPU span)");
+  ASSERT_NE(table, std::string::npos);
+  for (const auto& c : expected.classes) {
+    if (c.name == "step") continue;
+    const auto at = text.find(c.name, table);
+    ASSERT_NE(at, std::string::npos) << c.name;
+    // A and B follow the class name on its row.
+    const auto a_at = text.find(duration(c.a_step_ns), at);
+    ASSERT_NE(a_at, std::string::npos) << c.name;
+    EXPECT_NE(text.find(duration(c.b_step_ns), a_at), std::string::npos) << c.name;
+  }
+  // The kernel with the largest change is the first row, with both counts.
+  ASSERT_FALSE(expected.kernels.empty());
+  const auto& top = expected.kernels.front();
+  const auto row = text.find(std::string(top.name.substr(0, 30)));
+  ASSERT_NE(row, std::string::npos) << top.name;
+  EXPECT_NE(text.find(std::to_string(top.a_count), row), std::string::npos);
+  EXPECT_NE(text.find(std::to_string(top.b_count), row), std::string::npos);
+}
+
+TEST(GuiCompareRuns, StackedBaselineRowsSitUnderEachRanksOwn) {
+  auto a = generated("diff-a", "--ranks 4 --tp 2 --layers 2 --steps 3 --seed 1");
+  auto b = generated("diff-b", "--ranks 4 --tp 2 --layers 3 --steps 4 --seed 2");
+  ASSERT_TRUE(a && b);
+  std::size_t base_streams = 0;
+  for (const Rank& r : a->profile->ranks()) base_streams += r.streams.size();
+  NullImGui imgui(1600, 4000);
+  View view(options(Panel::kTimeline));
+  view.set_profile(std::move(b));
+  view.set_baseline(std::move(a));
+  view.set_all_ranks_open(true);
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  simdjson::dom::parser parser;
+  std::string json = view.state_json();
+  auto rows = parser.parse(json)["timeline"]["rows"].get_array();
+  for (auto row : rows) EXPECT_EQ(std::string_view(row["kind"]).substr(0, 8) == "baseline", false);
+  view.set_baseline_stacked(true);
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  json = view.state_json();
+  rows = parser.parse(json)["timeline"]["rows"].get_array();
+  std::size_t streams = 0, steps = 0;
+  std::int64_t rank = -1;
+  bool own_gpu_seen = false;
+  double last_y = -1;
+  for (auto row : rows) {
+    const std::string_view kind = row["kind"];
+    const std::int64_t r = row["rank"];
+    const double y = row["y"];
+    EXPECT_GT(y, last_y) << "rows are laid out top to bottom";
+    last_y = y;
+    if (r != rank) rank = r, own_gpu_seen = false;
+    if (kind == "gpu_stream") {
+      own_gpu_seen = true;
+      continue;
+    }
+    if (kind == "baseline_stream" || kind == "baseline_steps") {
+      EXPECT_TRUE(own_gpu_seen) << "rank " << r << ": the baseline's rows come after the rank's own streams";
+      EXPECT_EQ(std::string_view(row["label"]).substr(0, 9), "baseline ");
+      (kind == "baseline_stream" ? streams : steps) += 1;
+    }
+  }
+  EXPECT_EQ(streams, base_streams);
+  EXPECT_EQ(steps, 4u) << "one baseline steps row per rank";
+}
+
+TEST(GuiCompareRuns, CriticalPathOverlayOutlinesExactlyTheStepsPath) {
+  const auto msdb = test::imported(test::sample_job());
+  ASSERT_FALSE(msdb.empty());
+  auto loaded = load_profile(msdb);
+  const Rank& rank = loaded->profile->ranks()[0];
+  ASSERT_GE(rank.steps.size(), 2u);
+  const std::uint32_t k = 1;
+  const auto& paths = loaded->critical.ranks[0];
+  const measure::StepPath* path = nullptr;
+  for (const auto& s : paths.steps) {
+    if (s.step == rank.steps[k].number) path = &s;
+  }
+  ASSERT_NE(path, nullptr);
+  std::set<std::tuple<int, std::int32_t, std::uint32_t>> expected;
+  for (const auto& seg : path->segments) {
+    switch (seg.ref) {
+      case measure::PathSegment::Ref::kActivity:
+        expected.insert({static_cast<int>(EventKind::kActivity), 0, seg.index});
+        break;
+      case measure::PathSegment::Ref::kApiCall:
+        expected.insert({static_cast<int>(EventKind::kApiCall), 0, seg.index});
+        break;
+      case measure::PathSegment::Ref::kRange:
+        expected.insert({static_cast<int>(EventKind::kRange), 0, seg.index});
+        break;
+      case measure::PathSegment::Ref::kNone:
+        break;
+    }
+  }
+  ASSERT_GT(expected.size(), 3u);
+  NullImGui imgui(1600, 1200);
+  View view(options(Panel::kTimeline));
+  view.set_profile(std::move(loaded));
+  imgui.frame(view);
+  view.set_time_range(path->start_ns - 1000, path->end_ns + 1000);
+  view.select_event({EventKind::kStep, 0, k});
+  imgui.frame(view);
+  EXPECT_TRUE(view.critical_path_events().empty()) << "the overlay is off until asked for";
+  view.set_critical_path_shown(true);
+  for (int i = 0; i < 2; ++i) imgui.frame(view);
+  std::set<std::tuple<int, std::int32_t, std::uint32_t>> drawn;
+  for (const EventRef& e : view.critical_path_events())
+    drawn.insert({static_cast<int>(e.kind), e.rank_index, e.index});
+  EXPECT_EQ(drawn, expected);
+  // The step's details give the path's length by kind.
+  const std::string text = frame_text(view);
+  EXPECT_NE(text.find("CRITICAL PATH " + duration(path->length_ns())), std::string::npos);
+  for (int kind = 0; kind < measure::kPathKindCount; ++kind) {
+    if (path->by_kind[static_cast<std::size_t>(kind)] > 0) {
+      EXPECT_NE(text.find(measure::to_string(static_cast<measure::PathKind>(kind))), std::string::npos);
+    }
+  }
+}
+
+TEST(GuiCompareRuns, MeasuredPipelineHasOneRowPerStageWithItsBubble) {
+  auto loaded = generated("pp4", "--ranks 4 --tp 1 --pp 4 --micro-batches 8 --layers 4 --steps 2 --seed 3");
+  ASSERT_TRUE(loaded);
+  ASSERT_TRUE(loaded->pipeline.found);
+  const measure::PipelineGroup group = loaded->pipeline.groups.front();
+  ASSERT_EQ(group.stages.size(), 4u);
+  NullImGui imgui(1600, 1400);
+  View view(options(Panel::kExplorer));
+  view.set_profile(std::move(loaded));
+  view.configure_explorer("gpt", 4, 4096, 32, 4096, 4, 1, 8);
+  view.set_layout(4, 1, 4);
+  for (int i = 0; i < 4; ++i) imgui.frame(view);
+  ASSERT_NE(view.prediction(), nullptr) << view.layout_error();
+  const auto& rows = view.measured_pipeline_rows();
+  ASSERT_EQ(rows.size(), group.stages.size());
+  for (std::size_t s = 0; s < rows.size(); ++s) {
+    const auto& stage = group.stages[s];
+    EXPECT_EQ(rows[s].stage, stage.stage);
+    EXPECT_EQ(rows[s].rank, stage.rank);
+    EXPECT_EQ(rows[s].step, group.steps.front().step);
+    EXPECT_EQ(rows[s].bubble_fraction, stage.steps.front().bubble_fraction);
+    EXPECT_EQ(rows[s].blocks, stage.steps.front().forwards + stage.steps.front().backwards);
+    if (s > 0) {
+      EXPECT_GT(rows[s].y0, rows[s - 1].y0);
+    }
+  }
+  char bubble[32];
+  std::snprintf(bubble, sizeof bubble, "bubble measured %.1f %%", 100.0 * group.measured_bubble);
+  EXPECT_NE(frame_text(view).find(bubble), std::string::npos);
+}
+
+TEST(GuiCompareRuns, ProfileWithoutPipelineSaysSo) {
+  const auto msdb = test::imported(test::sample_job());
+  ASSERT_FALSE(msdb.empty());
+  NullImGui imgui(1600, 1400);
+  View view(options(Panel::kExplorer));
+  view.set_profile(load_profile(msdb));
+  view.configure_explorer("gpt", 5, 4096, 32, 4096, 4, 2, 2);
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  EXPECT_TRUE(view.measured_pipeline_rows().empty());
+  EXPECT_NE(frame_text(view).find("no pipeline parallelism found"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace meshscope::gui
