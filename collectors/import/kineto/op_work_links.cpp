@@ -76,35 +76,56 @@ void OpWorkLinker::add_activity(std::int32_t rank, std::int64_t activity_id, Tim
   activities_.push_back({activity_id, start, end, correlation, external_id, rank});
 }
 
-void OpWorkLinker::finish(ProfileWriter& writer) {
-  {
-    std::map<std::int32_t, bool> shapes_of_rank;  // ranks with CPU operators -> any recorded with shapes
-    std::vector<bool> has_ops(threads_.size(), false);
-    for (const Op& op : ops_) has_ops[op.thread] = true;
-    for (std::size_t i = 0; i < threads_.size(); ++i) {
-      if (has_ops[i]) shapes_of_rank[threads_[i].rank] |= threads_[i].shapes;
-    }
-    for (const auto& [rank, shapes] : shapes_of_rank) {
-      if (!shapes) {
-        writer.add_diagnostic(rank, "info",
-                              "no shapes recorded (record with record_shapes=True): no FLOPs or bytes per "
-                              "operator");
-      }
+namespace {
+
+// Each id at most once per rank: the sorted (rank, id) -> operator tables below.
+struct IdKey {
+  std::int32_t rank;
+  std::int64_t id;
+  std::uint32_t op;
+  bool operator<(const IdKey& o) const { return rank != o.rank ? rank < o.rank : id < o.id; }
+};
+
+// Traces number ids in arrival order, so the keys are mostly sorted already.
+void sort_keys(std::vector<IdKey>& keys) {
+  if (!std::is_sorted(keys.begin(), keys.end())) std::sort(keys.begin(), keys.end());
+}
+
+std::int32_t find_key(const std::vector<IdKey>& keys, std::int32_t rank, std::int64_t id) {
+  auto it = std::lower_bound(keys.begin(), keys.end(), IdKey{rank, id, 0});
+  return it != keys.end() && it->rank == rank && it->id == id ? static_cast<std::int32_t>(it->op) : -1;
+}
+
+}  // namespace
+
+void OpWorkLinker::note_ranks_without_shapes(ProfileWriter& writer) const {
+  std::map<std::int32_t, bool> shapes_of_rank;  // ranks with CPU operators -> any recorded with shapes
+  std::vector<bool> has_ops(threads_.size(), false);
+  for (const Op& op : ops_) has_ops[op.thread] = true;
+  for (std::size_t i = 0; i < threads_.size(); ++i) {
+    if (has_ops[i]) shapes_of_rank[threads_[i].rank] |= threads_[i].shapes;
+  }
+  for (const auto& [rank, shapes] : shapes_of_rank) {
+    if (!shapes) {
+      writer.add_diagnostic(
+          rank, "info",
+          "no shapes recorded (record with record_shapes=True): no FLOPs or bytes per operator");
     }
   }
-  if (works_.empty()) return;
+}
+
+OpWorkLinker::ThreadOrder OpWorkLinker::order_by_thread() const {
   const std::size_t n = ops_.size();
   const std::size_t thread_count = threads_.size();
-
-  // Operators grouped by thread (a counting sort: arrival order kept), then by start within each thread
-  // (the longer first on a tie).
-  std::vector<std::uint32_t> first(thread_count + 1, 0);
-  for (const Op& op : ops_) ++first[op.thread + 1];
-  for (std::size_t t = 0; t < thread_count; ++t) first[t + 1] += first[t];
-  std::vector<std::uint32_t> order(n);
+  ThreadOrder out;
+  // A counting sort by thread keeps arrival order within each thread.
+  out.first.assign(thread_count + 1, 0);
+  for (const Op& op : ops_) ++out.first[op.thread + 1];
+  for (std::size_t t = 0; t < thread_count; ++t) out.first[t + 1] += out.first[t];
+  out.order.resize(n);
   {
-    std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
-    for (std::uint32_t i = 0; i < n; ++i) order[fill[ops_[i].thread]++] = i;
+    std::vector<std::uint32_t> fill(out.first.begin(), out.first.end() - 1);
+    for (std::uint32_t i = 0; i < n; ++i) out.order[fill[ops_[i].thread]++] = i;
   }
   auto before = [&](std::uint32_t x, std::uint32_t y) {
     const Op& a = ops_[x];
@@ -114,31 +135,32 @@ void OpWorkLinker::finish(ProfileWriter& writer) {
   for (std::size_t t = 0; t < thread_count; ++t) {
     // Traces list a thread's operators nearly in order (a child before its parent when both start in the
     // same microsecond): an insertion sort costs one pass plus the displacements; std::sort beyond a budget.
-    const std::uint32_t b = first[t], e = first[t + 1];
+    const std::uint32_t b = out.first[t], e = out.first[t + 1];
     std::size_t moves = 0;
     const std::size_t budget = 8 * static_cast<std::size_t>(e - b) + 64;
     for (std::uint32_t k = b + 1; k < e && moves <= budget; ++k) {
-      const std::uint32_t x = order[k];
+      const std::uint32_t x = out.order[k];
       std::uint32_t j = k;
-      while (j > b && before(x, order[j - 1])) {
-        order[j] = order[j - 1];
+      while (j > b && before(x, out.order[j - 1])) {
+        out.order[j] = out.order[j - 1];
         --j;
         ++moves;
       }
-      order[j] = x;
+      out.order[j] = x;
     }
-    if (moves > budget) std::sort(order.begin() + b, order.begin() + e, before);
+    if (moves > budget) std::sort(out.order.begin() + b, out.order.begin() + e, before);
   }
+  return out;
+}
 
-  // OWNER[i]: the counted operator (index into ops_) whose activities operator i's activities are: the
-  // outermost enclosing operator (itself included) whose work was computed; -1 when none.
+std::vector<std::int32_t> OpWorkLinker::counted_owners(const ThreadOrder& threads) {
   const auto counted = static_cast<std::int8_t>(OpWorkStatus::kCounted);
-  std::vector<std::int32_t> owner(n, -1);
+  std::vector<std::int32_t> owner(ops_.size(), -1);
   std::vector<std::uint32_t> stack;
-  for (std::size_t t = 0; t < thread_count; ++t) {
+  for (std::size_t t = 0; t + 1 < threads.first.size(); ++t) {
     stack.clear();
-    for (std::uint32_t k = first[t]; k < first[t + 1]; ++k) {
-      const std::uint32_t i = order[k];
+    for (std::uint32_t k = threads.first[t]; k < threads.first[t + 1]; ++k) {
+      const std::uint32_t i = threads.order[k];
       const Op& op = ops_[i];
       while (!stack.empty() && ops_[stack.back()].end <= op.start) stack.pop_back();
       const std::int32_t inherited = stack.empty() ? -1 : owner[stack.back()];
@@ -152,23 +174,13 @@ void OpWorkLinker::finish(ProfileWriter& writer) {
       stack.push_back(i);
     }
   }
+  return owner;
+}
 
-  // (rank, External id) -> operator and (rank, correlation id) -> operator: sorted vectors (traces number
-  // both in arrival order, so the sorts mostly find them sorted already).
-  struct Key {
-    std::int32_t rank;
-    std::int64_t id;
-    std::uint32_t op;
-    bool operator<(const Key& o) const { return rank != o.rank ? rank < o.rank : id < o.id; }
-  };
-  auto sort_keys = [](std::vector<Key>& keys) {
-    if (!std::is_sorted(keys.begin(), keys.end())) std::sort(keys.begin(), keys.end());
-  };
-  auto find_key = [](const std::vector<Key>& keys, std::int32_t rank, std::int64_t id) -> std::int32_t {
-    auto it = std::lower_bound(keys.begin(), keys.end(), Key{rank, id, 0});
-    return it != keys.end() && it->rank == rank && it->id == id ? static_cast<std::int32_t>(it->op) : -1;
-  };
-  std::vector<Key> by_external;
+std::vector<std::int32_t> OpWorkLinker::operator_of_activities(const ThreadOrder& threads,
+                                                               const std::vector<std::int32_t>& owner) const {
+  const std::size_t n = ops_.size();
+  std::vector<IdKey> by_external;
   by_external.reserve(n);
   for (std::uint32_t i = 0; i < n; ++i) {
     if (ops_[i].external_id != kNull)
@@ -178,7 +190,7 @@ void OpWorkLinker::finish(ProfileWriter& writer) {
 
   // Each call's operator: the one its External id names when that one was open at the call; the others are
   // swept against their thread's operators for the innermost one open then.
-  std::vector<Key> op_of_correlation;
+  std::vector<IdKey> op_of_correlation;
   std::vector<std::uint32_t> unresolved;
   auto link = [&](const Call& c, std::int32_t op) {
     if (op >= 0 && owner[op] >= 0)
@@ -201,16 +213,17 @@ void OpWorkLinker::finish(ProfileWriter& writer) {
       const Call& b = calls_[y];
       return a.thread != b.thread ? a.thread < b.thread : a.start < b.start;
     });
+    std::vector<std::uint32_t> stack;
     std::uint32_t current = UINT32_MAX, k = 0;
     for (std::uint32_t ci : unresolved) {
       const Call& c = calls_[ci];
       if (c.thread != current) {
         current = c.thread;
         stack.clear();
-        k = first[current];
+        k = threads.first[current];
       }
-      while (k < first[current + 1] && ops_[order[k]].start <= c.start) {
-        const std::uint32_t i = order[k++];
+      while (k < threads.first[current + 1] && ops_[threads.order[k]].start <= c.start) {
+        const std::uint32_t i = threads.order[k++];
         while (!stack.empty() && ops_[stack.back()].end <= ops_[i].start) stack.pop_back();
         stack.push_back(i);
       }
@@ -220,12 +233,10 @@ void OpWorkLinker::finish(ProfileWriter& writer) {
   }
   sort_keys(op_of_correlation);
 
-  // Activities per counted operator: by correlation id, else (only in a trace without runtime calls:
-  // elsewhere an activity's External id may be its correlation id) by its own External id when that operator
-  // began before it. Grouped by owner with a counting sort: operator i's are activity_list[activity_first[i]
-  // .. activity_first[i + 1]).
-  std::vector<std::int32_t> owner_of_activity(activities_.size(), -1);
-  std::vector<std::uint32_t> activity_first(n + 1, 0);
+  // An activity's operator: by correlation id, else (only in a trace without runtime calls: elsewhere an
+  // activity's External id may be its correlation id) by its own External id when that operator began
+  // before it.
+  std::vector<std::int32_t> op_of_activity(activities_.size(), -1);
   for (std::uint32_t ai = 0; ai < activities_.size(); ++ai) {
     const Activity& a = activities_[ai];
     std::int32_t op = a.correlation == kNull ? -1 : find_key(op_of_correlation, a.rank, a.correlation);
@@ -233,61 +244,82 @@ void OpWorkLinker::finish(ProfileWriter& writer) {
       op = find_key(by_external, a.rank, a.external_id);
       if (op >= 0 && ops_[op].start > a.start) op = -1;
     }
-    if (op < 0 || owner[op] < 0) continue;
-    owner_of_activity[ai] = owner[op];
-    ++activity_first[owner[op] + 1];
+    op_of_activity[ai] = op;
+  }
+  return op_of_activity;
+}
+
+void OpWorkLinker::finish(ProfileWriter& writer) {
+  note_ranks_without_shapes(writer);
+  if (works_.empty()) return;
+  const std::size_t n = ops_.size();
+  const ThreadOrder threads = order_by_thread();
+  // OWNER[i]: the counted operator (index into ops_) whose activities operator i's activities are: the
+  // outermost enclosing operator (itself included) whose work was computed; -1 when none.
+  const std::vector<std::int32_t> owner = counted_owners(threads);
+  const std::vector<std::int32_t> op_of_activity = operator_of_activities(threads, owner);
+
+  // Activities grouped by the counted operator that owns them, with a counting sort: operator i's are
+  // activity_list[activity_first[i] .. activity_first[i + 1]).
+  std::vector<std::uint32_t> activity_first(n + 1, 0);
+  for (const std::int32_t op : op_of_activity) {
+    if (op >= 0 && owner[op] >= 0) ++activity_first[owner[op] + 1];
   }
   for (std::size_t i = 0; i < n; ++i) activity_first[i + 1] += activity_first[i];
   std::vector<std::uint32_t> activity_list(activity_first[n]);
   {
     std::vector<std::uint32_t> fill(activity_first.begin(), activity_first.end() - 1);
     for (std::uint32_t ai = 0; ai < activities_.size(); ++ai) {
-      if (owner_of_activity[ai] >= 0) activity_list[fill[owner_of_activity[ai]]++] = ai;
+      const std::int32_t op = op_of_activity[ai];
+      if (op >= 0 && owner[op] >= 0) activity_list[fill[owner[op]]++] = ai;
     }
   }
-  auto activities_of = [&](std::uint32_t i) {
-    return std::span<const std::uint32_t>(activity_list.data() + activity_first[i],
-                                          activity_first[i + 1] - activity_first[i]);
-  };
 
   // The operators, then each counted one's activities with their share of its work.
   for (std::uint32_t i = 0; i < n; ++i) {
-    const Op& op = ops_[i];
-    if (op.work < 0) continue;
-    const Work& w = works_[op.work];
-    const Thread& thread = threads_[op.thread];
-    OpWorkRecord r;
-    r.rank = thread.rank;
-    r.external_id = op.external_id;
-    r.pid = thread.pid;
-    r.tid = thread.tid;
-    r.start_ns = op.start;
-    r.name = w.name;
-    r.status = static_cast<OpWorkStatus>(w.status);
-    r.category = w.category != 0 ? w.category : kNull;
-    r.flops = w.flops;
-    r.bytes = w.bytes;
-    r.input_dims = w.dims;
-    r.input_types = w.types;
-    for (std::uint32_t ai : activities_of(i)) {
-      ++r.kernels;
-      r.kernel_ns += activities_[ai].end - activities_[ai].start;
-    }
-    const std::int64_t id = writer.add_op_work(r);
-    if (r.status != OpWorkStatus::kCounted || activities_of(i).empty()) continue;
-    const double total = static_cast<double>(r.kernel_ns);
-    const double count = static_cast<double>(activities_of(i).size());
-    for (std::uint32_t ai : activities_of(i)) {
-      const Activity& a = activities_[ai];
-      const double share = total > 0 ? static_cast<double>(a.end - a.start) / total : 1.0 / count;
-      KernelWorkRecord kw;
-      kw.activity_id = a.id;
-      kw.rank = a.rank;
-      kw.op_id = id;
-      kw.flops = w.flops * share;
-      kw.bytes = w.bytes * share;
-      writer.add_kernel_work(kw);
-    }
+    if (ops_[i].work < 0) continue;
+    write_op(writer, i,
+             std::span<const std::uint32_t>(activity_list.data() + activity_first[i],
+                                            activity_first[i + 1] - activity_first[i]));
+  }
+}
+
+void OpWorkLinker::write_op(ProfileWriter& writer, std::uint32_t op_index,
+                            std::span<const std::uint32_t> activities) const {
+  const Op& op = ops_[op_index];
+  const Work& w = works_[op.work];
+  const Thread& thread = threads_[op.thread];
+  OpWorkRecord r;
+  r.rank = thread.rank;
+  r.external_id = op.external_id;
+  r.pid = thread.pid;
+  r.tid = thread.tid;
+  r.start_ns = op.start;
+  r.name = w.name;
+  r.status = static_cast<OpWorkStatus>(w.status);
+  r.category = w.category != 0 ? w.category : kNull;
+  r.flops = w.flops;
+  r.bytes = w.bytes;
+  r.input_dims = w.dims;
+  r.input_types = w.types;
+  for (std::uint32_t ai : activities) {
+    ++r.kernels;
+    r.kernel_ns += activities_[ai].end - activities_[ai].start;
+  }
+  const std::int64_t id = writer.add_op_work(r);
+  if (r.status != OpWorkStatus::kCounted || activities.empty()) return;
+  const double total = static_cast<double>(r.kernel_ns);
+  const double count = static_cast<double>(activities.size());
+  for (std::uint32_t ai : activities) {
+    const Activity& a = activities_[ai];
+    const double share = total > 0 ? static_cast<double>(a.end - a.start) / total : 1.0 / count;
+    KernelWorkRecord kw;
+    kw.activity_id = a.id;
+    kw.rank = a.rank;
+    kw.op_id = id;
+    kw.flops = w.flops * share;
+    kw.bytes = w.bytes * share;
+    writer.add_kernel_work(kw);
   }
 }
 

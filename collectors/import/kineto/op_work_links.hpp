@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -73,7 +74,24 @@ class OpWorkLinker {
     std::int64_t pid, tid;
     bool shapes = false;
   };
+  // The operators grouped by thread, by start within each (the longer first on a tie): thread t's are
+  // ops_[order[first[t] .. first[t + 1])].
+  struct ThreadOrder {
+    std::vector<std::uint32_t> first, order;
+  };
   std::uint32_t thread_of(std::int32_t rank, std::int64_t pid, std::int64_t tid);
+  void note_ranks_without_shapes(ProfileWriter& writer) const;
+  ThreadOrder order_by_thread() const;
+  // Per operator, the outermost enclosing counted operator (itself included), -1 when none; counted
+  // operators inside another become kNested.
+  std::vector<std::int32_t> counted_owners(const ThreadOrder& threads);
+  // Per activity, the operator that launched it (index into ops_; -1 when unknown or not under a counted
+  // one).
+  std::vector<std::int32_t> operator_of_activities(const ThreadOrder& threads,
+                                                   const std::vector<std::int32_t>& owner) const;
+  // Writes operator OP_INDEX's op_work row and its ACTIVITIES' kernel_work rows (shares of its work).
+  void write_op(ProfileWriter& writer, std::uint32_t op_index,
+                std::span<const std::uint32_t> activities) const;
 
   std::vector<Op> ops_;
   std::vector<Work> works_;
