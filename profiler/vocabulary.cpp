@@ -36,6 +36,25 @@ std::string lower_alnum(std::string_view text) {
   return out;
 }
 
+ParallelDims parallel_dims_named(std::string_view process_group_desc) {
+  ParallelDims dims;
+  const std::string text = lower(process_group_desc);
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && !is_alnum(text[i])) ++i;
+    std::size_t end = i;
+    while (end < text.size() && is_alnum(text[end])) ++end;
+    const std::string_view word = std::string_view(text).substr(i, end - i);
+    if (word == "tp" || word.starts_with("tensor")) dims.tp = true;
+    if (word == "pp" || word.starts_with("pipe")) dims.pp = true;
+    if (word == "cp" || word == "context") dims.cp = true;
+    if (word == "ep" || word.starts_with("expert")) dims.ep = true;
+    if (word == "dp" || word == "data" || word == "fsdp" || word == "ddp") dims.dp = true;
+    i = end;
+  }
+  return dims;
+}
+
 std::string normalise_collective_op(std::string_view name) {
   const std::string lowered = lower(name);
   std::string_view view = lowered;

@@ -26,6 +26,16 @@ std::string lower(std::string_view text);
 // Lower case with everything but ASCII letters and digits removed ("Float8_e4m3fn" -> "float8e4m3fn").
 std::string lower_alnum(std::string_view text);
 
+// The parallel dimensions a process group's description names, by its words (letters and digits, lower
+// case): "TENSOR_MODEL_PARALLEL_GROUP" and "mesh_tp" name tp; "pipeline" and "pp_group" pp;
+// "DATA_PARALLEL_GROUP", "dp_shard", "fsdp" and "ddp" dp; "context" and "cp" cp; "expert" and "ep" ep.
+// "DATA_PARALLEL_GROUP_WITH_CP" names two; "default_pg" none.
+struct ParallelDims {
+  bool tp = false, pp = false, dp = false, cp = false, ep = false;
+  int count() const { return int{tp} + int{pp} + int{dp} + int{cp} + int{ep}; }
+};
+ParallelDims parallel_dims_named(std::string_view process_group_desc);
+
 // The normalised name of a collective operation, however a source spells it: PyTorch ("all_reduce",
 // "_allgather_base", "reduce_scatter_tensor_coalesced", "c10d::alltoall_base_", "nccl:all_to_all"), NCCL
 // ("AllReduce", "ncclAllGather" without its prefix, "SendRecv", "Bcast") -> "allreduce", "allgather",

@@ -22,14 +22,6 @@ double seconds(TimeNs ns) {
   return static_cast<double>(ns) / 1e9;
 }
 
-bool contains_word(std::string_view desc, std::initializer_list<std::string_view> words) {
-  const std::string lower = vocabulary::lower(desc);
-  for (std::string_view w : words) {
-    if (lower.find(w) != std::string::npos) return true;
-  }
-  return false;
-}
-
 // Exposed communication of one rank per part (disjoint lists, disjoint from each other).
 std::array<std::vector<Interval>, kPartCount> exposed_by_part(const Profile& profile, const Rank& rank,
                                                               const measure::RankResult& rr,
@@ -224,11 +216,12 @@ Part group_part(std::span<const int> members, int group_size, std::string_view o
     }
   }
   if (matches == 1) return found;
-  if (contains_word(desc, {"tensor", "tp"})) return Part::kTp;
-  if (contains_word(desc, {"context", "cp"})) return Part::kCp;
-  if (contains_word(desc, {"expert", "ep"})) return Part::kEp;
-  if (contains_word(desc, {"pipe", "pp"})) return Part::kPp;
-  if (contains_word(desc, {"data", "dp"})) return Part::kDp;
+  const vocabulary::ParallelDims named = vocabulary::parallel_dims_named(desc);
+  if (named.tp) return Part::kTp;
+  if (named.cp) return Part::kCp;
+  if (named.ep) return Part::kEp;
+  if (named.pp) return Part::kPp;
+  if (named.dp) return Part::kDp;
   return Part::kCommOther;
 }
 

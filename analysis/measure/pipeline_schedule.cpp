@@ -1,7 +1,6 @@
 #include "analysis/measure/pipeline_schedule.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 #include <utility>
@@ -13,23 +12,6 @@
 
 namespace meshscope::measure {
 namespace {
-
-// A process group's description names a pipeline group.
-bool pipeline_desc(std::string_view desc) {
-  const std::string d = vocabulary::lower(desc);
-  if (d.find("pipeline") != std::string::npos) return true;
-  if (d == "pp") return true;
-  // A word "pp": mesh_pp, pp_group, dp_pp?
-  std::size_t i = 0;
-  while (i < d.size()) {
-    while (i < d.size() && !std::isalnum(static_cast<unsigned char>(d[i]))) ++i;
-    std::size_t j = i;
-    while (j < d.size() && std::isalnum(static_cast<unsigned char>(d[j]))) ++j;
-    if (d.substr(i, j - i) == "pp") return true;
-    i = j;
-  }
-  return false;
-}
 
 std::vector<std::int32_t> parse_ranks(std::string_view text) {
   std::vector<std::int32_t> out;
@@ -63,7 +45,7 @@ std::vector<std::pair<std::vector<std::int32_t>, std::string>> find_groups(const
   std::set<std::vector<std::int32_t>> seen;
   for (const Rank& r : p.ranks()) {
     for (const ProcessGroup& pg : r.process_groups) {
-      if (pg.ranks.size() < 2 || !pipeline_desc(pg.desc)) continue;
+      if (pg.ranks.size() < 2 || !vocabulary::parallel_dims_named(pg.desc).pp) continue;
       if (!seen.insert(pg.ranks).second) continue;
       out.emplace_back(pg.ranks, fmt::format("process group {} ({})", pg.name, pg.desc));
     }

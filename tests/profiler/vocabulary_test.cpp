@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <string_view>
+
 namespace meshscope::vocabulary {
 namespace {
 
@@ -87,6 +90,32 @@ TEST(Vocabulary, OneDtypeTableForEverySource) {
   EXPECT_EQ(dtype_bytes("Float4_e2m1fn_x2"), 1);
   EXPECT_EQ(dtype_bytes("mystery"), 0);
   EXPECT_EQ(dtype_bytes(""), 0);
+}
+
+TEST(Vocabulary, ParallelDimensionsNamedByProcessGroups) {
+  // Megatron-LM's group descriptions (megatron/core/parallel_state.py, group_desc=...), torch DeviceMesh
+  // dimension names as torchtitan uses them (mesh_dp_shard, mesh_tp), and PyTorch's default group.
+  auto only = [](std::string_view desc) {
+    const ParallelDims d = parallel_dims_named(desc);
+    if (d.count() != 1) return std::string("count ") + std::to_string(d.count());
+    return std::string(d.tp ? "tp" : d.pp ? "pp" : d.dp ? "dp" : d.cp ? "cp" : "ep");
+  };
+  EXPECT_EQ(only("TENSOR_MODEL_PARALLEL_GROUP"), "tp");
+  EXPECT_EQ(only("PIPELINE_MODEL_PARALLEL_GROUP"), "pp");
+  EXPECT_EQ(only("DATA_PARALLEL_GROUP"), "dp");
+  EXPECT_EQ(only("CONTEXT_PARALLEL_GROUP"), "cp");
+  EXPECT_EQ(only("EXPERT_MODEL_PARALLEL_GROUP"), "ep");
+  EXPECT_EQ(only("mesh_dp_shard"), "dp");
+  EXPECT_EQ(only("mesh_tp"), "tp");
+  EXPECT_EQ(only("pp_group"), "pp");
+  EXPECT_EQ(only("fsdp"), "dp");
+  const ParallelDims with_cp = parallel_dims_named("DATA_PARALLEL_GROUP_WITH_CP");
+  EXPECT_TRUE(with_cp.dp && with_cp.cp);
+  EXPECT_EQ(with_cp.count(), 2);
+  // Words, not substrings: "step", "output" and "deep" name no dimension.
+  EXPECT_EQ(parallel_dims_named("default_pg").count(), 0);
+  EXPECT_EQ(parallel_dims_named("output_step_deep").count(), 0);
+  EXPECT_EQ(parallel_dims_named("").count(), 0);
 }
 
 }  // namespace
