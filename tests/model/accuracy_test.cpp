@@ -400,11 +400,14 @@ TEST(Accuracy, PublishedRunsOutOfSample) {
   // What holds today, leave-one-source-out (docs/ACCURACY.md states the target, MAPE < 10 % per table of at
   // least five runs, met by every table since the Triton attention kernel is modelled as Dao 2023 measured
   // it).
-  const std::map<std::string, double> max_mape = {
-      {"megatron-bridge", 10.0}, {"nemo-h100-fp8", 5.0},
-      {"mpt-a100", 5.0},         {"mpt-a100-long-sequence", 10.0},
-      {"mpt-h100", 10.0},        {"megatron-2021-weak-scaling", 7.0},
-      {"llama3-405b", 5.0}};
+  const std::map<std::string, double> max_mape = {{"megatron-bridge", 10.0},
+                                                  {"nemo-h100-fp8", 5.0},
+                                                  {"mpt-a100", 5.0},
+                                                  {"mpt-a100-long-sequence", 10.0},
+                                                  {"mpt-a100-sequence-sweep", 10.0},
+                                                  {"mpt-h100", 10.0},
+                                                  {"megatron-2021-weak-scaling", 7.0},
+                                                  {"llama3-405b", 5.0}};
   for (const Table& table : t.tables) {
     ASSERT_TRUE(max_mape.count(table.title)) << table.title;
     EXPECT_LT(table.mape(), max_mape.at(table.title)) << table.title;
