@@ -64,7 +64,8 @@ LayerGemms layer_gemms(const ModelSpec& m, const ParallelConfig& c, const Effici
 FlashKernelRates flash_kernel_rates(const Efficiencies& eff) {
   // Dao 2023 (FlashAttention-2, arXiv:2307.08691) §4.1, A100: FlashAttention-2 "is around 2x faster than
   // FlashAttention" (the 2022 CUDA kernel), and "around 1.3-1.5x faster than FlashAttention in Triton in the
-  // forward pass and around 2x faster in the backward pass" (1.4, the middle of that range).
+  // forward pass and around 2x faster in the backward pass" (1.4, the middle of that range). Measured on A100
+  // only; applied on every GPU (an assumption: no other comparison of the 2022 kernels is published).
   if (!eff.flash_attention || eff.cudnn_attention) return {};
   if (eff.flash_triton) return {1.0 / 1.4, 0.5};
   if (eff.flash_v1) return {0.5, 0.5};
