@@ -1,8 +1,7 @@
 // `meshscope compare PROFILE MODEL CONFIG [--json] [--calibrate]`: the prediction's step (analysis/model)
 // next to the measured steps of a profile (analysis/measure), part by part and per step, with the difference;
-// with
-// --calibrate also the prediction re-run with α/β and compute efficiency fitted to the profile. The mapping
-// lives in analysis/compare (docs/COMPARE.md); this file only formats it.
+// with --calibrate also the prediction re-run with α/β and compute efficiency fitted to the profile. The
+// mapping lives in analysis/compare (docs/COMPARE.md); this file only formats it.
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -352,8 +351,8 @@ void write_text(const Profile& profile, const Comparison& c, const model::ModelS
     const double pred = c.predicted.step_time_s;
     const auto d = compare::difference(pred, s.dur_s);
     out += fmt::format(
-        "{:>8} {:>5} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} "
-        "{:>8} {:>6}\n",
+        "{:>8} {:>5} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>8} "
+        "{:>6}\n",
         label, s.ranks, ms(s.dur_s), ms(s.compute_s), ms(s.exposed_comm_s), ms(s.idle_s),
         ms(s.memory_exposed_s), ms(s.max_dur_s), ms(pred), ms(d.diff_s), pct_text(d.diff_pct),
         s.slowest_rank);
@@ -363,8 +362,7 @@ void write_text(const Profile& profile, const Comparison& c, const model::ModelS
   step_row(c.measured.mean, "mean");
   out +=
       "exp. comm = communication with no compute running; memory = copies with neither running; slow = "
-      "slowest "
-      "rank\n";
+      "slowest rank\n";
 
   if (c.calibration) {
     const auto& k = *c.calibration;

@@ -95,8 +95,7 @@ const bool registered = register_command(
            json.end_object();
            text += fmt::format(
                "checkpoint every {:.0f} s ({:.2f} h; Young sqrt(2 delta M)), Daly {:.0f} s; expected "
-               "overhead {:.1f} % "
-               "(MTBF {:.0f} s, checkpoint {:.0f} s, restart {:.0f} s)\n",
+               "overhead {:.1f} % (MTBF {:.0f} s, checkpoint {:.0f} s, restart {:.0f} s)\n",
                plan.young_interval_s, plan.young_interval_s / 3600, plan.daly_interval_s,
                100 * plan.overhead_fraction, plan.mtbf_s, plan.checkpoint_s, plan.restart_s);
          }
@@ -148,8 +147,8 @@ const bool registered = register_command(
          if (!any)
            throw CLI::ValidationError(
                "plan",
-               "give --mtbf-hours/--gpu-mtbf-hours with --checkpoint-s, and/or --params, "
-               "--compute-flops or --days with --gpus");
+               "give --mtbf-hours/--gpu-mtbf-hours with --checkpoint-s, and/or --params, --compute-flops or "
+               "--days with --gpus");
          json.end_object();
          std::fputs(o.json ? (json.str() + "\n").c_str() : text.c_str(), stdout);
        });

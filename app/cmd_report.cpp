@@ -572,8 +572,8 @@ void findings(Text& t, const Profile& profile, const Analysis& a) {
     }
     if (pct(straggler->caused_wait_ns, others_span) >= kWaitStandsOutPct) {
       lines.push_back(fmt::format(
-          "Straggler: the other ranks waited {} for rank {} in collectives. It arrived last in {} "
-          "of the {} collectives matched on every peer, {} after the previous peer in total",
+          "Straggler: the other ranks waited {} for rank {} in collectives. It arrived last in {} of the {} "
+          "collectives matched on every peer, {} after the previous peer in total",
           duration_text(straggler->caused_wait_ns), straggler->rank, straggler->times_last, c.matched,
           duration_text(straggler->late_ns)));
     } else {
@@ -586,8 +586,8 @@ void findings(Text& t, const Profile& profile, const Analysis& a) {
     std::string waiting;
     if (rr.collective_wait_ns == 0 && static_cast<std::int64_t>(a.ranks.size()) < profile.world_size()) {
       waiting = fmt::format(
-          "; the other {} ranks' traces are not in the profile, so how much of this is waiting for "
-          "them cannot be measured",
+          "; the other {} ranks' traces are not in the profile, so how much of this is waiting for them "
+          "cannot be measured",
           profile.world_size() - static_cast<std::int64_t>(a.ranks.size()));
     } else if (rr.collective_wait_ns > 0) {
       waiting = fmt::format("; {} of its time in collectives was waiting for peers to arrive{}",
@@ -621,8 +621,7 @@ void findings(Text& t, const Profile& profile, const Analysis& a) {
       if (host >= gap && host >= other) {
         why = fmt::format(
             "; {:.0f}% of the gaps on {} are host-bound (the GPU waited for the CPU to launch work: look at "
-            "CPU "
-            "overhead, data loading, or CUDA graphs)",
+            "CPU overhead, data loading, or CUDA graphs)",
             pct(host, all), where);
       } else if (other >= gap) {
         why = fmt::format(
@@ -779,10 +778,9 @@ void launches_text(Text& t, const Profile& profile, const Sections& sections, co
     return;
   }
   t.bullet(fmt::format(
-      "host-bound launches: {} activities were launched after their stream had run dry; their "
-      "streams sat idle {} waiting for them (summed over streams and ranks); {} of them were launched "
-      "after the whole GPU had run dry (nothing ran on any of its streams) and ended it, after {} of "
-      "GPU idle in all",
+      "host-bound launches: {} activities were launched after their stream had run dry; their streams sat "
+      "idle {} waiting for them (summed over streams and ranks); {} of them were launched after the whole "
+      "GPU had run dry (nothing ran on any of its streams) and ended it, after {} of GPU idle in all",
       host_bound, duration_text(host_bound_ns), device_dry, duration_text(device_idle_ns)));
   const bool ops = sections.cpu_operators_loaded || profile.counts().cpu_op == 0;
   t.line("  {:<64} {:>9} {:>15} {:>13}",
@@ -817,14 +815,13 @@ void pipeline_text(Text& t, const measure::PipelineReport& p) {
   }
   const auto& g = p.groups.front();
   t.bullet(fmt::format(
-      "{} stages ({}): schedule {}, {} micro-batches, {} model chunk(s) per stage; the warm-up of {} "
-      "of {} stages matches it",
+      "{} stages ({}): schedule {}, {} micro-batches, {} model chunk(s) per stage; the warm-up of {} of {} "
+      "stages matches it",
       g.ranks.size(), g.source, g.schedule, g.micro_batches, g.virtual_stages, g.stages_matching,
       g.stages.size()));
   t.bullet(
       fmt::format("bubble: measured {:.1f} %; predicted (p-1)/(v*m+p-1) = {:.1f} %; the same schedule with "
-                  "each stage's measured "
-                  "work {:.1f} % (slowest stage {}, {:.2f}x the mean stage)",
+                  "each stage's measured work {:.1f} % (slowest stage {}, {:.2f}x the mean stage)",
                   100 * g.measured_bubble, 100 * g.predicted_bubble, 100 * g.imbalanced_bubble,
                   g.slowest_stage, g.imbalance));
   t.line("  {:>5} {:>6} {:>8} {:>8} {:>8} {:>14} {:>16} {:>9}", "stage", "rank", "forward", "backward",
@@ -886,8 +883,7 @@ void rank_breakdown_text(Text& t, const Analysis& a) {
     const Breakdown& b = rr.total;
     t.line(
         "{:>5} {:>10.3f} {:>10.3f} {:>6.1f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>7.1f} "
-        "{:>9.3f} "
-        "{:>9.3f}",
+        "{:>9.3f} {:>9.3f}",
         rr.rank, ms(b.span_ns), ms(b.idle_ns), pct(b.idle_ns, b.span_ns), ms(b.compute_ns), ms(b.comm_ns),
         ms(b.memory_ns), ms(b.overlap_ns), ms(b.exposed_comm_ns), pct(b.overlap_ns, b.comm_ns),
         ms(rr.collective_wait_ns), ms(b.sync_ns));
@@ -1027,8 +1023,7 @@ void stream_idle_text(Text& t, const Profile& profile, const Analysis& a) {
   }
   t.line(
       "work = the class with the most time on the stream; host-bound: the next work was launched only after "
-      "the "
-      "stream");
+      "the stream");
   t.line(
       "ran dry; kernel gap: queued, gap < 30 µs; other: queued but waiting longer (other streams, events, "
       "syncs).");
@@ -1132,8 +1127,8 @@ void across_ranks_text(Text& t, const Analysis& a) {
       unpaired = fmt::format(", {} without a peer whose end time agreed", c.unpaired_ops);
     if (c.solo_ops > 0) unpaired += fmt::format(", {} in groups of one rank", c.solo_ops);
     t.bullet(fmt::format(
-        "{} collective instance(s): {} matched on every peer{} (mean arrival skew {:.1f} µs), {} "
-        "with peers missing or possibly missing, {} operation(s) not matchable{}",
+        "{} collective instance(s): {} matched on every peer{} (mean arrival skew {:.1f} µs), {} with peers "
+        "missing or possibly missing, {} operation(s) not matchable{}",
         c.instances.size(), c.matched, how, us(c.mean_skew_ns), c.incomplete, c.unmatched_ops, unpaired));
   }
   if (c.stragglers.empty()) return;
@@ -1185,8 +1180,8 @@ const bool registered = register_command(
            "reproduce Holistic Trace Analysis' figures (µs rounding, launch filter; docs/ANALYSIS.md)");
        cmd->add_option(
            "--rule", opts->rules,
-           "extra classification rule CLASS:MATCH:PATTERN[:LIBRARY], tried before the built-in table "
-           "(e.g. comm:prefix:myAllReduceKernel)");
+           "extra classification rule CLASS:MATCH:PATTERN[:LIBRARY], tried before the built-in table (e.g. "
+           "comm:prefix:myAllReduceKernel)");
        cmd->add_option("--threads", opts->threads, "worker threads for the analysis (default: all cores)");
        cmd->add_option("--top", opts->top, "rows in the top-kernel, queue and host-bound lists (default 10)");
        cmd->add_flag("--cpu-ops", opts->cpu_ops,

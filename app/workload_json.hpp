@@ -68,8 +68,7 @@ inline std::string workload_line(const compare::Workload& w) {
   std::string s;
   if (w.transformer) {
     s = fmt::format(
-        "transformer: hidden {}, {} layers, ffn {}, {} heads ({} kv), vocab {}, {} tokens per "
-        "micro-batch",
+        "transformer: hidden {}, {} layers, ffn {}, {} heads ({} kv), vocab {}, {} tokens per micro-batch",
         v(w.hidden), v(w.layers), v(w.ffn), v(w.heads), v(w.kv_heads), v(w.vocab),
         v(w.tokens_per_micro_batch));
     if (w.experts && *w.experts > 1) s += fmt::format(", {} experts top-{}", *w.experts, v(w.top_k));

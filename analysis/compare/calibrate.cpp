@@ -339,9 +339,9 @@ ProfileCalibration calibrate(const Profile& profile, const measure::Analysis& an
     const double bw = intra ? defaults.intra_node_Bps : defaults.inter_node_Bps;
     if (f->fitted && f->r2 < kMinR2) {
       out.notes.push_back(fmt::format(
-          "{}: fitted {} from {} points, but not applied: R² {:.3f} < {} (the durations do not "
-          "follow a straight line in message size: waits, contention or overlap); keeps the default "
-          "α {:.2f} µs per step, {:.1f} GB/s",
+          "{}: fitted {} from {} points, but not applied: R² {:.3f} < {} (the durations do not follow a "
+          "straight line in message size: waits, contention or overlap); keeps the default α {:.2f} µs per "
+          "step, {:.1f} GB/s",
           to_string(f->link), link_text(*f), f->points, f->r2, kMinR2, alpha * 1e6, bw / 1e9));
     } else if (f->fitted) {
       f->applied = true;
@@ -360,8 +360,8 @@ ProfileCalibration calibrate(const Profile& profile, const measure::Analysis& an
       const double nominal = (intra ? hw.intra_node_gbps : hw.inter_node_gbps) * 1e9;
       if (nominal > 0 && f->fit.busbw_Bps > nominal * kNominalTolerance) {
         out.notes.push_back(fmt::format(
-            "{}: the fitted {:.1f} GB/s exceeds {}'s nominal {:.1f} GB/s: the groups may not be on the "
-            "link class assumed (check --gpus-per-node) or the message sizes are off",
+            "{}: the fitted {:.1f} GB/s exceeds {}'s nominal {:.1f} GB/s: the groups may not be on the link "
+            "class assumed (check --gpus-per-node) or the message sizes are off",
             to_string(f->link), f->fit.busbw_Bps / 1e9, hw.name, nominal / 1e9));
       }
     } else {

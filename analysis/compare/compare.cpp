@@ -320,13 +320,11 @@ Comparison compare(const Profile& profile, const measure::Analysis& analysis, co
   if (out.measured.whole_profile) {
     out.notes.push_back(
         "no step markers (ProfilerStep or NVTX steps) in the profile: each rank's whole GPU span is taken as "
-        "one "
-        "step, which overstates the step time if several iterations were traced");
+        "one step, which overstates the step time if several iterations were traced");
   }
   out.notes.push_back(
       "measured compute holds the recomputed forward and the optimizer kernels too: the prediction's "
-      "compute, "
-      "recompute and optimizer are compared as one row");
+      "compute, recompute and optimizer are compared as one row");
   out.notes.push_back(
       "measured idle includes data loading, host overhead and synchronisation waits, not only the pipeline "
       "bubble it is compared with");

@@ -71,9 +71,7 @@ bool scalar_word(std::string_view w) {
                                                             "__nv_fp8_e4m3",
                                                             "__nv_fp8_e5m2",
                                                             "float4_e2m1fn_x2"};
-  std::string lowered(w);
-  for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return kWords.count(lowered) > 0;
+  return kWords.count(vocabulary::lower(w)) > 0;
 }
 
 // A number (with a C++ integer suffix), true/false, or empty.

@@ -657,39 +657,34 @@ Analysis analyze(const Profile& profile, const Options& options) {
     }
     if (known > 0) {
       notes.push_back(fmt::format(
-          "{} collective instance(s) have peers missing from the profile (groups of up to {} ranks, at "
-          "most {} present): their wait/transfer split and stragglers are not measured",
+          "{} collective instance(s) have peers missing from the profile (groups of up to {} ranks, at most "
+          "{} present): their wait/transfer split and stragglers are not measured",
           known, expected, found));
     }
     if (unknown > 0 && static_cast<std::int64_t>(ranks.size()) < profile.world_size()) {
       notes.push_back(
           fmt::format("{} collective instance(s) may have peers outside the profile: the trace states no "
-                      "group size and the "
-                      "profile holds {} of the job's {} ranks (at most {} member(s) found); their "
-                      "wait/transfer split and "
-                      "stragglers are not measured",
+                      "group size and the profile holds {} of the job's {} ranks (at most {} member(s) "
+                      "found); their wait/transfer split and stragglers are not measured",
                       unknown, ranks.size(), profile.world_size(), found_unknown));
     } else if (unknown > 0) {
       notes.push_back(
           fmt::format("{} collective instance(s) lack a member on some rank that runs such operations (at "
-                      "most {} member(s) "
-                      "found): their wait/transfer split and stragglers are not measured",
+                      "most {} member(s) found): their wait/transfer split and stragglers are not measured",
                       unknown, found_unknown));
     }
   }
   if (cr.unmatched_ops > 0) {
     notes.push_back(fmt::format(
-        "{} communication operation(s) were not matched across ranks: point-to-point (nothing names "
-        "the peer), or no GPU kernel to order them by",
+        "{} communication operation(s) were not matched across ranks: point-to-point (nothing names the "
+        "peer), or no GPU kernel to order them by",
         cr.unmatched_ops));
   }
   if (cr.unpaired_ops > 0) {
     notes.push_back(
         fmt::format("{} operation(s) matched by order on their stream found no peer whose end time agreed "
-                    "(within 50 µs or a "
-                    "tenth of the duration): sampled or cut traces lose operations, and the clocks of "
-                    "different hosts may "
-                    "differ",
+                    "(within 50 µs or a tenth of the duration): sampled or cut traces lose operations, and "
+                    "the clocks of different hosts may differ",
                     cr.unpaired_ops));
   }
   return result;

@@ -424,8 +424,7 @@ PipelineReport measure_pipeline(const Profile& profile, const Analysis& analysis
   if (groups.empty()) {
     report.notes.push_back(
         "no pipeline parallelism found: no process group is described as a pipeline group and no "
-        "communicator is "
-        "used only for send/recv");
+        "communicator is used only for send/recv");
     return report;
   }
   for (const auto& [ranks, source] : groups) {

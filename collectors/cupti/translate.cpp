@@ -305,8 +305,7 @@ void Translator::add_device(const CUpti_ActivityDevice5& d) {
   info.sm_count = d.numMultiprocessors;
   info.properties_json = fmt::format(
       "{{\"source\": \"cupti\", \"core_clock_khz\": {}, \"memory_bandwidth_kbps\": {}, \"l2_cache_bytes\": "
-      "{}, "
-      "\"memcpy_engines\": {}, \"mig\": {}}}",
+      "{}, \"memcpy_engines\": {}, \"mig\": {}}}",
       d.coreClockRate, d.globalMemoryBandwidth, d.l2CacheSize, d.numMemcpyEngines,
       d.isMigEnabled ? "true" : "false");
   writer_.add_device(info);

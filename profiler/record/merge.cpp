@@ -201,8 +201,8 @@ class Merger {
     {
       // NCCL kernels of this rank, for linking the plugin's collectives to the kernel they ran as.
       auto s = in.db.prepare(
-          "SELECT a.id, a.start_ns, a.end_ns FROM activities a JOIN strings n ON n.id = a.name"
-          " WHERE a.kind = 1 AND (n.value LIKE 'ncclDevKernel%' OR n.value LIKE 'ncclKernel%')");
+          "SELECT a.id, a.start_ns, a.end_ns FROM activities a JOIN strings n ON n.id = a.name WHERE a.kind "
+          "= 1 AND (n.value LIKE 'ncclDevKernel%' OR n.value LIKE 'ncclKernel%')");
       auto& kernels = nccl_kernels_[in.rank];
       while (s.step()) {
         const auto id = ids.find(s.column_int(0));
@@ -476,8 +476,8 @@ MergeResult merge_rank_profiles(const std::vector<fs::path>& files, const fs::pa
     std::vector<CollectiveEnd> ends;
     for (auto& in : inputs) {
       auto s = in.db.prepare(
-          "SELECT c.seq, c.end_ns, s.value FROM collectives c JOIN strings s ON s.id = c.communicator"
-          " WHERE c.seq IS NOT NULL AND c.source = 'nccl_plugin'");
+          "SELECT c.seq, c.end_ns, s.value FROM collectives c JOIN strings s ON s.id = c.communicator WHERE "
+          "c.seq IS NOT NULL AND c.source = 'nccl_plugin'");
       while (s.step()) ends.push_back({in.node, s.column_text(2), s.column_int(0), s.column_int(1)});
     }
     alignment = align_clocks(ends, inputs.front().node);

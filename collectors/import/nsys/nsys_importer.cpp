@@ -347,8 +347,7 @@ class Importer {
     if (major != 2 && major != 3) {
       version_warning_ = fmt::format(
           "{}: Nsight Systems export schema {} is not one meshscope knows (2.x, 3.x); imported the tables "
-          "and "
-          "columns it recognises",
+          "and columns it recognises",
           path_.filename().string(), schema_version_.empty() ? std::string("(unstated)") : schema_version_);
       if (notes_) notes_->push_back(version_warning_);
     }
@@ -466,8 +465,7 @@ class Importer {
     if (has("NVTX_EVENTS")) {
       parts.push_back(
           fmt::format("SELECT DISTINCT globalTid >> 24 FROM NVTX_EVENTS WHERE globalTid IS NOT NULL AND "
-                      "eventType NOT IN ({}, "
-                      "{}, {}, {})",
+                      "eventType NOT IN ({}, {}, {}, {})",
                       kNvtxCategory, kNvtxThread, kNvtxDomainCreate, kNvtxDomainDestroy));
     }
     std::set<std::int64_t> keys;
