@@ -15,6 +15,7 @@
 #include "analysis/measure/diff.hpp"
 #include "analysis/measure/measure.hpp"
 #include "app/command.hpp"
+#include "app/text_report.hpp"
 #include "profiler/error.hpp"
 #include "profiler/json_writer.hpp"
 #include "profiler/profile.hpp"
@@ -140,26 +141,6 @@ void write_json(const Diff& d) {
 // ---------------------------------------------------------------------------------------------------------
 // Text
 
-class Text {
- public:
-  template <typename... Args>
-  void line(fmt::format_string<Args...> format, Args&&... args) {
-    fmt::format_to(std::back_inserter(out_), format, std::forward<Args>(args)...);
-    out_ += '\n';
-  }
-  void heading(std::string_view title) {
-    out_ += '\n';
-    out_ += title;
-    out_ += '\n';
-    out_.append(title.size(), '-');
-    out_ += '\n';
-  }
-  const std::string& str() const { return out_; }
-
- private:
-  std::string out_;
-};
-
 // Rows with the largest change per step first (the JSON keeps the whole-profile order).
 std::vector<const DiffRow*> by_step_change(const std::vector<DiffRow>& rows) {
   std::vector<const DiffRow*> out;
@@ -170,7 +151,7 @@ std::vector<const DiffRow*> by_step_change(const std::vector<DiffRow>& rows) {
   return out;
 }
 
-void rows_text(Text& t, const std::vector<DiffRow>& rows, std::size_t top, bool with_class,
+void rows_text(TextReport& t, const std::vector<DiffRow>& rows, std::size_t top, bool with_class,
                std::size_t width) {
   if (rows.empty()) {
     t.line("none in either profile");
@@ -199,7 +180,7 @@ void rows_text(Text& t, const std::vector<DiffRow>& rows, std::size_t top, bool 
 }
 
 void write_text(const Diff& d, const Options& options) {
-  Text t;
+  TextReport t;
   auto side = [](const measure::DiffSide& s) {
     return fmt::format("{} ({} rank{}, {} step{}, {} rank-steps{})", file_name(s.path), s.ranks,
                        s.ranks == 1 ? "" : "s", s.steps, s.steps == 1 ? "" : "s", s.rank_steps,

@@ -16,6 +16,7 @@
 #include "analysis/measure/pipeline_schedule.hpp"
 #include "app/command.hpp"
 #include "app/report_roofline.hpp"
+#include "app/text_report.hpp"
 #include "profiler/error.hpp"
 #include "profiler/json_writer.hpp"
 #include "profiler/profile.hpp"
@@ -473,49 +474,6 @@ void write_json(const Profile& profile, const Analysis& a, const Options& option
 // ---------------------------------------------------------------------------------------------------------------
 // Text
 
-class Text {
- public:
-  template <typename... Args>
-  void line(fmt::format_string<Args...> format, Args&&... args) {
-    fmt::format_to(std::back_inserter(out_), format, std::forward<Args>(args)...);
-    out_ += '\n';
-  }
-  void blank() { out_ += '\n'; }
-  void heading(std::string_view title) {
-    out_ += '\n';
-    out_ += title;
-    out_ += '\n';
-    out_.append(title.size(), '-');
-    out_ += '\n';
-  }
-  // A "* " bullet, word-wrapped to 120 columns with a hanging indent.
-  void bullet(std::string_view text) {
-    constexpr std::size_t kWidth = 120;
-    std::string line = "* ";
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-      auto space = text.find(' ', pos);
-      if (space == std::string_view::npos) space = text.size();
-      const std::string_view word = text.substr(pos, space - pos);
-      if (line.size() > 2 && line.size() + 1 + word.size() > kWidth) {
-        out_ += line;
-        out_ += '\n';
-        line = "  ";
-      } else if (line.size() > 2) {
-        line += ' ';
-      }
-      line += word;
-      pos = space + 1;
-    }
-    out_ += line;
-    out_ += '\n';
-  }
-  const std::string& str() const { return out_; }
-
- private:
-  std::string out_;
-};
-
 // A figure is listed under "What stands out" when it is at least this share of the span: below it, GPU idle
 // time (launch gaps, step boundaries), exposed communication and collective waits are what a healthy step
 // shows.
@@ -545,7 +503,7 @@ const char* op_source_text(measure::OpSource s) {
 }
 
 // Sentences a user can act on. The first names the rank the others waited for, when the collectives show one.
-void findings(Text& t, const Profile& profile, const Analysis& a) {
+void findings(TextReport& t, const Profile& profile, const Analysis& a) {
   std::vector<std::string> lines;
   const auto& c = a.collectives;
   const RankResult* worst_exposed = nullptr;
@@ -716,7 +674,7 @@ std::string histogram_text(const measure::LatencyStats& s) {
   return out;
 }
 
-void launches_text(Text& t, const Profile& profile, const Sections& sections, const Options& options) {
+void launches_text(TextReport& t, const Profile& profile, const Sections& sections, const Options& options) {
   const measure::LaunchAnalysis& l = sections.launches;
   t.heading("Launches and queues (CPU launch call -> GPU activity, by correlation id)");
   std::int64_t activities = 0, linked = 0, host_bound = 0, device_dry = 0;
@@ -797,7 +755,7 @@ void launches_text(Text& t, const Profile& profile, const Sections& sections, co
   }
 }
 
-void pipeline_text(Text& t, const measure::PipelineReport& p) {
+void pipeline_text(TextReport& t, const measure::PipelineReport& p) {
   t.heading("Pipeline schedule");
   if (!p.found) {
     for (const auto& note : p.notes) t.bullet(note);
@@ -861,7 +819,7 @@ std::string steps_summary(const Analysis& a) {
                      ranks_with_steps, ranks_with_steps == 1 ? "" : "s");
 }
 
-void header_text(Text& t, const Profile& profile, const Analysis& a, const Options& options) {
+void header_text(TextReport& t, const Profile& profile, const Analysis& a, const Options& options) {
   const EventCounts& n = profile.counts();
   t.line("meshscope report: {}", profile.path().filename().string());
   t.line("schema {}, {} rank(s) of world size {}, {}", profile.schema_version(), profile.ranks().size(),
@@ -875,7 +833,7 @@ void header_text(Text& t, const Profile& profile, const Analysis& a, const Optio
   if (options.hta) t.line("HTA-compatible mode (see notes)");
 }
 
-void rank_breakdown_text(Text& t, const Analysis& a) {
+void rank_breakdown_text(TextReport& t, const Analysis& a) {
   t.heading("GPU time per rank (ms; whole profile)");
   t.line("{:>5} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7} {:>9} {:>9}", "rank", "span",
          "idle", "idle%", "compute", "comm", "memory", "overlap", "exposed", "hidden%", "coll wait", "sync");
@@ -895,7 +853,7 @@ void rank_breakdown_text(Text& t, const Analysis& a) {
 }
 
 // Up to 64 rank-steps: one row each.
-void step_rows_text(Text& t, const Profile& profile, const Analysis& a) {
+void step_rows_text(TextReport& t, const Profile& profile, const Analysis& a) {
   const TimeNs origin = profile.first_ns();
   t.line("{:>5} {:>8} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}", "rank", "step", "gpu start",
          "gpu dur", "compute", "exposed", "mem only", "idle", "comm", "kernels");
@@ -916,7 +874,7 @@ void step_rows_text(Text& t, const Profile& profile, const Analysis& a) {
 }
 
 // Many rank-steps: one row per step number, mean over ranks and the slowest rank.
-void step_means_text(Text& t, const Analysis& a) {
+void step_means_text(TextReport& t, const Analysis& a) {
   struct StepAggregate {
     std::int64_t number;
     int ranks = 0;
@@ -959,7 +917,7 @@ void step_means_text(Text& t, const Analysis& a) {
 }
 
 // Steps: the columns after "gpu dur" add up to it; comm is shown apart (hidden + exposed).
-void steps_text(Text& t, const Profile& profile, const Analysis& a) {
+void steps_text(TextReport& t, const Profile& profile, const Analysis& a) {
   std::size_t rows = 0;
   for (const RankResult& rr : a.ranks) rows += rr.steps.size();
   if (rows == 0) return;
@@ -984,7 +942,7 @@ void steps_text(Text& t, const Profile& profile, const Analysis& a) {
       "(hidden + exposed)");
 }
 
-void stream_idle_text(Text& t, const Profile& profile, const Analysis& a) {
+void stream_idle_text(TextReport& t, const Profile& profile, const Analysis& a) {
   const auto& ranks = profile.ranks();
   t.heading("Idle time per stream (ms)");
   t.line("{:>5} {:>7} {:>9} {:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>8}", "rank", "device", "stream",
@@ -1047,7 +1005,7 @@ void stream_idle_text(Text& t, const Profile& profile, const Analysis& a) {
 }
 
 // Top kernels per class, and why the largest kernels are in their class.
-void kernels_text(Text& t, const Profile& profile, const Analysis& a) {
+void kernels_text(TextReport& t, const Profile& profile, const Analysis& a) {
   t.heading("Top kernels by total time (all ranks)");
   t.line("{:<7} {:<74} {:>9} {:>12} {:>12}", "class", "name", "count", "total ms", "mean µs");
   for (int cls = 0; cls < measure::kClassCount; ++cls) {
@@ -1077,7 +1035,7 @@ void kernels_text(Text& t, const Profile& profile, const Analysis& a) {
   t.line("rules are tried in order, --rule ones first; docs/ANALYSIS.md lists them");
 }
 
-void collectives_text(Text& t, const Analysis& a) {
+void collectives_text(TextReport& t, const Analysis& a) {
   const auto& c = a.collectives;
   t.heading(
       "Collectives (all ranks; bandwidth as nccl-tests: algbw = bytes / mean time, busbw = algbw x factor)");
@@ -1108,7 +1066,7 @@ void collectives_text(Text& t, const Analysis& a) {
 }
 
 // Collective instances matched across ranks, and the ranks the others waited for.
-void across_ranks_text(Text& t, const Analysis& a) {
+void across_ranks_text(TextReport& t, const Analysis& a) {
   const auto& c = a.collectives;
   t.heading("Across ranks");
   if (c.instances.empty() && c.unmatched_ops == 0 && c.solo_ops == 0) {
@@ -1143,7 +1101,7 @@ void across_ranks_text(Text& t, const Analysis& a) {
 }
 
 void write_text(const Profile& profile, const Analysis& a, const Options& options, const Sections& sections) {
-  Text t;
+  TextReport t;
   header_text(t, profile, a, options);
   findings(t, profile, a);
   rank_breakdown_text(t, a);

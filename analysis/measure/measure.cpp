@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/measure/correlation.hpp"
 #include "profiler/text_format.hpp"
 #include "profiler/vocabulary.hpp"
 
@@ -22,59 +23,6 @@ constexpr TimeNs kMinTime = std::numeric_limits<TimeNs>::min();
 TimeNs floor_div(TimeNs a, TimeNs b) {
   return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
 }
-
-// Correlation id -> index of the API call that launched the work (the earliest, when several share an id).
-class CorrelationIndex {
- public:
-  void build(const std::vector<ApiCall>& calls) {
-    dense_.clear();
-    sorted_.clear();
-    TimeNs lo = kMaxTime, hi = kMinTime;
-    std::size_t n = 0;
-    for (const ApiCall& c : calls) {
-      if (c.correlation == kNull) continue;
-      lo = std::min(lo, c.correlation);
-      hi = std::max(hi, c.correlation);
-      ++n;
-    }
-    use_dense_ = n > 0 && static_cast<std::uint64_t>(hi - lo) <= 4 * static_cast<std::uint64_t>(n) + 4096;
-    base_ = lo;
-    if (n == 0) return;
-    if (use_dense_) {
-      dense_.assign(static_cast<std::size_t>(hi - lo + 1), -1);
-      for (std::size_t i = 0; i < calls.size(); ++i) {
-        if (calls[i].correlation == kNull) continue;
-        auto& slot = dense_[static_cast<std::size_t>(calls[i].correlation - lo)];
-        if (slot < 0) slot = static_cast<std::int32_t>(i);
-      }
-    } else {
-      sorted_.reserve(n);
-      for (std::size_t i = 0; i < calls.size(); ++i) {
-        if (calls[i].correlation != kNull)
-          sorted_.emplace_back(calls[i].correlation, static_cast<std::int32_t>(i));
-      }
-      std::stable_sort(sorted_.begin(), sorted_.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
-    }
-  }
-  // Index into the calls, or -1.
-  std::int32_t find(std::int64_t correlation) const {
-    if (correlation == kNull) return -1;
-    if (use_dense_) {
-      if (correlation < base_ || correlation - base_ >= static_cast<std::int64_t>(dense_.size())) return -1;
-      return dense_[static_cast<std::size_t>(correlation - base_)];
-    }
-    auto it = std::lower_bound(sorted_.begin(), sorted_.end(), correlation,
-                               [](const auto& entry, std::int64_t value) { return entry.first < value; });
-    return it != sorted_.end() && it->first == correlation ? it->second : -1;
-  }
-
- private:
-  bool use_dense_ = false;
-  std::int64_t base_ = 0;
-  std::vector<std::int32_t> dense_;
-  std::vector<std::pair<std::int64_t, std::int32_t>> sorted_;
-};
 
 // The collective operation of the CPU call that launched a kernel: PyTorch records ProcessGroupNCCL's calls
 // as CPU ops ("nccl:all_to_all" inside "c10d::alltoall_base_") around the launch API call, on the same
@@ -149,7 +97,7 @@ struct Workspace {
   std::vector<std::uint32_t> step_first;
   std::vector<NameAcc> names;
   std::vector<StringId> touched;
-  CorrelationIndex correlation;
+  CorrelationMap correlation;
   LaunchOps launch_ops;
 };
 
