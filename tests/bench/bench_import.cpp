@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "collectors/import/import.hpp"
+#include "profiler/error.hpp"
 
 namespace {
 
@@ -52,6 +54,43 @@ void BM_ImportTwoRankJob(benchmark::State& state) {
   import_once(state, trace("hta/trace_filter"), false);
 }
 BENCHMARK(BM_ImportTwoRankJob)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
+// Hostile input is refused in bounded time (issue #19; the unit tests check the one-line error, this the
+// time): a stray comma once cost the streaming reader seconds per input, a 70 MB string minutes of rescans.
+void refuse_once(benchmark::State& state, const std::string& text, bool streaming) {
+  const auto dir = std::filesystem::path(MESHSCOPE_TEST_TMP);
+  const auto input = dir / ("bench-hostile-" + std::to_string(::getpid()) + ".json");
+  const auto output = dir / ("bench-hostile-" + std::to_string(::getpid()) + ".msdb");
+  std::ofstream(input, std::ios::binary) << text;
+  meshscope::ImportOptions options;
+  if (streaming) options.streaming_threshold_bytes = 0;
+  for (auto _ : state) {
+    try {
+      meshscope::import_traces({input}, output, options);
+      state.SkipWithError("the hostile input was imported");
+      break;
+    } catch (const meshscope::Error&) {
+    }
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));
+  std::filesystem::remove(input);
+}
+
+const std::string kKernel =
+    R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2, "args": {"device": 0, "stream": 7}})";
+
+void BM_RefuseStrayCommaStreaming(benchmark::State& state) {
+  refuse_once(state, R"({"traceEvents": [)" + kKernel + R"(, } ]})", true);
+}
+BENCHMARK(BM_RefuseStrayCommaStreaming)->Unit(benchmark::kMillisecond);
+
+void BM_RefuseHugeStringStreaming(benchmark::State& state) {
+  refuse_once(state,
+              R"({"traceEvents": [)" + kKernel + R"(, {"ph": "X", "cat": "cpu_op", "name": ")" +
+                  std::string(70u << 20, 'x') + R"(", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]})",
+              true);
+}
+BENCHMARK(BM_RefuseHugeStringStreaming)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 }  // namespace
 

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <zlib.h>
-#include <chrono>
 
 #include <filesystem>
 #include <limits>
@@ -188,11 +187,10 @@ TEST(KinetoScanner, StrayCharactersAndTrailingContentAreMalformedJson) {
   TempDir dir("kineto-stray");
   for (const bool streaming : {false, true}) {
     SCOPED_TRACE(streaming ? "streaming" : "in memory");
-    const auto start = std::chrono::steady_clock::now();
-    // Was (streaming): one comma appended per iteration, seconds per input.
+    // Was (streaming): one comma appended per iteration, seconds per input (time: bench_import
+    // BM_RefuseStrayCommaStreaming).
     const auto stray = import_error(dir, R"({"traceEvents": [)" + kernel("1", "2") + R"(, } ]})", streaming);
     EXPECT_NE(stray.find("t.json: truncated or malformed JSON"), std::string::npos) << stray;
-    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
     const auto trailing =
         import_error(dir, R"({"traceEvents": [)" + kernel("1", "2") + R"(]} {"traceEvents": []})", streaming);
     EXPECT_NE(trailing.find("t.json: truncated or malformed JSON"), std::string::npos) << trailing;
@@ -210,9 +208,9 @@ TEST(KinetoScanner, StrayCharactersAndTrailingContentAreMalformedJson) {
 TEST(KinetoSizes, HugeStringsAreRefusedQuicklyWithOneLine) {
   TempDir dir("kineto-huge-string");
   // A 70 MB name: the streaming reader gives up after 64 MiB of one value (was: minutes rescanning the value
-  // after every chunk, gigabytes of memory, then an unchecked bind failing).
+  // after every chunk, gigabytes of memory, then an unchecked bind failing; time: bench_import
+  // BM_RefuseHugeStringStreaming).
   const std::string huge(70u << 20, 'x');
-  const auto start = std::chrono::steady_clock::now();
   const auto streamed =
       import_error(dir,
                    R"({"traceEvents": [)" + kernel("1", "2") + R"(, {"ph": "X", "cat": "cpu_op", "name": ")" +
@@ -220,7 +218,6 @@ TEST(KinetoSizes, HugeStringsAreRefusedQuicklyWithOneLine) {
                    true);
   EXPECT_EQ(streamed, (dir / "t.json").string() +
                           ": event 2: a JSON value longer than 64 MiB (a damaged or hostile file?)");
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
   // In memory (the file is under the streaming threshold): the name is refused before it is stored.
   const auto in_memory =
       import_error(dir,
