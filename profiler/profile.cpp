@@ -127,8 +127,9 @@ class TableReader {
 
   // An integer, or kNull for NULL (an absent optional column reads as NULL).
   std::int64_t integer_or_null(int i) const {
-    const int type = statement_.column_type(i);
-    if (type == SQLITE_INTEGER) return statement_.column_int_raw(i);
+    std::int64_t value = 0;
+    const int type = statement_.column_type_and_int(i, value);
+    if (type == SQLITE_INTEGER) return value;
     if (type == SQLITE_NULL) return kNull;
     bad(i, "is not an integer");
   }

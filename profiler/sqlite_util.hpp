@@ -101,6 +101,14 @@ class Statement {
   std::string column_text(int index) const;  // NULL reads as ""
   bool column_is_null(int index) const;
   int column_type(int index) const { return sqlite3_column_type(stmt_, index); }
+  // The column's type and, when it is SQLITE_INTEGER, its value in VALUE: one look-up of the column where
+  // column_type + column_int take two (the loaders check every value's type).
+  int column_type_and_int(int index, std::int64_t& value) const {
+    sqlite3_value* v = sqlite3_column_value(stmt_, index);
+    const int type = sqlite3_value_type(v);
+    if (type == SQLITE_INTEGER) value = sqlite3_value_int64(v);
+    return type;
+  }
   int column_count() const;
   sqlite3_stmt* handle() const { return stmt_; }
 
