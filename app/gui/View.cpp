@@ -125,6 +125,15 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
   loaded->source = profile->path();
   const auto t = Clock::now();
   loaded->analysis = measure::analyze(*profile);
+  // The measured model (steps as `compare` defines them, workload, roofline), once here and not per frame.
+  try {
+    loaded->measured = compare::measure_profile(*profile, loaded->analysis);
+    loaded->start = profile_start(*loaded->measured, profile->world_size());
+    loaded->roofline = measured_points(*loaded->measured);
+  } catch (const std::exception& e) {  // damaged work tables: the rest of the profile still opens
+    loaded->measured.reset();
+    loaded->measured_error = e.what();
+  }
   loaded->analyze_s = seconds_since(t);
   const auto& ranks = profile->ranks();
   loaded->ranks.resize(ranks.size());
@@ -295,45 +304,8 @@ void View::on_profile_installed() {
   tl_.cpu_open.assign(ranks, 0);
   summary_prepare();
   if (!options_.panel_set && panel_ == Panel::kExplorer) select_panel(Panel::kTimeline);
-  // The Explorer starts from what the profile shows: its GPU count and hardware.
-  if (loaded_) {
-    const auto& profile = *loaded_->profile;
-    ex_.gpus = static_cast<int>(std::max<std::int64_t>(1, profile.world_size()));
-    for (const auto& rank : profile.ranks()) {
-      for (const auto& device : rank.devices) {
-        std::string name = device.name;
-        std::transform(name.begin(), name.end(), name.begin(),
-                       [](unsigned char c) { return std::tolower(c); });
-        const char* preset = name.find("h200") != std::string::npos    ? "h200"
-                             : name.find("h100") != std::string::npos  ? "h100-sxm"
-                             : name.find("a100") != std::string::npos  ? "a100-80gb"
-                             : name.find("b200") != std::string::npos  ? "b200"
-                             : name.find("mi300") != std::string::npos ? "mi300x"
-                                                                       : nullptr;
-        if (!preset) continue;
-        for (std::size_t i = 0; i < ex_.hardware.size(); ++i) {
-          if (ex_.hardware[i] == preset) ex_.hardware_index = static_cast<int>(i);
-        }
-        goto found;
-      }
-    }
-  found:
-    ex_.tp = 1;
-    ex_.pp = 1;
-    ex_.dp = 0;
-    ex_.global_batch = 0;
-    ex_.dirty = true;
-    ex_.search_dirty = true;
-    ex_.spec_error.clear();
-    explorer_init();
-    // The bundled sample is synthetic with a documented shape (assets/sample/README.md): match it.
-    std::error_code error;
-    const auto sample =
-        std::filesystem::weakly_canonical(model::assets_dir() / "sample" / "sample_job", error);
-    if (!error && std::filesystem::weakly_canonical(loaded_->source, error) == sample) {
-      configure_explorer("gpt", 5, 4096, 32, 4096, ex_.gpus, 2, 2);
-    }
-  }
+  // The Explorer starts from what the profile ran (its inferred model, hardware and layout).
+  if (loaded_) explorer_open_profile();
 }
 
 void View::select_panel(Panel panel) {

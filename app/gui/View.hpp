@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,6 +32,7 @@
 #include "analysis/model/search.hpp"
 #include "analysis/model/timeline.hpp"
 #include "app/gui/explorer_steps.hpp"
+#include "app/gui/measured_view.hpp"
 #include "app/gui/timeline_items.hpp"
 #include "app/gui/timeline_lod.hpp"
 #include "profiler/profile.hpp"
@@ -59,6 +61,13 @@ struct LoadedProfile {
     measure::LaunchIndex launches;          // CPU op -> API call -> GPU activity links, API calls per thread
     std::vector<LaneLayout> api_threads;  // per launches.threads; members index Rank::api_calls (never empty)
   };
+  // The measured model (analysis/compare/measured.hpp): steps as `compare` defines them, the inferred
+  // workload and hardware, the measured roofline. The Explorer and the Roofline read it; nothing else
+  // measures. Empty, with measured_error saying why, when the profile's work tables are damaged.
+  std::optional<compare::MeasuredModel> measured;
+  std::string measured_error;
+  ProfileStart start;       // what the Explorer opens on (measured_view.hpp)
+  MeasuredPoints roofline;  // the Roofline's measured points (measured_view.hpp)
   std::vector<RankIndex> ranks;
   measure::RangeIndex range_index;   // for range totals
   measure::CriticalPaths critical;   // per rank and step, with its segments (the timeline's highlight)
@@ -175,6 +184,19 @@ class View {
   // Explorer layout in CLI terms (tests).
   void set_layout(int gpus, int tp, int pp, int cp = 1, int ep = 1);
   const model::Prediction* prediction() const { return ex_.valid ? &ex_.prediction : nullptr; }
+  // What the Explorer opened the profile on (the inferred model, hardware and layout, or why it is not
+  // comparable), and the measured step its measured column showed in the last frame (nullptr: none shown).
+  const ProfileStart& explorer_start() const { return ex_.start; }
+  const compare::MeasuredStep* explorer_measured_shown() const { return ex_.measured_shown; }
+  // What the Roofline drew in the last frame (tests).
+  struct RooflineShown {
+    std::string hardware;  // whose ceilings
+    int predicted = 0;     // predicted points
+    int measured = 0;      // measured points (operator shapes, categories, the step)
+    int left_out = 0;      // measured operators above the drawn peak, counted in a note
+    std::vector<std::string> notes;
+  };
+  const RooflineShown& roofline_shown() const { return rf_; }
   const std::string& layout_error() const { return ex_.error; }
 
   // Applies the theme and fonts this view expects (call once after ImGui::CreateContext()); SCALE > 1 for
@@ -255,15 +277,21 @@ class View {
   void summary_baseline();  // View_Summary.cpp
 
   // Roofline helpers (View_Roofline.cpp)
-  std::vector<model::RooflineOperation> roofline_points(const model::Roof& roof);
+  std::vector<model::RooflineOperation> roofline_points(bool predicted);
   void roofline_canvas(const std::vector<model::RooflineOperation>& points, const model::Roof& roof,
-                       const char* precision);
+                       const char* precision, const MeasuredPoints* measured);
+  void roofline_table(const std::vector<model::RooflineOperation>& points, const model::Roof& roof,
+                      const char* precision, const MeasuredPoints* measured);
 
   // Explorer helpers (View_Explorer.cpp)
   void explorer_layout_controls();
   bool explorer_step_control(LayoutField field, const char* help);
   LayoutInputs explorer_inputs() const;
   void explorer_init();
+  void explorer_open_profile();  // the model, hardware and layout the open profile ran (ProfileStart)
+  void explorer_inferred_line();
+  // Where the Explorer's hardware came from ("the profile's GPU '...'", "chosen in the Explorer; ...").
+  std::string hardware_note() const;
   void explorer_apply_shape();
   void explorer_repredict();
   void explorer_run_search();
@@ -349,6 +377,10 @@ class View {
     bool ready = false;
     std::vector<std::string> models, hardware;
     int model_index = 0, hardware_index = 0;
+    int inferred_index = -1;    // the models entry that is the open profile's inferred model, -1 none
+    model::ModelSpec inferred;  // that model (compare::inferred_model)
+    ProfileStart start;         // what the open profile ran, or why it is not comparable
+    const compare::MeasuredStep* measured_shown = nullptr;
     model::ModelSpec base_model;            // the preset as loaded (parsed once per combo change)
     model::ModelSpec model;                 // base_model with the shape sliders applied
     int layers = 0, hidden = 0, heads = 0;  // shape overrides, 0 = the preset's
@@ -382,6 +414,8 @@ class View {
     std::string search_error;
     int search_selected = -1;
   } ex_;
+
+  RooflineShown rf_;
 
   // Summary state
   int summary_rank_ = 0;

@@ -3,6 +3,10 @@
 // MFU and tokens/s, the measured per-step breakdown of the open profile beside the predicted one, the
 // predicted pipeline timeline of one step, and the search results (click a row to load that layout).
 // Invalid layouts are explained inline with resolve()'s one-line reason, never clamped.
+// With a profile open, the Explorer starts on the model, hardware and layout the profile ran (inferred by
+// analysis/compare, as `meshscope compare PROFILE` without flags does) and says so in one line; its measured
+// column is the profile's MeasuredModel (the figures `compare` prints), shown only when the profile is a
+// transformer the model can predict on hardware with a preset ("not comparable" and why otherwise).
 //
 // [SECTION] Inputs and prediction
 // [SECTION] Bars (memory, step time, measured vs predicted)
@@ -14,7 +18,10 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <string>
 
+#include "analysis/compare/compare.hpp"
 #include "analysis/model/collectives.hpp"
 #include "analysis/model/presets.hpp"
 #include "app/gui/View.hpp"
@@ -130,7 +137,9 @@ void View::explorer_init() {
     return;
   }
   try {
-    ex_.base_model = model::load_model(ex_.models[static_cast<std::size_t>(ex_.model_index)]);
+    ex_.base_model = ex_.model_index == ex_.inferred_index
+                         ? ex_.inferred
+                         : model::load_model(ex_.models[static_cast<std::size_t>(ex_.model_index)]);
     ex_.hw = model::load_hardware(ex_.hardware[static_cast<std::size_t>(ex_.hardware_index)]);
     ex_.eff = model::defaults_for(ex_.hw);
     ex_.spec_error.clear();
@@ -151,6 +160,83 @@ void View::explorer_apply_shape() {
   if (ex_.hidden > 0) o.hidden = ex_.hidden;
   if (ex_.heads > 0) o.heads = ex_.heads;
   model::apply_overrides(ex_.model, o);
+}
+
+// The model, hardware and layout the open profile ran (LoadedProfile::start, inferred when it was loaded):
+// the inferred model joins the model list as its first entry, the hardware preset of its GPU is chosen, the
+// layout and batch are the profile's. A profile that is not comparable keeps the chosen model, on its world
+// size; its measured column says why instead.
+void View::explorer_open_profile() {
+  if (ex_.inferred_index >= 0 && ex_.inferred_index < static_cast<int>(ex_.models.size())) {
+    ex_.models.erase(ex_.models.begin() + ex_.inferred_index);
+    if (ex_.model_index == ex_.inferred_index)
+      ex_.model_index = index_of(ex_.models, "llama3-8b");
+    else if (ex_.model_index > ex_.inferred_index)
+      --ex_.model_index;
+  }
+  ex_.inferred_index = -1;
+  ex_.measured_shown = nullptr;
+  ex_.start = loaded_->start;
+  if (!loaded_->measured) {
+    ex_.start = ProfileStart{};
+    ex_.start.reason = "the profile's measured model could not be built: " + loaded_->measured_error;
+    ex_.start.layout.gpus = static_cast<int>(std::max<std::int64_t>(1, loaded_->profile->world_size()));
+  }
+  const ProfileStart& s = ex_.start;
+  if (s.model) {
+    ex_.inferred = *s.model;
+    ex_.models.insert(ex_.models.begin(), s.model->name);
+    ex_.inferred_index = 0;
+    ex_.model_index = 0;
+  }
+  for (std::size_t i = 0; i < ex_.hardware.size(); ++i) {
+    if (ex_.hardware[i] == s.hardware) ex_.hardware_index = static_cast<int>(i);
+  }
+  ex_.layers = ex_.hidden = ex_.heads = 0;
+  const LayoutInputs& in = s.layout;
+  ex_.gpus = in.gpus;
+  ex_.tp = in.tp;
+  ex_.pp = in.pp;
+  ex_.dp = in.dp;
+  ex_.cp = in.cp;
+  ex_.ep = in.ep;
+  ex_.micro_batch = in.micro_batch;
+  ex_.global_batch = in.global_batch;
+  ex_.seq = in.seq;
+  ex_.zero = in.zero;
+  ex_.virtual_stages = 1;
+  ex_.recompute = 0;
+  ex_.schedule = 1;
+  ex_.precision = 0;
+  ex_.dirty = true;
+  ex_.search_dirty = true;
+  ex_.steps_dirty = true;
+  ex_.spec_error.clear();
+  explorer_init();
+  // The bundled sample is synthetic with a documented shape (assets/sample/README.md): match it, and say so.
+  std::error_code error;
+  const auto sample = std::filesystem::weakly_canonical(model::assets_dir() / "sample" / "sample_job", error);
+  if (!error && std::filesystem::weakly_canonical(loaded_->source, error) == sample) {
+    configure_explorer("gpt", 5, 4096, 32, 4096, ex_.gpus, 2, 2);
+    ProfileStart& d = ex_.start;
+    d.model = ex_.model;
+    d.summary =
+        "the bundled sample's documented model: GPT, 5 layers, hidden 4096, 32 heads, 4096 tokens, TP 2";
+    d.sources = "assets/sample/README.md (the synthetic job records no shapes)";
+    d.reason = d.hardware.empty() ? "the sample's GPU has no hardware preset" : "";
+    d.comparable = d.reason.empty();
+  }
+}
+
+std::string View::hardware_note() const {
+  if (!loaded_) return "chosen in the Explorer";
+  const std::string gpu = loaded_->measured ? loaded_->measured->workload.gpu : std::string();
+  if (ex_.start.hardware.empty()) {
+    return "chosen in the Explorer; the profile's GPU " +
+           (gpu.empty() ? std::string("is not named") : "'" + gpu + "' has no preset");
+  }
+  if (ex_.hw.name == ex_.start.hardware) return "the profile's GPU '" + gpu + "'";
+  return "chosen in the Explorer; the profile ran on " + ex_.start.hardware;
 }
 
 void View::configure_explorer(const std::string& model_name, int layers, int hidden, int heads, int seq,
@@ -523,6 +609,7 @@ void View::draw_explorer() {
   ImGui::SameLine();
 
   ImGui::BeginChild("##results", ImVec2(0, 0), false);
+  explorer_inferred_line();
   if (!ex_.valid) {
     ImGui::TextColored(to_vec4(kColExposed), "No prediction: %s", ex_.error.c_str());
     ImGui::TextDisabled("Change the layout on the left; the prediction follows every change.");
@@ -602,69 +689,152 @@ void View::explorer_bars() {
   parts_legend(parts, 9, true);
 }
 
+// One line: what the Explorer opened the profile on and from what; hover lists every piece of evidence.
+void View::explorer_inferred_line() {
+  ex_.measured_shown = nullptr;
+  if (!loaded_) return;
+  const ProfileStart& s = ex_.start;
+  const std::string from = s.sources.empty() ? std::string() : " (from " + s.sources + ")";
+  const std::string line = s.model ? "Opened on what the profile ran" + from + ": " + s.summary
+                                   : "The profile ran" + from + ": " + s.summary;
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextColored(to_vec4(s.comparable ? kColMemory : kColExposed), "%s", line.c_str());
+  ImGui::PopTextWrapPos();
+  if (ImGui::IsItemHovered() && loaded_->measured) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 44);
+    ImGui::TextUnformatted(line.c_str());
+    for (const auto& e : loaded_->measured->workload.evidence) ImGui::BulletText("%s", e.c_str());
+    if (!s.comparable)
+      ImGui::TextColored(to_vec4(kColExposed), "not comparable: %s", display_reason(s.reason).c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+}
+
+namespace {
+
+ImU32 part_color(compare::Part part) {
+  switch (part) {
+    case compare::Part::kCompute:
+      return kColCompute;
+    case compare::Part::kTp:
+      return IM_COL32(242, 158, 76, 255);
+    case compare::Part::kCp:
+      return IM_COL32(250, 190, 90, 255);
+    case compare::Part::kEp:
+      return IM_COL32(230, 120, 60, 255);
+    case compare::Part::kPp:
+      return IM_COL32(210, 100, 120, 255);
+    case compare::Part::kDp:
+      return kColExposed;
+    case compare::Part::kCommOther:
+      return IM_COL32(190, 90, 150, 255);
+    case compare::Part::kIdle:
+      return kColIdle;
+    case compare::Part::kMemory:
+      return kColMemory;
+  }
+  return kColCpu;
+}
+
+}  // namespace
+
+// The profile's measured step (its MeasuredModel: the mean step as `meshscope compare` defines and prints it,
+// GPU span split into compute, exposed communication per parallel dimension, idle and exposed memory
+// traffic) beside the prediction split into the same rows (compare::predicted_parts). Not comparable
+// profiles show why instead of a measured column.
 void View::explorer_measured() {
   if (!loaded_) return;
-  const auto& analysis = loaded_->analysis;
-  // Mean over every rank's steps of the measured breakdown (CPU step duration split by GPU work).
-  double step = 0, compute = 0, exposed = 0, memory = 0, n = 0;
-  for (const auto& r : analysis.ranks) {
-    for (const auto& s : r.steps) {
-      const double d = static_cast<double>(s.cpu_end_ns - s.cpu_start_ns);
-      if (d <= 0) continue;
-      step += d;
-      compute += static_cast<double>(s.gpu.compute_ns);
-      exposed += static_cast<double>(s.gpu.exposed_comm_ns);
-      memory +=
-          static_cast<double>(std::max<TimeNs>(0, s.gpu.busy_ns - s.gpu.compute_ns - s.gpu.exposed_comm_ns));
-      n += 1;
-    }
-  }
   ImGui::Spacing();
-  ImGui::TextDisabled("MEASURED (open profile) BESIDE PREDICTED, per step");
-  if (n == 0) {
+  ImGui::TextDisabled(
+      "MEASURED (open profile) BESIDE PREDICTED, per step: the figures of `meshscope compare`");
+  if (!ex_.start.comparable) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(to_vec4(kColExposed), "Not comparable: %s.", display_reason(ex_.start.reason).c_str());
     ImGui::TextDisabled(
-        "The open profile has no steps (no ProfilerStep or NVTX step ranges), so there is no per-step "
-        "measurement to compare.");
+        "The prediction above is of the model chosen here, not of what the profile ran, so no measured "
+        "column is shown beside it.");
+    ImGui::PopTextWrapPos();
     return;
   }
-  step /= n * 1e9;
-  compute /= n * 1e9;
-  exposed /= n * 1e9;
-  memory /= n * 1e9;
-  const double idle = std::max(0.0, step - compute - exposed - memory);
-  const auto& t = ex_.prediction.time;
-  const double p_compute = t.compute + t.recompute + t.optimizer;
-  const double p_exposed = t.tp_exposed + t.cp_exposed + t.ep_exposed + t.pp_p2p_exposed + t.dp_exposed;
-  const double p_idle = t.pp_bubble;
-  const double scale = std::max(step, t.total()) * 1.04;
-  const float w = ImGui::GetContentRegionAvail().x - 10 - 90;
-  const Part measured[] = {{"compute", compute, kColCompute},
-                           {"exposed comm", exposed, kColExposed},
-                           {"memory", memory, kColMemory},
-                           {"idle", idle, kColIdle}};
-  const Part predicted[] = {{"compute (+recompute, optimizer)", p_compute, kColCompute},
-                            {"exposed comm", p_exposed, kColExposed},
-                            {"memory", 0, kColMemory},
-                            {"bubble / idle", p_idle, kColIdle}};
+  const compare::MeasuredModel& mm = *loaded_->measured;
+  const compare::MeasuredStep& m = mm.steps.mean;
+  if (m.dur_s <= 0) {
+    ImGui::TextDisabled("The open profile ran no GPU work, so there is no measured step to compare.");
+    return;
+  }
+  ex_.measured_shown = &m;
+  if (mm.workload.training && !*mm.workload.training) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(to_vec4(kColComm),
+                       "The profile ran forward passes only (no backward operator recorded: inference); the "
+                       "prediction is of a training step (forward, backward, optimizer).");
+    ImGui::PopTextWrapPos();
+  }
+  const compare::PartSeconds predicted = compare::predicted_parts(ex_.prediction);
+  Part measured_bar[compare::kPartCount], predicted_bar[compare::kPartCount];
+  for (compare::Part part : compare::kParts) {
+    const auto i = static_cast<std::size_t>(part);
+    measured_bar[i] = {compare::to_string(part), m.parts[i], part_color(part)};
+    predicted_bar[i] = {compare::to_string(part), predicted[i], part_color(part)};
+  }
+  const double p_step = ex_.prediction.step_time_s;
+  const double scale = std::max(m.dur_s, p_step) * 1.04;
+  const float w = ImGui::GetContentRegionAvail().x - 10 - px(90);
   ImGui::TextUnformatted("measured ");
-  ImGui::SameLine(90);
-  stacked_bar("##measured", measured, 4, scale, w, 20, "s");
+  ImGui::SameLine(px(90));
+  stacked_bar("##measured", measured_bar, compare::kPartCount, scale, w, 20, "s");
   ImGui::TextUnformatted("predicted");
-  ImGui::SameLine(90);
-  stacked_bar("##predicted", predicted, 4, scale, w, 20, "s");
-  char a[32], b[32], c[32], d[32];
-  const double diff = t.total() - step;
-  ImGui::TextColored(
-      to_vec4(std::abs(diff) / step > 0.2 ? kColExposed : kColMemory),
-      "measured %s per step (mean of %.0f rank-steps), predicted %s: prediction %s by %s (%+.0f %%)",
-      seconds_text(a, sizeof a, step), n, seconds_text(b, sizeof b, t.total()),
-      diff < 0 ? "faster" : "slower", seconds_text(c, sizeof c, std::abs(diff)), 100.0 * diff / step);
+  ImGui::SameLine(px(90));
+  stacked_bar("##predicted", predicted_bar, compare::kPartCount, scale, w, 20, "s");
+  char a[32], b[32], c[32], d[32], e[32], f[32];
+  const auto step = compare::difference(p_step, m.dur_s);
+  ImGui::TextColored(to_vec4(std::abs(step.diff_pct) > 20 ? kColExposed : kColMemory),
+                     "measured GPU span %s per step (mean of %lld rank-steps%s), predicted %s: prediction %s "
+                     "by %s (%+.0f %%)",
+                     seconds_text(a, sizeof a, m.dur_s), static_cast<long long>(mm.rank_steps),
+                     mm.steps.whole_profile ? ", no step markers: whole profile per rank" : "",
+                     seconds_text(b, sizeof b, p_step), step.diff_s < 0 ? "faster" : "slower",
+                     seconds_text(c, sizeof c, std::abs(step.diff_s)), step.diff_pct);
   ImGui::TextDisabled(
-      "compute %+.0f %%, exposed comm %s -> %s, idle %s -> %s (the Explorer's model is what you chose, "
-      "not read from the profile)",
-      compute > 0 ? 100.0 * (p_compute - compute) / compute : 0.0, seconds_text(a, sizeof a, exposed),
-      seconds_text(b, sizeof b, p_exposed), seconds_text(c, sizeof c, idle),
-      seconds_text(d, sizeof d, p_idle));
+      "measured: compute %s, communication %s (exposed %s), memory copies %s (exposed %s), idle %s",
+      seconds_text(a, sizeof a, m.compute_s), seconds_text(b, sizeof b, m.comm_s),
+      seconds_text(c, sizeof c, m.exposed_comm_s), seconds_text(d, sizeof d, m.memory_s),
+      seconds_text(e, sizeof e, m.memory_exposed_s), seconds_text(f, sizeof f, m.idle_s));
+  const ImGuiTableFlags flags =
+      ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
+  if (ImGui::BeginTable("##parts", 6, flags)) {
+    for (const char* h : {"part", "predicted from", "predicted", "measured", "diff", "diff %"})
+      ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    auto row = [&](const char* name, const char* from, double p, double meas) {
+      const auto diff = compare::difference(p, meas);
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(name);
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("%s", from);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(seconds_text(a, sizeof a, p));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(seconds_text(b, sizeof b, meas));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(seconds_text(c, sizeof c, diff.diff_s));
+      ImGui::TableNextColumn();
+      if (std::isfinite(diff.diff_pct))
+        ImGui::Text("%+.0f %%", diff.diff_pct);
+      else
+        ImGui::TextDisabled("-");
+    };
+    for (compare::Part part : compare::kParts) {
+      const auto i = static_cast<std::size_t>(part);
+      if (predicted[i] > 0 || m.parts[i] > 0)
+        row(compare::to_string(part), compare::predicted_source(part), predicted[i], m.parts[i]);
+    }
+    row("step time", "sum", p_step, m.dur_s);
+    ImGui::EndTable();
+  }
 }
 
 // [SECTION] Pipeline timeline

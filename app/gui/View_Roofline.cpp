@@ -1,10 +1,15 @@
-// View_Roofline.cpp: an extended roofline on a log-log canvas drawn by hand. Ceilings of the Explorer's
-// hardware: compute per precision, HBM, and the network ceilings (NVLink, inter-node) for communication.
-// Points: the Explorer configuration's operations (attention and MLP GEMMs, the attention core, each kind of
-// communication it uses) at their arithmetic or communication intensity, the predicted whole step, and the
-// measured step of the open profile against the model's FLOPs. Hover (or the table) says which ceiling binds.
+// View_Roofline.cpp: an extended roofline on a log-log canvas drawn by hand. Ceilings of the open profile's
+// own GPU (the Explorer's hardware without a profile, or when the profile's GPU has no preset): compute per
+// precision, HBM, and the network ceilings (NVLink, inter-node) for communication. Predicted points: the
+// Explorer configuration's operations (attention and MLP GEMMs, the attention core, each kind of
+// communication it uses) at their arithmetic or communication intensity and the predicted whole step.
+// Measured points (issue #13 item 2): the profile's measured roofline (analysis/compare/measured.hpp, read
+// once at load into LoadedProfile::roofline): every operator name and recorded shapes, every category, and
+// the mean step (its kernels' FLOPs over its GPU span). Hover (or the table) names the operation, its shapes
+// and which ceiling binds. Measured operators above the peak are left out and counted in a note.
 //
-// [SECTION] Explanations and table
+// [SECTION] Explanations
+// [SECTION] Table (numbered points, then the measured operator shapes)
 // [SECTION] Points (computed by analysis/model/roofline.hpp when the Explorer re-predicts)
 // [SECTION] Canvas (point labels placed by label_layout.hpp so that they never overlap)
 #include <imgui.h>
@@ -37,14 +42,7 @@ const char* bound_text(Bound b) {
 
 std::string explain(const OpPoint& p, const Roof& roof, const char* precision) {
   char buf[512], a[32], b[32];
-  if (p.measured) {
-    std::snprintf(
-        buf, sizeof buf,
-        "%s: %.1f TFLOP/s per GPU = the Explorer model's FLOPs per GPU over the profile's mean step time; "
-        "%.0f%% of the %s peak (the gap is everything that is not useful math: exposed comm, idle, "
-        "memory-bound kernels).",
-        p.name.c_str(), p.attained() / 1e12, 100.0 * p.attained() / roof.peak, precision);
-  } else if (p.comm) {
+  if (p.comm) {
     std::snprintf(
         buf, sizeof buf, "%s: %.3g FLOP per byte on the link. %s %s vs compute to hide it %s: %s. %s",
         p.name.c_str(), p.intensity(), p.bound == Bound::kCompute ? "link time" : "link time (binding)",
@@ -63,17 +61,91 @@ std::string explain(const OpPoint& p, const Roof& roof, const char* precision) {
   return buf;
 }
 
+enum class MeasuredKind { kOp, kCategory, kStep };
+
+// The colour of a measured operator's category (its point on the chart and its row in the table).
+ImU32 category_color(measure::WorkCategory category) {
+  switch (category) {
+    case measure::WorkCategory::kGemm:
+      return IM_COL32(90, 200, 250, 255);
+    case measure::WorkCategory::kAttention:
+      return IM_COL32(250, 210, 90, 255);
+    case measure::WorkCategory::kConv:
+      return IM_COL32(120, 220, 140, 255);
+    case measure::WorkCategory::kNorm:
+      return IM_COL32(240, 130, 200, 255);
+    case measure::WorkCategory::kElementwise:
+    case measure::WorkCategory::kOther:
+      break;
+  }
+  return kColCpu;
+}
+
+// The peak a measured point is checked against: FP8 operands against the FP8 peak.
+double peak_of(const MeasuredPoint& p, const model::HardwareSpec& hw) {
+  const double bf16 = hw.peak_tflops_bf16 * 1e12, fp8 = hw.peak_tflops_fp8 * 1e12;
+  return p.fp8 && fp8 > 0 ? fp8 : bf16;
+}
+
+std::string explain(const MeasuredPoint& p, MeasuredKind kind, const model::HardwareSpec& hw) {
+  char a[32], b[32], buf[768];
+  const double peak = peak_of(p, hw);
+  const char* of_peak_of = p.fp8 ? "FP8" : "BF16";
+  seconds_text(a, sizeof a, p.seconds);
+  switch (kind) {
+    case MeasuredKind::kOp:
+      std::snprintf(
+          buf, sizeof buf,
+          "%s %s (%s): %lld call(s), %lld kernel(s), %s of kernel time; %.4g FLOP, %.4g bytes: %.3g "
+          "FLOP/byte at %.1f TFLOP/s, %.0f%% of %s's %s peak.",
+          p.name.c_str(), p.dims.c_str(), measure::to_string(p.category), static_cast<long long>(p.count),
+          static_cast<long long>(p.kernels), a, p.flops, p.bytes, p.intensity(), p.attained() / 1e12,
+          100.0 * p.attained() / peak, hw.name.c_str(), of_peak_of);
+      break;
+    case MeasuredKind::kCategory:
+      std::snprintf(buf, sizeof buf,
+                    "every %s operator measured together: %lld call(s), %lld kernel(s), %s of kernel time; "
+                    "%.4g FLOP, %.4g bytes: %.3g FLOP/byte at %.1f TFLOP/s, %.0f%% of the BF16 peak.",
+                    p.name.c_str(), static_cast<long long>(p.count), static_cast<long long>(p.kernels), a,
+                    p.flops, p.bytes, p.intensity(), p.attained() / 1e12, 100.0 * p.attained() / peak);
+      break;
+    case MeasuredKind::kStep:
+      std::snprintf(
+          buf, sizeof buf,
+          "mean step (%lld rank-steps): the FLOPs and bytes of the kernels that started in the step "
+          "(from the recorded shapes), %.4g FLOP and %.4g bytes, over its GPU span %s: %.1f "
+          "TFLOP/s, %.0f%% of the BF16 peak (the gap is idle time, communication and work "
+          "without recorded shapes). Same step as the Explorer's measured column.",
+          static_cast<long long>(p.count), p.flops, p.bytes, seconds_text(b, sizeof b, p.seconds),
+          p.attained() / 1e12, 100.0 * p.attained() / peak);
+      break;
+  }
+  return buf;
+}
+
+// The measured points a chart draws: operator shapes, categories and the step, each at or under its peak.
+struct Drawn {
+  const MeasuredPoint* point;
+  MeasuredKind kind;
+  int number;  // 1-based table number, 0 for operator shapes (not numbered)
+};
+
+}  // namespace
+
 // [SECTION] Table
 // --------------------------------------------------------------------------------------------
 
-// Every point with its explanation (what hover shows).
-void points_table(const std::vector<OpPoint>& points, const Roof& roof, const char* precision,
-                  bool profile_open) {
+// Every numbered point with its explanation (what hover shows), then the measured operator shapes by kernel
+// time.
+void View::roofline_table(const std::vector<OpPoint>& points, const Roof& roof, const char* precision,
+                          const MeasuredPoints* measured) {
   if (!ImGui::BeginTable("##points", 6,
                          ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV |
                              ImGuiTableFlags_SizingFixedFit,
                          ImVec2(0, ImGui::GetContentRegionAvail().y)))
     return;
+  const model::HardwareSpec& hw =
+      loaded_ && loaded_->measured && loaded_->measured->hardware ? *loaded_->measured->hardware : ex_.hw;
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("#");
   ImGui::TableSetupColumn("operation");
@@ -88,102 +160,136 @@ void points_table(const std::vector<OpPoint>& points, const Roof& roof, const ch
     ImGui::TableNextColumn();
     ImGui::Text("%zu", i + 1);
     ImGui::TableNextColumn();
-    ImGui::TextColored(to_vec4(p.measured ? kColMeasured
-                               : p.comm   ? kColComm
-                                          : kColPredicted),
-                       "%s", p.name.c_str());
+    ImGui::TextColored(to_vec4(p.comm ? kColComm : kColPredicted), "%s", p.name.c_str());
     ImGui::TableNextColumn();
     ImGui::Text("%.3g FLOP/B", p.intensity());
     ImGui::TableNextColumn();
     ImGui::Text("%.1f TFLOP/s", p.attained() / 1e12);
     ImGui::TableNextColumn();
-    if (p.measured || p.name.starts_with("whole step"))
+    if (p.name.starts_with("whole step"))
       ImGui::TextDisabled("%.0f%% of peak", 100.0 * p.attained() / roof.peak);
     else
       ImGui::TextUnformatted(bound_text(p.bound));
     ImGui::TableNextColumn();
     text_ellipsis(explain(p, roof, precision));
   }
-  if (profile_open) {
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::TableNextColumn();
-    ImGui::TextDisabled("per-kernel measured points: the profile records no FLOP or byte counts per kernel");
+  if (measured != nullptr) {
+    auto row = [&](const MeasuredPoint& p, MeasuredKind kind, int number) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      if (number > 0) ImGui::Text("%d", number);
+      ImGui::TableNextColumn();
+      const std::string name = kind == MeasuredKind::kCategory ? "measured " + p.name : p.name;
+      ImGui::TextColored(to_vec4(kind == MeasuredKind::kOp ? category_color(p.category) : kColMeasured), "%s",
+                         name.c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%.3g FLOP/B", p.intensity());
+      ImGui::TableNextColumn();
+      ImGui::Text("%.1f TFLOP/s", p.attained() / 1e12);
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("%.0f%% of peak", 100.0 * p.attained() / peak_of(p, hw));
+      ImGui::TableNextColumn();
+      text_ellipsis(explain(p, kind, hw));
+    };
+    int number = static_cast<int>(points.size());
+    for (const auto& c : measured->categories) row(c, MeasuredKind::kCategory, ++number);
+    if (measured->step) row(*measured->step, MeasuredKind::kStep, ++number);
+    ImGuiListClipper clipper;
+    clipper.Begin(static_cast<int>(measured->ops.size()));
+    while (clipper.Step()) {
+      for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i)
+        row(measured->ops[static_cast<std::size_t>(i)], MeasuredKind::kOp, 0);
+    }
   }
   ImGui::EndTable();
 }
 
-}  // namespace
-
 // [SECTION] Points
 // -------------------------------------------------------------------------------------------
 
-// The Explorer layout's operations (computed by the model when the Explorer re-predicts, not here), the
-// predicted whole step and, with a plausible profile open, the measured step.
-std::vector<model::RooflineOperation> View::roofline_points(const model::Roof& roof) {
+// The Explorer layout's operations (computed by the model when the Explorer re-predicts, not here) and the
+// predicted whole step; none when PREDICTED is false (ceilings of another GPU than the Explorer predicts
+// for).
+std::vector<model::RooflineOperation> View::roofline_points(bool predicted) {
   std::vector<OpPoint> points;
+  if (!predicted) return points;
   if (!ex_.valid) {
-    ImGui::TextColored(to_vec4(kColExposed), "No operation points: the Explorer layout is invalid (%s)",
+    ImGui::TextColored(to_vec4(kColExposed), "No predicted points: the Explorer layout is invalid (%s)",
                        ex_.error.c_str());
     return points;
   }
   points = ex_.roofline;
-  const OpPoint step = model::predicted_step_point(points, ex_.prediction, ex_.resolved.gpus);
-  points.push_back(step);
-  if (!loaded_) return points;
-  double total = 0, n = 0;
-  for (const auto& r : loaded_->analysis.ranks) {
-    for (const auto& s : r.steps) total += static_cast<double>(s.cpu_end_ns - s.cpu_start_ns), n += 1;
-  }
-  if (n == 0 || total <= 0) return points;
-  OpPoint m = step;
-  m.name = "whole step (measured)";
-  m.measured = true;
-  m.time_s = total / n / 1e9;
-  // A model that would need more than the peak in the measured step time is not the profile's job.
-  if (m.attained() <= 1.2 * std::max(roof.peak, roof.peak_other)) {
-    points.push_back(m);
-  } else {
-    char t[32];
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(
-        to_vec4(kColExposed),
-        "No measured step point: the Explorer model's %.3g FLOPs per GPU in the profile's %s "
-        "step would need %.0f TFLOP/s, over the peak, so it is not this profile's job (set the "
-        "model in the Explorer).",
-        m.flops, seconds_text(t, sizeof t, m.time_s), m.attained() / 1e12);
-    ImGui::PopTextWrapPos();
-  }
+  points.push_back(model::predicted_step_point(points, ex_.prediction, ex_.resolved.gpus));
   return points;
 }
 
 // [SECTION] Canvas
 // -------------------------------------------------------------------------------------------
 
+// Ceilings: the profile's own GPU when it has a hardware preset, else the Explorer's hardware. Predicted
+// points: the Explorer's model and layout when it predicts for those same ceilings. Measured points: the
+// open profile's measured roofline (LoadedProfile::roofline, built once when it was loaded).
 void View::draw_roofline() {
   if (ex_.dirty) explorer_repredict();
   if (!ex_.ready) {
     ImGui::TextColored(to_vec4(kColExposed), "%s", ex_.spec_error.c_str());
     return;
   }
+  rf_ = RooflineShown{};
+  const compare::MeasuredModel* mm = loaded_ && loaded_->measured ? &*loaded_->measured : nullptr;
+  const bool profile_hw = mm != nullptr && mm->hardware.has_value();
+  const model::HardwareSpec& hw = profile_hw ? *mm->hardware : ex_.hw;
+  const bool predicted = hw.name == ex_.hw.name;
   const bool fp8 = ex_.precision == 1;
-  const Roof roof = model::roof_of(ex_.hw, fp8 ? model::Precision::kFP8 : model::Precision::kBF16);
+  const Roof roof = model::roof_of(hw, fp8 ? model::Precision::kFP8 : model::Precision::kBF16);
   const char* precision = fp8 ? "FP8" : "BF16";
-  ImGui::Text("Extended roofline of %s", ex_.hw.name.c_str());
+  rf_.hardware = hw.name;
+  ImGui::Text("Extended roofline of %s", hw.name.c_str());
   ImGui::SameLine();
-  char note[160];
-  std::snprintf(note, sizeof note, "for %s, layout of the Explorer (change it there). Per GPU, %s.",
-                ex_.model.name.c_str(), precision);
+  const std::string where = profile_hw ? "the profile's GPU '" + mm->workload.gpu + "'" : hardware_note();
+
+  std::string note = "(" + where + "). Per GPU, " + precision + ".";
   text_ellipsis(note, 0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
-  const std::vector<OpPoint> points = roofline_points(roof);
-  roofline_canvas(points, roof, precision);
-  points_table(points, roof, precision, loaded_ != nullptr);
+  // Which model the predicted points are of, and whether it is what the profile ran.
+  if (predicted) {
+    std::string line = "predicted points: " + ex_.model.name + " on " + std::to_string(ex_.resolved.gpus) +
+                       " GPUs, the Explorer's layout (change it there)";
+    if (loaded_)
+      line += ex_.start.comparable && ex_.model_index == ex_.inferred_index
+                  ? "; the model the profile ran"
+                  : "; not the profile's model" +
+                        (ex_.start.reason.empty() ? std::string() : ": " + display_reason(ex_.start.reason));
+    text_ellipsis(line, 0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  } else {
+    text_ellipsis("predicted points left out: the Explorer predicts for " + ex_.hw.name +
+                      ", these are the ceilings of the profile's " + hw.name + " (choose it in the Explorer)",
+                  0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  }
+  const MeasuredPoints* measured = mm != nullptr ? &loaded_->roofline : nullptr;
+  if (loaded_ && mm == nullptr) rf_.notes.push_back("no measured points: " + loaded_->measured_error);
+  if (mm != nullptr) {
+    rf_.notes = mm->roofline.notes;
+    if (!profile_hw)
+      rf_.notes.push_back("the profile's GPU has no hardware preset: measured points are drawn against " +
+                          hw.name + "'s ceilings, not their own");
+    if (measured->bytes_only > 0)
+      rf_.notes.push_back(std::to_string(measured->bytes_only) +
+                          " operator shape(s) move bytes but do no FLOPs (element-wise, copies, "
+                          "reductions): not on the FLOP/s axis");
+  }
+  const std::vector<OpPoint> points = roofline_points(predicted);
+  roofline_canvas(points, roof, precision, measured);
+  if (rf_.left_out > 0)
+    rf_.notes.push_back(std::to_string(rf_.left_out) + " measured point(s) above the peak of " + hw.name +
+                        " left out");
+  for (const auto& n : rf_.notes) text_ellipsis("note: " + n, 0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  roofline_table(points, roof, precision, measured);
 }
 
 // The log-log chart: grid, ceilings with their labels, the points and their numbers (placed so that no two
 // labels overlap and none covers a point), the hover explanation and the legend.
 void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, const model::Roof& roof,
-                           const char* precision) {
+                           const char* precision, const MeasuredPoints* measured) {
   const bool fp8 = ex_.precision == 1;
   const float table_h = px(190);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -198,9 +304,17 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
               mb = fh * 2 + px(14);
   const ImVec2 a(p0.x + ml, p0.y + mt), b(p0.x + size.x - mr, p0.y + size.y - mb);
   dl->AddRectFilled(p0, ImVec2(p0.x + size.x, p0.y + size.y), IM_COL32(20, 23, 28, 255), 3.0f);
-  const double x_lo = -1, x_hi = 7;  // log10 FLOP/byte
+  // log10 FLOP/byte and FLOP/s: six decades under the peak, more (up to three) when measured points lie
+  // lower.
   const double y_hi = std::ceil(std::log10(std::max(roof.peak, roof.peak_other) * 2.0));
-  const double y_lo = y_hi - 6;
+  double x_lo = -1, y_lo = y_hi - 6;
+  const double x_hi = 7;
+  if (measured != nullptr) {
+    for (const auto& p : measured->ops) {
+      if (p.intensity() > 0) x_lo = std::min(x_lo, std::max(-3.0, std::floor(std::log10(p.intensity()))));
+      if (p.attained() > 0) y_lo = std::min(y_lo, std::max(y_hi - 9, std::floor(std::log10(p.attained()))));
+    }
+  }
   auto X = [&](double v) {
     return a.x + static_cast<float>((std::log10(v) - x_lo) / (x_hi - x_lo)) * (b.x - a.x);
   };
@@ -211,7 +325,7 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
   for (int e = static_cast<int>(x_lo); e <= static_cast<int>(x_hi); ++e) {
     const float x = X(std::pow(10.0, e));
     dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), kColGrid);
-    std::snprintf(buf, sizeof buf, e < 0 ? "%.1f" : "%.0f", std::pow(10.0, e));
+    std::snprintf(buf, sizeof buf, e < 0 ? "%g" : "%.0f", std::pow(10.0, e));
     dl->AddText(ImVec2(x - ImGui::CalcTextSize(buf).x / 2, b.y + px(4)), kColTextDim, buf);
   }
   for (int e = static_cast<int>(y_lo); e <= static_cast<int>(y_hi); ++e) {
@@ -222,8 +336,10 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
       std::snprintf(buf, sizeof buf, "%.0f PFLOP/s", v / 1e15);
     else if (v >= 1e12)
       std::snprintf(buf, sizeof buf, "%.0f TFLOP/s", v / 1e12);
-    else
+    else if (v >= 1e9)
       std::snprintf(buf, sizeof buf, "%.0f GFLOP/s", v / 1e9);
+    else
+      std::snprintf(buf, sizeof buf, "%.0f MFLOP/s", v / 1e6);
     dl->AddText(ImVec2(p0.x + px(6), y - fh / 2), kColTextDim, buf);
   }
   const char* axis =
@@ -268,28 +384,68 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
   // The legend sits in the top-left corner: an obstacle too.
   const ImVec2 legend_at(a.x + px(10), a.y + px(8));
   obstacles.push_back({legend_at.x, legend_at.y, b.x, legend_at.y + ImGui::GetFrameHeight()});
-  // Points, then their numbers where they fit.
+  // Measured points (operator shapes small and unnumbered, then the categories and the step, numbered after
+  // the predicted points), each at or under the peak of its precision: one above it is left out and counted.
+  const model::HardwareSpec& hw =
+      loaded_ && loaded_->measured && loaded_->measured->hardware ? *loaded_->measured->hardware : ex_.hw;
+  std::vector<Drawn> drawn;
+  if (measured != nullptr) {
+    int number = static_cast<int>(points.size());
+    for (const auto& c : measured->categories) drawn.push_back({&c, MeasuredKind::kCategory, ++number});
+    if (measured->step) drawn.push_back({&*measured->step, MeasuredKind::kStep, ++number});
+    for (const auto& o : measured->ops) drawn.push_back({&o, MeasuredKind::kOp, 0});
+  }
   const float r = px(6);
   std::vector<LabelRequest> labels;
-  std::vector<std::size_t> label_of;
-  int hover = -1;
+  std::vector<int> label_of;  // the number each label shows
+  int hover = -1, hover_measured = -1;
+  for (std::size_t k = drawn.size(); k-- > 0;) {  // operator shapes first, under the numbered points
+    const MeasuredPoint& p = *drawn[k].point;
+    if (p.intensity() <= 0 || p.attained() <= 0) continue;
+    if (drawn[k].kind == MeasuredKind::kOp && p.attained() > peak_of(p, hw)) {
+      ++rf_.left_out;
+      continue;
+    }
+    const ImVec2 c(X(p.intensity()), Y(p.attained()));
+    const float s = drawn[k].kind == MeasuredKind::kOp ? px(3) : r - 1;
+    if (drawn[k].kind == MeasuredKind::kOp) {
+      dl->AddRectFilled(ImVec2(c.x - s, c.y - s), ImVec2(c.x + s, c.y + s), category_color(p.category));
+    } else if (drawn[k].kind == MeasuredKind::kCategory) {
+      dl->AddRectFilled(ImVec2(c.x - s, c.y - s), ImVec2(c.x + s, c.y + s), kColMeasured);
+      dl->AddRect(ImVec2(c.x - s, c.y - s), ImVec2(c.x + s, c.y + s), category_color(p.category), 0, 0, 2.0f);
+    } else {
+      dl->AddQuadFilled(ImVec2(c.x, c.y - r), ImVec2(c.x + r, c.y), ImVec2(c.x, c.y + r),
+                        ImVec2(c.x - r, c.y), kColMeasured);
+    }
+    ++rf_.measured;
+    if (drawn[k].number > 0) {
+      obstacles.push_back({c.x - r, c.y - r, c.x + r, c.y + r});
+      std::snprintf(buf, sizeof buf, "%d", drawn[k].number);
+      const ImVec2 ts = ImGui::CalcTextSize(buf);
+      labels.push_back({c.x, c.y, ts.x, ts.y});
+      label_of.push_back(drawn[k].number);
+    }
+    if (hovered && std::abs(mouse.x - c.x) < s + 2 && std::abs(mouse.y - c.y) < s + 2 &&
+        (hover_measured < 0 || drawn[static_cast<std::size_t>(hover_measured)].kind == MeasuredKind::kOp))
+      hover_measured = static_cast<int>(k);
+  }
+  // Predicted points, then the numbers of every numbered point where they fit.
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
     if (p.intensity() <= 0 || p.attained() <= 0) continue;
     const ImVec2 c(X(p.intensity()), Y(p.attained()));
-    const ImU32 col = p.measured ? kColMeasured : p.comm ? kColComm : kColPredicted;
-    if (p.measured)
-      dl->AddRectFilled(ImVec2(c.x - r + 1, c.y - r + 1), ImVec2(c.x + r - 1, c.y + r - 1), col);
-    else if (p.comm)
+    const ImU32 col = p.comm ? kColComm : kColPredicted;
+    if (p.comm)
       dl->AddTriangleFilled(ImVec2(c.x, c.y - r), ImVec2(c.x - r, c.y + r - 1), ImVec2(c.x + r, c.y + r - 1),
                             col);
     else
       dl->AddCircleFilled(c, r - 0.5f, col);
+    ++rf_.predicted;
     obstacles.push_back({c.x - r, c.y - r, c.x + r, c.y + r});
     std::snprintf(buf, sizeof buf, "%zu", i + 1);
     const ImVec2 ts = ImGui::CalcTextSize(buf);
     labels.push_back({c.x, c.y, ts.x, ts.y});
-    label_of.push_back(i);
+    label_of.push_back(static_cast<int>(i) + 1);
     if (hovered && std::abs(mouse.x - c.x) < r + 2 && std::abs(mouse.y - c.y) < r + 2)
       hover = static_cast<int>(i);
   }
@@ -300,15 +456,24 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
     if (placed[k]->far)
       dl->AddLine(ImVec2(labels[k].x, labels[k].y), ImVec2((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2),
                   kColGrid);
-    std::snprintf(buf, sizeof buf, "%zu", label_of[k] + 1);
+    std::snprintf(buf, sizeof buf, "%d", label_of[k]);
     dl->AddText(ImVec2(box.x0, box.y0), kColText, buf);
   }
   dl->PopClipRect();
-  if (hover >= 0) {
+  if (hover >= 0 || hover_measured >= 0) {
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
-    ImGui::Text("%d.", hover + 1);
-    ImGui::TextUnformatted(explain(points[static_cast<std::size_t>(hover)], roof, precision).c_str());
+    if (hover >= 0) {
+      ImGui::Text("%d. predicted", hover + 1);
+      ImGui::TextUnformatted(explain(points[static_cast<std::size_t>(hover)], roof, precision).c_str());
+    } else {
+      const Drawn& d = drawn[static_cast<std::size_t>(hover_measured)];
+      if (d.number > 0)
+        ImGui::Text("%d. measured", d.number);
+      else
+        ImGui::TextUnformatted("measured operator");
+      ImGui::TextUnformatted(explain(*d.point, d.kind, hw).c_str());
+    }
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
   }
@@ -317,7 +482,14 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
   ImGui::SameLine();
   legend_item(kColComm, "predicted communication");
   ImGui::SameLine();
-  legend_item(kColMeasured, "measured");
+  legend_item(kColMeasured, "measured: category, step");
+  for (int c = 1; c <= measure::kWorkCategoryCount; ++c) {
+    const auto category = static_cast<measure::WorkCategory>(c);
+    if (category == measure::WorkCategory::kElementwise || category == measure::WorkCategory::kOther)
+      continue;
+    ImGui::SameLine();
+    legend_item(category_color(category), measure::to_string(category));
+  }
   ImGui::SetCursorScreenPos(ImVec2(p0.x, p0.y + size.y + px(4)));
 }
 

@@ -371,8 +371,9 @@ void View::summary_kernels() {
 void View::summary_collectives() {
   const auto& report = loaded_->analysis.collectives;
   char line[256];
-  std::snprintf(line, sizeof line, "COLLECTIVES: measured busbw next to predicted on %s (Explorer hardware)",
-                ex_.hw.name.c_str());
+  std::snprintf(line, sizeof line,
+                "COLLECTIVES: measured busbw next to predicted by the alpha-beta collective model on %s (%s)",
+                ex_.hw.name.c_str(), hardware_note().c_str());
   text_ellipsis(line, 0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
   std::snprintf(line, sizeof line,
                 "%lld instances matched across ranks, %lld incomplete, mean skew %.1f \xC2\xB5s",

@@ -1,0 +1,155 @@
+#include "app/gui/measured_view.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <map>
+#include <tuple>
+
+namespace meshscope::gui {
+
+ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t world_size) {
+  const compare::Workload& wl = measured.workload;
+  ProfileStart s;
+  auto v = [](const std::optional<std::int64_t>& x) { return x ? std::to_string(*x) : std::string("?"); };
+  if (wl.transformer) {
+    s.summary = "transformer: hidden " + v(wl.hidden) + ", " + v(wl.layers) + " layers, ffn " + v(wl.ffn) +
+                ", " + v(wl.heads) + " heads (" + v(wl.kv_heads) + " kv), vocab " + v(wl.vocab);
+    if (wl.experts && *wl.experts > 1) s.summary += ", " + v(wl.experts) + " experts top-" + v(wl.top_k);
+  } else {
+    s.summary = wl.shapes_recorded ? "not a recognised transformer" : "no shapes recorded";
+  }
+  if (wl.training) s.summary += *wl.training ? ", training" : ", inference";
+  s.summary += "; ";
+  s.summary += wl.hardware      ? *wl.hardware
+               : wl.gpu.empty() ? std::string("no GPU named")
+                                : "GPU '" + wl.gpu + "' without a hardware preset";
+  if (wl.tp || wl.pp || wl.dp || wl.cp || wl.ep) {
+    s.summary +=
+        "; tp " + v(wl.tp) + " pp " + v(wl.pp) + " dp " + v(wl.dp) + " cp " + v(wl.cp) + " ep " + v(wl.ep);
+  } else {
+    s.summary += "; layout unknown";
+  }
+  if (wl.hardware && measured.hardware) s.hardware = measured.hardware->name;
+  model::ModelSpec m;
+  std::string why;
+  bool modelled = false;
+  try {
+    modelled = compare::inferred_model(wl, m, &why);
+  } catch (const std::exception& e) {  // a preset the inferred model is laid out on failed to load
+    why = e.what();
+  }
+  if (modelled) s.model = m;
+  if (!modelled) {
+    s.reason = why;
+  } else if (s.hardware.empty()) {
+    s.reason = wl.gpu.empty() ? "the profile names no GPU, so its hardware is unknown"
+                              : "the profile's GPU '" + wl.gpu + "' has no hardware preset";
+  }
+  s.comparable = s.reason.empty();
+
+  // The layout and batch the profile shows, as `compare` takes them without flags.
+  LayoutInputs in;
+  in.gpus = static_cast<int>(std::max<std::int64_t>(1, world_size));
+  in.dp = 0;
+  in.global_batch = 0;
+  in.seq = 0;
+  if (modelled) {
+    auto take = [](int& field, const std::optional<std::int64_t>& value) {
+      if (value && *value > 0) field = static_cast<int>(*value);
+    };
+    take(in.tp, wl.tp);
+    take(in.pp, wl.pp);
+    take(in.dp, wl.dp);
+    take(in.cp, wl.cp);
+    take(in.ep, wl.ep);
+    in.micro_batch = 0;
+    take(in.micro_batch, wl.micro_batch);
+    take(in.seq, wl.seq);
+    if (in.micro_batch > 0 && in.dp > 0) in.global_batch = in.micro_batch * in.dp;
+    if (in.micro_batch == 0) in.micro_batch = 1;  // resolve()'s default
+    if (in.dp > 0) in.gpus = in.tp * in.pp * in.cp * in.dp;
+    s.layout_known = true;
+  }
+  in.zero = in.dp > 1 || (in.dp == 0 && in.gpus / std::max(1, in.tp * in.pp * in.cp) > 1) ? 1 : 0;
+  s.layout = in;
+
+  std::vector<std::string> from;
+  if (wl.shapes_recorded)
+    from.push_back(wl.transformer ? "the recorded shapes of its GEMMs, attention and embedding"
+                                  : "its recorded operator shapes");
+  if (!wl.gpu.empty()) from.push_back("the GPU name '" + wl.gpu + "'");
+  bool groups = false;
+  for (const auto& e : wl.evidence) groups |= e.find("process group") != std::string::npos;
+  if (groups) from.push_back("its process groups");
+  if (wl.tp || wl.pp || wl.dp || wl.cp || wl.ep)
+    from.push_back("its world size of " + std::to_string(world_size));
+  for (std::size_t i = 0; i < from.size(); ++i)
+    s.sources += (i == 0 ? "" : i + 1 == from.size() ? " and " : ", ") + from[i];
+  return s;
+}
+
+std::string display_reason(const std::string& reason) {
+  const auto advice = reason.find(": pass --");
+  return advice == std::string::npos ? reason : reason.substr(0, advice);
+}
+
+MeasuredPoints measured_points(const compare::MeasuredModel& measured) {
+  MeasuredPoints out;
+  const auto& work = measured.work;
+  using Key = std::tuple<std::string, std::string, int, bool>;
+  std::map<Key, MeasuredPoint> by_shape;
+  std::map<int, MeasuredPoint> by_category;
+  for (std::uint32_t i : measured.roofline.points) {
+    const measure::CountedOp& op = work.ops[i];
+    const double seconds = static_cast<double>(op.kernel_ns) / 1e9;
+    auto add = [&](MeasuredPoint& p) {
+      ++p.count;
+      p.kernels += op.kernels;
+      p.flops += op.flops;
+      p.bytes += op.bytes;
+      p.seconds += seconds;
+    };
+    MeasuredPoint& p = by_shape[{op.name, op.input_dims, static_cast<int>(op.category), op.fp8}];
+    if (p.count == 0) {
+      p.name = op.name;
+      p.dims = op.input_dims;
+      p.category = op.category;
+      p.fp8 = op.fp8;
+    }
+    add(p);
+    MeasuredPoint& c = by_category[static_cast<int>(op.category)];
+    if (c.count == 0) {
+      c.name = measure::to_string(op.category);
+      c.category = op.category;
+    }
+    add(c);
+  }
+  auto longest_first = [](const MeasuredPoint& a, const MeasuredPoint& b) {
+    return a.seconds != b.seconds ? a.seconds > b.seconds : a.name < b.name;
+  };
+  for (auto& [key, p] : by_shape) {
+    if (p.flops > 0) {
+      out.ops.push_back(std::move(p));
+    } else {
+      ++out.bytes_only;
+    }
+  }
+  std::sort(out.ops.begin(), out.ops.end(), longest_first);
+  for (auto& [key, c] : by_category) {
+    if (c.flops > 0) out.categories.push_back(std::move(c));
+  }
+  std::sort(out.categories.begin(), out.categories.end(), longest_first);
+  const auto& mean = measured.steps.mean;
+  if (measured.flops_per_step > 0 && mean.dur_s > 0) {
+    MeasuredPoint step;
+    step.name = "mean step";
+    step.count = measured.rank_steps;
+    step.flops = measured.flops_per_step;
+    step.bytes = measured.bytes_per_step;
+    step.seconds = mean.dur_s;
+    out.step = step;
+  }
+  return out;
+}
+
+}  // namespace meshscope::gui

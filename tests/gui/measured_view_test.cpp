@@ -1,0 +1,199 @@
+// The GUI reads the one measured model (issue #13 items 2, 4, 5): on real shared traces, the Explorer opens
+// on what the profile ran and its measured column is the MeasuredModel's mean step (the figures `meshscope
+// compare` prints), the Roofline plots the profile's measured points on its own GPU's ceilings, and a profile
+// that is not a transformer (or records no shapes) says so instead of comparing. Traces:
+//   * tracelens/h100_qwen1.5_0.5b_inference: Qwen1.5-0.5B on one H100, recorded with shapes;
+//   * hta/trace_filter: two ranks of a 128-rank recommender (DLRM-like: embedding bags and MLPs, no
+//     attention), V100;
+//   * hta/ns_resolution_trace: recorded without shapes.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+#include "analysis/compare/measured.hpp"
+#include "analysis/compare/workload.hpp"
+#include "analysis/measure/work.hpp"
+#include "app/gui/measured_view.hpp"
+#include "tests/gui/gui_test_util.hpp"
+
+namespace meshscope::gui {
+namespace {
+
+using test::NullImGui;
+
+std::filesystem::path qwen() {
+  return test::imported(test::shared_trace("tracelens/h100_qwen1.5_0.5b_inference.json.gz"));
+}
+
+std::string run(const std::string& args) {
+  std::string out;
+  FILE* pipe = popen((std::string("'") + MESHSCOPE_BINARY + "' " + args + " 2>/dev/null").c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
+  pclose(pipe);
+  return out;
+}
+
+ViewOptions options(Panel panel) {
+  ViewOptions o;
+  o.remember_recent = false;
+  o.panel = panel;
+  o.panel_set = true;
+  return o;
+}
+
+compare::MeasuredModel measured_of(const std::filesystem::path& msdb) {
+  const Profile p = Profile::load(msdb);
+  return compare::measure_profile(p, measure::analyze(p));
+}
+
+TEST(MeasuredView, QwenStartsOnItsInferredModelHardwareAndLayout) {
+  const auto msdb = qwen();
+  ASSERT_FALSE(msdb.empty());
+  const compare::MeasuredModel m = measured_of(msdb);
+  const ProfileStart s = profile_start(m, 1);
+  EXPECT_TRUE(s.comparable) << s.reason;
+  ASSERT_TRUE(s.model.has_value());
+  EXPECT_EQ(s.model->hidden, 1024);
+  EXPECT_EQ(s.model->layers, 24);
+  EXPECT_EQ(s.model->heads, 16);
+  EXPECT_EQ(s.model->ffn, 2816);
+  EXPECT_EQ(s.hardware, "h100-sxm");
+  EXPECT_EQ(s.layout.gpus, 1);
+  EXPECT_EQ(s.layout.tp, 1);
+  EXPECT_NE(s.sources.find("the GPU name 'NVIDIA H100"), std::string::npos) << s.sources;
+  EXPECT_NE(
+      s.summary.find("hidden 1024, 24 layers, ffn 2816, 16 heads (16 kv), vocab 151936, inference; h100-sxm"),
+      std::string::npos)
+      << s.summary;
+}
+
+TEST(MeasuredView, QwenRooflinePointsAreTheMeasuredRooflinesOperators) {
+  const auto msdb = qwen();
+  ASSERT_FALSE(msdb.empty());
+  const compare::MeasuredModel m = measured_of(msdb);
+  const MeasuredPoints points = measured_points(m);
+  ASSERT_FALSE(points.ops.empty());
+  ASSERT_FALSE(points.categories.empty());
+  ASSERT_TRUE(points.step.has_value());
+  // Grouping by name and shapes keeps every FLOP of the plotted operators: the sums equal the roofline's.
+  double flops = 0, seconds = 0;
+  std::int64_t calls = 0;
+  for (const auto& p : points.ops) {
+    flops += p.flops;
+    seconds += p.seconds;
+    calls += p.count;
+    EXPECT_LE(p.attained(), 989e12) << p.name << " " << p.dims;  // the H100's dense BF16 peak
+  }
+  EXPECT_NEAR(flops, m.roofline.flops, 1e-9 * m.roofline.flops);
+  double category_flops = 0;
+  for (const auto& c : points.categories) category_flops += c.flops;
+  EXPECT_NEAR(category_flops, m.roofline.flops, 1e-9 * m.roofline.flops);
+  EXPECT_EQ(points.categories.front().category, measure::WorkCategory::kGemm);
+  // One of them is the QKV projection the workload test computes by hand (2 x 16 x 559 x 1024 x 1024 FLOPs
+  // of the matmul plus the bias, 72 calls).
+  bool qkv = false;
+  for (const auto& p : points.ops) {
+    if (p.name == "aten::linear" && p.dims == "[[16, 559, 1024], [1024, 1024], [1024]]") {
+      qkv = true;
+      EXPECT_EQ(p.count, 72);
+      EXPECT_DOUBLE_EQ(p.flops, 72 * 18756927488.0);
+    }
+  }
+  EXPECT_TRUE(qkv);
+  EXPECT_DOUBLE_EQ(points.step->flops, m.flops_per_step);
+  EXPECT_DOUBLE_EQ(points.step->seconds, m.steps.mean.dur_s);
+}
+
+TEST(MeasuredView, ExplorerShowsCompareMeasuredStepAndPredictsWhatCompareDoes) {
+  const auto msdb = qwen();
+  ASSERT_FALSE(msdb.empty());
+  NullImGui imgui(1600, 900);
+  View view(options(Panel::kExplorer));
+  view.set_profile(load_profile(msdb));
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  EXPECT_TRUE(view.explorer_start().comparable) << view.explorer_start().reason;
+  const compare::MeasuredStep* shown = view.explorer_measured_shown();
+  ASSERT_NE(shown, nullptr) << "no measured column";
+  const compare::MeasuredModel m = measured_of(msdb);
+  EXPECT_DOUBLE_EQ(shown->dur_s, m.steps.mean.dur_s);
+  EXPECT_DOUBLE_EQ(shown->compute_s, m.steps.mean.compute_s);
+  EXPECT_DOUBLE_EQ(shown->comm_s, m.steps.mean.comm_s);
+  EXPECT_DOUBLE_EQ(shown->exposed_comm_s, m.steps.mean.exposed_comm_s);
+  EXPECT_DOUBLE_EQ(shown->memory_exposed_s, m.steps.mean.memory_exposed_s);
+  EXPECT_DOUBLE_EQ(shown->idle_s, m.steps.mean.idle_s);
+  for (std::size_t i = 0; i < shown->parts.size(); ++i)
+    EXPECT_DOUBLE_EQ(shown->parts[i], m.steps.mean.parts[i]);
+  // `meshscope compare PROFILE` (no flags) measures the same step and predicts the same model and layout.
+  const std::string json = run("compare --json '" + msdb.string() + "'");
+  simdjson::dom::parser parser;
+  simdjson::dom::element c;
+  ASSERT_EQ(parser.parse(json).get(c), simdjson::SUCCESS) << json;
+  EXPECT_NEAR(double(c["measured"]["mean"]["dur_s"]), shown->dur_s, 1e-12);
+  EXPECT_NEAR(double(c["measured"]["mean"]["compute_s"]), shown->compute_s, 1e-12);
+  EXPECT_NEAR(double(c["measured"]["mean"]["idle_s"]), shown->idle_s, 1e-12);
+  ASSERT_NE(view.prediction(), nullptr) << view.layout_error();
+  const auto& cfg = view.prediction()->config;
+  EXPECT_EQ(std::string_view(c["config"]["hardware"]), "h100-sxm");
+  EXPECT_EQ(int64_t(c["config"]["gpus"]), cfg.gpus);
+  EXPECT_EQ(int64_t(c["config"]["micro_batch"]), cfg.micro_batch);
+  EXPECT_EQ(int64_t(c["config"]["global_batch"]), cfg.global_batch);
+  EXPECT_EQ(int64_t(c["config"]["seq"]), cfg.seq);
+  EXPECT_EQ(int64_t(c["config"]["zero"]), cfg.zero);
+  const double predicted = c["predicted"]["step_time_s"];
+  EXPECT_NEAR(view.prediction()->step_time_s, predicted, 1e-9 * predicted);
+}
+
+TEST(MeasuredView, RooflinePlotsMeasuredPointsOnTheProfilesOwnGpu) {
+  const auto msdb = qwen();
+  ASSERT_FALSE(msdb.empty());
+  NullImGui imgui(1600, 900);
+  View view(options(Panel::kRoofline));
+  view.set_profile(load_profile(msdb));
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  const auto& shown = view.roofline_shown();
+  EXPECT_EQ(shown.hardware, "h100-sxm");
+  const MeasuredPoints& points = view.loaded()->roofline;
+  EXPECT_EQ(shown.measured,
+            static_cast<int>(points.ops.size() + points.categories.size() + (points.step ? 1 : 0)));
+  EXPECT_GT(shown.measured, 0);
+  EXPECT_GT(shown.predicted, 0) << "the inferred model's operations on the same GPU";
+  EXPECT_EQ(shown.left_out, 0);
+}
+
+TEST(MeasuredView, RecommenderIsNotComparable) {
+  const auto msdb = test::imported(test::shared_trace("hta/trace_filter"));
+  ASSERT_FALSE(msdb.empty());
+  NullImGui imgui(1600, 900);
+  View view(options(Panel::kExplorer));
+  view.set_profile(load_profile(msdb));
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  EXPECT_FALSE(view.explorer_start().comparable);
+  EXPECT_EQ(view.explorer_start().reason, compare::kNotATransformer);
+  EXPECT_FALSE(view.explorer_start().model.has_value());
+  EXPECT_EQ(view.explorer_measured_shown(), nullptr) << "a measured column against an unrelated model";
+  EXPECT_NE(view.explorer_start().summary.find("not a recognised transformer"), std::string::npos)
+      << view.explorer_start().summary;
+}
+
+TEST(MeasuredView, TraceWithoutShapesSaysSoOnTheRoofline) {
+  const auto msdb = test::imported(test::shared_trace("hta/ns_resolution_trace"));
+  ASSERT_FALSE(msdb.empty());
+  NullImGui imgui(1600, 900);
+  View view(options(Panel::kRoofline));
+  view.set_profile(load_profile(msdb));
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  const auto& notes = view.roofline_shown().notes;
+  ASSERT_FALSE(notes.empty());
+  EXPECT_EQ(notes.front(), measure::kNoShapesNote);
+  EXPECT_EQ(view.roofline_shown().measured, 0);
+  EXPECT_FALSE(view.explorer_start().comparable);
+}
+
+}  // namespace
+}  // namespace meshscope::gui
