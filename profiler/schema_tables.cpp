@@ -321,6 +321,38 @@ void OpWork::bind(sql::Statement& s, int first, const OpWorkRecord& w) {
   s.bind(first + kernel_ns, w.kernel_ns);
 }
 
+OpWorkRecord OpWork::read(const sql::Statement& s, int first) {
+  OpWorkRecord w;
+  w.id = s.column_int(first + id);
+  w.rank = static_cast<std::int32_t>(s.column_int(first + rank));
+  w.external_id = s.column_int(first + external_id);
+  w.pid = s.column_int(first + pid);
+  w.tid = s.column_int(first + tid);
+  w.start_ns = s.column_int(first + start_ns);
+  w.name = string_id(s, first + name);
+  w.status = static_cast<OpWorkStatus>(s.column_int(first + status));
+  w.category = s.column_int(first + category);
+  if (w.category != kNull) {
+    w.flops = s.column_double(first + flops);
+    w.bytes = s.column_double(first + bytes);
+  }
+  w.input_dims = string_id(s, first + input_dims);
+  w.input_types = string_id(s, first + input_types);
+  w.kernels = s.column_int(first + kernels);
+  w.kernel_ns = s.column_int(first + kernel_ns);
+  return w;
+}
+
+KernelWorkRecord KernelWork::read(const sql::Statement& s, int first) {
+  KernelWorkRecord k;
+  k.activity_id = s.column_int(first + activity_id);
+  k.rank = static_cast<std::int32_t>(s.column_int(first + rank));
+  k.op_id = s.column_int(first + op_id);
+  k.flops = s.column_double(first + flops);
+  k.bytes = s.column_double(first + bytes);
+  return k;
+}
+
 void KernelWork::bind(sql::Statement& s, int first, const KernelWorkRecord& k) {
   s.bind(first + activity_id, k.activity_id);
   s.bind(first + rank, k.rank);

@@ -416,6 +416,7 @@ struct OpWork {
                                         detail::integer("kernels"),
                                         detail::integer("kernel_ns")};
   static void bind(sql::Statement& s, int first, const OpWorkRecord& w);
+  static OpWorkRecord read(const sql::Statement& s, int first);
 };
 
 struct KernelWork {
@@ -425,6 +426,7 @@ struct KernelWork {
                                         detail::integer("op_id"), detail::optional_real("flops"),
                                         detail::optional_real("bytes")};
   static void bind(sql::Statement& s, int first, const KernelWorkRecord& k);
+  static KernelWorkRecord read(const sql::Statement& s, int first);
 };
 
 // Every table above, for checks that walk them all.

@@ -12,6 +12,7 @@
 #include "profiler/profile_writer.hpp"
 #include "profiler/schema_tables.hpp"
 #include "profiler/sqlite_util.hpp"
+#include "profiler/work_records.hpp"
 
 namespace meshscope::record {
 namespace fs = std::filesystem;
@@ -299,6 +300,49 @@ class Merger {
       auto s = in.db.prepare(schema::select_sql<Diagnostics>());
       while (s.step())
         w_.add_diagnostic(in.rank, s.column_text(Diagnostics::severity), s.column_text(Diagnostics::message));
+    }
+    copy_work(in, shift);
+  }
+
+  // Work per operator and its kernels' shares (docs/PROFILE.md "Work per operator"): per-rank profiles made
+  // by `import` carry them, the collectors' files do not. Operators and kernels get the job's ids.
+  void copy_work(Input& in, std::int64_t shift) {
+    using schema::KernelWork;
+    using schema::OpWork;
+    if (!in.db.table_columns(OpWork::kName) || !in.db.table_columns(KernelWork::kName)) return;
+    std::unordered_map<std::int64_t, std::int64_t> op_ids;
+    {
+      auto s = in.db.prepare(schema::select_sql<OpWork>());
+      while (s.step()) {
+        OpWorkRecord w = OpWork::read(s, 0);
+        const std::int64_t status = s.column_int(OpWork::status), category = s.column_int(OpWork::category);
+        if (status < 1 || status > 4 || (category != kNull && (category < 1 || category > 6)) ||
+            !interval(w.start_ns, w.start_ns, shift, w.start_ns, w.start_ns)) {
+          ++result_.skipped_rows;
+          continue;
+        }
+        const std::int64_t old_id = w.id;
+        w.rank = in.rank;
+        w.name = named(s.column_int(OpWork::name), "(unnamed)");
+        w.input_dims = str(s.column_int(OpWork::input_dims));
+        w.input_types = str(s.column_int(OpWork::input_types));
+        op_ids[old_id] = w_.add_op_work(w);
+      }
+    }
+    const auto& activities = activity_ids_[in.path];
+    auto s = in.db.prepare(schema::select_sql<KernelWork>());
+    while (s.step()) {
+      KernelWorkRecord k = KernelWork::read(s, 0);
+      const auto activity = activities.find(k.activity_id);
+      const auto op = op_ids.find(k.op_id);
+      if (activity == activities.end() || op == op_ids.end()) {
+        ++result_.skipped_rows;
+        continue;
+      }
+      k.activity_id = activity->second;
+      k.op_id = op->second;
+      k.rank = in.rank;
+      w_.add_kernel_work(k);
     }
   }
 

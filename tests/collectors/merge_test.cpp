@@ -3,6 +3,9 @@
 // file's ids: sends became receives, and ops missing there failed a NOT NULL constraint).
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "profiler/profile.hpp"
 #include "profiler/profile_writer.hpp"
 #include "profiler/record/merge.hpp"
@@ -96,6 +99,45 @@ TEST(Merge, EightRanksWithDifferentStringTablesMergeAndMergeAgain) {
   }
   const Profile p = Profile::load(dir / "job.msdb");
   EXPECT_EQ(p.counts().collective, 400);
+}
+
+// Per-rank profiles made by `import` carry work per operator (op_work, kernel_work): the merge copies them
+// with the job's ids, every kernel_work row still naming an activity and an operator of its own rank. Real
+// traces: HTA's two sampled ranks, recorded with shapes.
+TEST(Merge, ImportedRanksKeepTheirWorkPerOperator) {
+  const fs::path dir = fresh_dir("merge-work");
+  const fs::path traces = fs::path(MESHSCOPE_SHARED_DIR) / "traces" / "hta" / "trace_filter";
+  std::vector<fs::path> files;
+  std::int64_t ops = 0, kernel_rows = 0;
+  double flops = 0;
+  for (int rank = 0; rank < 2; ++rank) {
+    files.push_back(dir / ("rank" + std::to_string(rank) + ".kineto.1.msdb"));
+    const auto r = run_process({MESHSCOPE_BINARY, "import", "-q",
+                                (traces / ("sampled_rank-" + std::to_string(rank) + ".json.gz")).string(),
+                                "-o", files.back().string()},
+                               {});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    ops += query_int(files.back(), "SELECT count(*) FROM op_work");
+    kernel_rows += query_int(files.back(), "SELECT count(*) FROM kernel_work");
+    flops += std::stod(query_text(files.back(), "SELECT total(flops) FROM op_work WHERE status = 1"));
+  }
+  ASSERT_GT(kernel_rows, 0);
+  record::MergeOptions options;
+  options.align_clocks = false;
+  record::merge_rank_profiles(files, dir / "job.msdb", options);
+  const fs::path job = dir / "job.msdb";
+  EXPECT_EQ(query_int(job, "SELECT count(*) FROM op_work"), ops);
+  EXPECT_EQ(query_int(job, "SELECT count(*) FROM kernel_work"), kernel_rows);
+  EXPECT_NEAR(std::stod(query_text(job, "SELECT total(flops) FROM op_work WHERE status = 1")), flops,
+              1e-9 * flops);
+  EXPECT_EQ(
+      query_int(job,
+                "SELECT count(*) FROM kernel_work k JOIN activities a ON a.id = k.activity_id AND a.rank = "
+                "k.rank JOIN op_work o ON o.id = k.op_id AND o.rank = k.rank"),
+      kernel_rows);
+  EXPECT_EQ(query_int(job, "SELECT count(DISTINCT rank) FROM op_work"), 2);
+  EXPECT_EQ(
+      query_int(job, "SELECT count(*) FROM op_work o JOIN strings s ON s.id = o.name WHERE s.value = ''"), 0);
 }
 
 }  // namespace
