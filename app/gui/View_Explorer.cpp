@@ -222,7 +222,7 @@ void View::explorer_open_profile() {
     d.model = ex_.model;
     d.summary =
         "the bundled sample's documented model: GPT, 5 layers, hidden 4096, 32 heads, 4096 tokens, TP 2";
-    d.sources = "assets/sample/README.md (the synthetic job records no shapes)";
+    d.sources = "assets/sample/README.md; the synthetic job records no shapes";
     d.reason = d.hardware.empty() ? "the sample's GPU has no hardware preset" : "";
     d.comparable = d.reason.empty();
   }

@@ -255,7 +255,9 @@ void View::draw_roofline() {
     std::string line = "predicted points: " + ex_.model.name + " on " + std::to_string(ex_.resolved.gpus) +
                        " GPUs, the Explorer's layout (change it there)";
     if (loaded_)
-      line += ex_.start.comparable && ex_.model_index == ex_.inferred_index
+      line += ex_.start.comparable && ex_.start.model && ex_.model.name == ex_.start.model->name &&
+                      ex_.model.layers == ex_.start.model->layers &&
+                      ex_.model.hidden == ex_.start.model->hidden && ex_.model.heads == ex_.start.model->heads
                   ? "; the model the profile ran"
                   : "; not the profile's model" +
                         (ex_.start.reason.empty() ? std::string() : ": " + display_reason(ex_.start.reason));
@@ -311,8 +313,10 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
   const double x_hi = 7;
   if (measured != nullptr) {
     for (const auto& p : measured->ops) {
-      if (p.intensity() > 0) x_lo = std::min(x_lo, std::max(-3.0, std::floor(std::log10(p.intensity()))));
-      if (p.attained() > 0) y_lo = std::min(y_lo, std::max(y_hi - 9, std::floor(std::log10(p.attained()))));
+      if (p.intensity() > 0)
+        x_lo = std::min(x_lo, std::max(-3.0, std::floor(std::log10(p.intensity()) - 0.05)));
+      if (p.attained() > 0)
+        y_lo = std::min(y_lo, std::max(y_hi - 9, std::floor(std::log10(p.attained()) - 0.05)));
     }
   }
   auto X = [&](double v) {
@@ -483,7 +487,7 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
   legend_item(kColComm, "predicted communication");
   ImGui::SameLine();
   legend_item(kColMeasured, "measured: category, step");
-  for (int c = 1; c <= measure::kWorkCategoryCount; ++c) {
+  for (int c = 1; c <= measure::kWorkCategoryCount && !drawn.empty(); ++c) {
     const auto category = static_cast<measure::WorkCategory>(c);
     if (category == measure::WorkCategory::kElementwise || category == measure::WorkCategory::kOther)
       continue;
