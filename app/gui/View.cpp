@@ -337,6 +337,10 @@ void View::draw() {
       files_.as_baseline = false;
       open_popup_ = true;
     }
+    if (ImGui::IsKeyPressed('B', false) && !baseline_loading()) {
+      files_.as_baseline = true;
+      open_popup_ = true;
+    }
   }
 
   if (ImGui::BeginTabBar("##panels", ImGuiTabBarFlags_None)) {
@@ -388,7 +392,7 @@ void View::draw_menu() {
       }
       ImGui::EndMenu();
     }
-    if (ImGui::MenuItem("Open baseline...", nullptr, false, !baseline_loading())) {
+    if (ImGui::MenuItem("Open baseline...", "Ctrl+B", false, !baseline_loading())) {
       files_.as_baseline = true;
       open_popup_ = true;
     }

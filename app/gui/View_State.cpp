@@ -7,7 +7,8 @@
 // instance, range{active, start_ns, end_ns, ready, events, exposed_comm_ns}, bookmarks, menu[]{label, x0, y0,
 // x1, y1}, search{text, matches, cursor}, rank_open[], cpu_open[]}, explorer{gpus, tp, pp, dp, cp, ep,
 // micro_batch, global_batch, seq, valid, error, typing, controls{FIELD: [x0, y0, x1, y1]}}, open_dialog,
-// files_dir. Coordinates are window pixels.
+// files_dir, baseline (its path, or ""), baseline_diff (the diff with the open profile is ready),
+// baseline_error. Coordinates are window pixels.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -56,6 +57,9 @@ std::string View::state_json() const {
   j.field("open_dialog", files_.visible);
   j.field("files_dir", files_.dir.string());
   j.field("profile", loaded_ ? loaded_->source.string() : std::string());
+  j.field("baseline", bl_.loaded ? bl_.loaded->source.string() : std::string());
+  j.field("baseline_diff", baseline_diff() != nullptr);
+  j.field("baseline_error", bl_.error);
   j.field("ranks", loaded_ ? static_cast<std::int64_t>(loaded_->profile->ranks().size()) : std::int64_t{0});
   if (panel_ == Panel::kSummary) {
     j.key("summary").begin_object();

@@ -243,7 +243,6 @@ void View::details_fields(const EventRef& e) {
     }
   }
   ImGui::EndTable();
-  if (e.kind == EventKind::kStep) details_critical_path(r, rank.steps[e.index].number);
 }
 
 // [SECTION] Launch and flows
@@ -323,8 +322,10 @@ void View::details_launch(const EventRef& e) {
       ++shown;
     }
   }
-  if (e.kind == EventKind::kStep)
+  if (e.kind == EventKind::kStep) {
     ImGui::TextDisabled("a step launches nothing itself: select its operators or kernels");
+    details_critical_path(r, rank.steps[e.index].number);  // what set when it ended
+  }
 }
 
 // [SECTION] Collective peers

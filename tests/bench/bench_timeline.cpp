@@ -108,6 +108,40 @@ void BM_TimelineFrame(benchmark::State& state) {
 }
 BENCHMARK(BM_TimelineFrame)->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {0, 1, 2}})->Unit(benchmark::kMillisecond);
 
+// Issue #16's timeline overlays, every rank open at 1920x1080. Arg 0: 0 = the critical path of every visible
+// step drawn (nothing selected), 1 = the baseline's rows stacked under every rank (the baseline is a copy of
+// the same profile, diffed once before timing). Arg 1: visible range = span / 10^arg.
+void BM_CompareFrame(benchmark::State& state) {
+  if (!shared_profile()) {
+    state.SkipWithError("no profile: generate it first (see the top of bench_timeline.cpp)");
+    return;
+  }
+  Imgui imgui(1920, 1080);
+  auto view = make_view();
+  view->set_all_ranks_open(true);
+  if (state.range(0) == 0) {
+    view->set_critical_path_shown(true);
+  } else {
+    view->set_baseline(std::make_unique<LoadedProfile>(*shared_profile()));
+    view->set_baseline_stacked(true);
+  }
+  const auto& p = *shared_profile()->profile;
+  const TimeNs span = p.last_ns() - p.first_ns();
+  const TimeNs range =
+      std::max<TimeNs>(1000, static_cast<TimeNs>(static_cast<double>(span) / std::pow(10.0, state.range(1))));
+  const TimeNs mid = p.first_ns() + span / 2;
+  view->set_time_range(mid - range / 2, mid + range / 2);
+  for (int i = 0; i < 3; ++i) imgui.frame(*view);
+  for (auto _ : state) {
+    imgui.frame(*view);
+    benchmark::DoNotOptimize(ImGui::GetDrawData()->TotalVtxCount);
+  }
+  state.counters["events"] = static_cast<double>(view->last_frame_events());
+  state.counters["path_events"] = static_cast<double>(view->critical_path_events().size());
+  state.counters["vertices"] = ImGui::GetDrawData()->TotalVtxCount;
+}
+BENCHMARK(BM_CompareFrame)->ArgsProduct({{0, 1}, {0, 1, 2, 4}})->Unit(benchmark::kMillisecond);
+
 // Where rows and the time area are, from the view's state dump.
 struct Geometry {
   float x0 = 0, x1 = 0, stream_y = 0, lane_h = 0;

@@ -518,5 +518,22 @@ TEST_F(InputTest, HiDpiScaleTwoAtTheSmallestWindow) {
   EXPECT_EQ(i64(s["timeline"]["selected"]["index"]), profile.ranks()[0].streams[0].first + best);
 }
 
+// Ctrl+B opens the file browser for the baseline; a typed path loads it and the Summary compares with it.
+TEST_F(InputTest, CtrlBOpensABaselineThroughTheFileBrowser) {
+  Xvfb x(1300, 800);
+  ASSERT_FALSE(x.display().empty());
+  App app(x, {msdb_.string(), "--panel", "summary", "--size", "1200x700"});
+  app.wait([](auto st) { return !bool(st["loading"]) && i64(st["ranks"]) > 0; });
+  app.xdo("sleep 0.3 key ctrl+b");
+  app.wait([](auto st) { return bool(st["open_dialog"]); });
+  app.xdo("sleep 0.2 key ctrl+a type --delay 5 " + msdb_.string());
+  app.xdo("key Return");
+  const auto s = app.wait([](auto st) { return bool(st["baseline_diff"]); }, 60);
+  EXPECT_EQ(str(s["baseline"]), msdb_.string());
+  EXPECT_EQ(str(s["profile"]), msdb_.string()) << "the open profile stays";
+  EXPECT_EQ(str(s["baseline_error"]), "");
+  EXPECT_FALSE(bool(s["open_dialog"]));
+}
+
 }  // namespace
 }  // namespace meshscope::gui
