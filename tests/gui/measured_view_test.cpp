@@ -5,7 +5,8 @@
 //   * tracelens/h100_qwen1.5_0.5b_inference: Qwen1.5-0.5B on one H100, recorded with shapes;
 //   * hta/trace_filter: two ranks of a 128-rank recommender (DLRM-like: embedding bags and MLPs, no
 //     attention), V100;
-//   * hta/ns_resolution_trace: recorded without shapes.
+//   * hta/ns_resolution_trace: recorded without shapes;
+//   * the other shared traces recorded with shapes (V100, A100, MI300X, MI250): measured roofline points.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -165,6 +166,37 @@ TEST(MeasuredView, RooflinePlotsMeasuredPointsOnTheProfilesOwnGpu) {
   EXPECT_GT(shown.predicted, 0) << "the inferred model's operations on the same GPU";
   EXPECT_EQ(shown.left_out, 0);
 }
+
+// Every shared trace recorded with shapes whose operators launched kernels (`report --json` counts their
+// kernels in roofline.kernels): the Roofline draws measured points, on the ceilings of the profile's own GPU
+// when it has a preset, and every drawn operator is at or under the peak (none left out where the GPU is
+// known: the measured roofline already left those out).
+class RooflineOnTrace : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RooflineOnTrace, HasMeasuredPoints) {
+  const auto msdb = test::imported(test::shared_trace(GetParam()));
+  ASSERT_FALSE(msdb.empty());
+  NullImGui imgui(1600, 900);
+  View view(options(Panel::kRoofline));
+  view.set_profile(load_profile(msdb));
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  const LoadedProfile& loaded = *view.loaded();
+  ASSERT_TRUE(loaded.measured.has_value()) << loaded.measured_error;
+  EXPECT_GT(loaded.measured->roofline.kernels, 0);
+  const auto& shown = view.roofline_shown();
+  EXPECT_GT(shown.measured, 0);
+  if (loaded.measured->hardware) {
+    EXPECT_EQ(shown.hardware, loaded.measured->hardware->name);
+    EXPECT_EQ(shown.left_out, 0);
+  }
+  for (const auto& p : loaded.roofline.ops) EXPECT_GT(p.flops, 0) << p.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Gui, RooflineOnTrace,
+                         ::testing::Values("hta/trace_diff/test/test.json.gz",
+                                           "hta/negative_queue_length_values_check/rank0.json.gz",
+                                           "tracelens/mi300_resnet_act_checkpoint.json.gz",
+                                           "kineto/resnet50_num_workers_0", "hta/amd_trace"));
 
 TEST(MeasuredView, RecommenderIsNotComparable) {
   const auto msdb = test::imported(test::shared_trace("hta/trace_filter"));
