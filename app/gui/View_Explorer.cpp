@@ -790,6 +790,7 @@ void View::explorer_measured() {
   stacked_bar("##predicted", predicted_bar, compare::kPartCount, scale, w, 20, "s");
   char a[32], b[32], c[32], d[32], e[32], f[32];
   const auto step = compare::difference(p_step, m.dur_s);
+  ImGui::PushTextWrapPos(0);
   ImGui::TextColored(to_vec4(std::abs(step.diff_pct) > 20 ? kColExposed : kColMemory),
                      "measured GPU span %s per step (mean of %lld rank-steps%s), predicted %s: prediction %s "
                      "by %s (%+.0f %%)",
@@ -802,6 +803,7 @@ void View::explorer_measured() {
       seconds_text(a, sizeof a, m.compute_s), seconds_text(b, sizeof b, m.comm_s),
       seconds_text(c, sizeof c, m.exposed_comm_s), seconds_text(d, sizeof d, m.memory_s),
       seconds_text(e, sizeof e, m.memory_exposed_s), seconds_text(f, sizeof f, m.idle_s));
+  ImGui::PopTextWrapPos();
   const ImGuiTableFlags flags =
       ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
   if (ImGui::BeginTable("##parts", 6, flags)) {
