@@ -142,6 +142,9 @@ class View {
     float y0, y1;
   };
   const std::vector<PipelineRow>& measured_pipeline_rows() const { return pipeline_rows_; }
+  // Sets the Explorer's pipeline to the measured one's shape (stages, schedule, chunks, micro-batches), so that
+  // the predicted pipeline shows the same schedule (the measured view's "Predict this pipeline" button).
+  void explorer_use_measured_pipeline();
 
   // One frame of the whole UI, in a window covering the display. Call between NewFrame() and Render().
   void draw();
@@ -367,6 +370,7 @@ class View {
   } bl_;
   int pipeline_group_ = 0, pipeline_step_ = 0;  // the measured pipeline shown (Explorer)
   std::vector<PipelineRow> pipeline_rows_;
+  ImVec4 pipeline_button_ = {};  // where "Predict this pipeline" was drawn last frame (state dump)
 
   // Timeline state (timeline_items.hpp)
   TimelineState tl_;

@@ -6,9 +6,10 @@
 // rank, kind, label, y, h, lane_h, pinned}, selected{kind, rank, index, name, start_ns, end_ns}, hovered,
 // instance, range{active, start_ns, end_ns, ready, events, exposed_comm_ns}, bookmarks, menu[]{label, x0, y0,
 // x1, y1}, search{text, matches, cursor}, rank_open[], cpu_open[]}, explorer{gpus, tp, pp, dp, cp, ep,
-// micro_batch, global_batch, seq, valid, error, typing, controls{FIELD: [x0, y0, x1, y1]}}, open_dialog,
-// files_dir, baseline (its path, or ""), baseline_diff (the diff with the open profile is ready),
-// baseline_error. Coordinates are window pixels.
+// micro_batch, global_batch, seq, valid, error, typing, controls{FIELD: [x0, y0, x1, y1]},
+// pipeline_measured{button[x0, y0, x1, y1], rows[]{stage, rank, step, bubble_fraction, blocks}}},
+// open_dialog, files_dir, baseline (its path, or ""), baseline_diff (the diff with the open profile is
+// ready), baseline_error. Coordinates are window pixels.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -81,6 +82,19 @@ std::string View::state_json() const {
   j.field("valid", ex_.valid);
   j.field("error", ex_.error);
   j.field("typing", ex_.typing);
+  j.key("pipeline_measured").begin_object();
+  j.key("button").begin_array();
+  for (float v : {pipeline_button_.x, pipeline_button_.y, pipeline_button_.z, pipeline_button_.w})
+    j.value(static_cast<double>(v));
+  j.end_array();
+  j.key("rows").begin_array();
+  for (const auto& row : pipeline_rows_) {
+    j.begin_object().field("stage", row.stage).field("rank", row.rank).field("step", row.step);
+    j.field("bubble_fraction", row.bubble_fraction).field("blocks", row.blocks);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
   j.key("controls").begin_object();
   for (int f = 0; f < kLayoutFieldCount; ++f) {
     const ImVec4& r = ex_.control_rects[f];

@@ -33,8 +33,31 @@ void hatch(ImDrawList* dl, float x0, float y0, float x1, float y1) {
 
 }  // namespace
 
+void View::explorer_use_measured_pipeline() {
+  if (!loaded_ || !loaded_->pipeline.found || loaded_->pipeline.groups.empty()) return;
+  const auto& groups = loaded_->pipeline.groups;
+  const measure::PipelineGroup& group =
+      groups[static_cast<std::size_t>(std::clamp(pipeline_group_, 0, static_cast<int>(groups.size()) - 1))];
+  const int p = static_cast<int>(group.stages.size());
+  ex_.pp = p;
+  if (group.schedule == "gpipe") ex_.schedule = static_cast<int>(model::Schedule::kGPipe);
+  if (group.schedule == "1f1b") ex_.schedule = static_cast<int>(model::Schedule::k1F1B);
+  if (group.schedule == "interleaved") {
+    ex_.schedule = static_cast<int>(model::Schedule::kInterleaved);
+    ex_.virtual_stages = group.virtual_stages;
+  }
+  // m micro-batches per pipeline: the global batch is m x micro-batch x data-parallel replicas.
+  const int dp = std::max(1, ex_.gpus / std::max(1, ex_.tp * p * ex_.cp));
+  ex_.dp = 0;
+  ex_.global_batch = std::max(1, group.micro_batches) * std::max(1, ex_.micro_batch) * dp;
+  ex_.dirty = true;
+  ex_.search_dirty = true;
+  explorer_repredict();
+}
+
 void View::explorer_pipeline_measured() {
   pipeline_rows_.clear();
+  pipeline_button_ = {};
   if (!loaded_) return;
   const measure::PipelineReport& report = loaded_->pipeline;
   ImGui::Spacing();
@@ -68,6 +91,16 @@ void View::explorer_pipeline_measured() {
         "slowest stage %d: %.2fx the mean stage's work%s", group.slowest_stage, group.imbalance,
         group.stages_matching < p ? " (some stages' warm-up does not match the schedule)" : "");
   }
+  if (ImGui::SmallButton("Predict this pipeline")) explorer_use_measured_pipeline();
+  pipeline_button_ = ImVec4(ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y, ImGui::GetItemRectMax().x,
+                            ImGui::GetItemRectMax().y);
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip(
+        "Set the Explorer to %d pipeline stages, the %s schedule and %d micro-batches per step, so that "
+        "the predicted pipeline above has the measured one's shape",
+        p, group.schedule.c_str(), group.micro_batches);
+  }
+  ImGui::SameLine();
   if (report.groups.size() > 1) {
     ImGui::SetNextItemWidth(px(220));
     std::snprintf(buf, sizeof buf, "pipeline %d of %zu", pipeline_group_ + 1, report.groups.size());

@@ -233,6 +233,15 @@ TEST(GuiCompareRuns, MeasuredPipelineHasOneRowPerStageWithItsBubble) {
   char bubble[32];
   std::snprintf(bubble, sizeof bubble, "bubble measured %.1f %%", 100.0 * group.measured_bubble);
   EXPECT_NE(frame_text(view).find(bubble), std::string::npos);
+  // "Predict this pipeline": the Explorer predicts the measured shape (4 stages, 1F1B, 8 micro-batches), so
+  // its bubble is the one the measured view states as predicted, (p - 1) / (m + p - 1) = 3 / 11.
+  view.set_layout(4, 1, 1);
+  view.explorer_use_measured_pipeline();
+  for (int i = 0; i < 2; ++i) imgui.frame(view);
+  ASSERT_NE(view.prediction(), nullptr) << view.layout_error();
+  EXPECT_EQ(group.schedule, "1f1b");
+  EXPECT_NEAR(view.prediction()->bubble_fraction, group.predicted_bubble, 1e-12);
+  EXPECT_NEAR(group.predicted_bubble, 3.0 / 11.0, 1e-12);
 }
 
 TEST(GuiCompareRuns, ProfileWithoutPipelineSaysSo) {

@@ -3,8 +3,9 @@
 
 Generates three jobs with the job generator (two 4-rank runs of one model that differ in seed, layers and
 steps; a 4-stage 1F1B pipeline), then: the Summary compared with a baseline and the timeline with the baseline's
-rows stacked (plain headless `--screenshot`), the measured pipeline in the Explorer, and the critical path of a
-step selected with the real X mouse (xdotool, as tests/gui/feature_screenshots.py does).
+rows stacked (plain headless `--screenshot`), and with the real X mouse (xdotool, as
+tests/gui/feature_screenshots.py does): the measured pipeline in the Explorer after "Predict this pipeline", and
+the critical path of a selected step.
 
     tests/gui/compare_screenshots.py build/meshscope build/meshscope_gen_job docs/screenshots
 """
@@ -40,7 +41,19 @@ def main():
     shot("summary-baseline.png", path["b"], "--baseline", path["a"], "--panel", "summary", "--size", "1600x900")
     shot("timeline-baseline.png", path["b"], "--baseline", path["a"], "--stack-baseline", "--range", "0:75",
          "--size", "1600x900")
-    shot("explorer-pipeline-measured.png", path["pp4"], "--panel", "explorer", "--size", "1600x1000")
+
+    def pipeline(app):
+        # "Predict this pipeline": the predicted pipeline above takes the measured one's shape.
+        s = app.wait(lambda s: not s["loading"] and s["explorer"]["pipeline_measured"]["button"][2] > 0)
+        time.sleep(0.4)
+        s = app.state()
+        b = s["explorer"]["pipeline_measured"]["button"]
+        app.click((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)
+        app.wait(lambda s: s["explorer"]["PP"] == 4)
+        app.move(150, 900)  # an empty part of the layout column
+
+    feature(binary, path["pp4"], out, "explorer-pipeline-measured.png", ["--panel", "explorer"], pipeline,
+            size="1600x1000")
 
     def critical(app):
         s = app.loaded()
