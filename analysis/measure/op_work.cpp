@@ -1012,28 +1012,48 @@ bool parse_string_list(std::string_view s, std::vector<std::string>& out) {
   }
 }
 
-std::string canonical_list(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
+namespace {
+
+// Calls EMIT with each character of TEXT's canonical form (see canonical_list).
+template <typename Emit>
+void for_each_canonical_char(std::string_view text, Emit emit) {
   bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      out += c;
+      emit(c);
       if (c == '\\' && i + 1 < text.size()) {
-        out += text[++i];
+        emit(text[++i]);
       } else if (c == '"') {
         in_string = false;
       }
     } else if (c == '"') {
       in_string = true;
-      out += c;
+      emit(c);
     } else if (!space(c)) {
-      out += c;
-      if (c == ',') out += ' ';
+      emit(c);
+      if (c == ',') emit(' ');
     }
   }
+}
+
+}  // namespace
+
+std::string canonical_list(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for_each_canonical_char(text, [&](char c) { out += c; });
   return out;
+}
+
+bool is_canonical_list(std::string_view text) {
+  std::size_t pos = 0;
+  bool same = true;
+  for_each_canonical_char(text, [&](char c) {
+    same = same && pos < text.size() && text[pos] == c;
+    ++pos;
+  });
+  return same && pos == text.size();
 }
 
 int element_bytes(std::string_view t) {

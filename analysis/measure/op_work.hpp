@@ -66,6 +66,8 @@ bool parse_string_list(std::string_view text, std::vector<std::string>& out);
 // TEXT (a recorded JSON list) in one canonical form: no whitespace outside strings but one space after each
 // comma ("[[16, 559, 1024], []]"), however the trace was indented.
 std::string canonical_list(std::string_view text);
+// TEXT is its own canonical form (as Kineto writes shapes: "[[2, 3], [3]]"): it can be used without a copy.
+bool is_canonical_list(std::string_view text);
 // Bytes per element of a PyTorch type name as the profiler writes it ("float" 4, "c10::BFloat16" 2,
 // "c10::Float8_e4m3fn" 1, "long int" 8, ...); 0 when not a tensor element type this file knows.
 int element_bytes(std::string_view type);

@@ -33,6 +33,14 @@ TEST(OpWork, ParsesDimsTypesAndConcreteInputs) {
   EXPECT_EQ(strings, (std::vector<std::string>{"c10::BFloat16", "", "[2, 2]", "a\"b"}));
   EXPECT_EQ(canonical_list("[\n  [\n    16,\n    559\n  ],\n  []\n]"), "[[16, 559], []]");
   EXPECT_EQ(canonical_list(R"([ "c10::BFloat16","a, b" ])"), R"(["c10::BFloat16", "a, b"])");
+  // Kineto's own spelling is already canonical (used without a copy); anything else is not.
+  EXPECT_TRUE(is_canonical_list("[[16, 559], []]"));
+  EXPECT_TRUE(is_canonical_list(R"(["c10::BFloat16", "a,  b"])"));
+  EXPECT_TRUE(is_canonical_list(""));
+  EXPECT_FALSE(is_canonical_list("[[16,559], []]"));
+  EXPECT_FALSE(is_canonical_list("[[16,  559]]"));
+  EXPECT_FALSE(is_canonical_list("[ [16, 559]]"));
+  EXPECT_FALSE(is_canonical_list("[[16, 559]]\n"));
   EXPECT_EQ(element_bytes("float"), 4);
   EXPECT_EQ(element_bytes("c10::BFloat16"), 2);
   EXPECT_EQ(element_bytes("c10::Float8_e4m3fn"), 1);

@@ -8,6 +8,14 @@
 #include "profiler/work_records.hpp"
 
 namespace meshscope::kineto {
+namespace {
+
+StringId intern_list(ProfileWriter& writer, std::string_view list) {
+  return measure::is_canonical_list(list) ? writer.intern(list)
+                                          : writer.intern(measure::canonical_list(list));
+}
+
+}  // namespace
 
 std::uint32_t OpWorkLinker::thread_of(std::int32_t rank, std::int64_t pid, std::int64_t tid) {
   // Consecutive events mostly come from one thread: check the last one before hashing.
@@ -37,13 +45,7 @@ void OpWorkLinker::add_op(ProfileWriter& writer, std::int32_t rank, std::int64_t
     if (!dims.empty() && measure::has_work_formula(name)) {
       measure::OpWork w;
       const measure::WorkStatus s = measure::op_work(name, {dims, types, concrete}, w);
-      Work work{writer.intern(name),
-                writer.intern(measure::canonical_list(dims)),
-                writer.intern(measure::canonical_list(types)),
-                0,
-                0,
-                0,
-                0};
+      Work work{writer.intern(name), intern_list(writer, dims), intern_list(writer, types), 0, 0, 0, 0};
       switch (s) {
         case measure::WorkStatus::kOk:
           work.status = static_cast<std::int8_t>(OpWorkStatus::kCounted);
@@ -78,22 +80,110 @@ void OpWorkLinker::add_activity(std::int32_t rank, std::int64_t activity_id, Tim
 
 namespace {
 
-// Each id at most once per rank: the sorted (rank, id) -> operator tables below.
-struct IdKey {
-  std::int32_t rank;
-  std::int64_t id;
-  std::uint32_t op;
-  bool operator<(const IdKey& o) const { return rank != o.rank ? rank < o.rank : id < o.id; }
+// (rank, id) -> operator index, the first added winning where an id repeats. Kineto numbers External ids and
+// correlation ids consecutively, so each rank's ids usually fit a dense array (no sort, one load per
+// look-up); sparse ids fall back to a sorted vector.
+class IdTable {
+ public:
+  void add(std::int32_t rank, std::int64_t id, std::uint32_t op) { keys_.push_back({rank, id, op}); }
+
+  void build() {
+    std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> bounds;  // rank -> (min, max) id
+    std::map<std::int32_t, std::size_t> counts;
+    for (const Key& k : keys_) {
+      auto [it, added] = bounds.try_emplace(k.rank, k.id, k.id);
+      if (!added) it->second = {std::min(it->second.first, k.id), std::max(it->second.second, k.id)};
+      ++counts[k.rank];
+    }
+    dense_ = true;
+    for (const auto& [rank, range] : bounds) {
+      const auto span = static_cast<std::uint64_t>(range.second) - static_cast<std::uint64_t>(range.first);
+      if (span > 4 * static_cast<std::uint64_t>(counts[rank]) + 4096) dense_ = false;
+    }
+    if (dense_) {
+      for (const auto& [rank, range] : bounds) {
+        ranks_.push_back(
+            {rank, range.first,
+             std::vector<std::int32_t>(static_cast<std::size_t>(range.second - range.first) + 1, -1)});
+      }
+      for (const Key& k : keys_) {
+        DenseRank& r = ranks_[rank_slot(k.rank)];
+        std::int32_t& slot = r.ops[static_cast<std::size_t>(k.id - r.base)];
+        if (slot < 0) slot = static_cast<std::int32_t>(k.op);
+      }
+      keys_ = {};
+    } else {
+      std::stable_sort(keys_.begin(), keys_.end());
+    }
+  }
+
+  std::int32_t find(std::int32_t rank, std::int64_t id) const {
+    if (dense_) {
+      const std::size_t slot = rank_slot(rank);
+      if (slot == ranks_.size()) return -1;
+      const DenseRank& r = ranks_[slot];
+      if (id < r.base || id - r.base >= static_cast<std::int64_t>(r.ops.size())) return -1;
+      return r.ops[static_cast<std::size_t>(id - r.base)];
+    }
+    auto it = std::lower_bound(keys_.begin(), keys_.end(), Key{rank, id, 0});
+    return it != keys_.end() && it->rank == rank && it->id == id ? static_cast<std::int32_t>(it->op) : -1;
+  }
+
+ private:
+  struct Key {
+    std::int32_t rank;
+    std::int64_t id;
+    std::uint32_t op;
+    bool operator<(const Key& o) const { return rank != o.rank ? rank < o.rank : id < o.id; }
+  };
+  struct DenseRank {
+    std::int32_t rank;
+    std::int64_t base;
+    std::vector<std::int32_t> ops;
+  };
+  // The index of RANK's dense array (a file holds one rank, rarely a few), ranks_.size() when none.
+  std::size_t rank_slot(std::int32_t rank) const {
+    for (std::size_t i = 0; i < ranks_.size(); ++i) {
+      if (ranks_[i].rank == rank) return i;
+    }
+    return ranks_.size();
+  }
+
+  std::vector<Key> keys_;
+  std::vector<DenseRank> ranks_;
+  bool dense_ = true;
 };
 
-// Traces number ids in arrival order, so the keys are mostly sorted already.
-void sort_keys(std::vector<IdKey>& keys) {
-  if (!std::is_sorted(keys.begin(), keys.end())) std::sort(keys.begin(), keys.end());
-}
-
-std::int32_t find_key(const std::vector<IdKey>& keys, std::int32_t rank, std::int64_t id) {
-  auto it = std::lower_bound(keys.begin(), keys.end(), IdKey{rank, id, 0});
-  return it != keys.end() && it->rank == rank && it->id == id ? static_cast<std::int32_t>(it->op) : -1;
+// Indices 0..COUNT-1 grouped by THREAD(i) (a counting sort: index order kept) and ordered by BEFORE within
+// each group; group t is order[first[t] .. first[t + 1]). Within a thread the items arrive nearly in order,
+// so an insertion sort costs one pass plus the displacements; std::sort takes over beyond a budget.
+template <typename ThreadOf, typename Before>
+void group_by_thread(std::size_t count, std::size_t thread_count, ThreadOf thread, Before before,
+                     std::vector<std::uint32_t>& first, std::vector<std::uint32_t>& order) {
+  first.assign(thread_count + 1, 0);
+  for (std::uint32_t i = 0; i < count; ++i) ++first[thread(i) + 1];
+  for (std::size_t t = 0; t < thread_count; ++t) first[t + 1] += first[t];
+  order.resize(count);
+  {
+    std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
+    for (std::uint32_t i = 0; i < count; ++i) order[fill[thread(i)]++] = i;
+  }
+  for (std::size_t t = 0; t < thread_count; ++t) {
+    const std::uint32_t b = first[t], e = first[t + 1];
+    std::size_t moves = 0;
+    const std::size_t budget = 8 * static_cast<std::size_t>(e - b) + 64;
+    for (std::uint32_t k = b + 1; k < e && moves <= budget; ++k) {
+      const std::uint32_t x = order[k];
+      std::uint32_t j = k;
+      while (j > b && before(x, order[j - 1])) {
+        order[j] = order[j - 1];
+        --j;
+        ++moves;
+      }
+      order[j] = x;
+    }
+    if (moves > budget) std::sort(order.begin() + b, order.begin() + e, before);
+  }
 }
 
 }  // namespace
@@ -115,41 +205,16 @@ void OpWorkLinker::note_ranks_without_shapes(ProfileWriter& writer) const {
 }
 
 OpWorkLinker::ThreadOrder OpWorkLinker::order_by_thread() const {
-  const std::size_t n = ops_.size();
-  const std::size_t thread_count = threads_.size();
+  // By start, the longer first on a tie (a child before its parent when both start in the same microsecond).
   ThreadOrder out;
-  // A counting sort by thread keeps arrival order within each thread.
-  out.first.assign(thread_count + 1, 0);
-  for (const Op& op : ops_) ++out.first[op.thread + 1];
-  for (std::size_t t = 0; t < thread_count; ++t) out.first[t + 1] += out.first[t];
-  out.order.resize(n);
-  {
-    std::vector<std::uint32_t> fill(out.first.begin(), out.first.end() - 1);
-    for (std::uint32_t i = 0; i < n; ++i) out.order[fill[ops_[i].thread]++] = i;
-  }
-  auto before = [&](std::uint32_t x, std::uint32_t y) {
-    const Op& a = ops_[x];
-    const Op& b = ops_[y];
-    return a.start != b.start ? a.start < b.start : a.end > b.end;
-  };
-  for (std::size_t t = 0; t < thread_count; ++t) {
-    // Traces list a thread's operators nearly in order (a child before its parent when both start in the
-    // same microsecond): an insertion sort costs one pass plus the displacements; std::sort beyond a budget.
-    const std::uint32_t b = out.first[t], e = out.first[t + 1];
-    std::size_t moves = 0;
-    const std::size_t budget = 8 * static_cast<std::size_t>(e - b) + 64;
-    for (std::uint32_t k = b + 1; k < e && moves <= budget; ++k) {
-      const std::uint32_t x = out.order[k];
-      std::uint32_t j = k;
-      while (j > b && before(x, out.order[j - 1])) {
-        out.order[j] = out.order[j - 1];
-        --j;
-        ++moves;
-      }
-      out.order[j] = x;
-    }
-    if (moves > budget) std::sort(out.order.begin() + b, out.order.begin() + e, before);
-  }
+  group_by_thread(
+      ops_.size(), threads_.size(), [&](std::uint32_t i) { return ops_[i].thread; },
+      [&](std::uint32_t x, std::uint32_t y) {
+        const Op& a = ops_[x];
+        const Op& b = ops_[y];
+        return a.start != b.start ? a.start < b.start : a.end > b.end;
+      },
+      out.first, out.order);
   return out;
 }
 
@@ -180,26 +245,23 @@ std::vector<std::int32_t> OpWorkLinker::counted_owners(const ThreadOrder& thread
 std::vector<std::int32_t> OpWorkLinker::operator_of_activities(const ThreadOrder& threads,
                                                                const std::vector<std::int32_t>& owner) const {
   const std::size_t n = ops_.size();
-  std::vector<IdKey> by_external;
-  by_external.reserve(n);
+  IdTable by_external;
   for (std::uint32_t i = 0; i < n; ++i) {
-    if (ops_[i].external_id != kNull)
-      by_external.push_back({threads_[ops_[i].thread].rank, ops_[i].external_id, i});
+    if (ops_[i].external_id != kNull) by_external.add(threads_[ops_[i].thread].rank, ops_[i].external_id, i);
   }
-  sort_keys(by_external);
+  by_external.build();
 
   // Each call's operator: the one its External id names when that one was open at the call; the others are
   // swept against their thread's operators for the innermost one open then.
-  std::vector<IdKey> op_of_correlation;
+  IdTable op_of_correlation;
   std::vector<std::uint32_t> unresolved;
   auto link = [&](const Call& c, std::int32_t op) {
     if (op >= 0 && owner[op] >= 0)
-      op_of_correlation.push_back({threads_[c.thread].rank, c.correlation, static_cast<std::uint32_t>(op)});
+      op_of_correlation.add(threads_[c.thread].rank, c.correlation, static_cast<std::uint32_t>(op));
   };
   for (std::uint32_t ci = 0; ci < calls_.size(); ++ci) {
     const Call& c = calls_[ci];
-    std::int32_t op =
-        c.external_id == kNull ? -1 : find_key(by_external, threads_[c.thread].rank, c.external_id);
+    std::int32_t op = c.external_id == kNull ? -1 : by_external.find(threads_[c.thread].rank, c.external_id);
     if (op >= 0 && (c.start < ops_[op].start || c.start > ops_[op].end)) op = -1;
     if (op >= 0) {
       link(c, op);
@@ -208,15 +270,18 @@ std::vector<std::int32_t> OpWorkLinker::operator_of_activities(const ThreadOrder
     }
   }
   if (!unresolved.empty()) {
-    std::sort(unresolved.begin(), unresolved.end(), [&](std::uint32_t x, std::uint32_t y) {
-      const Call& a = calls_[x];
-      const Call& b = calls_[y];
-      return a.thread != b.thread ? a.thread < b.thread : a.start < b.start;
-    });
+    // By thread, then start.
+    std::vector<std::uint32_t> first, order;
+    group_by_thread(
+        unresolved.size(), threads_.size(), [&](std::uint32_t u) { return calls_[unresolved[u]].thread; },
+        [&](std::uint32_t x, std::uint32_t y) {
+          return calls_[unresolved[x]].start < calls_[unresolved[y]].start;
+        },
+        first, order);
     std::vector<std::uint32_t> stack;
     std::uint32_t current = UINT32_MAX, k = 0;
-    for (std::uint32_t ci : unresolved) {
-      const Call& c = calls_[ci];
+    for (std::uint32_t u : order) {
+      const Call& c = calls_[unresolved[u]];
       if (c.thread != current) {
         current = c.thread;
         stack.clear();
@@ -231,7 +296,7 @@ std::vector<std::int32_t> OpWorkLinker::operator_of_activities(const ThreadOrder
       if (!stack.empty()) link(c, static_cast<std::int32_t>(stack.back()));
     }
   }
-  sort_keys(op_of_correlation);
+  op_of_correlation.build();
 
   // An activity's operator: by correlation id, else (only in a trace without runtime calls: elsewhere an
   // activity's External id may be its correlation id) by its own External id when that operator began
@@ -239,9 +304,9 @@ std::vector<std::int32_t> OpWorkLinker::operator_of_activities(const ThreadOrder
   std::vector<std::int32_t> op_of_activity(activities_.size(), -1);
   for (std::uint32_t ai = 0; ai < activities_.size(); ++ai) {
     const Activity& a = activities_[ai];
-    std::int32_t op = a.correlation == kNull ? -1 : find_key(op_of_correlation, a.rank, a.correlation);
+    std::int32_t op = a.correlation == kNull ? -1 : op_of_correlation.find(a.rank, a.correlation);
     if (op < 0 && a.external_id != kNull && calls_.empty()) {
-      op = find_key(by_external, a.rank, a.external_id);
+      op = by_external.find(a.rank, a.external_id);
       if (op >= 0 && ops_[op].start > a.start) op = -1;
     }
     op_of_activity[ai] = op;
