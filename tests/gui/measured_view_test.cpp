@@ -6,12 +6,17 @@
 //   * hta/trace_filter: two ranks of a 128-rank recommender (DLRM-like: embedding bags and MLPs, no
 //     attention), V100;
 //   * hta/ns_resolution_trace: recorded without shapes;
-//   * the other shared traces recorded with shapes (V100, A100, MI300X, MI250): measured roofline points.
+//   * the other shared traces recorded with shapes (V100, A100, MI300X, MI250): measured roofline points;
+//   * the Qwen profile with a damaged kernel_work row (bad input).
 #include <gtest/gtest.h>
 #include <simdjson.h>
+#include <sqlite3.h>
+
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "analysis/compare/measured.hpp"
@@ -211,6 +216,43 @@ TEST(MeasuredView, RecommenderIsNotComparable) {
   EXPECT_EQ(view.explorer_measured_shown(), nullptr) << "a measured column against an unrelated model";
   EXPECT_NE(view.explorer_start().summary.find("not a recognised transformer"), std::string::npos)
       << view.explorer_start().summary;
+}
+
+// Bad input: a kernel_work row with negative FLOPs makes the measured model fail with one line naming the
+// file; the profile still opens, the Explorer says why it is not comparable and the Roofline why it has no
+// measured points.
+TEST(MeasuredView, DamagedWorkTablesStillOpenAndSayWhy) {
+  const auto msdb = qwen();
+  ASSERT_FALSE(msdb.empty());
+  const auto damaged =
+      std::filesystem::path(MESHSCOPE_TEST_TMP) / ("damaged-work-" + std::to_string(::getpid()) + ".msdb");
+  std::filesystem::copy_file(msdb, damaged, std::filesystem::copy_options::overwrite_existing);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(damaged.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(db, "UPDATE kernel_work SET flops = -1 WHERE rowid = (SELECT MIN(rowid) FROM kernel_work)",
+                   nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  EXPECT_EQ(sqlite3_changes(db), 1);
+  sqlite3_close(db);
+  NullImGui imgui(1600, 900);
+  View view(options(Panel::kRoofline));
+  view.set_profile(load_profile(damaged));
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  const LoadedProfile& loaded = *view.loaded();
+  EXPECT_FALSE(loaded.measured.has_value());
+  EXPECT_NE(loaded.measured_error.find(damaged.string()), std::string::npos) << loaded.measured_error;
+  EXPECT_NE(loaded.measured_error.find("kernel_work"), std::string::npos) << loaded.measured_error;
+  EXPECT_FALSE(view.explorer_start().comparable);
+  EXPECT_NE(view.explorer_start().reason.find(loaded.measured_error), std::string::npos);
+  ASSERT_FALSE(view.roofline_shown().notes.empty());
+  EXPECT_EQ(view.roofline_shown().notes.front(), "no measured points: " + loaded.measured_error);
+  EXPECT_EQ(view.roofline_shown().measured, 0);
+  view.select_panel(Panel::kExplorer);
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  EXPECT_EQ(view.explorer_measured_shown(), nullptr);
+  ASSERT_NE(view.prediction(), nullptr) << view.layout_error();
+  std::filesystem::remove(damaged);
 }
 
 TEST(MeasuredView, TraceWithoutShapesSaysSoOnTheRoofline) {
