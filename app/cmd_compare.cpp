@@ -16,6 +16,7 @@
 #include "analysis/measure/measure.hpp"
 #include "app/command.hpp"
 #include "app/model_flags.hpp"
+#include "app/text_report.hpp"
 #include "app/workload_json.hpp"
 #include "profiler/error.hpp"
 #include "profiler/json_writer.hpp"
@@ -59,41 +60,12 @@ std::string pct_text(double pct) {
 
 // "* " bullet word-wrapped to 120 columns with a hanging indent.
 void bullet(std::string& out, std::string_view text) {
-  std::string line = "* ";
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    auto space = text.find(' ', pos);
-    if (space == std::string_view::npos) space = text.size();
-    const std::string_view word = text.substr(pos, space - pos);
-    if (line.size() > 2 && line.size() + 1 + word.size() > kWidth) {
-      out += line + "\n";
-      line = "  ";
-    } else if (line.size() > 2) {
-      line += ' ';
-    }
-    line += word;
-    pos = space + 1;
-  }
-  out += line + "\n";
+  append_wrapped(out, text, "* ", "  ", kWidth);
 }
 
 // TEXT word-wrapped to 120 columns, indented by two spaces and by four on continuation lines.
 void indented(std::string& out, std::string_view text) {
-  std::string line = " ";
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    auto space = text.find(' ', pos);
-    if (space == std::string_view::npos) space = text.size();
-    const std::string_view word = text.substr(pos, space - pos);
-    if (line.size() > 4 && line.size() + 1 + word.size() > kWidth) {
-      out += line + "\n";
-      line = "   ";
-    }
-    line += ' ';
-    line += word;
-    pos = space + 1;
-  }
-  out += line + "\n";
+  append_wrapped(out, text, "  ", "    ", kWidth);
 }
 
 void heading(std::string& out, std::string_view title) {

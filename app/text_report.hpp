@@ -11,6 +11,32 @@
 
 namespace meshscope::app {
 
+// TEXT word-wrapped at spaces to WIDTH columns onto OUT: the first line starts with FIRST, the others with
+// REST; a word longer than a line stands alone.
+inline void append_wrapped(std::string& out, std::string_view text, std::string_view first,
+                           std::string_view rest, std::size_t width = 120) {
+  std::string line(first);
+  std::size_t prefix = first.size();
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    auto space = text.find(' ', pos);
+    if (space == std::string_view::npos) space = text.size();
+    const std::string_view word = text.substr(pos, space - pos);
+    if (line.size() > prefix && line.size() + 1 + word.size() > width) {
+      out += line;
+      out += '\n';
+      line = rest;
+      prefix = rest.size();
+    } else if (line.size() > prefix) {
+      line += ' ';
+    }
+    line += word;
+    pos = space + 1;
+  }
+  out += line;
+  out += '\n';
+}
+
 class TextReport {
  public:
   template <typename... Args>
@@ -27,27 +53,7 @@ class TextReport {
     out_ += '\n';
   }
   // A "* " bullet, word-wrapped to 120 columns with a hanging indent.
-  void bullet(std::string_view text) {
-    constexpr std::size_t kWidth = 120;
-    std::string line = "* ";
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-      auto space = text.find(' ', pos);
-      if (space == std::string_view::npos) space = text.size();
-      const std::string_view word = text.substr(pos, space - pos);
-      if (line.size() > 2 && line.size() + 1 + word.size() > kWidth) {
-        out_ += line;
-        out_ += '\n';
-        line = "  ";
-      } else if (line.size() > 2) {
-        line += ' ';
-      }
-      line += word;
-      pos = space + 1;
-    }
-    out_ += line;
-    out_ += '\n';
-  }
+  void bullet(std::string_view text) { append_wrapped(out_, text, "* ", "  "); }
   const std::string& str() const { return out_; }
 
  private:
