@@ -80,7 +80,7 @@ void View::explorer_pipeline_measured() {
   char buf[160], a[32];
   ImGui::TextDisabled("MEASURED PIPELINE OF STEP %lld (open profile; %d stages from %s)",
                       static_cast<long long>(step.step), p, group.source.c_str());
-  ImGui::Text(
+  ImGui::TextWrapped(
       "%s schedule, %d micro-batches%s: bubble measured %.1f %% (mean over stages and steps), "
       "predicted %.1f %%, with each stage's measured work %.1f %%",
       group.schedule.c_str(), group.micro_batches,
@@ -179,8 +179,8 @@ void View::explorer_pipeline_measured() {
                                     : (blk.chunk % 2 ? kColBackward2 : kColBackward);
       dl->AddRectFilled(ImVec2(bx0, y0 + 1), ImVec2(bx1, y1 - 1), col);
       dl->AddRect(ImVec2(bx0, y0 + 1), ImVec2(bx1, y1 - 1), IM_COL32(12, 14, 18, 160));
-      if (bx1 - bx0 > 14) {
-        std::snprintf(buf, sizeof buf, "%d", blk.micro_batch);
+      std::snprintf(buf, sizeof buf, "%d", blk.micro_batch);
+      if (bx1 - bx0 > ImGui::CalcTextSize(buf).x + px(4)) {
         dl->AddText(ImVec2(bx0 + 2, y0 + (row_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(10, 12, 16, 255),
                     buf);
       }
