@@ -234,7 +234,8 @@ TEST(GuiCompareRuns, MeasuredPipelineHasOneRowPerStageWithItsBubble) {
   std::snprintf(bubble, sizeof bubble, "bubble measured %.1f %%", 100.0 * group.measured_bubble);
   EXPECT_NE(frame_text(view).find(bubble), std::string::npos);
   // "Predict this pipeline": the Explorer predicts the measured shape (4 stages, 1F1B, 8 micro-batches), so
-  // its bubble is the one the measured view states as predicted, (p - 1) / (m + p - 1) = 3 / 11.
+  // its bubble is the one the measured view states as predicted, (p - 1) / (m + p - 1) = 3 / 11 (Narayanan et
+  // al. 2021, section 2.2).
   view.set_layout(4, 1, 1);
   view.explorer_use_measured_pipeline();
   for (int i = 0; i < 2; ++i) imgui.frame(view);
@@ -242,6 +243,37 @@ TEST(GuiCompareRuns, MeasuredPipelineHasOneRowPerStageWithItsBubble) {
   EXPECT_EQ(group.schedule, "1f1b");
   EXPECT_NEAR(view.prediction()->bubble_fraction, group.predicted_bubble, 1e-12);
   EXPECT_NEAR(group.predicted_bubble, 3.0 / 11.0, 1e-12);
+}
+
+TEST(GuiCompareRuns, InterleavedPipelineKeepsItsChunksAndPredictsTheInterleavedBubble) {
+  auto loaded = generated("pp8i",
+                          "--ranks 8 --tp 1 --pp 8 --schedule interleaved --virtual-stages 2 "
+                          "--micro-batches 8 --layers 16 --steps 2 --seed 4");
+  ASSERT_TRUE(loaded);
+  ASSERT_TRUE(loaded->pipeline.found);
+  const measure::PipelineGroup group = loaded->pipeline.groups.front();
+  ASSERT_EQ(group.schedule, "interleaved");
+  ASSERT_EQ(group.virtual_stages, 2);
+  NullImGui imgui(1600, 1600);
+  View view(options(Panel::kExplorer));
+  view.set_profile(std::move(loaded));
+  view.configure_explorer("gpt", 16, 4096, 32, 4096, 8, 1, 8);
+  view.set_layout(8, 1, 1);
+  view.explorer_use_measured_pipeline();
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  ASSERT_NE(view.prediction(), nullptr) << view.layout_error();
+  const auto& rows = view.measured_pipeline_rows();
+  ASSERT_EQ(rows.size(), 8u);
+  for (std::size_t s = 0; s < rows.size(); ++s) {
+    const auto& first = group.stages[s].steps.front();
+    EXPECT_EQ(rows[s].bubble_fraction, first.bubble_fraction);
+    EXPECT_EQ(rows[s].blocks, first.forwards + first.backwards);
+    EXPECT_EQ(first.forwards, 16) << "v x m forward blocks per stage";
+  }
+  // (p - 1) / (v m + p - 1) = 7 / 23 (Narayanan et al. 2021, section 2.2), in the Explorer and the measured
+  // view.
+  EXPECT_NEAR(group.predicted_bubble, 7.0 / 23.0, 1e-12);
+  EXPECT_NEAR(view.prediction()->bubble_fraction, group.predicted_bubble, 1e-12);
 }
 
 TEST(GuiCompareRuns, ProfileWithoutPipelineSaysSo) {
