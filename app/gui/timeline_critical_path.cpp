@@ -91,9 +91,13 @@ void View::timeline_critical_path(TimelineContext& ctx) {
     bool have_prev = false;
     float prev_y = 0;
     EventRef outlined;
-    for (const auto& seg : path.segments) {
+    // The segments tile the step's window in time order: only those in view are visited.
+    const auto first = std::partition_point(path.segments.begin(), path.segments.end(),
+                                            [&](const measure::PathSegment& s) { return s.end_ns < ctx.t0; });
+    for (auto it = first; it != path.segments.end() && it->start_ns <= ctx.t1; ++it) {
+      const measure::PathSegment& seg = *it;
       const EventRef e = event_of(seg, r);
-      if (!e.valid() || seg.end_ns < ctx.t0 || seg.start_ns > ctx.t1) {
+      if (!e.valid()) {
         have_prev = false;
         continue;
       }
