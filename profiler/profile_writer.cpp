@@ -131,7 +131,8 @@ struct ProfileWriter::Impl {
   std::vector<writer::CpuCollective> cpu_collectives;
   std::vector<writer::RankRewrite> rank_rewrites;
 
-  sql::Statement insert_activities, insert_api_calls, insert_ranges;  // kRowsPerInsert rows at a time
+  // kRowsPerInsert rows at a time
+  sql::Statement insert_activities, insert_api_calls, insert_ranges, insert_op_works, insert_kernel_works;
   sql::Statement insert_string, insert_activity, insert_collective, insert_api_call, insert_range,
       insert_flow, insert_rank, insert_device, insert_pg, insert_stream, insert_thread, insert_diagnostic,
       insert_meta, insert_op_work, insert_kernel_work;
@@ -161,6 +162,8 @@ struct ProfileWriter::Impl {
     insert_activities = db.prepare(insert_sql<Activities>(kRowsPerInsert));
     insert_api_calls = db.prepare(insert_sql<ApiCalls>(kRowsPerInsert));
     insert_ranges = db.prepare(insert_sql<Ranges>(kRowsPerInsert));
+    insert_op_works = db.prepare(insert_sql<OpWork>(kRowsPerInsert));
+    insert_kernel_works = db.prepare(insert_sql<KernelWork>(kRowsPerInsert));
     insert_flow = db.prepare(insert_sql<Flows>());
     insert_rank = db.prepare(insert_sql<Ranks>(1, "INSERT OR REPLACE"));
     insert_device = db.prepare(insert_sql<Devices>(1, "INSERT OR REPLACE"));
@@ -175,15 +178,17 @@ struct ProfileWriter::Impl {
 
   void finalize_statements() {
     for (sql::Statement* s :
-         {&insert_activities, &insert_api_calls, &insert_ranges, &insert_string, &insert_activity,
-          &insert_collective, &insert_api_call, &insert_range, &insert_flow, &insert_rank, &insert_device,
-          &insert_pg, &insert_stream, &insert_thread, &insert_diagnostic, &insert_meta, &insert_op_work,
-          &insert_kernel_work}) {
+         {&insert_activities,   &insert_api_calls, &insert_ranges,   &insert_op_works,
+          &insert_kernel_works, &insert_string,    &insert_activity, &insert_collective,
+          &insert_api_call,     &insert_range,     &insert_flow,     &insert_rank,
+          &insert_device,       &insert_pg,        &insert_stream,   &insert_thread,
+          &insert_diagnostic,   &insert_meta,      &insert_op_work,  &insert_kernel_work}) {
       *s = sql::Statement();
     }
   }
 
-  // The three large tables are inserted kRowsPerInsert rows per statement: SQLite's per-statement cost is
+  // The large tables (and the work tables, written all at once at the end of a file) are inserted
+  // kRowsPerInsert rows per statement: SQLite's per-statement cost is
   // then paid once for many rows.
   static constexpr int kRowsPerInsert = 16;
 
@@ -229,14 +234,8 @@ struct ProfileWriter::Impl {
     }
     insert_rows<ApiCalls>(batch.api_calls, insert_api_call, insert_api_calls);
     insert_rows<Ranges>(batch.ranges, insert_range, insert_ranges);
-    for (const auto& w : batch.op_work) {
-      OpWork::bind(insert_op_work, 1, w);
-      insert_op_work.run();
-    }
-    for (const auto& k : batch.kernel_work) {
-      KernelWork::bind(insert_kernel_work, 1, k);
-      insert_kernel_work.run();
-    }
+    insert_rows<OpWork>(batch.op_work, insert_op_work, insert_op_works);
+    insert_rows<KernelWork>(batch.kernel_work, insert_kernel_work, insert_kernel_works);
     for (const auto& f : batch.flows) {
       Flows::bind(insert_flow, 1, f);
       insert_flow.run();

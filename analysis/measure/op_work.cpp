@@ -1047,13 +1047,28 @@ std::string canonical_list(std::string_view text) {
 }
 
 bool is_canonical_list(std::string_view text) {
-  std::size_t pos = 0;
-  bool same = true;
-  for_each_canonical_char(text, [&](char c) {
-    same = same && pos < text.size() && text[pos] == c;
-    ++pos;
-  });
-  return same && pos == text.size();
+  // What for_each_canonical_char would change: a space outside strings not just after a comma, or a comma
+  // not followed by exactly one space.
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == ',') {
+      if (i + 1 >= text.size() || text[i + 1] != ' ') return false;
+      ++i;
+      if (i + 1 < text.size() && space(text[i + 1])) return false;
+    } else if (space(c)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 int element_bytes(std::string_view t) {

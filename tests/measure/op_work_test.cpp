@@ -41,6 +41,11 @@ TEST(OpWork, ParsesDimsTypesAndConcreteInputs) {
   EXPECT_FALSE(is_canonical_list("[[16,  559]]"));
   EXPECT_FALSE(is_canonical_list("[ [16, 559]]"));
   EXPECT_FALSE(is_canonical_list("[[16, 559]]\n"));
+  // The check agrees with the conversion on every kind of input.
+  for (const std::string_view list : {"[1,\n2]", "[1, 2]", "[1,  2]", "[1 ,2]", "[\"a\\\" ,b\"]", "[\"a\\",
+                                      ",", ", ", "[[], [\"x y\"]]", "[\t1]"}) {
+    EXPECT_EQ(is_canonical_list(list), canonical_list(list) == list) << list;
+  }
   EXPECT_EQ(element_bytes("float"), 4);
   EXPECT_EQ(element_bytes("c10::BFloat16"), 2);
   EXPECT_EQ(element_bytes("c10::Float8_e4m3fn"), 1);
