@@ -142,8 +142,8 @@ class View {
     float y0, y1;
   };
   const std::vector<PipelineRow>& measured_pipeline_rows() const { return pipeline_rows_; }
-  // Sets the Explorer's pipeline to the measured one's shape (stages, schedule, chunks, micro-batches), so that
-  // the predicted pipeline shows the same schedule (the measured view's "Predict this pipeline" button).
+  // Sets the Explorer's pipeline to the measured one's shape (stages, schedule, chunks, micro-batches), so
+  // that the predicted pipeline shows the same schedule (the measured view's "Predict this pipeline" button).
   void explorer_use_measured_pipeline();
 
   // One frame of the whole UI, in a window covering the display. Call between NewFrame() and Render().
