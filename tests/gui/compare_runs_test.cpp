@@ -20,6 +20,7 @@ namespace meshscope::gui {
 namespace {
 
 using test::NullImGui;
+using test::options_for;
 
 // A generated job (meshscope_gen_job ARGS --format msdb), once per process and argument list.
 std::unique_ptr<LoadedProfile> generated(const std::string& name, const std::string& args) {
@@ -31,14 +32,6 @@ std::unique_ptr<LoadedProfile> generated(const std::string& name, const std::str
     if (std::system(command.c_str()) != 0) return nullptr;
   }
   return load_profile(out);
-}
-
-ViewOptions options(Panel panel) {
-  ViewOptions o;
-  o.remember_recent = false;
-  o.panel = panel;
-  o.panel_set = true;
-  return o;
 }
 
 // The text one frame of VIEW rendered, as `view --screenshot-text` captures it (ImGui's log to a file; the
@@ -71,7 +64,7 @@ TEST(GuiCompareRuns, SummaryShowsBothRunsWithTheDiffsFigures) {
   ASSERT_TRUE(a && b);
   const measure::Diff expected = measure::diff_profiles(*a->profile, a->analysis, *b->profile, b->analysis);
   NullImGui imgui(1600, 1000);
-  View view(options(Panel::kSummary));
+  View view(options_for(Panel::kSummary));
   view.set_profile(std::move(b));
   view.set_baseline(std::move(a));
   ASSERT_NE(view.baseline_diff(), nullptr);
@@ -112,7 +105,7 @@ TEST(GuiCompareRuns, StackedBaselineRowsSitUnderEachRanksOwn) {
   std::size_t base_streams = 0;
   for (const Rank& r : a->profile->ranks()) base_streams += r.streams.size();
   NullImGui imgui(1600, 4000);
-  View view(options(Panel::kTimeline));
+  View view(options_for(Panel::kTimeline));
   view.set_profile(std::move(b));
   view.set_baseline(std::move(a));
   view.set_all_ranks_open(true);
@@ -181,7 +174,7 @@ TEST(GuiCompareRuns, CriticalPathOverlayOutlinesExactlyTheStepsPath) {
   }
   ASSERT_GT(expected.size(), 3u);
   NullImGui imgui(1600, 1200);
-  View view(options(Panel::kTimeline));
+  View view(options_for(Panel::kTimeline));
   view.set_profile(std::move(loaded));
   imgui.frame(view);
   view.set_time_range(path->start_ns - 1000, path->end_ns + 1000);
@@ -211,7 +204,7 @@ TEST(GuiCompareRuns, MeasuredPipelineHasOneRowPerStageWithItsBubble) {
   const measure::PipelineGroup group = loaded->pipeline.groups.front();
   ASSERT_EQ(group.stages.size(), 4u);
   NullImGui imgui(1600, 1400);
-  View view(options(Panel::kExplorer));
+  View view(options_for(Panel::kExplorer));
   view.set_profile(std::move(loaded));
   view.configure_explorer("gpt", 4, 4096, 32, 4096, 4, 1, 8);
   view.set_layout(4, 1, 4);
@@ -255,7 +248,7 @@ TEST(GuiCompareRuns, InterleavedPipelineKeepsItsChunksAndPredictsTheInterleavedB
   ASSERT_EQ(group.schedule, "interleaved");
   ASSERT_EQ(group.virtual_stages, 2);
   NullImGui imgui(1600, 1600);
-  View view(options(Panel::kExplorer));
+  View view(options_for(Panel::kExplorer));
   view.set_profile(std::move(loaded));
   view.configure_explorer("gpt", 16, 4096, 32, 4096, 8, 1, 8);
   view.set_layout(8, 1, 1);
@@ -280,7 +273,7 @@ TEST(GuiCompareRuns, ProfileWithoutPipelineSaysSo) {
   const auto msdb = test::imported(test::sample_job());
   ASSERT_FALSE(msdb.empty());
   NullImGui imgui(1600, 1400);
-  View view(options(Panel::kExplorer));
+  View view(options_for(Panel::kExplorer));
   view.set_profile(load_profile(msdb));
   view.configure_explorer("gpt", 5, 4096, 32, 4096, 4, 2, 2);
   for (int i = 0; i < 3; ++i) imgui.frame(view);

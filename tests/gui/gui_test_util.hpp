@@ -40,6 +40,15 @@ inline std::filesystem::path imported(const std::filesystem::path& trace) {
   return cache[trace.string()];
 }
 
+// Options for a test's View: it opens on PANEL and leaves the user's recent-files list alone.
+inline ViewOptions options_for(Panel panel) {
+  ViewOptions o;
+  o.remember_recent = false;
+  o.panel = panel;
+  o.panel_set = true;
+  return o;
+}
+
 // A Dear ImGui context with no window and no renderer: frames are built (layout, draw lists) and discarded.
 class NullImGui {
  public:

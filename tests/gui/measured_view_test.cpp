@@ -29,6 +29,7 @@ namespace meshscope::gui {
 namespace {
 
 using test::NullImGui;
+using test::options_for;
 
 std::filesystem::path qwen() {
   return test::imported(test::shared_trace("tracelens/h100_qwen1.5_0.5b_inference.json.gz"));
@@ -43,14 +44,6 @@ std::string run(const std::string& args) {
   while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
   pclose(pipe);
   return out;
-}
-
-ViewOptions options(Panel panel) {
-  ViewOptions o;
-  o.remember_recent = false;
-  o.panel = panel;
-  o.panel_set = true;
-  return o;
 }
 
 compare::MeasuredModel measured_of(const std::filesystem::path& msdb) {
@@ -120,7 +113,7 @@ TEST(MeasuredView, ExplorerShowsCompareMeasuredStepAndPredictsWhatCompareDoes) {
   const auto msdb = qwen();
   ASSERT_FALSE(msdb.empty());
   NullImGui imgui(1600, 900);
-  View view(options(Panel::kExplorer));
+  View view(options_for(Panel::kExplorer));
   view.set_profile(load_profile(msdb));
   for (int i = 0; i < 3; ++i) imgui.frame(view);
   EXPECT_TRUE(view.explorer_start().comparable) << view.explorer_start().reason;
@@ -159,7 +152,7 @@ TEST(MeasuredView, RooflinePlotsMeasuredPointsOnTheProfilesOwnGpu) {
   const auto msdb = qwen();
   ASSERT_FALSE(msdb.empty());
   NullImGui imgui(1600, 900);
-  View view(options(Panel::kRoofline));
+  View view(options_for(Panel::kRoofline));
   view.set_profile(load_profile(msdb));
   for (int i = 0; i < 3; ++i) imgui.frame(view);
   const auto& shown = view.roofline_shown();
@@ -182,7 +175,7 @@ TEST_P(RooflineOnTrace, HasMeasuredPoints) {
   const auto msdb = test::imported(test::shared_trace(GetParam()));
   ASSERT_FALSE(msdb.empty());
   NullImGui imgui(1600, 900);
-  View view(options(Panel::kRoofline));
+  View view(options_for(Panel::kRoofline));
   view.set_profile(load_profile(msdb));
   for (int i = 0; i < 3; ++i) imgui.frame(view);
   const LoadedProfile& loaded = *view.loaded();
@@ -207,7 +200,7 @@ TEST(MeasuredView, RecommenderIsNotComparable) {
   const auto msdb = test::imported(test::shared_trace("hta/trace_filter"));
   ASSERT_FALSE(msdb.empty());
   NullImGui imgui(1600, 900);
-  View view(options(Panel::kExplorer));
+  View view(options_for(Panel::kExplorer));
   view.set_profile(load_profile(msdb));
   for (int i = 0; i < 3; ++i) imgui.frame(view);
   EXPECT_FALSE(view.explorer_start().comparable);
@@ -236,7 +229,7 @@ TEST(MeasuredView, DamagedWorkTablesStillOpenAndSayWhy) {
   EXPECT_EQ(sqlite3_changes(db), 1);
   sqlite3_close(db);
   NullImGui imgui(1600, 900);
-  View view(options(Panel::kRoofline));
+  View view(options_for(Panel::kRoofline));
   view.set_profile(load_profile(damaged));
   for (int i = 0; i < 3; ++i) imgui.frame(view);
   const LoadedProfile& loaded = *view.loaded();
@@ -259,7 +252,7 @@ TEST(MeasuredView, TraceWithoutShapesSaysSoOnTheRoofline) {
   const auto msdb = test::imported(test::shared_trace("hta/ns_resolution_trace"));
   ASSERT_FALSE(msdb.empty());
   NullImGui imgui(1600, 900);
-  View view(options(Panel::kRoofline));
+  View view(options_for(Panel::kRoofline));
   view.set_profile(load_profile(msdb));
   for (int i = 0; i < 3; ++i) imgui.frame(view);
   const auto& notes = view.roofline_shown().notes;
