@@ -715,11 +715,12 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
   if (!tables_present) fail("{}: not a meshscope profile (no meta/activities tables)", path.string());
   const std::int64_t string_ids = string_id_bound(db, path);
 
-  // The large tables load in the background while this thread reads the small ones.
+  // The three large tables load in the background, each on its own thread (the CPU ranges are usually the
+  // largest, about as large as the other two together), while this thread reads the small ones.
   auto activities_future = std::async(std::launch::async, scan_activities, path, string_ids);
-  auto cpu_future = std::async(std::launch::async, [&path, &options, string_ids] {
-    return std::make_pair(scan_api_calls(path, string_ids),
-                          scan_ranges(path, options.cpu_operators, string_ids));
+  auto api_calls_future = std::async(std::launch::async, scan_api_calls, path, string_ids);
+  auto ranges_future = std::async(std::launch::async, [&path, &options, string_ids] {
+    return scan_ranges(path, options.cpu_operators, string_ids);
   });
 
   Profile profile;
@@ -740,7 +741,8 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
   ActivityScan activities = activities_future.get();
   attach_activities(activities, stream_names, ranks);
   attach_collectives(collective_rows, ranks);
-  auto [api_calls, range_scan] = cpu_future.get();
+  auto api_calls = api_calls_future.get();
+  auto range_scan = ranges_future.get();
   attach_cpu(api_calls, range_scan, thread_names, ranks);
   std::sort(ranks.ranks.begin(), ranks.ranks.end(),
             [](const Rank& a, const Rank& b) { return a.rank < b.rank; });
