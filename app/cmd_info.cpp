@@ -167,7 +167,10 @@ const bool registered = meshscope::app::register_command(
        auto opts = std::make_shared<Options>();
        cmd->add_option("PROFILE", opts->path, "A meshscope profile (.msdb)")->required();
        cmd->add_flag("--json", opts->json, "Machine-readable output (keys fixed in docs/CLI.md)");
-       cmd->callback([opts] { print_info(meshscope::Profile::load(opts->path), opts->json); });
+       cmd->callback([opts] {
+         print_info(meshscope::Profile::load(opts->path, meshscope::LoadOptions{.kernel_details = false}),
+                    opts->json);
+       });
      }});
 
 }  // namespace

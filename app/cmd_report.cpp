@@ -1157,7 +1157,8 @@ const bool registered = register_command(
          // operators).
          Profile profile = [&] {
            PhaseTimer timer("report: load profile");
-           return Profile::load(opts->path, LoadOptions{.cpu_operators = opts->cpu_ops});
+           return Profile::load(opts->path,
+                                LoadOptions{.cpu_operators = opts->cpu_ops, .kernel_details = false});
          }();
          Analysis analysis = [&] {
            PhaseTimer timer("report: analyze");
@@ -1172,7 +1173,7 @@ const bool registered = register_command(
          if (!opts->cpu_ops && profile.counts().cpu_op > 0 &&
              (analysis.collectives.launches_without_op > 0 || sections.pipeline.found)) {
            PhaseTimer timer("report: load CPU operators and analyze again");
-           profile = Profile::load(opts->path);
+           profile = Profile::load(opts->path, LoadOptions{.kernel_details = false});
            analysis = measure::analyze(profile, options);
            sections.cpu_operators_loaded = true;
            if (sections.pipeline.found) sections.pipeline = measure::measure_pipeline(profile, analysis);

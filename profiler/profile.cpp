@@ -57,14 +57,16 @@ class TableReader {
  public:
   // TABLE's columns as schema_tables.hpp describes them, selected in that order: read column Activities::rank
   // as integer(Activities::rank).
+  // UNREAD columns are selected as NULL (SQLite then does not decode them): for loads that do not keep them.
   template <typename Table>
   static TableReader of(sql::Database& db, bool required_table, const char* key_column = "id",
-                        std::string_view tail = {}) {
-    return TableReader(db, Table::kName, Table::kColumns, required_table, key_column, tail);
+                        std::string_view tail = {}, std::span<const int> unread = {}) {
+    return TableReader(db, Table::kName, Table::kColumns, required_table, key_column, tail, unread);
   }
 
   TableReader(sql::Database& db, const char* table, std::span<const schema::Column> columns,
-              bool required_table, const char* key_column = "id", std::string_view tail = {})
+              bool required_table, const char* key_column = "id", std::string_view tail = {},
+              std::span<const int> unread = {})
       : path_(db.path()), table_(table), columns_(columns) {
     const auto declared = db.table_columns(table);
     if (!declared) {
@@ -75,6 +77,10 @@ class TableReader {
     for (std::size_t i = 0; i < columns_.size(); ++i) {
       const schema::Column& c = columns_[i];
       if (i) sql += ", ";
+      if (std::find(unread.begin(), unread.end(), static_cast<int>(i)) != unread.end()) {
+        sql += "NULL";
+        continue;
+      }
       const auto found = declared->find(c.name);
       if (found == declared->end()) {
         if (c.required) {
@@ -202,11 +208,17 @@ struct ActivityScan {
 
 // The three large tables are read on their own connections and threads (a profile can hold tens of millions
 // of rows).
-ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t string_bound) {
+ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t string_bound,
+                             bool kernel_details) {
   sql::Database db(path, true);
   ActivityScan scan;
   using A = schema::Activities;
-  auto s = TableReader::of<A>(db, true);
+  static constexpr int kKernelDetailColumns[] = {A::grid_x,    A::grid_y,       A::grid_z,
+                                                 A::block_x,   A::block_y,      A::block_z,
+                                                 A::registers, A::shared_bytes, A::graph_id};
+  auto s = TableReader::of<A>(
+      db, true, "id", {},
+      kernel_details ? std::span<const int>() : std::span<const int>(kKernelDetailColumns));
   std::vector<Activity>* bucket = nullptr;
   std::vector<KernelDetail>* kernels = nullptr;
   std::vector<CopyDetail>* copies = nullptr;
@@ -227,7 +239,7 @@ ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t str
     a.name = s.string_id(A::name, string_bound);
     a.collective = -1;
     a.detail = kNoDetail;
-    if (a.kind == ActivityKind::kKernel) {
+    if (a.kind == ActivityKind::kKernel && kernel_details) {
       KernelDetail k{};
       for (int i = 0; i < 3; ++i) k.grid[i] = to_i32(s.integer_or_null(A::grid_x + i));
       for (int i = 0; i < 3; ++i) k.block[i] = to_i32(s.integer_or_null(A::block_x + i));
@@ -717,7 +729,8 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
 
   // The three large tables load in the background, each on its own thread (the CPU ranges are usually the
   // largest, about as large as the other two together), while this thread reads the small ones.
-  auto activities_future = std::async(std::launch::async, scan_activities, path, string_ids);
+  auto activities_future =
+      std::async(std::launch::async, scan_activities, path, string_ids, options.kernel_details);
   auto api_calls_future = std::async(std::launch::async, scan_api_calls, path, string_ids);
   auto ranges_future = std::async(std::launch::async, [&path, &options, string_ids] {
     return scan_ranges(path, options.cpu_operators, string_ids);

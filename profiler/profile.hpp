@@ -186,6 +186,9 @@ struct LoadOptions {
   // Load CPU operators and Python functions (usually most of the CPU ranges). Analyses that need only steps,
   // annotations and NVTX ranges turn this off to load large profiles faster; counts() still counts them.
   bool cpu_operators = true;
+  // Load each kernel's launch configuration (grid, block, registers, shared memory, graph): the timeline's
+  // details show it; the measured analysis never reads it, so commands that only analyse skip it.
+  bool kernel_details = true;
 };
 
 class Profile {

@@ -266,6 +266,38 @@ TEST(Profile, StreamsAreTimeSortedAndCountsMatch) {
   EXPECT_EQ(rank.gpu_last_ns, 110);
 }
 
+TEST(Profile, LoadsWithoutKernelDetailsWhenAskedAndKeepsEverythingElse) {
+  const auto dir = temp_dir("profile-lean");
+  const auto target = dir / "p.msdb";
+  {
+    ProfileWriter writer(target);
+    writer.set_rank({});
+    ActivityRecord k = kernel(0, 7, 10, 20, writer.intern("k"));
+    k.grid[0] = 128;
+    k.block[0] = 256;
+    k.registers = 96;
+    writer.add_activity(k);
+    ActivityRecord copy = kernel(0, 7, 30, 40, writer.intern("Memcpy HtoD"));
+    copy.kind = ActivityKind::kMemcpy;
+    copy.bytes = 4096;
+    writer.add_activity(copy);
+    writer.commit();
+  }
+  const auto full = Profile::load(target);
+  const auto lean = Profile::load(target, LoadOptions{.kernel_details = false});
+  const auto& f = full.ranks()[0];
+  const auto& l = lean.ranks()[0];
+  ASSERT_EQ(f.kernels.size(), 1u);
+  EXPECT_EQ(f.kernels[0].grid[0], 128);
+  EXPECT_EQ(f.kernels[0].registers, 96);
+  EXPECT_TRUE(l.kernels.empty());
+  ASSERT_EQ(l.activities.size(), f.activities.size());
+  EXPECT_EQ(l.activities[0].detail, kNoDetail);
+  EXPECT_EQ(l.activities[0].start_ns, 10);
+  EXPECT_EQ(l.copies.at(l.activities[1].detail).bytes, 4096);  // copies keep their bytes
+  EXPECT_EQ(lean.counts().kernel, full.counts().kernel);
+}
+
 TEST(Profile, RefusesFilesThatAreNotProfilesAndReadsOtherSchemaVersions) {
   const auto dir = temp_dir("profile-bad");
   EXPECT_THROW(Profile::load(dir / "missing.msdb"), Error);
