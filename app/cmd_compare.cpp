@@ -418,7 +418,8 @@ const bool registered = register_command(
          opts->model_given = cmd->count("--model") > 0;
          opts->hardware_given = cmd->count("--hardware") > 0;
          model::ParallelConfig parsed = parse_config(opts->config);
-         const Profile profile = Profile::load(opts->path, LoadOptions{.kernel_details = false});
+         const Profile profile =
+             Profile::load(opts->path, LoadOptions{.kernel_details = false, .links = false});
          // What the profile ran (issue #13 item 4): the model, hardware and layout that flags leave out.
          Inferred inferred;
          inferred.workload = compare::infer_workload(profile, measure::load_work(profile));

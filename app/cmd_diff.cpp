@@ -238,11 +238,11 @@ const bool registered = register_command(
          // CPU ranges) takes longest, so a single load leaves a core idle for most of its time.
          auto loading_b = std::async(std::launch::async, [&] {
            PhaseTimer timer("diff: load B");
-           return Profile::load(opts->b, LoadOptions{.kernel_details = false});
+           return Profile::load(opts->b, LoadOptions{.kernel_details = false, .links = false});
          });
          const Profile a = [&] {
            PhaseTimer timer("diff: load A");
-           return Profile::load(opts->a, LoadOptions{.kernel_details = false});
+           return Profile::load(opts->a, LoadOptions{.kernel_details = false, .links = false});
          }();
          const Profile b = loading_b.get();
          measure::Analysis analysis_a, analysis_b;

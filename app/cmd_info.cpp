@@ -168,7 +168,8 @@ const bool registered = meshscope::app::register_command(
        cmd->add_option("PROFILE", opts->path, "A meshscope profile (.msdb)")->required();
        cmd->add_flag("--json", opts->json, "Machine-readable output (keys fixed in docs/CLI.md)");
        cmd->callback([opts] {
-         print_info(meshscope::Profile::load(opts->path, meshscope::LoadOptions{.kernel_details = false}),
+         print_info(meshscope::Profile::load(opts->path,
+                                             meshscope::LoadOptions{.kernel_details = false, .links = false}),
                     opts->json);
        });
      }});

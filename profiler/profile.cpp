@@ -263,11 +263,13 @@ ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t str
 }
 
 std::map<std::int32_t, std::vector<ApiCall>> scan_api_calls(const std::filesystem::path& path,
-                                                            std::int64_t string_bound) {
+                                                            std::int64_t string_bound, bool links) {
   sql::Database db(path, true);
   std::map<std::int32_t, std::vector<ApiCall>> calls;
   using C = schema::ApiCalls;
-  auto s = TableReader::of<C>(db, false);
+  static constexpr int kLinkColumns[] = {C::external_id};
+  auto s = TableReader::of<C>(db, false, "id", {},
+                              links ? std::span<const int>() : std::span<const int>(kLinkColumns));
   std::vector<ApiCall>* list = nullptr;
   std::int32_t last_rank = -1;
   while (s.step()) {
@@ -298,12 +300,15 @@ struct RangeScan {
   std::int64_t skipped_cpu_ops = 0, skipped_python = 0;  // counted, not loaded (LoadOptions::cpu_operators)
 };
 
-RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, std::int64_t string_bound) {
+RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, bool links,
+                      std::int64_t string_bound) {
   sql::Database db(path, true);
   RangeScan scan;
   auto& tracks = scan.tracks;
   using R = schema::Ranges;
-  auto s = TableReader::of<R>(db, false);
+  static constexpr int kLinkColumns[] = {R::parent_id, R::external_id, R::category};
+  auto s = TableReader::of<R>(db, false, "id", {},
+                              links ? std::span<const int>() : std::span<const int>(kLinkColumns));
   std::vector<CpuRange>* list = nullptr;
   TrackKey last_key{-1, false, 0, 0};
   // Rows per (rank, pid, tid), the track the writer nests on, whatever their kind and whether loaded.
@@ -542,6 +547,10 @@ std::vector<Diagnostic> read_diagnostics(sql::Database& db, RankSlots& ranks) {
 
 // GPU activities, flattened stream by stream, with each rank's GPU span.
 void attach_activities(ActivityScan& activities, const StreamNames& stream_names, RankSlots& ranks) {
+  // Each rank's streams are appended into one vector: sized once, and each stream's bucket freed as it is
+  // copied, so the load never holds the activities twice.
+  std::map<std::int32_t, std::size_t> per_rank;
+  for (const auto& [key, bucket] : activities.buckets) per_rank[std::get<0>(key)] += bucket.size();
   for (auto& [key, bucket] : activities.buckets) {
     Rank& r = ranks.slot(std::get<0>(key));
     GpuStream stream{std::get<1>(key),
@@ -554,24 +563,17 @@ void attach_activities(ActivityScan& activities, const StreamNames& stream_names
                       ? name->second
                       : fmt::format("stream {}", std::get<2>(key));
     r.streams.push_back(std::move(stream));
-    if (r.activities.empty()) {
+    const std::size_t total = per_rank[std::get<0>(key)];
+    if (r.activities.empty() && bucket.size() == total) {
       r.activities = std::move(bucket);
     } else {
+      if (r.activities.capacity() < total) r.activities.reserve(total);
       r.activities.insert(r.activities.end(), bucket.begin(), bucket.end());
     }
     std::vector<Activity>().swap(bucket);
   }
   for (auto& [rank, list] : activities.kernels) ranks.slot(rank).kernels = std::move(list);
   for (auto& [rank, list] : activities.copies) ranks.slot(rank).copies = std::move(list);
-  for (auto& r : ranks.ranks) {
-    bool any = false;
-    for (const auto& a : r.activities) {
-      if (!any || a.start_ns < r.gpu_first_ns) r.gpu_first_ns = a.start_ns;
-      if (!any || a.end_ns > r.gpu_last_ns) r.gpu_last_ns = a.end_ns;
-      any = true;
-    }
-  }
-
   for (auto& r : ranks.ranks) {
     bool any = false;
     for (const auto& a : r.activities) {
@@ -623,6 +625,9 @@ void attach_cpu(std::map<std::int32_t, std::vector<ApiCall>>& api_calls, RangeSc
                 const ThreadNames& thread_names, RankSlots& ranks) {
   auto& tracks = range_scan.tracks;
   for (auto& [rank, list] : api_calls) ranks.slot(rank).api_calls = std::move(list);
+  // As for the activities: each rank's ranges sized once, each track's list freed as it is copied.
+  std::map<std::int32_t, std::size_t> per_rank;
+  for (const auto& [key, list] : tracks) per_rank[std::get<0>(key)] += list.size();
   for (auto& [key, list] : tracks) {
     const auto& [rank, gpu, pid, tid] = key;
     Rank& r = ranks.slot(rank);
@@ -645,7 +650,9 @@ void attach_cpu(std::map<std::int32_t, std::vector<ApiCall>>& api_calls, RangeSc
       if (c.kind == RangeKind::kStep)
         r.steps.push_back({c.step, c.start_ns, c.end_ns, pid, tid, c.id, "ProfilerStep"});
     }
+    if (r.ranges.capacity() < per_rank[rank]) r.ranges.reserve(per_rank[rank]);
     r.ranges.insert(r.ranges.end(), list.begin(), list.end());
+    std::vector<CpuRange>().swap(list);
     r.tracks.push_back(std::move(track));
   }
   for (auto& r : ranks.ranks) {
@@ -731,9 +738,9 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
   // largest, about as large as the other two together), while this thread reads the small ones.
   auto activities_future =
       std::async(std::launch::async, scan_activities, path, string_ids, options.kernel_details);
-  auto api_calls_future = std::async(std::launch::async, scan_api_calls, path, string_ids);
+  auto api_calls_future = std::async(std::launch::async, scan_api_calls, path, string_ids, options.links);
   auto ranges_future = std::async(std::launch::async, [&path, &options, string_ids] {
-    return scan_ranges(path, options.cpu_operators, string_ids);
+    return scan_ranges(path, options.cpu_operators, options.links, string_ids);
   });
 
   Profile profile;

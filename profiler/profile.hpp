@@ -189,6 +189,10 @@ struct LoadOptions {
   // Load each kernel's launch configuration (grid, block, registers, shared memory, graph): the timeline's
   // details show it; the measured analysis never reads it, so commands that only analyse skip it.
   bool kernel_details = true;
+  // Load the links between CPU ranges and calls (ranges' parent_id, external_id and category, API calls'
+  // external_id): the timeline and the launch analysis follow them; the step and class breakdowns, diff,
+  // compare and the workload inference do not (they read NULL then: kNull, kNoString).
+  bool links = true;
 };
 
 class Profile {

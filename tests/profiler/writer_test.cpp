@@ -298,6 +298,36 @@ TEST(Profile, LoadsWithoutKernelDetailsWhenAskedAndKeepsEverythingElse) {
   EXPECT_EQ(lean.counts().kernel, full.counts().kernel);
 }
 
+TEST(Profile, LoadsWithoutLinksWhenAskedAndKeepsTheRanges) {
+  const auto dir = temp_dir("profile-links");
+  const auto target = dir / "p.msdb";
+  {
+    ProfileWriter writer(target);
+    writer.set_rank({});
+    RangeRecord op;
+    op.kind = RangeKind::kCpuOp;
+    op.pid = op.tid = 1;
+    op.start_ns = 10;
+    op.end_ns = 50;
+    op.name = writer.intern("aten::mm");
+    op.category = writer.intern("cpu_op");
+    op.external_id = 42;
+    writer.add_range(op);
+    writer.commit();
+  }
+  const auto full = Profile::load(target);
+  const auto lean = Profile::load(target, LoadOptions{.links = false});
+  const CpuRange& f = full.ranks()[0].ranges.at(0);
+  const CpuRange& l = lean.ranks()[0].ranges.at(0);
+  EXPECT_EQ(f.external_id, 42);
+  EXPECT_EQ(full.str(f.category), "cpu_op");
+  EXPECT_EQ(l.external_id, kNull);
+  EXPECT_EQ(l.category, kNoString);
+  EXPECT_EQ(lean.str(l.name), "aten::mm");
+  EXPECT_EQ(l.start_ns, 10);
+  EXPECT_EQ(l.end_ns, 50);
+}
+
 TEST(Profile, RefusesFilesThatAreNotProfilesAndReadsOtherSchemaVersions) {
   const auto dir = temp_dir("profile-bad");
   EXPECT_THROW(Profile::load(dir / "missing.msdb"), Error);
