@@ -1,6 +1,13 @@
 // meshscope import TRACE... -o OUT.msdb
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "app/command.hpp"
 #include "collectors/import/import.hpp"
@@ -12,6 +19,67 @@ struct Options {
   std::vector<std::string> inputs;
   std::string output;
   bool quiet = false;
+  bool progress = false;
+};
+
+// One status line on standard error, rewritten in place: files done of all, the share of the bytes read, the
+// time so far and an estimate of the time left (from the bytes read so far). At most five updates a second.
+class TerminalProgress {
+ public:
+  void fraction(double f) {
+    fraction_ = f;
+    draw(false);
+  }
+  void files(std::size_t done, std::size_t total) {
+    files_done_ = done;
+    files_total_ = total;
+    draw(true);
+  }
+  // Clears the line (the summary follows on standard output).
+  void finish() {
+    if (width_ > 0) std::fprintf(stderr, "\r%*s\r", static_cast<int>(width_), "");
+    std::fflush(stderr);
+  }
+
+ private:
+  // "0.4 s", "12 s", "3 min 20 s": a status line needs no more precision than that.
+  static std::string seconds_text(double s) {
+    if (s < 10) return fmt::format("{:.1f} s", s);
+    if (s < 60) return fmt::format("{:.0f} s", s);
+    const auto whole = static_cast<long long>(s + 0.5);
+    return fmt::format("{} min {} s", whole / 60, whole % 60);
+  }
+
+  void draw(bool force) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!force && now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    std::string line;
+    if (files_total_ > 0 && files_done_ == files_total_) {
+      // Every file read: what is left is writing the profile's indexes, which the bytes do not predict.
+      line = fmt::format("importing: {} of {} file{} read, finishing the profile, {} elapsed", files_done_,
+                         files_total_, files_total_ == 1 ? "" : "s", seconds_text(elapsed));
+    } else {
+      line = fmt::format("importing: {} of {} file{}, {:.1f} %, {} elapsed", files_done_, files_total_,
+                         files_total_ == 1 ? "" : "s", 100 * fraction_, seconds_text(elapsed));
+      if (fraction_ > 0.02 && fraction_ < 1) {
+        const double left = elapsed * (1 - fraction_) / fraction_;
+        line += left < 1 ? std::string(", less than a second left")
+                         : fmt::format(", about {} left", seconds_text(left));
+      }
+    }
+    const std::size_t shown = line.size();
+    if (shown < width_) line.append(width_ - shown, ' ');
+    width_ = std::max(width_, shown);
+    std::fprintf(stderr, "\r%s", line.c_str());
+    std::fflush(stderr);
+  }
+
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_{};
+  double fraction_ = 0;
+  std::size_t files_done_ = 0, files_total_ = 0, width_ = 0;
 };
 
 const bool registered = meshscope::app::register_command(
@@ -24,9 +92,30 @@ const bool registered = meshscope::app::register_command(
        cmd->add_option("TRACE", opts->inputs, "Trace files or directories, one job")->required();
        cmd->add_option("-o,--output", opts->output, "Profile to write (.msdb)")->required();
        cmd->add_flag("-q,--quiet", opts->quiet, "Print nothing on success");
+       cmd->add_flag("--progress", opts->progress,
+                     "Show files done, share read and time left on standard error even when it is not a "
+                     "terminal (on a terminal it is shown unless --quiet)");
        cmd->callback([opts] {
          std::vector<std::filesystem::path> inputs(opts->inputs.begin(), opts->inputs.end());
-         const auto summary = meshscope::import_traces(inputs, opts->output);
+         meshscope::ImportOptions options;
+         auto progress = std::make_shared<TerminalProgress>();
+         const bool show = opts->progress || (!opts->quiet && ::isatty(STDERR_FILENO) == 1);
+         if (show) {
+           options.progress = [progress](double f) { progress->fraction(f); };
+           options.files_done = [progress](std::size_t done, std::size_t total) {
+             progress->files(done, total);
+           };
+         }
+         const auto summary = [&] {
+           try {
+             auto s = meshscope::import_traces(inputs, opts->output, options);
+             if (show) progress->finish();
+             return s;
+           } catch (...) {
+             if (show) progress->finish();  // the error line starts on a clean line
+             throw;
+           }
+         }();
          if (opts->quiet) return;
          std::uint64_t gpu = 0, cpu = 0;
          for (const auto& r : summary.ranks) {

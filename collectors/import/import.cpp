@@ -164,7 +164,17 @@ ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
     TimeNs first, last;
   };
   std::vector<Window> windows;
+  std::size_t files_started = 0;
+  if (options.files_done) options.files_done(0, files.size());
   for (const auto& file : files) {
+    // The previous file is finished (every path through the loop body ends at the next file).
+    if (files_started > 0) {
+      if (options.progress && total_bytes > 0) {
+        options.progress(static_cast<double>(done_bytes) / static_cast<double>(total_bytes));
+      }
+      if (options.files_done) options.files_done(files_started, files.size());
+    }
+    ++files_started;
     if (import::is_sqlite_file(file)) {
       formats.push_back("nsys");
       auto ranks = nsys::import_file(
@@ -179,6 +189,7 @@ ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
           &summary.notes);
       writer.close_tracks();
       for (const auto& r : ranks) summary.ranks.push_back(r);
+      done_bytes += import::content_size_hint(file);
       continue;
     }
     formats.push_back("kineto");
@@ -250,6 +261,7 @@ ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
     summary.ranks.push_back(
         {result.rank, info.source_file, info.rank_source, result.gpu_events, result.cpu_events});
   }
+  if (options.files_done) options.files_done(files.size(), files.size());
   std::sort(formats.begin(), formats.end());
   formats.erase(std::unique(formats.begin(), formats.end()), formats.end());
   std::string format_list;

@@ -2,6 +2,7 @@
 // Nsight Systems exports, gzip or plain Kineto JSON); a directory stands for every trace inside it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -15,6 +16,8 @@ struct ImportOptions {
   std::uint64_t streaming_threshold_bytes = std::uint64_t{256} << 20;
   // Progress of the whole import in [0, 1]; may be empty. Called from the importing thread.
   std::function<void(double)> progress;
+  // Files finished and files in all, after each file; may be empty. Called from the importing thread.
+  std::function<void(std::size_t done, std::size_t total)> files_done;
 };
 
 struct ImportedRank {
