@@ -78,6 +78,23 @@ std::unique_ptr<View> make_view() {
   return view;
 }
 
+// Shows the middle 10^-ZOOM of the profile, draws three frames to settle, then times one frame per iteration;
+// returns the visible range.
+TimeNs time_frames_at_zoom(benchmark::State& state, Imgui& imgui, View& view, std::int64_t zoom) {
+  const auto& p = *shared_profile()->profile;
+  const TimeNs span = p.last_ns() - p.first_ns();
+  const TimeNs range =
+      std::max<TimeNs>(1000, static_cast<TimeNs>(static_cast<double>(span) / std::pow(10.0, zoom)));
+  const TimeNs mid = p.first_ns() + span / 2;
+  view.set_time_range(mid - range / 2, mid + range / 2);
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  for (auto _ : state) {
+    imgui.frame(view);
+    benchmark::DoNotOptimize(ImGui::GetDrawData()->TotalVtxCount);
+  }
+  return range;
+}
+
 // Arg 0: visible range = span / 10^arg, centred on the middle of the profile. Arg 1: 0 = default layout
 // (first 4 ranks open, 1920x1080), 1 = every rank open, 1920x1080, 2 = every rank open and a 1920x16000
 // display, so every row of all 64 ranks is on screen (the worst case).
@@ -90,17 +107,7 @@ void BM_TimelineFrame(benchmark::State& state) {
   Imgui imgui(1920, layout == 2 ? 16000.0f : 1080.0f);
   auto view = make_view();
   if (layout > 0) view->set_all_ranks_open(true);
-  const auto& p = *shared_profile()->profile;
-  const TimeNs span = p.last_ns() - p.first_ns();
-  const TimeNs range =
-      std::max<TimeNs>(1000, static_cast<TimeNs>(static_cast<double>(span) / std::pow(10.0, state.range(0))));
-  const TimeNs mid = p.first_ns() + span / 2;
-  view->set_time_range(mid - range / 2, mid + range / 2);
-  for (int i = 0; i < 3; ++i) imgui.frame(*view);
-  for (auto _ : state) {
-    imgui.frame(*view);
-    benchmark::DoNotOptimize(ImGui::GetDrawData()->TotalVtxCount);
-  }
+  const TimeNs range = time_frames_at_zoom(state, imgui, *view, state.range(0));
   state.counters["items"] = static_cast<double>(view->last_frame_items());
   state.counters["events"] = static_cast<double>(view->last_frame_events());
   state.counters["vertices"] = ImGui::GetDrawData()->TotalVtxCount;
@@ -125,17 +132,7 @@ void BM_CompareFrame(benchmark::State& state) {
     view->set_baseline(std::make_unique<LoadedProfile>(*shared_profile()));
     view->set_baseline_stacked(true);
   }
-  const auto& p = *shared_profile()->profile;
-  const TimeNs span = p.last_ns() - p.first_ns();
-  const TimeNs range =
-      std::max<TimeNs>(1000, static_cast<TimeNs>(static_cast<double>(span) / std::pow(10.0, state.range(1))));
-  const TimeNs mid = p.first_ns() + span / 2;
-  view->set_time_range(mid - range / 2, mid + range / 2);
-  for (int i = 0; i < 3; ++i) imgui.frame(*view);
-  for (auto _ : state) {
-    imgui.frame(*view);
-    benchmark::DoNotOptimize(ImGui::GetDrawData()->TotalVtxCount);
-  }
+  time_frames_at_zoom(state, imgui, *view, state.range(1));
   state.counters["events"] = static_cast<double>(view->last_frame_events());
   state.counters["path_events"] = static_cast<double>(view->critical_path_events().size());
   state.counters["vertices"] = ImGui::GetDrawData()->TotalVtxCount;
