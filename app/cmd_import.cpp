@@ -7,11 +7,10 @@
 #include <memory>
 #include <string>
 
-#include <fmt/format.h>
-
 #include "app/command.hpp"
 #include "collectors/import/import.hpp"
 #include "profiler/error.hpp"
+#include "profiler/text_format.hpp"
 
 namespace {
 
@@ -42,33 +41,13 @@ class TerminalProgress {
   }
 
  private:
-  // "0.4 s", "12 s", "3 min 20 s": a status line needs no more precision than that.
-  static std::string seconds_text(double s) {
-    if (s < 10) return fmt::format("{:.1f} s", s);
-    if (s < 60) return fmt::format("{:.0f} s", s);
-    const auto whole = static_cast<long long>(s + 0.5);
-    return fmt::format("{} min {} s", whole / 60, whole % 60);
-  }
-
   void draw(bool force) {
     const auto now = std::chrono::steady_clock::now();
     if (!force && now - last_ < std::chrono::milliseconds(200)) return;
     last_ = now;
     const double elapsed = std::chrono::duration<double>(now - start_).count();
-    std::string line;
-    if (files_total_ > 0 && files_done_ == files_total_) {
-      // Every file read: what is left is writing the profile's indexes, which the bytes do not predict.
-      line = fmt::format("importing: {} of {} file{} read, finishing the profile, {} elapsed", files_done_,
-                         files_total_, files_total_ == 1 ? "" : "s", seconds_text(elapsed));
-    } else {
-      line = fmt::format("importing: {} of {} file{}, {:.1f} %, {} elapsed", files_done_, files_total_,
-                         files_total_ == 1 ? "" : "s", 100 * fraction_, seconds_text(elapsed));
-      if (fraction_ > 0.02 && fraction_ < 1) {
-        const double left = elapsed * (1 - fraction_) / fraction_;
-        line += left < 1 ? std::string(", less than a second left")
-                         : fmt::format(", about {} left", seconds_text(left));
-      }
-    }
+    std::string line =
+        "importing: " + meshscope::import_progress_text(files_done_, files_total_, fraction_, elapsed);
     const std::size_t shown = line.size();
     if (shown < width_) line.append(width_ - shown, ' ');
     width_ = std::max(width_, shown);

@@ -56,4 +56,28 @@ std::filesystem::path user_cache_dir() {
   return base / "meshscope";
 }
 
+std::string seconds_text(double seconds) {
+  if (seconds < 10) return fmt::format("{:.1f} s", seconds);
+  if (seconds < 60) return fmt::format("{:.0f} s", seconds);
+  const auto whole = static_cast<long long>(seconds + 0.5);
+  return fmt::format("{} min {} s", whole / 60, whole % 60);
+}
+
+std::string import_progress_text(std::size_t files_done, std::size_t files_total, double fraction,
+                                 double elapsed_seconds) {
+  const char* plural = files_total == 1 ? "" : "s";
+  if (files_total > 0 && files_done == files_total) {
+    return fmt::format("{} of {} file{} read, finishing the profile, {} elapsed", files_done, files_total,
+                       plural, seconds_text(elapsed_seconds));
+  }
+  std::string text = fmt::format("{} of {} file{}, {:.1f} %, {} elapsed", files_done, files_total, plural,
+                                 100 * fraction, seconds_text(elapsed_seconds));
+  if (fraction > 0.02 && fraction < 1) {
+    const double left = elapsed_seconds * (1 - fraction) / fraction;
+    text += left < 1 ? std::string(", less than a second left")
+                     : fmt::format(", about {} left", seconds_text(left));
+  }
+  return text;
+}
+
 }  // namespace meshscope

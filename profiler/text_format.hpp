@@ -26,6 +26,15 @@ std::string bytes_text(std::int64_t bytes, std::string_view unknown = "?");
 // The same into BUF (no allocation); BYTES may be fractional.
 const char* bytes_text(char* buf, std::size_t size, double bytes);
 
+// Seconds at the precision a status line needs: "0.4 s", "12 s", "3 min 20 s".
+std::string seconds_text(double seconds);
+
+// An import's progress: "12 of 64 files, 18.0 %, 3.4 s elapsed, about 15 s left" (FRACTION of the bytes read;
+// the time left estimated from the rate so far, once 2 % is read), or "64 of 64 files read, finishing the
+// profile, 9.1 s elapsed" once every file is read (the indexes left to write are not predicted by bytes).
+std::string import_progress_text(std::size_t files_done, std::size_t files_total, double fraction,
+                                 double elapsed_seconds);
+
 // The folder meshscope keeps derived files in: $XDG_CACHE_HOME/meshscope, else ~/.cache/meshscope, else the
 // temporary directory's meshscope folder (not created here).
 std::filesystem::path user_cache_dir();

@@ -62,6 +62,9 @@ bool parse_panel(std::string_view name, Panel& panel) {
 
 namespace {
 
+// The share of the loading bar that importing traces takes (loading and analysing the profile the rest).
+constexpr double kImportShare = 0.7;
+
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -171,7 +174,8 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
 }
 
 std::unique_ptr<LoadedProfile> load_profile(const std::vector<std::filesystem::path>& sources,
-                                            const std::function<void(double, const char*)>& progress) {
+                                            const std::function<void(double, const char*)>& progress,
+                                            const std::function<void(std::size_t, std::size_t)>& files) {
   auto report = [&](double fraction, const char* stage) {
     if (progress) progress(fraction, stage);
   };
@@ -210,12 +214,13 @@ std::unique_ptr<LoadedProfile> load_profile(const std::vector<std::filesystem::p
     std::snprintf(name, sizeof name, "%016zx.msdb", std::hash<std::string>{}(key));
     msdb = cache_dir() / (source.stem().string() + (sources.size() > 1 ? "-job-" : "-") + name);
     ImportOptions options;
-    options.progress = [&](double f) { report(0.7 * f, "importing"); };
+    options.progress = [&](double f) { report(kImportShare * f, "importing"); };
+    options.files_done = files;
     const auto t = Clock::now();
     import_traces(sources, msdb, options);
     import_s = seconds_since(t);
   }
-  report(0.7, "loading profile");
+  report(kImportShare, "loading profile");
   auto t = Clock::now();
   auto profile = std::make_shared<const Profile>(Profile::load(msdb));
   const double load_s = seconds_since(t);
@@ -250,16 +255,24 @@ void View::open(const std::vector<std::filesystem::path>& paths) {
   loading_ = true;
   progress_ = 0.0;
   stage_ = "starting";
+  files_done_ = files_total_ = 0;
+  load_started_ = std::chrono::steady_clock::now();
   loading_paths_ = paths;
   load_error_.clear();
   loader_ = std::jthread([this, paths] {
     std::unique_ptr<LoadedProfile> result;
     std::string error;
     try {
-      result = load_profile(paths, [this](double f, const char* stage) {
-        progress_ = f;
-        stage_ = stage;
-      });
+      result = load_profile(
+          paths,
+          [this](double f, const char* stage) {
+            progress_ = f;
+            stage_ = stage;
+          },
+          [this](std::size_t done, std::size_t total) {
+            files_total_ = total;
+            files_done_ = done;
+          });
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -441,8 +454,18 @@ void View::draw_status() {
     char overlay[256];
     std::string names = loading_paths_.front().filename().string();
     if (loading_paths_.size() > 1) names += " and " + std::to_string(loading_paths_.size() - 1) + " more";
-    std::snprintf(overlay, sizeof overlay, "%s %s  %.0f%%", stage_.load(), names.c_str(),
-                  100.0 * progress_.load());
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - load_started_).count();
+    if (files_total_.load() > 1 && std::string_view(stage_.load()) == "importing") {
+      // Many trace files: how many are done, and the time left.
+      std::snprintf(overlay, sizeof overlay, "importing %s: %s", names.c_str(),
+                    import_progress_text(files_done_.load(), files_total_.load(),
+                                         progress_.load() / kImportShare, elapsed)
+                        .c_str());
+    } else {
+      std::snprintf(overlay, sizeof overlay, "%s %s  %.0f%%", stage_.load(), names.c_str(),
+                    100.0 * progress_.load());
+    }
     ImGui::ProgressBar(static_cast<float>(progress_.load()), ImVec2(-1, 0), overlay);
   } else if (loaded_) {
     const auto& p = *loaded_->profile;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -78,9 +79,11 @@ struct LoadedProfile {
 // Opens SOURCES: one meshscope profile (.msdb) is loaded, anything else (Kineto JSON, .json.gz, Nsight
 // Systems SQLite, a directory of traces, several trace files of one job) is imported into a cache file
 // first. Then the measured analysis and the timeline index run. PROGRESS (may be empty) gets a fraction in
-// [0, 1] and the current stage. Throws meshscope::Error (or model/std errors) with one line.
+// [0, 1] and the current stage; FILES (may be empty) the trace files imported so far and in all. Throws
+// meshscope::Error (or model/std errors) with one line.
 std::unique_ptr<LoadedProfile> load_profile(const std::vector<std::filesystem::path>& sources,
-                                            const std::function<void(double, const char*)>& progress = {});
+                                            const std::function<void(double, const char*)>& progress = {},
+                                            const std::function<void(std::size_t, std::size_t)>& files = {});
 inline std::unique_ptr<LoadedProfile> load_profile(
     const std::filesystem::path& source, const std::function<void(double, const char*)>& progress = {}) {
   return load_profile(std::vector<std::filesystem::path>{source}, progress);
@@ -319,6 +322,8 @@ class View {
   std::atomic<bool> loading_{false};
   std::atomic<double> progress_{0.0};
   std::atomic<const char*> stage_{""};
+  std::atomic<std::size_t> files_done_{0}, files_total_{0};
+  std::chrono::steady_clock::time_point load_started_;
   std::vector<std::filesystem::path> loading_paths_;
   std::string load_error_;
   std::vector<std::string> recent_;

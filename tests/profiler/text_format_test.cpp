@@ -29,6 +29,18 @@ TEST(TextFormat, SizesAre1024Based) {
   EXPECT_EQ(bytes_text(-1, "size unknown"), "size unknown");
 }
 
+TEST(TextFormat, ImportProgressSaysFilesShareAndTimeLeft) {
+  EXPECT_EQ(seconds_text(0.42), "0.4 s");
+  EXPECT_EQ(seconds_text(12.4), "12 s");
+  EXPECT_EQ(seconds_text(200), "3 min 20 s");
+  EXPECT_EQ(import_progress_text(0, 64, 0, 0), "0 of 64 files, 0.0 %, 0.0 s elapsed");
+  // 25 % read in 10 s: 30 s left at that rate.
+  EXPECT_EQ(import_progress_text(16, 64, 0.25, 10), "16 of 64 files, 25.0 %, 10 s elapsed, about 30 s left");
+  EXPECT_EQ(import_progress_text(63, 64, 0.99, 50),
+            "63 of 64 files, 99.0 %, 50 s elapsed, less than a second left");
+  EXPECT_EQ(import_progress_text(1, 1, 1.0, 2.5), "1 of 1 file read, finishing the profile, 2.5 s elapsed");
+}
+
 TEST(TextFormat, CacheFolderFollowsXdg) {
   // Other tests of this executable read HOME and XDG_CACHE_HOME: put them back.
   const char* old_home = std::getenv("HOME");
