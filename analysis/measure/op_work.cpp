@@ -23,6 +23,37 @@ void skip_space(std::string_view s, std::size_t& i) {
   while (i < s.size() && space(s[i])) ++i;
 }
 
+// A JSON list "[item, item, ...]" filling all of S (white space around anything): ITEM(i) parses one item
+// starting at s[i] and leaves i after it, false when it does not parse.
+template <typename Item>
+bool parse_top_list(std::string_view s, Item item) {
+  std::size_t i = 0;
+  skip_space(s, i);
+  if (i >= s.size() || s[i] != '[') return false;
+  ++i;
+  skip_space(s, i);
+  if (i < s.size() && s[i] == ']') {
+    ++i;
+    skip_space(s, i);
+    return i == s.size();
+  }
+  while (true) {
+    skip_space(s, i);
+    if (!item(i)) return false;
+    skip_space(s, i);
+    if (i < s.size() && s[i] == ',') {
+      ++i;
+      continue;
+    }
+    if (i < s.size() && s[i] == ']') {
+      ++i;
+      skip_space(s, i);
+      return i == s.size();
+    }
+    return false;
+  }
+}
+
 bool parse_int(std::string_view s, std::size_t& i, std::int64_t& out) {
   skip_space(s, i);
   const char* begin = s.data() + i;
@@ -864,18 +895,7 @@ bool parse_work_category(std::string_view name, WorkCategory& out) {
 
 bool parse_dims(std::string_view s, std::vector<std::vector<std::int64_t>>& out) {
   out.clear();
-  std::size_t i = 0;
-  skip_space(s, i);
-  if (i >= s.size() || s[i] != '[') return false;
-  ++i;
-  skip_space(s, i);
-  if (i < s.size() && s[i] == ']') {
-    ++i;
-    skip_space(s, i);
-    return i == s.size();
-  }
-  while (true) {
-    skip_space(s, i);
+  return parse_top_list(s, [&](std::size_t& i) {
     if (i >= s.size() || s[i] != '[') return false;
     // One input: a list of sizes, or a nested list (a TensorList's shapes: not a tensor, kept as []).
     std::size_t look = i + 1;
@@ -906,18 +926,8 @@ bool parse_dims(std::string_view s, std::vector<std::vector<std::int64_t>>& out)
       }
     }
     out.push_back(std::move(dims));
-    skip_space(s, i);
-    if (i < s.size() && s[i] == ',') {
-      ++i;
-      continue;
-    }
-    if (i < s.size() && s[i] == ']') {
-      ++i;
-      skip_space(s, i);
-      return i == s.size();
-    }
-    return false;
-  }
+    return true;
+  });
 }
 
 namespace {
@@ -926,18 +936,7 @@ namespace {
 bool parse_string_views(std::string_view s, std::vector<std::string_view>& out,
                         std::deque<std::string>& storage) {
   out.clear();
-  std::size_t i = 0;
-  skip_space(s, i);
-  if (i >= s.size() || s[i] != '[') return false;
-  ++i;
-  skip_space(s, i);
-  if (i < s.size() && s[i] == ']') {
-    ++i;
-    skip_space(s, i);
-    return i == s.size();
-  }
-  while (true) {
-    skip_space(s, i);
+  return parse_top_list(s, [&](std::size_t& i) {
     if (i >= s.size() || s[i] != '"') return false;
     const std::size_t begin = ++i;
     bool escaped = false;
@@ -958,18 +957,8 @@ bool parse_string_views(std::string_view s, std::vector<std::string_view>& out,
       out.push_back(s.substr(begin, i - begin));
     }
     ++i;
-    skip_space(s, i);
-    if (i < s.size() && s[i] == ',') {
-      ++i;
-      continue;
-    }
-    if (i < s.size() && s[i] == ']') {
-      ++i;
-      skip_space(s, i);
-      return i == s.size();
-    }
-    return false;
-  }
+    return true;
+  });
 }
 
 }  // namespace

@@ -2,13 +2,9 @@
 // bundled sample job and shared traces with collective sizes), the prediction-vs-measurement mapping (both
 // sides sum to the step time), and the command's contract (JSON keys, the world-size warning, exit codes).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -23,50 +19,20 @@
 #include "analysis/model/calibration.hpp"
 #include "analysis/model/presets.hpp"
 #include "profiler/profile.hpp"
+#include "tests/compare/compare_test_util.hpp"
 
 namespace meshscope::compare {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status = -1;
-  std::string out;
-};
-
-// Runs the meshscope binary with ARGS; stdout (and stderr when MERGE) captured.
-Result run(const std::string& args, bool merge = false) {
-  const std::string command =
-      std::string("\"") + MESHSCOPE_BINARY + "\" " + args + (merge ? " 2>&1" : " 2>/dev/null");
-  Result r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-// Imports INPUT once per test process (the file name carries the pid: ctest may run tests in parallel).
-fs::path imported(const std::string& name, const fs::path& input) {
-  static std::map<std::string, fs::path> cache;
-  auto it = cache.find(name);
-  if (it != cache.end()) return it->second;
-  const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / "compare";
-  fs::create_directories(dir);
-  const fs::path out = dir / (name + "-" + std::to_string(getpid()) + ".msdb");
-  const Result r = run("import \"" + input.string() + "\" -o \"" + out.string() + "\"", true);
-  EXPECT_EQ(r.status, 0) << r.out;
-  return cache.emplace(name, out).first->second;
-}
+using test::imported;
+using test::Result;
+using test::run;
+using test::shared_trace;
 
 fs::path sample() {
   return imported("sample", fs::path(MESHSCOPE_SOURCE_DIR) / "assets" / "sample" / "sample_job");
-}
-fs::path shared_trace(const std::string& name, const std::string& relative) {
-  return imported(name, fs::path(MESHSCOPE_SHARED_DIR) / "traces" / relative);
 }
 
 // The sample job's shape (assets/sample/README.md): GPT-style, hidden 4096, FFN 16384, seq 4096, 5 layers,

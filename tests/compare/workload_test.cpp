@@ -6,14 +6,9 @@
 //   * hta/trace_filter: two ranks of a 128-rank recommender (embedding bags, MLPs, no attention);
 //   * kineto/resnet50_num_workers_0: ResNet-50 on a V100 (convolutions; 2021 trace without Concrete Inputs);
 //   * hta/ns_resolution_trace: recorded without shapes.
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <filesystem>
-#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -23,47 +18,19 @@
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/work.hpp"
 #include "profiler/profile.hpp"
+#include "tests/compare/compare_test_util.hpp"
 
 namespace meshscope::compare {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status = -1;
-  std::string out;
-};
-
-Result run(const std::string& args, bool merge = false) {
-  const std::string command =
-      std::string("\"") + MESHSCOPE_BINARY + "\" " + args + (merge ? " 2>&1" : " 2>/dev/null");
-  Result r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-fs::path trace(const std::string& name, const std::string& relative) {
-  static std::map<std::string, fs::path> cache;
-  auto it = cache.find(name);
-  if (it != cache.end()) return it->second;
-  const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / "workload";
-  fs::create_directories(dir);
-  const fs::path out = dir / (name + "-" + std::to_string(getpid()) + ".msdb");
-  const Result r = run("import \"" + (fs::path(MESHSCOPE_SHARED_DIR) / "traces" / relative).string() +
-                           "\" -o \"" + out.string() + "\"",
-                       true);
-  EXPECT_EQ(r.status, 0) << r.out;
-  return cache.emplace(name, out).first->second;
-}
+using test::Result;
+using test::run;
+using test::shared_trace;
 
 fs::path qwen() {
-  return trace("qwen", "tracelens/h100_qwen1.5_0.5b_inference.json.gz");
+  return shared_trace("qwen", "tracelens/h100_qwen1.5_0.5b_inference.json.gz");
 }
 
 TEST(Workload, QwenInferenceIsQwen15HalfBillion) {
@@ -97,7 +64,7 @@ TEST(Workload, QwenInferenceIsQwen15HalfBillion) {
 TEST(Workload, RecommenderAndResnetAreNotTransformers) {
   for (const auto& [name, path] :
        {std::pair{"filter", "hta/trace_filter"}, std::pair{"resnet", "kineto/resnet50_num_workers_0"}}) {
-    const Profile p = Profile::load(trace(name, path));
+    const Profile p = Profile::load(shared_trace(name, path));
     const Workload w = infer_workload(p, measure::load_work(p));
     EXPECT_FALSE(w.transformer) << name;
     EXPECT_FALSE(w.hidden) << name;
@@ -107,7 +74,7 @@ TEST(Workload, RecommenderAndResnetAreNotTransformers) {
     EXPECT_EQ(why, kNotATransformer);
   }
   // ResNet's V100-DGXS-32GB is the V100 of preset v100; trace_filter names no GPU.
-  const Profile r = Profile::load(trace("resnet", "kineto/resnet50_num_workers_0"));
+  const Profile r = Profile::load(shared_trace("resnet", "kineto/resnet50_num_workers_0"));
   EXPECT_EQ(infer_workload(r, measure::load_work(r)).hardware, std::optional<std::string>("v100"));
 }
 
@@ -175,14 +142,15 @@ TEST(Work, QwenKernelsCarryTheirOperatorsWork) {
 }
 
 TEST(Work, TraceWithoutShapesSaysSo) {
-  const Profile p = Profile::load(trace("ns", "hta/ns_resolution_trace"));
+  const Profile p = Profile::load(shared_trace("ns", "hta/ns_resolution_trace"));
   const measure::ProfileWork work = measure::load_work(p);
   EXPECT_TRUE(work.has_tables);
   EXPECT_FALSE(work.shapes_recorded);
   const measure::MeasuredRoofline r = measure::measured_roofline(work, {});
   ASSERT_FALSE(r.notes.empty());
   EXPECT_EQ(r.notes[0], measure::kNoShapesNote);
-  const Result report = run("report --json \"" + trace("ns", "hta/ns_resolution_trace").string() + "\"");
+  const Result report =
+      run("report --json \"" + shared_trace("ns", "hta/ns_resolution_trace").string() + "\"");
   EXPECT_EQ(report.status, 0);
   EXPECT_NE(report.out.find("no shapes recorded (record with record_shapes=True)"), std::string::npos);
 }
@@ -218,7 +186,7 @@ TEST(CompareCli, WithoutModelFlagsComparesWhatTheProfileRan) {
 }
 
 TEST(CompareCli, NotATransformerWithoutModelIsRefusedInOneLine) {
-  const fs::path filter = trace("filter", "hta/trace_filter");
+  const fs::path filter = shared_trace("filter", "hta/trace_filter");
   const Result r = run("compare \"" + filter.string() + "\"", true);
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("not a recognised transformer"), std::string::npos) << r.out;
