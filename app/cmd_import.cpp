@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "analysis/measure/summary.hpp"
 #include "app/command.hpp"
 #include "collectors/import/import.hpp"
 #include "profiler/error.hpp"
@@ -34,6 +35,11 @@ class TerminalProgress {
     files_total_ = total;
     draw(true);
   }
+  // The import is written; the per-rank summaries are computed now (a few seconds on large jobs).
+  void summarising() {
+    summarising_ = true;
+    draw(true);
+  }
   // Clears the line (the summary follows on standard output).
   void finish() {
     if (width_ > 0) std::fprintf(stderr, "\r%*s\r", static_cast<int>(width_), "");
@@ -47,7 +53,10 @@ class TerminalProgress {
     last_ = now;
     const double elapsed = std::chrono::duration<double>(now - start_).count();
     std::string line =
-        "importing: " + meshscope::import_progress_text(files_done_, files_total_, fraction_, elapsed);
+        summarising_
+            ? fmt::format("summarising: analysing every rank for the summaries, {} elapsed",
+                          meshscope::seconds_text(elapsed))
+            : "importing: " + meshscope::import_progress_text(files_done_, files_total_, fraction_, elapsed);
     const std::size_t shown = line.size();
     if (shown < width_) line.append(width_ - shown, ' ');
     width_ = std::max(width_, shown);
@@ -59,6 +68,7 @@ class TerminalProgress {
   std::chrono::steady_clock::time_point last_{};
   double fraction_ = 0;
   std::size_t files_done_ = 0, files_total_ = 0, width_ = 0;
+  bool summarising_ = false;
 };
 
 const bool registered = meshscope::app::register_command(
@@ -88,6 +98,16 @@ const bool registered = meshscope::app::register_command(
          const auto summary = [&] {
            try {
              auto s = meshscope::import_traces(inputs, opts->output, options);
+             // The summaries that info, diff and the GUI's overview read (docs/PROFILE.md "Summaries"). The
+             // profile is complete without them: if they fail, it stays and the error says how to add them.
+             if (show) progress->summarising();
+             try {
+               meshscope::measure::add_summaries(opts->output);
+             } catch (const meshscope::Error& e) {
+               throw meshscope::Error(fmt::format(
+                   "{} (the profile {} is complete without its summaries; `meshscope summarize` adds them)",
+                   e.what(), opts->output));
+             }
              if (show) progress->finish();
              return s;
            } catch (...) {

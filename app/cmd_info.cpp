@@ -6,6 +6,7 @@
 
 #include "analysis/compare/workload.hpp"
 #include "analysis/measure/measure.hpp"
+#include "analysis/measure/summary.hpp"
 #include "analysis/measure/work.hpp"
 #include "app/command.hpp"
 #include "app/workload_json.hpp"
@@ -50,14 +51,65 @@ std::string format_duration_ns(std::int64_t ns) {
   return fmt::format("{} ns", ns);
 }
 
-void print_info(const meshscope::Profile& profile, bool json) {
-  std::set<std::int64_t> steps;
-  for (const auto& r : profile.ranks()) {
-    for (const auto& s : r.steps) steps.insert(s.number);
+// What info reads of each rank: from the summaries when the profile has them (it was then loaded without its
+// events), else from the events.
+struct RankFacts {
+  std::vector<meshscope::measure::DeviceUse> devices;
+  std::size_t streams = 0, steps = 0;
+};
+
+RankFacts facts_of(const meshscope::Rank& r, const meshscope::measure::ProfileSummary* summary) {
+  const meshscope::measure::RankSummary* s =
+      summary ? meshscope::measure::find_rank(*summary, r.rank) : nullptr;
+  if (summary) {
+    if (!s) return {};
+    return {meshscope::measure::devices_used(r, *s), s->streams.size(), s->steps.size()};
   }
+  return {meshscope::measure::devices_used(r), r.streams.size(), r.steps.size()};
+}
+
+meshscope::EventCounts counts_of(const meshscope::Profile& profile,
+                                 const meshscope::measure::ProfileSummary* summary) {
+  if (!summary) return profile.counts();
+  meshscope::EventCounts n;
+  for (const auto& r : summary->ranks) {
+    const auto& c = r.counts;
+    n.kernel += c.kernel;
+    n.memcpy += c.memcpy;
+    n.memset += c.memset;
+    n.sync += c.sync;
+    n.runtime += c.runtime;
+    n.driver += c.driver;
+    n.cpu_op += c.cpu_op;
+    n.annotation += c.annotation;
+    n.python_function += c.python_function;
+    n.step += c.step;
+    n.gpu_annotation += c.gpu_annotation;
+    n.nvtx += c.nvtx;
+    n.other += c.other;
+    n.collective += c.collective;
+    n.flow += c.flow;
+  }
+  return n;
+}
+
+void print_info(const meshscope::Profile& profile, const meshscope::measure::ProfileSummary* summary,
+                bool json) {
+  std::set<std::int64_t> steps;
+  if (summary) {
+    for (const auto& r : summary->ranks) {
+      for (const auto& s : r.steps) steps.insert(s.number);
+    }
+  } else {
+    for (const auto& r : profile.ranks()) {
+      for (const auto& s : r.steps) steps.insert(s.number);
+    }
+  }
+  const meshscope::EventCounts counts = counts_of(profile, summary);
   const auto first = profile.first_ns(), last = profile.last_ns();
-  const meshscope::compare::Workload workload =
-      meshscope::compare::infer_workload(profile, meshscope::measure::load_work(profile));
+  const meshscope::compare::Workload workload = meshscope::compare::infer_workload(
+      profile, meshscope::measure::load_work(profile, {.kernel_shares = false, .lowest_rank_only = true}),
+      summary);
   if (json) {
     meshscope::JsonWriter w(true);
     w.begin_object();
@@ -66,14 +118,15 @@ void print_info(const meshscope::Profile& profile, bool json) {
     w.field("world_size", profile.world_size());
     w.key("rank_list").begin_array();
     for (const auto& r : profile.ranks()) {
+      const RankFacts facts = facts_of(r, summary);
       w.begin_object();
       w.field("rank", r.rank);
       w.field("source_file", r.source_file);
       w.field("rank_source", r.rank_source);
       w.field("first_ns", r.first_ns);
       w.field("last_ns", r.last_ns);
-      w.field("streams", static_cast<std::int64_t>(r.streams.size()));
-      w.field("steps", static_cast<std::int64_t>(r.steps.size()));
+      w.field("streams", static_cast<std::int64_t>(facts.streams));
+      w.field("steps", static_cast<std::int64_t>(facts.steps));
       w.field("devices_visible", static_cast<std::int64_t>(r.devices.size()));
       w.end_object();
     }
@@ -81,7 +134,7 @@ void print_info(const meshscope::Profile& profile, bool json) {
     // The devices each rank ran work on (a trace lists every GPU its process could see).
     w.key("devices").begin_array();
     for (const auto& r : profile.ranks()) {
-      for (const auto& use : meshscope::measure::devices_used(r)) {
+      for (const auto& use : facts_of(r, summary).devices) {
         w.begin_object();
         w.field("rank", r.rank);
         w.field("device", use.device);
@@ -107,7 +160,7 @@ void print_info(const meshscope::Profile& profile, bool json) {
     for (const auto s : steps) w.value(s);
     w.end_array();
     w.key("events").begin_object();
-    for (const auto& row : count_rows(profile.counts())) w.field(row.name, row.value);
+    for (const auto& row : count_rows(counts)) w.field(row.name, row.value);
     w.end_object();
     w.key("workload");
     meshscope::app::write_workload_json(w, workload);
@@ -127,9 +180,10 @@ void print_info(const meshscope::Profile& profile, bool json) {
   std::printf("ranks       %zu of world size %lld\n", profile.ranks().size(),
               static_cast<long long>(profile.world_size()));
   for (const auto& r : profile.ranks()) {
+    const RankFacts facts = facts_of(r, summary);
     // The GPUs the rank ran work on, whichever device ids they have (not every GPU the process could see).
     std::string devices;
-    for (const auto& use : meshscope::measure::devices_used(r)) {
+    for (const auto& use : facts.devices) {
       devices += fmt::format("{}GPU {}", devices.empty() ? "" : ", ", use.device);
       if (use.info && !use.info->name.empty()) {
         devices += " " + use.info->name;
@@ -141,8 +195,8 @@ void print_info(const meshscope::Profile& profile, bool json) {
             fmt::format(" ({:.0f} GiB)", static_cast<double>(use.info->total_memory_bytes) / (1 << 30));
       }
     }
-    std::printf("  rank %-4d %zu streams, %zu steps, rank from %s; %s\n", r.rank, r.streams.size(),
-                r.steps.size(), r.rank_source.c_str(), devices.empty() ? "no GPU activity" : devices.c_str());
+    std::printf("  rank %-4d %zu streams, %zu steps, rank from %s; %s\n", r.rank, facts.streams, facts.steps,
+                r.rank_source.c_str(), devices.empty() ? "no GPU activity" : devices.c_str());
   }
   std::printf("time        %lld .. %lld ns (span %s)\n", static_cast<long long>(first),
               static_cast<long long>(last), format_duration_ns(last - first).c_str());
@@ -153,7 +207,7 @@ void print_info(const meshscope::Profile& profile, bool json) {
                 static_cast<long long>(*steps.rbegin()));
   }
   std::printf("events     ");
-  for (const auto& row : count_rows(profile.counts())) {
+  for (const auto& row : count_rows(counts)) {
     if (row.value) std::printf(" %s %lld", row.name, static_cast<long long>(row.value));
   }
   std::printf("\n");
@@ -168,9 +222,16 @@ const bool registered = meshscope::app::register_command(
        cmd->add_option("PROFILE", opts->path, "A meshscope profile (.msdb)")->required();
        cmd->add_flag("--json", opts->json, "Machine-readable output (keys fixed in docs/CLI.md)");
        cmd->callback([opts] {
+         // With summaries (written at import) info reads kilobytes: the profile's description and the
+         // summaries, never the events.
+         auto description = meshscope::Profile::load(opts->path, meshscope::LoadOptions{.events = false});
+         if (const auto summary = meshscope::measure::read_summary(opts->path)) {
+           print_info(description, &*summary, opts->json);
+           return;
+         }
          print_info(meshscope::Profile::load(opts->path,
                                              meshscope::LoadOptions{.kernel_details = false, .links = false}),
-                    opts->json);
+                    nullptr, opts->json);
        });
      }});
 

@@ -716,6 +716,26 @@ EventCounts count_events(const std::vector<Rank>& ranks, const RangeScan& range_
 
 }  // namespace
 
+// The profile without its events (LoadOptions::events off): no streams, tracks or steps either (they are
+// known from the events).
+Profile Profile::load_description(sql::Database& db, const std::filesystem::path& path,
+                                  std::int64_t string_ids) {
+  Profile profile;
+  profile.path_ = path;
+  profile.meta_ = read_meta(db);
+  profile.schema_version_ = schema_version_of(profile.meta_);
+  profile.strings_ = read_strings(db, string_ids);
+  RankSlots ranks;
+  read_ranks(db, ranks);
+  read_devices(db, ranks);
+  read_process_groups(db, ranks);
+  profile.job_diagnostics_ = read_diagnostics(db, ranks);
+  std::sort(ranks.ranks.begin(), ranks.ranks.end(),
+            [](const Rank& a, const Rank& b) { return a.rank < b.rank; });
+  profile.ranks_ = std::move(ranks.ranks);
+  return profile;
+}
+
 Profile Profile::load(const std::filesystem::path& path, const LoadOptions& options) {
   std::error_code error;
   if (!std::filesystem::exists(path, error)) fail("{}: no such profile", path.string());
@@ -733,6 +753,7 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
   }
   if (!tables_present) fail("{}: not a meshscope profile (no meta/activities tables)", path.string());
   const std::int64_t string_ids = string_id_bound(db, path);
+  if (!options.events) return load_description(db, path, string_ids);
 
   // The three large tables load in the background, each on its own thread (the CPU ranges are usually the
   // largest, about as large as the other two together), while this thread reads the small ones.

@@ -18,6 +18,10 @@
 
 namespace meshscope {
 
+namespace sql {
+class Database;
+}
+
 // Packed: there may be tens of millions of these.
 struct Activity {
   TimeNs start_ns;
@@ -193,6 +197,10 @@ struct LoadOptions {
   // external_id): the timeline and the launch analysis follow them; the step and class breakdowns, diff,
   // compare and the workload inference do not (they read NULL then: kNull, kNoString).
   bool links = true;
+  // Load the events at all (activities, API calls, CPU ranges, collectives, flows). Off: only the profile's
+  // description (meta, strings, ranks, devices, process groups, diagnostics; no streams, tracks or steps),
+  // for readers of the summaries (analysis/measure/summary.hpp) such as `info`, which then read kilobytes.
+  bool events = true;
 };
 
 class Profile {
@@ -222,6 +230,9 @@ class Profile {
   TimeNs last_ns() const;
 
  private:
+  static Profile load_description(sql::Database& db, const std::filesystem::path& path,
+                                  std::int64_t string_ids);
+
   std::filesystem::path path_;
   int schema_version_ = 0;
   std::map<std::string, std::string> meta_;

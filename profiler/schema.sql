@@ -218,6 +218,74 @@ CREATE TABLE kernel_work (
   bytes        REAL NOT NULL         -- its share of the operator's bytes
 );
 
+-- Summaries (docs/PROFILE.md "Summaries"; analysis/measure/summary.hpp): the measured analysis per rank, written
+-- when the profile is created (import, record's merge, `meshscope summarize`) so that info, diff and the GUI's
+-- rank x time overview read kilobytes instead of the events. They are present when meta holds
+-- summaries = 1 (profiles written before them have empty tables; readers then analyse the events). Names are
+-- stored as text here, not as strings ids: every row is an aggregate over many events. Times are ns as
+-- everywhere; the breakdown columns (start_ns .. activities) are defined in docs/ANALYSIS.md.
+CREATE TABLE summary_ranks (
+  rank                    INTEGER PRIMARY KEY,  -- global rank
+  start_ns INTEGER, end_ns INTEGER, span_ns INTEGER, busy_ns INTEGER, idle_ns INTEGER,  -- the rank's GPU work
+  compute_ns INTEGER, comm_ns INTEGER, memory_ns INTEGER, memory_only_ns INTEGER, sync_ns INTEGER,
+  overlap_ns INTEGER, exposed_comm_ns INTEGER, activities INTEGER,
+  outside_steps_span_ns   INTEGER,  -- span of the work launched outside every step (0 when none)
+  outside_steps_busy_ns   INTEGER,  -- its busy time
+  step_source             TEXT,     -- ProfilerStep, nvtx: <pattern>, or NULL when the rank has no steps
+  unlinked_activities     INTEGER,  -- activities whose launch call is not in the profile
+  collective_wait_ns      INTEGER,  -- time waiting for peers in matched collective instances
+  collective_transfer_ns  INTEGER,  -- time transferring in them
+  kernel_ns               INTEGER,  -- sum of the durations of all GPU activities
+  training                INTEGER,  -- 1 backward operators recorded, 0 forward only, NULL no CPU operators
+  n_kernel INTEGER, n_memcpy INTEGER, n_memset INTEGER, n_sync INTEGER,  -- event counts of the rank
+  n_runtime INTEGER, n_driver INTEGER, n_cpu_op INTEGER, n_annotation INTEGER, n_python_function INTEGER,
+  n_step INTEGER, n_gpu_annotation INTEGER, n_nvtx INTEGER, n_other INTEGER, n_collective INTEGER,
+  n_flow INTEGER,
+  overview_bucket_log2    INTEGER,  -- width of the overview buckets of this rank: 2^this ns
+  overview_first_bucket   INTEGER   -- index of its first bucket (starts at index * width on the profile clock)
+);
+-- One row per rank and step: the GPU work launched from inside the step's CPU range.
+CREATE TABLE summary_steps (
+  rank INTEGER NOT NULL, ordinal INTEGER NOT NULL,  -- position of the step on the rank (by CPU start)
+  step INTEGER NOT NULL,                            -- step number (ProfilerStep#N -> N)
+  cpu_start_ns INTEGER, cpu_end_ns INTEGER,         -- the CPU range that defines the step
+  start_ns INTEGER, end_ns INTEGER, span_ns INTEGER, busy_ns INTEGER, idle_ns INTEGER,
+  compute_ns INTEGER, comm_ns INTEGER, memory_ns INTEGER, memory_only_ns INTEGER, sync_ns INTEGER,
+  overlap_ns INTEGER, exposed_comm_ns INTEGER, activities INTEGER,
+  PRIMARY KEY (rank, ordinal)
+);
+-- One row per rank and GPU stream: its idle time by cause (docs/ANALYSIS.md "Idle time per stream").
+CREATE TABLE summary_streams (
+  rank INTEGER NOT NULL, device INTEGER NOT NULL, stream INTEGER NOT NULL,
+  span_ns INTEGER, busy_ns INTEGER, idle_ns INTEGER, host_bound_ns INTEGER, kernel_gap_ns INTEGER,
+  other_ns INTEGER, gaps INTEGER, compute_ns INTEGER,
+  work_class INTEGER,  -- class with the most time: 0 compute, 1 comm, 2 memory, 3 sync
+  PRIMARY KEY (rank, device, stream)
+);
+-- One row per rank, activity name and class: counts and times (step_ns: launched inside a step).
+CREATE TABLE summary_kernels (
+  rank INTEGER NOT NULL, name TEXT NOT NULL, class INTEGER NOT NULL,  -- class: 0 compute, 1 comm, 2 memory, 3 sync
+  count INTEGER, total_ns INTEGER, step_ns INTEGER, min_ns INTEGER, max_ns INTEGER
+);
+-- One row per rank and CPU operator name: inclusive and self time (self: without nested CPU operators).
+CREATE TABLE summary_ops (
+  rank INTEGER NOT NULL, name TEXT NOT NULL,
+  count INTEGER, total_ns INTEGER, self_ns INTEGER, step_ns INTEGER, self_step_ns INTEGER
+);
+-- One row per rank, collective operation, group size and message size (0: unknown).
+CREATE TABLE summary_collectives (
+  rank INTEGER NOT NULL, op TEXT NOT NULL, group_size INTEGER, bytes INTEGER,
+  count INTEGER, total_ns INTEGER, step_ns INTEGER
+);
+-- The rank x time overview: per rank and bucket (summary_ranks.overview_*), the time of each class in it.
+CREATE TABLE summary_overview (
+  rank INTEGER NOT NULL, bucket INTEGER NOT NULL,  -- bucket index; it covers [bucket, bucket + 1) * width
+  compute_ns INTEGER, comm_ns INTEGER, exposed_comm_ns INTEGER, memory_only_ns INTEGER,
+  busy_ns INTEGER,  -- |union of all work| in the bucket
+  span_ns INTEGER,  -- the part of the bucket inside the rank's GPU span (idle = span_ns - busy_ns)
+  PRIMARY KEY (rank, bucket)
+);
+
 CREATE VIEW activity_names AS
   SELECT a.*, s.value AS name_text FROM activities a JOIN strings s ON s.id = a.name;
 

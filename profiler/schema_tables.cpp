@@ -379,6 +379,13 @@ std::span<const TableDescription> all_tables() {
       {Diagnostics::kName, Diagnostics::kColumns},
       {OpWork::kName, OpWork::kColumns},
       {KernelWork::kName, KernelWork::kColumns},
+      {SummaryRanks::kName, SummaryRanks::kColumns},
+      {SummarySteps::kName, SummarySteps::kColumns},
+      {SummaryStreams::kName, SummaryStreams::kColumns},
+      {SummaryKernels::kName, SummaryKernels::kColumns},
+      {SummaryOps::kName, SummaryOps::kColumns},
+      {SummaryCollectives::kName, SummaryCollectives::kColumns},
+      {SummaryOverview::kName, SummaryOverview::kColumns},
   };
   return kTables;
 }

@@ -429,6 +429,150 @@ struct KernelWork {
   static KernelWorkRecord read(const sql::Statement& s, int first);
 };
 
+// Summaries (docs/PROFILE.md "Summaries"): written and read by analysis/measure/summary.cpp only
+// (Profile::load never reads them). The breakdown columns of summary_ranks and summary_steps are
+// measure::Breakdown's.
+struct SummaryRanks {
+  static constexpr const char* kName = "summary_ranks";
+  static constexpr Column kColumns[] = {
+      detail::integer("rank"),
+      detail::optional_integer("start_ns"),
+      detail::optional_integer("end_ns"),
+      detail::optional_integer("span_ns"),
+      detail::optional_integer("busy_ns"),
+      detail::optional_integer("idle_ns"),
+      detail::optional_integer("compute_ns"),
+      detail::optional_integer("comm_ns"),
+      detail::optional_integer("memory_ns"),
+      detail::optional_integer("memory_only_ns"),
+      detail::optional_integer("sync_ns"),
+      detail::optional_integer("overlap_ns"),
+      detail::optional_integer("exposed_comm_ns"),
+      detail::optional_integer("activities"),
+      detail::optional_integer("outside_steps_span_ns"),
+      detail::optional_integer("outside_steps_busy_ns"),
+      detail::optional_text("step_source"),
+      detail::optional_integer("unlinked_activities"),
+      detail::optional_integer("collective_wait_ns"),
+      detail::optional_integer("collective_transfer_ns"),
+      detail::optional_integer("kernel_ns"),
+      detail::optional_integer("training"),
+      detail::optional_integer("n_kernel"),
+      detail::optional_integer("n_memcpy"),
+      detail::optional_integer("n_memset"),
+      detail::optional_integer("n_sync"),
+      detail::optional_integer("n_runtime"),
+      detail::optional_integer("n_driver"),
+      detail::optional_integer("n_cpu_op"),
+      detail::optional_integer("n_annotation"),
+      detail::optional_integer("n_python_function"),
+      detail::optional_integer("n_step"),
+      detail::optional_integer("n_gpu_annotation"),
+      detail::optional_integer("n_nvtx"),
+      detail::optional_integer("n_other"),
+      detail::optional_integer("n_collective"),
+      detail::optional_integer("n_flow"),
+      detail::optional_integer("overview_bucket_log2"),
+      detail::optional_integer("overview_first_bucket"),
+  };
+};
+
+struct SummarySteps {
+  static constexpr const char* kName = "summary_steps";
+  static constexpr Column kColumns[] = {
+      detail::integer("rank"),
+      detail::integer("ordinal"),
+      detail::integer("step"),
+      detail::optional_integer("cpu_start_ns"),
+      detail::optional_integer("cpu_end_ns"),
+      detail::optional_integer("start_ns"),
+      detail::optional_integer("end_ns"),
+      detail::optional_integer("span_ns"),
+      detail::optional_integer("busy_ns"),
+      detail::optional_integer("idle_ns"),
+      detail::optional_integer("compute_ns"),
+      detail::optional_integer("comm_ns"),
+      detail::optional_integer("memory_ns"),
+      detail::optional_integer("memory_only_ns"),
+      detail::optional_integer("sync_ns"),
+      detail::optional_integer("overlap_ns"),
+      detail::optional_integer("exposed_comm_ns"),
+      detail::optional_integer("activities"),
+  };
+};
+
+struct SummaryStreams {
+  static constexpr const char* kName = "summary_streams";
+  static constexpr Column kColumns[] = {
+      detail::integer("rank"),
+      detail::integer("device"),
+      detail::integer("stream"),
+      detail::optional_integer("span_ns"),
+      detail::optional_integer("busy_ns"),
+      detail::optional_integer("idle_ns"),
+      detail::optional_integer("host_bound_ns"),
+      detail::optional_integer("kernel_gap_ns"),
+      detail::optional_integer("other_ns"),
+      detail::optional_integer("gaps"),
+      detail::optional_integer("compute_ns"),
+      detail::optional_integer("work_class"),
+  };
+};
+
+struct SummaryKernels {
+  static constexpr const char* kName = "summary_kernels";
+  static constexpr Column kColumns[] = {
+      detail::integer("rank"),
+      detail::text("name"),
+      detail::integer("class"),
+      detail::optional_integer("count"),
+      detail::optional_integer("total_ns"),
+      detail::optional_integer("step_ns"),
+      detail::optional_integer("min_ns"),
+      detail::optional_integer("max_ns"),
+  };
+};
+
+struct SummaryOps {
+  static constexpr const char* kName = "summary_ops";
+  static constexpr Column kColumns[] = {
+      detail::integer("rank"),
+      detail::text("name"),
+      detail::optional_integer("count"),
+      detail::optional_integer("total_ns"),
+      detail::optional_integer("self_ns"),
+      detail::optional_integer("step_ns"),
+      detail::optional_integer("self_step_ns"),
+  };
+};
+
+struct SummaryCollectives {
+  static constexpr const char* kName = "summary_collectives";
+  static constexpr Column kColumns[] = {
+      detail::integer("rank"),
+      detail::text("op"),
+      detail::optional_integer("group_size"),
+      detail::optional_integer("bytes"),
+      detail::optional_integer("count"),
+      detail::optional_integer("total_ns"),
+      detail::optional_integer("step_ns"),
+  };
+};
+
+struct SummaryOverview {
+  static constexpr const char* kName = "summary_overview";
+  static constexpr Column kColumns[] = {
+      detail::integer("rank"),
+      detail::integer("bucket"),
+      detail::optional_integer("compute_ns"),
+      detail::optional_integer("comm_ns"),
+      detail::optional_integer("exposed_comm_ns"),
+      detail::optional_integer("memory_only_ns"),
+      detail::optional_integer("busy_ns"),
+      detail::optional_integer("span_ns"),
+  };
+};
+
 // Every table above, for checks that walk them all.
 struct TableDescription {
   const char* name;

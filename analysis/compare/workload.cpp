@@ -93,10 +93,11 @@ std::string hardware_preset_for(std::string_view device_name, std::string* note)
 namespace {
 
 // The GPU the ranks ran work on, and the hardware preset that describes it.
-void infer_hardware(const Profile& profile, Workload& w) {
+void infer_hardware(const Profile& profile, const measure::ProfileSummary* summary, Workload& w) {
   std::map<std::string, std::int64_t> gpus;
   for (const Rank& r : profile.ranks()) {
-    for (const auto& use : measure::devices_used(r)) {
+    const measure::RankSummary* rs = summary ? measure::find_rank(*summary, r.rank) : nullptr;
+    for (const auto& use : rs ? measure::devices_used(r, *rs) : measure::devices_used(r)) {
       if (use.info && !use.info->name.empty()) ++gpus[use.info->name];
     }
   }
@@ -117,9 +118,16 @@ void infer_hardware(const Profile& profile, Workload& w) {
                                    note.empty() ? "" : " (" + note + ")"));
 }
 
-// Training or inference: autograd's backward functions among the CPU operators.
-void infer_training(const Profile& profile, Workload& w) {
+// Training or inference: autograd's backward functions among the CPU operators (or, without the events, the
+// summaries' verdict per rank).
+void infer_training(const Profile& profile, const measure::ProfileSummary* summary, Workload& w) {
   bool any_ops = false, backward = false;
+  if (summary) {
+    for (const measure::RankSummary& r : summary->ranks) {
+      any_ops = any_ops || r.training.has_value();
+      backward = backward || r.training.value_or(false);
+    }
+  }
   std::vector<std::int8_t> seen;  // per string id: 0 unknown, 1 backward, 2 not
   for (const Rank& r : profile.ranks()) {
     for (const CpuRange& range : r.ranges) {
@@ -370,10 +378,11 @@ void infer_layout(const Profile& profile, const std::map<std::string, std::int64
 
 }  // namespace
 
-Workload infer_workload(const Profile& profile, const measure::ProfileWork& work) {
+Workload infer_workload(const Profile& profile, const measure::ProfileWork& work,
+                        const measure::ProfileSummary* summary) {
   Workload w;
-  infer_hardware(profile, w);
-  infer_training(profile, w);
+  infer_hardware(profile, summary, w);
+  infer_training(profile, summary, w);
   w.shapes_recorded = work.shapes_recorded;
   const ShapeCounts shapes = count_shapes(work);
   const std::map<std::string, std::int64_t> group_dims = process_group_dims(profile, w);

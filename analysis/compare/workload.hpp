@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/measure/summary.hpp"
 #include "analysis/measure/work.hpp"
 #include "analysis/model/predict.hpp"
 #include "profiler/profile.hpp"
@@ -41,8 +42,10 @@ struct Workload {
 // in a way that does not change the prediction's rates (memory capacity).
 std::string hardware_preset_for(std::string_view device_name, std::string* note = nullptr);
 
-// Infers the workload of PROFILE from WORK (measure::load_work of it).
-Workload infer_workload(const Profile& profile, const measure::ProfileWork& work);
+// Infers the workload of PROFILE from WORK (measure::load_work of it). With SUMMARY (a profile loaded without
+// its events, LoadOptions::events off) training or inference is read from the summaries' operator names.
+Workload infer_workload(const Profile& profile, const measure::ProfileWork& work,
+                        const measure::ProfileSummary* summary = nullptr);
 
 // The model to predict for a transformer WORKLOAD: the sizes it shows on the layout of a preset of the same
 // family (llama3-8b for a gated MLP, gpt otherwise), that preset's other choices kept. False when WORKLOAD

@@ -278,70 +278,25 @@ struct RowAcc {
   std::int64_t group_size = 0, bytes = 0;
 };
 
-struct StepFrame {
-  std::vector<TimeNs> starts, ends;  // the rank's steps (CPU ranges), sorted
-  bool has_steps = false;
-};
-
-StepFrame frame_of(const RankResult& rr) {
-  StepFrame f;
-  for (const StepResult& s : rr.steps) {
-    f.starts.push_back(s.cpu_start_ns);
-    f.ends.push_back(s.cpu_end_ns);
-  }
-  f.has_steps = !rr.steps.empty();
-  return f;
-}
-
-// Work counts for the per-step figures when it was launched inside a step (or when the rank has no steps).
-bool launched_in_step(const StepFrame& frame, const CorrelationMap& map, const Rank& r,
-                      std::int64_t correlation) {
-  if (!frame.has_steps) return true;
-  const std::int32_t api = map.find(correlation);
-  if (api < 0) return false;
-  return step_at(frame.starts, frame.ends, r.api_calls[static_cast<std::size_t>(api)].start_ns) >= 0;
-}
-
 struct Collected {
   std::map<std::string, RowAcc> kernels, cpu_ops, collectives;
 };
 
-// Per StringId, on one side: what the activities or CPU ops of that name add up to.
-struct NameAcc {
-  SideAcc acc;
-  std::array<TimeNs, kClassCount> class_ns{};
-  bool touched = false;
-};
-
-struct CollectiveKey {
-  std::string op;
-  std::int64_t group = 0, bytes = 0;
-  auto tie() const { return std::tie(op, group, bytes); }
-  bool operator<(const CollectiveKey& o) const { return tie() < o.tie(); }
-};
-
-void collect_side(int side, const Profile& p, const Analysis& a, DiffSide& out, Collected& rows) {
+// One side's rows from its summaries (summary.hpp): kernels under their normalised name, CPU operators and
+// collectives under their own keys.
+void collect_side(int side, const ProfileSummary& p, DiffSide& out, Collected& rows) {
   const auto s = static_cast<std::size_t>(side);
-  out.path = p.path().string();
-  out.ranks = static_cast<std::int64_t>(p.ranks().size());
-  out.world_size = p.world_size();
+  out.path = p.path.string();
+  out.ranks = static_cast<std::int64_t>(p.ranks.size());
+  out.world_size = p.world_size;
   std::set<std::int64_t> numbers;
   TimeNs step_sum = 0, cpu_sum = 0;
   std::int64_t cpu_steps = 0;
-  std::vector<NameAcc> kernel_names, op_names;
-  std::map<CollectiveKey, SideAcc> collectives;
-  auto slot = [](std::vector<NameAcc>& v, StringId id) -> NameAcc& {
-    if (id >= v.size()) v.resize(std::max<std::size_t>(id + 1, v.size() * 2));
-    v[id].touched = true;
-    return v[id];
-  };
-  CorrelationMap map;
-  for (const RankResult& rr : a.ranks) {
-    const Rank& r = p.ranks()[rr.rank_index];
-    const StepFrame frame = frame_of(rr);
-    if (frame.has_steps) {
+  std::unordered_map<std::string, std::string> normalised;  // raw kernel name -> its row key
+  for (const RankSummary& r : p.ranks) {
+    if (!r.steps.empty()) {
       out.has_steps = true;
-      for (const StepResult& st : rr.steps) {
+      for (const StepSummary& st : r.steps) {
         numbers.insert(st.number);
         cpu_sum += st.cpu_end_ns - st.cpu_start_ns;
         ++cpu_steps;
@@ -349,120 +304,47 @@ void collect_side(int side, const Profile& p, const Analysis& a, DiffSide& out, 
         ++out.rank_steps;
         step_sum += st.gpu.span_ns;
       }
-    } else if (!r.activities.empty()) {
+    } else if (r.counts.kernel + r.counts.memcpy + r.counts.memset + r.counts.sync > 0) {
       ++out.rank_steps;
-      step_sum += rr.total.span_ns;
+      step_sum += r.total.span_ns;
     }
-    map.build(r.api_calls);
-
-    // Kernels (every GPU activity) by name; communication kernels without a collectives row by the
-    // operation their name spells.
-    out.activities += static_cast<std::int64_t>(r.activities.size());
-    for (std::size_t i = 0; i < r.activities.size(); ++i) {
-      const Activity& act = r.activities[i];
-      NameAcc& n = slot(kernel_names, act.name);
-      const TimeNs d = act.duration();
-      const bool in_step = launched_in_step(frame, map, r, act.correlation);
-      out.kernel_ns += d;
-      ++n.acc.count;
-      n.acc.ns += d;
-      if (in_step) n.acc.step_ns += d;
-      n.class_ns[static_cast<std::size_t>(rr.classes[i])] += d;
-      if (rr.classes[i] == ActivityClass::kComm && act.collective < 0 && act.kind == ActivityKind::kKernel) {
-        std::string op = op_from_kernel_name(p.str(act.name));
-        SideAcc& c = collectives[{op.empty() ? std::string("unknown") : op, 0, 0}];
-        ++c.count;
-        c.ns += d;
-        if (in_step) c.step_ns += d;
+    out.activities += r.counts.kernel + r.counts.memcpy + r.counts.memset + r.counts.sync;
+    out.kernel_ns += r.kernel_ns;
+    for (const KernelSummary& k : r.kernels) {
+      auto [it, added] = normalised.try_emplace(k.name);
+      if (added) {
+        it->second = normalise_kernel_name(k.name);
+        if (it->second.empty()) it->second = "(unnamed)";
       }
+      RowAcc& row = rows.kernels[it->second];
+      row.side[s].count += k.count;
+      row.side[s].ns += k.total_ns;
+      row.side[s].step_ns += k.step_ns;
+      row.class_ns[static_cast<std::size_t>(k.cls)] += k.total_ns;
+      row.raw[s][k.name] += k.total_ns;
     }
-
-    // Collectives: operation, group size, message size; the kernel's time (or the record's).
-    const auto& identity = a.collectives.identity[rr.rank_index];
-    for (std::size_t ci = 0; ci < r.collectives.size(); ++ci) {
-      const Collective& c = r.collectives[ci];
-      const CollectiveIdentity& id = identity[ci];
-      SideAcc& acc = collectives[{id.op, id.group_size, id.bytes}];
-      const bool kernel = c.stream_index >= 0;
-      const TimeNs d = kernel ? r.activities[c.activity].duration() : c.end_ns - c.start_ns;
-      ++acc.count;
-      acc.ns += d;
-      const bool in_step = kernel ? launched_in_step(frame, map, r, r.activities[c.activity].correlation)
-                                  : (!frame.has_steps || step_at(frame.starts, frame.ends, c.start_ns) >= 0);
-      if (in_step) acc.step_ns += d;
+    for (const OpSummary& o : r.ops) {
+      out.cpu_ops += o.count;
+      RowAcc& row = rows.cpu_ops[o.name];
+      row.side[s].count += o.count;
+      row.side[s].ns += o.total_ns;
+      row.side[s].step_ns += o.step_ns;
+      row.side[s].self_ns += o.self_ns;
+      row.side[s].self_step_ns += o.self_step_ns;
     }
-
-    // CPU operators by name: inclusive time, and self time (without the CPU ops nested in them); per step
-    // when they start inside a step.
-    std::vector<std::uint32_t> open;
-    std::vector<TimeNs> self;
-    for (std::size_t t = 0; t < r.tracks.size(); ++t) {
-      if (r.tracks[t].gpu) continue;
-      const auto ranges = r.track_ranges(t);
-      self.assign(ranges.size(), 0);
-      open.clear();
-      for (std::uint32_t k = 0; k < ranges.size(); ++k) {
-        const CpuRange& range = ranges[k];
-        if (range.kind != RangeKind::kCpuOp) continue;
-        while (!open.empty() && ranges[open.back()].end_ns <= range.start_ns) open.pop_back();
-        const TimeNs d = range.end_ns - range.start_ns;
-        self[k] += d;
-        if (!open.empty()) self[open.back()] -= std::min(d, ranges[open.back()].end_ns - range.start_ns);
-        open.push_back(k);
-      }
-      for (std::uint32_t k = 0; k < ranges.size(); ++k) {
-        const CpuRange& range = ranges[k];
-        if (range.kind != RangeKind::kCpuOp) continue;
-        ++out.cpu_ops;
-        NameAcc& n = slot(op_names, range.name);
-        const TimeNs d = range.end_ns - range.start_ns;
-        ++n.acc.count;
-        n.acc.ns += d;
-        n.acc.self_ns += self[k];
-        if (!frame.has_steps || step_at(frame.starts, frame.ends, range.start_ns) >= 0) {
-          n.acc.step_ns += d;
-          n.acc.self_step_ns += self[k];
-        }
-      }
+    for (const CollectiveSummary& c : r.collectives) {
+      RowAcc& row = rows.collectives[fmt::format("{}\x1f{}\x1f{}", c.op, c.group_size, c.bytes)];
+      row.op = c.op;
+      row.group_size = c.group_size;
+      row.bytes = c.bytes;
+      row.side[s].count += c.count;
+      row.side[s].ns += c.total_ns;
+      row.side[s].step_ns += c.step_ns;
     }
   }
   out.steps = static_cast<std::int64_t>(numbers.size());
   out.step_ns = out.rank_steps > 0 ? step_sum / out.rank_steps : 0;
   out.cpu_step_ns = cpu_steps > 0 ? cpu_sum / cpu_steps : 0;
-
-  // Into rows: kernels under their normalised name, CPU ops under their own.
-  for (StringId id = 0; id < kernel_names.size(); ++id) {
-    const NameAcc& n = kernel_names[id];
-    if (!n.touched) continue;
-    const std::string& raw = p.str(id);
-    std::string key = normalise_kernel_name(raw);
-    if (key.empty()) key = "(unnamed)";
-    RowAcc& row = rows.kernels[key];
-    row.side[s].count += n.acc.count;
-    row.side[s].ns += n.acc.ns;
-    row.side[s].step_ns += n.acc.step_ns;
-    for (std::size_t c = 0; c < n.class_ns.size(); ++c) row.class_ns[c] += n.class_ns[c];
-    row.raw[s][raw] += n.acc.ns;
-  }
-  for (StringId id = 0; id < op_names.size(); ++id) {
-    const NameAcc& n = op_names[id];
-    if (!n.touched) continue;
-    RowAcc& row = rows.cpu_ops[p.str(id)];
-    row.side[s].count += n.acc.count;
-    row.side[s].ns += n.acc.ns;
-    row.side[s].step_ns += n.acc.step_ns;
-    row.side[s].self_ns += n.acc.self_ns;
-    row.side[s].self_step_ns += n.acc.self_step_ns;
-  }
-  for (const auto& [key, acc] : collectives) {
-    RowAcc& row = rows.collectives[fmt::format("{}\x1f{}\x1f{}", key.op, key.group, key.bytes)];
-    row.op = key.op;
-    row.group_size = key.group;
-    row.bytes = key.bytes;
-    row.side[s].count += acc.count;
-    row.side[s].ns += acc.ns;
-    row.side[s].step_ns += acc.step_ns;
-  }
 }
 
 TimeNs per_step(TimeNs total, std::int64_t rank_steps) {
@@ -667,16 +549,20 @@ void build_headline(Diff& d, const DiffOptions& options) {
 
 Diff diff_profiles(const Profile& a, const Analysis& analysis_a, const Profile& b, const Analysis& analysis_b,
                    const DiffOptions& options) {
+  return diff_summaries(summarize(a, analysis_a), summarize(b, analysis_b), options);
+}
+
+Diff diff_summaries(const ProfileSummary& a, const ProfileSummary& b, const DiffOptions& options) {
   Diff d;
   Collected rows;
-  collect_side(0, a, analysis_a, d.a, rows);
-  collect_side(1, b, analysis_b, d.b, rows);
+  collect_side(0, a, d.a, rows);
+  collect_side(1, b, d.b, rows);
 
   // Classes: whole profile (Σ over ranks) and per rank-step.
   struct Sum {
     std::array<TimeNs, 8> total{}, step{};
   };
-  auto class_sums = [](const Analysis& an) {
+  auto class_sums = [](const ProfileSummary& p) {
     Sum s;
     auto add = [](std::array<TimeNs, 8>& v, const Breakdown& b) {
       v[0] += b.compute_ns;
@@ -688,19 +574,19 @@ Diff diff_profiles(const Profile& a, const Analysis& analysis_a, const Profile& 
       v[6] += b.memory_only_ns;
       v[7] += b.span_ns;
     };
-    for (const RankResult& rr : an.ranks) {
-      add(s.total, rr.total);
-      if (rr.steps.empty()) {
-        if (rr.total.activities > 0) add(s.step, rr.total);
+    for (const RankSummary& r : p.ranks) {
+      add(s.total, r.total);
+      if (r.steps.empty()) {
+        if (r.total.activities > 0) add(s.step, r.total);
         continue;
       }
-      for (const StepResult& st : rr.steps) {
+      for (const StepSummary& st : r.steps) {
         if (st.gpu.activities > 0) add(s.step, st.gpu);
       }
     }
     return s;
   };
-  const Sum sa = class_sums(analysis_a), sb = class_sums(analysis_b);
+  const Sum sa = class_sums(a), sb = class_sums(b);
   static const char* kNames[8] = {"compute", "comm",         "memory",      "sync",
                                   "idle",    "exposed_comm", "memory_only", "step"};
   for (std::size_t i = 0; i < 8; ++i) {

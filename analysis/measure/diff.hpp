@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analysis/measure/measure.hpp"
+#include "analysis/measure/summary.hpp"
 #include "profiler/profile.hpp"
 
 namespace meshscope::measure {
@@ -98,5 +99,9 @@ struct Diff {
 // operators for the CPU-op rows (otherwise they are empty and a note says so).
 Diff diff_profiles(const Profile& a, const Analysis& analysis_a, const Profile& b, const Analysis& analysis_b,
                    const DiffOptions& options = {});
+
+// The same from the two profiles' summaries (summary.hpp): what `meshscope diff` uses when both profiles
+// carry them, reading kilobytes instead of the events. diff_profiles summarises and calls this.
+Diff diff_summaries(const ProfileSummary& a, const ProfileSummary& b, const DiffOptions& options = {});
 
 }  // namespace meshscope::measure

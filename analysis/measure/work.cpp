@@ -23,7 +23,7 @@ bool finite_amount(double v) {
 
 }  // namespace
 
-ProfileWork load_work(const Profile& profile) {
+ProfileWork load_work(const Profile& profile, const WorkLoadOptions& options) {
   ProfileWork out;
   sql::Database db(profile.path(), true);
   const auto op_columns = db.table_columns("op_work");
@@ -59,7 +59,10 @@ ProfileWork load_work(const Profile& profile) {
   {
     sql::Statement s = db.prepare(
         "SELECT id, rank, external_id, name, category, flops, bytes, input_dims, input_types, kernels, "
-        "kernel_ns FROM op_work WHERE status = 1 ORDER BY id");
+        "kernel_ns FROM op_work WHERE status = 1" +
+        std::string(options.lowest_rank_only ? " AND rank = (SELECT min(rank) FROM op_work WHERE status = 1)"
+                                             : "") +
+        " ORDER BY id");
     while (s.step()) {
       CountedOp op;
       op.id = s.column_int(0);
@@ -86,7 +89,7 @@ ProfileWork load_work(const Profile& profile) {
   }
   // activities.id -> index, per rank, for the kernels that have work.
   std::vector<std::unordered_map<std::int64_t, std::uint32_t>> activity_index(ranks.size());
-  {
+  if (options.kernel_shares && !options.lowest_rank_only) {
     sql::Statement s = db.prepare("SELECT activity_id, rank, op_id, flops, bytes FROM kernel_work");
     while (s.step()) {
       const std::int64_t activity_id = s.column_int(0);

@@ -44,9 +44,17 @@ struct ProfileWork {
   std::int64_t nested = 0, unparsable = 0, undetermined = 0;  // op_work rows of the other statuses
 };
 
+struct WorkLoadOptions {
+  // Each kernel's share (ProfileWork::kernels): needs the profile's activities. Off for a profile loaded
+  // without its events (LoadOptions::events off).
+  bool kernel_shares = true;
+  // Only the counted operators of the lowest rank that has any (what the workload inference reads).
+  bool lowest_rank_only = false;
+};
+
 // Reads PROFILE's work tables (a second read-only connection to its file). Throws meshscope::Error naming
 // the file when the tables are damaged.
-ProfileWork load_work(const Profile& profile);
+ProfileWork load_work(const Profile& profile, const WorkLoadOptions& options = {});
 
 // Ceilings to check the achieved rates against (0: unknown).
 struct WorkCeilings {

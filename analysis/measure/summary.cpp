@@ -1,0 +1,832 @@
+#include "analysis/measure/summary.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <map>
+#include <set>
+#include <thread>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "analysis/measure/classify.hpp"
+#include "analysis/measure/correlation.hpp"
+#include "profiler/error.hpp"
+#include "profiler/profile_writer.hpp"
+#include "profiler/schema_tables.hpp"
+#include "profiler/sqlite_util.hpp"
+#include "profiler/vocabulary.hpp"
+
+namespace meshscope::measure {
+
+namespace {
+
+// The rank's steps as sorted CPU windows: work counts "inside a step" when its launch (or start) falls in
+// one.
+struct StepFrame {
+  std::vector<TimeNs> starts, ends;
+  bool has_steps = false;
+};
+
+StepFrame frame_of(const RankResult& rr) {
+  StepFrame f;
+  for (const StepResult& s : rr.steps) {
+    f.starts.push_back(s.cpu_start_ns);
+    f.ends.push_back(s.cpu_end_ns);
+  }
+  f.has_steps = !rr.steps.empty();
+  return f;
+}
+
+bool launched_in_step(const StepFrame& frame, const CorrelationMap& map, const Rank& r,
+                      std::int64_t correlation) {
+  if (!frame.has_steps) return true;
+  const std::int32_t api = map.find(correlation);
+  if (api < 0) return false;
+  return step_at(frame.starts, frame.ends, r.api_calls[static_cast<std::size_t>(api)].start_ns) >= 0;
+}
+
+EventCounts count_rank(const Rank& r) {
+  EventCounts n;
+  for (const Activity& a : r.activities) {
+    switch (a.kind) {
+      case ActivityKind::kKernel:
+        ++n.kernel;
+        break;
+      case ActivityKind::kMemcpy:
+        ++n.memcpy;
+        break;
+      case ActivityKind::kMemset:
+        ++n.memset;
+        break;
+      case ActivityKind::kSync:
+        ++n.sync;
+        break;
+    }
+  }
+  for (const ApiCall& c : r.api_calls) (c.kind == ApiKind::kDriver ? n.driver : n.runtime) += 1;
+  for (const CpuRange& range : r.ranges) {
+    switch (range.kind) {
+      case RangeKind::kCpuOp:
+        ++n.cpu_op;
+        break;
+      case RangeKind::kAnnotation:
+        ++n.annotation;
+        break;
+      case RangeKind::kPythonFunction:
+        ++n.python_function;
+        break;
+      case RangeKind::kStep:
+        ++n.step;
+        break;
+      case RangeKind::kGpuAnnotation:
+        ++n.gpu_annotation;
+        break;
+      case RangeKind::kNvtx:
+        ++n.nvtx;
+        break;
+      case RangeKind::kOther:
+        ++n.other;
+        break;
+    }
+  }
+  n.collective = static_cast<std::int64_t>(r.collectives.size());
+  n.flow = static_cast<std::int64_t>(r.flows.size());
+  return n;
+}
+
+// Per (name, class) of the rank's activities, and the communication kernels without a collectives row under
+// the operation their name spells.
+void summarize_kernels(
+    const Profile& p, const Rank& r, const RankResult& rr, const StepFrame& frame, const CorrelationMap& map,
+    RankSummary& out,
+    std::map<std::tuple<std::string, std::int64_t, std::int64_t>, CollectiveSummary>& collectives) {
+  std::map<std::pair<StringId, ActivityClass>, KernelSummary> by_name;
+  for (std::size_t i = 0; i < r.activities.size(); ++i) {
+    const Activity& act = r.activities[i];
+    const ActivityClass cls = rr.classes[i];
+    KernelSummary& k = by_name[{act.name, cls}];
+    const TimeNs d = act.duration();
+    const bool in_step = launched_in_step(frame, map, r, act.correlation);
+    k.min_ns = k.count == 0 ? d : std::min(k.min_ns, d);
+    k.max_ns = k.count == 0 ? d : std::max(k.max_ns, d);
+    ++k.count;
+    k.total_ns += d;
+    if (in_step) k.step_ns += d;
+    out.kernel_ns += d;
+    if (cls == ActivityClass::kComm && act.collective < 0 && act.kind == ActivityKind::kKernel) {
+      std::string op = op_from_kernel_name(p.str(act.name));
+      CollectiveSummary& c = collectives[{op.empty() ? std::string("unknown") : op, 0, 0}];
+      ++c.count;
+      c.total_ns += d;
+      if (in_step) c.step_ns += d;
+    }
+  }
+  out.kernels.reserve(by_name.size());
+  for (auto& [key, k] : by_name) {
+    k.name = p.str(key.first);
+    k.cls = key.second;
+    out.kernels.push_back(std::move(k));
+  }
+}
+
+void summarize_collectives(
+    const Rank& r, const std::vector<CollectiveIdentity>& identity, const StepFrame& frame,
+    const CorrelationMap& map,
+    std::map<std::tuple<std::string, std::int64_t, std::int64_t>, CollectiveSummary>& collectives) {
+  for (std::size_t ci = 0; ci < r.collectives.size() && ci < identity.size(); ++ci) {
+    const Collective& c = r.collectives[ci];
+    const CollectiveIdentity& id = identity[ci];
+    CollectiveSummary& acc = collectives[{id.op, id.group_size, id.bytes}];
+    const bool kernel = c.stream_index >= 0;
+    const TimeNs d = kernel ? r.activities[c.activity].duration() : c.end_ns - c.start_ns;
+    ++acc.count;
+    acc.total_ns += d;
+    const bool in_step = kernel ? launched_in_step(frame, map, r, r.activities[c.activity].correlation)
+                                : (!frame.has_steps || step_at(frame.starts, frame.ends, c.start_ns) >= 0);
+    if (in_step) acc.step_ns += d;
+  }
+}
+
+// CPU operators by name: inclusive time and self time (without the CPU ops nested in them), whole rank and
+// inside steps; and whether any is a backward operator.
+void summarize_ops(const Profile& p, const Rank& r, const StepFrame& frame, RankSummary& out) {
+  std::vector<std::uint32_t> open;
+  std::vector<TimeNs> self;
+  std::map<StringId, OpSummary> by_name;
+  for (std::size_t t = 0; t < r.tracks.size(); ++t) {
+    if (r.tracks[t].gpu) continue;
+    const auto ranges = r.track_ranges(t);
+    self.assign(ranges.size(), 0);
+    open.clear();
+    for (std::uint32_t k = 0; k < ranges.size(); ++k) {
+      const CpuRange& range = ranges[k];
+      if (range.kind != RangeKind::kCpuOp) continue;
+      while (!open.empty() && ranges[open.back()].end_ns <= range.start_ns) open.pop_back();
+      const TimeNs d = range.end_ns - range.start_ns;
+      self[k] += d;
+      if (!open.empty()) self[open.back()] -= std::min(d, ranges[open.back()].end_ns - range.start_ns);
+      open.push_back(k);
+    }
+    for (std::uint32_t k = 0; k < ranges.size(); ++k) {
+      const CpuRange& range = ranges[k];
+      if (range.kind != RangeKind::kCpuOp) continue;
+      OpSummary& op = by_name[range.name];
+      const TimeNs d = range.end_ns - range.start_ns;
+      ++op.count;
+      op.total_ns += d;
+      op.self_ns += self[k];
+      if (!frame.has_steps || step_at(frame.starts, frame.ends, range.start_ns) >= 0) {
+        op.step_ns += d;
+        op.self_step_ns += self[k];
+      }
+    }
+  }
+  bool backward = false;
+  out.ops.reserve(by_name.size());
+  for (auto& [name, op] : by_name) {
+    op.name = p.str(name);
+    backward = backward || vocabulary::lower(op.name).find("backward") != std::string::npos;
+    out.ops.push_back(std::move(op));
+  }
+  if (!out.ops.empty()) out.training = backward;
+}
+
+// Adds the disjoint intervals LIST to the buckets through MEMBER.
+void bucketize(const std::vector<Interval>& list, Overview& ov, TimeNs OverviewBucket::*member) {
+  const int k = ov.bucket_log2;
+  for (const Interval& iv : list) {
+    TimeNs t = iv.start;
+    while (t < iv.end) {
+      const std::int64_t b = t >> k;
+      const TimeNs bucket_end = (b + 1) << k;
+      const TimeNs piece_end = std::min(iv.end, bucket_end);
+      const std::int64_t slot = b - ov.first_bucket;
+      if (slot >= 0 && slot < static_cast<std::int64_t>(ov.buckets.size()))
+        ov.buckets[static_cast<std::size_t>(slot)].*member += piece_end - t;
+      t = piece_end;
+    }
+  }
+}
+
+Overview overview_of(const Rank& r, const RankResult& rr) {
+  Overview ov;
+  const TimeNs start = rr.total.start_ns, end = rr.total.end_ns;
+  if (end <= start || r.activities.empty()) return ov;
+  const TimeNs span = end - start;
+  // The narrowest power-of-two width that covers the span in kOverviewBuckets buckets.
+  const auto per_bucket = static_cast<std::uint64_t>((span + kOverviewBuckets - 1) / kOverviewBuckets);
+  ov.bucket_log2 = static_cast<int>(std::bit_width(per_bucket > 1 ? per_bucket - 1 : 0));
+  ov.first_bucket = start >> ov.bucket_log2;
+  const std::int64_t last_bucket = (end - 1) >> ov.bucket_log2;
+  ov.buckets.resize(static_cast<std::size_t>(last_bucket - ov.first_bucket + 1));
+
+  std::vector<Interval> compute, comm, memory;
+  for (std::size_t i = 0; i < r.activities.size(); ++i) {
+    const Activity& a = r.activities[i];
+    switch (rr.classes[i]) {
+      case ActivityClass::kCompute:
+        compute.push_back({a.start_ns, a.end_ns});
+        break;
+      case ActivityClass::kComm:
+        comm.push_back({a.start_ns, a.end_ns});
+        break;
+      case ActivityClass::kMemory:
+        memory.push_back({a.start_ns, a.end_ns});
+        break;
+      case ActivityClass::kSync:
+        break;  // waits: idle, as in the breakdown
+    }
+  }
+  std::vector<Interval> u_compute, u_comm, u_memory, compute_comm, busy, memory_only;
+  for (auto [in, out] :
+       {std::pair{&compute, &u_compute}, std::pair{&comm, &u_comm}, std::pair{&memory, &u_memory}}) {
+    sort_by_start(*in);
+    union_sorted(*in, *out);
+  }
+  union_of(u_compute, u_comm, compute_comm);
+  union_of(compute_comm, u_memory, busy);
+  subtract(u_memory, compute_comm, memory_only);
+  bucketize(u_compute, ov, &OverviewBucket::compute_ns);
+  bucketize(u_comm, ov, &OverviewBucket::comm_ns);
+  bucketize(rr.exposed_comm, ov, &OverviewBucket::exposed_comm_ns);
+  bucketize(memory_only, ov, &OverviewBucket::memory_only_ns);
+  bucketize(busy, ov, &OverviewBucket::busy_ns);
+  bucketize({{start, end}}, ov, &OverviewBucket::span_ns);
+  return ov;
+}
+
+template <typename Row>
+void by_time_descending(std::vector<Row>& rows) {
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& a, const Row& b) { return a.total_ns > b.total_ns; });
+}
+
+RankSummary summarize_rank(const Profile& p, const Analysis& a, const RankResult& rr) {
+  const Rank& r = p.ranks()[rr.rank_index];
+  RankSummary out;
+  out.rank = r.rank;
+  out.total = rr.total;
+  out.outside_steps = rr.outside_steps;
+  out.step_source = rr.step_source;
+  out.unlinked_activities = rr.unlinked_activities;
+  out.collective_wait_ns = rr.collective_wait_ns;
+  out.collective_transfer_ns = rr.collective_transfer_ns;
+  out.counts = count_rank(r);
+  for (const StepResult& s : rr.steps) out.steps.push_back({s.number, s.cpu_start_ns, s.cpu_end_ns, s.gpu});
+  for (std::size_t i = 0; i < r.streams.size() && i < rr.streams.size(); ++i)
+    out.streams.push_back({r.streams[i].device, r.streams[i].stream, rr.streams[i]});
+
+  const StepFrame frame = frame_of(rr);
+  CorrelationMap map;
+  map.build(r.api_calls);
+  std::map<std::tuple<std::string, std::int64_t, std::int64_t>, CollectiveSummary> collectives;
+  summarize_kernels(p, r, rr, frame, map, out, collectives);
+  if (rr.rank_index < a.collectives.identity.size())
+    summarize_collectives(r, a.collectives.identity[rr.rank_index], frame, map, collectives);
+  for (auto& [key, c] : collectives) {
+    std::tie(c.op, c.group_size, c.bytes) = key;
+    out.collectives.push_back(std::move(c));
+  }
+  summarize_ops(p, r, frame, out);
+  by_time_descending(out.kernels);
+  by_time_descending(out.ops);
+  by_time_descending(out.collectives);
+  out.overview = overview_of(r, rr);
+  return out;
+}
+
+}  // namespace
+
+ProfileSummary summarize(const Profile& profile, const Analysis& analysis) {
+  ProfileSummary s;
+  s.path = profile.path();
+  s.world_size = profile.world_size();
+  s.ranks.resize(analysis.ranks.size());
+  // Ranks are independent: summarise them on all cores.
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < analysis.ranks.size(); i = next++)
+      s.ranks[i] = summarize_rank(profile, analysis, analysis.ranks[i]);
+  };
+  const unsigned threads =
+      std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()),
+                         static_cast<unsigned>(std::max<std::size_t>(1, analysis.ranks.size())));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  std::sort(s.ranks.begin(), s.ranks.end(),
+            [](const RankSummary& x, const RankSummary& y) { return x.rank < y.rank; });
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Writing
+
+namespace {
+
+constexpr std::string_view kSummaryMetaKey = "summaries";
+constexpr std::string_view kSummaryVersion = "1";
+
+void bind_breakdown(sql::Statement& s, int first, const Breakdown& b) {
+  const std::int64_t values[] = {b.start_ns,   b.end_ns,          b.span_ns,   b.busy_ns,        b.idle_ns,
+                                 b.compute_ns, b.comm_ns,         b.memory_ns, b.memory_only_ns, b.sync_ns,
+                                 b.overlap_ns, b.exposed_comm_ns, b.activities};
+  for (std::size_t i = 0; i < std::size(values); ++i) s.bind(first + static_cast<int>(i), values[i]);
+}
+
+// The summary tables' CREATE statements of schema.sql, for profiles written before they existed.
+void create_missing_tables(sql::Database& db) {
+  const std::string_view ddl = schema_tables_sql();
+  std::size_t pos = 0;
+  while (pos < ddl.size()) {
+    const std::size_t end = ddl.find(';', pos);
+    const std::string_view statement = ddl.substr(pos, end == std::string_view::npos ? ddl.npos : end - pos);
+    pos = end == std::string_view::npos ? ddl.size() : end + 1;
+    const std::size_t create = statement.find("CREATE TABLE summary_");
+    if (create == std::string_view::npos) continue;
+    const std::size_t name_start = create + std::string_view("CREATE TABLE ").size();
+    const std::size_t name_end = statement.find_first_of(" (", name_start);
+    const std::string name(statement.substr(name_start, name_end - name_start));
+    if (!db.has_table(name)) db.exec(std::string(statement.substr(create)));
+  }
+}
+
+void write_rank(sql::Statement& ranks, sql::Statement& steps, sql::Statement& streams,
+                sql::Statement& kernels, sql::Statement& ops, sql::Statement& collectives,
+                sql::Statement& overview, const RankSummary& r) {
+  int c = 1;
+  ranks.bind(c++, r.rank);
+  bind_breakdown(ranks, c, r.total);
+  c += 13;
+  ranks.bind(c++, r.outside_steps.span_ns);
+  ranks.bind(c++, r.outside_steps.busy_ns);
+  ranks.bind_text(c++, r.step_source);
+  ranks.bind(c++, r.unlinked_activities);
+  ranks.bind(c++, r.collective_wait_ns);
+  ranks.bind(c++, r.collective_transfer_ns);
+  ranks.bind(c++, r.kernel_ns);
+  if (r.training) {
+    ranks.bind(c++, *r.training ? 1 : 0);
+  } else {
+    ranks.bind_null(c++);
+  }
+  const EventCounts& n = r.counts;
+  for (std::int64_t v : {n.kernel, n.memcpy, n.memset, n.sync, n.runtime, n.driver, n.cpu_op, n.annotation,
+                         n.python_function, n.step, n.gpu_annotation, n.nvtx, n.other, n.collective, n.flow})
+    ranks.bind(c++, v);
+  ranks.bind(c++, r.overview.bucket_log2);
+  ranks.bind(c++, r.overview.first_bucket);
+  ranks.run();
+
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    const StepSummary& s = r.steps[i];
+    steps.bind(1, r.rank);
+    steps.bind(2, static_cast<std::int64_t>(i));
+    steps.bind(3, s.number);
+    steps.bind(4, s.cpu_start_ns);
+    steps.bind(5, s.cpu_end_ns);
+    bind_breakdown(steps, 6, s.gpu);
+    steps.run();
+  }
+  for (const StreamSummary& s : r.streams) {
+    const StreamIdle& i = s.idle;
+    const std::int64_t values[] = {r.rank,     s.device,  s.stream,        i.span_ns,
+                                   i.busy_ns,  i.idle_ns, i.host_bound_ns, i.kernel_gap_ns,
+                                   i.other_ns, i.gaps,    i.compute_ns,    static_cast<std::int64_t>(i.work)};
+    for (std::size_t k = 0; k < std::size(values); ++k) streams.bind(static_cast<int>(k) + 1, values[k]);
+    streams.run();
+  }
+  for (const KernelSummary& k : r.kernels) {
+    kernels.bind(1, r.rank);
+    kernels.bind_text(2, k.name);
+    kernels.bind(3, static_cast<std::int64_t>(k.cls));
+    kernels.bind(4, k.count);
+    kernels.bind(5, k.total_ns);
+    kernels.bind(6, k.step_ns);
+    kernels.bind(7, k.min_ns);
+    kernels.bind(8, k.max_ns);
+    kernels.run();
+  }
+  for (const OpSummary& o : r.ops) {
+    ops.bind(1, r.rank);
+    ops.bind_text(2, o.name);
+    ops.bind(3, o.count);
+    ops.bind(4, o.total_ns);
+    ops.bind(5, o.self_ns);
+    ops.bind(6, o.step_ns);
+    ops.bind(7, o.self_step_ns);
+    ops.run();
+  }
+  for (const CollectiveSummary& o : r.collectives) {
+    collectives.bind(1, r.rank);
+    collectives.bind_text(2, o.op);
+    collectives.bind(3, o.group_size);
+    collectives.bind(4, o.bytes);
+    collectives.bind(5, o.count);
+    collectives.bind(6, o.total_ns);
+    collectives.bind(7, o.step_ns);
+    collectives.run();
+  }
+  for (std::size_t b = 0; b < r.overview.buckets.size(); ++b) {
+    const OverviewBucket& o = r.overview.buckets[b];
+    const std::int64_t values[] = {r.rank,
+                                   r.overview.first_bucket + static_cast<std::int64_t>(b),
+                                   o.compute_ns,
+                                   o.comm_ns,
+                                   o.exposed_comm_ns,
+                                   o.memory_only_ns,
+                                   o.busy_ns,
+                                   o.span_ns};
+    for (std::size_t k = 0; k < std::size(values); ++k) overview.bind(static_cast<int>(k) + 1, values[k]);
+    overview.run();
+  }
+}
+
+}  // namespace
+
+void write_summary(const std::filesystem::path& path, const ProfileSummary& summary) {
+  sql::Database db(path, false);
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    create_missing_tables(db);
+    for (const auto& t :
+         {schema::SummaryRanks::kName, schema::SummarySteps::kName, schema::SummaryStreams::kName,
+          schema::SummaryKernels::kName, schema::SummaryOps::kName, schema::SummaryCollectives::kName,
+          schema::SummaryOverview::kName})
+      db.exec(fmt::format("DELETE FROM {}", t));
+    auto ranks = db.prepare(schema::insert_sql<schema::SummaryRanks>());
+    auto steps = db.prepare(schema::insert_sql<schema::SummarySteps>());
+    auto streams = db.prepare(schema::insert_sql<schema::SummaryStreams>());
+    auto kernels = db.prepare(schema::insert_sql<schema::SummaryKernels>());
+    auto ops = db.prepare(schema::insert_sql<schema::SummaryOps>());
+    auto collectives = db.prepare(schema::insert_sql<schema::SummaryCollectives>());
+    auto overview = db.prepare(schema::insert_sql<schema::SummaryOverview>());
+    for (const RankSummary& r : summary.ranks)
+      write_rank(ranks, steps, streams, kernels, ops, collectives, overview, r);
+    auto meta = db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
+    meta.bind_text(1, kSummaryMetaKey);
+    meta.bind_text(2, kSummaryVersion);
+    meta.run();
+    db.exec("COMMIT");
+  } catch (...) {
+    try {
+      db.exec("ROLLBACK");
+    } catch (...) {
+    }
+    throw;
+  }
+}
+
+namespace {
+
+// The tables of a profile's description and summaries: what a summary part keeps and a merge copies.
+constexpr const char* kPartTables[] = {"ranks",           "devices",       "process_groups",
+                                       "streams",         "threads",       "diagnostics",
+                                       "summary_ranks",   "summary_steps", "summary_streams",
+                                       "summary_kernels", "summary_ops",   "summary_collectives",
+                                       "summary_overview"};
+
+bool kept_in_part(std::string_view table) {
+  for (const char* t : kPartTables) {
+    if (table == t) return true;
+  }
+  return table == "meta" || table == "enums" || table == "strings";
+}
+
+}  // namespace
+
+void drop_events(const std::filesystem::path& path) {
+  if (!read_summary(path))
+    fail("{}: has no summaries: dropping its events would lose every figure", path.string());
+  sql::Database db(path, false);
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    for (const schema::TableDescription& t : schema::all_tables()) {
+      if (!kept_in_part(t.name) && db.has_table(t.name)) db.exec(fmt::format("DELETE FROM {}", t.name));
+    }
+    auto meta = db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('events', 'none')");
+    meta.run();
+    db.exec("COMMIT");
+  } catch (...) {
+    try {
+      db.exec("ROLLBACK");
+    } catch (...) {
+    }
+    throw;
+  }
+  // Small pages: a part is mostly empty tables, one page each.
+  db.exec("PRAGMA page_size = 4096");
+  db.exec("VACUUM");
+}
+
+std::vector<std::int32_t> merge_summary_parts(const std::vector<std::filesystem::path>& parts,
+                                              const std::filesystem::path& job) {
+  std::set<std::int32_t> present;
+  if (const auto existing = read_summary(job)) {
+    for (const RankSummary& r : existing->ranks) present.insert(r.rank);
+  }
+  // Every part is checked whole (its description by the profile loader, its summaries by read_summary)
+  // before anything is copied.
+  std::map<std::int32_t, std::filesystem::path> given_by;
+  std::vector<std::pair<std::filesystem::path, std::set<std::int32_t>>> copies;
+  for (const auto& part : parts) {
+    Profile::load(part, LoadOptions{.events = false});
+    const auto summary = read_summary(part);
+    if (!summary)
+      fail("{}: has no summaries (summarise it first: meshscope summarize {})", part.string(), part.string());
+    std::set<std::int32_t> ranks;
+    for (const RankSummary& r : summary->ranks) {
+      if (present.count(r.rank)) continue;
+      auto [it, added] = given_by.emplace(r.rank, part);
+      if (!added)
+        fail("{}: rank {} is in {} too: the parts overlap", part.string(), r.rank, it->second.string());
+      ranks.insert(r.rank);
+    }
+    copies.emplace_back(part, std::move(ranks));
+  }
+  sql::Database out(job, false);
+  out.exec("BEGIN IMMEDIATE");
+  std::vector<std::int32_t> copied;
+  try {
+    create_missing_tables(out);
+    for (const auto& [part, ranks] : copies) {
+      if (ranks.empty()) continue;
+      sql::Database in(part, true);
+      for (const schema::TableDescription& t : schema::all_tables()) {
+        if (!kept_in_part(t.name) || std::string_view(t.name) == "meta" ||
+            std::string_view(t.name) == "enums" || std::string_view(t.name) == "strings" ||
+            !in.table_columns(t.name))
+          continue;
+        const std::string columns = schema::column_list(t.columns);
+        auto select = in.prepare(fmt::format("SELECT {} FROM {}", columns, t.name));
+        auto insert = out.prepare(schema::insert_sql(t.name, t.columns));
+        const int n = static_cast<int>(t.columns.size());
+        while (select.step()) {
+          // Rows of the ranks this part gives (a diagnostic of the whole job, rank NULL, stays with the job).
+          if (select.column_is_null(0) || !ranks.count(static_cast<std::int32_t>(select.column_int(0))))
+            continue;
+          for (int c = 0; c < n; ++c) {
+            if (sqlite3_bind_value(insert.handle(), c + 1, sqlite3_column_value(select.handle(), c)) !=
+                SQLITE_OK)
+              fail("{}: cannot copy a row of {} into {}", part.string(), t.name, job.string());
+          }
+          insert.run();
+        }
+      }
+      copied.insert(copied.end(), ranks.begin(), ranks.end());
+    }
+    auto meta = out.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('summaries', ?)");
+    meta.bind_text(1, kSummaryVersion);
+    meta.run();
+    out.exec("COMMIT");
+  } catch (...) {
+    try {
+      out.exec("ROLLBACK");
+    } catch (...) {
+    }
+    throw;
+  }
+  std::sort(copied.begin(), copied.end());
+  return copied;
+}
+
+void add_summaries(const std::filesystem::path& path) {
+  const Profile profile = Profile::load(path, LoadOptions{.kernel_details = false, .links = false});
+  write_summary(path, summarize(profile, analyze(profile)));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Reading
+
+namespace {
+
+// One summary table read with its declared columns checked (the file may be anyone's).
+class SummaryReader {
+ public:
+  template <typename Table>
+  static SummaryReader of(sql::Database& db, std::string_view order) {
+    return SummaryReader(db, Table::kName, Table::kColumns, order);
+  }
+
+  SummaryReader(sql::Database& db, const char* table, std::span<const schema::Column> columns,
+                std::string_view order)
+      : path_(db.path()), table_(table), columns_(columns) {
+    const auto declared = db.table_columns(table);
+    if (!declared) fail("{}: summaries recorded but no {} table", path_.string(), table);
+    for (const schema::Column& c : columns) {
+      const auto found = declared->find(c.name);
+      if (found == declared->end() || found->second == sql::kComputedColumn ||
+          sql::affinity_of(found->second) != c.affinity)
+        fail("{}: {}.{} is missing or not of the declared type (a damaged file?)", path_.string(), table,
+             c.name);
+    }
+    statement_ =
+        db.prepare(fmt::format("SELECT {} FROM {} ORDER BY {}", schema::column_list(columns), table, order));
+  }
+
+  bool step() {
+    if (!statement_.step()) return false;
+    ++row_;
+    return true;
+  }
+  // Integer column I; NULL reads as FALLBACK. Anything else is a damaged file.
+  std::int64_t integer(int i, std::int64_t fallback = 0) const {
+    std::int64_t v = 0;
+    const int type = statement_.column_type_and_int(i, v);
+    if (type == SQLITE_INTEGER) return v;
+    if (type == SQLITE_NULL) return fallback;
+    bad(i, "is not an integer");
+  }
+  std::optional<std::int64_t> optional_integer(int i) const {
+    if (statement_.column_is_null(i)) return std::nullopt;
+    return integer(i);
+  }
+  std::string text(int i) const {
+    const int type = statement_.column_type(i);
+    if (type != SQLITE_TEXT && type != SQLITE_NULL) bad(i, "is not text");
+    return statement_.column_text(i);
+  }
+  [[noreturn]] void bad(int i, std::string_view problem) const {
+    fail("{}: {} row {}: {} {}", path_.string(), table_, row_, columns_[static_cast<std::size_t>(i)].name,
+         problem);
+  }
+  [[noreturn]] void bad_row(std::string_view problem) const {
+    fail("{}: {} row {}: {}", path_.string(), table_, row_, problem);
+  }
+
+ private:
+  std::filesystem::path path_;
+  const char* table_;
+  std::span<const schema::Column> columns_;
+  sql::Statement statement_;
+  std::int64_t row_ = 0;
+};
+
+Breakdown read_breakdown(const SummaryReader& r, int first) {
+  Breakdown b;
+  TimeNs* fields[] = {&b.start_ns,   &b.end_ns,          &b.span_ns,   &b.busy_ns,        &b.idle_ns,
+                      &b.compute_ns, &b.comm_ns,         &b.memory_ns, &b.memory_only_ns, &b.sync_ns,
+                      &b.overlap_ns, &b.exposed_comm_ns, &b.activities};
+  for (std::size_t i = 0; i < std::size(fields); ++i) *fields[i] = r.integer(first + static_cast<int>(i));
+  return b;
+}
+
+ActivityClass class_of(const SummaryReader& r, int i) {
+  const std::int64_t v = r.integer(i);
+  if (v < 0 || v >= kClassCount) r.bad(i, "is not a class (0..3)");
+  return static_cast<ActivityClass>(v);
+}
+
+// The summary of RANK; a row for a rank without a summary_ranks row is a damaged file.
+RankSummary& rank_of(std::vector<RankSummary>& ranks, const SummaryReader& r) {
+  const std::int64_t rank = r.integer(0);
+  auto it = std::lower_bound(ranks.begin(), ranks.end(), rank,
+                             [](const RankSummary& s, std::int64_t v) { return s.rank < v; });
+  if (it == ranks.end() || it->rank != rank) r.bad_row(fmt::format("rank {} has no summary_ranks row", rank));
+  return *it;
+}
+
+void read_ranks(sql::Database& db, ProfileSummary& out) {
+  auto r = SummaryReader::of<schema::SummaryRanks>(db, "rank");
+  while (r.step()) {
+    RankSummary s;
+    int c = 0;
+    const std::int64_t rank = r.integer(c++);
+    if (rank < 0 || rank > std::numeric_limits<std::int32_t>::max()) r.bad(0, "is not a rank");
+    s.rank = static_cast<std::int32_t>(rank);
+    s.total = read_breakdown(r, c);
+    c += 13;
+    s.outside_steps.span_ns = r.integer(c++);
+    s.outside_steps.busy_ns = r.integer(c++);
+    s.step_source = r.text(c++);
+    s.unlinked_activities = r.integer(c++);
+    s.collective_wait_ns = r.integer(c++);
+    s.collective_transfer_ns = r.integer(c++);
+    s.kernel_ns = r.integer(c++);
+    if (const auto t = r.optional_integer(c++)) s.training = *t != 0;
+    EventCounts& n = s.counts;
+    for (std::int64_t* v :
+         {&n.kernel, &n.memcpy, &n.memset, &n.sync, &n.runtime, &n.driver, &n.cpu_op, &n.annotation,
+          &n.python_function, &n.step, &n.gpu_annotation, &n.nvtx, &n.other, &n.collective, &n.flow})
+      *v = r.integer(c++);
+    const std::int64_t log2 = r.integer(c);
+    if (log2 < 0 || log2 > 62) r.bad(c, "is not a bucket width (0..62)");
+    s.overview.bucket_log2 = static_cast<int>(log2);
+    s.overview.first_bucket = r.integer(c + 1);
+    out.ranks.push_back(std::move(s));
+  }
+}
+
+void read_rows(sql::Database& db, ProfileSummary& out) {
+  auto& ranks = out.ranks;
+  {
+    auto r = SummaryReader::of<schema::SummarySteps>(db, "rank, ordinal");
+    while (r.step()) {
+      RankSummary& s = rank_of(ranks, r);
+      s.steps.push_back({r.integer(2), r.integer(3), r.integer(4), read_breakdown(r, 5)});
+    }
+  }
+  {
+    auto r = SummaryReader::of<schema::SummaryStreams>(db, "rank, device, stream");
+    while (r.step()) {
+      RankSummary& s = rank_of(ranks, r);
+      StreamSummary st;
+      st.device = static_cast<std::int32_t>(r.integer(1));
+      st.stream = r.integer(2);
+      StreamIdle& i = st.idle;
+      i.stream_index = static_cast<std::uint32_t>(s.streams.size());
+      TimeNs* fields[] = {&i.span_ns,       &i.busy_ns,  &i.idle_ns, &i.host_bound_ns,
+                          &i.kernel_gap_ns, &i.other_ns, &i.gaps,    &i.compute_ns};
+      for (std::size_t k = 0; k < std::size(fields); ++k) *fields[k] = r.integer(3 + static_cast<int>(k));
+      i.work = class_of(r, 11);
+      s.streams.push_back(st);
+    }
+  }
+  {
+    auto r = SummaryReader::of<schema::SummaryKernels>(db, "rank, total_ns DESC, rowid");
+    while (r.step()) {
+      RankSummary& s = rank_of(ranks, r);
+      s.kernels.push_back(
+          {r.text(1), class_of(r, 2), r.integer(3), r.integer(4), r.integer(5), r.integer(6), r.integer(7)});
+    }
+  }
+  {
+    auto r = SummaryReader::of<schema::SummaryOps>(db, "rank, total_ns DESC, rowid");
+    while (r.step()) {
+      RankSummary& s = rank_of(ranks, r);
+      s.ops.push_back({r.text(1), r.integer(2), r.integer(3), r.integer(4), r.integer(5), r.integer(6)});
+    }
+  }
+  {
+    auto r = SummaryReader::of<schema::SummaryCollectives>(db, "rank, total_ns DESC, rowid");
+    while (r.step()) {
+      RankSummary& s = rank_of(ranks, r);
+      s.collectives.push_back(
+          {r.text(1), r.integer(2), r.integer(3), r.integer(4), r.integer(5), r.integer(6)});
+    }
+  }
+  {
+    auto r = SummaryReader::of<schema::SummaryOverview>(db, "rank, bucket");
+    while (r.step()) {
+      RankSummary& s = rank_of(ranks, r);
+      const std::int64_t bucket = r.integer(1);
+      const std::int64_t slot = bucket - s.overview.first_bucket;
+      // Buckets are written contiguously from the first; anything else is a damaged file.
+      if (slot != static_cast<std::int64_t>(s.overview.buckets.size()))
+        r.bad(1, fmt::format("is not the rank's next bucket ({})",
+                             s.overview.first_bucket + static_cast<std::int64_t>(s.overview.buckets.size())));
+      s.overview.buckets.push_back(
+          {r.integer(2), r.integer(3), r.integer(4), r.integer(5), r.integer(6), r.integer(7)});
+    }
+  }
+}
+
+}  // namespace
+
+const RankSummary* find_rank(const ProfileSummary& summary, std::int32_t rank) {
+  auto it = std::lower_bound(summary.ranks.begin(), summary.ranks.end(), rank,
+                             [](const RankSummary& s, std::int32_t v) { return s.rank < v; });
+  return it != summary.ranks.end() && it->rank == rank ? &*it : nullptr;
+}
+
+std::vector<DeviceUse> devices_used(const Rank& rank, const RankSummary& summary) {
+  std::vector<std::int32_t> devices;
+  for (const StreamSummary& s : summary.streams) devices.push_back(s.device);
+  std::sort(devices.begin(), devices.end());
+  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+  std::vector<DeviceUse> out;
+  for (const std::int32_t d : devices) {
+    DeviceUse use{d, nullptr};
+    for (const Device& info : rank.devices) {
+      if (info.device == d) use.info = &info;
+    }
+    out.push_back(use);
+  }
+  return out;
+}
+
+std::optional<ProfileSummary> read_summary(const std::filesystem::path& path) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) fail("{}: no such profile", path.string());
+  sql::Database db(path, true);
+  if (!db.table_columns("meta")) fail("{}: not a meshscope profile (no meta table)", path.string());
+  {
+    auto s = db.prepare("SELECT value FROM meta WHERE key = 'summaries'");
+    if (!s.step() || s.column_text(0) != kSummaryVersion) return std::nullopt;
+  }
+  ProfileSummary out;
+  out.path = path;
+  out.from_tables = true;
+  read_ranks(db, out);
+  read_rows(db, out);
+  {
+    auto s = db.prepare("SELECT max(world_size), count(*) FROM ranks");
+    if (s.step()) out.world_size = std::max(s.column_int_or(0, 0), s.column_int_or(1, 0));
+  }
+  return out;
+}
+
+}  // namespace meshscope::measure

@@ -1,0 +1,136 @@
+// meshscope summarize: the per-rank summaries (analysis/measure/summary.hpp) for profiles that lack them, and
+// the summarise-next-to-each-rank, merge-only-the-summaries path for jobs too large for one machine
+// (docs/SCALE.md):
+//   meshscope summarize PROFILE...                           add or refresh the summaries in place
+//   meshscope summarize TRACE... -o PART.msdb [--summaries-only]  import, summarise (and drop the events)
+//   meshscope summarize --merge PART... [--events TRACE...] -o JOB.msdb
+//                                                            one job profile from the parts' summaries, with
+//                                                            the events of the ranks whose traces are given
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/measure/summary.hpp"
+#include "app/command.hpp"
+#include "collectors/import/import.hpp"
+#include "profiler/error.hpp"
+#include "profiler/profile.hpp"
+#include "profiler/profile_writer.hpp"
+
+namespace meshscope::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Options {
+  std::vector<std::string> inputs;
+  std::string output;
+  bool summaries_only = false;
+  bool merge = false;
+  std::vector<std::string> events;
+  bool quiet = false;
+};
+
+// A sibling of OUTPUT to build the result in: OUTPUT appears only once complete.
+fs::path building_path(const fs::path& output) {
+  const fs::path parent = output.has_parent_path() ? output.parent_path() : fs::path(".");
+  return parent / ("." + output.filename().string() + ".summarizing");
+}
+
+void publish(const fs::path& building, const fs::path& output) {
+  std::error_code error;
+  fs::rename(building, output, error);
+  if (error) fail("{}: cannot write ({})", output.string(), error.message());
+}
+
+std::vector<fs::path> paths(const std::vector<std::string>& v) {
+  return {v.begin(), v.end()};
+}
+
+// Imports TRACES into BUILDING (with their summaries).
+void import_with_summaries(const std::vector<fs::path>& traces, const fs::path& building) {
+  import_traces(traces, building);
+  measure::add_summaries(building);
+}
+
+void run(const Options& o) {
+  if (o.output.empty()) {
+    if (o.merge || o.summaries_only || !o.events.empty())
+      fail("summarize: --merge, --summaries-only and --events write a new profile: give -o OUT.msdb");
+    for (const auto& input : o.inputs) {
+      Profile::load(input, LoadOptions{.events = false});  // one clear line for a file that is no profile
+      measure::add_summaries(input);
+      if (!o.quiet) std::printf("summarised %s\n", input.c_str());
+    }
+    return;
+  }
+  const fs::path output(o.output), building = building_path(output);
+  {
+    std::error_code error;
+    const fs::path parent = output.has_parent_path() ? output.parent_path() : fs::path(".");
+    if (!fs::is_directory(parent, error)) fail("{}: output folder does not exist", output.string());
+  }
+  fs::remove(building);
+  try {
+    if (o.merge) {
+      if (o.summaries_only) fail("summarize: --summaries-only applies to one part, not to --merge");
+      // The ranks whose events are wanted come in whole (imported from their traces); every other rank
+      // only as its summary.
+      if (!o.events.empty()) {
+        import_with_summaries(paths(o.events), building);
+      } else {
+        ProfileWriter empty(building);  // the schema, no rank yet: every rank comes from a part
+        empty.set_meta("source_format", "meshscope-summaries");
+        empty.commit();
+      }
+      const auto copied = measure::merge_summary_parts(paths(o.inputs), building);
+      publish(building, output);
+      if (!o.quiet)
+        std::printf("merged the summaries of %zu rank%s from %zu part%s%s into %s\n", copied.size(),
+                    copied.size() == 1 ? "" : "s", o.inputs.size(), o.inputs.size() == 1 ? "" : "s",
+                    o.events.empty() ? ""
+                                     : fmt::format(", with the events of {} trace file{}", o.events.size(),
+                                                   o.events.size() == 1 ? "" : "s")
+                                           .c_str(),
+                    output.c_str());
+      return;
+    }
+    if (!o.events.empty()) fail("summarize: --events is for --merge (the traces given are imported whole)");
+    import_with_summaries(paths(o.inputs), building);
+    if (o.summaries_only) measure::drop_events(building);
+    publish(building, output);
+    if (!o.quiet)
+      std::printf("summarised %zu input%s into %s%s\n", o.inputs.size(), o.inputs.size() == 1 ? "" : "s",
+                  output.c_str(), o.summaries_only ? " (summaries only, no events)" : "");
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove(building, ignored);
+    throw;
+  }
+}
+
+const bool registered = register_command(
+    {"summarize", 12, [](CLI::App& root) {
+       auto* cmd = root.add_subcommand("summarize",
+                                       "Per-rank summaries: add them to profiles, summarise traces next to "
+                                       "each rank, merge the summaries");
+       auto opts = std::make_shared<Options>();
+       cmd->add_option(
+              "INPUT", opts->inputs,
+              "Profiles to summarise in place; with -o the traces to summarise; with --merge the parts")
+           ->required();
+       cmd->add_option("-o,--output", opts->output, "Profile to write (.msdb)");
+       cmd->add_flag("--summaries-only", opts->summaries_only,
+                     "Keep only the description and the summaries, not the events (a part to merge)");
+       cmd->add_flag("--merge", opts->merge,
+                     "Merge summary parts (or summarised profiles) into one job profile");
+       cmd->add_option("--events", opts->events,
+                       "With --merge: traces of the ranks to keep whole (their events are imported)");
+       cmd->add_flag("-q,--quiet", opts->quiet, "Print nothing on success");
+       cmd->callback([opts] { run(*opts); });
+     }});
+
+}  // namespace
+}  // namespace meshscope::app

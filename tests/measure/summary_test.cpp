@@ -1,0 +1,343 @@
+// Summaries (analysis/measure/summary.hpp, issue #17 item 1) on real traces: `import` writes them; what is
+// read back equals what the analysis of the events gives; the overview's buckets add up to the rank's
+// breakdown; diff from the summaries equals diff from the events; `info` on a summarised profile reads no
+// event at all; damaged summary tables are refused naming the file and the table.
+#include "analysis/measure/summary.hpp"
+
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "analysis/measure/diff.hpp"
+#include "profiler/error.hpp"
+#include "tests/measure/profile_builder.hpp"
+
+namespace meshscope::measure {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+const fs::path kTraces = fs::path(MESHSCOPE_SHARED_DIR) / "traces";
+
+std::string slurp(const fs::path& path) {
+  std::string text;
+  if (std::FILE* f = std::fopen(path.c_str(), "r")) {
+    std::array<char, 4096> buffer{};
+    std::size_t n = 0;
+    while ((n = std::fread(buffer.data(), 1, buffer.size(), f)) > 0) text.append(buffer.data(), n);
+    std::fclose(f);
+  }
+  return text;
+}
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / ("summary-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// Runs meshscope ARGUMENTS in DIR; returns stdout (and fails the test on a non-zero exit).
+std::string meshscope(const std::string& arguments, const fs::path& dir) {
+  const fs::path out = dir / "stdout.txt";
+  const int status = std::system((std::string(MESHSCOPE_BINARY) + " " + arguments + " >'" + out.string() +
+                                  "' 2>'" + (dir / "stderr.txt").string() + "'")
+                                     .c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << arguments << ": " << slurp(dir / "stderr.txt");
+  return slurp(out);
+}
+
+fs::path import(const std::string& name, const std::string& traces) {
+  const fs::path dir = scratch(name);
+  const fs::path profile = dir / "p.msdb";
+  meshscope("import " + traces + " -o '" + profile.string() + "' -q", dir);
+  return profile;
+}
+
+void sql(const fs::path& path, const std::string& statement) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* error = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, statement.c_str(), nullptr, nullptr, &error), SQLITE_OK) << (error ? error : "");
+  sqlite3_free(error);
+  sqlite3_close(db);
+}
+
+void expect_same_breakdown(const Breakdown& a, const Breakdown& b, const std::string& where) {
+  EXPECT_EQ(a.start_ns, b.start_ns) << where;
+  EXPECT_EQ(a.end_ns, b.end_ns) << where;
+  EXPECT_EQ(a.busy_ns, b.busy_ns) << where;
+  EXPECT_EQ(a.idle_ns, b.idle_ns) << where;
+  EXPECT_EQ(a.compute_ns, b.compute_ns) << where;
+  EXPECT_EQ(a.comm_ns, b.comm_ns) << where;
+  EXPECT_EQ(a.memory_only_ns, b.memory_only_ns) << where;
+  EXPECT_EQ(a.exposed_comm_ns, b.exposed_comm_ns) << where;
+  EXPECT_EQ(a.activities, b.activities) << where;
+}
+
+// What the tables hold is what the analysis of the events gives, row for row.
+void expect_same(const ProfileSummary& stored, const ProfileSummary& computed) {
+  ASSERT_EQ(stored.ranks.size(), computed.ranks.size());
+  EXPECT_EQ(stored.world_size, computed.world_size);
+  for (std::size_t i = 0; i < stored.ranks.size(); ++i) {
+    const RankSummary& s = stored.ranks[i];
+    const RankSummary& c = computed.ranks[i];
+    const std::string where = "rank " + std::to_string(c.rank);
+    EXPECT_EQ(s.rank, c.rank);
+    expect_same_breakdown(s.total, c.total, where);
+    EXPECT_EQ(s.step_source, c.step_source) << where;
+    EXPECT_EQ(s.kernel_ns, c.kernel_ns) << where;
+    EXPECT_EQ(s.training, c.training) << where;
+    EXPECT_EQ(s.counts.kernel, c.counts.kernel) << where;
+    EXPECT_EQ(s.counts.cpu_op, c.counts.cpu_op) << where;
+    EXPECT_EQ(s.counts.runtime, c.counts.runtime) << where;
+    EXPECT_EQ(s.counts.collective, c.counts.collective) << where;
+    ASSERT_EQ(s.steps.size(), c.steps.size()) << where;
+    for (std::size_t k = 0; k < s.steps.size(); ++k) {
+      EXPECT_EQ(s.steps[k].number, c.steps[k].number) << where;
+      EXPECT_EQ(s.steps[k].cpu_start_ns, c.steps[k].cpu_start_ns) << where;
+      expect_same_breakdown(s.steps[k].gpu, c.steps[k].gpu, where + " step " + std::to_string(k));
+    }
+    ASSERT_EQ(s.streams.size(), c.streams.size()) << where;
+    for (std::size_t k = 0; k < s.streams.size(); ++k) {
+      EXPECT_EQ(s.streams[k].stream, c.streams[k].stream) << where;
+      EXPECT_EQ(s.streams[k].idle.idle_ns, c.streams[k].idle.idle_ns) << where;
+      EXPECT_EQ(s.streams[k].idle.host_bound_ns, c.streams[k].idle.host_bound_ns) << where;
+    }
+    ASSERT_EQ(s.kernels.size(), c.kernels.size()) << where;
+    for (std::size_t k = 0; k < s.kernels.size(); ++k) {
+      EXPECT_EQ(s.kernels[k].name, c.kernels[k].name) << where;
+      EXPECT_EQ(s.kernels[k].cls, c.kernels[k].cls) << where;
+      EXPECT_EQ(s.kernels[k].count, c.kernels[k].count) << where;
+      EXPECT_EQ(s.kernels[k].total_ns, c.kernels[k].total_ns) << where;
+      EXPECT_EQ(s.kernels[k].step_ns, c.kernels[k].step_ns) << where;
+    }
+    ASSERT_EQ(s.ops.size(), c.ops.size()) << where;
+    for (std::size_t k = 0; k < s.ops.size(); ++k) {
+      EXPECT_EQ(s.ops[k].name, c.ops[k].name) << where;
+      EXPECT_EQ(s.ops[k].self_ns, c.ops[k].self_ns) << where;
+    }
+    ASSERT_EQ(s.collectives.size(), c.collectives.size()) << where;
+    for (std::size_t k = 0; k < s.collectives.size(); ++k) {
+      EXPECT_EQ(s.collectives[k].op, c.collectives[k].op) << where;
+      EXPECT_EQ(s.collectives[k].bytes, c.collectives[k].bytes) << where;
+      EXPECT_EQ(s.collectives[k].total_ns, c.collectives[k].total_ns) << where;
+    }
+    EXPECT_EQ(s.overview.bucket_log2, c.overview.bucket_log2) << where;
+    EXPECT_EQ(s.overview.first_bucket, c.overview.first_bucket) << where;
+    ASSERT_EQ(s.overview.buckets.size(), c.overview.buckets.size()) << where;
+    for (std::size_t k = 0; k < s.overview.buckets.size(); ++k) {
+      EXPECT_EQ(s.overview.buckets[k].busy_ns, c.overview.buckets[k].busy_ns) << where;
+      EXPECT_EQ(s.overview.buckets[k].exposed_comm_ns, c.overview.buckets[k].exposed_comm_ns) << where;
+    }
+  }
+}
+
+ProfileSummary computed(const fs::path& path) {
+  const Profile p = Profile::load(path);
+  return summarize(p, analyze(p));
+}
+
+struct Trace {
+  const char* name;
+  std::string files;
+};
+
+// Traces with steps, NCCL collectives, two ranks, an Nsight export, and CPU operators without GPU work.
+std::vector<Trace> traces() {
+  return {
+      {"negative_queue", (kTraces / "hta/negative_queue_length_values_check/rank0.json.gz").string()},
+      {"trace_filter", (kTraces / "hta/trace_filter").string()},
+      {"resnet50", (kTraces / "kineto/resnet50_num_workers_0").string()},
+      {"nsys_mpi", (kTraces / "nsys/saxpy_mpi_cuda_a100.sqlite").string()},
+      {"cpu_only", (kTraces / "hta/cpu_only").string()},
+  };
+}
+
+TEST(Summary, ImportWritesWhatTheAnalysisOfTheEventsGives) {
+  for (const Trace& t : traces()) {
+    SCOPED_TRACE(t.name);
+    const fs::path profile = import(t.name, t.files);
+    const auto stored = read_summary(profile);
+    ASSERT_TRUE(stored.has_value()) << "import writes summaries";
+    EXPECT_TRUE(stored->from_tables);
+    expect_same(*stored, computed(profile));
+  }
+}
+
+TEST(Summary, OverviewBucketsAddUpToTheRanksBreakdown) {
+  for (const Trace& t : traces()) {
+    SCOPED_TRACE(t.name);
+    const auto summary = read_summary(import(t.name, t.files));
+    ASSERT_TRUE(summary.has_value());
+    for (const RankSummary& r : summary->ranks) {
+      const Overview& ov = r.overview;
+      if (r.total.activities == 0) continue;
+      ASSERT_FALSE(ov.buckets.empty()) << "rank " << r.rank;
+      EXPECT_LE(static_cast<std::int64_t>(ov.buckets.size()), kOverviewBuckets + 1);
+      // The narrowest power of two: half the width would need more than kOverviewBuckets buckets.
+      if (ov.bucket_log2 > 0) EXPECT_GT(r.total.span_ns, kOverviewBuckets * (ov.bucket_ns() / 2));
+      EXPECT_LE(ov.first_bucket * ov.bucket_ns(), r.total.start_ns);
+      OverviewBucket sum;
+      for (const OverviewBucket& b : ov.buckets) {
+        EXPECT_LE(b.busy_ns, b.span_ns);
+        EXPECT_LE(b.span_ns, ov.bucket_ns());
+        sum.compute_ns += b.compute_ns;
+        sum.comm_ns += b.comm_ns;
+        sum.exposed_comm_ns += b.exposed_comm_ns;
+        sum.memory_only_ns += b.memory_only_ns;
+        sum.busy_ns += b.busy_ns;
+        sum.span_ns += b.span_ns;
+      }
+      EXPECT_EQ(sum.compute_ns, r.total.compute_ns);
+      EXPECT_EQ(sum.comm_ns, r.total.comm_ns);
+      EXPECT_EQ(sum.exposed_comm_ns, r.total.exposed_comm_ns);
+      EXPECT_EQ(sum.memory_only_ns, r.total.memory_only_ns);
+      EXPECT_EQ(sum.busy_ns, r.total.busy_ns);
+      EXPECT_EQ(sum.span_ns, r.total.span_ns);
+    }
+  }
+}
+
+TEST(Summary, DiffFromTheSummariesEqualsDiffFromTheEvents) {
+  const fs::path a = import("compare_base", (kTraces / "hta/trace_compare/base").string());
+  const fs::path b = import("compare_test", (kTraces / "hta/trace_compare/test").string());
+  const Profile pa = Profile::load(a), pb = Profile::load(b);
+  const Diff events = diff_profiles(pa, analyze(pa), pb, analyze(pb));
+  const Diff summaries = diff_summaries(*read_summary(a), *read_summary(b));
+  EXPECT_EQ(summaries.a.rank_steps, events.a.rank_steps);
+  EXPECT_EQ(summaries.b.step_ns, events.b.step_ns);
+  EXPECT_EQ(summaries.a.cpu_ops, events.a.cpu_ops);
+  EXPECT_EQ(summaries.b.kernel_ns, events.b.kernel_ns);
+  ASSERT_EQ(summaries.classes.size(), events.classes.size());
+  for (std::size_t i = 0; i < events.classes.size(); ++i) {
+    EXPECT_EQ(summaries.classes[i].a_step_ns, events.classes[i].a_step_ns) << events.classes[i].name;
+    EXPECT_EQ(summaries.classes[i].b_ns, events.classes[i].b_ns) << events.classes[i].name;
+  }
+  ASSERT_EQ(summaries.kernels.size(), events.kernels.size());
+  ASSERT_FALSE(events.kernels.empty());
+  for (std::size_t i = 0; i < events.kernels.size(); ++i) {
+    EXPECT_EQ(summaries.kernels[i].name, events.kernels[i].name);
+    EXPECT_EQ(summaries.kernels[i].a_step_ns, events.kernels[i].a_step_ns);
+    EXPECT_EQ(summaries.kernels[i].b_example, events.kernels[i].b_example);
+  }
+  ASSERT_EQ(summaries.cpu_ops.size(), events.cpu_ops.size());
+  ASSERT_EQ(summaries.headline.size(), events.headline.size());
+  for (std::size_t i = 0; i < events.headline.size(); ++i)
+    EXPECT_EQ(summaries.headline[i].text, events.headline[i].text);
+}
+
+TEST(Summary, InfoReadsTheSummariesNotTheEvents) {
+  const fs::path profile = import("info", (kTraces / "hta/trace_filter").string());
+  const fs::path dir = profile.parent_path();
+  const std::string before = meshscope("info --json '" + profile.string() + "'", dir);
+  // Without its events, a summarised profile still tells info everything it prints.
+  sql(profile, "DELETE FROM activities; DELETE FROM api_calls; DELETE FROM ranges; DELETE FROM collectives;");
+  EXPECT_EQ(meshscope("info --json '" + profile.string() + "'", dir), before);
+  EXPECT_THAT(before, HasSubstr("\"kernel\": "));
+  EXPECT_THAT(before, Not(HasSubstr("\"kernel\": 0,")));
+}
+
+TEST(Summary, ProfilesWithoutSummariesAreSummarisedOnRequest) {
+  test::ProfileBuilder builder("no_summary");
+  builder.rank(0, 1);
+  builder.step(0, 1, 0, 1000, 7);
+  builder.launch(0, 1, 10, 20, 7, 100, 600, "gemm");
+  builder.finish();
+  EXPECT_FALSE(read_summary(builder.path()).has_value()) << "ProfileWriter alone writes no summaries";
+  add_summaries(builder.path());
+  const auto s = read_summary(builder.path());
+  ASSERT_TRUE(s.has_value());
+  ASSERT_EQ(s->ranks.size(), 1u);
+  EXPECT_EQ(s->ranks[0].total.compute_ns, 500);
+  EXPECT_EQ(s->ranks[0].kernels.at(0).name, "gemm");
+}
+
+TEST(Summary, DamagedTablesAreRefusedNamingTheFileAndTable) {
+  const fs::path profile =
+      import("damaged", (kTraces / "hta/negative_queue_length_values_check/rank0.json.gz").string());
+  sql(profile, "UPDATE summary_kernels SET class = 9");
+  try {
+    read_summary(profile);
+    FAIL() << "a class of 9 was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(profile.string()));
+    EXPECT_THAT(e.what(), HasSubstr("summary_kernels"));
+    EXPECT_THAT(e.what(), HasSubstr("class"));
+  }
+  sql(profile, "UPDATE summary_kernels SET class = 0; DELETE FROM summary_ranks");
+  EXPECT_THROW(read_summary(profile), Error) << "rows of a rank without its summary_ranks row";
+}
+
+// Runs meshscope ARGUMENTS expecting exit status 1; returns stderr.
+std::string meshscope_fails(const std::string& arguments, const fs::path& dir) {
+  const int status = std::system((std::string(MESHSCOPE_BINARY) + " " + arguments + " >/dev/null 2>'" +
+                                  (dir / "stderr.txt").string() + "'")
+                                     .c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << arguments;
+  return slurp(dir / "stderr.txt");
+}
+
+TEST(Summary, SummariseNextToEachRankThenMergeOnlyTheSummaries) {
+  // docs/SCALE.md: each rank's trace summarised where it was written, only the parts brought together, and
+  // the events of the one rank a user picks imported whole. info and diff then say what the whole import
+  // says.
+  const fs::path dir = scratch("parts");
+  const fs::path job = dir / "job";
+  ASSERT_EQ(std::system((std::string(MESHSCOPE_GEN_JOB) +
+                         " --ranks 8 --events-per-rank 3000 --format kineto-gz -o '" + job.string() +
+                         "' >/dev/null")
+                            .c_str()),
+            0);
+  const fs::path full = dir / "full.msdb";
+  meshscope("import '" + job.string() + "' -o '" + full.string() + "' -q", dir);
+  std::string parts;
+  for (int r = 0; r < 8; ++r) {
+    const fs::path part = dir / ("part" + std::to_string(r) + ".msdb");
+    meshscope("summarize '" + (job / ("rank-" + std::to_string(r) + ".json.gz")).string() + "' -o '" +
+                  part.string() + "' --summaries-only -q",
+              dir);
+    EXPECT_LT(fs::file_size(part), fs::file_size(full) / 8) << "a part holds no events";
+    parts += " '" + part.string() + "'";
+  }
+  const fs::path merged = dir / "merged.msdb";
+  meshscope("summarize --merge" + parts + " --events '" + (job / "rank-3.json.gz").string() + "' -o '" +
+                merged.string() + "' -q",
+            dir);
+  EXPECT_EQ(meshscope("info --json '" + merged.string() + "'", dir),
+            meshscope("info --json '" + full.string() + "'", dir));
+  const auto whole = read_summary(full), pieces = read_summary(merged);
+  ASSERT_TRUE(whole && pieces);
+  ASSERT_EQ(pieces->ranks.size(), 8u);
+  for (std::size_t i = 0; i < 8; ++i) {
+    // Alone, a rank has no peers to wait for: what needs the other ranks' events is all that differs.
+    EXPECT_EQ(pieces->ranks[i].total.exposed_comm_ns, whole->ranks[i].total.exposed_comm_ns);
+    EXPECT_EQ(pieces->ranks[i].kernels.size(), whole->ranks[i].kernels.size());
+    EXPECT_EQ(pieces->ranks[i].overview.buckets.size(), whole->ranks[i].overview.buckets.size());
+  }
+  const Diff d = diff_summaries(*whole, *pieces);
+  for (const ClassDiff& c : d.classes) EXPECT_EQ(c.a_ns, c.b_ns) << c.name;
+  for (const DiffRow& k : d.kernels) EXPECT_EQ(k.delta_ns(), 0) << k.name;
+  // Only rank 3 came with its events.
+  const Profile p = Profile::load(merged);
+  ASSERT_EQ(p.ranks().size(), 8u);
+  for (const Rank& r : p.ranks()) EXPECT_EQ(r.activities.empty(), r.rank != 3) << "rank " << r.rank;
+
+  EXPECT_THAT(meshscope_fails("summarize --merge" + parts + " '" + (dir / "part0.msdb").string() + "' -o '" +
+                                  (dir / "twice.msdb").string() + "'",
+                              dir),
+              HasSubstr("overlap"));
+  EXPECT_FALSE(fs::exists(dir / "twice.msdb")) << "nothing is left behind";
+}
+}  // namespace
+}  // namespace meshscope::measure
