@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "analysis/measure/summary.hpp"
 #include "app/command.hpp"
 #include "collectors/import/import.hpp"
 #include "profiler/text_format.hpp"
@@ -16,6 +17,7 @@ int run_text_sample_job() {
   const auto profile = cache / "sample_job.msdb";
   std::printf("meshscope: no arguments, so importing the bundled sample job %s\n\n", sample.c_str());
   meshscope::import_traces({sample}, profile);
+  meshscope::measure::add_summaries(profile);  // as `import` does
   int rc = run_command_line({"info", profile.string()});
   if (rc == 0 && has_command("report")) {
     std::printf("\n");

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/measure/summary.hpp"
 #include "app/command.hpp"
 #include "app/model_flags.hpp"
 #include "profiler/error.hpp"
@@ -99,6 +100,7 @@ int record(const Options& o, const std::vector<std::string>& model_args) {
   rec::MergeResult merged;
   try {
     merged = rec::merge_rank_profiles(files, job);
+    meshscope::measure::add_summaries(job);  // what info, diff and the overview read (docs/PROFILE.md)
   } catch (const meshscope::Error& e) {
     std::fprintf(stderr, "meshscope record: %s\n", e.what());
     return finish(status != 0 ? status : 1);
