@@ -337,20 +337,25 @@ void bind_breakdown(sql::Statement& s, int first, const Breakdown& b) {
   for (std::size_t i = 0; i < std::size(values); ++i) s.bind(first + static_cast<int>(i), values[i]);
 }
 
-// The summary tables' CREATE statements of schema.sql, for profiles written before they existed.
+// The summary tables' CREATE statements of schema.sql, for profiles written before they existed. Statements
+// end where SQLite says one is complete (a ';' inside a comment does not end one).
 void create_missing_tables(sql::Database& db) {
   const std::string_view ddl = schema_tables_sql();
+  std::string statement;
   std::size_t pos = 0;
   while (pos < ddl.size()) {
-    const std::size_t end = ddl.find(';', pos);
-    const std::string_view statement = ddl.substr(pos, end == std::string_view::npos ? ddl.npos : end - pos);
-    pos = end == std::string_view::npos ? ddl.size() : end + 1;
+    const std::size_t eol = std::min(ddl.find('\n', pos), ddl.size());
+    statement.append(ddl.substr(pos, eol - pos)).push_back('\n');
+    pos = eol + 1;
+    if (!sqlite3_complete(statement.c_str())) continue;
     const std::size_t create = statement.find("CREATE TABLE summary_");
-    if (create == std::string_view::npos) continue;
-    const std::size_t name_start = create + std::string_view("CREATE TABLE ").size();
-    const std::size_t name_end = statement.find_first_of(" (", name_start);
-    const std::string name(statement.substr(name_start, name_end - name_start));
-    if (!db.has_table(name)) db.exec(std::string(statement.substr(create)));
+    if (create != std::string::npos) {
+      const std::size_t name_start = create + std::string_view("CREATE TABLE ").size();
+      const std::string name =
+          statement.substr(name_start, statement.find_first_of(" (", name_start) - name_start);
+      if (!db.has_table(name)) db.exec(statement.substr(create));
+    }
+    statement.clear();
   }
 }
 
