@@ -509,9 +509,14 @@ void drop_events(const std::filesystem::path& path) {
   sql::Database db(path, false);
   db.exec("BEGIN IMMEDIATE");
   try {
+    // The event tables go (activities stays, empty: it marks the file as a profile), and the strings only
+    // events named (the description and the summaries hold their names as text).
     for (const schema::TableDescription& t : schema::all_tables()) {
-      if (!kept_in_part(t.name) && db.has_table(t.name)) db.exec(fmt::format("DELETE FROM {}", t.name));
+      if (kept_in_part(t.name) || !db.has_table(t.name)) continue;
+      db.exec(std::string(std::string_view(t.name) == "activities" ? "DELETE FROM " : "DROP TABLE ") +
+              t.name);
     }
+    db.exec("DELETE FROM strings");
     auto meta = db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('events', 'none')");
     meta.run();
     db.exec("COMMIT");

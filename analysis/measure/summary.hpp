@@ -112,9 +112,9 @@ void write_summary(const std::filesystem::path& path, const ProfileSummary& summ
 // Throws meshscope::Error naming the file on failure; the profile is then unchanged.
 void add_summaries(const std::filesystem::path& path);
 
-// Drops the events of the profile at PATH (every table but its description and the summaries), leaving a
-// summary part: what `meshscope summarize --summaries-only` writes next to each rank's trace. The profile
-// must hold summaries (else every figure would be lost). Compacts the file.
+// Drops the events of the profile at PATH (every table but its description and the summaries; activities
+// stays, empty), leaving a summary part: what `meshscope summarize --summaries-only` writes next to each
+// rank's trace. The profile must hold summaries (else every figure would be lost). Compacts the file.
 void drop_events(const std::filesystem::path& path);
 
 // Copies into the profile JOB the description (ranks, devices, process groups, streams, threads,
