@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -448,6 +449,24 @@ void ProfileWriter::add_range(const RangeRecord& record) {
   impl.maybe_flush();
 }
 
+void ProfileWriter::add_nested_ranges(const std::vector<RangeRecord>& ranges,
+                                      const std::vector<std::int32_t>& depth,
+                                      const std::vector<std::int64_t>& parent) {
+  auto& impl = *impl_;
+  const std::int64_t base = impl.next_range_id;  // RANGES[i] gets id BASE + i
+  impl.next_range_id += static_cast<std::int64_t>(ranges.size());
+  std::map<writer::TrackKey, std::size_t> tracks;
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    const RangeRecord& r = ranges[i];
+    impl.extend(r.rank, r.start_ns, r.end_ns);
+    const auto index = static_cast<std::int64_t>(i);
+    impl.current->ranges.push_back({base + index, depth[i], parent[i] < 0 ? kNull : base + parent[i], r});
+    ++tracks[{r.rank, r.pid, r.tid}];
+    impl.maybe_flush();
+  }
+  for (const auto& [key, count] : tracks) impl.nesting.add_nested_track(key, count);
+}
+
 std::int64_t ProfileWriter::add_op_work(const OpWorkRecord& record) {
   OpWorkRecord r = record;
   r.id = impl_->next_op_work_id++;
@@ -467,7 +486,11 @@ void ProfileWriter::add_flow(const FlowRecord& record) {
 }
 
 void ProfileWriter::add_cpu_collective(const CollectiveRecord& record, std::int64_t pid, std::int64_t tid) {
-  impl_->cpu_collectives.push_back({record, pid, tid});
+  impl_->cpu_collectives.push_back({record, pid, tid, false});
+}
+
+void ProfileWriter::add_resolved_collective(const CollectiveRecord& record) {
+  impl_->cpu_collectives.push_back({record, 0, 0, true});
 }
 
 void ProfileWriter::rewrite_rank(std::int32_t old_rank, std::int32_t new_rank, std::int64_t shift_ns) {
@@ -522,6 +545,10 @@ void ProfileWriter::commit() {
   writer::apply_rank_rewrites(db, impl_->rank_rewrites);
   {
     PhaseTimer timer("writer: create indexes");
+    // The sorts behind CREATE INDEX run on several threads (SQLite's sorter helpers): the rows are all in,
+    // the importing threads are done.
+    const unsigned helpers = std::clamp(std::thread::hardware_concurrency(), 1u, 4u) - 1;
+    db.exec(fmt::format("PRAGMA threads={}", helpers));
     db.exec(schema_indexes_sql());
   }
   {

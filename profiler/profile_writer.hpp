@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "profiler/records.hpp"
 #include "profiler/work_records.hpp"
@@ -29,7 +30,30 @@ struct WriterOptions {
   bool durable = false;
 };
 
-class ProfileWriter {
+// Where importers hand rows: the ProfileWriter itself, or a buffer that is handed to it later in one piece
+// (collectors/import/record_buffer.hpp, for files parsed in parallel). The meaning of each call is the
+// ProfileWriter's, below.
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  virtual StringId intern(std::string_view text) = 0;
+  virtual std::int64_t add_activity(const ActivityRecord& record) = 0;
+  virtual void add_collective(const CollectiveRecord& record) = 0;
+  virtual void add_api_call(const ApiCallRecord& record) = 0;
+  virtual void add_range(const RangeRecord& record) = 0;
+  virtual std::int64_t add_op_work(const OpWorkRecord& record) = 0;
+  virtual void add_kernel_work(const KernelWorkRecord& record) = 0;
+  virtual void add_flow(const FlowRecord& record) = 0;
+  virtual void add_cpu_collective(const CollectiveRecord& record, std::int64_t pid, std::int64_t tid) = 0;
+  virtual void rewrite_rank(std::int32_t old_rank, std::int32_t new_rank, std::int64_t shift_ns) = 0;
+  virtual void add_device(const DeviceInfo& info) = 0;
+  virtual void add_process_group(const ProcessGroupInfo& info) = 0;
+  virtual void add_stream(const StreamInfo& info) = 0;
+  virtual void add_thread(const ThreadInfo& info) = 0;
+  virtual void add_diagnostic(std::int32_t rank, std::string_view severity, std::string_view message) = 0;
+};
+
+class ProfileWriter final : public RecordSink {
  public:
   explicit ProfileWriter(std::filesystem::path target, WriterOptions options = {});
   ~ProfileWriter();  // without commit(): stops the writer and deletes the temporary file
@@ -37,17 +61,22 @@ class ProfileWriter {
   ProfileWriter& operator=(const ProfileWriter&) = delete;
 
   // Interns a string; the same text always gives the same id. Empty text gives kNoString.
-  StringId intern(std::string_view text);
+  StringId intern(std::string_view text) override;
 
-  std::int64_t add_activity(const ActivityRecord& record);  // returns the activity id
-  void add_collective(const CollectiveRecord& record);
-  void add_api_call(const ApiCallRecord& record);
-  void add_range(const RangeRecord& record);
+  std::int64_t add_activity(const ActivityRecord& record) override;  // returns the activity id
+  void add_collective(const CollectiveRecord& record) override;
+  void add_api_call(const ApiCallRecord& record) override;
+  void add_range(const RangeRecord& record) override;
   // Work per operator (schema.sql op_work, kernel_work; docs/PROFILE.md "Work per operator"): the id of
   // RECORD is assigned here and returned, for the kernel_work rows that point at it.
-  std::int64_t add_op_work(const OpWorkRecord& record);
-  void add_kernel_work(const KernelWorkRecord& record);
-  void add_flow(const FlowRecord& record);
+  std::int64_t add_op_work(const OpWorkRecord& record) override;
+  // Ranges the caller nested itself (writer::nest_ranges) over every range their tracks hold: RANGES[i] gets
+  // the next range id, at DEPTH[i] inside the range PARENT[i] (an index into RANGES; -1 for none). A range
+  // that comes for one of these tracks later has the track nested again at commit.
+  void add_nested_ranges(const std::vector<RangeRecord>& ranges, const std::vector<std::int32_t>& depth,
+                         const std::vector<std::int64_t>& parent);
+  void add_kernel_work(const KernelWorkRecord& record) override;
+  void add_flow(const FlowRecord& record) override;
 
   // Every range of the tracks (rank, pid, tid) handed over so far has been: ranges held back for nesting
   // (writer/range_nesting.hpp) are nested and written now. Importers call it after each file, which bounds
@@ -59,19 +88,24 @@ class ProfileWriter {
   // every kernel launched (by correlation id) from an API call on (pid, tid) within [start_ns, end_ns] that
   // has no collective yet becomes a collective with this metadata and the kernel's GPU times. If the range
   // launched no kernel at all, the collective is kept with the CPU range's times and no activity (e.g. gloo).
-  void add_cpu_collective(const CollectiveRecord& record, std::int64_t pid, std::int64_t tid);
+  void add_cpu_collective(const CollectiveRecord& record, std::int64_t pid, std::int64_t tid) override;
+
+  // A collective that the resolution of add_cpu_collective at commit would write, resolved already by the
+  // importer from the rows of its file (collectors/import/record_buffer.hpp): written at commit, numbered in
+  // turn with the CPU collectives handed over before and after it.
+  void add_resolved_collective(const CollectiveRecord& record);
 
   // At commit, moves every row of OLD_RANK to NEW_RANK and shifts its times by SHIFT_NS (for facts that a
   // trace states only after its events, such as a distributedInfo at the end of a Kineto file).
-  void rewrite_rank(std::int32_t old_rank, std::int32_t new_rank, std::int64_t shift_ns);
+  void rewrite_rank(std::int32_t old_rank, std::int32_t new_rank, std::int64_t shift_ns) override;
 
   void set_rank(const RankInfo& info);  // insert or replace
-  void add_device(const DeviceInfo& info);
-  void add_process_group(const ProcessGroupInfo& info);
-  void add_stream(const StreamInfo& info);
-  void add_thread(const ThreadInfo& info);
+  void add_device(const DeviceInfo& info) override;
+  void add_process_group(const ProcessGroupInfo& info) override;
+  void add_stream(const StreamInfo& info) override;
+  void add_thread(const ThreadInfo& info) override;
   // RANK -1 (any negative rank) files the diagnostic under the whole job (diagnostics.rank NULL).
-  void add_diagnostic(std::int32_t rank, std::string_view severity, std::string_view message);
+  void add_diagnostic(std::int32_t rank, std::string_view severity, std::string_view message) override;
   void set_meta(std::string_view key, std::string_view value);
 
   // Finishes the profile: rebuilds range nesting per track, fills rank first/last times, creates indexes,

@@ -1,13 +1,21 @@
 #include "collectors/import/import.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <regex>
+#include <thread>
 
 #include "collectors/import/input_file.hpp"
 #include "collectors/import/kineto/kineto_importer.hpp"
 #include "collectors/import/nsys/nsys_importer.hpp"
+#include "collectors/import/record_buffer.hpp"
 #include "profiler/error.hpp"
 #include "profiler/output_file.hpp"
 #include "profiler/profile_writer.hpp"
@@ -25,6 +33,41 @@ std::string describe(const std::filesystem::path& path) {
   return path.string();
 }
 
+// The rank a Kineto file's events go under, from its path and metadata alone (what other files claim aside):
+// distributedInfo, else the file name, else rank 0 when it is the only file. A meshscope export states its
+// ranks itself: the lowest. Throws Error when the file names no rank or one out of range.
+struct StatedRank {
+  std::int32_t rank;
+  std::string source;
+};
+StatedRank stated_rank(const std::filesystem::path& path, const kineto::FileMetadata& m,
+                       std::size_t file_count) {
+  if (!m.exported_ranks.empty()) {
+    std::int32_t first = m.exported_ranks.front().info.rank;
+    for (const auto& exported : m.exported_ranks) first = std::min(first, exported.info.rank);
+    return {first, "export"};
+  }
+  std::int64_t rank = -1;
+  std::string source;
+  if (m.rank) {
+    rank = *m.rank;
+    source = "distributedInfo";
+  } else if (const auto from_name = rank_from_file_name(path); from_name >= 0) {
+    rank = from_name;
+    source = "filename";
+  } else if (file_count == 1) {
+    rank = 0;
+    source = "single";
+  } else {
+    fail(
+        "{}: no rank in distributedInfo or in the file name (rank-N, workerN); cannot order it within the "
+        "job",
+        describe(path));
+  }
+  if (rank < 0 || rank > kMaxRank) fail("{}: rank {} is out of range", describe(path), rank);
+  return {static_cast<std::int32_t>(rank), source};
+}
+
 // Ranks the files of one job claim; detects duplicates and mixed jobs.
 class RankAssigner {
  public:
@@ -32,36 +75,24 @@ class RankAssigner {
 
   std::int32_t assign(const std::filesystem::path& path, const kineto::FileMetadata& m) {
     if (!m.exported_ranks.empty()) {  // a meshscope export: one file, every rank
-      std::int32_t first = m.exported_ranks.front().info.rank;
       for (const auto& exported : m.exported_ranks) {
         claim(path.string() + "#" + std::to_string(exported.info.rank), exported.info.rank,
               exported.info.rank_source.empty() ? "export" : exported.info.rank_source,
               exported.info.world_size == kNull ? std::nullopt
                                                 : std::optional<std::int64_t>(exported.info.world_size));
-        first = std::min(first, exported.info.rank);
       }
-      return first;
+      return stated_rank(path, m, file_count_).rank;
     }
-    std::int64_t rank = -1;
-    std::string source;
-    if (m.rank) {
-      rank = *m.rank;
-      source = "distributedInfo";
-    } else if (const auto from_name = rank_from_file_name(path); from_name >= 0) {
-      rank = from_name;
-      source = "filename";
-    } else if (file_count_ == 1) {
-      rank = 0;
-      source = "single";
-    } else {
-      fail(
-          "{}: no rank in distributedInfo or in the file name (rank-N, workerN); cannot order it within the "
-          "job",
-          describe(path));
-    }
-    if (rank < 0 || rank > kMaxRank) fail("{}: rank {} is out of range", describe(path), rank);
-    claim(path, static_cast<std::int32_t>(rank), source, m.world_size);
-    return static_cast<std::int32_t>(rank);
+    const StatedRank stated = stated_rank(path, m, file_count_);
+    claim(path, stated.rank, stated.source, m.world_size);
+    return stated.rank;
+  }
+
+  // Withdraws every claim of PATH (a file skipped after its ranks were claimed).
+  void release(const std::filesystem::path& path) {
+    const std::string key = path.string(), prefix = key + "#";
+    std::erase_if(claims_,
+                  [&](const auto& c) { return c.second.path == key || c.second.path.starts_with(prefix); });
   }
 
   std::int32_t next_free_rank() const {
@@ -139,6 +170,337 @@ std::vector<std::filesystem::path> expand_trace_inputs(const std::vector<std::fi
   return files;
 }
 
+namespace {
+
+// Kineto files read on several threads at once: each thread parses a whole file into a RecordBuffer; the
+// importing thread takes them in input order (take) and writes them. Threads run at most a few files ahead of
+// the importing thread and hold at most kBytesAhead of content at once, so memory stays bounded however many
+// files the job has.
+class ParallelReader {
+ public:
+  struct Parsed {
+    std::unique_ptr<import::RecordBuffer> rows;
+    kineto::FileResult result;
+    std::exception_ptr error;
+  };
+
+  // FILES[i] is read here when READ[i]; SIZES are their content sizes.
+  ParallelReader(const std::vector<std::filesystem::path>& files, const std::vector<char>& read,
+                 const std::vector<std::uint64_t>& sizes, unsigned threads, std::uint64_t streaming_threshold)
+      : files_(files),
+        read_(read),
+        sizes_(sizes),
+        streaming_threshold_(streaming_threshold),
+        slots_(files.size()) {
+    next_ = first_read_from(0);
+    if (next_ == files_.size()) return;
+    ahead_ = std::max<std::size_t>(4, 4 * static_cast<std::size_t>(threads));
+    for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+  }
+  ~ParallelReader() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    cancelled_ = true;
+    changed_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  ParallelReader(const ParallelReader&) = delete;
+  ParallelReader& operator=(const ParallelReader&) = delete;
+
+  // The importing thread is at file I: threads may read up to a few files past it.
+  void at(std::size_t i) {
+    {
+      std::lock_guard lock(mutex_);
+      position_ = i;
+    }
+    changed_.notify_all();
+  }
+
+  // File I's rows (READ[I]), once read; TICK is called about ten times a second while waiting.
+  Parsed take(std::size_t i, const std::function<void()>& tick) {
+    std::unique_lock lock(mutex_);
+    while (!slots_[i].done) {
+      if (changed_.wait_for(lock, std::chrono::milliseconds(100)) == std::cv_status::timeout && tick) {
+        lock.unlock();
+        tick();
+        lock.lock();
+      }
+    }
+    Slot& slot = slots_[i];
+    Parsed parsed{std::move(slot.rows), std::move(slot.result), slot.error};
+    slot.taken = true;
+    bytes_ahead_ -= sizes_[i];
+    lock.unlock();
+    changed_.notify_all();
+    return parsed;
+  }
+
+  // Bytes read so far of the files being read or waiting to be taken.
+  std::uint64_t bytes_read_ahead() const {
+    std::lock_guard lock(mutex_);
+    std::uint64_t bytes = 0;
+    for (std::size_t i = position_; i < next_; ++i) {
+      if (read_[i] && !slots_[i].taken) bytes += std::min(slots_[i].progress.load(), sizes_[i]);
+    }
+    return bytes;
+  }
+
+ private:
+  // The most content (decompressed bytes) read ahead at once, beyond one file.
+  static constexpr std::uint64_t kBytesAhead = std::uint64_t{512} << 20;
+
+  struct Slot {
+    bool done = false, taken = false;
+    std::atomic<std::uint64_t> progress{0};
+    std::unique_ptr<import::RecordBuffer> rows;
+    kineto::FileResult result;
+    std::exception_ptr error;
+  };
+  struct Cancelled {};
+
+  std::size_t first_read_from(std::size_t i) const {
+    while (i < files_.size() && !read_[i]) ++i;
+    return i;
+  }
+
+  void work() {
+    for (;;) {
+      std::size_t i = 0;
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] {
+          return stopping_ || next_ == files_.size() ||
+                 (next_ < position_ + ahead_ &&
+                  (bytes_ahead_ == 0 || bytes_ahead_ + sizes_[next_] <= kBytesAhead));
+        });
+        if (stopping_ || next_ == files_.size()) return;
+        i = next_;
+        next_ = first_read_from(next_ + 1);
+        bytes_ahead_ += sizes_[i];
+      }
+      Slot& slot = slots_[i];
+      auto rows = std::make_unique<import::RecordBuffer>();
+      kineto::FileResult result;
+      std::exception_ptr error;
+      try {
+        kineto::ImportSettings settings;
+        settings.streaming_threshold_bytes = streaming_threshold_;
+        settings.progress = [&](std::uint64_t done, std::uint64_t) {
+          slot.progress.store(done);
+          if (cancelled_.load()) throw Cancelled{};  // the import failed: stop reading
+        };
+        // The rank from the file alone; the claim is checked against the other files' in input order, when
+        // the file is taken.
+        const std::size_t file_count = files_.size();
+        result = kineto::import_file(
+            files_[i], *rows,
+            [file_count](const std::filesystem::path& path, const kineto::FileMetadata& m) {
+              return stated_rank(path, m, file_count).rank;
+            },
+            settings);
+        rows->resolve_cpu_collectives();
+        rows->nest_ranges();
+      } catch (const Cancelled&) {
+        return;
+      } catch (...) {
+        error = std::current_exception();
+        rows.reset();
+      }
+      {
+        std::lock_guard lock(mutex_);
+        slot.rows = std::move(rows);
+        slot.result = std::move(result);
+        slot.error = error;
+        slot.done = true;
+      }
+      changed_.notify_all();
+    }
+  }
+
+  const std::vector<std::filesystem::path>& files_;
+  const std::vector<char>& read_;
+  const std::vector<std::uint64_t>& sizes_;
+  const std::uint64_t streaming_threshold_;
+  std::vector<Slot> slots_;
+  std::vector<std::thread> threads_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::size_t next_ = 0;           // the next file to read
+  std::size_t position_ = 0;       // the file the importing thread is at
+  std::size_t ahead_ = 0;          // how many files past it may be started
+  std::uint64_t bytes_ahead_ = 0;  // content of the files started and not yet taken
+  bool stopping_ = false;
+  std::atomic<bool> cancelled_{false};
+};
+
+// One job's import: the profile being written and what the files said so far.
+class JobImport {
+ public:
+  JobImport(const std::filesystem::path& output, std::size_t file_count, const ImportOptions& options)
+      : writer_(output), assigner_(file_count), options_(options) {}
+
+  ProfileWriter& writer() { return writer_; }
+  RankAssigner& assigner() { return assigner_; }
+  ImportSummary& summary() { return summary_; }
+
+  // A Kineto file read directly into the writer (too large to hold, or read again).
+  kineto::FileResult read_directly(const std::filesystem::path& file,
+                                   const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+    kineto::ImportSettings settings;
+    settings.streaming_threshold_bytes = options_.streaming_threshold_bytes;
+    settings.progress = progress;
+    auto result = kineto::import_file(
+        file, writer_,
+        [&](const std::filesystem::path& path, const kineto::FileMetadata& m) {
+          return assigner_.assign(path, m);
+        },
+        settings);
+    writer_.close_tracks();  // a file's tracks are complete: nest and write its ranges now
+    check_kineto(file, result);
+    return result;
+  }
+
+  // The claims and checks of a Kineto file read into a RecordBuffer, in input order, before any of its rows
+  // is written. Throws, claiming nothing, when it cannot be imported.
+  void claim_buffered(const std::filesystem::path& file, const kineto::FileResult& result) {
+    try {
+      const std::int32_t rank = assigner_.assign(file, result.metadata);
+      if (rank != result.rank) {
+        fail("{}: rank {} read, {} claimed (internal error)", file.string(), result.rank, rank);
+      }
+      check_kineto(file, result);
+    } catch (...) {
+      assigner_.release(file);
+      throw;
+    }
+  }
+
+  void write_buffered(import::RecordBuffer& rows) {
+    rows.replay(writer_);
+    writer_.close_tracks();
+  }
+
+  // What the job records of a Kineto file once its rows are written.
+  void finish_kineto(const std::filesystem::path& file, const kineto::FileResult& result) {
+    formats_.push_back("kineto");
+    const auto& m = result.metadata;
+    if (!m.exported_ranks.empty()) {
+      for (const auto& exported : m.exported_ranks) {
+        writer_.set_rank(exported.info);
+        summary_.ranks.push_back(
+            {exported.info.rank, exported.info.source_file, exported.info.rank_source, 0, 0});
+      }
+      auto& first = summary_.ranks[summary_.ranks.size() - m.exported_ranks.size()];
+      first.gpu_events = result.gpu_events;
+      first.cpu_events = result.cpu_events;
+      return;
+    }
+    RankInfo info;
+    info.rank = result.rank;
+    info.world_size = m.world_size ? *m.world_size : kNull;
+    info.hostname = m.hostname;
+    info.source_file = std::filesystem::absolute(file).lexically_normal().string();
+    info.rank_source = assigner_.source_of(result.rank);
+    info.backend = m.backend;
+    info.comm_version = m.nccl_version.empty() ? std::string() : "NCCL " + m.nccl_version;
+    info.clock_base_ns = m.base_time_ns;
+    writer_.set_rank(info);
+    windows_.push_back({file.string(), result.first_ns, result.last_ns});
+    if (result.gpu_events == 0) {
+      const std::string note = fmt::format("rank {} ({}): no GPU activity; imported its CPU events only",
+                                           result.rank, file.filename().string());
+      writer_.add_diagnostic(result.rank, "warning", note);
+      summary_.notes.push_back(note);
+    }
+    if (info.rank_source != "distributedInfo") {
+      const std::string note =
+          fmt::format("rank {} ({}): rank taken from {}", result.rank, file.filename().string(),
+                      info.rank_source == "filename" ? "the file name" : "being the only file");
+      writer_.add_diagnostic(result.rank, "info", note);
+      summary_.notes.push_back(note);
+    }
+    summary_.ranks.push_back(
+        {result.rank, info.source_file, info.rank_source, result.gpu_events, result.cpu_events});
+  }
+
+  void import_nsys(const std::filesystem::path& file) {
+    formats_.push_back("nsys");
+    auto ranks = nsys::import_file(
+        file, writer_,
+        [&](const std::string& key, std::int64_t wanted, const std::string& source) {
+          if (wanted > kMaxRank) fail("{}: rank {} is out of range", file.string(), wanted);
+          const std::int32_t rank =
+              wanted >= 0 ? static_cast<std::int32_t>(wanted) : assigner_.next_free_rank();
+          assigner_.claim(key, rank, source, std::nullopt);
+          return rank;
+        },
+        &summary_.notes);
+    writer_.close_tracks();
+    for (const auto& r : ranks) summary_.ranks.push_back(r);
+  }
+
+  // A file left out (--skip-bad): one note, and a diagnostic of the whole job in the profile.
+  void skip(const std::filesystem::path& file, const std::string& problem) {
+    summary_.skipped.push_back({file.string(), problem});
+    const std::string note = "skipped " + problem;
+    summary_.notes.push_back(note);
+    writer_.add_diagnostic(-1, "warning", note);
+  }
+
+  ImportSummary commit() {
+    std::sort(formats_.begin(), formats_.end());
+    formats_.erase(std::unique(formats_.begin(), formats_.end()), formats_.end());
+    std::string format_list;
+    for (const auto& f : formats_) format_list += (format_list.empty() ? "" : ",") + f;
+    writer_.set_meta("source_format", format_list);
+    writer_.commit();
+    std::sort(summary_.ranks.begin(), summary_.ranks.end(),
+              [](const ImportedRank& a, const ImportedRank& b) { return a.rank < b.rank; });
+    return std::move(summary_);
+  }
+
+ private:
+  // Checks of a Kineto file against itself and the files before it.
+  void check_kineto(const std::filesystem::path& file, const kineto::FileResult& result) const {
+    if (result.gpu_events == 0 && result.cpu_events == 0) {
+      fail("{}: no GPU or CPU events to import (the trace holds only metadata)", file.string());
+    }
+    if (!result.metadata.exported_ranks.empty()) return;
+    for (const auto& w : windows_) {
+      // Ranks of one job overlap in time; traces hours apart were recorded by different runs.
+      constexpr TimeNs kHour = 3'600'000'000'000;
+      if (result.first_ns > w.last + kHour || w.first > result.last_ns + kHour) {
+        fail(
+            "{}: recorded at a different time than {} (no overlap within an hour): the files come from "
+            "different jobs",
+            file.string(), w.path);
+      }
+    }
+  }
+
+  // The time windows of the files, to refuse files of different runs.
+  struct Window {
+    std::string path;
+    TimeNs first, last;
+  };
+
+  ProfileWriter writer_;
+  RankAssigner assigner_;
+  const ImportOptions& options_;
+  ImportSummary summary_;
+  std::vector<std::string> formats_;
+  std::vector<Window> windows_;
+};
+
+unsigned reading_threads(const ImportOptions& options) {
+  if (options.threads > 0) return options.threads;
+  return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+}
+
+}  // namespace
+
 ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
                             const std::filesystem::path& output, const ImportOptions& options) {
   if (inputs.empty()) fail("no traces given");
@@ -151,125 +513,79 @@ ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
   }
   // The output must not be one of the traces (a symbolic link to one included): writing it would destroy it.
   refuse_output_among_inputs(resolve_output_path(output), files);
-  ImportSummary summary;
+  std::vector<std::uint64_t> sizes(files.size());
+  std::vector<char> nsys(files.size()), buffered(files.size());
   std::uint64_t total_bytes = 0;
-  for (const auto& file : files) total_bytes += import::content_size_hint(file);
-  ProfileWriter writer(output);
-  RankAssigner assigner(files.size());
-  std::uint64_t done_bytes = 0;
-  std::vector<std::string> formats;
-  // The time windows of the files, to refuse files of different runs.
-  struct Window {
-    std::string path;
-    TimeNs first, last;
-  };
-  std::vector<Window> windows;
-  std::size_t files_started = 0;
-  if (options.files_done) options.files_done(0, files.size());
-  for (const auto& file : files) {
-    // The previous file is finished (every path through the loop body ends at the next file).
-    if (files_started > 0) {
-      if (options.progress && total_bytes > 0) {
-        options.progress(static_cast<double>(done_bytes) / static_cast<double>(total_bytes));
-      }
-      if (options.files_done) options.files_done(files_started, files.size());
-    }
-    ++files_started;
-    if (import::is_sqlite_file(file)) {
-      formats.push_back("nsys");
-      auto ranks = nsys::import_file(
-          file, writer,
-          [&](const std::string& key, std::int64_t wanted, const std::string& source) {
-            if (wanted > kMaxRank) fail("{}: rank {} is out of range", file.string(), wanted);
-            const std::int32_t rank =
-                wanted >= 0 ? static_cast<std::int32_t>(wanted) : assigner.next_free_rank();
-            assigner.claim(key, rank, source, std::nullopt);
-            return rank;
-          },
-          &summary.notes);
-      writer.close_tracks();
-      for (const auto& r : ranks) summary.ranks.push_back(r);
-      done_bytes += import::content_size_hint(file);
-      continue;
-    }
-    formats.push_back("kineto");
-    kineto::ImportSettings settings;
-    settings.streaming_threshold_bytes = options.streaming_threshold_bytes;
-    const std::uint64_t file_bytes = import::content_size_hint(file);
-    if (options.progress) {
-      settings.progress = [&](std::uint64_t done, std::uint64_t) {
-        options.progress(
-            total_bytes ? static_cast<double>(done_bytes + done) / static_cast<double>(total_bytes) : 0);
-      };
-    }
-    auto result = kineto::import_file(
-        file, writer,
-        [&](const std::filesystem::path& path, const kineto::FileMetadata& m) {
-          return assigner.assign(path, m);
-        },
-        settings);
-    writer.close_tracks();  // a file's tracks are complete: nest and write its ranges now
-    done_bytes += file_bytes;
-    if (result.gpu_events == 0 && result.cpu_events == 0) {
-      fail("{}: no GPU or CPU events to import (the trace holds only metadata)", file.string());
-    }
-    const auto& m = result.metadata;
-    if (!m.exported_ranks.empty()) {
-      for (const auto& exported : m.exported_ranks) {
-        writer.set_rank(exported.info);
-        summary.ranks.push_back(
-            {exported.info.rank, exported.info.source_file, exported.info.rank_source, 0, 0});
-      }
-      summary.ranks.front().gpu_events = result.gpu_events;
-      summary.ranks.front().cpu_events = result.cpu_events;
-      continue;
-    }
-    RankInfo info;
-    info.rank = result.rank;
-    info.world_size = m.world_size ? *m.world_size : kNull;
-    info.hostname = m.hostname;
-    info.source_file = std::filesystem::absolute(file).lexically_normal().string();
-    info.rank_source = assigner.source_of(result.rank);
-    info.backend = m.backend;
-    info.comm_version = m.nccl_version.empty() ? std::string() : "NCCL " + m.nccl_version;
-    info.clock_base_ns = m.base_time_ns;
-    writer.set_rank(info);
-    if (result.gpu_events == 0) {
-      const std::string note = fmt::format("rank {} ({}): no GPU activity; imported its CPU events only",
-                                           result.rank, file.filename().string());
-      writer.add_diagnostic(result.rank, "warning", note);
-      summary.notes.push_back(note);
-    }
-    if (info.rank_source != "distributedInfo") {
-      const std::string note =
-          fmt::format("rank {} ({}): rank taken from {}", result.rank, file.filename().string(),
-                      info.rank_source == "filename" ? "the file name" : "being the only file");
-      writer.add_diagnostic(result.rank, "info", note);
-      summary.notes.push_back(note);
-    }
-    for (const auto& w : windows) {
-      // Ranks of one job overlap in time; traces hours apart were recorded by different runs.
-      constexpr TimeNs kHour = 3'600'000'000'000;
-      if (result.first_ns > w.last + kHour || w.first > result.last_ns + kHour) {
-        fail(
-            "{}: recorded at a different time than {} (no overlap within an hour): the files come from "
-            "different jobs",
-            file.string(), w.path);
-      }
-    }
-    windows.push_back({file.string(), result.first_ns, result.last_ns});
-    summary.ranks.push_back(
-        {result.rank, info.source_file, info.rank_source, result.gpu_events, result.cpu_events});
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    sizes[i] = import::content_size_hint(files[i]);
+    total_bytes += sizes[i];
+    nsys[i] = import::is_sqlite_file(files[i]);
+    // Kineto files that fit in memory are read on the reading threads; larger ones are streamed into the
+    // profile as they are read (flat memory), on this thread.
+    buffered[i] = !nsys[i] && sizes[i] <= options.streaming_threshold_bytes;
   }
-  if (options.files_done) options.files_done(files.size(), files.size());
-  std::sort(formats.begin(), formats.end());
-  formats.erase(std::unique(formats.begin(), formats.end()), formats.end());
-  std::string format_list;
-  for (const auto& f : formats) format_list += (format_list.empty() ? "" : ",") + f;
-  writer.set_meta("source_format", format_list);
-  writer.commit();
-  std::sort(summary.ranks.begin(), summary.ranks.end(),
-            [](const ImportedRank& a, const ImportedRank& b) { return a.rank < b.rank; });
+  JobImport job(output, files.size(), options);
+  std::uint64_t done_bytes = 0;
+  double shown = 0;
+  ParallelReader reader(files, buffered, sizes, reading_threads(options), options.streaming_threshold_bytes);
+  auto report = [&](std::uint64_t within_file) {
+    if (!options.progress || total_bytes == 0) return;
+    const double f = static_cast<double>(done_bytes + within_file + reader.bytes_read_ahead()) /
+                     static_cast<double>(total_bytes);
+    if (f <= shown) return;
+    shown = std::min(f, 1.0);
+    options.progress(shown);
+  };
+  if (options.files_done) options.files_done(0, files.size());
+  std::size_t imported = 0;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const auto& file = files[i];
+    reader.at(i);
+    bool writing = false;  // rows of this file have gone to the writer
+    try {
+      if (nsys[i]) {
+        writing = true;
+        job.import_nsys(file);
+      } else {
+        kineto::FileResult result;
+        bool written = false;
+        if (buffered[i]) {
+          auto parsed = reader.take(i, [&] { report(0); });
+          if (parsed.error) std::rethrow_exception(parsed.error);
+          // Facts stated after the events move the file's rows to its final rank: such a file is read again
+          // directly, where that is resolved as it always was.
+          if (!parsed.rows->has_rank_rewrites()) {
+            job.claim_buffered(file, parsed.result);
+            writing = true;
+            job.write_buffered(*parsed.rows);
+            result = std::move(parsed.result);
+            written = true;
+          }
+        }
+        if (!written) {
+          writing = true;
+          result = job.read_directly(file, [&](std::uint64_t done, std::uint64_t) { report(done); });
+        }
+        job.finish_kineto(file, result);
+      }
+      ++imported;
+    } catch (const Error& e) {
+      if (!options.skip_bad) throw;
+      // Only a file none of whose rows were written can be left out: Nsight Systems exports and Kineto files
+      // too large to hold are written while they are read.
+      if (writing) fail("{} (--skip-bad cannot leave this file out: it was partly written)", e.what());
+      job.skip(file, e.what());
+    }
+    done_bytes += sizes[i];
+    report(0);
+    if (options.files_done) options.files_done(i + 1, files.size());
+  }
+  if (imported == 0) {
+    std::string problems;
+    for (const auto& s : job.summary().skipped) problems += (problems.empty() ? "" : "; ") + s.problem;
+    fail("no file could be imported ({} skipped: {})", files.size(), problems);
+  }
+  auto summary = job.commit();
   if (options.progress) options.progress(1.0);
   return summary;
 }

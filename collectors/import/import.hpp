@@ -18,6 +18,13 @@ struct ImportOptions {
   std::function<void(double)> progress;
   // Files finished and files in all, after each file; may be empty. Called from the importing thread.
   std::function<void(std::size_t done, std::size_t total)> files_done;
+  // Threads reading Kineto files at once (0: one per core, at most 8). The profile is the same whatever the
+  // number: files are written in input order.
+  unsigned threads = 0;
+  // Leave out a file that cannot be imported (listed in ImportSummary::skipped and notes) instead of failing;
+  // the import still fails when no file is left, or when the file was partly written before its problem
+  // showed (Nsight Systems exports and Kineto files above streaming_threshold_bytes are written as read).
+  bool skip_bad = false;
 };
 
 struct ImportedRank {
@@ -27,8 +34,15 @@ struct ImportedRank {
   std::uint64_t gpu_events, cpu_events;
 };
 
+// A file --skip-bad left out.
+struct SkippedFile {
+  std::string path;
+  std::string problem;  // the one-line error, naming the file
+};
+
 struct ImportSummary {
   std::vector<ImportedRank> ranks;
+  std::vector<SkippedFile> skipped;
   std::vector<std::string> notes;  // one line each: what the importer decided or could not use
 };
 

@@ -1,5 +1,6 @@
 #include "profiler/writer/cpu_collectives.hpp"
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -26,6 +27,13 @@ void resolve_cpu_collectives(sql::Database& db, std::span<const CpuCollective> c
                              std::int64_t& next_id,
                              const std::function<void(std::int64_t, const CollectiveRecord&)>& write) {
   if (collectives.empty()) return;
+  const bool all_resolved =
+      std::all_of(collectives.begin(), collectives.end(), [](const CpuCollective& c) { return c.resolved; });
+  if (all_resolved) {  // nothing to look up: the importer resolved them (no other row refers to these
+                       // kernels)
+    for (const auto& c : collectives) write(next_id++, c.record);
+    return;
+  }
   db.exec("CREATE INDEX IF NOT EXISTS api_calls_by_thread ON api_calls (rank, pid, tid, start_ns)");
   // Kernels that already have a collective (activity -> row id, known by name only): those with metadata keep
   // it; name-only rows take the CPU metadata.
@@ -53,7 +61,13 @@ void resolve_cpu_collectives(sql::Database& db, std::span<const CpuCollective> c
   }
   sql::Statement upgrade = db.prepare(
       fmt::format("UPDATE collectives SET {} WHERE id = ?{}", set_metadata, Collectives::kCount + 1));
-  for (const auto& [c, pid, tid] : collectives) {
+  for (const auto& [c, pid, tid, resolved] : collectives) {
+    if (resolved) {
+      const std::int64_t id = next_id++;
+      write(id, c);
+      if (c.activity_id != kNull) existing[c.activity_id] = {id, false};
+      continue;
+    }
     bool launched = false;
     calls.bind(1, c.rank);
     calls.bind(2, pid);

@@ -54,6 +54,7 @@ bool OnlineNesting::add(const NestedRange& range) {
   Track& track = tracks_[TrackKey{record.rank, record.pid, record.tid}];
   ++track.ranges;
   ++total_ranges_;
+  if (track.nested_by_caller) track.repair = true;  // its written ranges may enclose this one, or lie in it
   if (track.repair) return false;
   if (hold_back_) {
     track.waiting.push_back(range);
@@ -74,6 +75,14 @@ bool OnlineNesting::add(const NestedRange& range) {
   for (const auto& waiting : track.same_start) emit_(waiting);  // unnested, repaired at commit
   track.same_start.clear();
   return false;
+}
+
+void OnlineNesting::add_nested_track(const TrackKey& key, std::size_t ranges) {
+  Track& track = tracks_[key];
+  if (track.ranges > 0) track.repair = true;  // the track had ranges of its own: nest it all again at commit
+  track.nested_by_caller = true;
+  track.ranges += ranges;
+  total_ranges_ += ranges;
 }
 
 void OnlineNesting::close_tracks() {
@@ -147,6 +156,31 @@ void OnlineNesting::emit_waiting(Track& track) {
     return;
   }
   nest_and_emit(track, waiting);
+}
+
+void nest_ranges(const std::vector<RangeRecord>& ranges, std::vector<std::int32_t>& depth,
+                 std::vector<std::int64_t>& parent) {
+  // Track order, then start, longer first, then as given: the order rebuild_range_nesting reads.
+  std::vector<std::uint32_t> order(ranges.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+  std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+    const RangeRecord &a = ranges[x], &b = ranges[y];
+    if (a.rank != b.rank) return a.rank < b.rank;
+    if (a.pid != b.pid) return a.pid < b.pid;
+    if (a.tid != b.tid) return a.tid < b.tid;
+    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+    if (a.end_ns != b.end_ns) return a.end_ns > b.end_ns;
+    return x < y;
+  });
+  depth.assign(ranges.size(), 0);
+  parent.assign(ranges.size(), -1);
+  SortedTrackNester nester;
+  for (const std::uint32_t i : order) {
+    const RangeRecord& r = ranges[i];
+    const auto where = nester.place(r.rank, r.pid, r.tid, i, r.start_ns, r.end_ns);
+    depth[i] = static_cast<std::int32_t>(where.depth);
+    parent[i] = where.parent == kNull ? -1 : where.parent;
+  }
 }
 
 void rebuild_range_nesting(sql::Database& db) {

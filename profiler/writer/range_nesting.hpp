@@ -46,6 +46,9 @@ class OnlineNesting {
 
   // False when RANGE's track is left to the repair at commit (the caller then writes RANGE unnested).
   bool add(const NestedRange& range);
+  // RANGES ranges of the track KEY were nested by the caller (nest_ranges) and written: a range that comes
+  // for the track later (add) has the track repaired at commit.
+  void add_nested_track(const TrackKey& key, std::size_t ranges);
   // Emits every range held back: the tracks seen so far are complete (more ranges may still come for them,
   // but starting after their last one, or the track is repaired at commit).
   void close_tracks();
@@ -67,6 +70,7 @@ class OnlineNesting {
     TimeNs last_start = 0;                // of the ranges emitted nested
     bool emitted = false;
     bool repair = false;
+    bool nested_by_caller = false;
     std::size_t ranges = 0;
   };
   struct TrackKeyHash {
@@ -85,6 +89,11 @@ class OnlineNesting {
   std::size_t total_ranges_ = 0;
   bool hold_back_ = false;  // ranges wait until close_tracks() (some track came out of order)
 };
+
+// Depth and parent of each of RANGES, whose tracks hold no other ranges, by the rule above (the order of
+// RANGES breaks ties): DEPTH[i], and PARENT[i] the index in RANGES of its parent, or -1 at depth 0.
+void nest_ranges(const std::vector<RangeRecord>& ranges, std::vector<std::int32_t>& depth,
+                 std::vector<std::int64_t>& parent);
 
 // Rewrites the ranges table of DB in track order with depth and parent filled in (sequential inserts:
 // updating rows in place would touch pages at random, minutes for millions of ranges).

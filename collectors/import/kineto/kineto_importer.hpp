@@ -61,7 +61,7 @@ struct FileResult {
 };
 
 // Imports one Kineto trace into WRITER. Throws meshscope::Error ("FILE: problem") on bad input.
-FileResult import_file(const std::filesystem::path& path, ProfileWriter& writer,
+FileResult import_file(const std::filesystem::path& path, RecordSink& writer,
                        const RankResolver& resolve_rank, const ImportSettings& settings = {});
 
 // Parses a Kineto microsecond timestamp token ("1623142623460111", "4458676522690.655", "1.5e3") into integer

@@ -10,7 +10,7 @@
 namespace meshscope::kineto {
 namespace {
 
-StringId intern_list(ProfileWriter& writer, std::string_view list) {
+StringId intern_list(RecordSink& writer, std::string_view list) {
   return measure::is_canonical_list(list) ? writer.intern(list)
                                           : writer.intern(measure::canonical_list(list));
 }
@@ -34,7 +34,7 @@ std::uint32_t OpWorkLinker::thread_of(std::int32_t rank, std::int64_t pid, std::
   return last_thread_ = index;
 }
 
-void OpWorkLinker::add_op(ProfileWriter& writer, std::int32_t rank, std::int64_t pid, std::int64_t tid,
+void OpWorkLinker::add_op(RecordSink& writer, std::int32_t rank, std::int64_t pid, std::int64_t tid,
                           TimeNs start, TimeNs end, std::string_view name, std::int64_t external_id,
                           bool shapes, std::string_view dims, std::string_view types,
                           std::string_view concrete) {
@@ -188,7 +188,7 @@ void group_by_thread(std::size_t count, std::size_t thread_count, ThreadOf threa
 
 }  // namespace
 
-void OpWorkLinker::note_ranks_without_shapes(ProfileWriter& writer) const {
+void OpWorkLinker::note_ranks_without_shapes(RecordSink& writer) const {
   std::map<std::int32_t, bool> shapes_of_rank;  // ranks with CPU operators -> any recorded with shapes
   std::vector<bool> has_ops(threads_.size(), false);
   for (const Op& op : ops_) has_ops[op.thread] = true;
@@ -314,7 +314,7 @@ std::vector<std::int32_t> OpWorkLinker::operator_of_activities(const ThreadOrder
   return op_of_activity;
 }
 
-void OpWorkLinker::finish(ProfileWriter& writer) {
+void OpWorkLinker::finish(RecordSink& writer) {
   note_ranks_without_shapes(writer);
   if (works_.empty()) return;
   const std::size_t n = ops_.size();
@@ -349,7 +349,7 @@ void OpWorkLinker::finish(ProfileWriter& writer) {
   }
 }
 
-void OpWorkLinker::write_op(ProfileWriter& writer, std::uint32_t op_index,
+void OpWorkLinker::write_op(RecordSink& writer, std::uint32_t op_index,
                             std::span<const std::uint32_t> activities) const {
   const Op& op = ops_[op_index];
   const Work& w = works_[op.work];

@@ -33,7 +33,7 @@ class OpWorkLinker {
   // A CPU operator; SHAPES: it was recorded with "Input Dims"; DIMS, TYPES and CONCRETE are its args' JSON
   // text ("Input Dims", "Input type", "Concrete Inputs"), empty when not recorded or not kept (an operator
   // without a work formula).
-  void add_op(ProfileWriter& writer, std::int32_t rank, std::int64_t pid, std::int64_t tid, TimeNs start,
+  void add_op(RecordSink& writer, std::int32_t rank, std::int64_t pid, std::int64_t tid, TimeNs start,
               TimeNs end, std::string_view name, std::int64_t external_id, bool shapes, std::string_view dims,
               std::string_view types, std::string_view concrete);
   void add_call(std::int32_t rank, std::int64_t pid, std::int64_t tid, TimeNs start, std::int64_t correlation,
@@ -43,7 +43,7 @@ class OpWorkLinker {
 
   // Attributes and writes the op_work and kernel_work rows; ranks renamed by the writer's rewrite_rank move
   // with their rows. Writes a diagnostic per rank that has CPU operators but no shapes.
-  void finish(ProfileWriter& writer);
+  void finish(RecordSink& writer);
 
  private:
   struct Op {
@@ -80,7 +80,7 @@ class OpWorkLinker {
     std::vector<std::uint32_t> first, order;
   };
   std::uint32_t thread_of(std::int32_t rank, std::int64_t pid, std::int64_t tid);
-  void note_ranks_without_shapes(ProfileWriter& writer) const;
+  void note_ranks_without_shapes(RecordSink& writer) const;
   ThreadOrder order_by_thread() const;
   // Per operator, the outermost enclosing counted operator (itself included), -1 when none; counted
   // operators inside another become kNested.
@@ -90,8 +90,7 @@ class OpWorkLinker {
   std::vector<std::int32_t> operator_of_activities(const ThreadOrder& threads,
                                                    const std::vector<std::int32_t>& owner) const;
   // Writes operator OP_INDEX's op_work row and its ACTIVITIES' kernel_work rows (shares of its work).
-  void write_op(ProfileWriter& writer, std::uint32_t op_index,
-                std::span<const std::uint32_t> activities) const;
+  void write_op(RecordSink& writer, std::uint32_t op_index, std::span<const std::uint32_t> activities) const;
 
   std::vector<Op> ops_;
   std::vector<Work> works_;
