@@ -3,9 +3,11 @@
 // (docs/SCALE.md):
 //   meshscope summarize PROFILE...                           add or refresh the summaries in place
 //   meshscope summarize TRACE... -o PART.msdb [--summaries-only]  import, summarise (and drop the events)
+//   meshscope summarize TRACES --rank-from-launcher --summaries-only -o FOLDER   (one process per rank)
 //   meshscope summarize --merge PART... [--events TRACE...] -o JOB.msdb
 //                                                            one job profile from the parts' summaries, with
 //                                                            the events of the ranks whose traces are given
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -15,6 +17,7 @@
 #include "analysis/measure/summary.hpp"
 #include "app/command.hpp"
 #include "collectors/import/import.hpp"
+#include "collectors/runtime/collector_runtime.hpp"
 #include "profiler/error.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/profile_writer.hpp"
@@ -27,6 +30,7 @@ namespace fs = std::filesystem;
 struct Options {
   std::vector<std::string> inputs;
   std::string output;
+  bool rank_from_launcher = false;
   bool summaries_only = false;
   bool merge = false;
   std::vector<std::string> events;
@@ -45,8 +49,52 @@ void publish(const fs::path& building, const fs::path& output) {
   if (error) fail("{}: cannot write ({})", output.string(), error.message());
 }
 
-std::vector<fs::path> paths(const std::vector<std::string>& v) {
+std::vector<fs::path> paths_as_given(const std::vector<std::string>& v) {
   return {v.begin(), v.end()};
+}
+
+// The paths V names, a folder standing for the profiles (*.msdb) inside it, in name order.
+std::vector<fs::path> paths(const std::vector<std::string>& v) {
+  std::vector<fs::path> out;
+  for (const auto& p : v) {
+    std::error_code error;
+    if (!fs::is_directory(p, error)) {
+      out.emplace_back(p);
+      continue;
+    }
+    std::vector<fs::path> inside;
+    for (const auto& entry : fs::directory_iterator(p, error)) {
+      if (entry.path().extension() == ".msdb") inside.push_back(entry.path());
+    }
+    std::sort(inside.begin(), inside.end());
+    if (inside.empty()) fail("{}: no profile (*.msdb) in this folder", p);
+    out.insert(out.end(), inside.begin(), inside.end());
+  }
+  return out;
+}
+
+// Under a launcher (srun, torchrun, mpirun: collectors/runtime's identity_from_environment), each process
+// summarises the trace of its own rank: the one among INPUTS whose file name states that rank, written as
+// OUTPUT/part-<rank>.msdb.
+void pick_own_rank(Options& o) {
+  const record::Identity me = record::identity_from_environment();
+  if (me.rank_source == "default")
+    fail(
+        "summarize --rank-from-launcher: no launcher rank in the environment (RANK, SLURM_PROCID, "
+        "OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or MESHSCOPE_RANK)");
+  std::vector<fs::path> mine;
+  for (const auto& trace : expand_trace_inputs(paths_as_given(o.inputs))) {
+    if (rank_from_file_name(trace) == me.rank) mine.push_back(trace);
+  }
+  if (mine.empty())
+    fail("summarize --rank-from-launcher: no trace named for rank {} ({}) among the inputs", me.rank,
+         me.rank_source);
+  std::error_code error;
+  if (o.output.empty() || !fs::is_directory(o.output, error))
+    fail("summarize --rank-from-launcher: -o must name an existing folder for the parts");
+  o.inputs.clear();
+  for (const auto& m : mine) o.inputs.push_back(m.string());
+  o.output = (fs::path(o.output) / fmt::format("part-{}.msdb", me.rank)).string();
 }
 
 // Imports TRACES into BUILDING (with their summaries).
@@ -55,7 +103,8 @@ void import_with_summaries(const std::vector<fs::path>& traces, const fs::path& 
   measure::add_summaries(building);
 }
 
-void run(const Options& o) {
+void run(Options o) {
+  if (o.rank_from_launcher) pick_own_rank(o);
   if (o.output.empty()) {
     if (o.merge || o.summaries_only || !o.events.empty())
       fail("summarize: --merge, --summaries-only and --events write a new profile: give -o OUT.msdb");
@@ -79,7 +128,7 @@ void run(const Options& o) {
       // The ranks whose events are wanted come in whole (imported from their traces); every other rank
       // only as its summary.
       if (!o.events.empty()) {
-        import_with_summaries(paths(o.events), building);
+        import_with_summaries(paths_as_given(o.events), building);
       } else {
         ProfileWriter empty(building);  // the schema, no rank yet: every rank comes from a part
         empty.set_meta("source_format", "meshscope-summaries");
@@ -98,7 +147,7 @@ void run(const Options& o) {
       return;
     }
     if (!o.events.empty()) fail("summarize: --events is for --merge (the traces given are imported whole)");
-    import_with_summaries(paths(o.inputs), building);
+    import_with_summaries(paths_as_given(o.inputs), building);
     if (o.summaries_only) measure::drop_events(building);
     publish(building, output);
     if (!o.quiet)
@@ -128,6 +177,9 @@ const bool registered = register_command(
                      "Merge summary parts (or summarised profiles) into one job profile");
        cmd->add_option("--events", opts->events,
                        "With --merge: traces of the ranks to keep whole (their events are imported)");
+       cmd->add_flag("--rank-from-launcher", opts->rank_from_launcher,
+                     "Under srun/torchrun/mpirun: summarise only this process's rank's trace (named for its "
+                     "rank) into -o FOLDER/part-RANK.msdb");
        cmd->add_flag("-q,--quiet", opts->quiet, "Print nothing on success");
        cmd->callback([opts] { run(*opts); });
      }});

@@ -46,11 +46,13 @@ fs::path scratch(const std::string& name) {
   return dir;
 }
 
-// Runs meshscope ARGUMENTS in DIR; returns stdout (and fails the test on a non-zero exit).
-std::string meshscope(const std::string& arguments, const fs::path& dir) {
+// Runs meshscope ARGUMENTS in DIR, with ENVIRONMENT ("NAME=value ...") set; returns stdout (and fails the
+// test on a non-zero exit).
+std::string meshscope(const std::string& arguments, const fs::path& dir,
+                      const std::string& environment = "") {
   const fs::path out = dir / "stdout.txt";
-  const int status = std::system((std::string(MESHSCOPE_BINARY) + " " + arguments + " >'" + out.string() +
-                                  "' 2>'" + (dir / "stderr.txt").string() + "'")
+  const int status = std::system((environment + " " + std::string(MESHSCOPE_BINARY) + " " + arguments +
+                                  " >'" + out.string() + "' 2>'" + (dir / "stderr.txt").string() + "'")
                                      .c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
       << arguments << ": " << slurp(dir / "stderr.txt");
@@ -307,15 +309,18 @@ TEST(Summary, SummariseNextToEachRankThenMergeOnlyTheSummaries) {
             0);
   const fs::path full = dir / "full.msdb";
   meshscope("import '" + job.string() + "' -o '" + full.string() + "' -q", dir);
-  std::string parts;
+  // One process per rank, as a launcher starts them (MESHSCOPE_RANK stands for srun's SLURM_PROCID, ...).
+  const fs::path folder = dir / "parts";
+  fs::create_directories(folder);
   for (int r = 0; r < 8; ++r) {
-    const fs::path part = dir / ("part" + std::to_string(r) + ".msdb");
-    meshscope("summarize '" + (job / ("rank-" + std::to_string(r) + ".json.gz")).string() + "' -o '" +
-                  part.string() + "' --summaries-only -q",
-              dir);
+    meshscope("summarize '" + job.string() + "' --rank-from-launcher --summaries-only -o '" +
+                  folder.string() + "' -q",
+              dir, "MESHSCOPE_RANK=" + std::to_string(r));
+    const fs::path part = folder / ("part-" + std::to_string(r) + ".msdb");
+    ASSERT_TRUE(fs::exists(part));
     EXPECT_LT(fs::file_size(part), fs::file_size(full) / 8) << "a part holds no events";
-    parts += " '" + part.string() + "'";
   }
+  const std::string parts = " '" + folder.string() + "'";
   const fs::path merged = dir / "merged.msdb";
   meshscope("summarize --merge" + parts + " --events '" + (job / "rank-3.json.gz").string() + "' -o '" +
                 merged.string() + "' -q",
@@ -339,8 +344,8 @@ TEST(Summary, SummariseNextToEachRankThenMergeOnlyTheSummaries) {
   ASSERT_EQ(p.ranks().size(), 8u);
   for (const Rank& r : p.ranks()) EXPECT_EQ(r.activities.empty(), r.rank != 3) << "rank " << r.rank;
 
-  EXPECT_THAT(meshscope_fails("summarize --merge" + parts + " '" + (dir / "part0.msdb").string() + "' -o '" +
-                                  (dir / "twice.msdb").string() + "'",
+  EXPECT_THAT(meshscope_fails("summarize --merge" + parts + " '" + (folder / "part-0.msdb").string() +
+                                  "' -o '" + (dir / "twice.msdb").string() + "'",
                               dir),
               HasSubstr("overlap"));
   EXPECT_FALSE(fs::exists(dir / "twice.msdb")) << "nothing is left behind";
