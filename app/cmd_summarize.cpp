@@ -134,11 +134,12 @@ void run(Options o) {
         empty.set_meta("source_format", "meshscope-summaries");
         empty.commit();
       }
-      const auto copied = measure::merge_summary_parts(paths(o.inputs), building);
+      const auto parts = paths(o.inputs);
+      const auto copied = measure::merge_summary_parts(parts, building);
       publish(building, output);
       if (!o.quiet)
         std::printf("merged the summaries of %zu rank%s from %zu part%s%s into %s\n", copied.size(),
-                    copied.size() == 1 ? "" : "s", o.inputs.size(), o.inputs.size() == 1 ? "" : "s",
+                    copied.size() == 1 ? "" : "s", parts.size(), parts.size() == 1 ? "" : "s",
                     o.events.empty() ? ""
                                      : fmt::format(", with the events of {} trace file{}", o.events.size(),
                                                    o.events.size() == 1 ? "" : "s")
