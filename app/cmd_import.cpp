@@ -20,6 +20,7 @@ struct Options {
   std::string output;
   bool quiet = false;
   bool progress = false;
+  bool skip_bad = false;
 };
 
 // One status line on standard error, rewritten in place: files done of all, the share of the bytes read, the
@@ -84,9 +85,13 @@ const bool registered = meshscope::app::register_command(
        cmd->add_flag("--progress", opts->progress,
                      "Show files done, share read and time left on standard error even when it is not a "
                      "terminal (on a terminal it is shown unless --quiet)");
+       cmd->add_flag("--skip-bad", opts->skip_bad,
+                     "Leave out a trace that cannot be imported (each one is listed in a note) instead of "
+                     "failing; fails when none is left");
        cmd->callback([opts] {
          std::vector<std::filesystem::path> inputs(opts->inputs.begin(), opts->inputs.end());
          meshscope::ImportOptions options;
+         options.skip_bad = opts->skip_bad;
          auto progress = std::make_shared<TerminalProgress>();
          const bool show = opts->progress || (!opts->quiet && ::isatty(STDERR_FILENO) == 1);
          if (show) {

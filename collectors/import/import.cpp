@@ -501,55 +501,61 @@ unsigned reading_threads(const ImportOptions& options) {
 
 }  // namespace
 
-ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
-                            const std::filesystem::path& output, const ImportOptions& options) {
-  if (inputs.empty()) fail("no traces given");
-  const auto files = expand_trace_inputs(inputs);
-  {
-    std::error_code error;
-    const auto parent = output.has_parent_path() ? output.parent_path() : std::filesystem::path(".");
-    if (!std::filesystem::is_directory(parent, error))
-      fail("{}: output folder does not exist", output.string());
-  }
-  // The output must not be one of the traces (a symbolic link to one included): writing it would destroy it.
-  refuse_output_among_inputs(resolve_output_path(output), files);
-  std::vector<std::uint64_t> sizes(files.size());
-  std::vector<char> nsys(files.size()), buffered(files.size());
+namespace {
+
+// The files of a job and what is known of each before reading it.
+struct JobFiles {
+  std::vector<std::filesystem::path> paths;
+  std::vector<std::uint64_t> sizes;
+  std::vector<char> nsys, buffered;
   std::uint64_t total_bytes = 0;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    sizes[i] = import::content_size_hint(files[i]);
-    total_bytes += sizes[i];
-    nsys[i] = import::is_sqlite_file(files[i]);
-    // Kineto files that fit in memory are read on the reading threads; larger ones are streamed into the
-    // profile as they are read (flat memory), on this thread.
-    buffered[i] = !nsys[i] && sizes[i] <= options.streaming_threshold_bytes;
+};
+
+// Under --skip-bad, a file that failed after some of its rows were written: the import starts over without
+// it.
+struct StartOver {
+  std::size_t file;
+  std::string problem;
+};
+
+// One pass over FILES into OUTPUT, leaving out the files LEFT_OUT says (with their problem).
+ImportSummary import_job(const JobFiles& files, const std::filesystem::path& output,
+                         const std::vector<std::string>& left_out, const ImportOptions& options) {
+  const std::size_t count = files.paths.size();
+  std::vector<char> read(files.buffered);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!left_out[i].empty()) read[i] = 0;
   }
-  JobImport job(output, files.size(), options);
+  JobImport job(output, count, options);
   std::uint64_t done_bytes = 0;
   double shown = 0;
-  ParallelReader reader(files, buffered, sizes, reading_threads(options), options.streaming_threshold_bytes);
+  ParallelReader reader(files.paths, read, files.sizes, reading_threads(options),
+                        options.streaming_threshold_bytes);
   auto report = [&](std::uint64_t within_file) {
-    if (!options.progress || total_bytes == 0) return;
+    if (!options.progress || files.total_bytes == 0) return;
     const double f = static_cast<double>(done_bytes + within_file + reader.bytes_read_ahead()) /
-                     static_cast<double>(total_bytes);
+                     static_cast<double>(files.total_bytes);
     if (f <= shown) return;
     shown = std::min(f, 1.0);
     options.progress(shown);
   };
-  if (options.files_done) options.files_done(0, files.size());
+  if (options.files_done) options.files_done(0, count);
   std::size_t imported = 0;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    const auto& file = files[i];
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto& file = files.paths[i];
     reader.at(i);
     bool writing = false;  // rows of this file have gone to the writer
     try {
-      if (nsys[i]) {
+      if (!left_out[i].empty()) {
+        job.skip(file, left_out[i]);
+      } else if (files.nsys[i]) {
         writing = true;
         job.import_nsys(file);
+        ++imported;
       } else {
         kineto::FileResult result;
         bool written = false;
-        if (buffered[i]) {
+        if (read[i]) {
           auto parsed = reader.take(i, [&] { report(0); });
           if (parsed.error) std::rethrow_exception(parsed.error);
           // Facts stated after the events move the file's rows to its final rank: such a file is read again
@@ -567,27 +573,64 @@ ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
           result = job.read_directly(file, [&](std::uint64_t done, std::uint64_t) { report(done); });
         }
         job.finish_kineto(file, result);
+        ++imported;
       }
-      ++imported;
     } catch (const Error& e) {
       if (!options.skip_bad) throw;
-      // Only a file none of whose rows were written can be left out: Nsight Systems exports and Kineto files
-      // too large to hold are written while they are read.
-      if (writing) fail("{} (--skip-bad cannot leave this file out: it was partly written)", e.what());
+      // Nsight Systems exports and Kineto files too large to hold are written while they are read: when one
+      // of them fails, the import starts over without it.
+      if (writing) throw StartOver{i, e.what()};
       job.skip(file, e.what());
     }
-    done_bytes += sizes[i];
+    done_bytes += files.sizes[i];
     report(0);
-    if (options.files_done) options.files_done(i + 1, files.size());
+    if (options.files_done) options.files_done(i + 1, count);
   }
   if (imported == 0) {
     std::string problems;
     for (const auto& s : job.summary().skipped) problems += (problems.empty() ? "" : "; ") + s.problem;
-    fail("no file could be imported ({} skipped: {})", files.size(), problems);
+    fail("no file could be imported ({} skipped: {})", count, problems);
   }
   auto summary = job.commit();
   if (options.progress) options.progress(1.0);
   return summary;
+}
+
+}  // namespace
+
+ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
+                            const std::filesystem::path& output, const ImportOptions& options) {
+  if (inputs.empty()) fail("no traces given");
+  JobFiles files;
+  files.paths = expand_trace_inputs(inputs);
+  {
+    std::error_code error;
+    const auto parent = output.has_parent_path() ? output.parent_path() : std::filesystem::path(".");
+    if (!std::filesystem::is_directory(parent, error))
+      fail("{}: output folder does not exist", output.string());
+  }
+  // The output must not be one of the traces (a symbolic link to one included): writing it would destroy it.
+  refuse_output_among_inputs(resolve_output_path(output), files.paths);
+  const std::size_t count = files.paths.size();
+  files.sizes.resize(count);
+  files.nsys.resize(count);
+  files.buffered.resize(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    files.sizes[i] = import::content_size_hint(files.paths[i]);
+    files.total_bytes += files.sizes[i];
+    files.nsys[i] = import::is_sqlite_file(files.paths[i]);
+    // Kineto files that fit in memory are read on the reading threads; larger ones are streamed into the
+    // profile as they are read (flat memory), on this thread.
+    files.buffered[i] = !files.nsys[i] && files.sizes[i] <= options.streaming_threshold_bytes;
+  }
+  std::vector<std::string> left_out(count);
+  for (;;) {
+    try {
+      return import_job(files, output, left_out, options);
+    } catch (const StartOver& again) {
+      left_out[again.file] = again.problem;
+    }
+  }
 }
 
 }  // namespace meshscope
