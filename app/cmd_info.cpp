@@ -72,24 +72,7 @@ meshscope::EventCounts counts_of(const meshscope::Profile& profile,
                                  const meshscope::measure::ProfileSummary* summary) {
   if (!summary) return profile.counts();
   meshscope::EventCounts n;
-  for (const auto& r : summary->ranks) {
-    const auto& c = r.counts;
-    n.kernel += c.kernel;
-    n.memcpy += c.memcpy;
-    n.memset += c.memset;
-    n.sync += c.sync;
-    n.runtime += c.runtime;
-    n.driver += c.driver;
-    n.cpu_op += c.cpu_op;
-    n.annotation += c.annotation;
-    n.python_function += c.python_function;
-    n.step += c.step;
-    n.gpu_annotation += c.gpu_annotation;
-    n.nvtx += c.nvtx;
-    n.other += c.other;
-    n.collective += c.collective;
-    n.flow += c.flow;
-  }
+  for (const auto& r : summary->ranks) n += r.counts;
   return n;
 }
 

@@ -663,58 +663,101 @@ void attach_cpu(std::map<std::int32_t, std::vector<ApiCall>>& api_calls, RangeSc
 
 EventCounts count_events(const std::vector<Rank>& ranks, const RangeScan& range_scan) {
   EventCounts n;
-  for (const auto& r : ranks) {
-    for (const auto& a : r.activities) {
-      switch (a.kind) {
-        case ActivityKind::kKernel:
-          ++n.kernel;
-          break;
-        case ActivityKind::kMemcpy:
-          ++n.memcpy;
-          break;
-        case ActivityKind::kMemset:
-          ++n.memset;
-          break;
-        case ActivityKind::kSync:
-          ++n.sync;
-          break;
-      }
-    }
-    for (const auto& a : r.api_calls) (a.kind == ApiKind::kDriver ? n.driver : n.runtime)++;
-    for (const auto& c : r.ranges) {
-      switch (c.kind) {
-        case RangeKind::kCpuOp:
-          ++n.cpu_op;
-          break;
-        case RangeKind::kAnnotation:
-          ++n.annotation;
-          break;
-        case RangeKind::kPythonFunction:
-          ++n.python_function;
-          break;
-        case RangeKind::kStep:
-          ++n.step;
-          break;
-        case RangeKind::kGpuAnnotation:
-          ++n.gpu_annotation;
-          break;
-        case RangeKind::kNvtx:
-          ++n.nvtx;
-          break;
-        case RangeKind::kOther:
-          ++n.other;
-          break;
-      }
-    }
-    n.collective += static_cast<std::int64_t>(r.collectives.size());
-    n.flow += static_cast<std::int64_t>(r.flows.size());
-  }
+  for (const auto& r : ranks) n += meshscope::count_events(r);
   n.cpu_op += range_scan.skipped_cpu_ops;  // counted, not loaded
   n.python_function += range_scan.skipped_python;
   return n;
 }
 
+// What every load reads: the profile's description (the events aside).
+struct Description {
+  std::map<std::string, std::string> meta;
+  int schema_version = 0;
+  std::vector<std::string> strings;
+  std::vector<Diagnostic> job_diagnostics;
+};
+
+Description read_description(sql::Database& db, std::int64_t string_ids, RankSlots& ranks) {
+  Description d;
+  d.meta = read_meta(db);
+  d.schema_version = schema_version_of(d.meta);
+  d.strings = read_strings(db, string_ids);
+  read_ranks(db, ranks);
+  read_devices(db, ranks);
+  read_process_groups(db, ranks);
+  d.job_diagnostics = read_diagnostics(db, ranks);
+  return d;
+}
+
 }  // namespace
+
+EventCounts count_events(const Rank& r) {
+  EventCounts n;
+  for (const auto& a : r.activities) {
+    switch (a.kind) {
+      case ActivityKind::kKernel:
+        ++n.kernel;
+        break;
+      case ActivityKind::kMemcpy:
+        ++n.memcpy;
+        break;
+      case ActivityKind::kMemset:
+        ++n.memset;
+        break;
+      case ActivityKind::kSync:
+        ++n.sync;
+        break;
+    }
+  }
+  for (const auto& a : r.api_calls) (a.kind == ApiKind::kDriver ? n.driver : n.runtime)++;
+  for (const auto& c : r.ranges) {
+    switch (c.kind) {
+      case RangeKind::kCpuOp:
+        ++n.cpu_op;
+        break;
+      case RangeKind::kAnnotation:
+        ++n.annotation;
+        break;
+      case RangeKind::kPythonFunction:
+        ++n.python_function;
+        break;
+      case RangeKind::kStep:
+        ++n.step;
+        break;
+      case RangeKind::kGpuAnnotation:
+        ++n.gpu_annotation;
+        break;
+      case RangeKind::kNvtx:
+        ++n.nvtx;
+        break;
+      case RangeKind::kOther:
+        ++n.other;
+        break;
+    }
+  }
+  n.collective += static_cast<std::int64_t>(r.collectives.size());
+  n.flow += static_cast<std::int64_t>(r.flows.size());
+  return n;
+}
+
+EventCounts& EventCounts::operator+=(const EventCounts& o) {
+  kernel += o.kernel;
+  memcpy += o.memcpy;
+  memset += o.memset;
+  sync += o.sync;
+  runtime += o.runtime;
+  driver += o.driver;
+  cpu_op += o.cpu_op;
+  annotation += o.annotation;
+  python_function += o.python_function;
+  step += o.step;
+  gpu_annotation += o.gpu_annotation;
+  nvtx += o.nvtx;
+  other += o.other;
+  collective += o.collective;
+  flow += o.flow;
+  return *this;
+}
 
 // The profile without its events (LoadOptions::events off): no streams, tracks or steps either (they are
 // known from the events).
@@ -722,14 +765,12 @@ Profile Profile::load_description(sql::Database& db, const std::filesystem::path
                                   std::int64_t string_ids) {
   Profile profile;
   profile.path_ = path;
-  profile.meta_ = read_meta(db);
-  profile.schema_version_ = schema_version_of(profile.meta_);
-  profile.strings_ = read_strings(db, string_ids);
   RankSlots ranks;
-  read_ranks(db, ranks);
-  read_devices(db, ranks);
-  read_process_groups(db, ranks);
-  profile.job_diagnostics_ = read_diagnostics(db, ranks);
+  Description d = read_description(db, string_ids, ranks);
+  profile.meta_ = std::move(d.meta);
+  profile.schema_version_ = d.schema_version;
+  profile.strings_ = std::move(d.strings);
+  profile.job_diagnostics_ = std::move(d.job_diagnostics);
   std::sort(ranks.ranks.begin(), ranks.ranks.end(),
             [](const Rank& a, const Rank& b) { return a.rank < b.rank; });
   profile.ranks_ = std::move(ranks.ranks);
@@ -766,18 +807,16 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
 
   Profile profile;
   profile.path_ = path;
-  profile.meta_ = read_meta(db);
-  profile.schema_version_ = schema_version_of(profile.meta_);
-  profile.strings_ = read_strings(db, string_ids);
   RankSlots ranks;
-  read_ranks(db, ranks);
-  read_devices(db, ranks);
-  read_process_groups(db, ranks);
+  Description d = read_description(db, string_ids, ranks);
+  profile.meta_ = std::move(d.meta);
+  profile.schema_version_ = d.schema_version;
+  profile.strings_ = std::move(d.strings);
+  profile.job_diagnostics_ = std::move(d.job_diagnostics);
   const StreamNames stream_names = read_stream_names(db);
   const ThreadNames thread_names = read_thread_names(db);
   std::vector<CollectiveRow> collective_rows = read_collectives(db, string_ids);
   read_flows(db, ranks, string_ids);
-  profile.job_diagnostics_ = read_diagnostics(db, ranks);
 
   ActivityScan activities = activities_future.get();
   attach_activities(activities, stream_names, ranks);

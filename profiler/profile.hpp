@@ -184,7 +184,11 @@ struct EventCounts {
   std::int64_t cpu_op = 0, annotation = 0, python_function = 0, step = 0, gpu_annotation = 0, nvtx = 0,
                other = 0;
   std::int64_t collective = 0, flow = 0;
+  EventCounts& operator+=(const EventCounts& other);
 };
+
+// The events RANK holds, by kind (what it has loaded: CPU operators skipped by LoadOptions are not counted).
+EventCounts count_events(const Rank& rank);
 
 struct LoadOptions {
   // Load CPU operators and Python functions (usually most of the CPU ranges). Analyses that need only steps,

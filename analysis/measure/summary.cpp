@@ -47,55 +47,6 @@ bool launched_in_step(const StepFrame& frame, const CorrelationMap& map, const R
   return step_at(frame.starts, frame.ends, r.api_calls[static_cast<std::size_t>(api)].start_ns) >= 0;
 }
 
-EventCounts count_rank(const Rank& r) {
-  EventCounts n;
-  for (const Activity& a : r.activities) {
-    switch (a.kind) {
-      case ActivityKind::kKernel:
-        ++n.kernel;
-        break;
-      case ActivityKind::kMemcpy:
-        ++n.memcpy;
-        break;
-      case ActivityKind::kMemset:
-        ++n.memset;
-        break;
-      case ActivityKind::kSync:
-        ++n.sync;
-        break;
-    }
-  }
-  for (const ApiCall& c : r.api_calls) (c.kind == ApiKind::kDriver ? n.driver : n.runtime) += 1;
-  for (const CpuRange& range : r.ranges) {
-    switch (range.kind) {
-      case RangeKind::kCpuOp:
-        ++n.cpu_op;
-        break;
-      case RangeKind::kAnnotation:
-        ++n.annotation;
-        break;
-      case RangeKind::kPythonFunction:
-        ++n.python_function;
-        break;
-      case RangeKind::kStep:
-        ++n.step;
-        break;
-      case RangeKind::kGpuAnnotation:
-        ++n.gpu_annotation;
-        break;
-      case RangeKind::kNvtx:
-        ++n.nvtx;
-        break;
-      case RangeKind::kOther:
-        ++n.other;
-        break;
-    }
-  }
-  n.collective = static_cast<std::int64_t>(r.collectives.size());
-  n.flow = static_cast<std::int64_t>(r.flows.size());
-  return n;
-}
-
 // Per (name, class) of the rank's activities, and the communication kernels without a collectives row under
 // the operation their name spells.
 void summarize_kernels(
@@ -273,7 +224,7 @@ RankSummary summarize_rank(const Profile& p, const Analysis& a, const RankResult
   out.unlinked_activities = rr.unlinked_activities;
   out.collective_wait_ns = rr.collective_wait_ns;
   out.collective_transfer_ns = rr.collective_transfer_ns;
-  out.counts = count_rank(r);
+  out.counts = count_events(r);
   for (const StepResult& s : rr.steps) out.steps.push_back({s.number, s.cpu_start_ns, s.cpu_end_ns, s.gpu});
   for (std::size_t i = 0; i < r.streams.size() && i < rr.streams.size(); ++i)
     out.streams.push_back({r.streams[i].device, r.streams[i].stream, rr.streams[i]});

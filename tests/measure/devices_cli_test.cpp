@@ -13,31 +13,14 @@
 
 #include "analysis/measure/measure.hpp"
 #include "profiler/profile.hpp"
+#include "tests/measure/cli_test_util.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& path) {
-  std::string text;
-  if (std::FILE* f = std::fopen(path.c_str(), "r")) {
-    std::array<char, 4096> buffer{};
-    std::size_t n = 0;
-    while ((n = std::fread(buffer.data(), 1, buffer.size(), f)) > 0) text.append(buffer.data(), n);
-    std::fclose(f);
-  }
-  return text;
-}
-
-// Runs meshscope ARGUMENTS; returns stdout ("" and a test failure on a non-zero exit).
 std::string meshscope(const std::string& arguments, const fs::path& dir) {
-  const fs::path out = dir / "stdout.txt";
-  const int status = std::system((std::string(MESHSCOPE_BINARY) + " " + arguments + " >'" + out.string() +
-                                  "' 2>'" + (dir / "stderr.txt").string() + "'")
-                                     .c_str());
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-      << arguments << ": " << slurp(dir / "stderr.txt");
-  return slurp(out);
+  return meshscope::test::run_cli_ok(arguments, dir);
 }
 
 fs::path import(const std::string& name, const std::string& traces) {

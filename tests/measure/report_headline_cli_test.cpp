@@ -11,23 +11,14 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/measure/cli_test_util.hpp"
+
 #include "profiler/profile_writer.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using meshscope::TimeNs;
-
-std::string slurp(const fs::path& path) {
-  std::string text;
-  if (std::FILE* f = std::fopen(path.c_str(), "r")) {
-    std::array<char, 4096> buffer{};
-    std::size_t n = 0;
-    while ((n = std::fread(buffer.data(), 1, buffer.size(), f)) > 0) text.append(buffer.data(), n);
-    std::fclose(f);
-  }
-  return text;
-}
 
 // Four ranks, each a GEMM then three all-to-alls that NCCL runs as SendRecv kernels, launched from PyTorch's
 // nccl:all_to_all; rank 2 reaches the first two 400 µs late, and every member ends together.
@@ -101,7 +92,7 @@ TEST(ReportHeadline, NamesTheRankTheOthersWaitedFor) {
   const int status = std::system(
       (std::string(MESHSCOPE_BINARY) + " report '" + profile.string() + "' >'" + out.string() + "'").c_str());
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  std::string report = slurp(out);
+  std::string report = meshscope::test::slurp(out);
   // The text wraps at 120 columns with a two-space hang: read it as one line per bullet.
   for (auto at = report.find("\n  "); at != std::string::npos; at = report.find("\n  ", at))
     report.replace(at, 3, " ");

@@ -10,38 +10,18 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/measure/cli_test_util.hpp"
+
 #include "profiler/profile_writer.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::string text;
-  if (std::FILE* f = std::fopen(path.c_str(), "r")) {
-    std::array<char, 4096> buffer{};
-    std::size_t n = 0;
-    while ((n = std::fread(buffer.data(), 1, buffer.size(), f)) > 0) text.append(buffer.data(), n);
-    std::fclose(f);
-  }
-  return text;
-}
+using Result = meshscope::test::CliResult;
 
 Result run(const std::string& arguments, const fs::path& dir) {
-  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  const std::string command =
-      std::string(MESHSCOPE_BINARY) + " " + arguments + " >'" + out.string() + "' 2>'" + err.string() + "'";
-  const int status = std::system(command.c_str());
-  Result r;
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
+  return meshscope::test::run_cli(arguments, dir);
 }
 
 // One rank, one kernel of an in-house expert-parallel library and one of its GEMMs.

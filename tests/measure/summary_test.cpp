@@ -18,6 +18,7 @@
 
 #include "analysis/measure/diff.hpp"
 #include "profiler/error.hpp"
+#include "tests/measure/cli_test_util.hpp"
 #include "tests/measure/profile_builder.hpp"
 
 namespace meshscope::measure {
@@ -28,17 +29,6 @@ using ::testing::HasSubstr;
 
 const fs::path kTraces = fs::path(MESHSCOPE_SHARED_DIR) / "traces";
 
-std::string slurp(const fs::path& path) {
-  std::string text;
-  if (std::FILE* f = std::fopen(path.c_str(), "r")) {
-    std::array<char, 4096> buffer{};
-    std::size_t n = 0;
-    while ((n = std::fread(buffer.data(), 1, buffer.size(), f)) > 0) text.append(buffer.data(), n);
-    std::fclose(f);
-  }
-  return text;
-}
-
 fs::path scratch(const std::string& name) {
   const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / ("summary-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
@@ -46,17 +36,9 @@ fs::path scratch(const std::string& name) {
   return dir;
 }
 
-// Runs meshscope ARGUMENTS in DIR, with ENVIRONMENT ("NAME=value ...") set; returns stdout (and fails the
-// test on a non-zero exit).
 std::string meshscope(const std::string& arguments, const fs::path& dir,
                       const std::string& environment = "") {
-  const fs::path out = dir / "stdout.txt";
-  const int status = std::system((environment + " " + std::string(MESHSCOPE_BINARY) + " " + arguments +
-                                  " >'" + out.string() + "' 2>'" + (dir / "stderr.txt").string() + "'")
-                                     .c_str());
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-      << arguments << ": " << slurp(dir / "stderr.txt");
-  return slurp(out);
+  return test::run_cli_ok(arguments, dir, environment);
 }
 
 fs::path import(const std::string& name, const std::string& traces) {
@@ -289,11 +271,9 @@ TEST(Summary, DamagedTablesAreRefusedNamingTheFileAndTable) {
 
 // Runs meshscope ARGUMENTS expecting exit status 1; returns stderr.
 std::string meshscope_fails(const std::string& arguments, const fs::path& dir) {
-  const int status = std::system((std::string(MESHSCOPE_BINARY) + " " + arguments + " >/dev/null 2>'" +
-                                  (dir / "stderr.txt").string() + "'")
-                                     .c_str());
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << arguments;
-  return slurp(dir / "stderr.txt");
+  const test::CliResult r = test::run_cli(arguments, dir);
+  EXPECT_EQ(r.status, 1) << arguments;
+  return r.err;
 }
 
 TEST(Summary, SummariseNextToEachRankThenMergeOnlyTheSummaries) {
