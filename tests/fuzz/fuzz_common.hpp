@@ -85,4 +85,13 @@ inline void must_load(const fs::path& profile) {
   }
 }
 
+// Bad input gets one line naming the file (NAME: a part of its path): anything else is a finding.
+inline void require_one_line_naming(const Error& e, std::string_view name) {
+  const std::string_view message = e.what();
+  if (message.find('\n') != std::string_view::npos || message.find(name) == std::string_view::npos) {
+    std::fprintf(stderr, "an error that is not one line naming the file: %s\n", e.what());
+    std::abort();
+  }
+}
+
 }  // namespace meshscope::fuzz

@@ -1,9 +1,11 @@
-// libFuzzer harness: Profile::load, then the measured analysis and the Perfetto export of what loaded. The
-// first input byte picks the mode:
+// libFuzzer harness: Profile::load, then the measured analysis and the Perfetto export of what loaded, and
+// the per-rank summaries as info and diff read them (measure::read_summary). The first input byte picks the
+// mode:
 //   even: the rest of the input is the profile file itself (damaged SQLite pages, headers, records);
 //   odd:  the rest is SQL run on a copy of a small real profile (the kineto seed cut from
-//         hta/nccl_parser_config, imported once at start) by the file's author: views and triggers in place
-//         of tables, hostile ids, kinds, depths, times, types and sizes in a well-formed file.
+//         hta/nccl_parser_config, imported and summarised once at start) by the file's author: views and
+//         triggers in place of tables, hostile ids, kinds, depths, times, types and sizes in a well-formed
+//         file.
 // Findings: a crash, a sanitizer report (the analysis and export included), a timeout, or an Error that is
 // not one line naming the file.
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <string_view>
 
 #include "analysis/measure/measure.hpp"
+#include "analysis/measure/summary.hpp"
 #include "collectors/import/import.hpp"
 #include "profiler/perfetto_export.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
@@ -23,6 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const fuzz::fs::path path = fuzz::scratch() / "seed.msdb";
     import_traces({fuzz::fs::path(MESHSCOPE_SOURCE_DIR) / "tests/fuzz/corpus/kineto/nccl_collectives.json"},
                   path);
+    measure::add_summaries(path);
     return path;
   }();
   const fuzz::fs::path input = fuzz::scratch() / "profile.msdb";
@@ -31,6 +35,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } else {
     fuzz::fs::copy_file(seed, input, fuzz::fs::copy_options::overwrite_existing);
     fuzz::apply_sql(input, std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
+  }
+  try {
+    (void)measure::read_summary(input);
+  } catch (const Error& e) {
+    fuzz::require_one_line_naming(e, "profile.msdb");
   }
   try {
     const Profile profile = Profile::load(input);
