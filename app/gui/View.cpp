@@ -42,6 +42,8 @@ const char* to_string(Panel panel) {
       return "Explorer";
     case Panel::kPlanner:
       return "Planner";
+    case Panel::kOverview:
+      return "Overview";
   }
   return "?";
 }
@@ -137,6 +139,17 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
     loaded->measured.reset();
     loaded->measured_error = e.what();
   }
+  // The per-rank summaries the Overview draws: read from the profile when it holds them (import writes them),
+  // else computed from the events and the analysis (the same function).
+  try {
+    std::error_code error;
+    if (!profile->path().empty() && std::filesystem::is_regular_file(profile->path(), error)) {
+      if (auto stored = measure::read_summary(profile->path())) loaded->summary = std::move(*stored);
+    }
+  } catch (const std::exception& e) {
+    loaded->summary_note = std::string(e.what()) + "; the overview is computed from the events";
+  }
+  if (!loaded->summary.from_tables) loaded->summary = measure::summarize(*profile, loaded->analysis);
   loaded->analyze_s = seconds_since(t);
   const auto& ranks = profile->ranks();
   loaded->ranks.resize(ranks.size());
@@ -316,6 +329,7 @@ void View::on_profile_installed() {
   for (std::size_t r = 0; r < std::min<std::size_t>(ranks, 4); ++r) tl_.rank_open[r] = 1;
   tl_.cpu_open.assign(ranks, 0);
   summary_prepare();
+  overview_prepare();
   if (!options_.panel_set && panel_ == Panel::kExplorer) select_panel(Panel::kTimeline);
   // The Explorer starts from what the profile ran (its inferred model, hardware and layout).
   if (loaded_) explorer_open_profile();
@@ -357,12 +371,16 @@ void View::draw() {
   }
 
   if (ImGui::BeginTabBar("##panels", ImGuiTabBarFlags_None)) {
+    // A panel chosen while a tab draws (a click in the Overview opens the Timeline, drawn before it) is
+    // requested again next frame rather than lost.
+    const bool request = panel_request_;
+    panel_request_ = false;
     for (int i = 0; i < kPanelCount; ++i) {
       const auto p = static_cast<Panel>(i);
       const ImGuiTabItemFlags tab_flags =
-          panel_request_ && panel_ == p ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
+          request && panel_ == p ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
       if (ImGui::BeginTabItem(to_string(p), nullptr, tab_flags)) {
-        if (!panel_request_) panel_ = p;
+        if (!request && !panel_request_) panel_ = p;
         switch (p) {
           case Panel::kTimeline:
             draw_timeline();
@@ -379,11 +397,13 @@ void View::draw() {
           case Panel::kPlanner:
             draw_planner();
             break;
+          case Panel::kOverview:
+            draw_overview();
+            break;
         }
         ImGui::EndTabItem();
       }
     }
-    panel_request_ = false;
     ImGui::EndTabBar();
   }
   draw_open_popup();

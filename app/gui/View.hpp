@@ -1,7 +1,7 @@
 // View: the meshscope desktop front end. One class, its methods spread over one file per window (Tracy's
 // layout): View.cpp (frame, menus, loading), View_Timeline.cpp (with its row kinds in timeline_items.* and
 // their tooltips in timeline_tooltips.cpp), View_Summary.cpp, View_Roofline.cpp, View_Explorer.cpp,
-// View_Planner.cpp.
+// View_Planner.cpp, View_Overview.cpp (the rank × time overview, its layout in overview_layout.*).
 //
 // [SECTION] LoadedProfile: what is computed once after a profile is opened (import, load, measured analysis,
 //           timeline lanes, collective links), on a background thread. The frame loop only reads it.
@@ -27,6 +27,7 @@
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/pipeline_schedule.hpp"
 #include "analysis/measure/range_totals.hpp"
+#include "analysis/measure/summary.hpp"
 #include "analysis/model/planner.hpp"
 #include "analysis/model/predict.hpp"
 #include "analysis/model/roofline.hpp"
@@ -34,16 +35,21 @@
 #include "analysis/model/timeline.hpp"
 #include "app/gui/explorer_steps.hpp"
 #include "app/gui/measured_view.hpp"
+#include "app/gui/overview_layout.hpp"
 #include "app/gui/timeline_items.hpp"
 #include "app/gui/timeline_lod.hpp"
 #include "profiler/profile.hpp"
 
 struct ImDrawList;
 
+namespace meshscope {
+class JsonWriter;
+}
+
 namespace meshscope::gui {
 
-enum class Panel { kTimeline, kSummary, kRoofline, kExplorer, kPlanner };
-inline constexpr int kPanelCount = 5;
+enum class Panel { kTimeline, kSummary, kRoofline, kExplorer, kPlanner, kOverview };
+inline constexpr int kPanelCount = 6;
 const char* to_string(Panel panel);
 // "timeline", "summary", ... (case-insensitive); false when NAME is none of them.
 bool parse_panel(std::string_view name, Panel& panel);
@@ -73,6 +79,10 @@ struct LoadedProfile {
   measure::RangeIndex range_index;   // for range totals
   measure::CriticalPaths critical;   // per rank and step, with its segments (the timeline's highlight)
   measure::PipelineReport pipeline;  // the measured pipeline schedule (Explorer)
+  // Per-rank summaries (the Overview): the profile's summary tables, or computed from the events when it has
+  // none (summary_note then says why).
+  measure::ProfileSummary summary;
+  std::string summary_note;
   double import_s = 0, load_s = 0, analyze_s = 0;
 };
 
@@ -228,6 +238,15 @@ class View {
   void draw_roofline();  // View_Roofline.cpp
   void draw_explorer();  // View_Explorer.cpp
   void draw_planner();   // View_Planner.cpp
+  void draw_overview();  // View_Overview.cpp
+
+  // Overview helpers (View_Overview.cpp)
+  void overview_prepare();
+  void overview_toolbar();
+  void overview_canvas();
+  void overview_tooltip(std::int64_t row, std::int64_t column);
+  void overview_open(std::size_t grid_row, std::int64_t column);
+  void overview_state(JsonWriter& j) const;  // the state dump's "overview" (View_State.cpp)
 
   // Summary helpers (View_Summary.cpp)
   void summary_rank_bars();
@@ -435,6 +454,23 @@ class View {
   std::vector<StepRowRect> summary_step_rects_;
   std::vector<measure::KernelStat> kernels_all_;  // every activity name over all ranks (built on install)
   std::vector<std::uint32_t> kernel_order_, collective_order_;  // current sort of the two tables
+
+  // Overview state: the grid (built once per profile), the order, outliers and map for the current choices
+  struct OverviewState {
+    OverviewMetric metric = OverviewMetric::kExposedComm;
+    OverviewSort sort = OverviewSort::kRank;
+    OverviewGrid grid;
+    std::optional<SlowestStep> slowest;
+    std::vector<std::uint32_t> order;      // grid rows in display order
+    std::vector<std::uint8_t> outlier;     // per grid row
+    MadCut cut;                            // the outlier rule's median and MAD for the metric
+    std::vector<std::int32_t> rank_index;  // per grid row: index in Profile::ranks(), -1 none
+    OverviewMap map;
+    bool dirty = true;  // order, outliers and map must be rebuilt
+    std::int64_t map_rows = 0, map_columns = 0;
+    ImVec4 canvas = {};  // where the heat map was drawn last frame (state dump)
+    float row_h = 0;
+  } ov_;
 
   // Planner state
   struct PlannerState {

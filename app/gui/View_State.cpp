@@ -9,7 +9,9 @@
 // micro_batch, global_batch, seq, valid, error, typing, controls{FIELD: [x0, y0, x1, y1]},
 // pipeline_measured{button[x0, y0, x1, y1], rows[]{stage, rank, step, bubble_fraction, blocks}}},
 // open_dialog, files_dir, baseline (its path, or ""), baseline_diff (the diff with the open profile is
-// ready), baseline_error. Coordinates are window pixels.
+// ready), baseline_error, overview{metric, sort, canvas[x0, y0, x1, y1], row_h, rows, columns, ranks_per_row,
+// start_ns, column_ns, order[] (ranks, top row first), outliers[] (ranks), slowest_step, from_tables}
+// (Overview panel only). Coordinates are window pixels.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -75,6 +77,7 @@ std::string View::state_json() const {
     j.end_array();
     j.end_object();
   }
+  if (panel_ == Panel::kOverview && loaded_) overview_state(j);
   j.key("explorer").begin_object();
   for (int f = 0; f < kLayoutFieldCount; ++f) {
     j.field(to_string(static_cast<LayoutField>(f)), field_of(explorer_inputs(), static_cast<LayoutField>(f)));

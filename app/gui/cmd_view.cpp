@@ -66,7 +66,8 @@ gui::WindowOptions window_options(const ViewFlags& flags) {
   if (!o.screenshot_text.empty() && o.screenshot.empty()) throw Error("--screenshot-text needs --screenshot");
   if (!flags.panel.empty()) {
     if (!gui::parse_panel(flags.panel, o.panel)) {
-      throw Error("--panel " + flags.panel + ": expected timeline, summary, roofline, explorer or planner");
+      throw Error("--panel " + flags.panel +
+                  ": expected timeline, summary, roofline, explorer, planner or overview");
     }
     o.panel_set = true;
   }
@@ -175,7 +176,7 @@ void setup(CLI::App& root) {
       "--screenshot-text", flags->screenshot_text,
       "with --screenshot: also write the text the frame's widgets rendered (labels, table cells)");
   cmd->add_option("--panel", flags->panel,
-                  "timeline|summary|roofline|explorer|planner (the panel shown first)");
+                  "timeline|summary|roofline|explorer|planner|overview (the panel shown first)");
   cmd->add_option("--size", flags->size, "window size WIDTHxHEIGHT (default 1600x900)");
   cmd->add_option("--range", flags->range,
                   "timeline window START_MS:END_MS from the profile start (default: all)");

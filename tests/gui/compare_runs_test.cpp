@@ -24,14 +24,8 @@ using test::options_for;
 
 // A generated job (meshscope_gen_job ARGS --format msdb), once per process and argument list.
 std::unique_ptr<LoadedProfile> generated(const std::string& name, const std::string& args) {
-  const auto out = std::filesystem::path(MESHSCOPE_TEST_TMP) /
-                   ("gui-" + name + "-" + std::to_string(::getpid()) + ".msdb");
-  if (!std::filesystem::exists(out)) {
-    const std::string command = std::string("'") + MESHSCOPE_GEN_JOB + "' " + args +
-                                " --format msdb -q -o '" + out.string() + "' > /dev/null";
-    if (std::system(command.c_str()) != 0) return nullptr;
-  }
-  return load_profile(out);
+  const auto out = test::generated_job(name, args);
+  return out.empty() ? nullptr : load_profile(out);
 }
 
 // The text one frame of VIEW rendered, as `view --screenshot-text` captures it (ImGui's log to a file; the

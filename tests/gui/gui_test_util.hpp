@@ -40,6 +40,19 @@ inline std::filesystem::path imported(const std::filesystem::path& trace) {
   return cache[trace.string()];
 }
 
+// A job from the job generator (meshscope_gen_job ARGS --format msdb), written once per process and NAME.
+// Returns "" when the generator failed.
+inline std::filesystem::path generated_job(const std::string& name, const std::string& args) {
+  const auto out = std::filesystem::path(MESHSCOPE_TEST_TMP) /
+                   ("gui-" + name + "-" + std::to_string(::getpid()) + ".msdb");
+  if (!std::filesystem::exists(out)) {
+    const std::string command = std::string("'") + MESHSCOPE_GEN_JOB + "' " + args +
+                                " --format msdb -q -o '" + out.string() + "' > /dev/null";
+    if (std::system(command.c_str()) != 0) return {};
+  }
+  return out;
+}
+
 // Options for a test's View: it opens on PANEL and leaves the user's recent-files list alone.
 inline ViewOptions options_for(Panel panel) {
   ViewOptions o;

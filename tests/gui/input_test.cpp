@@ -535,5 +535,46 @@ TEST_F(InputTest, CtrlBOpensABaselineThroughTheFileBrowser) {
   EXPECT_FALSE(bool(s["open_dialog"]));
 }
 
+// Issue #17 item 3: one click on a cell of the rank x time overview opens the timeline on that rank's lanes,
+// zoomed to the cell's time window (a generated 32-rank job: the rank is far below the first screen of
+// lanes).
+TEST_F(InputTest, ClickOnAnOverviewCellOpensTheRankAtThatTimeOnTheTimeline) {
+  const auto job = test::generated_job("overview-input", "--ranks 32 --events-per-rank 1000");
+  ASSERT_FALSE(job.empty());
+  Xvfb x(1500, 950);
+  ASSERT_FALSE(x.display().empty());
+  App app(x, {job.string(), "--panel", "overview", "--size", "1400x900"});
+  auto s = app.wait(
+      [](auto st) {
+        simdjson::dom::array order;
+        return str(st["panel"]) == "Overview" && !st["overview"]["order"].get(order) && order.size() == 32 &&
+               i64(st["overview"]["columns"]) > 0;
+      },
+      60);
+  app.xdo("sleep 0.5");
+  s = app.state();
+  const auto ov = s["overview"];
+  ASSERT_EQ(i64(ov["ranks_per_row"]), 1);
+  const std::int64_t rank = 27, columns = i64(ov["columns"]), column = columns * 3 / 5;
+  ASSERT_EQ(i64(ov["order"].at(static_cast<std::size_t>(rank))), rank) << "rows by rank";
+  const double x0 = num(ov["canvas"].at(0)), y0 = num(ov["canvas"].at(1)), x1 = num(ov["canvas"].at(2));
+  const double col_w = (x1 - x0) / static_cast<double>(columns);
+  const TimeNs start = i64(ov["start_ns"]) + i64(ov["column_ns"]) * column, width = i64(ov["column_ns"]);
+  app.click(x0 + col_w * (static_cast<double>(column) + 0.5),
+            y0 + num(ov["row_h"]) * (static_cast<double>(rank) + 0.5));
+  s = app.wait([&](auto st) {
+    if (str(st["panel"]) != "Timeline") return false;
+    for (auto row : st["timeline"]["rows"].get_array()) {
+      if (str(row["kind"]) == "header" && i64(row["rank"]) == rank)
+        return num(row["y"]) >= num(st["timeline"]["canvas"]["rows_top"]) - 1 &&
+               num(row["y"]) < num(st["timeline"]["canvas"]["rows_bottom"]);
+    }
+    return false;
+  });
+  EXPECT_EQ(i64(s["timeline"]["t0_ns"]), start);
+  EXPECT_EQ(i64(s["timeline"]["t1_ns"]), start + width);
+  EXPECT_TRUE(bool(s["timeline"]["rank_open"].at(static_cast<std::size_t>(rank))));
+}
+
 }  // namespace
 }  // namespace meshscope::gui
