@@ -623,6 +623,13 @@ ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
     // profile as they are read (flat memory), on this thread.
     files.buffered[i] = !files.nsys[i] && files.sizes[i] <= options.streaming_threshold_bytes;
   }
+  // One such file alone is read straight into the writer on this thread (unless threads were asked for, or
+  // --skip-bad wants it held until read whole): the writer's thread then inserts its rows while it is parsed,
+  // instead of after.
+  if (std::count(files.buffered.begin(), files.buffered.end(), 1) == 1 && options.threads == 0 &&
+      !options.skip_bad) {
+    std::fill(files.buffered.begin(), files.buffered.end(), 0);
+  }
   std::vector<std::string> left_out(count);
   for (;;) {
     try {

@@ -18,8 +18,9 @@ struct ImportOptions {
   std::function<void(double)> progress;
   // Files finished and files in all, after each file; may be empty. Called from the importing thread.
   std::function<void(std::size_t done, std::size_t total)> files_done;
-  // Threads reading Kineto files at once (0: one per core, at most 8). The profile is the same whatever the
-  // number: files are written in input order.
+  // Threads reading Kineto files at once (0: one per core, at most 8, and none for a job of one file, which
+  // is read as the writer inserts it). The profile is the same whatever the number: files are written in
+  // input order.
   unsigned threads = 0;
   // Leave out a file that cannot be imported (listed in ImportSummary::skipped and notes) instead of failing;
   // the import still fails when no file is left, or when the file was partly written before its problem
