@@ -62,6 +62,14 @@ std::string time_text(TimeNs ns) {
   return buf;
 }
 
+// Continues the toolbar's line when WIDTH more pixels fit in the window, else starts the next line.
+void same_line_if_fits(float width) {
+  const float gap = px(16);
+  if (ImGui::GetItemRectMax().x + gap + width <=
+      ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
+    ImGui::SameLine(0, gap);
+}
+
 std::string percent(double share) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * share);
@@ -152,7 +160,8 @@ void View::overview_toolbar() {
         "Each cell: the metric's share of the time the rank was active in the bucket (from its first to its\n"
         "last GPU work). Exposed communication: communication not overlapped by compute; idle: no GPU work\n"
         "(synchronisation waits count as idle); compute: compute kernels.");
-  ImGui::SameLine(0, px(16));
+  const ImGuiStyle& style = ImGui::GetStyle();
+  same_line_if_fits(ImGui::CalcTextSize("Sort rows by").x + style.ItemSpacing.x + px(210));
   ImGui::TextUnformatted("Sort rows by");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(px(210));
@@ -173,7 +182,7 @@ void View::overview_toolbar() {
         "the least and comes first.\n"
         "exposed communication: by the rank's exposed communication over the whole run, most first.");
   // Colour scale.
-  ImGui::SameLine(0, px(16));
+  same_line_if_fits(ImGui::CalcTextSize("0 %100 %").x + px(118));
   {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImGui::TextUnformatted("0 %");
@@ -190,7 +199,10 @@ void View::overview_toolbar() {
     ImGui::TextUnformatted("100 %");
   }
   // Markers.
-  ImGui::SameLine(0, px(16));
+  const auto outliers = std::count(ov_.outlier.begin(), ov_.outlier.end(), std::uint8_t{1});
+  char text[160];
+  std::snprintf(text, sizeof text, "outlier (%lld)", static_cast<long long>(outliers));
+  same_line_if_fits(ImGui::CalcTextSize(text).x + ImGui::GetTextLineHeight() + px(4));
   {
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const float h = ImGui::GetTextLineHeight();
@@ -198,8 +210,7 @@ void View::overview_toolbar() {
                                                   ImVec2(p.x, p.y + h - 2), kColOutlier);
     ImGui::Dummy(ImVec2(h * 0.7f, h));
     ImGui::SameLine(0, px(4));
-    const auto outliers = std::count(ov_.outlier.begin(), ov_.outlier.end(), std::uint8_t{1});
-    ImGui::Text("outlier (%lld)", static_cast<long long>(outliers));
+    ImGui::TextUnformatted(text);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
           "A rank whose share of %s over its whole run is more than %.0f MADs from the median\n"
@@ -209,17 +220,18 @@ void View::overview_toolbar() {
           percent(ov_.cut.mad).c_str());
   }
   if (ov_.slowest) {
-    ImGui::SameLine(0, px(16));
+    std::snprintf(text, sizeof text, "slowest step %lld: mean GPU span %s over %lld rank%s",
+                  static_cast<long long>(ov_.slowest->number),
+                  duration_text(static_cast<TimeNs>(ov_.slowest->mean_span_ns)).c_str(),
+                  static_cast<long long>(ov_.slowest->ranks), ov_.slowest->ranks == 1 ? "" : "s");
+    same_line_if_fits(ImGui::CalcTextSize(text).x + ImGui::GetTextLineHeight() + px(4));
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const float h = ImGui::GetTextLineHeight();
     ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x, p.y + 2), ImVec2(p.x + h, p.y + h - 2), kColSelect, 0, 0,
                                         px(2));
     ImGui::Dummy(ImVec2(h, h));
     ImGui::SameLine(0, px(4));
-    ImGui::Text("slowest step %lld: mean GPU span %s over %lld rank%s",
-                static_cast<long long>(ov_.slowest->number),
-                duration_text(static_cast<TimeNs>(ov_.slowest->mean_span_ns)).c_str(),
-                static_cast<long long>(ov_.slowest->ranks), ov_.slowest->ranks == 1 ? "" : "s");
+    ImGui::TextUnformatted(text);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
           "The step with the largest mean GPU span over the ranks that ran it; the band spans its\n"
@@ -239,7 +251,9 @@ void View::overview_toolbar() {
   line += summary.from_tables ? " | from the profile's summaries" : " | computed from the events";
   if (!loaded_->summary_note.empty()) line += " (" + loaded_->summary_note + ")";
   line += " | click a cell: the timeline at that rank and time";
-  ImGui::TextDisabled("%s", line.c_str());
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("%s", line.c_str());
+  ImGui::PopStyleColor();
 }
 
 // [SECTION] Canvas

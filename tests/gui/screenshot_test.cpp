@@ -115,6 +115,9 @@ Expected expected_on_sample(const std::string& panel) {
   if (panel == "explorer")
     e = {{"MODEL AND HARDWARE", "PREDICTED STEP TIME BY PART", "BEST LAYOUTS"}, {compute}};
   if (panel == "planner") e = {{"Checkpoint interval", "Young interval", "Compute-optimal budget"}, {}};
+  if (panel == "overview")
+    e = {{"Sort rows by", "exposed communication", "outlier (", "slowest step"},
+         {exposed, {"the slowest step's frame", rgb(kColSelect)}}};
   e.labels.insert(e.labels.end(), common.begin(), common.end());
   return e;
 }
@@ -129,7 +132,8 @@ TEST_P(Screenshot, SampleJob) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Gui, Screenshot,
-                         ::testing::Values("timeline", "summary", "roofline", "explorer", "planner"));
+                         ::testing::Values("timeline", "summary", "roofline", "explorer", "planner",
+                                           "overview"));
 
 // Without a TrueType font (a machine without fonts-dejavu-core) the panels still render their labels, with
 // ImGui's built-in font, and the program says once which font it uses.
