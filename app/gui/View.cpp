@@ -460,6 +460,7 @@ void View::draw_menu() {
           "W/S or Up/Down zoom, A/D or Left/Right pan, F fit, Ctrl+F search (Enter / Shift+Enter = next /",
           "previous match, centred at the current zoom). Right-click a row label: pin, move, collapse.",
           "Explorer: sliders step through valid values; Ctrl+click a slider to type a value.",
+          "Overview (Ctrl+6): ranks x time; click a cell to open that rank at that time on the timeline.",
           "Drop traces (Kineto .json/.json.gz, Nsight Systems .sqlite) or a .msdb on the window to open "
           "them."})
       ImGui::TextUnformatted(line);

@@ -376,6 +376,34 @@ void View::overview_canvas() {
     }
   }
 
+  // Hover on a row's label: the whole-run figures of its rank(s).
+  if (const ImVec2 m = ImGui::GetIO().MousePos;
+      ImGui::IsWindowHovered() && m.x >= pos.x && m.x < x0 && m.y >= y0 && m.y < map_y1) {
+    const auto r = std::clamp(static_cast<std::int64_t>((m.y - y0) / row_h), std::int64_t{0}, map.rows - 1);
+    const std::int64_t a = r * map.ranks_per_row, b = std::min(n, a + map.ranks_per_row);
+    ImGui::BeginTooltip();
+    ImGui::TextDisabled(
+        "whole run: exposed communication, idle, compute (shares of the GPU span); wait in "
+        "collectives");
+    for (std::int64_t i = a; i < b && i < a + 16; ++i) {
+      const std::uint32_t row = ov_.order[static_cast<std::size_t>(i)];
+      const measure::RankSummary& rank = loaded_->summary.ranks[row];
+      if (!ov_.grid.has_work[row]) {
+        ImGui::Text("rank %d: no GPU work", rank.rank);
+        continue;
+      }
+      if (ov_.outlier[row]) ImGui::PushStyleColor(ImGuiCol_Text, to_vec4(kColOutlier));
+      ImGui::Text("rank %d: %s, %s, %s; %s%s", rank.rank,
+                  percent(rank_share(rank, OverviewMetric::kExposedComm)).c_str(),
+                  percent(rank_share(rank, OverviewMetric::kIdle)).c_str(),
+                  percent(rank_share(rank, OverviewMetric::kCompute)).c_str(),
+                  duration_text(rank.collective_wait_ns).c_str(), ov_.outlier[row] ? " (outlier)" : "");
+      if (ov_.outlier[row]) ImGui::PopStyleColor();
+    }
+    if (b - a > 16) ImGui::TextDisabled("and %lld more", static_cast<long long>(b - a - 16));
+    ImGui::EndTooltip();
+  }
+
   // Hover and click.
   ImGui::SetCursorScreenPos(ImVec2(x0, y0));
   ImGui::InvisibleButton("##cells", ImVec2(x1 - x0, std::max(1.0f, map_y1 - y0)));
