@@ -25,12 +25,15 @@ std::unique_ptr<LoadedProfile> load_trace(const std::filesystem::path& trace) {
   return msdb.empty() ? nullptr : load_profile(msdb);
 }
 
-// Real traces: several ranks (the sample job, HTA's two sampled ranks), one rank, a CPU-only rank.
+// Real traces: several ranks (the sample job, HTA's two sampled ranks), one rank, a CPU-only rank, and an
+// Nsight Systems export of one rank without steps.
 std::vector<std::filesystem::path> real_traces() {
-  return {test::sample_job(), test::shared_trace("hta/trace_filter"),
+  return {test::sample_job(),
+          test::shared_trace("hta/trace_filter"),
           test::shared_trace("hta/trace_diff/test/test.json.gz"),
           test::shared_trace("tracelens/mi300_resnet_act_checkpoint.json.gz"),
-          test::shared_trace("hta/cpu_only")};
+          test::shared_trace("hta/cpu_only"),
+          test::shared_trace("nsys/saxpy_mpi_cuda_a100.sqlite")};
 }
 
 // The generated job: 64 ranks (8 × 8), lock step; its straggler rank is drawn from the seed as the generator
@@ -290,12 +293,16 @@ simdjson::dom::element overview_of(View& view, simdjson::dom::parser& parser) {
 TEST(OverviewPanel, DrawsEveryRealTraceAndTheGeneratedJob) {
   std::vector<std::unique_ptr<LoadedProfile>> profiles;
   for (const auto& trace : real_traces()) profiles.push_back(load_trace(trace));
+  const std::size_t imported = profiles.size();
   profiles.push_back(job());
-  int drawn = 0;
-  for (auto& loaded : profiles) {
+  int drawn = 0, without_steps = 0;
+  for (std::size_t k = 0; k < profiles.size(); ++k) {
+    auto& loaded = profiles[k];
     if (!loaded) continue;
     const std::size_t ranks = loaded->summary.ranks.size();
     const bool work = overview_grid(loaded->summary).columns > 0;
+    const auto slowest = slowest_step(loaded->summary);
+    without_steps += slowest || !work ? 0 : 1;
     NullImGui imgui(1400, 800);
     View view(options_for(Panel::kOverview));
     view.set_profile(std::move(loaded));
@@ -304,6 +311,11 @@ TEST(OverviewPanel, DrawsEveryRealTraceAndTheGeneratedJob) {
     simdjson::dom::parser parser;
     const auto ov = overview_of(view, parser);
     EXPECT_EQ(ov["order"].get_array().size(), ranks);
+    EXPECT_EQ(std::int64_t(ov["slowest_step"]), slowest ? slowest->number : -1);
+    // `meshscope import` writes the summaries: the panel reads them rather than the events.
+    if (k < imported) {
+      EXPECT_TRUE(bool(ov["from_tables"])) << real_traces()[k];
+    }
     if (work) {
       EXPECT_EQ(std::int64_t(ov["rows"]), static_cast<std::int64_t>(ranks));
       EXPECT_GT(std::int64_t(ov["columns"]), 0);
@@ -311,7 +323,8 @@ TEST(OverviewPanel, DrawsEveryRealTraceAndTheGeneratedJob) {
     }
     ++drawn;
   }
-  EXPECT_GE(drawn, 5);
+  EXPECT_GE(drawn, 7);
+  EXPECT_GE(without_steps, 1) << "a profile with GPU work and no steps (saxpy) is drawn too";
 }
 
 TEST(OverviewPanel, ClickOnACellOpensTheTimelineAtThatRankAndTime) {
