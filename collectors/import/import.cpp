@@ -266,6 +266,7 @@ class ParallelReader {
   }
 
   void work() {
+    kineto::ReadScratch scratch;  // this thread's buffers, kept from file to file
     for (;;) {
       std::size_t i = 0;
       {
@@ -287,6 +288,7 @@ class ParallelReader {
       try {
         kineto::ImportSettings settings;
         settings.streaming_threshold_bytes = streaming_threshold_;
+        settings.scratch = &scratch;
         settings.progress = [&](std::uint64_t done, std::uint64_t) {
           slot.progress.store(done);
           if (cancelled_.load()) throw Cancelled{};  // the import failed: stop reading

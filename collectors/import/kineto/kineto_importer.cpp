@@ -25,6 +25,13 @@ namespace meshscope::kineto {
 
 namespace od = simdjson::ondemand;
 
+struct ReadScratch::Impl {
+  import::ByteBuffer buffer;
+  od::parser parser;
+};
+ReadScratch::ReadScratch() : impl_(std::make_unique<Impl>()) {}
+ReadScratch::~ReadScratch() = default;
+
 bool parse_microseconds(std::string_view token, std::int64_t& nanoseconds, bool* out_of_range) {
   if (out_of_range) *out_of_range = false;
   auto too_large = [&] {
@@ -271,7 +278,10 @@ class FileImporter {
   // ---- top level ----
 
   void run_in_memory() {
-    import::ByteBuffer buffer;
+    import::ByteBuffer own_buffer;
+    od::parser own_parser;
+    import::ByteBuffer& buffer = settings_.scratch ? settings_.scratch->impl().buffer : own_buffer;
+    od::parser& parser = settings_.scratch ? settings_.scratch->impl().parser : own_parser;
     {
       PhaseTimer timer("kineto: read + decompress");
       import::read_whole_file(path_, buffer, simdjson::SIMDJSON_PADDING);
@@ -280,7 +290,6 @@ class FileImporter {
     if (buffer.view().find_first_not_of(" \t\r\n") == std::string_view::npos) {
       fail("{}: empty file", path_.string());
     }
-    od::parser parser;
     simdjson::padded_string_view view(buffer.data(), buffer.size(),
                                       buffer.size() + simdjson::SIMDJSON_PADDING);
     od::document doc = parser.iterate(view);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,12 +42,29 @@ struct FileMetadata {
 // Decides which rank a file's events are written under, from its path and the metadata read so far.
 using RankResolver = std::function<std::int32_t(const std::filesystem::path&, const FileMetadata&)>;
 
+// What a thread that reads many files keeps from one to the next: the buffer of the decompressed text and the
+// JSON parser's own, so that their pages are not faulted in (and zeroed by the kernel) again for every file.
+class ReadScratch {
+ public:
+  ReadScratch();
+  ~ReadScratch();
+  ReadScratch(const ReadScratch&) = delete;
+  ReadScratch& operator=(const ReadScratch&) = delete;
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 struct ImportSettings {
   // Files whose decompressed size exceeds this are streamed instead of read whole.
   std::uint64_t streaming_threshold_bytes = std::uint64_t{256} << 20;
   std::size_t stream_chunk_bytes = std::size_t{8} << 20;
   // Called now and then with (bytes processed, bytes in total); may be empty.
   std::function<void(std::uint64_t, std::uint64_t)> progress;
+  // Buffers kept between the files one thread reads whole (may be null: fresh ones per file).
+  ReadScratch* scratch = nullptr;
 };
 
 struct FileResult {
