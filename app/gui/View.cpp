@@ -186,9 +186,22 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
   return loaded;
 }
 
-std::unique_ptr<LoadedProfile> load_profile(const std::vector<std::filesystem::path>& sources,
-                                            const std::function<void(double, const char*)>& progress,
-                                            const std::function<void(std::size_t, std::size_t)>& files) {
+std::unique_ptr<LoadedProfile> load_preview(const std::filesystem::path& path) {
+  auto summary = measure::read_summary(path);
+  if (!summary) return nullptr;
+  auto loaded = std::make_unique<LoadedProfile>();
+  loaded->profile = std::make_shared<const Profile>(Profile::load(path, LoadOptions{.events = false}));
+  loaded->source = loaded->msdb = path;
+  loaded->summary = std::move(*summary);
+  loaded->events = false;
+  return loaded;
+}
+
+std::unique_ptr<LoadedProfile> load_profile(
+    const std::vector<std::filesystem::path>& sources,
+    const std::function<void(double, const char*)>& progress,
+    const std::function<void(std::size_t, std::size_t)>& files,
+    const std::function<void(std::unique_ptr<LoadedProfile>)>& preview) {
   auto report = [&](double fraction, const char* stage) {
     if (progress) progress(fraction, stage);
   };
@@ -203,6 +216,10 @@ std::unique_ptr<LoadedProfile> load_profile(const std::vector<std::filesystem::p
   if (sources.size() == 1 && !std::filesystem::is_directory(source) && is_sqlite(source)) {
     // A meshscope profile loads directly; another SQLite file (an Nsight Systems export) is imported.
     try {
+      // A summarised profile shows the whole job at once (the Overview) while its events load.
+      if (preview) {
+        if (auto early = load_preview(source)) preview(std::move(early));
+      }
       report(0.1, "loading profile");
       const auto t = Clock::now();
       auto profile = std::make_shared<const Profile>(Profile::load(source));
@@ -285,6 +302,10 @@ void View::open(const std::vector<std::filesystem::path>& paths) {
           [this](std::size_t done, std::size_t total) {
             files_total_ = total;
             files_done_ = done;
+          },
+          [this](std::unique_ptr<LoadedProfile> early) {
+            std::lock_guard lock(loader_mutex_);
+            preview_ = std::move(early);
           });
     } catch (const std::exception& e) {
       error = e.what();
@@ -302,10 +323,26 @@ void View::set_profile(std::unique_ptr<LoadedProfile> loaded) {
 }
 
 void View::poll_loader() {
-  if (loading_.load()) return;
+  if (loading_.load()) {
+    std::unique_ptr<LoadedProfile> early;
+    {
+      std::lock_guard lock(loader_mutex_);
+      early = std::move(preview_);
+    }
+    if (early) {
+      set_profile(std::move(early));
+      // The first frame shows the whole job: the Overview, unless a panel was asked for.
+      if (!options_.panel_set) {
+        select_panel(Panel::kOverview);
+        preview_chose_panel_ = true;
+      }
+    }
+    return;
+  }
   std::unique_ptr<LoadedProfile> ready;
   {
     std::lock_guard lock(loader_mutex_);
+    preview_.reset();  // a preview the frame never took
     if (!pending_ && pending_error_.empty()) return;
     ready = std::move(pending_);
     if (!pending_error_.empty()) load_error_ = std::move(pending_error_);
@@ -314,6 +351,13 @@ void View::poll_loader() {
   if (ready) {
     if (options_.remember_recent) add_recent(ready->source);
     set_profile(std::move(ready));
+    // The Overview the preview chose gives way to the Timeline, as any profile opens, unless the user went
+    // elsewhere meanwhile.
+    if (preview_chose_panel_ && panel_ == Panel::kOverview) select_panel(Panel::kTimeline);
+    preview_chose_panel_ = false;
+  } else if (loaded_ && !loaded_->events) {
+    loaded_.reset();  // the load failed after its preview: nothing stays open
+    on_profile_installed();
   }
 }
 
@@ -332,7 +376,7 @@ void View::on_profile_installed() {
   overview_prepare();
   if (!options_.panel_set && panel_ == Panel::kExplorer) select_panel(Panel::kTimeline);
   // The Explorer starts from what the profile ran (its inferred model, hardware and layout).
-  if (loaded_) explorer_open_profile();
+  if (loaded_ && loaded_->events) explorer_open_profile();
 }
 
 void View::select_panel(Panel panel) {
@@ -381,6 +425,11 @@ void View::draw() {
           request && panel_ == p ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
       if (ImGui::BeginTabItem(to_string(p), nullptr, tab_flags)) {
         if (!request && !panel_request_) panel_ = p;
+        if (loaded_ && !loaded_->events && p != Panel::kOverview && p != Panel::kPlanner) {
+          draw_waiting_for_events();
+          ImGui::EndTabItem();
+          continue;
+        }
         switch (p) {
           case Panel::kTimeline:
             draw_timeline();
@@ -468,6 +517,18 @@ void View::draw_menu() {
   }
   if (ImGui::GetIO().KeyCtrl && ImGui::IsKeyPressed('Q', false)) quit_ = true;
   ImGui::EndMenuBar();
+}
+
+// A panel that needs the events, while only the preview (description and summaries) is open.
+void View::draw_waiting_for_events() {
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - load_started_).count();
+  ImGui::TextDisabled(
+      "Loading the events of %zu rank%s (%s so far): this panel opens when they are in. The "
+      "Overview shows the whole job from the profile's summaries meanwhile.",
+      loaded_->summary.ranks.size(), loaded_->summary.ranks.size() == 1 ? "" : "s",
+      seconds_text(elapsed).c_str());
+  if (ImGui::Button("Overview")) select_panel(Panel::kOverview);
 }
 
 void View::draw_status() {

@@ -84,16 +84,28 @@ struct LoadedProfile {
   measure::ProfileSummary summary;
   std::string summary_note;
   double import_s = 0, load_s = 0, analyze_s = 0;
+  // False for the preview a summarised profile opens with (issue #17 item 2): its description and summaries
+  // only, no events, analysis or timeline index. The Overview draws it; the panels that need events say that
+  // they are loading, until the full profile replaces it.
+  bool events = true;
 };
+
+// The preview of the profile at PATH when it carries summaries: its description (Profile::load without the
+// events) and its summaries, read in a fraction of a second whatever the job's size; nullptr when it has
+// none.
+std::unique_ptr<LoadedProfile> load_preview(const std::filesystem::path& path);
 
 // Opens SOURCES: one meshscope profile (.msdb) is loaded, anything else (Kineto JSON, .json.gz, Nsight
 // Systems SQLite, a directory of traces, several trace files of one job) is imported into a cache file
 // first. Then the measured analysis and the timeline index run. PROGRESS (may be empty) gets a fraction in
 // [0, 1] and the current stage; FILES (may be empty) the trace files imported so far and in all. Throws
 // meshscope::Error (or model/std errors) with one line.
-std::unique_ptr<LoadedProfile> load_profile(const std::vector<std::filesystem::path>& sources,
-                                            const std::function<void(double, const char*)>& progress = {},
-                                            const std::function<void(std::size_t, std::size_t)>& files = {});
+// PREVIEW (may be empty) receives load_preview() of a summarised profile before its events are read.
+std::unique_ptr<LoadedProfile> load_profile(
+    const std::vector<std::filesystem::path>& sources,
+    const std::function<void(double, const char*)>& progress = {},
+    const std::function<void(std::size_t, std::size_t)>& files = {},
+    const std::function<void(std::unique_ptr<LoadedProfile>)>& preview = {});
 inline std::unique_ptr<LoadedProfile> load_profile(
     const std::filesystem::path& source, const std::function<void(double, const char*)>& progress = {}) {
   return load_profile(std::vector<std::filesystem::path>{source}, progress);
@@ -130,7 +142,7 @@ class View {
   bool loading() const { return loading_.load(); }
   const std::string& load_error() const { return load_error_; }
   const LoadedProfile* loaded() const { return loaded_.get(); }
-  // Baseline (View_Baseline.cpp): a second profile the Summary compares with (measure::diff_profiles, the
+  // Baseline (View_Baseline.cpp): a second profile the Summary compares with (measure::diff_summaries, the
   // baseline as A and the open profile as B) and whose ranks' rows the timeline can stack under the same
   // rank's. open_baseline() loads on a background thread; set_baseline() installs one and diffs at once.
   void open_baseline(const std::vector<std::filesystem::path>& paths);
@@ -233,12 +245,13 @@ class View {
   void on_profile_installed();
 
   // [SECTION] windows, one file each
-  void draw_timeline();  // View_Timeline.cpp
-  void draw_summary();   // View_Summary.cpp
-  void draw_roofline();  // View_Roofline.cpp
-  void draw_explorer();  // View_Explorer.cpp
-  void draw_planner();   // View_Planner.cpp
-  void draw_overview();  // View_Overview.cpp
+  void draw_timeline();            // View_Timeline.cpp
+  void draw_summary();             // View_Summary.cpp
+  void draw_roofline();            // View_Roofline.cpp
+  void draw_explorer();            // View_Explorer.cpp
+  void draw_planner();             // View_Planner.cpp
+  void draw_waiting_for_events();  // a panel that needs the events while the preview is open
+  void draw_overview();            // View_Overview.cpp
 
   // Overview helpers (View_Overview.cpp)
   void overview_prepare();
@@ -337,6 +350,8 @@ class View {
   std::jthread loader_;
   std::mutex loader_mutex_;
   std::unique_ptr<LoadedProfile> pending_;  // handed over by the loader under loader_mutex_
+  std::unique_ptr<LoadedProfile> preview_;  // the same, for the summaries-only preview
+  bool preview_chose_panel_ = false;        // the preview switched to the Overview by itself
   std::string pending_error_;
   std::atomic<bool> loading_{false};
   std::atomic<double> progress_{0.0};

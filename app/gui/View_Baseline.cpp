@@ -1,9 +1,10 @@
 // View_Baseline.cpp: a second profile opened as the baseline. A worker thread loads it (as any profile:
 // import when needed, load, measured analysis, timeline index) and diffs it with the open profile
-// (measure::diff_profiles, the baseline as A, the open profile as B: deltas read "this run minus the
-// baseline"). The Summary shows the diff beside both runs' figures (View_Summary.cpp); the timeline can
-// stack the baseline's rows under each rank of the same number (BaselineItem, timeline_items.cpp). When the
-// open profile changes, the diff is computed again for it on the worker.
+// (measure::diff_summaries of the two profiles' summaries, the baseline as A, the open profile as B: deltas
+// read "this run minus the baseline"). The Summary shows the diff beside both runs' figures
+// (View_Summary.cpp); the timeline can stack the baseline's rows under each rank of the same number
+// (BaselineItem, timeline_items.cpp). When the open profile changes, the diff is computed again for it on the
+// worker.
 #include <algorithm>
 #include <utility>
 
@@ -48,8 +49,8 @@ void View::baseline_start(std::vector<std::filesystem::path> paths) {
     try {
       if (!paths.empty()) base = load_profile(paths);
       if (base && primary)
-        diff = std::make_shared<const measure::Diff>(
-            measure::diff_profiles(*base->profile, base->analysis, *primary->profile, primary->analysis));
+        diff =
+            std::make_shared<const measure::Diff>(measure::diff_summaries(base->summary, primary->summary));
     } catch (const std::exception& e) {
       error = "baseline: " + std::string(e.what());
       if (!paths.empty()) base = nullptr;
@@ -99,8 +100,8 @@ void View::set_baseline(std::unique_ptr<LoadedProfile> baseline) {
   bl_.diff.reset();
   bl_.diff_of.reset();
   if (bl_.loaded && loaded_) {
-    bl_.diff = std::make_shared<const measure::Diff>(measure::diff_profiles(
-        *bl_.loaded->profile, bl_.loaded->analysis, *loaded_->profile, loaded_->analysis));
+    bl_.diff =
+        std::make_shared<const measure::Diff>(measure::diff_summaries(bl_.loaded->summary, loaded_->summary));
     bl_.diff_of = loaded_;
   }
 }

@@ -64,6 +64,7 @@ std::string View::state_json() const {
   j.field("baseline_diff", baseline_diff() != nullptr);
   j.field("baseline_error", bl_.error);
   j.field("ranks", loaded_ ? static_cast<std::int64_t>(loaded_->profile->ranks().size()) : std::int64_t{0});
+  j.field("events", loaded_ && loaded_->events);  // false while only the summaries' preview is open
   if (panel_ == Panel::kSummary) {
     j.key("summary").begin_object();
     j.field("rank_index", summary_rank_);

@@ -7,7 +7,8 @@
 // [SECTION] Rank bars
 // [SECTION] Steps
 // [SECTION] Kernels and collectives
-// [SECTION] Baseline comparison (measure::diff_profiles, computed when the baseline was opened)
+// [SECTION] Baseline comparison (measure::diff_summaries of the two profiles, computed when the baseline was
+// opened)
 #include <imgui.h>
 
 #include <algorithm>
@@ -560,7 +561,7 @@ void diff_rows_table(const char* id, const std::vector<measure::DiffRow>& rows, 
 
 // Both runs side by side: the diff's headline, the step and every class per rank-step (means over each
 // profile's rank-steps, so runs of different lengths compare), and the kernels and collectives that changed
-// most over the whole profile. Everything shown is measure::diff_profiles' (A = the baseline, B = this run).
+// most over the whole profile. Everything shown is measure::diff_summaries' (A = the baseline, B = this run).
 void View::summary_baseline() {
   if (!bl_.loaded && !bl_.busy.load() && bl_.error.empty()) return;
   const measure::Diff* diff = baseline_diff();

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Times how long `meshscope view PROFILE` takes to draw the whole job (the Overview, from the profile's
+summaries) and to have the events in, from the view's own state file (MESHSCOPE_STATE_FILE, written every
+frame), under xvfb-run. Usage: first_frame.py MESHSCOPE PROFILE. Prints both times and the process's peak RSS
+(GNU time). docs/GUI.md and docs/PERFORMANCE.md quote its output."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def main():
+    meshscope, profile = sys.argv[1], sys.argv[2]
+    work = tempfile.mkdtemp(prefix="meshscope-first-frame-")
+    state = os.path.join(work, "state.json")
+    env = dict(os.environ, MESHSCOPE_STATE_FILE=state)
+    start = time.time()
+    proc = subprocess.Popen(
+        ["/usr/bin/time", "-f", "peak %M KB", "xvfb-run", "-a", "-s", "-screen 0 1600x900x24", meshscope, "view",
+         profile, "--screenshot", os.path.join(work, "full.png"), "--size", "1600x900"],
+        env=env, stderr=subprocess.PIPE)
+    first = events = None
+    while proc.poll() is None:
+        try:
+            with open(state) as f:
+                s = json.load(f)
+        except (OSError, ValueError):
+            s = {}
+        if first is None and s.get("overview", {}).get("rows", 0) > 0:
+            first = time.time() - start
+            print("whole job drawn (Overview) after %.2f s, events loaded: %s" % (first, s.get("events")))
+        if events is None and s.get("events"):
+            events = time.time() - start
+            print("events in after %.2f s" % events)
+        time.sleep(0.05)
+    print("exit after %.2f s; %s" % (time.time() - start, proc.stderr.read().decode().strip().splitlines()[-1]))
+
+
+if __name__ == "__main__":
+    main()
