@@ -310,6 +310,16 @@ void create_missing_tables(sql::Database& db) {
   }
 }
 
+// One row of a summary table keyed by rank and name: the rank, the name, then VALUES in the table's order.
+void insert_named_row(sql::Statement& s, std::int32_t rank, std::string_view name,
+                      std::initializer_list<std::int64_t> values) {
+  s.bind(1, rank);
+  s.bind_text(2, name);
+  int column = 3;
+  for (const std::int64_t v : values) s.bind(column++, v);
+  s.run();
+}
+
 void write_rank(sql::Statement& ranks, sql::Statement& steps, sql::Statement& streams,
                 sql::Statement& kernels, sql::Statement& ops, sql::Statement& collectives,
                 sql::Statement& overview, const RankSummary& r) {
@@ -355,37 +365,13 @@ void write_rank(sql::Statement& ranks, sql::Statement& steps, sql::Statement& st
     for (std::size_t k = 0; k < std::size(values); ++k) streams.bind(static_cast<int>(k) + 1, values[k]);
     streams.run();
   }
-  for (const KernelSummary& k : r.kernels) {
-    kernels.bind(1, r.rank);
-    kernels.bind_text(2, k.name);
-    kernels.bind(3, static_cast<std::int64_t>(k.cls));
-    kernels.bind(4, k.count);
-    kernels.bind(5, k.total_ns);
-    kernels.bind(6, k.step_ns);
-    kernels.bind(7, k.min_ns);
-    kernels.bind(8, k.max_ns);
-    kernels.run();
-  }
-  for (const OpSummary& o : r.ops) {
-    ops.bind(1, r.rank);
-    ops.bind_text(2, o.name);
-    ops.bind(3, o.count);
-    ops.bind(4, o.total_ns);
-    ops.bind(5, o.self_ns);
-    ops.bind(6, o.step_ns);
-    ops.bind(7, o.self_step_ns);
-    ops.run();
-  }
-  for (const CollectiveSummary& o : r.collectives) {
-    collectives.bind(1, r.rank);
-    collectives.bind_text(2, o.op);
-    collectives.bind(3, o.group_size);
-    collectives.bind(4, o.bytes);
-    collectives.bind(5, o.count);
-    collectives.bind(6, o.total_ns);
-    collectives.bind(7, o.step_ns);
-    collectives.run();
-  }
+  for (const KernelSummary& k : r.kernels)
+    insert_named_row(kernels, r.rank, k.name,
+                     {static_cast<std::int64_t>(k.cls), k.count, k.total_ns, k.step_ns, k.min_ns, k.max_ns});
+  for (const OpSummary& o : r.ops)
+    insert_named_row(ops, r.rank, o.name, {o.count, o.total_ns, o.self_ns, o.step_ns, o.self_step_ns});
+  for (const CollectiveSummary& o : r.collectives)
+    insert_named_row(collectives, r.rank, o.op, {o.group_size, o.bytes, o.count, o.total_ns, o.step_ns});
   for (std::size_t b = 0; b < r.overview.buckets.size(); ++b) {
     const OverviewBucket& o = r.overview.buckets[b];
     const std::int64_t values[] = {r.rank,
