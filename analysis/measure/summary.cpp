@@ -281,6 +281,22 @@ namespace {
 constexpr std::string_view kSummaryMetaKey = "summaries";
 constexpr std::string_view kSummaryVersion = "1";
 
+// Runs WORK in one write transaction on DB: all of it lands, or (on any exception) none of it.
+template <typename Work>
+void in_transaction(sql::Database& db, Work&& work) {
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    work();
+    db.exec("COMMIT");
+  } catch (...) {
+    try {
+      db.exec("ROLLBACK");
+    } catch (...) {  // the exception being thrown says what went wrong
+    }
+    throw;
+  }
+}
+
 void bind_breakdown(sql::Statement& s, int first, const Breakdown& b) {
   const std::int64_t values[] = {b.start_ns,   b.end_ns,          b.span_ns,   b.busy_ns,        b.idle_ns,
                                  b.compute_ns, b.comm_ns,         b.memory_ns, b.memory_only_ns, b.sync_ns,
@@ -391,8 +407,7 @@ void write_rank(sql::Statement& ranks, sql::Statement& steps, sql::Statement& st
 
 void write_summary(const std::filesystem::path& path, const ProfileSummary& summary) {
   sql::Database db(path, false);
-  db.exec("BEGIN IMMEDIATE");
-  try {
+  in_transaction(db, [&] {
     create_missing_tables(db);
     for (const auto& t :
          {schema::SummaryRanks::kName, schema::SummarySteps::kName, schema::SummaryStreams::kName,
@@ -412,14 +427,7 @@ void write_summary(const std::filesystem::path& path, const ProfileSummary& summ
     meta.bind_text(1, kSummaryMetaKey);
     meta.bind_text(2, kSummaryVersion);
     meta.run();
-    db.exec("COMMIT");
-  } catch (...) {
-    try {
-      db.exec("ROLLBACK");
-    } catch (...) {
-    }
-    throw;
-  }
+  });
 }
 
 namespace {
@@ -431,11 +439,16 @@ constexpr const char* kPartTables[] = {"ranks",           "devices",       "proc
                                        "summary_kernels", "summary_ops",   "summary_collectives",
                                        "summary_overview"};
 
-bool kept_in_part(std::string_view table) {
+// The rows a merge copies from a part (for the ranks it gives): every part table but meta, enums and strings.
+bool copied_by_merge(std::string_view table) {
   for (const char* t : kPartTables) {
     if (table == t) return true;
   }
-  return table == "meta" || table == "enums" || table == "strings";
+  return false;
+}
+
+bool kept_in_part(std::string_view table) {
+  return copied_by_merge(table) || table == "meta" || table == "enums" || table == "strings";
 }
 
 }  // namespace
@@ -444,8 +457,7 @@ void drop_events(const std::filesystem::path& path) {
   if (!read_summary(path))
     fail("{}: has no summaries: dropping its events would lose every figure", path.string());
   sql::Database db(path, false);
-  db.exec("BEGIN IMMEDIATE");
-  try {
+  in_transaction(db, [&] {
     // The event tables go (activities stays, empty: it marks the file as a profile), and the strings only
     // events named (the description and the summaries hold their names as text).
     for (const schema::TableDescription& t : schema::all_tables()) {
@@ -456,14 +468,7 @@ void drop_events(const std::filesystem::path& path) {
     db.exec("DELETE FROM strings");
     auto meta = db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('events', 'none')");
     meta.run();
-    db.exec("COMMIT");
-  } catch (...) {
-    try {
-      db.exec("ROLLBACK");
-    } catch (...) {
-    }
-    throw;
-  }
+  });
   // Small pages: a part is mostly empty tables, one page each.
   db.exec("PRAGMA page_size = 4096");
   db.exec("VACUUM");
@@ -495,18 +500,14 @@ std::vector<std::int32_t> merge_summary_parts(const std::vector<std::filesystem:
     copies.emplace_back(part, std::move(ranks));
   }
   sql::Database out(job, false);
-  out.exec("BEGIN IMMEDIATE");
   std::vector<std::int32_t> copied;
-  try {
+  in_transaction(out, [&] {
     create_missing_tables(out);
     for (const auto& [part, ranks] : copies) {
       if (ranks.empty()) continue;
       sql::Database in(part, true);
       for (const schema::TableDescription& t : schema::all_tables()) {
-        if (!kept_in_part(t.name) || std::string_view(t.name) == "meta" ||
-            std::string_view(t.name) == "enums" || std::string_view(t.name) == "strings" ||
-            !in.table_columns(t.name))
-          continue;
+        if (!copied_by_merge(t.name) || !in.table_columns(t.name)) continue;
         const std::string columns = schema::column_list(t.columns);
         auto select = in.prepare(fmt::format("SELECT {} FROM {}", columns, t.name));
         auto insert = out.prepare(schema::insert_sql(t.name, t.columns));
@@ -528,14 +529,7 @@ std::vector<std::int32_t> merge_summary_parts(const std::vector<std::filesystem:
     auto meta = out.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('summaries', ?)");
     meta.bind_text(1, kSummaryVersion);
     meta.run();
-    out.exec("COMMIT");
-  } catch (...) {
-    try {
-      out.exec("ROLLBACK");
-    } catch (...) {
-    }
-    throw;
-  }
+  });
   std::sort(copied.begin(), copied.end());
   return copied;
 }

@@ -21,6 +21,7 @@
 #include "analysis/measure/critical_path.hpp"
 #include "analysis/measure/measure.hpp"
 #include "profiler/profile.hpp"
+#include "tests/bench/bench_main.hpp"
 
 namespace {
 
@@ -95,18 +96,8 @@ BENCHMARK(BM_CriticalPathTotals)->Unit(benchmark::kMillisecond)->Iterations(3);
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::error_code error;
-  if (!std::filesystem::exists(input_path(), error)) {
-    std::fprintf(stderr,
-                 "meshscope_bench_critical_path: %s does not exist; generate it with\n"
-                 "  meshscope_gen_job --ranks 64 --events-per-rank 156250 --format msdb -o %s\n"
-                 "or point MESHSCOPE_BENCH_PROFILE at a profile\n",
-                 input_path().c_str(), input_path().c_str());
-    return 1;
-  }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return meshscope::bench::run_on_input(
+      argc, argv, "meshscope_bench_critical_path", input_path(),
+      "meshscope_gen_job --ranks 64 --events-per-rank 156250 --format msdb -o", "MESHSCOPE_BENCH_PROFILE",
+      "a profile");
 }

@@ -18,6 +18,7 @@
 #include <benchmark/benchmark.h>
 
 #include "collectors/import/import.hpp"
+#include "tests/bench/bench_main.hpp"
 
 namespace {
 
@@ -60,18 +61,8 @@ BENCHMARK(BM_ImportJobStreamed)->Unit(benchmark::kMillisecond)->Iterations(3)->U
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::error_code error;
-  if (!std::filesystem::is_directory(job_dir(), error)) {
-    std::fprintf(stderr,
-                 "meshscope_bench_import_job: %s does not exist; generate the job with\n"
-                 "  meshscope_gen_job --ranks 64 --events-per-rank 20000 --format kineto-gz -o %s\n"
-                 "or point MESHSCOPE_BENCH_JOB at a folder of traces of one job\n",
-                 job_dir().c_str(), job_dir().c_str());
-    return 1;
-  }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return meshscope::bench::run_on_input(
+      argc, argv, "meshscope_bench_import_job", job_dir(),
+      "meshscope_gen_job --ranks 64 --events-per-rank 20000 --format kineto-gz -o", "MESHSCOPE_BENCH_JOB",
+      "a folder of traces of one job");
 }

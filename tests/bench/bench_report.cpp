@@ -20,6 +20,7 @@
 
 #include "analysis/measure/measure.hpp"
 #include "profiler/profile.hpp"
+#include "tests/bench/bench_main.hpp"
 
 namespace {
 
@@ -104,18 +105,8 @@ BENCHMARK(BM_LoadAndAnalyze)->Unit(benchmark::kMillisecond)->Iterations(2);
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::error_code error;
-  if (!std::filesystem::exists(input_path(), error)) {
-    std::fprintf(stderr,
-                 "meshscope_bench_report: %s does not exist; generate it with\n"
-                 "  meshscope_gen_job --ranks 64 --events-per-rank 156250 --format msdb -o %s\n"
-                 "or point MESHSCOPE_BENCH_PROFILE at a profile\n",
-                 input_path().c_str(), input_path().c_str());
-    return 1;
-  }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return meshscope::bench::run_on_input(
+      argc, argv, "meshscope_bench_report", input_path(),
+      "meshscope_gen_job --ranks 64 --events-per-rank 156250 --format msdb -o", "MESHSCOPE_BENCH_PROFILE",
+      "a profile");
 }
