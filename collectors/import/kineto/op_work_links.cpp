@@ -43,28 +43,50 @@ void OpWorkLinker::add_op(RecordSink& writer, std::int32_t rank, std::int64_t pi
   if (shapes) {
     threads_[thread].shapes = true;
     if (!dims.empty() && measure::has_work_formula(name)) {
-      measure::OpWork w;
-      const measure::WorkStatus s = measure::op_work(name, {dims, types, concrete}, w);
-      Work work{writer.intern(name), intern_list(writer, dims), intern_list(writer, types), 0, 0, 0, 0};
-      switch (s) {
-        case measure::WorkStatus::kOk:
-          work.status = static_cast<std::int8_t>(OpWorkStatus::kCounted);
-          work.category = static_cast<std::int8_t>(w.category);
-          work.flops = w.flops;
-          work.bytes = w.bytes;
-          break;
-        case measure::WorkStatus::kUndetermined:
-          work.status = static_cast<std::int8_t>(OpWorkStatus::kUndetermined);
-          break;
-        default:
-          work.status = static_cast<std::int8_t>(OpWorkStatus::kUnparsable);
-          break;
+      const ShapeKeyView key{name, dims, types, concrete};
+      auto it = work_of_shapes_.find(key);
+      if (it == work_of_shapes_.end()) {
+        it = work_of_shapes_
+                 .emplace(ShapeKey{std::string(name), std::string(dims), std::string(types),
+                                   std::string(concrete)},
+                          compute_work(writer, name, dims, types, concrete))
+                 .first;
       }
       work_index = static_cast<std::int32_t>(works_.size());
-      works_.push_back(work);
+      works_.push_back(it->second);
     }
   }
   ops_.push_back({start, end, external_id, thread, work_index});
+}
+
+std::size_t OpWorkLinker::ShapeHash::operator()(const ShapeKeyView& k) const {
+  const std::hash<std::string_view> h;
+  std::size_t seed = h(k.name);
+  for (std::string_view part : {k.dims, k.types, k.concrete}) seed = seed * 1000003u ^ h(part);
+  return seed;
+}
+
+OpWorkLinker::Work OpWorkLinker::compute_work(RecordSink& writer, std::string_view name,
+                                              std::string_view dims, std::string_view types,
+                                              std::string_view concrete) {
+  measure::OpWork w;
+  const measure::WorkStatus s = measure::op_work(name, {dims, types, concrete}, w);
+  Work work{writer.intern(name), intern_list(writer, dims), intern_list(writer, types), 0, 0, 0, 0};
+  switch (s) {
+    case measure::WorkStatus::kOk:
+      work.status = static_cast<std::int8_t>(OpWorkStatus::kCounted);
+      work.category = static_cast<std::int8_t>(w.category);
+      work.flops = w.flops;
+      work.bytes = w.bytes;
+      break;
+    case measure::WorkStatus::kUndetermined:
+      work.status = static_cast<std::int8_t>(OpWorkStatus::kUndetermined);
+      break;
+    default:
+      work.status = static_cast<std::int8_t>(OpWorkStatus::kUnparsable);
+      break;
+  }
+  return work;
 }
 
 void OpWorkLinker::add_call(std::int32_t rank, std::int64_t pid, std::int64_t tid, TimeNs start,
@@ -324,33 +346,42 @@ void OpWorkLinker::finish(RecordSink& writer) {
   const std::vector<std::int32_t> owner = counted_owners(threads);
   const std::vector<std::int32_t> op_of_activity = operator_of_activities(threads, owner);
 
-  // Activities grouped by the counted operator that owns them, with a counting sort: operator i's are
-  // activity_list[activity_first[i] .. activity_first[i + 1]).
-  std::vector<std::uint32_t> activity_first(n + 1, 0);
-  for (const std::int32_t op : op_of_activity) {
-    if (op >= 0 && owner[op] >= 0) ++activity_first[owner[op] + 1];
+  // Each counted operator's activities: how many and their summed duration (its op_work row), then its
+  // op_work id, and the activities' shares of its work in activity order, which is the order of their ids
+  // (kernel_work's rows then append to its table instead of landing all over it).
+  std::vector<std::uint32_t> kernels(n, 0);
+  std::vector<TimeNs> kernel_ns(n, 0);
+  for (std::uint32_t ai = 0; ai < activities_.size(); ++ai) {
+    const std::int32_t op = op_of_activity[ai];
+    if (op < 0 || owner[op] < 0) continue;
+    ++kernels[owner[op]];
+    kernel_ns[owner[op]] += activities_[ai].end - activities_[ai].start;
   }
-  for (std::size_t i = 0; i < n; ++i) activity_first[i + 1] += activity_first[i];
-  std::vector<std::uint32_t> activity_list(activity_first[n]);
-  {
-    std::vector<std::uint32_t> fill(activity_first.begin(), activity_first.end() - 1);
-    for (std::uint32_t ai = 0; ai < activities_.size(); ++ai) {
-      const std::int32_t op = op_of_activity[ai];
-      if (op >= 0 && owner[op] >= 0) activity_list[fill[owner[op]]++] = ai;
-    }
-  }
-
-  // The operators, then each counted one's activities with their share of its work.
+  std::vector<std::int64_t> op_id(n, kNull);
   for (std::uint32_t i = 0; i < n; ++i) {
-    if (ops_[i].work < 0) continue;
-    write_op(writer, i,
-             std::span<const std::uint32_t>(activity_list.data() + activity_first[i],
-                                            activity_first[i + 1] - activity_first[i]));
+    if (ops_[i].work >= 0) op_id[i] = write_op(writer, i, kernels[i], kernel_ns[i]);
+  }
+  for (std::uint32_t ai = 0; ai < activities_.size(); ++ai) {
+    const std::int32_t op = op_of_activity[ai];
+    if (op < 0 || owner[op] < 0) continue;
+    const auto counted = static_cast<std::uint32_t>(owner[op]);
+    const Work& w = works_[ops_[counted].work];
+    const Activity& a = activities_[ai];
+    const double share = kernel_ns[counted] > 0
+                             ? static_cast<double>(a.end - a.start) / static_cast<double>(kernel_ns[counted])
+                             : 1.0 / static_cast<double>(kernels[counted]);
+    KernelWorkRecord kw;
+    kw.activity_id = a.id;
+    kw.rank = a.rank;
+    kw.op_id = op_id[counted];
+    kw.flops = w.flops * share;
+    kw.bytes = w.bytes * share;
+    writer.add_kernel_work(kw);
   }
 }
 
-void OpWorkLinker::write_op(RecordSink& writer, std::uint32_t op_index,
-                            std::span<const std::uint32_t> activities) const {
+std::int64_t OpWorkLinker::write_op(RecordSink& writer, std::uint32_t op_index, std::uint32_t kernels,
+                                    TimeNs kernel_ns) const {
   const Op& op = ops_[op_index];
   const Work& w = works_[op.work];
   const Thread& thread = threads_[op.thread];
@@ -367,25 +398,9 @@ void OpWorkLinker::write_op(RecordSink& writer, std::uint32_t op_index,
   r.bytes = w.bytes;
   r.input_dims = w.dims;
   r.input_types = w.types;
-  for (std::uint32_t ai : activities) {
-    ++r.kernels;
-    r.kernel_ns += activities_[ai].end - activities_[ai].start;
-  }
-  const std::int64_t id = writer.add_op_work(r);
-  if (r.status != OpWorkStatus::kCounted || activities.empty()) return;
-  const double total = static_cast<double>(r.kernel_ns);
-  const double count = static_cast<double>(activities.size());
-  for (std::uint32_t ai : activities) {
-    const Activity& a = activities_[ai];
-    const double share = total > 0 ? static_cast<double>(a.end - a.start) / total : 1.0 / count;
-    KernelWorkRecord kw;
-    kw.activity_id = a.id;
-    kw.rank = a.rank;
-    kw.op_id = id;
-    kw.flops = w.flops * share;
-    kw.bytes = w.bytes * share;
-    writer.add_kernel_work(kw);
-  }
+  r.kernels = kernels;
+  r.kernel_ns = kernel_ns;
+  return writer.add_op_work(r);
 }
 
 }  // namespace meshscope::kineto

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -89,11 +90,43 @@ class OpWorkLinker {
   // one).
   std::vector<std::int32_t> operator_of_activities(const ThreadOrder& threads,
                                                    const std::vector<std::int32_t>& owner) const;
-  // Writes operator OP_INDEX's op_work row and its ACTIVITIES' kernel_work rows (shares of its work).
-  void write_op(RecordSink& writer, std::uint32_t op_index, std::span<const std::uint32_t> activities) const;
+  // Writes operator OP_INDEX's op_work row (KERNELS activities of KERNEL_NS in all are its own); returns its
+  // id.
+  std::int64_t write_op(RecordSink& writer, std::uint32_t op_index, std::uint32_t kernels,
+                        TimeNs kernel_ns) const;
+
+  // Operators repeat the same name, shapes and types many times (every layer, every step): each distinct
+  // combination is parsed and interned once, and its Work reused.
+  struct ShapeKey {
+    std::string name, dims, types, concrete;
+    bool operator==(const ShapeKey&) const = default;
+  };
+  struct ShapeKeyView {
+    std::string_view name, dims, types, concrete;
+  };
+  struct ShapeHash {
+    using is_transparent = void;
+    std::size_t operator()(const ShapeKeyView& k) const;
+    std::size_t operator()(const ShapeKey& k) const {
+      return (*this)(ShapeKeyView{k.name, k.dims, k.types, k.concrete});
+    }
+  };
+  struct ShapeEqual {
+    using is_transparent = void;
+    static ShapeKeyView view(const ShapeKey& k) { return {k.name, k.dims, k.types, k.concrete}; }
+    static ShapeKeyView view(const ShapeKeyView& k) { return k; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      const ShapeKeyView x = view(a), y = view(b);
+      return x.name == y.name && x.dims == y.dims && x.types == y.types && x.concrete == y.concrete;
+    }
+  };
+  Work compute_work(RecordSink& writer, std::string_view name, std::string_view dims, std::string_view types,
+                    std::string_view concrete);
 
   std::vector<Op> ops_;
   std::vector<Work> works_;
+  std::unordered_map<ShapeKey, Work, ShapeHash, ShapeEqual> work_of_shapes_;
   std::vector<Call> calls_;
   std::vector<Activity> activities_;
   std::vector<Thread> threads_;
