@@ -12,7 +12,7 @@ namespace meshscope {
 // op_work.status
 enum class OpWorkStatus : std::uint8_t {
   kCounted = 1,       // its work is counted, on the kernels it and the operators inside it launched
-  kNested = 2,        // its work is inside an enclosing operator's, which is counted instead
+  kNested = 2,        // inside a counted operator (profiles imported before such rows were left out)
   kUnparsable = 3,    // the recorded shapes do not parse or do not fit the operator
   kUndetermined = 4,  // the shapes do not determine the work (a stride, mask flag or type not recorded)
 };

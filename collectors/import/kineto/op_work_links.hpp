@@ -8,7 +8,7 @@
 //     the calling thread when the call started (traces whose External ids are correlation ids);
 //   * an operator's work is counted once, by the outermost operator with a formula (aten::linear over
 //     aten::addmm, scaled_dot_product_attention over _flash_attention_forward): the operators inside it are
-//     "nested" and their activities are its activities;
+//     "nested", their activities are its activities, and they get no op_work row of their own;
 //   * a counted operator's FLOPs and bytes are split over its activities in proportion to their durations, so
 //     every one of them shows the operator's achieved FLOP/s and bytes/s.
 //
