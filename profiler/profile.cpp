@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <future>
 #include <map>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -206,10 +207,20 @@ struct ActivityScan {
   std::map<std::int32_t, std::vector<CopyDetail>> copies;
 };
 
+bool activity_before(const Activity& a, const Activity& b) {
+  return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
+}
+bool api_call_before(const ApiCall& a, const ApiCall& b) {
+  return a.start_ns < b.start_ns;
+}
+bool range_before(const CpuRange& a, const CpuRange& b) {
+  return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.depth < b.depth;
+}
+
 // The three large tables are read on their own connections and threads (a profile can hold tens of millions
 // of rows).
 ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t string_bound,
-                             bool kernel_details) {
+                             bool kernel_details, const std::string& slice) {
   sql::Database db(path, true);
   ActivityScan scan;
   using A = schema::Activities;
@@ -217,7 +228,7 @@ ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t str
                                                  A::block_x,   A::block_y,      A::block_z,
                                                  A::registers, A::shared_bytes, A::graph_id};
   auto s = TableReader::of<A>(
-      db, true, "id", {},
+      db, true, "id", slice,
       kernel_details ? std::span<const int>() : std::span<const int>(kKernelDetailColumns));
   std::vector<Activity>* bucket = nullptr;
   std::vector<KernelDetail>* kernels = nullptr;
@@ -254,21 +265,19 @@ ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t str
     }
     bucket->push_back(a);
   }
-  for (auto& [key, list] : scan.buckets) {
-    std::stable_sort(list.begin(), list.end(), [](const Activity& a, const Activity& b) {
-      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
-    });
-  }
+  for (auto& [key, list] : scan.buckets) std::stable_sort(list.begin(), list.end(), activity_before);
   return scan;
 }
 
-std::map<std::int32_t, std::vector<ApiCall>> scan_api_calls(const std::filesystem::path& path,
-                                                            std::int64_t string_bound, bool links) {
+using ApiCallScan = std::map<std::int32_t, std::vector<ApiCall>>;
+
+ApiCallScan scan_api_calls(const std::filesystem::path& path, std::int64_t string_bound, bool links,
+                           const std::string& slice) {
   sql::Database db(path, true);
-  std::map<std::int32_t, std::vector<ApiCall>> calls;
+  ApiCallScan calls;
   using C = schema::ApiCalls;
   static constexpr int kLinkColumns[] = {C::external_id};
-  auto s = TableReader::of<C>(db, false, "id", {},
+  auto s = TableReader::of<C>(db, false, "id", slice,
                               links ? std::span<const int>() : std::span<const int>(kLinkColumns));
   std::vector<ApiCall>* list = nullptr;
   std::int32_t last_rank = -1;
@@ -288,31 +297,30 @@ std::map<std::int32_t, std::vector<ApiCall>> scan_api_calls(const std::filesyste
     a.external_id = s.integer_or_null(C::external_id);
     list->push_back(a);
   }
-  for (auto& [rank, list_of_rank] : calls) {
-    std::stable_sort(list_of_rank.begin(), list_of_rank.end(),
-                     [](const ApiCall& a, const ApiCall& b) { return a.start_ns < b.start_ns; });
-  }
+  for (auto& [rank, list_of_rank] : calls)
+    std::stable_sort(list_of_rank.begin(), list_of_rank.end(), api_call_before);
   return calls;
 }
 
 struct RangeScan {
   std::map<TrackKey, std::vector<CpuRange>> tracks;
   std::int64_t skipped_cpu_ops = 0, skipped_python = 0;  // counted, not loaded (LoadOptions::cpu_operators)
+  // Rows per (rank, pid, tid), the track the writer nests on, whatever their kind and whether loaded.
+  std::map<std::tuple<std::int32_t, std::int64_t, std::int64_t>, std::size_t> rows_per_track;
 };
 
 RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, bool links,
-                      std::int64_t string_bound) {
+                      std::int64_t string_bound, const std::string& slice) {
   sql::Database db(path, true);
   RangeScan scan;
   auto& tracks = scan.tracks;
   using R = schema::Ranges;
   static constexpr int kLinkColumns[] = {R::parent_id, R::external_id, R::category};
-  auto s = TableReader::of<R>(db, false, "id", {},
+  auto s = TableReader::of<R>(db, false, "id", slice,
                               links ? std::span<const int>() : std::span<const int>(kLinkColumns));
   std::vector<CpuRange>* list = nullptr;
   TrackKey last_key{-1, false, 0, 0};
-  // Rows per (rank, pid, tid), the track the writer nests on, whatever their kind and whether loaded.
-  std::map<std::tuple<std::int32_t, std::int64_t, std::int64_t>, std::size_t> rows_per_track;
+  auto& rows_per_track = scan.rows_per_track;
   std::size_t* rows = nullptr;
   std::tuple<std::int32_t, std::int64_t, std::int64_t> last_track{-1, 0, 0};
   while (s.step()) {
@@ -344,20 +352,159 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, boo
     c.depth = static_cast<std::int32_t>(s.in_range(R::depth, 0, INT32_MAX, "a depth"));
     list->push_back(c);
   }
-  for (auto& [key, list_of_track] : tracks) {
-    // Nesting cannot be deeper than the track has ranges: a deeper one would size the timeline's rows.
-    const std::size_t on_track = rows_per_track[{std::get<0>(key), std::get<2>(key), std::get<3>(key)}];
+  for (auto& [key, list_of_track] : tracks)
+    std::stable_sort(list_of_track.begin(), list_of_track.end(), range_before);
+  return scan;
+}
+
+// Nesting cannot be deeper than the track has ranges: a deeper one would size the timeline's rows. Checked
+// once the whole table is read (its slices were read apart).
+void check_range_depths(const std::filesystem::path& path, RangeScan& scan) {
+  for (const auto& [key, list_of_track] : scan.tracks) {
+    const std::size_t on_track = scan.rows_per_track[{std::get<0>(key), std::get<2>(key), std::get<3>(key)}];
     for (const auto& c : list_of_track) {
       if (static_cast<std::size_t>(c.depth) >= on_track) {
         fail("{}: ranges id={}: depth {} is deeper than the {} range(s) of its track", path.string(), c.id,
              c.depth, on_track);
       }
     }
-    std::stable_sort(list_of_track.begin(), list_of_track.end(), [](const CpuRange& a, const CpuRange& b) {
-      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.depth < b.depth;
-    });
   }
-  return scan;
+}
+
+// Large tables are read in slices of their rowids, each on its own connection and thread; a slice's lists
+// are sorted as they are read, and the slices' lists merged in rowid order, so the result is what one
+// stable sort over the whole table gives. SQLite reads a slice of a rowid table by seeking, not scanning.
+// SLICES: LoadOptions::table_slices (0: one per hardware thread, for tables of a million rows or more).
+std::vector<std::string> rowid_slices(sql::Database& db, const char* table, std::size_t slices_wanted) {
+  constexpr std::uint64_t kRowsPerSlice = 1'000'000;  // below this a table is read whole
+  const auto columns = db.table_columns(table);
+  // A column named like the rowid hides it: such a table (never one meshscope wrote) is read whole.
+  if (!columns) return {std::string()};
+  for (const auto& [name, type] : *columns) {
+    if (name.size() == 5 &&
+        std::equal(name.begin(), name.end(), "rowid", [](char a, char b) { return (a | 0x20) == b; }))
+      return {std::string()};
+  }
+  std::int64_t lo = 0, hi = 0;
+  try {
+    // Two queries: SQLite reads min() or max() of the rowid alone from the b-tree's edge, but both in one
+    // query from every row.
+    auto edge = [&](const char* which, std::int64_t& out) {
+      auto s = db.prepare(fmt::format("SELECT {}(rowid) FROM \"{}\"", which, table));
+      if (!s.step() || s.column_type(0) != SQLITE_INTEGER) return false;
+      out = s.column_int(0);
+      return true;
+    };
+    if (!edge("min", lo) || !edge("max", hi)) return {std::string()};
+  } catch (const Error&) {
+    return {std::string()};  // a WITHOUT ROWID table: read whole (TableReader then says what is wrong)
+  }
+  const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
+  const auto threads = static_cast<std::uint64_t>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+  const std::uint64_t parts = slices_wanted > 0 ? std::min<std::uint64_t>(slices_wanted, span / 2 + 1)
+                                                : std::min<std::uint64_t>(threads, span / kRowsPerSlice + 1);
+  if (parts <= 1) return {std::string()};
+  std::vector<std::string> slices;
+  std::int64_t from = lo;
+  for (std::uint64_t i = 1; i <= parts; ++i) {
+    if (i == parts) {
+      slices.push_back(fmt::format("WHERE rowid >= {}", from));
+    } else {
+      const auto to = static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + span / parts * i);
+      slices.push_back(i == 1 ? fmt::format("WHERE rowid < {}", to)
+                              : fmt::format("WHERE rowid >= {} AND rowid < {}", from, to));
+      from = to;
+    }
+  }
+  return slices;
+}
+
+// Appends FROM's list to INTO's (both sorted by BEFORE) and merges them, INTO's first on a tie.
+template <typename T, typename Before>
+void merge_sorted(std::vector<T>& into, std::vector<T>& from, Before before) {
+  if (from.empty()) return;
+  if (into.empty()) {
+    into = std::move(from);
+    return;
+  }
+  const auto middle = static_cast<std::ptrdiff_t>(into.size());
+  into.insert(into.end(), from.begin(), from.end());
+  std::vector<T>().swap(from);
+  std::inplace_merge(into.begin(), into.begin() + middle, into.end(), before);
+}
+
+ActivityScan merge_scans(std::vector<ActivityScan>& parts) {
+  ActivityScan out = std::move(parts[0]);
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    ActivityScan& part = parts[i];
+    // Kernel and copy details are numbered per rank: the part's numbers move past what came before.
+    for (auto& [key, list] : part.buckets) {
+      const auto kernels_before = static_cast<std::uint32_t>(out.kernels[std::get<0>(key)].size());
+      const auto copies_before = static_cast<std::uint32_t>(out.copies[std::get<0>(key)].size());
+      for (Activity& a : list) {
+        if (a.detail == kNoDetail) continue;
+        a.detail += a.kind == ActivityKind::kKernel ? kernels_before : copies_before;
+      }
+    }
+    for (auto& [key, list] : part.buckets) merge_sorted(out.buckets[key], list, activity_before);
+    for (auto& [rank, list] : part.kernels) {
+      auto& into = out.kernels[rank];
+      into.insert(into.end(), list.begin(), list.end());
+    }
+    for (auto& [rank, list] : part.copies) {
+      auto& into = out.copies[rank];
+      into.insert(into.end(), list.begin(), list.end());
+    }
+    part = {};
+  }
+  return out;
+}
+
+ApiCallScan merge_scans(std::vector<ApiCallScan>& parts) {
+  ApiCallScan out = std::move(parts[0]);
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    for (auto& [rank, list] : parts[i]) merge_sorted(out[rank], list, api_call_before);
+    parts[i] = {};
+  }
+  return out;
+}
+
+RangeScan merge_scans(std::vector<RangeScan>& parts) {
+  RangeScan out = std::move(parts[0]);
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    RangeScan& part = parts[i];
+    for (auto& [key, list] : part.tracks) merge_sorted(out.tracks[key], list, range_before);
+    for (const auto& [key, rows] : part.rows_per_track) out.rows_per_track[key] += rows;
+    out.skipped_cpu_ops += part.skipped_cpu_ops;
+    out.skipped_python += part.skipped_python;
+    part = {};
+  }
+  return out;
+}
+
+// Reads a table's slices at once and merges them (SCAN(slice) reads one); a slice's error is the first
+// reported, in rowid order, as a single read would have met them.
+template <typename Scan, typename ScanSlice>
+Scan scan_sliced(const std::vector<std::string>& slices, ScanSlice scan) {
+  std::vector<std::future<Scan>> futures;
+  for (std::size_t i = 1; i < slices.size(); ++i)
+    futures.push_back(std::async(std::launch::async, scan, slices[i]));
+  std::vector<Scan> parts;
+  std::exception_ptr error;
+  try {
+    parts.push_back(scan(slices[0]));
+  } catch (...) {
+    error = std::current_exception();
+  }
+  for (auto& f : futures) {
+    try {
+      parts.push_back(f.get());
+    } catch (...) {
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  return merge_scans(parts);
 }
 
 // The number of string ids (the largest id + 1), after checking that ids are positive and dense enough to be
@@ -490,7 +637,9 @@ ThreadNames read_thread_names(sql::Database& db) {
 std::vector<CollectiveRow> read_collectives(sql::Database& db, std::int64_t string_bound) {
   std::vector<CollectiveRow> collective_rows;
   using C = schema::Collectives;
-  auto s = TableReader::of<C>(db, false, "id", "ORDER BY rank, start_ns, id");
+  // Read in rowid order and sorted here: ORDER BY would walk collectives_by_rank and fetch every row from
+  // the table by its rowid, several times slower on large profiles.
+  auto s = TableReader::of<C>(db, false, "id");
   while (s.step()) {
     Collective c{};
     const std::int32_t rank = s.rank(C::rank);
@@ -516,6 +665,11 @@ std::vector<CollectiveRow> read_collectives(sql::Database& db, std::int64_t stri
     c.source = s.text(C::source);
     collective_rows.push_back({rank, std::move(c)});
   }
+  std::sort(collective_rows.begin(), collective_rows.end(),
+            [](const CollectiveRow& a, const CollectiveRow& b) {
+              return std::tie(a.rank, a.collective.start_ns, a.collective.id) <
+                     std::tie(b.rank, b.collective.start_ns, b.collective.id);
+            });
   return collective_rows;
 }
 
@@ -798,11 +952,25 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
 
   // The three large tables load in the background, each on its own thread (the CPU ranges are usually the
   // largest, about as large as the other two together), while this thread reads the small ones.
-  auto activities_future =
-      std::async(std::launch::async, scan_activities, path, string_ids, options.kernel_details);
-  auto api_calls_future = std::async(std::launch::async, scan_api_calls, path, string_ids, options.links);
-  auto ranges_future = std::async(std::launch::async, [&path, &options, string_ids] {
-    return scan_ranges(path, options.cpu_operators, options.links, string_ids);
+  const auto activity_slices = rowid_slices(db, schema::Activities::kName, options.table_slices);
+  const auto api_call_slices = rowid_slices(db, schema::ApiCalls::kName, options.table_slices);
+  const auto range_slices = rowid_slices(db, schema::Ranges::kName, options.table_slices);
+  auto activities_future = std::async(std::launch::async, [&] {
+    return scan_sliced<ActivityScan>(activity_slices, [&](const std::string& slice) {
+      return scan_activities(path, string_ids, options.kernel_details, slice);
+    });
+  });
+  auto api_calls_future = std::async(std::launch::async, [&] {
+    return scan_sliced<ApiCallScan>(api_call_slices, [&](const std::string& slice) {
+      return scan_api_calls(path, string_ids, options.links, slice);
+    });
+  });
+  auto ranges_future = std::async(std::launch::async, [&] {
+    RangeScan scan = scan_sliced<RangeScan>(range_slices, [&](const std::string& slice) {
+      return scan_ranges(path, options.cpu_operators, options.links, string_ids, slice);
+    });
+    check_range_depths(path, scan);
+    return scan;
   });
 
   Profile profile;

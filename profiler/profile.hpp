@@ -205,6 +205,10 @@ struct LoadOptions {
   // description (meta, strings, ranks, devices, process groups, diagnostics; no streams, tracks or steps),
   // for readers of the summaries (analysis/measure/summary.hpp) such as `info`, which then read kilobytes.
   bool events = true;
+  // Slices each of the three large tables is read in, on as many threads (0: one per hardware thread for a
+  // table of a million rows or more, else whole). The result is the same whatever the number: tests and the
+  // fuzzer ask for several slices of small profiles.
+  std::size_t table_slices = 0;
 };
 
 class Profile {

@@ -1,6 +1,6 @@
 // libFuzzer harness: Profile::load, then the measured analysis and the Perfetto export of what loaded, and
 // the per-rank summaries as info and diff read them (measure::read_summary). The first input byte picks the
-// mode:
+// mode (its second bit: the large tables read whole or in three slices):
 //   even: the rest of the input is the profile file itself (damaged SQLite pages, headers, records);
 //   odd:  the rest is SQL run on a copy of a small real profile (the kineto seed cut from
 //         hta/nccl_parser_config, imported and summarised once at start) by the file's author: views and
@@ -42,7 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::require_one_line_naming(e, "profile.msdb");
   }
   try {
-    const Profile profile = Profile::load(input);
+    // The second bit picks a whole read of each large table or three rowid slices of it (profile.cpp).
+    const Profile profile = Profile::load(input, LoadOptions{.table_slices = (data[0] & 2) != 0 ? 3u : 1u});
     measure::Options options;
     options.threads = 1;
     (void)measure::analyze(profile, options);
