@@ -302,6 +302,11 @@ ApiCallScan scan_api_calls(const std::filesystem::path& path, std::int64_t strin
   return calls;
 }
 
+// The rows a load without CPU operators reads (LoadOptions::cpu_operators off); a NULL kind is read to be
+// refused.
+constexpr const char* kLoadedWithoutOperators = "(kind NOT IN (1, 3) OR kind IS NULL)";
+static_assert(static_cast<int>(RangeKind::kCpuOp) == 1 && static_cast<int>(RangeKind::kPythonFunction) == 3);
+
 struct RangeScan {
   std::map<TrackKey, std::vector<CpuRange>> tracks;
   std::int64_t skipped_cpu_ops = 0, skipped_python = 0;  // counted, not loaded (LoadOptions::cpu_operators)
@@ -316,8 +321,23 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, boo
   auto& tracks = scan.tracks;
   using R = schema::Ranges;
   static constexpr int kLinkColumns[] = {R::parent_id, R::external_id, R::category};
-  auto s = TableReader::of<R>(db, false, "id", slice,
+  // Without CPU operators SQLite leaves their rows out (they are most of the table: decoding them would be
+  // most of the load) and counts them apart.
+  std::string where = slice;
+  if (!cpu_operators) where += (where.empty() ? "WHERE " : " AND ") + std::string(kLoadedWithoutOperators);
+  auto s = TableReader::of<R>(db, false, "id", where,
                               links ? std::span<const int>() : std::span<const int>(kLinkColumns));
+  if (!cpu_operators && s.present()) {
+    auto count =
+        db.prepare(fmt::format("SELECT kind, count(*) FROM ranges {}{}kind IN ({}, {}) GROUP BY kind", slice,
+                               slice.empty() ? "WHERE " : " AND ", static_cast<int>(RangeKind::kCpuOp),
+                               static_cast<int>(RangeKind::kPythonFunction)));
+    while (count.step()) {
+      (count.column_int(0) == static_cast<int>(RangeKind::kCpuOp) ? scan.skipped_cpu_ops
+                                                                  : scan.skipped_python) +=
+          count.column_int(1);
+    }
+  }
   std::vector<CpuRange>* list = nullptr;
   TrackKey last_key{-1, false, 0, 0};
   auto& rows_per_track = scan.rows_per_track;
@@ -333,10 +353,6 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, boo
       rows = &rows_per_track[last_track];
     }
     ++*rows;
-    if (!cpu_operators && (c.kind == RangeKind::kCpuOp || c.kind == RangeKind::kPythonFunction)) {
-      ++(c.kind == RangeKind::kCpuOp ? scan.skipped_cpu_ops : scan.skipped_python);
-      continue;
-    }
     const TrackKey key{rank, c.kind == RangeKind::kGpuAnnotation, pid, tid};
     if (!list || key != last_key) {
       list = &tracks[key];
@@ -360,8 +376,11 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, boo
 // Nesting cannot be deeper than the track has ranges: a deeper one would size the timeline's rows. Checked
 // once the whole table is read (its slices were read apart).
 void check_range_depths(const std::filesystem::path& path, RangeScan& scan) {
+  // The CPU operators left out are counted only over the table: any track may hold them all.
+  const auto skipped = static_cast<std::size_t>(scan.skipped_cpu_ops + scan.skipped_python);
   for (const auto& [key, list_of_track] : scan.tracks) {
-    const std::size_t on_track = scan.rows_per_track[{std::get<0>(key), std::get<2>(key), std::get<3>(key)}];
+    const std::size_t on_track =
+        scan.rows_per_track[{std::get<0>(key), std::get<2>(key), std::get<3>(key)}] + skipped;
     for (const auto& c : list_of_track) {
       if (static_cast<std::size_t>(c.depth) >= on_track) {
         fail("{}: ranges id={}: depth {} is deeper than the {} range(s) of its track", path.string(), c.id,
