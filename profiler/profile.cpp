@@ -207,6 +207,16 @@ struct ActivityScan {
   std::map<std::int32_t, std::vector<CopyDetail>> copies;
 };
 
+struct KernelDetailHash {
+  std::size_t operator()(const KernelDetail& k) const {
+    std::uint64_t h = static_cast<std::uint64_t>(k.graph_id);
+    for (std::int32_t v :
+         {k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2], k.registers, k.shared_bytes})
+      h = (h ^ static_cast<std::uint32_t>(v)) * 0x100000001b3ull;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+};
+
 bool activity_before(const Activity& a, const Activity& b) {
   return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
 }
@@ -233,6 +243,10 @@ ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t str
   std::vector<Activity>* bucket = nullptr;
   std::vector<KernelDetail>* kernels = nullptr;
   std::vector<CopyDetail>* copies = nullptr;
+  // A kernel's launch configuration repeats with every launch of it: each distinct one is held once per rank
+  // (and slice), and activities point at it.
+  std::map<std::int32_t, std::unordered_map<KernelDetail, std::uint32_t, KernelDetailHash>> distinct_kernels;
+  std::unordered_map<KernelDetail, std::uint32_t, KernelDetailHash>* distinct = nullptr;
   StreamKey last_key{-1, -1, -1};
   while (s.step()) {
     const StreamKey key{s.rank(A::rank), s.int32(A::device), s.integer(A::stream)};
@@ -240,6 +254,7 @@ ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t str
       bucket = &scan.buckets[key];
       kernels = &scan.kernels[std::get<0>(key)];
       copies = &scan.copies[std::get<0>(key)];
+      distinct = &distinct_kernels[std::get<0>(key)];
       last_key = key;
     }
     Activity a{};
@@ -257,8 +272,9 @@ ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t str
       k.registers = to_i32(s.integer_or_null(A::registers));
       k.shared_bytes = to_i32(s.integer_or_null(A::shared_bytes));
       k.graph_id = s.integer_or_null(A::graph_id);
-      a.detail = static_cast<std::uint32_t>(kernels->size());
-      kernels->push_back(k);
+      const auto [it, added] = distinct->try_emplace(k, static_cast<std::uint32_t>(kernels->size()));
+      if (added) kernels->push_back(k);
+      a.detail = it->second;
     } else if (a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) {
       a.detail = static_cast<std::uint32_t>(copies->size());
       copies->push_back({s.integer_or_null(A::bytes), s.string_id(A::copy_kind, string_bound)});
@@ -456,20 +472,29 @@ ActivityScan merge_scans(std::vector<ActivityScan>& parts) {
   ActivityScan out = std::move(parts[0]);
   for (std::size_t i = 1; i < parts.size(); ++i) {
     ActivityScan& part = parts[i];
-    // Kernel and copy details are numbered per rank: the part's numbers move past what came before.
+    // Kernel and copy details are numbered per rank: the part's copies move past what came before, and its
+    // kernel configurations map to the rank's distinct ones (added when new).
+    std::map<std::int32_t, std::vector<std::uint32_t>> kernel_index;  // rank -> part's number -> merged
+    for (auto& [rank, list] : part.kernels) {
+      auto& into = out.kernels[rank];
+      std::unordered_map<KernelDetail, std::uint32_t, KernelDetailHash> distinct;
+      for (std::uint32_t k = 0; k < into.size(); ++k) distinct.try_emplace(into[k], k);
+      auto& index = kernel_index[rank];
+      for (const KernelDetail& k : list) {
+        const auto [it, added] = distinct.try_emplace(k, static_cast<std::uint32_t>(into.size()));
+        if (added) into.push_back(k);
+        index.push_back(it->second);
+      }
+    }
     for (auto& [key, list] : part.buckets) {
-      const auto kernels_before = static_cast<std::uint32_t>(out.kernels[std::get<0>(key)].size());
       const auto copies_before = static_cast<std::uint32_t>(out.copies[std::get<0>(key)].size());
+      const auto index = kernel_index.find(std::get<0>(key));
       for (Activity& a : list) {
         if (a.detail == kNoDetail) continue;
-        a.detail += a.kind == ActivityKind::kKernel ? kernels_before : copies_before;
+        a.detail = a.kind == ActivityKind::kKernel ? index->second[a.detail] : a.detail + copies_before;
       }
     }
     for (auto& [key, list] : part.buckets) merge_sorted(out.buckets[key], list, activity_before);
-    for (auto& [rank, list] : part.kernels) {
-      auto& into = out.kernels[rank];
-      into.insert(into.end(), list.begin(), list.end());
-    }
     for (auto& [rank, list] : part.copies) {
       auto& into = out.copies[rank];
       into.insert(into.end(), list.begin(), list.end());
@@ -653,7 +678,10 @@ ThreadNames read_thread_names(sql::Database& db) {
   return thread_names;
 }
 
-std::vector<CollectiveRow> read_collectives(sql::Database& db, std::int64_t string_bound) {
+// STRINGS: the profile's strings, to which each distinct source text is added (collectives.source is text).
+std::vector<CollectiveRow> read_collectives(sql::Database& db, std::int64_t string_bound,
+                                            std::vector<std::string>& strings) {
+  std::map<std::string, StringId, std::less<>> source_ids;
   std::vector<CollectiveRow> collective_rows;
   using C = schema::Collectives;
   // Read in rowid order and sorted here: ORDER BY would walk collectives_by_rank and fetch every row from
@@ -681,7 +709,16 @@ std::vector<CollectiveRow> read_collectives(sql::Database& db, std::int64_t stri
     c.protocol = s.string_id(C::protocol, string_bound);
     c.channels = s.integer_or_null(C::channels);
     std::tie(c.start_ns, c.end_ns) = s.interval(C::start_ns, C::end_ns);
-    c.source = s.text(C::source);
+    {
+      const std::string source = s.text(C::source);
+      auto it = source_ids.find(source);
+      if (it == source_ids.end()) {
+        it = source_ids.emplace(source, static_cast<StringId>(strings.size())).first;
+        strings.push_back(source);
+      }
+      c.source = it->second;
+      c.metadata = source != "kernel_name";
+    }
     collective_rows.push_back({rank, std::move(c)});
   }
   std::sort(collective_rows.begin(), collective_rows.end(),
@@ -701,6 +738,7 @@ void read_flows(sql::Database& db, RankSlots& ranks, std::int64_t string_bound) 
                        s.integer(F::src_pid), s.integer(F::src_tid), s.time_or_null(F::dst_ns),
                        s.integer_or_null(F::dst_pid), s.integer_or_null(F::dst_tid)});
   }
+  for (Rank& r : ranks.ranks) r.flows.shrink_to_fit();
 }
 
 // Diagnostics of a rank go to the rank; the others (rank NULL) are returned: they concern the whole job.
@@ -777,6 +815,11 @@ void attach_collectives(std::vector<CollectiveRow>& collective_rows, RankSlots& 
       }
     }
   }
+  {
+    std::vector<std::size_t> per_rank(ranks.ranks.size(), 0);
+    for (const auto& row : collective_rows) ++per_rank[ranks.index[row.rank]];
+    for (std::size_t ri = 0; ri < ranks.ranks.size(); ++ri) ranks.ranks[ri].collectives.reserve(per_rank[ri]);
+  }
   for (auto& row : collective_rows) {
     const std::size_t ri = ranks.index[row.rank];
     Rank& r = ranks.ranks[ri];
@@ -797,7 +840,10 @@ void attach_collectives(std::vector<CollectiveRow>& collective_rows, RankSlots& 
 void attach_cpu(std::map<std::int32_t, std::vector<ApiCall>>& api_calls, RangeScan& range_scan,
                 const ThreadNames& thread_names, RankSlots& ranks) {
   auto& tracks = range_scan.tracks;
-  for (auto& [rank, list] : api_calls) ranks.slot(rank).api_calls = std::move(list);
+  for (auto& [rank, list] : api_calls) {
+    list.shrink_to_fit();  // grown row by row: up to twice the room it needs
+    ranks.slot(rank).api_calls = std::move(list);
+  }
   // As for the activities: each rank's ranges sized once, each track's list freed as it is copied.
   std::map<std::int32_t, std::size_t> per_rank;
   for (const auto& [key, list] : tracks) per_rank[std::get<0>(key)] += list.size();
@@ -913,6 +959,48 @@ EventCounts count_events(const Rank& r) {
   return n;
 }
 
+namespace {
+template <typename T>
+std::size_t held(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+// Heap text of a std::string (none while it fits the small-string buffer inside the object).
+std::size_t heap_text(const std::string& s) {
+  return s.capacity() > std::string().capacity() ? s.capacity() + 1 : 0;
+}
+}  // namespace
+
+EventMemory event_memory(const Rank& r) {
+  EventMemory m;
+  m.activities = held(r.activities);
+  m.kernel_details = held(r.kernels);
+  m.copy_details = held(r.copies);
+  m.api_calls = held(r.api_calls);
+  m.ranges = held(r.ranges);
+  m.collectives = held(r.collectives);
+  m.flows = held(r.flows);
+  m.other = held(r.streams) + held(r.tracks) + held(r.steps);
+  for (const auto& s : r.streams) m.other += heap_text(s.name);
+  for (const auto& t : r.tracks) m.other += heap_text(t.name);
+  for (const auto& s : r.steps) m.other += heap_text(s.source);
+  m.events =
+      r.activities.size() + r.api_calls.size() + r.ranges.size() + r.collectives.size() + r.flows.size();
+  return m;
+}
+
+EventMemory& EventMemory::operator+=(const EventMemory& o) {
+  activities += o.activities;
+  kernel_details += o.kernel_details;
+  copy_details += o.copy_details;
+  api_calls += o.api_calls;
+  ranges += o.ranges;
+  collectives += o.collectives;
+  flows += o.flows;
+  other += o.other;
+  events += o.events;
+  return *this;
+}
+
 EventCounts& EventCounts::operator+=(const EventCounts& o) {
   kernel += o.kernel;
   memcpy += o.memcpy;
@@ -1002,7 +1090,7 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
   profile.job_diagnostics_ = std::move(d.job_diagnostics);
   const StreamNames stream_names = read_stream_names(db);
   const ThreadNames thread_names = read_thread_names(db);
-  std::vector<CollectiveRow> collective_rows = read_collectives(db, string_ids);
+  std::vector<CollectiveRow> collective_rows = read_collectives(db, string_ids, profile.strings_);
   read_flows(db, ranks, string_ids);
 
   ActivityScan activities = activities_future.get();

@@ -39,12 +39,14 @@ struct Activity {
 static_assert(sizeof(Activity) == 48, "Activity is packed deliberately: one more byte costs megabytes");
 inline constexpr std::uint32_t kNoDetail = 0xffffffffu;
 
+// A kernel's launch configuration. Kernels launched alike share one (Rank::kernels holds each distinct one).
 struct KernelDetail {
   std::int32_t grid[3];
   std::int32_t block[3];
   std::int32_t registers;
   std::int32_t shared_bytes;
   std::int64_t graph_id;  // kNull when not graph-launched
+  bool operator==(const KernelDetail&) const = default;
 };
 
 struct CopyDetail {
@@ -60,25 +62,28 @@ struct GpuStream {
   std::uint32_t count;  // number of activities
 };
 
+// Laid out widest first (no padding): a large job holds a million of them.
 struct Collective {
   std::int64_t id;
-  std::int64_t activity_id;   // kNull when no kernel was seen
+  std::int64_t activity_id;  // kNull when no kernel was seen
+  std::int64_t seq;          // kNull when absent
+  std::int64_t in_nelems, out_nelems;
+  std::int64_t in_bytes, out_bytes;
+  std::int64_t group_size;
+  std::int64_t channels;
+  TimeNs start_ns, end_ns;
   std::int32_t stream_index;  // index into Rank::streams of the kernel, -1 if none
   std::uint32_t activity;     // index into Rank::activities of the kernel (valid when stream_index >= 0)
   StringId communicator;
   StringId pg_desc;
   StringId pg_ranks;
-  std::int64_t seq;  // kNull when absent
   StringId op;
-  std::int64_t in_nelems, out_nelems;
   StringId dtype;
-  std::int64_t in_bytes, out_bytes;
-  std::int64_t group_size;
   StringId algorithm, protocol;
-  std::int64_t channels;
-  TimeNs start_ns, end_ns;
-  std::string source;
+  StringId source;  // collectives.source: who recorded it ("kernel_name": an importer, from the name alone)
+  bool metadata;    // the row holds metadata (source is not "kernel_name")
 };
+static_assert(sizeof(Collective) == 136, "Collective is laid out deliberately: see above");
 
 struct ApiCall {
   TimeNs start_ns, end_ns;
@@ -156,7 +161,7 @@ struct Rank {
   std::vector<ProcessGroup> process_groups;
   std::vector<GpuStream> streams;       // sorted by (device, stream)
   std::vector<Activity> activities;     // grouped by stream (in streams order), time-sorted within
-  std::vector<KernelDetail> kernels;    // Activity::detail for kernels
+  std::vector<KernelDetail> kernels;    // Activity::detail for kernels (each distinct configuration once)
   std::vector<CopyDetail> copies;       // Activity::detail for memcpy/memset
   std::vector<Collective> collectives;  // sorted by start
   std::vector<ApiCall> api_calls;       // sorted by start
@@ -189,6 +194,20 @@ struct EventCounts {
 
 // The events RANK holds, by kind (what it has loaded: CPU operators skipped by LoadOptions are not counted).
 EventCounts count_events(const Rank& rank);
+
+// The memory a loaded rank's events hold (vector capacities × element sizes, and the heap text of its
+// collectives' sources and of its streams' and tracks' names), and how many events that is: what
+// docs/PERFORMANCE.md's bytes per event are measured with (tests/bench/bench_profile_memory.cpp).
+struct EventMemory {
+  std::size_t activities = 0, kernel_details = 0, copy_details = 0, api_calls = 0, ranges = 0,
+              collectives = 0, flows = 0, other = 0;  // other: streams, tracks, steps
+  std::size_t events = 0;  // activities + API calls + ranges + collectives + flows loaded
+  std::size_t total() const {
+    return activities + kernel_details + copy_details + api_calls + ranges + collectives + flows + other;
+  }
+  EventMemory& operator+=(const EventMemory& o);
+};
+EventMemory event_memory(const Rank& rank);
 
 struct LoadOptions {
   // Load CPU operators and Python functions (usually most of the CPU ranges). Analyses that need only steps,

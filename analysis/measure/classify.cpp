@@ -505,8 +505,7 @@ Verdict Classifier::classify(const Profile& profile, const Rank& rank, const Act
     case ActivityKind::kKernel:
       break;
   }
-  if (activity.collective >= 0 &&
-      rank.collectives[static_cast<std::size_t>(activity.collective)].source != "kernel_name") {
+  if (activity.collective >= 0 && rank.collectives[static_cast<std::size_t>(activity.collective)].metadata) {
     return {C::kComm, Evidence::kMetadata, -1};
   }
   if (activity.name >= cache.size()) cache.resize(std::max<std::size_t>(activity.name + 1, cache.size() * 2));

@@ -337,7 +337,7 @@ const char* to_string(OpSource s) {
 }
 
 bool has_metadata(const Collective& c) {
-  return c.source != "kernel_name";
+  return c.metadata;
 }
 
 // nccl-tests size: the larger of the input and output buffers; else elements x dtype size.

@@ -201,7 +201,7 @@ void View::details_fields(const EventRef& e) {
     if (a.collective >= 0 && static_cast<std::size_t>(a.collective) < rank.collectives.size()) {
       const Collective& c = rank.collectives[static_cast<std::size_t>(a.collective)];
       char b[32];
-      field("collective", "%s (%s)", profile.str(c.op).c_str(), c.source.c_str());
+      field("collective", "%s (%s)", profile.str(c.op).c_str(), profile.str(c.source).c_str());
       field("communicator", "%s", profile.str(c.communicator).c_str());
       field("process group", "%s %s", profile.str(c.pg_desc).c_str(), profile.str(c.pg_ranks).c_str());
       field("seq, group size", "%s, %s", long_text(c.seq).c_str(), long_text(c.group_size).c_str());
