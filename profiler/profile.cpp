@@ -328,6 +328,7 @@ struct RangeScan {
   std::int64_t skipped_cpu_ops = 0, skipped_python = 0;  // counted, not loaded (LoadOptions::cpu_operators)
   // Rows per (rank, pid, tid), the track the writer nests on, whatever their kind and whether loaded.
   std::map<std::tuple<std::int32_t, std::int64_t, std::int64_t>, std::size_t> rows_per_track;
+  std::map<std::int64_t, std::int64_t> step_of_range;  // kStep ranges: id -> ranges.step (kNull when NULL)
 };
 
 RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, bool links,
@@ -378,7 +379,7 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, boo
     c.id = s.integer(R::id);
     c.parent_id = s.integer_or_null(R::parent_id);
     c.external_id = s.integer_or_null(R::external_id);
-    c.step = s.integer_or_null(R::step);
+    if (c.kind == RangeKind::kStep) scan.step_of_range[c.id] = s.integer_or_null(R::step);
     c.name = s.string_id(R::name, string_bound);
     c.category = s.string_id(R::category, string_bound);
     c.depth = static_cast<std::int32_t>(s.in_range(R::depth, 0, INT32_MAX, "a depth"));
@@ -519,6 +520,7 @@ RangeScan merge_scans(std::vector<RangeScan>& parts) {
     RangeScan& part = parts[i];
     for (auto& [key, list] : part.tracks) merge_sorted(out.tracks[key], list, range_before);
     for (const auto& [key, rows] : part.rows_per_track) out.rows_per_track[key] += rows;
+    out.step_of_range.merge(part.step_of_range);
     out.skipped_cpu_ops += part.skipped_cpu_ops;
     out.skipped_python += part.skipped_python;
     part = {};
@@ -867,7 +869,8 @@ void attach_cpu(std::map<std::int32_t, std::vector<ApiCall>>& api_calls, RangeSc
     for (const auto& c : list) {
       track.max_depth = std::max(track.max_depth, c.depth);
       if (c.kind == RangeKind::kStep)
-        r.steps.push_back({c.step, c.start_ns, c.end_ns, pid, tid, c.id, "ProfilerStep"});
+        r.steps.push_back(
+            {range_scan.step_of_range[c.id], c.start_ns, c.end_ns, pid, tid, c.id, "ProfilerStep"});
     }
     if (r.ranges.capacity() < per_rank[rank]) r.ranges.reserve(per_rank[rank]);
     r.ranges.insert(r.ranges.end(), list.begin(), list.end());

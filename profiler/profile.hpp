@@ -99,12 +99,12 @@ struct CpuRange {
   std::int64_t id;
   std::int64_t parent_id;    // kNull at depth 0
   std::int64_t external_id;  // kNull when absent
-  std::int64_t step;         // kNull unless kind == kStep
   StringId name;
   StringId category;
   std::int32_t depth;
-  RangeKind kind;
+  RangeKind kind;  // a kStep range's step number is its Step's (Rank::steps, by range_id)
 };
+static_assert(sizeof(CpuRange) == 56, "CpuRange is packed deliberately: most events are CPU ranges");
 
 struct CpuTrack {
   std::int64_t pid, tid;

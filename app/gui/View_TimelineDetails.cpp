@@ -222,7 +222,11 @@ void View::details_fields(const EventRef& e) {
     field("kind", "%s, depth %d", to_string(c.kind), c.depth);
     field("category", "%s", profile.str(c.category).c_str());
     field("id, external id", "%lld, %s", static_cast<long long>(c.id), long_text(c.external_id).c_str());
-    if (c.step != kNull) field("step", "%lld", static_cast<long long>(c.step));
+    if (c.kind == RangeKind::kStep) {
+      for (const Step& s : rank.steps) {
+        if (s.range_id == c.id && s.number != kNull) field("step", "%lld", static_cast<long long>(s.number));
+      }
+    }
   } else if (e.kind == EventKind::kApiCall) {
     const ApiCall& c = rank.api_calls[e.index];
     field("kind", "CUDA %s API", to_string(c.kind));

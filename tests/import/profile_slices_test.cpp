@@ -53,7 +53,7 @@ auto key(const ApiCall& a) {
   return std::tie(a.start_ns, a.end_ns, a.pid, a.tid, a.correlation, a.external_id, a.name, a.kind);
 }
 auto key(const CpuRange& r) {
-  return std::tie(r.start_ns, r.end_ns, r.id, r.parent_id, r.external_id, r.step, r.name, r.category, r.depth,
+  return std::tie(r.start_ns, r.end_ns, r.id, r.parent_id, r.external_id, r.name, r.category, r.depth,
                   r.kind);
 }
 auto key(const CpuTrack& t) {
