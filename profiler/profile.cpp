@@ -300,6 +300,9 @@ ApiCallScan scan_api_calls(const std::filesystem::path& path, std::int64_t strin
   while (s.step()) {
     const std::int32_t rank = s.rank(C::rank);
     if (!list || rank != last_rank) {
+      // A rank's calls usually come together: its list, grown row by row, gives back its spare room now,
+      // while the next rank's can reuse it (shrinking every list at the end would hold both at once).
+      if (list) list->shrink_to_fit();
       list = &calls[rank];
       last_rank = rank;
     }
@@ -313,6 +316,7 @@ ApiCallScan scan_api_calls(const std::filesystem::path& path, std::int64_t strin
     a.external_id = s.integer_or_null(C::external_id);
     list->push_back(a);
   }
+  if (list) list->shrink_to_fit();
   for (auto& [rank, list_of_rank] : calls)
     std::stable_sort(list_of_rank.begin(), list_of_rank.end(), api_call_before);
   return calls;
@@ -464,6 +468,7 @@ void merge_sorted(std::vector<T>& into, std::vector<T>& from, Before before) {
     return;
   }
   const auto middle = static_cast<std::ptrdiff_t>(into.size());
+  into.reserve(into.size() + from.size());  // exactly: insert alone may double it
   into.insert(into.end(), from.begin(), from.end());
   std::vector<T>().swap(from);
   std::inplace_merge(into.begin(), into.begin() + middle, into.end(), before);
@@ -842,10 +847,7 @@ void attach_collectives(std::vector<CollectiveRow>& collective_rows, RankSlots& 
 void attach_cpu(std::map<std::int32_t, std::vector<ApiCall>>& api_calls, RangeScan& range_scan,
                 const ThreadNames& thread_names, RankSlots& ranks) {
   auto& tracks = range_scan.tracks;
-  for (auto& [rank, list] : api_calls) {
-    list.shrink_to_fit();  // grown row by row: up to twice the room it needs
-    ranks.slot(rank).api_calls = std::move(list);
-  }
+  for (auto& [rank, list] : api_calls) ranks.slot(rank).api_calls = std::move(list);
   // As for the activities: each rank's ranges sized once, each track's list freed as it is copied.
   std::map<std::int32_t, std::size_t> per_rank;
   for (const auto& [key, list] : tracks) per_rank[std::get<0>(key)] += list.size();
