@@ -1,5 +1,7 @@
 #include "profiler/profile.hpp"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -1108,6 +1110,9 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
             [](const Rank& a, const Rank& b) { return a.rank < b.rank; });
   profile.counts_ = count_events(ranks.ranks, range_scan);
   profile.ranks_ = std::move(ranks.ranks);
+  // The reading threads' buffers were freed into their own malloc arenas, where nothing else would reuse
+  // them: give them back to the system before the analyses allocate.
+  ::malloc_trim(0);
   return profile;
 }
 
