@@ -9,14 +9,18 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "analysis/model/presets.hpp"
@@ -24,6 +28,7 @@
 #include "profiler/error.hpp"
 #include "profiler/output_file.hpp"
 #include "profiler/text_format.hpp"
+#include "profiler/timing.hpp"
 
 namespace meshscope::gui {
 
@@ -92,11 +97,40 @@ std::filesystem::path config_file() {
   return dir / "meshscope" / "recent.txt";
 }
 
+// Runs BODY(r) for r in [0, COUNT) on as many threads as the machine has (each r once): the per-rank
+// indexes of a large job are built in parallel.
+template <typename Body>
+void for_each_rank(std::size_t count, Body body) {
+  const std::size_t threads = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), count);
+  if (threads <= 1) {
+    for (std::size_t r = 0; r < count; ++r) body(r);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto work = [&] {
+    for (std::size_t r = next++; r < count; r = next++) {
+      try {
+        body(r);
+      } catch (...) {
+        std::lock_guard lock(error_mutex);
+        if (!error) error = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
 }  // namespace
 
 // Launch links per rank, each thread's API calls on sub-lanes, and the index of range totals.
 void index_launches(const Profile& profile, LoadedProfile& loaded) {
-  for (std::size_t r = 0; r < profile.ranks().size(); ++r) {
+  for_each_rank(profile.ranks().size(), [&](std::size_t r) {
     const Rank& rank = profile.ranks()[r];
     auto& index = loaded.ranks[r];
     index.launches = measure::index_launches(rank);
@@ -120,7 +154,8 @@ void index_launches(const Profile& profile, LoadedProfile& loaded) {
       }
       index.api_threads.push_back(std::move(layout));
     }
-  }
+  });
+  PhaseTimer timer("view: range index");
   loaded.range_index = measure::index_ranges(profile);
 }
 
@@ -129,9 +164,13 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
   loaded->msdb = profile->path();
   loaded->source = profile->path();
   const auto t = Clock::now();
-  loaded->analysis = measure::analyze(*profile);
+  {
+    PhaseTimer timer("view: analyze");
+    loaded->analysis = measure::analyze(*profile);
+  }
   // The measured model (steps as `compare` defines them, workload, roofline), once here and not per frame.
   try {
+    PhaseTimer timer("view: measured model");
     loaded->measured = compare::measure_profile(*profile, loaded->analysis);
     loaded->start = profile_start(*loaded->measured, profile->world_size());
     loaded->roofline = measured_points(*loaded->measured);
@@ -151,9 +190,10 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
   }
   if (!loaded->summary.from_tables) loaded->summary = measure::summarize(*profile, loaded->analysis);
   loaded->analyze_s = seconds_since(t);
+  PhaseTimer lanes_timer("view: lanes and launches");
   const auto& ranks = profile->ranks();
   loaded->ranks.resize(ranks.size());
-  for (std::size_t r = 0; r < ranks.size(); ++r) {
+  for_each_rank(ranks.size(), [&](std::size_t r) {
     const Rank& rank = ranks[r];
     auto& index = loaded->ranks[r];
     index.streams.reserve(rank.streams.size());
@@ -167,7 +207,7 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
       if (!rank.tracks[k].gpu) index.cpu_ranges += rank.tracks[k].count;
     }
     index.instance_of.assign(rank.collectives.size(), -1);
-  }
+  });
   const auto& report = loaded->analysis.collectives;
   for (std::size_t i = 0; i < report.instances.size(); ++i) {
     const auto& instance = report.instances[i];
@@ -180,8 +220,14 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
   index_launches(*profile, *loaded);
   // The critical path of every step (the timeline's overlay) and the measured pipeline schedule (Explorer),
   // once here rather than per frame.
-  loaded->critical = measure::critical_paths(*profile, loaded->analysis);
-  loaded->pipeline = measure::measure_pipeline(*profile, loaded->analysis);
+  {
+    PhaseTimer timer("view: critical paths");
+    loaded->critical = measure::critical_paths(*profile, loaded->analysis);
+  }
+  {
+    PhaseTimer timer("view: pipeline");
+    loaded->pipeline = measure::measure_pipeline(*profile, loaded->analysis);
+  }
   loaded->profile = std::move(profile);
   return loaded;
 }
@@ -222,7 +268,10 @@ std::unique_ptr<LoadedProfile> load_profile(
       }
       report(0.1, "loading profile");
       const auto t = Clock::now();
-      auto profile = std::make_shared<const Profile>(Profile::load(source));
+      auto profile = [&] {
+        PhaseTimer timer("view: load profile");
+        return std::make_shared<const Profile>(Profile::load(source));
+      }();
       const double load_s = seconds_since(t);
       report(0.6, "analysing");
       auto loaded = index_profile(std::move(profile));

@@ -217,10 +217,15 @@ int run_window(const WindowOptions& options) {
     bool range_applied = options.range_start_ms < 0;
     int shots = 0;
     while (status == 0 && !glfwWindowShouldClose(window) && !view.quit_requested()) {
-      // Frames come as events do, continuously while loading, while a mouse button or key is held (held
-      // keys pan and zoom the timeline at a rate per second) and while key events wait for a frame.
-      if ((headless && !options.interactive) || view.loading() || ImGui::IsAnyMouseDown() || any_key_down() ||
-          !key_queue().empty())
+      // Frames come as events do, continuously while a mouse button or key is held (held keys pan and zoom
+      // the timeline at a rate per second) and while key events wait for a frame; 20 a second while a
+      // profile loads (the progress bar moves, and the loading threads keep the cores: unthrottled, frames
+      // drawn in software took one of two cores and doubled the load of a 1,024-rank job).
+      if (ImGui::IsAnyMouseDown() || any_key_down() || !key_queue().empty())
+        glfwPollEvents();
+      else if (view.loading() || view.baseline_loading())
+        glfwWaitEventsTimeout(0.05);
+      else if (headless && !options.interactive)
         glfwPollEvents();
       else
         glfwWaitEventsTimeout(0.25);
