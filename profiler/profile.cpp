@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdio>
 #include <future>
+#include <limits>
 #include <map>
 #include <thread>
 #include <tuple>
@@ -219,6 +220,20 @@ struct KernelDetailHash {
   }
 };
 
+// The lists of RANK in LISTS (keyed by tuples that start with the rank) give back the spare room their growth
+// left. Called when a scan moves on to the next rank (a rank's rows usually come together): the next rank's
+// lists reuse that room in the reading thread's heap, so a load holds one rank's spare room, not every
+// list's.
+template <typename Map>
+void give_back_room(Map& lists, std::int32_t rank) {
+  // The smallest key of RANK: the rank, then the lowest value of every other element.
+  auto first = []<typename... Rest>(std::int32_t r, std::tuple<std::int32_t, Rest...>*) {
+    return typename Map::key_type{r, std::numeric_limits<Rest>::lowest()...};
+  }(rank, static_cast<typename Map::key_type*>(nullptr));
+  for (auto it = lists.lower_bound(first); it != lists.end() && std::get<0>(it->first) == rank; ++it)
+    it->second.shrink_to_fit();
+}
+
 bool activity_before(const Activity& a, const Activity& b) {
   return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
 }
@@ -253,6 +268,11 @@ ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t str
   while (s.step()) {
     const StreamKey key{s.rank(A::rank), s.int32(A::device), s.integer(A::stream)};
     if (!bucket || key != last_key) {
+      if (bucket && std::get<0>(key) != std::get<0>(last_key)) {
+        give_back_room(scan.buckets, std::get<0>(last_key));
+        kernels->shrink_to_fit();
+        copies->shrink_to_fit();
+      }
       bucket = &scan.buckets[key];
       kernels = &scan.kernels[std::get<0>(key)];
       copies = &scan.copies[std::get<0>(key)];
@@ -378,6 +398,7 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, boo
     ++*rows;
     const TrackKey key{rank, c.kind == RangeKind::kGpuAnnotation, pid, tid};
     if (!list || key != last_key) {
+      if (list && rank != std::get<0>(last_key)) give_back_room(tracks, std::get<0>(last_key));
       list = &tracks[key];
       last_key = key;
     }
@@ -765,12 +786,30 @@ std::vector<Diagnostic> read_diagnostics(sql::Database& db, RankSlots& ranks) {
   return job;
 }
 
+// The per-stream and per-track lists were filled on the reading threads, whose heaps (malloc arenas) the
+// loading thread does not reuse: as their rows are copied into each rank's vectors, the freed lists are given
+// back to the system every so often, so the load does not hold the events twice.
+class ReleaseFreed {
+ public:
+  void freed(std::size_t bytes) {
+    since_ += bytes;
+    if (since_ < kEvery) return;
+    ::malloc_trim(0);
+    since_ = 0;
+  }
+
+ private:
+  static constexpr std::size_t kEvery = 128u << 20;
+  std::size_t since_ = 0;
+};
+
 // GPU activities, flattened stream by stream, with each rank's GPU span.
 void attach_activities(ActivityScan& activities, const StreamNames& stream_names, RankSlots& ranks) {
   // Each rank's streams are appended into one vector: sized once, and each stream's bucket freed as it is
   // copied, so the load never holds the activities twice.
   std::map<std::int32_t, std::size_t> per_rank;
   for (const auto& [key, bucket] : activities.buckets) per_rank[std::get<0>(key)] += bucket.size();
+  ReleaseFreed release;
   for (auto& [key, bucket] : activities.buckets) {
     Rank& r = ranks.slot(std::get<0>(key));
     GpuStream stream{std::get<1>(key),
@@ -789,6 +828,7 @@ void attach_activities(ActivityScan& activities, const StreamNames& stream_names
     } else {
       if (r.activities.capacity() < total) r.activities.reserve(total);
       r.activities.insert(r.activities.end(), bucket.begin(), bucket.end());
+      release.freed(bucket.capacity() * sizeof(Activity));
     }
     std::vector<Activity>().swap(bucket);
   }
@@ -851,6 +891,7 @@ void attach_cpu(std::map<std::int32_t, std::vector<ApiCall>>& api_calls, RangeSc
   auto& tracks = range_scan.tracks;
   for (auto& [rank, list] : api_calls) ranks.slot(rank).api_calls = std::move(list);
   // As for the activities: each rank's ranges sized once, each track's list freed as it is copied.
+  ReleaseFreed release;
   std::map<std::int32_t, std::size_t> per_rank;
   for (const auto& [key, list] : tracks) per_rank[std::get<0>(key)] += list.size();
   for (auto& [key, list] : tracks) {
@@ -878,6 +919,7 @@ void attach_cpu(std::map<std::int32_t, std::vector<ApiCall>>& api_calls, RangeSc
     }
     if (r.ranges.capacity() < per_rank[rank]) r.ranges.reserve(per_rank[rank]);
     r.ranges.insert(r.ranges.end(), list.begin(), list.end());
+    release.freed(list.capacity() * sizeof(CpuRange));
     std::vector<CpuRange>().swap(list);
     r.tracks.push_back(std::move(track));
   }
