@@ -132,6 +132,20 @@ TEST(ProfileSlices, SkippedOperatorsAreCountedOnceOverTheSlices) {
   EXPECT_GT(whole.counts().cpu_op, 0);
   EXPECT_EQ(whole.counts().cpu_op, sliced.counts().cpu_op);
   EXPECT_EQ(whole.counts().python_function, sliced.counts().python_function);
+  // SQLite counts the rows it leaves out: as many as a load with the operators holds.
+  const Profile with_operators = Profile::load(profile);
+  EXPECT_EQ(whole.counts().cpu_op, with_operators.counts().cpu_op);
+  EXPECT_EQ(whole.counts().python_function, with_operators.counts().python_function);
+  EXPECT_EQ(whole.counts().annotation, with_operators.counts().annotation);
+  // The ranges that stay (annotations, steps) keep their depths under the operators left out.
+  std::size_t kept = 0;
+  for (const Rank& r : whole.ranks()) {
+    for (const CpuRange& c : r.ranges) {
+      EXPECT_NE(c.kind, RangeKind::kCpuOp);
+      ++kept;
+    }
+  }
+  EXPECT_GT(kept, 0u);
 }
 
 }  // namespace
