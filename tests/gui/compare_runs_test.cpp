@@ -19,6 +19,7 @@
 namespace meshscope::gui {
 namespace {
 
+using test::frame_text;
 using test::NullImGui;
 using test::options_for;
 
@@ -26,23 +27,6 @@ using test::options_for;
 std::unique_ptr<LoadedProfile> generated(const std::string& name, const std::string& args) {
   const auto out = test::generated_job(name, args);
   return out.empty() ? nullptr : load_profile(out);
-}
-
-// The text one frame of VIEW rendered, as `view --screenshot-text` captures it (ImGui's log to a file; the
-// capture ends with the View's main window, so text of later windows, tooltips, is not in it).
-std::string frame_text(View& view) {
-  const auto path =
-      std::filesystem::path(MESHSCOPE_TEST_TMP) / ("gui-text-" + std::to_string(::getpid()) + ".txt");
-  std::filesystem::remove(path);
-  ImGuiIO& io = ImGui::GetIO();
-  io.DeltaTime = 1.0f / 60.0f;
-  ImGui::NewFrame();
-  ImGui::LogToFile(-1, path.c_str());
-  view.draw();
-  ImGui::LogFinish();
-  ImGui::Render();
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 std::string duration(TimeNs ns) {

@@ -8,6 +8,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -92,5 +94,22 @@ class NullImGui {
     return ImGui::GetDrawData()->TotalVtxCount;
   }
 };
+
+// The text one frame of VIEW rendered, as `view --screenshot-text` captures it (ImGui's log to a file; the
+// capture ends with the View's main window, so text of later windows, tooltips, is not in it).
+inline std::string frame_text(View& view) {
+  const auto path =
+      std::filesystem::path(MESHSCOPE_TEST_TMP) / ("gui-text-" + std::to_string(::getpid()) + ".txt");
+  std::filesystem::remove(path);
+  ImGuiIO& io = ImGui::GetIO();
+  io.DeltaTime = 1.0f / 60.0f;
+  ImGui::NewFrame();
+  ImGui::LogToFile(-1, path.c_str());
+  view.draw();
+  ImGui::LogFinish();
+  ImGui::Render();
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
 
 }  // namespace meshscope::gui::test
