@@ -8,6 +8,7 @@
 #include <future>
 #include <limits>
 #include <map>
+#include <set>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -221,9 +222,9 @@ struct KernelDetailHash {
 };
 
 // The lists of RANK in LISTS (keyed by tuples that start with the rank) give back the spare room their growth
-// left. Called when a scan moves on to the next rank (a rank's rows usually come together): the next rank's
-// lists reuse that room in the reading thread's heap, so a load holds one rank's spare room, not every
-// list's.
+// left. Called when a scan reaches a rank it has not seen (a rank's rows usually come together): the next
+// rank's lists reuse that room in the reading thread's heap, so a load holds one rank's spare room, not every
+// list's. Never on a rank seen before: where ranks take turns row by row, every turn would copy the lists.
 template <typename Map>
 void give_back_room(Map& lists, std::int32_t rank) {
   // The smallest key of RANK: the rank, then the lowest value of every other element.
@@ -268,7 +269,7 @@ ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t str
   while (s.step()) {
     const StreamKey key{s.rank(A::rank), s.int32(A::device), s.integer(A::stream)};
     if (!bucket || key != last_key) {
-      if (bucket && std::get<0>(key) != std::get<0>(last_key)) {
+      if (bucket && std::get<0>(key) != std::get<0>(last_key) && !scan.kernels.contains(std::get<0>(key))) {
         give_back_room(scan.buckets, std::get<0>(last_key));
         kernels->shrink_to_fit();
         copies->shrink_to_fit();
@@ -322,10 +323,13 @@ ApiCallScan scan_api_calls(const std::filesystem::path& path, std::int64_t strin
   while (s.step()) {
     const std::int32_t rank = s.rank(C::rank);
     if (!list || rank != last_rank) {
-      // A rank's calls usually come together: its list, grown row by row, gives back its spare room now,
-      // while the next rank's can reuse it (shrinking every list at the end would hold both at once).
-      if (list) list->shrink_to_fit();
-      list = &calls[rank];
+      // A rank's calls usually come together: when the next rank starts, the last one's list, grown row by
+      // row, gives back its spare room, which the next can reuse (shrinking every list at the end would hold
+      // both at once). Only on a rank not seen yet: ranks that take turns would otherwise copy their lists at
+      // every turn.
+      auto [at, first_seen] = calls.try_emplace(rank);
+      if (list && first_seen) list->shrink_to_fit();
+      list = &at->second;
       last_rank = rank;
     }
     ApiCall a{};
@@ -384,6 +388,7 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, boo
   std::vector<CpuRange>* list = nullptr;
   TrackKey last_key{-1, false, 0, 0};
   auto& rows_per_track = scan.rows_per_track;
+  std::set<std::int32_t> ranks_seen;  // for give_back_room: only when a scan reaches a rank not seen yet
   std::size_t* rows = nullptr;
   std::tuple<std::int32_t, std::int64_t, std::int64_t> last_track{-1, 0, 0};
   while (s.step()) {
@@ -398,7 +403,8 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, boo
     ++*rows;
     const TrackKey key{rank, c.kind == RangeKind::kGpuAnnotation, pid, tid};
     if (!list || key != last_key) {
-      if (list && rank != std::get<0>(last_key)) give_back_room(tracks, std::get<0>(last_key));
+      if (list && rank != std::get<0>(last_key) && ranks_seen.insert(rank).second)
+        give_back_room(tracks, std::get<0>(last_key));
       list = &tracks[key];
       last_key = key;
     }
