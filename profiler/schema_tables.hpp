@@ -45,8 +45,8 @@ constexpr Column optional_real(const char* name) {
 
 // "a, b, c" for COLUMNS.
 std::string column_list(std::span<const Column> columns);
-// The INSERT statement for TABLE with VERB ("INSERT", "INSERT OR REPLACE") and ROWS rows of placeholders (a
-// placeholder per column in each), so that ROWS records are bound and inserted at once.
+// The INSERT statement for TABLE with VERB ("INSERT", "INSERT OR REPLACE") and ROWS rows of bound parameters
+// (a `?` per column in each), so that ROWS records are bound and inserted by one statement.
 std::string insert_sql(std::string_view table, std::span<const Column> columns, int rows = 1,
                        std::string_view verb = "INSERT");
 template <typename Table>

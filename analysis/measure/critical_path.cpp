@@ -1,16 +1,15 @@
 #include "analysis/measure/critical_path.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <limits>
 #include <map>
-#include <thread>
 #include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "analysis/measure/correlation.hpp"
+#include "profiler/parallel.hpp"
 
 namespace meshscope::measure {
 
@@ -605,22 +604,9 @@ CriticalPaths critical_paths(const Profile& profile, const Analysis& analysis,
   result.ranks.resize(ranks.size());
   std::vector<std::vector<std::string>> notes(ranks.size());
   std::vector<std::vector<PathContributor>> everything(ranks.size());
-  unsigned threads =
-      options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(ranks.size(), 1)));
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t ri = next++; ri < ranks.size(); ri = next++) {
-      rank_paths(profile, analysis, ri, options, result.ranks[ri], notes[ri], everything[ri]);
-    }
-  };
-  if (threads <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
-    for (auto& t : pool) t.join();
-  }
+  parallel_for(ranks.size(), options.threads, [&](std::size_t ri) {
+    rank_paths(profile, analysis, ri, options, result.ranks[ri], notes[ri], everything[ri]);
+  });
   Contributors all;
   for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
     const RankPaths& rp = result.ranks[ri];

@@ -1,16 +1,15 @@
 #include "analysis/measure/launch_queue.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 #include <map>
-#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "analysis/measure/intervals.hpp"
+#include "profiler/parallel.hpp"
 
 namespace meshscope::measure {
 namespace {
@@ -239,24 +238,12 @@ LaunchAnalysis analyze_launches(const Profile& profile, unsigned threads) {
   const auto& ranks = profile.ranks();
   result.ranks.resize(ranks.size());
   std::vector<std::vector<TimeNs>> all(ranks.size()), all_dry(ranks.size());
-  unsigned n = threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
-  n = static_cast<unsigned>(std::min<std::size_t>(n, std::max<std::size_t>(ranks.size(), 1)));
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t ri = next++; ri < ranks.size(); ri = next++) {
-      const Rank& r = ranks[ri];
-      const LaunchIndex index = index_launches(r);
-      result.ranks[ri] = rank_launches(r, index, all[ri], all_dry[ri]);
-      result.ranks[ri].rank_index = ri;
-    }
-  };
-  if (n <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < n; ++t) pool.emplace_back(worker);
-    for (auto& t : pool) t.join();
-  }
+  parallel_for(ranks.size(), threads, [&](std::size_t ri) {
+    const Rank& r = ranks[ri];
+    const LaunchIndex index = index_launches(r);
+    result.ranks[ri] = rank_launches(r, index, all[ri], all_dry[ri]);
+    result.ranks[ri].rank_index = ri;
+  });
   std::vector<TimeNs> latency, dry;
   std::unordered_map<StringId, std::size_t> op_at;
   for (std::size_t ri = 0; ri < ranks.size(); ++ri) {

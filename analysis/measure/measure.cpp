@@ -1,16 +1,15 @@
 #include "analysis/measure/measure.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "analysis/measure/correlation.hpp"
+#include "profiler/parallel.hpp"
 #include "profiler/text_format.hpp"
 #include "profiler/vocabulary.hpp"
 
@@ -454,25 +453,14 @@ Analysis analyze(const Profile& profile, const Options& options) {
   std::vector<std::vector<NameOnlyComm>> name_only(ranks.size());
   std::vector<std::vector<std::string>> cpu_ops(ranks.size());
 
-  unsigned threads =
-      options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(ranks.size(), 1)));
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    Workspace ws;
-    for (std::size_t ri = next++; ri < ranks.size(); ri = next++) {
-      result.ranks[ri].rank = ranks[ri].rank;
-      result.ranks[ri].rank_index = ri;
-      analyze_rank(profile, ranks[ri], classifier, options, ws, result.ranks[ri], name_only[ri], cpu_ops[ri]);
-    }
-  };
-  if (threads <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
-    for (auto& t : pool) t.join();
-  }
+  parallel_for_with(
+      ranks.size(), options.threads, [] { return Workspace{}; },
+      [&](Workspace& ws, std::size_t ri) {
+        result.ranks[ri].rank = ranks[ri].rank;
+        result.ranks[ri].rank_index = ri;
+        analyze_rank(profile, ranks[ri], classifier, options, ws, result.ranks[ri], name_only[ri],
+                     cpu_ops[ri]);
+      });
 
   result.collectives = analyze_collectives(profile, cpu_ops, name_only);
   for (const RankResult& rr : result.ranks) result.collectives.launches_without_op += rr.launches_without_op;

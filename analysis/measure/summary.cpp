@@ -1,11 +1,9 @@
 #include "analysis/measure/summary.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <map>
 #include <set>
-#include <thread>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -13,6 +11,7 @@
 #include "analysis/measure/classify.hpp"
 #include "analysis/measure/correlation.hpp"
 #include "profiler/error.hpp"
+#include "profiler/parallel.hpp"
 #include "profiler/profile_writer.hpp"
 #include "profiler/schema_tables.hpp"
 #include "profiler/sqlite_util.hpp"
@@ -256,18 +255,8 @@ ProfileSummary summarize(const Profile& profile, const Analysis& analysis) {
   s.world_size = profile.world_size();
   s.ranks.resize(analysis.ranks.size());
   // Ranks are independent: summarise them on all cores.
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < analysis.ranks.size(); i = next++)
-      s.ranks[i] = summarize_rank(profile, analysis, analysis.ranks[i]);
-  };
-  const unsigned threads =
-      std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()),
-                         static_cast<unsigned>(std::max<std::size_t>(1, analysis.ranks.size())));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  parallel_for(analysis.ranks.size(), 0,
+               [&](std::size_t i) { s.ranks[i] = summarize_rank(profile, analysis, analysis.ranks[i]); });
   std::sort(s.ranks.begin(), s.ranks.end(),
             [](const RankSummary& x, const RankSummary& y) { return x.rank < y.rank; });
   return s;

@@ -9,24 +9,21 @@
 #include <imgui.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <fstream>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "analysis/model/presets.hpp"
 #include "collectors/import/import.hpp"
 #include "profiler/error.hpp"
 #include "profiler/output_file.hpp"
+#include "profiler/parallel.hpp"
 #include "profiler/text_format.hpp"
 #include "profiler/timing.hpp"
 
@@ -97,40 +94,11 @@ std::filesystem::path config_file() {
   return dir / "meshscope" / "recent.txt";
 }
 
-// Runs BODY(r) for r in [0, COUNT) on as many threads as the machine has (each r once): the per-rank
-// indexes of a large job are built in parallel.
-template <typename Body>
-void for_each_rank(std::size_t count, Body body) {
-  const std::size_t threads = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), count);
-  if (threads <= 1) {
-    for (std::size_t r = 0; r < count; ++r) body(r);
-    return;
-  }
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  auto work = [&] {
-    for (std::size_t r = next++; r < count; r = next++) {
-      try {
-        body(r);
-      } catch (...) {
-        std::lock_guard lock(error_mutex);
-        if (!error) error = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
-}
-
 }  // namespace
 
 // Launch links per rank, each thread's API calls on sub-lanes, and the index of range totals.
 void index_launches(const Profile& profile, LoadedProfile& loaded) {
-  for_each_rank(profile.ranks().size(), [&](std::size_t r) {
+  parallel_for(profile.ranks().size(), 0, [&](std::size_t r) {
     const Rank& rank = profile.ranks()[r];
     auto& index = loaded.ranks[r];
     index.launches = measure::index_launches(rank);
@@ -193,7 +161,7 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
   PhaseTimer lanes_timer("view: lanes and launches");
   const auto& ranks = profile->ranks();
   loaded->ranks.resize(ranks.size());
-  for_each_rank(ranks.size(), [&](std::size_t r) {
+  parallel_for(ranks.size(), 0, [&](std::size_t r) {
     const Rank& rank = ranks[r];
     auto& index = loaded->ranks[r];
     index.streams.reserve(rank.streams.size());

@@ -23,6 +23,7 @@
 #include "analysis/measure/diff.hpp"
 #include "analysis/measure/measure.hpp"
 #include "profiler/profile.hpp"
+#include "tests/bench/bench_main.hpp"
 
 namespace {
 
@@ -131,9 +132,5 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return meshscope::bench::run_benchmarks(argc, argv);
 }

@@ -9,6 +9,15 @@
 
 namespace meshscope::bench {
 
+// Google Benchmark's own main(): runs the registered benchmarks.
+inline int run_benchmarks(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
+
 // Runs the registered benchmarks when INPUT exists; otherwise prints "NAME: INPUT does not exist; generate it
 // with\n  GENERATE INPUT\nor point ENV_VAR at WHAT" and returns 1.
 inline int run_on_input(int argc, char** argv, const char* name, const std::filesystem::path& input,
@@ -19,11 +28,7 @@ inline int run_on_input(int argc, char** argv, const char* name, const std::file
                  input.c_str(), generate, input.c_str(), env_var, what);
     return 1;
   }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return run_benchmarks(argc, argv);
 }
 
 }  // namespace meshscope::bench
