@@ -247,17 +247,16 @@ bool range_before(const CpuRange& a, const CpuRange& b) {
 
 // The three large tables are read on their own connections and threads (a profile can hold tens of millions
 // of rows).
+// CLAUSES: the WHERE clauses the table is read with, one after the other on one connection (one slice of a
+// whole load, or the row runs of the ranks load_ranks reads; "" reads the whole table).
 ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t string_bound,
-                             bool kernel_details, const std::string& slice) {
+                             bool kernel_details, std::span<const std::string> clauses) {
   sql::Database db(path, true);
   ActivityScan scan;
   using A = schema::Activities;
   static constexpr int kKernelDetailColumns[] = {A::grid_x,    A::grid_y,       A::grid_z,
                                                  A::block_x,   A::block_y,      A::block_z,
                                                  A::registers, A::shared_bytes, A::graph_id};
-  auto s = TableReader::of<A>(
-      db, true, "id", slice,
-      kernel_details ? std::span<const int>() : std::span<const int>(kKernelDetailColumns));
   std::vector<Activity>* bucket = nullptr;
   std::vector<KernelDetail>* kernels = nullptr;
   std::vector<CopyDetail>* copies = nullptr;
@@ -266,43 +265,49 @@ ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t str
   std::map<std::int32_t, std::unordered_map<KernelDetail, std::uint32_t, KernelDetailHash>> distinct_kernels;
   std::unordered_map<KernelDetail, std::uint32_t, KernelDetailHash>* distinct = nullptr;
   StreamKey last_key{-1, -1, -1};
-  while (s.step()) {
-    const StreamKey key{s.rank(A::rank), s.int32(A::device), s.integer(A::stream)};
-    if (!bucket || key != last_key) {
-      if (bucket && std::get<0>(key) != std::get<0>(last_key) && !scan.kernels.contains(std::get<0>(key))) {
-        give_back_room(scan.buckets, std::get<0>(last_key));
-        kernels->shrink_to_fit();
-        copies->shrink_to_fit();
+  for (const std::string& clause : clauses) {
+    auto s = TableReader::of<A>(
+        db, true, "id", clause,
+        kernel_details ? std::span<const int>() : std::span<const int>(kKernelDetailColumns));
+    while (s.step()) {
+      const StreamKey key{s.rank(A::rank), s.int32(A::device), s.integer(A::stream)};
+      if (!bucket || key != last_key) {
+        if (bucket && std::get<0>(key) != std::get<0>(last_key) && !scan.kernels.contains(std::get<0>(key))) {
+          give_back_room(scan.buckets, std::get<0>(last_key));
+          kernels->shrink_to_fit();
+          copies->shrink_to_fit();
+        }
+        bucket = &scan.buckets[key];
+        kernels = &scan.kernels[std::get<0>(key)];
+        copies = &scan.copies[std::get<0>(key)];
+        distinct = &distinct_kernels[std::get<0>(key)];
+        last_key = key;
       }
-      bucket = &scan.buckets[key];
-      kernels = &scan.kernels[std::get<0>(key)];
-      copies = &scan.copies[std::get<0>(key)];
-      distinct = &distinct_kernels[std::get<0>(key)];
-      last_key = key;
+      Activity a{};
+      a.kind =
+          static_cast<ActivityKind>(s.in_range(A::kind, 1, kActivityKindCount, "an activity kind (1-4)"));
+      std::tie(a.start_ns, a.end_ns) = s.interval(A::start_ns, A::end_ns);
+      a.id = s.integer(A::id);
+      a.correlation = s.integer_or_null(A::correlation);
+      a.name = s.string_id(A::name, string_bound);
+      a.collective = -1;
+      a.detail = kNoDetail;
+      if (a.kind == ActivityKind::kKernel && kernel_details) {
+        KernelDetail k{};
+        for (int i = 0; i < 3; ++i) k.grid[i] = to_i32(s.integer_or_null(A::grid_x + i));
+        for (int i = 0; i < 3; ++i) k.block[i] = to_i32(s.integer_or_null(A::block_x + i));
+        k.registers = to_i32(s.integer_or_null(A::registers));
+        k.shared_bytes = to_i32(s.integer_or_null(A::shared_bytes));
+        k.graph_id = s.integer_or_null(A::graph_id);
+        const auto [it, added] = distinct->try_emplace(k, static_cast<std::uint32_t>(kernels->size()));
+        if (added) kernels->push_back(k);
+        a.detail = it->second;
+      } else if (a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) {
+        a.detail = static_cast<std::uint32_t>(copies->size());
+        copies->push_back({s.integer_or_null(A::bytes), s.string_id(A::copy_kind, string_bound)});
+      }
+      bucket->push_back(a);
     }
-    Activity a{};
-    a.kind = static_cast<ActivityKind>(s.in_range(A::kind, 1, kActivityKindCount, "an activity kind (1-4)"));
-    std::tie(a.start_ns, a.end_ns) = s.interval(A::start_ns, A::end_ns);
-    a.id = s.integer(A::id);
-    a.correlation = s.integer_or_null(A::correlation);
-    a.name = s.string_id(A::name, string_bound);
-    a.collective = -1;
-    a.detail = kNoDetail;
-    if (a.kind == ActivityKind::kKernel && kernel_details) {
-      KernelDetail k{};
-      for (int i = 0; i < 3; ++i) k.grid[i] = to_i32(s.integer_or_null(A::grid_x + i));
-      for (int i = 0; i < 3; ++i) k.block[i] = to_i32(s.integer_or_null(A::block_x + i));
-      k.registers = to_i32(s.integer_or_null(A::registers));
-      k.shared_bytes = to_i32(s.integer_or_null(A::shared_bytes));
-      k.graph_id = s.integer_or_null(A::graph_id);
-      const auto [it, added] = distinct->try_emplace(k, static_cast<std::uint32_t>(kernels->size()));
-      if (added) kernels->push_back(k);
-      a.detail = it->second;
-    } else if (a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) {
-      a.detail = static_cast<std::uint32_t>(copies->size());
-      copies->push_back({s.integer_or_null(A::bytes), s.string_id(A::copy_kind, string_bound)});
-    }
-    bucket->push_back(a);
   }
   for (auto& [key, list] : scan.buckets) std::stable_sort(list.begin(), list.end(), activity_before);
   return scan;
@@ -311,36 +316,38 @@ ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t str
 using ApiCallScan = std::map<std::int32_t, std::vector<ApiCall>>;
 
 ApiCallScan scan_api_calls(const std::filesystem::path& path, std::int64_t string_bound, bool links,
-                           const std::string& slice) {
+                           std::span<const std::string> clauses) {
   sql::Database db(path, true);
   ApiCallScan calls;
   using C = schema::ApiCalls;
   static constexpr int kLinkColumns[] = {C::external_id};
-  auto s = TableReader::of<C>(db, false, "id", slice,
-                              links ? std::span<const int>() : std::span<const int>(kLinkColumns));
   std::vector<ApiCall>* list = nullptr;
   std::int32_t last_rank = -1;
-  while (s.step()) {
-    const std::int32_t rank = s.rank(C::rank);
-    if (!list || rank != last_rank) {
-      // A rank's calls usually come together: when the next rank starts, the last one's list, grown row by
-      // row, gives back its spare room, which the next can reuse (shrinking every list at the end would hold
-      // both at once). Only on a rank not seen yet: ranks that take turns would otherwise copy their lists at
-      // every turn.
-      auto [at, first_seen] = calls.try_emplace(rank);
-      if (list && first_seen) list->shrink_to_fit();
-      list = &at->second;
-      last_rank = rank;
+  for (const std::string& clause : clauses) {
+    auto s = TableReader::of<C>(db, false, "id", clause,
+                                links ? std::span<const int>() : std::span<const int>(kLinkColumns));
+    while (s.step()) {
+      const std::int32_t rank = s.rank(C::rank);
+      if (!list || rank != last_rank) {
+        // A rank's calls usually come together: when the next rank starts, the last one's list, grown row by
+        // row, gives back its spare room, which the next can reuse (shrinking every list at the end would
+        // hold both at once). Only on a rank not seen yet: ranks that take turns would otherwise copy their
+        // lists at every turn.
+        auto [at, first_seen] = calls.try_emplace(rank);
+        if (list && first_seen) list->shrink_to_fit();
+        list = &at->second;
+        last_rank = rank;
+      }
+      ApiCall a{};
+      a.kind = static_cast<ApiKind>(s.in_range(C::kind, 1, kApiKindCount, "an API kind (1-2)"));
+      a.pid = s.integer(C::pid);
+      a.tid = s.integer(C::tid);
+      std::tie(a.start_ns, a.end_ns) = s.interval(C::start_ns, C::end_ns);
+      a.name = s.string_id(C::name, string_bound);
+      a.correlation = s.integer_or_null(C::correlation);
+      a.external_id = s.integer_or_null(C::external_id);
+      list->push_back(a);
     }
-    ApiCall a{};
-    a.kind = static_cast<ApiKind>(s.in_range(C::kind, 1, kApiKindCount, "an API kind (1-2)"));
-    a.pid = s.integer(C::pid);
-    a.tid = s.integer(C::tid);
-    std::tie(a.start_ns, a.end_ns) = s.interval(C::start_ns, C::end_ns);
-    a.name = s.string_id(C::name, string_bound);
-    a.correlation = s.integer_or_null(C::correlation);
-    a.external_id = s.integer_or_null(C::external_id);
-    list->push_back(a);
   }
   if (list) list->shrink_to_fit();
   for (auto& [rank, list_of_rank] : calls)
@@ -362,61 +369,63 @@ struct RangeScan {
 };
 
 RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, bool links,
-                      std::int64_t string_bound, const std::string& slice) {
+                      std::int64_t string_bound, std::span<const std::string> clauses) {
   sql::Database db(path, true);
   RangeScan scan;
   auto& tracks = scan.tracks;
   using R = schema::Ranges;
   static constexpr int kLinkColumns[] = {R::parent_id, R::external_id, R::category};
-  // Without CPU operators SQLite leaves their rows out (they are most of the table: decoding them would be
-  // most of the load) and counts them apart.
-  std::string where = slice;
-  if (!cpu_operators) where += (where.empty() ? "WHERE " : " AND ") + std::string(kLoadedWithoutOperators);
-  auto s = TableReader::of<R>(db, false, "id", where,
-                              links ? std::span<const int>() : std::span<const int>(kLinkColumns));
-  if (!cpu_operators && s.present()) {
-    auto count =
-        db.prepare(fmt::format("SELECT kind, count(*) FROM ranges {}{}kind IN ({}, {}) GROUP BY kind", slice,
-                               slice.empty() ? "WHERE " : " AND ", static_cast<int>(RangeKind::kCpuOp),
-                               static_cast<int>(RangeKind::kPythonFunction)));
-    while (count.step()) {
-      (count.column_int(0) == static_cast<int>(RangeKind::kCpuOp) ? scan.skipped_cpu_ops
-                                                                  : scan.skipped_python) +=
-          count.column_int(1);
-    }
-  }
   std::vector<CpuRange>* list = nullptr;
   TrackKey last_key{-1, false, 0, 0};
   auto& rows_per_track = scan.rows_per_track;
   std::set<std::int32_t> ranks_seen;  // for give_back_room: only when a scan reaches a rank not seen yet
   std::size_t* rows = nullptr;
   std::tuple<std::int32_t, std::int64_t, std::int64_t> last_track{-1, 0, 0};
-  while (s.step()) {
-    CpuRange c{};
-    c.kind = static_cast<RangeKind>(s.in_range(R::kind, 1, kRangeKindCount, "a range kind (1-7)"));
-    const std::int32_t rank = s.rank(R::rank);
-    const std::int64_t pid = s.integer(R::pid), tid = s.integer(R::tid);
-    if (!rows || last_track != std::make_tuple(rank, pid, tid)) {
-      last_track = {rank, pid, tid};
-      rows = &rows_per_track[last_track];
+  for (const std::string& slice : clauses) {
+    // Without CPU operators SQLite leaves their rows out (they are most of the table: decoding them would be
+    // most of the load) and counts them apart.
+    std::string where = slice;
+    if (!cpu_operators) where += (where.empty() ? "WHERE " : " AND ") + std::string(kLoadedWithoutOperators);
+    auto s = TableReader::of<R>(db, false, "id", where,
+                                links ? std::span<const int>() : std::span<const int>(kLinkColumns));
+    if (!cpu_operators && s.present()) {
+      auto count = db.prepare(
+          fmt::format("SELECT kind, count(*) FROM ranges {}{}kind IN ({}, {}) GROUP BY kind", slice,
+                      slice.empty() ? "WHERE " : " AND ", static_cast<int>(RangeKind::kCpuOp),
+                      static_cast<int>(RangeKind::kPythonFunction)));
+      while (count.step()) {
+        (count.column_int(0) == static_cast<int>(RangeKind::kCpuOp) ? scan.skipped_cpu_ops
+                                                                    : scan.skipped_python) +=
+            count.column_int(1);
+      }
     }
-    ++*rows;
-    const TrackKey key{rank, c.kind == RangeKind::kGpuAnnotation, pid, tid};
-    if (!list || key != last_key) {
-      if (list && rank != std::get<0>(last_key) && ranks_seen.insert(rank).second)
-        give_back_room(tracks, std::get<0>(last_key));
-      list = &tracks[key];
-      last_key = key;
+    while (s.step()) {
+      CpuRange c{};
+      c.kind = static_cast<RangeKind>(s.in_range(R::kind, 1, kRangeKindCount, "a range kind (1-7)"));
+      const std::int32_t rank = s.rank(R::rank);
+      const std::int64_t pid = s.integer(R::pid), tid = s.integer(R::tid);
+      if (!rows || last_track != std::make_tuple(rank, pid, tid)) {
+        last_track = {rank, pid, tid};
+        rows = &rows_per_track[last_track];
+      }
+      ++*rows;
+      const TrackKey key{rank, c.kind == RangeKind::kGpuAnnotation, pid, tid};
+      if (!list || key != last_key) {
+        if (list && rank != std::get<0>(last_key) && ranks_seen.insert(rank).second)
+          give_back_room(tracks, std::get<0>(last_key));
+        list = &tracks[key];
+        last_key = key;
+      }
+      std::tie(c.start_ns, c.end_ns) = s.interval(R::start_ns, R::end_ns);
+      c.id = s.integer(R::id);
+      c.parent_id = s.integer_or_null(R::parent_id);
+      c.external_id = s.integer_or_null(R::external_id);
+      if (c.kind == RangeKind::kStep) scan.step_of_range[c.id] = s.integer_or_null(R::step);
+      c.name = s.string_id(R::name, string_bound);
+      c.category = s.string_id(R::category, string_bound);
+      c.depth = static_cast<std::int32_t>(s.in_range(R::depth, 0, INT32_MAX, "a depth"));
+      list->push_back(c);
     }
-    std::tie(c.start_ns, c.end_ns) = s.interval(R::start_ns, R::end_ns);
-    c.id = s.integer(R::id);
-    c.parent_id = s.integer_or_null(R::parent_id);
-    c.external_id = s.integer_or_null(R::external_id);
-    if (c.kind == RangeKind::kStep) scan.step_of_range[c.id] = s.integer_or_null(R::step);
-    c.name = s.string_id(R::name, string_bound);
-    c.category = s.string_id(R::category, string_bound);
-    c.depth = static_cast<std::int32_t>(s.in_range(R::depth, 0, INT32_MAX, "a depth"));
-    list->push_back(c);
   }
   for (auto& [key, list_of_track] : tracks)
     std::stable_sort(list_of_track.begin(), list_of_track.end(), range_before);
@@ -697,65 +706,74 @@ void read_process_groups(sql::Database& db, RankSlots& ranks) {
   }
 }
 
-StreamNames read_stream_names(sql::Database& db) {
+// WHERE: a clause naming the ranks to read ("" for all).
+StreamNames read_stream_names(sql::Database& db, const std::string& where = {}) {
   StreamNames stream_names;
   using St = schema::Streams;
-  auto s = TableReader::of<St>(db, false, nullptr);
+  auto s = TableReader::of<St>(db, false, nullptr, where);
   while (s.step())
     stream_names[{s.rank(St::rank), s.int32(St::device), s.integer(St::stream)}] = s.text(St::name);
   return stream_names;
 }
 
-ThreadNames read_thread_names(sql::Database& db) {
+ThreadNames read_thread_names(sql::Database& db, const std::string& where = {}) {
   ThreadNames thread_names;
   using T = schema::Threads;
-  auto t = TableReader::of<T>(db, false, nullptr);
+  auto t = TableReader::of<T>(db, false, nullptr, where);
   while (t.step()) thread_names[{t.rank(T::rank), t.integer(T::pid), t.integer(T::tid)}] = t.text(T::name);
   return thread_names;
 }
 
-// STRINGS: the profile's strings, to which each distinct source text is added (collectives.source is text).
+// STRINGS: the profile's strings. collectives.source is text: each distinct source gets a string id after the
+// table's strings (ids from STRING_BOUND on, where a source an earlier load added is found again); the texts
+// STRINGS lacks are appended to ADDED, numbered from STRINGS.size() on.
 std::vector<CollectiveRow> read_collectives(sql::Database& db, std::int64_t string_bound,
-                                            std::vector<std::string>& strings) {
+                                            const std::vector<std::string>& strings,
+                                            std::vector<std::string>& added,
+                                            std::span<const std::string> clauses) {
   std::map<std::string, StringId, std::less<>> source_ids;
+  for (auto id = static_cast<std::size_t>(string_bound); id < strings.size(); ++id)
+    source_ids.emplace(strings[id], static_cast<StringId>(id));
   std::vector<CollectiveRow> collective_rows;
   using C = schema::Collectives;
   // Read in rowid order and sorted here: ORDER BY would walk collectives_by_rank and fetch every row from
   // the table by its rowid, several times slower on large profiles.
-  auto s = TableReader::of<C>(db, false, "id");
-  while (s.step()) {
-    Collective c{};
-    const std::int32_t rank = s.rank(C::rank);
-    c.id = s.integer(C::id);
-    c.activity_id = s.integer_or_null(C::activity_id);
-    c.stream_index = -1;
-    c.activity = 0;
-    c.communicator = s.string_id(C::communicator, string_bound);
-    c.pg_desc = s.string_id(C::pg_desc, string_bound);
-    c.pg_ranks = s.string_id(C::pg_ranks, string_bound);
-    c.seq = s.integer_or_null(C::seq);
-    c.op = s.string_id(C::op, string_bound);
-    c.in_nelems = s.integer_or_null(C::in_nelems);
-    c.out_nelems = s.integer_or_null(C::out_nelems);
-    c.dtype = s.string_id(C::dtype, string_bound);
-    c.in_bytes = s.integer_or_null(C::in_bytes);
-    c.out_bytes = s.integer_or_null(C::out_bytes);
-    c.group_size = s.integer_or_null(C::group_size);
-    c.algorithm = s.string_id(C::algorithm, string_bound);
-    c.protocol = s.string_id(C::protocol, string_bound);
-    c.channels = s.integer_or_null(C::channels);
-    std::tie(c.start_ns, c.end_ns) = s.interval(C::start_ns, C::end_ns);
-    {
-      const std::string source = s.text(C::source);
-      auto it = source_ids.find(source);
-      if (it == source_ids.end()) {
-        it = source_ids.emplace(source, static_cast<StringId>(strings.size())).first;
-        strings.push_back(source);
+  for (const std::string& clause : clauses) {
+    auto s = TableReader::of<C>(db, false, "id", clause);
+    while (s.step()) {
+      Collective c{};
+      const std::int32_t rank = s.rank(C::rank);
+      c.id = s.integer(C::id);
+      c.activity_id = s.integer_or_null(C::activity_id);
+      c.stream_index = -1;
+      c.activity = 0;
+      c.communicator = s.string_id(C::communicator, string_bound);
+      c.pg_desc = s.string_id(C::pg_desc, string_bound);
+      c.pg_ranks = s.string_id(C::pg_ranks, string_bound);
+      c.seq = s.integer_or_null(C::seq);
+      c.op = s.string_id(C::op, string_bound);
+      c.in_nelems = s.integer_or_null(C::in_nelems);
+      c.out_nelems = s.integer_or_null(C::out_nelems);
+      c.dtype = s.string_id(C::dtype, string_bound);
+      c.in_bytes = s.integer_or_null(C::in_bytes);
+      c.out_bytes = s.integer_or_null(C::out_bytes);
+      c.group_size = s.integer_or_null(C::group_size);
+      c.algorithm = s.string_id(C::algorithm, string_bound);
+      c.protocol = s.string_id(C::protocol, string_bound);
+      c.channels = s.integer_or_null(C::channels);
+      std::tie(c.start_ns, c.end_ns) = s.interval(C::start_ns, C::end_ns);
+      {
+        const std::string source = s.text(C::source);
+        auto it = source_ids.find(source);
+        if (it == source_ids.end()) {
+          it = source_ids.emplace(source, static_cast<StringId>(strings.size() + added.size())).first;
+          added.push_back(source);
+        }
+        c.source = it->second;
+        c.metadata = source != "kernel_name";
       }
-      c.source = it->second;
-      c.metadata = source != "kernel_name";
+      collective_rows.push_back({rank, std::move(c)});
     }
-    collective_rows.push_back({rank, std::move(c)});
   }
   std::sort(collective_rows.begin(), collective_rows.end(),
             [](const CollectiveRow& a, const CollectiveRow& b) {
@@ -765,14 +783,17 @@ std::vector<CollectiveRow> read_collectives(sql::Database& db, std::int64_t stri
   return collective_rows;
 }
 
-void read_flows(sql::Database& db, RankSlots& ranks, std::int64_t string_bound) {
+void read_flows(sql::Database& db, RankSlots& ranks, std::int64_t string_bound,
+                std::span<const std::string> clauses) {
   using F = schema::Flows;
-  auto s = TableReader::of<F>(db, false, "id", "ORDER BY id");
-  while (s.step()) {
-    Rank& r = ranks.slot(s.rank(F::rank));
-    r.flows.push_back({s.string_id(F::category, string_bound), s.integer(F::flow_id), s.time(F::src_ns),
-                       s.integer(F::src_pid), s.integer(F::src_tid), s.time_or_null(F::dst_ns),
-                       s.integer_or_null(F::dst_pid), s.integer_or_null(F::dst_tid)});
+  for (const std::string& clause : clauses) {
+    auto s = TableReader::of<F>(db, false, "id", clause + " ORDER BY id");
+    while (s.step()) {
+      Rank& r = ranks.slot(s.rank(F::rank));
+      r.flows.push_back({s.string_id(F::category, string_bound), s.integer(F::flow_id), s.time(F::src_ns),
+                         s.integer(F::src_pid), s.integer(F::src_tid), s.time_or_null(F::dst_ns),
+                         s.integer_or_null(F::dst_pid), s.integer_or_null(F::dst_tid)});
+    }
   }
   for (Rank& r : ranks.ranks) r.flows.shrink_to_fit();
 }
@@ -1075,25 +1096,10 @@ EventCounts& EventCounts::operator+=(const EventCounts& o) {
   return *this;
 }
 
-// The profile without its events (LoadOptions::events off): no streams, tracks or steps either (they are
-// known from the events).
-Profile Profile::load_description(sql::Database& db, const std::filesystem::path& path,
-                                  std::int64_t string_ids) {
-  Profile profile;
-  profile.path_ = path;
-  RankSlots ranks;
-  Description d = read_description(db, string_ids, ranks);
-  profile.meta_ = std::move(d.meta);
-  profile.schema_version_ = d.schema_version;
-  profile.strings_ = std::move(d.strings);
-  profile.job_diagnostics_ = std::move(d.job_diagnostics);
-  std::sort(ranks.ranks.begin(), ranks.ranks.end(),
-            [](const Rank& a, const Rank& b) { return a.rank < b.rank; });
-  profile.ranks_ = std::move(ranks.ranks);
-  return profile;
-}
+namespace {
 
-Profile Profile::load(const std::filesystem::path& path, const LoadOptions& options) {
+// Opens PATH for reading after checking that it is a meshscope profile (one line naming the file otherwise).
+sql::Database open_profile(const std::filesystem::path& path) {
   std::error_code error;
   if (!std::filesystem::exists(path, error)) fail("{}: no such profile", path.string());
   require_regular_input(path);  // a FIFO or a device would block SQLite's first read
@@ -1109,31 +1115,148 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
     throw;  // a damaged SQLite file: its own message
   }
   if (!tables_present) fail("{}: not a meshscope profile (no meta/activities tables)", path.string());
-  const std::int64_t string_ids = string_id_bound(db, path);
-  if (!options.events) return load_description(db, path, string_ids);
+  return db;
+}
 
-  // The three large tables load in the background, each on its own thread (the CPU ranges are usually the
-  // largest, about as large as the other two together), while this thread reads the small ones.
-  const auto activity_slices = rowid_slices(db, schema::Activities::kName, options.table_slices);
-  const auto api_call_slices = rowid_slices(db, schema::ApiCalls::kName, options.table_slices);
-  const auto range_slices = rowid_slices(db, schema::Ranges::kName, options.table_slices);
+// The clauses each event table is read with: the table's rowid slices for a whole load, or each asked rank's
+// runs for load_ranks.
+using TableClauses = std::array<std::vector<std::string>, kEventTableCount>;
+std::vector<std::string>& clauses_of(TableClauses& c, EventTable t) {
+  return c[static_cast<std::size_t>(t)];
+}
+
+// The events of the rows CLAUSES select, attached to the ranks of RANKS (which hold the description). The
+// three large tables are read in the background, each on its own thread (the CPU ranges are usually the
+// largest, about as large as the other two together), a whole table's slices in parallel, while this thread
+// reads the small ones. RANK_WHERE selects the streams' and threads' names ("" for every rank). New
+// collective source texts are appended to ADDED (read_collectives). Returns the CPU operators left out
+// (counted).
+RangeScan read_events(sql::Database& db, const std::filesystem::path& path, std::int64_t string_ids,
+                      const LoadOptions& options, TableClauses& clauses, bool parallel_slices,
+                      const std::string& rank_where, const std::vector<std::string>& strings,
+                      std::vector<std::string>& added, RankSlots& ranks) {
+  // A whole load reads each slice on its own connection and thread; load_ranks reads its runs one after the
+  // other on one connection per table.
+  auto scan_table = [&]<typename Scan>(std::type_identity<Scan>, const std::vector<std::string>& list,
+                                       auto scan) {
+    if (parallel_slices)
+      return scan_sliced<Scan>(
+          list, [&](const std::string& one) { return scan(std::span<const std::string>(&one, 1)); });
+    return scan(std::span<const std::string>(list));
+  };
   auto activities_future = std::async(std::launch::async, [&] {
-    return scan_sliced<ActivityScan>(activity_slices, [&](const std::string& slice) {
-      return scan_activities(path, string_ids, options.kernel_details, slice);
-    });
+    return scan_table(std::type_identity<ActivityScan>{}, clauses_of(clauses, EventTable::kActivities),
+                      [&](std::span<const std::string> c) {
+                        return scan_activities(path, string_ids, options.kernel_details, c);
+                      });
   });
   auto api_calls_future = std::async(std::launch::async, [&] {
-    return scan_sliced<ApiCallScan>(api_call_slices, [&](const std::string& slice) {
-      return scan_api_calls(path, string_ids, options.links, slice);
-    });
+    return scan_table(
+        std::type_identity<ApiCallScan>{}, clauses_of(clauses, EventTable::kApiCalls),
+        [&](std::span<const std::string> c) { return scan_api_calls(path, string_ids, options.links, c); });
   });
   auto ranges_future = std::async(std::launch::async, [&] {
-    RangeScan scan = scan_sliced<RangeScan>(range_slices, [&](const std::string& slice) {
-      return scan_ranges(path, options.cpu_operators, options.links, string_ids, slice);
-    });
+    RangeScan scan =
+        scan_table(std::type_identity<RangeScan>{}, clauses_of(clauses, EventTable::kRanges),
+                   [&](std::span<const std::string> c) {
+                     return scan_ranges(path, options.cpu_operators, options.links, string_ids, c);
+                   });
     check_range_depths(path, scan);
     return scan;
   });
+  // An error here leaves through the futures' destructors, which wait for their threads.
+  const StreamNames stream_names = read_stream_names(db, rank_where);
+  const ThreadNames thread_names = read_thread_names(db, rank_where);
+  std::vector<CollectiveRow> collective_rows =
+      read_collectives(db, string_ids, strings, added, clauses_of(clauses, EventTable::kCollectives));
+  read_flows(db, ranks, string_ids, clauses_of(clauses, EventTable::kFlows));
+  ActivityScan activities = activities_future.get();
+  attach_activities(activities, stream_names, ranks);
+  attach_collectives(collective_rows, ranks);
+  auto api_calls = api_calls_future.get();
+  auto range_scan = ranges_future.get();
+  attach_cpu(api_calls, range_scan, thread_names, ranks);
+  return range_scan;
+}
+
+RankList sorted_rank_list(std::vector<Rank>&& ranks) {
+  std::sort(ranks.begin(), ranks.end(), [](const Rank& a, const Rank& b) { return a.rank < b.rank; });
+  std::vector<RankList::Ptr> list;
+  list.reserve(ranks.size());
+  for (Rank& r : ranks) list.push_back(std::make_shared<const Rank>(std::move(r)));
+  return RankList(std::move(list));
+}
+
+// RANK's description (what read_description gives), without its events.
+Rank description_of(const Rank& rank) {
+  Rank d;
+  d.rank = rank.rank;
+  d.world_size = rank.world_size;
+  d.hostname = rank.hostname;
+  d.source_file = rank.source_file;
+  d.rank_source = rank.rank_source;
+  d.backend = rank.backend;
+  d.comm_version = rank.comm_version;
+  d.pid = rank.pid;
+  d.clock_base_ns = rank.clock_base_ns;
+  d.clock_offset_ns = rank.clock_offset_ns;
+  d.first_ns = rank.first_ns;
+  d.last_ns = rank.last_ns;
+  d.devices = rank.devices;
+  d.process_groups = rank.process_groups;
+  d.diagnostics = rank.diagnostics;
+  d.events_loaded = true;  // what load_ranks fills
+  return d;
+}
+
+}  // namespace
+
+const char* table_name(EventTable table) {
+  switch (table) {
+    case EventTable::kActivities:
+      return schema::Activities::kName;
+    case EventTable::kApiCalls:
+      return schema::ApiCalls::kName;
+    case EventTable::kRanges:
+      return schema::Ranges::kName;
+    case EventTable::kCollectives:
+      return schema::Collectives::kName;
+    case EventTable::kFlows:
+      return schema::Flows::kName;
+  }
+  return "?";
+}
+
+// The profile without its events (LoadOptions::events off): no streams, tracks or steps either (they are
+// known from the events).
+Profile Profile::load_description(sql::Database& db, const std::filesystem::path& path,
+                                  std::int64_t string_ids) {
+  Profile profile;
+  profile.path_ = path;
+  RankSlots ranks;
+  Description d = read_description(db, string_ids, ranks);
+  profile.meta_ = std::move(d.meta);
+  profile.schema_version_ = d.schema_version;
+  profile.strings_ = std::make_shared<const std::vector<std::string>>(std::move(d.strings));
+  profile.job_diagnostics_ = std::move(d.job_diagnostics);
+  for (Rank& r : ranks.ranks) r.events_loaded = false;
+  profile.ranks_ = sorted_rank_list(std::move(ranks.ranks));
+  return profile;
+}
+
+Profile Profile::load(const std::filesystem::path& path, const LoadOptions& options) {
+  sql::Database db = open_profile(path);
+  const std::int64_t string_ids = string_id_bound(db, path);
+  if (!options.events) return load_description(db, path, string_ids);
+
+  TableClauses clauses;
+  clauses_of(clauses, EventTable::kActivities) =
+      rowid_slices(db, schema::Activities::kName, options.table_slices);
+  clauses_of(clauses, EventTable::kApiCalls) =
+      rowid_slices(db, schema::ApiCalls::kName, options.table_slices);
+  clauses_of(clauses, EventTable::kRanges) = rowid_slices(db, schema::Ranges::kName, options.table_slices);
+  clauses_of(clauses, EventTable::kCollectives) = {std::string()};
+  clauses_of(clauses, EventTable::kFlows) = {std::string()};
 
   Profile profile;
   profile.path_ = path;
@@ -1141,27 +1264,93 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
   Description d = read_description(db, string_ids, ranks);
   profile.meta_ = std::move(d.meta);
   profile.schema_version_ = d.schema_version;
-  profile.strings_ = std::move(d.strings);
   profile.job_diagnostics_ = std::move(d.job_diagnostics);
-  const StreamNames stream_names = read_stream_names(db);
-  const ThreadNames thread_names = read_thread_names(db);
-  std::vector<CollectiveRow> collective_rows = read_collectives(db, string_ids, profile.strings_);
-  read_flows(db, ranks, string_ids);
-
-  ActivityScan activities = activities_future.get();
-  attach_activities(activities, stream_names, ranks);
-  attach_collectives(collective_rows, ranks);
-  auto api_calls = api_calls_future.get();
-  auto range_scan = ranges_future.get();
-  attach_cpu(api_calls, range_scan, thread_names, ranks);
-  std::sort(ranks.ranks.begin(), ranks.ranks.end(),
-            [](const Rank& a, const Rank& b) { return a.rank < b.rank; });
+  std::vector<std::string> sources;
+  const RangeScan range_scan =
+      read_events(db, path, string_ids, options, clauses, true, {}, d.strings, sources, ranks);
+  d.strings.insert(d.strings.end(), sources.begin(), sources.end());
+  profile.strings_ = std::make_shared<const std::vector<std::string>>(std::move(d.strings));
   profile.counts_ = count_events(ranks.ranks, range_scan);
-  profile.ranks_ = std::move(ranks.ranks);
+  profile.ranks_ = sorted_rank_list(std::move(ranks.ranks));
   // The reading threads' buffers were freed into their own malloc arenas, where nothing else would reuse
   // them: give them back to the system before the analyses allocate.
   ::malloc_trim(0);
   return profile;
+}
+
+LoadedRanks Profile::load_ranks(const Profile& base, std::span<const RankRows> which,
+                                const LoadOptions& options) {
+  const std::filesystem::path& path = base.path_;
+  sql::Database db = open_profile(path);
+  const std::int64_t string_ids = string_id_bound(db, path);
+  const std::vector<std::string> no_strings;
+  const std::vector<std::string>& strings = base.strings_ ? *base.strings_ : no_strings;
+  if (static_cast<std::size_t>(string_ids) > strings.size())
+    fail("{}: the profile changed since it was opened (it holds more strings now)", path.string());
+  RankSlots ranks;
+  TableClauses clauses;
+  std::string rank_where;
+  for (const RankRows& asked : which) {
+    const Rank* described = base.find_rank(asked.rank);
+    if (!described) fail("{}: rank {} is not in the profile", path.string(), asked.rank);
+    if (ranks.index.contains(asked.rank)) continue;
+    ranks.slot(asked.rank) = description_of(*described);
+    rank_where += fmt::format("{}{}", rank_where.empty() ? "WHERE rank IN (" : ", ", asked.rank);
+    for (int t = 0; t < kEventTableCount; ++t) {
+      for (const RowRun& run : asked.runs[static_cast<std::size_t>(t)]) {
+        const bool every = run.first == std::numeric_limits<std::int64_t>::min() &&
+                           run.last == std::numeric_limits<std::int64_t>::max();
+        // "+rank": SQLite must not read the rank through an index (activities_by_stream,
+        // collectives_by_rank): rows then come in rowid order, as a whole load reads them, so the rank loads
+        // exactly as there (the numbering of its kernel configurations, the order of equal start times).
+        clauses[static_cast<std::size_t>(t)].push_back(
+            every ? fmt::format("WHERE +rank = {}", asked.rank)
+                  : fmt::format("WHERE rowid BETWEEN {} AND {} AND +rank = {}", run.first, run.last,
+                                asked.rank));
+      }
+    }
+  }
+  if (!rank_where.empty()) rank_where += ")";
+  LoadOptions one = options;
+  one.events = true;
+  std::vector<std::string> sources;
+  read_events(db, path, string_ids, one, clauses, false, rank_where, strings, sources, ranks);
+  LoadedRanks out;
+  if (sources.empty()) {
+    out.strings = base.strings_;
+  } else {
+    auto grown = std::make_shared<std::vector<std::string>>(strings);
+    grown->insert(grown->end(), sources.begin(), sources.end());
+    out.strings = std::move(grown);
+  }
+  std::map<std::int32_t, std::shared_ptr<const Rank>> made;
+  for (Rank& r : ranks.ranks) {
+    const std::int32_t number = r.rank;
+    made.emplace(number, std::make_shared<const Rank>(std::move(r)));
+  }
+  for (const RankRows& asked : which) out.ranks.push_back(made.at(asked.rank));
+  return out;
+}
+
+Profile Profile::with_ranks(std::span<const std::shared_ptr<const Rank>> ranks,
+                            std::shared_ptr<const std::vector<std::string>> strings) const {
+  Profile p;
+  p.path_ = path_;
+  p.schema_version_ = schema_version_;
+  p.meta_ = meta_;
+  p.strings_ = strings ? std::move(strings) : strings_;
+  p.job_diagnostics_ = job_diagnostics_;
+  std::vector<RankList::Ptr> list;
+  list.reserve(ranks_.size());
+  for (std::size_t i = 0; i < ranks_.size(); ++i) list.push_back(ranks_.ptr(i));
+  for (const auto& r : ranks) {
+    const std::ptrdiff_t at = rank_index(r->rank);
+    if (at < 0) throw Error(fmt::format("{}: rank {} is not in the profile", path_.string(), r->rank));
+    list[static_cast<std::size_t>(at)] = r;
+  }
+  p.ranks_ = RankList(std::move(list));
+  for (const Rank& r : p.ranks_) p.counts_ += meshscope::count_events(r);
+  return p;
 }
 
 bool Profile::looks_like_profile(const std::filesystem::path& path) noexcept {
@@ -1190,13 +1379,18 @@ bool Profile::looks_like_profile(const std::filesystem::path& path) noexcept {
 
 const std::string& Profile::str(StringId id) const {
   static const std::string empty;
-  return id < strings_.size() ? strings_[id] : empty;
+  return strings_ && id < strings_->size() ? (*strings_)[id] : empty;
+}
+
+std::ptrdiff_t Profile::rank_index(std::int32_t rank) const {
+  auto it = std::lower_bound(ranks_.begin(), ranks_.end(), rank,
+                             [](const Rank& r, std::int32_t value) { return r.rank < value; });
+  return it != ranks_.end() && it->rank == rank ? it - ranks_.begin() : -1;
 }
 
 const Rank* Profile::find_rank(std::int32_t rank) const {
-  auto it = std::lower_bound(ranks_.begin(), ranks_.end(), rank,
-                             [](const Rank& r, std::int32_t value) { return r.rank < value; });
-  return it != ranks_.end() && it->rank == rank ? &*it : nullptr;
+  const std::ptrdiff_t at = rank_index(rank);
+  return at >= 0 ? &ranks_[static_cast<std::size_t>(at)] : nullptr;
 }
 
 std::int64_t Profile::world_size() const {

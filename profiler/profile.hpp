@@ -6,9 +6,12 @@
 // after load, so analyses and the GUI may read it from any thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
+#include <iterator>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -156,6 +159,9 @@ struct Rank {
   std::int64_t pid = kNull;
   std::int64_t clock_base_ns = 0, clock_offset_ns = 0;
   TimeNs first_ns = 0, last_ns = 0;  // over every event of the rank
+  // False when only the rank's description was read (LoadOptions::events off, or a profile composed by
+  // with_ranks() before its events were loaded): its event lists are empty whatever it recorded.
+  bool events_loaded = true;
 
   std::vector<Device> devices;
   std::vector<ProcessGroup> process_groups;
@@ -230,12 +236,100 @@ struct LoadOptions {
   std::size_t table_slices = 0;
 };
 
+// The ranks of a profile, by rank. Each Rank is held by a shared pointer so that profiles composed from the
+// same loaded ranks (the view's lazily loaded ranks, Profile::with_ranks) share their events instead of
+// copying them; the list reads like a vector of const Rank.
+class RankList {
+ public:
+  using Ptr = std::shared_ptr<const Rank>;
+  class iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = Rank;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Rank*;
+    using reference = const Rank&;
+    iterator() = default;
+    explicit iterator(const Ptr* at) : at_(at) {}
+    reference operator*() const { return **at_; }
+    pointer operator->() const { return at_->get(); }
+    reference operator[](difference_type n) const { return *at_[n]; }
+    iterator& operator++() { return ++at_, *this; }
+    iterator operator++(int) { return iterator(at_++); }
+    iterator& operator--() { return --at_, *this; }
+    iterator operator--(int) { return iterator(at_--); }
+    iterator& operator+=(difference_type n) { return at_ += n, *this; }
+    iterator& operator-=(difference_type n) { return at_ -= n, *this; }
+    friend iterator operator+(iterator i, difference_type n) { return i += n; }
+    friend iterator operator+(difference_type n, iterator i) { return i += n; }
+    friend iterator operator-(iterator i, difference_type n) { return i -= n; }
+    friend difference_type operator-(iterator a, iterator b) { return a.at_ - b.at_; }
+    friend bool operator==(iterator a, iterator b) { return a.at_ == b.at_; }
+    friend auto operator<=>(iterator a, iterator b) { return a.at_ <=> b.at_; }
+
+   private:
+    const Ptr* at_ = nullptr;
+  };
+  using const_iterator = iterator;
+
+  RankList() = default;
+  explicit RankList(std::vector<Ptr> ranks) : ranks_(std::move(ranks)) {}
+  std::size_t size() const { return ranks_.size(); }
+  bool empty() const { return ranks_.empty(); }
+  const Rank& operator[](std::size_t i) const { return *ranks_[i]; }
+  const Rank& at(std::size_t i) const { return *ranks_.at(i); }
+  const Rank& front() const { return *ranks_.front(); }
+  const Rank& back() const { return *ranks_.back(); }
+  iterator begin() const { return iterator(ranks_.data()); }
+  iterator end() const { return iterator(ranks_.data() + ranks_.size()); }
+  const Ptr& ptr(std::size_t i) const { return ranks_[i]; }
+
+ private:
+  std::vector<Ptr> ranks_;
+};
+
+// Where one rank's rows lie in the tables of its events: runs of consecutive rowids per table
+// (profiler/rank_rows.hpp finds them), so that its events load without reading the tables whole.
+enum class EventTable : std::uint8_t { kActivities, kApiCalls, kRanges, kCollectives, kFlows };
+inline constexpr int kEventTableCount = 5;
+const char* table_name(EventTable table);
+struct RowRun {
+  std::int64_t first = 0, last = 0;  // rowids, inclusive
+  friend bool operator==(const RowRun&, const RowRun&) = default;
+};
+struct RankRows {
+  std::int32_t rank = 0;
+  std::array<std::vector<RowRun>, kEventTableCount> runs;  // per EventTable; empty: no rows there
+  std::vector<RowRun>& operator[](EventTable t) { return runs[static_cast<std::size_t>(t)]; }
+  const std::vector<RowRun>& operator[](EventTable t) const { return runs[static_cast<std::size_t>(t)]; }
+};
+
+class Profile;
+// What Profile::load_ranks gives: the ranks with their events, and the profile's strings (a new list when
+// the ranks' collectives named a source the profile had not seen, else the profile's own).
+struct LoadedRanks {
+  std::vector<std::shared_ptr<const Rank>> ranks;  // in the order asked
+  std::shared_ptr<const std::vector<std::string>> strings;
+};
+
 class Profile {
  public:
   // Loads the profile into memory (the large tables on parallel connections). Throws meshscope::Error naming
   // the file for anything that is not a readable meshscope profile. A profile of another schema_version loads
   // what it can; schema_version() tells.
   static Profile load(const std::filesystem::path& path, const LoadOptions& options = {});
+
+  // The events of the ranks WHICH names, read only from their rows' runs, each rank as load() would give it
+  // with BASE's description of it (BASE: this file loaded before, usually without its events). Tables are
+  // read on parallel connections as in load(). Throws meshscope::Error naming the file, as load() does; a
+  // rank BASE does not hold is refused.
+  static LoadedRanks load_ranks(const Profile& base, std::span<const RankRows> which,
+                                const LoadOptions& options = {});
+  // This profile with RANKS in place of its ranks of the same numbers (sharing their events), and STRINGS in
+  // place of its strings when given (load_ranks' list). Counts are those of the ranks it then holds.
+  Profile with_ranks(std::span<const std::shared_ptr<const Rank>> ranks,
+                     std::shared_ptr<const std::vector<std::string>> strings = nullptr) const;
+  const std::shared_ptr<const std::vector<std::string>>& strings() const { return strings_; }
 
   // True when PATH is meant to be a meshscope profile, even a damaged one: a regular file named *.msdb, or an
   // SQLite file whose schema names both meta and activities. Callers that would otherwise try an unloadable
@@ -245,8 +339,10 @@ class Profile {
 
   const std::string& str(StringId id) const;  // "" for kNoString or unknown ids
 
-  const std::vector<Rank>& ranks() const { return ranks_; }
+  const RankList& ranks() const { return ranks_; }
   const Rank* find_rank(std::int32_t rank) const;
+  // The index of RANK in ranks(), -1 when the profile does not hold it.
+  std::ptrdiff_t rank_index(std::int32_t rank) const;
   int schema_version() const { return schema_version_; }
   const std::map<std::string, std::string>& meta() const { return meta_; }
   const EventCounts& counts() const { return counts_; }
@@ -263,8 +359,8 @@ class Profile {
   std::filesystem::path path_;
   int schema_version_ = 0;
   std::map<std::string, std::string> meta_;
-  std::vector<std::string> strings_;  // index = StringId
-  std::vector<Rank> ranks_;           // sorted by rank
+  std::shared_ptr<const std::vector<std::string>> strings_;  // index = StringId
+  RankList ranks_;                                           // sorted by rank
   EventCounts counts_;
   std::vector<Diagnostic> job_diagnostics_;
 };

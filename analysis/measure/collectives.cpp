@@ -49,18 +49,7 @@ void finish_stats(std::map<StatsKey, std::vector<TimeNs>>& groups, std::vector<C
     s.mean_ns = s.count > 0 ? s.total_ns / s.count : 0;
     s.p50_ns = nearest_rank(durations, 0.50);
     s.p95_ns = nearest_rank(durations, 0.95);
-    const double mean_s =
-        static_cast<double>(s.total_ns) / static_cast<double>(std::max<std::int64_t>(s.count, 1)) / 1e9;
-    if (s.bytes > 0 && mean_s > 0) {
-      s.algbw_gbps = static_cast<double>(s.bytes) / mean_s / 1e9;
-      // busbw needs the group size for the collectives whose factor depends on it; unknown without it.
-      s.busbw_gbps = s.group_size < 1 && busbw_depends_on_group(s.op)
-                         ? std::numeric_limits<double>::quiet_NaN()
-                         : s.algbw_gbps * busbw_factor(s.op, s.group_size);
-    } else {
-      s.algbw_gbps = std::numeric_limits<double>::quiet_NaN();
-      s.busbw_gbps = std::numeric_limits<double>::quiet_NaN();
-    }
+    set_bandwidth(s);
     out.push_back(std::move(s));
   }
   std::stable_sort(out.begin(), out.end(), [](const CollectiveStats& a, const CollectiveStats& b) {
@@ -202,7 +191,7 @@ class InstanceBuilder {
   }
 
  private:
-  const std::vector<Rank>& ranks_;
+  const RankList& ranks_;
   CollectiveReport& report_;
   std::vector<StragglerRow> rows_;
   TimeNs skew_total_ = 0;
@@ -351,6 +340,21 @@ std::int64_t message_bytes(const Profile& profile, const Collective& c) {
   if (c.in_nelems != kNull) bytes = std::max(bytes, c.in_nelems * size);
   if (c.out_nelems != kNull) bytes = std::max(bytes, c.out_nelems * size);
   return bytes;
+}
+
+void set_bandwidth(CollectiveStats& s) {
+  const double mean_s =
+      static_cast<double>(s.total_ns) / static_cast<double>(std::max<std::int64_t>(s.count, 1)) / 1e9;
+  if (s.bytes > 0 && mean_s > 0) {
+    s.algbw_gbps = static_cast<double>(s.bytes) / mean_s / 1e9;
+    // busbw needs the group size for the collectives whose factor depends on it; unknown without it.
+    s.busbw_gbps = s.group_size < 1 && busbw_depends_on_group(s.op)
+                       ? std::numeric_limits<double>::quiet_NaN()
+                       : s.algbw_gbps * busbw_factor(s.op, s.group_size);
+  } else {
+    s.algbw_gbps = std::numeric_limits<double>::quiet_NaN();
+    s.busbw_gbps = std::numeric_limits<double>::quiet_NaN();
+  }
 }
 
 double busbw_factor(std::string_view op, std::int64_t n) {

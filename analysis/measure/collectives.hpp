@@ -115,6 +115,8 @@ struct CollectiveReport {
 // unknown (n < 1). The statistics leave busbw unknown when N is unknown for the ops whose factor depends on
 // it.
 double busbw_factor(std::string_view op, std::int64_t n);
+// Sets S's algbw and busbw from its bytes, count, total time, op and group size (NaN where unknown).
+void set_bandwidth(CollectiveStats& s);
 
 // A communication kernel that has no collective row (recognised by its name only).
 struct NameOnlyComm {

@@ -605,6 +605,11 @@ CriticalPaths critical_paths(const Profile& profile, const Analysis& analysis,
   std::vector<std::vector<std::string>> notes(ranks.size());
   std::vector<std::vector<PathContributor>> everything(ranks.size());
   parallel_for(ranks.size(), options.threads, [&](std::size_t ri) {
+    if (!options.ranks.empty() && (ri >= options.ranks.size() || !options.ranks[ri])) {
+      result.ranks[ri].rank = ranks[ri].rank;
+      result.ranks[ri].rank_index = ri;
+      return;
+    }
     rank_paths(profile, analysis, ri, options, result.ranks[ri], notes[ri], everything[ri]);
   });
   Contributors all;

@@ -96,6 +96,9 @@ struct CriticalPathOptions {
   // A CPU thread idle this long between its CUDA calls while another thread of the rank issued calls is
   // taken to have waited for that thread.
   TimeNs thread_wait_min_ns = 50'000;
+  // Per rank index, the ranks to follow (empty: every rank); the others get an empty RankPaths and no note
+  // (the view's ranks whose events are not loaded).
+  std::vector<std::uint8_t> ranks;
 };
 
 struct CriticalPaths {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -442,25 +443,65 @@ void analyze_rank(const Profile& profile, const Rank& r, const Classifier& class
   });
 }
 
+using RankScratch = Workspace;
+
 }  // namespace
 
-Analysis analyze(const Profile& profile, const Options& options) {
-  Analysis result;
-  const auto& ranks = profile.ranks();
-  const Classifier classifier(options.user_rules);
-  result.rules = classifier.rules();
-  result.ranks.resize(ranks.size());
-  std::vector<std::vector<NameOnlyComm>> name_only(ranks.size());
-  std::vector<std::vector<std::string>> cpu_ops(ranks.size());
+struct RankAnalyzer::Workspace {
+  RankScratch scratch;
+};
 
+RankAnalyzer::RankAnalyzer(const Options& options)
+    : options_(options), classifier_(options.user_rules), ws_(std::make_unique<Workspace>()) {}
+RankAnalyzer::~RankAnalyzer() = default;
+
+RankPart RankAnalyzer::analyze(const Profile& profile, std::size_t rank_index) {
+  RankPart part;
+  const Rank& rank = profile.ranks()[rank_index];
+  part.result.rank = rank.rank;
+  part.result.rank_index = rank_index;
+  analyze_rank(profile, rank, classifier_, options_, ws_->scratch, part.result, part.name_only, part.cpu_ops);
+  return part;
+}
+
+Analysis analyze(const Profile& profile, const Options& options) {
+  const auto& ranks = profile.ranks();
+  std::vector<RankPart> parts(ranks.size());
+  const Classifier classifier(options.user_rules);
   parallel_for_with(
       ranks.size(), options.threads, [] { return Workspace{}; },
       [&](Workspace& ws, std::size_t ri) {
-        result.ranks[ri].rank = ranks[ri].rank;
-        result.ranks[ri].rank_index = ri;
-        analyze_rank(profile, ranks[ri], classifier, options, ws, result.ranks[ri], name_only[ri],
-                     cpu_ops[ri]);
+        RankPart& part = parts[ri];
+        part.result.rank = ranks[ri].rank;
+        part.result.rank_index = ri;
+        analyze_rank(profile, ranks[ri], classifier, options, ws, part.result, part.name_only, part.cpu_ops);
       });
+  return combine(profile, std::move(parts), {}, options);
+}
+
+Analysis combine(const Profile& profile, std::vector<RankPart> parts,
+                 const std::vector<std::uint8_t>& analysed, const Options& options) {
+  Analysis result;
+  const auto& ranks = profile.ranks();
+  if (parts.size() != ranks.size()) throw std::invalid_argument("measure::combine: one part per rank");
+  auto is_analysed = [&](std::size_t ri) { return analysed.empty() || analysed[ri] != 0; };
+  result.rules = Classifier(options.user_rules).rules();
+  result.ranks.resize(ranks.size());
+  std::vector<std::vector<NameOnlyComm>> name_only(ranks.size());
+  std::vector<std::vector<std::string>> cpu_ops(ranks.size());
+  for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
+    if (!is_analysed(ri)) {
+      // A rank left out must hold no events: its collectives would be matched without their launch ops.
+      if (!ranks[ri].collectives.empty() || !ranks[ri].activities.empty())
+        throw std::invalid_argument("measure::combine: a rank left out holds events");
+      result.ranks[ri].rank = ranks[ri].rank;
+      result.ranks[ri].rank_index = ri;
+      continue;
+    }
+    result.ranks[ri] = std::move(parts[ri].result);
+    name_only[ri] = std::move(parts[ri].name_only);
+    cpu_ops[ri] = std::move(parts[ri].cpu_ops);
+  }
 
   result.collectives = analyze_collectives(profile, cpu_ops, name_only);
   for (const RankResult& rr : result.ranks) result.collectives.launches_without_op += rr.launches_without_op;
@@ -536,6 +577,7 @@ Analysis analyze(const Profile& profile, const Options& options) {
   auto& notes = result.notes;
   if (ranks.empty()) notes.push_back("the profile holds no ranks: there is nothing to measure");
   for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
+    if (!is_analysed(ri)) continue;
     const Rank& r = ranks[ri];
     const RankResult& rr = result.ranks[ri];
     if (r.activities.empty()) {

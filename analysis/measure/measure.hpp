@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,36 @@ struct Analysis {
 };
 
 Analysis analyze(const Profile& profile, const Options& options = {});
+
+// analyze() in two parts, for callers that keep each rank's part and combine different sets of ranks (the
+// view's lazily loaded ranks, app/gui/lazy_ranks.hpp): what one rank's events alone give, then what needs the
+// ranks together (collective instances and waits, the profile's top kernels and class reasons, the notes).
+struct RankPart {
+  RankResult result;
+  std::vector<NameOnlyComm> name_only;  // for analyze_collectives
+  std::vector<std::string> cpu_ops;     // per Rank::collectives: the normalised op of its launching CPU call
+};
+class RankAnalyzer {
+ public:
+  explicit RankAnalyzer(const Options& options = {});
+  ~RankAnalyzer();
+  RankAnalyzer(const RankAnalyzer&) = delete;
+  RankAnalyzer& operator=(const RankAnalyzer&) = delete;
+  // The part of rank RANK_INDEX of PROFILE. Not thread-safe: one analyzer per thread.
+  RankPart analyze(const Profile& profile, std::size_t rank_index);
+  const Classifier& classifier() const { return classifier_; }
+
+ private:
+  Options options_;
+  Classifier classifier_;
+  struct Workspace;
+  std::unique_ptr<Workspace> ws_;
+};
+// The analysis of PROFILE from PARTS (one per Profile::ranks(), by index). ANALYSED (empty: every rank) marks
+// the ranks whose parts were computed: the others are left out of the collectives and the notes (their
+// results stay empty), as if the profile did not hold their events. OPTIONS must be the parts' own.
+Analysis combine(const Profile& profile, std::vector<RankPart> parts,
+                 const std::vector<std::uint8_t>& analysed = {}, const Options& options = {});
 
 // The GPUs a rank actually ran work on (its streams' devices), ascending, each with what the trace says about
 // it (nullptr when the trace does not describe that device). A trace lists every GPU its process could see;

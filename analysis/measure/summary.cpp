@@ -4,7 +4,9 @@
 #include <bit>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -756,6 +758,73 @@ std::optional<ProfileSummary> read_summary(const std::filesystem::path& path) {
     auto s = db.prepare("SELECT max(world_size), count(*) FROM ranks");
     if (s.step()) out.world_size = std::max(s.column_int_or(0, 0), s.column_int_or(1, 0));
   }
+  return out;
+}
+
+}  // namespace meshscope::measure
+
+namespace meshscope::measure {
+
+Analysis analysis_of_summary(const Profile& profile, const ProfileSummary& summary) {
+  Analysis out;
+  const auto& ranks = profile.ranks();
+  out.ranks.resize(ranks.size());
+  // Summaries name kernels by text; the analysis by the profile's string ids (the same strings).
+  std::unordered_map<std::string_view, StringId> id_of;
+  if (const auto& strings = profile.strings()) {
+    for (std::size_t i = 1; i < strings->size(); ++i) id_of.emplace((*strings)[i], static_cast<StringId>(i));
+  }
+  struct Key {
+    std::string op;
+    std::int64_t group_size, bytes;
+    auto operator<=>(const Key&) const = default;
+  };
+  std::map<Key, CollectiveStats> collectives;
+  for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
+    RankResult& rr = out.ranks[ri];
+    rr.rank = ranks[ri].rank;
+    rr.rank_index = ri;
+    const RankSummary* s = find_rank(summary, rr.rank);
+    if (!s) continue;
+    rr.total = s->total;
+    rr.outside_steps = s->outside_steps;
+    rr.step_source = s->step_source;
+    rr.unlinked_activities = s->unlinked_activities;
+    rr.collective_wait_ns = s->collective_wait_ns;
+    rr.collective_transfer_ns = s->collective_transfer_ns;
+    for (const StepSummary& step : s->steps)
+      rr.steps.push_back({step.number, step.cpu_start_ns, step.cpu_end_ns, step.gpu});
+    for (const StreamSummary& stream : s->streams) rr.streams.push_back(stream.idle);
+    for (const KernelSummary& k : s->kernels) {
+      auto id = id_of.find(k.name);
+      if (id == id_of.end()) continue;
+      rr.kernels.push_back(
+          {id->second, k.cls, Evidence::kDefault, -1, k.count, k.total_ns, k.min_ns, k.max_ns});
+    }
+    for (const CollectiveSummary& c : s->collectives) {
+      CollectiveStats& stats = collectives[{c.op, c.group_size, c.bytes}];
+      stats.count += c.count;
+      stats.total_ns += c.total_ns;
+    }
+  }
+  for (auto& [key, stats] : collectives) {
+    stats.op = key.op;
+    stats.group_size = key.group_size;
+    stats.bytes = key.bytes;
+    // Rows without metadata are summarised with group size and bytes 0 (summary.hpp).
+    stats.from_metadata = key.bytes > 0 || key.group_size > 0;
+    stats.op_source = stats.from_metadata ? OpSource::kMetadata : OpSource::kKernelName;
+    stats.mean_ns = stats.count > 0 ? stats.total_ns / stats.count : 0;
+    set_bandwidth(stats);
+    out.collectives.stats.push_back(std::move(stats));
+  }
+  std::stable_sort(
+      out.collectives.stats.begin(), out.collectives.stats.end(),
+      [](const CollectiveStats& a, const CollectiveStats& b) { return a.total_ns > b.total_ns; });
+  out.notes.push_back(fmt::format(
+      "the whole job's figures come from the profile's summaries ({} ranks); the timeline loads each rank's "
+      "events as it is shown",
+      summary.ranks.size()));
   return out;
 }
 

@@ -129,6 +129,13 @@ std::vector<std::int32_t> merge_summary_parts(const std::vector<std::filesystem:
 // Throws meshscope::Error naming the file when the tables are there but damaged.
 std::optional<ProfileSummary> read_summary(const std::filesystem::path& path);
 
+// The whole job's analysis as far as SUMMARY tells it, for views of a profile whose events are not all loaded
+// (the view's lazy ranks): per rank of PROFILE (by index) its breakdown, steps, stream idle times and kernels
+// (names found among PROFILE's strings), and the collectives' statistics by operation, group and size (count,
+// total and mean; percentiles and instance matching need the events and stay 0). Ranks without a summary get
+// an empty result. A note says that the figures come from the summaries.
+Analysis analysis_of_summary(const Profile& profile, const ProfileSummary& summary);
+
 // The summary of RANK in SUMMARY (nullptr when it has none).
 const RankSummary* find_rank(const ProfileSummary& summary, std::int32_t rank);
 

@@ -40,7 +40,23 @@ ProfileWork load_work(const Profile& profile, const WorkLoadOptions& options) {
   out.has_tables = true;
   const auto& ranks = profile.ranks();
   std::map<std::int64_t, std::size_t> rank_index;
-  for (std::size_t i = 0; i < ranks.size(); ++i) rank_index[ranks[i].rank] = i;
+  // In a profile of which some ranks' events are loaded (the view's lazy ranks: Profile::with_ranks), the
+  // rows of the others are left out (SQLite skips them). A profile without any events (its description) reads
+  // every rank's operators, as before.
+  std::string loaded_only;
+  {
+    std::string list;
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      if (!ranks[i].events_loaded) continue;
+      list += fmt::format("{}{}", list.empty() ? "" : ", ", ranks[i].rank);
+    }
+    const bool some = !list.empty() &&
+                      std::any_of(ranks.begin(), ranks.end(), [](const Rank& r) { return !r.events_loaded; });
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      if (!some || ranks[i].events_loaded) rank_index[ranks[i].rank] = i;
+    }
+    if (some) loaded_only = fmt::format(" AND rank IN ({})", list);
+  }
   auto bad = [&](std::string_view table, std::int64_t row, std::string_view problem) {
     fail("{}: {} row {}: {}", profile.path().string(), table, row, problem);
   };
@@ -60,8 +76,10 @@ ProfileWork load_work(const Profile& profile, const WorkLoadOptions& options) {
     sql::Statement s = db.prepare(
         "SELECT id, rank, external_id, name, category, flops, bytes, input_dims, input_types, kernels, "
         "kernel_ns FROM op_work WHERE status = 1" +
-        std::string(options.lowest_rank_only ? " AND rank = (SELECT min(rank) FROM op_work WHERE status = 1)"
-                                             : "") +
+        loaded_only +
+        std::string(options.lowest_rank_only
+                        ? " AND rank = (SELECT min(rank) FROM op_work WHERE status = 1" + loaded_only + ")"
+                        : "") +
         " ORDER BY id");
     while (s.step()) {
       CountedOp op;
@@ -90,7 +108,8 @@ ProfileWork load_work(const Profile& profile, const WorkLoadOptions& options) {
   // activities.id -> index, per rank, for the kernels that have work.
   std::vector<std::unordered_map<std::int64_t, std::uint32_t>> activity_index(ranks.size());
   if (options.kernel_shares && !options.lowest_rank_only) {
-    sql::Statement s = db.prepare("SELECT activity_id, rank, op_id, flops, bytes FROM kernel_work");
+    sql::Statement s = db.prepare("SELECT activity_id, rank, op_id, flops, bytes FROM kernel_work" +
+                                  (loaded_only.empty() ? std::string() : " WHERE " + loaded_only.substr(5)));
     while (s.step()) {
       const std::int64_t activity_id = s.column_int(0);
       auto r = rank_index.find(s.column_int(1));

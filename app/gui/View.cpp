@@ -15,11 +15,14 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "analysis/model/presets.hpp"
+#include "app/gui/lazy_ranks.hpp"
 #include "collectors/import/import.hpp"
 #include "profiler/error.hpp"
 #include "profiler/output_file.hpp"
@@ -96,35 +99,63 @@ std::filesystem::path config_file() {
 
 }  // namespace
 
-// Launch links per rank, each thread's API calls on sub-lanes, and the index of range totals.
-void index_launches(const Profile& profile, LoadedProfile& loaded) {
-  parallel_for(profile.ranks().size(), 0, [&](std::size_t r) {
-    const Rank& rank = profile.ranks()[r];
-    auto& index = loaded.ranks[r];
-    index.launches = measure::index_launches(rank);
-    struct Span {
-      TimeNs start_ns, end_ns;
-    };
-    std::vector<Span> spans;  // start and end of one thread's calls, for assign_lanes
-    for (const auto& thread : index.launches.threads) {
-      spans.clear();
-      for (std::uint32_t call : thread.calls) {
-        spans.push_back({rank.api_calls[call].start_ns, rank.api_calls[call].end_ns});
-      }
-      LaneLayout layout = assign_lanes(std::span<const Span>(spans));
-      if (layout.members.empty()) layout.members.assign(1, {});
-      if (layout.members.size() == 1 && layout.members[0].empty()) {
-        layout.members[0].resize(thread.calls.size());
-        for (std::uint32_t k = 0; k < thread.calls.size(); ++k) layout.members[0][k] = k;
-      }
-      for (auto& lane : layout.members) {
-        for (auto& k : lane) k = thread.calls[k];
-      }
-      index.api_threads.push_back(std::move(layout));
+LoadedProfile::RankIndex index_rank(const Rank& rank) {
+  LoadedProfile::RankIndex index;
+  index.streams.reserve(rank.streams.size());
+  for (std::size_t s = 0; s < rank.streams.size(); ++s)
+    index.streams.push_back(assign_lanes(rank.stream_activities(s)));
+  index.tracks.reserve(rank.tracks.size());
+  for (std::size_t k = 0; k < rank.tracks.size(); ++k) {
+    index.tracks.push_back(
+        assign_lanes(rank.track_ranges(k), [](const CpuRange& range) { return std::max(0, range.depth); }));
+    if (!rank.tracks[k].gpu) index.cpu_ranges += rank.tracks[k].count;
+  }
+  // Launch links, and each thread's API calls on sub-lanes.
+  index.launches = measure::index_launches(rank);
+  struct Span {
+    TimeNs start_ns, end_ns;
+  };
+  std::vector<Span> spans;  // start and end of one thread's calls, for assign_lanes
+  for (const auto& thread : index.launches.threads) {
+    spans.clear();
+    for (std::uint32_t call : thread.calls)
+      spans.push_back({rank.api_calls[call].start_ns, rank.api_calls[call].end_ns});
+    LaneLayout layout = assign_lanes(std::span<const Span>(spans));
+    if (layout.members.empty()) layout.members.assign(1, {});
+    if (layout.members.size() == 1 && layout.members[0].empty()) {
+      layout.members[0].resize(thread.calls.size());
+      for (std::uint32_t k = 0; k < thread.calls.size(); ++k) layout.members[0][k] = k;
     }
-  });
-  PhaseTimer timer("view: range index");
-  loaded.range_index = measure::index_ranges(profile);
+    for (auto& lane : layout.members) {
+      for (auto& k : lane) k = thread.calls[k];
+    }
+    index.api_threads.push_back(std::move(layout));
+  }
+  return index;
+}
+
+void link_instances(LoadedProfile& loaded) {
+  const auto& ranks = loaded.profile->ranks();
+  for (std::size_t r = 0; r < loaded.ranks.size() && r < ranks.size(); ++r)
+    loaded.ranks[r].instance_of.assign(ranks[r].collectives.size(), -1);
+  const auto& report = loaded.analysis.collectives;
+  for (std::size_t i = 0; i < report.instances.size(); ++i) {
+    const auto& instance = report.instances[i];
+    for (std::uint32_t m = 0; m < instance.member_count; ++m) {
+      const auto& member = report.members[instance.first_member + m];
+      auto& of = loaded.ranks[member.rank_index].instance_of;
+      if (member.collective < of.size()) of[member.collective] = static_cast<std::int32_t>(i);
+    }
+  }
+}
+
+const measure::RankSummary* LoadedProfile::rank_summary(std::size_t rank_index) const {
+  if (lazy) {
+    if (rank_index >= lazy->summary_of.size() || lazy->summary_of[rank_index] < 0) return nullptr;
+    return &summary->ranks[static_cast<std::size_t>(lazy->summary_of[rank_index])];
+  }
+  if (!profile || rank_index >= profile->ranks().size()) return nullptr;
+  return measure::find_rank(*summary, profile->ranks()[rank_index].rank);
 }
 
 std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> profile) {
@@ -151,41 +182,28 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
   try {
     std::error_code error;
     if (!profile->path().empty() && std::filesystem::is_regular_file(profile->path(), error)) {
-      if (auto stored = measure::read_summary(profile->path())) loaded->summary = std::move(*stored);
+      if (auto stored = measure::read_summary(profile->path()))
+        loaded->summary = std::make_shared<const measure::ProfileSummary>(std::move(*stored));
     }
   } catch (const std::exception& e) {
     loaded->summary_note = std::string(e.what()) + "; the overview is computed from the events";
   }
-  if (!loaded->summary.from_tables) loaded->summary = measure::summarize(*profile, loaded->analysis);
+  if (!loaded->summary->from_tables)
+    loaded->summary =
+        std::make_shared<const measure::ProfileSummary>(measure::summarize(*profile, loaded->analysis));
   loaded->analyze_s = seconds_since(t);
-  PhaseTimer lanes_timer("view: lanes and launches");
-  const auto& ranks = profile->ranks();
-  loaded->ranks.resize(ranks.size());
-  parallel_for(ranks.size(), 0, [&](std::size_t r) {
-    const Rank& rank = ranks[r];
-    auto& index = loaded->ranks[r];
-    index.streams.reserve(rank.streams.size());
-    for (std::size_t s = 0; s < rank.streams.size(); ++s) {
-      index.streams.push_back(assign_lanes(rank.stream_activities(s)));
-    }
-    index.tracks.reserve(rank.tracks.size());
-    for (std::size_t k = 0; k < rank.tracks.size(); ++k) {
-      index.tracks.push_back(
-          assign_lanes(rank.track_ranges(k), [](const CpuRange& range) { return std::max(0, range.depth); }));
-      if (!rank.tracks[k].gpu) index.cpu_ranges += rank.tracks[k].count;
-    }
-    index.instance_of.assign(rank.collectives.size(), -1);
-  });
-  const auto& report = loaded->analysis.collectives;
-  for (std::size_t i = 0; i < report.instances.size(); ++i) {
-    const auto& instance = report.instances[i];
-    for (std::uint32_t m = 0; m < instance.member_count; ++m) {
-      const auto& member = report.members[instance.first_member + m];
-      auto& of = loaded->ranks[member.rank_index].instance_of;
-      if (member.collective < of.size()) of[member.collective] = static_cast<std::int32_t>(i);
-    }
+  {
+    PhaseTimer lanes_timer("view: lanes and launches");
+    const auto& ranks = profile->ranks();
+    loaded->ranks.resize(ranks.size());
+    parallel_for(ranks.size(), 0, [&](std::size_t r) { loaded->ranks[r] = index_rank(ranks[r]); });
+    loaded->profile = profile;
+    link_instances(*loaded);
   }
-  index_launches(*profile, *loaded);
+  {
+    PhaseTimer timer("view: range index");
+    loaded->range_index = measure::index_ranges(*profile);
+  }
   // The critical path of every step (the timeline's overlay) and the measured pipeline schedule (Explorer),
   // once here rather than per frame.
   {
@@ -206,7 +224,7 @@ std::unique_ptr<LoadedProfile> load_preview(const std::filesystem::path& path) {
   auto loaded = std::make_unique<LoadedProfile>();
   loaded->profile = std::make_shared<const Profile>(Profile::load(path, LoadOptions{.events = false}));
   loaded->source = loaded->msdb = path;
-  loaded->summary = std::move(*summary);
+  loaded->summary = std::make_shared<const measure::ProfileSummary>(std::move(*summary));
   loaded->events = false;
   return loaded;
 }
@@ -215,7 +233,7 @@ std::unique_ptr<LoadedProfile> load_profile(
     const std::vector<std::filesystem::path>& sources,
     const std::function<void(double, const char*)>& progress,
     const std::function<void(std::size_t, std::size_t)>& files,
-    const std::function<void(std::unique_ptr<LoadedProfile>)>& preview) {
+    const std::function<void(std::unique_ptr<LoadedProfile>)>& preview, const OpenOptions& open) {
   auto report = [&](double fraction, const char* stage) {
     if (progress) progress(fraction, stage);
   };
@@ -230,9 +248,19 @@ std::unique_ptr<LoadedProfile> load_profile(
   if (sources.size() == 1 && !std::filesystem::is_directory(source) && is_sqlite(source)) {
     // A meshscope profile loads directly; another SQLite file (an Nsight Systems export) is imported.
     try {
-      // A summarised profile shows the whole job at once (the Overview) while its events load.
-      if (preview) {
-        if (auto early = load_preview(source)) preview(std::move(early));
+      // A summarised profile shows the whole job at once (the Overview) while its events load: all of them,
+      // or, for a large job, the ranks the timeline shows, one by one (lazy ranks).
+      if (auto early = load_preview(source)) {
+        RankRowIndex index;
+        const bool lazy = open_lazily(source, *early->summary, open, index);
+        if (preview) preview(std::make_unique<LoadedProfile>(*early));
+        if (lazy) {
+          report(0.3, "reading sample ranks");
+          auto loaded = lazy_base(std::move(early), std::move(index), open);
+          loaded->source = source;
+          report(1.0, "ready");
+          return loaded;
+        }
       }
       report(0.1, "loading profile");
       const auto t = Clock::now();
@@ -323,7 +351,8 @@ void View::open(const std::vector<std::filesystem::path>& paths) {
           [this](std::unique_ptr<LoadedProfile> early) {
             std::lock_guard lock(loader_mutex_);
             preview_ = std::move(early);
-          });
+          },
+          options_.open);
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -334,9 +363,117 @@ void View::open(const std::vector<std::filesystem::path>& paths) {
   });
 }
 
+bool parse_lazy_mode(std::string_view text, LazyMode& mode) {
+  if (text == "auto")
+    mode = LazyMode::kAuto;
+  else if (text == "always")
+    mode = LazyMode::kAlways;
+  else if (text == "never")
+    mode = LazyMode::kNever;
+  else
+    return false;
+  return true;
+}
+
 void View::set_profile(std::unique_ptr<LoadedProfile> loaded) {
+  lazy_.reset();  // its worker reads the profile it was made for
+  pending_step_ = {};
   loaded_ = std::move(loaded);
+  if (loaded_ && loaded_->lazy && loaded_->lazy->index)
+    lazy_ = std::make_unique<LazyRanks>(loaded_, options_.rank_cache_bytes);
   on_profile_installed();
+}
+
+bool View::lazy_loading() const {
+  return lazy_ && lazy_->pending() > 0;
+}
+
+void View::lazy_poll() {
+  if (!lazy_) return;
+  if (auto generation = lazy_->take()) install_generation(std::move(generation));
+}
+
+namespace {
+
+// What a timeline row is, independent of the items' numbering: where it was in the order survives a rebuild.
+struct RowKey {
+  std::int32_t rank_index;
+  std::string_view kind;
+  std::uint32_t a, b;
+  auto operator<=>(const RowKey&) const = default;
+};
+RowKey row_key(const TimelineItem& item) {
+  std::uint32_t a = 0, b = 0;
+  if (const auto* stream = dynamic_cast<const GpuStreamItem*>(&item)) a = stream->stream();
+  if (const auto* track = dynamic_cast<const CpuTrackItem*>(&item)) {
+    a = track->track();
+    b = track->api_thread();
+  }
+  if (const auto* base = dynamic_cast<const BaselineItem*>(&item)) a = base->stream();
+  return {item.rank_index(), item.kind_name(), a, b};
+}
+
+}  // namespace
+
+void View::install_generation(std::unique_ptr<LoadedProfile> generation) {
+  // The order and pins of the rows the timeline had, by what they are.
+  std::map<RowKey, double> position;
+  std::map<std::int32_t, double> header_position;
+  std::set<RowKey> pinned;
+  bool reordered = false;
+  for (std::size_t k = 0; k < tl_.order.size(); ++k) {
+    const TimelineItem& item = *tl_.items[tl_.order[k]];
+    position[row_key(item)] = static_cast<double>(k);
+    if (dynamic_cast<const RankHeaderItem*>(&item))
+      header_position[item.rank_index()] = static_cast<double>(k);
+    if (tl_.pinned[tl_.order[k]]) pinned.insert(row_key(item));
+    reordered = reordered || tl_.order[k] != k;
+  }
+  loaded_ = std::move(generation);
+  // Indices of events stay valid for a rank that stayed loaded (the same events); an evicted rank's do not.
+  auto still_loaded = [&](const EventRef& e) {
+    return e.valid() && loaded_->rank_loaded(static_cast<std::size_t>(e.rank_index));
+  };
+  if (!still_loaded(tl_.selected)) tl_.selected = {};
+  if (!still_loaded(tl_.scroll_to)) tl_.scroll_to = {};
+  tl_.hovered = {};
+  tl_.selected_instance = -1;  // instances are numbered anew with the ranks loaded
+  tl_.links.clear();
+  tl_.menu_item = kNoRow;
+  tl_.items.clear();
+  timeline_rebuild_items();
+  if (reordered || !pinned.empty()) {
+    std::vector<std::pair<double, std::uint32_t>> sorted;
+    std::map<std::int32_t, int> new_rows;  // rows of a rank that had none: right after its header
+    for (std::uint32_t i : tl_.order) {
+      const RowKey key = row_key(*tl_.items[i]);
+      auto at = position.find(key);
+      double p = 0;
+      if (at != position.end()) {
+        p = at->second;
+      } else {
+        auto header = header_position.find(key.rank_index);
+        p = (header != header_position.end() ? header->second : 1e12) + 0.001 * ++new_rows[key.rank_index];
+      }
+      sorted.push_back({p, i});
+      if (pinned.contains(key)) tl_.pinned[i] = 1;
+    }
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (std::size_t k = 0; k < sorted.size(); ++k) tl_.order[k] = sorted[k].second;
+  }
+  if (tl_.has_selection) range_start();  // the totals of the ranks loaded now
+  // A step asked for (Summary, Overview) before its rank's events were there.
+  if (pending_step_.rank_index >= 0 &&
+      loaded_->rank_loaded(static_cast<std::size_t>(pending_step_.rank_index))) {
+    const Rank& rank = loaded_->profile->ranks()[static_cast<std::size_t>(pending_step_.rank_index)];
+    for (std::uint32_t k = 0; k < rank.steps.size(); ++k) {
+      if (rank.steps[k].number != pending_step_.number) continue;
+      timeline_select({EventKind::kStep, pending_step_.rank_index, k}, false);
+      break;
+    }
+    pending_step_ = {};
+  }
 }
 
 void View::poll_loader() {
@@ -403,6 +540,7 @@ void View::select_panel(Panel panel) {
 
 void View::draw() {
   poll_loader();
+  lazy_poll();
   baseline_poll();
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(viewport->WorkPos);
@@ -543,7 +681,7 @@ void View::draw_waiting_for_events() {
   ImGui::TextDisabled(
       "Loading the events of %zu rank%s (%s so far): this panel opens when they are in. The "
       "Overview shows the whole job from the profile's summaries meanwhile.",
-      loaded_->summary.ranks.size(), loaded_->summary.ranks.size() == 1 ? "" : "s",
+      loaded_->summary->ranks.size(), loaded_->summary->ranks.size() == 1 ? "" : "s",
       seconds_text(elapsed).c_str());
   if (ImGui::Button("Overview")) select_panel(Panel::kOverview);
 }
@@ -568,7 +706,7 @@ void View::draw_status() {
     ImGui::ProgressBar(static_cast<float>(progress_.load()), ImVec2(-1, 0), overlay);
   } else if (loaded_) {
     const auto& p = *loaded_->profile;
-    const auto& c = p.counts();
+    const auto& c = loaded_->lazy ? loaded_->lazy->counts : p.counts();
     const double span_ms = static_cast<double>(p.last_ns() - p.first_ns()) / 1e6;
     ImGui::TextDisabled("Profile");
     ImGui::SameLine();
@@ -586,6 +724,25 @@ void View::draw_status() {
     if (ImGui::IsItemHovered()) {
       ImGui::SetTooltip("%s\nimport %.2f s, load %.2f s, analysis %.2f s", loaded_->msdb.c_str(),
                         loaded_->import_s, loaded_->load_s, loaded_->analyze_s);
+    }
+    if (const auto& lazy = loaded_->lazy) {
+      // Lazy ranks: how many ranks' events are in memory, and what is still being read.
+      char held[32], budget[32];
+      ImGui::SameLine();
+      const std::size_t pending = lazy_ ? lazy_->pending() : 0;
+      ImGui::TextDisabled("| events of %zu of %zu ranks loaded (%s of %s)%s", lazy->loaded_ranks,
+                          p.ranks().size(), bytes_text(held, sizeof held, static_cast<double>(lazy->bytes)),
+                          bytes_text(budget, sizeof budget, static_cast<double>(lazy->budget)),
+                          pending ? ", loading..." : "");
+      if (ImGui::IsItemHovered()) {
+        const std::string error = lazy_ ? lazy_->error() : std::string();
+        ImGui::SetTooltip(
+            "A large job: each rank's events load when the timeline shows it (its group open, or its header\n"
+            "on screen at a zoom the summary's overview is too coarse for); ranks not shown are evicted\n"
+            "beyond the budget (--rank-cache). The Summary and Overview show the whole job from the\n"
+            "summaries; the Explorer and Roofline measure %s.%s%s",
+            lazy->sample.c_str(), error.empty() ? "" : "\nLast error: ", error.c_str());
+      }
     }
   } else {
     ImGui::TextDisabled(

@@ -44,7 +44,8 @@ struct ImDrawList;
 
 namespace meshscope {
 class JsonWriter;
-}
+struct RankRowIndex;
+}  // namespace meshscope
 
 namespace meshscope::gui {
 
@@ -53,6 +54,21 @@ inline constexpr int kPanelCount = 6;
 const char* to_string(Panel panel);
 // "timeline", "summary", ... (case-insensitive); false when NAME is none of them.
 bool parse_panel(std::string_view name, Panel& panel);
+
+// How a profile's events are loaded when it opens (docs/GUI.md "Opening a large job").
+enum class LazyMode {
+  kAuto,  // rank by rank (lazy ranks) when the profile carries summaries and OpenOptions::lazy_events events
+  kAlways,  // rank by rank whenever the profile carries summaries
+  kNever,   // every event at once
+};
+// "auto", "always", "never"; false for anything else.
+bool parse_lazy_mode(std::string_view text, LazyMode& mode);
+
+struct OpenOptions {
+  LazyMode lazy = LazyMode::kAuto;
+  std::int64_t lazy_events = 4'000'000;  // kAuto: from this many events on (a whole load takes seconds)
+  std::size_t sample_ranks = 8;          // ranks the measured model of a lazy profile is taken from
+};
 
 // Everything the view needs about one opened profile, computed once off the frame loop.
 struct LoadedProfile {
@@ -80,9 +96,32 @@ struct LoadedProfile {
   measure::CriticalPaths critical;   // per rank and step, with its segments (the timeline's highlight)
   measure::PipelineReport pipeline;  // the measured pipeline schedule (Explorer)
   // Per-rank summaries (the Overview): the profile's summary tables, or computed from the events when it has
-  // none (summary_note then says why).
-  measure::ProfileSummary summary;
+  // none (summary_note then says why). Shared by the generations of a lazily loaded profile.
+  std::shared_ptr<const measure::ProfileSummary> summary = std::make_shared<const measure::ProfileSummary>();
   std::string summary_note;
+  // Lazy ranks (app/gui/lazy_ranks.hpp): the profile opened on its summaries and loads each rank's events as
+  // the timeline shows it. PROFILE then holds the events of the ranks loaded so far (the others: their
+  // description only), ANALYSIS, RANKS and CRITICAL cover those ranks, and JOB_ANALYSIS is the whole job's
+  // analysis from the summaries (what the Summary panel shows).
+  struct Lazy {
+    std::vector<std::uint8_t> loaded;      // per rank index: its events are in PROFILE
+    std::vector<std::int32_t> summary_of;  // per rank index: index into summary->ranks, -1 none
+    std::size_t loaded_ranks = 0;
+    std::size_t bytes = 0,
+                budget = 0;  // what the loaded ranks hold (events, analysis, lanes), the cache's bound
+    std::string sample;      // the ranks the measured model and pipeline come from
+    EventCounts counts;      // the whole job's events, as the summaries count them
+    std::shared_ptr<const RankRowIndex> index;  // where each rank's rows are
+  };
+  std::optional<Lazy> lazy;
+  std::shared_ptr<const measure::Analysis> job_analysis;
+  // The whole job's analysis: ANALYSIS, or the summaries' for a lazily loaded profile.
+  const measure::Analysis& job() const { return job_analysis ? *job_analysis : analysis; }
+  bool rank_loaded(std::size_t rank_index) const {
+    return !lazy || (rank_index < lazy->loaded.size() && lazy->loaded[rank_index]);
+  }
+  // The summary of the rank at RANK_INDEX (nullptr when none).
+  const measure::RankSummary* rank_summary(std::size_t rank_index) const;
   double import_s = 0, load_s = 0, analyze_s = 0;
   // False for the preview a summarised profile opens with (issue #17 item 2): its description and summaries
   // only, no events, analysis or timeline index. The Overview draws it; the panels that need events say that
@@ -105,13 +144,18 @@ std::unique_ptr<LoadedProfile> load_profile(
     const std::vector<std::filesystem::path>& sources,
     const std::function<void(double, const char*)>& progress = {},
     const std::function<void(std::size_t, std::size_t)>& files = {},
-    const std::function<void(std::unique_ptr<LoadedProfile>)>& preview = {});
+    const std::function<void(std::unique_ptr<LoadedProfile>)>& preview = {}, const OpenOptions& open = {});
 inline std::unique_ptr<LoadedProfile> load_profile(
     const std::filesystem::path& source, const std::function<void(double, const char*)>& progress = {}) {
   return load_profile(std::vector<std::filesystem::path>{source}, progress);
 }
 // Builds the timeline index and runs the analysis for an already loaded PROFILE.
 std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> profile);
+// One rank's timeline index (lanes of its streams, tracks and API threads, launch links; instance_of is left
+// to link_instances, which needs the analysis of every rank).
+LoadedProfile::RankIndex index_rank(const Rank& rank);
+// Sets each rank's instance_of from LOADED's collective analysis.
+void link_instances(LoadedProfile& loaded);
 
 // The totals of a selected time range, computed on a worker thread (View_TimelineDetails.cpp).
 struct RangeJob {
@@ -124,7 +168,11 @@ struct ViewOptions {
   bool remember_recent = true;  // read and write the recent-files list (off for tests and screenshots)
   Panel panel = Panel::kTimeline;
   bool panel_set = false;  // PANEL was chosen by the user (else: Timeline with a profile, Explorer without)
+  OpenOptions open;        // how profiles load (lazy ranks)
+  std::size_t rank_cache_bytes = std::size_t{512} << 20;  // lazy ranks: what the loaded ranks may hold
 };
+
+class LazyRanks;
 
 class View {
  public:
@@ -140,6 +188,12 @@ class View {
   // Installs an already loaded profile (tests, benchmark).
   void set_profile(std::unique_ptr<LoadedProfile> loaded);
   bool loading() const { return loading_.load(); }
+  // The lazily loaded ranks of the open profile (nullptr when it loaded whole).
+  const LazyRanks* lazy_ranks() const { return lazy_.get(); }
+  bool lazy_loading() const;  // ranks the timeline shows are being read
+  // Takes the newest generation of lazily loaded ranks, if any (draw() does it every frame; tests call it
+  // after waiting for the loads).
+  void lazy_poll();
   const std::string& load_error() const { return load_error_; }
   const LoadedProfile* loaded() const { return loaded_.get(); }
   // Baseline (View_Baseline.cpp): a second profile the Summary compares with (measure::diff_summaries, the
@@ -243,6 +297,10 @@ class View {
   void add_recent(const std::filesystem::path& path);
   void load_recent();
   void on_profile_installed();
+  // A lazy profile's next generation: the same profile with other ranks' events loaded. The timeline keeps
+  // its zoom, open ranks, order, pins, selection (when its rank is still loaded) and search.
+  void install_generation(std::unique_ptr<LoadedProfile> generation);
+  void lazy_want(const TimelineContext& ctx);  // the ranks the timeline shows this frame (View_Timeline.cpp)
 
   // [SECTION] windows, one file each
   void draw_timeline();            // View_Timeline.cpp
@@ -347,6 +405,11 @@ class View {
 
   // Loading (shared with the range-totals worker, which may outlive a profile switch)
   std::shared_ptr<LoadedProfile> loaded_;
+  std::unique_ptr<LazyRanks> lazy_;  // the rank loader of a lazily opened profile
+  struct PendingStep {               // a step to select once its rank's events are loaded
+    std::int32_t rank_index = -1;
+    std::int64_t number = 0;
+  } pending_step_;
   std::jthread loader_;
   std::mutex loader_mutex_;
   std::unique_ptr<LoadedProfile> pending_;  // handed over by the loader under loader_mutex_

@@ -50,7 +50,7 @@ void View::baseline_start(std::vector<std::filesystem::path> paths) {
       if (!paths.empty()) base = load_profile(paths);
       if (base && primary)
         diff =
-            std::make_shared<const measure::Diff>(measure::diff_summaries(base->summary, primary->summary));
+            std::make_shared<const measure::Diff>(measure::diff_summaries(*base->summary, *primary->summary));
     } catch (const std::exception& e) {
       error = "baseline: " + std::string(e.what());
       if (!paths.empty()) base = nullptr;
@@ -100,8 +100,8 @@ void View::set_baseline(std::unique_ptr<LoadedProfile> baseline) {
   bl_.diff.reset();
   bl_.diff_of.reset();
   if (bl_.loaded && loaded_) {
-    bl_.diff =
-        std::make_shared<const measure::Diff>(measure::diff_summaries(bl_.loaded->summary, loaded_->summary));
+    bl_.diff = std::make_shared<const measure::Diff>(
+        measure::diff_summaries(*bl_.loaded->summary, *loaded_->summary));
     bl_.diff_of = loaded_;
   }
 }

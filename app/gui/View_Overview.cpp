@@ -88,7 +88,7 @@ void View::overview_prepare() {
   ov_.metric = metric;
   ov_.sort = sort;
   if (!loaded_) return;
-  const measure::ProfileSummary& summary = loaded_->summary;
+  const measure::ProfileSummary& summary = *loaded_->summary;
   ov_.grid = overview_grid(summary);
   ov_.slowest = slowest_step(summary);
   std::unordered_map<std::int32_t, std::int32_t> index;
@@ -237,7 +237,7 @@ void View::overview_toolbar() {
           "The step with the largest mean GPU span over the ranks that ran it; the band spans its\n"
           "earliest GPU start to its latest GPU end over those ranks.");
   }
-  const measure::ProfileSummary& summary = loaded_->summary;
+  const measure::ProfileSummary& summary = *loaded_->summary;
   const auto with_work = std::count(ov_.grid.has_work.begin(), ov_.grid.has_work.end(), std::uint8_t{1});
   std::string line = std::to_string(summary.ranks.size()) + (summary.ranks.size() == 1 ? " rank" : " ranks");
   if (static_cast<std::size_t>(with_work) != summary.ranks.size())
@@ -264,7 +264,7 @@ void View::overview_canvas() {
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   const OverviewGrid& grid = ov_.grid;
   if (grid.columns == 0) {
-    refresh(loaded_->summary, ov_, 1, 1);
+    refresh(*loaded_->summary, ov_, 1, 1);
     ImGui::Spacing();
     ImGui::TextDisabled("No rank of this profile has GPU work: there is nothing to show over time.");
     ov_.canvas = {};
@@ -281,7 +281,7 @@ void View::overview_canvas() {
   const float axis_h = 2 * font + 14 * ui;  // time labels, then the slowest step's label and band
   const float x0 = pos.x + label_w + marker_w, x1 = std::max(x0 + 1, pos.x + avail.x - 8 * ui);
   const float y0 = pos.y + axis_h, y1 = std::max(y0 + 1, pos.y + avail.y - 4 * ui);
-  refresh(loaded_->summary, ov_, static_cast<std::int64_t>(y1 - y0), static_cast<std::int64_t>(x1 - x0));
+  refresh(*loaded_->summary, ov_, static_cast<std::int64_t>(y1 - y0), static_cast<std::int64_t>(x1 - x0));
   const OverviewMap& map = ov_.map;
   const float row_h = std::min(22 * ui, (y1 - y0) / static_cast<float>(std::max<std::int64_t>(1, map.rows)));
   const float col_w = (x1 - x0) / static_cast<float>(std::max<std::int64_t>(1, map.columns));
@@ -336,7 +336,7 @@ void View::overview_canvas() {
       std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil((font + 2) / std::max(row_h, 0.01f))));
   for (std::int64_t r = 0; r < map.rows; r += label_every) {
     const std::int64_t a = r * map.ranks_per_row, b = std::min(n, a + map.ranks_per_row);
-    const auto& ranks = loaded_->summary.ranks;
+    const auto& ranks = loaded_->summary->ranks;
     if (b - a == 1 && label_every == 1) {
       std::snprintf(buf, sizeof buf, "rank %d", ranks[ov_.order[static_cast<std::size_t>(a)]].rank);
     } else {
@@ -387,7 +387,7 @@ void View::overview_canvas() {
         "collectives");
     for (std::int64_t i = a; i < b && i < a + 16; ++i) {
       const std::uint32_t row = ov_.order[static_cast<std::size_t>(i)];
-      const measure::RankSummary& rank = loaded_->summary.ranks[row];
+      const measure::RankSummary& rank = loaded_->summary->ranks[row];
       if (!ov_.grid.has_work[row]) {
         ImGui::Text("rank %d: no GPU work", rank.rank);
         continue;
@@ -429,7 +429,7 @@ void View::overview_canvas() {
 
 void View::overview_tooltip(std::int64_t row, std::int64_t column) {
   const OverviewMap& map = ov_.map;
-  const auto& ranks = loaded_->summary.ranks;
+  const auto& ranks = loaded_->summary->ranks;
   const auto n = static_cast<std::int64_t>(ov_.order.size());
   const std::int64_t a = row * map.ranks_per_row, b = std::min(n, a + map.ranks_per_row);
   const TimeNs lo = map.start_ns + map.column_ns * column, origin = loaded_->profile->first_ns();
@@ -490,7 +490,7 @@ void View::overview_open(std::size_t grid_row, std::int64_t column) {
 // -----------------------------------------------------------------------------------------------
 
 void View::overview_state(JsonWriter& j) const {
-  const auto& ranks = loaded_->summary.ranks;
+  const auto& ranks = loaded_->summary->ranks;
   const OverviewMap& map = ov_.map;
   j.key("overview").begin_object();
   j.field("metric", to_string(ov_.metric)).field("sort", to_string(ov_.sort));
@@ -509,7 +509,7 @@ void View::overview_state(JsonWriter& j) const {
   }
   j.end_array();
   j.field("slowest_step", ov_.slowest ? ov_.slowest->number : std::int64_t{-1});
-  j.field("from_tables", loaded_->summary.from_tables);
+  j.field("from_tables", loaded_->summary->from_tables);
   j.end_object();
 }
 

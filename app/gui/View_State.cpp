@@ -11,13 +11,15 @@
 // open_dialog, files_dir, baseline (its path, or ""), baseline_diff (the diff with the open profile is
 // ready), baseline_error, overview{metric, sort, canvas[x0, y0, x1, y1], row_h, rows, columns, ranks_per_row,
 // start_ns, column_ns, order[] (ranks, top row first), outliers[] (ranks), slowest_step, from_tables}
-// (Overview panel only). Coordinates are window pixels.
+// (Overview panel only), lazy{loaded_ranks, loaded[] (ranks), pending, bytes, budget, generations, evicted,
+// sample} (a profile opened with lazy ranks only). Coordinates are window pixels.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
+#include "app/gui/lazy_ranks.hpp"
 #include "profiler/json_writer.hpp"
 
 namespace meshscope::gui {
@@ -65,6 +67,26 @@ std::string View::state_json() const {
   j.field("baseline_error", bl_.error);
   j.field("ranks", loaded_ ? static_cast<std::int64_t>(loaded_->profile->ranks().size()) : std::int64_t{0});
   j.field("events", loaded_ && loaded_->events);  // false while only the summaries' preview is open
+  if (loaded_ && loaded_->lazy) {
+    const auto& lazy = *loaded_->lazy;
+    j.key("lazy");
+    j.begin_object();
+    j.field("loaded_ranks", static_cast<std::int64_t>(lazy.loaded_ranks));
+    j.key("loaded");
+    j.begin_array();
+    for (std::size_t r = 0; r < lazy.loaded.size(); ++r) {
+      if (lazy.loaded[r]) j.value(static_cast<std::int64_t>(loaded_->profile->ranks()[r].rank));
+    }
+    j.end_array();
+    const LazyRanks::Stats stats = lazy_ ? lazy_->stats() : LazyRanks::Stats{};
+    j.field("pending", static_cast<std::int64_t>(lazy_ ? lazy_->pending() : 0));
+    j.field("bytes", static_cast<std::int64_t>(lazy.bytes));
+    j.field("budget", static_cast<std::int64_t>(lazy.budget));
+    j.field("generations", static_cast<std::int64_t>(stats.generations));
+    j.field("evicted", static_cast<std::int64_t>(stats.evicted));
+    j.field("sample", lazy.sample);
+    j.end_object();
+  }
   if (panel_ == Panel::kSummary) {
     j.key("summary").begin_object();
     j.field("rank_index", summary_rank_);

@@ -81,7 +81,7 @@ void View::summary_prepare() {
   collective_order_.clear();
   if (!loaded_) return;
   std::unordered_map<std::uint64_t, std::size_t> at;  // (name, class) -> index
-  for (const auto& r : loaded_->analysis.ranks) {
+  for (const auto& r : loaded_->job().ranks) {
     for (const auto& k : r.kernels) {
       const std::uint64_t key = (static_cast<std::uint64_t>(k.name) << 8) | static_cast<std::uint64_t>(k.cls);
       auto [it, inserted] = at.try_emplace(key, kernels_all_.size());
@@ -100,7 +100,7 @@ void View::summary_prepare() {
             [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
   kernel_order_.resize(kernels_all_.size());
   std::iota(kernel_order_.begin(), kernel_order_.end(), 0u);
-  collective_order_.resize(loaded_->analysis.collectives.stats.size());
+  collective_order_.resize(loaded_->job().collectives.stats.size());
   std::iota(collective_order_.begin(), collective_order_.end(), 0u);
 }
 
@@ -111,7 +111,7 @@ void View::draw_summary() {
                                   : "Open a profile to see its summary (File > Open, or drop a trace).");
     return;
   }
-  for (const auto& note : loaded_->analysis.notes) ImGui::TextDisabled("note: %s", note.c_str());
+  for (const auto& note : loaded_->job().notes) ImGui::TextDisabled("note: %s", note.c_str());
   summary_baseline();
   summary_rank_bars();
   ImGui::Spacing();
@@ -132,7 +132,7 @@ void View::draw_summary() {
 // ----------------------------------------------------------------------------------------
 
 void View::summary_rank_bars() {
-  const auto& analysis = loaded_->analysis;
+  const auto& analysis = loaded_->job();
   const Profile& profile = *loaded_->profile;
   ImGui::TextDisabled("PER-RANK GPU TIME (whole profile; bars share one scale: the longest span)");
   // The legend follows on the same line when it fits, else on the next.
@@ -194,7 +194,7 @@ void View::summary_rank_bars() {
 // --------------------------------------------------------------------------------------------
 
 void View::summary_steps() {
-  const auto& analysis = loaded_->analysis;
+  const auto& analysis = loaded_->job();
   const Profile& profile = *loaded_->profile;
   if (analysis.ranks.empty()) return;
   summary_rank_ = std::clamp(summary_rank_, 0, static_cast<int>(analysis.ranks.size()) - 1);
@@ -262,8 +262,11 @@ void View::summary_steps() {
         set_time_range(lo - pad, hi + pad);
         if (r.rank_index < tl_.rank_open.size()) tl_.rank_open[r.rank_index] = 1;
         tl_.scroll_to_rank = static_cast<std::int32_t>(r.rank_index);
-        // The step is selected too: its details (breakdown) show under the timeline.
+        // The step is selected too: its details (breakdown) show under the timeline (once the rank's events
+        // are loaded, for a lazily loaded profile).
         const Rank& rank = loaded_->profile->ranks()[r.rank_index];
+        if (!loaded_->rank_loaded(r.rank_index))
+          pending_step_ = {static_cast<std::int32_t>(r.rank_index), s.number};
         for (std::uint32_t k = 0; k < rank.steps.size(); ++k) {
           if (rank.steps[k].number != s.number) continue;
           timeline_select({EventKind::kStep, static_cast<std::int32_t>(r.rank_index), k}, false);
@@ -370,7 +373,7 @@ void View::summary_kernels() {
 }
 
 void View::summary_collectives() {
-  const auto& report = loaded_->analysis.collectives;
+  const auto& report = loaded_->job().collectives;
   char line[256];
   std::snprintf(line, sizeof line,
                 "COLLECTIVES: measured busbw next to predicted by the alpha-beta collective model on %s (%s)",

@@ -21,6 +21,7 @@
 #include "analysis/measure/collectives.hpp"
 #include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
+#include "app/gui/lazy_ranks.hpp"
 #include "app/gui/timeline_items.hpp"
 
 namespace meshscope::gui {
@@ -371,6 +372,7 @@ void View::timeline_canvas() {
   ctx.win_top = win_top;
   ctx.win_bottom = win_bottom;
   const float y_end = timeline_layout(ctx, origin.y + pins_h, pins_h);
+  lazy_want(ctx);
   ImDrawList* dl = ctx.dl;
   // Scrolling rows, under the pinned band.
   ctx.win_top = win_top + pins_h;
@@ -450,6 +452,45 @@ float View::timeline_layout(TimelineContext& ctx, float y0, float pins_h) {
     tl_.groups.back().bottom = y;
   }
   return y;
+}
+
+// Lazy ranks: the ranks whose events this frame shows, the most wanted first (the selected event's, a step
+// asked for, pinned rows', open rank groups on screen, then collapsed headers on screen at a zoom where a
+// bucket of the summary's overview is wider than a few pixels), at most as many as fit a screen.
+void View::lazy_want(const TimelineContext& ctx) {
+  if (!lazy_ || !loaded_ || !loaded_->lazy) return;
+  constexpr std::size_t kMaxShown = 64;
+  constexpr double kBucketPx = 8.0;
+  const std::size_t n = loaded_->profile->ranks().size();
+  std::vector<std::uint32_t> wanted;
+  std::vector<std::uint8_t> seen(n, 0);
+  auto add = [&](std::int32_t r) {
+    if (r < 0 || static_cast<std::size_t>(r) >= n || seen[static_cast<std::size_t>(r)] ||
+        wanted.size() >= kMaxShown)
+      return;
+    seen[static_cast<std::size_t>(r)] = 1;
+    wanted.push_back(static_cast<std::uint32_t>(r));
+  };
+  add(tl_.selected.valid() ? tl_.selected.rank_index : -1);
+  add(pending_step_.rank_index);
+  for (std::uint32_t i : tl_.order) {
+    if (tl_.pinned[i]) add(tl_.items[i]->rank_index());
+  }
+  std::vector<std::int32_t> zoomed;
+  for (const auto& g : tl_.groups) {
+    if (g.bottom < ctx.win_top || g.top > ctx.win_bottom) continue;
+    const std::int32_t r = tl_.items[g.header]->rank_index();
+    if (tl_.rank_open[static_cast<std::size_t>(r)]) {
+      add(r);
+      continue;
+    }
+    const measure::RankSummary* s = loaded_->rank_summary(static_cast<std::size_t>(r));
+    if (s && !s->overview.buckets.empty() &&
+        static_cast<double>(s->overview.bucket_ns()) / ctx.ns_per_px >= kBucketPx)
+      zoomed.push_back(r);
+  }
+  for (std::int32_t r : zoomed) add(r);
+  lazy_->want(std::move(wanted));
 }
 
 void View::timeline_draw_rows(TimelineContext& ctx, bool pinned, float) {

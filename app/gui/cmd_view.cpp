@@ -31,6 +31,8 @@ struct ViewFlags {
   std::string range;
   float scale = 0;
   bool interactive = false;
+  std::string lazy = "auto";
+  double rank_cache_mb = 512;
 };
 
 bool on_path(const char* program) {
@@ -75,6 +77,11 @@ gui::WindowOptions window_options(const ViewFlags& flags) {
       o.width > 16384 || o.height > 16384) {
     throw Error("--size " + flags.size + ": expected WIDTHxHEIGHT, e.g. 1600x900 (at least 320x240)");
   }
+  if (!gui::parse_lazy_mode(flags.lazy, o.open.lazy))
+    throw Error("--lazy " + flags.lazy + ": expected auto, always or never");
+  if (!(flags.rank_cache_mb >= 16 && flags.rank_cache_mb <= 1e6))
+    throw Error("--rank-cache: expected megabytes from 16 on, e.g. 512");
+  o.rank_cache_bytes = static_cast<std::size_t>(flags.rank_cache_mb * 1024 * 1024);
   if (!flags.range.empty() &&
       (std::sscanf(flags.range.c_str(), "%lf:%lf", &o.range_start_ms, &o.range_end_ms) != 2 ||
        o.range_end_ms <= o.range_start_ms || o.range_start_ms < 0)) {
@@ -102,6 +109,7 @@ gui::WindowOptions window_options(const ViewFlags& flags) {
   if (!flags.range.empty()) args.insert(args.end(), {"--range", flags.range});
   if (!flags.screenshot_text.empty()) args.insert(args.end(), {"--screenshot-text", flags.screenshot_text});
   if (flags.scale != 0) args.insert(args.end(), {"--scale", std::to_string(flags.scale)});
+  args.insert(args.end(), {"--lazy", flags.lazy, "--rank-cache", std::to_string(flags.rank_cache_mb)});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -180,6 +188,12 @@ void setup(CLI::App& root) {
   cmd->add_option("--size", flags->size, "window size WIDTHxHEIGHT (default 1600x900)");
   cmd->add_option("--range", flags->range,
                   "timeline window START_MS:END_MS from the profile start (default: all)");
+  cmd->add_option("--lazy", flags->lazy,
+                  "auto|always|never: load a large job's events rank by rank as the timeline shows them "
+                  "(auto: profiles with summaries and 4 million events or more)");
+  cmd->add_option("--rank-cache", flags->rank_cache_mb,
+                  "with lazy ranks: megabytes the loaded ranks may hold before those not shown are evicted "
+                  "(default 512)");
   cmd->callback([flags] { exit_code() = run_view(*flags); });
 
   // `meshscope PROFILE`: a bare existing path as the only argument opens the view on it.

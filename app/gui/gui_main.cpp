@@ -198,6 +198,8 @@ int run_window(const WindowOptions& options) {
     view_options.remember_recent = !headless;
     view_options.panel = options.panel;
     view_options.panel_set = options.panel_set;
+    view_options.open = options.open;
+    view_options.rank_cache_bytes = options.rank_cache_bytes;
     View view(view_options);
     if (!options.profiles.empty())
       view.open(std::vector<std::filesystem::path>(options.profiles.begin(), options.profiles.end()));
@@ -223,7 +225,7 @@ int run_window(const WindowOptions& options) {
       // drawn in software took one of two cores and doubled the load of a 1,024-rank job).
       if (ImGui::IsAnyMouseDown() || any_key_down() || !key_queue().empty())
         glfwPollEvents();
-      else if (view.loading() || view.baseline_loading())
+      else if (view.loading() || view.baseline_loading() || view.lazy_loading())
         glfwWaitEventsTimeout(0.05);
       else if (headless && !options.interactive)
         glfwPollEvents();
@@ -281,7 +283,9 @@ int run_window(const WindowOptions& options) {
       }
       if (headless && !options.interactive) {
         // Frames until the profile is in and the layout (tabs, tables, clippers) has settled.
-        if (!view.loading() && !view.baseline_loading() && ++settled >= 6) {
+        if (view.loading() || view.baseline_loading() || view.lazy_loading()) {
+          settled = 0;  // lazily loaded ranks the first frames asked for count as loading
+        } else if (++settled >= 6) {
           if (!view.load_error().empty()) {
             std::fprintf(stderr, "meshscope view: %s\n", view.load_error().c_str());
             status = 1;

@@ -225,13 +225,32 @@ std::string RankHeaderItem::label(const TimelineContext& ctx) const {
 
 void RankHeaderItem::preprocess(TimelineContext& ctx, float) {
   band_.clear();
-  const auto& result = ctx.loaded->analysis.ranks[static_cast<std::size_t>(rank_index_)];
+  const auto r = static_cast<std::size_t>(rank_index_);
+  if (!ctx.loaded->rank_loaded(r)) {
+    // A lazily loaded rank not read yet: its summary's overview buckets that hold exposed communication
+    // (index: the bucket; count 0 marks a summary bucket).
+    const measure::RankSummary* s = ctx.loaded->rank_summary(r);
+    if (!s) return;
+    const measure::Overview& o = s->overview;
+    const TimeNs width = o.bucket_ns();
+    for (std::size_t b = 0; b < o.buckets.size(); ++b) {
+      const TimeNs start = (o.first_bucket + static_cast<std::int64_t>(b)) * width;
+      if (start > ctx.t1 || start + width < ctx.t0 || o.buckets[b].exposed_comm_ns <= 0) continue;
+      band_.push_back({start, start + width, static_cast<std::uint32_t>(b), 0});
+    }
+    return;
+  }
+  const auto& result = ctx.loaded->analysis.ranks[r];
   preprocess_intervals(result.exposed_comm, ctx.lod, band_);
 }
 
 void RankHeaderItem::draw(TimelineContext& ctx, float y) {
   const Rank& rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)];
-  const auto& total = ctx.loaded->analysis.ranks[static_cast<std::size_t>(rank_index_)].total;
+  const bool loaded = ctx.loaded->rank_loaded(static_cast<std::size_t>(rank_index_));
+  const measure::RankSummary* summary =
+      loaded ? nullptr : ctx.loaded->rank_summary(static_cast<std::size_t>(rank_index_));
+  const auto& total =
+      summary ? summary->total : ctx.loaded->analysis.ranks[static_cast<std::size_t>(rank_index_)].total;
   ImDrawList* dl = ctx.dl;
   const float h = ctx.header_h();
   const bool open = ctx.tl->rank_open[static_cast<std::size_t>(rank_index_)] != 0;
@@ -245,7 +264,10 @@ void RankHeaderItem::draw(TimelineContext& ctx, float y) {
     const float name_x = ctx.label_x + 12 * ctx.ui + ImGui::CalcTextSize(buf).x;
     clipped_text(dl, name_x, ctx.label_x + ctx.label_w() - 4, ty, kColTextDim, rank.hostname);
   }
-  std::snprintf(buf, sizeof buf, "exposed comm %s of %s",
+  std::snprintf(buf, sizeof buf, "%sexposed comm %s of %s",
+                loaded ? ""
+                : open ? "loading events...  "
+                       : "summary  ",
                 duration_text(tb, sizeof tb, static_cast<double>(total.exposed_comm_ns)),
                 duration_text(tb2, sizeof tb2, static_cast<double>(total.span_ns)));
   const ImVec2 ts = ImGui::CalcTextSize(buf);
@@ -256,7 +278,16 @@ void RankHeaderItem::draw(TimelineContext& ctx, float y) {
   for (const DrawItem& item : band_) {
     const float x0 = std::max(ctx.x_of(item.start_ns), ctx.x0 - 1);
     const float x1 = std::max(x0 + 1.0f, std::min(ctx.x_of(item.end_ns), ctx.x1 + 1));
-    dl->AddRectFilled(ImVec2(x0, by0), ImVec2(x1, by1), kColExposed);
+    ImU32 color = kColExposed;
+    if (summary) {
+      // A summary bucket: as opaque as the share of the bucket that was exposed communication.
+      const auto& bucket = summary->overview.buckets[item.index];
+      const double share = static_cast<double>(bucket.exposed_comm_ns) /
+                           static_cast<double>(std::max<TimeNs>(1, summary->overview.bucket_ns()));
+      color = (kColExposed & ~IM_COL32_A_MASK) |
+              (static_cast<ImU32>(std::clamp(60.0 + 195.0 * share, 60.0, 255.0)) << IM_COL32_A_SHIFT);
+    }
+    dl->AddRectFilled(ImVec2(x0, by0), ImVec2(x1, by1), color);
     if (ctx.hovered && ctx.mouse.y >= by0 - 2 && ctx.mouse.y < by1 + 2 && ctx.mouse.x >= x0 - 1 &&
         ctx.mouse.x < x1 + 1) {
       band_hover = true;
@@ -645,9 +676,10 @@ std::size_t add_baseline_items(const LoadedProfile& loaded, const LoadedProfile&
   const auto& base_ranks = base.profile->ranks();
   std::size_t added = 0;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    const Rank* other = base.profile->find_rank(ranks[r].rank);
-    if (!other) continue;
-    const auto b = static_cast<std::uint32_t>(other - base_ranks.data());
+    const std::ptrdiff_t base_at = base.profile->rank_index(ranks[r].rank);
+    if (base_at < 0) continue;
+    const Rank* other = &base_ranks[static_cast<std::size_t>(base_at)];
+    const auto b = static_cast<std::uint32_t>(base_at);
     // Align at each run's first step start (the profile starts when neither has steps).
     const TimeNs mine = ranks[r].steps.empty() ? loaded.profile->first_ns() : ranks[r].steps.front().start_ns;
     const TimeNs theirs = other->steps.empty() ? base.profile->first_ns() : other->steps.front().start_ns;

@@ -362,6 +362,7 @@ class BaselineItem final : public TimelineItem {
   void draw(TimelineContext& ctx, float y) override;
   void tooltip(const TimelineContext& ctx, const Hover& hover) const override;
   TimeNs offset_ns() const { return offset_ns_; }
+  std::uint32_t stream() const { return stream_; }
 
  private:
   const LoadedProfile* base_;

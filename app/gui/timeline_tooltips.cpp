@@ -38,8 +38,34 @@ void folded_tooltip(const DrawItem& item, std::string_view first_name) {
 
 void RankHeaderItem::tooltip(const TimelineContext& ctx, const Hover& hover) const {
   const Rank& rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)];
-  const auto& b = ctx.loaded->analysis.ranks[static_cast<std::size_t>(rank_index_)].total;
   char tb[32], tb2[32], tb3[32];
+  const bool open = ctx.tl->rank_open[static_cast<std::size_t>(rank_index_)] != 0;
+  if (!ctx.loaded->rank_loaded(static_cast<std::size_t>(rank_index_))) {
+    // A lazily loaded rank whose events are not read yet: what its summary says.
+    const measure::RankSummary* s = ctx.loaded->rank_summary(static_cast<std::size_t>(rank_index_));
+    if (hover.kind == HoverKind::kBand && s) {
+      const auto& bucket = s->overview.buckets[hover.draw.index];
+      const double span = static_cast<double>(std::max<TimeNs>(1, bucket.span_ns));
+      ImGui::SetTooltip(
+          "Rank %d, summary bucket of %s (events not loaded):\ncompute %.0f%%, exposed communication %.0f%%, "
+          "memory only %.0f%%, idle %.0f%% of the time the rank was active\nZoom in or open the rank to load "
+          "its events.",
+          rank.rank, duration_text(tb, sizeof tb, static_cast<double>(s->overview.bucket_ns())),
+          100.0 * static_cast<double>(bucket.compute_ns) / span,
+          100.0 * static_cast<double>(bucket.exposed_comm_ns) / span,
+          100.0 * static_cast<double>(bucket.memory_only_ns) / span,
+          100.0 * static_cast<double>(bucket.idle_ns()) / span);
+      return;
+    }
+    ImGui::SetTooltip(
+        "Rank %d: %s\nexposed communication %s of %s span (from the profile's summary)\nclick to %s",
+        rank.rank, open ? "its events are loading" : "its events load when you open it or zoom in",
+        duration_text(tb, sizeof tb, s ? static_cast<double>(s->total.exposed_comm_ns) : 0.0),
+        duration_text(tb2, sizeof tb2, s ? static_cast<double>(s->total.span_ns) : 0.0),
+        open ? "collapse" : "expand and load it");
+    return;
+  }
+  const auto& b = ctx.loaded->analysis.ranks[static_cast<std::size_t>(rank_index_)].total;
   if (hover.kind == HoverKind::kBand) {
     const DrawItem& item = hover.draw;
     ImGui::SetTooltip(
@@ -51,7 +77,6 @@ void RankHeaderItem::tooltip(const TimelineContext& ctx, const Hover& hover) con
         duration_text(tb3, sizeof tb3, static_cast<double>(b.comm_ns)));
     return;
   }
-  const bool open = ctx.tl->rank_open[static_cast<std::size_t>(rank_index_)] != 0;
   ImGui::SetTooltip(
       "Rank %d: %zu streams, %zu GPU events, %zu CPU tracks, %zu CUDA API calls\nclick to %s, "
       "right-click to move the rank or collapse all",

@@ -59,7 +59,7 @@ void add_counters(benchmark::State& state, const Profile& p) {
 void BM_Load(benchmark::State& state) {
   for (auto _ : state) {
     Profile p = Profile::load(input_path(), meshscope::LoadOptions{.cpu_operators = false});
-    benchmark::DoNotOptimize(p.ranks().data());
+    benchmark::DoNotOptimize(&p.ranks().front());
   }
   add_counters(state, loaded());
 }

@@ -21,7 +21,7 @@ def main():
         ["/usr/bin/time", "-f", "peak %M KB", "xvfb-run", "-a", "-s", "-screen 0 1600x900x24", meshscope, "view",
          profile, "--screenshot", os.path.join(work, "full.png"), "--size", "1600x900"],
         env=env, stderr=subprocess.PIPE)
-    first = events = None
+    first = events = timeline = None
     while proc.poll() is None:
         try:
             with open(state) as f:
@@ -33,7 +33,14 @@ def main():
             print("whole job drawn (Overview) after %.2f s, events loaded: %s" % (first, s.get("events")))
         if events is None and s.get("events"):
             events = time.time() - start
-            print("events in after %.2f s" % events)
+            lazy = s.get("lazy")
+            print("events in after %.2f s%s" % (events, " (lazy ranks: the job's description and a sample)" if lazy else ""))
+        lazy = s.get("lazy")
+        if lazy and timeline is None and s.get("panel") == "Timeline" and lazy.get("loaded_ranks", 0) > 0 \
+                and lazy.get("pending", 1) == 0:
+            timeline = time.time() - start
+            print("timeline with every rank's header and the shown ranks' events (%d ranks, %.0f MB) after %.2f s"
+                  % (lazy["loaded_ranks"], lazy["bytes"] / 1e6, timeline))
         time.sleep(0.05)
     print("exit after %.2f s; %s" % (time.time() - start, proc.stderr.read().decode().strip().splitlines()[-1]))
 

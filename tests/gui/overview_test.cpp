@@ -52,7 +52,7 @@ TEST(OverviewLayout, GridHoldsEveryRanksBucketsExactly) {
   for (const auto& trace : real_traces()) {
     auto loaded = load_trace(trace);
     if (!loaded) continue;
-    const measure::ProfileSummary& s = loaded->summary;
+    const measure::ProfileSummary& s = *loaded->summary;
     const OverviewGrid grid = overview_grid(s);
     ASSERT_EQ(grid.rows(), s.ranks.size()) << trace;
     for (std::size_t row = 0; row < s.ranks.size(); ++row) {
@@ -105,7 +105,7 @@ TEST(OverviewLayout, RanksOfFinerWidthsAreCoarsenedToTheCoarsest) {
   // together hold what it held): the grid is the same as with the original.
   auto loaded = load_trace(test::sample_job());
   ASSERT_TRUE(loaded);
-  const measure::ProfileSummary original = loaded->summary;
+  const measure::ProfileSummary original = *loaded->summary;
   measure::ProfileSummary finer = original;
   measure::Overview& ov = finer.ranks[1].overview;
   ASSERT_GT(ov.bucket_log2, 0);
@@ -141,7 +141,7 @@ TEST(OverviewLayout, RanksOfFinerWidthsAreCoarsenedToTheCoarsest) {
 TEST(OverviewLayout, RowsGroupedToThePixelsShowTheirLargestShare) {
   auto loaded = job();
   ASSERT_TRUE(loaded);
-  const measure::ProfileSummary& s = loaded->summary;
+  const measure::ProfileSummary& s = *loaded->summary;
   ASSERT_EQ(s.ranks.size(), static_cast<std::size_t>(kJobRanks));
   const OverviewGrid grid = overview_grid(s);
   ASSERT_GT(grid.columns, 8);
@@ -196,7 +196,7 @@ TEST(OverviewLayout, RowsGroupedToThePixelsShowTheirLargestShare) {
 TEST(OverviewLayout, SortsAndMarksTheGeneratedStraggler) {
   auto loaded = job();
   ASSERT_TRUE(loaded);
-  const measure::ProfileSummary& s = loaded->summary;
+  const measure::ProfileSummary& s = *loaded->summary;
   const auto by_rank = overview_order(s, OverviewSort::kRank);
   for (std::size_t i = 0; i < by_rank.size(); ++i) EXPECT_EQ(s.ranks[by_rank[i]].rank, static_cast<int>(i));
   const auto late = overview_order(s, OverviewSort::kLateness);
@@ -249,7 +249,7 @@ TEST(OverviewLayout, SlowestStepHasTheLargestMeanGpuSpan) {
         spans[st.number].second += 1;
       }
     }
-    const auto slowest = slowest_step(loaded->summary);
+    const auto slowest = slowest_step(*loaded->summary);
     ASSERT_EQ(slowest.has_value(), !spans.empty()) << trace;
     if (!slowest) continue;
     for (const auto& [number, acc] : spans)
@@ -266,7 +266,7 @@ TEST(OverviewLayout, RankWithoutGpuWorkKeepsAnEmptyRow) {
   // never an outlier candidate; with no rank at all the grid has no columns.
   auto loaded = load_trace(test::shared_trace("hta/trace_diff/test/test.json.gz"));
   if (!loaded) GTEST_SKIP() << "hta/trace_diff is not available";
-  measure::ProfileSummary s = loaded->summary;
+  measure::ProfileSummary s = *loaded->summary;
   ASSERT_EQ(s.ranks.size(), 1u);
   measure::RankSummary idle;
   idle.rank = s.ranks[0].rank + 1;
@@ -299,9 +299,9 @@ TEST(OverviewPanel, DrawsEveryRealTraceAndTheGeneratedJob) {
   for (std::size_t k = 0; k < profiles.size(); ++k) {
     auto& loaded = profiles[k];
     if (!loaded) continue;
-    const std::size_t ranks = loaded->summary.ranks.size();
-    const bool work = overview_grid(loaded->summary).columns > 0;
-    const auto slowest = slowest_step(loaded->summary);
+    const std::size_t ranks = loaded->summary->ranks.size();
+    const bool work = overview_grid(*loaded->summary).columns > 0;
+    const auto slowest = slowest_step(*loaded->summary);
     without_steps += slowest || !work ? 0 : 1;
     NullImGui imgui(1400, 800);
     View view(options_for(Panel::kOverview));

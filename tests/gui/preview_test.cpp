@@ -26,8 +26,8 @@ TEST(SummaryPreview, HoldsTheDescriptionAndTheSummariesButNoEvent) {
   ASSERT_TRUE(preview);
   EXPECT_FALSE(preview->events);
   EXPECT_EQ(preview->profile->ranks().size(), 64u);
-  EXPECT_EQ(preview->summary.ranks.size(), 64u);
-  EXPECT_TRUE(preview->summary.from_tables);
+  EXPECT_EQ(preview->summary->ranks.size(), 64u);
+  EXPECT_TRUE(preview->summary->from_tables);
   for (const Rank& r : preview->profile->ranks()) EXPECT_TRUE(r.activities.empty() && r.ranges.empty());
   EXPECT_TRUE(preview->analysis.ranks.empty());
 }
@@ -55,7 +55,7 @@ TEST(SummaryPreview, LoadProfileHandsThePreviewOverBeforeTheEvents) {
       {path}, [&](double f, const char*) { last_progress = f; }, {},
       [&](std::unique_ptr<LoadedProfile> p) {
         previewed = true;
-        preview_ranks = p->summary.ranks.size();
+        preview_ranks = p->summary->ranks.size();
         preview_before_analysis = last_progress < 0.6;  // handed over before "analysing"
       });
   EXPECT_TRUE(previewed);

@@ -1,0 +1,449 @@
+#include "app/gui/lazy_ranks.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "analysis/compare/measured.hpp"
+#include "profiler/error.hpp"
+#include "profiler/parallel.hpp"
+#include "profiler/timing.hpp"
+#include "profiler/vocabulary.hpp"
+
+namespace meshscope::gui {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+using TableRows = std::array<std::int64_t, kEventTableCount>;
+
+// A rank's rows per event table as its summary counts them: what a load of its runs must find.
+TableRows summary_rows(const measure::RankSummary& s) {
+  const EventCounts& n = s.counts;
+  return {n.kernel + n.memcpy + n.memset + n.sync, n.runtime + n.driver,
+          n.cpu_op + n.annotation + n.python_function + n.step + n.gpu_annotation + n.nvtx + n.other,
+          n.collective, n.flow};
+}
+
+TableRows loaded_rows(const Rank& r) {
+  return {static_cast<std::int64_t>(r.activities.size()), static_cast<std::int64_t>(r.api_calls.size()),
+          static_cast<std::int64_t>(r.ranges.size()), static_cast<std::int64_t>(r.collectives.size()),
+          static_cast<std::int64_t>(r.flows.size())};
+}
+
+template <typename T>
+std::size_t held(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+std::size_t held(const LaneLayout& lanes) {
+  std::size_t n = held(lanes.members);
+  for (const auto& m : lanes.members) n += held(m);
+  return n;
+}
+
+// What one cached rank holds: its events, its analysis part and its timeline index.
+std::size_t held_bytes(const Rank& rank, const measure::RankPart& part,
+                       const LoadedProfile::RankIndex& index) {
+  std::size_t n = event_memory(rank).total();
+  const measure::RankResult& r = part.result;
+  n += held(r.exposed_comm) + held(r.classes) + held(r.steps) + held(r.streams) + held(r.kernels);
+  n += held(part.name_only) + held(part.cpu_ops);
+  for (const auto& s : part.cpu_ops) n += s.capacity() > 15 ? s.capacity() + 1 : 0;
+  for (const auto& lanes : index.streams) n += held(lanes);
+  for (const auto& lanes : index.tracks) n += held(lanes);
+  for (const auto& lanes : index.api_threads) n += held(lanes);
+  const auto& l = index.launches;
+  n += held(l.api_of_activity) + held(l.op_of_api) + held(l.launched_first) + held(l.launched) +
+       held(l.threads) + held(l.thread_of_api);
+  for (const auto& t : l.threads) n += held(t.calls);
+  return n;
+}
+
+}  // namespace
+
+std::vector<std::int32_t> sample_ranks(const Profile& description, std::size_t max) {
+  std::set<std::int32_t> out;
+  const auto& ranks = description.ranks();
+  if (ranks.empty() || max == 0) return {};
+  const Rank& lowest = ranks.front();
+  out.insert(lowest.rank);
+  // Its pipeline group: the measured pipeline needs every stage.
+  for (const ProcessGroup& pg : lowest.process_groups) {
+    if (pg.ranks.size() < 2 || !vocabulary::parallel_dims_named(pg.desc).pp) continue;
+    for (std::int32_t r : pg.ranks) {
+      if (out.size() < max && description.find_rank(r)) out.insert(r);
+    }
+    break;
+  }
+  // Then ranks spread over the job.
+  const std::size_t want = std::min(max, ranks.size());
+  for (std::size_t k = 1; out.size() < want && k < want * 4; ++k) {
+    const std::size_t at = std::min(ranks.size() - 1, k * ranks.size() / want);
+    out.insert(ranks[at].rank);
+    if (k >= want) out.insert(ranks[(k * 7919) % ranks.size()].rank);  // when the spread hit taken ones
+  }
+  return {out.begin(), out.end()};
+}
+
+bool open_lazily(const std::filesystem::path& path, const measure::ProfileSummary& summary,
+                 const OpenOptions& options, RankRowIndex& index) {
+  if (options.lazy == LazyMode::kNever || summary.ranks.empty()) return false;
+  if (options.lazy == LazyMode::kAuto) {
+    std::int64_t events = 0;
+    for (const auto& r : summary.ranks) {
+      const TableRows rows = summary_rows(r);
+      events += std::accumulate(rows.begin(), rows.end(), std::int64_t{0});
+    }
+    if (events < options.lazy_events) return false;
+  }
+  PhaseTimer timer("view: rank rows");
+  ExpectedRows expected;
+  for (const auto& r : summary.ranks) expected[r.rank] = summary_rows(r);
+  index = index_rank_rows(path, &expected);
+  // A table whose ranks take turns row by row would be read whole for every rank: load everything instead
+  // (unless asked to go lazy whatever it costs).
+  const bool interleaved = std::any_of(index.whole.begin(), index.whole.end(), [](bool w) { return w; });
+  return options.lazy == LazyMode::kAlways || !interleaved;
+}
+
+// Reads RANKS (numbers) of BASE with INDEX's runs, checking each against its summary's counts: a table whose
+// probed runs missed rows is indexed exactly and the ranks read again. STRINGS: the profile's strings so far
+// (grown when a collective names a new source).
+std::vector<std::shared_ptr<const Rank>> load_checked(
+    const Profile& base, const measure::ProfileSummary& summary, RankRowIndex& index,
+    const std::vector<std::int32_t>& ranks, std::shared_ptr<const std::vector<std::string>>& strings) {
+  const Profile current = base.with_ranks({}, strings);
+  auto read = [&](const std::vector<std::int32_t>& which) {
+    std::vector<RankRows> rows;
+    for (std::int32_t r : which) rows.push_back(index.rows_of(r));
+    LoadedRanks got = Profile::load_ranks(current, rows);
+    strings = got.strings;
+    return got.ranks;
+  };
+  std::vector<std::shared_ptr<const Rank>> got = read(ranks);
+  std::set<int> wrong_tables;
+  for (const auto& rank : got) {
+    const measure::RankSummary* s = measure::find_rank(summary, rank->rank);
+    if (!s) continue;
+    const TableRows want = summary_rows(*s), have = loaded_rows(*rank);
+    for (int t = 0; t < kEventTableCount; ++t) {
+      if (want[static_cast<std::size_t>(t)] != have[static_cast<std::size_t>(t)] &&
+          !index.exact[static_cast<std::size_t>(t)] && !index.whole[static_cast<std::size_t>(t)])
+        wrong_tables.insert(t);
+    }
+  }
+  if (wrong_tables.empty()) return got;
+  for (int t : wrong_tables) index_table_exactly(base.path(), static_cast<EventTable>(t), index);
+  return read(ranks);
+}
+
+std::unique_ptr<LoadedProfile> lazy_base(std::unique_ptr<LoadedProfile> preview, RankRowIndex index,
+                                         const OpenOptions& options) {
+  auto loaded = std::move(preview);
+  const Profile& description = *loaded->profile;
+  const auto& ranks = description.ranks();
+  const auto t = Clock::now();
+  LoadedProfile::Lazy lazy;
+  lazy.loaded.assign(ranks.size(), 0);
+  lazy.summary_of.assign(ranks.size(), -1);
+  for (const auto& r : loaded->summary->ranks) lazy.counts += r.counts;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const auto* s = measure::find_rank(*loaded->summary, ranks[r].rank);
+    if (s) lazy.summary_of[r] = static_cast<std::int32_t>(s - loaded->summary->ranks.data());
+  }
+  loaded->job_analysis =
+      std::make_shared<const measure::Analysis>(measure::analysis_of_summary(description, *loaded->summary));
+
+  // The measured model and pipeline from a sample of ranks (the whole job's would need every event).
+  auto index_ptr = std::make_shared<RankRowIndex>(std::move(index));
+  const std::vector<std::int32_t> sample = sample_ranks(description, options.sample_ranks);
+  {
+    PhaseTimer timer("view: sample ranks");
+    std::shared_ptr<const std::vector<std::string>> strings = description.strings();
+    auto sample_events = load_checked(description, *loaded->summary, *index_ptr, sample, strings);
+    const Profile sampled = description.with_ranks(sample_events, strings);
+    std::vector<measure::RankPart> parts(ranks.size());
+    std::vector<std::uint8_t> analysed(ranks.size(), 0);
+    measure::RankAnalyzer analyzer;
+    for (std::int32_t number : sample) {
+      const auto ri = static_cast<std::size_t>(sampled.rank_index(number));
+      parts[ri] = analyzer.analyze(sampled, ri);
+      analysed[ri] = 1;
+    }
+    const measure::Analysis analysis = measure::combine(sampled, std::move(parts), analysed);
+    try {
+      loaded->measured = compare::measure_profile(sampled, analysis);
+      loaded->start = profile_start(*loaded->measured, description.world_size());
+      loaded->roofline = measured_points(*loaded->measured);
+    } catch (const std::exception& e) {
+      loaded->measured.reset();
+      loaded->measured_error = e.what();
+    }
+    loaded->pipeline = measure::measure_pipeline(sampled, analysis);
+    // Only the groups whose every stage was sampled were measured on events.
+    auto& groups = loaded->pipeline.groups;
+    groups.erase(std::remove_if(groups.begin(), groups.end(),
+                                [&](const measure::PipelineGroup& g) {
+                                  return std::any_of(g.ranks.begin(), g.ranks.end(), [&](std::int32_t r) {
+                                    return !std::binary_search(sample.begin(), sample.end(), r);
+                                  });
+                                }),
+                 groups.end());
+    loaded->pipeline.found = !groups.empty();
+    std::string list;
+    for (std::int32_t r : sample) list += fmt::format("{}{}", list.empty() ? "" : ", ", r);
+    lazy.sample = fmt::format("ranks {} ({} of {})", list, sample.size(), ranks.size());
+  }
+  lazy.index = std::move(index_ptr);
+  // No rank's events yet: every per-rank structure is empty.
+  std::vector<measure::RankPart> parts(ranks.size());
+  loaded->analysis =
+      measure::combine(description, std::move(parts), std::vector<std::uint8_t>(ranks.size(), 0));
+  loaded->ranks.assign(ranks.size(), {});
+  loaded->range_index = measure::index_ranges(description);
+  measure::CriticalPathOptions none;
+  none.ranks.assign(ranks.size(), 0);
+  loaded->critical = measure::critical_paths(description, loaded->analysis, none);
+  loaded->lazy = std::move(lazy);
+  loaded->events = true;
+  loaded->analyze_s = seconds_since(t);
+  return loaded;
+}
+
+// [SECTION] LazyRanks
+// -----------------------------------------------------------------------------------------------
+
+struct LazyRanks::Cached {
+  std::shared_ptr<const Rank> rank;
+  measure::RankPart part;
+  LoadedProfile::RankIndex index;
+  std::size_t bytes = 0;
+  std::uint64_t used = 0;  // clock_ when last wanted
+};
+
+LazyRanks::LazyRanks(std::shared_ptr<const LoadedProfile> base, std::size_t budget_bytes)
+    : base_(std::move(base)), budget_(budget_bytes) {
+  const std::size_t n = base_->profile->ranks().size();
+  cache_.resize(n);
+  failed_.assign(n, 0);
+  strings_ = base_->profile->strings();
+  index_ = base_->lazy && base_->lazy->index ? std::make_shared<RankRowIndex>(*base_->lazy->index)
+                                             : std::make_shared<RankRowIndex>();
+  worker_ = std::jthread([this](std::stop_token stop) { run(stop); });
+}
+
+LazyRanks::~LazyRanks() {
+  worker_.request_stop();
+  changed_.notify_all();
+}
+
+void LazyRanks::want(std::vector<std::uint32_t> ranks) {
+  std::lock_guard lock(mutex_);
+  if (ranks == wanted_) return;
+  // Until the worker has looked, every rank of a new list may be missing (a screenshot waits for them).
+  if (!ranks.empty()) pending_ = std::max<std::size_t>(pending_.load(), 1);
+  wanted_ = std::move(ranks);
+  ++wanted_version_;
+  changed_.notify_all();
+}
+
+std::unique_ptr<LoadedProfile> LazyRanks::take() {
+  std::lock_guard lock(mutex_);
+  return std::move(ready_);
+}
+
+std::string LazyRanks::error() const {
+  std::lock_guard lock(mutex_);
+  return error_;
+}
+
+LazyRanks::Stats LazyRanks::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+bool LazyRanks::wait_idle(double timeout_s) const {
+  const auto until = Clock::now() + std::chrono::duration<double>(timeout_s);
+  std::unique_lock lock(mutex_);
+  while (Clock::now() < until) {
+    if (pending_.load() == 0) return true;
+    changed_.wait_for(lock, std::chrono::milliseconds(10));
+  }
+  return pending_.load() == 0;
+}
+
+void LazyRanks::run(std::stop_token stop) {
+  std::uint64_t seen = 0;
+  while (!stop.stop_requested()) {
+    std::vector<std::uint32_t> wanted;
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return stop.stop_requested() || wanted_version_ != seen; });
+      if (stop.stop_requested()) return;
+      seen = wanted_version_;
+      wanted = wanted_;
+    }
+    ++clock_;
+    std::vector<std::uint32_t> missing;
+    for (std::uint32_t r : wanted) {
+      if (r >= cache_.size()) continue;
+      if (cache_[r])
+        cache_[r]->used = clock_;
+      else if (!failed_[r])
+        missing.push_back(r);
+    }
+    pending_ = missing.size();
+    // A batch at a time, so that the first ranks show while the others load; a newer want() list is taken up
+    // between batches. Ranks already cached are in the current generation: nothing to do for them.
+    constexpr std::size_t kBatch = 16;
+    for (std::size_t at = 0; at < missing.size() && !stop.stop_requested(); at += kBatch) {
+      const std::size_t end = std::min(missing.size(), at + kBatch);
+      const std::vector<std::uint32_t> batch(missing.begin() + static_cast<std::ptrdiff_t>(at),
+                                             missing.begin() + static_cast<std::ptrdiff_t>(end));
+      load_batch(batch);
+      evict(wanted);
+      auto generation = make_generation();
+      std::lock_guard lock(mutex_);
+      ready_ = std::move(generation);
+      ++stats_.generations;
+      pending_ = missing.size() - end;
+      changed_.notify_all();
+      if (wanted_version_ != seen) break;  // the view moved on: serve its newer list first
+    }
+    std::lock_guard lock(mutex_);
+    if (wanted_version_ == seen) pending_ = 0;
+    changed_.notify_all();
+  }
+}
+
+void LazyRanks::load_batch(const std::vector<std::uint32_t>& batch) {
+  const Profile& description = *base_->profile;
+  const auto t = Clock::now();
+  std::vector<std::int32_t> numbers;
+  for (std::uint32_t r : batch) numbers.push_back(description.ranks()[r].rank);
+  std::vector<std::shared_ptr<const Rank>> got;
+  try {
+    got = load_checked(description, *base_->summary, *index_, numbers, strings_);
+  } catch (const std::exception& e) {
+    for (std::uint32_t r : batch) failed_[r] = 1;
+    std::lock_guard lock(mutex_);
+    error_ = e.what();
+    return;
+  }
+  const double load_s = seconds_since(t);
+  const auto t2 = Clock::now();
+  // Each rank's own analysis and timeline index, on every core; a composed profile lends them its strings.
+  const Profile composed = description.with_ranks(got, strings_);
+  std::vector<std::unique_ptr<Cached>> made(got.size());
+  parallel_for_with(
+      got.size(), 0, [] { return std::make_unique<measure::RankAnalyzer>(); },
+      [&](std::unique_ptr<measure::RankAnalyzer>& analyzer, std::size_t k) {
+        const auto ri = static_cast<std::size_t>(composed.rank_index(got[k]->rank));
+        auto c = std::make_unique<Cached>();
+        c->rank = got[k];
+        c->part = analyzer->analyze(composed, ri);
+        c->index = index_rank(*got[k]);
+        c->bytes = held_bytes(*got[k], c->part, c->index);
+        c->used = clock_;
+        made[k] = std::move(c);
+      });
+  std::size_t loaded = 0;
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    cache_[batch[k]] = std::move(made[k]);
+    ++loaded;
+  }
+  std::lock_guard lock(mutex_);
+  stats_.loaded += loaded;
+  stats_.load_s += load_s;
+  stats_.index_s += seconds_since(t2);
+}
+
+bool LazyRanks::evict(const std::vector<std::uint32_t>& wanted) {
+  std::size_t bytes = 0;
+  for (const auto& c : cache_) bytes += c ? c->bytes : 0;
+  std::vector<std::uint8_t> keep(cache_.size(), 0);
+  for (std::uint32_t r : wanted) {
+    if (r < keep.size()) keep[r] = 1;
+  }
+  std::vector<std::uint32_t> order;
+  for (std::uint32_t r = 0; r < cache_.size(); ++r) {
+    if (cache_[r] && !keep[r]) order.push_back(r);
+  }
+  std::sort(order.begin(), order.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return cache_[a]->used < cache_[b]->used; });
+  std::size_t evicted = 0;
+  for (std::uint32_t r : order) {
+    if (bytes <= budget_) break;
+    bytes -= cache_[r]->bytes;
+    cache_[r].reset();
+    ++evicted;
+  }
+  std::size_t cached = 0;
+  for (const auto& c : cache_) cached += c ? 1 : 0;
+  std::lock_guard lock(mutex_);
+  stats_.evicted += evicted;
+  stats_.cached = cached;
+  stats_.bytes = bytes;
+  return evicted > 0;
+}
+
+std::unique_ptr<LoadedProfile> LazyRanks::make_generation() {
+  const auto t = Clock::now();
+  const LoadedProfile& base = *base_;
+  const Profile& description = *base.profile;
+  const std::size_t n = cache_.size();
+  std::vector<std::shared_ptr<const Rank>> ranks;
+  std::vector<std::uint8_t> loaded(n, 0);
+  std::vector<measure::RankPart> parts(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    if (!cache_[r]) continue;
+    ranks.push_back(cache_[r]->rank);
+    loaded[r] = 1;
+    parts[r] = cache_[r]->part;
+  }
+  auto gen = std::make_unique<LoadedProfile>();
+  auto profile = std::make_shared<const Profile>(description.with_ranks(ranks, strings_));
+  gen->source = base.source;
+  gen->msdb = base.msdb;
+  gen->summary = base.summary;
+  gen->summary_note = base.summary_note;
+  gen->job_analysis = base.job_analysis;
+  gen->measured = base.measured;
+  gen->measured_error = base.measured_error;
+  gen->start = base.start;
+  gen->roofline = base.roofline;
+  gen->pipeline = base.pipeline;
+  gen->import_s = base.import_s;
+  gen->load_s = base.load_s;
+  gen->profile = profile;
+  gen->analysis = measure::combine(*profile, std::move(parts), loaded);
+  gen->ranks.resize(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    if (cache_[r]) gen->ranks[r] = cache_[r]->index;
+  }
+  link_instances(*gen);
+  gen->range_index = measure::index_ranges(*profile);
+  measure::CriticalPathOptions paths;
+  paths.ranks = loaded;
+  gen->critical = measure::critical_paths(*profile, gen->analysis, paths);
+  LoadedProfile::Lazy lazy = *base.lazy;
+  lazy.loaded = std::move(loaded);
+  lazy.loaded_ranks = ranks.size();
+  for (const auto& c : cache_) lazy.bytes += c ? c->bytes : 0;
+  lazy.budget = budget_;
+  gen->lazy = std::move(lazy);
+  gen->events = true;
+  gen->analyze_s = seconds_since(t);
+  std::lock_guard lock(mutex_);
+  stats_.index_s += gen->analyze_s;
+  return gen;
+}
+
+}  // namespace meshscope::gui
