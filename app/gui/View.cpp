@@ -136,14 +136,15 @@ LoadedProfile::RankIndex index_rank(const Rank& rank) {
 
 void link_instances(LoadedProfile& loaded) {
   const auto& ranks = loaded.profile->ranks();
-  for (std::size_t r = 0; r < loaded.ranks.size() && r < ranks.size(); ++r)
-    loaded.ranks[r].instance_of.assign(ranks[r].collectives.size(), -1);
+  loaded.instance_of.resize(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    loaded.instance_of[r].assign(ranks[r].collectives.size(), -1);
   const auto& report = loaded.analysis.collectives;
   for (std::size_t i = 0; i < report.instances.size(); ++i) {
     const auto& instance = report.instances[i];
     for (std::uint32_t m = 0; m < instance.member_count; ++m) {
       const auto& member = report.members[instance.first_member + m];
-      auto& of = loaded.ranks[member.rank_index].instance_of;
+      auto& of = loaded.instance_of[member.rank_index];
       if (member.collective < of.size()) of[member.collective] = static_cast<std::int32_t>(i);
     }
   }
@@ -196,7 +197,9 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
     PhaseTimer lanes_timer("view: lanes and launches");
     const auto& ranks = profile->ranks();
     loaded->ranks.resize(ranks.size());
-    parallel_for(ranks.size(), 0, [&](std::size_t r) { loaded->ranks[r] = index_rank(ranks[r]); });
+    parallel_for(ranks.size(), 0, [&](std::size_t r) {
+      loaded->ranks[r] = std::make_shared<const LoadedProfile::RankIndex>(index_rank(ranks[r]));
+    });
     loaded->profile = profile;
     link_instances(*loaded);
   }
@@ -380,7 +383,7 @@ void View::set_profile(std::unique_ptr<LoadedProfile> loaded) {
   pending_step_ = {};
   loaded_ = std::move(loaded);
   if (loaded_ && loaded_->lazy && loaded_->lazy->index)
-    lazy_ = std::make_unique<LazyRanks>(loaded_, options_.rank_cache_bytes);
+    lazy_ = std::make_unique<LazyRanks>(loaded_, loaded_->lazy->budget);
   on_profile_installed();
 }
 

@@ -68,6 +68,7 @@ struct OpenOptions {
   LazyMode lazy = LazyMode::kAuto;
   std::int64_t lazy_events = 4'000'000;  // kAuto: from this many events on (a whole load takes seconds)
   std::size_t sample_ranks = 8;          // ranks the measured model of a lazy profile is taken from
+  std::size_t rank_cache_bytes = std::size_t{512} << 20;  // what the lazily loaded ranks may hold
 };
 
 // Everything the view needs about one opened profile, computed once off the frame loop.
@@ -77,11 +78,10 @@ struct LoadedProfile {
   std::shared_ptr<const Profile> profile;
   measure::Analysis analysis;
   struct RankIndex {
-    std::vector<LaneLayout> streams;        // one per Rank::streams
-    std::vector<LaneLayout> tracks;         // one per Rank::tracks (preferred lane = depth)
-    std::vector<std::int32_t> instance_of;  // per Rank::collectives: matched instance, -1 if none
-    std::int64_t cpu_ranges = 0;            // ranges on CPU thread tracks (not GPU annotation tracks)
-    measure::LaunchIndex launches;          // CPU op -> API call -> GPU activity links, API calls per thread
+    std::vector<LaneLayout> streams;      // one per Rank::streams
+    std::vector<LaneLayout> tracks;       // one per Rank::tracks (preferred lane = depth)
+    std::int64_t cpu_ranges = 0;          // ranges on CPU thread tracks (not GPU annotation tracks)
+    measure::LaunchIndex launches;        // CPU op -> API call -> GPU activity links, API calls per thread
     std::vector<LaneLayout> api_threads;  // per launches.threads; members index Rank::api_calls (never empty)
   };
   // The measured model (analysis/compare/measured.hpp): steps as `compare` defines them, the inferred
@@ -91,8 +91,10 @@ struct LoadedProfile {
   std::string measured_error;
   ProfileStart start;       // what the Explorer opens on (measured_view.hpp)
   MeasuredPoints roofline;  // the Roofline's measured points (measured_view.hpp)
-  std::vector<RankIndex> ranks;
-  measure::RangeIndex range_index;   // for range totals
+  // Per rank, shared by the generations of a lazily loaded profile (an empty index for a rank not loaded).
+  std::vector<std::shared_ptr<const RankIndex>> ranks;
+  std::vector<std::vector<std::int32_t>> instance_of;  // per rank, per Rank::collectives: instance, -1 none
+  measure::RangeIndex range_index;                     // for range totals
   measure::CriticalPaths critical;   // per rank and step, with its segments (the timeline's highlight)
   measure::PipelineReport pipeline;  // the measured pipeline schedule (Explorer)
   // Per-rank summaries (the Overview): the profile's summary tables, or computed from the events when it has
@@ -169,7 +171,6 @@ struct ViewOptions {
   Panel panel = Panel::kTimeline;
   bool panel_set = false;  // PANEL was chosen by the user (else: Timeline with a profile, Explorer without)
   OpenOptions open;        // how profiles load (lazy ranks)
-  std::size_t rank_cache_bytes = std::size_t{512} << 20;  // lazy ranks: what the loaded ranks may hold
 };
 
 class LazyRanks;

@@ -695,8 +695,10 @@ void View::explorer_inferred_line() {
   if (!loaded_) return;
   const ProfileStart& s = ex_.start;
   const std::string from = s.sources.empty() ? std::string() : " (from " + s.sources + ")";
-  const std::string line = s.model ? "Opened on what the profile ran" + from + ": " + s.summary
-                                   : "The profile ran" + from + ": " + s.summary;
+  std::string line = s.model ? "Opened on what the profile ran" + from + ": " + s.summary
+                             : "The profile ran" + from + ": " + s.summary;
+  // A large job opened with lazy ranks is measured on a sample of its ranks (lazy_ranks.hpp).
+  if (loaded_->lazy) line += "; measured on " + loaded_->lazy->sample;
   ImGui::PushTextWrapPos(0);
   ImGui::TextColored(to_vec4(s.comparable ? kColMemory : kColExposed), "%s", line.c_str());
   ImGui::PopTextWrapPos();

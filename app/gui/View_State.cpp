@@ -12,7 +12,8 @@
 // ready), baseline_error, overview{metric, sort, canvas[x0, y0, x1, y1], row_h, rows, columns, ranks_per_row,
 // start_ns, column_ns, order[] (ranks, top row first), outliers[] (ranks), slowest_step, from_tables}
 // (Overview panel only), lazy{loaded_ranks, loaded[] (ranks), pending, bytes, budget, generations, evicted,
-// sample} (a profile opened with lazy ranks only). Coordinates are window pixels.
+// load_s, index_s, generation_s, sample} (a profile opened with lazy ranks only). Coordinates are window
+// pixels.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -84,6 +85,9 @@ std::string View::state_json() const {
     j.field("budget", static_cast<std::int64_t>(lazy.budget));
     j.field("generations", static_cast<std::int64_t>(stats.generations));
     j.field("evicted", static_cast<std::int64_t>(stats.evicted));
+    j.field("load_s", stats.load_s);    // reading ranks
+    j.field("index_s", stats.index_s);  // analysing each
+    j.field("generation_s", stats.generation_s);
     j.field("sample", lazy.sample);
     j.end_object();
   }

@@ -379,10 +379,19 @@ void View::summary_collectives() {
                 "COLLECTIVES: measured busbw next to predicted by the alpha-beta collective model on %s (%s)",
                 ex_.hw.name.c_str(), hardware_note().c_str());
   text_ellipsis(line, 0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
-  std::snprintf(line, sizeof line,
-                "%lld instances matched across ranks, %lld incomplete, mean skew %.1f \xC2\xB5s",
-                static_cast<long long>(report.matched), static_cast<long long>(report.incomplete),
-                static_cast<double>(report.mean_skew_ns) / 1e3);
+  if (loaded_->job_analysis) {
+    // Lazy ranks: the statistics are the summaries'; instances are matched among the ranks loaded.
+    std::snprintf(
+        line, sizeof line,
+        "from the summaries of every rank (count, total, mean); instances are matched in the timeline "
+        "among the %zu ranks loaded",
+        loaded_->lazy ? loaded_->lazy->loaded_ranks : std::size_t{0});
+  } else {
+    std::snprintf(line, sizeof line,
+                  "%lld instances matched across ranks, %lld incomplete, mean skew %.1f \xC2\xB5s",
+                  static_cast<long long>(report.matched), static_cast<long long>(report.incomplete),
+                  static_cast<double>(report.mean_skew_ns) / 1e3);
+  }
   text_ellipsis(line, 0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_Sortable |

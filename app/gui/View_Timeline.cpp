@@ -101,7 +101,7 @@ void View::timeline_select(const EventRef& event, bool jump) {
   if (event.kind == EventKind::kActivity) {
     const Activity& a = rank.activities[event.index];
     if (a.collective >= 0 && static_cast<std::size_t>(a.collective) < rank.collectives.size())
-      tl_.selected_instance = loaded_->ranks[r].instance_of[static_cast<std::size_t>(a.collective)];
+      tl_.selected_instance = loaded_->instance_of[r][static_cast<std::size_t>(a.collective)];
   }
   tl_.details_tab = 0;
   if (!jump) return;
@@ -535,7 +535,7 @@ bool View::timeline_event_rect(const TimelineContext& ctx, const EventRef& event
       }
       break;
     case EventKind::kApiCall:
-      row = rows.api_threads[ctx.loaded->ranks[r].launches.thread_of_api[event.index]];
+      row = rows.api_threads[ctx.loaded->ranks[r]->launches.thread_of_api[event.index]];
       break;
     case EventKind::kStep:
       row = rows.steps;
@@ -566,7 +566,7 @@ void View::timeline_flows(TimelineContext& ctx, const EventRef& event, ImU32 col
   if (!event.valid() || event.kind == EventKind::kStep) return;
   const auto r = static_cast<std::size_t>(event.rank_index);
   const Rank& rank = ctx.profile->ranks()[r];
-  const auto& launches = ctx.loaded->ranks[r].launches;
+  const auto& launches = ctx.loaded->ranks[r]->launches;
   flow_calls_.clear();
   if (event.kind == EventKind::kActivity) {
     if (launches.api_of_activity[event.index] != measure::kNoIndex)
@@ -810,7 +810,7 @@ void View::timeline_run_search() {
   const auto& ranks = profile.ranks();
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const Rank& rank = ranks[r];
-    const auto& index = loaded_->ranks[r];
+    const auto& index = *loaded_->ranks[r];
     const auto& rows = tl_.rows[r];
     const auto ri = static_cast<std::int32_t>(r);
     for (std::size_t s = 0; s < rank.streams.size(); ++s) {

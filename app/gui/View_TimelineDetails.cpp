@@ -256,7 +256,7 @@ void View::details_launch(const EventRef& e) {
   const Profile& profile = *loaded_->profile;
   const auto r = static_cast<std::size_t>(e.rank_index);
   const Rank& rank = profile.ranks()[r];
-  const auto& launches = loaded_->ranks[r].launches;
+  const auto& launches = loaded_->ranks[r]->launches;
   ImGui::TextDisabled("LAUNCH AND FLOWS");
   std::uint32_t api = measure::kNoIndex;
   if (e.kind == EventKind::kActivity) api = launches.api_of_activity[e.index];

@@ -81,7 +81,7 @@ gui::WindowOptions window_options(const ViewFlags& flags) {
     throw Error("--lazy " + flags.lazy + ": expected auto, always or never");
   if (!(flags.rank_cache_mb >= 16 && flags.rank_cache_mb <= 1e6))
     throw Error("--rank-cache: expected megabytes from 16 on, e.g. 512");
-  o.rank_cache_bytes = static_cast<std::size_t>(flags.rank_cache_mb * 1024 * 1024);
+  o.open.rank_cache_bytes = static_cast<std::size_t>(flags.rank_cache_mb * 1024 * 1024);
   if (!flags.range.empty() &&
       (std::sscanf(flags.range.c_str(), "%lf:%lf", &o.range_start_ms, &o.range_end_ms) != 2 ||
        o.range_end_ms <= o.range_start_ms || o.range_start_ms < 0)) {

@@ -199,7 +199,6 @@ int run_window(const WindowOptions& options) {
     view_options.panel = options.panel;
     view_options.panel_set = options.panel_set;
     view_options.open = options.open;
-    view_options.rank_cache_bytes = options.rank_cache_bytes;
     View view(view_options);
     if (!options.profiles.empty())
       view.open(std::vector<std::filesystem::path>(options.profiles.begin(), options.profiles.end()));

@@ -23,7 +23,6 @@ struct WindowOptions {
   float scale = 0;  // HiDPI scale of fonts and sizes; 0 = the monitor's content scale (1 headless)
   double range_start_ms = -1, range_end_ms = -1;  // timeline window (ms from the profile start), -1 = fit
   OpenOptions open;                               // lazy ranks (docs/GUI.md "Opening a large job")
-  std::size_t rank_cache_bytes = std::size_t{512} << 20;
 };
 
 // True when a window system is reachable (DISPLAY or WAYLAND_DISPLAY is set).

@@ -1,5 +1,7 @@
 #include "app/gui/lazy_ranks.hpp"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <numeric>
@@ -202,11 +204,13 @@ std::unique_ptr<LoadedProfile> lazy_base(std::unique_ptr<LoadedProfile> preview,
     lazy.sample = fmt::format("ranks {} ({} of {})", list, sample.size(), ranks.size());
   }
   lazy.index = std::move(index_ptr);
+  lazy.budget = options.rank_cache_bytes;
   // No rank's events yet: every per-rank structure is empty.
   std::vector<measure::RankPart> parts(ranks.size());
   loaded->analysis =
       measure::combine(description, std::move(parts), std::vector<std::uint8_t>(ranks.size(), 0));
-  loaded->ranks.assign(ranks.size(), {});
+  loaded->ranks.assign(ranks.size(), std::make_shared<const LoadedProfile::RankIndex>());
+  loaded->instance_of.assign(ranks.size(), {});
   loaded->range_index = measure::index_ranges(description);
   measure::CriticalPathOptions none;
   none.ranks.assign(ranks.size(), 0);
@@ -223,7 +227,7 @@ std::unique_ptr<LoadedProfile> lazy_base(std::unique_ptr<LoadedProfile> preview,
 struct LazyRanks::Cached {
   std::shared_ptr<const Rank> rank;
   measure::RankPart part;
-  LoadedProfile::RankIndex index;
+  std::shared_ptr<const LoadedProfile::RankIndex> index;
   std::size_t bytes = 0;
   std::uint64_t used = 0;  // clock_ when last wanted
 };
@@ -300,6 +304,16 @@ void LazyRanks::run(std::stop_token stop) {
         missing.push_back(r);
     }
     pending_ = missing.size();
+    // Ranks shown that are cached but whose critical paths the view's generation lacks (they were off screen
+    // when it was made): a generation with them, from the cache.
+    if (missing.empty() && std::any_of(wanted.begin(), wanted.end(), [&](std::uint32_t r) {
+          return r < cache_.size() && cache_[r] && (r >= paths_of_.size() || !paths_of_[r]);
+        })) {
+      auto generation = make_generation(wanted);
+      std::lock_guard lock(mutex_);
+      ready_ = std::move(generation);
+      ++stats_.generations;
+    }
     // A batch at a time, so that the first ranks show while the others load; a newer want() list is taken up
     // between batches. Ranks already cached are in the current generation: nothing to do for them.
     constexpr std::size_t kBatch = 16;
@@ -308,8 +322,8 @@ void LazyRanks::run(std::stop_token stop) {
       const std::vector<std::uint32_t> batch(missing.begin() + static_cast<std::ptrdiff_t>(at),
                                              missing.begin() + static_cast<std::ptrdiff_t>(end));
       load_batch(batch);
-      evict(wanted);
-      auto generation = make_generation();
+      if (evict(wanted)) ::malloc_trim(0);  // the evicted ranks' memory, freed in this thread's arena
+      auto generation = make_generation(wanted);
       std::lock_guard lock(mutex_);
       ready_ = std::move(generation);
       ++stats_.generations;
@@ -349,8 +363,8 @@ void LazyRanks::load_batch(const std::vector<std::uint32_t>& batch) {
         auto c = std::make_unique<Cached>();
         c->rank = got[k];
         c->part = analyzer->analyze(composed, ri);
-        c->index = index_rank(*got[k]);
-        c->bytes = held_bytes(*got[k], c->part, c->index);
+        c->index = std::make_shared<const LoadedProfile::RankIndex>(index_rank(*got[k]));
+        c->bytes = held_bytes(*got[k], c->part, *c->index);
         c->used = clock_;
         made[k] = std::move(c);
       });
@@ -394,7 +408,7 @@ bool LazyRanks::evict(const std::vector<std::uint32_t>& wanted) {
   return evicted > 0;
 }
 
-std::unique_ptr<LoadedProfile> LazyRanks::make_generation() {
+std::unique_ptr<LoadedProfile> LazyRanks::make_generation(const std::vector<std::uint32_t>& wanted) {
   const auto t = Clock::now();
   const LoadedProfile& base = *base_;
   const Profile& description = *base.profile;
@@ -424,14 +438,20 @@ std::unique_ptr<LoadedProfile> LazyRanks::make_generation() {
   gen->load_s = base.load_s;
   gen->profile = profile;
   gen->analysis = measure::combine(*profile, std::move(parts), loaded);
-  gen->ranks.resize(n);
+  gen->ranks = base.ranks;  // empty indices
   for (std::size_t r = 0; r < n; ++r) {
     if (cache_[r]) gen->ranks[r] = cache_[r]->index;
   }
   link_instances(*gen);
   gen->range_index = measure::index_ranges(*profile);
+  // Critical paths of the ranks shown only (the overlay draws no other): their cost stays that of a screen,
+  // not of the cache.
   measure::CriticalPathOptions paths;
-  paths.ranks = loaded;
+  paths.ranks.assign(n, 0);
+  paths_of_.assign(n, 0);
+  for (std::uint32_t r : wanted) {
+    if (r < n && loaded[r]) paths.ranks[r] = paths_of_[r] = 1;
+  }
   gen->critical = measure::critical_paths(*profile, gen->analysis, paths);
   LoadedProfile::Lazy lazy = *base.lazy;
   lazy.loaded = std::move(loaded);
@@ -442,7 +462,7 @@ std::unique_ptr<LoadedProfile> LazyRanks::make_generation() {
   gen->events = true;
   gen->analyze_s = seconds_since(t);
   std::lock_guard lock(mutex_);
-  stats_.index_s += gen->analyze_s;
+  stats_.generation_s += gen->analyze_s;
   return gen;
 }
 

@@ -67,7 +67,7 @@ class LazyRanks {
   // Generations made, ranks read and evicted so far (tests, the state dump).
   struct Stats {
     std::size_t generations = 0, loaded = 0, evicted = 0, cached = 0, bytes = 0;
-    double load_s = 0, index_s = 0;  // reading the ranks; analysing them and making the generations
+    double load_s = 0, index_s = 0, generation_s = 0;  // reading ranks; analysing each; making generations
   };
   Stats stats() const;
   // Blocks until no wanted rank is pending (tests, screenshots); false after TIMEOUT_S.
@@ -78,7 +78,7 @@ class LazyRanks {
   void run(std::stop_token stop);
   void load_batch(const std::vector<std::uint32_t>& batch);
   bool evict(const std::vector<std::uint32_t>& wanted);
-  std::unique_ptr<LoadedProfile> make_generation();
+  std::unique_ptr<LoadedProfile> make_generation(const std::vector<std::uint32_t>& wanted);
 
   std::shared_ptr<const LoadedProfile> base_;
   std::shared_ptr<RankRowIndex> index_;  // refined (exact runs) when a load finds a guess wrong
@@ -86,6 +86,7 @@ class LazyRanks {
   // Worker state (only the worker touches it).
   std::vector<std::unique_ptr<Cached>> cache_;  // per rank index, null when not loaded
   std::vector<std::uint8_t> failed_;            // per rank index
+  std::vector<std::uint8_t> paths_of_;  // per rank index: the newest generation has its critical paths
   std::shared_ptr<const std::vector<std::string>> strings_;
   std::uint64_t clock_ = 0;  // increases with each want() seen: the recency of a rank
   // Shared with the view, under mutex_.

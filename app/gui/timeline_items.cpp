@@ -356,13 +356,13 @@ std::string GpuStreamItem::label(const TimelineContext& ctx) const {
 }
 
 float GpuStreamItem::height(const TimelineContext& ctx) const {
-  const auto& layout = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)].streams[stream_];
+  const auto& layout = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)]->streams[stream_];
   return static_cast<float>(layout.lanes()) * ctx.lane_h();
 }
 
 void GpuStreamItem::preprocess(TimelineContext& ctx, float y) {
   const Rank& rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)];
-  const LaneLayout& layout = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)].streams[stream_];
+  const LaneLayout& layout = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)]->streams[stream_];
   const auto events = rank.stream_activities(stream_);
   lanes_.resize(layout.lanes());
   for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
@@ -376,8 +376,9 @@ void GpuStreamItem::preprocess(TimelineContext& ctx, float y) {
 void GpuStreamItem::mark(TimelineContext& ctx, const Activity& a, const DrawItem& item, float x0, float x1,
                          float ly) {
   if (item.count != 1 || ctx.tl->selected_instance < 0 || a.collective < 0) return;
-  const auto& index = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)];
-  if (index.instance_of[static_cast<std::size_t>(a.collective)] != ctx.tl->selected_instance) return;
+  if (ctx.loaded->instance_of[static_cast<std::size_t>(rank_index_)]
+                             [static_cast<std::size_t>(a.collective)] != ctx.tl->selected_instance)
+    return;
   const float h = ctx.lane_h();
   ctx.dl->AddRect(ImVec2(x0 - 1, ly), ImVec2(x1 + 1, ly + h), kColSelect, 0, 0, 2.0f);
   const std::int32_t rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)].rank;
@@ -419,7 +420,7 @@ bool GpuStreamItem::lane_of(const TimelineContext& ctx, const EventRef& event, s
   if (event.kind != EventKind::kActivity || event.rank_index != rank_index_) return false;
   const GpuStream& s = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)].streams[stream_];
   if (event.index < s.first || event.index >= s.first + s.count) return false;
-  return find_lane(ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)].streams[stream_],
+  return find_lane(ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)]->streams[stream_],
                    event.index - s.first, lane);
 }
 
@@ -448,7 +449,8 @@ ImU32 range_color(const CpuRange& c) {
 std::string CpuTrackItem::label(const TimelineContext& ctx) const {
   const Rank& rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)];
   if (track_ != kNoRow) return rank.tracks[track_].name;
-  const auto& thread = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)].launches.threads[api_thread_];
+  const auto& thread =
+      ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)]->launches.threads[api_thread_];
   return "thread " + std::to_string(thread.tid) + " (CUDA API)";
 }
 
@@ -459,12 +461,12 @@ bool CpuTrackItem::visible(const TimelineState& tl) const {
 
 std::uint32_t CpuTrackItem::range_lanes(const TimelineContext& ctx) const {
   return track_ == kNoRow ? 0
-                          : ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)].tracks[track_].lanes();
+                          : ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)]->tracks[track_].lanes();
 }
 
 std::uint32_t CpuTrackItem::api_lanes(const TimelineContext& ctx) const {
   if (api_thread_ == kNoRow) return 0;
-  return ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)].api_threads[api_thread_].lanes();
+  return ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)]->api_threads[api_thread_].lanes();
 }
 
 float CpuTrackItem::height(const TimelineContext& ctx) const {
@@ -473,7 +475,7 @@ float CpuTrackItem::height(const TimelineContext& ctx) const {
 
 void CpuTrackItem::preprocess(TimelineContext& ctx, float y) {
   const Rank& rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)];
-  const auto& index = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)];
+  const auto& index = *ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)];
   const std::uint32_t ranges = range_lanes(ctx), apis = api_lanes(ctx);
   const float h = ctx.cpu_lane_h();
   lanes_.resize(ranges + apis);
@@ -509,7 +511,7 @@ void CpuTrackItem::draw_ranges(TimelineContext& ctx, float y) {
 void CpuTrackItem::draw_api(TimelineContext& ctx, float y) {
   const auto r = static_cast<std::size_t>(rank_index_);
   const Rank& rank = ctx.profile->ranks()[r];
-  const auto& launches = ctx.loaded->ranks[r].launches;
+  const auto& launches = ctx.loaded->ranks[r]->launches;
   const std::uint32_t first_lane = range_lanes(ctx);
   const float h = ctx.cpu_lane_h();
   for (std::uint32_t lane = first_lane; lane < first_lane + api_lanes(ctx); ++lane) {
@@ -547,7 +549,7 @@ void CpuTrackItem::draw(TimelineContext& ctx, float y) {
 
 bool CpuTrackItem::lane_of(const TimelineContext& ctx, const EventRef& event, std::uint32_t& lane) const {
   if (event.rank_index != rank_index_) return false;
-  const auto& index = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)];
+  const auto& index = *ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)];
   if (event.kind == EventKind::kRange && track_ != kNoRow) {
     const CpuTrack& t = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)].tracks[track_];
     if (event.index < t.first || event.index >= t.first + t.count) return false;
@@ -568,7 +570,7 @@ void CpuSectionItem::draw(TimelineContext& ctx, float y) {
   const float h = ctx.lane_h();
   char buf[128];
   std::snprintf(buf, sizeof buf, "%s CPU threads (%zu, %lld ranges, %zu CUDA API calls)", open ? "v" : ">",
-                threads_, static_cast<long long>(ctx.loaded->ranks[r].cpu_ranges),
+                threads_, static_cast<long long>(ctx.loaded->ranks[r]->cpu_ranges),
                 ctx.profile->ranks()[r].api_calls.size());
   clipped_text(ctx.dl, ctx.label_x + 18 * ctx.ui, ctx.x1, ctx.text_y(y, h), kColTextDim, buf);
   const float text_end = ctx.label_x + 18 * ctx.ui + ImGui::CalcTextSize(buf).x;
@@ -590,7 +592,7 @@ std::string BaselineItem::label(const TimelineContext&) const {
 
 float BaselineItem::height(const TimelineContext& ctx) const {
   if (stream_ == kNoRow) return ctx.lane_h();
-  return static_cast<float>(base_->ranks[base_rank_].streams[stream_].lanes()) * ctx.lane_h();
+  return static_cast<float>(base_->ranks[base_rank_]->streams[stream_].lanes()) * ctx.lane_h();
 }
 
 void BaselineItem::preprocess(TimelineContext& ctx, float y) {
@@ -603,7 +605,7 @@ void BaselineItem::preprocess(TimelineContext& ctx, float y) {
     preprocess_lane(std::span<const Step>(rank.steps), {}, lod, lanes_[0]);
     return;
   }
-  const LaneLayout& layout = base_->ranks[base_rank_].streams[stream_];
+  const LaneLayout& layout = base_->ranks[base_rank_]->streams[stream_];
   const auto events = rank.stream_activities(stream_);
   lanes_.resize(layout.lanes());
   for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
@@ -723,7 +725,7 @@ void build_timeline_items(const LoadedProfile& loaded, TimelineState& state) {
   };
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const Rank& rank = ranks[r];
-    const auto& launches = loaded.ranks[r].launches;
+    const auto& launches = loaded.ranks[r]->launches;
     const auto ri = static_cast<std::int32_t>(r);
     auto& rows = state.rows[r];
     rows.streams.assign(rank.streams.size(), kNoRow);

@@ -137,7 +137,7 @@ void collective_tooltip(const TimelineContext& ctx, std::size_t r, const Activit
     const double algbw = static_cast<double>(bytes) / static_cast<double>(a.duration());
     ImGui::Text("algbw %.2f GB/s, busbw %.2f GB/s", algbw, algbw * measure::busbw_factor(op, c.group_size));
   }
-  const std::int32_t inst = ctx.loaded->ranks[r].instance_of[static_cast<std::size_t>(a.collective)];
+  const std::int32_t inst = ctx.loaded->instance_of[r][static_cast<std::size_t>(a.collective)];
   if (inst < 0) {
     ImGui::TextDisabled("not matched across ranks (peers missing from the profile)");
     return;
@@ -164,7 +164,7 @@ void collective_tooltip(const TimelineContext& ctx, std::size_t r, const Activit
 void stream_label_tooltip(const TimelineContext& ctx, std::size_t r, std::uint32_t s) {
   const GpuStream& stream = ctx.profile->ranks()[r].streams[s];
   const auto& idle = ctx.loaded->analysis.ranks[r].streams[s];
-  const std::uint32_t lanes = ctx.loaded->ranks[r].streams[s].lanes();
+  const std::uint32_t lanes = ctx.loaded->ranks[r]->streams[s].lanes();
   char a[32], b[32], c[32], d[32], e[32];
   ImGui::SetTooltip(
       "GPU %d, %s: %u events on %u sub-lane%s%s\nbusy %s, idle %s (host-bound %s, "
@@ -229,7 +229,7 @@ void GpuStreamItem::tooltip(const TimelineContext& ctx, const Hover& hover) cons
 void launch_tooltip_lines(const TimelineContext& ctx, std::size_t r, std::uint32_t activity) {
   const Profile& profile = *ctx.profile;
   const Rank& rank = profile.ranks()[r];
-  const auto& launches = ctx.loaded->ranks[r].launches;
+  const auto& launches = ctx.loaded->ranks[r]->launches;
   const std::uint32_t api = launches.api_of_activity[activity];
   ImGui::Separator();
   if (api == measure::kNoIndex) {
@@ -257,7 +257,7 @@ void api_call_tooltip(const TimelineContext& ctx, std::size_t r, std::uint32_t i
   const Profile& profile = *ctx.profile;
   const Rank& rank = profile.ranks()[r];
   const ApiCall& c = rank.api_calls[index];
-  const auto& launches = ctx.loaded->ranks[r].launches;
+  const auto& launches = ctx.loaded->ranks[r]->launches;
   char tb[32], tb2[32];
   ImGui::BeginTooltip();
   ImGui::TextUnformatted(profile.str(c.name).c_str());

@@ -214,7 +214,7 @@ void BM_HoverFlows(benchmark::State& state) {
   for (std::uint32_t i = 0; i < rank.ranges.size(); ++i) {
     if (rank.ranges[i].depth != 0) continue;
     calls.clear();
-    meshscope::measure::api_calls_inside(rank, L.ranks[0].launches, i, calls);
+    meshscope::measure::api_calls_inside(rank, L.ranks[0]->launches, i, calls);
     if (calls.size() > most) most = calls.size(), busiest = i;
   }
   view->select_event({EventKind::kRange, 0, busiest});
@@ -225,11 +225,11 @@ void BM_HoverFlows(benchmark::State& state) {
   view->set_time_range(op.start_ns - pad, op.end_ns + pad);
   imgui.frame(*view);
   calls.clear();
-  meshscope::measure::api_calls_inside(rank, L.ranks[0].launches, busiest, calls);
+  meshscope::measure::api_calls_inside(rank, L.ranks[0]->launches, busiest, calls);
   const meshscope::GpuStream& first = rank.streams[0];
   std::uint32_t kernel = meshscope::measure::kNoIndex;
   for (std::uint32_t call : calls) {
-    for (std::uint32_t act : L.ranks[0].launches.activities_of(call)) {
+    for (std::uint32_t act : L.ranks[0]->launches.activities_of(call)) {
       if (act >= first.first && act < first.first + first.count && kernel == meshscope::measure::kNoIndex)
         kernel = act;
     }

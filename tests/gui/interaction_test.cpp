@@ -111,7 +111,7 @@ TEST(GuiInteraction, LaunchLinksOfTheSample) {
   ASSERT_TRUE(loaded);
   for (std::size_t r = 0; r < loaded->ranks.size(); ++r) {
     const Rank& rank = loaded->profile->ranks()[r];
-    const auto& x = loaded->ranks[r].launches;
+    const auto& x = loaded->ranks[r]->launches;
     std::size_t linked = 0, with_op = 0;
     for (std::uint32_t a = 0; a < rank.activities.size(); ++a) {
       const std::uint32_t api = x.api_of_activity[a];
@@ -129,7 +129,7 @@ TEST(GuiInteraction, LaunchLinksOfTheSample) {
     EXPECT_GT(with_op, linked * 9 / 10) << "rank " << rank.rank;
     // Every API call is on exactly one thread's lanes.
     std::size_t on_lanes = 0;
-    for (const auto& layout : loaded->ranks[r].api_threads) {
+    for (const auto& layout : loaded->ranks[r]->api_threads) {
       for (const auto& lane : layout.members) on_lanes += lane.size();
     }
     EXPECT_EQ(on_lanes, rank.api_calls.size());

@@ -114,10 +114,10 @@ TEST(LazyRanks, LoadsTheRanksWantedAsTheWholeLoadHasThem) {
     // The rank's own analysis and timeline index are those of the whole load.
     EXPECT_EQ(gen->analysis.ranks[r].total.busy_ns, whole().analysis.ranks[r].total.busy_ns);
     EXPECT_EQ(gen->analysis.ranks[r].classes, whole().analysis.ranks[r].classes);
-    ASSERT_EQ(gen->ranks[r].streams.size(), whole().ranks[r].streams.size());
-    for (std::size_t s = 0; s < gen->ranks[r].streams.size(); ++s)
-      EXPECT_EQ(gen->ranks[r].streams[s].lanes(), whole().ranks[r].streams[s].lanes());
-    EXPECT_EQ(gen->ranks[r].launches.api_of_activity, whole().ranks[r].launches.api_of_activity);
+    ASSERT_EQ(gen->ranks[r]->streams.size(), whole().ranks[r]->streams.size());
+    for (std::size_t s = 0; s < gen->ranks[r]->streams.size(); ++s)
+      EXPECT_EQ(gen->ranks[r]->streams[s].lanes(), whole().ranks[r]->streams[s].lanes());
+    EXPECT_EQ(gen->ranks[r]->launches.api_of_activity, whole().ranks[r]->launches.api_of_activity);
     EXPECT_FALSE(gen->critical.ranks[r].steps.empty());
   }
   // The ranks not loaded hold nothing, and the whole job's figures are still the summaries'.
