@@ -107,6 +107,7 @@ struct LoadedProfile {
   // analysis from the summaries (what the Summary panel shows).
   struct Lazy {
     std::vector<std::uint8_t> loaded;      // per rank index: its events are in PROFILE
+    std::vector<std::uint8_t> absent;      // per rank index: the profile holds its summary only (merged part)
     std::vector<std::int32_t> summary_of;  // per rank index: index into summary->ranks, -1 none
     std::size_t loaded_ranks = 0;
     std::size_t bytes = 0,
@@ -121,6 +122,9 @@ struct LoadedProfile {
   const measure::Analysis& job() const { return job_analysis ? *job_analysis : analysis; }
   bool rank_loaded(std::size_t rank_index) const {
     return !lazy || (rank_index < lazy->loaded.size() && lazy->loaded[rank_index]);
+  }
+  bool rank_absent(std::size_t rank_index) const {
+    return lazy && rank_index < lazy->absent.size() && lazy->absent[rank_index];
   }
   // The summary of the rank at RANK_INDEX (nullptr when none).
   const measure::RankSummary* rank_summary(std::size_t rank_index) const;

@@ -236,7 +236,8 @@ int run_window(const WindowOptions& options) {
         view.open(std::vector<std::filesystem::path>(dropped_paths().begin(), dropped_paths().end()));
         dropped_paths().clear();
       }
-      if (!range_applied && view.loaded()) {
+      // Once the profile is in (a summarised profile shows its preview first, which the full one replaces).
+      if (!range_applied && view.loaded() && view.loaded()->events && !view.loading()) {
         const TimeNs origin = view.loaded()->profile->first_ns();
         view.set_time_range(origin + static_cast<TimeNs>(options.range_start_ms * 1e6),
                             origin + static_cast<TimeNs>(options.range_end_ms * 1e6));

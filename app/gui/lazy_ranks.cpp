@@ -237,6 +237,7 @@ LazyRanks::LazyRanks(std::shared_ptr<const LoadedProfile> base, std::size_t budg
   const std::size_t n = base_->profile->ranks().size();
   cache_.resize(n);
   failed_.assign(n, 0);
+  absent_.assign(n, 0);
   strings_ = base_->profile->strings();
   index_ = base_->lazy && base_->lazy->index ? std::make_shared<RankRowIndex>(*base_->lazy->index)
                                              : std::make_shared<RankRowIndex>();
@@ -353,6 +354,27 @@ void LazyRanks::load_batch(const std::vector<std::uint32_t>& batch) {
   }
   const double load_s = seconds_since(t);
   const auto t2 = Clock::now();
+  // A rank whose summary counts events that the profile does not hold (a summary part merged without its
+  // events: docs/SCALE.md) stays a summary: it is not cached, and not asked for again.
+  std::vector<std::uint32_t> kept;
+  {
+    std::vector<std::shared_ptr<const Rank>> with_events;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      const TableRows have = loaded_rows(*got[k]);
+      const measure::RankSummary* s = measure::find_rank(*base_->summary, got[k]->rank);
+      const TableRows want = s ? summary_rows(*s) : TableRows{};
+      const auto sum = [](const TableRows& rows) {
+        return std::accumulate(rows.begin(), rows.end(), std::int64_t{0});
+      };
+      if (sum(have) == 0 && sum(want) > 0) {
+        failed_[batch[k]] = absent_[batch[k]] = 1;
+        continue;
+      }
+      with_events.push_back(got[k]);
+      kept.push_back(batch[k]);
+    }
+    got = std::move(with_events);
+  }
   // Each rank's own analysis and timeline index, on every core; a composed profile lends them its strings.
   const Profile composed = description.with_ranks(got, strings_);
   std::vector<std::unique_ptr<Cached>> made(got.size());
@@ -370,7 +392,7 @@ void LazyRanks::load_batch(const std::vector<std::uint32_t>& batch) {
       });
   std::size_t loaded = 0;
   for (std::size_t k = 0; k < got.size(); ++k) {
-    cache_[batch[k]] = std::move(made[k]);
+    cache_[kept[k]] = std::move(made[k]);
     ++loaded;
   }
   std::lock_guard lock(mutex_);
@@ -455,6 +477,7 @@ std::unique_ptr<LoadedProfile> LazyRanks::make_generation(const std::vector<std:
   gen->critical = measure::critical_paths(*profile, gen->analysis, paths);
   LoadedProfile::Lazy lazy = *base.lazy;
   lazy.loaded = std::move(loaded);
+  lazy.absent = absent_;
   lazy.loaded_ranks = ranks.size();
   for (const auto& c : cache_) lazy.bytes += c ? c->bytes : 0;
   lazy.budget = budget_;

@@ -85,7 +85,8 @@ class LazyRanks {
   std::size_t budget_;
   // Worker state (only the worker touches it).
   std::vector<std::unique_ptr<Cached>> cache_;  // per rank index, null when not loaded
-  std::vector<std::uint8_t> failed_;            // per rank index
+  std::vector<std::uint8_t> failed_;            // per rank index: not to be read again
+  std::vector<std::uint8_t> absent_;            // per rank index: the profile holds only its summary
   std::vector<std::uint8_t> paths_of_;  // per rank index: the newest generation has its critical paths
   std::shared_ptr<const std::vector<std::string>> strings_;
   std::uint64_t clock_ = 0;  // increases with each want() seen: the recency of a rank

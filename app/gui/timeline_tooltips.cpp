@@ -59,7 +59,11 @@ void RankHeaderItem::tooltip(const TimelineContext& ctx, const Hover& hover) con
     }
     ImGui::SetTooltip(
         "Rank %d: %s\nexposed communication %s of %s span (from the profile's summary)\nclick to %s",
-        rank.rank, open ? "its events are loading" : "its events load when you open it or zoom in",
+        rank.rank,
+        ctx.loaded->rank_absent(static_cast<std::size_t>(rank_index_))
+            ? "the profile holds its summary only (a part merged without its events)"
+        : open ? "its events are loading"
+               : "its events load when you open it or zoom in",
         duration_text(tb, sizeof tb, s ? static_cast<double>(s->total.exposed_comm_ns) : 0.0),
         duration_text(tb2, sizeof tb2, s ? static_cast<double>(s->total.span_ns) : 0.0),
         open ? "collapse" : "expand and load it");

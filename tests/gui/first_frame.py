@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Times how long `meshscope view PROFILE` takes to draw the whole job (the Overview, from the profile's
 summaries) and to have the events in, from the view's own state file (MESHSCOPE_STATE_FILE, written every
-frame), under xvfb-run. Usage: first_frame.py MESHSCOPE PROFILE. Prints both times and the process's peak RSS
+frame), under xvfb-run. Usage: first_frame.py MESHSCOPE PROFILE [VIEW FLAGS...]. Prints both times, with lazy
+ranks the time the Timeline shows every rank with the shown ranks' events loaded, and the process's peak RSS
 (GNU time). docs/GUI.md and docs/PERFORMANCE.md quote its output."""
 import json
 import os
@@ -12,14 +13,14 @@ import time
 
 
 def main():
-    meshscope, profile = sys.argv[1], sys.argv[2]
+    meshscope, profile, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
     work = tempfile.mkdtemp(prefix="meshscope-first-frame-")
     state = os.path.join(work, "state.json")
     env = dict(os.environ, MESHSCOPE_STATE_FILE=state)
     start = time.time()
     proc = subprocess.Popen(
         ["/usr/bin/time", "-f", "peak %M KB", "xvfb-run", "-a", "-s", "-screen 0 1600x900x24", meshscope, "view",
-         profile, "--screenshot", os.path.join(work, "full.png"), "--size", "1600x900"],
+         profile, "--screenshot", os.path.join(work, "full.png"), "--size", "1600x900"] + extra,
         env=env, stderr=subprocess.PIPE)
     first = events = timeline = None
     while proc.poll() is None:

@@ -17,17 +17,21 @@
 namespace meshscope::gui::test {
 namespace {
 
-std::filesystem::path job() {
-  static const std::filesystem::path path = [] {
-    const auto traces =
-        std::filesystem::path(MESHSCOPE_TEST_TMP) / ("lazy-job-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(traces);
+// The generated job's traces (rank-0.json.gz ... rank-11.json.gz), once per process.
+std::filesystem::path traces() {
+  static const std::filesystem::path dir = [] {
+    const auto out = std::filesystem::path(MESHSCOPE_TEST_TMP) / ("lazy-job-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(out);
     const std::string command =
         fmt::format("'{}' --ranks 12 --events-per-rank 3000 --format kineto-gz -q -o '{}' > /dev/null",
-                    MESHSCOPE_GEN_JOB, traces.string());
-    if (std::system(command.c_str()) != 0) return std::filesystem::path();
-    return imported(traces);
+                    MESHSCOPE_GEN_JOB, out.string());
+    return std::system(command.c_str()) == 0 ? out : std::filesystem::path();
   }();
+  return dir;
+}
+
+std::filesystem::path job() {
+  static const std::filesystem::path path = traces().empty() ? std::filesystem::path() : imported(traces());
   return path;
 }
 
@@ -239,6 +243,45 @@ TEST(LazyRanks, ZoomingInLoadsTheHeadersOnScreen) {
   view.lazy_poll();
   EXPECT_TRUE(view.loaded()->rank_loaded(8));
   EXPECT_TRUE(view.loaded()->rank_loaded(11));
+}
+
+// A job merged from summary parts with the events of one rank only (docs/SCALE.md): the ranks that came
+// without their events stay summaries in the timeline, say so, and are not read again.
+TEST(LazyRanks, RanksMergedWithoutTheirEventsStaySummaries) {
+  ASSERT_FALSE(traces().empty());
+  const auto work = std::filesystem::path(MESHSCOPE_TEST_TMP) / ("lazy-merge-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(work);
+  std::filesystem::create_directories(work / "parts");
+  for (int r = 0; r < 12; ++r) {
+    const std::string command =
+        fmt::format("'{}' summarize '{}' --summaries-only -q -o '{}' > /dev/null", MESHSCOPE_BINARY,
+                    (traces() / fmt::format("rank-{}.json.gz", r)).string(),
+                    (work / "parts" / fmt::format("part-{}.msdb", r)).string());
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  }
+  const auto merged = work / "merged.msdb";
+  const std::string merge =
+      fmt::format("'{}' summarize --merge '{}' --events '{}' -q -o '{}' > /dev/null", MESHSCOPE_BINARY,
+                  (work / "parts").string(), (traces() / "rank-2.json.gz").string(), merged.string());
+  ASSERT_EQ(std::system(merge.c_str()), 0) << merge;
+
+  std::shared_ptr<const LoadedProfile> base = open_lazily(merged);
+  ASSERT_TRUE(base && base->lazy);
+  LazyRanks lazy(base, std::size_t{1} << 30);
+  lazy.want({1, 2});
+  const auto gen = next_generation(lazy);
+  ASSERT_TRUE(gen);
+  EXPECT_TRUE(gen->rank_loaded(2));
+  EXPECT_FALSE(gen->rank_absent(2));
+  EXPECT_EQ(gen->profile->ranks()[2].activities.size(), whole().profile->ranks()[2].activities.size());
+  EXPECT_FALSE(gen->rank_loaded(1));
+  EXPECT_TRUE(gen->rank_absent(1));
+  EXPECT_EQ(lazy.error(), "");
+  // Asked for again: nothing to read.
+  lazy.want({2, 1});
+  EXPECT_TRUE(lazy.wait_idle(60));
+  EXPECT_EQ(lazy.pending(), 0u);
+  EXPECT_EQ(lazy.stats().loaded, 1u);
 }
 
 }  // namespace
