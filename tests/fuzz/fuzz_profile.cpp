@@ -1,6 +1,7 @@
 // libFuzzer harness: Profile::load, then the measured analysis and the Perfetto export of what loaded, and
 // the per-rank summaries as info and diff read them (measure::read_summary). The first input byte picks the
-// mode (its second bit: the large tables read whole or in three slices):
+// mode (its second bit: the large tables read whole or in three slices; its third: every rank also read alone
+// as the view's lazy ranks read them, with its fourth the row runs read exactly rather than probed):
 //   even: the rest of the input is the profile file itself (damaged SQLite pages, headers, records);
 //   odd:  the rest is SQL run on a copy of a small real profile (the kineto seed cut from
 //         hta/nccl_parser_config, imported and summarised once at start) by the file's author: views and
@@ -16,6 +17,7 @@
 #include "analysis/measure/summary.hpp"
 #include "collectors/import/import.hpp"
 #include "profiler/perfetto_export.hpp"
+#include "profiler/rank_rows.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 using namespace meshscope;
@@ -40,6 +42,32 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)measure::read_summary(input);
   } catch (const Error& e) {
     fuzz::require_one_line_naming(e, "profile.msdb");
+  }
+  if ((data[0] & 4) != 0) {
+    // The third bit: the view's lazy ranks as well, each rank read alone through its row runs (found by point
+    // queries on hostile rowids), composed, and analysed in parts (profiler/rank_rows.hpp,
+    // app/gui/lazy_ranks).
+    try {
+      const Profile description = Profile::load(input, LoadOptions{.events = false});
+      RankRowIndex index = index_rank_rows(input);
+      if ((data[0] & 8) != 0) {
+        for (int t = 0; t < kEventTableCount; ++t)
+          index_table_exactly(input, static_cast<EventTable>(t), index);
+      }
+      std::vector<RankRows> rows;
+      for (const Rank& r : description.ranks()) rows.push_back(index.rows_of(r.rank));
+      const LoadedRanks got = Profile::load_ranks(description, rows);
+      const Profile composed = description.with_ranks(got.ranks, got.strings);
+      measure::Options options;
+      options.threads = 1;
+      measure::RankAnalyzer analyzer(options);
+      std::vector<measure::RankPart> parts;
+      for (std::size_t r = 0; r < composed.ranks().size(); ++r)
+        parts.push_back(analyzer.analyze(composed, r));
+      (void)measure::combine(composed, std::move(parts), {}, options);
+    } catch (const Error& e) {
+      fuzz::require_one_line_naming(e, "profile.msdb");
+    }
   }
   try {
     // The second bit picks a whole read of each large table or three rowid slices of it (profile.cpp).
