@@ -19,6 +19,15 @@
 #include "profiler/sqlite_util.hpp"
 
 namespace meshscope {
+
+// What every load reads: the profile's description (the events aside).
+struct Description {
+  std::map<std::string, std::string> meta;
+  int schema_version = 0;
+  std::vector<std::string> strings;
+  std::vector<Diagnostic> job_diagnostics;
+};
+
 namespace {
 
 using sql::Affinity;
@@ -964,14 +973,6 @@ EventCounts count_events(const std::vector<Rank>& ranks, const RangeScan& range_
   return n;
 }
 
-// What every load reads: the profile's description (the events aside).
-struct Description {
-  std::map<std::string, std::string> meta;
-  int schema_version = 0;
-  std::vector<std::string> strings;
-  std::vector<Diagnostic> job_diagnostics;
-};
-
 Description read_description(sql::Database& db, std::int64_t string_ids, RankSlots& ranks) {
   Description d;
   d.meta = read_meta(db);
@@ -1227,18 +1228,25 @@ const char* table_name(EventTable table) {
   return "?";
 }
 
+// A profile of PATH with D's meta, schema version and job diagnostics (moved out of D); no ranks or strings
+// yet.
+Profile Profile::described(const std::filesystem::path& path, Description& d) {
+  Profile profile;
+  profile.path_ = path;
+  profile.meta_ = std::move(d.meta);
+  profile.schema_version_ = d.schema_version;
+  profile.job_diagnostics_ = std::move(d.job_diagnostics);
+  return profile;
+}
+
 // The profile without its events (LoadOptions::events off): no streams, tracks or steps either (they are
 // known from the events).
 Profile Profile::load_description(sql::Database& db, const std::filesystem::path& path,
                                   std::int64_t string_ids) {
-  Profile profile;
-  profile.path_ = path;
   RankSlots ranks;
   Description d = read_description(db, string_ids, ranks);
-  profile.meta_ = std::move(d.meta);
-  profile.schema_version_ = d.schema_version;
+  Profile profile = described(path, d);
   profile.strings_ = std::make_shared<const std::vector<std::string>>(std::move(d.strings));
-  profile.job_diagnostics_ = std::move(d.job_diagnostics);
   for (Rank& r : ranks.ranks) r.events_loaded = false;
   profile.ranks_ = sorted_rank_list(std::move(ranks.ranks));
   return profile;
@@ -1258,13 +1266,9 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
   clauses_of(clauses, EventTable::kCollectives) = {std::string()};
   clauses_of(clauses, EventTable::kFlows) = {std::string()};
 
-  Profile profile;
-  profile.path_ = path;
   RankSlots ranks;
   Description d = read_description(db, string_ids, ranks);
-  profile.meta_ = std::move(d.meta);
-  profile.schema_version_ = d.schema_version;
-  profile.job_diagnostics_ = std::move(d.job_diagnostics);
+  Profile profile = described(path, d);
   std::vector<std::string> sources;
   const RangeScan range_scan =
       read_events(db, path, string_ids, options, clauses, true, {}, d.strings, sources, ranks);

@@ -305,6 +305,7 @@ struct RankRows {
 };
 
 class Profile;
+struct Description;  // profile.cpp: what every load reads besides the events
 // What Profile::load_ranks gives: the ranks with their events, and the profile's strings (a new list when
 // the ranks' collectives named a source the profile had not seen, else the profile's own).
 struct LoadedRanks {
@@ -355,6 +356,7 @@ class Profile {
  private:
   static Profile load_description(sql::Database& db, const std::filesystem::path& path,
                                   std::int64_t string_ids);
+  static Profile described(const std::filesystem::path& path, Description& d);
 
   std::filesystem::path path_;
   int schema_version_ = 0;

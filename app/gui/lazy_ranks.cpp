@@ -444,23 +444,12 @@ std::unique_ptr<LoadedProfile> LazyRanks::make_generation(const std::vector<std:
     loaded[r] = 1;
     parts[r] = cache_[r]->part;
   }
-  auto gen = std::make_unique<LoadedProfile>();
+  // What every generation shares with the first (summaries, the sample's measured model, the empty indices of
+  // the ranks not loaded), then this generation's ranks and what needs them together.
+  auto gen = std::make_unique<LoadedProfile>(base);
   auto profile = std::make_shared<const Profile>(description.with_ranks(ranks, strings_));
-  gen->source = base.source;
-  gen->msdb = base.msdb;
-  gen->summary = base.summary;
-  gen->summary_note = base.summary_note;
-  gen->job_analysis = base.job_analysis;
-  gen->measured = base.measured;
-  gen->measured_error = base.measured_error;
-  gen->start = base.start;
-  gen->roofline = base.roofline;
-  gen->pipeline = base.pipeline;
-  gen->import_s = base.import_s;
-  gen->load_s = base.load_s;
   gen->profile = profile;
   gen->analysis = measure::combine(*profile, std::move(parts), loaded);
-  gen->ranks = base.ranks;  // empty indices
   for (std::size_t r = 0; r < n; ++r) {
     if (cache_[r]) gen->ranks[r] = cache_[r]->index;
   }

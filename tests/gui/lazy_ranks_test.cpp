@@ -162,6 +162,13 @@ TEST(LazyRanks, EvictsTheRanksNotShownBeyondTheBudget) {
   EXPECT_EQ(roomy.stats().evicted, 0u);
 }
 
+// A test's view on the Timeline that opens profiles with lazy ranks.
+ViewOptions lazy_view() {
+  ViewOptions options = options_for(Panel::kTimeline);
+  options.open = lazily();
+  return options;
+}
+
 // Draws frames until the view has opened its profile and loaded the ranks its timeline shows.
 void settle(NullImGui& imgui, View& view) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
@@ -177,9 +184,7 @@ TEST(LazyRanks, TheTimelineLoadsTheRanksItShowsAndKeepsTheSelection) {
   const auto path = job();
   ASSERT_FALSE(path.empty());
   NullImGui imgui(1400, 2800);  // tall enough to show all twelve ranks open: all are on screen
-  ViewOptions options = options_for(Panel::kTimeline);
-  options.open = lazily();
-  View view(options);
+  View view(lazy_view());
   view.open(path);
   settle(imgui, view);
   ASSERT_TRUE(view.loaded() && view.loaded()->lazy);
@@ -224,9 +229,7 @@ TEST(LazyRanks, ZoomingInLoadsTheHeadersOnScreen) {
   const auto path = job();
   ASSERT_FALSE(path.empty());
   NullImGui imgui(1400, 900);
-  ViewOptions options = options_for(Panel::kTimeline);
-  options.open = lazily();
-  View view(options);
+  View view(lazy_view());
   view.open(path);
   settle(imgui, view);
   ASSERT_TRUE(view.loaded() && view.loaded()->lazy);
