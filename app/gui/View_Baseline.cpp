@@ -43,11 +43,12 @@ void View::baseline_start(std::vector<std::filesystem::path> paths) {
   bl_.paths = paths;
   std::shared_ptr<LoadedProfile> base = paths.empty() ? bl_.loaded : nullptr;
   std::shared_ptr<LoadedProfile> primary = loaded_;
-  bl_.worker = std::jthread([this, paths = std::move(paths), base, primary]() mutable {
+  bl_.worker = std::jthread([this, paths = std::move(paths), base, primary, open = options_.open]() mutable {
     std::shared_ptr<const measure::Diff> diff;
     std::string error;
     try {
-      if (!paths.empty()) base = load_profile(paths);
+      // A large baseline opens on its summaries (lazy ranks), which are all its diff reads.
+      if (!paths.empty()) base = load_profile(paths, {}, {}, {}, open);
       if (base && primary)
         diff =
             std::make_shared<const measure::Diff>(measure::diff_summaries(*base->summary, *primary->summary));
@@ -135,7 +136,7 @@ void View::set_baseline_stacked(bool stacked) {
 // pins start afresh; a search is run again.
 void View::timeline_rebuild_items() {
   build_timeline_items(*loaded_, tl_);
-  if (bl_.stacked && bl_.loaded) add_baseline_items(*loaded_, *bl_.loaded, tl_);
+  if (bl_.stacked && bl_.loaded && !bl_.loaded->lazy) add_baseline_items(*loaded_, *bl_.loaded, tl_);
   if (tl_.filter[0]) timeline_run_search();
 }
 

@@ -183,6 +183,9 @@ void View::timeline_toolbar() {
       ImGui::TextColored(to_vec4(kColExposed), "no match");
     else
       ImGui::Text("%d of %zu", tl_.match_cursor + 1, tl_.matches.size());
+    if (loaded_->lazy && ImGui::IsItemHovered())
+      ImGui::SetTooltip("in the %zu ranks whose events are loaded (of %zu): open or zoom to load others",
+                        loaded_->lazy->loaded_ranks, loaded_->profile->ranks().size());
   } else {
     ImGui::TextDisabled("       ");
   }
@@ -226,13 +229,25 @@ void View::timeline_toolbar() {
         "in the step's details)");
   if (bl_.loaded) {
     ImGui::SameLine();
-    bool stacked = bl_.stacked;
+    // A large baseline opened on its summaries (lazy ranks) has no events to stack.
+    const bool summaries_only = bl_.loaded->lazy.has_value();
+    bool stacked = bl_.stacked && !summaries_only;
+    ImGui::BeginDisabled(summaries_only);
     if (ImGui::Checkbox("Baseline rows", &stacked)) set_baseline_stacked(stacked);
-    if (ImGui::IsItemHovered())
-      ImGui::SetTooltip(
-          "Show the baseline (%s) under each rank of the same number,\naligned at each run's "
-          "first step start",
-          bl_.loaded->source.filename().c_str());
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+      if (summaries_only)
+        ImGui::SetTooltip(
+            "The baseline (%s) is a large job opened on its summaries (lazy ranks):\nthe Summary compares "
+            "it, "
+            "its rows are not stacked here",
+            bl_.loaded->source.filename().c_str());
+      else
+        ImGui::SetTooltip(
+            "Show the baseline (%s) under each rank of the same number,\naligned at each run's "
+            "first step start",
+            bl_.loaded->source.filename().c_str());
+    }
   }
   ImGui::SameLine();
   ImGui::TextDisabled("view %s", duration_text(a, sizeof a, static_cast<double>(tl_.t1 - tl_.t0)));

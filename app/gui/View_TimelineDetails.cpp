@@ -448,9 +448,18 @@ void View::range_panel() {
     ImGui::TextDisabled(range_job_ ? "computing the totals..." : "no totals");
     return;
   }
-  ImGui::Text("%lld GPU activities overlap it; exposed communication inside it: %s (all ranks)",
-              static_cast<long long>(range_.events),
-              duration_text(a, sizeof a, static_cast<double>(range_.exposed_comm_ns)));
+  if (loaded_->lazy) {
+    // Lazy ranks: the totals of the ranks whose events are loaded.
+    ImGui::Text(
+        "%lld GPU activities overlap it; exposed communication inside it: %s (the %zu ranks loaded, of %zu)",
+        static_cast<long long>(range_.events),
+        duration_text(a, sizeof a, static_cast<double>(range_.exposed_comm_ns)), loaded_->lazy->loaded_ranks,
+        loaded_->profile->ranks().size());
+  } else {
+    ImGui::Text("%lld GPU activities overlap it; exposed communication inside it: %s (all ranks)",
+                static_cast<long long>(range_.events),
+                duration_text(a, sizeof a, static_cast<double>(range_.exposed_comm_ns)));
+  }
   range_tables();
 }
 
