@@ -183,25 +183,26 @@ class Exporter {
       }
     }
     for (const auto& c : rank.api_calls) {
+      const CallThread& thread = rank.thread_of(c);
       w_.begin_object();
       w_.field("ph", "X");
       w_.field("cat", c.kind == ApiKind::kDriver ? "cuda_driver" : "cuda_runtime");
       w_.field("name", profile_.str(c.name));
       w_.field("pid", pid);
-      w_.field("tid", c.tid);
+      w_.field("tid", thread.tid);
       time_field("ts", c.start_ns);
       duration_field(c.end_ns - c.start_ns);
       w_.key("args").begin_object();
       if (c.correlation != kNull) w_.field("correlation", c.correlation);
       if (c.external_id != kNull) w_.field("External id", c.external_id);
-      w_.field("pid", c.pid);
+      w_.field("pid", thread.pid);
       w_.end_object();
       w_.end_object();
       // The launch flow from the API call to the work it started.
       if (c.correlation != kNull) {
         auto it = launched.find(c.correlation);
         if (it != launched.end()) {
-          write_flow_point('s', "ac2g", c.correlation, pid, c.tid, c.start_ns);
+          write_flow_point('s', "ac2g", c.correlation, pid, thread.tid, c.start_ns);
           write_flow_point('f', "ac2g", c.correlation, pid, it->second.first, it->second.second);
         }
       }

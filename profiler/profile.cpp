@@ -8,6 +8,7 @@
 #include <future>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -322,7 +323,19 @@ ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t str
   return scan;
 }
 
-using ApiCallScan = std::map<std::int32_t, std::vector<ApiCall>>;
+// One rank's calls as a scan reads them, each naming its thread by an index into THREADS (in the order the
+// scan met them; attach_cpu sorts the threads).
+struct RankCalls {
+  std::vector<ApiCall> calls;
+  std::vector<CallThread> threads;
+  std::map<CallThread, std::uint32_t> index;  // threads -> position
+  std::uint32_t thread(const CallThread& t) {
+    const auto [it, added] = index.try_emplace(t, static_cast<std::uint32_t>(threads.size()));
+    if (added) threads.push_back(t);
+    return it->second;
+  }
+};
+using ApiCallScan = std::map<std::int32_t, RankCalls>;
 
 ApiCallScan scan_api_calls(const std::filesystem::path& path, std::int64_t string_bound, bool links,
                            std::span<const std::string> clauses) {
@@ -330,8 +343,10 @@ ApiCallScan scan_api_calls(const std::filesystem::path& path, std::int64_t strin
   ApiCallScan calls;
   using C = schema::ApiCalls;
   static constexpr int kLinkColumns[] = {C::external_id};
-  std::vector<ApiCall>* list = nullptr;
+  RankCalls* list = nullptr;
   std::int32_t last_rank = -1;
+  CallThread last_thread{kNull, kNull};
+  std::uint32_t last_index = 0;
   for (const std::string& clause : clauses) {
     auto s = TableReader::of<C>(db, false, "id", clause,
                                 links ? std::span<const int>() : std::span<const int>(kLinkColumns));
@@ -343,24 +358,29 @@ ApiCallScan scan_api_calls(const std::filesystem::path& path, std::int64_t strin
         // hold both at once). Only on a rank not seen yet: ranks that take turns would otherwise copy their
         // lists at every turn.
         auto [at, first_seen] = calls.try_emplace(rank);
-        if (list && first_seen) list->shrink_to_fit();
+        if (list && first_seen) list->calls.shrink_to_fit();
         list = &at->second;
         last_rank = rank;
+        last_thread = {kNull, kNull};
       }
       ApiCall a{};
       a.kind = static_cast<ApiKind>(s.in_range(C::kind, 1, kApiKindCount, "an API kind (1-2)"));
-      a.pid = s.integer(C::pid);
-      a.tid = s.integer(C::tid);
+      const CallThread thread{s.integer(C::pid), s.integer(C::tid)};
+      if (thread != last_thread) {  // a rank's calls come thread after thread, mostly
+        last_index = list->thread(thread);
+        last_thread = thread;
+      }
+      a.thread = last_index;
       std::tie(a.start_ns, a.end_ns) = s.interval(C::start_ns, C::end_ns);
       a.name = s.string_id(C::name, string_bound);
       a.correlation = s.integer_or_null(C::correlation);
       a.external_id = s.integer_or_null(C::external_id);
-      list->push_back(a);
+      list->calls.push_back(a);
     }
   }
-  if (list) list->shrink_to_fit();
+  if (list) list->calls.shrink_to_fit();
   for (auto& [rank, list_of_rank] : calls)
-    std::stable_sort(list_of_rank.begin(), list_of_rank.end(), api_call_before);
+    std::stable_sort(list_of_rank.calls.begin(), list_of_rank.calls.end(), api_call_before);
   return calls;
 }
 
@@ -383,7 +403,9 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, boo
   RangeScan scan;
   auto& tracks = scan.tracks;
   using R = schema::Ranges;
+  // parent_id is never decoded: a range's parent is found from the nesting (Rank::parent_range).
   static constexpr int kLinkColumns[] = {R::parent_id, R::external_id, R::category};
+  static constexpr int kUnheld[] = {R::parent_id};
   std::vector<CpuRange>* list = nullptr;
   TrackKey last_key{-1, false, 0, 0};
   auto& rows_per_track = scan.rows_per_track;
@@ -396,7 +418,7 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, boo
     std::string where = slice;
     if (!cpu_operators) where += (where.empty() ? "WHERE " : " AND ") + std::string(kLoadedWithoutOperators);
     auto s = TableReader::of<R>(db, false, "id", where,
-                                links ? std::span<const int>() : std::span<const int>(kLinkColumns));
+                                links ? std::span<const int>(kUnheld) : std::span<const int>(kLinkColumns));
     if (!cpu_operators && s.present()) {
       auto count = db.prepare(
           fmt::format("SELECT kind, count(*) FROM ranges {}{}kind IN ({}, {}) GROUP BY kind", slice,
@@ -427,7 +449,6 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, boo
       }
       std::tie(c.start_ns, c.end_ns) = s.interval(R::start_ns, R::end_ns);
       c.id = s.integer(R::id);
-      c.parent_id = s.integer_or_null(R::parent_id);
       c.external_id = s.integer_or_null(R::external_id);
       if (c.kind == RangeKind::kStep) scan.step_of_range[c.id] = s.integer_or_null(R::step);
       c.name = s.string_id(R::name, string_bound);
@@ -560,7 +581,14 @@ ActivityScan merge_scans(std::vector<ActivityScan>& parts) {
 ApiCallScan merge_scans(std::vector<ApiCallScan>& parts) {
   ApiCallScan out = std::move(parts[0]);
   for (std::size_t i = 1; i < parts.size(); ++i) {
-    for (auto& [rank, list] : parts[i]) merge_sorted(out[rank], list, api_call_before);
+    for (auto& [rank, part] : parts[i]) {
+      // The part's threads are numbered as its scan met them: renumbered into the merged rank's.
+      RankCalls& into = out[rank];
+      std::vector<std::uint32_t> renumber(part.threads.size());
+      for (std::size_t t = 0; t < part.threads.size(); ++t) renumber[t] = into.thread(part.threads[t]);
+      for (ApiCall& c : part.calls) c.thread = renumber[c.thread];
+      merge_sorted(into.calls, part.calls, api_call_before);
+    }
     parts[i] = {};
   }
   return out;
@@ -922,10 +950,25 @@ void attach_collectives(std::vector<CollectiveRow>& collective_rows, RankSlots& 
 }
 
 // CPU side: API calls, then ranges per track and the steps among them.
-void attach_cpu(std::map<std::int32_t, std::vector<ApiCall>>& api_calls, RangeScan& range_scan,
-                const ThreadNames& thread_names, RankSlots& ranks) {
+void attach_cpu(ApiCallScan& api_calls, RangeScan& range_scan, const ThreadNames& thread_names,
+                RankSlots& ranks) {
   auto& tracks = range_scan.tracks;
-  for (auto& [rank, list] : api_calls) ranks.slot(rank).api_calls = std::move(list);
+  for (auto& [rank, list] : api_calls) {
+    // The rank's threads sorted by (pid, tid), the calls renumbered to match.
+    Rank& r = ranks.slot(rank);
+    std::vector<std::uint32_t> order(list.threads.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return list.threads[a] < list.threads[b]; });
+    std::vector<std::uint32_t> renumber(order.size());
+    r.call_threads.resize(order.size());
+    for (std::uint32_t k = 0; k < order.size(); ++k) {
+      renumber[order[k]] = k;
+      r.call_threads[k] = list.threads[order[k]];
+    }
+    for (ApiCall& c : list.calls) c.thread = renumber[c.thread];
+    r.api_calls = std::move(list.calls);
+  }
   // As for the activities: each rank's ranges sized once, each track's list freed as it is copied.
   ReleaseFreed release;
   std::map<std::int32_t, std::size_t> per_rank;
@@ -1036,6 +1079,22 @@ EventCounts count_events(const Rank& r) {
   return n;
 }
 
+std::int64_t Rank::parent_range(std::uint32_t index) const {
+  if (index >= ranges.size() || ranges[index].depth <= 0) return -1;
+  const CpuRange& c = ranges[index];
+  for (const CpuTrack& t : tracks) {
+    if (index < t.first || index >= t.first + t.count) continue;
+    // Ranges are sorted by (start, depth) on the track: the parent starts at or before C, the nearest such
+    // range one level up that is still open at C's start.
+    for (std::uint32_t i = index; i-- > t.first;) {
+      const CpuRange& p = ranges[i];
+      if (p.depth == c.depth - 1 && p.start_ns <= c.start_ns && p.end_ns >= c.start_ns) return i;
+    }
+    return -1;
+  }
+  return -1;
+}
+
 namespace {
 template <typename T>
 std::size_t held(const std::vector<T>& v) {
@@ -1056,7 +1115,7 @@ EventMemory event_memory(const Rank& r) {
   m.ranges = held(r.ranges);
   m.collectives = held(r.collectives);
   m.flows = held(r.flows);
-  m.other = held(r.streams) + held(r.tracks) + held(r.steps);
+  m.other = held(r.streams) + held(r.tracks) + held(r.steps) + held(r.call_threads);
   for (const auto& s : r.streams) m.other += heap_text(s.name);
   for (const auto& t : r.tracks) m.other += heap_text(t.name);
   for (const auto& s : r.steps) m.other += heap_text(s.source);

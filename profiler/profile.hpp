@@ -88,26 +88,34 @@ struct Collective {
 };
 static_assert(sizeof(Collective) == 136, "Collective is laid out deliberately: see above");
 
+// A thread that made CUDA API calls (Rank::call_threads): calls name it by index, not by (pid, tid).
+struct CallThread {
+  std::int64_t pid, tid;
+  friend auto operator<=>(const CallThread&, const CallThread&) = default;
+};
+
 struct ApiCall {
   TimeNs start_ns, end_ns;
-  std::int64_t pid, tid;
   std::int64_t correlation;
   std::int64_t external_id;
   StringId name;
+  std::uint32_t thread;  // index into Rank::call_threads
   ApiKind kind;
 };
+static_assert(sizeof(ApiCall) == 48, "ApiCall is packed deliberately: a rank makes millions of calls");
 
+// A range's parent (ranges.parent_id) is not held: it is the range of depth - 1 that encloses it on its track
+// (the writer nests them so: profiler/writer/range_nesting.hpp), found when asked for (parent_range()).
 struct CpuRange {
   TimeNs start_ns, end_ns;
   std::int64_t id;
-  std::int64_t parent_id;    // kNull at depth 0
   std::int64_t external_id;  // kNull when absent
   StringId name;
   StringId category;
   std::int32_t depth;
   RangeKind kind;  // a kStep range's step number is its Step's (Rank::steps, by range_id)
 };
-static_assert(sizeof(CpuRange) == 56, "CpuRange is packed deliberately: most events are CPU ranges");
+static_assert(sizeof(CpuRange) == 48, "CpuRange is packed deliberately: most events are CPU ranges");
 
 struct CpuTrack {
   std::int64_t pid, tid;
@@ -171,6 +179,7 @@ struct Rank {
   std::vector<CopyDetail> copies;       // Activity::detail for memcpy/memset
   std::vector<Collective> collectives;  // sorted by start
   std::vector<ApiCall> api_calls;       // sorted by start
+  std::vector<CallThread> call_threads;  // the threads of api_calls, sorted by (pid, tid)
   std::vector<CpuTrack> tracks;         // CPU threads first (by pid, tid), then GPU annotation tracks
   std::vector<CpuRange> ranges;         // grouped by track, sorted by (start, depth) within
   std::vector<Step> steps;              // sorted by start
@@ -185,6 +194,10 @@ struct Rank {
     const auto& t = tracks[track_index];
     return {ranges.data() + t.first, t.count};
   }
+  // The index in ranges of the range enclosing ranges[INDEX] one level up on its track, -1 at depth 0 (or
+  // when none encloses it).
+  std::int64_t parent_range(std::uint32_t index) const;
+  const CallThread& thread_of(const ApiCall& call) const { return call_threads[call.thread]; }
   // GPU activity span: first start and last end over all streams (0,0 when the rank has no GPU activity).
   TimeNs gpu_first_ns = 0, gpu_last_ns = 0;
 };
@@ -222,9 +235,9 @@ struct LoadOptions {
   // Load each kernel's launch configuration (grid, block, registers, shared memory, graph): the timeline's
   // details show it; the measured analysis never reads it, so commands that only analyse skip it.
   bool kernel_details = true;
-  // Load the links between CPU ranges and calls (ranges' parent_id, external_id and category, API calls'
-  // external_id): the timeline and the launch analysis follow them; the step and class breakdowns, diff,
-  // compare and the workload inference do not (they read NULL then: kNull, kNoString).
+  // Load the links between CPU ranges and calls (ranges' external_id and category, API calls' external_id):
+  // the timeline and the launch analysis follow them; the step and class breakdowns, diff, compare and the
+  // workload inference do not (they read NULL then: kNull, kNoString).
   bool links = true;
   // Load the events at all (activities, API calls, CPU ranges, collectives, flows). Off: only the profile's
   // description (meta, strings, ranks, devices, process groups, diagnostics; no streams, tracks or steps),

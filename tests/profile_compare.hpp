@@ -29,17 +29,19 @@ inline auto key(const Collective& c) {
                   c.out_bytes, c.group_size, c.start_ns, c.end_ns, c.source);
 }
 inline auto key(const ApiCall& a) {
-  return std::tie(a.start_ns, a.end_ns, a.pid, a.tid, a.correlation, a.external_id, a.name, a.kind);
+  return std::tie(a.start_ns, a.end_ns, a.thread, a.correlation, a.external_id, a.name, a.kind);
 }
 inline auto key(const CpuRange& r) {
-  return std::tie(r.start_ns, r.end_ns, r.id, r.parent_id, r.external_id, r.name, r.category, r.depth,
-                  r.kind);
+  return std::tie(r.start_ns, r.end_ns, r.id, r.external_id, r.name, r.category, r.depth, r.kind);
 }
 inline auto key(const CpuTrack& t) {
   return std::tie(t.pid, t.tid, t.name, t.gpu, t.first, t.count, t.max_depth);
 }
 inline auto key(const Step& s) {
   return std::tie(s.number, s.start_ns, s.end_ns, s.pid, s.tid, s.range_id, s.source);
+}
+inline auto key(const CallThread& t) {
+  return std::tie(t.pid, t.tid);
 }
 inline auto key(const Flow& f) {
   return std::tie(f.category, f.flow_id, f.src_ns, f.src_pid, f.src_tid, f.dst_ns, f.dst_pid, f.dst_tid);
@@ -65,6 +67,7 @@ inline void expect_same_rank(const Rank& a, const Rank& b) {
   expect_same(a.copies, b.copies, "copy detail", a.rank);
   expect_same(a.collectives, b.collectives, "collective", a.rank);
   expect_same(a.api_calls, b.api_calls, "API call", a.rank);
+  expect_same(a.call_threads, b.call_threads, "API call thread", a.rank);
   expect_same(a.tracks, b.tracks, "track", a.rank);
   expect_same(a.ranges, b.ranges, "range", a.rank);
   expect_same(a.steps, b.steps, "step", a.rank);

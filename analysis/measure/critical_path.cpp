@@ -125,9 +125,10 @@ class RankIndex {
     for (std::uint32_t c = 0; c < r.api_calls.size(); ++c) {
       const ApiCall& call = r.api_calls[c];
       if (call.kind != ApiKind::kRuntime && !launched[c]) continue;
+      const CallThread& thread = r.thread_of(call);
       auto [it, inserted] =
-          thread_at.try_emplace({call.pid, call.tid}, static_cast<std::uint32_t>(threads.size()));
-      if (inserted) threads.push_back({call.pid, call.tid, kNone, {}});
+          thread_at.try_emplace({thread.pid, thread.tid}, static_cast<std::uint32_t>(threads.size()));
+      if (inserted) threads.push_back({thread.pid, thread.tid, kNone, {}});
       threads[it->second].calls.push_back(c);
       thread_of_call[c] = it->second;
     }

@@ -9,21 +9,20 @@ namespace meshscope::measure {
 
 namespace {
 
-// The API calls grouped by thread, threads in (pid, tid) order, and each thread's CPU track.
+// The API calls grouped by thread, threads in (pid, tid) order (the rank's call_threads), and each thread's
+// CPU track.
 void index_threads(const Rank& rank, LaunchIndex& x) {
   const auto& calls = rank.api_calls;
   std::map<std::pair<std::int64_t, std::int64_t>, std::uint32_t> thread_at;
-  for (const ApiCall& c : calls) thread_at.try_emplace({c.pid, c.tid}, 0);
-  x.threads.reserve(thread_at.size());
-  for (auto& [key, index] : thread_at) {
-    index = static_cast<std::uint32_t>(x.threads.size());
-    x.threads.push_back({key.first, key.second, kNoIndex, {}});
+  x.threads.reserve(rank.call_threads.size());
+  for (const CallThread& t : rank.call_threads) {
+    thread_at.emplace(std::make_pair(t.pid, t.tid), static_cast<std::uint32_t>(x.threads.size()));
+    x.threads.push_back({t.pid, t.tid, kNoIndex, {}});
   }
   x.thread_of_api.resize(calls.size());
   for (std::uint32_t i = 0; i < calls.size(); ++i) {
-    const std::uint32_t t = thread_at[{calls[i].pid, calls[i].tid}];
-    x.threads[t].calls.push_back(i);
-    x.thread_of_api[i] = t;
+    x.threads[calls[i].thread].calls.push_back(i);
+    x.thread_of_api[i] = calls[i].thread;
   }
   for (std::uint32_t k = 0; k < rank.tracks.size(); ++k) {
     const CpuTrack& track = rank.tracks[k];

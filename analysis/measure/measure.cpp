@@ -250,7 +250,8 @@ void analyze_rank(const Profile& profile, const Rank& r, const Classifier& class
     const std::int32_t api = ws.correlation.find(a.correlation);
     if (api < 0) return kNone;
     const ApiCall& call = r.api_calls[static_cast<std::size_t>(api)];
-    const std::string& op = ws.launch_ops.find(call.pid, call.tid, call.start_ns);
+    const CallThread& thread = r.thread_of(call);
+    const std::string& op = ws.launch_ops.find(thread.pid, thread.tid, call.start_ns);
     if (op.empty()) ++out.launches_without_op;
     return op;
   };

@@ -94,7 +94,7 @@ std::vector<Item> launch_sequence(const Profile& p, const Analysis& a, std::size
   std::vector<std::uint8_t> call_backward(r.api_calls.size(), 0);
   std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::uint32_t>> calls_of;
   for (std::uint32_t c = 0; c < r.api_calls.size(); ++c)
-    calls_of[{r.api_calls[c].pid, r.api_calls[c].tid}].push_back(c);
+    calls_of[{r.thread_of(r.api_calls[c]).pid, r.thread_of(r.api_calls[c]).tid}].push_back(c);
   std::vector<std::int8_t> name_backward;
   auto is_backward = [&](StringId name) {
     if (name >= name_backward.size()) name_backward.resize(name + 1, -1);

@@ -230,7 +230,8 @@ void View::details_fields(const EventRef& e) {
   } else if (e.kind == EventKind::kApiCall) {
     const ApiCall& c = rank.api_calls[e.index];
     field("kind", "CUDA %s API", to_string(c.kind));
-    field("process, thread", "%lld, %lld", static_cast<long long>(c.pid), static_cast<long long>(c.tid));
+    field("process, thread", "%lld, %lld", static_cast<long long>(rank.thread_of(c).pid),
+          static_cast<long long>(rank.thread_of(c).tid));
     field("correlation", "%s", long_text(c.correlation).c_str());
     field("external id", "%s", long_text(c.external_id).c_str());
   } else if (e.kind == EventKind::kStep) {
@@ -267,7 +268,7 @@ void View::details_launch(const EventRef& e) {
   if (api != measure::kNoIndex) {
     const ApiCall& call = rank.api_calls[api];
     if (e.kind != EventKind::kApiCall) {
-      ImGui::Text("API call (thread %lld, %s):", static_cast<long long>(call.tid),
+      ImGui::Text("API call (thread %lld, %s):", static_cast<long long>(rank.thread_of(call).tid),
                   duration_text(t, sizeof t, static_cast<double>(call.end_ns - call.start_ns)));
       event_link({EventKind::kApiCall, e.rank_index, api}, "api");
     }
@@ -285,13 +286,9 @@ void View::details_launch(const EventRef& e) {
   }
   if (e.kind == EventKind::kRange) {
     const CpuRange& c = rank.ranges[e.index];
-    if (c.parent_id != kNull) {
-      for (std::uint32_t i = e.index; i-- > 0;) {
-        if (rank.ranges[i].id != c.parent_id) continue;
-        ImGui::Text("inside:");
-        event_link({EventKind::kRange, e.rank_index, i}, "parent");
-        break;
-      }
+    if (const std::int64_t parent = rank.parent_range(e.index); parent >= 0) {
+      ImGui::Text("inside:");
+      event_link({EventKind::kRange, e.rank_index, static_cast<std::uint32_t>(parent)}, "parent");
     }
     flow_calls_.clear();
     measure::api_calls_inside(rank, launches, e.index, flow_calls_);

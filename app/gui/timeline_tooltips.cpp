@@ -244,7 +244,7 @@ void launch_tooltip_lines(const TimelineContext& ctx, std::size_t r, std::uint32
   char tb[32];
   ImGui::Text("launched by %s (%s) on thread %lld", profile.str(call.name).c_str(),
               duration_text(tb, sizeof tb, static_cast<double>(call.end_ns - call.start_ns)),
-              static_cast<long long>(call.tid));
+              static_cast<long long>(rank.thread_of(call).tid));
   const std::uint32_t op = launches.op_of_api[api];
   if (op != measure::kNoIndex) {
     const std::string& name = profile.str(rank.ranges[op].name);
@@ -270,7 +270,7 @@ void api_call_tooltip(const TimelineContext& ctx, std::size_t r, std::uint32_t i
   ImGui::Text("duration %s   start %s",
               duration_text(tb, sizeof tb, static_cast<double>(c.end_ns - c.start_ns)),
               duration_text(tb2, sizeof tb2, static_cast<double>(c.start_ns - profile.first_ns())));
-  ImGui::Text("rank %d, thread %lld", rank.rank, static_cast<long long>(c.tid));
+  ImGui::Text("rank %d, thread %lld", rank.rank, static_cast<long long>(rank.thread_of(c).tid));
   const auto launched = launches.activities_of(index);
   if (!launched.empty()) {
     const std::string& first = profile.str(rank.activities[launched[0]].name);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "collectors/import/import.hpp"
 #include "profiler/error.hpp"
 #include "profiler/profile.hpp"
+#include "profiler/sqlite_util.hpp"
 #include "tests/profile_compare.hpp"
 
 namespace meshscope {
@@ -96,6 +98,40 @@ TEST(ProfileSlices, SkippedOperatorsAreCountedOnceOverTheSlices) {
     }
   }
   EXPECT_GT(kept, 0u);
+}
+
+// A loaded range does not hold its parent: Rank::parent_range finds it from the nesting. It must be the range
+// the writer recorded as ranges.parent_id, on traces with deep operator nesting and with NVTX ranges.
+TEST(ProfileNesting, ParentRangeIsTheWritersParent) {
+  std::size_t nested = 0;  // ranges with a parent, over the three traces (the Nsight export nests none)
+  for (const auto& [trace, name] :
+       {std::pair<const char*, const char*>{"kineto/resnet50_num_workers_0", "nest-resnet"},
+        {"hta/trace_filter", "nest-hta"},
+        {"nsys", "nest-nsys"}}) {
+    SCOPED_TRACE(trace);
+    const fs::path profile = imported({trace}, name);
+    const Profile p = Profile::load(profile);
+    std::map<std::int64_t, std::int64_t> parent_of;  // range id -> parent id (kNull at depth 0)
+    {
+      sql::Database db(profile, true);
+      auto s = db.prepare("SELECT id, parent_id FROM ranges");
+      while (s.step()) parent_of[s.column_int(0)] = s.column_int(1);
+    }
+    for (const Rank& r : p.ranks()) {
+      for (std::uint32_t i = 0; i < r.ranges.size(); ++i) {
+        const std::int64_t parent = r.parent_range(i);
+        const std::int64_t want = parent_of.at(r.ranges[i].id);
+        if (want == kNull) {
+          EXPECT_EQ(parent, -1) << "range " << r.ranges[i].id;
+          continue;
+        }
+        ASSERT_GE(parent, 0) << "range " << r.ranges[i].id;
+        EXPECT_EQ(r.ranges[static_cast<std::size_t>(parent)].id, want) << "range " << r.ranges[i].id;
+        ++nested;
+      }
+    }
+  }
+  EXPECT_GT(nested, 1000u);
 }
 
 }  // namespace

@@ -157,7 +157,10 @@ TEST(ProfileWriter, TracksHeldBackAfterOneCameOutOfOrderAreNestedInMemory) {
                                       [&](const CpuRange& r) { return profile.str(r.name) == "child"; });
   ASSERT_NE(parent_row, ranges.end());
   ASSERT_NE(child_row, ranges.end());
-  EXPECT_EQ(child_row->parent_id, parent_row->id);
+  const Rank& rank = profile.ranks()[0];
+  const std::int64_t parent = rank.parent_range(static_cast<std::uint32_t>(child_row - ranges.begin()));
+  ASSERT_GE(parent, 0);
+  EXPECT_EQ(ranges[static_cast<std::size_t>(parent)].id, parent_row->id);
 }
 
 INSTANTIATE_TEST_SUITE_P(OnlineAndInSql, ProfileWriterNesting,
