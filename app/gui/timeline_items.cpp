@@ -274,6 +274,14 @@ void RankHeaderItem::draw(TimelineContext& ctx, float y) {
   dl->AddText(ImVec2(std::max(ctx.x0 + 4, ctx.x1 - ts.x - 8), ty - 1), kColTextDim, buf);
   // Exposed communication band (every interval, folded to pixels, none skipped).
   const float by0 = y + h - kBandHeight * ctx.ui - 1, by1 = y + h - 1;
+  if (summary) {
+    // A rank not loaded: where its steps start, from its summary (a tick over the band).
+    for (const measure::StepSummary& step : summary->steps) {
+      if (step.cpu_start_ns < ctx.t0 || step.cpu_start_ns > ctx.t1) continue;
+      const float x = ctx.x_of(step.cpu_start_ns);
+      dl->AddLine(ImVec2(x, by0 - 4 * ctx.ui), ImVec2(x, by1), IM_COL32(220, 220, 240, 110));
+    }
+  }
   bool band_hover = false;
   for (const DrawItem& item : band_) {
     const float x0 = std::max(ctx.x_of(item.start_ns), ctx.x0 - 1);
