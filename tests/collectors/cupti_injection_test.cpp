@@ -289,13 +289,11 @@ TEST(CuptiInjection, RecordMergesCudaAndNcclProfilesOfAMultiHostJob) {
   auto env = cuda_env(dir);
   env["CUDA_INJECTION64_PATH"] = "";  // record sets both collectors' paths itself
   env["MESHSCOPE_OUTPUT_DIR"] = "";
-  const std::int64_t base = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count();
-  const auto r = run_process({MESHSCOPE_BINARY, "record", "-o", dir.string(), "--", MESHSCOPE_FAKE_RANK,
-                              "--spawn", "4", "--hosts", "2", "--cuda", "--collectives", "12",
-                              "--skew-ns-per-host", "3000000", "--base-ns", std::to_string(base)},
-                             env);
+  // The ranks stamp their GPU work from one base, taken when the fake launcher spawns them (fake_rank.cpp).
+  const auto r =
+      run_process({MESHSCOPE_BINARY, "record", "-o", dir.string(), "--", MESHSCOPE_FAKE_RANK, "--spawn", "4",
+                   "--hosts", "2", "--cuda", "--collectives", "12", "--skew-ns-per-host", "3000000"},
+                  env);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const fs::path job = dir / "job.msdb";
   ASSERT_TRUE(fs::exists(job)) << r.output;

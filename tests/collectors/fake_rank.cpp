@@ -7,7 +7,9 @@
 //                       [--base-ns NS] [--exit normal|kill|kill-late|wait-signal] [--exit-code N]
 //                       [--cuda [--cuda-burst N] [--cuda-reset] [--cuda-fork]]
 //
-// --spawn N starts N copies with RANK/LOCAL_RANK/WORLD_SIZE set (as torchrun does) and exits with the worst
+// --spawn N starts N copies with RANK/LOCAL_RANK/WORLD_SIZE set (as torchrun does), all stamping from one
+// base
+// (--base-ns, or the time of the spawn), and exits with the worst
 // status; --hosts H spreads them over H pretend hosts (MESHSCOPE_HOSTNAME=fakehostK). Collective i ends at
 // base + i ms + 400 us (+ a few hundred ns of jitter) on every rank, as real collectives end together;
 // --skew-ns-per-host shifts host K's clock by K * NS so that the merge has something to undo.
@@ -346,6 +348,13 @@ int run(DriverT driver, const Options& o, int rank, int nranks) {
 }
 
 int spawn(int n, int hosts, char** argv) {
+  // Without --base-ns every copy stamps from one base taken now, as GPUs finishing one collective do. Taken
+  // here rather than by a test before the launcher started: the stamps stand for GPU times on the host's
+  // clock, and the NCCL plugin takes a GPU timer more than a second away from the host clock for one on
+  // another epoch (startup under the sanitizers can take that long).
+  bool based = false;
+  for (char** a = argv; *a; ++a) based = based || std::strcmp(*a, "--base-ns") == 0;
+  const std::string base = std::to_string(now_ns() / 1'000'000 * 1'000'000);
   std::vector<pid_t> children;
   for (int r = 0; r < n; ++r) {
     const pid_t pid = fork();
@@ -363,6 +372,12 @@ int spawn(int n, int hosts, char** argv) {
           continue;
         }
         args.push_back(*a);
+      }
+      std::string base_flag = "--base-ns";
+      std::string base_value = base;
+      if (!based) {
+        args.push_back(base_flag.data());
+        args.push_back(base_value.data());
       }
       args.push_back(nullptr);
       execv("/proc/self/exe", args.data());

@@ -39,14 +39,11 @@ TEST(AlignClocks, MediansOfMatchedEndsAlongATree) {
 TEST(Record, RunsTheCommandAndMergesAlignedJobProfile) {
   const fs::path dir = fresh_dir("record-job");
   // 4 ranks on 2 pretend hosts; the second host's clock runs 5 ms ahead. Every rank stamps its collectives
-  // from the same base (now), as GPUs finishing one collective do.
-  const std::int64_t base = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count();
-  const auto r = run_process(
-      {MESHSCOPE_BINARY, "record", "-o", dir.string(), "--", MESHSCOPE_FAKE_RANK, "--spawn", "4", "--hosts",
-       "2", "--collectives", "20", "--skew-ns-per-host", "5000000", "--base-ns", std::to_string(base)},
-      clean_env());
+  // from the same base (the time the fake launcher spawns them), as GPUs finishing one collective do.
+  const auto r =
+      run_process({MESHSCOPE_BINARY, "record", "-o", dir.string(), "--", MESHSCOPE_FAKE_RANK, "--spawn", "4",
+                   "--hosts", "2", "--collectives", "20", "--skew-ns-per-host", "5000000"},
+                  clean_env());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("recorded 4 ranks (4 files, 0 GPU activities, 100 collectives)"), std::string::npos)
       << r.output;
