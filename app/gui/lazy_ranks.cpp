@@ -245,7 +245,12 @@ LazyRanks::LazyRanks(std::shared_ptr<const LoadedProfile> base, std::size_t budg
 }
 
 LazyRanks::~LazyRanks() {
-  worker_.request_stop();
+  {
+    // Under the mutex: the worker checks for a stop under it before it waits, so the wake-up cannot fall
+    // between.
+    std::lock_guard lock(mutex_);
+    worker_.request_stop();
+  }
   changed_.notify_all();
 }
 
