@@ -953,8 +953,9 @@ void attach_collectives(std::vector<CollectiveRow>& collective_rows, RankSlots& 
 void attach_cpu(ApiCallScan& api_calls, RangeScan& range_scan, const ThreadNames& thread_names,
                 RankSlots& ranks) {
   auto& tracks = range_scan.tracks;
-  for (auto& [rank, list] : api_calls) {
+  for (auto& [rank, calls_of_rank] : api_calls) {
     // The rank's threads sorted by (pid, tid), the calls renumbered to match.
+    RankCalls& list = calls_of_rank;  // a lambda below refers to it (clang 14 cannot capture a binding)
     Rank& r = ranks.slot(rank);
     std::vector<std::uint32_t> order(list.threads.size());
     std::iota(order.begin(), order.end(), 0u);
