@@ -207,6 +207,24 @@ TEST(Kineto, MetadataAfterTheEventsIsApplied) {
   }
 }
 
+// A device property that is an array or object where a text is expected (a damaged trace; the fuzzer's
+// kineto_memory finding device_name_array): read once, stored as its JSON text, in memory and streamed.
+TEST(Kineto, DevicePropertyOfTheWrongKindIsReadOnce) {
+  TempDir dir("kineto-device-array");
+  const auto trace = dir / "device.json";
+  testing::write_text(trace, R"({"deviceProperties": [{"id": 0, "name": ["H100", {"x": 1}], "numSms": 132}],
+    "traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10.5, "dur": 2,
+     "args": {"device": 0, "stream": 7, "correlation": 5}}]})");
+  for (const std::uint64_t threshold : {std::uint64_t{1} << 30, std::uint64_t{0}}) {
+    const auto out = dir / ("p" + std::to_string(threshold) + ".msdb");
+    ImportOptions options;
+    options.streaming_threshold_bytes = threshold;
+    import_traces({trace}, out, options);
+    EXPECT_EQ(query_one(out, "SELECT device, name, sm_count FROM devices"), R"(0|["H100", {"x": 1}]|132)");
+  }
+}
+
 // Streaming (flat memory) and in-memory reading must produce identical profiles.
 TEST(Kineto, StreamingAndInMemoryReadersAgree) {
   TempDir dir("kineto-stream");

@@ -677,16 +677,19 @@ class FileImporter {
           od::value v = field.value();
           const od::json_type type = v.type();
           if (k == "id") d.device = static_cast<std::int32_t>(as_integer(v));
-          if (k == "name") d.name = as_text(v);
           if (k == "totalGlobalMem") d.total_memory_bytes = as_integer(v);
           if (k == "computeMajor") d.compute_major = as_integer(v);
           if (k == "computeMinor") d.compute_minor = as_integer(v);
           if (k == "numSms") d.sm_count = as_integer(v);
+          // Read once: an array or object value can be consumed only once (simdjson On-Demand), and a name
+          // may be one in a damaged trace.
+          const std::string text = as_text(v);
+          if (k == "name") d.name = text;
           props.key(k);
           if (type == od::json_type::string) {
-            props.value(as_text(v));
+            props.value(text);
           } else {
-            props.raw(as_text(v));
+            props.raw(text);
           }
         }
         props.end_object();
