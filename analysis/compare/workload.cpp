@@ -391,8 +391,9 @@ Workload infer_workload(const Profile& profile, const measure::ProfileWork& work
   if (const auto att = most_frequent(shapes.attention)) {
     const auto [hidden, tp] = hidden_and_tp(*att, shapes, lookup(group_dims, "tp"), tp_from_shapes, w);
     infer_mlp(shapes, hidden, att->heads * att->head_dim, tp, w);
+    const std::int64_t hidden_size = hidden;  // a lambda cannot capture a structured binding before clang 16
     const bool gemms_of_hidden = std::any_of(shapes.weights.begin(), shapes.weights.end(),
-                                             [&](const auto& e) { return e.first.second == hidden; });
+                                             [&](const auto& e) { return e.first.second == hidden_size; });
     if (gemms_of_hidden) {
       w.transformer = true;
       w.hidden = hidden;
