@@ -14,6 +14,7 @@
 #include "analysis/measure/launch_queue.hpp"
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/pipeline_schedule.hpp"
+#include "analysis/measure/report_analysis.hpp"
 #include "app/command.hpp"
 #include "app/report_roofline.hpp"
 #include "app/text_report.hpp"
@@ -41,6 +42,7 @@ struct Options {
   unsigned threads = 0;
   std::size_t top = 10;
   bool cpu_ops = false;
+  measure::Streaming stream = measure::Streaming::kAuto;
 };
 
 // The launch/queue and pipeline sections (issue #16), computed beside the main analysis.
@@ -48,6 +50,7 @@ struct Sections {
   measure::LaunchAnalysis launches;
   measure::PipelineReport pipeline;
   bool cpu_operators_loaded = false;
+  std::vector<std::vector<measure::HostBoundRow>> longest_host_bound;  // per rank
 };
 
 double us(TimeNs ns) {
@@ -222,28 +225,18 @@ void launches_json(JsonWriter& j, const Profile& profile, const Sections& sectio
     j.key("host_bound_ops");
     host_bound_ops_json(j, profile, rl.host_bound_ops, options.top);
     // The longest waits, each with the kernel, its stream and the CPU operator that launched it.
-    std::vector<const measure::HostBoundLaunch*> longest;
-    for (const auto& h : rl.host_bound) longest.push_back(&h);
-    std::stable_sort(longest.begin(), longest.end(),
-                     [](const auto* x, const auto* y) { return x->gap_ns > y->gap_ns; });
-    if (longest.size() > options.top) longest.resize(options.top);
     j.key("host_bound").begin_array();
-    for (const auto* h : longest) {
-      const Activity& act = r.activities[h->activity];
-      // Rank::streams hold their activities contiguously, in order.
-      const auto st = std::upper_bound(r.streams.begin(), r.streams.end(), h->activity,
-                                       [](std::uint32_t i, const GpuStream& g) { return i < g.first; }) -
-                      1;
-      j.begin_object().field("name", profile.str(act.name));
-      j.field("device", st->device).field("stream", st->stream);
-      j.field("start_us", us(act.start_ns - origin)).field("gpu_idle_us", us(h->gap_ns));
-      j.field("launched_after_idle_us", us(h->launched_after_dry_ns));
-      j.field("device_idle_us", us(h->device_idle_ns));
-      j.field("launch", profile.str(r.api_calls[h->api].name)).key("op");
-      if (h->op == measure::kNoIndex) {
-        j.null();
+    for (const measure::HostBoundRow& h : sections.longest_host_bound[rl.rank_index]) {
+      j.begin_object().field("name", profile.str(h.kernel));
+      j.field("device", h.device).field("stream", h.stream);
+      j.field("start_us", us(h.start_ns - origin)).field("gpu_idle_us", us(h.gap_ns));
+      j.field("launched_after_idle_us", us(h.launched_after_dry_ns));
+      j.field("device_idle_us", us(h.device_idle_ns));
+      j.field("launch", profile.str(h.launch)).key("op");
+      if (h.has_op) {
+        j.value(profile.str(h.op));
       } else {
-        j.value(profile.str(r.ranges[h->op].name));
+        j.null();
       }
       j.end_object();
     }
@@ -1106,8 +1099,8 @@ void write_text(const Profile& profile, const Analysis& a, const Options& option
   findings(t, profile, a);
   rank_breakdown_text(t, a);
   steps_text(t, profile, a);
-  const auto& ranks = profile.ranks();
-  if (std::any_of(ranks.begin(), ranks.end(), [](const Rank& r) { return !r.activities.empty(); })) {
+  // Any GPU activity (a rank's classes: one per activity; a streamed rank gave its events back).
+  if (std::any_of(a.ranks.begin(), a.ranks.end(), [](const RankResult& r) { return !r.classes.empty(); })) {
     stream_idle_text(t, profile, a);
     kernels_text(t, profile, a);
   }
@@ -1145,43 +1138,33 @@ const bool registered = register_command(
        cmd->add_flag("--cpu-ops", opts->cpu_ops,
                      "load CPU operators too (slower on large profiles): host-bound launches are tied to the "
                      "operator that launched them");
+       cmd->add_option(
+              "--stream", opts->stream,
+              "read the ranks of a large summarised profile a batch at a time instead of all at once: "
+              "auto (4 million events or more), always, never (same output; docs/CLI.md)")
+           ->transform(CLI::CheckedTransformer(
+               std::map<std::string, measure::Streaming>{{"auto", measure::Streaming::kAuto},
+                                                         {"always", measure::Streaming::kAlways},
+                                                         {"never", measure::Streaming::kNever}}));
        cmd->callback([opts] {
          measure::Options options;
          for (const auto& rule : opts->rules) options.user_rules.push_back(measure::parse_rule(rule));
          options.hta_compatible = opts->hta;
          options.threads = opts->threads;
          options.top_kernels = opts->top;
-         // CPU operators are loaded when asked (--cpu-ops), or when communication without metadata needs them
-         // (the collective CPU op around a kernel's launch, nccl:all_to_all, names what a generic kernel
-         // ran), or a pipeline does (backward blocks are launched from inside the autograd engine's
-         // operators).
-         Profile profile = [&] {
-           PhaseTimer timer("report: load profile");
-           return Profile::load(opts->path,
-                                LoadOptions{.cpu_operators = opts->cpu_ops, .kernel_details = false});
-         }();
-         Analysis analysis = [&] {
-           PhaseTimer timer("report: analyze");
-           return measure::analyze(profile, options);
-         }();
+         measure::ReportOptions report;
+         report.analysis = options;
+         report.cpu_operators = opts->cpu_ops;
+         report.top = opts->top;
+         report.streaming = opts->stream;
+         measure::ReportAnalysis input = measure::analyze_for_report(opts->path, report);
+         const Profile& profile = input.profile;
+         const Analysis& analysis = input.analysis;
          Sections sections;
-         sections.cpu_operators_loaded = opts->cpu_ops;
-         sections.pipeline = [&] {
-           PhaseTimer timer("report: pipeline schedule");
-           return measure::measure_pipeline(profile, analysis);
-         }();
-         if (!opts->cpu_ops && profile.counts().cpu_op > 0 &&
-             (analysis.collectives.launches_without_op > 0 || sections.pipeline.found)) {
-           PhaseTimer timer("report: load CPU operators and analyze again");
-           profile = Profile::load(opts->path, LoadOptions{.kernel_details = false});
-           analysis = measure::analyze(profile, options);
-           sections.cpu_operators_loaded = true;
-           if (sections.pipeline.found) sections.pipeline = measure::measure_pipeline(profile, analysis);
-         }
-         sections.launches = [&] {
-           PhaseTimer timer("report: launches and queues");
-           return measure::analyze_launches(profile, options.threads);
-         }();
+         sections.launches = std::move(input.launches);
+         sections.pipeline = std::move(input.pipeline);
+         sections.cpu_operators_loaded = input.cpu_operators_loaded;
+         sections.longest_host_bound = std::move(input.longest_host_bound);
          if (opts->json) {
            write_json(profile, analysis, *opts, sections);
          } else {

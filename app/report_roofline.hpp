@@ -45,7 +45,9 @@ inline measure::WorkCeilings profile_ceilings(const Profile& profile) {
 // "roofline": {"kernels", "flops", "bytes", "kernel_us", "hardware", "ops": [{"op", "category", "count",
 // "flops", "bytes", "kernel_us"}], "left_out", "notes": [...]}.
 inline void write_roofline_json(JsonWriter& j, const Profile& profile) {
-  const measure::ProfileWork work = measure::load_work(profile);
+  // The roofline reads the operators alone (each kernel's share is for the views): a streamed profile no
+  // longer holds its activities.
+  const measure::ProfileWork work = measure::load_work(profile, {.kernel_shares = false});
   const measure::WorkCeilings ceilings = profile_ceilings(profile);
   measure::MeasuredRoofline r = measure::measured_roofline(work, ceilings);
   // Only Kineto traces carry operator shapes: from another source the note says so instead of asking for

@@ -1272,6 +1272,18 @@ Rank description_of(const Rank& rank) {
 
 }  // namespace
 
+Rank without_event_lists(const Rank& rank) {
+  Rank out = description_of(rank);
+  out.events_loaded = rank.events_loaded;
+  out.streams = rank.streams;
+  out.collectives = rank.collectives;
+  out.tracks = rank.tracks;
+  out.steps = rank.steps;
+  out.gpu_first_ns = rank.gpu_first_ns;
+  out.gpu_last_ns = rank.gpu_last_ns;
+  return out;
+}
+
 const char* table_name(EventTable table) {
   switch (table) {
     case EventTable::kActivities:
@@ -1378,8 +1390,10 @@ LoadedRanks Profile::load_ranks(const Profile& base, std::span<const RankRows> w
   LoadOptions one = options;
   one.events = true;
   std::vector<std::string> sources;
-  read_events(db, path, string_ids, one, clauses, false, rank_where, strings, sources, ranks);
+  const RangeScan range_scan =
+      read_events(db, path, string_ids, one, clauses, false, rank_where, strings, sources, ranks);
   LoadedRanks out;
+  out.counts = count_events(ranks.ranks, range_scan);
   if (sources.empty()) {
     out.strings = base.strings_;
   } else {
@@ -1397,7 +1411,8 @@ LoadedRanks Profile::load_ranks(const Profile& base, std::span<const RankRows> w
 }
 
 Profile Profile::with_ranks(std::span<const std::shared_ptr<const Rank>> ranks,
-                            std::shared_ptr<const std::vector<std::string>> strings) const {
+                            std::shared_ptr<const std::vector<std::string>> strings,
+                            const EventCounts* counts) const {
   Profile p;
   p.path_ = path_;
   p.schema_version_ = schema_version_;
@@ -1413,7 +1428,11 @@ Profile Profile::with_ranks(std::span<const std::shared_ptr<const Rank>> ranks,
     list[static_cast<std::size_t>(at)] = r;
   }
   p.ranks_ = RankList(std::move(list));
-  for (const Rank& r : p.ranks_) p.counts_ += meshscope::count_events(r);
+  if (counts) {
+    p.counts_ = *counts;
+  } else {
+    for (const Rank& r : p.ranks_) p.counts_ += meshscope::count_events(r);
+  }
   return p;
 }
 

@@ -173,18 +173,18 @@ struct Rank {
 
   std::vector<Device> devices;
   std::vector<ProcessGroup> process_groups;
-  std::vector<GpuStream> streams;       // sorted by (device, stream)
-  std::vector<Activity> activities;     // grouped by stream (in streams order), time-sorted within
-  std::vector<KernelDetail> kernels;    // Activity::detail for kernels (each distinct configuration once)
-  std::vector<CopyDetail> copies;       // Activity::detail for memcpy/memset
-  std::vector<Collective> collectives;  // sorted by start
-  std::vector<ApiCall> api_calls;       // sorted by start
+  std::vector<GpuStream> streams;        // sorted by (device, stream)
+  std::vector<Activity> activities;      // grouped by stream (in streams order), time-sorted within
+  std::vector<KernelDetail> kernels;     // Activity::detail for kernels (each distinct configuration once)
+  std::vector<CopyDetail> copies;        // Activity::detail for memcpy/memset
+  std::vector<Collective> collectives;   // sorted by start
+  std::vector<ApiCall> api_calls;        // sorted by start
   std::vector<CallThread> call_threads;  // the threads of api_calls, sorted by (pid, tid)
-  std::vector<CpuTrack> tracks;         // CPU threads first (by pid, tid), then GPU annotation tracks
-  std::vector<CpuRange> ranges;         // grouped by track, sorted by (start, depth) within
-  std::vector<Step> steps;              // sorted by start
-  std::vector<Flow> flows;              // flows not implied by correlation ids (e.g. fwdbwd)
-  std::vector<Diagnostic> diagnostics;  // what the importer or collector reported about this rank
+  std::vector<CpuTrack> tracks;          // CPU threads first (by pid, tid), then GPU annotation tracks
+  std::vector<CpuRange> ranges;          // grouped by track, sorted by (start, depth) within
+  std::vector<Step> steps;               // sorted by start
+  std::vector<Flow> flows;               // flows not implied by correlation ids (e.g. fwdbwd)
+  std::vector<Diagnostic> diagnostics;   // what the importer or collector reported about this rank
 
   std::span<const Activity> stream_activities(std::size_t stream_index) const {
     const auto& s = streams[stream_index];
@@ -210,6 +210,13 @@ struct EventCounts {
   std::int64_t collective = 0, flow = 0;
   EventCounts& operator+=(const EventCounts& other);
 };
+
+// RANK without its event lists (activities and their details, API calls and their threads, CPU ranges,
+// flows): its description, streams, tracks, steps and collectives stay. Streams and tracks keep their counts
+// (what devices_used() and the report read) but their spans, like a collective's activity index, point into
+// lists it no longer holds: stream_activities() and track_ranges() must not be called on it. What `report`
+// keeps of each rank it streams through its analysis.
+Rank without_event_lists(const Rank& rank);
 
 // The events RANK holds, by kind (what it has loaded: CPU operators skipped by LoadOptions are not counted).
 EventCounts count_events(const Rank& rank);
@@ -324,6 +331,7 @@ struct Description;  // profile.cpp: what every load reads besides the events
 struct LoadedRanks {
   std::vector<std::shared_ptr<const Rank>> ranks;  // in the order asked
   std::shared_ptr<const std::vector<std::string>> strings;
+  EventCounts counts;  // of these ranks, as load() counts them (CPU operators left out counted too)
 };
 
 class Profile {
@@ -340,9 +348,11 @@ class Profile {
   static LoadedRanks load_ranks(const Profile& base, std::span<const RankRows> which,
                                 const LoadOptions& options = {});
   // This profile with RANKS in place of its ranks of the same numbers (sharing their events), and STRINGS in
-  // place of its strings when given (load_ranks' list). Counts are those of the ranks it then holds.
+  // place of its strings when given (load_ranks' list). Counts are those of the ranks it then holds, or
+  // COUNTS when given (a profile whose ranks were read in parts and then thinned: what the parts counted).
   Profile with_ranks(std::span<const std::shared_ptr<const Rank>> ranks,
-                     std::shared_ptr<const std::vector<std::string>> strings = nullptr) const;
+                     std::shared_ptr<const std::vector<std::string>> strings = nullptr,
+                     const EventCounts* counts = nullptr) const;
   const std::shared_ptr<const std::vector<std::string>>& strings() const { return strings_; }
 
   // True when PATH is meant to be a meshscope profile, even a damaged one: a regular file named *.msdb, or an

@@ -233,23 +233,70 @@ RankLaunches analyze_rank_launches(const Rank& rank, const LaunchIndex& index) {
   return rank_launches(rank, index, latency, dry);
 }
 
+RankLaunchPart launch_part(const Rank& rank, std::size_t rank_index) {
+  RankLaunchPart part;
+  const LaunchIndex index = index_launches(rank);
+  part.launches = rank_launches(rank, index, part.latency, part.dry_latency);
+  part.launches.rank_index = rank_index;
+  return part;
+}
+
+std::vector<HostBoundRow> longest_host_bound(const Rank& rank, const RankLaunches& launches,
+                                             std::size_t top) {
+  std::vector<const HostBoundLaunch*> longest;
+  longest.reserve(launches.host_bound.size());
+  for (const auto& h : launches.host_bound) longest.push_back(&h);
+  std::stable_sort(longest.begin(), longest.end(),
+                   [](const auto* x, const auto* y) { return x->gap_ns > y->gap_ns; });
+  if (longest.size() > top) longest.resize(top);
+  std::vector<HostBoundRow> rows;
+  for (const HostBoundLaunch* h : longest) {
+    const Activity& act = rank.activities[h->activity];
+    // Rank::streams hold their activities contiguously, in order.
+    const auto st = std::upper_bound(rank.streams.begin(), rank.streams.end(), h->activity,
+                                     [](std::uint32_t i, const GpuStream& g) { return i < g.first; }) -
+                    1;
+    HostBoundRow row;
+    row.kernel = act.name;
+    row.launch = rank.api_calls[h->api].name;
+    row.has_op = h->op != kNoIndex;
+    if (row.has_op) row.op = rank.ranges[h->op].name;
+    row.device = st->device;
+    row.stream = st->stream;
+    row.start_ns = act.start_ns;
+    row.gap_ns = h->gap_ns;
+    row.launched_after_dry_ns = h->launched_after_dry_ns;
+    row.device_idle_ns = h->device_idle_ns;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
 LaunchAnalysis analyze_launches(const Profile& profile, unsigned threads) {
-  LaunchAnalysis result;
   const auto& ranks = profile.ranks();
-  result.ranks.resize(ranks.size());
-  std::vector<std::vector<TimeNs>> all(ranks.size()), all_dry(ranks.size());
-  parallel_for(ranks.size(), threads, [&](std::size_t ri) {
-    const Rank& r = ranks[ri];
-    const LaunchIndex index = index_launches(r);
-    result.ranks[ri] = rank_launches(r, index, all[ri], all_dry[ri]);
-    result.ranks[ri].rank_index = ri;
-  });
+  std::vector<RankLaunchPart> parts(ranks.size());
+  parallel_for(ranks.size(), threads, [&](std::size_t ri) { parts[ri] = launch_part(ranks[ri], ri); });
+  return combine_launches(std::move(parts));
+}
+
+LaunchAnalysis combine_launches(std::vector<RankLaunchPart> parts) {
+  LaunchAnalysis result;
+  result.ranks.reserve(parts.size());
+  std::size_t latencies = 0, dry_latencies = 0;
+  for (const RankLaunchPart& p : parts) {
+    latencies += p.latency.size();
+    dry_latencies += p.dry_latency.size();
+  }
   std::vector<TimeNs> latency, dry;
+  latency.reserve(latencies);
+  dry.reserve(dry_latencies);
   std::unordered_map<StringId, std::size_t> op_at;
-  for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
-    latency.insert(latency.end(), all[ri].begin(), all[ri].end());
-    dry.insert(dry.end(), all_dry[ri].begin(), all_dry[ri].end());
-    const RankLaunches& rl = result.ranks[ri];
+  for (RankLaunchPart& part : parts) {
+    latency.insert(latency.end(), part.latency.begin(), part.latency.end());
+    dry.insert(dry.end(), part.dry_latency.begin(), part.dry_latency.end());
+    std::vector<TimeNs>().swap(part.latency);
+    std::vector<TimeNs>().swap(part.dry_latency);
+    const RankLaunches& rl = result.ranks.emplace_back(std::move(part.launches));
     for (const OpHostBound& op : rl.host_bound_ops) {
       // String ids are per profile, so names from different ranks share ids.
       auto [it, inserted] = op_at.try_emplace(op.name, result.host_bound_ops.size());

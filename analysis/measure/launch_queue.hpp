@@ -100,6 +100,30 @@ RankLaunches analyze_rank_launches(const Rank& rank, const LaunchIndex& index);
 // Every rank (THREADS workers; 0 = hardware threads), building the launch links itself.
 LaunchAnalysis analyze_launches(const Profile& profile, unsigned threads = 0);
 
+// analyze_launches() in two parts, for callers that read a profile's ranks a few at a time (`report`
+// streaming the ranks of a large job): one rank's figures with the launch delays behind its statistics, then
+// the profile's from every rank's part (in Profile::ranks() order).
+struct RankLaunchPart {
+  RankLaunches launches;
+  std::vector<TimeNs> latency,
+      dry_latency;  // every linked activity's launch delay; those onto an empty stream
+};
+// A host-bound launch with what `report` names it by, so that it outlives the rank's events.
+struct HostBoundRow {
+  StringId kernel = kNoString;  // the activity's name
+  StringId launch = kNoString;  // the launching call's name
+  StringId op = kNoString;      // the CPU operator's name (when has_op)
+  bool has_op = false;
+  std::int32_t device = 0;
+  std::int64_t stream = 0;
+  TimeNs start_ns = 0, gap_ns = 0, launched_after_dry_ns = 0, device_idle_ns = 0;
+};
+// The TOP host-bound launches of RANK with the longest gaps (on a tie, the earlier first).
+std::vector<HostBoundRow> longest_host_bound(const Rank& rank, const RankLaunches& launches, std::size_t top);
+
+RankLaunchPart launch_part(const Rank& rank, std::size_t rank_index);
+LaunchAnalysis combine_launches(std::vector<RankLaunchPart> parts);
+
 // The queue length of stream STREAM (index into Rank::streams) over time: a point wherever it changes.
 std::vector<QueuePoint> queue_length(const Rank& rank, const LaunchIndex& index, std::uint32_t stream);
 

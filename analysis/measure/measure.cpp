@@ -581,7 +581,9 @@ Analysis combine(const Profile& profile, std::vector<RankPart> parts,
     if (!is_analysed(ri)) continue;
     const Rank& r = ranks[ri];
     const RankResult& rr = result.ranks[ri];
-    if (r.activities.empty()) {
+    // Its classes, one per activity, tell (the rank may have given its events back since: report's streamed
+    // ranks).
+    if (rr.classes.empty()) {
       notes.push_back(
           fmt::format("rank {} has no GPU activity (CPU-only, or its GPU events were not recorded); "
                       "its GPU figures are zero",

@@ -234,7 +234,8 @@ TimeNs union_length(std::vector<std::pair<TimeNs, TimeNs>>& spans) {
   return total;
 }
 
-void measure_group(const Profile& p, const Analysis& a, PipelineGroup& g, std::vector<std::string>& notes) {
+void measure_group(const Profile& p, const Analysis& a, const StageEvents* stage_events, PipelineGroup& g,
+                   std::vector<std::string>& notes) {
   const int stages = static_cast<int>(g.ranks.size());
   std::int32_t present = 0;
   for (int s = 0; s < stages; ++s) {
@@ -245,7 +246,8 @@ void measure_group(const Profile& p, const Analysis& a, PipelineGroup& g, std::v
       if (p.ranks()[ri].rank == st.rank) st.rank_index = static_cast<std::int64_t>(ri);
     }
     if (st.rank_index >= 0) {
-      st.steps = stage_blocks(p, a, static_cast<std::size_t>(st.rank_index));
+      const auto ri = static_cast<std::size_t>(st.rank_index);
+      st.steps = stage_events ? stage_blocks((*stage_events)(ri), a, ri) : stage_blocks(p, a, ri);
       ++present;
     }
     g.stages.push_back(std::move(st));
@@ -418,7 +420,10 @@ void measure_group(const Profile& p, const Analysis& a, PipelineGroup& g, std::v
 
 }  // namespace
 
-PipelineReport measure_pipeline(const Profile& profile, const Analysis& analysis) {
+namespace {
+
+PipelineReport measure_groups(const Profile& profile, const Analysis& analysis,
+                              const StageEvents* stage_events) {
   PipelineReport report;
   const auto groups = find_groups(profile, analysis);
   if (groups.empty()) {
@@ -431,11 +436,26 @@ PipelineReport measure_pipeline(const Profile& profile, const Analysis& analysis
     PipelineGroup g;
     g.ranks = ranks;
     g.source = source;
-    measure_group(profile, analysis, g, report.notes);
+    measure_group(profile, analysis, stage_events, g, report.notes);
     report.groups.push_back(std::move(g));
   }
   report.found = true;
   return report;
+}
+
+}  // namespace
+
+bool has_pipeline(const Profile& profile, const Analysis& analysis) {
+  return !find_groups(profile, analysis).empty();
+}
+
+PipelineReport measure_pipeline(const Profile& profile, const Analysis& analysis) {
+  return measure_groups(profile, analysis, nullptr);
+}
+
+PipelineReport measure_pipeline(const Profile& profile, const Analysis& analysis,
+                                const StageEvents& stage_events) {
+  return measure_groups(profile, analysis, &stage_events);
 }
 
 }  // namespace meshscope::measure

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -83,5 +84,14 @@ struct PipelineReport {
 };
 
 PipelineReport measure_pipeline(const Profile& profile, const Analysis& analysis);
+// The same for a profile whose ranks hold no events any more (`report` streaming a large job's ranks: only
+// their descriptions, collectives and analysis were kept). STAGE_EVENTS(RANK_INDEX) gives a profile in which
+// that rank holds its events again; it is asked once for each pipeline stage in the profile.
+using StageEvents = std::function<Profile(std::size_t rank_index)>;
+// Whether measure_pipeline finds pipeline groups (process groups described so, communicators used only for
+// send/recv): from the ranks' descriptions and collectives, without their events.
+bool has_pipeline(const Profile& profile, const Analysis& analysis);
+PipelineReport measure_pipeline(const Profile& profile, const Analysis& analysis,
+                                const StageEvents& stage_events);
 
 }  // namespace meshscope::measure

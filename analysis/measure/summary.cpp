@@ -13,6 +13,7 @@
 #include "analysis/measure/classify.hpp"
 #include "analysis/measure/correlation.hpp"
 #include "profiler/error.hpp"
+#include "profiler/output_file.hpp"
 #include "profiler/parallel.hpp"
 #include "profiler/profile_writer.hpp"
 #include "profiler/schema_tables.hpp"
@@ -743,6 +744,7 @@ std::vector<DeviceUse> devices_used(const Rank& rank, const RankSummary& summary
 std::optional<ProfileSummary> read_summary(const std::filesystem::path& path) {
   std::error_code error;
   if (!std::filesystem::exists(path, error)) fail("{}: no such profile", path.string());
+  require_regular_input(path);  // a FIFO or a device would block SQLite's first read
   sql::Database db(path, true);
   if (!db.table_columns("meta")) fail("{}: not a meshscope profile (no meta table)", path.string());
   {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "analysis/compare/measured.hpp"
+#include "analysis/measure/rank_reader.hpp"
 #include "profiler/error.hpp"
 #include "profiler/parallel.hpp"
 #include "profiler/timing.hpp"
@@ -24,21 +25,9 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-using TableRows = std::array<std::int64_t, kEventTableCount>;
-
-// A rank's rows per event table as its summary counts them: what a load of its runs must find.
-TableRows summary_rows(const measure::RankSummary& s) {
-  const EventCounts& n = s.counts;
-  return {n.kernel + n.memcpy + n.memset + n.sync, n.runtime + n.driver,
-          n.cpu_op + n.annotation + n.python_function + n.step + n.gpu_annotation + n.nvtx + n.other,
-          n.collective, n.flow};
-}
-
-TableRows loaded_rows(const Rank& r) {
-  return {static_cast<std::int64_t>(r.activities.size()), static_cast<std::int64_t>(r.api_calls.size()),
-          static_cast<std::int64_t>(r.ranges.size()), static_cast<std::int64_t>(r.collectives.size()),
-          static_cast<std::int64_t>(r.flows.size())};
-}
+using measure::loaded_rows;
+using measure::summary_rows;
+using measure::TableRows;
 
 template <typename T>
 std::size_t held(const std::vector<T>& v) {
@@ -97,53 +86,12 @@ std::vector<std::int32_t> sample_ranks(const Profile& description, std::size_t m
 bool open_lazily(const std::filesystem::path& path, const measure::ProfileSummary& summary,
                  const OpenOptions& options, RankRowIndex& index) {
   if (options.lazy == LazyMode::kNever || summary.ranks.empty()) return false;
-  if (options.lazy == LazyMode::kAuto) {
-    std::int64_t events = 0;
-    for (const auto& r : summary.ranks) {
-      const TableRows rows = summary_rows(r);
-      events += std::accumulate(rows.begin(), rows.end(), std::int64_t{0});
-    }
-    if (events < options.lazy_events) return false;
-  }
+  if (options.lazy == LazyMode::kAuto && measure::summary_events(summary) < options.lazy_events) return false;
   PhaseTimer timer("view: rank rows");
-  ExpectedRows expected;
-  for (const auto& r : summary.ranks) expected[r.rank] = summary_rows(r);
-  index = index_rank_rows(path, &expected);
+  index = measure::index_summarised_ranks(path, summary);
   // A table whose ranks take turns row by row would be read whole for every rank: load everything instead
   // (unless asked to go lazy whatever it costs).
-  const bool interleaved = std::any_of(index.whole.begin(), index.whole.end(), [](bool w) { return w; });
-  return options.lazy == LazyMode::kAlways || !interleaved;
-}
-
-// Reads RANKS (numbers) of BASE with INDEX's runs, checking each against its summary's counts: a table whose
-// probed runs missed rows is indexed exactly and the ranks read again. STRINGS: the profile's strings so far
-// (grown when a collective names a new source).
-std::vector<std::shared_ptr<const Rank>> load_checked(
-    const Profile& base, const measure::ProfileSummary& summary, RankRowIndex& index,
-    const std::vector<std::int32_t>& ranks, std::shared_ptr<const std::vector<std::string>>& strings) {
-  const Profile current = base.with_ranks({}, strings);
-  auto read = [&](const std::vector<std::int32_t>& which) {
-    std::vector<RankRows> rows;
-    for (std::int32_t r : which) rows.push_back(index.rows_of(r));
-    LoadedRanks got = Profile::load_ranks(current, rows);
-    strings = got.strings;
-    return got.ranks;
-  };
-  std::vector<std::shared_ptr<const Rank>> got = read(ranks);
-  std::set<int> wrong_tables;
-  for (const auto& rank : got) {
-    const measure::RankSummary* s = measure::find_rank(summary, rank->rank);
-    if (!s) continue;
-    const TableRows want = summary_rows(*s), have = loaded_rows(*rank);
-    for (int t = 0; t < kEventTableCount; ++t) {
-      if (want[static_cast<std::size_t>(t)] != have[static_cast<std::size_t>(t)] &&
-          !index.exact[static_cast<std::size_t>(t)] && !index.whole[static_cast<std::size_t>(t)])
-        wrong_tables.insert(t);
-    }
-  }
-  if (wrong_tables.empty()) return got;
-  for (int t : wrong_tables) index_table_exactly(base.path(), static_cast<EventTable>(t), index);
-  return read(ranks);
+  return options.lazy == LazyMode::kAlways || !measure::interleaved(index);
 }
 
 std::unique_ptr<LoadedProfile> lazy_base(std::unique_ptr<LoadedProfile> preview, RankRowIndex index,
@@ -169,7 +117,7 @@ std::unique_ptr<LoadedProfile> lazy_base(std::unique_ptr<LoadedProfile> preview,
   {
     PhaseTimer timer("view: sample ranks");
     std::shared_ptr<const std::vector<std::string>> strings = description.strings();
-    auto sample_events = load_checked(description, *loaded->summary, *index_ptr, sample, strings);
+    auto sample_events = measure::load_checked(description, *loaded->summary, *index_ptr, sample, strings);
     const Profile sampled = description.with_ranks(sample_events, strings);
     std::vector<measure::RankPart> parts(ranks.size());
     std::vector<std::uint8_t> analysed(ranks.size(), 0);
@@ -350,7 +298,7 @@ void LazyRanks::load_batch(const std::vector<std::uint32_t>& batch) {
   for (std::uint32_t r : batch) numbers.push_back(description.ranks()[r].rank);
   std::vector<std::shared_ptr<const Rank>> got;
   try {
-    got = load_checked(description, *base_->summary, *index_, numbers, strings_);
+    got = measure::load_checked(description, *base_->summary, *index_, numbers, strings_);
   } catch (const std::exception& e) {
     for (std::uint32_t r : batch) failed_[r] = 1;
     std::lock_guard lock(mutex_);

@@ -1,0 +1,171 @@
+#include "analysis/measure/report_analysis.hpp"
+
+#include <malloc.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "analysis/measure/rank_reader.hpp"
+#include "analysis/measure/summary.hpp"
+#include "profiler/parallel.hpp"
+#include "profiler/timing.hpp"
+
+namespace meshscope::measure {
+namespace {
+
+// CPU operators are needed after a first pass without them when communication lacks metadata or a pipeline
+// was found (see analyze_for_report).
+bool needs_cpu_operators(const ReportOptions& options, const Profile& profile, const Analysis& analysis,
+                         bool pipeline_found) {
+  return !options.cpu_operators && profile.counts().cpu_op > 0 &&
+         (analysis.collectives.launches_without_op > 0 || pipeline_found);
+}
+
+ReportAnalysis whole(const std::filesystem::path& path, const ReportOptions& options) {
+  ReportAnalysis out;
+  out.profile = [&] {
+    PhaseTimer timer("report: load profile");
+    return Profile::load(path, LoadOptions{.cpu_operators = options.cpu_operators, .kernel_details = false});
+  }();
+  out.analysis = [&] {
+    PhaseTimer timer("report: analyze");
+    return analyze(out.profile, options.analysis);
+  }();
+  out.passes = 1;
+  out.cpu_operators_loaded = options.cpu_operators;
+  out.pipeline = [&] {
+    PhaseTimer timer("report: pipeline schedule");
+    return measure_pipeline(out.profile, out.analysis);
+  }();
+  if (needs_cpu_operators(options, out.profile, out.analysis, out.pipeline.found)) {
+    PhaseTimer timer("report: load CPU operators and analyze again");
+    out.profile = Profile::load(path, LoadOptions{.kernel_details = false});
+    out.analysis = analyze(out.profile, options.analysis);
+    out.cpu_operators_loaded = true;
+    out.passes = 2;
+    if (out.pipeline.found) out.pipeline = measure_pipeline(out.profile, out.analysis);
+  }
+  {
+    PhaseTimer timer("report: launches and queues");
+    out.launches = analyze_launches(out.profile, options.analysis.threads);
+    const auto& ranks = out.profile.ranks();
+    out.longest_host_bound.resize(ranks.size());
+    for (std::size_t ri = 0; ri < ranks.size(); ++ri)
+      out.longest_host_bound[ri] = longest_host_bound(ranks[ri], out.launches.ranks[ri], options.top);
+  }
+  return out;
+}
+
+// A summarised profile read a batch of ranks at a time.
+class Streamer {
+ public:
+  Streamer(Profile description, ProfileSummary summary, RankRowIndex index, const ReportOptions& options)
+      : description_(std::move(description)),
+        summary_(std::move(summary)),
+        index_(std::move(index)),
+        options_(options),
+        strings_(description_.strings()) {}
+
+  // One read of every rank's events (with CPU operators or not): the thinned profile and the analyses.
+  void pass(bool cpu_operators, ReportAnalysis& out) {
+    PhaseTimer timer(cpu_operators ? "report: stream ranks with CPU operators" : "report: stream ranks");
+    const auto& ranks = description_.ranks();
+    const std::size_t n = ranks.size();
+    std::vector<RankPart> parts(n);
+    std::vector<RankLaunchPart> launch_parts(n);
+    std::vector<std::shared_ptr<const Rank>> thin(n);
+    out.longest_host_bound.assign(n, {});
+    EventCounts counts;
+    const LoadOptions load{.cpu_operators = cpu_operators, .kernel_details = false};
+    const std::size_t batch = std::max<std::size_t>(options_.batch_ranks, 1);
+    for (std::size_t first = 0; first < n; first += batch) {
+      std::vector<std::int32_t> numbers;
+      for (std::size_t ri = first; ri < std::min(n, first + batch); ++ri) numbers.push_back(ranks[ri].rank);
+      EventCounts batch_counts;
+      std::vector<std::shared_ptr<const Rank>> got =
+          load_checked(description_, summary_, index_, numbers, strings_, load, &batch_counts);
+      counts += batch_counts;
+      const Profile composed = description_.with_ranks(got, strings_);
+      parallel_for_with(
+          got.size(), options_.analysis.threads,
+          [&] { return std::make_unique<RankAnalyzer>(options_.analysis); },
+          [&](std::unique_ptr<RankAnalyzer>& analyzer, std::size_t k) {
+            const Rank& rank = *got[k];
+            const auto ri = static_cast<std::size_t>(composed.rank_index(rank.rank));
+            parts[ri] = analyzer->analyze(composed, ri);
+            launch_parts[ri] = launch_part(rank, ri);
+            out.longest_host_bound[ri] = longest_host_bound(rank, launch_parts[ri].launches, options_.top);
+            thin[ri] = std::make_shared<const Rank>(without_event_lists(rank));
+          });
+      got.clear();
+    }
+    // The reading threads' buffers were freed into their own malloc arenas: give them back before the
+    // cross-rank pass allocates.
+    ::malloc_trim(0);
+    out.profile = description_.with_ranks(thin, strings_, &counts);
+    out.analysis = combine(out.profile, std::move(parts), {}, options_.analysis);
+    out.launches = combine_launches(std::move(launch_parts));
+    out.cpu_operators_loaded = cpu_operators;
+    ++out.passes;
+  }
+
+  // The pipeline report of OUT's thinned profile, each stage's events read again.
+  PipelineReport pipeline(const ReportAnalysis& out) {
+    PhaseTimer timer("report: pipeline schedule");
+    const Profile& thin = out.profile;
+    const LoadOptions load{.cpu_operators = out.cpu_operators_loaded, .kernel_details = false};
+    return measure_pipeline(thin, out.analysis, [&](std::size_t ri) {
+      const std::vector<std::int32_t> number{thin.ranks()[ri].rank};
+      auto strings = thin.strings();
+      const auto got = load_checked(description_, summary_, index_, number, strings, load);
+      return thin.with_ranks(got, strings, &thin.counts());
+    });
+  }
+
+ private:
+  Profile description_;
+  ProfileSummary summary_;
+  RankRowIndex index_;
+  const ReportOptions& options_;
+  std::shared_ptr<const std::vector<std::string>> strings_;
+};
+
+}  // namespace
+
+ReportAnalysis analyze_for_report(const std::filesystem::path& path, const ReportOptions& options) {
+  if (options.streaming == Streaming::kNever) return whole(path, options);
+  // The description first: it refuses what is not a readable profile with the errors of a whole load.
+  Profile description = Profile::load(path, LoadOptions{.events = false});
+  std::optional<ProfileSummary> summary;
+  {
+    PhaseTimer timer("report: summaries");
+    summary = read_summary(path);
+  }
+  if (!summary || !summary->from_tables || summary->ranks.empty()) return whole(path, options);
+  if (options.streaming == Streaming::kAuto && summary_events(*summary) < options.stream_events)
+    return whole(path, options);
+  RankRowIndex index = [&] {
+    PhaseTimer timer("report: rank rows");
+    return index_summarised_ranks(path, *summary);
+  }();
+  // A table whose ranks take turns would be read whole for every batch.
+  if (options.streaming == Streaming::kAuto && interleaved(index)) return whole(path, options);
+
+  ReportAnalysis out;
+  out.streamed = true;
+  Streamer streamer(std::move(description), std::move(*summary), std::move(index), options);
+  streamer.pass(options.cpu_operators, out);
+  // Whether a pipeline is found depends on the descriptions and collectives alone; its stages' blocks need
+  // their events, read again (only the stages) for the pass whose figures are reported.
+  const bool pipeline_found = has_pipeline(out.profile, out.analysis);
+  // Without pipeline groups the report says so from this pass, reading no events (as when loaded whole).
+  PipelineReport none;
+  if (!pipeline_found) none = measure_pipeline(out.profile, out.analysis);
+  if (needs_cpu_operators(options, out.profile, out.analysis, pipeline_found)) streamer.pass(true, out);
+  out.pipeline = pipeline_found ? streamer.pipeline(out) : std::move(none);
+  return out;
+}
+
+}  // namespace meshscope::measure
