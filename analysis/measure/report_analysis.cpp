@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -77,36 +78,67 @@ class Streamer {
     std::vector<RankLaunchPart> launch_parts(n);
     std::vector<std::shared_ptr<const Rank>> thin(n);
     out.longest_host_bound.assign(n, {});
-    EventCounts counts;
     const LoadOptions load{.cpu_operators = cpu_operators, .kernel_details = false};
     const std::size_t batch = std::max<std::size_t>(options_.batch_ranks, 1);
-    for (std::size_t first = 0; first < n; first += batch) {
-      std::vector<std::int32_t> numbers;
-      for (std::size_t ri = first; ri < std::min(n, first + batch); ++ri) numbers.push_back(ranks[ri].rank);
-      EventCounts batch_counts;
-      std::vector<std::shared_ptr<const Rank>> got =
-          load_checked(description_, summary_, index_, numbers, strings_, load, &batch_counts);
-      counts += batch_counts;
-      const Profile composed = description_.with_ranks(got, strings_);
-      parallel_for_with(
-          got.size(), options_.analysis.threads,
-          [&] { return std::make_unique<RankAnalyzer>(options_.analysis); },
-          [&](std::unique_ptr<RankAnalyzer>& analyzer, std::size_t k) {
-            const Rank& rank = *got[k];
+    const std::size_t batches = (n + batch - 1) / batch;
+    std::vector<EventCounts> batch_counts(batches);
+    // Batches are read and analysed on every core, each lane with its own copy of the row index (a lane that
+    // finds a table's probed runs wrong indexes it exactly for itself). A load adds the collective sources
+    // the strings lack: a lane's additions are kept only if no other lane added some since it started,
+    // else it reads its batch again with them, so that every rank's ids name the same strings.
+    std::mutex strings_mutex;
+    struct Lane {
+      Lane(const RankRowIndex& i, const Options& o) : index(i), analyzer(o) {}
+      RankRowIndex index;
+      RankAnalyzer analyzer;
+    };
+    parallel_for_with(
+        batches, options_.analysis.threads, [&] { return std::make_unique<Lane>(index_, options_.analysis); },
+        [&](std::unique_ptr<Lane>& lane, std::size_t b) {
+          std::vector<std::int32_t> numbers;
+          for (std::size_t ri = b * batch; ri < std::min(n, (b + 1) * batch); ++ri)
+            numbers.push_back(ranks[ri].rank);
+          std::vector<std::shared_ptr<const Rank>> got;
+          std::shared_ptr<const std::vector<std::string>> strings;
+          for (;;) {
+            std::shared_ptr<const std::vector<std::string>> before;
+            {
+              std::lock_guard lock(strings_mutex);
+              before = strings_;
+            }
+            strings = before;
+            got = load_checked(description_, summary_, lane->index, numbers, strings, load, &batch_counts[b]);
+            if (strings == before) break;
+            std::lock_guard lock(strings_mutex);
+            if (strings_ == before) {
+              strings_ = strings;
+              break;
+            }
+          }
+          const Profile composed = description_.with_ranks(got, strings);
+          for (const auto& r : got) {
+            const Rank& rank = *r;
             const auto ri = static_cast<std::size_t>(composed.rank_index(rank.rank));
-            parts[ri] = analyzer->analyze(composed, ri);
+            parts[ri] = lane->analyzer.analyze(composed, ri);
             launch_parts[ri] = launch_part(rank, ri);
             out.longest_host_bound[ri] = longest_host_bound(rank, launch_parts[ri].launches, options_.top);
             thin[ri] = std::make_shared<const Rank>(without_event_lists(rank));
-          });
-      got.clear();
-    }
+          }
+        });
+    EventCounts counts;
+    for (const EventCounts& c : batch_counts) counts += c;
     // The reading threads' buffers were freed into their own malloc arenas: give them back before the
     // cross-rank pass allocates.
     ::malloc_trim(0);
     out.profile = description_.with_ranks(thin, strings_, &counts);
-    out.analysis = combine(out.profile, std::move(parts), {}, options_.analysis);
-    out.launches = combine_launches(std::move(launch_parts));
+    {
+      PhaseTimer across("report: across ranks (collectives, top kernels)");
+      out.analysis = combine(out.profile, std::move(parts), {}, options_.analysis);
+    }
+    {
+      PhaseTimer across("report: launch delays of every rank");
+      out.launches = combine_launches(std::move(launch_parts));
+    }
     out.cpu_operators_loaded = cpu_operators;
     ++out.passes;
   }
@@ -141,7 +173,7 @@ ReportAnalysis analyze_for_report(const std::filesystem::path& path, const Repor
   std::optional<ProfileSummary> summary;
   {
     PhaseTimer timer("report: summaries");
-    summary = read_summary(path);
+    summary = read_summary(path, true);
   }
   if (!summary || !summary->from_tables || summary->ranks.empty()) return whole(path, options);
   if (options.streaming == Streaming::kAuto && summary_events(*summary) < options.stream_events)

@@ -741,7 +741,7 @@ std::vector<DeviceUse> devices_used(const Rank& rank, const RankSummary& summary
   return out;
 }
 
-std::optional<ProfileSummary> read_summary(const std::filesystem::path& path) {
+std::optional<ProfileSummary> read_summary(const std::filesystem::path& path, bool ranks_only) {
   std::error_code error;
   if (!std::filesystem::exists(path, error)) fail("{}: no such profile", path.string());
   require_regular_input(path);  // a FIFO or a device would block SQLite's first read
@@ -755,7 +755,7 @@ std::optional<ProfileSummary> read_summary(const std::filesystem::path& path) {
   out.path = path;
   out.from_tables = true;
   read_ranks(db, out);
-  read_rows(db, out);
+  if (!ranks_only) read_rows(db, out);
   {
     auto s = db.prepare("SELECT max(world_size), count(*) FROM ranks");
     if (s.step()) out.world_size = std::max(s.column_int_or(0, 0), s.column_int_or(1, 0));

@@ -127,7 +127,9 @@ std::vector<std::int32_t> merge_summary_parts(const std::vector<std::filesystem:
 
 // The summaries stored in the profile at PATH, or nullopt when it has none (written before they existed).
 // Throws meshscope::Error naming the file when the tables are there but damaged.
-std::optional<ProfileSummary> read_summary(const std::filesystem::path& path);
+// RANKS_ONLY: each rank's totals and event counts, without its steps, streams, kernels, operators,
+// collectives and overview (what reading a rank's events checks its rows against).
+std::optional<ProfileSummary> read_summary(const std::filesystem::path& path, bool ranks_only = false);
 
 // The whole job's analysis as far as SUMMARY tells it, for views of a profile whose events are not all loaded
 // (the view's lazy ranks): per rank of PROFILE (by index) its breakdown, steps, stream idle times and kernels
