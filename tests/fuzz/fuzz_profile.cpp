@@ -1,7 +1,8 @@
 // libFuzzer harness: Profile::load, then the measured analysis and the Perfetto export of what loaded, and
 // the per-rank summaries as info and diff read them (measure::read_summary). The first input byte picks the
 // mode (its second bit: the large tables read whole or in three slices; its third: every rank also read alone
-// as the view's lazy ranks read them, with its fourth the row runs read exactly rather than probed):
+// as the view's lazy ranks read them, with its fourth the row runs read exactly rather than probed; its
+// fifth: `report`'s analysis streamed rank by rank, measure::analyze_for_report):
 //   even: the rest of the input is the profile file itself (damaged SQLite pages, headers, records);
 //   odd:  the rest is SQL run on a copy of a small real profile (the kineto seed cut from
 //         hta/nccl_parser_config, imported and summarised once at start) by the file's author: views and
@@ -14,6 +15,7 @@
 #include <string_view>
 
 #include "analysis/measure/measure.hpp"
+#include "analysis/measure/report_analysis.hpp"
 #include "analysis/measure/summary.hpp"
 #include "collectors/import/import.hpp"
 #include "profiler/perfetto_export.hpp"
@@ -65,6 +67,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       for (std::size_t r = 0; r < composed.ranks().size(); ++r)
         parts.push_back(analyzer.analyze(composed, r));
       (void)measure::combine(composed, std::move(parts), {}, options);
+    } catch (const Error& e) {
+      fuzz::require_one_line_naming(e, "profile.msdb");
+    }
+  }
+  if ((data[0] & 16) != 0) {
+    // The fifth bit: report's analysis reading the ranks one at a time, checked against hostile summaries.
+    try {
+      measure::ReportOptions options;
+      options.streaming = measure::Streaming::kAlways;
+      options.batch_ranks = 1;
+      options.analysis.threads = 1;
+      (void)measure::analyze_for_report(input, options);
     } catch (const Error& e) {
       fuzz::require_one_line_naming(e, "profile.msdb");
     }
