@@ -18,6 +18,7 @@
 #include "profiler/error.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/rank_rows.hpp"
+#include "tests/measure/generated_jobs.hpp"
 #include "tests/profile_compare.hpp"
 
 namespace meshscope {
@@ -43,19 +44,7 @@ const fs::path& real_job() {
 
 // A generated 6-rank job as Kineto traces, imported (as users' jobs are): each rank's rows together.
 const fs::path& imported_job() {
-  static const fs::path out = [] {
-    const fs::path traces = tmp("lazy-gen-traces");
-    const fs::path p = tmp("lazy-gen") += ".msdb";
-    fs::remove_all(traces);
-    fs::remove(p);
-    const std::string command =
-        fmt::format("'{}' --ranks 6 --events-per-rank 3000 --format kineto-gz -q -o '{}' > /dev/null",
-                    MESHSCOPE_GEN_JOB, traces.string());
-    if (std::system(command.c_str()) != 0) return fs::path();
-    import_traces({traces}, p);
-    measure::add_summaries(p);
-    return p;
-  }();
+  static const fs::path out = test::import_generated_job("lazy-gen", 6, 3000);
   return out;
 }
 

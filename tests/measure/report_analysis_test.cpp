@@ -18,6 +18,7 @@
 #include "analysis/measure/summary.hpp"
 #include "collectors/import/import.hpp"
 #include "profiler/profile.hpp"
+#include "tests/measure/generated_jobs.hpp"
 
 namespace meshscope::measure {
 namespace {
@@ -40,19 +41,7 @@ fs::path real_job(bool summaries) {
 
 // A generated job as Kineto traces, imported: each rank's rows together.
 const fs::path& imported_job() {
-  static const fs::path out = [] {
-    const fs::path traces = tmp("report-gen-traces");
-    const fs::path p = tmp("report-gen") += ".msdb";
-    fs::remove_all(traces);
-    fs::remove(p);
-    const std::string command =
-        fmt::format("'{}' --ranks 6 --events-per-rank 3000 --format kineto-gz -q -o '{}' > /dev/null",
-                    MESHSCOPE_GEN_JOB, traces.string());
-    if (std::system(command.c_str()) != 0) return fs::path();
-    import_traces({traces}, p);
-    add_summaries(p);
-    return p;
-  }();
+  static const fs::path out = test::import_generated_job("report-gen", 6, 3000);
   return out;
 }
 
