@@ -45,13 +45,9 @@ struct Options {
   measure::Streaming stream = measure::Streaming::kAuto;
 };
 
-// The launch/queue and pipeline sections (issue #16), computed beside the main analysis.
-struct Sections {
-  measure::LaunchAnalysis launches;
-  measure::PipelineReport pipeline;
-  bool cpu_operators_loaded = false;
-  std::vector<std::vector<measure::HostBoundRow>> longest_host_bound;  // per rank
-};
+// What the report prints beside the main analysis: the launch/queue and pipeline sections (issue #16), the
+// longest host-bound launches, whether CPU operators were read.
+using Sections = measure::ReportAnalysis;
 
 double us(TimeNs ns) {
   return static_cast<double>(ns) / 1e3;
@@ -1157,18 +1153,13 @@ const bool registered = register_command(
          report.cpu_operators = opts->cpu_ops;
          report.top = opts->top;
          report.streaming = opts->stream;
-         measure::ReportAnalysis input = measure::analyze_for_report(opts->path, report);
+         const measure::ReportAnalysis input = measure::analyze_for_report(opts->path, report);
          const Profile& profile = input.profile;
          const Analysis& analysis = input.analysis;
-         Sections sections;
-         sections.launches = std::move(input.launches);
-         sections.pipeline = std::move(input.pipeline);
-         sections.cpu_operators_loaded = input.cpu_operators_loaded;
-         sections.longest_host_bound = std::move(input.longest_host_bound);
          if (opts->json) {
-           write_json(profile, analysis, *opts, sections);
+           write_json(profile, analysis, *opts, input);
          } else {
-           write_text(profile, analysis, *opts, sections);
+           write_text(profile, analysis, *opts, input);
          }
        });
      }});

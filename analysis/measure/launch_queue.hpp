@@ -105,9 +105,12 @@ LaunchAnalysis analyze_launches(const Profile& profile, unsigned threads = 0);
 // the profile's from every rank's part (in Profile::ranks() order).
 struct RankLaunchPart {
   RankLaunches launches;
-  std::vector<TimeNs> latency,
-      dry_latency;  // every linked activity's launch delay; those onto an empty stream
+  // Every linked activity's launch delay, and those of the activities launched onto an empty stream.
+  std::vector<TimeNs> latency, dry_latency;
 };
+RankLaunchPart launch_part(const Rank& rank, std::size_t rank_index);
+LaunchAnalysis combine_launches(std::vector<RankLaunchPart> parts);
+
 // A host-bound launch with what `report` names it by, so that it outlives the rank's events.
 struct HostBoundRow {
   StringId kernel = kNoString;  // the activity's name
@@ -120,9 +123,6 @@ struct HostBoundRow {
 };
 // The TOP host-bound launches of RANK with the longest gaps (on a tie, the earlier first).
 std::vector<HostBoundRow> longest_host_bound(const Rank& rank, const RankLaunches& launches, std::size_t top);
-
-RankLaunchPart launch_part(const Rank& rank, std::size_t rank_index);
-LaunchAnalysis combine_launches(std::vector<RankLaunchPart> parts);
 
 // The queue length of stream STREAM (index into Rank::streams) over time: a point wherever it changes.
 std::vector<QueuePoint> queue_length(const Rank& rank, const LaunchIndex& index, std::uint32_t stream);

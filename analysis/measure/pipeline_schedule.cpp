@@ -418,10 +418,6 @@ void measure_group(const Profile& p, const Analysis& a, const StageEvents* stage
   }
 }
 
-}  // namespace
-
-namespace {
-
 PipelineReport measure_groups(const Profile& profile, const Analysis& analysis,
                               const StageEvents* stage_events) {
   PipelineReport report;

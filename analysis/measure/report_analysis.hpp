@@ -34,8 +34,8 @@ struct ReportOptions {
 };
 
 struct ReportAnalysis {
-  // Loaded whole, or (streamed) every rank without its event lists; counts() are the events it holds
-  // either way.
+  // Loaded whole, or (streamed) every rank without its event lists; counts() are those of the events read,
+  // as a whole load counts them, either way.
   Profile profile;
   Analysis analysis;
   LaunchAnalysis launches;

@@ -8,11 +8,10 @@
 //                       [--cuda [--cuda-burst N] [--cuda-reset] [--cuda-fork]]
 //
 // --spawn N starts N copies with RANK/LOCAL_RANK/WORLD_SIZE set (as torchrun does), all stamping from one
-// base
-// (--base-ns, or the time of the spawn), and exits with the worst
-// status; --hosts H spreads them over H pretend hosts (MESHSCOPE_HOSTNAME=fakehostK). Collective i ends at
-// base + i ms + 400 us (+ a few hundred ns of jitter) on every rank, as real collectives end together;
-// --skew-ns-per-host shifts host K's clock by K * NS so that the merge has something to undo.
+// base (--base-ns, or the time of the spawn), and exits with the worst status; --hosts H spreads them over H
+// pretend hosts (MESHSCOPE_HOSTNAME=fakehostK). Collective i ends at base + i ms + 400 us (+ a few hundred ns
+// of jitter) on every rank, as real collectives end together; --skew-ns-per-host shifts host K's clock by
+// K * NS so that the merge has something to undo.
 //
 // --cuda (when built with the CUDA toolkit) also plays the CUDA driver and GPU for the CUPTI injection
 // library named by CUDA_INJECTION64_PATH (fake_cuda.hpp): each step's GPU work, with the NCCL kernel over the
