@@ -453,7 +453,10 @@ void write_json(const Profile& profile, const Analysis& a, const Options& option
   for (const auto& note : a.notes) j.value(note);
   j.end_array();
   j.key("roofline");
-  write_roofline_json(j, profile);
+  {
+    PhaseTimer timer("report: roofline");
+    write_roofline_json(j, profile);
+  }
   j.end_object();
   std::string out = j.str();
   out += '\n';

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -250,6 +251,13 @@ struct LoadOptions {
   // description (meta, strings, ranks, devices, process groups, diagnostics; no streams, tracks or steps),
   // for readers of the summaries (analysis/measure/summary.hpp) such as `info`, which then read kilobytes.
   bool events = true;
+  // With cpu_operators off: how many CPU operators and Python functions the rows read hold, when the caller
+  // knows (the summaries' counts, checked against the rows each rank has). The load takes them instead of
+  // counting the rows it leaves out, a second walk through most of the ranges table.
+  struct OperatorsLeftOut {
+    std::int64_t cpu_ops = 0, python_functions = 0;
+  };
+  std::optional<OperatorsLeftOut> operators_left_out = std::nullopt;
   // Slices each of the three large tables is read in, on as many threads (0: one per hardware thread for a
   // table of a million rows or more, else whole). The result is the same whatever the number: tests and the
   // fuzzer ask for several slices of small profiles.

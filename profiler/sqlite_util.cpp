@@ -27,6 +27,8 @@ void configure_sqlite_once() {
 // What a connection's statements need from it: the name its messages use, and the work budget.
 struct ConnectionState {
   std::filesystem::path path;
+  bool read_only = false;
+  std::map<std::string, std::optional<std::map<std::string, std::string>>, std::less<>> columns;  // read-only
   std::int64_t budget = 0;  // progress callbacks allowed (0: no limit)
   std::int64_t used = 0;
   bool exhausted = false;
@@ -77,6 +79,7 @@ Database::Database(const std::filesystem::path& path, bool read_only, const std:
     fail("{}: cannot open as SQLite database: {}", state_->path.string(), message);
   }
   sqlite3_extended_result_codes(db_, 1);
+  state_->read_only = read_only;
   if (read_only) harden();
 }
 
@@ -175,6 +178,14 @@ bool Database::has_table(std::string_view name) {
 }
 
 std::optional<std::map<std::string, std::string>> Database::table_columns(std::string_view name) {
+  if (!state_ || !state_->read_only) return read_table_columns(name);
+  if (const auto known = state_->columns.find(name); known != state_->columns.end()) return known->second;
+  auto columns = read_table_columns(name);
+  state_->columns.emplace(std::string(name), columns);
+  return columns;
+}
+
+std::optional<std::map<std::string, std::string>> Database::read_table_columns(std::string_view name) {
   {
     Statement s = prepare("SELECT type, sql FROM sqlite_master WHERE name = ? COLLATE NOCASE");
     s.bind_text(1, name);

@@ -58,13 +58,16 @@ class Database {
   // The columns of table NAME (name -> declared type, upper case; kComputedColumn for a column computed when
   // read, whose expression would run) when it is an ordinary table; nullopt when there is no such table.
   // Throws Error naming the file when NAME is a view, a virtual table, an index or a trigger: nothing but
-  // declared tables is ever read.
+  // declared tables is ever read. A read-only connection looks each table up once (readers check a table
+  // before every statement they prepare on it, thousands of times when reading rank by rank).
   std::optional<std::map<std::string, std::string>> table_columns(std::string_view name);
   sqlite3* handle() const { return db_; }
   const std::filesystem::path& path() const;
   void close();
 
  private:
+  std::optional<std::map<std::string, std::string>> read_table_columns(std::string_view name);
+
   sqlite3* db_ = nullptr;
   std::unique_ptr<ConnectionState> state_;
 };

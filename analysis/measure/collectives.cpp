@@ -204,6 +204,7 @@ void match_by_metadata(const Profile& profile, const std::vector<Ref>& ops, Inst
   std::vector<bool> family_all_seq;
   std::vector<std::int64_t> family_expected;
   std::vector<Pending> pending;
+  pending.reserve(ops.size());
   std::vector<std::int64_t> ordinal;  // per family, reset per rank
   std::vector<std::uint32_t> ordinal_rank;
   for (const Ref& op : ops) {
@@ -411,7 +412,13 @@ CollectiveReport analyze_collectives(const Profile& profile,
 
   // Matching: with a communicator by metadata; without one by order on the stream, checked by end times.
   InstanceBuilder builder(profile, report);
+  // Each operation is a member of one instance at most (a job's hundreds of thousands: grown, the list would
+  // be copied again and again).
+  std::size_t operations = 0;
+  for (const Rank& r : ranks) operations += r.collectives.size();
+  report.members.reserve(operations);
   std::vector<Ref> with_communicator;
+  with_communicator.reserve(operations);
   std::map<std::pair<std::string, std::int64_t>, std::vector<std::vector<Ref>>> by_stream;
   for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
     const Rank& r = ranks[ri];

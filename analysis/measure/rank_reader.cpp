@@ -1,6 +1,7 @@
 #include "analysis/measure/rank_reader.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -38,20 +39,59 @@ bool interleaved(const RankRowIndex& index) {
   return std::any_of(index.whole.begin(), index.whole.end(), [](bool w) { return w; });
 }
 
+namespace {
+
+// The CPU operators and Python functions SUMMARY counts in RANKS, when every rank's count is plausible: no
+// more ranges than its runs in INDEX span (a summary that claims more is not believed: the load counts them).
+std::optional<LoadOptions::OperatorsLeftOut> operators_in_summary(const ProfileSummary& summary,
+                                                                  const RankRowIndex& index,
+                                                                  const std::vector<std::int32_t>& ranks) {
+  LoadOptions::OperatorsLeftOut out;
+  for (std::int32_t number : ranks) {
+    const RankSummary* s = find_rank(summary, number);
+    if (!s) return std::nullopt;
+    const EventCounts& n = s->counts;
+    const std::int64_t all_ranges = summary_rows(*s, true)[static_cast<std::size_t>(EventTable::kRanges)];
+    if (n.cpu_op < 0 || n.python_function < 0 || all_ranges < 0) return std::nullopt;
+    std::int64_t span = 0;
+    const RankRows rows = index.rows_of(number);
+    for (const RowRun& run : rows[EventTable::kRanges]) {
+      // Rowids are probed from the table: a run's width fits; a run over the whole table (a table read
+      // whole) bounds nothing.
+      if (run.first == std::numeric_limits<std::int64_t>::min() || run.last < run.first ||
+          run.last - run.first >= std::numeric_limits<std::int64_t>::max() / 4)
+        return std::nullopt;
+      span += run.last - run.first + 1;
+      if (span >= std::numeric_limits<std::int64_t>::max() / 4) return std::nullopt;
+    }
+    if (all_ranges > span) return std::nullopt;
+    out.cpu_ops += n.cpu_op;
+    out.python_functions += n.python_function;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::shared_ptr<const Rank>> load_checked(
     const Profile& base, const ProfileSummary& summary, RankRowIndex& index,
     const std::vector<std::int32_t>& ranks, std::shared_ptr<const std::vector<std::string>>& strings,
     const LoadOptions& options, EventCounts* counts) {
   const Profile current = base.with_ranks({}, strings);
-  auto read = [&](const std::vector<std::int32_t>& which) {
+  auto read = [&](const std::vector<std::int32_t>& which, const LoadOptions& load) {
     std::vector<RankRows> rows;
     for (std::int32_t r : which) rows.push_back(index.rows_of(r));
-    LoadedRanks got = Profile::load_ranks(current, rows, options);
+    LoadedRanks got = Profile::load_ranks(current, rows, load);
     strings = got.strings;
     if (counts) *counts = got.counts;
     return got.ranks;
   };
-  std::vector<std::shared_ptr<const Rank>> got = read(ranks);
+  // Left out, the CPU operators are taken from the summaries, not counted again (the loaded rows are checked
+  // against the same summaries below).
+  LoadOptions first = options;
+  if (!options.cpu_operators && !options.operators_left_out)
+    first.operators_left_out = operators_in_summary(summary, index, ranks);
+  std::vector<std::shared_ptr<const Rank>> got = read(ranks, first);
   std::set<int> wrong_tables;
   for (const auto& rank : got) {
     const RankSummary* s = find_rank(summary, rank->rank);
@@ -64,8 +104,9 @@ std::vector<std::shared_ptr<const Rank>> load_checked(
     }
   }
   if (wrong_tables.empty()) return got;
+  // The summaries disagree with the rows read: the second read counts what it leaves out itself.
   for (int t : wrong_tables) index_table_exactly(base.path(), static_cast<EventTable>(t), index);
-  return read(ranks);
+  return read(ranks, options);
 }
 
 }  // namespace meshscope::measure

@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -131,14 +132,16 @@ class Streamer {
     // cross-rank pass allocates.
     ::malloc_trim(0);
     out.profile = description_.with_ranks(thin, strings_, &counts);
+    // The launch delays of every rank are gathered while the collectives are matched (on a second core).
+    auto launches = std::async(std::launch::async, [&] {
+      PhaseTimer across("report: launch delays of every rank");
+      return combine_launches(std::move(launch_parts));
+    });
     {
       PhaseTimer across("report: across ranks (collectives, top kernels)");
       out.analysis = combine(out.profile, std::move(parts), {}, options_.analysis);
     }
-    {
-      PhaseTimer across("report: launch delays of every rank");
-      out.launches = combine_launches(std::move(launch_parts));
-    }
+    out.launches = launches.get();
     out.cpu_operators_loaded = cpu_operators;
     ++out.passes;
   }
@@ -169,7 +172,10 @@ class Streamer {
 ReportAnalysis analyze_for_report(const std::filesystem::path& path, const ReportOptions& options) {
   if (options.streaming == Streaming::kNever) return whole(path, options);
   // The description first: it refuses what is not a readable profile with the errors of a whole load.
-  Profile description = Profile::load(path, LoadOptions{.events = false});
+  Profile description = [&] {
+    PhaseTimer timer("report: description");
+    return Profile::load(path, LoadOptions{.events = false});
+  }();
   std::optional<ProfileSummary> summary;
   {
     PhaseTimer timer("report: summaries");

@@ -13,11 +13,13 @@
 #include <fmt/format.h>
 
 #include "analysis/measure/measure.hpp"
+#include "analysis/measure/rank_reader.hpp"
 #include "analysis/measure/summary.hpp"
 #include "collectors/import/import.hpp"
 #include "profiler/error.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/rank_rows.hpp"
+#include "profiler/sqlite_util.hpp"
 #include "tests/measure/generated_jobs.hpp"
 #include "tests/profile_compare.hpp"
 
@@ -213,6 +215,50 @@ TEST(LoadRanks, RefusesARankTheProfileDoesNotHold) {
     EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("rank 99"), std::string::npos) << e.what();
   }
+}
+
+// Without CPU operators, load_checked takes the operators it leaves out from the summaries instead of
+// counting them over the table again: the same counts as a load that counts them. A summary claiming more
+// ranges than the rank's rows span is not believed (the load counts them).
+TEST(LoadChecked, OperatorsLeftOutAreTheSummariesCountsWhenPlausible) {
+  const fs::path& imported = imported_job();
+  ASSERT_FALSE(imported.empty());
+  const fs::path path = tmp("lazy-left-out") += ".msdb";
+  fs::copy_file(imported, path, fs::copy_options::overwrite_existing);
+  const LoadOptions without{.cpu_operators = false};
+  const std::vector<std::int32_t> asked = {1, 2, 4};
+  auto counted = [&] {
+    const Profile description = Profile::load(path, LoadOptions{.events = false});
+    const RankRowIndex index = index_rank_rows(path);
+    std::vector<RankRows> rows;
+    for (std::int32_t r : asked) rows.push_back(index.rows_of(r));
+    return Profile::load_ranks(description, rows, without).counts;
+  };
+  auto checked = [&] {
+    const Profile description = Profile::load(path, LoadOptions{.events = false});
+    const auto summary = measure::read_summary(path, true);
+    RankRowIndex index = measure::index_summarised_ranks(path, *summary);
+    auto strings = description.strings();
+    EventCounts counts;
+    const auto got = measure::load_checked(description, *summary, index, asked, strings, without, &counts);
+    EXPECT_EQ(got.size(), asked.size());
+    return counts;
+  };
+  const EventCounts expected = counted();
+  ASSERT_GT(expected.cpu_op, 0);
+  EventCounts got = checked();
+  EXPECT_EQ(got.cpu_op, expected.cpu_op);
+  EXPECT_EQ(got.python_function, expected.python_function);
+  EXPECT_EQ(got.annotation, expected.annotation);
+  EXPECT_EQ(got.kernel, expected.kernel);
+
+  {
+    sql::Database db(path, false);
+    db.exec("UPDATE summary_ranks SET n_cpu_op = n_cpu_op + 1000000000 WHERE rank = 2");
+  }
+  got = checked();
+  EXPECT_EQ(got.cpu_op, expected.cpu_op);
+  fs::remove(path);
 }
 
 // [SECTION] The analysis of some ranks
