@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <set>
+
+#include "profiler/parallel.hpp"
 
 namespace meshscope::measure {
 
@@ -107,6 +110,60 @@ std::vector<std::shared_ptr<const Rank>> load_checked(
   // The summaries disagree with the rows read: the second read counts what it leaves out itself.
   for (int t : wrong_tables) index_table_exactly(base.path(), static_cast<EventTable>(t), index);
   return read(ranks, options);
+}
+
+RankStream stream_ranks(const RankBatches& read, const EachStreamedRank& each) {
+  const auto& ranks = read.description.ranks();
+  const std::size_t n = ranks.size();
+  RankStream out;
+  out.parts.resize(n);
+  out.strings = read.strings ? read.strings : read.description.strings();
+  const std::size_t batch = std::max<std::size_t>(read.batch_ranks, 1);
+  const std::size_t batches = (n + batch - 1) / batch;
+  std::vector<EventCounts> batch_counts(batches);
+  // Each lane has its own copy of the row index (a lane that finds a table's probed runs wrong indexes it
+  // exactly for itself). A load adds the collective sources the strings lack: a lane's additions are kept
+  // only if no other lane added some since it started, else it reads its batch again with them, so that every
+  // rank's ids name the same strings.
+  std::mutex strings_mutex;
+  struct Lane {
+    Lane(const RankRowIndex& i, const Options& o) : index(i), analyzer(o) {}
+    RankRowIndex index;
+    RankAnalyzer analyzer;
+  };
+  parallel_for_with(
+      batches, read.analysis.threads, [&] { return std::make_unique<Lane>(read.index, read.analysis); },
+      [&](std::unique_ptr<Lane>& lane, std::size_t b) {
+        std::vector<std::int32_t> numbers;
+        for (std::size_t ri = b * batch; ri < std::min(n, (b + 1) * batch); ++ri)
+          numbers.push_back(ranks[ri].rank);
+        std::vector<std::shared_ptr<const Rank>> got;
+        std::shared_ptr<const std::vector<std::string>> strings;
+        for (;;) {
+          std::shared_ptr<const std::vector<std::string>> before;
+          {
+            std::lock_guard lock(strings_mutex);
+            before = out.strings;
+          }
+          strings = before;
+          got = load_checked(read.description, read.summary, lane->index, numbers, strings, read.load,
+                             &batch_counts[b]);
+          if (strings == before) break;
+          std::lock_guard lock(strings_mutex);
+          if (out.strings == before) {
+            out.strings = strings;
+            break;
+          }
+        }
+        const Profile composed = read.description.with_ranks(got, strings);
+        for (const auto& r : got) {
+          const auto ri = static_cast<std::size_t>(composed.rank_index(r->rank));
+          out.parts[ri] = lane->analyzer.analyze(composed, ri);
+          each(composed, ri, out.parts[ri]);
+        }
+      });
+  for (const EventCounts& c : batch_counts) out.counts += c;
+  return out;
 }
 
 }  // namespace meshscope::measure

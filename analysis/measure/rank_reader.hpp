@@ -1,6 +1,6 @@
 // Reading a summarised profile's ranks a few at a time (issue #17 item 2): the view's lazily loaded ranks
-// (app/gui/lazy_ranks.hpp) and `report`, which streams the ranks of a large job through its analysis instead
-// of holding them all (app/report_stream.hpp).
+// (app/gui/lazy_ranks.hpp), `report`, which streams the ranks of a large job through its analysis instead of
+// holding them all (report_analysis.hpp), and the summary pass of a large new profile (summary.hpp).
 //
 // The rows of each rank are found by probing the event tables' rowids (profiler/rank_rows.hpp); every load is
 // checked against the rank's summary (the rows per table it counted at import), and a table whose probed runs
@@ -10,10 +10,12 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "analysis/measure/measure.hpp"
 #include "analysis/measure/summary.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/rank_rows.hpp"
@@ -43,5 +45,28 @@ std::vector<std::shared_ptr<const Rank>> load_checked(
     const Profile& base, const ProfileSummary& summary, RankRowIndex& index,
     const std::vector<std::int32_t>& ranks, std::shared_ptr<const std::vector<std::string>>& strings,
     const LoadOptions& options = {}, EventCounts* counts = nullptr);
+
+// Every rank of a profile read and analysed a batch at a time (`report`'s streamed ranks, the summary pass).
+struct RankBatches {
+  const Profile& description;     // the profile without events (LoadOptions::events off)
+  const ProfileSummary& summary;  // checks each load (load_checked); empty: nothing to check against
+  const RankRowIndex& index;      // where each rank's rows lie; each lane works on its own copy
+  LoadOptions load;
+  Options analysis;              // RankAnalyzer's; analysis.threads lanes (0: one per core)
+  std::size_t batch_ranks = 32;  // ranks read at once by a lane
+  std::shared_ptr<const std::vector<std::string>> strings;  // the profile's strings; grown by the loads
+};
+// What every rank's analysis and load gave.
+struct RankStream {
+  std::vector<RankPart> parts;  // per rank of description.ranks(), for measure::combine
+  std::shared_ptr<const std::vector<std::string>> strings;  // grown by the collectives' new sources
+  EventCounts counts;                                       // of every load, as Profile::load counts them
+};
+// Reads the ranks of READ.description a batch at a time in lanes on every core, analyses each alone
+// (RankAnalyzer) and, on the lane's thread while its events are loaded, calls EACH(composed, rank_index,
+// part) with the batch's composed profile (its strings those of the whole stream: every rank's string ids
+// name the same strings). EACH may run for several ranks at once (on different indices).
+using EachStreamedRank = std::function<void(const Profile& composed, std::size_t rank_index, RankPart& part)>;
+RankStream stream_ranks(const RankBatches& read, const EachStreamedRank& each);
 
 }  // namespace meshscope::measure

@@ -5,13 +5,11 @@
 #include <algorithm>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "analysis/measure/rank_reader.hpp"
 #include "analysis/measure/summary.hpp"
-#include "profiler/parallel.hpp"
 #include "profiler/timing.hpp"
 
 namespace meshscope::measure {
@@ -73,61 +71,26 @@ class Streamer {
   // One read of every rank's events (with CPU operators or not): the thinned profile and the analyses.
   void pass(bool cpu_operators, ReportAnalysis& out) {
     PhaseTimer timer(cpu_operators ? "report: stream ranks with CPU operators" : "report: stream ranks");
-    const auto& ranks = description_.ranks();
-    const std::size_t n = ranks.size();
-    std::vector<RankPart> parts(n);
+    const std::size_t n = description_.ranks().size();
     std::vector<RankLaunchPart> launch_parts(n);
     std::vector<std::shared_ptr<const Rank>> thin(n);
     out.longest_host_bound.assign(n, {});
-    const LoadOptions load{.cpu_operators = cpu_operators, .kernel_details = false};
-    const std::size_t batch = std::max<std::size_t>(options_.batch_ranks, 1);
-    const std::size_t batches = (n + batch - 1) / batch;
-    std::vector<EventCounts> batch_counts(batches);
-    // Batches are read and analysed on every core, each lane with its own copy of the row index (a lane that
-    // finds a table's probed runs wrong indexes it exactly for itself). A load adds the collective sources
-    // the strings lack: a lane's additions are kept only if no other lane added some since it started,
-    // else it reads its batch again with them, so that every rank's ids name the same strings.
-    std::mutex strings_mutex;
-    struct Lane {
-      Lane(const RankRowIndex& i, const Options& o) : index(i), analyzer(o) {}
-      RankRowIndex index;
-      RankAnalyzer analyzer;
-    };
-    parallel_for_with(
-        batches, options_.analysis.threads, [&] { return std::make_unique<Lane>(index_, options_.analysis); },
-        [&](std::unique_ptr<Lane>& lane, std::size_t b) {
-          std::vector<std::int32_t> numbers;
-          for (std::size_t ri = b * batch; ri < std::min(n, (b + 1) * batch); ++ri)
-            numbers.push_back(ranks[ri].rank);
-          std::vector<std::shared_ptr<const Rank>> got;
-          std::shared_ptr<const std::vector<std::string>> strings;
-          for (;;) {
-            std::shared_ptr<const std::vector<std::string>> before;
-            {
-              std::lock_guard lock(strings_mutex);
-              before = strings_;
-            }
-            strings = before;
-            got = load_checked(description_, summary_, lane->index, numbers, strings, load, &batch_counts[b]);
-            if (strings == before) break;
-            std::lock_guard lock(strings_mutex);
-            if (strings_ == before) {
-              strings_ = strings;
-              break;
-            }
-          }
-          const Profile composed = description_.with_ranks(got, strings);
-          for (const auto& r : got) {
-            const Rank& rank = *r;
-            const auto ri = static_cast<std::size_t>(composed.rank_index(rank.rank));
-            parts[ri] = lane->analyzer.analyze(composed, ri);
-            launch_parts[ri] = launch_part(rank, ri);
-            out.longest_host_bound[ri] = longest_host_bound(rank, launch_parts[ri].launches, options_.top);
-            thin[ri] = std::make_shared<const Rank>(without_event_lists(rank));
-          }
-        });
-    EventCounts counts;
-    for (const EventCounts& c : batch_counts) counts += c;
+    const RankBatches read{.description = description_,
+                           .summary = summary_,
+                           .index = index_,
+                           .load = {.cpu_operators = cpu_operators, .kernel_details = false},
+                           .analysis = options_.analysis,
+                           .batch_ranks = options_.batch_ranks,
+                           .strings = strings_};
+    RankStream stream = stream_ranks(read, [&](const Profile& composed, std::size_t ri, RankPart&) {
+      const Rank& rank = composed.ranks()[ri];
+      launch_parts[ri] = launch_part(rank, ri);
+      out.longest_host_bound[ri] = longest_host_bound(rank, launch_parts[ri].launches, options_.top);
+      thin[ri] = std::make_shared<const Rank>(without_event_lists(rank));
+    });
+    strings_ = stream.strings;
+    const EventCounts& counts = stream.counts;
+    std::vector<RankPart>& parts = stream.parts;
     // The reading threads' buffers were freed into their own malloc arenas: give them back before the
     // cross-rank pass allocates.
     ::malloc_trim(0);
