@@ -369,6 +369,16 @@ double busbw_factor(std::string_view op, std::int64_t n) {
   return 1.0;
 }
 
+std::vector<CollectiveIdentity> identify_collectives(const Profile& profile, const Rank& rank,
+                                                     const std::vector<std::string>& cpu_ops) {
+  static const std::string kNone;
+  std::vector<CollectiveIdentity> out;
+  out.reserve(rank.collectives.size());
+  for (std::size_t ci = 0; ci < rank.collectives.size(); ++ci)
+    out.push_back(identify(profile, rank.collectives[ci], ci < cpu_ops.size() ? cpu_ops[ci] : kNone));
+  return out;
+}
+
 CollectiveReport analyze_collectives(const Profile& profile,
                                      const std::vector<std::vector<std::string>>& cpu_ops,
                                      const std::vector<std::vector<NameOnlyComm>>& name_only_comm) {
@@ -378,15 +388,13 @@ CollectiveReport analyze_collectives(const Profile& profile,
   // Identity of every collectives row, and the statistics.
   std::map<StatsKey, std::vector<TimeNs>> groups;
   report.identity.resize(ranks.size());
-  static const std::string kNone;
+  static const std::vector<std::string> kNone;
   for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
     const Rank& r = ranks[ri];
-    report.identity[ri].reserve(r.collectives.size());
+    report.identity[ri] = identify_collectives(profile, r, ri < cpu_ops.size() ? cpu_ops[ri] : kNone);
     for (std::size_t ci = 0; ci < r.collectives.size(); ++ci) {
       const Collective& c = r.collectives[ci];
-      const std::string& cpu = ri < cpu_ops.size() && ci < cpu_ops[ri].size() ? cpu_ops[ri][ci] : kNone;
-      report.identity[ri].push_back(identify(profile, c, cpu));
-      const CollectiveIdentity& id = report.identity[ri].back();
+      const CollectiveIdentity& id = report.identity[ri][ci];
       groups[StatsKey{id.op, id.group_size, id.bytes, id.op_source}].push_back(
           std::max<TimeNs>(c.end_ns - c.start_ns, 0));
     }

@@ -131,6 +131,11 @@ std::int64_t message_bytes(const Profile& profile, const Collective& c);
 // The collectives row holds metadata (false for rows an importer made from the kernel's name alone).
 bool has_metadata(const Collective& c);
 
+// The identity (op, group size, bytes, where the op came from) of each of RANK's collectives; CPU_OPS as for
+// analyze_collectives (this rank's list). What CollectiveReport::identity holds for the rank.
+std::vector<CollectiveIdentity> identify_collectives(const Profile& profile, const Rank& rank,
+                                                     const std::vector<std::string>& cpu_ops);
+
 // Statistics and cross-rank matching over every rank's Rank::collectives. Per rank (same order as
 // Profile::ranks()): CPU_OPS holds, per collective, the normalised op of the CPU call that launched its
 // kernel ("" when none); NAME_ONLY_COMM the communication kernels without a collectives row, which enter the

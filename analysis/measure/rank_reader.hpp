@@ -51,10 +51,10 @@ struct RankBatches {
   const Profile& description;     // the profile without events (LoadOptions::events off)
   const ProfileSummary& summary;  // checks each load (load_checked); empty: nothing to check against
   const RankRowIndex& index;      // where each rank's rows lie; each lane works on its own copy
-  LoadOptions load;
-  Options analysis;              // RankAnalyzer's; analysis.threads lanes (0: one per core)
+  LoadOptions load = {};
+  Options analysis = {};         // RankAnalyzer's; analysis.threads lanes (0: one per core)
   std::size_t batch_ranks = 32;  // ranks read at once by a lane
-  std::shared_ptr<const std::vector<std::string>> strings;  // the profile's strings; grown by the loads
+  std::shared_ptr<const std::vector<std::string>> strings = {};  // the profile's (none: description's)
 };
 // What every rank's analysis and load gave.
 struct RankStream {

@@ -1,8 +1,13 @@
 #include "analysis/measure/summary.hpp"
 
+#include <malloc.h>
+
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -12,12 +17,15 @@
 
 #include "analysis/measure/classify.hpp"
 #include "analysis/measure/correlation.hpp"
+#include "analysis/measure/rank_reader.hpp"
 #include "profiler/error.hpp"
 #include "profiler/output_file.hpp"
 #include "profiler/parallel.hpp"
 #include "profiler/profile_writer.hpp"
+#include "profiler/rank_rows.hpp"
 #include "profiler/schema_tables.hpp"
 #include "profiler/sqlite_util.hpp"
+#include "profiler/timing.hpp"
 #include "profiler/vocabulary.hpp"
 
 namespace meshscope::measure {
@@ -216,7 +224,10 @@ void by_time_descending(std::vector<Row>& rows) {
                    [](const Row& a, const Row& b) { return a.total_ns > b.total_ns; });
 }
 
-RankSummary summarize_rank(const Profile& p, const Analysis& a, const RankResult& rr) {
+// The summary of RR's rank of P (its events loaded). IDENTITY: its collectives' (CollectiveReport::identity).
+// The collective wait and transfer are RR's: set by measure::combine, the caller's to fill in otherwise.
+RankSummary summarize_rank(const Profile& p, const RankResult& rr,
+                           const std::vector<CollectiveIdentity>* identity) {
   const Rank& r = p.ranks()[rr.rank_index];
   RankSummary out;
   out.rank = r.rank;
@@ -236,8 +247,7 @@ RankSummary summarize_rank(const Profile& p, const Analysis& a, const RankResult
   map.build(r.api_calls);
   std::map<std::tuple<std::string, std::int64_t, std::int64_t>, CollectiveSummary> collectives;
   summarize_kernels(p, r, rr, frame, map, out, collectives);
-  if (rr.rank_index < a.collectives.identity.size())
-    summarize_collectives(r, a.collectives.identity[rr.rank_index], frame, map, collectives);
+  if (identity) summarize_collectives(r, *identity, frame, map, collectives);
   for (auto& [key, c] : collectives) {
     std::tie(c.op, c.group_size, c.bytes) = key;
     out.collectives.push_back(std::move(c));
@@ -258,8 +268,12 @@ ProfileSummary summarize(const Profile& profile, const Analysis& analysis) {
   s.world_size = profile.world_size();
   s.ranks.resize(analysis.ranks.size());
   // Ranks are independent: summarise them on all cores.
-  parallel_for(analysis.ranks.size(), 0,
-               [&](std::size_t i) { s.ranks[i] = summarize_rank(profile, analysis, analysis.ranks[i]); });
+  parallel_for(analysis.ranks.size(), 0, [&](std::size_t i) {
+    const RankResult& rr = analysis.ranks[i];
+    const auto& identity = analysis.collectives.identity;
+    s.ranks[i] =
+        summarize_rank(profile, rr, rr.rank_index < identity.size() ? &identity[rr.rank_index] : nullptr);
+  });
   std::sort(s.ranks.begin(), s.ranks.end(),
             [](const RankSummary& x, const RankSummary& y) { return x.rank < y.rank; });
   return s;
@@ -526,9 +540,108 @@ std::vector<std::int32_t> merge_summary_parts(const std::vector<std::filesystem:
   return copied;
 }
 
-void add_summaries(const std::filesystem::path& path) {
-  const Profile profile = Profile::load(path, LoadOptions{.kernel_details = false, .links = false});
-  write_summary(path, summarize(profile, analyze(profile)));
+namespace {
+
+// How the summary pass loads a profile's events: CPU operators for the operator rows, no launch
+// configurations or links (the summaries read neither).
+constexpr LoadOptions kSummaryLoad{.kernel_details = false, .links = false};
+
+// The rowids TABLE spans (max - min + 1; the writers' ids are 1..N, so its rows), saturated; 0 for a table
+// the profile lacks or an empty one. Two edge lookups, no scan.
+std::uint64_t rowid_span(sql::Database& db, EventTable table) {
+  const char* name = table_name(table);
+  if (!db.table_columns(name)) return 0;
+  auto edge = [&](const char* which) -> std::optional<std::int64_t> {
+    auto s = db.prepare(fmt::format("SELECT {}(rowid) FROM \"{}\"", which, name));
+    if (!s.step() || s.column_is_null(0)) return std::nullopt;
+    return s.column_int(0);
+  };
+  const auto low = edge("min"), high = edge("max");
+  if (!low || !high || *high < *low) return 0;
+  const std::uint64_t width = static_cast<std::uint64_t>(*high) - static_cast<std::uint64_t>(*low);
+  return width == std::numeric_limits<std::uint64_t>::max() ? width : width + 1;
+}
+
+std::int64_t counted_rows(sql::Database& db, EventTable table) {
+  const char* name = table_name(table);
+  if (!db.table_columns(name)) return 0;
+  auto s = db.prepare(fmt::format("SELECT count(*) FROM \"{}\"", name));
+  return s.step() ? s.column_int(0) : 0;
+}
+
+}  // namespace
+
+std::optional<ProfileSummary> summarize_in_batches(const std::filesystem::path& path,
+                                                   std::int64_t stream_rows) {
+  // The description's load first: it refuses what is not a readable profile with the whole load's errors.
+  const Profile description = Profile::load(path, LoadOptions{.events = false});
+  std::array<std::uint64_t, kEventTableCount> spans{};
+  {
+    sql::Database db(path, true);
+    std::uint64_t rows = 0;
+    for (int t = 0; t < kEventTableCount; ++t) {
+      spans[static_cast<std::size_t>(t)] = rowid_span(db, static_cast<EventTable>(t));
+      rows = std::max(rows, rows + spans[static_cast<std::size_t>(t)]);  // saturated
+    }
+    if (rows < static_cast<std::uint64_t>(std::max<std::int64_t>(stream_rows, 0))) return std::nullopt;
+  }
+  const RankRowIndex index = index_rank_rows(path);
+  if (interleaved(index)) return std::nullopt;
+
+  const std::size_t n = description.ranks().size();
+  std::vector<RankSummary> summaries(n);
+  std::vector<std::shared_ptr<const Rank>> thin(n);
+  std::vector<TableRows> loaded(n);
+  const ProfileSummary nothing_to_check;
+  const RankBatches read{
+      .description = description, .summary = nothing_to_check, .index = index, .load = kSummaryLoad};
+  RankStream stream = stream_ranks(read, [&](const Profile& composed, std::size_t ri, RankPart& part) {
+    const Rank& rank = composed.ranks()[ri];
+    const std::vector<CollectiveIdentity> identity = identify_collectives(composed, rank, part.cpu_ops);
+    summaries[ri] = summarize_rank(composed, part.result, &identity);
+    loaded[ri] = loaded_rows(rank);
+    thin[ri] = std::make_shared<const Rank>(without_event_lists(rank));
+  });
+  // A row is read by its own rank alone: when the ranks read as many rows as each table holds, the runs held
+  // them all (rowids dense: their span is the count; else the table is counted).
+  {
+    sql::Database db(path, true);
+    for (int t = 0; t < kEventTableCount; ++t) {
+      std::int64_t sum = 0;
+      for (const TableRows& rows : loaded) sum += rows[static_cast<std::size_t>(t)];
+      if (spans[static_cast<std::size_t>(t)] == static_cast<std::uint64_t>(sum)) continue;
+      if (counted_rows(db, static_cast<EventTable>(t)) != sum) return std::nullopt;
+    }
+  }
+  ::malloc_trim(0);
+  const Profile profile = description.with_ranks(thin, stream.strings, &stream.counts);
+  const Analysis analysis = combine(profile, std::move(stream.parts), {}, Options{});
+  ProfileSummary out;
+  out.path = profile.path();
+  out.world_size = profile.world_size();
+  for (std::size_t ri = 0; ri < n; ++ri) {
+    summaries[ri].collective_wait_ns = analysis.ranks[ri].collective_wait_ns;
+    summaries[ri].collective_transfer_ns = analysis.ranks[ri].collective_transfer_ns;
+  }
+  out.ranks = std::move(summaries);
+  std::sort(out.ranks.begin(), out.ranks.end(),
+            [](const RankSummary& x, const RankSummary& y) { return x.rank < y.rank; });
+  return out;
+}
+
+void add_summaries(const std::filesystem::path& path, std::int64_t stream_rows) {
+  std::optional<ProfileSummary> summary;
+  {
+    PhaseTimer timer("summaries: in batches of ranks");
+    summary = summarize_in_batches(path, stream_rows);
+  }
+  if (!summary) {
+    PhaseTimer timer("summaries: from the whole profile");
+    const Profile profile = Profile::load(path, kSummaryLoad);
+    summary = summarize(profile, analyze(profile));
+  }
+  PhaseTimer timer("summaries: write");
+  write_summary(path, *summary);
 }
 
 // ---------------------------------------------------------------------------------------------------------

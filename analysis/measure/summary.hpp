@@ -108,9 +108,19 @@ ProfileSummary summarize(const Profile& profile, const Analysis& analysis);
 // Writes SUMMARY into the profile at PATH (replacing any summaries there) in one transaction.
 void write_summary(const std::filesystem::path& path, const ProfileSummary& summary);
 
+// The summaries of the profile at PATH read a batch of ranks at a time on every core, as `report` streams its
+// ranks, instead of loading every event at once (the same summaries; on the 1,024-rank job a fraction of the
+// memory, and each batch reuses the pages of the one before). Only for a profile of STREAM_ROWS event rows or
+// more whose ranks' rows lie together; nullopt otherwise, and when the ranks read do not hold every row of
+// every table (the probed runs missed some): the caller then loads the profile whole.
+std::optional<ProfileSummary> summarize_in_batches(const std::filesystem::path& path,
+                                                   std::int64_t stream_rows);
+
 // Loads the profile at PATH, analyses it and writes its summaries (import, merge, `meshscope summarize`).
 // Throws meshscope::Error naming the file on failure; the profile is then unchanged.
-void add_summaries(const std::filesystem::path& path);
+// A profile of STREAM_ROWS event rows or more whose ranks' rows lie together is read a batch of ranks at a
+// time (the same summaries, in a fraction of the memory); any other is loaded whole.
+void add_summaries(const std::filesystem::path& path, std::int64_t stream_rows = 4'000'000);
 
 // Drops the events of the profile at PATH (every table but its description and the summaries; activities
 // stays, empty), leaving a summary part: what `meshscope summarize --summaries-only` writes next to each

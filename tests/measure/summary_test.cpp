@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -19,6 +20,7 @@
 #include "analysis/measure/diff.hpp"
 #include "profiler/error.hpp"
 #include "tests/measure/cli_test_util.hpp"
+#include "tests/measure/generated_jobs.hpp"
 #include "tests/measure/profile_builder.hpp"
 
 namespace meshscope::measure {
@@ -157,6 +159,59 @@ TEST(Summary, ImportWritesWhatTheAnalysisOfTheEventsGives) {
     EXPECT_TRUE(stored->from_tables);
     expect_same(*stored, computed(profile));
   }
+}
+
+// The summary pass of a large profile reads a batch of ranks at a time: the same summaries as from the whole
+// profile, the collective wait and transfer (matched across ranks after the batches) included. On the real
+// multi-rank traces and a generated job imported as users' jobs are (each rank's rows together).
+void expect_same_in_batches(const fs::path& profile) {
+  const std::optional<ProfileSummary> batched = summarize_in_batches(profile, 0);
+  ASSERT_TRUE(batched.has_value()) << "its ranks' rows lie together";
+  const ProfileSummary whole = computed(profile);
+  expect_same(*batched, whole);
+  for (std::size_t i = 0; i < whole.ranks.size() && i < batched->ranks.size(); ++i) {
+    const RankSummary& b = batched->ranks[i];
+    const RankSummary& w = whole.ranks[i];
+    EXPECT_EQ(b.collective_wait_ns, w.collective_wait_ns) << "rank " << w.rank;
+    EXPECT_EQ(b.collective_transfer_ns, w.collective_transfer_ns) << "rank " << w.rank;
+    EXPECT_EQ(b.unlinked_activities, w.unlinked_activities) << "rank " << w.rank;
+    EXPECT_EQ(b.counts.annotation, w.counts.annotation) << "rank " << w.rank;
+    EXPECT_EQ(b.counts.flow, w.counts.flow) << "rank " << w.rank;
+    ASSERT_EQ(b.ops.size(), w.ops.size());
+    for (std::size_t k = 0; k < w.ops.size(); ++k) {
+      EXPECT_EQ(b.ops[k].total_ns, w.ops[k].total_ns);
+      EXPECT_EQ(b.ops[k].step_ns, w.ops[k].step_ns);
+    }
+  }
+}
+
+TEST(Summary, InBatchesOfRanksEqualsTheWholeProfilesOnRealJobs) {
+  for (const Trace& t : {traces()[1], traces()[2]}) {
+    SCOPED_TRACE(t.name);
+    expect_same_in_batches(import(std::string("batches-") + t.name, t.files));
+  }
+  const fs::path generated = test::import_generated_job("summary-batches", 5, 2500);
+  ASSERT_FALSE(generated.empty());
+  expect_same_in_batches(generated);
+  // Under the threshold the pass loads the profile whole (nothing to gain from batches).
+  EXPECT_FALSE(summarize_in_batches(generated, std::int64_t{1} << 40).has_value());
+}
+
+// Rows out of their rank's run (a profile edited after import: an API call of rank 1 and one of rank 2 trade
+// ranks in the middle of their runs): the probed runs miss them, the rows read do not add up to the table's,
+// and the pass falls back to the whole profile; the summaries stay right.
+TEST(Summary, InBatchesFallsBackWhenTheRunsMissRows) {
+  const fs::path generated = test::import_generated_job("summary-moved", 4, 2000);
+  ASSERT_FALSE(generated.empty());
+  sql(generated,
+      "UPDATE api_calls SET rank = 3 - rank WHERE id IN ("
+      "(SELECT id FROM api_calls WHERE rank = 1 ORDER BY id LIMIT 1 OFFSET 100), "
+      "(SELECT id FROM api_calls WHERE rank = 2 ORDER BY id LIMIT 1 OFFSET 100))");
+  EXPECT_FALSE(summarize_in_batches(generated, 0).has_value());
+  add_summaries(generated, 0);
+  const auto stored = read_summary(generated);
+  ASSERT_TRUE(stored.has_value());
+  expect_same(*stored, computed(generated));
 }
 
 TEST(Summary, OverviewBucketsAddUpToTheRanksBreakdown) {
