@@ -572,7 +572,7 @@ std::int64_t counted_rows(sql::Database& db, EventTable table) {
 }  // namespace
 
 std::optional<ProfileSummary> summarize_in_batches(const std::filesystem::path& path,
-                                                   std::int64_t stream_rows) {
+                                                   std::int64_t stream_rows, unsigned threads) {
   // The description's load first: it refuses what is not a readable profile with the whole load's errors.
   const Profile description = Profile::load(path, LoadOptions{.events = false});
   std::array<std::uint64_t, kEventTableCount> spans{};
@@ -593,8 +593,13 @@ std::optional<ProfileSummary> summarize_in_batches(const std::filesystem::path& 
   std::vector<std::shared_ptr<const Rank>> thin(n);
   std::vector<TableRows> loaded(n);
   const ProfileSummary nothing_to_check;
-  const RankBatches read{
-      .description = description, .summary = nothing_to_check, .index = index, .load = kSummaryLoad};
+  Options analysis;
+  analysis.threads = threads;
+  const RankBatches read{.description = description,
+                         .summary = nothing_to_check,
+                         .index = index,
+                         .load = kSummaryLoad,
+                         .analysis = analysis};
   RankStream stream = stream_ranks(read, [&](const Profile& composed, std::size_t ri, RankPart& part) {
     const Rank& rank = composed.ranks()[ri];
     const std::vector<CollectiveIdentity> identity = identify_collectives(composed, rank, part.cpu_ops);
@@ -615,13 +620,13 @@ std::optional<ProfileSummary> summarize_in_batches(const std::filesystem::path& 
   }
   ::malloc_trim(0);
   const Profile profile = description.with_ranks(thin, stream.strings, &stream.counts);
-  const Analysis analysis = combine(profile, std::move(stream.parts), {}, Options{});
+  const Analysis combined = combine(profile, std::move(stream.parts), {}, analysis);
   ProfileSummary out;
   out.path = profile.path();
   out.world_size = profile.world_size();
   for (std::size_t ri = 0; ri < n; ++ri) {
-    summaries[ri].collective_wait_ns = analysis.ranks[ri].collective_wait_ns;
-    summaries[ri].collective_transfer_ns = analysis.ranks[ri].collective_transfer_ns;
+    summaries[ri].collective_wait_ns = combined.ranks[ri].collective_wait_ns;
+    summaries[ri].collective_transfer_ns = combined.ranks[ri].collective_transfer_ns;
   }
   out.ranks = std::move(summaries);
   std::sort(out.ranks.begin(), out.ranks.end(),

@@ -112,9 +112,10 @@ void write_summary(const std::filesystem::path& path, const ProfileSummary& summ
 // ranks, instead of loading every event at once (the same summaries; on the 1,024-rank job a fraction of the
 // memory, and each batch reuses the pages of the one before). Only for a profile of STREAM_ROWS event rows or
 // more whose ranks' rows lie together; nullopt otherwise, and when the ranks read do not hold every row of
-// every table (the probed runs missed some): the caller then loads the profile whole.
+// every table (the probed runs missed some): the caller then loads the profile whole. THREADS: lanes (0: one
+// per core).
 std::optional<ProfileSummary> summarize_in_batches(const std::filesystem::path& path,
-                                                   std::int64_t stream_rows);
+                                                   std::int64_t stream_rows, unsigned threads = 0);
 
 // Loads the profile at PATH, analyses it and writes its summaries (import, merge, `meshscope summarize`).
 // Throws meshscope::Error naming the file on failure; the profile is then unchanged.

@@ -2,7 +2,8 @@
 // the per-rank summaries as info and diff read them (measure::read_summary). The first input byte picks the
 // mode (its second bit: the large tables read whole or in three slices; its third: every rank also read alone
 // as the view's lazy ranks read them, with its fourth the row runs read exactly rather than probed; its
-// fifth: `report`'s analysis streamed rank by rank, measure::analyze_for_report):
+// fifth: `report`'s analysis streamed rank by rank, measure::analyze_for_report, and the summary pass in
+// batches of ranks, measure::summarize_in_batches):
 //   even: the rest of the input is the profile file itself (damaged SQLite pages, headers, records);
 //   odd:  the rest is SQL run on a copy of a small real profile (the kineto seed cut from
 //         hta/nccl_parser_config, imported and summarised once at start) by the file's author: views and
@@ -79,6 +80,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       options.batch_ranks = 1;
       options.analysis.threads = 1;
       (void)measure::analyze_for_report(input, options);
+    } catch (const Error& e) {
+      fuzz::require_one_line_naming(e, "profile.msdb");
+    }
+    // And the summary pass in batches of ranks (the one `import` ends with on a large profile).
+    try {
+      (void)measure::summarize_in_batches(input, 0, 1);
     } catch (const Error& e) {
       fuzz::require_one_line_naming(e, "profile.msdb");
     }
