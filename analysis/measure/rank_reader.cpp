@@ -56,18 +56,18 @@ std::optional<LoadOptions::OperatorsLeftOut> operators_in_summary(const ProfileS
     const EventCounts& n = s->counts;
     const std::int64_t all_ranges = summary_rows(*s, true)[static_cast<std::size_t>(EventTable::kRanges)];
     if (n.cpu_op < 0 || n.python_function < 0 || all_ranges < 0) return std::nullopt;
-    std::int64_t span = 0;
+    // A run over the whole table (a table read whole) bounds nothing; widths in unsigned arithmetic (hostile
+    // rowids may span the whole int64 range).
+    std::uint64_t span = 0;
     const RankRows rows = index.rows_of(number);
     for (const RowRun& run : rows[EventTable::kRanges]) {
-      // Rowids are probed from the table: a run's width fits; a run over the whole table (a table read
-      // whole) bounds nothing.
-      if (run.first == std::numeric_limits<std::int64_t>::min() || run.last < run.first ||
-          run.last - run.first >= std::numeric_limits<std::int64_t>::max() / 4)
-        return std::nullopt;
-      span += run.last - run.first + 1;
-      if (span >= std::numeric_limits<std::int64_t>::max() / 4) return std::nullopt;
+      if (run.first == std::numeric_limits<std::int64_t>::min() || run.last < run.first) return std::nullopt;
+      const std::uint64_t width =
+          static_cast<std::uint64_t>(run.last) - static_cast<std::uint64_t>(run.first);
+      if (width >= std::numeric_limits<std::uint64_t>::max() / 4 - span) return std::nullopt;
+      span += width + 1;
     }
-    if (all_ranges > span) return std::nullopt;
+    if (static_cast<std::uint64_t>(all_ranges) > span) return std::nullopt;
     out.cpu_ops += n.cpu_op;
     out.python_functions += n.python_function;
   }

@@ -573,10 +573,10 @@ std::int64_t counted_rows(sql::Database& db, EventTable table) {
 
 std::optional<ProfileSummary> summarize_in_batches(const std::filesystem::path& path,
                                                    std::int64_t stream_rows, unsigned threads) {
-  // The description's load first: it refuses what is not a readable profile with the whole load's errors.
-  const Profile description = Profile::load(path, LoadOptions{.events = false});
+  // The size first (a small profile, the usual import of a few traces, pays two lookups a table); a file
+  // that cannot be read that way is left to the whole load, whose errors name the problem.
   std::array<std::uint64_t, kEventTableCount> spans{};
-  {
+  try {
     sql::Database db(path, true);
     std::uint64_t rows = 0;
     for (int t = 0; t < kEventTableCount; ++t) {
@@ -584,7 +584,10 @@ std::optional<ProfileSummary> summarize_in_batches(const std::filesystem::path& 
       rows = std::max(rows, rows + spans[static_cast<std::size_t>(t)]);  // saturated
     }
     if (rows < static_cast<std::uint64_t>(std::max<std::int64_t>(stream_rows, 0))) return std::nullopt;
+  } catch (const Error&) {
+    return std::nullopt;
   }
+  const Profile description = Profile::load(path, LoadOptions{.events = false});
   const RankRowIndex index = index_rank_rows(path);
   if (interleaved(index)) return std::nullopt;
 
