@@ -419,7 +419,9 @@ class NcclSource final : public record::Source {
         c.channels = item.channels > 0 ? item.channels : kNull;
         c.start_ns = item.start_ns;
         c.end_ns = std::max(item.end_ns, item.start_ns);
-        c.source = "nccl_plugin";
+        // Times from the enqueue call are host times of the launch, not of the transfer: the merge replaces
+        // them with the NCCL kernel's GPU times when the CUDA collector saw that kernel launched.
+        c.source = item.source == TimeSource::kEnqueue ? "nccl_plugin_enqueue" : "nccl_plugin";
         w.add_collective(c);
         return;
       }

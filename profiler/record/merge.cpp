@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -108,6 +110,9 @@ ClockAlignment align_clocks(const std::vector<CollectiveEnd>& ends, const std::s
 namespace {
 
 // One per-rank file, opened.
+// collectives.source of a plugin operation timed only by its enqueue call (docs/COLLECTORS.md).
+constexpr const char* kEnqueueTimed = "nccl_plugin_enqueue";
+
 struct Input {
   fs::path path;
   sql::Database db;
@@ -202,17 +207,21 @@ class Merger {
     {
       // NCCL kernels of this rank, for linking the plugin's collectives to the kernel they ran as.
       auto s = in.db.prepare(
-          "SELECT a.id, a.start_ns, a.end_ns FROM activities a JOIN strings n ON n.id = a.name WHERE a.kind "
-          "= 1 AND (n.value LIKE 'ncclDevKernel%' OR n.value LIKE 'ncclKernel%')");
+          "SELECT a.id, a.start_ns, a.end_ns, a.correlation FROM activities a JOIN strings n ON n.id = "
+          "a.name "
+          "WHERE a.kind = 1 AND (n.value LIKE 'ncclDevKernel%' OR n.value LIKE 'ncclKernel%')");
       auto& kernels = nccl_kernels_[in.rank];
       while (s.step()) {
         const auto id = ids.find(s.column_int(0));
         if (id == ids.end()) continue;  // skipped above
+        const std::int64_t correlation = s.column_int(3);
+        if (correlation != kNull) nccl_launch_of_[correlation] = kernels.size();
         kernels.push_back({s.column_int(1) + shift, s.column_int(2) + shift, id->second});
       }
     }
     {
       auto s = in.db.prepare(select_sql<ApiCalls>());
+      auto& kernels = nccl_kernels_[in.rank];
       while (s.step()) {
         ApiCallRecord c = ApiCalls::read(s, 0);
         c.rank = in.rank;
@@ -223,8 +232,17 @@ class Merger {
           continue;
         }
         c.name = named(c.name, "(unnamed)");
+        if (!nccl_launch_of_.empty() && c.correlation != kNull) {
+          // The call that launched an NCCL kernel (runtime and driver calls may both carry its correlation).
+          const auto launched = nccl_launch_of_.find(c.correlation);
+          if (launched != nccl_launch_of_.end()) {
+            std::int64_t& launch = kernels[launched->second].launch;
+            launch = launch == kNull ? c.start_ns : std::min(launch, c.start_ns);
+          }
+        }
         w_.add_api_call(c);
       }
+      nccl_launch_of_.clear();
     }
     {
       auto s = in.db.prepare(select_sql<Ranges>());
@@ -381,6 +399,7 @@ class Merger {
         continue;
       }
       c.source = static_source(s.column_text(Collectives::source));
+      if (std::string_view(c.source) == kEnqueueTimed) take_kernel_times(c);
       if (c.activity_id == kNull) c.activity_id = link(kernels, c.start_ns, c.end_ns);
       if (c.activity_id != kNull) ++result_.linked_collectives;
       w_.add_collective(c);
@@ -399,8 +418,37 @@ class Merger {
  private:
   struct Kernel {
     std::int64_t start, end, id;
+    std::int64_t launch = kNull;  // start of the API call that launched it (kNull: not recorded)
     bool operator<(const Kernel& o) const { return start < o.start; }
   };
+
+  // An operation the plugin could only time by its enqueue call (no kernel channel event came: NCCL 2.28
+  // sends none for channels without steps, e.g. a send to the rank itself) gets the GPU times of the NCCL
+  // kernel launched for it. NCCL starts and stops an operation's task event right after launching its group's
+  // kernel (seen on an H200 with NCCL 2.28.9: 0.2-0.5 us after cuLaunchKernelEx returned), so that kernel is
+  // the last one launched before the event started; every operation of one group gets the group's kernel.
+  void take_kernel_times(CollectiveRecord& c) {
+    auto& launches = nccl_launches_[c.rank];
+    if (launches.empty()) {
+      for (const Kernel& k : nccl_kernels_[c.rank])
+        if (k.launch != kNull) launches.push_back(k);
+      std::sort(launches.begin(), launches.end(),
+                [](const Kernel& a, const Kernel& b) { return a.launch < b.launch; });
+      if (launches.empty()) launches.push_back({0, 0, kNull, std::numeric_limits<std::int64_t>::max()});
+    }
+    auto it = std::upper_bound(launches.begin(), launches.end(), c.start_ns,
+                               [](std::int64_t t, const Kernel& k) { return t < k.launch; });
+    // The first launch of a kernel loads its module (milliseconds); far more than that is another group's.
+    constexpr std::int64_t kEventAfterLaunch = 100'000'000;
+    if (it == launches.begin()) return;
+    --it;
+    if (it->id == kNull || c.start_ns - it->launch > kEventAfterLaunch) return;
+    c.start_ns = it->start;
+    c.end_ns = it->end;
+    c.activity_id = it->id;
+    c.source = "nccl_plugin";
+    ++result_.kernel_timed_collectives;
+  }
 
   // The NCCL kernel that overlaps [start, end] the most (kNull when none does).
   static std::int64_t link(const std::vector<Kernel>& kernels, std::int64_t start, std::int64_t end) {
@@ -431,7 +479,7 @@ class Merger {
   }
 
   static const char* static_source(const std::string& text) {
-    for (const char* known : {"kernel_args", "cpu_op", "nccl_plugin", "nvtx"}) {
+    for (const char* known : {"kernel_args", "cpu_op", "nccl_plugin", kEnqueueTimed, "nvtx"}) {
       if (text == known) return known;
     }
     return "nccl_plugin";
@@ -465,9 +513,39 @@ class Merger {
   const std::unordered_map<std::int64_t, StringId>* strings_ = nullptr;  // the file being copied
   std::map<fs::path, std::unordered_map<std::int64_t, std::int64_t>> activity_ids_;
   std::map<std::int32_t, std::vector<Kernel>> nccl_kernels_;
+  std::map<std::int32_t, std::vector<Kernel>> nccl_launches_;     // by launch time, built when needed
+  std::unordered_map<std::int64_t, std::size_t> nccl_launch_of_;  // correlation -> kernel, per input file
   std::vector<ProcessGroupInfo> groups_;
   std::map<std::string, std::vector<std::string>> ranks_json_;
 };
+
+// A launcher's own process (torchrun's agent asks CUDA how many devices there are) has no rank variable, so
+// its file says rank 0 ("single"). Beside files that name their rank from the launcher, such a file that
+// holds no GPU work and no collective is that process, not a rank: left out, with a note.
+void leave_out_launcher_processes(std::vector<Input>& inputs, MergeResult& result) {
+  std::set<std::int32_t> launched;
+  for (const auto& in : inputs)
+    if (in.info.rank_source.rfind("recorded:", 0) == 0) launched.insert(in.rank);
+  if (launched.empty()) return;
+  std::erase_if(inputs, [&](Input& in) {
+    if (in.info.rank_source != "single" || !launched.contains(in.rank)) return false;
+    try {
+      auto s = in.db.prepare(
+          "SELECT EXISTS (SELECT 1 FROM activities) OR EXISTS (SELECT 1 FROM collectives) OR EXISTS (SELECT "
+          "1 "
+          "FROM ranges r LEFT JOIN strings s ON s.id = r.category WHERE s.value IS NOT 'cupti_overhead')");
+      if (!s.step() || s.column_int(0) != 0) return false;
+    } catch (const Error&) {
+      return false;  // read (and judged) with the others
+    }
+    result.notes.push_back(
+        fmt::format("{}: process {} had no rank of its own and ran no GPU work beside the launcher's ranks "
+                    "(the launcher's "
+                    "own process): left out",
+                    in.path.filename().string(), in.info.pid));
+    return true;
+  });
+}
 
 }  // namespace
 
@@ -510,6 +588,7 @@ MergeResult merge_rank_profiles(const std::vector<fs::path>& files, const fs::pa
     }
     inputs.push_back(std::move(in));
   }
+  leave_out_launcher_processes(inputs, result);
   if (inputs.empty()) fail("{}: no readable per-rank profile to merge", output.parent_path().string());
   std::stable_sort(inputs.begin(), inputs.end(),
                    [](const Input& a, const Input& b) { return a.rank < b.rank; });
@@ -555,16 +634,25 @@ MergeResult merge_rank_profiles(const std::vector<fs::path>& files, const fs::pa
       r.recovered = r.recovered || in.recovered;
     }
     for (auto& in : inputs) merger.copy_collectives(in, offset_of(in));
+    if (result.kernel_timed_collectives > 0) {
+      result.notes.push_back(
+          fmt::format("{} NCCL operations the plugin could time only by their enqueue call took the GPU "
+                      "times of the NCCL "
+                      "kernel launched for them",
+                      result.kernel_timed_collectives));
+    }
     merger.write_groups();
     // One ranks row per rank, combining what its files said.
     std::map<std::int32_t, RankInfo> infos;
+    std::map<std::int32_t, std::set<std::int64_t>> other_pids;  // noted once per process
     for (const auto& in : inputs) {
       auto [it, inserted] = infos.try_emplace(in.rank, in.info);
       RankInfo& info = it->second;
       if (!inserted) {
         info.source_file += ", " + in.info.source_file;
         if (info.world_size == kNull) info.world_size = in.info.world_size;
-        if (info.pid != in.info.pid && in.info.pid != kNull) {
+        if (info.pid != in.info.pid && in.info.pid != kNull &&
+            other_pids[in.rank].insert(in.info.pid).second) {
           result.notes.push_back(fmt::format("rank {} was recorded by more than one process (pids {} and {})",
                                              in.rank, info.pid, in.info.pid));
         }

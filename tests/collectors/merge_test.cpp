@@ -140,5 +140,150 @@ TEST(Merge, ImportedRanksKeepTheirWorkPerOperator) {
       query_int(job, "SELECT count(*) FROM op_work o JOIN strings s ON s.id = o.name WHERE s.value = ''"), 0);
 }
 
+// What a one-GPU run of tests/gpu/nccl_self.cpp recorded on an H200 (NCCL 2.28.9, tests/gpu/run.sh): sends to
+// the rank itself get no kernel channel event, so the plugin times them by the enqueue call (host
+// microseconds around the launch); the CUDA collector saw the NCCL kernel and the call that launched it.
+// Torchrun's agent also touched CUDA, without a rank variable.
+struct RecordedRank {
+  fs::path cupti, nccl, agent;
+};
+
+RecordedRank write_self_send_rank(const fs::path& dir, bool with_launches) {
+  RecordedRank files{dir / "rank0.cupti.100.msdb", dir / "rank0.nccl.100.msdb", dir / "rank0.cupti.50.msdb"};
+  auto rank_info = [](const fs::path& path, std::int64_t pid, const char* source) {
+    RankInfo info;
+    info.rank = 0;
+    info.world_size = 1;
+    info.pid = pid;
+    info.source_file = path.filename().string();
+    info.rank_source = source;
+    info.hostname = "host";
+    return info;
+  };
+  {
+    ProfileWriter w(files.cupti);
+    w.set_rank(rank_info(files.cupti, 100, "recorded:RANK"));
+    const StringId kernel = w.intern("ncclDevKernel_SendRecv");
+    const StringId launch = w.intern("cuLaunchKernelEx");
+    // Two groups (send + receive each): launched at 10 us and 60 us, run at 100-300 us and 400-700 us.
+    const std::int64_t launches[] = {10'000, 60'000}, starts[] = {100'000, 400'000},
+                       ends[] = {300'000, 700'000};
+    for (int g = 0; g < 2; ++g) {
+      ActivityRecord a;
+      a.stream = 7;
+      a.start_ns = starts[g];
+      a.end_ns = ends[g];
+      a.name = kernel;
+      a.correlation = 500 + g;
+      w.add_activity(a);
+      if (!with_launches) continue;
+      ApiCallRecord c;
+      c.kind = ApiKind::kDriver;
+      c.pid = c.tid = 100;
+      c.start_ns = launches[g];
+      c.end_ns = launches[g] + 3'000;
+      c.name = launch;
+      c.correlation = 500 + g;
+      w.add_api_call(c);
+    }
+    w.commit();
+  }
+  {
+    ProfileWriter w(files.nccl);
+    w.set_rank(rank_info(files.nccl, 100, "recorded:RANK"));
+    // Task events right after each launch: [13, 14] us, [13.5, 14] us, then [63, 64] us twice; a fifth
+    // operation's at 500 ms, its kernel never recorded.
+    const std::int64_t enqueue[][2] = {
+        {13'000, 14'000}, {13'500, 14'000}, {63'000, 64'000}, {63'500, 64'000}, {500'000'000, 500'002'000}};
+    for (int i = 0; i < 5; ++i) {
+      CollectiveRecord c;
+      c.op = w.intern(i % 2 == 0 ? "send" : "recv");
+      c.communicator = w.intern("nccl:self");
+      c.in_bytes = 16 << 20;
+      c.group_size = 2;
+      c.start_ns = enqueue[i][0];
+      c.end_ns = enqueue[i][1];
+      c.source = "nccl_plugin_enqueue";
+      w.add_collective(c);
+    }
+    w.commit();
+  }
+  {
+    ProfileWriter w(files.agent);
+    w.set_rank(rank_info(files.agent, 50, "single"));
+    ApiCallRecord c;
+    c.kind = ApiKind::kDriver;
+    c.pid = c.tid = 50;
+    c.start_ns = 1'000;
+    c.end_ns = 2'000;
+    c.name = w.intern("cuDeviceGetCount");
+    w.add_api_call(c);
+    RangeRecord overhead;  // CUPTI's own overhead, as the agent's real file had
+    overhead.kind = RangeKind::kOther;
+    overhead.pid = overhead.tid = 50;
+    overhead.start_ns = 1'500;
+    overhead.end_ns = 1'800;
+    overhead.name = w.intern("CUPTI buffer flush");
+    overhead.category = w.intern("cupti_overhead");
+    w.add_range(overhead);
+    w.commit();
+  }
+  return files;
+}
+
+TEST(Merge, EnqueueTimedOperationsTakeTheirKernelsGpuTimes) {
+  const fs::path dir = fresh_dir("merge-enqueue-timed");
+  const RecordedRank files = write_self_send_rank(dir, true);
+  record::MergeOptions options;
+  options.align_clocks = false;
+  const auto result =
+      record::merge_rank_profiles({files.cupti, files.nccl, files.agent}, dir / "job.msdb", options);
+  EXPECT_EQ(result.kernel_timed_collectives, 4u);
+  const fs::path job = dir / "job.msdb";
+  // Each group's operations get the kernel launched just before their task events; the fifth keeps its
+  // host times and says so.
+  EXPECT_EQ(
+      query_rows(
+          job,
+          "SELECT s.value, c.start_ns, c.end_ns, c.activity_id IS NOT NULL, c.source FROM collectives c "
+          "JOIN strings s ON s.id = c.op ORDER BY c.id"),
+      "send|100000|300000|1|nccl_plugin\nrecv|100000|300000|1|nccl_plugin\n"
+      "send|400000|700000|1|nccl_plugin\nrecv|400000|700000|1|nccl_plugin\n"
+      "send|500000000|500002000|0|nccl_plugin_enqueue\n");
+  EXPECT_EQ(query_int(job,
+                      "SELECT count(DISTINCT c.activity_id) FROM collectives c JOIN activities a ON a.id = "
+                      "c.activity_id WHERE a.start_ns = c.start_ns"),
+            2);
+  EXPECT_EQ(
+      query_int(job, "SELECT count(*) FROM diagnostics WHERE message LIKE '4 NCCL operations %enqueue%'"), 1);
+  // The agent's file is left out (its driver call with it) and named; the rank's two files are one process.
+  EXPECT_EQ(query_int(job, "SELECT count(*) FROM api_calls WHERE pid = 50"), 0);
+  EXPECT_EQ(
+      query_int(
+          job,
+          "SELECT count(*) FROM diagnostics WHERE message LIKE 'rank0.cupti.50.msdb: process 50 %left out'"),
+      1);
+  EXPECT_EQ(query_int(job, "SELECT count(*) FROM diagnostics WHERE message LIKE '%more than one process%'"),
+            0);
+  EXPECT_EQ(query_text(job, "SELECT source_file FROM ranks"), "rank0.cupti.100.msdb, rank0.nccl.100.msdb");
+}
+
+TEST(Merge, EnqueueTimedOperationsKeepTheirTimesWithoutTheLaunches) {
+  const fs::path dir = fresh_dir("merge-enqueue-no-launch");
+  const RecordedRank files = write_self_send_rank(dir, false);
+  record::MergeOptions options;
+  options.align_clocks = false;
+  const auto result = record::merge_rank_profiles({files.cupti, files.nccl}, dir / "job.msdb", options);
+  EXPECT_EQ(result.kernel_timed_collectives, 0u);
+  EXPECT_EQ(
+      query_int(dir / "job.msdb", "SELECT count(*) FROM collectives WHERE source = 'nccl_plugin_enqueue'"),
+      5);
+  // Alone, a process without a rank variable is the job's rank 0 ("single"): kept.
+  const fs::path alone = fresh_dir("merge-single-alone");
+  const RecordedRank single = write_self_send_rank(alone, true);
+  record::merge_rank_profiles({single.agent}, alone / "job.msdb", options);
+  EXPECT_EQ(query_int(alone / "job.msdb", "SELECT count(*) FROM api_calls WHERE pid = 50"), 1);
+}
+
 }  // namespace
 }  // namespace meshscope::test

@@ -148,6 +148,9 @@ TEST(NcclPlugin, OlderAbiVersionsFallBackToHostTimes) {
       // No GPU timers before v4: host times (kernel channel events in v3, the enqueue call before), near now.
       EXPECT_GT(query_int(db, "SELECT min(start_ns) FROM collectives"), kBase + 100'000'000'000'000);
       EXPECT_EQ(query_int(db, "SELECT count(*) FROM diagnostics WHERE message LIKE '%host time%'"), 1);
+      // Times from the enqueue call are marked, for the merge to replace with the kernel's.
+      EXPECT_EQ(query_int(db, "SELECT count(*) FROM collectives WHERE source = 'nccl_plugin_enqueue'"),
+                abi <= 2 ? query_int(db, "SELECT count(*) FROM collectives") : 0);
       EXPECT_EQ(
           query_text(db, "SELECT value FROM strings s JOIN collectives c ON c.protocol = s.id WHERE seq=0"),
           "SIMPLE");

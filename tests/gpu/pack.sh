@@ -16,6 +16,16 @@ rm -rf .gpu
 mkdir -p .gpu/lib
 cp build-gpu/meshscope build-gpu/libmeshscope_cupti.so build-gpu/libnccl-profiler-meshscope.so .gpu/
 cp tests/gpu/cuda_smoke.cu tests/gpu/train_step.py .gpu/
+# The one-GPU NCCL program, against the toolkit's NCCL (its header is not on every GPU machine).
+cuda=/usr/local/cuda
+nccl_header="$(find "$cuda/" "$cuda/include/" -maxdepth 3 -name nccl.h 2>/dev/null | head -1)"
+nccl_lib="$(find "$cuda/" "$cuda/lib64/" -maxdepth 3 -name 'libnccl.so*' 2>/dev/null | head -1)"
+if [ -n "$nccl_header" ] && [ -n "$nccl_lib" ]; then
+  g++ -O2 -std=c++17 -Wall -Wextra -I"$cuda/include" -I"$(dirname "$nccl_header")" -o .gpu/nccl_self \
+    tests/gpu/nccl_self.cpp -L"$cuda/lib64" -L"$(dirname "$nccl_lib")" -lcudart -lnccl
+else
+  echo "pack.sh: no NCCL in $cuda: run.sh will skip the one-GPU NCCL check" >&2
+fi
 
 # The libraries the three need, less the ones every Linux or CUDA machine has its own (newer) copy of.
 for binary in .gpu/meshscope .gpu/libmeshscope_cupti.so .gpu/libnccl-profiler-meshscope.so; do

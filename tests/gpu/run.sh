@@ -10,6 +10,9 @@
 # 2. train_step.py under `meshscope record`: eager, under CUDA graphs, and with DDP over NCCL (torchrun, one
 #    process per GPU on this machine); NVTX ranges, graph ids and collectives must be there.
 # 3. Overhead: the same steps plainly, under `meshscope record` and under torch.profiler, alternated three times.
+# 4. NCCL on one GPU: nccl_self sends to itself (point-to-point runs as a profiled kernel even on one rank); the
+#    plugin must record every send and receive with its bytes and GPU times.
+# GPU_CHECK_SECTIONS="smoke train overhead nccl" (the default) picks sections.
 set -uo pipefail
 out="${1:?usage: run.sh OUT_DIR [--quick]}"
 quick="${2:-}"
@@ -22,6 +25,8 @@ results="$out/results.txt"
 : >"$results"
 : >"$out/logs.txt"
 say() { echo "$*" | tee -a "$results"; }
+# GPU_CHECK_SECTIONS picks sections (default all): smoke train overhead nccl.
+want() { [[ " ${GPU_CHECK_SECTIONS:-smoke train overhead nccl} " == *" $1 "* ]]; }
 
 # The libcupti this process's PyTorch loads: the CUDA collector must use the same one (two copies of CUPTI in one
 # process do not work), so its folder goes first.
@@ -79,6 +84,7 @@ diagnostics() {
 for r in sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True).execute("SELECT rank, severity, message FROM diagnostics ORDER BY rowid"): print("  ", *r)' "$1" 2>&1 | tee -a "$results"
 }
 
+if want smoke; then
 say "== 1. cuda_smoke"
 if nvcc -O2 -std=c++17 -arch=native -o "$work/cuda_smoke" "$pack/cuda_smoke.cu" 2>&1 | tee -a "$results"; then
   timeout 120 "$ms" record -q -o "$work/smoke" -- "$work/cuda_smoke" 2>&1 | tee "$work/smoke.log" | tee -a "$results"
@@ -116,12 +122,15 @@ if nvcc -O2 -std=c++17 -arch=native -o "$work/cuda_smoke" "$pack/cuda_smoke.cu" 
   [ -f "$db" ] && cp "$db" "$out/smoke.msdb"
 fi
 
+fi
+
 steps=30
 warmup=10
 [ "$quick" = "--quick" ] && steps=10 && warmup=5
 train=("$pack/train_step.py" --steps "$steps" --warmup "$warmup")
 kernel="(SELECT value FROM enums WHERE enum_name = 'activity_kind' AND name = 'kernel')"
 
+if want train; then
 say "== 2. train_step under record"
 timeout 180 "$ms" record -q -o "$work/eager" -- python3 "${train[@]}" >"$work/eager.log" 2>&1
 log eager
@@ -142,6 +151,8 @@ timeout 240 "$ms" record -q -o "$work/ddp" -- python3 -m torch.distributed.run -
 log ddp
 db="$work/ddp/job.msdb"
 check "NCCL communicators seen by the plugin" "$db" "SELECT count(*) > 0 FROM process_groups WHERE backend = 'nccl'" 1
+# torchrun's agent touches CUDA too, without a rank variable: the merge leaves its file out.
+check "processes in the job profile (one per GPU)" "$db" "SELECT count(DISTINCT pid) FROM api_calls" "$gpus"
 if [ "$gpus" -ge 2 ]; then
   at_least "NCCL collectives (DDP)" "$db" "SELECT count(*) FROM collectives" $((steps + warmup))
   at_least "collectives with GPU times from the plugin" "$db" "SELECT count(*) FROM collectives WHERE end_ns > start_ns" $((steps + warmup))
@@ -164,6 +175,9 @@ diagnostics "$db"
 "$ms" report "$db" >"$out/ddp_report.txt" 2>&1
 [ -f "$db" ] && cp "$db" "$out/ddp.msdb"
 
+fi
+
+if want overhead; then
 say "== 3. overhead (median step ms; plain / record / torch.profiler, alternated)"
 for round in 1 2 3; do
   plain="$(timeout 120 python3 "${train[@]}" 2>>"$out/logs.txt" | tail -1)"
@@ -173,5 +187,38 @@ for round in 1 2 3; do
   say "round $round record $recorded"
   say "round $round torch.profiler $profiled"
 done
+fi
+
+if want nccl; then
+say "== 4. NCCL point-to-point on one GPU (sends to itself: queued, launched and profiled like any other)"
+nccl_lib="$(find $(python3 -c 'import site; print(*site.getsitepackages())' 2>/dev/null) /usr/local/cuda*/ \
+  -name 'libnccl.so.2' 2>/dev/null | head -1)"
+if [ -x "$pack/nccl_self" ] && [ -n "$nccl_lib" ]; then
+  LD_LIBRARY_PATH="$(dirname "$nccl_lib"):$LD_LIBRARY_PATH" timeout 120 "$ms" record -q -o "$work/nccl" -- \
+    "$pack/nccl_self" >"$work/nccl.log" 2>&1
+  log nccl
+  db="$work/nccl/job.msdb"
+  reported() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" "$work/nccl.log" | grep . || echo missing; }
+  op() { echo "(SELECT count(*) FROM collectives c JOIN strings s ON s.id = c.op WHERE c.source LIKE 'nccl_plugin%' AND s.value = '$1'${2:-})"; }
+  check "sends recorded by the plugin" "$db" "SELECT $(op send)" "$(reported sends)"
+  check "receives recorded by the plugin" "$db" "SELECT $(op recv)" "$(reported recvs)"
+  # No kernel channel event comes for a send to itself: the plugin times it by its enqueue call, and the merge
+  # gives it the GPU times of the NCCL kernel launched for it.
+  timed=" AND c.source = 'nccl_plugin' AND c.activity_id IS NOT NULL AND c.end_ns > c.start_ns"
+  check "sends and receives with their kernel's GPU times" "$db" "SELECT $(op send "$timed") + $(op recv "$timed")" \
+    $(($(reported sends) + $(reported recvs)))
+  check "bytes per send" "$db" "SELECT min(in_bytes) || '-' || max(in_bytes) FROM collectives c JOIN strings s ON s.id = c.op WHERE s.value = 'send'" \
+    "$(reported bytes)-$(reported bytes)"
+  python3 -c 'import sqlite3,sys
+db=sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
+for r in db.execute("SELECT s.value, c.in_bytes, c.channels, (c.end_ns - c.start_ns) / 1e3, c.activity_id FROM collectives c JOIN strings s ON s.id = c.op ORDER BY c.start_ns"): print("  op, bytes, channels, GPU us, kernel:", *r)' "$db" 2>&1 | tee -a "$results"
+  diagnostics "$db"
+  "$ms" report "$db" >"$out/nccl_report.txt" 2>&1
+  [ -f "$db" ] && cp "$db" "$out/nccl.msdb"
+else
+  say "SKIP NCCL on one GPU: ${nccl_lib:-no libnccl.so.2 found}; $pack/nccl_self $([ -x "$pack/nccl_self" ] || echo missing)"
+fi
+fi
+
 rm -rf "$work"
 say "== done"
