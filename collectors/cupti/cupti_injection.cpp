@@ -69,6 +69,7 @@ struct State {
   std::int64_t clock_offset_ns = 0;
   bool timestamp_callback = false;
   std::string disabled_kinds;
+  std::string quiet_apis;  // what leave_out_quiet_apis() did, for the diagnostics
   CUpti_SubscriberHandle subscriber = nullptr;
   std::int64_t pid = 0;  // the process that started CUPTI (a forked child must not touch it)
 };
@@ -138,6 +139,7 @@ class CuptiSource final : public record::Source {
     if (!s.disabled_kinds.empty()) {
       writer.add_diagnostic(rank, "warning", "cupti: activity kinds not available: " + s.disabled_kinds);
     }
+    if (!s.quiet_apis.empty()) writer.add_diagnostic(rank, "info", "cupti: " + s.quiet_apis);
     if (const auto n = s.cupti_dropped.load()) {
       writer.add_diagnostic(rank, "warning",
                             fmt::format("cupti: CUPTI dropped {} records (buffer cap {} x {} KiB reached)", n,
@@ -233,6 +235,106 @@ void at_exit() {
   s.active.store(false);
 }
 
+// API functions that launch, copy, set or wait for nothing and return at once: device, attribute and version
+// queries, error strings, capture-state queries, context getters. PyTorch calls some of them tens of times
+// per kernel (an H200 training step: 132,808 cudaGetDevice and 42,559 cuDevicePrimaryCtxGetState beside 9,371
+// kernel launches), and CUPTI's record of each costs more than the call. They are left out unless
+// MESHSCOPE_CUPTI_ALL_APIS=1, as Nsight Systems leaves out "APIs with little performance impact" unless
+// --cuda-trace-all-apis.
+constexpr CUpti_CallbackId kQuietRuntimeApis[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceFlags_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v12000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetStreamPriorityRange_v5050,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetErrorString_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetErrorName_v6050,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v10010,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v12030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010,
+    CUPTI_RUNTIME_TRACE_CBID_cudaPointerGetAttributes_v4000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFuncGetAttributes_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDriverGetVersion_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020,
+};
+constexpr CUpti_CallbackId kQuietDriverApis[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState,
+    CUPTI_DRIVER_TRACE_CBID_cuDeviceGet,
+    CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount,
+    CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuDeviceGetUuid,
+    CUPTI_DRIVER_TRACE_CBID_cuDeviceGetUuid_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetFlags,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetId,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetLimit,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetStreamPriorityRange,
+    CUPTI_DRIVER_TRACE_CBID_cuKernelGetName,
+    CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuFuncGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuFuncGetName,
+    CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress,
+    CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuGetErrorString,
+    CUPTI_DRIVER_TRACE_CBID_cuGetErrorName,
+    CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttributes,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v3,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v3_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCtx,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCtx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCtx_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCtx_v2_ptsz,
+};
+
+// Called after the RUNTIME and DRIVER kinds were enabled (enabling a kind turns its functions back on).
+void leave_out_quiet_apis(State& s, bool driver_enabled) {
+  if (record::env_int("MESHSCOPE_CUPTI_ALL_APIS", 0) != 0) return;
+  int left_out = 0;
+  CUptiResult failure = CUPTI_SUCCESS;
+  for (const CUpti_CallbackId cbid : kQuietRuntimeApis) {
+    const CUptiResult r = cuptiActivityEnableRuntimeApi(cbid, 0);
+    if (r == CUPTI_SUCCESS)
+      ++left_out;
+    else
+      failure = r;
+  }
+  if (driver_enabled) {
+    for (const CUpti_CallbackId cbid : kQuietDriverApis) {
+      const CUptiResult r = cuptiActivityEnableDriverApi(cbid, 0);
+      if (r == CUPTI_SUCCESS)
+        ++left_out;
+      else
+        failure = r;
+    }
+  }
+  if (left_out > 0) {
+    s.quiet_apis = fmt::format(
+        "{} API functions that do no GPU work are not recorded (cudaGetDevice, cudaGetLastError, "
+        "cudaStreamIsCapturing, cuDevicePrimaryCtxGetState, cuCtxGetCurrent, cuKernelGetName, ...; "
+        "MESHSCOPE_CUPTI_ALL_APIS=1 records them)",
+        left_out);
+  } else if (failure != CUPTI_SUCCESS) {
+    s.quiet_apis =
+        fmt::format("every API call is recorded: this CUPTI cannot leave out single functions ({})",
+                    result_text(failure));
+  }
+}
+
 bool start() {
   State& s = state();
   if (record::env_int("MESHSCOPE_CUPTI", 1) == 0) return false;
@@ -317,6 +419,7 @@ bool start() {
   };
   // Event and stream queries that found work unfinished are not waits: leave them out at the source.
   cuptiActivityEnableAllSyncRecords(0);
+  bool driver_enabled = false;
   for (const Kind& k : kKinds) {
     if (k.kind == CUPTI_ACTIVITY_KIND_DRIVER && record::env_int("MESHSCOPE_CUPTI_DRIVER_API", 1) == 0)
       continue;
@@ -324,8 +427,11 @@ bool start() {
     if (r != CUPTI_SUCCESS) {
       if (!s.disabled_kinds.empty()) s.disabled_kinds += ", ";
       s.disabled_kinds += fmt::format("{} ({})", k.name, result_text(r));
+    } else if (k.kind == CUPTI_ACTIVITY_KIND_DRIVER) {
+      driver_enabled = true;
     }
   }
+  leave_out_quiet_apis(s, driver_enabled);
   return true;
 }
 

@@ -25,7 +25,8 @@ std::map<std::string, std::string> cuda_env(const fs::path& dir) {
   env["CUDA_INJECTION64_PATH"] = MESHSCOPE_CUPTI_LIBRARY;
   env["MESHSCOPE_OUTPUT_DIR"] = dir.string();
   for (const char* fake :
-       {"FAKE_CUPTI_HOLDER", "FAKE_CUPTI_NO_TIMESTAMP_CALLBACK", "FAKE_CUPTI_UNSUPPORTED_KINDS"})
+       {"FAKE_CUPTI_HOLDER", "FAKE_CUPTI_NO_TIMESTAMP_CALLBACK", "FAKE_CUPTI_UNSUPPORTED_KINDS",
+        "FAKE_CUPTI_NO_API_FILTER", "MESHSCOPE_CUPTI_ALL_APIS"})
     env[fake] = "";
   return env;
 }
@@ -181,6 +182,60 @@ TEST(CuptiInjection, NamesActivityKindsCuptiRefusesAndRecordsTheRest) {
                       "SELECT count(*) FROM activities WHERE copy_kind IN "
                       "(SELECT id FROM strings WHERE value = 'PtoP')"),
             0);
+}
+
+// Functions that do no GPU work (PyTorch's cudaGetDevice, cuDevicePrimaryCtxGetState, ...) are left out at
+// the source, said once in the diagnostics; MESHSCOPE_CUPTI_ALL_APIS=1 records them; a CUPTI that cannot
+// leave out single functions records every call and says so.
+TEST(CuptiInjection, LeavesOutApiFunctionsThatDoNoGpuWork) {
+  const std::string getters =
+      "SELECT count(*) FROM api_calls c JOIN strings s ON s.id = c.name WHERE s.value IN ('cudaGetDevice', "
+      "'cuDevicePrimaryCtxGetState')";
+  const fs::path quiet = fresh_dir("cupti-quiet-apis");
+  auto r = run_process({MESHSCOPE_FAKE_RANK, "--cuda", "--collectives", "8"}, cuda_env(quiet));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto files = files_in(quiet, "rank0.cupti.");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(query_int(files[0], getters), 0);
+  EXPECT_EQ(query_int(files[0], "SELECT count(*) FROM api_calls"),
+            emitted(r.output).at("runtime") + emitted(r.output).at("driver"));
+  EXPECT_EQ(query_int(files[0],
+                      "SELECT count(*) FROM api_calls c JOIN strings s ON s.id = c.name WHERE s.value = "
+                      "'cudaLaunchKernel'"),
+            6);
+  EXPECT_EQ(
+      query_int(files[0],
+                "SELECT count(*) FROM diagnostics WHERE severity = 'info' AND message LIKE 'cupti: 55 API "
+                "functions that do no GPU work are not recorded (cudaGetDevice, %MESHSCOPE_CUPTI_ALL_APIS=1 "
+                "records them)'"),
+      1)
+      << query_rows(files[0], "SELECT message FROM diagnostics");
+
+  const fs::path all = fresh_dir("cupti-all-apis");
+  auto env = cuda_env(all);
+  env["MESHSCOPE_CUPTI_ALL_APIS"] = "1";
+  r = run_process({MESHSCOPE_FAKE_RANK, "--cuda", "--collectives", "8"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  files = files_in(all, "rank0.cupti.");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(
+      query_rows(files[0],
+                 "SELECT s.value, count(*) FROM api_calls c JOIN strings s ON s.id = c.name WHERE s.value IN "
+                 "('cudaGetDevice', 'cuDevicePrimaryCtxGetState') GROUP BY 1 ORDER BY 1"),
+      "cuDevicePrimaryCtxGetState|8\ncudaGetDevice|24\n");
+  EXPECT_EQ(query_int(files[0], "SELECT count(*) FROM diagnostics WHERE message LIKE '%API functions%'"), 0);
+
+  const fs::path old_cupti = fresh_dir("cupti-no-api-filter");
+  env = cuda_env(old_cupti);
+  env["FAKE_CUPTI_NO_API_FILTER"] = "1";
+  r = run_process({MESHSCOPE_FAKE_RANK, "--cuda", "--collectives", "8"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  files = files_in(old_cupti, "rank0.cupti.");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(query_int(files[0], getters), 32);
+  EXPECT_EQ(query_text(files[0], "SELECT message FROM diagnostics WHERE message LIKE '%API call%'"),
+            "cupti: every API call is recorded: this CUPTI cannot leave out single functions "
+            "(CUPTI_ERROR_NOT_SUPPORTED)");
 }
 
 TEST(CuptiInjection, DisabledByEnvironmentWritesNothing) {

@@ -50,7 +50,9 @@ class Gpu {
     emit_ = cupti ? reinterpret_cast<EmitFn>(dlsym(cupti, "meshscope_fake_cupti_emit")) : nullptr;
     stamp_ = cupti ? reinterpret_cast<StampFn>(dlsym(cupti, "meshscope_fake_cupti_timestamp")) : nullptr;
     event_ = cupti ? reinterpret_cast<EventFn>(dlsym(cupti, "meshscope_fake_cupti_api_event")) : nullptr;
-    if (!emit_ || !stamp_ || !event_) {
+    recorded_ =
+        cupti ? reinterpret_cast<RecordedFn>(dlsym(cupti, "meshscope_fake_cupti_api_recorded")) : nullptr;
+    if (!emit_ || !stamp_ || !event_ || !recorded_) {
       std::fprintf(stderr, "fake_rank: the injection library did not load the CUPTI test double (%s)\n",
                    MESHSCOPE_FAKE_CUPTI_SONAME);
       return false;
@@ -84,6 +86,19 @@ class Gpu {
     api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, end - 5'000,
         end + 16'000, corr + 3);
     if (i == 0) mark(start - 460'000, "first step");
+    // What PyTorch asks the runtime and driver many times a step, doing no GPU work: recorded only when the
+    // injection library left these functions on.
+    for (int k = 0; k < 3; ++k) {
+      getter(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
+             start - 370'000 + k * 1'000);
+    }
+    getter(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState, start - 365'000);
+  }
+
+  // A call that launches nothing: CUPTI gives it a correlation id of its own.
+  void getter(CUpti_ActivityKind kind, std::uint32_t cbid, std::int64_t at) {
+    const std::uint32_t corr = next_getter_correlation_++;
+    if (recorded_(static_cast<int>(kind), cbid)) api(kind, cbid, at, at + 200, corr);
   }
 
   // N small kernels as fast as the caller can produce them (a burst that outruns the writer).
@@ -124,6 +139,7 @@ class Gpu {
   using EmitFn = int (*)(const CUpti_Activity*);
   using StampFn = std::uint64_t (*)(std::int64_t);
   using EventFn = void (*)(int, std::uint32_t, int, const char*);
+  using RecordedFn = int (*)(int, std::uint32_t);
 
   static constexpr std::uint32_t kContext = 1, kComputeStream = 7, kNcclStream = 13, kDefaultStream = 0;
   // A GEMM as nvcc mangles it, the NCCL 2.2x device kernel of a bf16 ring all-reduce, and a small kernel.
@@ -288,9 +304,11 @@ class Gpu {
 
   std::uint32_t device_ = 0;
   std::uint32_t next_correlation_ = 1;
+  std::uint32_t next_getter_correlation_ = 1u << 30;  // apart from the launches' ids
   EmitFn emit_ = nullptr;
   StampFn stamp_ = nullptr;
   EventFn event_ = nullptr;
+  RecordedFn recorded_ = nullptr;
   Counts counts_;
 };
 

@@ -16,7 +16,11 @@
 //   FAKE_CUPTI_NO_TIMESTAMP_CALLBACK is set, as with a CUPTI that lacks the call) records carry
 //   CLOCK_MONOTONIC nanoseconds, a clock with another epoch, as on WSL;
 // - FAKE_CUPTI_UNSUPPORTED_KINDS (comma-separated CUpti_ActivityKind numbers) makes cuptiActivityEnable fail
-//   with CUPTI_ERROR_NOT_COMPATIBLE for those kinds.
+//   with CUPTI_ERROR_NOT_COMPATIBLE for those kinds;
+// - cuptiActivityEnableRuntimeApi / cuptiActivityEnableDriverApi turn single functions' records off and on;
+//   cuptiActivityEnable of the RUNTIME or DRIVER kind afterwards turns every function of that kind back on
+//   (as the documentation says it overrides them); FAKE_CUPTI_NO_API_FILTER makes both calls fail with
+//   CUPTI_ERROR_NOT_SUPPORTED, as a CUPTI without them would.
 //
 // The test program (meshscope_fake_rank --cuda) plays the CUDA driver and the GPU through three extra entry
 // points: meshscope_fake_cupti_emit (a record, as CUPTI would produce it), meshscope_fake_cupti_timestamp
@@ -84,6 +88,7 @@ struct Fake {
   void* userdata = nullptr;
   std::set<std::pair<int, std::uint32_t>> enabled_callbacks;
   std::set<int> enabled_kinds;
+  std::set<std::pair<int, std::uint32_t>> disabled_apis;  // (RUNTIME or DRIVER kind, cbid)
   CUpti_TimestampCallbackFunc timestamp = nullptr;
   CUpti_BuffersCallbackRequestFunc request = nullptr;
   CUpti_BuffersCallbackCompleteFunc complete = nullptr;
@@ -168,11 +173,17 @@ CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t 
       case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
         *name = "cudaGraphLaunch_v10000";
         break;
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020:
+        *name = "cudaGetDevice_v3020";
+        break;
       default:
         break;
     }
   } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx) {
     *name = "cuLaunchKernelEx";
+  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+             cbid == CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState) {
+    *name = "cuDevicePrimaryCtxGetState";
   }
   return *name ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
 }
@@ -243,7 +254,32 @@ CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
   Fake& f = fake();
   std::lock_guard lock(f.mutex);
   f.enabled_kinds.insert(static_cast<int>(kind));
+  std::erase_if(f.disabled_apis, [&](const auto& api) { return api.first == static_cast<int>(kind); });
   return CUPTI_SUCCESS;
+}
+
+namespace {
+
+CUptiResult enable_api(CUpti_ActivityKind kind, CUpti_CallbackId cbid, uint8_t enable) {
+  const char* unsupported = std::getenv("FAKE_CUPTI_NO_API_FILTER");
+  if (unsupported && *unsupported) return CUPTI_ERROR_NOT_SUPPORTED;
+  Fake& f = fake();
+  std::lock_guard lock(f.mutex);
+  if (enable)
+    f.disabled_apis.erase({static_cast<int>(kind), cbid});
+  else
+    f.disabled_apis.insert({static_cast<int>(kind), cbid});
+  return CUPTI_SUCCESS;
+}
+
+}  // namespace
+
+CUptiResult CUPTIAPI cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable) {
+  return enable_api(CUPTI_ACTIVITY_KIND_RUNTIME, cbid, enable);
+}
+
+CUptiResult CUPTIAPI cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) {
+  return enable_api(CUPTI_ACTIVITY_KIND_DRIVER, cbid, enable);
 }
 
 CUptiResult CUPTIAPI cuptiActivityEnableAllSyncRecords(uint8_t) {
@@ -320,6 +356,14 @@ FAKE_EXPORT int meshscope_fake_cupti_emit(const CUpti_Activity* record) {
   f.used += align8(size);
   ++f.records_in_buffer;
   return 1;
+}
+
+// Whether CUPTI would produce a record of the API function CBID of KIND (RUNTIME or DRIVER): its kind is
+// enabled and the function not turned off. The driver calls the function either way; only the record goes.
+FAKE_EXPORT int meshscope_fake_cupti_api_recorded(int kind, std::uint32_t cbid) {
+  Fake& f = fake();
+  std::lock_guard lock(f.mutex);
+  return f.enabled_kinds.count(kind) && !f.disabled_apis.count({kind, cbid}) ? 1 : 0;
 }
 
 // An API or resource event: calls the subscriber's callback if it enabled this (domain, cbid).

@@ -9,7 +9,8 @@
 #    profile must hold exactly those.
 # 2. train_step.py under `meshscope record`: eager, under CUDA graphs, and with DDP over NCCL (torchrun, one
 #    process per GPU on this machine); NVTX ranges, graph ids and collectives must be there.
-# 3. Overhead: the same steps plainly, under `meshscope record` and under torch.profiler, alternated three times.
+# 3. Overhead: the same steps plainly, under `meshscope record` (also with MESHSCOPE_CUPTI_ALL_APIS=1) and under
+#    torch.profiler, alternated three times.
 # 4. NCCL on one GPU: nccl_self sends to itself (point-to-point runs as a profiled kernel even on one rank); the
 #    plugin must record every send and receive with its bytes and GPU times.
 # GPU_CHECK_SECTIONS="smoke train overhead nccl" (the default) picks sections.
@@ -178,13 +179,16 @@ diagnostics "$db"
 fi
 
 if want overhead; then
-say "== 3. overhead (median step ms; plain / record / torch.profiler, alternated)"
+say "== 3. overhead (median step ms; plain / record / record with every API call / torch.profiler, alternated)"
 for round in 1 2 3; do
   plain="$(timeout 120 python3 "${train[@]}" 2>>"$out/logs.txt" | tail -1)"
   recorded="$(timeout 150 "$ms" record -q -o "$work/o$round" -- python3 "${train[@]}" 2>>"$out/logs.txt" | tail -1)"
+  all_apis="$(MESHSCOPE_CUPTI_ALL_APIS=1 timeout 150 "$ms" record -q -o "$work/a$round" -- python3 "${train[@]}" \
+    2>>"$out/logs.txt" | tail -1)"
   profiled="$(timeout 150 python3 "${train[@]}" --torch-profiler 2>>"$out/logs.txt" | tail -1)"
   say "round $round plain $plain"
   say "round $round record $recorded"
+  say "round $round record-all-apis $all_apis"
   say "round $round torch.profiler $profiled"
 done
 fi
