@@ -130,7 +130,7 @@ CREATE TABLE collectives (
   channels      INTEGER,              -- channels used, when known
   start_ns      INTEGER NOT NULL,     -- GPU start of the operation on the profile clock
   end_ns        INTEGER NOT NULL,     -- GPU end of the operation on the profile clock
-  source        TEXT NOT NULL         -- where the metadata came from: kernel_args, cpu_op, nccl_plugin, nvtx
+  source        TEXT NOT NULL         -- where the metadata came from: kernel_args, cpu_op, nccl_plugin, nvtx; nccl_plugin_enqueue: the plugin, timed only by the enqueue call (host time)
 );
 
 -- Host-side CUDA/HIP runtime and driver API calls.

@@ -711,6 +711,9 @@ void View::draw_status() {
     const auto& p = *loaded_->profile;
     const auto& c = loaded_->lazy ? loaded_->lazy->counts : p.counts();
     const double span_ms = static_cast<double>(p.last_ns() - p.first_ns()) / 1e6;
+    // Steps as the analysis found them (ProfilerStep ranges, else NVTX step ranges), as `info` counts them.
+    std::size_t steps = 0;
+    for (const auto& r : loaded_->job().ranks) steps = std::max(steps, r.steps.size());
     ImGui::TextDisabled("Profile");
     ImGui::SameLine();
     ImGui::TextUnformatted(loaded_->source.filename().c_str());
@@ -723,7 +726,7 @@ void View::draw_status() {
         static_cast<long long>(c.collective),
         static_cast<long long>(c.cpu_op + c.annotation + c.python_function + c.nvtx + c.step +
                                c.gpu_annotation + c.other),
-        static_cast<long long>(c.step));
+        static_cast<long long>(steps));
     if (ImGui::IsItemHovered()) {
       ImGui::SetTooltip("%s\nimport %.2f s, load %.2f s, analysis %.2f s", loaded_->msdb.c_str(),
                         loaded_->import_s, loaded_->load_s, loaded_->analyze_s);
