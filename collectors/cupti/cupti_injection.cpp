@@ -22,6 +22,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -306,22 +307,18 @@ void leave_out_quiet_apis(State& s, bool driver_enabled) {
   if (record::env_int("MESHSCOPE_CUPTI_ALL_APIS", 0) != 0) return;
   int left_out = 0;
   CUptiResult failure = CUPTI_SUCCESS;
-  for (const CUpti_CallbackId cbid : kQuietRuntimeApis) {
-    const CUptiResult r = cuptiActivityEnableRuntimeApi(cbid, 0);
-    if (r == CUPTI_SUCCESS)
-      ++left_out;
-    else
-      failure = r;
-  }
-  if (driver_enabled) {
-    for (const CUpti_CallbackId cbid : kQuietDriverApis) {
-      const CUptiResult r = cuptiActivityEnableDriverApi(cbid, 0);
+  auto leave_out = [&](std::span<const CUpti_CallbackId> functions,
+                       CUptiResult (*enable)(CUpti_CallbackId, uint8_t)) {
+    for (const CUpti_CallbackId cbid : functions) {
+      const CUptiResult r = enable(cbid, 0);
       if (r == CUPTI_SUCCESS)
         ++left_out;
       else
         failure = r;
     }
-  }
+  };
+  leave_out(kQuietRuntimeApis, cuptiActivityEnableRuntimeApi);
+  if (driver_enabled) leave_out(kQuietDriverApis, cuptiActivityEnableDriverApi);
   if (left_out > 0) {
     s.quiet_apis = fmt::format(
         "{} API functions that do no GPU work are not recorded (cudaGetDevice, cudaGetLastError, "
