@@ -541,6 +541,7 @@ class View {
   // Overview state: the grid (built once per profile), the order, outliers and map for the current choices
   struct OverviewState {
     OverviewMetric metric = OverviewMetric::kExposedComm;
+    bool metric_chosen = false;  // by the user: kept for every profile; else chosen per profile
     OverviewSort sort = OverviewSort::kRank;
     OverviewGrid grid;
     std::optional<SlowestStep> slowest;

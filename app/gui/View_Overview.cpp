@@ -83,12 +83,20 @@ std::string percent(double share) {
 
 void View::overview_prepare() {
   const OverviewMetric metric = ov_.metric;  // the choices outlive the profile
+  const bool metric_chosen = ov_.metric_chosen;
   const OverviewSort sort = ov_.sort;
   ov_ = OverviewState{};
   ov_.metric = metric;
+  ov_.metric_chosen = metric_chosen;
   ov_.sort = sort;
   if (!loaded_) return;
   const measure::ProfileSummary& summary = *loaded_->summary;
+  if (!metric_chosen) {
+    // Exposed communication is all zero on a job that never communicates (one GPU): show its idle time then.
+    const bool communicates = std::any_of(summary.ranks.begin(), summary.ranks.end(),
+                                          [](const measure::RankSummary& r) { return r.total.comm_ns > 0; });
+    ov_.metric = communicates ? OverviewMetric::kExposedComm : OverviewMetric::kIdle;
+  }
   ov_.grid = overview_grid(summary);
   ov_.slowest = slowest_step(summary);
   std::unordered_map<std::int32_t, std::int32_t> index;
@@ -150,6 +158,7 @@ void View::overview_toolbar() {
       const auto metric = static_cast<OverviewMetric>(m);
       if (ImGui::Selectable(to_string(metric), metric == ov_.metric) && metric != ov_.metric) {
         ov_.metric = metric;
+        ov_.metric_chosen = true;
         ov_.dirty = true;
       }
     }

@@ -295,7 +295,7 @@ TEST(OverviewPanel, DrawsEveryRealTraceAndTheGeneratedJob) {
   for (const auto& trace : real_traces()) profiles.push_back(load_trace(trace));
   const std::size_t imported = profiles.size();
   profiles.push_back(job());
-  int drawn = 0, without_steps = 0;
+  int drawn = 0, without_steps = 0, jobs_without_communication = 0;
   for (std::size_t k = 0; k < profiles.size(); ++k) {
     auto& loaded = profiles[k];
     if (!loaded) continue;
@@ -303,6 +303,9 @@ TEST(OverviewPanel, DrawsEveryRealTraceAndTheGeneratedJob) {
     const bool work = overview_grid(*loaded->summary).columns > 0;
     const auto slowest = slowest_step(*loaded->summary);
     without_steps += slowest || !work ? 0 : 1;
+    const bool communicates = std::any_of(loaded->summary->ranks.begin(), loaded->summary->ranks.end(),
+                                          [](const measure::RankSummary& r) { return r.total.comm_ns > 0; });
+    jobs_without_communication += communicates ? 0 : 1;
     NullImGui imgui(1400, 800);
     View view(options_for(Panel::kOverview));
     view.set_profile(std::move(loaded));
@@ -312,6 +315,8 @@ TEST(OverviewPanel, DrawsEveryRealTraceAndTheGeneratedJob) {
     const auto ov = overview_of(view, parser);
     EXPECT_EQ(ov["order"].get_array().size(), ranks);
     EXPECT_EQ(std::int64_t(ov["slowest_step"]), slowest ? slowest->number : -1);
+    // Coloured by exposed communication where the job communicates, else by idle time (all zeros otherwise).
+    EXPECT_EQ(std::string_view(ov["metric"]), communicates ? "exposed communication" : "idle") << k;
     // `meshscope import` writes the summaries: the panel reads them rather than the events.
     if (k < imported) {
       EXPECT_TRUE(bool(ov["from_tables"])) << real_traces()[k];
@@ -325,6 +330,7 @@ TEST(OverviewPanel, DrawsEveryRealTraceAndTheGeneratedJob) {
   }
   EXPECT_GE(drawn, 7);
   EXPECT_GE(without_steps, 1) << "a profile with GPU work and no steps (saxpy) is drawn too";
+  EXPECT_GE(jobs_without_communication, 1) << "a single-GPU trace (resnet50) opens on idle time";
 }
 
 TEST(OverviewPanel, ClickOnACellOpensTheTimelineAtThatRankAndTime) {
