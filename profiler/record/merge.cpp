@@ -109,10 +109,10 @@ ClockAlignment align_clocks(const std::vector<CollectiveEnd>& ends, const std::s
 
 namespace {
 
-// One per-rank file, opened.
 // collectives.source of a plugin operation timed only by its enqueue call (docs/COLLECTORS.md).
 constexpr const char* kEnqueueTimed = "nccl_plugin_enqueue";
 
+// One per-rank file, opened.
 struct Input {
   fs::path path;
   sql::Database db;
@@ -207,9 +207,9 @@ class Merger {
     {
       // NCCL kernels of this rank, for linking the plugin's collectives to the kernel they ran as.
       auto s = in.db.prepare(
-          "SELECT a.id, a.start_ns, a.end_ns, a.correlation FROM activities a JOIN strings n ON n.id = "
-          "a.name "
-          "WHERE a.kind = 1 AND (n.value LIKE 'ncclDevKernel%' OR n.value LIKE 'ncclKernel%')");
+          "SELECT a.id, a.start_ns, a.end_ns, a.correlation FROM activities a JOIN strings n "
+          "ON n.id = a.name WHERE a.kind = 1 AND (n.value LIKE 'ncclDevKernel%' OR n.value LIKE "
+          "'ncclKernel%')");
       auto& kernels = nccl_kernels_[in.rank];
       while (s.step()) {
         const auto id = ids.find(s.column_int(0));
@@ -531,9 +531,9 @@ void leave_out_launcher_processes(std::vector<Input>& inputs, MergeResult& resul
     if (in.info.rank_source != "single" || !launched.contains(in.rank)) return false;
     try {
       auto s = in.db.prepare(
-          "SELECT EXISTS (SELECT 1 FROM activities) OR EXISTS (SELECT 1 FROM collectives) OR EXISTS (SELECT "
-          "1 "
-          "FROM ranges r LEFT JOIN strings s ON s.id = r.category WHERE s.value IS NOT 'cupti_overhead')");
+          "SELECT EXISTS (SELECT 1 FROM activities) OR EXISTS (SELECT 1 FROM collectives) OR "
+          "EXISTS (SELECT 1 FROM ranges r LEFT JOIN strings s ON s.id = r.category "
+          "WHERE s.value IS NOT 'cupti_overhead')");
       if (!s.step() || s.column_int(0) != 0) return false;
     } catch (const Error&) {
       return false;  // read (and judged) with the others
