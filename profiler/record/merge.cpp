@@ -425,7 +425,7 @@ class Merger {
   // An operation the plugin could only time by its enqueue call (no kernel channel event came: NCCL 2.28
   // sends none for channels without steps, e.g. a send to the rank itself) gets the GPU times of the NCCL
   // kernel launched for it. NCCL starts and stops an operation's task event right after launching its group's
-  // kernel (seen on an H200 with NCCL 2.28.9: 0.2-0.5 us after cuLaunchKernelEx returned), so that kernel is
+  // kernel (seen on an H200 with NCCL 2.28.9: 0.2-0.6 us after cuLaunchKernelEx returned), so that kernel is
   // the last one launched before the event started; every operation of one group gets the group's kernel.
   void take_kernel_times(CollectiveRecord& c) {
     auto& launches = nccl_launches_[c.rank];
