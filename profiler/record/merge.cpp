@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <deque>
 #include <exception>
-#include <limits>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -428,21 +427,21 @@ class Merger {
   // kernel (seen on an H200 with NCCL 2.28.9: 0.2-0.6 us after cuLaunchKernelEx returned), so that kernel is
   // the last one launched before the event started; every operation of one group gets the group's kernel.
   void take_kernel_times(CollectiveRecord& c) {
-    auto& launches = nccl_launches_[c.rank];
-    if (launches.empty()) {
+    auto [at, first] = nccl_launches_.try_emplace(c.rank);
+    std::vector<Kernel>& launches = at->second;
+    if (first) {
       for (const Kernel& k : nccl_kernels_[c.rank])
         if (k.launch != kNull) launches.push_back(k);
       std::sort(launches.begin(), launches.end(),
                 [](const Kernel& a, const Kernel& b) { return a.launch < b.launch; });
-      if (launches.empty()) launches.push_back({0, 0, kNull, std::numeric_limits<std::int64_t>::max()});
     }
     auto it = std::upper_bound(launches.begin(), launches.end(), c.start_ns,
                                [](std::int64_t t, const Kernel& k) { return t < k.launch; });
-    // The first launch of a kernel loads its module (milliseconds); far more than that is another group's.
-    constexpr std::int64_t kEventAfterLaunch = 100'000'000;
     if (it == launches.begin()) return;
     --it;
-    if (it->id == kNull || c.start_ns - it->launch > kEventAfterLaunch) return;
+    // The first launch of a kernel loads its module (milliseconds); far more than that is another group's.
+    constexpr std::int64_t kEventAfterLaunch = 100'000'000;
+    if (c.start_ns - it->launch > kEventAfterLaunch) return;
     c.start_ns = it->start;
     c.end_ns = it->end;
     c.activity_id = it->id;
@@ -539,9 +538,8 @@ void leave_out_launcher_processes(std::vector<Input>& inputs, MergeResult& resul
       return false;  // read (and judged) with the others
     }
     result.notes.push_back(
-        fmt::format("{}: process {} had no rank of its own and ran no GPU work beside the launcher's ranks "
-                    "(the launcher's "
-                    "own process): left out",
+        fmt::format("{}: process {} had no rank of its own and ran no GPU work beside the launcher's "
+                    "ranks (the launcher's own process): left out",
                     in.path.filename().string(), in.info.pid));
     return true;
   });
@@ -636,9 +634,8 @@ MergeResult merge_rank_profiles(const std::vector<fs::path>& files, const fs::pa
     for (auto& in : inputs) merger.copy_collectives(in, offset_of(in));
     if (result.kernel_timed_collectives > 0) {
       result.notes.push_back(
-          fmt::format("{} NCCL operations the plugin could time only by their enqueue call took the GPU "
-                      "times of the NCCL "
-                      "kernel launched for them",
+          fmt::format("{} NCCL operations the plugin could time only by their enqueue call took the "
+                      "GPU times of the NCCL kernel launched for them",
                       result.kernel_timed_collectives));
     }
     merger.write_groups();

@@ -55,8 +55,8 @@ struct MergeResult {
   std::vector<MergedRank> ranks;
   std::vector<std::string> notes;
   std::uint64_t activities = 0, collectives = 0, linked_collectives = 0;
-  std::uint64_t kernel_timed_collectives =
-      0;                           // enqueue-timed plugin operations given their kernel's GPU times
+  // Plugin operations timed only by their enqueue call that were given their NCCL kernel's GPU times.
+  std::uint64_t kernel_timed_collectives = 0;
   std::uint64_t skipped_rows = 0;  // rows of damaged files: a kind or time out of range (noted)
 };
 

@@ -26,7 +26,6 @@ results="$out/results.txt"
 : >"$results"
 : >"$out/logs.txt"
 say() { echo "$*" | tee -a "$results"; }
-# GPU_CHECK_SECTIONS picks sections (default all): smoke train overhead nccl.
 want() { [[ " ${GPU_CHECK_SECTIONS:-smoke train overhead nccl} " == *" $1 "* ]]; }
 
 # The libcupti this process's PyTorch loads: the CUDA collector must use the same one (two copies of CUPTI in one
@@ -161,11 +160,7 @@ else
   # NCCL runs a one-rank collective locally (in place: nothing at all) before any task is queued, so the plugin
   # sees no collective; its NVTX range is still opened.
   say "SKIP NCCL collectives: one GPU (NCCL runs one-rank collectives locally, with no kernel or profiler event)"
-  # train_step.py --ddp ends with all-to-alls: on one rank NCCL may run them as point-to-point sends to itself,
-  # which do reach the plugin. Reported, not required.
-  say "one-rank operations recorded by the plugin (op, count, with GPU times): $(python3 -c 'import sqlite3,sys
-db=sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
-print(db.execute("SELECT group_concat(op || \" \" || n || \" \" || timed, \", \") FROM (SELECT s.value AS op, count(*) AS n, sum(c.end_ns > c.start_ns) AS timed FROM collectives c JOIN strings s ON s.id = c.op WHERE c.source = \"nccl_plugin\" GROUP BY op)").fetchone()[0])' "$db" 2>&1)"
+  # (nccl_self, section 4, checks the plugin's operations on one GPU.)
 fi
 python3 -c 'import sqlite3,sys
 db=sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
