@@ -1,11 +1,11 @@
 // End-to-end accuracy on the published runs of ../shared/calibration (development tables) and of
 // tests/model/data/published_runs.csv (out of sample, leave-one-source-out). Each table reports the mean
 // absolute percentage error and the Spearman rank correlation between predicted and measured; the test writes
-// them to MESHSCOPE_TEST_TMP/accuracy.md (the source of docs/ACCURACY.md) and checks the bounds stated there.
-// No constant is fitted to the development rows: hardware inputs come from the presets (microbenchmarks, and
-// the sustained fraction fitted on published_runs.csv only), software properties of Megatron-LM 2020-2022
-// from testing::megatron_2021(). MESHSCOPE_ACCURACY_DUMP=1 prints each held-out run's time breakdown, the
-// shares of its compute parts (--explain terms) and memory.
+// them to MESHSCOPE_TEST_OUTPUT/accuracy.md (the source of docs/ACCURACY.md) and checks the bounds stated
+// there. No constant is fitted to the development rows: hardware inputs come from the presets
+// (microbenchmarks, and the sustained fraction fitted on published_runs.csv only), software properties of
+// Megatron-LM 2020-2022 from testing::megatron_2021(). MESHSCOPE_ACCURACY_DUMP=1 prints each held-out run's
+// time breakdown, the shares of its compute parts (--explain terms) and memory.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -53,7 +53,7 @@ std::string& report() {
 
 void publish(const Table& t) {
   report() += t.markdown();
-  std::ofstream(std::string(MESHSCOPE_TEST_TMP) + "/accuracy.md") << report();
+  std::ofstream(std::string(MESHSCOPE_TEST_OUTPUT) + "/accuracy.md") << report();
 }
 
 Table korthikanti_table5() {
@@ -395,7 +395,7 @@ TEST(Accuracy, PublishedRunsOutOfSample) {
   for (const auto& [source, f] : t.folds) summary += fmt::format("| {} | {} |\n", source, fractions(f));
   summary += fmt::format("| (none: fitted on all, shipped in assets/hardware) | {} |\n\n", fractions(t.all));
   report() += summary;
-  std::ofstream(std::string(MESHSCOPE_TEST_TMP) + "/accuracy.md") << report();
+  std::ofstream(std::string(MESHSCOPE_TEST_OUTPUT) + "/accuracy.md") << report();
   ASSERT_GE(t.overall.rows.size(), 80u);
   // What holds today, leave-one-source-out (docs/ACCURACY.md states the target, MAPE < 10 % per table of at
   // least five runs, met by every table since the Triton attention kernel is modelled as Dao 2023 measured
