@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "analysis/measure/summary.hpp"
 #include "app/command.hpp"
 #include "collectors/import/import.hpp"
 #include "profiler/text_format.hpp"
@@ -16,8 +15,7 @@ int run_text_sample_job() {
   std::filesystem::create_directories(cache);
   const auto profile = cache / "sample_job.msdb";
   std::printf("meshscope: no arguments, so importing the bundled sample job %s\n\n", sample.c_str());
-  meshscope::import_traces({sample}, profile);
-  meshscope::measure::add_summaries(profile);  // as `import` does
+  meshscope::import_with_summaries({sample}, profile);  // as `import` does
   int rc = run_command_line({"info", profile.string()});
   if (rc == 0 && has_command("report")) {
     std::printf("\n");

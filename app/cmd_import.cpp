@@ -101,22 +101,24 @@ const bool registered = meshscope::app::register_command(
            };
          }
          const auto summary = [&] {
+           bool summarising = false;
            try {
-             auto s = meshscope::import_traces(inputs, opts->output, options);
-             // The summaries that info, diff and the GUI's overview read (docs/PROFILE.md "Summaries"). The
-             // profile is complete without them: if they fail, it stays and the error says how to add them.
-             if (show) progress->summarising();
-             try {
-               meshscope::measure::add_summaries(opts->output);
-             } catch (const meshscope::Error& e) {
-               throw meshscope::Error(fmt::format(
-                   "{} (the profile {} is complete without its summaries; `meshscope summarize` adds them)",
-                   e.what(), opts->output));
-             }
+             // The summaries that info, diff and the GUI's overview read (docs/PROFILE.md "Summaries").
+             auto s = meshscope::import_with_summaries(inputs, opts->output, options, [&] {
+               summarising = true;
+               if (show) progress->summarising();
+             });
              if (show) progress->finish();
              return s;
-           } catch (...) {
+           } catch (const meshscope::Error& e) {
              if (show) progress->finish();  // the error line starts on a clean line
+             if (!summarising) throw;
+             // The profile is complete without its summaries: it stays, and the error says how to add them.
+             throw meshscope::Error(fmt::format(
+                 "{} (the profile {} is complete without its summaries; `meshscope summarize` adds them)",
+                 e.what(), opts->output));
+           } catch (...) {
+             if (show) progress->finish();
              throw;
            }
          }();

@@ -97,12 +97,6 @@ void pick_own_rank(Options& o) {
   o.output = (fs::path(o.output) / fmt::format("part-{}.msdb", me.rank)).string();
 }
 
-// Imports TRACES into BUILDING (with their summaries).
-void import_with_summaries(const std::vector<fs::path>& traces, const fs::path& building) {
-  import_traces(traces, building);
-  measure::add_summaries(building);
-}
-
 void run(Options o) {
   if (o.rank_from_launcher) pick_own_rank(o);
   if (o.output.empty()) {

@@ -16,6 +16,7 @@
 
 #include "profiler/error.hpp"
 #include "profiler/output_file.hpp"
+#include "profiler/profile_writer.hpp"
 #include "profiler/schema_tables.hpp"
 #include "profiler/sqlite_util.hpp"
 
@@ -245,6 +246,13 @@ void give_back_room(Map& lists, std::int32_t rank) {
     it->second.shrink_to_fit();
 }
 
+// Rows usually come in time order (a writer adds them so): a sorted list is left as it is, which a stable
+// sort gives back unchanged but only after allocating a buffer of half the list and moving it through it.
+template <typename T, typename Before>
+void stable_sort_unless_sorted(std::vector<T>& list, Before before) {
+  if (!std::is_sorted(list.begin(), list.end(), before)) std::stable_sort(list.begin(), list.end(), before);
+}
+
 bool activity_before(const Activity& a, const Activity& b) {
   return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
 }
@@ -319,7 +327,7 @@ ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t str
       bucket->push_back(a);
     }
   }
-  for (auto& [key, list] : scan.buckets) std::stable_sort(list.begin(), list.end(), activity_before);
+  for (auto& [key, list] : scan.buckets) stable_sort_unless_sorted(list, activity_before);
   return scan;
 }
 
@@ -379,8 +387,7 @@ ApiCallScan scan_api_calls(const std::filesystem::path& path, std::int64_t strin
     }
   }
   if (list) list->calls.shrink_to_fit();
-  for (auto& [rank, list_of_rank] : calls)
-    std::stable_sort(list_of_rank.calls.begin(), list_of_rank.calls.end(), api_call_before);
+  for (auto& [rank, list_of_rank] : calls) stable_sort_unless_sorted(list_of_rank.calls, api_call_before);
   return calls;
 }
 
@@ -457,8 +464,7 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, boo
       list->push_back(c);
     }
   }
-  for (auto& [key, list_of_track] : tracks)
-    std::stable_sort(list_of_track.begin(), list_of_track.end(), range_before);
+  for (auto& [key, list_of_track] : tracks) stable_sort_unless_sorted(list_of_track, range_before);
   return scan;
 }
 
@@ -539,7 +545,9 @@ void merge_sorted(std::vector<T>& into, std::vector<T>& from, Before before) {
   into.reserve(into.size() + from.size());  // exactly: insert alone may double it
   into.insert(into.end(), from.begin(), from.end());
   std::vector<T>().swap(from);
-  std::inplace_merge(into.begin(), into.begin() + middle, into.end(), before);
+  // Already in order when FROM's first comes after INTO's last (slices of a table sorted by time).
+  if (before(into[static_cast<std::size_t>(middle)], into[static_cast<std::size_t>(middle - 1)]))
+    std::inplace_merge(into.begin(), into.begin() + middle, into.end(), before);
 }
 
 ActivityScan merge_scans(std::vector<ActivityScan>& parts) {
@@ -1438,6 +1446,288 @@ Profile Profile::with_ranks(std::span<const std::shared_ptr<const Rank>> ranks,
     for (const Rank& r : p.ranks_) p.counts_ += meshscope::count_events(r);
   }
   return p;
+}
+
+namespace {
+
+// The checks a load makes of what it reads (TableReader), made of records: their failures name PATH.
+class RecordChecks {
+ public:
+  RecordChecks(const std::filesystem::path& path, std::size_t string_count)
+      : path_(path), string_count_(string_count) {}
+  StringId string(StringId id, const char* what) const {
+    if (id > string_count_) fail("{}: {} names string {}, which the rows lack", path_.string(), what, id);
+    return id;
+  }
+  std::pair<TimeNs, TimeNs> interval(TimeNs start, TimeNs end, const char* what) const {
+    if (!time_in_range(start) || !time_in_range(end) || end < start)
+      fail("{}: {} ends at {}, before its start {} (or out of range)", path_.string(), what, end, start);
+    return {start, end};
+  }
+  template <typename Kind>
+  Kind kind(Kind kind, int count, const char* what) const {
+    const int value = static_cast<int>(kind);
+    if (value < 1 || value > count)
+      fail("{}: {} kind {} is not one of 1-{}", path_.string(), what, value, count);
+    return kind;
+  }
+
+ private:
+  const std::filesystem::path& path_;
+  std::size_t string_count_;
+};
+
+}  // namespace
+
+Profile Profile::of_records(const std::filesystem::path& path, const RankRecords& in,
+                            const LoadOptions& options) {
+  const std::int32_t rank = in.info.rank;
+  const RecordChecks check(path, in.strings.size());
+  auto same_rank = [&](std::int32_t row_rank, const char* what) {
+    if (row_rank != rank)
+      fail("{}: {} of rank {} among the rows of rank {}", path.string(), what, row_rank, rank);
+  };
+  std::vector<std::string> strings;
+  strings.reserve(in.strings.size() + 8);
+  strings.emplace_back();
+  for (const std::string* text : in.strings) strings.push_back(*text);
+
+  // The description, as read_ranks, read_devices and read_process_groups read what the writer wrote.
+  RankSlots ranks;
+  Rank& r = ranks.slot(rank);
+  r.world_size = in.info.world_size;
+  if (r.world_size != kNull && (r.world_size < 1 || r.world_size > kMaxRank + 1))
+    fail("{}: {} is not a world size (1 to 1000001)", path.string(), r.world_size);
+  r.hostname = in.info.hostname;
+  r.pid = in.info.pid;
+  r.source_file = in.info.source_file;
+  r.rank_source = in.info.rank_source;
+  r.backend = in.info.backend;
+  r.comm_version = in.info.comm_version;
+  r.clock_base_ns = in.info.clock_base_ns;
+  r.clock_offset_ns = in.info.clock_offset_ns;
+  {
+    // The writer's extent: activities, API calls and ranges (ProfileWriter's rank_extent).
+    bool any = false;
+    auto extend = [&](TimeNs start, TimeNs end) {
+      r.first_ns = any ? std::min(r.first_ns, start) : start;
+      r.last_ns = any ? std::max(r.last_ns, end) : end;
+      any = true;
+    };
+    for (const ActivityRecord& a : in.activities) extend(a.start_ns, a.end_ns);
+    for (const ApiCallRecord& c : in.api_calls) extend(c.start_ns, c.end_ns);
+    for (const RangeRecord& c : in.ranges) extend(c.start_ns, c.end_ns);
+  }
+  {
+    std::map<std::int32_t, const DeviceInfo*> devices;  // a later row replaces an earlier one (the key's)
+    for (const DeviceInfo& d : in.devices) {
+      same_rank(d.rank, "a device");
+      devices[d.device] = &d;
+    }
+    for (const auto& [device, d] : devices)
+      r.devices.push_back(
+          {device, d->name, d->total_memory_bytes, d->compute_major, d->compute_minor, d->sm_count});
+    std::map<std::string, const ProcessGroupInfo*> groups;
+    for (const ProcessGroupInfo& g : in.process_groups) {
+      same_rank(g.rank, "a process group");
+      groups[g.pg_name] = &g;
+    }
+    for (const auto& [name, g] : groups) {
+      if (g->group_size != kNull && (g->group_size < 0 || g->group_size > kMaxRank + 1))
+        fail("{}: process group {}: {} is not a group size", path.string(), name, g->group_size);
+      std::vector<std::int32_t> members;
+      std::string bad;
+      if (!parse_rank_list(g->ranks_json, members, &bad))
+        fail("{}: process group {} holds {}, which is not a rank", path.string(), name, bad);
+      r.process_groups.push_back({name, g->pg_desc, g->backend, g->group_size, std::move(members)});
+    }
+  }
+  StreamNames stream_names;
+  for (const StreamInfo& s : in.streams) {
+    same_rank(s.rank, "a stream");
+    stream_names[{rank, s.device, s.stream}] = s.name;
+  }
+  ThreadNames thread_names;
+  for (const ThreadInfo& t : in.threads) {
+    same_rank(t.rank, "a thread");
+    thread_names[{rank, t.pid, t.tid}] = t.name;
+  }
+
+  // The events, as the scans read them.
+  ActivityScan activities;
+  {
+    std::vector<KernelDetail>& kernels = activities.kernels[rank];
+    std::vector<CopyDetail>& copies = activities.copies[rank];
+    std::unordered_map<KernelDetail, std::uint32_t, KernelDetailHash> distinct;
+    std::vector<Activity>* bucket = nullptr;
+    StreamKey last_key{-1, -1, -1};
+    for (std::size_t i = 0; i < in.activities.size(); ++i) {
+      const ActivityRecord& rec = in.activities[i];
+      same_rank(rec.rank, "an activity");
+      const StreamKey key{rank, rec.device, rec.stream};
+      if (!bucket || key != last_key) {
+        bucket = &activities.buckets[key];
+        last_key = key;
+      }
+      Activity a{};
+      a.kind = check.kind(rec.kind, kActivityKindCount, "an activity");
+      std::tie(a.start_ns, a.end_ns) = check.interval(rec.start_ns, rec.end_ns, "an activity");
+      a.id = static_cast<std::int64_t>(i) + 1;
+      a.correlation = rec.correlation;
+      a.name = check.string(rec.name, "an activity");
+      a.collective = -1;
+      a.detail = kNoDetail;
+      if (a.kind == ActivityKind::kKernel && options.kernel_details) {
+        KernelDetail k{};
+        for (int d = 0; d < 3; ++d) k.grid[d] = to_i32(rec.grid[d]);
+        for (int d = 0; d < 3; ++d) k.block[d] = to_i32(rec.block[d]);
+        k.registers = to_i32(rec.registers);
+        k.shared_bytes = to_i32(rec.shared_bytes);
+        k.graph_id = rec.graph_id;
+        const auto [it, added] = distinct.try_emplace(k, static_cast<std::uint32_t>(kernels.size()));
+        if (added) kernels.push_back(k);
+        a.detail = it->second;
+      } else if (a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) {
+        a.detail = static_cast<std::uint32_t>(copies.size());
+        copies.push_back({rec.bytes, check.string(rec.copy_kind, "a copy")});
+      }
+      bucket->push_back(a);
+    }
+    for (auto& [key, list] : activities.buckets) stable_sort_unless_sorted(list, activity_before);
+  }
+
+  std::vector<CollectiveRow> collective_rows;
+  {
+    collective_rows.reserve(in.collectives.size() + in.resolved_collectives.size());
+    std::map<std::string, StringId, std::less<>> source_ids;
+    std::int64_t id = 0;
+    for (const auto list : {in.collectives, in.resolved_collectives}) {
+      for (const CollectiveRecord& rec : list) {
+        same_rank(rec.rank, "a collective");
+        Collective c{};
+        c.id = ++id;
+        c.activity_id = rec.activity_id;
+        c.stream_index = -1;
+        c.activity = 0;
+        c.communicator = check.string(rec.communicator, "a collective");
+        c.pg_desc = check.string(rec.pg_desc, "a collective");
+        c.pg_ranks = check.string(rec.pg_ranks, "a collective");
+        c.seq = rec.seq;
+        c.op = check.string(rec.op, "a collective");
+        c.in_nelems = rec.in_nelems;
+        c.out_nelems = rec.out_nelems;
+        c.dtype = check.string(rec.dtype, "a collective");
+        c.in_bytes = rec.in_bytes;
+        c.out_bytes = rec.out_bytes;
+        c.group_size = rec.group_size;
+        c.algorithm = check.string(rec.algorithm, "a collective");
+        c.protocol = check.string(rec.protocol, "a collective");
+        c.channels = rec.channels;
+        std::tie(c.start_ns, c.end_ns) = check.interval(rec.start_ns, rec.end_ns, "a collective");
+        const std::string_view source = rec.source ? rec.source : "";
+        auto it = source_ids.find(source);
+        if (it == source_ids.end()) {
+          it = source_ids.emplace(std::string(source), static_cast<StringId>(strings.size())).first;
+          strings.emplace_back(source);
+        }
+        c.source = it->second;
+        c.metadata = source != "kernel_name";
+        collective_rows.push_back({rank, c});
+      }
+    }
+    std::sort(collective_rows.begin(), collective_rows.end(),
+              [](const CollectiveRow& a, const CollectiveRow& b) {
+                return std::tie(a.collective.start_ns, a.collective.id) <
+                       std::tie(b.collective.start_ns, b.collective.id);
+              });
+  }
+  for (const FlowRecord& f : in.flows) {
+    same_rank(f.rank, "a flow");
+    if (!time_in_range(f.src_ns) || (f.dst_ns != kNull && !time_in_range(f.dst_ns)))
+      fail("{}: a flow's time is out of range", path.string());
+    r.flows.push_back({check.string(f.category, "a flow"), f.flow_id, f.src_ns, f.src_pid, f.src_tid,
+                       f.dst_ns, f.dst_pid, f.dst_tid});
+  }
+
+  ApiCallScan api_calls;
+  {
+    RankCalls& list = api_calls[rank];
+    list.calls.reserve(in.api_calls.size());
+    CallThread last_thread{kNull, kNull};
+    std::uint32_t last_index = 0;
+    for (const ApiCallRecord& rec : in.api_calls) {
+      same_rank(rec.rank, "an API call");
+      ApiCall a{};
+      a.kind = check.kind(rec.kind, kApiKindCount, "an API call");
+      const CallThread thread{rec.pid, rec.tid};
+      if (thread != last_thread) {
+        last_index = list.thread(thread);
+        last_thread = thread;
+      }
+      a.thread = last_index;
+      std::tie(a.start_ns, a.end_ns) = check.interval(rec.start_ns, rec.end_ns, "an API call");
+      a.name = check.string(rec.name, "an API call");
+      a.correlation = rec.correlation;
+      a.external_id = options.links ? rec.external_id : kNull;
+      list.calls.push_back(a);
+    }
+    stable_sort_unless_sorted(list.calls, api_call_before);
+    if (in.api_calls.empty()) api_calls.clear();
+  }
+
+  RangeScan range_scan;
+  {
+    if (in.range_depths.size() != in.ranges.size())
+      fail("{}: {} ranges but {} depths (internal error)", path.string(), in.ranges.size(),
+           in.range_depths.size());
+    std::vector<CpuRange>* list = nullptr;
+    TrackKey last_key{-1, false, 0, 0};
+    for (std::size_t i = 0; i < in.ranges.size(); ++i) {
+      const RangeRecord& rec = in.ranges[i];
+      same_rank(rec.rank, "a range");
+      const RangeKind kind = check.kind(rec.kind, kRangeKindCount, "a range");
+      if (!options.cpu_operators && (kind == RangeKind::kCpuOp || kind == RangeKind::kPythonFunction)) {
+        ++(kind == RangeKind::kCpuOp ? range_scan.skipped_cpu_ops : range_scan.skipped_python);
+        continue;
+      }
+      ++range_scan.rows_per_track[{rank, rec.pid, rec.tid}];
+      const TrackKey key{rank, kind == RangeKind::kGpuAnnotation, rec.pid, rec.tid};
+      if (!list || key != last_key) {
+        list = &range_scan.tracks[key];
+        last_key = key;
+      }
+      CpuRange c{};
+      c.kind = kind;
+      std::tie(c.start_ns, c.end_ns) = check.interval(rec.start_ns, rec.end_ns, "a range");
+      c.id = static_cast<std::int64_t>(i) + 1;
+      c.external_id = options.links ? rec.external_id : kNull;
+      if (kind == RangeKind::kStep) range_scan.step_of_range[c.id] = rec.step;
+      c.name = check.string(rec.name, "a range");
+      c.category = options.links ? check.string(rec.category, "a range") : kNoString;
+      c.depth = in.range_depths[i];
+      if (c.depth < 0) fail("{}: a range's depth {} is negative", path.string(), c.depth);
+      list->push_back(c);
+    }
+    for (auto& [key, list_of_track] : range_scan.tracks)
+      stable_sort_unless_sorted(list_of_track, range_before);
+    if (!options.cpu_operators && options.operators_left_out) {
+      range_scan.skipped_cpu_ops = options.operators_left_out->cpu_ops;
+      range_scan.skipped_python = options.operators_left_out->python_functions;
+    }
+    check_range_depths(path, range_scan);
+  }
+
+  attach_activities(activities, stream_names, ranks);
+  attach_collectives(collective_rows, ranks);
+  attach_cpu(api_calls, range_scan, thread_names, ranks);
+
+  Profile profile;
+  profile.path_ = path;
+  profile.schema_version_ = kSchemaVersion;
+  profile.strings_ = std::make_shared<const std::vector<std::string>>(std::move(strings));
+  profile.counts_ = count_events(ranks.ranks, range_scan);
+  profile.ranks_ = sorted_rank_list(std::move(ranks.ranks));
+  return profile;
 }
 
 bool Profile::looks_like_profile(const std::filesystem::path& path) noexcept {

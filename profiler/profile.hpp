@@ -332,6 +332,25 @@ struct RankRows {
   const std::vector<RowRun>& operator[](EventTable t) const { return runs[static_cast<std::size_t>(t)]; }
 };
 
+// The rows of one rank as an importer hands them to a ProfileWriter (collectors/import/record_buffer.hpp),
+// with ids of their own: strings by id (STRINGS[id - 1]; 0 is no string), activities and ranges numbered
+// from 1 in the order given, ranges nested (their depths given: writer/range_nesting.hpp), collectives in
+// the order the writer numbers them (those it writes as they come, then the resolved CPU-side ones).
+struct RankRecords {
+  RankInfo info;
+  std::span<const std::string* const> strings;
+  std::span<const ActivityRecord> activities;
+  std::span<const ApiCallRecord> api_calls;
+  std::span<const RangeRecord> ranges;
+  std::span<const std::int32_t> range_depths;  // per range
+  std::span<const CollectiveRecord> collectives, resolved_collectives;
+  std::span<const FlowRecord> flows;
+  std::span<const DeviceInfo> devices;
+  std::span<const ProcessGroupInfo> process_groups;
+  std::span<const StreamInfo> streams;
+  std::span<const ThreadInfo> threads;
+};
+
 class Profile;
 struct Description;  // profile.cpp: what every load reads besides the events
 // What Profile::load_ranks gives: the ranks with their events, and the profile's strings (a new list when
@@ -362,6 +381,14 @@ class Profile {
                      std::shared_ptr<const std::vector<std::string>> strings = nullptr,
                      const EventCounts* counts = nullptr) const;
   const std::shared_ptr<const std::vector<std::string>>& strings() const { return strings_; }
+
+  // A profile of the one rank RECORDS holds, as load() with OPTIONS would read it once a writer had written
+  // those rows (and nothing else) to a file, without the file: the ids are the records' own, the strings
+  // theirs (then the collectives' sources). PATH names it. For the import's summaries, computed from the
+  // rows it has just read (analysis/measure/summary.hpp). Throws meshscope::Error for rows a load would
+  // refuse (a process group's member list that names no ranks, a range end before its start).
+  static Profile of_records(const std::filesystem::path& path, const RankRecords& records,
+                            const LoadOptions& options = {});
 
   // True when PATH is meant to be a meshscope profile, even a damaged one: a regular file named *.msdb, or an
   // SQLite file whose schema names both meta and activities. Callers that would otherwise try an unloadable

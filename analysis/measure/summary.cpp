@@ -7,10 +7,12 @@
 #include <bit>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -220,8 +222,18 @@ Overview overview_of(const Rank& r, const RankResult& rr) {
 
 template <typename Row>
 void by_time_descending(std::vector<Row>& rows) {
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const Row& a, const Row& b) { return a.total_ns > b.total_ns; });
+  // Ties go by name, whatever the ids of the names: the import summarises each rank with its file's own
+  // string ids (ImportSummaries), the pass with the profile's.
+  auto name = [](const Row& row) -> const std::string& {
+    if constexpr (std::is_same_v<Row, CollectiveSummary>) {
+      return row.op;
+    } else {
+      return row.name;
+    }
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : name(a) < name(b);
+  });
 }
 
 // The summary of RR's rank of P (its events loaded). IDENTITY: its collectives' (CollectiveReport::identity).
@@ -647,6 +659,144 @@ void add_summaries(const std::filesystem::path& path, std::int64_t stream_rows) 
     PhaseTimer timer("summaries: from the whole profile");
     const Profile profile = Profile::load(path, kSummaryLoad);
     summary = summarize(profile, analyze(profile));
+  }
+  PhaseTimer timer("summaries: write");
+  write_summary(path, *summary);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Summaries computed while importing
+
+struct ImportSummaries::State {
+  // What one file's rank gave: its summary (but for the collective waits), and what the matching of the
+  // collectives across ranks reads of it, its string ids those of `strings` below.
+  struct Summarised {
+    RankSummary summary;
+    Rank thin;  // streams, tracks, steps, collectives (without_event_lists)
+    std::vector<NameOnlyComm> name_only;
+    std::vector<std::string> cpu_ops;
+    EventCounts counts;
+  };
+  std::mutex mutex;
+  std::map<std::string, Summarised> by_file;  // a file read again (an import started over) replaces
+  std::set<std::string> failed;
+  std::vector<std::string> strings{std::string()};
+  std::unordered_map<std::string, StringId> string_ids;
+
+  StringId intern(const std::string& text) {
+    if (text.empty()) return kNoString;
+    const auto [it, added] = string_ids.try_emplace(text, static_cast<StringId>(strings.size()));
+    if (added) strings.push_back(text);
+    return it->second;
+  }
+};
+
+ImportSummaries::ImportSummaries() : state_(std::make_unique<State>()) {}
+ImportSummaries::~ImportSummaries() = default;
+
+void ImportSummaries::add(const std::filesystem::path& file, const RankRecords& rows) noexcept {
+  const std::string key = file.string();
+  try {
+    const Profile p = Profile::of_records(file, rows, kSummaryLoad);
+    // One analyzer per reading thread (its classifier's rules are built once).
+    thread_local RankAnalyzer analyzer;
+    RankPart part = analyzer.analyze(p, 0);
+    const Rank& rank = p.ranks()[0];
+    const std::vector<CollectiveIdentity> identity = identify_collectives(p, rank, part.cpu_ops);
+    State::Summarised s;
+    s.summary = summarize_rank(p, part.result, &identity);
+    s.thin = without_event_lists(rank);
+    s.name_only = std::move(part.name_only);
+    s.cpu_ops = std::move(part.cpu_ops);
+    s.counts = p.counts();
+    std::lock_guard lock(state_->mutex);
+    auto id = [&](StringId local) { return state_->intern(p.str(local)); };
+    for (Collective& c : s.thin.collectives) {
+      for (StringId* field :
+           {&c.communicator, &c.pg_desc, &c.pg_ranks, &c.op, &c.dtype, &c.algorithm, &c.protocol, &c.source})
+        *field = id(*field);
+    }
+    for (NameOnlyComm& n : s.name_only) n.name = id(n.name);
+    state_->failed.erase(key);
+    state_->by_file.insert_or_assign(key, std::move(s));
+  } catch (...) {
+    std::lock_guard lock(state_->mutex);
+    state_->by_file.erase(key);
+    state_->failed.insert(key);
+  }
+}
+
+std::optional<ProfileSummary> ImportSummaries::combined(
+    const std::filesystem::path& path, const std::vector<std::pair<std::int32_t, std::string>>& rank_files) {
+  std::lock_guard lock(state_->mutex);
+  if (rank_files.empty()) return std::nullopt;
+  const Profile description = Profile::load(path, LoadOptions{.events = false});
+  const auto& ranks = description.ranks();
+  if (ranks.size() != rank_files.size()) return std::nullopt;
+  std::map<std::int32_t, State::Summarised*> of_rank;
+  for (const auto& [rank, file] : rank_files) {
+    if (state_->failed.contains(file)) return std::nullopt;
+    auto it = state_->by_file.find(file);
+    if (it == state_->by_file.end() || it->second.summary.rank != rank) return std::nullopt;
+    if (!of_rank.emplace(rank, &it->second).second) return std::nullopt;
+  }
+  const std::size_t n = ranks.size();
+  std::vector<std::shared_ptr<const Rank>> thin(n);
+  std::vector<std::vector<std::string>> cpu_ops(n);
+  std::vector<std::vector<NameOnlyComm>> name_only(n);
+  EventCounts counts;
+  ProfileSummary out;
+  out.ranks.resize(n);
+  for (std::size_t ri = 0; ri < n; ++ri) {
+    auto it = of_rank.find(ranks[ri].rank);
+    if (it == of_rank.end()) return std::nullopt;
+    State::Summarised& s = *it->second;
+    // The rank as the file describes it, with what its events gave.
+    Rank r = ranks[ri];
+    r.events_loaded = true;
+    r.streams = s.thin.streams;
+    r.tracks = s.thin.tracks;
+    r.steps = s.thin.steps;
+    r.collectives = s.thin.collectives;
+    r.gpu_first_ns = s.thin.gpu_first_ns;
+    r.gpu_last_ns = s.thin.gpu_last_ns;
+    thin[ri] = std::make_shared<const Rank>(std::move(r));
+    cpu_ops[ri] = s.cpu_ops;
+    name_only[ri] = s.name_only;
+    counts += s.counts;
+    out.ranks[ri] = s.summary;
+    out.ranks[ri].collective_wait_ns = out.ranks[ri].collective_transfer_ns = 0;
+  }
+  const Profile profile = description.with_ranks(
+      thin, std::make_shared<const std::vector<std::string>>(state_->strings), &counts);
+  // As measure::combine sums them.
+  const CollectiveReport report = analyze_collectives(profile, cpu_ops, name_only);
+  for (const CollectiveInstance& inst : report.instances) {
+    if (!inst.complete) continue;
+    for (std::uint32_t m = inst.first_member; m < inst.first_member + inst.member_count; ++m) {
+      const InstanceMember& member = report.members[m];
+      out.ranks[member.rank_index].collective_wait_ns += member.wait_ns;
+      out.ranks[member.rank_index].collective_transfer_ns += member.transfer_ns;
+    }
+  }
+  out.path = profile.path();
+  out.world_size = profile.world_size();
+  std::sort(out.ranks.begin(), out.ranks.end(),
+            [](const RankSummary& x, const RankSummary& y) { return x.rank < y.rank; });
+  return out;
+}
+
+void ImportSummaries::write(const std::filesystem::path& path,
+                            const std::vector<std::pair<std::int32_t, std::string>>& rank_files,
+                            std::int64_t stream_rows) {
+  std::optional<ProfileSummary> summary;
+  {
+    PhaseTimer timer("summaries: from the rows read");
+    summary = combined(path, rank_files);
+  }
+  if (!summary) {
+    add_summaries(path, stream_rows);
+    return;
   }
   PhaseTimer timer("summaries: write");
   write_summary(path, *summary);

@@ -12,8 +12,10 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/measure/measure.hpp"
@@ -122,6 +124,38 @@ std::optional<ProfileSummary> summarize_in_batches(const std::filesystem::path& 
 // A profile of STREAM_ROWS event rows or more whose ranks' rows lie together is read a batch of ranks at a
 // time (the same summaries, in a fraction of the memory); any other is loaded whole.
 void add_summaries(const std::filesystem::path& path, std::int64_t stream_rows = 4'000'000);
+
+// The summaries of an import computed while it reads (issue #17): each rank's on the import's reading
+// threads from the rows just read (ImportOptions::each_rank_read, Profile::of_records), then, once the
+// profile is written, the collectives matched across the ranks on their summaries' collectives alone. The
+// same tables as add_summaries, without reading the events back from the new file.
+class ImportSummaries {
+ public:
+  ImportSummaries();
+  ~ImportSummaries();
+  ImportSummaries(const ImportSummaries&) = delete;
+  ImportSummaries& operator=(const ImportSummaries&) = delete;
+
+  // For ImportOptions::each_rank_read: summarises the rank of ROWS, read from FILE. Thread-safe; never
+  // throws (rows that cannot be summarised here leave their rank to add_summaries).
+  void add(const std::filesystem::path& file, const RankRecords& rows) noexcept;
+
+  // Writes the summaries of the profile at PATH, which the import wrote with RANK_FILES (each rank it
+  // imported and its source file, ImportSummary::ranks): from the ranks summarised while reading when the
+  // profile holds those ranks and no other, each from the file named, else by add_summaries(PATH,
+  // STREAM_ROWS). Throws meshscope::Error naming the file, as add_summaries does.
+  void write(const std::filesystem::path& path,
+             const std::vector<std::pair<std::int32_t, std::string>>& rank_files,
+             std::int64_t stream_rows = 4'000'000);
+  // The summaries of PATH from the ranks summarised while reading (as write uses them), or nullopt when
+  // they do not cover its ranks exactly.
+  std::optional<ProfileSummary> combined(const std::filesystem::path& path,
+                                         const std::vector<std::pair<std::int32_t, std::string>>& rank_files);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // Drops the events of the profile at PATH (every table but its description and the summaries; activities
 // stays, empty), leaving a summary part: what `meshscope summarize --summaries-only` writes next to each

@@ -12,6 +12,7 @@
 #include <regex>
 #include <thread>
 
+#include "analysis/measure/summary.hpp"
 #include "collectors/import/input_file.hpp"
 #include "collectors/import/kineto/kineto_importer.hpp"
 #include "collectors/import/nsys/nsys_importer.hpp"
@@ -185,12 +186,15 @@ class ParallelReader {
   };
 
   // FILES[i] is read here when READ[i]; SIZES are their content sizes.
+  // EACH_RANK_READ: ImportOptions::each_rank_read.
   ParallelReader(const std::vector<std::filesystem::path>& files, const std::vector<char>& read,
-                 const std::vector<std::uint64_t>& sizes, unsigned threads, std::uint64_t streaming_threshold)
+                 const std::vector<std::uint64_t>& sizes, unsigned threads, std::uint64_t streaming_threshold,
+                 const std::function<void(const std::filesystem::path&, const RankRecords&)>& each_rank_read)
       : files_(files),
         read_(read),
         sizes_(sizes),
         streaming_threshold_(streaming_threshold),
+        each_rank_read_(each_rank_read),
         slots_(files.size()) {
     next_ = first_read_from(0);
     if (next_ == files_.size()) return;
@@ -310,6 +314,7 @@ class ParallelReader {
         error = std::current_exception();
         rows.reset();
       }
+      if (rows && each_rank_read_) hand_over(files_[i], *rows, result);
       {
         std::lock_guard lock(mutex_);
         slot.rows = std::move(rows);
@@ -321,10 +326,28 @@ class ParallelReader {
     }
   }
 
+  // The rows of a file of one rank, described as JobImport::finish_kineto describes it in the profile.
+  void hand_over(const std::filesystem::path& file, const import::RecordBuffer& rows,
+                 const kineto::FileResult& result) const {
+    const auto& m = result.metadata;
+    if (!m.exported_ranks.empty() || rows.has_rank_rewrites()) return;
+    RankInfo info;
+    info.rank = result.rank;
+    info.world_size = m.world_size ? *m.world_size : kNull;
+    info.hostname = m.hostname;
+    info.source_file = std::filesystem::absolute(file).lexically_normal().string();
+    info.rank_source = stated_rank(file, m, files_.size()).source;
+    info.backend = m.backend;
+    info.comm_version = m.nccl_version.empty() ? std::string() : "NCCL " + m.nccl_version;
+    info.clock_base_ns = m.base_time_ns;
+    if (const auto records = rows.rank_records(info)) each_rank_read_(info.source_file, *records);
+  }
+
   const std::vector<std::filesystem::path>& files_;
   const std::vector<char>& read_;
   const std::vector<std::uint64_t>& sizes_;
   const std::uint64_t streaming_threshold_;
+  const std::function<void(const std::filesystem::path&, const RankRecords&)>& each_rank_read_;
   std::vector<Slot> slots_;
   std::vector<std::thread> threads_;
   mutable std::mutex mutex_;
@@ -532,7 +555,7 @@ ImportSummary import_job(const JobFiles& files, const std::filesystem::path& out
   std::uint64_t done_bytes = 0;
   double shown = 0;
   ParallelReader reader(files.paths, read, files.sizes, reading_threads(options),
-                        options.streaming_threshold_bytes);
+                        options.streaming_threshold_bytes, options.each_rank_read);
   auto report = [&](std::uint64_t within_file) {
     if (!options.progress || files.total_bytes == 0) return;
     const double f = static_cast<double>(done_bytes + within_file + reader.bytes_read_ahead()) /
@@ -640,6 +663,21 @@ ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
       left_out[again.file] = again.problem;
     }
   }
+}
+
+ImportSummary import_with_summaries(const std::vector<std::filesystem::path>& inputs,
+                                    const std::filesystem::path& output, ImportOptions options,
+                                    const std::function<void()>& before_summaries) {
+  measure::ImportSummaries summaries;
+  options.each_rank_read = [&summaries](const std::filesystem::path& file, const RankRecords& rows) {
+    summaries.add(file, rows);
+  };
+  ImportSummary imported = import_traces(inputs, output, options);
+  if (before_summaries) before_summaries();
+  std::vector<std::pair<std::int32_t, std::string>> rank_files;
+  for (const ImportedRank& r : imported.ranks) rank_files.emplace_back(r.rank, r.source_file);
+  summaries.write(output, rank_files);
+  return imported;
 }
 
 }  // namespace meshscope

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "profiler/profile.hpp"
+
 namespace meshscope {
 
 struct ImportOptions {
@@ -26,6 +28,12 @@ struct ImportOptions {
   // the import still fails when no file is left, or when the file was partly written before its problem
   // showed (Nsight Systems exports and Kineto files above streaming_threshold_bytes are written as read).
   bool skip_bad = false;
+  // Called on a reading thread with the rows of each Kineto file read ahead that holds one rank, once they
+  // are read and before they are written (FILE: absolute and normal, as ImportedRank::source_file names it).
+  // The rows are those the profile will hold of that rank if the file is imported (it may yet be refused or
+  // skipped: ImportSummary::ranks lists what was). The summaries are computed here (analysis/measure/
+  // summary.hpp, ImportSummaries). Must not throw. May be empty.
+  std::function<void(const std::filesystem::path& file, const RankRecords& rows)> each_rank_read;
 };
 
 struct ImportedRank {
@@ -57,5 +65,15 @@ std::int64_t rank_from_file_name(const std::filesystem::path& path);
 // Throws meshscope::Error with one line naming the file and the problem.
 ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
                             const std::filesystem::path& output, const ImportOptions& options = {});
+
+// import_traces, then the profile's summaries (docs/PROFILE.md "Summaries"): each rank's computed on the
+// reading threads from the rows just read (measure::ImportSummaries, through OPTIONS.each_rank_read), the
+// collectives matched once the profile is written; a profile whose ranks were not all summarised so (an
+// Nsight Systems export, a file read as it was written) is summarised by measure::add_summaries.
+// BEFORE_SUMMARIES, when given, runs between the two. A failure of the summaries throws meshscope::Error
+// naming the file and leaves the profile, complete without them.
+ImportSummary import_with_summaries(const std::vector<std::filesystem::path>& inputs,
+                                    const std::filesystem::path& output, ImportOptions options = {},
+                                    const std::function<void()>& before_summaries = {});
 
 }  // namespace meshscope

@@ -158,6 +158,32 @@ void RecordBuffer::resolve_cpu_collectives() {
   cpu_collectives_.clear();
 }
 
+std::optional<RankRecords> RecordBuffer::rank_records(const RankInfo& info) const {
+  if (!nested_ || !cpu_collectives_.empty() || !rewrites_.empty()) return std::nullopt;
+  auto of_rank = [&](const auto& rows) {
+    return std::all_of(rows.begin(), rows.end(), [&](const auto& row) { return row.rank == info.rank; });
+  };
+  if (!of_rank(activities_) || !of_rank(collectives_) || !of_rank(resolved_collectives_) ||
+      !of_rank(api_calls_) || !of_rank(ranges_) || !of_rank(flows_) || !of_rank(devices_) ||
+      !of_rank(process_groups_) || !of_rank(streams_) || !of_rank(threads_))
+    return std::nullopt;
+  RankRecords out;
+  out.info = info;
+  out.strings = texts_;
+  out.activities = activities_;
+  out.api_calls = api_calls_;
+  out.ranges = ranges_;
+  out.range_depths = range_depth_;
+  out.collectives = collectives_;
+  out.resolved_collectives = resolved_collectives_;
+  out.flows = flows_;
+  out.devices = devices_;
+  out.process_groups = process_groups_;
+  out.streams = streams_;
+  out.threads = threads_;
+  return out;
+}
+
 void RecordBuffer::replay(ProfileWriter& writer) {
   // Strings first, in the order the file first used them: the writer numbers new ones in that order, as it
   // would have while the file was read.

@@ -9,11 +9,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "profiler/profile.hpp"
 #include "profiler/profile_writer.hpp"
 #include "profiler/records.hpp"
 #include "profiler/work_records.hpp"
@@ -54,6 +56,11 @@ class RecordBuffer final : public RecordSink {
   // True when the file stated facts after its events that move its rows to another rank (rewrite_rank):
   // such a file is imported again directly, where the rewrite is resolved as it always was.
   bool has_rank_rewrites() const { return !rewrites_.empty(); }
+
+  // The rows as the records of one rank (Profile::of_records), INFO describing it; nullopt when some row is
+  // of another rank, or the rows are not yet as the writer takes them (ranges not nested, CPU-side
+  // collectives not resolved) or would move (rank rewrites). The records point into this buffer.
+  std::optional<RankRecords> rank_records(const RankInfo& info) const;
 
   // Hands every row to WRITER, each kind in the order it came, with the writer's string, activity and
   // operator ids in place of the buffer's. Once only (the buffer is dropped after). The profile is then

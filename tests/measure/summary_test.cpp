@@ -164,25 +164,36 @@ TEST(Summary, ImportWritesWhatTheAnalysisOfTheEventsGives) {
 // The summary pass of a large profile reads a batch of ranks at a time: the same summaries as from the whole
 // profile, the collective wait and transfer (matched across ranks after the batches) included. On the real
 // multi-rank traces and a generated job imported as users' jobs are (each rank's rows together).
-void expect_same_in_batches(const fs::path& profile) {
-  const std::optional<ProfileSummary> batched = summarize_in_batches(profile, 0);
-  ASSERT_TRUE(batched.has_value()) << "its ranks' rows lie together";
-  const ProfileSummary whole = computed(profile);
-  expect_same(*batched, whole);
-  for (std::size_t i = 0; i < whole.ranks.size() && i < batched->ranks.size(); ++i) {
-    const RankSummary& b = batched->ranks[i];
+// SUMMARY equals WHOLE (computed from the events loaded whole), the figures matched across ranks included.
+void expect_same_with_waits(const ProfileSummary& summary, const ProfileSummary& whole) {
+  expect_same(summary, whole);
+  for (std::size_t i = 0; i < whole.ranks.size() && i < summary.ranks.size(); ++i) {
+    const RankSummary& b = summary.ranks[i];
     const RankSummary& w = whole.ranks[i];
     EXPECT_EQ(b.collective_wait_ns, w.collective_wait_ns) << "rank " << w.rank;
     EXPECT_EQ(b.collective_transfer_ns, w.collective_transfer_ns) << "rank " << w.rank;
     EXPECT_EQ(b.unlinked_activities, w.unlinked_activities) << "rank " << w.rank;
     EXPECT_EQ(b.counts.annotation, w.counts.annotation) << "rank " << w.rank;
     EXPECT_EQ(b.counts.flow, w.counts.flow) << "rank " << w.rank;
+    EXPECT_EQ(b.counts.memcpy, w.counts.memcpy) << "rank " << w.rank;
     ASSERT_EQ(b.ops.size(), w.ops.size());
     for (std::size_t k = 0; k < w.ops.size(); ++k) {
       EXPECT_EQ(b.ops[k].total_ns, w.ops[k].total_ns);
       EXPECT_EQ(b.ops[k].step_ns, w.ops[k].step_ns);
     }
+    ASSERT_EQ(b.collectives.size(), w.collectives.size());
+    for (std::size_t k = 0; k < w.collectives.size(); ++k) {
+      EXPECT_EQ(b.collectives[k].group_size, w.collectives[k].group_size);
+      EXPECT_EQ(b.collectives[k].count, w.collectives[k].count);
+      EXPECT_EQ(b.collectives[k].step_ns, w.collectives[k].step_ns);
+    }
   }
+}
+
+void expect_same_in_batches(const fs::path& profile) {
+  const std::optional<ProfileSummary> batched = summarize_in_batches(profile, 0);
+  ASSERT_TRUE(batched.has_value()) << "its ranks' rows lie together";
+  expect_same_with_waits(*batched, computed(profile));
 }
 
 TEST(Summary, InBatchesOfRanksEqualsTheWholeProfilesOnRealJobs) {
@@ -195,6 +206,90 @@ TEST(Summary, InBatchesOfRanksEqualsTheWholeProfilesOnRealJobs) {
   expect_same_in_batches(generated);
   // Under the threshold the pass loads the profile whole (nothing to gain from batches).
   EXPECT_FALSE(summarize_in_batches(generated, std::int64_t{1} << 40).has_value());
+}
+
+// The summaries an import computes from the rows it has just read, each rank on a reading thread, and the
+// collectives matched once the profile is written (ImportSummaries): the same as the analysis of the events
+// read back, the collective wait and transfer included. On every real Kineto job here, one file or several
+// (read on two threads, so that a single file is read ahead too), and on a generated job whose ranks'
+// collectives match across files.
+void expect_summarised_while_importing(const std::string& name, const std::vector<fs::path>& inputs) {
+  SCOPED_TRACE(name);
+  const fs::path profile = scratch("while-" + name) / "p.msdb";
+  ImportSummaries summaries;
+  ImportOptions options;
+  options.threads = 2;
+  options.each_rank_read = [&](const fs::path& file, const RankRecords& rows) { summaries.add(file, rows); };
+  const ImportSummary imported = import_traces(inputs, profile, options);
+  std::vector<std::pair<std::int32_t, std::string>> rank_files;
+  for (const ImportedRank& r : imported.ranks) rank_files.emplace_back(r.rank, r.source_file);
+  const std::optional<ProfileSummary> read = summaries.combined(profile, rank_files);
+  ASSERT_TRUE(read.has_value()) << "every rank was summarised from the rows read";
+  expect_same_with_waits(*read, computed(profile));
+}
+
+TEST(Summary, ComputedWhileImportingEqualsTheAnalysisOfTheEvents) {
+  for (const Trace& t : traces()) {
+    if (std::string(t.name) == "nsys_mpi") continue;  // an Nsight Systems export is written as it is read
+    expect_summarised_while_importing(t.name, {t.files});
+  }
+  expect_summarised_while_importing("critical_path", {kTraces / "hta/critical_path/alexnet"});
+  expect_summarised_while_importing("tracelens", {kTraces / "tracelens/h100_qwen1.5_0.5b_inference.json.gz"});
+  expect_summarised_while_importing("sample_job",
+                                    {fs::path(MESHSCOPE_SOURCE_DIR) / "assets/sample/sample_job"});
+  const fs::path traces = test::scratch("while-generated-traces");
+  const std::string command =
+      fmt::format("'{}' --ranks 6 --events-per-rank 3000 --format kineto-gz -q -o '{}' > /dev/null",
+                  MESHSCOPE_GEN_JOB, traces.string());
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  expect_summarised_while_importing("generated", {traces});
+}
+
+// What the rows read cannot give is left to the pass: an Nsight Systems export (written as it is read), and
+// a profile holding a rank no file summarised. The import still writes summaries that equal the events'.
+TEST(Summary, ImportFallsBackToThePassForRanksNotSummarisedWhileReading) {
+  {
+    ImportSummaries summaries;
+    const fs::path profile = scratch("while-nsys") / "p.msdb";
+    ImportOptions options;
+    options.each_rank_read = [&](const fs::path& file, const RankRecords& rows) {
+      summaries.add(file, rows);
+    };
+    const ImportSummary imported =
+        import_traces({kTraces / "nsys/saxpy_mpi_cuda_a100.sqlite"}, profile, options);
+    std::vector<std::pair<std::int32_t, std::string>> rank_files;
+    for (const ImportedRank& r : imported.ranks) rank_files.emplace_back(r.rank, r.source_file);
+    EXPECT_FALSE(summaries.combined(profile, rank_files).has_value());
+  }
+  {
+    // Two files read, one of them named for a rank the profile does not hold: nothing is taken from them.
+    ImportSummaries summaries;
+    const fs::path profile = scratch("while-missing") / "p.msdb";
+    ImportOptions options;
+    options.threads = 2;
+    options.each_rank_read = [&](const fs::path& file, const RankRecords& rows) {
+      summaries.add(file, rows);
+    };
+    const ImportSummary imported = import_traces({kTraces / "hta/trace_filter"}, profile, options);
+    ASSERT_EQ(imported.ranks.size(), 2u);
+    std::vector<std::pair<std::int32_t, std::string>> rank_files;
+    for (const ImportedRank& r : imported.ranks) rank_files.emplace_back(r.rank, r.source_file);
+    EXPECT_TRUE(summaries.combined(profile, rank_files).has_value());
+    rank_files.back().second += ".elsewhere";
+    EXPECT_FALSE(summaries.combined(profile, rank_files).has_value());
+    rank_files.pop_back();
+    EXPECT_FALSE(summaries.combined(profile, rank_files).has_value());
+  }
+  for (const char* name : {"nsys", "trace_filter"}) {
+    SCOPED_TRACE(name);
+    const fs::path profile = scratch(std::string("with-") + name) / "p.msdb";
+    import_with_summaries({name == std::string("nsys") ? kTraces / "nsys/saxpy_mpi_cuda_a100.sqlite"
+                                                       : kTraces / "hta/trace_filter"},
+                          profile);
+    const auto stored = read_summary(profile);
+    ASSERT_TRUE(stored.has_value());
+    expect_same(*stored, computed(profile));
+  }
 }
 
 // Rows out of their rank's run (a profile edited after import: an API call of rank 1 and one of rank 2 trade
