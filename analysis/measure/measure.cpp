@@ -450,6 +450,9 @@ using RankScratch = Workspace;
 
 struct RankAnalyzer::Workspace {
   RankScratch scratch;
+  // The strings scratch.name_cache was filled from: the cache holds rule results per string id, which name
+  // other texts in another profile (the import summarises each file's rank with the file's own ids).
+  std::shared_ptr<const std::vector<std::string>> cached_strings;
 };
 
 RankAnalyzer::RankAnalyzer(const Options& options)
@@ -461,6 +464,10 @@ RankPart RankAnalyzer::analyze(const Profile& profile, std::size_t rank_index) {
   const Rank& rank = profile.ranks()[rank_index];
   part.result.rank = rank.rank;
   part.result.rank_index = rank_index;
+  if (ws_->cached_strings != profile.strings()) {
+    ws_->scratch.name_cache.clear();
+    ws_->cached_strings = profile.strings();
+  }
   analyze_rank(profile, rank, classifier_, options_, ws_->scratch, part.result, part.name_only, part.cpu_ops);
   return part;
 }

@@ -245,6 +245,32 @@ TEST(Summary, ComputedWhileImportingEqualsTheAnalysisOfTheEvents) {
   expect_summarised_while_importing("generated", {traces});
 }
 
+// The import summarises each file's rank with the file's own string ids, reusing a reading thread's
+// analyzer: its cache of name rules per string id must not carry over to a profile whose ids name other
+// texts (found by fuzz_kineto: a kernel classed by the name an earlier file gave its id).
+TEST(Summary, AnAnalyzerClassifiesEachProfileByItsOwnStrings) {
+  const std::string comm = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+  const std::string gemm = "volta_sgemm_128x64_nn";
+  const std::vector<const std::string*> strings_a{&comm}, strings_b{&gemm};
+  std::vector<ActivityRecord> kernel(1);
+  kernel[0].start_ns = 1000;
+  kernel[0].end_ns = 2000;
+  kernel[0].name = 1;  // the same id in both: other texts
+  RankRecords rows;
+  rows.activities = kernel;
+  rows.strings = strings_a;
+  const Profile a = Profile::of_records("a", rows);
+  rows.strings = strings_b;
+  const Profile b = Profile::of_records("b", rows);
+  RankAnalyzer analyzer;
+  const RankPart first = analyzer.analyze(a, 0);
+  const RankPart second = analyzer.analyze(b, 0);
+  ASSERT_EQ(first.result.kernels.size(), 1u);
+  ASSERT_EQ(second.result.kernels.size(), 1u);
+  EXPECT_EQ(first.result.kernels[0].cls, ActivityClass::kComm);
+  EXPECT_EQ(second.result.kernels[0].cls, ActivityClass::kCompute);
+}
+
 // What the rows read cannot give is left to the pass: an Nsight Systems export (written as it is read), and
 // a profile holding a rank no file summarised. The import still writes summaries that equal the events'.
 TEST(Summary, ImportFallsBackToThePassForRanksNotSummarisedWhileReading) {
