@@ -1672,7 +1672,6 @@ Profile Profile::of_records(const std::filesystem::path& path, const RankRecords
       list.calls.push_back(a);
     }
     stable_sort_unless_sorted(list.calls, api_call_before);
-    if (in.api_calls.empty()) api_calls.clear();
   }
 
   RangeScan range_scan;

@@ -678,8 +678,8 @@ struct ImportSummaries::State {
     EventCounts counts;
   };
   std::mutex mutex;
-  std::map<std::string, Summarised> by_file;  // a file read again (an import started over) replaces
-  std::set<std::string> failed;
+  // A file read again (an import started over) replaces; one that could not be summarised is absent.
+  std::map<std::string, Summarised> by_file;
   std::vector<std::string> strings{std::string()};
   std::unordered_map<std::string, StringId> string_ids;
 
@@ -717,12 +717,10 @@ void ImportSummaries::add(const std::filesystem::path& file, const RankRecords& 
         *field = id(*field);
     }
     for (NameOnlyComm& n : s.name_only) n.name = id(n.name);
-    state_->failed.erase(key);
     state_->by_file.insert_or_assign(key, std::move(s));
   } catch (...) {
     std::lock_guard lock(state_->mutex);
     state_->by_file.erase(key);
-    state_->failed.insert(key);
   }
 }
 
@@ -735,15 +733,13 @@ std::optional<ProfileSummary> ImportSummaries::combined(
   if (ranks.size() != rank_files.size()) return std::nullopt;
   std::map<std::int32_t, State::Summarised*> of_rank;
   for (const auto& [rank, file] : rank_files) {
-    if (state_->failed.contains(file)) return std::nullopt;
     auto it = state_->by_file.find(file);
     if (it == state_->by_file.end() || it->second.summary.rank != rank) return std::nullopt;
     if (!of_rank.emplace(rank, &it->second).second) return std::nullopt;
   }
   const std::size_t n = ranks.size();
   std::vector<std::shared_ptr<const Rank>> thin(n);
-  std::vector<std::vector<std::string>> cpu_ops(n);
-  std::vector<std::vector<NameOnlyComm>> name_only(n);
+  std::vector<RankPart> parts(n);
   EventCounts counts;
   ProfileSummary out;
   out.ranks.resize(n);
@@ -761,23 +757,22 @@ std::optional<ProfileSummary> ImportSummaries::combined(
     r.gpu_first_ns = s.thin.gpu_first_ns;
     r.gpu_last_ns = s.thin.gpu_last_ns;
     thin[ri] = std::make_shared<const Rank>(std::move(r));
-    cpu_ops[ri] = s.cpu_ops;
-    name_only[ri] = s.name_only;
+    // What combine reads of a rank's part for the matching across ranks (the rest of its analysis is in
+    // its summary already).
+    parts[ri].result.rank = ranks[ri].rank;
+    parts[ri].result.rank_index = ri;
+    parts[ri].cpu_ops = s.cpu_ops;
+    parts[ri].name_only = s.name_only;
     counts += s.counts;
     out.ranks[ri] = s.summary;
-    out.ranks[ri].collective_wait_ns = out.ranks[ri].collective_transfer_ns = 0;
   }
   const Profile profile = description.with_ranks(
       thin, std::make_shared<const std::vector<std::string>>(state_->strings), &counts);
-  // As measure::combine sums them.
-  const CollectiveReport report = analyze_collectives(profile, cpu_ops, name_only);
-  for (const CollectiveInstance& inst : report.instances) {
-    if (!inst.complete) continue;
-    for (std::uint32_t m = inst.first_member; m < inst.first_member + inst.member_count; ++m) {
-      const InstanceMember& member = report.members[m];
-      out.ranks[member.rank_index].collective_wait_ns += member.wait_ns;
-      out.ranks[member.rank_index].collective_transfer_ns += member.transfer_ns;
-    }
+  // The collective wait and transfer, matched across ranks, as summarize_in_batches ends.
+  const Analysis matched = combine(profile, std::move(parts));
+  for (std::size_t ri = 0; ri < n; ++ri) {
+    out.ranks[ri].collective_wait_ns = matched.ranks[ri].collective_wait_ns;
+    out.ranks[ri].collective_transfer_ns = matched.ranks[ri].collective_transfer_ns;
   }
   out.path = profile.path();
   out.world_size = profile.world_size();

@@ -127,7 +127,8 @@ void add_summaries(const std::filesystem::path& path, std::int64_t stream_rows =
 
 // The summaries of an import computed while it reads (issue #17): each rank's on the import's reading
 // threads from the rows just read (ImportOptions::each_rank_read, Profile::of_records), then, once the
-// profile is written, the collectives matched across the ranks on their summaries' collectives alone. The
+// profile is written, the collectives matched across the ranks (measure::combine on each rank's streams,
+// steps and collectives). The
 // same tables as add_summaries, without reading the events back from the new file.
 class ImportSummaries {
  public:

@@ -173,6 +173,22 @@ std::vector<std::filesystem::path> expand_trace_inputs(const std::vector<std::fi
 
 namespace {
 
+// How the profile describes the rank of a Kineto FILE that RESULT read, its rank taken from RANK_SOURCE.
+RankInfo rank_info_of(const std::filesystem::path& file, const kineto::FileResult& result,
+                      std::string rank_source) {
+  const auto& m = result.metadata;
+  RankInfo info;
+  info.rank = result.rank;
+  info.world_size = m.world_size ? *m.world_size : kNull;
+  info.hostname = m.hostname;
+  info.source_file = std::filesystem::absolute(file).lexically_normal().string();
+  info.rank_source = std::move(rank_source);
+  info.backend = m.backend;
+  info.comm_version = m.nccl_version.empty() ? std::string() : "NCCL " + m.nccl_version;
+  info.clock_base_ns = m.base_time_ns;
+  return info;
+}
+
 // Kineto files read on several threads at once: each thread parses a whole file into a RecordBuffer; the
 // importing thread takes them in input order (take) and writes them. Threads run at most a few files ahead of
 // the importing thread and hold at most kBytesAhead of content at once, so memory stays bounded however many
@@ -326,20 +342,13 @@ class ParallelReader {
     }
   }
 
-  // The rows of a file of one rank, described as JobImport::finish_kineto describes it in the profile.
+  // The rows of a file of one rank, described as JobImport::finish_kineto describes it in the profile (but
+  // for its rank's source, settled in input order).
   void hand_over(const std::filesystem::path& file, const import::RecordBuffer& rows,
                  const kineto::FileResult& result) const {
     const auto& m = result.metadata;
     if (!m.exported_ranks.empty() || rows.has_rank_rewrites()) return;
-    RankInfo info;
-    info.rank = result.rank;
-    info.world_size = m.world_size ? *m.world_size : kNull;
-    info.hostname = m.hostname;
-    info.source_file = std::filesystem::absolute(file).lexically_normal().string();
-    info.rank_source = stated_rank(file, m, files_.size()).source;
-    info.backend = m.backend;
-    info.comm_version = m.nccl_version.empty() ? std::string() : "NCCL " + m.nccl_version;
-    info.clock_base_ns = m.base_time_ns;
+    const RankInfo info = rank_info_of(file, result, stated_rank(file, m, files_.size()).source);
     if (const auto records = rows.rank_records(info)) each_rank_read_(info.source_file, *records);
   }
 
@@ -422,15 +431,7 @@ class JobImport {
       first.cpu_events = result.cpu_events;
       return;
     }
-    RankInfo info;
-    info.rank = result.rank;
-    info.world_size = m.world_size ? *m.world_size : kNull;
-    info.hostname = m.hostname;
-    info.source_file = std::filesystem::absolute(file).lexically_normal().string();
-    info.rank_source = assigner_.source_of(result.rank);
-    info.backend = m.backend;
-    info.comm_version = m.nccl_version.empty() ? std::string() : "NCCL " + m.nccl_version;
-    info.clock_base_ns = m.base_time_ns;
+    const RankInfo info = rank_info_of(file, result, assigner_.source_of(result.rank));
     writer_.set_rank(info);
     windows_.push_back({file.string(), result.first_ns, result.last_ns});
     if (result.gpu_events == 0) {
