@@ -11,8 +11,8 @@
 #   ./build.sh fuzz [SECONDS]  set up clang and libFuzzer, build only the fuzz harnesses (build-fuzz/) and run each
 #                       for SECONDS (default 60) from the seed corpora (tests/fuzz/run_fuzzers.sh; fails on a finding)
 #
-# Builds go to build/ (build-ci/ when CI=true: warnings are errors there, and the developer build keeps its own
-# settings), build-asan/ and build-package/.
+# Builds go to build/ (warnings are errors), build-asan/, build-fuzz/ and build-package/. Compiles go through
+# ccache: CI and the fresh-machine check build the same sources in the same folder names, and hit its cache.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -26,7 +26,7 @@ esac
 # What meshscope needs to build and test (build), and what the program itself needs at run time (run: the font
 # of the desktop front end, and xvfb-run for screenshots without a display).
 packages=(
-  cmake g++ make pkg-config git
+  cmake g++ make pkg-config git ccache
   libsqlite3-dev sqlite3 zlib1g-dev libdeflate-dev
   libsimdjson-dev libcli11-dev libfmt-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev
@@ -90,7 +90,6 @@ case "$mode" in
     ;;
   *)
     preset=dev dir=build
-    if [ "${CI:-}" = "true" ]; then preset=ci dir=build-ci; fi
     cmake --preset "$preset" >/dev/null
     cmake --build --preset "$preset" -j "$jobs"
     case "$mode" in

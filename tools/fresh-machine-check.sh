@@ -21,6 +21,20 @@ work=${1:-$(mktemp -d /tmp/meshscope-fresh.XXXXXX)}
 mkdir -p "$work"
 echo "fresh-machine-check: roots in $work"
 
+# The build root compiles through this machine's compiler cache (build.sh installs ccache there too): the same
+# sources built in the same folder names hit what CI's earlier steps compiled. A cache serves compiles only: a
+# package or header missing from the fresh root still fails its configure or compile.
+cache=""
+if command -v ccache >/dev/null; then
+  cache=$(ccache --get-config cache_dir 2>/dev/null || true)
+fi
+if [ -n "$cache" ]; then
+  mkdir -p "$cache" "$work/build-root/root/.cache/ccache"
+  mountpoint -q "$work/build-root/root/.cache/ccache" || mount --bind "$cache" "$work/build-root/root/.cache/ccache"
+  trap 'umount "$work/build-root/root/.cache/ccache" 2>/dev/null || true' EXIT
+  echo "fresh-machine-check: the build root uses the compiler cache $cache"
+fi
+
 echo "== 1. the README's quick start on a fresh Debian 12 root"
 "$fresh" "$work/build-root" .
 
