@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +21,10 @@
 #include "collectors/import/import.hpp"
 #include "collectors/runtime/collector_runtime.hpp"
 #include "profiler/error.hpp"
+#include "profiler/output_file.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/profile_writer.hpp"
+#include "profiler/sqlite_util.hpp"
 
 namespace meshscope::app {
 namespace {
@@ -36,18 +40,6 @@ struct Options {
   std::vector<std::string> events;
   bool quiet = false;
 };
-
-// A sibling of OUTPUT to build the result in: OUTPUT appears only once complete.
-fs::path building_path(const fs::path& output) {
-  const fs::path parent = output.has_parent_path() ? output.parent_path() : fs::path(".");
-  return parent / ("." + output.filename().string() + ".summarizing");
-}
-
-void publish(const fs::path& building, const fs::path& output) {
-  std::error_code error;
-  fs::rename(building, output, error);
-  if (error) fail("{}: cannot write ({})", output.string(), error.message());
-}
 
 std::vector<fs::path> paths_as_given(const std::vector<std::string>& v) {
   return {v.begin(), v.end()};
@@ -97,62 +89,100 @@ void pick_own_rank(Options& o) {
   o.output = (fs::path(o.output) / fmt::format("part-{}.msdb", me.rank)).string();
 }
 
+// True when the profile at PATH holds only its description and summaries (a part written by
+// --summaries-only): there are no events to summarise again.
+bool summaries_only_profile(const fs::path& path) {
+  sql::Database db(path, true);
+  if (!db.table_columns("meta")) return false;
+  auto s = db.prepare("SELECT value FROM meta WHERE key = 'events'");
+  return s.step() && s.column_text(0) == "none";
+}
+
+std::int64_t events_of(const EventCounts& n) {
+  return n.kernel + n.memcpy + n.memset + n.sync + n.runtime + n.driver + n.cpu_op + n.annotation +
+         n.python_function + n.step + n.gpu_annotation + n.nvtx + n.other + n.collective + n.flow;
+}
+
+// Summarises the profile at INPUT again without ever writing into it: the summaries are computed from the
+// file (read-only), written into a copy beside it, and the copy replaces it at once. A rank whose summary is
+// stored but whose events the file does not hold (a merged job's summaries-only ranks) keeps its summary.
+void summarize_in_place(const fs::path& input, bool quiet) {
+  Profile::load(input, LoadOptions{.events = false});  // one clear line for a file that is no profile
+  if (summaries_only_profile(input)) {
+    if (!quiet)
+      std::printf("note: %s holds only summaries (its events were dropped): left as it is\n", input.c_str());
+    return;
+  }
+  measure::ProfileSummary summary = measure::compute_summaries(input);
+  std::optional<measure::ProfileSummary> stored;
+  try {
+    stored = measure::read_summary(input);
+  } catch (const Error&) {  // damaged summaries are replaced by the ones computed from the events
+  }
+  if (stored) {
+    for (measure::RankSummary& fresh : summary.ranks) {
+      const measure::RankSummary* kept = measure::find_rank(*stored, fresh.rank);
+      if (kept && events_of(fresh.counts) == 0 && events_of(kept->counts) > 0) fresh = *kept;
+    }
+  }
+  OutputFile output(input);
+  with_output_named(output.scratch(), input, [&] {
+    sql::copy_database(input, output.scratch(), input);
+    measure::write_summary(output.scratch(), summary);
+  });
+  output.publish();
+  if (!quiet) std::printf("summarised %s\n", input.c_str());
+}
+
 void run(Options o) {
   if (o.rank_from_launcher) pick_own_rank(o);
   if (o.output.empty()) {
     if (o.merge || o.summaries_only || !o.events.empty())
       fail("summarize: --merge, --summaries-only and --events write a new profile: give -o OUT.msdb");
-    for (const auto& input : o.inputs) {
-      Profile::load(input, LoadOptions{.events = false});  // one clear line for a file that is no profile
-      measure::add_summaries(input);
-      if (!o.quiet) std::printf("summarised %s\n", input.c_str());
-    }
+    for (const auto& input : o.inputs) summarize_in_place(input, o.quiet);
     return;
   }
-  const fs::path output(o.output), building = building_path(output);
-  {
-    std::error_code error;
-    const fs::path parent = output.has_parent_path() ? output.parent_path() : fs::path(".");
-    if (!fs::is_directory(parent, error)) fail("{}: output folder does not exist", output.string());
-  }
-  fs::remove(building);
-  try {
-    if (o.merge) {
-      if (o.summaries_only) fail("summarize: --summaries-only applies to one part, not to --merge");
-      // The ranks whose events are wanted come in whole (imported from their traces); every other rank
-      // only as its summary.
-      if (!o.events.empty()) {
-        import_with_summaries(paths_as_given(o.events), building);
-      } else {
-        ProfileWriter empty(building);  // the schema, no rank yet: every rank comes from a part
-        empty.set_meta("source_format", "meshscope-summaries");
-        empty.commit();
-      }
-      const auto parts = paths(o.inputs);
-      const auto copied = measure::merge_summary_parts(parts, building);
-      publish(building, output);
-      if (!o.quiet)
-        std::printf("merged the summaries of %zu rank%s from %zu part%s%s into %s\n", copied.size(),
-                    copied.size() == 1 ? "" : "s", parts.size(), parts.size() == 1 ? "" : "s",
-                    o.events.empty() ? ""
-                                     : fmt::format(", with the events of {} trace file{}", o.events.size(),
-                                                   o.events.size() == 1 ? "" : "s")
-                                           .c_str(),
-                    output.c_str());
-      return;
+  const fs::path output(o.output);
+  if (o.merge) {
+    if (o.summaries_only) fail("summarize: --summaries-only applies to one part, not to --merge");
+    const auto parts = paths(o.inputs);
+    // No part and no trace is ever the output (the writer checks the traces; the parts are checked here).
+    std::vector<fs::path> inputs = parts;
+    for (const auto& e : expand_trace_inputs(paths_as_given(o.events))) inputs.push_back(e);
+    refuse_output_among_inputs(resolve_output_path(output), inputs);
+    std::vector<std::int32_t> copied;
+    auto merge = [&](const fs::path& written) { copied = measure::merge_summary_parts(parts, written); };
+    // The ranks whose events are wanted come in whole (imported from their traces); every other rank only as
+    // its summary. The output appears once everything is in it.
+    if (!o.events.empty()) {
+      import_with_summaries(paths_as_given(o.events), output, {}, {}, merge);
+    } else {
+      WriterOptions options;
+      options.inputs = inputs;
+      options.before_publish = [&](const fs::path& written, const fs::path& shown) {
+        with_output_named(written, shown, [&] { merge(written); });
+      };
+      ProfileWriter job(output, options);  // the schema, no rank yet: every rank comes from a part
+      job.set_meta("source_format", "meshscope-summaries");
+      job.commit();
     }
-    if (!o.events.empty()) fail("summarize: --events is for --merge (the traces given are imported whole)");
-    import_with_summaries(paths_as_given(o.inputs), building);
-    if (o.summaries_only) measure::drop_events(building);
-    publish(building, output);
     if (!o.quiet)
-      std::printf("summarised %zu input%s into %s%s\n", o.inputs.size(), o.inputs.size() == 1 ? "" : "s",
-                  output.c_str(), o.summaries_only ? " (summaries only, no events)" : "");
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove(building, ignored);
-    throw;
+      std::printf("merged the summaries of %zu rank%s from %zu part%s%s into %s\n", copied.size(),
+                  copied.size() == 1 ? "" : "s", parts.size(), parts.size() == 1 ? "" : "s",
+                  o.events.empty() ? ""
+                                   : fmt::format(", with the events of {} trace file{}", o.events.size(),
+                                                 o.events.size() == 1 ? "" : "s")
+                                         .c_str(),
+                  output.c_str());
+    return;
   }
+  if (!o.events.empty()) fail("summarize: --events is for --merge (the traces given are imported whole)");
+  std::function<void(const fs::path&)> then;
+  if (o.summaries_only) then = [](const fs::path& written) { measure::drop_events(written); };
+  import_with_summaries(paths_as_given(o.inputs), output, {}, {}, then);
+  if (!o.quiet)
+    std::printf("summarised %zu input%s into %s%s\n", o.inputs.size(), o.inputs.size() == 1 ? "" : "s",
+                output.c_str(), o.summaries_only ? " (summaries only, no events)" : "");
 }
 
 const bool registered = register_command(

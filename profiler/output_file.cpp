@@ -177,27 +177,71 @@ int remove_stale_temp_files(const fs::path& dir) {
   return removed;
 }
 
+namespace {
+
+void remove_with_companions(const fs::path& path) {
+  std::error_code ignored;
+  fs::remove(path, ignored);
+  for (const auto companion : kCompanions) fs::remove(path.string() + std::string(companion), ignored);
+}
+
+}  // namespace
+
+OutputFile::OutputFile(const fs::path& requested, const std::vector<fs::path>& inputs)
+    : requested_(requested), target_(resolve_output_path(requested)) {
+  const fs::path folder = target_.has_parent_path() ? target_.parent_path() : fs::path(".");
+  std::error_code error;
+  if (!fs::is_directory(folder, error)) fail("{}: output folder does not exist", requested_.string());
+  // A read-only or forbidden folder is said before anything is built (root passes the permission bits, not a
+  // read-only file system).
+  if (::access(folder.c_str(), W_OK | X_OK) != 0)
+    fail("{}: cannot write in {}: {}", requested_.string(), folder.string(), std::strerror(errno));
+  refuse_output_among_inputs(target_, inputs);
+  remove_stale_temp_files(folder);
+  scratch_ = scratch_path_for(target_);
+  guard_ = TempFileGuard(scratch_);
+  remove_with_companions(scratch_);
+}
+
+OutputFile::~OutputFile() {
+  if (!published_) remove_with_companions(scratch_);
+  guard_.release();
+}
+
+void OutputFile::publish() {
+  std::error_code error;
+  fs::rename(scratch_, target_, error);
+  if (error) {
+    remove_with_companions(scratch_);
+    fail("{}: cannot write: {}", requested_.string(), error.message());
+  }
+  // What a SQLite connection left beside the scratch file (nothing, once closed) must not stay behind.
+  for (const auto companion : kCompanions) fs::remove(scratch_.string() + std::string(companion), error);
+  published_ = true;
+  guard_.release();
+}
+
+void with_output_named(const fs::path& scratch, const fs::path& shown, const std::function<void()>& work) {
+  try {
+    work();
+  } catch (const Error& e) {
+    std::string message = e.what();
+    const std::string hidden = scratch.string(), named = shown.string();
+    for (auto at = message.find(hidden); !hidden.empty() && at != std::string::npos;
+         at = message.find(hidden, at + named.size()))
+      message.replace(at, hidden.size(), named);
+    throw Error(message);
+  }
+}
+
 void write_output_file(const fs::path& requested, std::string_view content,
                        const std::vector<fs::path>& inputs) {
-  const fs::path output = resolve_output_path(requested);
-  refuse_output_among_inputs(output, inputs);
-  remove_stale_temp_files(output.parent_path());
-  const fs::path temp = scratch_path_for(output);
-  TempFileGuard guard(temp);
-  std::FILE* out = std::fopen(temp.c_str(), "wbx");
+  OutputFile output(requested, inputs);
+  std::FILE* out = std::fopen(output.scratch().c_str(), "wbx");
   if (!out) fail("{}: cannot create output file: {}", requested.string(), std::strerror(errno));
   const bool written = std::fwrite(content.data(), 1, content.size(), out) == content.size();
-  std::error_code error;
-  if (std::fclose(out) != 0 || !written) {
-    fs::remove(temp, error);
-    fail("{}: cannot write output file", requested.string());
-  }
-  fs::rename(temp, output, error);
-  if (error) {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
-    fail("{}: cannot write output file: {}", requested.string(), error.message());
-  }
+  if (std::fclose(out) != 0 || !written) fail("{}: cannot write output file", requested.string());
+  output.publish();
 }
 
 TempFileGuard::TempFileGuard(const fs::path& path) {

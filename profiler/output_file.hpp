@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,13 +33,6 @@ std::filesystem::path scratch_path_for(const std::filesystem::path& target);
 // hosts and of the collectors (which `record` recovers) are left alone.
 int remove_stale_temp_files(const std::filesystem::path& dir);
 
-// Writes CONTENT to REQUESTED as the other outputs are written: the path resolved (a link written through; a
-// device, FIFO or directory refused), refused when it is one of INPUTS, the text written to a hidden
-// temporary file beside it and renamed over it, so that a failed write leaves the old file as it was. Throws
-// Error naming REQUESTED.
-void write_output_file(const std::filesystem::path& requested, std::string_view content,
-                       const std::vector<std::filesystem::path>& inputs = {});
-
 // Registers PATH (with its -journal, -wal and -shm companions) for removal if the process is ended by SIGINT,
 // SIGTERM or SIGHUP; the handlers are installed on first use where the signal's disposition is still the
 // default (a handler the program set itself is left alone). Unregistering is cheap. At most 64 paths are
@@ -57,5 +51,46 @@ class TempFileGuard {
  private:
   int slot_ = -1;
 };
+
+// The one way meshscope writes an output (import, export, summarize, --merge, record's merge, text outputs):
+// the requested path resolved (a link written through; a device, FIFO, socket or directory refused), refused
+// when it is one of INPUTS (the same file, by inode), its folder checked for writing, the leftovers of killed
+// processes removed from that folder, and a scratch file beside it whose name is unique to this process
+// (.NAME.part-HOST-PID-RANDOM) guarded against SIGINT, SIGTERM and SIGHUP. The output is built in scratch()
+// and appears at once, complete, by publish(); destroyed unpublished, the scratch file (and its SQLite
+// companions) is removed and the old output stays as it was. Every message names the path as requested.
+class OutputFile {
+ public:
+  explicit OutputFile(const std::filesystem::path& requested,
+                      const std::vector<std::filesystem::path>& inputs = {});
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  const std::filesystem::path& requested() const { return requested_; }
+  const std::filesystem::path& target() const { return target_; }    // links followed
+  const std::filesystem::path& scratch() const { return scratch_; }  // where the output is built
+  // Renames the scratch file over the target (atomic on one file system). Throws Error naming the requested
+  // path; the scratch file is then removed.
+  void publish();
+  bool published() const { return published_; }
+
+ private:
+  std::filesystem::path requested_, target_, scratch_;
+  TempFileGuard guard_;
+  bool published_ = false;
+};
+
+// Runs WORK, which reads or writes the scratch file SCRATCH; an Error it throws names SHOWN (the output the
+// user asked for) wherever it named SCRATCH, a hidden file the user never sees.
+void with_output_named(const std::filesystem::path& scratch, const std::filesystem::path& shown,
+                       const std::function<void()>& work);
+
+// Writes CONTENT to REQUESTED as the other outputs are written: the path resolved (a link written through; a
+// device, FIFO or directory refused), refused when it is one of INPUTS, the text written to a hidden
+// temporary file beside it and renamed over it, so that a failed write leaves the old file as it was. Throws
+// Error naming REQUESTED.
+void write_output_file(const std::filesystem::path& requested, std::string_view content,
+                       const std::vector<std::filesystem::path>& inputs = {});
 
 }  // namespace meshscope

@@ -318,30 +318,17 @@ class Exporter {
 }  // namespace
 
 void export_perfetto(const Profile& profile, const std::filesystem::path& requested) {
-  const std::filesystem::path output = resolve_output_path(requested);
-  refuse_output_among_inputs(output, {profile.path()});
-  remove_stale_temp_files(output.parent_path());
-  const auto temp = scratch_path_for(output);
-  TempFileGuard guard(temp);
-  std::FILE* out = std::fopen(temp.c_str(), "wbx");
+  OutputFile output(requested, {profile.path()});
+  std::FILE* out = std::fopen(output.scratch().c_str(), "wbx");
   if (!out) fail("{}: cannot create output file: {}", requested.string(), std::strerror(errno));
   try {
     Exporter(profile, out, requested).run();
   } catch (...) {
     std::fclose(out);
-    std::filesystem::remove(temp);
     throw;
   }
-  if (std::fclose(out) != 0) {
-    std::filesystem::remove(temp);
-    fail("{}: cannot write output file", requested.string());
-  }
-  std::error_code error;
-  std::filesystem::rename(temp, output, error);
-  if (error) {
-    std::filesystem::remove(temp);
-    fail("{}: cannot write output file: {}", requested.string(), error.message());
-  }
+  if (std::fclose(out) != 0) fail("{}: cannot write output file", requested.string());
+  output.publish();
 }
 
 }  // namespace meshscope

@@ -9,6 +9,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 #include <type_traits>
@@ -94,7 +95,9 @@ struct ProfileWriter::Impl {
   std::filesystem::path temp;
   WriterOptions options;
   sql::Database db;
-  TempFileGuard guard;  // removes the temporary file if the process is interrupted (not for collectors)
+  // Where a non-durable profile is built and published (removed if the process is interrupted); collectors
+  // write their own durable temporary file, which `record` recovers.
+  std::optional<OutputFile> output;
   bool committed = false;
 
   // Producer side.
@@ -372,15 +375,17 @@ struct ProfileWriter::Impl {
 
 ProfileWriter::ProfileWriter(std::filesystem::path target, WriterOptions options)
     : impl_(std::make_unique<Impl>()) {
-  // A link is written through (the file it names is replaced, the link stays); a device, FIFO or directory
-  // is refused before anything is written.
-  impl_->target = resolve_output_path(target);
-  impl_->temp = make_temp_path(impl_->target, options.durable);
-  impl_->options = options;
+  // A link is written through (the file it names is replaced, the link stays); a device, FIFO or directory,
+  // an input and a folder that cannot be written are refused before anything is written (OutputFile).
+  impl_->options = std::move(options);
   std::error_code ignored;
-  if (!options.durable) {
-    remove_stale_temp_files(impl_->target.parent_path());  // left by killed imports of this host
-    impl_->guard = TempFileGuard(impl_->temp);
+  if (impl_->options.durable) {
+    impl_->target = resolve_output_path(target);
+    impl_->temp = make_temp_path(impl_->target, true);
+  } else {
+    impl_->output.emplace(target, impl_->options.inputs);
+    impl_->target = impl_->output->target();
+    impl_->temp = impl_->output->scratch();
   }
   std::filesystem::remove(impl_->temp, ignored);
   try {
@@ -390,7 +395,7 @@ ProfileWriter::ProfileWriter(std::filesystem::path target, WriterOptions options
     std::filesystem::remove(impl_->temp, ignored);
     throw;
   }
-  if (options.background) impl_->thread = std::thread([this] { impl_->thread_main(); });
+  if (impl_->options.background) impl_->thread = std::thread([this] { impl_->thread_main(); });
   set_meta("schema_version", std::to_string(kSchemaVersion));
   set_meta("creator", "meshscope");
   set_meta("creator_version", MESHSCOPE_VERSION);
@@ -409,7 +414,6 @@ ProfileWriter::~ProfileWriter() {
     std::filesystem::remove(impl_->temp.string() + "-shm", ignored);
     std::filesystem::remove(impl_->temp.string() + "-journal", ignored);
   }
-  impl_->guard.release();
 }
 
 StringId ProfileWriter::intern(std::string_view text) {
@@ -579,11 +583,15 @@ void ProfileWriter::commit() {
   if (impl_->options.durable) db.exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
   impl_->finalize_statements();  // an unfinalized statement would keep the connection (and its lock) alive
   db.close();
-  std::error_code error;
-  std::filesystem::rename(impl_->temp, impl_->target, error);
-  if (error) fail("{}: cannot write profile: {}", impl_->target.string(), error.message());
+  if (impl_->output) {
+    if (impl_->options.before_publish) impl_->options.before_publish(impl_->temp, impl_->target);
+    impl_->output->publish();
+  } else {
+    std::error_code error;
+    std::filesystem::rename(impl_->temp, impl_->target, error);
+    if (error) fail("{}: cannot write profile: {}", impl_->target.string(), error.message());
+  }
   impl_->committed = true;
-  impl_->guard.release();
 }
 
 const std::filesystem::path& ProfileWriter::target() const {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,6 +29,22 @@ struct WriterOptions {
   // Durable writes (fsync at commit). Importers leave this off: the file is renamed only once complete
   // anyway.
   bool durable = false;
+  // Refused as the output (the same file, by inode): the files this profile is made from.
+  std::vector<std::filesystem::path> inputs;
+  // Called by commit() once the profile is complete and closed in its temporary file (WRITTEN), before it is
+  // renamed over the target: what else the output holds (its summaries, a merge of parts, events dropped) is
+  // added there, so that the output appears whole or not at all. SHOWN is the path messages should name.
+  // An exception leaves the old output as it was. Not for durable writers.
+  std::function<void(const std::filesystem::path& written, const std::filesystem::path& shown)>
+      before_publish;
+
+  // Every flush synchronous, in batches of BATCH_RECORDS (tests, signal paths).
+  static WriterOptions synchronous(std::size_t batch_records = 1024) {
+    WriterOptions options;
+    options.batch_records = batch_records;
+    options.background = false;
+    return options;
+  }
 };
 
 // Where importers hand rows: the ProfileWriter itself, or a buffer that is handed to it later in one piece

@@ -52,6 +52,19 @@ std::string upper(std::string text) {
 
 }  // namespace
 
+void copy_database(const std::filesystem::path& from, const std::filesystem::path& to,
+                   const std::filesystem::path& shown_to) {
+  Database source(from, true);
+  Database copy(to, false, shown_to);
+  sqlite3_backup* backup = sqlite3_backup_init(copy.handle(), "main", source.handle(), "main");
+  if (!backup)
+    fail("{}: cannot copy {}: {}", shown_to.string(), from.string(), sqlite3_errmsg(copy.handle()));
+  const int stepped = sqlite3_backup_step(backup, -1);
+  sqlite3_backup_finish(backup);
+  if (stepped != SQLITE_DONE)
+    fail("{}: cannot copy {}: {}", shown_to.string(), from.string(), sqlite3_errstr(stepped));
+}
+
 Affinity affinity_of(std::string_view declared_type) {
   const std::string type = upper(std::string(declared_type));
   if (type.find("INT") != std::string::npos) return Affinity::kInteger;
@@ -83,7 +96,7 @@ Database::Database(const std::filesystem::path& path, bool read_only, const std:
   if (read_only) harden();
 }
 
-void Database::harden() {
+void Database::harden(std::uintmax_t extra_bytes) {
   // Nothing the file's author wrote runs: no views, no triggers, no functions from the schema that are not
   // innocuous, no writes to the schema, no other databases.
   sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
@@ -110,6 +123,7 @@ void Database::harden() {
   const std::uint64_t wal =
       std::filesystem::file_size(std::string(sqlite3_db_filename(db_, "main")) + "-wal", error);
   if (!error) bytes += wal;
+  bytes += std::min<std::uintmax_t>(extra_bytes, std::uint64_t{1} << 40);
   const std::int64_t steps = kBaseWork + kWorkPerFileByte * static_cast<std::int64_t>(std::min<std::uint64_t>(
                                                                 bytes, std::uint64_t{1} << 40));
   state_->budget = steps / kStepsPerCallback + 1;

@@ -47,9 +47,11 @@ class Database {
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
-  // Applies the untrusted-file guards to a connection opened read-write (a collector's journaled file, whose
-  // WAL only a writable connection can replay).
-  void harden();
+  // Applies the untrusted-file guards to a connection opened read-write: a collector's journaled file (whose
+  // WAL only a writable connection can replay), and every file meshscope changes that it did not just create
+  // (the summaries written into a copy of someone's profile, a merge's output). The work allowed is in
+  // proportion to the file's size plus EXTRA_BYTES (what will be copied in).
+  void harden(std::uintmax_t extra_bytes = 0);
 
   void exec(std::string_view sql);  // throws Error with the database's message
   Statement prepare(std::string_view sql);
@@ -120,6 +122,12 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
   const ConnectionState* state_ = nullptr;
 };
+
+// Copies the SQLite file FROM, page by page, into a new file TO (SQLite's online backup: a consistent copy, a
+// WAL's committed pages included, and nothing the file holds is run). FROM is opened read-only as untrusted.
+// Throws Error naming FROM or SHOWN_TO (the output the copy becomes).
+void copy_database(const std::filesystem::path& from, const std::filesystem::path& to,
+                   const std::filesystem::path& shown_to);
 
 // Declared type affinity as SQLite computes it (section 3.1 of "Datatypes In SQLite").
 enum class Affinity { kInteger, kText, kBlob, kReal, kNumeric };

@@ -425,6 +425,7 @@ void write_rank(sql::Statement& ranks, sql::Statement& steps, sql::Statement& st
 
 void write_summary(const std::filesystem::path& path, const ProfileSummary& summary) {
   sql::Database db(path, false);
+  db.harden();  // the file may be anyone's (an in-place summarize writes a copy of it): nothing of it runs
   in_transaction(db, [&] {
     create_missing_tables(db);
     for (const auto& t :
@@ -492,21 +493,70 @@ void drop_events(const std::filesystem::path& path) {
   db.exec("VACUUM");
 }
 
+namespace {
+
+// What a merge checks a part against: the job's world size and time window so far, the ranks and the
+// part that gave each.
+struct JobSoFar {
+  std::optional<std::int64_t> world_size;
+  std::filesystem::path world_size_from;
+  std::optional<std::pair<TimeNs, TimeNs>> window;
+  std::filesystem::path window_from;
+
+  void check(const Profile& p, const std::filesystem::path& from) {
+    for (const Rank& r : p.ranks()) {
+      if (r.world_size != kNull) {
+        if (world_size && *world_size != r.world_size)
+          fail("{}: rank {} is of a job of {} ranks, {} of {}: the parts come from different jobs",
+               from.string(), r.rank, r.world_size, world_size_from.string(), *world_size);
+        if (!world_size) world_size = r.world_size, world_size_from = from;
+      }
+      if (r.first_ns == 0 && r.last_ns == 0) continue;  // no events recorded
+      // Ranks of one job overlap in time; parts hours apart were recorded by different runs (as import).
+      constexpr TimeNs kHour = 3'600'000'000'000;
+      if (window && (r.first_ns > window->second + kHour || window->first > r.last_ns + kHour))
+        fail(
+            "{}: rank {} was recorded at a different time than {} (no overlap within an hour): the parts "
+            "come from different jobs",
+            from.string(), r.rank, window_from.string());
+      if (!window) {
+        window = std::make_pair(r.first_ns, r.last_ns), window_from = from;
+      } else {
+        window->first = std::min(window->first, r.first_ns);
+        window->second = std::max(window->second, r.last_ns);
+      }
+    }
+  }
+};
+
+}  // namespace
+
 std::vector<std::int32_t> merge_summary_parts(const std::vector<std::filesystem::path>& parts,
                                               const std::filesystem::path& job) {
   std::set<std::int32_t> present;
-  if (const auto existing = read_summary(job)) {
-    for (const RankSummary& r : existing->ranks) present.insert(r.rank);
+  JobSoFar so_far;
+  {
+    const Profile existing = Profile::load(job, LoadOptions{.events = false});
+    so_far.check(existing, job);
+    for (const Rank& r : existing.ranks()) present.insert(r.rank);
   }
-  // Every part is checked whole (its description by the profile loader, its summaries by read_summary)
-  // before anything is copied.
+  // Every part is checked whole (its description by the profile loader, its summaries by read_summary,
+  // the two against each other and against the job) before anything is copied.
   std::map<std::int32_t, std::filesystem::path> given_by;
   std::vector<std::pair<std::filesystem::path, std::set<std::int32_t>>> copies;
+  std::uintmax_t part_bytes = 0;
   for (const auto& part : parts) {
-    Profile::load(part, LoadOptions{.events = false});
+    const Profile described = Profile::load(part, LoadOptions{.events = false});
     const auto summary = read_summary(part);
     if (!summary)
       fail("{}: has no summaries (summarise it first: meshscope summarize {})", part.string(), part.string());
+    std::set<std::int32_t> summarised;
+    for (const RankSummary& r : summary->ranks) summarised.insert(r.rank);
+    for (const Rank& r : described.ranks()) {
+      if (!summarised.count(r.rank))
+        fail("{}: rank {} is described but has no summary (a damaged part?)", part.string(), r.rank);
+    }
+    so_far.check(described, part);
     std::set<std::int32_t> ranks;
     for (const RankSummary& r : summary->ranks) {
       if (present.count(r.rank)) continue;
@@ -515,9 +565,12 @@ std::vector<std::int32_t> merge_summary_parts(const std::vector<std::filesystem:
         fail("{}: rank {} is in {} too: the parts overlap", part.string(), r.rank, it->second.string());
       ranks.insert(r.rank);
     }
+    std::error_code error;
+    part_bytes += std::filesystem::file_size(part, error);
     copies.emplace_back(part, std::move(ranks));
   }
   sql::Database out(job, false);
+  out.harden(part_bytes);  // the copies' work is in proportion to the parts' size
   std::vector<std::int32_t> copied;
   in_transaction(out, [&] {
     create_missing_tables(out);
@@ -649,7 +702,7 @@ std::optional<ProfileSummary> summarize_in_batches(const std::filesystem::path& 
   return out;
 }
 
-void add_summaries(const std::filesystem::path& path, std::int64_t stream_rows) {
+ProfileSummary compute_summaries(const std::filesystem::path& path, std::int64_t stream_rows) {
   std::optional<ProfileSummary> summary;
   {
     PhaseTimer timer("summaries: in batches of ranks");
@@ -660,8 +713,13 @@ void add_summaries(const std::filesystem::path& path, std::int64_t stream_rows) 
     const Profile profile = Profile::load(path, kSummaryLoad);
     summary = summarize(profile, analyze(profile));
   }
+  return std::move(*summary);
+}
+
+void add_summaries(const std::filesystem::path& path, std::int64_t stream_rows) {
+  const ProfileSummary summary = compute_summaries(path, stream_rows);
   PhaseTimer timer("summaries: write");
-  write_summary(path, *summary);
+  write_summary(path, summary);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -802,17 +860,24 @@ void ImportSummaries::write(const std::filesystem::path& path,
 
 namespace {
 
+constexpr TimeNs kTimeLimit = TimeNs{1} << 62;
+
+// The durations and counts of one file's summary tables added up so far.
+struct FileSums {
+  std::int64_t durations = 0, counts = 0;
+};
+
 // One summary table read with its declared columns checked (the file may be anyone's).
 class SummaryReader {
  public:
   template <typename Table>
-  static SummaryReader of(sql::Database& db, std::string_view order) {
-    return SummaryReader(db, Table::kName, Table::kColumns, order);
+  static SummaryReader of(sql::Database& db, std::string_view order, FileSums& sums) {
+    return SummaryReader(db, Table::kName, Table::kColumns, order, sums);
   }
 
   SummaryReader(sql::Database& db, const char* table, std::span<const schema::Column> columns,
-                std::string_view order)
-      : path_(db.path()), table_(table), columns_(columns) {
+                std::string_view order, FileSums& sums)
+      : path_(db.path()), table_(table), columns_(columns), sums_(&sums) {
     const auto declared = db.table_columns(table);
     if (!declared) fail("{}: summaries recorded but no {} table", path_.string(), table);
     for (const schema::Column& c : columns) {
@@ -843,6 +908,17 @@ class SummaryReader {
     if (statement_.column_is_null(i)) return std::nullopt;
     return integer(i);
   }
+  // The file is anyone's: a time lies within ±2^62 ns, as the event tables' do. Durations and counts are
+  // never negative, and those of the whole file add up to at most 2^62 each, so that no sum a reader forms of
+  // them (per rank, per step, over the job) can wrap.
+  TimeNs time(int i) const {
+    const std::int64_t v = integer(i);
+    if (v < -kTimeLimit || v > kTimeLimit) bad(i, "is out of range (beyond ±2^62 ns)");
+    return v;
+  }
+  TimeNs duration(int i) const { return add_up(i, sums_->durations, "durations"); }
+  std::int64_t count(int i) const { return add_up(i, sums_->counts, "counts"); }
+
   std::string text(int i) const {
     const int type = statement_.column_type(i);
     if (type != SQLITE_TEXT && type != SQLITE_NULL) bad(i, "is not text");
@@ -857,19 +933,32 @@ class SummaryReader {
   }
 
  private:
+  std::int64_t add_up(int i, std::int64_t& sum, std::string_view what) const {
+    const std::int64_t v = integer(i);
+    if (v < 0) bad(i, "is negative");
+    if (__builtin_add_overflow(sum, v, &sum) || sum > kTimeLimit)
+      bad(i, fmt::format("brings the file's {} beyond 2^62 (a damaged file?)", what));
+    return v;
+  }
+
   std::filesystem::path path_;
   const char* table_;
   std::span<const schema::Column> columns_;
+  FileSums* sums_;
   sql::Statement statement_;
   std::int64_t row_ = 0;
 };
 
 Breakdown read_breakdown(const SummaryReader& r, int first) {
   Breakdown b;
-  TimeNs* fields[] = {&b.start_ns,   &b.end_ns,          &b.span_ns,   &b.busy_ns,        &b.idle_ns,
-                      &b.compute_ns, &b.comm_ns,         &b.memory_ns, &b.memory_only_ns, &b.sync_ns,
-                      &b.overlap_ns, &b.exposed_comm_ns, &b.activities};
-  for (std::size_t i = 0; i < std::size(fields); ++i) *fields[i] = r.integer(first + static_cast<int>(i));
+  b.start_ns = r.time(first);
+  b.end_ns = r.time(first + 1);
+  if (b.end_ns < b.start_ns) r.bad(first + 1, "ends before the start");
+  TimeNs* durations[] = {&b.span_ns,   &b.busy_ns,        &b.idle_ns, &b.compute_ns, &b.comm_ns,
+                         &b.memory_ns, &b.memory_only_ns, &b.sync_ns, &b.overlap_ns, &b.exposed_comm_ns};
+  for (std::size_t i = 0; i < std::size(durations); ++i)
+    *durations[i] = r.duration(first + 2 + static_cast<int>(i));
+  b.activities = r.count(first + 12);
   return b;
 }
 
@@ -888,97 +977,126 @@ RankSummary& rank_of(std::vector<RankSummary>& ranks, const SummaryReader& r) {
   return *it;
 }
 
-void read_ranks(sql::Database& db, ProfileSummary& out) {
-  auto r = SummaryReader::of<schema::SummaryRanks>(db, "rank");
+void read_ranks(sql::Database& db, ProfileSummary& out, FileSums& sums) {
+  auto r = SummaryReader::of<schema::SummaryRanks>(db, "rank", sums);
   while (r.step()) {
     RankSummary s;
     int c = 0;
     const std::int64_t rank = r.integer(c++);
     if (rank < 0 || rank > std::numeric_limits<std::int32_t>::max()) r.bad(0, "is not a rank");
+    if (!out.ranks.empty() && out.ranks.back().rank == rank) r.bad(0, "repeats a rank");
     s.rank = static_cast<std::int32_t>(rank);
     s.total = read_breakdown(r, c);
     c += 13;
-    s.outside_steps.span_ns = r.integer(c++);
-    s.outside_steps.busy_ns = r.integer(c++);
+    s.outside_steps.span_ns = r.duration(c++);
+    s.outside_steps.busy_ns = r.duration(c++);
     s.step_source = r.text(c++);
-    s.unlinked_activities = r.integer(c++);
-    s.collective_wait_ns = r.integer(c++);
-    s.collective_transfer_ns = r.integer(c++);
-    s.kernel_ns = r.integer(c++);
+    s.unlinked_activities = r.count(c++);
+    s.collective_wait_ns = r.duration(c++);
+    s.collective_transfer_ns = r.duration(c++);
+    s.kernel_ns = r.duration(c++);
     if (const auto t = r.optional_integer(c++)) s.training = *t != 0;
     EventCounts& n = s.counts;
     for (std::int64_t* v :
          {&n.kernel, &n.memcpy, &n.memset, &n.sync, &n.runtime, &n.driver, &n.cpu_op, &n.annotation,
           &n.python_function, &n.step, &n.gpu_annotation, &n.nvtx, &n.other, &n.collective, &n.flow})
-      *v = r.integer(c++);
+      *v = r.count(c++);
     const std::int64_t log2 = r.integer(c);
     if (log2 < 0 || log2 > 62) r.bad(c, "is not a bucket width (0..62)");
     s.overview.bucket_log2 = static_cast<int>(log2);
-    s.overview.first_bucket = r.integer(c + 1);
+    // The first bucket starts at first_bucket << bucket_log2, a time within ±2^62 ns.
+    const std::int64_t first = r.integer(c + 1);
+    const std::int64_t reach = kTimeLimit >> log2;
+    if (first < -reach || first > reach) r.bad(c + 1, "starts out of range (beyond ±2^62 ns)");
+    s.overview.first_bucket = first;
     out.ranks.push_back(std::move(s));
   }
 }
 
-void read_rows(sql::Database& db, ProfileSummary& out) {
+void read_rows(sql::Database& db, ProfileSummary& out, FileSums& sums) {
   auto& ranks = out.ranks;
   {
-    auto r = SummaryReader::of<schema::SummarySteps>(db, "rank, ordinal");
+    auto r = SummaryReader::of<schema::SummarySteps>(db, "rank, ordinal", sums);
     while (r.step()) {
       RankSummary& s = rank_of(ranks, r);
-      s.steps.push_back({r.integer(2), r.integer(3), r.integer(4), read_breakdown(r, 5)});
+      StepSummary step;
+      step.number = r.integer(2);
+      step.cpu_start_ns = r.time(3);
+      step.cpu_end_ns = r.time(4);
+      if (step.cpu_end_ns < step.cpu_start_ns) r.bad(4, "ends before the start");
+      step.gpu = read_breakdown(r, 5);
+      s.steps.push_back(step);
     }
   }
   {
-    auto r = SummaryReader::of<schema::SummaryStreams>(db, "rank, device, stream");
+    auto r = SummaryReader::of<schema::SummaryStreams>(db, "rank, device, stream", sums);
     while (r.step()) {
       RankSummary& s = rank_of(ranks, r);
       StreamSummary st;
-      st.device = static_cast<std::int32_t>(r.integer(1));
+      const std::int64_t device = r.integer(1);
+      if (device < 0 || device > std::numeric_limits<std::int32_t>::max()) r.bad(1, "is not a device");
+      st.device = static_cast<std::int32_t>(device);
       st.stream = r.integer(2);
       StreamIdle& i = st.idle;
       i.stream_index = static_cast<std::uint32_t>(s.streams.size());
-      TimeNs* fields[] = {&i.span_ns,       &i.busy_ns,  &i.idle_ns, &i.host_bound_ns,
-                          &i.kernel_gap_ns, &i.other_ns, &i.gaps,    &i.compute_ns};
-      for (std::size_t k = 0; k < std::size(fields); ++k) *fields[k] = r.integer(3 + static_cast<int>(k));
+      TimeNs* durations[] = {&i.span_ns,       &i.busy_ns,       &i.idle_ns,
+                             &i.host_bound_ns, &i.kernel_gap_ns, &i.other_ns};
+      for (std::size_t k = 0; k < std::size(durations); ++k)
+        *durations[k] = r.duration(3 + static_cast<int>(k));
+      i.gaps = r.count(9);
+      i.compute_ns = r.duration(10);
       i.work = class_of(r, 11);
       s.streams.push_back(st);
     }
   }
   {
-    auto r = SummaryReader::of<schema::SummaryKernels>(db, "rank, total_ns DESC, rowid");
+    auto r = SummaryReader::of<schema::SummaryKernels>(db, "rank, total_ns DESC, rowid", sums);
     while (r.step()) {
       RankSummary& s = rank_of(ranks, r);
-      s.kernels.push_back(
-          {r.text(1), class_of(r, 2), r.integer(3), r.integer(4), r.integer(5), r.integer(6), r.integer(7)});
+      s.kernels.push_back({r.text(1), class_of(r, 2), r.count(3), r.duration(4), r.duration(5), r.duration(6),
+                           r.duration(7)});
     }
   }
   {
-    auto r = SummaryReader::of<schema::SummaryOps>(db, "rank, total_ns DESC, rowid");
+    auto r = SummaryReader::of<schema::SummaryOps>(db, "rank, total_ns DESC, rowid", sums);
     while (r.step()) {
       RankSummary& s = rank_of(ranks, r);
-      s.ops.push_back({r.text(1), r.integer(2), r.integer(3), r.integer(4), r.integer(5), r.integer(6)});
+      s.ops.push_back({r.text(1), r.count(2), r.duration(3), r.duration(4), r.duration(5), r.duration(6)});
     }
   }
   {
-    auto r = SummaryReader::of<schema::SummaryCollectives>(db, "rank, total_ns DESC, rowid");
+    auto r = SummaryReader::of<schema::SummaryCollectives>(db, "rank, total_ns DESC, rowid", sums);
     while (r.step()) {
       RankSummary& s = rank_of(ranks, r);
-      s.collectives.push_back(
-          {r.text(1), r.integer(2), r.integer(3), r.integer(4), r.integer(5), r.integer(6)});
+      s.collectives.push_back({r.text(1), r.count(2), r.count(3), r.count(4), r.duration(5), r.duration(6)});
     }
   }
   {
-    auto r = SummaryReader::of<schema::SummaryOverview>(db, "rank, bucket");
+    auto r = SummaryReader::of<schema::SummaryOverview>(db, "rank, bucket", sums);
     while (r.step()) {
       RankSummary& s = rank_of(ranks, r);
       const std::int64_t bucket = r.integer(1);
       const std::int64_t slot = bucket - s.overview.first_bucket;
-      // Buckets are written contiguously from the first; anything else is a damaged file.
+      // Buckets are written contiguously from the first, at most kOverviewBuckets + 1 of them, each within
+      // its width; anything else is a damaged file (and would size memory by what it claims).
       if (slot != static_cast<std::int64_t>(s.overview.buckets.size()))
         r.bad(1, fmt::format("is not the rank's next bucket ({})",
                              s.overview.first_bucket + static_cast<std::int64_t>(s.overview.buckets.size())));
-      s.overview.buckets.push_back(
-          {r.integer(2), r.integer(3), r.integer(4), r.integer(5), r.integer(6), r.integer(7)});
+      if (slot > kOverviewBuckets)
+        r.bad(1, fmt::format("is beyond the {} buckets a rank has", kOverviewBuckets + 1));
+      OverviewBucket b;
+      b.compute_ns = r.duration(2);
+      b.comm_ns = r.duration(3);
+      b.exposed_comm_ns = r.duration(4);
+      b.memory_only_ns = r.duration(5);
+      b.busy_ns = r.duration(6);
+      b.span_ns = r.duration(7);
+      const TimeNs width = s.overview.bucket_ns();
+      for (int k = 2; k <= 7; ++k) {
+        if (r.integer(k) > width) r.bad(k, fmt::format("is more than the bucket's width ({} ns)", width));
+      }
+      if (b.busy_ns > b.span_ns) r.bad(6, "is more than the bucket's span");
+      s.overview.buckets.push_back(b);
     }
   }
 }
@@ -1020,8 +1138,22 @@ std::optional<ProfileSummary> read_summary(const std::filesystem::path& path, bo
   ProfileSummary out;
   out.path = path;
   out.from_tables = true;
-  read_ranks(db, out);
-  if (!ranks_only) read_rows(db, out);
+  FileSums sums;
+  read_ranks(db, out, sums);
+  if (!ranks_only) read_rows(db, out, sums);
+  // A summary of a rank the profile does not describe would add a phantom rank to every total.
+  {
+    std::set<std::int64_t> described;
+    if (db.table_columns("ranks")) {
+      auto s = db.prepare("SELECT rank FROM ranks");
+      while (s.step()) described.insert(s.column_int(0));
+    }
+    for (const RankSummary& r : out.ranks) {
+      if (!described.count(r.rank))
+        fail("{}: summary_ranks: rank {} is not described in the ranks table (a damaged file?)",
+             path.string(), r.rank);
+    }
+  }
   {
     auto s = db.prepare("SELECT max(world_size), count(*) FROM ranks");
     if (s.step()) out.world_size = std::max(s.column_int_or(0, 0), s.column_int_or(1, 0));

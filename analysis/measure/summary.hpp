@@ -107,7 +107,8 @@ struct ProfileSummary {
 // loaded with CPU operators for the operator rows and the training flag; counts come from the rank's events.
 ProfileSummary summarize(const Profile& profile, const Analysis& analysis);
 
-// Writes SUMMARY into the profile at PATH (replacing any summaries there) in one transaction.
+// Writes SUMMARY into the profile at PATH (replacing any summaries there) in one transaction. The connection
+// is hardened as a read-only one is (the file may be a copy of anyone's): nothing the file holds runs.
 void write_summary(const std::filesystem::path& path, const ProfileSummary& summary);
 
 // The summaries of the profile at PATH read a batch of ranks at a time on every core, as `report` streams its
@@ -119,6 +120,9 @@ void write_summary(const std::filesystem::path& path, const ProfileSummary& summ
 std::optional<ProfileSummary> summarize_in_batches(const std::filesystem::path& path,
                                                    std::int64_t stream_rows, unsigned threads = 0);
 
+// The summaries of the profile at PATH, computed from its events (read-only): in batches of ranks for a
+// profile of STREAM_ROWS event rows or more whose ranks' rows lie together, else from the whole profile.
+ProfileSummary compute_summaries(const std::filesystem::path& path, std::int64_t stream_rows = 4'000'000);
 // Loads the profile at PATH, analyses it and writes its summaries (import, merge, `meshscope summarize`).
 // Throws meshscope::Error naming the file on failure; the profile is then unchanged.
 // A profile of STREAM_ROWS event rows or more whose ranks' rows lie together is read a batch of ranks at a

@@ -77,15 +77,20 @@ OverviewGrid overview_grid(const measure::ProfileSummary& summary) {
   }
   g.first_bucket = seen ? first : 0;
   g.columns = seen ? last - first + 1 : 0;
-  g.cells.assign(g.ranks.size() * static_cast<std::size_t>(g.columns), {});
+  g.rows_cells.resize(summary.ranks.size());
   for (std::size_t row = 0; row < summary.ranks.size(); ++row) {
     const measure::Overview& ov = summary.ranks[row].overview;
+    if (ov.buckets.empty()) continue;
     const int shift = g.bucket_log2 - ov.bucket_log2;
+    OverviewGrid::Row& out = g.rows_cells[row];
+    out.first_column = (ov.first_bucket >> shift) - g.first_bucket;
+    const std::int64_t last_column =
+        ((ov.first_bucket + static_cast<std::int64_t>(ov.buckets.size()) - 1) >> shift) - g.first_bucket;
+    out.cells.assign(static_cast<std::size_t>(last_column - out.first_column + 1), {});
     for (std::size_t i = 0; i < ov.buckets.size(); ++i) {
       const std::int64_t column =
           ((ov.first_bucket + static_cast<std::int64_t>(i)) >> shift) - g.first_bucket;
-      add(g.cells[row * static_cast<std::size_t>(g.columns) + static_cast<std::size_t>(column)],
-          ov.buckets[i]);
+      add(out.cells[static_cast<std::size_t>(column - out.first_column)], ov.buckets[i]);
     }
   }
   return g;
@@ -200,28 +205,37 @@ OverviewMap overview_map(const OverviewGrid& grid, std::span<const std::uint32_t
   m.rows = (n + m.ranks_per_row - 1) / m.ranks_per_row;
   if (grid.columns > 0) {
     const std::int64_t last = grid.first_bucket + grid.columns - 1;
-    while (((last >> m.column_log2) - (grid.first_bucket >> m.column_log2) + 1) > max_columns)
+    // Columns merge until they fit; a drawn column is at most 2^62 ns wide (times lie within ±2^62 ns).
+    while (((last >> m.column_log2) - (grid.first_bucket >> m.column_log2) + 1) > max_columns &&
+           grid.bucket_log2 + m.column_log2 < 62)
       ++m.column_log2;
     m.first_column = grid.first_bucket >> m.column_log2;
-    m.columns = (last >> m.column_log2) - m.first_column + 1;
+    m.columns = std::min((last >> m.column_log2) - m.first_column + 1, max_columns);
   }
   const int width_log2 = grid.bucket_log2 + m.column_log2;
   m.column_ns = TimeNs{1} << width_log2;
   m.start_ns = m.first_column << width_log2;
   m.value.assign(static_cast<std::size_t>(m.rows * m.columns), -1.0f);
   m.arg.assign(static_cast<std::size_t>(m.rows * m.columns), -1);
-  std::vector<measure::OverviewBucket> merged(static_cast<std::size_t>(m.columns));
+  // Each rank's drawn columns from its own cells only: the work is in proportion to its buckets, not to the
+  // grid's width.
+  std::vector<std::pair<std::int64_t, measure::OverviewBucket>> merged;
   for (std::int64_t i = 0; i < n; ++i) {
     const std::uint32_t row = order[static_cast<std::size_t>(i)];
     if (!grid.has_work[row]) continue;
-    std::fill(merged.begin(), merged.end(), measure::OverviewBucket{});
-    for (std::int64_t c = 0; c < grid.columns; ++c) {
+    merged.clear();
+    const OverviewGrid::Row& cells = grid.rows_cells[row];
+    for (std::size_t k = 0; k < cells.cells.size(); ++k) {
+      const std::int64_t c = cells.first_column + static_cast<std::int64_t>(k);
       const std::int64_t drawn = ((grid.first_bucket + c) >> m.column_log2) - m.first_column;
-      add(merged[static_cast<std::size_t>(drawn)], grid.cell(row, c));
+      if (drawn < 0 || drawn >= m.columns) continue;
+      if (merged.empty() || merged.back().first != drawn)
+        merged.emplace_back(drawn, measure::OverviewBucket{});
+      add(merged.back().second, cells.cells[k]);
     }
     const std::int64_t drawn_row = i / m.ranks_per_row;
-    for (std::int64_t c = 0; c < m.columns; ++c) {
-      const double share = metric_share(merged[static_cast<std::size_t>(c)], metric);
+    for (const auto& [c, bucket] : merged) {
+      const double share = metric_share(bucket, metric);
       const auto at = static_cast<std::size_t>(drawn_row * m.columns + c);
       if (share >= 0 && static_cast<float>(share) > m.value[at]) {
         m.value[at] = static_cast<float>(share);
@@ -235,10 +249,14 @@ OverviewMap overview_map(const OverviewGrid& grid, std::span<const std::uint32_t
 measure::OverviewBucket merged_bucket(const OverviewGrid& grid, const OverviewMap& map, std::size_t row,
                                       std::int64_t column) {
   measure::OverviewBucket out;
+  const OverviewGrid::Row& cells = grid.rows_cells[row];
   const std::int64_t bucket = map.first_column + column;
-  const std::int64_t lo = std::max<std::int64_t>(0, (bucket << map.column_log2) - grid.first_bucket);
-  const std::int64_t hi = std::min(grid.columns, ((bucket + 1) << map.column_log2) - grid.first_bucket);
-  for (std::int64_t c = lo; c < hi; ++c) add(out, grid.cell(row, c));
+  const std::int64_t lo =
+      std::max<std::int64_t>(cells.first_column, (bucket << map.column_log2) - grid.first_bucket);
+  const std::int64_t hi = std::min(cells.first_column + static_cast<std::int64_t>(cells.cells.size()),
+                                   ((bucket + 1) << map.column_log2) - grid.first_bucket);
+  for (std::int64_t c = lo; c < hi; ++c)
+    add(out, cells.cells[static_cast<std::size_t>(c - cells.first_column)]);
   return out;
 }
 

@@ -27,20 +27,31 @@ enum class OverviewSort { kRank, kLateness, kExposedComm };
 inline constexpr int kOverviewSortCount = 3;
 const char* to_string(OverviewSort sort);
 
-// Every rank's buckets on one grid.
+// Every rank's buckets on one grid. The grid is sparse: each row holds only the columns its rank's buckets
+// cover (at most kOverviewBuckets + 1 of them once coarsened), so that its memory is in proportion to the
+// ranks, never to the time span (ranks recorded years apart share a grid of billions of columns).
 struct OverviewGrid {
   int bucket_log2 = 0;            // the coarsest width of any rank with GPU work
   std::int64_t first_bucket = 0;  // grid column 0 is bucket first_bucket at that width
   std::int64_t columns = 0;
-  std::vector<std::int32_t> ranks;             // per row (the summary's order: by rank)
-  std::vector<std::uint8_t> has_work;          // per row: the rank has an overview (GPU work)
-  std::vector<measure::OverviewBucket> cells;  // rows × columns, row-major
+  std::vector<std::int32_t> ranks;     // per row (the summary's order: by rank)
+  std::vector<std::uint8_t> has_work;  // per row: the rank has an overview (GPU work)
+  struct Row {
+    std::int64_t first_column = 0;               // the grid column of cells[0]
+    std::vector<measure::OverviewBucket> cells;  // the columns the rank covers, in order
+  };
+  std::vector<Row> rows_cells;  // per row
   TimeNs bucket_ns() const { return TimeNs{1} << bucket_log2; }
   TimeNs start_ns() const { return first_bucket << bucket_log2; }
   TimeNs end_ns() const { return (first_bucket + columns) << bucket_log2; }
   std::size_t rows() const { return ranks.size(); }
+  // The cell of ROW in COLUMN: empty where the rank has no bucket.
   const measure::OverviewBucket& cell(std::size_t row, std::int64_t column) const {
-    return cells[row * static_cast<std::size_t>(columns) + static_cast<std::size_t>(column)];
+    static const measure::OverviewBucket kNone{};
+    const Row& r = rows_cells[row];
+    const std::int64_t at = column - r.first_column;
+    if (at < 0 || at >= static_cast<std::int64_t>(r.cells.size())) return kNone;
+    return r.cells[static_cast<std::size_t>(at)];
   }
 };
 OverviewGrid overview_grid(const measure::ProfileSummary& summary);

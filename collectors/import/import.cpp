@@ -1,5 +1,7 @@
 #include "collectors/import/import.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -10,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "analysis/measure/summary.hpp"
@@ -151,8 +154,18 @@ std::int64_t rank_from_file_name(const std::filesystem::path& path) {
   return -1;
 }
 
-std::vector<std::filesystem::path> expand_trace_inputs(const std::vector<std::filesystem::path>& inputs) {
+std::vector<std::filesystem::path> expand_trace_inputs(const std::vector<std::filesystem::path>& inputs,
+                                                       std::vector<std::filesystem::path>* repeated) {
   std::vector<std::filesystem::path> files;
+  std::set<std::pair<dev_t, ino_t>> seen;  // a file named twice (or a folder and a file in it) is read once
+  auto take = [&](const std::filesystem::path& file) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) == 0 && !seen.emplace(st.st_dev, st.st_ino).second) {
+      if (repeated) repeated->push_back(file);
+      return;
+    }
+    files.push_back(file);
+  };
   for (const auto& input : inputs) {
     std::error_code error;
     if (std::filesystem::is_directory(input, error)) {
@@ -162,10 +175,10 @@ std::vector<std::filesystem::path> expand_trace_inputs(const std::vector<std::fi
       }
       if (found.empty()) fail("{}: directory holds no traces (.json, .json.gz, .sqlite)", input.string());
       std::sort(found.begin(), found.end());
-      files.insert(files.end(), found.begin(), found.end());
+      for (const auto& f : found) take(f);
     } else {
       require_regular_input(input);  // a FIFO or a device would block the reader or never end
-      files.push_back(input);
+      take(input);
     }
   }
   return files;
@@ -372,8 +385,11 @@ class ParallelReader {
 // One job's import: the profile being written and what the files said so far.
 class JobImport {
  public:
-  JobImport(const std::filesystem::path& output, std::size_t file_count, const ImportOptions& options)
-      : writer_(output), assigner_(file_count), options_(options) {}
+  JobImport(const std::filesystem::path& output, const std::vector<std::filesystem::path>& inputs,
+            const ImportOptions& options, const BeforePublish& before_publish)
+      : writer_(output, writer_options(inputs, before_publish)),
+        assigner_(inputs.size()),
+        options_(options) {}
 
   ProfileWriter& writer() { return writer_; }
   RankAssigner& assigner() { return assigner_; }
@@ -481,13 +497,26 @@ class JobImport {
     std::string format_list;
     for (const auto& f : formats_) format_list += (format_list.empty() ? "" : ",") + f;
     writer_.set_meta("source_format", format_list);
-    writer_.commit();
     std::sort(summary_.ranks.begin(), summary_.ranks.end(),
               [](const ImportedRank& a, const ImportedRank& b) { return a.rank < b.rank; });
+    writer_.commit();
     return std::move(summary_);
   }
 
  private:
+  WriterOptions writer_options(const std::vector<std::filesystem::path>& inputs,
+                               const BeforePublish& before_publish) {
+    WriterOptions w;
+    w.inputs = inputs;
+    if (before_publish) {
+      w.before_publish = [this, before_publish](const std::filesystem::path& written,
+                                                const std::filesystem::path& shown) {
+        before_publish(written, shown, summary_);
+      };
+    }
+    return w;
+  }
+
   // Checks of a Kineto file against itself and the files before it.
   void check_kineto(const std::filesystem::path& file, const kineto::FileResult& result) const {
     if (result.gpu_events == 0 && result.cpu_events == 0) {
@@ -546,13 +575,14 @@ struct StartOver {
 
 // One pass over FILES into OUTPUT, leaving out the files LEFT_OUT says (with their problem).
 ImportSummary import_job(const JobFiles& files, const std::filesystem::path& output,
-                         const std::vector<std::string>& left_out, const ImportOptions& options) {
+                         const std::vector<std::string>& left_out, const ImportOptions& options,
+                         const BeforePublish& before_publish) {
   const std::size_t count = files.paths.size();
   std::vector<char> read(files.buffered);
   for (std::size_t i = 0; i < count; ++i) {
     if (!left_out[i].empty()) read[i] = 0;
   }
-  JobImport job(output, count, options);
+  JobImport job(output, files.paths, options, before_publish);
   std::uint64_t done_bytes = 0;
   double shown = 0;
   ParallelReader reader(files.paths, read, files.sizes, reading_threads(options),
@@ -625,18 +655,14 @@ ImportSummary import_job(const JobFiles& files, const std::filesystem::path& out
 }  // namespace
 
 ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
-                            const std::filesystem::path& output, const ImportOptions& options) {
+                            const std::filesystem::path& output, const ImportOptions& options,
+                            const BeforePublish& before_publish) {
   if (inputs.empty()) fail("no traces given");
   JobFiles files;
-  files.paths = expand_trace_inputs(inputs);
-  {
-    std::error_code error;
-    const auto parent = output.has_parent_path() ? output.parent_path() : std::filesystem::path(".");
-    if (!std::filesystem::is_directory(parent, error))
-      fail("{}: output folder does not exist", output.string());
-  }
-  // The output must not be one of the traces (a symbolic link to one included): writing it would destroy it.
-  refuse_output_among_inputs(resolve_output_path(output), files.paths);
+  std::vector<std::filesystem::path> repeated;
+  files.paths = expand_trace_inputs(inputs, &repeated);
+  // The output is checked (not one of the traces, a link written through, its folder writable) by the writer
+  // before anything is read (profiler/output_file.hpp).
   const std::size_t count = files.paths.size();
   files.sizes.resize(count);
   files.nsys.resize(count);
@@ -659,7 +685,10 @@ ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
   std::vector<std::string> left_out(count);
   for (;;) {
     try {
-      return import_job(files, output, left_out, options);
+      ImportSummary summary = import_job(files, output, left_out, options, before_publish);
+      for (const auto& r : repeated)
+        summary.notes.push_back(fmt::format("{}: given more than once; imported once", r.string()));
+      return summary;
     } catch (const StartOver& again) {
       left_out[again.file] = again.problem;
     }
@@ -668,16 +697,32 @@ ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
 
 ImportSummary import_with_summaries(const std::vector<std::filesystem::path>& inputs,
                                     const std::filesystem::path& output, ImportOptions options,
-                                    const std::function<void()>& before_summaries) {
+                                    const std::function<void()>& before_summaries,
+                                    const std::function<void(const std::filesystem::path& written)>& then) {
   measure::ImportSummaries summaries;
   options.each_rank_read = [&summaries](const std::filesystem::path& file, const RankRecords& rows) {
     summaries.add(file, rows);
   };
-  ImportSummary imported = import_traces(inputs, output, options);
-  if (before_summaries) before_summaries();
-  std::vector<std::pair<std::int32_t, std::string>> rank_files;
-  for (const ImportedRank& r : imported.ranks) rank_files.emplace_back(r.rank, r.source_file);
-  summaries.write(output, rank_files);
+  std::optional<Error> summaries_failed;
+  ImportSummary imported =
+      import_traces(inputs, output, options,
+                    [&](const std::filesystem::path& written, const std::filesystem::path& shown,
+                        const ImportSummary& read) {
+                      if (before_summaries) before_summaries();
+                      std::vector<std::pair<std::int32_t, std::string>> rank_files;
+                      for (const ImportedRank& r : read.ranks) rank_files.emplace_back(r.rank, r.source_file);
+                      try {
+                        with_output_named(written, shown, [&] { summaries.write(written, rank_files); });
+                      } catch (const Error& e) {
+                        // The profile is complete without them (the write is one transaction): it is
+                        // published.
+                        if (then) throw;
+                        summaries_failed = e;
+                        return;
+                      }
+                      if (then) with_output_named(written, shown, [&] { then(written); });
+                    });
+  if (summaries_failed) throw *summaries_failed;
   return imported;
 }
 

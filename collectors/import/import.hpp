@@ -36,6 +36,14 @@ struct ImportOptions {
   std::function<void(const std::filesystem::path& file, const RankRecords& rows)> each_rank_read;
 };
 
+struct ImportSummary;
+
+// Called once the profile is complete in its temporary file (WRITTEN), before it replaces the output: what
+// else the output is to hold (its summaries, merged parts) is added there. SHOWN is the output as the user
+// named it (for messages); IMPORTED what the import read. May be empty.
+using BeforePublish = std::function<void(const std::filesystem::path& written,
+                                         const std::filesystem::path& shown, const ImportSummary& imported)>;
+
 struct ImportedRank {
   std::int32_t rank;
   std::string source_file;
@@ -55,25 +63,33 @@ struct ImportSummary {
   std::vector<std::string> notes;  // one line each: what the importer decided or could not use
 };
 
-// The trace files INPUTS stand for, in a stable order (directories expanded to the traces inside them).
-std::vector<std::filesystem::path> expand_trace_inputs(const std::vector<std::filesystem::path>& inputs);
+// The trace files INPUTS stand for, in a stable order (directories expanded to the traces inside them), each
+// file once: one named again (by another path, or as a file of a folder given too) is left out and, when
+// REPEATED is given, listed there.
+std::vector<std::filesystem::path> expand_trace_inputs(
+    const std::vector<std::filesystem::path>& inputs, std::vector<std::filesystem::path>* repeated = nullptr);
 
 // The rank a file name states ("rank-3", "rank_3", "rank3", "worker3"), or -1.
 std::int64_t rank_from_file_name(const std::filesystem::path& path);
 
 // Imports INPUTS as one job into OUTPUT (written atomically: nothing is left behind on failure).
 // Throws meshscope::Error with one line naming the file and the problem.
+// The output is refused when it is one of the inputs, a device, FIFO or directory (profiler/output_file.hpp).
 ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
-                            const std::filesystem::path& output, const ImportOptions& options = {});
+                            const std::filesystem::path& output, const ImportOptions& options = {},
+                            const BeforePublish& before_publish = {});
 
-// import_traces, then the profile's summaries (docs/PROFILE.md "Summaries"): each rank's computed on the
-// reading threads from the rows just read (measure::ImportSummaries, through OPTIONS.each_rank_read), the
-// collectives matched once the profile is written; a profile whose ranks were not all summarised so (an
-// Nsight Systems export, a file read as it was written) is summarised by measure::add_summaries.
-// BEFORE_SUMMARIES, when given, runs between the two. A failure of the summaries throws meshscope::Error
-// naming the file and leaves the profile, complete without them.
-ImportSummary import_with_summaries(const std::vector<std::filesystem::path>& inputs,
-                                    const std::filesystem::path& output, ImportOptions options = {},
-                                    const std::function<void()>& before_summaries = {});
+// import_traces, then the profile's summaries (docs/PROFILE.md "Summaries") added before the output appears:
+// each rank's computed on the reading threads from the rows just read (measure::ImportSummaries, through
+// OPTIONS.each_rank_read), the collectives matched once the profile is written; a profile whose ranks were
+// not all summarised so (an Nsight Systems export, a file read as it was written) is summarised by
+// measure::add_summaries. BEFORE_SUMMARIES, when given, runs between the two; THEN, when given, after the
+// summaries and before the output appears (a merge, events dropped). When the summaries fail the output
+// appears complete without them and their meshscope::Error (naming the output) is thrown; when THEN fails
+// nothing is written.
+ImportSummary import_with_summaries(
+    const std::vector<std::filesystem::path>& inputs, const std::filesystem::path& output,
+    ImportOptions options = {}, const std::function<void()>& before_summaries = {},
+    const std::function<void(const std::filesystem::path& written)>& then = {});
 
 }  // namespace meshscope

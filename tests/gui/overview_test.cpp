@@ -285,6 +285,42 @@ TEST(OverviewLayout, RankWithoutGpuWorkKeepsAnEmptyRow) {
   EXPECT_EQ(overview_grid(measure::ProfileSummary{}).columns, 0);
 }
 
+// Ranks far apart in time (an ordinary import of traces recorded apart, or years apart in a hostile file):
+// the grid holds each rank's own buckets only, and the map is bounded by the pixels asked for. Was: a dense
+// grid of ranks × (span ÷ finest bucket): 30 minutes apart, std::bad_alloc; 3 minutes apart, 4.2 GB.
+TEST(OverviewLayout, MemoryIsBoundedByTheBucketsNotTheTimeSpan) {
+  for (const TimeNs apart : {TimeNs{180'000'000'000}, TimeNs{1'800'000'000'000}, TimeNs{1} << 61}) {
+    measure::ProfileSummary s;
+    for (int k = 0; k < 3; ++k) {
+      measure::RankSummary r;
+      r.rank = k;
+      r.overview.bucket_log2 = 12;  // 4 us buckets: 1 ms of work in 245 of them
+      r.overview.first_bucket = (k == 2 ? apart : TimeNs{k} * 1'000'000) >> 12;
+      r.overview.buckets.assign(
+          245, measure::OverviewBucket{.compute_ns = 2048, .busy_ns = 2048, .span_ns = 4096});
+      s.ranks.push_back(r);
+    }
+    const OverviewGrid grid = overview_grid(s);
+    std::size_t cells = 0;
+    for (const auto& row : grid.rows_cells) cells += row.cells.size();
+    EXPECT_EQ(cells, 3u * 245u) << apart;
+    EXPECT_GT(grid.columns, 1'000'000) << apart;
+    const auto order = overview_order(s, OverviewSort::kRank);
+    const OverviewMap map = overview_map(grid, order, OverviewMetric::kCompute, 100, 800);
+    EXPECT_LE(map.columns, 800);
+    EXPECT_EQ(map.rows, 3);
+    // The drawn cells still show each rank's work where it ran, and nothing between.
+    int shown = 0;
+    for (std::int64_t r = 0; r < map.rows; ++r) {
+      for (std::int64_t c = 0; c < map.columns; ++c) shown += map.at(r, c) >= 0 ? 1 : 0;
+    }
+    EXPECT_GE(shown, 3) << apart;
+    EXPECT_LE(shown, 12) << apart;
+    const auto b = merged_bucket(grid, map, 2, map.columns - 1);
+    EXPECT_EQ(b.compute_ns, 245 * 2048) << apart;
+  }
+}
+
 // The Overview panel with no window, and what it reports in the state dump.
 simdjson::dom::element overview_of(View& view, simdjson::dom::parser& parser) {
   return parser.parse(view.state_json())["overview"];

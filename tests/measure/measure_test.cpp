@@ -33,7 +33,7 @@ class Builder {
  public:
   explicit Builder(const std::filesystem::path& path)
       : path_(path),
-        owned_(std::make_unique<ProfileWriter>(path, WriterOptions{1024, false, false})),
+        owned_(std::make_unique<ProfileWriter>(path, WriterOptions::synchronous())),
         writer_(*owned_) {}
 
   void rank(std::int32_t rank, std::int64_t world_size = kNull, std::int64_t clock_base_ns = 0) {

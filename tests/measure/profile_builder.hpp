@@ -22,7 +22,7 @@ class ProfileBuilder {
               ("builder_" + name + "-" + std::to_string(::getpid()) + ".msdb")) {
     std::filesystem::create_directories(MESHSCOPE_TEST_TMP);
     std::filesystem::remove(path_);
-    writer_ = std::make_unique<ProfileWriter>(path_, WriterOptions{1024, false, false});
+    writer_ = std::make_unique<ProfileWriter>(path_, WriterOptions::synchronous());
   }
 
   void rank(std::int32_t rank, std::int64_t world_size = kNull) {

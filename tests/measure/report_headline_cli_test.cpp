@@ -24,7 +24,7 @@ using meshscope::TimeNs;
 // nccl:all_to_all; rank 2 reaches the first two 400 µs late, and every member ends together.
 fs::path job(const fs::path& dir) {
   const fs::path path = dir / "job.msdb";
-  meshscope::ProfileWriter writer(path, meshscope::WriterOptions{1024, false, false});
+  meshscope::ProfileWriter writer(path, meshscope::WriterOptions::synchronous());
   std::int64_t correlation = 1;
   for (std::int32_t rank = 0; rank < 4; ++rank) {
     meshscope::RankInfo info;
