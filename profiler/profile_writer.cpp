@@ -594,6 +594,12 @@ void ProfileWriter::commit() {
   impl_->committed = true;
 }
 
+std::optional<std::pair<TimeNs, TimeNs>> ProfileWriter::rank_extent(std::int32_t rank) const {
+  const auto it = impl_->rank_extent.find(rank);
+  if (it == impl_->rank_extent.end()) return std::nullopt;
+  return it->second;
+}
+
 const std::filesystem::path& ProfileWriter::target() const {
   return impl_->target;
 }

@@ -11,8 +11,10 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "profiler/records.hpp"
@@ -124,6 +126,10 @@ class ProfileWriter final : public RecordSink {
   // RANK -1 (any negative rank) files the diagnostic under the whole job (diagnostics.rank NULL).
   void add_diagnostic(std::int32_t rank, std::string_view severity, std::string_view message) override;
   void set_meta(std::string_view key, std::string_view value);
+
+  // The earliest start and latest end of the rows handed over so far for RANK (before any rank rewrite);
+  // nullopt when it has none.
+  std::optional<std::pair<TimeNs, TimeNs>> rank_extent(std::int32_t rank) const;
 
   // Finishes the profile: rebuilds range nesting per track, fills rank first/last times, creates indexes,
   // commits and atomically renames the temporary file to the target. Throws meshscope::Error on failure.

@@ -228,7 +228,7 @@ Statement::~Statement() {
 }
 
 Statement::Statement(Statement&& other) noexcept
-    : db_(other.db_), stmt_(std::exchange(other.stmt_, nullptr)), state_(other.state_) {}
+    : db_(other.db_), stmt_(std::exchange(other.stmt_, nullptr)), state_(other.state_), row_(other.row_) {}
 
 Statement& Statement::operator=(Statement&& other) noexcept {
   if (this != &other) {
@@ -236,6 +236,7 @@ Statement& Statement::operator=(Statement&& other) noexcept {
     db_ = other.db_;
     stmt_ = std::exchange(other.stmt_, nullptr);
     state_ = other.state_;
+    row_ = other.row_;
   }
   return *this;
 }
@@ -278,7 +279,10 @@ void Statement::bind_null(int index) {
 
 bool Statement::step() {
   const int rc = sqlite3_step(stmt_);
-  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_ROW) {
+    ++row_;
+    return true;
+  }
   if (rc == SQLITE_DONE) return false;
   const std::string message = sqlite3_errmsg(db_);
   sqlite3_reset(stmt_);
@@ -296,11 +300,39 @@ bool Statement::step() {
 
 void Statement::reset() {
   sqlite3_reset(stmt_);
+  row_ = 0;
+}
+
+std::optional<std::int64_t> Statement::integer_value(int index) const {
+  sqlite3_value* v = sqlite3_column_value(stmt_, index);
+  switch (sqlite3_value_type(v)) {
+    case SQLITE_INTEGER:
+      return sqlite3_value_int64(v);
+    case SQLITE_NULL:
+      return std::nullopt;
+    case SQLITE_FLOAT: {
+      // A whole number stored as REAL reads as that integer; anything else is no integer.
+      const double d = sqlite3_value_double(v);
+      if (d >= -9.2e18 && d <= 9.2e18 && d == static_cast<double>(static_cast<std::int64_t>(d)))
+        return static_cast<std::int64_t>(d);
+      break;
+    }
+    default:
+      break;
+  }
+  // Was read as 0: a kernel of "soon" ns, a stream "abc". The file is someone's: its types are checked.
+  const char* table = sqlite3_column_table_name(stmt_, index);
+  const char* column = sqlite3_column_name(stmt_, index);
+  const char* type = sqlite3_value_type(v) == SQLITE_TEXT   ? "text"
+                     : sqlite3_value_type(v) == SQLITE_BLOB ? "a blob"
+                                                            : "a fraction";
+  fail("{}: {}{}{} row {}: holds {} where an integer belongs (a damaged file?)",
+       state_ ? state_->path.string() : std::string("sqlite"), table ? table : "", table ? "." : "",
+       column ? column : "?", row_, type);
 }
 
 std::int64_t Statement::column_int(int index) const {
-  if (sqlite3_column_type(stmt_, index) == SQLITE_NULL) return kNull;
-  return sqlite3_column_int64(stmt_, index);
+  return integer_value(index).value_or(kNull);
 }
 
 std::int64_t Statement::column_int_raw(int index) const {
@@ -308,8 +340,7 @@ std::int64_t Statement::column_int_raw(int index) const {
 }
 
 std::int64_t Statement::column_int_or(int index, std::int64_t fallback) const {
-  if (sqlite3_column_type(stmt_, index) == SQLITE_NULL) return fallback;
-  return sqlite3_column_int64(stmt_, index);
+  return integer_value(index).value_or(fallback);
 }
 
 double Statement::column_double(int index) const {

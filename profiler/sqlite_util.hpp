@@ -99,7 +99,9 @@ class Statement {
   }
   void reset();
 
-  std::int64_t column_int(int index) const;      // 0-based; NULL reads as kNull
+  // 0-based; NULL reads as kNull. TEXT, a BLOB or a fraction in the column is an Error naming the file, the
+  // table and column, and the row (the statement's row number).
+  std::int64_t column_int(int index) const;
   std::int64_t column_int_raw(int index) const;  // for NOT NULL columns: no type check (NULL would read as 0)
   std::int64_t column_int_or(int index, std::int64_t fallback) const;
   double column_double(int index) const;
@@ -118,9 +120,12 @@ class Statement {
   sqlite3_stmt* handle() const { return stmt_; }
 
  private:
+  std::optional<std::int64_t> integer_value(int index) const;
+
   sqlite3* db_ = nullptr;
   sqlite3_stmt* stmt_ = nullptr;
   const ConnectionState* state_ = nullptr;
+  std::int64_t row_ = 0;  // rows stepped since the last reset
 };
 
 // Copies the SQLite file FROM, page by page, into a new file TO (SQLite's online backup: a consistent copy, a

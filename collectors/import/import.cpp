@@ -122,6 +122,9 @@ class RankAssigner {
            existing->second.path);
     }
     if (world_size) {
+      // Refused before anything of the file is written (the loader refuses the same).
+      if (*world_size < 1 || *world_size > kMaxRank + 1)
+        fail("{}: world size {} is not a world size (1 to {})", describe(path), *world_size, kMaxRank + 1);
       for (const auto& [other_rank, other] : claims_) {
         if (other.world_size && *other.world_size != *world_size) {
           fail("{}: world size {} differs from {} in {}: the files come from different jobs", describe(path),
@@ -449,7 +452,7 @@ class JobImport {
     }
     const RankInfo info = rank_info_of(file, result, assigner_.source_of(result.rank));
     writer_.set_rank(info);
-    windows_.push_back({file.string(), result.first_ns, result.last_ns});
+    windows_.push_back({file.string(), result.first_ns, result.last_ns, false});
     if (result.gpu_events == 0) {
       const std::string note = fmt::format("rank {} ({}): no GPU activity; imported its CPU events only",
                                            result.rank, file.filename().string());
@@ -480,7 +483,14 @@ class JobImport {
         },
         &summary_.notes);
     writer_.close_tracks();
-    for (const auto& r : ranks) summary_.ranks.push_back(r);
+    for (const auto& r : ranks) {
+      if (const auto extent = writer_.rank_extent(r.rank)) {
+        const Window window{file.string(), extent->first, extent->second, true};
+        check_window(window);
+        windows_.push_back(window);
+      }
+      summary_.ranks.push_back(r);
+    }
   }
 
   // A file left out (--skip-bad): one note, and a diagnostic of the whole job in the profile.
@@ -523,23 +533,33 @@ class JobImport {
       fail("{}: no GPU or CPU events to import (the trace holds only metadata)", file.string());
     }
     if (!result.metadata.exported_ranks.empty()) return;
-    for (const auto& w : windows_) {
-      // Ranks of one job overlap in time; traces hours apart were recorded by different runs.
-      constexpr TimeNs kHour = 3'600'000'000'000;
-      if (result.first_ns > w.last + kHour || w.first > result.last_ns + kHour) {
-        fail(
-            "{}: recorded at a different time than {} (no overlap within an hour): the files come from "
-            "different jobs",
-            file.string(), w.path);
-      }
-    }
+    check_window({file.string(), result.first_ns, result.last_ns, false});
   }
 
   // The time windows of the files, to refuse files of different runs.
   struct Window {
     std::string path;
     TimeNs first, last;
+    bool nsys;
+    // On the wall clock (ns since 1970, after 1973), not relative to the start of a capture.
+    bool on_wall_clock() const { return first > 100'000'000'000'000'000; }
   };
+
+  // Ranks of one job overlap in time; files hours apart were recorded by different runs, whatever their
+  // formats. An Nsight Systems export without its session's start time counts from its capture's start: it
+  // is compared only with files on the same clock.
+  void check_window(const Window& file) const {
+    for (const auto& w : windows_) {
+      if ((file.nsys || w.nsys) && file.on_wall_clock() != w.on_wall_clock()) continue;
+      constexpr TimeNs kHour = 3'600'000'000'000;
+      if (file.first > w.last + kHour || w.first > file.last + kHour) {
+        fail(
+            "{}: recorded at a different time than {} (no overlap within an hour): the files come from "
+            "different jobs",
+            file.path, w.path);
+      }
+    }
+  }
 
   ProfileWriter writer_;
   RankAssigner assigner_;

@@ -910,6 +910,33 @@ TEST(NsysHostile, TimesOutOfRangeAreRefusedNamingTableAndRow) {
             (dir / "mpi.sqlite").string() + ": MPI_RANKS row 1: rank 4294967296 is out of range");
 }
 
+TEST(NsysHostile, TextInAnIntegerColumnIsRefusedNamingTableAndRow) {
+  const fs::path dir = tmp_dir("hostile-types");
+  {
+    ExportBuilder b(dir / "text.sqlite");
+    b.process(1, "p");
+    b.kernel(1000, 2000, 1, 0, 7, 1, "void ok()");
+    b.kernel(3000, 4000, 1, 0, 7, 2, "void typed()");
+    b.exec("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET \"end\" = 'soon' WHERE correlationId = 2");
+    b.close();
+  }
+  // Was: the text read as 0, a kernel of 155 s (after the session start).
+  EXPECT_EQ(
+      import_error(dir / "text.sqlite"),
+      (dir / "text.sqlite").string() +
+          ": CUPTI_ACTIVITY_KIND_KERNEL.end row 2: holds text where an integer belongs (a damaged file?)");
+  {
+    ExportBuilder b(dir / "blob.sqlite");
+    b.process(1, "p");
+    b.kernel(1000, 2000, 1, 0, 7, 1, "void ok()");
+    b.exec("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET streamId = x'07'");
+    b.close();
+  }
+  EXPECT_NE(import_error(dir / "blob.sqlite").find("CUPTI_ACTIVITY_KIND_KERNEL.streamId row 1: holds a blob"),
+            std::string::npos)
+      << import_error(dir / "blob.sqlite");
+}
+
 TEST(NsysHostile, AnExportOfOnlyStringIdsIsOneLineOnTheCommandLine) {
   const fs::path dir = tmp_dir("hostile_strings_only");
   {

@@ -369,6 +369,47 @@ TEST(ImportInputs, AFileGivenTwiceIsImportedOnce) {
   }
 }
 
+TEST(ImportInputs, FilesOfDifferentJobsAreRefusedAcrossFormats) {
+  TempDir dir("import-formats");
+  const fs::path nsys = testing::traces_dir() / "nsys" / "saxpy_mpi_cuda_a100.sqlite";
+  if (!fs::exists(nsys)) GTEST_SKIP() << "shared trace missing: " << nsys;
+  // The export's session started at 1687813257637297504 ns since 1970 (TARGET_INFO_SESSION_START_TIME).
+  constexpr long long kSessionUs = 1'687'813'257'637'297LL;
+  write_text(dir / "rank-5.json", rank_trace(5, 8, kSessionUs + 85'000'000LL * 1'000'000LL));
+  // Was: a Kineto trace and an Nsight Systems export 85 million seconds apart imported as one job.
+  const auto r = run_meshscope(
+      "import " + quoted(nsys) + " " + quoted(dir / "rank-5.json") + " -o " + quoted(dir / "p.msdb"),
+      dir.path());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("recorded at a different time than " + nsys.string()), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "p.msdb"));
+  // The same trace recorded during the session is of the job.
+  write_text(dir / "rank-5.json", rank_trace(5, 8, kSessionUs + 1000));
+  const auto ok = run_meshscope(
+      "import " + quoted(nsys) + " " + quoted(dir / "rank-5.json") + " -o " + quoted(dir / "p.msdb"),
+      dir.path());
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+TEST(ImportInputs, AnAbsurdWorldSizeIsRefusedBeforeAnythingIsWritten) {
+  TempDir dir("import-world");
+  for (const std::string world : {"9223372036854775807", "0", "100000000"}) {
+    std::string trace = rank_trace(0, 2);
+    trace.replace(trace.find("\"world_size\": 2"), std::string("\"world_size\": 2").size(),
+                  "\"world_size\": " + world);
+    write_text(dir / "t.json", trace);
+    // Was: exit 1, but the profile was left (complete without its summaries, unloadable).
+    const auto r =
+        run_meshscope("import " + quoted(dir / "t.json") + " -o " + quoted(dir / "p.msdb"), dir.path());
+    EXPECT_EQ(r.exit_code, 1) << world;
+    EXPECT_EQ(r.err, "meshscope: " + (dir / "t.json").string() + ": world size " + world +
+                         " is not a world size (1 to 1000001)\n");
+    EXPECT_FALSE(fs::exists(dir / "p.msdb")) << world;
+    EXPECT_EQ(hidden_files(dir.path()), std::vector<std::string>{});
+  }
+}
+
 TEST(SummaryTables, HostileValuesAreRefusedOnOneLineNamingTheTable) {
   TempDir dir("summary-hostile");
   write_text(dir / "rank-0.json", rank_trace(0, 2));

@@ -232,7 +232,8 @@ class Importer {
       // The SQLite layer names the file it failed on; anything about the source file means it is unreadable.
       const std::string prefix = path_.string() + ": ";
       const std::string message = e.what();
-      if (message.starts_with(prefix)) {
+      // A value of the wrong type is named as the SQLite layer names it (table.column row N).
+      if (message.starts_with(prefix) && message.find(" where an integer belongs") == std::string::npos) {
         import_fail("{}: unreadable or corrupt SQLite database ({})", path_.string(),
                     message.substr(prefix.size()));
       }
