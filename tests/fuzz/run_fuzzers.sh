@@ -34,6 +34,7 @@ harnesses=(
   "nsys nsys 131072 sql.dict"
   "profile profile 131072 sql.dict"
   "merge merge 4096 sql.dict"
+  "summary_merge summary_merge 4096 sql.dict"
 )
 
 failed=0

@@ -1,0 +1,110 @@
+// libFuzzer harness: `summarize --merge` of summary parts, the summaries read back, and the Overview's layout
+// of the merged job. Three summaries-only parts (ranks 0-2 of a job of 3, each imported from a small Kineto
+// trace as `summarize --summaries-only` writes it) are made at start; each input is SQL run on copies of them by
+// their author, split on the byte 0x01 into one script per part. Findings: a crash, a sanitizer report, a
+// timeout, an out-of-memory, an error that is not one line naming a part or the job, or a merged job whose
+// summaries do not read back.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/measure/summary.hpp"
+#include "app/gui/overview_layout.hpp"
+#include "collectors/import/import.hpp"
+#include "profiler/profile_writer.hpp"
+#include "tests/fuzz/fuzz_common.hpp"
+
+using namespace meshscope;
+
+namespace {
+
+fuzz::fs::path make_part(std::int32_t rank) {
+  const fuzz::fs::path trace = fuzz::scratch() / ("rank-" + std::to_string(rank) + ".json");
+  std::string events;
+  for (int i = 0; i < 8; ++i) {
+    events += std::string(i ? "," : "") + R"({"ph": "X", "cat": "kernel", "name": "k)" + std::to_string(i % 3) +
+              R"(", "pid": 0, "tid": 7, "ts": )" + std::to_string(1'000'000 + rank * 3 + i * 10) +
+              R"(, "dur": 6, "args": {"device": 0, "stream": 7}})";
+  }
+  events += R"(, {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 0, "tid": 1, "ts": 999990,)"
+            R"( "dur": 100})";
+  const std::string text = R"({"distributedInfo": {"rank": )" + std::to_string(rank) +
+                           R"(, "world_size": 3}, "traceEvents": [)" + events + "]}";
+  fuzz::write_file(trace, reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
+  const fuzz::fs::path part = fuzz::scratch() / ("seed" + std::to_string(rank) + ".msdb");
+  import_with_summaries({trace}, part, {}, {}, [](const fuzz::fs::path& written) { measure::drop_events(written); });
+  return part;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static const std::vector<fuzz::fs::path> seeds = [] {
+    std::vector<fuzz::fs::path> paths;
+    for (std::int32_t rank = 0; rank < 3; ++rank) paths.push_back(make_part(rank));
+    return paths;
+  }();
+  const fuzz::fs::path dir = fuzz::scratch() / "job";
+  fuzz::fs::remove_all(dir);
+  fuzz::fs::create_directories(dir);
+  std::vector<fuzz::fs::path> parts;
+  std::string_view rest(reinterpret_cast<const char*>(data), size);
+  for (std::size_t i = 0; i < seeds.size(); ++i) {
+    const auto cut = rest.find('\x01');
+    const std::string_view script = rest.substr(0, cut);
+    rest = cut == std::string_view::npos ? std::string_view() : rest.substr(cut + 1);
+    parts.push_back(dir / ("part-" + std::to_string(i) + ".msdb"));
+    fuzz::fs::copy_file(seeds[i], parts.back());
+    if (!script.empty()) fuzz::apply_sql(parts.back(), script);
+  }
+  // Each part alone, as `info` reads it.
+  for (const auto& part : parts) {
+    try {
+      if (const auto summary = measure::read_summary(part)) {
+        const gui::OverviewGrid grid = gui::overview_grid(*summary);
+        const auto order = gui::overview_order(*summary, gui::OverviewSort::kLateness);
+        (void)gui::overview_map(grid, order, gui::OverviewMetric::kIdle, 64, 256);
+      }
+    } catch (const Error& e) {
+      fuzz::require_one_line_naming(e, "part-");
+    }
+  }
+  // The merge, as `summarize --merge PARTS -o job.msdb` runs it.
+  const fuzz::fs::path job = dir / "job.msdb";
+  try {
+    WriterOptions options;
+    options.background = false;
+    options.before_publish = [&](const fuzz::fs::path& written, const fuzz::fs::path& shown) {
+      with_output_named(written, shown, [&] { measure::merge_summary_parts(parts, written); });
+    };
+    ProfileWriter writer(job, options);
+    writer.set_meta("source_format", "meshscope-summaries");
+    writer.commit();
+  } catch (const Error& e) {
+    const std::string_view message = e.what();
+    if (message.find('\n') != std::string_view::npos ||
+        (message.find("part-") == std::string_view::npos && message.find("job.msdb") == std::string_view::npos)) {
+      std::fprintf(stderr, "an error that is not one line naming a part or the job: %s\n", e.what());
+      std::abort();
+    }
+    return 0;
+  }
+  // What the merge accepted and wrote reads back, and lays out.
+  try {
+    const auto summary = measure::read_summary(job);
+    if (!summary) {
+      std::fprintf(stderr, "the merged job has no summaries\n");
+      std::abort();
+    }
+    const gui::OverviewGrid grid = gui::overview_grid(*summary);
+    const auto order = gui::overview_order(*summary, gui::OverviewSort::kExposedComm);
+    (void)gui::overview_map(grid, order, gui::OverviewMetric::kExposedComm, 64, 256);
+    (void)gui::slowest_step(*summary);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "meshscope merged parts into a job it cannot read: %s\n", e.what());
+    std::abort();
+  }
+  fuzz::must_load(job);
+  return 0;
+}
