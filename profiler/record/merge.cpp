@@ -615,7 +615,9 @@ MergeResult merge_rank_profiles(const std::vector<fs::path>& files, const fs::pa
   // The writer cannot store a job-wide diagnostic (rank NULL) yet: job notes go to the first rank.
   const std::int32_t job_rank = inputs.front().rank;
   {
-    ProfileWriter writer(output);
+    WriterOptions writing;
+    writing.inputs = files;  // a per-rank file is never the output
+    ProfileWriter writer(output, writing);
     writer.set_meta("source_format", "meshscope-record");
     writer.set_meta("merged_files", std::to_string(inputs.size()));
     if (!alignment.reference.empty()) writer.set_meta("clock_reference", alignment.reference);

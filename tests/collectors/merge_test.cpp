@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/error.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/profile_writer.hpp"
 #include "profiler/record/merge.hpp"
@@ -76,6 +77,25 @@ TEST(Merge, FourRanksKeepTheirSendsAndReceives) {
                        "SELECT c.rank, s.value, count(*) FROM collectives c JOIN strings s ON s.id = "
                        "c.communicator GROUP BY 1, 2 ORDER BY 1"),
             "0|comm0|500\n1|comm1|500\n2|comm0|500\n3|comm1|500\n");
+}
+
+TEST(Merge, APerRankFileIsNeverTheOutput) {
+  const fs::path dir = fresh_dir("merge-output-input");
+  std::vector<fs::path> files;
+  for (std::int32_t rank = 0; rank < 2; ++rank) {
+    files.push_back(dir / ("rank" + std::to_string(rank) + ".nccl.1.msdb"));
+    write_rank_file(files.back(), rank, 3, 3, 0);
+  }
+  const auto size = fs::file_size(files[0]);
+  record::MergeOptions options;
+  options.align_clocks = false;
+  try {
+    record::merge_rank_profiles(files, files[0], options);
+    ADD_FAILURE() << "merged over one of its inputs";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is also an input"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(fs::file_size(files[0]), size);
 }
 
 TEST(Merge, EightRanksWithDifferentStringTablesMergeAndMergeAgain) {

@@ -1,7 +1,7 @@
 // libFuzzer harness: `summarize --merge` of summary parts, the summaries read back, and the Overview's layout
 // of the merged job. Three summaries-only parts (ranks 0-2 of a job of 3, each imported from a small Kineto
-// trace as `summarize --summaries-only` writes it) are made at start; each input is SQL run on copies of them by
-// their author, split on the byte 0x01 into one script per part. Findings: a crash, a sanitizer report, a
+// trace as `summarize --summaries-only` writes it) are made at start; each input is SQL run on copies of them
+// by their author, split on the byte 0x01 into one script per part. Findings: a crash, a sanitizer report, a
 // timeout, an out-of-memory, an error that is not one line naming a part or the job, or a merged job whose
 // summaries do not read back.
 #include <cstdint>
@@ -23,17 +23,20 @@ fuzz::fs::path make_part(std::int32_t rank) {
   const fuzz::fs::path trace = fuzz::scratch() / ("rank-" + std::to_string(rank) + ".json");
   std::string events;
   for (int i = 0; i < 8; ++i) {
-    events += std::string(i ? "," : "") + R"({"ph": "X", "cat": "kernel", "name": "k)" + std::to_string(i % 3) +
-              R"(", "pid": 0, "tid": 7, "ts": )" + std::to_string(1'000'000 + rank * 3 + i * 10) +
+    events += std::string(i ? "," : "") + R"({"ph": "X", "cat": "kernel", "name": "k)" +
+              std::to_string(i % 3) + R"(", "pid": 0, "tid": 7, "ts": )" +
+              std::to_string(1'000'000 + rank * 3 + i * 10) +
               R"(, "dur": 6, "args": {"device": 0, "stream": 7}})";
   }
-  events += R"(, {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 0, "tid": 1, "ts": 999990,)"
-            R"( "dur": 100})";
+  events +=
+      R"(, {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 0, "tid": 1, "ts": 999990,)"
+      R"( "dur": 100})";
   const std::string text = R"({"distributedInfo": {"rank": )" + std::to_string(rank) +
                            R"(, "world_size": 3}, "traceEvents": [)" + events + "]}";
   fuzz::write_file(trace, reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
   const fuzz::fs::path part = fuzz::scratch() / ("seed" + std::to_string(rank) + ".msdb");
-  import_with_summaries({trace}, part, {}, {}, [](const fuzz::fs::path& written) { measure::drop_events(written); });
+  import_with_summaries({trace}, part, {}, {},
+                        [](const fuzz::fs::path& written) { measure::drop_events(written); });
   return part;
 }
 
@@ -84,7 +87,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const Error& e) {
     const std::string_view message = e.what();
     if (message.find('\n') != std::string_view::npos ||
-        (message.find("part-") == std::string_view::npos && message.find("job.msdb") == std::string_view::npos)) {
+        (message.find("part-") == std::string_view::npos &&
+         message.find("job.msdb") == std::string_view::npos)) {
       std::fprintf(stderr, "an error that is not one line naming a part or the job: %s\n", e.what());
       std::abort();
     }
