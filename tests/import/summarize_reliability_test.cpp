@@ -305,6 +305,34 @@ TEST(SummarizeRaces, TwoMergesIntoOneOutputEachPublishAWholeProfile) {
   EXPECT_EQ(hidden_files(dir.path()), std::vector<std::string>{});
 }
 
+TEST(SummarizeRaces, TwoImportsIntoOneOutputEachPublishAWholeProfile) {
+  TempDir dir("import-race");
+  write_text(dir / "rank-0.json", rank_trace(0, 2));
+  write_text(dir / "rank-1.json", rank_trace(1, 2));
+  const fs::path job = dir / "job.msdb";
+  const std::string import_a = "import -q " + quoted(dir / "rank-0.json") + " -o " + quoted(job);
+  const std::string import_b =
+      "import -q " + quoted(dir / "rank-0.json") + " " + quoted(dir / "rank-1.json") + " -o " + quoted(job);
+  for (int round = 0; round < 50; ++round) {
+    fs::create_directories(dir / "a");
+    fs::create_directories(dir / "b");
+    std::thread other([&] {
+      const auto b = run_meshscope(import_b, dir / "b");
+      EXPECT_EQ(b.exit_code, 0) << b.err;
+    });
+    const auto a = run_meshscope(import_a, dir / "a");
+    other.join();
+    EXPECT_EQ(a.exit_code, 0) << a.err;
+    // One import's whole profile: its ranks, their summaries and their events.
+    const std::string ranks = query_one(job, "SELECT count(*) FROM ranks");
+    EXPECT_TRUE(ranks == "1" || ranks == "2") << "round " << round;
+    EXPECT_EQ(query_one(job, "SELECT count(*) FROM summary_ranks"), ranks) << "round " << round;
+    EXPECT_EQ(query_one(job, "SELECT count(*) FROM activities"), ranks == "1" ? "6" : "12")
+        << "round " << round;
+  }
+  EXPECT_EQ(hidden_files(dir.path()), std::vector<std::string>{});
+}
+
 TEST(SummarizeMerge, PartsThatContradictEachOtherAreRefusedNamingThePart) {
   TempDir dir("summarize-contradict");
   const fs::path p0 = make_part(dir, 0, 4, "p0.msdb");
