@@ -194,29 +194,11 @@ std::vector<std::string> hidden_files(const fs::path& dir, const std::string& pa
   return names;
 }
 
-// Starts meshscope with ARGS; once a hidden temporary file of OUTPUT exists, sends SIG; returns how the
-// process ended (the signal, or 128 + exit code when it exited first).
+// Starts meshscope with ARGS; 100 ms after a hidden temporary file appears in DIR (into the writing), sends
+// SIG.
 int interrupt_import(const std::vector<std::string>& args, const fs::path& dir, int sig) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    std::vector<char*> argv{const_cast<char*>(MESHSCOPE_BINARY)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    ::dup2(null, 2);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (hidden_files(dir, ".part-").empty() && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // into the writing
-  ::kill(pid, sig);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFSIGNALED(status) ? WTERMSIG(status) : 128 + WEXITSTATUS(status);
+  return testing::signal_meshscope_when(
+      args, [&] { return !hidden_files(dir, ".part-").empty(); }, sig, std::chrono::milliseconds(100));
 }
 
 TEST(TempFiles, AnInterruptedImportLeavesNothingBehind) {

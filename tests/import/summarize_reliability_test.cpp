@@ -228,27 +228,10 @@ void write_big_trace(const fs::path& path) {
   out << "]}";
 }
 
-// Starts meshscope with ARGS; once a hidden temporary file exists in DIR, sends SIG; returns how it ended
-// (the signal, or 128 + exit code when it exited first).
+// Starts meshscope with ARGS; once a hidden temporary file exists in DIR, sends SIG.
 int interrupt(const std::vector<std::string>& args, const fs::path& dir, int sig) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    std::vector<char*> argv{const_cast<char*>(MESHSCOPE_BINARY)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    ::dup2(null, 2);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (hidden_files(dir).empty() && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  ::kill(pid, sig);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFSIGNALED(status) ? WTERMSIG(status) : 128 + WEXITSTATUS(status);
+  return testing::signal_meshscope_when(
+      args, [&] { return !hidden_files(dir).empty(); }, sig);
 }
 
 TEST(SummarizeInPlace, AnInterruptedRunLeavesTheProfileAsItWas) {

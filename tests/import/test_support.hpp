@@ -1,8 +1,15 @@
 // Helpers shared by the importer tests: running the meshscope binary, temporary folders, SQL snapshots.
 #pragma once
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <thread>
 
 #include <cstdlib>
 #include <filesystem>
@@ -102,6 +109,31 @@ inline std::vector<std::string> query_rows(const std::filesystem::path& db_path,
 inline std::string query_one(const std::filesystem::path& db_path, const std::string& query) {
   const auto rows = query_rows(db_path, query);
   return rows.empty() ? std::string("<no rows>") : rows.front();
+}
+
+// Starts meshscope with ARGS (its output to /dev/null); once READY() holds (at most 60 s), waits DELAY and
+// sends SIG. Returns how it ended: the signal, or 128 + its exit code when it exited first.
+inline int signal_meshscope_when(const std::vector<std::string>& args, const std::function<bool()>& ready,
+                                 int sig, std::chrono::milliseconds delay = std::chrono::milliseconds(0)) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<char*> argv{const_cast<char*>(MESHSCOPE_BINARY)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!ready() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  std::this_thread::sleep_for(delay);
+  ::kill(pid, sig);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFSIGNALED(status) ? WTERMSIG(status) : 128 + WEXITSTATUS(status);
 }
 
 }  // namespace meshscope::testing
