@@ -13,6 +13,7 @@
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "profiler/error.hpp"
 #include "profiler/profile.hpp"
@@ -72,6 +73,26 @@ inline void apply_sql(const fs::path& db_path, std::string_view sql) {
   const std::string text(sql);
   sqlite3_exec(db, text.c_str(), nullptr, nullptr, nullptr);
   sqlite3_close(db);
+}
+
+// Copies of SEEDS in DIR (emptied first), named NAME(i), each changed by its own SQL script of the input: the
+// input is split on the byte 0x01, script i for seed i (missing scripts leave a copy as it was).
+template <typename Name>
+std::vector<fs::path> seed_copies_changed_by(const std::vector<fs::path>& seeds, const fs::path& dir,
+                                             const std::uint8_t* data, std::size_t size, Name&& name) {
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::vector<fs::path> files;
+  std::string_view rest(reinterpret_cast<const char*>(data), size);
+  for (std::size_t i = 0; i < seeds.size(); ++i) {
+    const auto cut = rest.find('\x01');
+    const std::string_view script = rest.substr(0, cut);
+    rest = cut == std::string_view::npos ? std::string_view() : rest.substr(cut + 1);
+    files.push_back(dir / name(i));
+    fs::copy_file(seeds[i], files.back());
+    if (!script.empty()) apply_sql(files.back(), script);
+  }
+  return files;
 }
 
 // Whatever meshscope wrote must load: a profile it writes and then refuses is a bug (an importer that let an

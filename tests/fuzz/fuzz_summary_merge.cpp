@@ -50,18 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return paths;
   }();
   const fuzz::fs::path dir = fuzz::scratch() / "job";
-  fuzz::fs::remove_all(dir);
-  fuzz::fs::create_directories(dir);
-  std::vector<fuzz::fs::path> parts;
-  std::string_view rest(reinterpret_cast<const char*>(data), size);
-  for (std::size_t i = 0; i < seeds.size(); ++i) {
-    const auto cut = rest.find('\x01');
-    const std::string_view script = rest.substr(0, cut);
-    rest = cut == std::string_view::npos ? std::string_view() : rest.substr(cut + 1);
-    parts.push_back(dir / ("part-" + std::to_string(i) + ".msdb"));
-    fuzz::fs::copy_file(seeds[i], parts.back());
-    if (!script.empty()) fuzz::apply_sql(parts.back(), script);
-  }
+  const std::vector<fuzz::fs::path> parts = fuzz::seed_copies_changed_by(
+      seeds, dir, data, size, [](std::size_t i) { return "part-" + std::to_string(i) + ".msdb"; });
   // Each part alone, as `info` reads it.
   for (const auto& part : parts) {
     try {
