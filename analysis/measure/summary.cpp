@@ -503,13 +503,17 @@ struct JobSoFar {
   std::optional<std::pair<TimeNs, TimeNs>> window;
   std::filesystem::path window_from;
 
-  void check(const Profile& p, const std::filesystem::path& from) {
+  // FROM: the part (or the job) P was read from. A rank of the job that came from a trace (`--events`) is
+  // named by its trace, not by the job being written.
+  void check(const Profile& p, const std::filesystem::path& from, bool name_traces = false) {
     for (const Rank& r : p.ranks()) {
+      const std::filesystem::path named =
+          name_traces && !r.source_file.empty() ? std::filesystem::path(r.source_file) : from;
       if (r.world_size != kNull) {
         if (world_size && *world_size != r.world_size)
           fail("{}: rank {} is of a job of {} ranks, {} of {}: the parts come from different jobs",
                from.string(), r.rank, r.world_size, world_size_from.string(), *world_size);
-        if (!world_size) world_size = r.world_size, world_size_from = from;
+        if (!world_size) world_size = r.world_size, world_size_from = named;
       }
       if (r.first_ns == 0 && r.last_ns == 0) continue;  // no events recorded
       // Ranks of one job overlap in time; parts hours apart were recorded by different runs (as import).
@@ -520,7 +524,7 @@ struct JobSoFar {
             "come from different jobs",
             from.string(), r.rank, window_from.string());
       if (!window) {
-        window = std::make_pair(r.first_ns, r.last_ns), window_from = from;
+        window = std::make_pair(r.first_ns, r.last_ns), window_from = named;
       } else {
         window->first = std::min(window->first, r.first_ns);
         window->second = std::max(window->second, r.last_ns);
@@ -537,7 +541,7 @@ std::vector<std::int32_t> merge_summary_parts(const std::vector<std::filesystem:
   JobSoFar so_far;
   {
     const Profile existing = Profile::load(job, LoadOptions{.events = false});
-    so_far.check(existing, job);
+    so_far.check(existing, job, true);
     for (const Rank& r : existing.ranks()) present.insert(r.rank);
   }
   // Every part is checked whole (its description by the profile loader, its summaries by read_summary,
