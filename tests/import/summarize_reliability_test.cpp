@@ -460,9 +460,17 @@ TEST(SummaryTables, HostileValuesAreRefusedOnOneLineNamingTheTable) {
     fs::remove(bad);
     fs::copy_file(good, bad);
     sql_exec(bad, c.sql);
-    // The commands that read every summary table (`report` analyses the events); `view` reads them before it
-    // opens a window.
-    for (const std::string command : {"info", "diff", "view"}) {
+    // The commands that read every summary table (`report` analyses the events); `view` reads them on its
+    // loading thread and reports the error after its first frames (left out when built without the front
+    // end). Under AddressSanitizer `view` is left out too: the OpenGL stack it opens keeps allocations
+    // LeakSanitizer reports from unloaded drivers (tests/gui/lsan.supp).
+    std::vector<std::string> commands = {"info", "diff", "view"};
+#if defined(__SANITIZE_ADDRESS__)
+    commands.pop_back();
+#else
+    if (run_meshscope("--help", dir.path()).out.find("\n  view ") == std::string::npos) commands.pop_back();
+#endif
+    for (const std::string& command : commands) {
       const std::string args = command == "diff" ? quoted(good) + " " + quoted(bad)
                                : command == "view"
                                    ? quoted(bad) + " --screenshot " + quoted(dir / "never.png")
