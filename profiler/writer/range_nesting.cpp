@@ -7,15 +7,27 @@
 #include "profiler/schema_tables.hpp"
 
 namespace meshscope::writer {
-namespace {
 
 // Pops the ranges that ended by START; a zero-length range at the end of an open one still nests inside it.
-template <typename Stack>
-void close_ended(Stack& stack, TimeNs start, TimeNs end) {
-  while (!stack.empty() && stack.back().end <= start && !(stack.back().end == start && end == start)) {
-    stack.pop_back();
+void NestingStack::close_ended(TimeNs start, TimeNs end) {
+  while (!runs_.empty() && runs_.back().end <= start && !(runs_.back().end == start && end == start)) {
+    depth_ -= runs_.back().count;
+    runs_.pop_back();
   }
 }
+
+void NestingStack::push(std::int64_t id, TimeNs end) {
+  // Ranges that end together are popped together: one run holds them, however deep they nest.
+  if (!runs_.empty() && runs_.back().end == end) {
+    ++runs_.back().count;
+    runs_.back().last_id = id;
+  } else {
+    runs_.push_back({end, id, 1});
+  }
+  ++depth_;
+}
+
+namespace {
 
 // Nesting of ranges read in track order (rank, pid, tid, then start, longer first): the depth and parent of
 // each.
@@ -32,18 +44,14 @@ class SortedTrackNester {
       pid_ = pid;
       tid_ = tid;
     }
-    close_ended(stack_, start, end);
-    const Place where{static_cast<std::int64_t>(stack_.size()), stack_.empty() ? kNull : stack_.back().id};
-    stack_.push_back({id, end});
+    stack_.close_ended(start, end);
+    const Place where{stack_.depth(), stack_.parent()};
+    stack_.push(id, end);
     return where;
   }
 
  private:
-  struct Open {
-    std::int64_t id;
-    TimeNs end;
-  };
-  std::vector<Open> stack_;
+  NestingStack stack_;
   std::int64_t rank_ = kNull, pid_ = kNull, tid_ = kNull;
 };
 
@@ -61,11 +69,23 @@ bool OnlineNesting::add(const NestedRange& range) {
     if (++waiting_ >= kMaxWaiting) close_tracks();
     return true;
   }
-  const TimeNs group_start =
-      track.same_start.empty() ? record.start_ns : track.same_start.front().record.start_ns;
+  const TimeNs group_start = !track.same_start.empty() ? track.same_start.front().record.start_ns
+                             : track.partial           ? track.partial_start
+                                                       : record.start_ns;
   if (record.start_ns >= group_start) {
-    if (record.start_ns > group_start) emit_same_start(track);
+    if (record.start_ns > group_start) {
+      emit_same_start(track);
+      track.partial = false;
+    }
     track.same_start.push_back(range);
+    if (track.same_start.size() >= kMaxWaiting) {
+      // A bound on memory: emitted now, sorted; a later one of this start must end no later.
+      emit_same_start(track);
+      if (!track.repair) {
+        track.partial = true;
+        track.partial_start = record.start_ns;
+      }
+    }
     return true;
   }
   // Out of order: this track's emitted ranges may lie inside RANGE, so the track is repaired at commit; every
@@ -119,10 +139,10 @@ std::vector<TrackKey> OnlineNesting::tracks_to_repair() const {
 void OnlineNesting::nest_and_emit(Track& track, std::vector<NestedRange>& sorted) {
   for (auto& range : sorted) {
     const TimeNs start = range.record.start_ns, end = range.record.end_ns;
-    close_ended(track.stack, start, end);
-    range.depth = static_cast<std::int64_t>(track.stack.size());
-    range.parent = track.stack.empty() ? kNull : track.stack.back().id;
-    track.stack.push_back({range.id, end});
+    track.stack.close_ended(start, end);
+    range.depth = track.stack.depth();
+    range.parent = track.stack.parent();
+    track.stack.push(range.id, end);
     emit_(range);
   }
   if (!sorted.empty()) {
@@ -134,9 +154,19 @@ void OnlineNesting::nest_and_emit(Track& track, std::vector<NestedRange>& sorted
 
 void OnlineNesting::emit_same_start(Track& track) {
   auto& group = track.same_start;
+  if (group.empty()) return;
   std::stable_sort(group.begin(), group.end(), [](const NestedRange& a, const NestedRange& b) {
     return a.record.end_ns > b.record.end_ns;
   });
+  if (track.partial && group.front().record.end_ns > track.partial_end) {
+    // It belongs before ranges of its start already emitted: the track is nested again at commit.
+    track.repair = true;
+    track.partial = false;
+    for (const auto& range : group) emit_(range);  // unnested, repaired at commit
+    group.clear();
+    return;
+  }
+  track.partial_end = group.back().record.end_ns;
   nest_and_emit(track, group);
 }
 

@@ -28,13 +28,40 @@ struct TrackKey {
   }
 };
 
+// The ranges open at a point of a track, innermost last: what nesting the next range needs (its depth and
+// parent). Ranges that end at the same time are held as one run, so that memory follows the distinct ends
+// open, not the depth: a trace of millions of identical operators nests them millions deep in one run.
+class NestingStack {
+ public:
+  // Closes the ranges that ended by START (a range [START, END) with END == START still nests in one ending
+  // at START).
+  void close_ended(TimeNs start, TimeNs end);
+  void push(std::int64_t id, TimeNs end);
+  std::int64_t depth() const { return depth_; }
+  // The innermost open range's id, kNull when none is open.
+  std::int64_t parent() const { return runs_.empty() ? kNull : runs_.back().last_id; }
+  void clear() {
+    runs_.clear();
+    depth_ = 0;
+  }
+
+ private:
+  struct Run {
+    TimeNs end;
+    std::int64_t last_id, count;
+  };
+  std::vector<Run> runs_;
+  std::int64_t depth_ = 0;
+};
+
 // Nesting computed before the ranges reach the database, so that commit() need not rewrite the table.
 // While every track's ranges arrive in start order (the usual case), each range goes to EMIT as soon as a
-// later start shows up (ranges with the same start wait: the longest is the parent), and the database writes
-// them while the source is still being read. Once some track's range arrives out of order (PyTorch lists a
-// parent after its children), every track's ranges from then on wait in memory until close_tracks() (the
-// importer calls it after each file, and it happens by itself when kMaxWaiting ranges wait), are sorted, and
-// nested then. The track that went out of order, and any track whose waiting ranges start before what it
+// later start shows up (ranges with the same start wait: the longest is the parent; at most kMaxWaiting of
+// them, then they are emitted and any of that start that ends later has the track repaired), and the database
+// writes them while the source is still being read. Once some track's range arrives out of order (PyTorch
+// lists a parent after its children), every track's ranges from then on wait in memory until close_tracks()
+// (the importer calls it after each file, and it happens by itself when kMaxWaiting ranges wait), are sorted,
+// and nested then. The track that went out of order, and any track whose waiting ranges start before what it
 // already emitted, is left to repair_range_nesting() at commit: add() returns false for its ranges, which the
 // caller writes unnested.
 class OnlineNesting {
@@ -59,15 +86,15 @@ class OnlineNesting {
   std::size_t total_ranges() const { return total_ranges_; }
 
  private:
-  struct Open {
-    std::int64_t id;
-    TimeNs end;
-  };
   struct Track {
-    std::vector<Open> stack;
+    NestingStack stack;
     std::vector<NestedRange> same_start;  // in start order: the ranges sharing the latest start
-    std::vector<NestedRange> waiting;     // after the switch to waiting: every range, in any order
-    TimeNs last_start = 0;                // of the ranges emitted nested
+    // More than kMaxWaiting ranges shared that start: those were emitted (sorted), ending no later than
+    // partial_end; one of that start ending later would have had to precede them (the track is repaired).
+    bool partial = false;
+    TimeNs partial_start = 0, partial_end = 0;
+    std::vector<NestedRange> waiting;  // after the switch to waiting: every range, in any order
+    TimeNs last_start = 0;             // of the ranges emitted nested
     bool emitted = false;
     bool repair = false;
     bool nested_by_caller = false;

@@ -39,6 +39,7 @@ void OpWorkLinker::add_op(RecordSink& writer, std::int32_t rank, std::int64_t pi
                           bool shapes, std::string_view dims, std::string_view types,
                           std::string_view concrete) {
   const std::uint32_t thread = thread_of(rank, pid, tid);
+  threads_[thread].ops = true;
   std::int32_t work_index = -1;
   if (shapes) {
     threads_[thread].shapes = true;
@@ -56,7 +57,7 @@ void OpWorkLinker::add_op(RecordSink& writer, std::int32_t rank, std::int64_t pi
       works_.push_back(it->second);
     }
   }
-  ops_.push_back({start, end, external_id, thread, work_index});
+  added_ops_.push_back({start, end, external_id, thread, work_index});
 }
 
 std::size_t OpWorkLinker::ShapeHash::operator()(const ShapeKeyView& k) const {
@@ -92,12 +93,12 @@ OpWorkLinker::Work OpWorkLinker::compute_work(RecordSink& writer, std::string_vi
 void OpWorkLinker::add_call(std::int32_t rank, std::int64_t pid, std::int64_t tid, TimeNs start,
                             std::int64_t correlation, std::int64_t external_id) {
   if (correlation == kNull) return;
-  calls_.push_back({start, correlation, external_id, thread_of(rank, pid, tid)});
+  added_calls_.push_back({start, correlation, external_id, thread_of(rank, pid, tid)});
 }
 
 void OpWorkLinker::add_activity(std::int32_t rank, std::int64_t activity_id, TimeNs start, TimeNs end,
                                 std::int64_t correlation, std::int64_t external_id) {
-  activities_.push_back({activity_id, start, end, correlation, external_id, rank});
+  added_activities_.push_back({activity_id, start, end, correlation, external_id, rank});
 }
 
 namespace {
@@ -226,10 +227,8 @@ void group_by_thread(std::size_t count, std::size_t thread_count, ThreadOf threa
 
 void OpWorkLinker::note_ranks_without_shapes(RecordSink& writer) const {
   std::map<std::int32_t, bool> shapes_of_rank;  // ranks with CPU operators -> any recorded with shapes
-  std::vector<bool> has_ops(threads_.size(), false);
-  for (const Op& op : ops_) has_ops[op.thread] = true;
-  for (std::size_t i = 0; i < threads_.size(); ++i) {
-    if (has_ops[i]) shapes_of_rank[threads_[i].rank] |= threads_[i].shapes;
+  for (const Thread& t : threads_) {
+    if (t.ops) shapes_of_rank[t.rank] |= t.shapes;
   }
   for (const auto& [rank, shapes] : shapes_of_rank) {
     if (!shapes) {
@@ -352,7 +351,15 @@ std::vector<std::int32_t> OpWorkLinker::operator_of_activities(const ThreadOrder
 
 void OpWorkLinker::finish(RecordSink& writer) {
   note_ranks_without_shapes(writer);
-  if (works_.empty()) return;
+  if (works_.empty()) {
+    added_ops_.clear();
+    added_calls_.clear();
+    added_activities_.clear();
+    return;
+  }
+  ops_ = added_ops_.take();
+  calls_ = added_calls_.take();
+  activities_ = added_activities_.take();
   const std::size_t n = ops_.size();
   const ThreadOrder threads = order_by_thread();
   // OWNER[i]: the counted operator (index into ops_) whose activities operator i's activities are: the

@@ -14,6 +14,8 @@
 //
 // Cost (docs/PERFORMANCE.md "Import"): 32 bytes per operator and call, one sort of the operators by thread
 // and start, and a sweep over only the calls whose External id does not name the operator open at the call.
+// Operators, calls and activities past a million each wait in a temporary file while the trace is read, and
+// are read back only when some operator's work was computed: a file recorded without shapes links nothing.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "collectors/import/spilled_list.hpp"
 #include "profiler/profile_writer.hpp"
 #include "profiler/records.hpp"
 
@@ -74,6 +77,7 @@ class OpWorkLinker {
     std::int32_t rank;
     std::int64_t pid, tid;
     bool shapes = false;
+    bool ops = false;  // has CPU operators
   };
   // The operators grouped by thread, by start within each (the longer first on a tie): thread t's are
   // ops_[order[first[t] .. first[t + 1])].
@@ -124,11 +128,16 @@ class OpWorkLinker {
   Work compute_work(RecordSink& writer, std::string_view name, std::string_view dims, std::string_view types,
                     std::string_view concrete);
 
+  // What the file gave, kept out of memory while it is read (most files without shapes never need it back).
+  import::SpilledList<Op> added_ops_;
+  import::SpilledList<Call> added_calls_;
+  import::SpilledList<Activity> added_activities_;
+  // The same, in memory once the file is complete and some operator's work was computed (finish).
   std::vector<Op> ops_;
-  std::vector<Work> works_;
-  std::unordered_map<ShapeKey, Work, ShapeHash, ShapeEqual> work_of_shapes_;
   std::vector<Call> calls_;
   std::vector<Activity> activities_;
+  std::vector<Work> works_;
+  std::unordered_map<ShapeKey, Work, ShapeHash, ShapeEqual> work_of_shapes_;
   std::vector<Thread> threads_;
   std::unordered_map<std::int64_t, std::vector<std::uint32_t>> threads_by_tid_;
   std::uint32_t last_thread_ = 0;
