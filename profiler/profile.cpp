@@ -19,6 +19,7 @@
 #include "profiler/profile_writer.hpp"
 #include "profiler/schema_tables.hpp"
 #include "profiler/sqlite_util.hpp"
+#include "profiler/vocabulary.hpp"
 
 namespace meshscope {
 
@@ -392,9 +393,20 @@ ApiCallScan scan_api_calls(const std::filesystem::path& path, std::int64_t strin
 }
 
 // The rows a load without CPU operators reads (LoadOptions::cpu_operators off); a NULL kind is read to be
-// refused.
-constexpr const char* kLoadedWithoutOperators = "(kind NOT IN (1, 3) OR kind IS NULL)";
+// refused. PROCESS_GROUP_CALLS: LoadOptions::process_group_calls.
 static_assert(static_cast<int>(RangeKind::kCpuOp) == 1 && static_cast<int>(RangeKind::kPythonFunction) == 3);
+std::string process_group_call_names() {
+  return "name IN (SELECT id FROM strings WHERE " + vocabulary::process_group_call_sql("value") + ")";
+}
+std::string loaded_without_operators(bool process_group_calls) {
+  return process_group_calls
+             ? "(kind NOT IN (1, 3) OR kind IS NULL OR (kind = 1 AND " + process_group_call_names() + "))"
+             : "(kind NOT IN (1, 3) OR kind IS NULL)";
+}
+// The CPU operators such a load leaves out.
+std::string left_out_operators(bool process_group_calls) {
+  return process_group_calls ? "kind = 1 AND NOT " + process_group_call_names() : "kind = 1";
+}
 
 struct RangeScan {
   std::map<TrackKey, std::vector<CpuRange>> tracks;
@@ -404,8 +416,10 @@ struct RangeScan {
   std::map<std::int64_t, std::int64_t> step_of_range;  // kStep ranges: id -> ranges.step (kNull when NULL)
 };
 
-RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, bool count_left_out, bool links,
+RangeScan scan_ranges(const std::filesystem::path& path, const LoadOptions& options,
                       std::int64_t string_bound, std::span<const std::string> clauses) {
+  const bool cpu_operators = options.cpu_operators, links = options.links;
+  const bool count_left_out = !options.operators_left_out;
   sql::Database db(path, true);
   RangeScan scan;
   auto& tracks = scan.tracks;
@@ -423,15 +437,17 @@ RangeScan scan_ranges(const std::filesystem::path& path, bool cpu_operators, boo
     // Without CPU operators SQLite leaves their rows out (they are most of the table: decoding them would be
     // most of the load) and counts them apart.
     std::string where = slice;
-    if (!cpu_operators) where += (where.empty() ? "WHERE " : " AND ") + std::string(kLoadedWithoutOperators);
+    if (!cpu_operators)
+      where += (where.empty() ? "WHERE " : " AND ") + loaded_without_operators(options.process_group_calls);
     auto s = TableReader::of<R>(db, false, "id", where,
                                 links ? std::span<const int>(kUnheld) : std::span<const int>(kLinkColumns));
     if (!cpu_operators && count_left_out && s.present()) {
       // Counted with FILTER, not GROUP BY kind: grouping would feed every operator row through a sorter
       // (about four times as slow on a profile of millions of operators).
-      auto count = db.prepare(fmt::format(
-          "SELECT count(*) FILTER (WHERE kind = {}), count(*) FILTER (WHERE kind = {}) FROM ranges {}",
-          static_cast<int>(RangeKind::kCpuOp), static_cast<int>(RangeKind::kPythonFunction), slice));
+      auto count = db.prepare(
+          fmt::format("SELECT count(*) FILTER (WHERE {}), count(*) FILTER (WHERE kind = {}) FROM ranges {}",
+                      left_out_operators(options.process_group_calls),
+                      static_cast<int>(RangeKind::kPythonFunction), slice));
       if (count.step()) {
         scan.skipped_cpu_ops += count.column_int(0);
         scan.skipped_python += count.column_int(1);
@@ -1225,11 +1241,9 @@ RangeScan read_events(sql::Database& db, const std::filesystem::path& path, std:
         [&](std::span<const std::string> c) { return scan_api_calls(path, string_ids, options.links, c); });
   });
   auto ranges_future = std::async(std::launch::async, [&] {
-    RangeScan scan = scan_table(std::type_identity<RangeScan>{}, clauses_of(clauses, EventTable::kRanges),
-                                [&](std::span<const std::string> c) {
-                                  return scan_ranges(path, options.cpu_operators, !options.operators_left_out,
-                                                     options.links, string_ids, c);
-                                });
+    RangeScan scan =
+        scan_table(std::type_identity<RangeScan>{}, clauses_of(clauses, EventTable::kRanges),
+                   [&](std::span<const std::string> c) { return scan_ranges(path, options, string_ids, c); });
     if (!options.cpu_operators && options.operators_left_out) {
       scan.skipped_cpu_ops = options.operators_left_out->cpu_ops;
       scan.skipped_python = options.operators_left_out->python_functions;
@@ -1364,6 +1378,56 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
   // them: give them back to the system before the analyses allocate.
   ::malloc_trim(0);
   return profile;
+}
+
+void Profile::stream_operators(const RankRows& rows, OperatorSink& sink) const {
+  sql::Database db = open_profile(path_);
+  const std::int64_t string_ids = string_id_bound(db, path_);
+  using R = schema::Ranges;
+  static constexpr int kUnread[] = {R::parent_id, R::external_id, R::step, R::category};
+  std::string runs;
+  for (const RowRun& run : rows[EventTable::kRanges]) {
+    const bool every = run.first == std::numeric_limits<std::int64_t>::min() &&
+                       run.last == std::numeric_limits<std::int64_t>::max();
+    runs +=
+        fmt::format("{}{}", runs.empty() ? "" : " OR ",
+                    every ? std::string("1") : fmt::format("rowid BETWEEN {} AND {}", run.first, run.last));
+  }
+  if (runs.empty()) return;
+  // "+rank": read in rowid order, as a load reads (never through an index).
+  const std::string where =
+      fmt::format("WHERE ({}) AND +rank = {} AND kind IN ({}, {})", runs, rows.rank,
+                  static_cast<int>(RangeKind::kCpuOp), static_cast<int>(RangeKind::kPythonFunction));
+  auto read = [&](const std::string& tail, bool check_order) {
+    auto s = TableReader::of<R>(db, true, "id", tail, kUnread);
+    // Per thread, the last (start, depth) given: a row before it in load order means the rows are not stored
+    // sorted.
+    std::map<std::pair<std::int64_t, std::int64_t>, std::pair<TimeNs, std::int32_t>> last;
+    std::pair<std::int64_t, std::int64_t> last_thread{0, 0};
+    std::pair<TimeNs, std::int32_t>* at = nullptr;
+    while (s.step()) {
+      OperatorRow row;
+      row.kind = static_cast<RangeKind>(s.in_range(R::kind, 1, kRangeKindCount, "a range kind (1-7)"));
+      row.pid = s.integer(R::pid);
+      row.tid = s.integer(R::tid);
+      std::tie(row.start_ns, row.end_ns) = s.interval(R::start_ns, R::end_ns);
+      row.name = s.string_id(R::name, string_ids);
+      const auto depth = static_cast<std::int32_t>(s.in_range(R::depth, 0, INT32_MAX, "a depth"));
+      if (check_order) {
+        if (!at || last_thread != std::make_pair(row.pid, row.tid)) {
+          last_thread = {row.pid, row.tid};
+          at = &last.try_emplace(last_thread, std::numeric_limits<TimeNs>::min(), 0).first->second;
+        }
+        if (row.start_ns < at->first || (row.start_ns == at->first && depth < at->second)) return false;
+        *at = {row.start_ns, depth};
+      }
+      sink.add(row);
+    }
+    return true;
+  };
+  if (read(where, true)) return;
+  sink.restart();
+  read(where + " ORDER BY pid, tid, start_ns, depth, rowid", false);
 }
 
 LoadedRanks Profile::load_ranks(const Profile& base, std::span<const RankRows> which,
@@ -1685,7 +1749,11 @@ Profile Profile::of_records(const std::filesystem::path& path, const RankRecords
       const RangeRecord& rec = in.ranges[i];
       same_rank(rec.rank, "a range");
       const RangeKind kind = check.kind(rec.kind, kRangeKindCount, "a range");
-      if (!options.cpu_operators && (kind == RangeKind::kCpuOp || kind == RangeKind::kPythonFunction)) {
+      const bool kept_call = options.process_group_calls && kind == RangeKind::kCpuOp && rec.name > 0 &&
+                             static_cast<std::size_t>(rec.name) <= in.strings.size() &&
+                             vocabulary::names_process_group_call(*in.strings[rec.name - 1]);
+      if (!options.cpu_operators && !kept_call &&
+          (kind == RangeKind::kCpuOp || kind == RangeKind::kPythonFunction)) {
         ++(kind == RangeKind::kCpuOp ? range_scan.skipped_cpu_ops : range_scan.skipped_python);
         continue;
       }

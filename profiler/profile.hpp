@@ -251,6 +251,11 @@ struct LoadOptions {
   // description (meta, strings, ranks, devices, process groups, diagnostics; no streams, tracks or steps),
   // for readers of the summaries (analysis/measure/summary.hpp) such as `info`, which then read kilobytes.
   bool events = true;
+  // With cpu_operators off: still load the CPU operators around a process group's call
+  // (vocabulary::names_process_group_call), which the measured analysis names collective kernels by; the
+  // summary pass loads a rank so and reads its other operators' totals streamed
+  // (measure::summarize_in_batches).
+  bool process_group_calls = false;
   // With cpu_operators off: how many CPU operators and Python functions the rows read hold, when the caller
   // knows (the summaries' counts, checked against the rows each rank has). The load takes them instead of
   // counting the rows it leaves out, a second walk through most of the ranges table.
@@ -351,6 +356,24 @@ struct RankRecords {
   std::span<const ThreadInfo> threads;
 };
 
+// A CPU operator or Python function as Profile::stream_operators reads it.
+struct OperatorRow {
+  std::int64_t pid = 0, tid = 0;
+  TimeNs start_ns = 0, end_ns = 0;
+  StringId name = kNoString;
+  RangeKind kind = RangeKind::kCpuOp;
+};
+// Where Profile::stream_operators hands the rows.
+class OperatorSink {
+ public:
+  virtual ~OperatorSink() = default;
+  // The next operator of its thread (pid, tid), in the order a load sorts a thread's ranges (start, then
+  // depth, then rowid); threads take turns in any order.
+  virtual void add(const OperatorRow& row) = 0;
+  // What was given so far is void: every operator comes again (some thread's rows were not stored in order).
+  virtual void restart() = 0;
+};
+
 class Profile;
 struct Description;  // profile.cpp: what every load reads besides the events
 // What Profile::load_ranks gives: the ranks with their events, and the profile's strings (a new list when
@@ -374,6 +397,11 @@ class Profile {
   // rank BASE does not hold is refused.
   static LoadedRanks load_ranks(const Profile& base, std::span<const RankRows> which,
                                 const LoadOptions& options = {});
+  // The CPU operators and Python functions of ROWS' rank, read from this profile's file without holding
+  // them (values checked as load() checks them): for a rank too large to hold with its operators (the
+  // summary pass, measure::summarize_in_batches). Rows are read in rowid order while every thread's come in
+  // load order, else SINK restarts and they come sorted by SQLite (its sorter spills to temporary files).
+  void stream_operators(const RankRows& rows, OperatorSink& sink) const;
   // This profile with RANKS in place of its ranks of the same numbers (sharing their events), and STRINGS in
   // place of its strings when given (load_ranks' list). Counts are those of the ranks it then holds, or
   // COUNTS when given (a profile whose ranks were read in parts and then thinned: what the parts counted).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
 #include <vector>
 
 namespace meshscope::vocabulary {
@@ -53,6 +54,16 @@ ParallelDims parallel_dims_named(std::string_view process_group_desc) {
     i = end;
   }
   return dims;
+}
+
+bool names_process_group_call(std::string_view name) {
+  return name.starts_with("nccl:") || name.starts_with("c10d::");
+}
+
+std::string process_group_call_sql(std::string_view text_column) {
+  // GLOB, not LIKE or =: case-sensitive as starts_with whatever collation the column declares.
+  const std::string column(text_column);
+  return "(" + column + " GLOB 'nccl:*' OR " + column + " GLOB 'c10d::*')";
 }
 
 std::string normalise_collective_op(std::string_view name) {

@@ -43,6 +43,12 @@ ParallelDims parallel_dims_named(std::string_view process_group_desc);
 // letters and digits.
 std::string normalise_collective_op(std::string_view name);
 
+// NAME is a CPU operator PyTorch records around a process group's call ("nccl:all_reduce" inside
+// "c10d::allreduce_"): the operators the measured analysis names collective kernels by. The same test in SQL
+// on a column of text (for loads that read only these operators).
+bool names_process_group_call(std::string_view name);
+std::string process_group_call_sql(std::string_view text_column);
+
 // OP (normalised) is one of the operations above: allreduce, allgather, reducescatter, broadcast, reduce,
 // alltoall, send, recv, sendrecv.
 bool is_collective_op(std::string_view op);

@@ -37,7 +37,7 @@ class LaunchOps {
       std::vector<OpRange> list;
       for (const CpuRange& c : r.track_ranges(t)) {
         const std::string& name = profile.str(c.name);
-        if (!name.starts_with("nccl:") && !name.starts_with("c10d::")) continue;
+        if (!vocabulary::names_process_group_call(name)) continue;
         std::string op = vocabulary::normalise_collective_op(name);
         if (vocabulary::is_collective_op(op)) list.push_back({c.start_ns, c.end_ns, std::move(op)});
       }

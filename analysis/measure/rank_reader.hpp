@@ -65,8 +65,10 @@ struct RankStream {
 // Reads the ranks of READ.description a batch at a time in lanes on every core, analyses each alone
 // (RankAnalyzer) and, on the lane's thread while its events are loaded, calls EACH(composed, rank_index,
 // part) with the batch's composed profile (its strings those of the whole stream: every rank's string ids
-// name the same strings). EACH may run for several ranks at once (on different indices).
-using EachStreamedRank = std::function<void(const Profile& composed, std::size_t rank_index, RankPart& part)>;
+// name the same strings). EACH may run for several ranks at once (on different indices). ROWS: where the
+// rank's rows lie (what was read).
+using EachStreamedRank = std::function<void(const Profile& composed, std::size_t rank_index, RankPart& part,
+                                            const RankRows& rows)>;
 RankStream stream_ranks(const RankBatches& read, const EachStreamedRank& each);
 
 }  // namespace meshscope::measure

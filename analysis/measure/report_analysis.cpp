@@ -82,12 +82,13 @@ class Streamer {
                            .analysis = options_.analysis,
                            .batch_ranks = options_.batch_ranks,
                            .strings = strings_};
-    RankStream stream = stream_ranks(read, [&](const Profile& composed, std::size_t ri, RankPart&) {
-      const Rank& rank = composed.ranks()[ri];
-      launch_parts[ri] = launch_part(rank, ri);
-      out.longest_host_bound[ri] = longest_host_bound(rank, launch_parts[ri].launches, options_.top);
-      thin[ri] = std::make_shared<const Rank>(without_event_lists(rank));
-    });
+    RankStream stream =
+        stream_ranks(read, [&](const Profile& composed, std::size_t ri, RankPart&, const RankRows&) {
+          const Rank& rank = composed.ranks()[ri];
+          launch_parts[ri] = launch_part(rank, ri);
+          out.longest_host_bound[ri] = longest_host_bound(rank, launch_parts[ri].launches, options_.top);
+          thin[ri] = std::make_shared<const Rank>(without_event_lists(rank));
+        });
     strings_ = stream.strings;
     const EventCounts& counts = stream.counts;
     std::vector<RankPart>& parts = stream.parts;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -113,47 +114,110 @@ void summarize_collectives(
 }
 
 // CPU operators by name: inclusive time and self time (without the CPU ops nested in them), whole rank and
-// inside steps; and whether any is a backward operator.
-void summarize_ops(const Profile& p, const Rank& r, const StepFrame& frame, RankSummary& out) {
-  std::vector<std::uint32_t> open;
-  std::vector<TimeNs> self;
-  std::map<StringId, OpSummary> by_name;
-  for (std::size_t t = 0; t < r.tracks.size(); ++t) {
-    if (r.tracks[t].gpu) continue;
-    const auto ranges = r.track_ranges(t);
-    self.assign(ranges.size(), 0);
-    open.clear();
-    for (std::uint32_t k = 0; k < ranges.size(); ++k) {
-      const CpuRange& range = ranges[k];
-      if (range.kind != RangeKind::kCpuOp) continue;
-      while (!open.empty() && ranges[open.back()].end_ns <= range.start_ns) open.pop_back();
-      const TimeNs d = range.end_ns - range.start_ns;
-      self[k] += d;
-      if (!open.empty()) self[open.back()] -= std::min(d, ranges[open.back()].end_ns - range.start_ns);
-      open.push_back(k);
+// inside steps; and whether any is a backward operator. Fed each thread's operators in load order (threads
+// may take turns), from a loaded rank or streamed from the file (Profile::stream_operators), with memory
+// for the operators open at once, not for the rank's: open operators of the same start, end and name (a
+// trace of millions of identical nested operators) are one entry.
+class OperatorTotals final : public OperatorSink {
+ public:
+  explicit OperatorTotals(const StepFrame& frame) : frame_(frame) {}
+
+  void add(const OperatorRow& row) override {
+    if (row.kind != RangeKind::kCpuOp) {
+      if (row.kind == RangeKind::kPythonFunction) ++python_functions_;
+      return;
     }
-    for (std::uint32_t k = 0; k < ranges.size(); ++k) {
-      const CpuRange& range = ranges[k];
-      if (range.kind != RangeKind::kCpuOp) continue;
-      OpSummary& op = by_name[range.name];
-      const TimeNs d = range.end_ns - range.start_ns;
-      ++op.count;
-      op.total_ns += d;
-      op.self_ns += self[k];
-      if (!frame.has_steps || step_at(frame.starts, frame.ends, range.start_ns) >= 0) {
-        op.step_ns += d;
-        op.self_step_ns += self[k];
+    ++cpu_ops_;
+    if (!open_ || thread_ != std::make_pair(row.pid, row.tid)) {
+      thread_ = {row.pid, row.tid};
+      open_ = &threads_[thread_];
+    }
+    auto& open = *open_;
+    while (!open.empty() && open.back().end <= row.start_ns) {
+      close(open.back());
+      open.pop_back();
+    }
+    const TimeNs d = row.end_ns - row.start_ns;
+    if (!open.empty()) {
+      Open& parent = open.back();
+      parent.self_innermost -= std::min(d, parent.end - row.start_ns);
+      if (parent.start == row.start_ns && parent.end == row.end_ns && parent.name == row.name) {
+        // Its child's twin: the innermost of the entry now, the one it was is done but for its closing.
+        parent.self_others += parent.self_innermost;
+        parent.self_innermost = d;
+        ++parent.count;
+        return;
       }
     }
+    const bool in_step = !frame_.has_steps || step_at(frame_.starts, frame_.ends, row.start_ns) >= 0;
+    open.push_back({row.start_ns, row.end_ns, row.name, in_step, 1, d, 0});
   }
-  bool backward = false;
-  out.ops.reserve(by_name.size());
-  for (auto& [name, op] : by_name) {
-    op.name = p.str(name);
-    backward = backward || vocabulary::lower(op.name).find("backward") != std::string::npos;
-    out.ops.push_back(std::move(op));
+
+  void restart() override {
+    threads_.clear();
+    open_ = nullptr;
+    by_name_.clear();
+    cpu_ops_ = python_functions_ = 0;
   }
-  if (!out.ops.empty()) out.training = backward;
+
+  // The operator rows and the training flag of OUT from what was added.
+  void finish(const Profile& p, RankSummary& out) {
+    for (auto& [thread, open] : threads_) {
+      for (const Open& o : open) close(o);
+      open.clear();
+    }
+    bool backward = false;
+    out.ops.reserve(by_name_.size());
+    for (auto& [name, op] : by_name_) {
+      op.name = p.str(name);
+      backward = backward || vocabulary::lower(op.name).find("backward") != std::string::npos;
+      out.ops.push_back(std::move(op));
+    }
+    if (!out.ops.empty()) out.training = backward;
+  }
+
+  std::int64_t cpu_ops() const { return cpu_ops_; }
+  std::int64_t python_functions() const { return python_functions_; }
+
+ private:
+  // COUNT nested operators of one start, end and name: each of them but the innermost has
+  // self_others between them, the innermost self_innermost.
+  struct Open {
+    TimeNs start, end;
+    StringId name;
+    bool in_step;
+    std::int64_t count;
+    TimeNs self_innermost, self_others;
+  };
+  void close(const Open& o) {
+    OpSummary& op = by_name_[o.name];
+    const TimeNs d = (o.end - o.start) * o.count, self = o.self_innermost + o.self_others;
+    op.count += o.count;
+    op.total_ns += d;
+    op.self_ns += self;
+    if (o.in_step) {
+      op.step_ns += d;
+      op.self_step_ns += self;
+    }
+  }
+
+  const StepFrame& frame_;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<Open>> threads_;
+  std::pair<std::int64_t, std::int64_t> thread_{0, 0};
+  std::vector<Open>* open_ = nullptr;
+  std::map<StringId, OpSummary> by_name_;
+  std::int64_t cpu_ops_ = 0, python_functions_ = 0;
+};
+
+void summarize_ops(const Profile& p, const Rank& r, const StepFrame& frame, RankSummary& out) {
+  OperatorTotals totals(frame);
+  for (std::size_t t = 0; t < r.tracks.size(); ++t) {
+    const CpuTrack& track = r.tracks[t];
+    if (track.gpu) continue;
+    for (const CpuRange& range : r.track_ranges(t))
+      totals.add({track.pid, track.tid, range.start_ns, range.end_ns, range.name, range.kind});
+  }
+  totals.finish(p, out);
 }
 
 // Adds the disjoint intervals LIST to the buckets through MEMBER.
@@ -238,8 +302,11 @@ void by_time_descending(std::vector<Row>& rows) {
 
 // The summary of RR's rank of P (its events loaded). IDENTITY: its collectives' (CollectiveReport::identity).
 // The collective wait and transfer are RR's: set by measure::combine, the caller's to fill in otherwise.
+// OPERATORS: the rank's CPU operators and Python functions given to an OperatorTotals of the rank's step
+// frame (when the rank was loaded without them); null: summed from the rank's own ranges.
 RankSummary summarize_rank(const Profile& p, const RankResult& rr,
-                           const std::vector<CollectiveIdentity>* identity) {
+                           const std::vector<CollectiveIdentity>* identity,
+                           const std::function<void(OperatorTotals&)>& operators = {}) {
   const Rank& r = p.ranks()[rr.rank_index];
   RankSummary out;
   out.rank = r.rank;
@@ -264,7 +331,15 @@ RankSummary summarize_rank(const Profile& p, const RankResult& rr,
     std::tie(c.op, c.group_size, c.bytes) = key;
     out.collectives.push_back(std::move(c));
   }
-  summarize_ops(p, r, frame, out);
+  if (operators) {
+    OperatorTotals totals(frame);
+    operators(totals);
+    totals.finish(p, out);
+    out.counts.cpu_op = totals.cpu_ops();
+    out.counts.python_function = totals.python_functions();
+  } else {
+    summarize_ops(p, r, frame, out);
+  }
   by_time_descending(out.kernels);
   by_time_descending(out.ops);
   by_time_descending(out.collectives);
@@ -614,6 +689,11 @@ namespace {
 // How the summary pass loads a profile's events: CPU operators for the operator rows, no launch
 // configurations or links (the summaries read neither).
 constexpr LoadOptions kSummaryLoad{.kernel_details = false, .links = false};
+// A large profile's ranks in batches: the operators streamed from the file instead
+// (Profile::stream_operators; a rank may hold tens of millions), but for the process groups' calls the
+// analysis names collectives by.
+constexpr LoadOptions kSummaryBatchLoad{
+    .cpu_operators = false, .kernel_details = false, .links = false, .process_group_calls = true};
 
 // The rowids TABLE spans (max - min + 1; the writers' ids are 1..N, so its rows), saturated; 0 for a table
 // the profile lacks or an empty one. Two edge lookups, no scan.
@@ -670,15 +750,23 @@ std::optional<ProfileSummary> summarize_in_batches(const std::filesystem::path& 
   const RankBatches read{.description = description,
                          .summary = nothing_to_check,
                          .index = index,
-                         .load = kSummaryLoad,
+                         .load = kSummaryBatchLoad,
                          .analysis = analysis};
-  RankStream stream = stream_ranks(read, [&](const Profile& composed, std::size_t ri, RankPart& part) {
-    const Rank& rank = composed.ranks()[ri];
-    const std::vector<CollectiveIdentity> identity = identify_collectives(composed, rank, part.cpu_ops);
-    summaries[ri] = summarize_rank(composed, part.result, &identity);
-    loaded[ri] = loaded_rows(rank);
-    thin[ri] = std::make_shared<const Rank>(without_event_lists(rank));
-  });
+  RankStream stream =
+      stream_ranks(read, [&](const Profile& composed, std::size_t ri, RankPart& part, const RankRows& rows) {
+        const Rank& rank = composed.ranks()[ri];
+        const std::vector<CollectiveIdentity> identity = identify_collectives(composed, rank, part.cpu_ops);
+        summaries[ri] = summarize_rank(composed, part.result, &identity, [&](OperatorTotals& totals) {
+          composed.stream_operators(rows, totals);
+        });
+        // The ranges read: those loaded but for the operators, which were streamed.
+        loaded[ri] = loaded_rows(rank);
+        auto& ranges = loaded[ri][static_cast<std::size_t>(EventTable::kRanges)];
+        const EventCounts held = count_events(rank);
+        ranges += summaries[ri].counts.cpu_op + summaries[ri].counts.python_function - held.cpu_op -
+                  held.python_function;
+        thin[ri] = std::make_shared<const Rank>(without_event_lists(rank));
+      });
   // A row is read by its own rank alone: when the ranks read as many rows as each table holds, the runs held
   // them all (rowids dense: their span is the count; else the table is counted).
   {
