@@ -52,6 +52,10 @@ struct RankBatches {
   const ProfileSummary& summary;  // checks each load (load_checked); empty: nothing to check against
   const RankRowIndex& index;      // where each rank's rows lie; each lane works on its own copy
   LoadOptions load = {};
+  // A rank whose ranges' runs span more than LARGE_RANK_RANGES rows (0: none is large) is read alone, with
+  // LARGE_LOAD: the summary pass loads it without its CPU operators and streams them instead.
+  std::int64_t large_rank_ranges = 0;
+  LoadOptions large_load = {};
   Options analysis = {};         // RankAnalyzer's; analysis.threads lanes (0: one per core)
   std::size_t batch_ranks = 32;  // ranks read at once by a lane
   std::shared_ptr<const std::vector<std::string>> strings = {};  // the profile's (none: description's)
@@ -66,9 +70,9 @@ struct RankStream {
 // (RankAnalyzer) and, on the lane's thread while its events are loaded, calls EACH(composed, rank_index,
 // part) with the batch's composed profile (its strings those of the whole stream: every rank's string ids
 // name the same strings). EACH may run for several ranks at once (on different indices). ROWS: where the
-// rank's rows lie (what was read).
+// rank's rows lie (what was read); LOAD: how it was read (RankBatches::load or large_load).
 using EachStreamedRank = std::function<void(const Profile& composed, std::size_t rank_index, RankPart& part,
-                                            const RankRows& rows)>;
+                                            const RankRows& rows, const LoadOptions& load)>;
 RankStream stream_ranks(const RankBatches& read, const EachStreamedRank& each);
 
 }  // namespace meshscope::measure

@@ -82,8 +82,8 @@ class Streamer {
                            .analysis = options_.analysis,
                            .batch_ranks = options_.batch_ranks,
                            .strings = strings_};
-    RankStream stream =
-        stream_ranks(read, [&](const Profile& composed, std::size_t ri, RankPart&, const RankRows&) {
+    RankStream stream = stream_ranks(
+        read, [&](const Profile& composed, std::size_t ri, RankPart&, const RankRows&, const LoadOptions&) {
           const Rank& rank = composed.ranks()[ri];
           launch_parts[ri] = launch_part(rank, ri);
           out.longest_host_bound[ri] = longest_host_bound(rank, launch_parts[ri].launches, options_.top);

@@ -689,10 +689,9 @@ namespace {
 // How the summary pass loads a profile's events: CPU operators for the operator rows, no launch
 // configurations or links (the summaries read neither).
 constexpr LoadOptions kSummaryLoad{.kernel_details = false, .links = false};
-// A large profile's ranks in batches: the operators streamed from the file instead
-// (Profile::stream_operators; a rank may hold tens of millions), but for the process groups' calls the
-// analysis names collectives by.
-constexpr LoadOptions kSummaryBatchLoad{
+// A large rank (summary.hpp kSummaryLargeRankRanges) is loaded alone, without its CPU operators but for the
+// process groups' calls the analysis names collectives by; its operators' totals are streamed from the file.
+constexpr LoadOptions kSummaryLargeRankLoad{
     .cpu_operators = false, .kernel_details = false, .links = false, .process_group_calls = true};
 
 // The rowids TABLE spans (max - min + 1; the writers' ids are 1..N, so its rows), saturated; 0 for a table
@@ -721,7 +720,8 @@ std::int64_t counted_rows(sql::Database& db, EventTable table) {
 }  // namespace
 
 std::optional<ProfileSummary> summarize_in_batches(const std::filesystem::path& path,
-                                                   std::int64_t stream_rows, unsigned threads) {
+                                                   std::int64_t stream_rows, unsigned threads,
+                                                   std::int64_t large_rank_ranges) {
   // The size first (a small profile, the usual import of a few traces, pays two lookups a table); a file
   // that cannot be read that way is left to the whole load, whose errors name the problem.
   std::array<std::uint64_t, kEventTableCount> spans{};
@@ -750,23 +750,26 @@ std::optional<ProfileSummary> summarize_in_batches(const std::filesystem::path& 
   const RankBatches read{.description = description,
                          .summary = nothing_to_check,
                          .index = index,
-                         .load = kSummaryBatchLoad,
+                         .load = kSummaryLoad,
+                         .large_rank_ranges = large_rank_ranges,
+                         .large_load = kSummaryLargeRankLoad,
                          .analysis = analysis};
-  RankStream stream =
-      stream_ranks(read, [&](const Profile& composed, std::size_t ri, RankPart& part, const RankRows& rows) {
-        const Rank& rank = composed.ranks()[ri];
-        const std::vector<CollectiveIdentity> identity = identify_collectives(composed, rank, part.cpu_ops);
-        summaries[ri] = summarize_rank(composed, part.result, &identity, [&](OperatorTotals& totals) {
-          composed.stream_operators(rows, totals);
-        });
-        // The ranges read: those loaded but for the operators, which were streamed.
-        loaded[ri] = loaded_rows(rank);
-        auto& ranges = loaded[ri][static_cast<std::size_t>(EventTable::kRanges)];
-        const EventCounts held = count_events(rank);
-        ranges += summaries[ri].counts.cpu_op + summaries[ri].counts.python_function - held.cpu_op -
-                  held.python_function;
-        thin[ri] = std::make_shared<const Rank>(without_event_lists(rank));
-      });
+  RankStream stream = stream_ranks(read, [&](const Profile& composed, std::size_t ri, RankPart& part,
+                                             const RankRows& rows, const LoadOptions& load) {
+    const Rank& rank = composed.ranks()[ri];
+    const std::vector<CollectiveIdentity> identity = identify_collectives(composed, rank, part.cpu_ops);
+    std::function<void(OperatorTotals&)> streamed;
+    if (!load.cpu_operators)
+      streamed = [&](OperatorTotals& totals) { composed.stream_operators(rows, totals); };
+    summaries[ri] = summarize_rank(composed, part.result, &identity, streamed);
+    // The ranges read: those loaded but for the operators, which were streamed.
+    loaded[ri] = loaded_rows(rank);
+    auto& ranges = loaded[ri][static_cast<std::size_t>(EventTable::kRanges)];
+    const EventCounts held = count_events(rank);
+    ranges += summaries[ri].counts.cpu_op + summaries[ri].counts.python_function - held.cpu_op -
+              held.python_function;
+    thin[ri] = std::make_shared<const Rank>(without_event_lists(rank));
+  });
   // A row is read by its own rank alone: when the ranks read as many rows as each table holds, the runs held
   // them all (rowids dense: their span is the count; else the table is counted).
   {

@@ -111,14 +111,21 @@ ProfileSummary summarize(const Profile& profile, const Analysis& analysis);
 // is hardened as a read-only one is (the file may be a copy of anyone's): nothing the file holds runs.
 void write_summary(const std::filesystem::path& path, const ProfileSummary& summary);
 
+// Ranks of more ranges than this are summarised streaming their CPU operators (summarize_in_batches).
+inline constexpr std::int64_t kSummaryLargeRankRanges = 2'000'000;
+
 // The summaries of the profile at PATH read a batch of ranks at a time on every core, as `report` streams its
 // ranks, instead of loading every event at once (the same summaries; on the 1,024-rank job a fraction of the
 // memory, and each batch reuses the pages of the one before). Only for a profile of STREAM_ROWS event rows or
 // more whose ranks' rows lie together; nullopt otherwise, and when the ranks read do not hold every row of
 // every table (the probed runs missed some): the caller then loads the profile whole. THREADS: lanes (0: one
 // per core).
+// A rank whose ranges span more than LARGE_RANK_RANGES rows is read alone and without its CPU operators,
+// whose totals are streamed from the file instead (Profile::stream_operators: a rank may hold tens of
+// millions, issue #30 item 5); smaller ranks load them (one read of the table: faster).
 std::optional<ProfileSummary> summarize_in_batches(const std::filesystem::path& path,
-                                                   std::int64_t stream_rows, unsigned threads = 0);
+                                                   std::int64_t stream_rows, unsigned threads = 0,
+                                                   std::int64_t large_rank_ranges = kSummaryLargeRankRanges);
 
 // The summaries of the profile at PATH, computed from its events (read-only): in batches of ranks for a
 // profile of STREAM_ROWS event rows or more whose ranks' rows lie together, else from the whole profile.

@@ -83,9 +83,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const Error& e) {
       fuzz::require_one_line_naming(e, "profile.msdb");
     }
-    // And the summary pass in batches of ranks (the one `import` ends with on a large profile).
+    // And the summary pass in batches of ranks (the one `import` ends with on a large profile), every rank
+    // taken as small (operators loaded) or, by the sixth bit, as large (operators streamed from the file).
     try {
-      (void)measure::summarize_in_batches(input, 0, 1);
+      (void)measure::summarize_in_batches(input, 0, 1,
+                                          (data[0] & 32) != 0 ? 1 : measure::kSummaryLargeRankRanges);
     } catch (const Error& e) {
       fuzz::require_one_line_naming(e, "profile.msdb");
     }

@@ -194,7 +194,13 @@ void expect_same_with_waits(const ProfileSummary& summary, const ProfileSummary&
 void expect_same_in_batches(const fs::path& profile) {
   const std::optional<ProfileSummary> batched = summarize_in_batches(profile, 0);
   ASSERT_TRUE(batched.has_value()) << "its ranks' rows lie together";
-  expect_same_with_waits(*batched, computed(profile));
+  const ProfileSummary whole = computed(profile);
+  expect_same_with_waits(*batched, whole);
+  // Every rank large (its CPU operators streamed from the file, process groups' calls loaded), each read
+  // alone.
+  const std::optional<ProfileSummary> streamed = summarize_in_batches(profile, 0, 0, 1);
+  ASSERT_TRUE(streamed.has_value());
+  expect_same_with_waits(*streamed, whole);
 }
 
 TEST(Summary, InBatchesOfRanksEqualsTheWholeProfilesOnRealJobs) {
@@ -237,7 +243,8 @@ TEST(Summary, StreamedOperatorsGiveWhatTheLoadedOnesGive) {
     std::fclose(f);
   }
   const fs::path profile = import("streamed-operators-profile", "'" + trace.string() + "'");
-  const std::optional<ProfileSummary> batched = summarize_in_batches(profile, 0);
+  // Every rank large: its operators streamed.
+  const std::optional<ProfileSummary> batched = summarize_in_batches(profile, 0, 0, 1);
   ASSERT_TRUE(batched.has_value());
   const ProfileSummary whole = computed(profile);
   expect_same_with_waits(*batched, whole);
