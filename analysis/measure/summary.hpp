@@ -122,7 +122,7 @@ inline constexpr std::int64_t kSummaryLargeRankRanges = 2'000'000;
 // per core).
 // A rank whose ranges span more than LARGE_RANK_RANGES rows is read alone and without its CPU operators,
 // whose totals are streamed from the file instead (Profile::stream_operators: a rank may hold tens of
-// millions, issue #30 item 5); smaller ranks load them (one read of the table: faster).
+// millions of identical operators); smaller ranks load them (one read of the table: faster).
 std::optional<ProfileSummary> summarize_in_batches(const std::filesystem::path& path,
                                                    std::int64_t stream_rows, unsigned threads = 0,
                                                    std::int64_t large_rank_ranges = kSummaryLargeRankRanges);

@@ -1,6 +1,6 @@
 // SpilledList: a list of plain records appended while a trace is read and used, if at all, once it is
 // complete. Past a million records it goes on in an unnamed temporary file (TMPDIR, else /tmp) instead of
-// memory, so that what reading holds does not grow with the trace (issue #30 item 5: a trace of 27.5 million
+// memory, so that what reading holds does not grow with the trace (a trace of 27.5 million
 // operators). Most lists are never read back: the operators' links to kernels are computed only when some
 // operator's work could be (record_shapes), and then take() brings the records back in one allocation.
 #pragma once

@@ -1,4 +1,4 @@
-// The collectors' own cost per event, measured without a GPU (issue #37 items 1-2): the real code paths of
+// The collectors' own cost per event, measured without a GPU: the real code paths of
 // the CUPTI injection library and the NCCL profiler plugin, driven as CUDA and NCCL drive them.
 //
 //   BM_CollectorApiCallback   per API callback CUPTI delivers to the injection library, on the launching

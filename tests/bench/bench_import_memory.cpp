@@ -1,4 +1,4 @@
-// Peak memory of `import` on one trace holding millions of CPU operators (issue #30 item 5): a 7 MB gzip of
+// Peak memory of `import` on one trace holding millions of CPU operators: a 7 MB gzip of
 // 27.5 million identical operators (2.1 GB of JSON, each operator nested in the one before) took 5.9 GB.
 // Each iteration imports in a child process, as the command line does (import_with_summaries: the profile
 // and its summaries), and reports the child's peak resident memory (wait4's ru_maxrss) beside the time.

@@ -216,7 +216,7 @@ TEST(Summary, InBatchesOfRanksEqualsTheWholeProfilesOnRealJobs) {
 }
 
 // The summary pass of a large profile streams each rank's CPU operators from the file instead of loading
-// them (issue #30 item 5: 27.5 million identical operators, each nested in the one before, took 5.9 GB):
+// them (27.5 million identical operators, each nested in the one before, took 5.9 GB):
 // the same summaries as from the events loaded whole. Hand-worked: N identical operators of 1 us nested in
 // one another have 1 us of self time between them (the innermost's); a parent listed after its children
 // (stored out of order, read back sorted) keeps 10 us of its 30 us.

@@ -1,6 +1,6 @@
 // Nesting of CPU ranges as the writer computes it while they arrive (profiler/writer/range_nesting.hpp):
 // the online result must equal the reference (nest_ranges: every range sorted at once), and memory must not
-// follow the number of ranges sharing a start or the nesting depth (issue #30 item 5: a trace of 27.5 million
+// follow the number of ranges sharing a start or the nesting depth (a trace of 27.5 million
 // identical operators, each nested in the one before, took 5.9 GB to import).
 #include <gtest/gtest.h>
 
