@@ -5,6 +5,7 @@
 
 #include "app/command.hpp"
 #include "collectors/import/import.hpp"
+#include "job/import_job.hpp"
 #include "profiler/text_format.hpp"
 
 namespace meshscope::app {

@@ -10,6 +10,7 @@
 #include "analysis/measure/summary.hpp"
 #include "app/command.hpp"
 #include "collectors/import/import.hpp"
+#include "job/import_job.hpp"
 #include "profiler/error.hpp"
 #include "profiler/text_format.hpp"
 

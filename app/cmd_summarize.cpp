@@ -20,6 +20,7 @@
 #include "app/command.hpp"
 #include "collectors/import/import.hpp"
 #include "collectors/runtime/collector_runtime.hpp"
+#include "job/import_job.hpp"
 #include "profiler/error.hpp"
 #include "profiler/output_file.hpp"
 #include "profiler/profile.hpp"

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "collectors/import/import.hpp"
+#include "job/import_job.hpp"
 #include "profiler/error.hpp"
 
 namespace {

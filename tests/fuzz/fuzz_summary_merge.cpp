@@ -12,6 +12,7 @@
 #include "analysis/measure/summary.hpp"
 #include "app/gui/overview_layout.hpp"
 #include "collectors/import/import.hpp"
+#include "job/import_job.hpp"
 #include "profiler/output_file.hpp"
 #include "profiler/profile_writer.hpp"
 #include "tests/fuzz/fuzz_common.hpp"

@@ -3,6 +3,7 @@
 // breakdown; diff from the summaries equals diff from the events; `info` on a summarised profile reads no
 // event at all; damaged summary tables are refused naming the file and the table.
 #include "analysis/measure/summary.hpp"
+#include "job/import_job.hpp"
 
 #include <sqlite3.h>
 #include <sys/wait.h>

@@ -1,0 +1,27 @@
+// The job room (docs/ARCHITECTURE.md): what the front ends call to make a profile of a job, and, in time, to
+// open one (the profile, its summaries and every result derived from them, computed once). The importers
+// (collectors/import) know nothing of the analyses; the job supplies what they compute while reading.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <vector>
+
+#include "collectors/import/import.hpp"
+
+namespace meshscope {
+
+// import_traces, then the profile's summaries (docs/PROFILE.md "Summaries") added before the output appears:
+// each rank's computed on the reading threads from the rows just read (measure::ImportSummaries, through
+// OPTIONS.each_rank_read), the collectives matched once the profile is written; a profile whose ranks were
+// not all summarised so (an Nsight Systems export, a file read as it was written) is summarised by
+// measure::add_summaries. BEFORE_SUMMARIES, when given, runs between the two; THEN, when given, after the
+// summaries and before the output appears (a merge, events dropped). When the summaries fail the output
+// appears complete without them and their meshscope::Error (naming the output) is thrown; when THEN fails
+// nothing is written.
+ImportSummary import_with_summaries(
+    const std::vector<std::filesystem::path>& inputs, const std::filesystem::path& output,
+    ImportOptions options = {}, const std::function<void()>& before_summaries = {},
+    const std::function<void(const std::filesystem::path& written)>& then = {});
+
+}  // namespace meshscope
