@@ -5,6 +5,11 @@
 #
 #   tests/fuzz/run_fuzzers.sh [SECONDS] [BUILD_DIR]
 #
+# Runs add up: each starts from the corpus earlier runs kept in the repository (tests/fuzz/grown/HARNESS/). With
+# MESHSCOPE_FUZZ_KEEP=1 a run merges what it found into that folder (libFuzzer's -merge=1: only inputs that add
+# coverage) and appends its executions and coverage to tests/fuzz/runs.tsv, to be committed (docs/RELIABILITY.md
+# "Fuzzers" sums them per harness).
+#
 # SECONDS defaults to 60. BUILD_DIR defaults to build-fuzz: configured with the `fuzz` preset (clang-14 and
 # libclang-rt-14-dev, Debian packages) when it does not exist yet, and the harnesses (only) are built there.
 # Findings are kept in BUILD_DIR/fuzz-findings/HARNESS/ with the harness's log; the corpus each run grows is
@@ -26,6 +31,11 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake --preset fuzz -S "$root" >/dev/null
 fi
 cmake --build "$build" --target meshscope_fuzzers -j "$(nproc)" >/dev/null
+# The commit the harnesses were built from (uncommitted changes marked), for tests/fuzz/runs.tsv.
+built_from="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+if [ -n "$(git -C "$root" status --porcelain --untracked-files=no -- ':!tests/fuzz' 2>/dev/null)" ]; then
+  built_from="$built_from+changes"
+fi
 
 # harness  seed folder  longest input  dictionary
 harnesses=(
@@ -46,7 +56,9 @@ for entry in "${harnesses[@]}"; do
   mkdir -p "$corpus" "$findings"
   log="$findings/run.log"
   # Inputs that once found a defect (tests/fuzz/regressions/HARNESS/) are replayed first, with the seeds.
+  grown="$root/tests/fuzz/grown/$name"
   inputs=("$corpus" "$root/tests/fuzz/corpus/$seeds")
+  if [ -d "$grown" ]; then inputs+=("$grown"); fi
   if [ -d "$root/tests/fuzz/regressions/$name" ]; then inputs+=("$root/tests/fuzz/regressions/$name"); fi
   status=0
   ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}" \
@@ -63,6 +75,26 @@ for entry in "${harnesses[@]}"; do
       "$log" | head -8 >&2 || true
   else
     echo "ok   $name: ${runs:-?} executions in ${seconds} s, corpus $(ls "$corpus" | wc -l) inputs"
+  fi
+  if [ "${MESHSCOPE_FUZZ_KEEP:-0}" = 1 ]; then
+    # Coverage as libFuzzer last reported it: "#N ... cov: C ft: F corp: ...".
+    coverage="$(grep -E '^#[0-9]+.*cov: ' "$log" | tail -1 | sed -E 's/.*cov: ([0-9]+) ft: ([0-9]+).*/\1\t\2/')"
+    merged="$build/fuzz-merged/$name"
+    rm -rf "$merged"
+    mkdir -p "$merged" "$grown"
+    ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}" \
+      "$binary" -merge=1 -timeout=20 -rss_limit_mb=4096 -max_len="$max_len" "$merged" "$grown" "$corpus" \
+      >"$findings/merge.log" 2>&1 || echo "note $name: merging the corpus failed (see $findings/merge.log)" >&2
+    if [ -n "$(ls -A "$merged")" ]; then
+      rm -rf "$grown"
+      mv "$merged" "$grown"
+    fi
+    if [ ! -f "$root/tests/fuzz/runs.tsv" ]; then
+      printf 'date\tcommit\tharness\tseconds\texecutions\tcoverage\tfeatures\tkept_inputs\n' >"$root/tests/fuzz/runs.tsv"
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%MZ)" \
+      "$built_from" "$name" "$seconds" "${runs:-0}" \
+      "${coverage:-$'?\t?'}" "$(ls "$grown" | wc -l)" >>"$root/tests/fuzz/runs.tsv"
   fi
 done
 exit "$failed"
