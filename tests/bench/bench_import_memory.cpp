@@ -90,25 +90,20 @@ void import_in_child(benchmark::State& state, Shape shape) {
   fs::remove(output);
 }
 
+// The size and a small one, each imported once (a run is tens of seconds).
+void sizes(benchmark::internal::Benchmark* b) {
+  b->Arg(1'000'000)->Arg(27'500'000)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+}
+
 void BM_ImportIdenticalNestedOperators(benchmark::State& state) {
   import_in_child(state, Shape::kIdentical);
 }
-BENCHMARK(BM_ImportIdenticalNestedOperators)
-    ->Arg(1'000'000)
-    ->Arg(27'500'000)
-    ->Unit(benchmark::kSecond)
-    ->Iterations(1)
-    ->UseRealTime();
+BENCHMARK(BM_ImportIdenticalNestedOperators)->Apply(sizes);
 
 void BM_ImportSequentialOperators(benchmark::State& state) {
   import_in_child(state, Shape::kSequential);
 }
-BENCHMARK(BM_ImportSequentialOperators)
-    ->Arg(1'000'000)
-    ->Arg(27'500'000)
-    ->Unit(benchmark::kSecond)
-    ->Iterations(1)
-    ->UseRealTime();
+BENCHMARK(BM_ImportSequentialOperators)->Apply(sizes);
 
 }  // namespace
 
