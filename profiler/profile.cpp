@@ -394,18 +394,21 @@ ApiCallScan scan_api_calls(const std::filesystem::path& path, std::int64_t strin
 
 // The rows a load without CPU operators reads (LoadOptions::cpu_operators off); a NULL kind is read to be
 // refused. PROCESS_GROUP_CALLS: LoadOptions::process_group_calls.
-static_assert(static_cast<int>(RangeKind::kCpuOp) == 1 && static_cast<int>(RangeKind::kPythonFunction) == 3);
+constexpr int kCpuOpKind = static_cast<int>(RangeKind::kCpuOp);
+constexpr int kPythonKind = static_cast<int>(RangeKind::kPythonFunction);
 std::string process_group_call_names() {
   return "name IN (SELECT id FROM strings WHERE " + vocabulary::process_group_call_sql("value") + ")";
 }
 std::string loaded_without_operators(bool process_group_calls) {
+  const std::string operators = fmt::format("kind NOT IN ({}, {}) OR kind IS NULL", kCpuOpKind, kPythonKind);
   return process_group_calls
-             ? "(kind NOT IN (1, 3) OR kind IS NULL OR (kind = 1 AND " + process_group_call_names() + "))"
-             : "(kind NOT IN (1, 3) OR kind IS NULL)";
+             ? fmt::format("({} OR (kind = {} AND {}))", operators, kCpuOpKind, process_group_call_names())
+             : "(" + operators + ")";
 }
 // The CPU operators such a load leaves out.
 std::string left_out_operators(bool process_group_calls) {
-  return process_group_calls ? "kind = 1 AND NOT " + process_group_call_names() : "kind = 1";
+  const std::string operators = fmt::format("kind = {}", kCpuOpKind);
+  return process_group_calls ? operators + " AND NOT " + process_group_call_names() : operators;
 }
 
 struct RangeScan {
