@@ -3,10 +3,14 @@
 // `meshscope PROFILE`, and the
 // GUI default job (priority 10): `meshscope` with no arguments opens the window on the Explorer with the
 // bundled sample loaded, or, when there is no display, says so and runs the command-line sample job.
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -90,12 +94,19 @@ gui::WindowOptions window_options(const ViewFlags& flags) {
   return o;
 }
 
-// With no display, a screenshot re-runs itself under xvfb-run (when installed) so that it renders real
-// frames.
-[[noreturn]] void exec_under_xvfb(const gui::WindowOptions& o, const ViewFlags& flags) {
+// With no display, a screenshot runs itself again under xvfb-run (when installed) so that it renders real
+// frames, and exits as that run did. The X authority file lives in a folder of this process, removed after:
+// left to itself, xvfb-run makes its own temporary folder and, with other runs beside it, now and then failed
+// to remove it and exited 5 ("problem while cleaning up temporary directory") whatever the view did.
+int run_under_xvfb(const gui::WindowOptions& o, const ViewFlags& flags) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string folder = std::string(tmp && *tmp ? tmp : "/tmp") + "/meshscope-xvfb-XXXXXX";
+  if (!::mkdtemp(folder.data())) throw Error("cannot make a temporary folder for xvfb-run: " + folder);
   std::vector<std::string> args = {
       "xvfb-run",
       "-a",
+      "-f",
+      folder + "/Xauthority",
       "-s",
       "-screen 0 " + std::to_string(o.width + 16) + "x" + std::to_string(o.height + 16) + "x24",
       std::filesystem::read_symlink("/proc/self/exe").string(),
@@ -113,9 +124,35 @@ gui::WindowOptions window_options(const ViewFlags& flags) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  ::setenv("MESHSCOPE_IN_XVFB", "1", 1);
-  ::execvp("xvfb-run", argv.data());
-  throw Error("could not run xvfb-run");
+  // As system(3) does: Ctrl-C reaches the run under xvfb-run (same process group), which ends, and this
+  // process then cleans up.
+  struct sigaction ignore {
+  }, old_int{}, old_quit{};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGINT, &ignore, &old_int);
+  ::sigaction(SIGQUIT, &ignore, &old_quit);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGQUIT, &old_quit, nullptr);
+    ::setenv("MESHSCOPE_IN_XVFB", "1", 1);
+    ::execvp("xvfb-run", argv.data());
+    std::fprintf(stderr, "meshscope view: could not run xvfb-run: %s\n", std::strerror(errno));
+    ::_exit(127);
+  }
+  int status = 0;
+  pid_t waited = -1;
+  if (child > 0) {
+    do {
+      waited = ::waitpid(child, &status, 0);
+    } while (waited < 0 && errno == EINTR);
+  }
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGQUIT, &old_quit, nullptr);
+  std::error_code ignored;
+  std::filesystem::remove_all(folder, ignored);
+  if (child < 0 || waited != child) throw Error("could not run xvfb-run");
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 int run_view(const ViewFlags& flags) {
@@ -129,7 +166,7 @@ int run_view(const ViewFlags& flags) {
   }
   if (!gui::has_display()) {
     const char* inside = std::getenv("MESHSCOPE_IN_XVFB");
-    if (!o.screenshot.empty() && !(inside && *inside) && on_path("xvfb-run")) exec_under_xvfb(o, flags);
+    if (!o.screenshot.empty() && !(inside && *inside) && on_path("xvfb-run")) return run_under_xvfb(o, flags);
     throw Error(
         "no display (DISPLAY and WAYLAND_DISPLAY are unset): run on a desktop, or render a screenshot with "
         "`xvfb-run -a -s \"-screen 0 1920x1080x24\" meshscope view PROFILE --screenshot out.png`");

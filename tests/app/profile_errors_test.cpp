@@ -93,7 +93,10 @@ TEST(ProfileErrors, ViewReportsTheLoadErrorOfADamagedProfile) {
   const fs::path profile = damaged_profile(dir);
   // Was: the load error was swallowed and the profile imported as an Nsight Systems export ("a meshscope
   // profile, not an Nsight Systems export").
-  const auto r = run_shell("xvfb-run -a '" + std::string(MESHSCOPE_BINARY) + "' view '" + profile.string() +
+  // The X authority file in this test's folder: xvfb-run then makes no temporary folder of its own, whose
+  // removal failed now and then with tests running beside each other (exit 5, "problem while cleaning up").
+  const std::string xvfb = "xvfb-run -a -f '" + (dir / "xauth").string() + "' ";
+  const auto r = run_shell(xvfb + "'" + std::string(MESHSCOPE_BINARY) + "' view '" + profile.string() +
                                "' --screenshot '" + (dir / "shot.png").string() + "'",
                            dir);
   EXPECT_EQ(r.status, 1) << r.err;
@@ -101,7 +104,7 @@ TEST(ProfileErrors, ViewReportsTheLoadErrorOfADamagedProfile) {
   // A FIFO is refused without reading it (was: view blocked forever).
   const fs::path fifo = dir / "pipe.msdb";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const auto f = run_shell("timeout 120 xvfb-run -a '" + std::string(MESHSCOPE_BINARY) + "' view '" +
+  const auto f = run_shell("timeout 120 " + xvfb + "'" + std::string(MESHSCOPE_BINARY) + "' view '" +
                                fifo.string() + "' --screenshot '" + (dir / "shot.png").string() + "'",
                            dir);
   EXPECT_EQ(f.status, 1) << f.err;

@@ -54,11 +54,15 @@ std::string check_screenshot(const std::filesystem::path& profile, const char* p
   const std::string env;
 #endif
   const auto err_out = std::filesystem::path(MESHSCOPE_TEST_TMP) / (stem + ".err");
-  const std::string command = env + extra_env + " xvfb-run -a -s '-screen 0 " + std::to_string(w + 64) + "x" +
-                              std::to_string(h + 64) + "x24' '" + MESHSCOPE_BINARY + "' view '" +
-                              profile.string() + "' --panel " + panel + " --size " + std::to_string(w) + "x" +
-                              std::to_string(h) + " --screenshot '" + out.string() + "' --screenshot-text '" +
-                              text_out.string() + "' > /dev/null 2> '" + err_out.string() + "'";
+  // The X authority file in this test's own folder: xvfb-run then makes no temporary folder of its own, whose
+  // removal failed now and then with tests running beside each other (exit 5, "problem while cleaning up").
+  const auto auth = std::filesystem::path(MESHSCOPE_TEST_TMP) / (stem + ".xauth");
+  const std::string command = env + extra_env + " xvfb-run -a -f '" + auth.string() + "' -s '-screen 0 " +
+                              std::to_string(w + 64) + "x" + std::to_string(h + 64) + "x24' '" +
+                              MESHSCOPE_BINARY + "' view '" + profile.string() + "' --panel " + panel +
+                              " --size " + std::to_string(w) + "x" + std::to_string(h) + " --screenshot '" +
+                              out.string() + "' --screenshot-text '" + text_out.string() +
+                              "' > /dev/null 2> '" + err_out.string() + "'";
   const int status = std::system(command.c_str());
   std::ifstream err_in(err_out);
   std::stringstream err;
