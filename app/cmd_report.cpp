@@ -848,7 +848,7 @@ void rank_breakdown_text(TextReport& t, const Analysis& a) {
 void step_rows_text(TextReport& t, const Profile& profile, const Analysis& a) {
   const TimeNs origin = profile.first_ns();
   t.line("{:>5} {:>8} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}", "rank", "step", "gpu start",
-         "gpu dur", "compute", "exposed", "mem only", "idle", "comm", "kernels");
+         "gpu dur", "compute", "exposed", "mem only", "idle", "comm", "GPU work");
   for (const RankResult& rr : a.ranks) {
     for (const auto& s : rr.steps) {
       if (s.gpu.activities == 0) {
@@ -862,7 +862,8 @@ void step_rows_text(TextReport& t, const Profile& profile, const Analysis& a) {
              s.gpu.activities);
     }
   }
-  t.line("gpu start = first GPU work of the step, ms since the profile's first event");
+  t.line("gpu start = first GPU work of the step, ms since the profile's first event;");
+  t.line("GPU work = kernels, copies and memsets launched from the step");
 }
 
 // Many rank-steps: one row per step number, mean over ranks and the slowest rank.

@@ -9,52 +9,21 @@
 #    profile must hold exactly those.
 # 2. train_step.py under `meshscope record`: eager, under CUDA graphs, and with DDP over NCCL (torchrun, one
 #    process per GPU on this machine); NVTX ranges, graph ids and collectives must be there.
-# 3. Overhead: the same steps plainly, under `meshscope record` (also with MESHSCOPE_CUPTI_ALL_APIS=1) and under
-#    torch.profiler, alternated three times.
+# 3. Overhead: tests/gpu/overhead.sh for GPU_OVERHEAD_SECONDS (default 120): plainly, under `meshscope record`
+#    (also flushing every 100 ms) and under torch.profiler, alternated round after round.
 # 4. NCCL on one GPU: nccl_self sends to itself (point-to-point runs as a profiled kernel even on one rank); the
 #    plugin must record every send and receive with its bytes and GPU times.
 # GPU_CHECK_SECTIONS="smoke train overhead nccl" (the default) picks sections.
 set -uo pipefail
 out="${1:?usage: run.sh OUT_DIR [--quick]}"
 quick="${2:-}"
-here="$(cd "$(dirname "$0")/../.." && pwd)"
-pack="$here/.gpu"
-[ -x "$pack/meshscope" ] || { echo "run.sh: $pack/meshscope missing: run tests/gpu/pack.sh first" >&2; exit 2; }
+source "$(dirname "$0")/setup.sh"
 mkdir -p "$out"
-work="$(mktemp -d)"
 results="$out/results.txt"
 : >"$results"
 : >"$out/logs.txt"
 say() { echo "$*" | tee -a "$results"; }
 want() { [[ " ${GPU_CHECK_SECTIONS:-smoke train overhead nccl} " == *" $1 "* ]]; }
-
-# The libcupti this process's PyTorch loads: the CUDA collector must use the same one (two copies of CUPTI in one
-# process do not work), so its folder goes first.
-torch_cupti="$(python3 - <<'EOF' 2>/dev/null
-import ctypes, torch
-torch.cuda.init()
-with open("/proc/self/maps") as maps:
-    paths = sorted({l.split()[-1] for l in maps if "libcupti.so" in l})
-print(paths[0] if paths else "")
-EOF
-)"
-if [ -z "$torch_cupti" ]; then
-  sites="$(python3 -c 'import site; print(*site.getsitepackages())' 2>/dev/null)"
-  # shellcheck disable=SC2086
-  torch_cupti="$(find $sites -name 'libcupti.so.1[0-9]' 2>/dev/null | head -1)"
-fi
-[ -z "$torch_cupti" ] && torch_cupti="$(find /usr/local/cuda*/ -name 'libcupti.so.1[0-9]' 2>/dev/null | head -1)"
-cupti_dir="$(dirname "${torch_cupti:-/usr/local/cuda/lib64/libcupti.so}")"
-# Only the packed libraries this machine lacks go on the path: its own SQLite, zlib, ... stay the ones its Python
-# and PyTorch were built with.
-mkdir -p "$work/lib"
-for lib in "$pack"/lib/*; do
-  ldconfig -p | grep -q "^[[:space:]]*$(basename "$lib") " || ln -s "$lib" "$work/lib/"
-done
-export LD_LIBRARY_PATH="$cupti_dir:$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PYTHONUNBUFFERED=1
-export PATH="$PATH:/usr/local/cuda/bin"
-ms="$pack/meshscope"
 
 say "== machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee -a "$results"
@@ -174,18 +143,8 @@ diagnostics "$db"
 fi
 
 if want overhead; then
-say "== 3. overhead (median step ms; plain / record / record with every API call / torch.profiler, alternated)"
-for round in 1 2 3; do
-  plain="$(timeout 120 python3 "${train[@]}" 2>>"$out/logs.txt" | tail -1)"
-  recorded="$(timeout 150 "$ms" record -q -o "$work/o$round" -- python3 "${train[@]}" 2>>"$out/logs.txt" | tail -1)"
-  all_apis="$(MESHSCOPE_CUPTI_ALL_APIS=1 timeout 150 "$ms" record -q -o "$work/a$round" -- python3 "${train[@]}" \
-    2>>"$out/logs.txt" | tail -1)"
-  profiled="$(timeout 150 python3 "${train[@]}" --torch-profiler 2>>"$out/logs.txt" | tail -1)"
-  say "round $round plain $plain"
-  say "round $round record $recorded"
-  say "round $round record-all-apis $all_apis"
-  say "round $round torch.profiler $profiled"
-done
+say "== 3. overhead: tests/gpu/overhead.sh for ${GPU_OVERHEAD_SECONDS:-120} s (its own summary below)"
+bash "$here/tests/gpu/overhead.sh" "$out" "${GPU_OVERHEAD_SECONDS:-120}" 2>&1 | grep -v '^round ' | tee -a "$results"
 fi
 
 if want nccl; then

@@ -8,9 +8,11 @@ graph. Prints one line of JSON with the step times (milliseconds, after warm-up)
     python3 train_step.py --steps 30 --warmup 10
     torchrun --nproc-per-node 1 train_step.py --ddp
     python3 train_step.py --torch-profiler      # the same steps under torch.profiler (CUDA activities)
+    python3 train_step.py --emit-nvtx           # every operator an NVTX range too, with its input shapes
 """
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -61,6 +63,7 @@ def main():
     p.add_argument("--ddp", action="store_true")
     p.add_argument("--graphs", action="store_true")
     p.add_argument("--torch-profiler", action="store_true")
+    p.add_argument("--emit-nvtx", action="store_true")
     args = p.parse_args()
 
     rank = int(os.environ.get("RANK", "0"))
@@ -106,15 +109,18 @@ def main():
         profiler = torch.profiler.profile(
             activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA])
         profiler.__enter__()
-    for i in range(args.warmup + args.steps):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        torch.cuda.nvtx.range_push("train_step")
-        run()
-        torch.cuda.nvtx.range_pop()
-        torch.cuda.synchronize()
-        if i >= args.warmup:
-            times.append((time.perf_counter() - start) * 1e3)
+    operator_ranges = (torch.autograd.profiler.emit_nvtx(record_shapes=True) if args.emit_nvtx
+                       else contextlib.nullcontext())
+    with operator_ranges:
+        for i in range(args.warmup + args.steps):
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            torch.cuda.nvtx.range_push("train_step")
+            run()
+            torch.cuda.nvtx.range_pop()
+            torch.cuda.synchronize()
+            if i >= args.warmup:
+                times.append((time.perf_counter() - start) * 1e3)
     if profiler:
         profiler.__exit__(None, None, None)
     if args.ddp:
