@@ -719,10 +719,10 @@ void View::draw_status() {
     ImGui::TextUnformatted(loaded_->source.filename().c_str());
     ImGui::SameLine();
     ImGui::TextDisabled(
-        "| %zu rank%s (world %lld) | %.3f ms | %lld kernels, %lld copies, %lld collectives, %lld "
-        "CPU ranges | %lld steps",
+        "| %zu rank%s (world %lld) | %.3f ms | %lld kernels, %lld copies, %lld memsets, %lld collectives, "
+        "%lld CPU ranges | %lld steps",
         p.ranks().size(), p.ranks().size() == 1 ? "" : "s", static_cast<long long>(p.world_size()), span_ms,
-        static_cast<long long>(c.kernel), static_cast<long long>(c.memcpy + c.memset),
+        static_cast<long long>(c.kernel), static_cast<long long>(c.memcpy), static_cast<long long>(c.memset),
         static_cast<long long>(c.collective),
         static_cast<long long>(c.cpu_op + c.annotation + c.python_function + c.nvtx + c.step +
                                c.gpu_annotation + c.other),
