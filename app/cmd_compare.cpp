@@ -30,7 +30,9 @@ using compare::kParts;
 using compare::Part;
 
 struct Options {
-  std::string path;
+  std::vector<std::string> inputs;
+  std::string path;   // the profile read
+  std::string shown;  // what messages call it: the path given, or the traces' name
   bool json = false;
   bool calibrate = false;
   unsigned threads = 0;
@@ -405,7 +407,7 @@ const bool registered = register_command(
        auto* cmd =
            root.add_subcommand("compare", "Prediction next to measurement, part by part and per step");
        auto opts = std::make_shared<Options>();
-       cmd->add_option("PROFILE", opts->path, "a meshscope profile (.msdb)")->required();
+       cmd->add_option("PROFILE", opts->inputs, kProfileInputHelp)->required();
        cmd->add_flag("--json", opts->json, "machine-readable output (keys in DESIGN.md and docs/COMPARE.md)");
        cmd->add_flag("--calibrate", opts->calibrate,
                      "fit α/β per link class and compute efficiency to the profile and show the prediction "
@@ -418,6 +420,9 @@ const bool registered = register_command(
          opts->model_given = cmd->count("--model") > 0;
          opts->hardware_given = cmd->count("--hardware") > 0;
          model::ParallelConfig parsed = parse_config(opts->config);
+         const CommandProfile given = command_profile(opts->inputs);
+         opts->path = given.path.string();
+         opts->shown = given.imported ? given.title : opts->path;
          const Profile profile =
              Profile::load(opts->path, LoadOptions{.kernel_details = false, .links = false});
          // What the profile ran (issue #13 item 4): the model, hardware and layout that flags leave out.
@@ -430,7 +435,7 @@ const bool registered = register_command(
          } else {
            std::string why;
            if (!with_model_errors([&] { return compare::inferred_model(wl, m, &why); }))
-             fail("{}: {}", opts->path, why);
+             fail("{}: {}", opts->shown, why);
            model::ModelOverrides o = opts->model.overrides;
            if (opts->config.config.seq > 0) o.seq = opts->config.config.seq;
            with_model_errors([&] { model::apply_overrides(m, o); });
@@ -442,7 +447,7 @@ const bool registered = register_command(
            const std::string gpu = wl.gpu.empty() ? std::string("is not named") : "'" + wl.gpu + "'";
            if (!opts->hardware_given && !opts->model_given)
              fail("{}: the profile's GPU {} has no hardware preset: pass --hardware NAME|FILE.toml",
-                  opts->path, gpu);
+                  opts->shown, gpu);
            hw = resolve_hardware(opts->model);
            if (!opts->hardware_given)
              hardware_warning = fmt::format(

@@ -222,8 +222,9 @@ const bool registered = register_command(
        auto* cmd =
            root.add_subcommand("diff", "What changed between two runs of a job (A = baseline, B = new)");
        auto opts = std::make_shared<Options>();
-       cmd->add_option("A", opts->a, "the baseline profile (.msdb)")->required();
-       cmd->add_option("B", opts->b, "the profile compared with it (.msdb)")->required();
+       cmd->add_option("A", opts->a, "the baseline: a profile (.msdb) or its traces (a folder, files)")
+           ->required();
+       cmd->add_option("B", opts->b, "the run compared with it: a profile or its traces")->required();
        cmd->add_flag("--json", opts->json, "machine-readable output (keys in DESIGN.md and docs/CLI.md)");
        cmd->add_option(
            "--rule", opts->rules,
@@ -231,6 +232,13 @@ const bool registered = register_command(
        cmd->add_option("--threads", opts->threads, "worker threads for the analysis (default: all cores)");
        cmd->add_option("--top", opts->top, "rows per table in the text output (default 15)");
        cmd->callback([opts] {
+         // Each side may be traces too, imported first as `view` does; then the traces' name is shown.
+         const CommandProfile given_a = command_profile({opts->a}), given_b = command_profile({opts->b});
+         const bool imported_a = given_a.imported, imported_b = given_b.imported;
+         const std::string shown_a = imported_a ? given_a.title : opts->a;
+         const std::string shown_b = imported_b ? given_b.title : opts->b;
+         opts->a = given_a.path.string();
+         opts->b = given_b.path.string();
          measure::Options options;
          for (const auto& rule : opts->rules) options.user_rules.push_back(measure::parse_rule(rule));
          options.threads = opts->threads;
@@ -243,8 +251,8 @@ const bool registered = register_command(
            auto summary_a = measure::read_summary(opts->a);
            auto summary_b = summary_a ? measure::read_summary(opts->b) : std::nullopt;
            if (summary_a && summary_b) {
-             summary_a->path = opts->a;
-             summary_b->path = opts->b;
+             summary_a->path = shown_a;
+             summary_b->path = shown_b;
              const Diff d = measure::diff_summaries(*summary_a, *summary_b);
              if (opts->json) {
                write_json(d);
@@ -271,10 +279,12 @@ const bool registered = register_command(
            analysis_a = measure::analyze(a, options);
            analysis_b = measure::analyze(b, options);
          }
-         const Diff d = [&] {
+         Diff d = [&] {
            PhaseTimer timer("diff: compare");
            return measure::diff_profiles(a, analysis_a, b, analysis_b);
          }();
+         if (imported_a) d.a.path = shown_a;
+         if (imported_b) d.b.path = shown_b;
          if (opts->json) {
            write_json(d);
          } else {

@@ -10,7 +10,7 @@
 namespace {
 
 struct Options {
-  std::string path;
+  std::vector<std::string> inputs;
   std::string format = "perfetto";
   std::string output;
 };
@@ -20,11 +20,11 @@ const bool registered = meshscope::app::register_command(
        auto* cmd =
            root.add_subcommand("export", "Write a profile as one Chrome-trace JSON for ui.perfetto.dev");
        auto opts = std::make_shared<Options>();
-       cmd->add_option("PROFILE", opts->path, "A meshscope profile (.msdb)")->required();
+       cmd->add_option("PROFILE", opts->inputs, meshscope::app::kProfileInputHelp)->required();
        cmd->add_option("--format", opts->format, "Output format")->check(CLI::IsMember({"perfetto"}));
        cmd->add_option("-o,--output", opts->output, "Output file (.json)")->required();
        cmd->callback([opts] {
-         const auto profile = meshscope::Profile::load(opts->path);
+         const auto profile = meshscope::Profile::load(meshscope::app::command_profile(opts->inputs).path);
          meshscope::export_perfetto(profile, opts->output);
          std::printf("wrote %s (%zu ranks) for ui.perfetto.dev\n", opts->output.c_str(),
                      profile.ranks().size());

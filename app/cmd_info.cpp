@@ -16,7 +16,7 @@
 namespace {
 
 struct Options {
-  std::string path;
+  std::vector<std::string> inputs;
   bool json = false;
 };
 
@@ -202,19 +202,20 @@ const bool registered = meshscope::app::register_command(
        auto* cmd =
            root.add_subcommand("info", "Ranks, devices, time span, steps and event counts of a profile");
        auto opts = std::make_shared<Options>();
-       cmd->add_option("PROFILE", opts->path, "A meshscope profile (.msdb)")->required();
+       cmd->add_option("PROFILE", opts->inputs, meshscope::app::kProfileInputHelp)->required();
        cmd->add_flag("--json", opts->json, "Machine-readable output (keys fixed in docs/CLI.md)");
        cmd->callback([opts] {
          // With summaries (written at import) info reads kilobytes: the profile's description and the
          // summaries, never the events.
-         auto description = meshscope::Profile::load(opts->path, meshscope::LoadOptions{.events = false});
-         if (const auto summary = meshscope::measure::read_summary(opts->path)) {
+         const auto path = meshscope::app::command_profile(opts->inputs).path;
+         auto description = meshscope::Profile::load(path, meshscope::LoadOptions{.events = false});
+         if (const auto summary = meshscope::measure::read_summary(path)) {
            print_info(description, &*summary, opts->json);
            return;
          }
-         print_info(meshscope::Profile::load(opts->path,
-                                             meshscope::LoadOptions{.kernel_details = false, .links = false}),
-                    nullptr, opts->json);
+         print_info(
+             meshscope::Profile::load(path, meshscope::LoadOptions{.kernel_details = false, .links = false}),
+             nullptr, opts->json);
        });
      }});
 

@@ -35,7 +35,8 @@ using measure::Breakdown;
 using measure::RankResult;
 
 struct Options {
-  std::string path;
+  std::vector<std::string> inputs;
+  std::string title;  // the header's name: the profile's file name, or the traces
   bool json = false;
   bool hta = false;
   std::vector<std::string> rules;
@@ -813,7 +814,7 @@ std::string steps_summary(const Analysis& a) {
 
 void header_text(TextReport& t, const Profile& profile, const Analysis& a, const Options& options) {
   const EventCounts& n = profile.counts();
-  t.line("meshscope report: {}", profile.path().filename().string());
+  t.line("meshscope report: {}", options.title);
   t.line("schema {}, {} rank(s) of world size {}, {}", profile.schema_version(), profile.ranks().size(),
          profile.world_size(), devices_text(profile));
   auto count = [](std::int64_t value, std::string_view noun) {
@@ -1124,7 +1125,7 @@ const bool registered = register_command(
        auto* cmd =
            root.add_subcommand("report", "Measured breakdown per rank and step, collectives, stragglers");
        auto opts = std::make_shared<Options>();
-       cmd->add_option("PROFILE", opts->path, "a meshscope profile (.msdb)")->required();
+       cmd->add_option("PROFILE", opts->inputs, kProfileInputHelp)->required();
        cmd->add_flag("--json", opts->json, "machine-readable output (keys in DESIGN.md)");
        cmd->add_flag(
            "--hta-compatible", opts->hta,
@@ -1157,7 +1158,9 @@ const bool registered = register_command(
          report.cpu_operators = opts->cpu_ops;
          report.top = opts->top;
          report.streaming = opts->stream;
-         const measure::ReportAnalysis input = measure::analyze_for_report(opts->path, report);
+         const CommandProfile given = command_profile(opts->inputs);
+         opts->title = given.title;
+         const measure::ReportAnalysis input = measure::analyze_for_report(given.path, report);
          const Profile& profile = input.profile;
          const Analysis& analysis = input.analysis;
          if (opts->json) {

@@ -1,8 +1,10 @@
 #include "app/command.hpp"
 
 #include "analysis/model/presets.hpp"
+#include "job/profile_input.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <utility>
 
@@ -66,6 +68,21 @@ int& exit_code() {
 
 std::string bundled_sample_path() {
   return (model::assets_dir() / "sample" / "sample_job").string();
+}
+
+CommandProfile command_profile(const std::vector<std::string>& inputs) {
+  const std::vector<std::filesystem::path> sources(inputs.begin(), inputs.end());
+  const ProfileInput input = profile_input(sources);
+  if (input.imported) {
+    // Standard error, so that --json output stays one document.
+    std::fprintf(stderr, "meshscope: imported %s into %s\n", sources_title(sources).c_str(),
+                 input.profile.c_str());
+  }
+  if (!input.summaries_error.empty())
+    std::fprintf(stderr, "meshscope: note: %s; the profile is read without them\n",
+                 input.summaries_error.c_str());
+  return {input.profile, input.imported ? sources_title(sources) : input.profile.filename().string(),
+          input.imported};
 }
 
 }  // namespace meshscope::app

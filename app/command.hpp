@@ -2,6 +2,7 @@
 // registers itself at start-up, so commands can be added without touching main.cpp.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -41,5 +42,20 @@ bool has_command(const std::string& name);
 
 // Path of the bundled sample job (assets/sample/sample_job under model::assets_dir()).
 std::string bundled_sample_path();
+
+// The profile to load for what a command was given: a profile as it is; traces, a folder of traces, an Nsight
+// Systems export or several files of one job imported first into the user's cache, as `view` does
+// (job/profile_input.hpp), with one line on standard error saying where.
+struct CommandProfile {
+  std::filesystem::path path;  // the profile to load
+  std::string title;           // what the user gave: the profile's file name, or the traces' (sources_title)
+  bool imported = false;       // traces imported into the cache
+};
+CommandProfile command_profile(const std::vector<std::string>& inputs);
+
+// The help text of a command's inputs.
+inline constexpr const char* kProfileInputHelp =
+    "A meshscope profile (.msdb), or traces to import first: Kineto JSON files, a folder of them, an Nsight "
+    "Systems export";
 
 }  // namespace meshscope::app

@@ -24,6 +24,7 @@
 #include "analysis/model/presets.hpp"
 #include "app/gui/lazy_ranks.hpp"
 #include "collectors/import/import.hpp"
+#include "job/profile_input.hpp"
 #include "profiler/error.hpp"
 #include "profiler/output_file.hpp"
 #include "profiler/parallel.hpp"
@@ -82,10 +83,6 @@ bool is_sqlite(const std::filesystem::path& path) {
   char header[16] = {};
   in.read(header, sizeof header);
   return in.gcount() == 16 && std::string_view(header, 15) == "SQLite format 3";
-}
-
-std::filesystem::path cache_dir() {
-  return user_cache_dir() / "view";
 }
 
 std::filesystem::path config_file() {
@@ -285,18 +282,13 @@ std::unique_ptr<LoadedProfile> load_profile(
   }
   {
     report(0.0, "importing");
-    std::filesystem::create_directories(cache_dir());
-    std::string key;  // the cache file is named after every source
-    for (const auto& s : sources) key += std::filesystem::absolute(s).lexically_normal().string() + "\n";
-    char name[64];
-    std::snprintf(name, sizeof name, "%016zx.msdb", std::hash<std::string>{}(key));
-    msdb = cache_dir() / (source.stem().string() + (sources.size() > 1 ? "-job-" : "-") + name);
     ImportOptions options;
     options.progress = [&](double f) { report(kImportShare * f, "importing"); };
     options.files_done = files;
-    const auto t = Clock::now();
-    import_traces(sources, msdb, options);
-    import_s = seconds_since(t);
+    // As every command imports what it is given: the same cache file, with the summaries.
+    const ProfileInput imported = import_to_cache(sources, options);
+    msdb = imported.profile;
+    import_s = imported.import_s;
   }
   report(kImportShare, "loading profile");
   auto t = Clock::now();
