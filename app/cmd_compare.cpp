@@ -33,6 +33,8 @@ struct Options {
   std::vector<std::string> inputs;
   std::string path;   // the profile read
   std::string shown;  // what messages call it: the path given, or the traces' name
+  std::string
+      title;  // what the text output's first line calls it: the profile's file name, or the traces' name
   bool json = false;
   bool calibrate = false;
   unsigned threads = 0;
@@ -253,13 +255,13 @@ void write_json(const Profile& profile, const Comparison& c, const model::ModelS
 // ---------------------------------------------------------------------------------------------------------------
 // Text
 
-void write_text(const Profile& profile, const Comparison& c, const model::ModelSpec& m,
+// TITLE: what the user gave (the profile's file name, or the traces').
+void write_text(const std::string& title, const Comparison& c, const model::ModelSpec& m,
                 const model::HardwareSpec& hw, const Inferred& inferred) {
   std::string out;
   const auto& cfg = c.config;
-  out += fmt::format("meshscope compare: {} ({} of {} ranks) vs {} on {} x {}\n",
-                     profile.path().filename().string(), c.profile_ranks, c.world_size, m.name, cfg.gpus,
-                     hw.name);
+  out += fmt::format("meshscope compare: {} ({} of {} ranks) vs {} on {} x {}\n", title, c.profile_ranks,
+                     c.world_size, m.name, cfg.gpus, hw.name);
   if (inferred.model || inferred.hardware || !inferred.layout.empty()) {
     std::vector<std::string> what;
     if (inferred.model) what.push_back("model");
@@ -423,6 +425,7 @@ const bool registered = register_command(
          const CommandProfile given = command_profile(opts->inputs);
          opts->path = given.path.string();
          opts->shown = given.imported ? given.title : opts->path;
+         opts->title = given.title;
          const Profile profile =
              Profile::load(opts->path, LoadOptions{.kernel_details = false, .links = false});
          // What the profile ran (issue #13 item 4): the model, hardware and layout that flags leave out.
@@ -503,7 +506,7 @@ const bool registered = register_command(
              std::fprintf(stderr, "meshscope compare: warning: %s\n", w.c_str());
            write_json(profile, c, m, hw, inferred);
          } else {
-           write_text(profile, c, m, hw, inferred);
+           write_text(opts->title, c, m, hw, inferred);
          }
        });
      }});

@@ -48,8 +48,10 @@ std::filesystem::path import_cache_path(const std::vector<std::filesystem::path>
   const std::filesystem::path& first = sources.front();
   // A folder given as "dir/" has an empty file name: name the file after the folder itself.
   const std::filesystem::path named = first.has_filename() ? first : first.parent_path();
+  std::string stem = named.stem().string();
+  if (named.extension() == ".gz" && stem.ends_with(".json")) stem.resize(stem.size() - 5);  // rank0.json.gz
   return user_cache_dir() / "view" /
-         fmt::format("{}{}{:016x}.msdb", named.stem().string(), sources.size() > 1 ? "-job-" : "-",
+         fmt::format("{}{}{:016x}.msdb", stem, sources.size() > 1 ? "-job-" : "-",
                      std::hash<std::string>{}(key));
 }
 

@@ -107,8 +107,17 @@ TEST(ProfileInput, EveryCommandTakesTracesAsViewDoes) {
       meshscope("export '" + kNsys.string() + "' -o '" + (dir / "saxpy.json").string() + "'", cache);
   ASSERT_EQ(exported.status, 0) << exported.err;
   EXPECT_TRUE(fs::is_regular_file(dir / "saxpy.json"));
-  // The folder given twice (with and without "/"), the export, and the second folder: three imports.
-  EXPECT_EQ(cached_profiles(cache), 3u);
+  // A compressed trace: named as given; its cache file without ".json".
+  const fs::path qwen =
+      fs::path(MESHSCOPE_SHARED_DIR) / "traces/tracelens/h100_qwen1.5_0.5b_inference.json.gz";
+  const CommandRun compare = meshscope("compare '" + qwen.string() + "'", cache);
+  ASSERT_EQ(compare.status, 0) << compare.err;
+  EXPECT_EQ(compare.out.rfind("meshscope compare: h100_qwen1.5_0.5b_inference.json.gz (1 of 1 ranks)", 0), 0u)
+      << compare.out;
+  EXPECT_EQ(meshscope::import_cache_path({qwen}).filename().string().rfind("h100_qwen1.5_0.5b_inference-", 0),
+            0u);
+  // The folder given twice (with and without "/"), the export, the second folder and the trace: four imports.
+  EXPECT_EQ(cached_profiles(cache), 4u);
 }
 
 TEST(ProfileInput, ATraceThatDoesNotImportSaysWhyAndLeavesNothing) {
