@@ -141,7 +141,7 @@ void write_json(const Profile& profile, const Comparison& c, const model::ModelS
   j.field("micro_batches", cfg.micro_batches()).field("seq", cfg.seq).field("zero", cfg.zero);
   j.field("recompute", model::to_string(cfg.recompute)).field("schedule", model::to_string(cfg.schedule));
   j.field("virtual_stages", cfg.virtual_stages).field("precision", model::to_string(cfg.precision));
-  j.field("sequence_parallel", cfg.sp());
+  j.field("mode", model::to_string(cfg.mode)).field("sequence_parallel", cfg.sp());
   j.key("defaulted").begin_array();
   for (const auto& name : cfg.defaulted) j.value(name);
   j.end_array();
@@ -485,6 +485,21 @@ const bool registered = register_command(
              inferred.layout.push_back("global_batch");
            }
          }
+         // Training or inference: what the profile ran. An inference trace is never compared with a training
+         // step, nor the reverse.
+         if (wl.training) {
+           const model::Mode ran = *wl.training ? model::Mode::kTraining : model::Mode::kInference;
+           if (!parsed.mode_set) {
+             parsed.mode = ran;
+             inferred.layout.push_back("mode");
+           } else if (parsed.mode != ran) {
+             fail("{}: the profile ran {}, so it is not compared with {}: leave out --mode or pass --mode {}",
+                  opts->shown,
+                  *wl.training ? "training steps (backward operators recorded)"
+                               : "inference (forward passes only, no backward operator recorded)",
+                  *wl.training ? "inference" : "a training step", model::to_string(ran));
+           }
+         }
          // --gpus defaults to the profile's world size (DESIGN.md: missing choices get sensible defaults).
          if (parsed.gpus == 0 && parsed.dp == 0) parsed.gpus = static_cast<int>(profile.world_size());
          const model::ParallelConfig config =
@@ -495,12 +510,6 @@ const bool registered = register_command(
          Comparison c = with_model_errors(
              [&] { return compare::compare(profile, analysis, m, hw, config, eff, opts->calibrate); });
          if (!hardware_warning.empty()) c.warnings.insert(c.warnings.begin(), hardware_warning);
-         if (wl.training && !*wl.training) {
-           c.warnings.insert(
-               c.warnings.begin(),
-               "the profile ran forward passes only (no backward operator recorded: inference); the "
-               "prediction is of a training step (forward, backward, optimizer)");
-         }
          if (opts->json) {
            for (const auto& w : c.warnings)
              std::fprintf(stderr, "meshscope compare: warning: %s\n", w.c_str());

@@ -46,6 +46,7 @@ const bool registered = register_command(
          o.seq = parsed.seq;
          o.top = opts->top;
          o.precision = parsed.precision;
+         o.mode = parsed.mode;
          o.keep_not_fitting = opts->all;
          const model::SearchResult r = with_model_errors([&] { return model::search(m, hw, eff, o); });
          const double ms =

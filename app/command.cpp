@@ -1,5 +1,7 @@
 #include "app/command.hpp"
 
+#include <unistd.h>
+
 #include "analysis/model/presets.hpp"
 #include "job/profile_input.hpp"
 
@@ -73,8 +75,9 @@ std::string bundled_sample_path() {
 CommandProfile command_profile(const std::vector<std::string>& inputs) {
   const std::vector<std::filesystem::path> sources(inputs.begin(), inputs.end());
   const ProfileInput input = profile_input(sources);
-  if (input.imported) {
-    // Standard error, so that --json output stays one document.
+  if (input.imported && ::isatty(STDERR_FILENO) == 1) {
+    // On a terminal only, so that a script's standard error holds nothing but a failure's one line (and on
+    // standard error, so that --json output stays one document).
     std::fprintf(stderr, "meshscope: imported %s into %s\n", sources_title(sources).c_str(),
                  input.profile.c_str());
   }

@@ -45,7 +45,7 @@ std::string bundled_sample_path();
 
 // The profile to load for what a command was given: a profile as it is; traces, a folder of traces, an Nsight
 // Systems export or several files of one job imported first into the user's cache, as `view` does
-// (job/profile_input.hpp), with one line on standard error saying where.
+// (job/profile_input.hpp), with one line on standard error saying where when it is a terminal.
 struct CommandProfile {
   std::filesystem::path path;  // the profile to load
   std::string title;           // what the user gave: the profile's file name, or the traces' (sources_title)

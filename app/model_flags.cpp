@@ -95,6 +95,10 @@ void add_config_flags(CLI::App& cmd, ConfigFlags& f, bool with_layout) {
   cmd.add_option("--precision", f.precision,
                  "bf16|fp8 (per-tensor scaling)|fp8-block (MXFP8, block scaling)|nvfp4 (default bf16)")
       ->group("CONFIG");
+  cmd.add_option("--mode", f.mode,
+                 "training (forward, backward, optimizer) | inference (forward passes only, as a prefill); "
+                 "default training, or what a profile ran")
+      ->group("CONFIG");
 }
 
 void add_assumption_flags(CLI::App& cmd, AssumptionFlags& f) {
@@ -160,6 +164,7 @@ model::ParallelConfig parse_config(const ConfigFlags& f) {
     if (!f.recompute.empty()) c.recompute = model::parse_recompute(f.recompute), c.recompute_set = true;
     if (!f.schedule.empty()) c.schedule = model::parse_schedule(f.schedule), c.schedule_set = true;
     c.precision = model::parse_precision(f.precision);
+    if (!f.mode.empty()) c.mode = model::parse_mode(f.mode), c.mode_set = true;
     if (f.sequence_parallel == "on") {
       c.sequence_parallel = 1;
     } else if (f.sequence_parallel == "off") {
@@ -229,6 +234,7 @@ std::string describe_layout(const model::ParallelConfig& c) {
   if (c.last_stage_layers >= 0) s += fmt::format(" last-stage-layers={}", c.last_stage_layers);
   if (c.offload_layers > 0) s += fmt::format(" cpu-offload-layers={}", c.offload_layers);
   if (c.sp()) s += " sp";
+  if (c.inference()) s += " inference";
   return s;
 }
 
@@ -291,6 +297,7 @@ void write_prediction(JsonWriter& json, const model::Prediction& p, const model:
   json.end_array();
   json.field("pacing_stage", p.pacing_stage);
   json.field("precision", model::to_string(c.precision));
+  json.field("mode", model::to_string(c.mode));
   json.field("sequence_parallel", c.sp());
   json.key("defaulted").begin_array();
   for (const auto& name : c.defaulted) json.value(name);

@@ -322,9 +322,15 @@ Comparison compare(const Profile& profile, const measure::Analysis& analysis, co
         "no step markers (ProfilerStep or NVTX steps) in the profile: each rank's whole GPU span is taken as "
         "one step, which overstates the step time if several iterations were traced");
   }
-  out.notes.push_back(
-      "measured compute holds the recomputed forward and the optimizer kernels too: the prediction's "
-      "compute, recompute and optimizer are compared as one row");
+  if (config.inference()) {
+    out.notes.push_back(
+        "an inference step: the prediction is of the forward passes alone (no backward, no optimizer), at the "
+        "measured batch and sequence");
+  } else {
+    out.notes.push_back(
+        "measured compute holds the recomputed forward and the optimizer kernels too: the prediction's "
+        "compute, recompute and optimizer are compared as one row");
+  }
   out.notes.push_back(
       "measured idle includes data loading, host overhead and synchronisation waits, not only the pipeline "
       "bubble it is compared with");

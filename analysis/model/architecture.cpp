@@ -88,12 +88,34 @@ double logits_flops_per_token(const ModelSpec& m) {
   return 2.0 * m.vocab * double(m.hidden);
 }
 
-StepFlops step_flops(const ModelSpec& m, double tokens, int seq, Recompute recompute) {
+namespace {
+
+struct ForwardPerToken {
+  double layers_linear = 0, attention = 0, total = 0;
+};
+
+ForwardPerToken forward_per_token(const ModelSpec& m, int seq) {
   const ParameterCounts c = count_parameters(m);
-  const double layers_linear = c.dense_layer_count * linear_flops_per_token(m, false) +
-                               c.moe_layer_count * linear_flops_per_token(m, true);
-  const double attention = m.layers * attention_flops_per_token(m, seq);
-  const double forward = layers_linear + attention + logits_flops_per_token(m);
+  ForwardPerToken f;
+  f.layers_linear = c.dense_layer_count * linear_flops_per_token(m, false) +
+                    c.moe_layer_count * linear_flops_per_token(m, true);
+  f.attention = m.layers * attention_flops_per_token(m, seq);
+  f.total = f.layers_linear + f.attention + logits_flops_per_token(m);
+  return f;
+}
+
+}  // namespace
+
+StepFlops forward_flops(const ModelSpec& m, double tokens, int seq) {
+  StepFlops f;
+  f.model = f.hardware = forward_per_token(m, seq).total * tokens;
+  return f;
+}
+
+StepFlops step_flops(const ModelSpec& m, double tokens, int seq, Recompute recompute) {
+  const ForwardPerToken per_token = forward_per_token(m, seq);
+  const double layers_linear = per_token.layers_linear, attention = per_token.attention;
+  const double forward = per_token.total;
   StepFlops f;
   // Narayanan et al. 2021 eq. (3): backward = 2 x forward, so a step costs 3 x forward (6ND + attention).
   f.model = 3.0 * forward * tokens;

@@ -43,5 +43,9 @@ struct StepFlops {
 };
 // FLOPs of one training step on all GPUs for `tokens` tokens of length `seq`.
 StepFlops step_flops(const ModelSpec& model, double tokens, int seq, Recompute recompute);
+// FLOPs of the forward passes of an inference step (a prefill) over `tokens` tokens of length `seq`: the
+// training step's forward alone, a third of step_flops without recompute (about 2N per token, Kaplan et al.
+// 2020 §2.1, plus attention and the output layer).
+StepFlops forward_flops(const ModelSpec& model, double tokens, int seq);
 
 }  // namespace meshscope::model

@@ -93,6 +93,9 @@ struct StageMemoryInputs {
   double layer_act = 0;
 };
 
+MemoryBreakdown inference_stage_memory(const StageMemoryInputs& in, int stage, int layers,
+                                       double weight_bytes);
+
 // Memory of pipeline stage STAGE holding LAYERS transformer layers (MOE_LAYERS of them MoE).
 MemoryBreakdown stage_memory(const StageMemoryInputs& in, int stage, int layers, int moe_layers) {
   const ModelSpec& m = in.m;
@@ -125,6 +128,7 @@ MemoryBreakdown stage_memory(const StageMemoryInputs& in, int stage, int layers,
   mb.optimizer = d.optimizer + e.optimizer;
   const double s = double(c.seq) / c.cp;
   const double b = c.micro_batch;
+  if (c.inference()) return inference_stage_memory(in, stage, layers, mb.params);
   const double sp = c.sp() ? t : 1.0;
   const double inflight = inflight_micro_batches(c, stage);
   // Offloaded layers (Megatron-Core cpu_offloading_num_layers) keep their activations in host memory; the
@@ -150,7 +154,35 @@ MemoryBreakdown stage_memory(const StageMemoryInputs& in, int stage, int layers,
   return mb;
 }
 
+// Inference (a prefill): the weights (WEIGHT_BYTES on this GPU), no gradients or optimizer state; the KV
+// cache of the micro-batches in flight on the stage's layers; one layer's activations at a time (nothing is
+// kept for a backward pass), and on the last stage the BF16 logits.
+MemoryBreakdown inference_stage_memory(const StageMemoryInputs& in, int stage, int layers,
+                                       double weight_bytes) {
+  const ModelSpec& m = in.m;
+  const ParallelConfig& c = in.c;
+  MemoryBreakdown mb;
+  mb.params = weight_bytes;
+  const double s = double(c.seq) / c.cp;
+  const double b = c.micro_batch;
+  const double inflight = std::min<double>(c.micro_batches(), c.pp);
+  mb.activations = kv_cache_bytes_per_token(m) / c.tp * layers / std::max(1, m.layers) * s * b * inflight;
+  if (layers > 0) mb.activations += in.layer_act;
+  if (stage == c.pp - 1) mb.activations += 2.0 * s * b * m.vocab / c.tp;
+  mb.other = in.eff.reserved_bytes;
+  mb.capacity = in.hw.hbm_capacity_gib * double(1ull << 30);
+  mb.stage = stage;
+  return mb;
+}
+
 }  // namespace
+
+double kv_cache_bytes_per_token(const ModelSpec& m) {
+  // Keys and values of every layer in BF16 (Kwon et al. 2023, vLLM §3: 2 x layers x hidden x 2 B per token
+  // with one head per query head; grouped-query attention keeps kv_heads of them, MLA its compressed latent).
+  if (m.is_mla()) return double(m.layers) * (m.kv_lora_rank + m.qk_rope_dim) * 2.0;
+  return 2.0 * m.layers * double(m.kv_heads) * m.head_size() * 2.0;
+}
 
 MemoryBreakdown memory_per_gpu(const ModelSpec& m, const HardwareSpec& hw, const ParallelConfig& c,
                                const Efficiencies& eff) {

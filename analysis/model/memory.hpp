@@ -19,6 +19,9 @@ struct MemoryBreakdown {  // bytes per GPU on the most loaded pipeline stage
   bool fits() const { return total() <= capacity; }
 };
 
+// Bytes of the KV cache per token of context on all layers, unsharded (BF16 keys and values).
+double kv_cache_bytes_per_token(const ModelSpec& m);
+
 // Bytes of weights, gradients and optimizer state per parameter before ZeRO sharding.
 struct StateBytesPerParam {
   double weights = 2;

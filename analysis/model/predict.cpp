@@ -85,13 +85,15 @@ void stage_compute(Context& x, StageWork& s) {
   const int dense = s.layers - s.moe_layers;
   const int bf16_moe = std::min(s.bf16_layers, s.moe_layers);
   const int bf16_dense = s.bf16_layers - bf16_moe;
+  // Inference runs the forward alone (and never recomputes: resolve() refuses recompute with it).
+  const double backward = x.c.inference() ? 0.0 : 1.0;
   auto add = [&](const LayerTimes& lt, double count) {
     s.mb.forward += count * lt.forward();
-    s.mb.backward += count * lt.backward();
-    s.gemm += count * (lt.gemm_fwd + lt.gemm_bwd);
-    s.attention += count * (lt.attention_fwd + lt.attention_bwd);
-    s.elementwise += count * (lt.elementwise_fwd + lt.elementwise_bwd);
-    s.quantize += count * (lt.quantize_fwd + lt.quantize_bwd);
+    s.mb.backward += backward * count * lt.backward();
+    s.gemm += count * (lt.gemm_fwd + backward * lt.gemm_bwd);
+    s.attention += count * (lt.attention_fwd + backward * lt.attention_bwd);
+    s.elementwise += count * (lt.elementwise_fwd + backward * lt.elementwise_bwd);
+    s.quantize += count * (lt.quantize_fwd + backward * lt.quantize_bwd);
     // Full recompute repeats each layer's forward before its backward; selective repeats the attention core
     // (Korthikanti et al. 2022 §5 / Table 4).
     if (x.c.recompute == Recompute::kFull) s.mb.recompute += count * lt.forward();
@@ -104,8 +106,8 @@ void stage_compute(Context& x, StageWork& s) {
   if (s.index == x.c.pp - 1) {
     // Output projection and cross-entropy (Narayanan et al. 2021 eq. 3: 2Vh FLOPs per token, backward 2x).
     s.mb.forward += x.logits_fwd;
-    s.mb.backward += 2.0 * x.logits_fwd;
-    s.logits = 3.0 * x.logits_fwd;
+    s.mb.backward += backward * 2.0 * x.logits_fwd;
+    s.logits = (1.0 + backward * 2.0) * x.logits_fwd;
   }
 }
 
@@ -121,10 +123,15 @@ double tp_per_layer(const Context& x, const Link& intra, const Link& inter) {
   return 2.0 * hierarchical_time(Collective::kAllReduce, act_bytes, g, intra, inter);
 }
 
+// Forward, backward (, recompute); inference the forward alone.
+double tp_passes(const ParallelConfig& c) {
+  if (c.inference()) return 1.0;
+  return c.recompute == Recompute::kFull ? 3.0 : 2.0;
+}
+
 void tensor_parallel(Context& x, StageWork& s) {
   if (x.c.tp <= 1) return;
-  const double passes = x.c.recompute == Recompute::kFull ? 3.0 : 2.0;  // forward, backward (, recompute)
-  s.tp_raw = passes * tp_per_layer(x, x.intra, x.inter) * s.layers;
+  s.tp_raw = tp_passes(x.c) * tp_per_layer(x, x.intra, x.inter) * s.layers;
   // Overlap (Transformer Engine userbuffers, Megatron-Core --tp-comm-overlap; Wang et al. 2023, "Overlap
   // communication with dependent computation"): the collectives are pipelined with the GEMMs next to them, so
   // overlap_tp of the stage's GEMM time can hide them.
@@ -148,8 +155,9 @@ double cp_step(const Context& x, const Link& intra, const Link& inter) {
 void context_parallel(Context& x, StageWork& s) {
   if (x.c.cp <= 1) return;
   const double fwd = (x.c.cp - 1) * cp_step(x, x.intra, x.inter);
-  const double bwd = 2.0 * fwd;
-  const double layer_attention = s.layers > 0 ? s.attention / 3.0 / s.layers : 0.0;  // forward, one layer
+  const double bwd = x.c.inference() ? 0.0 : 2.0 * fwd;
+  // s.attention holds forward + backward (2 x forward) in training, the forward alone in inference.
+  const double layer_attention = s.layers > 0 ? s.attention / (x.c.inference() ? 1.0 : 3.0) / s.layers : 0.0;
   const double hidden_fwd = x.eff.overlap_cp * layer_attention;
   const double exposed = std::max(0.0, fwd - hidden_fwd) + std::max(0.0, bwd - 2.0 * hidden_fwd);
   s.cp_raw = (fwd + bwd) * s.layers;
@@ -162,7 +170,8 @@ void context_parallel(Context& x, StageWork& s) {
 double ep_per_layer(const Context& x, const Link& intra, const Link& inter) {
   const GroupShape g = group_shape(x.c.ep, x.c.tp * x.c.cp, x.G);
   const double bytes = x.tokens / (x.c.sp() ? x.c.tp : 1.0) * x.m.top_k * x.m.hidden * 2.0;
-  return 4.0 * hierarchical_time(Collective::kAllToAll, bytes * x.eff.moe_imbalance, g, intra, inter);
+  const double calls = x.c.inference() ? 2.0 : 4.0;  // dispatch and combine, forward (and backward)
+  return calls * hierarchical_time(Collective::kAllToAll, bytes * x.eff.moe_imbalance, g, intra, inter);
 }
 
 void expert_parallel(Context& x, StageWork& s) {
@@ -180,7 +189,8 @@ void pipeline_p2p(Context& x) {
   const Link& link = stride >= x.G ? x.inter : x.intra;
   const double bytes = x.tokens * x.m.hidden * 2.0 / x.c.tp;
   x.out.micro_batch.p2p = collective_time(Collective::kSendRecv, bytes, 2, link);
-  const double transfers = 2.0 * (double(x.v) * x.micro + x.c.pp - 1.0);
+  // Activations forward and (training) their gradients backward.
+  const double transfers = (x.c.inference() ? 1.0 : 2.0) * (double(x.v) * x.micro + x.c.pp - 1.0);
   x.out.comm.pp = transfers * x.out.micro_batch.p2p;
   x.out.time.pp_p2p_exposed = (1.0 - x.eff.overlap_pp) * x.out.comm.pp;
   x.term("pp_p2p_exposed", "pipeline sends", x.out.time.pp_p2p_exposed,
@@ -296,6 +306,7 @@ StageTail stage_tail(const Context& x, const StageWork& s) {
   const ParallelConfig& c = x.c;
   const StageParams p = stage_params(x, s);
   StageTail t;
+  if (c.inference()) return t;  // no gradients to reduce, no optimizer step
   // Gradients are reduced (and ZeRO state sharded) over the dp x cp ranks that hold the same weights
   // (Megatron-Core data-parallel group with context parallel); rank order TP, CP, DP puts them tp apart.
   t.replicas = c.dp * c.cp;
@@ -329,7 +340,10 @@ void explain_dp(Context& x, const StageTail& t, size_t stage) {
   };
   emit(t.dense, t.replicas, "");
   emit(t.experts, t.replicas / x.c.ep, "expert ");
-  if (t.dense.count + t.experts.count == 0)
+  if (x.c.inference())
+    x.term("dp_exposed", "data-parallel gradients / weights", 0.0,
+           "inference: no gradients, no optimizer step", fmt::format("dp {} cp {}", x.c.dp, x.c.cp));
+  else if (t.dense.count + t.experts.count == 0)
     x.term("dp_exposed", "data-parallel gradients / weights", 0.0, "no data-parallel replicas",
            fmt::format("dp {} cp {}", x.c.dp, x.c.cp));
 }
@@ -403,7 +417,7 @@ void explain_comm(Context& x, const StageWork& s) {
     return fmt::format("alpha part {:.3g} ms, beta part {:.3g} ms per micro-batch",
                        (with_alpha - without) * 1e3, without * 1e3);
   };
-  const double passes = x.c.recompute == Recompute::kFull ? 3.0 : 2.0;
+  const double passes = tp_passes(x.c);
   if (x.c.tp > 1)
     x.term("tp_exposed", x.c.sp() ? "TP all-gather + reduce-scatter" : "TP all-reduce",
            x.micro * s.mb.tp_exposed,
@@ -414,15 +428,20 @@ void explain_comm(Context& x, const StageWork& s) {
                        x.eff.overlap_tp));
   if (x.c.cp > 1)
     x.term("cp_exposed", "ring-attention K/V exchange", x.micro * s.mb.cp_exposed,
-           "m x layers x 3 (cp - 1) x send(alpha, S / B) minus the attention it hides behind",
+           x.c.inference()
+               ? "m x layers x (cp - 1) x send(alpha, S / B) minus the attention it hides behind"
+               : "m x layers x 3 (cp - 1) x send(alpha, S / B) minus the attention it hides behind",
            fmt::format("cp {} overlap_cp {}", x.c.cp, x.eff.overlap_cp));
   if (x.m.is_moe() && x.c.ep > 1)
-    x.term("ep_exposed", "MoE dispatch + combine all-to-all", x.micro * s.mb.ep_exposed,
-           "m x MoE layers x 4 x all_to_all(alpha, top_k tokens h 2 B x imbalance / B) x (1 - overlap_ep)",
-           fmt::format("ep {} MoE layers {} imbalance {}; {}; overlap_ep {}", x.c.ep, s.moe_layers,
-                       x.eff.moe_imbalance,
-                       split(s.ep_raw, s.moe_layers * ep_per_layer(x, no_alpha_intra, no_alpha_inter)),
-                       x.eff.overlap_ep));
+    x.term(
+        "ep_exposed", "MoE dispatch + combine all-to-all", x.micro * s.mb.ep_exposed,
+        x.c.inference()
+            ? "m x MoE layers x 2 x all_to_all(alpha, top_k tokens h 2 B x imbalance / B) x (1 - overlap_ep)"
+            : "m x MoE layers x 4 x all_to_all(alpha, top_k tokens h 2 B x imbalance / B) x (1 - overlap_ep)",
+        fmt::format("ep {} MoE layers {} imbalance {}; {}; overlap_ep {}", x.c.ep, s.moe_layers,
+                    x.eff.moe_imbalance,
+                    split(s.ep_raw, s.moe_layers * ep_per_layer(x, no_alpha_intra, no_alpha_inter)),
+                    x.eff.overlap_ep));
 }
 
 void compose(Context& x, const std::vector<StageWork>& stages) {
@@ -475,7 +494,8 @@ void throughput(Context& x) {
   const ParallelConfig& c = x.c;
   out.step_time_s = out.time.total();
   const double global_tokens = double(c.global_batch) * c.seq;
-  const StepFlops flops = step_flops(x.m, global_tokens, c.seq, c.recompute);
+  const StepFlops flops = c.inference() ? forward_flops(x.m, global_tokens, c.seq)
+                                        : step_flops(x.m, global_tokens, c.seq, c.recompute);
   out.model_flops = flops.model;
   out.hardware_flops = flops.hardware;
   out.peak_flops = x.recipe.peak_flops;

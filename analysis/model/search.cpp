@@ -44,7 +44,12 @@ SearchResult search(const ModelSpec& m, const HardwareSpec& hw, const Efficienci
   c.global_batch = batch;
   c.seq = result.seq;
   c.precision = o.precision;
+  c.mode = o.mode;
   c.recompute_set = c.schedule_set = true;
+  const bool training = o.mode == Mode::kTraining;
+  const std::vector<Recompute> recomputes =
+      training ? std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}
+               : std::vector<Recompute>{Recompute::kNone};
 
   // Every PP up to the layer count: stages need not divide the layers evenly (pipeline.hpp spreads them).
   std::vector<int> pipeline_sizes;
@@ -66,10 +71,11 @@ SearchResult search(const ModelSpec& m, const HardwareSpec& hw, const Efficienci
           for (int micro_batch : o.micro_batches) {
             if (batch % (dp * micro_batch) != 0) continue;
             const int micro = batch / (dp * micro_batch);
-            for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {
-              for (Recompute recompute : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+            for (int zero = 0; zero <= (dp > 1 && training ? 3 : 0); ++zero) {
+              for (Recompute recompute : recomputes) {
                 for (Schedule schedule : {Schedule::k1F1B, Schedule::kGPipe, Schedule::kInterleaved}) {
-                  if (pp == 1 && schedule != Schedule::k1F1B) continue;
+                  // A forward-only pipeline has one schedule (the forward passes one after the other).
+                  if ((pp == 1 || !training) && schedule != Schedule::k1F1B) continue;
                   const int per_stage = m.layers / pp;  // the fewest layers a stage holds
                   const int v_max =
                       schedule == Schedule::kInterleaved ? std::min(per_stage, o.max_virtual_stages) : 1;

@@ -15,6 +15,7 @@ struct SearchOptions {
   int seq = 0;           // 0 = the model's
   int top = 10;          // how many layouts to keep
   Precision precision = Precision::kBF16;
+  Mode mode = Mode::kTraining;  // inference: no ZeRO stage, no recompute, one schedule (forward only)
   std::vector<int> micro_batches = {1, 2, 4, 8};
   int max_virtual_stages = 8;
   bool keep_not_fitting = false;  // rank layouts that do not fit too (marked fits = false)

@@ -62,6 +62,16 @@ std::string_view to_string(StateBytes value) {
   return value == StateBytes::k18 ? "18" : "16";
 }
 
+std::string_view to_string(Mode value) {
+  return value == Mode::kInference ? "inference" : "training";
+}
+
+Mode parse_mode(std::string_view text) {
+  if (text == "training") return Mode::kTraining;
+  if (text == "inference") return Mode::kInference;
+  invalid(fmt::format("--mode {}: use training or inference", text));
+}
+
 Recompute parse_recompute(std::string_view text) {
   if (text == "none") return Recompute::kNone;
   if (text == "selective") return Recompute::kSelective;
@@ -284,7 +294,15 @@ ParallelConfig resolve(ParallelConfig c, const ModelSpec& m, const HardwareSpec&
     c.global_batch = std::max(unit, (wanted + unit - 1) / unit * unit);
     note(c, "global_batch");
   }
-  if (c.zero < 0) c.zero = c.dp > 1 ? 1 : 0, note(c, "zero");
+  if (c.inference()) {
+    // Nothing to shard or recompute without gradients and optimizer state.
+    if (c.zero > 0)
+      invalid(fmt::format("--zero {}: inference holds no optimizer state: leave --zero out", c.zero));
+    if (c.recompute_set && c.recompute != Recompute::kNone)
+      invalid(fmt::format("--recompute {}: inference keeps no activations for a backward pass: leave it out",
+                          to_string(c.recompute)));
+  }
+  if (c.zero < 0) c.zero = c.dp > 1 && !c.inference() ? 1 : 0, note(c, "zero");
   if (!c.recompute_set) c.recompute = Recompute::kNone, c.recompute_set = true, note(c, "recompute");
   if (!c.schedule_set) {
     c.schedule = c.virtual_stages > 1 ? Schedule::kInterleaved : Schedule::k1F1B;

@@ -28,17 +28,22 @@ enum class Precision { kBF16, kFP8, kFP8Block, kNVFP4 };
 // accumulation: 2 weights + 4 grads + 12 optimizer; Korthikanti et al. 2022 §5 / Megatron
 // distrib_optimizer.md).
 enum class StateBytes { k16, k18 };
+// What a step is: a training step (forward, backward, optimizer) or an inference pass (forward only, as a
+// prefill: no gradients, no optimizer state, the attention's keys and values kept as the KV cache).
+enum class Mode { kTraining, kInference };
 
 std::string_view to_string(Recompute value);
 std::string_view to_string(Schedule value);
 std::string_view to_string(Precision value);
 std::string_view to_string(StateBytes value);
+std::string_view to_string(Mode value);
 // Parse the CLI spellings ("none|selective|full", "gpipe|1f1b|interleaved", "bf16|fp8|fp8-block|nvfp4",
 // "16|18"); throw InvalidInput naming the accepted values.
 Recompute parse_recompute(std::string_view text);
 Schedule parse_schedule(std::string_view text);
 Precision parse_precision(std::string_view text);
 StateBytes parse_state_bytes(std::string_view text);
+Mode parse_mode(std::string_view text);  // "training|inference"
 
 struct ModelSpec {
   std::string name;
@@ -198,12 +203,15 @@ struct ParallelConfig {
   bool schedule_set = false;
   Schedule schedule = Schedule::k1F1B;
   Precision precision = Precision::kBF16;
+  Mode mode = Mode::kTraining;
+  bool mode_set = false;               // given by the user (compare: else the profile's)
   int sequence_parallel = -1;          // -1 default (on when tp > 1), 0 off, 1 on
   std::vector<std::string> defaulted;  // names of the fields resolve() chose
 
   int model_parallel() const { return tp * pp * cp; }
   int micro_batches() const { return global_batch / (dp * micro_batch); }  // per pipeline, per step
   bool sp() const { return sequence_parallel == 1; }
+  bool inference() const { return mode == Mode::kInference; }
 };
 
 // Fills the defaults of CONFIG for MODEL on HW and validates the layout. Throws InvalidInput with one line

@@ -511,6 +511,7 @@ class View {
     ImVec4 control_rects[kLayoutFieldCount] = {};  // where each control's slider was drawn (state dump)
     int micro_batch = 1, global_batch = 0, seq = 0, zero = 1, virtual_stages = 1;
     int recompute = 0, schedule = 1, precision = 0;
+    int mode = 0;  // model::Mode: 0 training, 1 inference (a profile's start: what it ran)
     bool dirty = true;
     bool valid = false;
     std::string error;

@@ -34,6 +34,7 @@ namespace {
 constexpr const char* kRecompute[] = {"none", "selective", "full"};
 constexpr const char* kSchedule[] = {"gpipe", "1f1b", "interleaved"};
 constexpr const char* kPrecision[] = {"bf16", "fp8"};
+constexpr const char* kMode[] = {"training", "inference"};
 
 struct Part {
   const char* name;
@@ -208,6 +209,7 @@ void View::explorer_open_profile() {
   ex_.recompute = 0;
   ex_.schedule = 1;
   ex_.precision = 0;
+  ex_.mode = in.mode;
   ex_.dirty = true;
   ex_.search_dirty = true;
   ex_.steps_dirty = true;
@@ -289,6 +291,8 @@ void View::explorer_repredict() {
   c.schedule = static_cast<model::Schedule>(ex_.schedule);
   c.virtual_stages = c.schedule == model::Schedule::kInterleaved ? ex_.virtual_stages : 1;
   c.precision = static_cast<model::Precision>(ex_.precision);
+  c.mode = static_cast<model::Mode>(ex_.mode);
+  if (c.inference()) c.zero = 0, c.recompute = model::Recompute::kNone;  // nothing to shard or recompute
   try {
     ex_.resolved = model::resolve(c, ex_.model, ex_.hw);
     ex_.prediction = model::predict(ex_.model, ex_.hw, ex_.resolved, ex_.eff);
@@ -317,6 +321,7 @@ void View::explorer_apply(const model::ParallelConfig& c) {
   ex_.schedule = static_cast<int>(c.schedule);
   ex_.virtual_stages = c.virtual_stages;
   ex_.precision = static_cast<int>(c.precision);
+  ex_.mode = static_cast<int>(c.mode);
   ex_.dirty = true;
 }
 
@@ -347,6 +352,7 @@ LayoutInputs View::explorer_inputs() const {
   in.recompute = ex_.recompute;
   in.schedule = ex_.schedule;
   in.precision = ex_.precision;
+  in.mode = ex_.mode;
   return in;
 }
 
@@ -521,10 +527,18 @@ void View::explorer_layout_controls() {
   ImGui::Spacing();
   ImGui::TextDisabled("MEMORY AND SCHEDULE");
   ImGui::SetNextItemWidth(-px(110));
+  changed |= ImGui::Combo("step", &ex_.mode, kMode, 2);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("training: forward, backward, optimizer; inference: forward passes only (a prefill)");
+  // Inference holds no optimizer state and keeps no activations for a backward pass.
+  const bool inference = ex_.mode == static_cast<int>(model::Mode::kInference);
+  if (inference) ImGui::BeginDisabled();
+  ImGui::SetNextItemWidth(-px(110));
   changed |= ImGui::SliderInt("ZeRO stage", &ex_.zero, 0, 3, "%d", ImGuiSliderFlags_AlwaysClamp);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("0 none, 1 optimizer, 2 + gradients, 3 + weights (FSDP)");
   ImGui::SetNextItemWidth(-px(110));
   changed |= ImGui::Combo("recompute", &ex_.recompute, kRecompute, 3);
+  if (inference) ImGui::EndDisabled();
   ImGui::SetNextItemWidth(-px(110));
   changed |= ImGui::Combo("schedule", &ex_.schedule, kSchedule, 3);
   if (ex_.schedule == 2)
@@ -766,14 +780,19 @@ void View::explorer_measured() {
     ImGui::TextDisabled("The open profile ran no GPU work, so there is no measured step to compare.");
     return;
   }
-  ex_.measured_shown = &m;
-  if (mm.workload.training && !*mm.workload.training) {
+  if (mm.workload.training &&
+      *mm.workload.training != (ex_.mode == static_cast<int>(model::Mode::kTraining))) {
+    // An inference trace is never compared with a training step, nor the reverse.
     ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(to_vec4(kColComm),
-                       "The profile ran forward passes only (no backward operator recorded: inference); the "
-                       "prediction is of a training step (forward, backward, optimizer).");
+    ImGui::TextColored(to_vec4(kColExposed), "Not comparable: the profile ran %s, the prediction is of %s.",
+                       *mm.workload.training ? "training steps" : "inference (forward passes only)",
+                       *mm.workload.training ? "inference" : "a training step");
+    ImGui::TextDisabled("Choose step = %s to see the measured column beside it.",
+                        *mm.workload.training ? "training" : "inference");
     ImGui::PopTextWrapPos();
+    return;
   }
+  ex_.measured_shown = &m;
   const compare::PartSeconds predicted = compare::predicted_parts(ex_.prediction);
   Part measured_bar[compare::kPartCount], predicted_bar[compare::kPartCount];
   for (compare::Part part : compare::kParts) {
@@ -953,6 +972,7 @@ void View::explorer_run_search() {
     o.seq = ex_.seq;
     o.top = 12;
     o.precision = static_cast<model::Precision>(ex_.precision);
+    o.mode = static_cast<model::Mode>(ex_.mode);
     try {
       ex_.search = model::search(ex_.model, ex_.hw, ex_.eff, o);
     } catch (const std::exception& e) {

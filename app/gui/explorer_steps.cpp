@@ -79,6 +79,8 @@ model::ParallelConfig to_config(const LayoutInputs& in) {
   c.schedule = static_cast<model::Schedule>(in.schedule);
   c.virtual_stages = c.schedule == model::Schedule::kInterleaved ? in.virtual_stages : 1;
   c.precision = static_cast<model::Precision>(in.precision);
+  c.mode = static_cast<model::Mode>(in.mode);
+  if (c.inference()) c.zero = 0, c.recompute = model::Recompute::kNone;  // nothing to shard or recompute
   return c;
 }
 

@@ -18,6 +18,7 @@ struct LayoutInputs {
   int gpus = 8, tp = 1, pp = 1, dp = 0, cp = 1, ep = 1;
   int micro_batch = 1, global_batch = 0, seq = 0, zero = 1, virtual_stages = 1;
   int recompute = 0, schedule = 1, precision = 0;
+  int mode = 0;  // model::Mode: 0 training, 1 inference
   friend bool operator==(const LayoutInputs&, const LayoutInputs&) = default;
 };
 

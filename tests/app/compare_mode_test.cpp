@@ -1,0 +1,75 @@
+// `compare` predicts what the profile ran: an inference trace (forward passes only) as inference, a training
+// trace as a training step, and refuses to compare one with the other.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CommandRun {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+CommandRun meshscope(const std::string& args) {
+  const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / ("compare-mode-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "cache");
+  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  const std::string command = "XDG_CACHE_HOME='" + (dir / "cache").string() + "' '" +
+                              std::string(MESHSCOPE_BINARY) + "' " + args + " >'" + out.string() + "' 2>'" +
+                              err.string() + "'";
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+// Qwen1.5-0.5B, one forward pass of 16 x 559 tokens on an H100 (TraceLens' test trace).
+const fs::path kQwen =
+    fs::path(MESHSCOPE_SHARED_DIR) / "traces/tracelens/h100_qwen1.5_0.5b_inference.json.gz";
+// ResNet-50 training steps (forward and backward) on a V100 (Kineto's test traces).
+const fs::path kResnet = fs::path(MESHSCOPE_SHARED_DIR) / "traces/kineto/resnet50_num_workers_0";
+
+TEST(CompareMode, AnInferenceTraceIsPredictedAsInference) {
+  const CommandRun json = meshscope("compare --json '" + kQwen.string() + "'");
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_NE(json.out.find(R"("mode": "inference")"), std::string::npos) << json.out;
+  const CommandRun text = meshscope("compare '" + kQwen.string() + "'");
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("recompute=none 1f1b inference;"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("* an inference step: the prediction is of the forward passes alone"),
+            std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find("WARNING"), std::string::npos) << text.out;  // was: compared with a training step
+}
+
+TEST(CompareMode, InferenceAndTrainingAreNeverComparedWithEachOther) {
+  const CommandRun training = meshscope("compare --mode training '" + kQwen.string() + "'");
+  EXPECT_EQ(training.status, 1);
+  EXPECT_EQ(training.out, "");
+  EXPECT_EQ(
+      training.err,
+      "meshscope: h100_qwen1.5_0.5b_inference.json.gz: the profile ran inference (forward passes only, no "
+      "backward operator recorded), so it is not compared with a training step: leave out --mode or pass "
+      "--mode inference\n");
+  const CommandRun inference = meshscope("compare --model gpt --mode inference '" + kResnet.string() + "'");
+  EXPECT_EQ(inference.status, 1);
+  EXPECT_EQ(
+      inference.err,
+      "meshscope: resnet50_num_workers_0: the profile ran training steps (backward operators recorded), so "
+      "it is not compared with inference: leave out --mode or pass --mode training\n");
+  const CommandRun bad = meshscope("compare --mode serving '" + kQwen.string() + "'");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.err, "meshscope: --mode serving: use training or inference\n");
+}
+
+}  // namespace
