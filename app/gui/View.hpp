@@ -270,6 +270,8 @@ class View {
                           int tp, int global_batch);
   // Explorer layout in CLI terms (tests).
   void set_layout(int gpus, int tp, int pp, int cp = 1, int ep = 1);
+  // The Explorer's step: training or inference (tests; the "step" combo does it).
+  void set_explorer_mode(model::Mode mode);
   const model::Prediction* prediction() const { return ex_.valid ? &ex_.prediction : nullptr; }
   // What the Explorer opened the profile on (the inferred model, hardware and layout, or why it is not
   // comparable), and the measured step its measured column showed in the last frame (nullptr: none shown).

@@ -271,6 +271,14 @@ void View::set_layout(int gpus, int tp, int pp, int cp, int ep) {
   explorer_repredict();
 }
 
+void View::set_explorer_mode(model::Mode mode) {
+  ex_.mode = static_cast<int>(mode);
+  ex_.dirty = true;
+  ex_.search_dirty = true;
+  ex_.steps_dirty = true;
+  explorer_repredict();
+}
+
 void View::explorer_repredict() {
   ex_.dirty = false;
   if (!ex_.ready) return;
@@ -649,11 +657,11 @@ void View::explorer_bars() {
   ImGui::Text("%s on %d x %s", ex_.model.name.c_str(), c.gpus, ex_.hw.name.c_str());
   ImGui::SameLine();
   ImGui::TextDisabled(
-      "tp %d  pp %d  dp %d  cp %d  ep %d  mb %d  batch %d x %d tokens  ZeRO %d  %s  %s%s  %s", c.tp, c.pp,
+      "tp %d  pp %d  dp %d  cp %d  ep %d  mb %d  batch %d x %d tokens  ZeRO %d  %s  %s%s  %s  %s", c.tp, c.pp,
       c.dp, c.cp, c.ep, c.micro_batch, c.global_batch, c.seq, c.zero,
       std::string(model::to_string(c.recompute)).c_str(), std::string(model::to_string(c.schedule)).c_str(),
       c.schedule == model::Schedule::kInterleaved ? (" v" + std::to_string(c.virtual_stages)).c_str() : "",
-      std::string(model::to_string(c.precision)).c_str());
+      std::string(model::to_string(c.precision)).c_str(), std::string(model::to_string(c.mode)).c_str());
   // Headline figures.
   if (ImGui::BeginTable("##headline", 5, ImGuiTableFlags_BordersInnerV)) {
     auto cell = [](const char* label, const char* value, ImU32 color = kColText) {

@@ -146,6 +146,17 @@ TEST(MeasuredView, ExplorerShowsCompareMeasuredStepAndPredictsWhatCompareDoes) {
   EXPECT_EQ(int64_t(c["config"]["zero"]), cfg.zero);
   const double predicted = c["predicted"]["step_time_s"];
   EXPECT_NEAR(view.prediction()->step_time_s, predicted, 1e-9 * predicted);
+  // The profile ran one forward pass (inference): both predict inference, never a training step.
+  EXPECT_EQ(std::string_view(c["config"]["mode"]), "inference");
+  EXPECT_EQ(cfg.mode, model::Mode::kInference);
+  view.set_explorer_mode(model::Mode::kTraining);
+  for (int i = 0; i < 2; ++i) imgui.frame(view);
+  ASSERT_NE(view.prediction(), nullptr) << view.layout_error();
+  EXPECT_EQ(view.prediction()->config.mode, model::Mode::kTraining);
+  EXPECT_EQ(view.explorer_measured_shown(), nullptr) << "an inference profile beside a training step";
+  view.set_explorer_mode(model::Mode::kInference);
+  for (int i = 0; i < 2; ++i) imgui.frame(view);
+  EXPECT_NE(view.explorer_measured_shown(), nullptr);
 }
 
 TEST(MeasuredView, RooflinePlotsMeasuredPointsOnTheProfilesOwnGpu) {
