@@ -447,16 +447,15 @@ const bool registered = register_command(
          model::HardwareSpec hw;
          std::string hardware_warning;
          if (opts->hardware_given || !wl.hardware) {
-           const std::string gpu = wl.gpu.empty() ? std::string("is not named") : "'" + wl.gpu + "'";
+           const std::string unknown =
+               wl.gpu.empty() ? std::string("the profile names no GPU, so its hardware is unknown")
+                              : "the profile's GPU '" + wl.gpu + "' has no hardware preset";
            if (!opts->hardware_given && !opts->model_given)
-             fail("{}: the profile's GPU {} has no hardware preset: pass --hardware NAME|FILE.toml",
-                  opts->shown, gpu);
+             fail("{}: {}: pass --hardware NAME|FILE.toml", opts->shown, unknown);
            hw = resolve_hardware(opts->model);
            if (!opts->hardware_given)
-             hardware_warning = fmt::format(
-                 "the profile's GPU {} has no hardware preset: predicting for {}, the default (pass "
-                 "--hardware)",
-                 gpu, hw.name);
+             hardware_warning =
+                 fmt::format("{}: predicting for {}, the default (pass --hardware)", unknown, hw.name);
          } else {
            ModelFlags flags = opts->model;
            flags.hardware = *wl.hardware;

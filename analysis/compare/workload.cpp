@@ -56,9 +56,14 @@ struct AttentionShape {
 
 }  // namespace
 
-std::string hardware_preset_for(std::string_view device_name, std::string* note) {
+std::string hardware_preset_for(std::string_view device_name, std::string* note, const GpuTraits& traits) {
   const std::string n = vocabulary::lower(device_name);
   auto has = [&](std::string_view part) { return contains(n, part); };
+  const double gib =
+      traits.memory_bytes > 0 ? static_cast<double>(traits.memory_bytes) / double(1ull << 30) : -1;
+  auto say = [&](std::string text) {
+    if (note != nullptr) *note = std::move(text);
+  };
   if (has("gb300")) return "gb300";
   if (has("gb200")) return "gb200";
   if (has("b300")) return "b300";
@@ -67,26 +72,64 @@ std::string hardware_preset_for(std::string_view device_name, std::string* note)
   if (has("h800")) return "h800";
   if (has("h20")) return "h20";
   if (has("h100")) {
-    // "H100 80GB HBM3" is the SXM5 part; "H100 PCIe" and "H100 NVL" are other products.
-    if (has("pcie") || has("nvl")) return {};
+    // "H100 80GB HBM3" is the SXM5 part; "H100 PCIe" and "H100 NVL" are products of their own.
+    if (has("nvl")) return "h100-nvl";
+    if (has("pcie")) return "h100-pcie";
     return "h100-sxm";
   }
   if (has("a800")) return has("pcie") ? std::string() : "a800";
   if (has("a100")) {
-    if (has("pcie") || has("40gb")) return {};
+    if (has("pcie")) return {};
     if (has("80gb") || has("sxm4-80")) return "a100-80gb";
-    return {};  // "A100-PG509-200" and other board names: not the preset's A100 SXM4 80GB for certain
+    if (has("40gb") || has("sxm4-40")) return "a100-40gb";
+    return {};  // "A100-PG509-200" and other board names: not an A100 SXM4 for certain
   }
   if (has("v100")) {
     if (has("pcie")) return {};
-    if (note != nullptr && !has("32gb"))
-      *note = fmt::format("{} is the V100 SXM2 of preset v100 but not its 32 GB of memory", device_name);
+    if (has("16gb")) return "v100-16gb";
+    if (has("32gb")) return "v100";
+    if (gib > 0) {
+      say(fmt::format("{} with {:.1f} GiB of memory", device_name, gib));
+      return gib < 24 ? "v100-16gb" : "v100";
+    }
+    say(fmt::format("{} names no memory size: the V100 SXM2 32GB of preset v100", device_name));
     return "v100";
   }
   if (has("l40s")) return "l40s";
   if (has("mi355x")) return "mi355x";
   if (has("mi325x")) return "mi325x";
-  if (has("mi300x")) return "mi300x";
+  if (has("mi300x")) return "mi300x";  // also its virtual function, "MI300X VF"
+  // PyTorch shows each die (GCD) of an MI250X or MI250 as a device; some ROCm versions name both
+  // "MI250X/MI250", which their compute units tell apart (110 and 104 per GCD).
+  if (has("mi250")) {
+    if (has("mi250x") && !has("/mi250")) return "mi250x";
+    if (traits.compute_units == 110) {
+      say(fmt::format("{} with 110 compute units: an MI250X die", device_name));
+      return "mi250x";
+    }
+    if (traits.compute_units == 104) {
+      say(fmt::format("{} with 104 compute units: an MI250 die", device_name));
+      return "mi250";
+    }
+    if (!has("mi250x")) return "mi250";
+    return {};
+  }
+  if (has("mi210")) return "mi210";
+  // A generic name ("AMD Radeon Graphics") on a CDNA 2 die (gfx90a reports 9.0) of 64 GiB: its compute units
+  // say which (104: an MI210, or one die of an MI250, with the same rates and memory; 110: an MI250X die).
+  if (has("amd") && traits.compute_major == 9 && traits.compute_minor == 0 && gib > 60 && gib < 68) {
+    if (traits.compute_units == 104) {
+      say(
+          fmt::format("'{}' with 104 compute units and 64 GiB on gfx9.0: a CDNA 2 die as in the MI210 (and "
+                      "each die of an MI250: the same compute and memory)",
+                      device_name));
+      return "mi210";
+    }
+    if (traits.compute_units == 110) {
+      say(fmt::format("'{}' with 110 compute units and 64 GiB on gfx9.0: an MI250X die", device_name));
+      return "mi250x";
+    }
+  }
   return {};
 }
 
@@ -95,10 +138,17 @@ namespace {
 // The GPU the ranks ran work on, and the hardware preset that describes it.
 void infer_hardware(const Profile& profile, const measure::ProfileSummary* summary, Workload& w) {
   std::map<std::string, std::int64_t> gpus;
+  std::map<std::string, GpuTraits> traits;  // of the first device of each name
   for (const Rank& r : profile.ranks()) {
     const measure::RankSummary* rs = summary ? measure::find_rank(*summary, r.rank) : nullptr;
     for (const auto& use : rs ? measure::devices_used(r, *rs) : measure::devices_used(r)) {
-      if (use.info && !use.info->name.empty()) ++gpus[use.info->name];
+      if (!use.info || use.info->name.empty()) continue;
+      if (gpus[use.info->name]++ == 0) {
+        const Device& d = *use.info;
+        auto known = [](std::int64_t v) { return v == kNull ? std::int64_t{-1} : v; };
+        traits[d.name] = {known(d.total_memory_bytes), known(d.sm_count), known(d.compute_major),
+                          known(d.compute_minor)};
+      }
     }
   }
   if (gpus.empty()) {
@@ -107,7 +157,7 @@ void infer_hardware(const Profile& profile, const measure::ProfileSummary* summa
   }
   w.gpu = *most_frequent(gpus);
   std::string note;
-  const std::string preset = hardware_preset_for(w.gpu, &note);
+  const std::string preset = hardware_preset_for(w.gpu, &note, traits[w.gpu]);
   if (preset.empty()) {
     w.evidence.push_back(
         fmt::format("hardware unknown: no preset describes the GPU '{}' (pass --hardware)", w.gpu));

@@ -36,11 +36,21 @@ struct Workload {
   const char* kind() const { return transformer ? "transformer" : "unknown"; }
 };
 
-// The hardware preset of a GPU product name as profilers write it ("NVIDIA H100 80GB HBM3" -> h100-sxm,
-// "Tesla V100-SXM2-16GB" -> v100, "AMD Instinct MI300X" -> mi300x); empty when no preset describes that
-// product (a PCIe part, an A100 40GB, an MI250, ...). NOTE is set when the preset differs from the product
-// in a way that does not change the prediction's rates (memory capacity).
-std::string hardware_preset_for(std::string_view device_name, std::string* note = nullptr);
+// What a profile records of a GPU besides its name (Kineto deviceProperties, CUPTI, Nsight): -1 when unknown.
+struct GpuTraits {
+  std::int64_t memory_bytes = -1;
+  std::int64_t compute_units = -1;  // SMs (NVIDIA), compute units (AMD)
+  std::int64_t compute_major = -1, compute_minor = -1;
+};
+
+// The hardware preset of a GPU as profilers name it ("NVIDIA H100 80GB HBM3" -> h100-sxm, "NVIDIA H100 NVL"
+// -> h100-nvl, "Tesla V100-SXM2-16GB" -> v100-16gb, "AMD Instinct MI300X VF" -> mi300x); where the name
+// leaves the variant open, TRAITS decide (a V100's memory; an "MI250X/MI250" GCD's 110 or 104 compute units;
+// a generic "AMD Radeon Graphics" that is a CDNA 2 die by its compute units, memory and gfx9.0). Empty when
+// no preset describes that product for certain (an A100 PCIe or board name, an A800 PCIe). NOTE says what the
+// choice rests on when the name alone did not settle it.
+std::string hardware_preset_for(std::string_view device_name, std::string* note = nullptr,
+                                const GpuTraits& traits = {});
 
 // Infers the workload of PROFILE from WORK (measure::load_work of it). With SUMMARY (a profile loaded without
 // its events, LoadOptions::events off) training or inference is read from the summaries' operator names.

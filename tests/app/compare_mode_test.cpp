@@ -73,3 +73,19 @@ TEST(CompareMode, InferenceAndTrainingAreNeverComparedWithEachOther) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CompareMessages, AProfileThatNamesNoGpuSaysSoInOneSentence) {
+  // Was: "the profile's GPU is not named has no hardware preset".
+  const fs::path recommender = fs::path(MESHSCOPE_SHARED_DIR) / "traces/hta/trace_filter";
+  const CommandRun r = meshscope("compare --model gpt '" + recommender.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(
+      r.out.find("* WARNING: the profile names no GPU, so its hardware is unknown: predicting for h100-sxm, "
+                 "the default (pass --hardware)\n"),
+      std::string::npos)
+      << r.out;
+}
+
+}  // namespace

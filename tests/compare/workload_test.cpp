@@ -80,21 +80,50 @@ TEST(Workload, RecommenderAndResnetAreNotTransformers) {
 
 TEST(Workload, HardwarePresetsOnlyForTheProductTheyDescribe) {
   EXPECT_EQ(hardware_preset_for("NVIDIA H100 80GB HBM3"), "h100-sxm");
-  EXPECT_EQ(hardware_preset_for("NVIDIA H100 PCIe"), "");
+  EXPECT_EQ(hardware_preset_for("NVIDIA H100 PCIe"), "h100-pcie");
+  EXPECT_EQ(hardware_preset_for("NVIDIA H100 NVL"), "h100-nvl");
   EXPECT_EQ(hardware_preset_for("NVIDIA H200"), "h200");
   EXPECT_EQ(hardware_preset_for("NVIDIA H20"), "h20");
   EXPECT_EQ(hardware_preset_for("NVIDIA H800"), "h800");
   EXPECT_EQ(hardware_preset_for("NVIDIA A100-SXM4-80GB"), "a100-80gb");
-  EXPECT_EQ(hardware_preset_for("NVIDIA A100-SXM4-40GB"), "");
+  EXPECT_EQ(hardware_preset_for("NVIDIA A100-SXM4-40GB"), "a100-40gb");
+  EXPECT_EQ(hardware_preset_for("NVIDIA A100-PCIE-40GB"), "");
   EXPECT_EQ(hardware_preset_for("NVIDIA A100-PG509-200"), "");
   EXPECT_EQ(hardware_preset_for("NVIDIA A800-SXM4-80GB"), "a800");
   EXPECT_EQ(hardware_preset_for("NVIDIA L40S"), "l40s");
   EXPECT_EQ(hardware_preset_for("AMD Instinct MI300X"), "mi300x");
-  EXPECT_EQ(hardware_preset_for("AMD Instinct MI210"), "");
-  EXPECT_EQ(hardware_preset_for("AMD Radeon Graphics"), "");
+  EXPECT_EQ(hardware_preset_for("AMD Instinct MI300X VF"), "mi300x");
+  EXPECT_EQ(hardware_preset_for("AMD Instinct MI210"), "mi210");
+  EXPECT_EQ(hardware_preset_for("AMD Instinct MI250X"), "mi250x");
+  EXPECT_EQ(hardware_preset_for("AMD Radeon Graphics"), "");  // nothing else known: no guess
+  EXPECT_EQ(hardware_preset_for("Tesla V100-SXM2-16GB"), "v100-16gb");
+  EXPECT_EQ(hardware_preset_for("Tesla V100-SXM2-32GB"), "v100");
+  // Where the name leaves the variant open, what the profile records of the device decides.
+  const std::int64_t gib = 1ll << 30;
   std::string note;
-  EXPECT_EQ(hardware_preset_for("Tesla V100-SXM2-16GB", &note), "v100");
-  EXPECT_NE(note.find("32 GB"), std::string::npos);
+  EXPECT_EQ(hardware_preset_for("Tesla V100-SXM2", &note, {16 * gib, 80, 7, 0}), "v100-16gb");
+  EXPECT_NE(note.find("16.0 GiB"), std::string::npos) << note;
+  EXPECT_EQ(hardware_preset_for("Tesla V100-SXM2", &note, {32 * gib, 80, 7, 0}), "v100");
+  // ROCm names both MI250 kinds "MI250X/MI250": an MI250X die has 110 compute units, an MI250 die 104.
+  EXPECT_EQ(hardware_preset_for("AMD Instinct MI250X/MI250", &note, {64 * gib, 110, 9, 0}), "mi250x");
+  EXPECT_EQ(hardware_preset_for("AMD Instinct MI250X/MI250", &note, {64 * gib, 104, 9, 0}), "mi250");
+  EXPECT_EQ(hardware_preset_for("AMD Instinct MI250X/MI250"), "");
+  // A generic name on a CDNA 2 die (gfx9.0, 64 GiB): the MI210's figures for 104 compute units.
+  EXPECT_EQ(hardware_preset_for("AMD Radeon Graphics", &note, {68702699520, 104, 9, 0}), "mi210");
+  EXPECT_NE(note.find("104 compute units"), std::string::npos) << note;
+  EXPECT_EQ(hardware_preset_for("AMD Radeon Graphics", &note, {68702699520, 60, 9, 0}), "");
+  EXPECT_EQ(hardware_preset_for("AMD Radeon Graphics", &note, {17179869184, 104, 9, 0}), "");
+}
+
+TEST(Workload, HardwareOfRealAmdTracesFromTheirDevices) {
+  // TraceLens's MI210 trace names its GPU; HTA's AMD trace (recorded on an MI250 under ROCm 6.2, by its file
+  // name) only says "AMD Radeon Graphics", with 104 compute units and 64 GiB on gfx9.0: the MI210's figures.
+  const Profile mi210 = Profile::load(shared_trace("mi210", "tracelens/mi210_gpu_only.json.gz"));
+  EXPECT_EQ(infer_workload(mi210, measure::load_work(mi210)).hardware, std::optional<std::string>("mi210"));
+  const Profile amd = Profile::load(shared_trace("amd", "hta/amd_trace"));
+  const Workload w = infer_workload(amd, measure::load_work(amd));
+  EXPECT_EQ(w.hardware, std::optional<std::string>("mi210"));
+  EXPECT_EQ(w.gpu, "AMD Radeon Graphics");
 }
 
 TEST(Work, QwenKernelsCarryTheirOperatorsWork) {

@@ -10,8 +10,9 @@ namespace {
 
 TEST(Presets, AllPresetsLoadAndCiteSources) {
   EXPECT_EQ(hardware_presets(),
-            (std::vector<std::string>{"a100-80gb", "a800", "b200", "b300", "gb200", "gb300", "h100-sxm",
-                                      "h20", "h200", "h800", "l40s", "mi300x", "mi325x", "mi355x", "v100"}));
+            (std::vector<std::string>{"a100-40gb", "a100-80gb", "a800", "b200", "b300", "gb200", "gb300",
+                                      "h100-nvl", "h100-pcie", "h100-sxm", "h20", "h200", "h800", "l40s", "mi210",
+                                      "mi250", "mi250x", "mi300x", "mi325x", "mi355x", "v100", "v100-16gb"}));
   const std::vector<std::string> models = model_presets();
   for (const char* name :
        {"gpt", "gpt3-175b", "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b", "deepseek-v3"})
@@ -69,6 +70,32 @@ TEST(Presets, NvlinkDomainsAndDensePeaks) {
   EXPECT_DOUBLE_EQ(load_hardware("l40s").peak_tflops_bf16, 362.05);  // 733 is the sparse figure
   EXPECT_EQ(load_hardware("v100").peak_tflops_fp8, 0.0);
   EXPECT_EQ(load_hardware("h800").intra_node_gbps, 200.0);
+}
+
+TEST(Presets, VariantsCarryTheirPublishedFigures) {
+  struct Figures {
+    const char* preset;
+    double bf16_dense, hbm_tbps, gib;
+  };
+  // NVIDIA H100 datasheet (PCIe and NVL columns: sparse figures halved), A100 datasheet (40GB SXM), V100
+  // datasheet (SXM2 16 GB); AMD's MI210/MI250 table (AnandTech 17326) and MI250X figures (383 TFLOPS, 128 GB,
+  // 3.2 TB/s per package), halved per die for the MI250 and MI250X, which PyTorch shows as two devices each.
+  for (const Figures& f : {Figures{"h100-pcie", 756.5, 2.0, 79.6}, Figures{"h100-nvl", 835.5, 3.9, 93.6},
+                           Figures{"a100-40gb", 312.0, 1.555, 40.0}, Figures{"v100-16gb", 125.0, 0.9, 15.8},
+                           Figures{"mi210", 181.0, 1.6, 64.0}, Figures{"mi250", 181.0, 1.6, 64.0},
+                           Figures{"mi250x", 191.5, 1.6, 64.0}}) {
+    const HardwareSpec hw = load_hardware(f.preset);
+    EXPECT_DOUBLE_EQ(hw.peak_tflops_bf16, f.bf16_dense) << f.preset;
+    EXPECT_DOUBLE_EQ(hw.hbm_tbps, f.hbm_tbps) << f.preset;
+    EXPECT_DOUBLE_EQ(hw.hbm_capacity_gib, f.gib) << f.preset;
+  }
+  // FP8 tensor cores: Hopper has them (dense = 2 x BF16), Volta, Ampere and CDNA 2 have none.
+  EXPECT_DOUBLE_EQ(load_hardware("h100-pcie").peak_tflops_fp8, 2 * 756.5);
+  for (const char* none : {"v100-16gb", "a100-40gb", "mi210", "mi250", "mi250x"})
+    EXPECT_EQ(load_hardware(none).peak_tflops_fp8, 0.0) << none;
+  // H100 NVL: an NVLink domain of two bridged cards (600 GB/s total), PCIe Gen5 beyond it.
+  EXPECT_EQ(load_hardware("h100-nvl").gpus_per_node, 2);
+  EXPECT_DOUBLE_EQ(load_hardware("h100-nvl").intra_node_gbps, 300.0);
 }
 
 TEST(Presets, BadInputSaysWhatToChange) {
