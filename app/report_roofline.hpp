@@ -18,18 +18,7 @@ namespace meshscope::app {
 // The ceilings of the GPU most ranks ran work on, when a preset describes it.
 inline measure::WorkCeilings profile_ceilings(const Profile& profile) {
   measure::WorkCeilings c;
-  std::map<std::string, int> names;
-  for (const Rank& r : profile.ranks()) {
-    for (const auto& use : measure::devices_used(r)) {
-      if (use.info && !use.info->name.empty()) ++names[use.info->name];
-    }
-  }
-  std::string gpu;
-  int best = 0;
-  for (const auto& [name, n] : names) {
-    if (n > best) gpu = name, best = n;
-  }
-  const std::string preset = compare::hardware_preset_for(gpu);
+  const std::string preset = compare::profile_gpu(profile).preset;
   if (preset.empty()) return c;
   try {
     const model::HardwareSpec hw = model::load_hardware(preset);

@@ -133,10 +133,7 @@ std::string hardware_preset_for(std::string_view device_name, std::string* note,
   return {};
 }
 
-namespace {
-
-// The GPU the ranks ran work on, and the hardware preset that describes it.
-void infer_hardware(const Profile& profile, const measure::ProfileSummary* summary, Workload& w) {
+ProfileGpu profile_gpu(const Profile& profile, const measure::ProfileSummary* summary) {
   std::map<std::string, std::int64_t> gpus;
   std::map<std::string, GpuTraits> traits;  // of the first device of each name
   for (const Rank& r : profile.ranks()) {
@@ -151,21 +148,31 @@ void infer_hardware(const Profile& profile, const measure::ProfileSummary* summa
       }
     }
   }
-  if (gpus.empty()) {
+  ProfileGpu out;
+  if (gpus.empty()) return out;
+  out.name = *most_frequent(gpus);
+  out.preset = hardware_preset_for(out.name, &out.note, traits[out.name]);
+  return out;
+}
+
+namespace {
+
+// The GPU the ranks ran work on, and the hardware preset that describes it.
+void infer_hardware(const Profile& profile, const measure::ProfileSummary* summary, Workload& w) {
+  const ProfileGpu gpu = profile_gpu(profile, summary);
+  if (gpu.name.empty()) {
     w.evidence.push_back("hardware unknown: the profile names no GPU the ranks ran work on");
     return;
   }
-  w.gpu = *most_frequent(gpus);
-  std::string note;
-  const std::string preset = hardware_preset_for(w.gpu, &note, traits[w.gpu]);
-  if (preset.empty()) {
+  w.gpu = gpu.name;
+  if (gpu.preset.empty()) {
     w.evidence.push_back(
         fmt::format("hardware unknown: no preset describes the GPU '{}' (pass --hardware)", w.gpu));
     return;
   }
-  w.hardware = preset;
-  w.evidence.push_back(fmt::format("hardware {} from the GPU name '{}'{}", preset, w.gpu,
-                                   note.empty() ? "" : " (" + note + ")"));
+  w.hardware = gpu.preset;
+  w.evidence.push_back(fmt::format("hardware {} from the GPU name '{}'{}", gpu.preset, w.gpu,
+                                   gpu.note.empty() ? "" : " (" + gpu.note + ")"));
 }
 
 // Training or inference: autograd's backward functions among the CPU operators (or, without the events, the

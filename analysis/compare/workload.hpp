@@ -52,6 +52,14 @@ struct GpuTraits {
 std::string hardware_preset_for(std::string_view device_name, std::string* note = nullptr,
                                 const GpuTraits& traits = {});
 
+// The GPU most of PROFILE's ranks ran work on (name empty when the profile names none) and its preset
+// (hardware_preset_for, with what the profile records of the device). SUMMARY, when given, tells the devices
+// used without the events.
+struct ProfileGpu {
+  std::string name, preset, note;
+};
+ProfileGpu profile_gpu(const Profile& profile, const measure::ProfileSummary* summary = nullptr);
+
 // Infers the workload of PROFILE from WORK (measure::load_work of it). With SUMMARY (a profile loaded without
 // its events, LoadOptions::events off) training or inference is read from the summaries' operator names.
 Workload infer_workload(const Profile& profile, const measure::ProfileWork& work,
