@@ -865,14 +865,37 @@ class Importer {
     return p;
   }
 
+  void note_context(const Process& p, std::int64_t context, std::int32_t device) {
+    if (context == kNull) return;
+    const std::pair<std::int64_t, std::int64_t> key{p.key, context};
+    if (key == last_context_) return;  // rows of one context come in runs
+    last_context_ = key;
+    context_device_.emplace(key, device);
+  }
+
   void read_kernels() {
     if (!has("CUPTI_ACTIVITY_KIND_KERNEL")) return;
     PhaseTimer timer("nsys: kernels");
-    sql::Statement s = db_.prepare(
-        select("CUPTI_ACTIVITY_KIND_KERNEL",
-               {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "demangledName",
-                "shortName", "registersPerThread", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
-                "staticSharedMemory", "dynamicSharedMemory", "graphNodeId", "graphId"}));
+    sql::Statement s = db_.prepare(select("CUPTI_ACTIVITY_KIND_KERNEL", {"start",
+                                                                         "end",
+                                                                         "deviceId",
+                                                                         "streamId",
+                                                                         "correlationId",
+                                                                         "globalPid",
+                                                                         "demangledName",
+                                                                         "shortName",
+                                                                         "registersPerThread",
+                                                                         "gridX",
+                                                                         "gridY",
+                                                                         "gridZ",
+                                                                         "blockX",
+                                                                         "blockY",
+                                                                         "blockZ",
+                                                                         "staticSharedMemory",
+                                                                         "dynamicSharedMemory",
+                                                                         "graphNodeId",
+                                                                         "graphId",
+                                                                         "contextId"}));
     // Per kernel name: what its NCCL name says (parsed once; no op for generic kernels).
     std::unordered_map<std::int64_t, std::optional<import::NcclKernelName>> nccl_names;
     while (next(s, "CUPTI_ACTIVITY_KIND_KERNEL")) {
@@ -895,6 +918,7 @@ class Importer {
       }
       a.graph_id = s.column_int(18);
       if (a.graph_id == kNull && !s.column_is_null(17)) ++graph_kernels_without_id_;
+      note_context(*p, s.column_int(19), a.device);
       const std::int64_t activity = writer_.add_activity(a);
       note_activity(*p, a);
       auto parsed_it = nccl_names.find(name_id);
@@ -1020,15 +1044,17 @@ class Importer {
   void read_memcpy() {
     if (!has("CUPTI_ACTIVITY_KIND_MEMCPY")) return;
     PhaseTimer timer("nsys: memcpy");
-    sql::Statement s = db_.prepare(select(
-        "CUPTI_ACTIVITY_KIND_MEMCPY", {"start", "end", "deviceId", "streamId", "correlationId", "globalPid",
-                                       "bytes", "copyKind", "srcKind", "dstKind", "graphNodeId"}));
+    sql::Statement s =
+        db_.prepare(select("CUPTI_ACTIVITY_KIND_MEMCPY",
+                           {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "bytes",
+                            "copyKind", "srcKind", "dstKind", "graphNodeId", "contextId"}));
     std::map<std::array<std::int64_t, 3>, std::pair<StringId, StringId>> names;  // -> (name, copy kind)
     while (next(s, "CUPTI_ACTIVITY_KIND_MEMCPY")) {
       ActivityRecord a;
       Process* p = gpu_activity(s, ActivityKind::kMemcpy, a);
       if (!p) continue;
       a.bytes = s.column_int(6);
+      note_context(*p, s.column_int(11), a.device);
       const std::array<std::int64_t, 3> key = {s.column_int_or(7, 0), s.column_int_or(8, -1),
                                                s.column_int_or(9, -1)};
       auto& name = names[key];
@@ -1069,14 +1095,18 @@ class Importer {
 
   void read_syncs() {
     if (!has("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")) return;
-    sql::Statement s = db_.prepare(
-        select("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-               {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "syncType"}));
+    sql::Statement s = db_.prepare(select(
+        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+        {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "syncType", "contextId"}));
     std::map<std::int64_t, StringId> names;
     while (next(s, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")) {
       ActivityRecord a;
       Process* p = gpu_activity(s, ActivityKind::kSync, a);
       if (!p) continue;
+      // A synchronisation's deviceId is not always its device (0 for a context on device 1 in Nsight Systems
+      // 2024-2026 exports): its context, which kernels and copies ran in, says which.
+      if (const auto it = context_device_.find({p->key, s.column_int(7)}); it != context_device_.end())
+        a.device = it->second;
       const std::int64_t type = s.column_int_or(6, 0);
       auto& name = names[type];
       if (name == kNoString) name = writer_.intern(sync_name(type));
@@ -1323,6 +1353,9 @@ class Importer {
   std::unordered_map<std::int64_t, std::vector<GroupEndRange>> group_ends_by_thread_;  // in start order
   std::set<std::tuple<std::int32_t, std::int64_t, std::int64_t>> streams_, threads_;
   std::set<std::pair<std::int64_t, std::int64_t>> devices_used_;
+  // (process key, contextId) -> the device its kernels and copies ran on.
+  std::map<std::pair<std::int64_t, std::int64_t>, std::int32_t> context_device_;
+  std::pair<std::int64_t, std::int64_t> last_context_{-1, -1};
   std::tuple<std::int32_t, std::int64_t, std::int64_t> last_stream_{-1, -1, -1}, last_thread_{-1, -1, -1};
   std::uint64_t nvtx_events_ = 0, skipped_nvtx_ = 0, unended_ranges_ = 0, orphans_ = 0,
                 graph_kernels_without_id_ = 0, skipped_api_records_ = 0;
