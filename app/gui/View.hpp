@@ -350,6 +350,8 @@ class View {
   void timeline_run_search();
   void timeline_jump_to_match(int delta);
   void timeline_fit();
+  void timeline_fit_selection();
+  void timeline_zoom_to(TimeNs start, TimeNs end);
   void timeline_clamp();
   void timeline_show(TimeNs start, TimeNs end);
   void timeline_select(const EventRef& event, bool jump);

@@ -69,12 +69,11 @@ void View::timeline_fit() {
   tl_.t1 = b + pad;
 }
 
-// Keeps a view narrower than the profile inside it (with the fit's margin), so that jumps never show time
-// before the profile starts.
+// Keeps a view narrower than the profile inside its span, so that jumps never show time before the profile
+// starts or after it ends (only fitting the whole profile adds a margin).
 void View::timeline_clamp() {
   const auto& p = *loaded_->profile;
-  const TimeNs pad = std::max<TimeNs>(1000, (p.last_ns() - p.first_ns()) / 50);
-  const TimeNs lo = p.first_ns() - pad, hi = p.last_ns() + pad;
+  const TimeNs lo = p.first_ns(), hi = std::max(p.last_ns(), p.first_ns() + 1);
   const TimeNs range = tl_.t1 - tl_.t0;
   if (range >= hi - lo) return;
   if (tl_.t0 < lo) tl_.t0 = lo, tl_.t1 = lo + range;
@@ -90,6 +89,27 @@ void View::timeline_show(TimeNs start, TimeNs end) {
   tl_.t0 = mid - range / 2;
   tl_.t1 = tl_.t0 + range;
   timeline_clamp();
+}
+
+// Zooms to [START, END) with a margin of a twentieth on each side (Perfetto's F), inside the profile.
+void View::timeline_zoom_to(TimeNs start, TimeNs end) {
+  const TimeNs pad = std::max<TimeNs>(kMinRangeNs / 2, (end - start) / 20);
+  tl_.t0 = start - pad;
+  tl_.t1 = std::max(end + pad, tl_.t0 + kMinRangeNs);
+  timeline_clamp();
+}
+
+// F: the selected event, else the selected range, else the whole profile.
+void View::timeline_fit_selection() {
+  if (!loaded_) return;
+  if (tl_.selected.valid()) {
+    const EventSpan span = span_of(*loaded_->profile, tl_.selected);
+    timeline_zoom_to(span.start_ns, span.end_ns);
+  } else if (tl_.has_selection) {
+    timeline_zoom_to(std::min(tl_.sel_a, tl_.sel_b), std::max(tl_.sel_a, tl_.sel_b));
+  } else {
+    timeline_fit();
+  }
 }
 
 void View::timeline_select(const EventRef& event, bool jump) {
@@ -190,7 +210,9 @@ void View::timeline_toolbar() {
     ImGui::TextDisabled("       ");
   }
   ImGui::SameLine();
-  if (ImGui::Button("Fit (F)")) timeline_fit();
+  if (ImGui::Button("Fit (F)")) timeline_fit_selection();
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Zoom to the selected event, else the selected range, else the whole profile");
   ImGui::SameLine();
   if (ImGui::Button("Expand all")) set_all_ranks_open(true);
   ImGui::SameLine();
@@ -686,6 +708,10 @@ void View::timeline_hover_actions(const TimelineContext& ctx) {
     const TimeNs pad = std::max<TimeNs>(kMinRangeNs, (hover.draw.end_ns - hover.draw.start_ns) / 10);
     tl_.t0 = hover.draw.start_ns - pad;
     tl_.t1 = hover.draw.end_ns + pad;
+  } else if (hover.kind == HoverKind::kEvent) {
+    // Any other event (a kernel, a copy, an operator, a CUDA call): zoom to it, as Perfetto does.
+    const EventSpan span = span_of(*ctx.profile, hover.event);
+    timeline_zoom_to(span.start_ns, span.end_ns);
   }
 }
 
@@ -760,7 +786,7 @@ void View::timeline_keys(float x0, float x1) {
   const TimeNs pan = static_cast<TimeNs>(static_cast<double>(tl_.t1 - tl_.t0) * 0.02 * frames);
   if (down('A', ImGuiKey_LeftArrow)) tl_.t0 -= pan, tl_.t1 -= pan;
   if (down('D', ImGuiKey_RightArrow)) tl_.t0 += pan, tl_.t1 += pan;
-  if (ImGui::IsKeyPressed('F', false)) timeline_fit();
+  if (ImGui::IsKeyPressed('F', false)) timeline_fit_selection();
   const TimeNs lo = std::min(tl_.sel_a, tl_.sel_b), hi = std::max(tl_.sel_a, tl_.sel_b);
   if (ImGui::IsKeyPressed('Z', false) && tl_.has_selection) {
     tl_.t0 = lo;

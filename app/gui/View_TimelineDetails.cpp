@@ -19,6 +19,8 @@
 #include <numeric>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "analysis/measure/collectives.hpp"
 #include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
@@ -341,9 +343,10 @@ void View::details_peers(std::int32_t instance) {
   ImGui::TextDisabled("COLLECTIVE PEERS ACROSS RANKS");
   ImGui::TextColored(to_vec4(kColSelect), "%s", profile.str(ci.op).c_str());
   ImGui::SameLine();
-  ImGui::TextDisabled("%s %lld, %u of %lld ranks%s", ci.by_seq ? "seq" : "ordinal",
-                      static_cast<long long>(ci.key), ci.member_count, static_cast<long long>(ci.expected),
-                      ci.complete ? "" : " (incomplete)");
+  const std::string ranks = ci.expected > 0 ? fmt::format("{} of {} ranks", ci.member_count, ci.expected)
+                                            : fmt::format("{} ranks (group size unknown)", ci.member_count);
+  ImGui::TextDisabled("%s %lld, %s%s", ci.by_seq ? "seq" : "ordinal", static_cast<long long>(ci.key),
+                      ranks.c_str(), ci.complete ? "" : " (incomplete)");
   ImGui::Text("arrival skew %s, last to arrive: rank %d",
               duration_text(a, sizeof a, static_cast<double>(ci.skew_ns)), ci.last_rank);
   text_ellipsis("communicator " + profile.str(ci.communicator));

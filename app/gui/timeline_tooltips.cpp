@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "analysis/measure/collectives.hpp"
 #include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
@@ -131,9 +133,12 @@ void collective_tooltip(const TimelineContext& ctx, std::size_t r, const Activit
   const std::string& op = profile.str(c.op);
   char tb[32], tb2[32];
   ImGui::Separator();
-  ImGui::Text("collective %s, %s, group of %lld", op.c_str(),
-              bytes > 0 ? bytes_text(tb, sizeof tb, static_cast<double>(bytes)) : "? bytes",
-              static_cast<long long>(c.group_size));
+  // A trace that does not say the group's size (kNull) reads "group size unknown", never the sentinel.
+  const std::string group =
+      c.group_size > 0 ? fmt::format("group of {}", c.group_size) : std::string("group size unknown");
+  ImGui::Text("collective %s, %s, %s", op.c_str(),
+              bytes > 0 ? bytes_text(tb, sizeof tb, static_cast<double>(bytes)) : "bytes unknown",
+              group.c_str());
   ImGui::Text("group %s %s", profile.str(c.pg_desc).c_str(), profile.str(c.pg_ranks).c_str());
   if (c.seq != kNull)
     ImGui::TextDisabled("seq %lld, dtype %s", static_cast<long long>(c.seq), profile.str(c.dtype).c_str());
@@ -160,8 +165,9 @@ void collective_tooltip(const TimelineContext& ctx, std::size_t r, const Activit
     ImGui::Text("transfer %s (algbw over transfer %.2f GB/s)",
                 duration_text(tb2, sizeof tb2, static_cast<double>(mem.transfer_ns)), transfer_bw);
   }
-  ImGui::Text("%u of %lld peers in profile, skew %s, last to arrive: rank %d", ci.member_count,
-              static_cast<long long>(ci.expected),
+  const std::string peers = ci.expected > 0 ? fmt::format("{} of {} peers", ci.member_count, ci.expected)
+                                            : fmt::format("{} peers (group size unknown)", ci.member_count);
+  ImGui::Text("%s in profile, skew %s, last to arrive: rank %d", peers.c_str(),
               duration_text(tb, sizeof tb, static_cast<double>(ci.skew_ns)), ci.last_rank);
 }
 
