@@ -86,7 +86,9 @@ void parts_legend(const Part* parts, int count, bool seconds) {
     if (seconds)
       std::snprintf(label, sizeof label, "%s %s", parts[i].name, seconds_text(v, sizeof v, parts[i].value));
     else
-      std::snprintf(label, sizeof label, "%s %.3g GiB", parts[i].name, parts[i].value);
+      // Values are GiB here; the size reads in its best unit ("1.2 TiB", not "1.25e+03 GiB").
+      std::snprintf(label, sizeof label, "%s %s", parts[i].name,
+                    bytes_text(v, sizeof v, parts[i].value * double(1ull << 30)));
     legend_item(parts[i].color, label);
     ImGui::SameLine();
   }
