@@ -1,8 +1,10 @@
 // `compare` predicts what the profile ran: an inference trace (forward passes only) as inference, a training
 // trace as a training step, and refuses to compare one with the other.
 #include <gtest/gtest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
+#include "tests/app/cli_run.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -12,25 +14,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CommandRun {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using meshscope::test::CommandRun;
 
 CommandRun meshscope(const std::string& args) {
   const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / ("compare-mode-" + std::to_string(::getpid()));
   fs::create_directories(dir / "cache");
-  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  const std::string command = "XDG_CACHE_HOME='" + (dir / "cache").string() + "' '" +
-                              std::string(MESHSCOPE_BINARY) + "' " + args + " >'" + out.string() + "' 2>'" +
-                              err.string() + "'";
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  return meshscope::test::meshscope(args, dir / "cache");
 }
 
 // Qwen1.5-0.5B, one forward pass of 16 x 559 tokens on an H100 (TraceLens' test trace).

@@ -3,6 +3,8 @@
 // and standard output is what the command prints for a profile of those traces.
 #include "job/profile_input.hpp"
 
+#include "tests/app/cli_run.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,24 +19,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CommandRun {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// Runs meshscope ARGS with XDG_CACHE_HOME=CACHE; stdout and stderr captured.
-CommandRun meshscope(const std::string& args, const fs::path& cache) {
-  const fs::path out = cache.parent_path() / "stdout.txt", err = cache.parent_path() / "stderr.txt";
-  const std::string command = "XDG_CACHE_HOME='" + cache.string() + "' '" + std::string(MESHSCOPE_BINARY) +
-                              "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
+using meshscope::test::CommandRun;
+using meshscope::test::meshscope;
 
 fs::path scratch(const std::string& name) {
   const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / (name + "-" + std::to_string(::getpid()));

@@ -20,12 +20,11 @@ import argparse
 import gc
 import json
 import statistics
-import time
 
 import torch
 import torch.nn as nn
 
-from train_step import Model
+from train_step import Model, captured, timed_steps
 
 WORKLOADS = [
     # name, model and batch, warm-up steps, timed steps
@@ -54,37 +53,9 @@ def run_workload(shape, graphs, warmup, steps, torch_profiler):
         optimizer.step()
         optimizer.zero_grad(set_to_none=not graphs)
 
-    run = step
-    if graphs:
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(3):
-                step()
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            step()
-        run = graph.replay
+    run = captured(step) if graphs else step
 
-    profiler = None
-    if torch_profiler:
-        profiler = torch.profiler.profile(
-            activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA])
-        profiler.__enter__()
-    times = []
-    for i in range(warmup + steps):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        torch.cuda.nvtx.range_push("train_step")
-        run()
-        torch.cuda.nvtx.range_pop()
-        torch.cuda.synchronize()
-        if i >= warmup:
-            times.append((time.perf_counter() - start) * 1e3)
-    if profiler:
-        profiler.__exit__(None, None, None)
-    return times
+    return timed_steps(run, warmup, steps, torch_profiler)
 
 
 def main():

@@ -52,6 +52,43 @@ class Model(nn.Module):
         return self.head(x)
 
 
+def captured(step):
+    """STEP as one captured CUDA graph (after three warm-up runs on a side stream): its replay function."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    return graph.replay
+
+
+def timed_steps(run, warmup, steps, torch_profiler=False):
+    """Runs RUN WARMUP + STEPS times, each an NVTX range "train_step" between two synchronisations (under
+    torch.profiler, CPU and CUDA activities, when TORCH_PROFILER); the timed steps' wall times in ms."""
+    profiler = None
+    if torch_profiler:
+        profiler = torch.profiler.profile(
+            activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA])
+        profiler.__enter__()
+    times = []
+    for i in range(warmup + steps):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        torch.cuda.nvtx.range_push("train_step")
+        run()
+        torch.cuda.nvtx.range_pop()
+        torch.cuda.synchronize()
+        if i >= warmup:
+            times.append((time.perf_counter() - start) * 1e3)
+    if profiler:
+        profiler.__exit__(None, None, None)
+    return times
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--steps", type=int, default=30)
@@ -90,39 +127,12 @@ def main():
         optimizer.zero_grad(set_to_none=not args.graphs)
         return loss
 
-    run = step
-    if args.graphs:
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(3):
-                step()
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            step()
-        run = graph.replay
+    run = captured(step) if args.graphs else step
 
-    times = []
-    profiler = None
-    if args.torch_profiler:
-        profiler = torch.profiler.profile(
-            activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA])
-        profiler.__enter__()
     operator_ranges = (torch.autograd.profiler.emit_nvtx(record_shapes=True) if args.emit_nvtx
                        else contextlib.nullcontext())
     with operator_ranges:
-        for i in range(args.warmup + args.steps):
-            torch.cuda.synchronize()
-            start = time.perf_counter()
-            torch.cuda.nvtx.range_push("train_step")
-            run()
-            torch.cuda.nvtx.range_pop()
-            torch.cuda.synchronize()
-            if i >= args.warmup:
-                times.append((time.perf_counter() - start) * 1e3)
-    if profiler:
-        profiler.__exit__(None, None, None)
+        times = timed_steps(run, args.warmup, args.steps, args.torch_profiler)
     if args.ddp:
         torch.distributed.destroy_process_group()
     if rank == 0:
