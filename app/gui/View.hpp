@@ -23,6 +23,7 @@
 
 #include "analysis/measure/critical_path.hpp"
 #include "analysis/measure/diff.hpp"
+#include "analysis/measure/findings.hpp"
 #include "analysis/measure/launches.hpp"
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/pipeline_schedule.hpp"
@@ -201,6 +202,8 @@ class View {
   void lazy_poll();
   const std::string& load_error() const { return load_error_; }
   const LoadedProfile* loaded() const { return loaded_.get(); }
+  // What the Summary says stands out (measure::findings of the open profile: `report`'s first section).
+  const std::vector<measure::Finding>& stands_out() const { return findings_; }
   // Baseline (View_Baseline.cpp): a second profile the Summary compares with (measure::diff_summaries, the
   // baseline as A and the open profile as B) and whose ranks' rows the timeline can stack under the same
   // rank's. open_baseline() loads on a background thread; set_baseline() installs one and diffs at once.
@@ -332,6 +335,7 @@ class View {
   void summary_kernels();
   void summary_collectives();
   void summary_prepare();
+  void summary_findings();
 
   // Timeline helpers (View_Timeline.cpp)
   void timeline_toolbar();
@@ -541,6 +545,7 @@ class View {
   };
   std::vector<StepRowRect> summary_step_rects_;
   std::vector<measure::KernelStat> kernels_all_;  // every activity name over all ranks (built on install)
+  std::vector<measure::Finding> findings_;        // what stands out, as `report` says it (built on install)
   std::vector<std::uint32_t> kernel_order_, collective_order_;  // current sort of the two tables
 
   // Overview state: the grid (built once per profile), the order, outliers and map for the current choices

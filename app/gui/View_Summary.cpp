@@ -4,6 +4,7 @@
 // the Explorer's hardware. Tables are sortable and clipped (ImGuiListClipper).
 //
 // [SECTION] Preparation (once per profile)
+// [SECTION] What stands out (measure::findings, as `report` opens)
 // [SECTION] Rank bars
 // [SECTION] Steps
 // [SECTION] Kernels and collectives
@@ -79,7 +80,9 @@ void View::summary_prepare() {
   kernels_all_.clear();
   kernel_order_.clear();
   collective_order_.clear();
+  findings_.clear();
   if (!loaded_) return;
+  findings_ = measure::findings(*loaded_->profile, loaded_->job());
   std::unordered_map<std::uint64_t, std::size_t> at;  // (name, class) -> index
   for (const auto& r : loaded_->job().ranks) {
     for (const auto& k : r.kernels) {
@@ -112,6 +115,7 @@ void View::draw_summary() {
     return;
   }
   for (const auto& note : loaded_->job().notes) ImGui::TextDisabled("note: %s", note.c_str());
+  summary_findings();
   summary_baseline();
   summary_rank_bars();
   ImGui::Spacing();
@@ -126,6 +130,46 @@ void View::draw_summary() {
     summary_collectives();
     ImGui::EndTable();
   }
+}
+
+// [SECTION] What stands out
+// ----------------------------------------------------------------------------------------
+
+void View::summary_findings() {
+  ImGui::TextDisabled("WHAT STANDS OUT (as meshscope report says it)");
+  ImGui::PushTextWrapPos(0);
+  for (std::size_t i = 0; i < findings_.size(); ++i) {
+    const measure::Finding& f = findings_[i];
+    const bool nothing = f.kind == measure::Finding::Kind::kNothing;
+    using Kind = measure::Finding::Kind;
+    const ImU32 color = nothing                                 ? kColTextDim
+                        : f.kind == Kind::kGpuIdle              ? kColText
+                        : f.kind == Kind::kLargestCommunication ? kColComm
+                                                                : kColExposed;
+    ImGui::PushID(static_cast<int>(i));
+    // A rank it names opens on the timeline, its lanes scrolled into view.
+    std::size_t rank_index = 0;
+    const bool on_timeline = f.rank >= 0 && [&] {
+      const auto& ranks = loaded_->profile->ranks();
+      for (std::size_t r = 0; r < ranks.size(); ++r) {
+        if (ranks[r].rank == f.rank) return (rank_index = r), true;
+      }
+      return false;
+    }();
+    if (on_timeline) {
+      if (ImGui::SmallButton("show")) {
+        if (rank_index < tl_.rank_open.size()) tl_.rank_open[rank_index] = 1;
+        tl_.scroll_to_rank = static_cast<std::int32_t>(rank_index);
+        select_panel(Panel::kTimeline);
+      }
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("rank %d's lanes on the timeline", f.rank);
+      ImGui::SameLine();
+    }
+    ImGui::TextColored(to_vec4(color), "%s", f.text.c_str());
+    ImGui::PopID();
+  }
+  ImGui::PopTextWrapPos();
+  ImGui::Spacing();
 }
 
 // [SECTION] Rank bars

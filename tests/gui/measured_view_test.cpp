@@ -275,3 +275,36 @@ TEST(MeasuredView, TraceWithoutShapesSaysSoOnTheRoofline) {
 
 }  // namespace
 }  // namespace meshscope::gui
+
+namespace meshscope::gui {
+namespace {
+
+// The Summary opens with what `report` says stands out, from the same function: on the sample job, the straggler
+// (rank 1 loads data slowly, assets/sample/README.md) first, then the rest, sentence for sentence.
+TEST(MeasuredView, SummarySaysWhatReportSaysStandsOut) {
+  const auto msdb = test::imported(test::sample_job());
+  ASSERT_FALSE(msdb.empty());
+  NullImGui imgui(1600, 900);
+  View view(options_for(Panel::kSummary));
+  view.set_profile(load_profile(msdb));
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  const auto& findings = view.stands_out();
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings.front().kind, measure::Finding::Kind::kStraggler);
+  EXPECT_EQ(findings.front().rank, 1);
+  const std::string report = run("report '" + msdb.string() + "'");
+  const auto section = report.find("What stands out\n");
+  ASSERT_NE(section, std::string::npos) << report;
+  std::string expected;
+  for (const auto& f : findings) expected += f.text;
+  std::string printed;  // the section's bullets, their wrapped lines joined again
+  std::size_t at = report.find('\n', report.find('\n', section) + 1) + 1;
+  for (std::size_t end; (end = report.find('\n', at)) != std::string::npos && end > at; at = end + 1) {
+    const std::string line = report.substr(at, end - at);
+    printed += line.rfind("* ", 0) == 0 ? line.substr(2) : " " + line.substr(2);
+  }
+  EXPECT_EQ(printed, expected);
+}
+
+}  // namespace
+}  // namespace meshscope::gui
