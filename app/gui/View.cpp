@@ -298,6 +298,12 @@ std::unique_ptr<LoadedProfile> load_profile(
   auto loaded = index_profile(std::move(profile));
   loaded->source = source;
   loaded->msdb = msdb;
+  // Messages name the file the user opened, not the import cache's copy of it.
+  const std::string cached = msdb.string(), opened = sources_title(sources);
+  for (std::string* text : {&loaded->measured_error, &loaded->summary_note}) {
+    for (auto at = text->find(cached); at != std::string::npos; at = text->find(cached, at + opened.size()))
+      text->replace(at, cached.size(), opened);
+  }
   loaded->import_s = import_s;
   loaded->load_s = load_s;
   report(1.0, "ready");
