@@ -157,15 +157,16 @@ void latency_json(JsonWriter& j, const measure::LatencyStats& s) {
   j.end_object();
 }
 
-void host_bound_ops_json(JsonWriter& j, const Profile& profile, const std::vector<measure::OpHostBound>& ops,
-                         std::size_t top) {
+void host_bound_ops_json(JsonWriter& j, const Profile& profile,
+                         const std::vector<measure::OpHostBound>& by_range, std::size_t top) {
+  const std::vector<measure::OpHostBound> ops = measure::by_operator(profile, by_range);
   j.begin_array();
   for (std::size_t i = 0; i < ops.size() && i < top; ++i) {
     j.begin_object().key("op");
     if (ops[i].name == kNoString) {
       j.null();
     } else {
-      j.value(profile.str(ops[i].name));
+      j.value(vocabulary::operator_name(profile.str(ops[i].name)));
     }
     j.field("launches", ops[i].launches).field("gpu_idle_us", us(ops[i].gap_ns));
     j.field("device_idle_us", us(ops[i].device_idle_ns)).end_object();
@@ -607,11 +608,13 @@ void launches_text(TextReport& t, const Profile& profile, const Sections& sectio
   t.line("  {:<64} {:>9} {:>15} {:>13}",
          ops ? "launched from (CPU operator)" : "launched from (innermost CPU range loaded)", "launches",
          "stream idle ms", "GPU dry ms");
-  for (std::size_t i = 0; i < l.host_bound_ops.size() && i < options.top; ++i) {
-    const auto& op = l.host_bound_ops[i];
+  const std::vector<measure::OpHostBound> by_op = measure::by_operator(profile, l.host_bound_ops);
+  for (std::size_t i = 0; i < by_op.size() && i < options.top; ++i) {
+    const auto& op = by_op[i];
     t.line("  {:<64} {:>9} {:>15.3f} {:>13.3f}",
-           op.name == kNoString ? "(no CPU range open)" : shorten(profile.str(op.name), 64), op.launches,
-           ms(op.gap_ns), ms(op.device_idle_ns));
+           op.name == kNoString ? "(no CPU range open)"
+                                : shorten(vocabulary::operator_name(profile.str(op.name)), 64),
+           op.launches, ms(op.gap_ns), ms(op.device_idle_ns));
   }
   if (!ops) {
     t.line("  CPU operators were not loaded: --cpu-ops names the operator that launched each activity");

@@ -28,6 +28,18 @@ std::string lower(std::string_view text) {
   return out;
 }
 
+std::string_view operator_name(std::string_view range_name) {
+  const auto comma = range_name.find(", ");
+  if (comma == std::string_view::npos) return range_name;
+  const std::string_view name = range_name.substr(0, comma), rest = range_name.substr(comma + 2);
+  if (name.find("::") == std::string_view::npos || name.find(' ') != std::string_view::npos)
+    return range_name;
+  for (const std::string_view field : {"seq = ", "op_id = ", "sizes = ", "input_op_ids = "}) {
+    if (rest.substr(0, field.size()) == field) return name;
+  }
+  return range_name;
+}
+
 std::string lower_alnum(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -23,6 +23,12 @@ inline constexpr bool is_device_wide_stream(std::int64_t stream) {
 // ASCII lower case ("AllReduce" -> "allreduce"); other bytes are kept as they are.
 std::string lower(std::string_view text);
 
+// The operator a range names: PyTorch's NVTX ranges (emit_nvtx, as Nsight Systems and `meshscope record` see
+// them) carry the call's sequence number, id and shapes after the name ("aten::add, seq = 47318, op_id =
+// 998541", "aten::view, op_id = 3, sizes = [[8, 512], []]"): the name alone ("aten::add"); any other text as
+// it is.
+std::string_view operator_name(std::string_view range_name);
+
 // Lower case with everything but ASCII letters and digits removed ("Float8_e4m3fn" -> "float8e4m3fn").
 std::string lower_alnum(std::string_view text);
 

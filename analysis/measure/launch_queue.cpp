@@ -1,5 +1,7 @@
 #include "analysis/measure/launch_queue.hpp"
 
+#include "profiler/vocabulary.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -227,6 +229,26 @@ RankLaunches rank_launches(const Rank& rank, const LaunchIndex& index, std::vect
 }
 
 }  // namespace
+
+std::vector<OpHostBound> by_operator(const Profile& profile, const std::vector<OpHostBound>& ops) {
+  std::vector<OpHostBound> out;
+  std::unordered_map<std::string_view, std::size_t> at;
+  for (const OpHostBound& op : ops) {
+    const std::string_view key =
+        op.name == kNoString ? std::string_view() : vocabulary::operator_name(profile.str(op.name));
+    auto [it, inserted] = at.try_emplace(key, out.size());
+    if (inserted) {
+      out.push_back(op);
+      continue;
+    }
+    OpHostBound& merged = out[it->second];
+    merged.launches += op.launches;
+    merged.gap_ns += op.gap_ns;
+    merged.device_idle_ns += op.device_idle_ns;
+  }
+  sort_ops(out);
+  return out;
+}
 
 RankLaunches analyze_rank_launches(const Rank& rank, const LaunchIndex& index) {
   std::vector<TimeNs> latency, dry;

@@ -97,6 +97,11 @@ struct LaunchAnalysis {
 // One rank, with its launch links (index_launches(rank)).
 RankLaunches analyze_rank_launches(const Rank& rank, const LaunchIndex& index);
 
+// OPS (host_bound_ops of one rank or the job) merged by the operator their CPU ranges name
+// (vocabulary::operator_name: PyTorch's NVTX ranges carry a sequence number and an id per call, so 501
+// launches of aten::add are 501 names), each keeping its first range's name; by gap, descending.
+std::vector<OpHostBound> by_operator(const Profile& profile, const std::vector<OpHostBound>& ops);
+
 // Every rank (THREADS workers; 0 = hardware threads), building the launch links itself.
 LaunchAnalysis analyze_launches(const Profile& profile, unsigned threads = 0);
 

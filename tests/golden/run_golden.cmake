@@ -3,7 +3,8 @@ file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 # make_profile(LIST_FILE PROFILE WHAT): the traces listed in LIST_FILE, one per line relative to shared/traces
 # (project:PATH names a file of this project instead), imported into PROFILE; a lone .msdb (a profile that
-# `meshscope record` wrote) is copied as it is, since import takes traces, not profiles.
+# `meshscope record` wrote) is copied as it is (a lone .msdb.gz decompressed), since import takes traces, not
+# profiles.
 function(make_profile list_file profile what)
   file(STRINGS ${list_file} lines)
   set(inputs "")
@@ -22,6 +23,13 @@ function(make_profile list_file profile what)
   list(LENGTH inputs count)
   if(count EQUAL 1 AND inputs MATCHES "\\.msdb$")
     file(COPY_FILE ${inputs} ${profile})
+    return()
+  endif()
+  if(count EQUAL 1 AND inputs MATCHES "\\.msdb\\.gz$")  # a recorded profile kept compressed
+    execute_process(COMMAND gzip -dc ${inputs} OUTPUT_FILE ${profile} RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "${what}: gzip -dc ${inputs} failed (${rc})")
+    endif()
     return()
   endif()
   execute_process(COMMAND ${MESHSCOPE} import ${inputs} -o ${profile} RESULT_VARIABLE rc ERROR_VARIABLE err

@@ -120,3 +120,22 @@ TEST(Vocabulary, ParallelDimensionsNamedByProcessGroups) {
 
 }  // namespace
 }  // namespace meshscope::vocabulary
+
+namespace meshscope {
+namespace {
+
+TEST(Vocabulary, OperatorNameStripsWhatPyTorchsNvtxRangesAddPerCall) {
+  // torch.autograd.profiler.emit_nvtx: "name, seq = N, op_id = M" (and with record_shapes, sizes and input ids).
+  EXPECT_EQ(vocabulary::operator_name("aten::add, seq = 47318, op_id = 998541"), "aten::add");
+  EXPECT_EQ(vocabulary::operator_name("aten::view, op_id = 3, sizes = [[8, 512], []], input_op_ids = [(0,-1)]"),
+            "aten::view");
+  EXPECT_EQ(vocabulary::operator_name("aten::mm"), "aten::mm");  // Kineto's names are already operators
+  EXPECT_EQ(vocabulary::operator_name("train_step"), "train_step");
+  // A range that only looks like one keeps its text: a user's annotation with a comma, a name without "::".
+  EXPECT_EQ(vocabulary::operator_name("forward, layer 3"), "forward, layer 3");
+  EXPECT_EQ(vocabulary::operator_name("my op::x, seq = 1"), "my op::x, seq = 1");
+  EXPECT_EQ(vocabulary::operator_name("nccl:all_reduce, seq = 1"), "nccl:all_reduce, seq = 1");
+}
+
+}  // namespace
+}  // namespace meshscope
