@@ -686,10 +686,20 @@ ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
   files.sizes.resize(count);
   files.nsys.resize(count);
   files.buffered.resize(count);
+  std::vector<std::string> left_out(count);
   for (std::size_t i = 0; i < count; ++i) {
     files.sizes[i] = import::content_size_hint(files.paths[i]);
     files.total_bytes += files.sizes[i];
     files.nsys[i] = import::is_sqlite_file(files.paths[i]);
+    // A file named as an Nsight Systems export (or report) that is no SQLite database: say that, not what its
+    // bytes fail as JSON.
+    if (!files.nsys[i]) {
+      const std::string problem = import::not_an_export_problem(files.paths[i]);
+      if (!problem.empty()) {
+        left_out[i] = fmt::format("{}: {}", files.paths[i].string(), problem);
+        if (!options.skip_bad) throw Error(left_out[i]);
+      }
+    }
     // Kineto files that fit in memory are read on the reading threads; larger ones are streamed into the
     // profile as they are read (flat memory), on this thread.
     files.buffered[i] = !files.nsys[i] && files.sizes[i] <= options.streaming_threshold_bytes;
@@ -701,7 +711,6 @@ ImportSummary import_traces(const std::vector<std::filesystem::path>& inputs,
       !options.skip_bad) {
     std::fill(files.buffered.begin(), files.buffered.end(), 0);
   }
-  std::vector<std::string> left_out(count);
   for (;;) {
     try {
       ImportSummary summary = import_job(files, output, left_out, options, before_publish);

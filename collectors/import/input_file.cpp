@@ -42,6 +42,18 @@ bool is_sqlite_file(const std::filesystem::path& path) {
   return read_prefix(path, 16) == std::string("SQLite format 3\0", 16);
 }
 
+std::string not_an_export_problem(const std::filesystem::path& path) {
+  const std::string extension = path.extension().string();
+  if (extension == ".nsys-rep" || extension == ".qdrep")
+    return "an Nsight Systems report, not its SQLite export: run `nsys export --type sqlite` on it and "
+           "import "
+           "the .sqlite file";
+  if (extension == ".sqlite" || extension == ".sqlite3" || extension == ".db")
+    return "not an SQLite database (no SQLite header), though named as one: an Nsight Systems export is the "
+           "SQLite file `nsys export --type sqlite` writes";
+  return {};
+}
+
 std::uint64_t content_size_hint(const std::filesystem::path& path) {
   std::error_code error;
   const auto size = std::filesystem::file_size(path, error);

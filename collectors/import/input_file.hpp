@@ -13,6 +13,10 @@ namespace meshscope::import {
 bool is_gzip_file(const std::filesystem::path& path);
 bool is_sqlite_file(const std::filesystem::path& path);
 
+// For a file that is not SQLite but named as Nsight Systems output (.sqlite, .sqlite3, .db; .nsys-rep and
+// .qdrep, its own report format): what is wrong, in a phrase; empty for any other name.
+std::string not_an_export_problem(const std::filesystem::path& path);
+
 // Size of the decompressed content as far as it can be known cheaply (the gzip trailer for .gz files; exact
 // for files under 4 GiB decompressed, otherwise a lower bound).
 std::uint64_t content_size_hint(const std::filesystem::path& path);
