@@ -324,7 +324,8 @@ Comparison compare(const Profile& profile, const measure::Analysis& analysis, co
   }
   if (config.inference()) {
     out.notes.push_back(
-        "an inference step: the prediction is of the forward passes alone (no backward, no optimizer), at the "
+        "an inference step: the prediction is of the forward passes alone (no backward, no optimizer), at "
+        "the "
         "measured batch and sequence");
   } else {
     out.notes.push_back(

@@ -172,7 +172,7 @@ TEST(GuiInteraction, SearchCentresEachMatchWithoutChangingTheZoom) {
   EXPECT_LT(view.time_end() - view.time_start(), 2 * (step.end_ns - step.start_ns));
 }
 
-TEST(GuiInteraction, FZoomsToTheSelectionAsPerfettoDoes) {
+TEST(GuiInteraction, FZoomsToTheSelectedEventOrRange) {
   auto loaded = sample();
   ASSERT_TRUE(loaded);
   Harness h;

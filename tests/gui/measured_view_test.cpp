@@ -279,8 +279,8 @@ TEST(MeasuredView, TraceWithoutShapesSaysSoOnTheRoofline) {
 namespace meshscope::gui {
 namespace {
 
-// The Summary opens with what `report` says stands out, from the same function: on the sample job, the straggler
-// (rank 1 loads data slowly, assets/sample/README.md) first, then the rest, sentence for sentence.
+// The Summary opens with what `report` says stands out, from the same function: on the sample job, the
+// straggler (rank 1 loads data slowly, assets/sample/README.md) first, then the rest, sentence for sentence.
 TEST(MeasuredView, SummarySaysWhatReportSaysStandsOut) {
   const auto msdb = test::imported(test::sample_job());
   ASSERT_FALSE(msdb.empty());

@@ -10,9 +10,10 @@ namespace {
 
 TEST(Presets, AllPresetsLoadAndCiteSources) {
   EXPECT_EQ(hardware_presets(),
-            (std::vector<std::string>{"a100-40gb", "a100-80gb", "a800", "b200", "b300", "gb200", "gb300",
-                                      "h100-nvl", "h100-pcie", "h100-sxm", "h20", "h200", "h800", "l40s", "mi210",
-                                      "mi250", "mi250x", "mi300x", "mi325x", "mi355x", "v100", "v100-16gb"}));
+            (std::vector<std::string>{"a100-40gb", "a100-80gb", "a800",      "b200",     "b300",   "gb200",
+                                      "gb300",     "h100-nvl",  "h100-pcie", "h100-sxm", "h20",    "h200",
+                                      "h800",      "l40s",      "mi210",     "mi250",    "mi250x", "mi300x",
+                                      "mi325x",    "mi355x",    "v100",      "v100-16gb"}));
   const std::vector<std::string> models = model_presets();
   for (const char* name :
        {"gpt", "gpt3-175b", "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b", "deepseek-v3"})

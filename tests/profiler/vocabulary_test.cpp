@@ -125,10 +125,12 @@ namespace meshscope {
 namespace {
 
 TEST(Vocabulary, OperatorNameStripsWhatPyTorchsNvtxRangesAddPerCall) {
-  // torch.autograd.profiler.emit_nvtx: "name, seq = N, op_id = M" (and with record_shapes, sizes and input ids).
+  // torch.autograd.profiler.emit_nvtx: "name, seq = N, op_id = M" (and with record_shapes, sizes and input
+  // ids).
   EXPECT_EQ(vocabulary::operator_name("aten::add, seq = 47318, op_id = 998541"), "aten::add");
-  EXPECT_EQ(vocabulary::operator_name("aten::view, op_id = 3, sizes = [[8, 512], []], input_op_ids = [(0,-1)]"),
-            "aten::view");
+  EXPECT_EQ(
+      vocabulary::operator_name("aten::view, op_id = 3, sizes = [[8, 512], []], input_op_ids = [(0,-1)]"),
+      "aten::view");
   EXPECT_EQ(vocabulary::operator_name("aten::mm"), "aten::mm");  // Kineto's names are already operators
   EXPECT_EQ(vocabulary::operator_name("train_step"), "train_step");
   // A range that only looks like one keeps its text: a user's annotation with a comma, a name without "::".
