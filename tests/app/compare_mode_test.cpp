@@ -1,14 +1,12 @@
 // `compare` predicts what the profile ran: an inference trace (forward passes only) as inference, a training
 // trace as a training step, and refuses to compare one with the other.
 #include <gtest/gtest.h>
-
-#include <sys/wait.h>
 #include <unistd.h>
-#include "tests/app/cli_run.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <string>
+
+#include "tests/app/cli_run.hpp"
 
 namespace {
 

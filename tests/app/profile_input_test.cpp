@@ -1,19 +1,17 @@
 // Every command takes what `view` takes: a profile, trace files, a folder of traces, an Nsight Systems export
-// (job/profile_input.hpp). Traces are imported into the user's cache, one line on standard error says where,
-// and standard output is what the command prints for a profile of those traces.
+// (job/profile_input.hpp). Traces are imported into the user's cache (a terminal is told where), and standard
+// output is what the command prints for a profile of those traces.
 #include "job/profile_input.hpp"
 
-#include "tests/app/cli_run.hpp"
-
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "tests/app/cli_run.hpp"
 
 namespace {
 
