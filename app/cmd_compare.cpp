@@ -49,6 +49,9 @@ struct Inferred {
   compare::Workload workload;
   bool model = false, hardware = false;
   std::vector<std::string> layout;  // the CONFIG fields taken from the workload
+  // Taken from what the user stated in the profile (meshscope annotate): the model, and CONFIG fields.
+  bool stated_model = false, stated_hardware = false;
+  std::vector<std::string> stated_layout;
 };
 
 constexpr std::size_t kWidth = 120;
@@ -127,6 +130,12 @@ void write_json(const Profile& profile, const Comparison& c, const model::ModelS
   j.field("model", inferred.model).field("hardware", inferred.hardware);
   j.key("layout").begin_array();
   for (const auto& f : inferred.layout) j.value(f);
+  j.end_array();
+  j.end_object();
+  j.key("stated").begin_object();
+  j.field("model", inferred.stated_model).field("hardware", inferred.stated_hardware);
+  j.key("layout").begin_array();
+  for (const auto& f : inferred.stated_layout) j.value(f);
   j.end_array();
   j.end_object();
   j.key("profile").begin_object();
@@ -270,6 +279,8 @@ void write_text(const std::string& title, const Comparison& c, const model::Mode
     indented(out, fmt::format("inferred from the profile ({}): {}", fmt::join(what, "; "),
                               workload_line(inferred.workload)));
   }
+  if (inferred.stated_model || inferred.stated_hardware || !inferred.stated_layout.empty())
+    indented(out, fmt::format("stated in the profile: {}", fmt::join(inferred.workload.stated, "; ")));
   out += fmt::format("  {}; global batch {} x seq {}, {} micro-batches of {}, {}\n", describe_layout(cfg),
                      cfg.global_batch, cfg.seq, cfg.micro_batches(), cfg.micro_batch,
                      model::to_string(cfg.precision));
@@ -442,16 +453,23 @@ const bool registered = register_command(
            model::ModelOverrides o = opts->model.overrides;
            if (opts->config.config.seq > 0) o.seq = opts->config.config.seq;
            with_model_errors([&] { model::apply_overrides(m, o); });
-           inferred.model = true;
+           (wl.stated_model ? inferred.stated_model : inferred.model) = true;
          }
          model::HardwareSpec hw;
          std::string hardware_warning;
-         if (opts->hardware_given || !wl.hardware) {
+         if (!opts->hardware_given && wl.stated_hardware) {
+           hw = *wl.stated_hardware;
+           with_model_errors([&] { model::apply_overrides(hw, opts->model.hardware_overrides); });
+           inferred.stated_hardware = true;
+         } else if (opts->hardware_given || !wl.hardware) {
            const std::string unknown =
                wl.gpu.empty() ? std::string("the profile names no GPU, so its hardware is unknown")
                               : "the profile's GPU '" + wl.gpu + "' has no hardware preset";
            if (!opts->hardware_given && !opts->model_given)
-             fail("{}: {}: pass --hardware NAME|FILE.toml", opts->shown, unknown);
+             fail(
+                 "{}: {}: pass --hardware NAME|FILE.toml, or store it in the profile with meshscope annotate "
+                 "PROFILE --hardware NAME|FILE.toml",
+                 opts->shown, unknown);
            hw = resolve_hardware(opts->model);
            if (!opts->hardware_given)
              hardware_warning =
@@ -463,22 +481,31 @@ const bool registered = register_command(
            inferred.hardware = true;
          }
          const model::Efficiencies eff = resolve_efficiencies(opts->assumptions, hw);
-         if (!opts->model_given && wl.transformer) {
-           // The layout and batch the profile shows, where no flag gives them.
-           auto take = [&](int& field, const std::optional<std::int64_t>& value, const char* name) {
-             if (field == 0 && value && *value > 0) {
+         {
+           // The layout and batch the user stated in the profile, then those it shows (where no flag gives
+           // them and the model is the profile's).
+           const bool shown = !opts->model_given && (wl.transformer || wl.stated_model);
+           const compare::StatedLayout& said = wl.stated_layout;
+           auto take = [&](int& field, const std::optional<std::int64_t>& value,
+                           const std::optional<std::int64_t>& stated, const char* name) {
+             if (field != 0) return;
+             if (stated) {
+               field = static_cast<int>(*stated);
+               inferred.stated_layout.push_back(name);
+             } else if (shown && value && *value > 0) {
                field = static_cast<int>(*value);
                inferred.layout.push_back(name);
              }
            };
-           take(parsed.tp, wl.tp, "tp");
-           take(parsed.pp, wl.pp, "pp");
-           take(parsed.dp, wl.dp, "dp");
-           take(parsed.cp, wl.cp, "cp");
-           take(parsed.ep, wl.ep, "ep");
-           take(parsed.micro_batch, wl.micro_batch, "micro_batch");
-           take(parsed.seq, wl.seq, "seq");
-           if (parsed.global_batch == 0 && parsed.micro_batch > 0 && parsed.dp > 0) {
+           take(parsed.tp, wl.tp, said.tp, "tp");
+           take(parsed.pp, wl.pp, said.pp, "pp");
+           take(parsed.dp, wl.dp, said.dp, "dp");
+           take(parsed.cp, wl.cp, said.cp, "cp");
+           take(parsed.ep, wl.ep, said.ep, "ep");
+           take(parsed.micro_batch, wl.micro_batch, said.micro_batch, "micro_batch");
+           take(parsed.seq, wl.seq, said.seq, "seq");
+           take(parsed.global_batch, std::nullopt, said.global_batch, "global_batch");
+           if (shown && parsed.global_batch == 0 && parsed.micro_batch > 0 && parsed.dp > 0) {
              // One micro-batch per step and data-parallel rank: what a profile of one step shows.
              parsed.global_batch = parsed.micro_batch * parsed.dp;
              inferred.layout.push_back("global_batch");
@@ -488,14 +515,17 @@ const bool registered = register_command(
          // step, nor the reverse.
          if (wl.training) {
            const model::Mode ran = *wl.training ? model::Mode::kTraining : model::Mode::kInference;
+           const bool stated = wl.stated_layout.mode.has_value();
            if (!parsed.mode_set) {
              parsed.mode = ran;
-             inferred.layout.push_back("mode");
+             (stated ? inferred.stated_layout : inferred.layout).push_back("mode");
            } else if (parsed.mode != ran) {
              fail("{}: the profile ran {}, so it is not compared with {}: leave out --mode or pass --mode {}",
                   opts->shown,
-                  *wl.training ? "training steps (backward operators recorded)"
-                               : "inference (forward passes only, no backward operator recorded)",
+                  stated         ? (*wl.training ? "training steps (stated in the profile)"
+                                                 : "inference (stated in the profile)")
+                  : *wl.training ? "training steps (backward operators recorded)"
+                                 : "inference (forward passes only, no backward operator recorded)",
                   *wl.training ? "inference" : "a training step", model::to_string(ran));
            }
          }

@@ -7,8 +7,11 @@
 #include <memory>
 #include <string>
 
+#include "analysis/compare/statement.hpp"
 #include "analysis/measure/summary.hpp"
+#include "analysis/model/presets.hpp"
 #include "app/command.hpp"
+#include "app/model_flags.hpp"
 #include "collectors/import/import.hpp"
 #include "job/import_job.hpp"
 #include "profiler/error.hpp"
@@ -22,6 +25,8 @@ struct Options {
   bool quiet = false;
   bool progress = false;
   bool skip_bad = false;
+  std::string model, hardware,
+      layout;  // what the job ran, where the traces cannot tell (stored in the profile)
 };
 
 // One status line on standard error, rewritten in place: files done of all, the share of the bytes read, the
@@ -89,8 +94,27 @@ const bool registered = meshscope::app::register_command(
        cmd->add_flag("--skip-bad", opts->skip_bad,
                      "Leave out a trace that cannot be imported (each one is listed in a note) instead of "
                      "failing; fails when none is left");
+       cmd->add_option(
+           "--model", opts->model,
+           "The model the job trained or served (a preset or FILE.toml), stored in the profile for "
+           "compare and the Explorer where the traces cannot tell (docs/COMPARE.md)");
+       cmd->add_option(
+           "--hardware", opts->hardware,
+           "The GPU the job ran on (a preset or FILE.toml), stored in the profile where the traces do "
+           "not name it");
+       cmd->add_option(
+           "--layout", opts->layout,
+           "The job's layout, stored in the profile: tp=N,pp=N,dp=N,cp=N,ep=N,micro_batch=N,seq=N,"
+           "global_batch=N,mode=training|inference (any of them)");
        cmd->callback([opts] {
          std::vector<std::filesystem::path> inputs(opts->inputs.begin(), opts->inputs.end());
+         // What the user states is checked before anything is read.
+         meshscope::compare::Statement statement;
+         meshscope::app::with_model_errors([&] {
+           if (!opts->model.empty()) statement.model = meshscope::model::load_model(opts->model);
+           if (!opts->hardware.empty()) statement.hardware = meshscope::model::load_hardware(opts->hardware);
+           if (!opts->layout.empty()) statement.layout = meshscope::compare::parse_layout(opts->layout);
+         });
          meshscope::ImportOptions options;
          options.skip_bad = opts->skip_bad;
          auto progress = std::make_shared<TerminalProgress>();
@@ -105,10 +129,14 @@ const bool registered = meshscope::app::register_command(
            bool summarising = false;
            try {
              // The summaries that info, diff and the GUI's overview read (docs/PROFILE.md "Summaries").
-             auto s = meshscope::import_with_summaries(inputs, opts->output, options, [&] {
-               summarising = true;
-               if (show) progress->summarising();
-             });
+             auto s =
+                 meshscope::import_with_summaries(inputs, opts->output, options, [&](const auto& written) {
+                   if (!statement.empty())
+                     meshscope::write_meta(written, meshscope::compare::meta_changes(statement),
+                                           opts->output);
+                   summarising = true;
+                   if (show) progress->summarising();
+                 });
              if (show) progress->finish();
              return s;
            } catch (const meshscope::Error& e) {

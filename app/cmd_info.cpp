@@ -195,6 +195,9 @@ void print_info(const meshscope::Profile& profile, const meshscope::measure::Pro
   }
   std::printf("\n");
   std::printf("workload    %s\n", meshscope::app::workload_line(workload).c_str());
+  if (!workload.stated.empty())
+    std::printf("stated      %s (meshscope annotate)\n",
+                fmt::format("{}", fmt::join(workload.stated, "; ")).c_str());
 }
 
 const bool registered = meshscope::app::register_command(

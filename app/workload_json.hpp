@@ -58,6 +58,21 @@ inline void write_workload_json(JsonWriter& j, const compare::Workload& w) {
   j.key("evidence").begin_array();
   for (const auto& e : w.evidence) j.value(e);
   j.end_array();
+  // What the user stated in the profile (meshscope annotate): the model's name and the layout as stored.
+  j.key("stated").begin_object();
+  j.key("model");
+  if (w.stated_model) {
+    j.value(w.stated_model->name);
+  } else {
+    j.null();
+  }
+  j.key("layout");
+  if (w.stated_layout.empty()) {
+    j.null();
+  } else {
+    j.value(compare::layout_text(w.stated_layout));
+  }
+  j.end_object();
   j.end_object();
 }
 

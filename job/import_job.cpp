@@ -10,10 +10,10 @@
 
 namespace meshscope {
 
-ImportSummary import_with_summaries(const std::vector<std::filesystem::path>& inputs,
-                                    const std::filesystem::path& output, ImportOptions options,
-                                    const std::function<void()>& before_summaries,
-                                    const std::function<void(const std::filesystem::path& written)>& then) {
+ImportSummary import_with_summaries(
+    const std::vector<std::filesystem::path>& inputs, const std::filesystem::path& output,
+    ImportOptions options, const std::function<void(const std::filesystem::path& written)>& before_summaries,
+    const std::function<void(const std::filesystem::path& written)>& then) {
   measure::ImportSummaries summaries;
   options.each_rank_read = [&summaries](const std::filesystem::path& file, const RankRecords& rows) {
     summaries.add(file, rows);
@@ -23,7 +23,8 @@ ImportSummary import_with_summaries(const std::vector<std::filesystem::path>& in
       import_traces(inputs, output, options,
                     [&](const std::filesystem::path& written, const std::filesystem::path& shown,
                         const ImportSummary& read) {
-                      if (before_summaries) before_summaries();
+                      if (before_summaries)
+                        with_output_named(written, shown, [&] { before_summaries(written); });
                       std::vector<std::pair<std::int32_t, std::string>> rank_files;
                       for (const ImportedRank& r : read.ranks) rank_files.emplace_back(r.rank, r.source_file);
                       try {

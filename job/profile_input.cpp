@@ -74,7 +74,8 @@ ProfileInput import_to_cache(const std::vector<std::filesystem::path>& sources, 
   const auto start = std::chrono::steady_clock::now();
   bool summarising = false;
   try {
-    import_with_summaries(sources, input.profile, std::move(options), [&] { summarising = true; });
+    import_with_summaries(sources, input.profile, std::move(options),
+                          [&](const std::filesystem::path&) { summarising = true; });
   } catch (const Error& e) {
     if (!summarising) throw;
     input.summaries_error = e.what();  // the profile is there, complete: the front end reads it without them

@@ -12,7 +12,8 @@
 
 -- Key/value facts about the whole profile.
 CREATE TABLE meta (
-  key   TEXT PRIMARY KEY,  -- schema_version, creator, creator_version, source_format, created_unix_s, job_id
+  key   TEXT PRIMARY KEY,  -- schema_version, creator, creator_version, source_format, created_unix_s, job_id;
+                           -- stated_model, stated_hardware (TOML), stated_layout: what the user stated the job ran
   value TEXT NOT NULL      -- the value, as text
 );
 

@@ -22,7 +22,9 @@ MeasuredModel measure_profile(const Profile& profile, const measure::Analysis& a
   MeasuredModel out;
   out.work = measure::load_work(profile);
   out.workload = infer_workload(profile, out.work);
-  if (out.workload.hardware) {
+  if (out.workload.stated_hardware) {
+    out.hardware = out.workload.stated_hardware;
+  } else if (out.workload.hardware) {
     try {
       out.hardware = model::load_hardware(*out.workload.hardware);
     } catch (const model::InvalidInput&) {

@@ -14,7 +14,8 @@ namespace meshscope::compare {
 
 const char* const kNotATransformer =
     "the profile is not a recognised transformer (no attention with GEMMs of its hidden size in the recorded "
-    "shapes): pass --model NAME|FILE.toml (and --hardware) to compare it with a model";
+    "shapes): pass --model NAME|FILE.toml (and --hardware), or store them in the profile with `meshscope "
+    "annotate PROFILE --model ... --hardware ...`";
 
 namespace {
 
@@ -435,6 +436,50 @@ void infer_layout(const Profile& profile, const std::map<std::string, std::int64
 
 }  // namespace
 
+namespace {
+
+// What the user stated replaces what was inferred, each replacement said in the evidence.
+void apply_statement(const Statement& statement, Workload& w) {
+  if (statement.model) {
+    w.stated_model = statement.model;
+    w.stated.push_back(fmt::format("model {}", statement.model->name));
+  }
+  if (statement.hardware) {
+    w.stated_hardware = statement.hardware;
+    w.stated.push_back(w.hardware && *w.hardware != statement.hardware->name
+                           ? fmt::format("hardware {} (inferred: {})", statement.hardware->name, *w.hardware)
+                           : fmt::format("hardware {}", statement.hardware->name));
+  }
+  const StatedLayout& l = statement.layout;
+  w.stated_layout = l;
+  auto take = [&](std::optional<std::int64_t>& field, const std::optional<std::int64_t>& value,
+                  const char* name) {
+    if (!value) return;
+    w.stated.push_back(field && *field != *value ? fmt::format("{} {} (inferred: {})", name, *value, *field)
+                                                 : fmt::format("{} {}", name, *value));
+    field = value;
+  };
+  take(w.tp, l.tp, "tp");
+  take(w.pp, l.pp, "pp");
+  take(w.dp, l.dp, "dp");
+  take(w.cp, l.cp, "cp");
+  take(w.ep, l.ep, "ep");
+  take(w.micro_batch, l.micro_batch, "micro-batch");
+  take(w.seq, l.seq, "sequence length");
+  if (l.global_batch) w.stated.push_back(fmt::format("global batch {}", *l.global_batch));
+  if (l.mode) {
+    const bool training = *l.mode == model::Mode::kTraining;
+    w.stated.push_back(fmt::format(
+        "{}{}", model::to_string(*l.mode),
+        w.training && *w.training != training
+            ? (training ? " (no backward operator was recorded)" : " (backward operators were recorded)")
+            : ""));
+    w.training = training;
+  }
+}
+
+}  // namespace
+
 Workload infer_workload(const Profile& profile, const measure::ProfileWork& work,
                         const measure::ProfileSummary* summary) {
   Workload w;
@@ -471,10 +516,16 @@ Workload infer_workload(const Profile& profile, const measure::ProfileWork& work
   if (w.transformer && w.tokens_per_micro_batch && w.micro_batch) {
     w.seq = *w.tokens_per_micro_batch / *w.micro_batch * w.cp.value_or(1);
   }
+  apply_statement(stated(profile), w);
   return w;
 }
 
 bool inferred_model(const Workload& wl, model::ModelSpec& out, std::string* why) {
+  if (wl.stated_model) {
+    out = *wl.stated_model;
+    if (wl.stated_layout.seq) out.seq = static_cast<int>(*wl.stated_layout.seq);
+    return true;
+  }
   auto missing = [&](const char* what) {
     if (why != nullptr) *why = fmt::format("the profile does not show the model's {}", what);
     return false;
@@ -484,7 +535,8 @@ bool inferred_model(const Workload& wl, model::ModelSpec& out, std::string* why)
       *why = wl.shapes_recorded
                  ? kNotATransformer
                  : "no shapes recorded (record with record_shapes=True), so the model cannot be "
-                   "inferred: pass --model NAME|FILE.toml (and --hardware) to compare it with a model";
+                   "inferred: pass --model NAME|FILE.toml (and --hardware), or store them in the profile "
+                   "with `meshscope annotate PROFILE --model ... --hardware ...`";
     }
     return false;
   }

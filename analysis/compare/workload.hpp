@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/compare/statement.hpp"
 #include "analysis/measure/summary.hpp"
 #include "analysis/measure/work.hpp"
 #include "analysis/model/predict.hpp"
@@ -33,6 +34,13 @@ struct Workload {
   std::optional<std::string> hardware;  // preset name (assets/hardware)
   std::string gpu;                      // the device name the profile gives, "" when none
   std::vector<std::string> evidence;
+  // What the user stated the job ran (statement.hpp), stored in the profile: the stated layout's values are
+  // also in the fields above (tp ... seq, training), where they replace what was inferred. STATED says so,
+  // one sentence per value (EVIDENCE is what was inferred).
+  std::optional<model::ModelSpec> stated_model;
+  std::optional<model::HardwareSpec> stated_hardware;
+  StatedLayout stated_layout;
+  std::vector<std::string> stated;
   const char* kind() const { return transformer ? "transformer" : "unknown"; }
 };
 
@@ -65,7 +73,8 @@ ProfileGpu profile_gpu(const Profile& profile, const measure::ProfileSummary* su
 Workload infer_workload(const Profile& profile, const measure::ProfileWork& work,
                         const measure::ProfileSummary* summary = nullptr);
 
-// The model to predict for a transformer WORKLOAD: the sizes it shows on the layout of a preset of the same
+// The model to predict for WORKLOAD: the model the user stated (its sequence the stated one), else, for a
+// transformer, the sizes it shows on the layout of a preset of the same
 // family (llama3-8b for a gated MLP, gpt otherwise), that preset's other choices kept. False when WORKLOAD
 // is not a recognised transformer or lacks a size the prediction needs (hidden, layers, heads, ffn, vocab).
 bool inferred_model(const Workload& workload, model::ModelSpec& out, std::string* why = nullptr);

@@ -173,6 +173,73 @@ ModelSpec parse_model(std::string_view text, std::string_view origin) {
   return m;
 }
 
+std::string model_toml(const ModelSpec& m) {
+  toml::table t;
+  t.insert("name", m.name);
+  t.insert("source", m.source);
+  auto whole = [&](const char* key, int value) { t.insert(key, static_cast<std::int64_t>(value)); };
+  whole("layers", m.layers);
+  whole("hidden", m.hidden);
+  whole("heads", m.heads);
+  whole("kv_heads", m.kv_heads);
+  whole("head_dim", m.head_dim);
+  whole("ffn", m.ffn);
+  t.insert("ffn_multiplier", m.ffn_multiplier);
+  whole("vocab", m.vocab);
+  whole("seq", m.seq);
+  whole("global_batch", m.global_batch);
+  t.insert("gated_mlp", m.gated_mlp);
+  t.insert("tied_embeddings", m.tied_embeddings);
+  t.insert("learned_positions", m.learned_positions);
+  t.insert("dropout", m.dropout);
+  whole("experts", m.experts);
+  whole("top_k", m.top_k);
+  whole("moe_ffn", m.moe_ffn);
+  whole("shared_experts", m.shared_experts);
+  whole("dense_layers", m.dense_layers);
+  whole("q_lora_rank", m.q_lora_rank);
+  whole("kv_lora_rank", m.kv_lora_rank);
+  whole("qk_nope_dim", m.qk_nope_dim);
+  whole("qk_rope_dim", m.qk_rope_dim);
+  whole("v_head_dim", m.v_head_dim);
+  std::ostringstream out;
+  out << t << '\n';
+  return out.str();
+}
+
+std::string hardware_toml(const HardwareSpec& h) {
+  toml::table t;
+  t.insert("name", h.name);
+  t.insert("source", h.source);
+  t.insert("family", h.family);
+  t.insert("peak_tflops_bf16", h.peak_tflops_bf16);
+  t.insert("peak_tflops_fp8", h.peak_tflops_fp8);
+  t.insert("peak_tflops_fp4", h.peak_tflops_fp4);
+  t.insert("hbm_capacity_gib", h.hbm_capacity_gib);
+  t.insert("hbm_tbps", h.hbm_tbps);
+  t.insert("gpus_per_node", static_cast<std::int64_t>(h.gpus_per_node));
+  t.insert("intra_node_gbps", h.intra_node_gbps);
+  t.insert("inter_node_gbps", h.inter_node_gbps);
+  t.insert("gemm_efficiency_bf16", h.gemm_efficiency_bf16);
+  t.insert("gemm_efficiency_fp8", h.gemm_efficiency_fp8);
+  t.insert("gemm_efficiency_fp4", h.gemm_efficiency_fp4);
+  t.insert("gemm_overhead_us", h.gemm_overhead_us);
+  t.insert("attention_tflops_flash", h.attention_tflops_flash);
+  t.insert("attention_tflops_fused", h.attention_tflops_fused);
+  t.insert("attention_tflops_standard", h.attention_tflops_standard);
+  t.insert("attention_fused_backward_ratio", h.attention_fused_backward_ratio);
+  t.insert("hbm_efficiency", h.hbm_efficiency);
+  t.insert("intra_node_efficiency", h.intra_node_efficiency);
+  t.insert("inter_node_efficiency", h.inter_node_efficiency);
+  t.insert("intra_node_alpha_us", h.intra_node_alpha_us);
+  t.insert("inter_node_alpha_us", h.inter_node_alpha_us);
+  t.insert("reserved_gib", h.reserved_gib);
+  t.insert("sustained_fraction", h.sustained_fraction);
+  std::ostringstream out;
+  out << t << '\n';
+  return out.str();
+}
+
 HardwareSpec parse_hardware(std::string_view text, std::string_view origin) {
   const toml::table table = parse_table(text, origin);
   Reader r(table, origin);

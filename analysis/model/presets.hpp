@@ -29,6 +29,12 @@ HardwareSpec load_hardware(std::string_view name_or_path);
 ModelSpec parse_model(std::string_view toml_text, std::string_view origin);
 HardwareSpec parse_hardware(std::string_view toml_text, std::string_view origin);
 
+// MODEL as the TOML parse_model reads back to the same spec (every field written, ffn_multiplier included):
+// what a profile stores when the user states its model (docs/COMPARE.md "Stating what ran").
+std::string model_toml(const ModelSpec& model);
+// HARDWARE likewise (parse_hardware reads it back to the same spec).
+std::string hardware_toml(const HardwareSpec& hardware);
+
 // Command-line overrides (--layers --hidden --heads --kv-heads --ffn --vocab --experts --top-k --seq).
 struct ModelOverrides {
   std::optional<int> layers, hidden, heads, kv_heads, ffn, vocab, experts, top_k, seq;

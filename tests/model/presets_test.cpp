@@ -37,6 +37,37 @@ TEST(Presets, AllPresetsLoadAndCiteSources) {
   }
 }
 
+// A profile stores the model and hardware a user states as TOML (model_toml, hardware_toml): read back, every
+// preset is the same spec, field for field, with overrides applied before writing kept.
+TEST(Presets, ModelAndHardwareWrittenAsTomlReadBackTheSame) {
+  for (const auto& name : model_presets()) {
+    ModelSpec m = load_model(name);
+    ModelOverrides o;
+    o.layers = m.layers + 1;
+    o.seq = 1234;
+    apply_overrides(m, o);
+    const ModelSpec back = parse_model(model_toml(m), "stored");
+    EXPECT_EQ(model_toml(back), model_toml(m)) << name;
+    EXPECT_EQ(back.name, m.name);
+    EXPECT_EQ(back.source, m.source);
+    EXPECT_EQ(back.layers, load_model(name).layers + 1);
+    EXPECT_EQ(back.seq, 1234);
+    EXPECT_EQ(back.ffn_multiplier, m.ffn_multiplier) << name;
+    EXPECT_EQ(back.moe_ffn, m.moe_ffn) << name;
+    EXPECT_EQ(back.kv_lora_rank, m.kv_lora_rank) << name;
+    EXPECT_EQ(back.gated_mlp, m.gated_mlp) << name;
+  }
+  for (const auto& name : hardware_presets()) {
+    const HardwareSpec h = load_hardware(name);
+    const HardwareSpec back = parse_hardware(hardware_toml(h), "stored");
+    EXPECT_EQ(hardware_toml(back), hardware_toml(h)) << name;
+    EXPECT_EQ(back.family, h.family) << name;
+    EXPECT_EQ(back.peak_tflops_fp4, h.peak_tflops_fp4) << name;
+    EXPECT_EQ(back.sustained_fraction, h.sustained_fraction) << name;
+    EXPECT_EQ(back.inter_node_alpha_us, h.inter_node_alpha_us) << name;
+  }
+}
+
 TEST(Presets, HardwareMatchesPublishedSpecs) {
   // hardware_specs.csv: dense BF16 peak, HBM bandwidth.
   for (auto& r : testing::read_calibration_csv("hardware_specs.csv")) {
