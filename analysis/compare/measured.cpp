@@ -17,31 +17,52 @@ model::ParallelConfig inferred_layout(const Workload& w) {
   return c;
 }
 
+namespace {
+
+// The hardware of WORKLOAD: the stated one, else the preset of its GPU.
+std::optional<model::HardwareSpec> hardware_of(const Workload& workload) {
+  if (workload.stated_hardware) return workload.stated_hardware;
+  if (!workload.hardware) return std::nullopt;
+  try {
+    return model::load_hardware(*workload.hardware);
+  } catch (const model::InvalidInput&) {
+    return std::nullopt;  // a preset the assets folder lacks: treated as unknown hardware
+  }
+}
+
+measure::MeasuredRoofline roofline_of(const measure::ProfileWork& work,
+                                      const std::optional<model::HardwareSpec>& hardware) {
+  measure::WorkCeilings ceilings;
+  if (hardware) {
+    ceilings.hardware = hardware->name;
+    ceilings.peak_flops = hardware->peak_tflops_bf16 * 1e12;
+    ceilings.peak_fp8_flops = hardware->peak_tflops_fp8 * 1e12;
+  }
+  return measure::measured_roofline(work, ceilings);
+}
+
+}  // namespace
+
+void restate(MeasuredModel& measured, const Statement& statement) {
+  measured.workload = measured.recorded;
+  apply_statement(statement, measured.workload);
+  measured.hardware = hardware_of(measured.workload);
+  if (measured.layout_inferred) measured.layout = inferred_layout(measured.workload);
+  measured.roofline = roofline_of(measured.work, measured.hardware);
+}
+
 MeasuredModel measure_profile(const Profile& profile, const measure::Analysis& analysis,
                               const model::ParallelConfig* layout) {
   MeasuredModel out;
   out.work = measure::load_work(profile);
-  out.workload = infer_workload(profile, out.work);
-  if (out.workload.stated_hardware) {
-    out.hardware = out.workload.stated_hardware;
-  } else if (out.workload.hardware) {
-    try {
-      out.hardware = model::load_hardware(*out.workload.hardware);
-    } catch (const model::InvalidInput&) {
-      out.hardware.reset();  // a preset the assets folder lacks: treated as unknown hardware
-    }
-  }
+  out.recorded = infer_recorded_workload(profile, out.work);
+  out.workload = out.recorded;
+  apply_statement(stated(profile), out.workload);
+  out.hardware = hardware_of(out.workload);
   out.layout_inferred = layout == nullptr;
   out.layout = layout != nullptr ? *layout : inferred_layout(out.workload);
   out.steps = measure_steps(profile, analysis, out.layout);
-
-  measure::WorkCeilings ceilings;
-  if (out.hardware) {
-    ceilings.hardware = out.hardware->name;
-    ceilings.peak_flops = out.hardware->peak_tflops_bf16 * 1e12;
-    ceilings.peak_fp8_flops = out.hardware->peak_tflops_fp8 * 1e12;
-  }
-  out.roofline = measure::measured_roofline(out.work, ceilings);
+  out.roofline = roofline_of(out.work, out.hardware);
 
   // Measured work per rank-step: the kernels with work that started inside the step's GPU window (the
   // operators the roofline left out excluded).

@@ -19,7 +19,8 @@ namespace meshscope::compare {
 
 struct MeasuredModel {
   measure::ProfileWork work;                    // op_work / kernel_work of the profile
-  Workload workload;                            // inferred from the profile
+  Workload workload;                            // inferred from the profile, what the user stated applied
+  Workload recorded;                            // inferred from the profile's records alone
   std::optional<model::HardwareSpec> hardware;  // the preset of workload.hardware, when known
   // The layout the steps' exposed communication is split by: LAYOUT when given to measure_profile, else
   // the inferred one (tp, pp, dp, cp, ep of the workload, 1 where unknown).
@@ -41,5 +42,12 @@ model::ParallelConfig inferred_layout(const Workload& workload);
 // its parallel dimensions instead of the inferred layout's. Throws meshscope::Error for damaged work tables.
 MeasuredModel measure_profile(const Profile& profile, const measure::Analysis& analysis,
                               const model::ParallelConfig* layout = nullptr);
+
+// MEASURED as if STATEMENT were what its profile states (the Explorer, after the user saved a statement into
+// the open profile): the workload re-stated from MEASURED.recorded, the hardware, the layout (when it was
+// inferred) and the measured roofline against the hardware. The steps keep the split of exposed communication
+// by the layout they were measured with (measure_steps again with the new layout, where the events are at
+// hand), and the measured FLOPs per step the operators plotted before.
+void restate(MeasuredModel& measured, const Statement& statement);
 
 }  // namespace meshscope::compare

@@ -1,8 +1,8 @@
 // What the user states a profile ran, where the trace cannot tell (no shapes recorded, a model not
-// recognised, a layout no process group shows): `meshscope annotate PROFILE --model ... --hardware ... --layout ...`,
-// `meshscope import ... --model ... --hardware ... --layout ...` and the Explorer's model picker store it in the profile's
-// meta table; infer_workload reads it back, and a stated value takes precedence over an inferred one
-// (docs/COMPARE.md "Stating what ran").
+// recognised, a layout no process group shows): `meshscope annotate PROFILE --model ... --hardware ...
+// --layout ...`, `meshscope import ... --model ... --hardware ... --layout ...` and the Explorer's model
+// picker store it in the profile's meta table; infer_workload reads it back, and a stated value takes
+// precedence over an inferred one (docs/COMPARE.md "Stating what ran").
 #pragma once
 
 #include <cstdint>

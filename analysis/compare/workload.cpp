@@ -436,9 +436,6 @@ void infer_layout(const Profile& profile, const std::map<std::string, std::int64
 
 }  // namespace
 
-namespace {
-
-// What the user stated replaces what was inferred, each replacement said in the evidence.
 void apply_statement(const Statement& statement, Workload& w) {
   if (statement.model) {
     w.stated_model = statement.model;
@@ -478,10 +475,8 @@ void apply_statement(const Statement& statement, Workload& w) {
   }
 }
 
-}  // namespace
-
-Workload infer_workload(const Profile& profile, const measure::ProfileWork& work,
-                        const measure::ProfileSummary* summary) {
+Workload infer_recorded_workload(const Profile& profile, const measure::ProfileWork& work,
+                                 const measure::ProfileSummary* summary) {
   Workload w;
   infer_hardware(profile, summary, w);
   infer_training(profile, summary, w);
@@ -516,6 +511,12 @@ Workload infer_workload(const Profile& profile, const measure::ProfileWork& work
   if (w.transformer && w.tokens_per_micro_batch && w.micro_batch) {
     w.seq = *w.tokens_per_micro_batch / *w.micro_batch * w.cp.value_or(1);
   }
+  return w;
+}
+
+Workload infer_workload(const Profile& profile, const measure::ProfileWork& work,
+                        const measure::ProfileSummary* summary) {
+  Workload w = infer_recorded_workload(profile, work, summary);
   apply_statement(stated(profile), w);
   return w;
 }

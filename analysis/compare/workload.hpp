@@ -68,10 +68,18 @@ struct ProfileGpu {
 };
 ProfileGpu profile_gpu(const Profile& profile, const measure::ProfileSummary* summary = nullptr);
 
-// Infers the workload of PROFILE from WORK (measure::load_work of it). With SUMMARY (a profile loaded without
-// its events, LoadOptions::events off) training or inference is read from the summaries' operator names.
+// Infers the workload of PROFILE from WORK (measure::load_work of it), then applies what the user stated in
+// the profile (statement.hpp; a stored value that is not valid throws meshscope::Error naming the profile).
+// With SUMMARY (a profile loaded without its events, LoadOptions::events off) training or inference is read
+// from the summaries' operator names.
 Workload infer_workload(const Profile& profile, const measure::ProfileWork& work,
                         const measure::ProfileSummary* summary = nullptr);
+// The same from the profile's records alone, whatever is stated.
+Workload infer_recorded_workload(const Profile& profile, const measure::ProfileWork& work,
+                                 const measure::ProfileSummary* summary = nullptr);
+// What STATEMENT states replaces what WORKLOAD inferred (stated_model, stated_hardware, stated_layout, and
+// the layout, sequence and mode fields), each value said in WORKLOAD.stated.
+void apply_statement(const Statement& statement, Workload& workload);
 
 // The model to predict for WORKLOAD: the model the user stated (its sequence the stated one), else, for a
 // transformer, the sizes it shows on the layout of a preset of the same

@@ -379,6 +379,8 @@ bool parse_lazy_mode(std::string_view text, LazyMode& mode) {
 void View::set_profile(std::unique_ptr<LoadedProfile> loaded) {
   lazy_.reset();  // its worker reads the profile it was made for
   pending_step_ = {};
+  saved_statement_.reset();
+  ex_.save_message.clear();
   loaded_ = std::move(loaded);
   if (loaded_ && loaded_->lazy && loaded_->lazy->index)
     lazy_ = std::make_unique<LazyRanks>(loaded_, loaded_->lazy->budget);
@@ -431,6 +433,7 @@ void View::install_generation(std::unique_ptr<LoadedProfile> generation) {
     reordered = reordered || tl_.order[k] != k;
   }
   loaded_ = std::move(generation);
+  restate_loaded();  // a generation is made from the first load, before any statement saved since
   // Indices of events stay valid for a rank that stayed loaded (the same events); an evicted rank's do not.
   auto still_loaded = [&](const EventRef& e) {
     return e.valid() && loaded_->rank_loaded(static_cast<std::size_t>(e.rank_index));

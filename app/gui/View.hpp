@@ -408,6 +408,13 @@ class View {
   void explorer_pipeline(float height);
   void explorer_bars();
   void explorer_measured();
+  // Saves the Explorer's model, hardware and layout in the open profile as what it ran (its meta table,
+  // analysis/compare/statement.hpp) and shows the profile as stating them.
+  void explorer_save_statement();
+  void explorer_save_button();
+  // The open profile's measured model, Explorer start and roofline points as SAVED_STATEMENT_ states (a copy
+  // of the LoadedProfile: workers may read the one shown).
+  void restate_loaded();
   void explorer_pipeline_measured();  // pipeline_measured.cpp
   double predicted_busbw(const std::string& op, std::int64_t group, std::int64_t bytes) const;
 
@@ -419,7 +426,10 @@ class View {
   // Loading (shared with the range-totals worker, which may outlive a profile switch)
   std::shared_ptr<LoadedProfile> loaded_;
   std::unique_ptr<LazyRanks> lazy_;  // the rank loader of a lazily opened profile
-  struct PendingStep {               // a step to select once its rank's events are loaded
+  // What the user saved in the open profile as what it ran, this session: the generations of a lazily loaded
+  // profile are made from its first load and are re-stated as they arrive.
+  std::optional<compare::Statement> saved_statement_;
+  struct PendingStep {  // a step to select once its rank's events are loaded
     std::int32_t rank_index = -1;
     std::int64_t number = 0;
   } pending_step_;
@@ -496,9 +506,14 @@ class View {
     bool ready = false;
     std::vector<std::string> models, hardware;
     int model_index = 0, hardware_index = 0;
-    int inferred_index = -1;    // the models entry that is the open profile's inferred model, -1 none
-    model::ModelSpec inferred;  // that model (compare::inferred_model)
-    ProfileStart start;         // what the open profile ran, or why it is not comparable
+    int inferred_index = -1;   // the models entry that is the open profile's inferred model, -1 none
+    int stated_hw_index = -1;  // the hardware entry that is the hardware stated in the profile (no preset)
+    model::HardwareSpec stated_hw;
+    std::string save_message;  // what the last "save as what the profile ran" did
+    bool save_failed = false;
+    ImVec4 save_button_rect = {};  // where that button was drawn (state dump)
+    model::ModelSpec inferred;     // that model (compare::inferred_model)
+    ProfileStart start;            // what the open profile ran, or why it is not comparable
     const compare::MeasuredStep* measured_shown = nullptr;
     model::ModelSpec base_model;            // the preset as loaded (parsed once per combo change)
     model::ModelSpec model;                 // base_model with the shape sliders applied

@@ -22,10 +22,13 @@
 #include <string>
 
 #include "analysis/compare/compare.hpp"
+#include "analysis/compare/measured.hpp"
+#include "analysis/compare/statement.hpp"
 #include "analysis/model/collectives.hpp"
 #include "analysis/model/presets.hpp"
 #include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
+#include "profiler/profile_meta.hpp"
 
 namespace meshscope::gui {
 
@@ -143,7 +146,9 @@ void View::explorer_init() {
     ex_.base_model = ex_.model_index == ex_.inferred_index
                          ? ex_.inferred
                          : model::load_model(ex_.models[static_cast<std::size_t>(ex_.model_index)]);
-    ex_.hw = model::load_hardware(ex_.hardware[static_cast<std::size_t>(ex_.hardware_index)]);
+    ex_.hw = ex_.hardware_index == ex_.stated_hw_index
+                 ? ex_.stated_hw
+                 : model::load_hardware(ex_.hardware[static_cast<std::size_t>(ex_.hardware_index)]);
     ex_.eff = model::defaults_for(ex_.hw);
     ex_.spec_error.clear();
   } catch (const std::exception& e) {
@@ -178,6 +183,14 @@ void View::explorer_open_profile() {
       --ex_.model_index;
   }
   ex_.inferred_index = -1;
+  if (ex_.stated_hw_index >= 0 && ex_.stated_hw_index < static_cast<int>(ex_.hardware.size())) {
+    ex_.hardware.erase(ex_.hardware.begin() + ex_.stated_hw_index);
+    if (ex_.hardware_index == ex_.stated_hw_index)
+      ex_.hardware_index = index_of(ex_.hardware, "h100-sxm");
+    else if (ex_.hardware_index > ex_.stated_hw_index)
+      --ex_.hardware_index;
+  }
+  ex_.stated_hw_index = -1;
   ex_.measured_shown = nullptr;
   ex_.start = loaded_->start;
   if (!loaded_->measured) {
@@ -191,6 +204,14 @@ void View::explorer_open_profile() {
     ex_.models.insert(ex_.models.begin(), s.model->name);
     ex_.inferred_index = 0;
     ex_.model_index = 0;
+  }
+  // A stated GPU that no preset describes joins the hardware list as its first entry.
+  if (s.stated_hardware &&
+      std::find(ex_.hardware.begin(), ex_.hardware.end(), s.stated_hardware->name) == ex_.hardware.end()) {
+    ex_.stated_hw = *s.stated_hardware;
+    ex_.hardware.insert(ex_.hardware.begin(), s.stated_hardware->name);
+    ex_.stated_hw_index = 0;
+    ex_.hardware_index = 0;
   }
   for (std::size_t i = 0; i < ex_.hardware.size(); ++i) {
     if (ex_.hardware[i] == s.hardware) ex_.hardware_index = static_cast<int>(i);
@@ -736,6 +757,79 @@ void View::explorer_inferred_line() {
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
   }
+  if (s.comparable) explorer_save_button();
+}
+
+void View::explorer_save_button() {
+  if (ImGui::SmallButton("Save as what the profile ran")) explorer_save_statement();
+  const ImVec2 lo = ImGui::GetItemRectMin(), hi = ImGui::GetItemRectMax();
+  ex_.save_button_rect = ImVec4(lo.x, lo.y, hi.x, hi.y);
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip(
+        "Stores the model, hardware and layout chosen here in the profile (as `meshscope annotate` does): "
+        "compare, info and the Explorer then take them in place of what they would infer.");
+  }
+  if (!ex_.save_message.empty()) {
+    ImGui::SameLine();
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(to_vec4(ex_.save_failed ? kColExposed : kColMemory), "%s", ex_.save_message.c_str());
+    ImGui::PopTextWrapPos();
+  }
+}
+
+void View::explorer_save_statement() {
+  if (!loaded_) return;
+  compare::Statement statement;
+  statement.model = ex_.model;
+  statement.hardware = ex_.hw;
+  compare::StatedLayout& l = statement.layout;
+  l.tp = ex_.tp;
+  l.pp = ex_.pp;
+  l.cp = ex_.cp;
+  l.ep = ex_.ep;
+  if (ex_.valid) {  // the layout as the prediction resolved it: no default left open
+    l.dp = ex_.resolved.dp;
+    l.micro_batch = ex_.resolved.micro_batch;
+    l.seq = ex_.resolved.seq;
+    l.global_batch = ex_.resolved.global_batch;
+  } else {
+    if (ex_.dp > 0) l.dp = ex_.dp;
+    l.micro_batch = ex_.micro_batch;
+    if (ex_.seq > 0) l.seq = ex_.seq;
+    if (ex_.global_batch > 0) l.global_batch = ex_.global_batch;
+  }
+  l.mode = ex_.mode == static_cast<int>(model::Mode::kInference) ? model::Mode::kInference
+                                                                 : model::Mode::kTraining;
+  try {
+    update_meta(loaded_->msdb, compare::meta_changes(statement));
+  } catch (const std::exception& e) {
+    ex_.save_failed = true;
+    ex_.save_message = std::string("not saved: ") + e.what();
+    return;
+  }
+  saved_statement_ = statement;
+  restate_loaded();
+  explorer_open_profile();
+  ex_.save_failed = false;
+  ex_.save_message = "saved in " + loaded_->msdb.filename().string();
+  if (loaded_->msdb != loaded_->source)
+    ex_.save_message +=
+        " (the traces' import in the cache, made again when they are opened again: keep it "
+        "with meshscope import -o JOB.msdb --model ... or annotate)";
+}
+
+void View::restate_loaded() {
+  if (!loaded_ || !loaded_->measured || !saved_statement_) return;
+  auto copy = std::make_shared<LoadedProfile>(*loaded_);
+  compare::MeasuredModel& m = *copy->measured;
+  compare::restate(m, *saved_statement_);
+  // The exposed communication split by the stated layout, where the events are at hand (a lazily loaded
+  // profile's steps were measured on a sample of its ranks and keep their split).
+  if (!copy->lazy && m.layout_inferred)
+    m.steps = compare::measure_steps(*copy->profile, copy->analysis, m.layout);
+  copy->start = profile_start(m, copy->profile->world_size());
+  copy->roofline = measured_points(m);
+  loaded_ = std::move(copy);
 }
 
 namespace {
@@ -780,8 +874,10 @@ void View::explorer_measured() {
     ImGui::TextColored(to_vec4(kColExposed), "Not comparable: %s.", display_reason(ex_.start.reason).c_str());
     ImGui::TextDisabled(
         "The prediction above is of the model chosen here, not of what the profile ran, so no measured "
-        "column is shown beside it.");
+        "column is shown beside it. If you know what it ran, choose its model, hardware and layout above and "
+        "save them in the profile: the measured column then appears beside the prediction.");
     ImGui::PopTextWrapPos();
+    explorer_save_button();
     return;
   }
   const compare::MeasuredModel& mm = *loaded_->measured;

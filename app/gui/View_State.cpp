@@ -6,7 +6,8 @@
 // rank, kind, label, y, h, lane_h, pinned}, selected{kind, rank, index, name, start_ns, end_ns}, hovered,
 // instance, range{active, start_ns, end_ns, ready, events, exposed_comm_ns}, bookmarks, menu[]{label, x0, y0,
 // x1, y1}, search{text, matches, cursor}, rank_open[], cpu_open[]}, explorer{gpus, tp, pp, dp, cp, ep,
-// micro_batch, global_batch, seq, valid, error, typing, controls{FIELD: [x0, y0, x1, y1]},
+// micro_batch, global_batch, seq, valid, error, typing, comparable, start, model, hardware, save_message,
+// save_button[x0, y0, x1, y1], controls{FIELD: [x0, y0, x1, y1]},
 // pipeline_measured{button[x0, y0, x1, y1], rows[]{stage, rank, step, bubble_fraction, blocks}}},
 // open_dialog, files_dir, baseline (its path, or ""), baseline_diff (the diff with the open profile is
 // ready), baseline_error, overview{metric, sort, canvas[x0, y0, x1, y1], row_h, rows, columns, ranks_per_row,
@@ -112,6 +113,14 @@ std::string View::state_json() const {
   j.field("valid", ex_.valid);
   j.field("error", ex_.error);
   j.field("typing", ex_.typing);
+  j.field("comparable", ex_.start.comparable).field("start", ex_.start.summary);
+  j.field("model", ex_.model.name).field("hardware", ex_.hw.name);
+  j.field("save_message", ex_.save_message);
+  j.key("save_button").begin_array();
+  for (float v :
+       {ex_.save_button_rect.x, ex_.save_button_rect.y, ex_.save_button_rect.z, ex_.save_button_rect.w})
+    j.value(static_cast<double>(v));
+  j.end_array();
   j.key("pipeline_measured").begin_object();
   j.key("button").begin_array();
   for (float v : {pipeline_button_.x, pipeline_button_.y, pipeline_button_.z, pipeline_button_.w})

@@ -6,12 +6,27 @@
 #include <tuple>
 
 namespace meshscope::gui {
+namespace {
+
+std::string join_stated(const std::vector<std::string>& stated) {
+  std::string out;
+  for (const auto& part : stated) out += (out.empty() ? "" : "; ") + part;
+  return out;
+}
+
+}  // namespace
 
 ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t world_size) {
   const compare::Workload& wl = measured.workload;
   ProfileStart s;
   auto v = [](const std::optional<std::int64_t>& x) { return x ? std::to_string(*x) : std::string("?"); };
-  if (wl.transformer) {
+  if (wl.stated_model) {
+    const model::ModelSpec& m = *wl.stated_model;
+    s.summary = "model " + m.name + " (stated): hidden " + std::to_string(m.hidden) + ", " +
+                std::to_string(m.layers) + " layers, ffn " + std::to_string(m.ffn) + ", " +
+                std::to_string(m.heads) + " heads (" + std::to_string(m.kv_heads) + " kv), vocab " +
+                std::to_string(m.vocab);
+  } else if (wl.transformer) {
     s.summary = "transformer: hidden " + v(wl.hidden) + ", " + v(wl.layers) + " layers, ffn " + v(wl.ffn) +
                 ", " + v(wl.heads) + " heads (" + v(wl.kv_heads) + " kv), vocab " + v(wl.vocab);
     if (wl.experts && *wl.experts > 1) s.summary += ", " + v(wl.experts) + " experts top-" + v(wl.top_k);
@@ -20,16 +35,18 @@ ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t 
   }
   if (wl.training) s.summary += *wl.training ? ", training" : ", inference";
   s.summary += "; ";
-  s.summary += wl.hardware      ? *wl.hardware
-               : wl.gpu.empty() ? std::string("no GPU named")
-                                : "GPU '" + wl.gpu + "' without a hardware preset";
+  s.summary += wl.stated_hardware ? wl.stated_hardware->name + " (stated)"
+               : wl.hardware      ? *wl.hardware
+               : wl.gpu.empty()   ? std::string("no GPU named")
+                                  : "GPU '" + wl.gpu + "' without a hardware preset";
   if (wl.tp || wl.pp || wl.dp || wl.cp || wl.ep) {
     s.summary +=
         "; tp " + v(wl.tp) + " pp " + v(wl.pp) + " dp " + v(wl.dp) + " cp " + v(wl.cp) + " ep " + v(wl.ep);
   } else {
     s.summary += "; layout unknown";
   }
-  if (wl.hardware && measured.hardware) s.hardware = measured.hardware->name;
+  if ((wl.hardware || wl.stated_hardware) && measured.hardware) s.hardware = measured.hardware->name;
+  if (wl.stated_hardware) s.stated_hardware = wl.stated_hardware;
   model::ModelSpec m;
   std::string why;
   bool modelled = false;
@@ -65,7 +82,8 @@ ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t 
     in.micro_batch = 0;
     take(in.micro_batch, wl.micro_batch);
     take(in.seq, wl.seq);
-    if (in.micro_batch > 0 && in.dp > 0) in.global_batch = in.micro_batch * in.dp;
+    take(in.global_batch, wl.stated_layout.global_batch);
+    if (in.global_batch == 0 && in.micro_batch > 0 && in.dp > 0) in.global_batch = in.micro_batch * in.dp;
     if (in.micro_batch == 0) in.micro_batch = 1;  // resolve()'s default
     if (in.dp > 0) in.gpus = in.tp * in.pp * in.cp * in.dp;
     s.layout_known = true;
@@ -76,6 +94,7 @@ ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t 
   s.layout = in;
 
   std::vector<std::string> from;
+  if (!wl.stated.empty()) from.push_back("what is stated in the profile (" + join_stated(wl.stated) + ")");
   if (wl.shapes_recorded)
     from.push_back(wl.transformer ? "the recorded shapes of its GEMMs, attention and embedding"
                                   : "its recorded operator shapes");

@@ -22,8 +22,9 @@ struct ProfileStart {
   bool comparable = false;
   std::string reason;                     // why not comparable ("" when comparable)
   std::optional<model::ModelSpec> model;  // the inferred model (compare::inferred_model)
-  std::string hardware;                   // the hardware preset, "" when the GPU has none
-  bool layout_known = false;              // the layout and batch below are the profile's
+  std::string hardware;                   // the hardware's name (a preset's, or the stated one's), "" unknown
+  std::optional<model::HardwareSpec> stated_hardware;  // stated in the profile (it may be no preset)
+  bool layout_known = false;                           // the layout and batch below are the profile's
   LayoutInputs layout;
   // One line: what was inferred ("transformer: hidden 1024, 24 layers, ..., inference; h100-sxm; tp 1 pp 1
   // ...").

@@ -449,6 +449,38 @@ TEST_F(InputTest, ExplorerSlidersLandOnValidLayoutsAndCtrlClickTypes) {
   EXPECT_NE(str(s["explorer"]["error"]).find("--tp 3"), std::string::npos) << str(s["explorer"]["error"]);
 }
 
+// An Nsight Systems export records neither shapes nor a GPU name: the Explorer says why it is not comparable
+// and offers to save the model, hardware and layout chosen there as what the profile ran. Clicked, the
+// profile holds them (what `meshscope annotate` stores) and the measured column appears.
+TEST_F(InputTest, NotComparableOffersToSaveWhatTheProfileRan) {
+  const std::filesystem::path msdb = std::filesystem::path(MESHSCOPE_TEST_TMP) / "explorer-stated.msdb";
+  std::filesystem::copy_file(test::imported(test::shared_trace("nsys_nccl/mfu_2gpu_after.sqlite")), msdb,
+                             std::filesystem::copy_options::overwrite_existing);
+  Xvfb x(1500, 950);
+  ASSERT_FALSE(x.display().empty());
+  App app(x, {msdb.string(), "--panel", "explorer", "--size", "1400x900"});
+  auto s = app.wait([](auto st) {
+    return !bool(st["loading"]) && i64(st["ranks"]) > 0 && num(st["explorer"]["save_button"].at(2)) > 0;
+  });
+  EXPECT_FALSE(bool(s["explorer"]["comparable"]));
+  const std::string model = str(s["explorer"]["model"]), hardware = str(s["explorer"]["hardware"]);
+  auto button = [&](int k) { return num(s["explorer"]["save_button"].at(static_cast<std::size_t>(k))); };
+  app.click((button(0) + button(2)) / 2, (button(1) + button(3)) / 2);
+  s = app.wait([](auto st) { return bool(st["explorer"]["comparable"]); });
+  EXPECT_EQ(str(s["explorer"]["save_message"]), "saved in explorer-stated.msdb");
+  EXPECT_EQ(str(s["explorer"]["model"]), model);
+  EXPECT_EQ(str(s["explorer"]["hardware"]), hardware);
+  EXPECT_NE(str(s["explorer"]["start"]).find("model " + model + " (stated)"), std::string::npos)
+      << str(s["explorer"]["start"]);
+  const Profile saved = Profile::load(msdb, LoadOptions{.events = false});
+  ASSERT_EQ(saved.meta().count("stated_model"), 1u);
+  EXPECT_NE(saved.meta().at("stated_model").find("name = '" + model + "'"), std::string::npos)
+      << saved.meta().at("stated_model");
+  EXPECT_NE(saved.meta().at("stated_hardware").find("name = '" + hardware + "'"), std::string::npos);
+  EXPECT_NE(saved.meta().at("stated_layout").find("mode=training"), std::string::npos)
+      << saved.meta().at("stated_layout");
+}
+
 TEST_F(InputTest, FileBrowserOpensATypedPathAndSeveralTracesOpenAsOneJob) {
   Xvfb x(1300, 800);
   ASSERT_FALSE(x.display().empty());
