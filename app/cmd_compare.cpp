@@ -249,6 +249,17 @@ void write_json(const Profile& profile, const Comparison& c, const model::ModelS
     difference_json(j, compare::predicted_parts(*c.calibrated), c.calibrated->step_time_s, c.measured);
     j.end_object();
   }
+  // How much of a step the measurement holds (compare::Coverage); null without recorded shapes.
+  j.key("coverage");
+  if (c.coverage) {
+    j.begin_object();
+    j.field("measured_tflop_per_rank_step", c.coverage->measured_flops_per_rank_step / 1e12);
+    j.field("predicted_tflop_per_gpu_step", c.coverage->predicted_flops_per_gpu_step / 1e12);
+    j.field("share", c.coverage->share).field("partial", c.coverage->partial);
+    j.end_object();
+  } else {
+    j.null();
+  }
   j.key("warnings").begin_array();
   for (const auto& w : c.warnings) j.value(w);
   j.end_array();
@@ -441,7 +452,8 @@ const bool registered = register_command(
              Profile::load(opts->path, LoadOptions{.kernel_details = false, .links = false});
          // What the profile ran (issue #13 item 4): the model, hardware and layout that flags leave out.
          Inferred inferred;
-         inferred.workload = compare::infer_workload(profile, measure::load_work(profile));
+         const measure::ProfileWork work = measure::load_work(profile);
+         inferred.workload = compare::infer_workload(profile, work);
          const compare::Workload& wl = inferred.workload;
          model::ModelSpec m;
          if (opts->model_given) {
@@ -537,7 +549,7 @@ const bool registered = register_command(
          options.threads = opts->threads;
          const measure::Analysis analysis = measure::analyze(profile, options);
          Comparison c = with_model_errors(
-             [&] { return compare::compare(profile, analysis, m, hw, config, eff, opts->calibrate); });
+             [&] { return compare::compare(profile, analysis, m, hw, config, eff, opts->calibrate, &work); });
          if (!hardware_warning.empty()) c.warnings.insert(c.warnings.begin(), hardware_warning);
          if (opts->json) {
            for (const auto& w : c.warnings)

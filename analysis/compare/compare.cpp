@@ -1,5 +1,7 @@
 #include "analysis/compare/compare.hpp"
 
+#include "analysis/model/architecture.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -10,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "analysis/measure/intervals.hpp"
+#include "analysis/model/architecture.hpp"
 #include "profiler/error.hpp"
 #include "profiler/vocabulary.hpp"
 
@@ -292,9 +295,61 @@ std::array<PartDifference, kPartCount> difference(const PartSeconds& predicted, 
   return out;
 }
 
+double flops_per_rank_step(const Profile& profile, const measure::Analysis& analysis,
+                           const measure::ProfileWork& work, bool whole_profile,
+                           const std::vector<bool>* plotted, std::int64_t* rank_steps,
+                           double* bytes_per_step) {
+  std::vector<std::vector<std::pair<TimeNs, std::uint32_t>>> starts(profile.ranks().size());
+  for (std::uint32_t k = 0; k < work.kernels.size(); ++k) {
+    const auto& share = work.kernels[k];
+    if (plotted != nullptr && !(*plotted)[share.op]) continue;
+    starts[share.rank_index].push_back(
+        {profile.ranks()[share.rank_index].activities[share.activity].start_ns, k});
+  }
+  for (auto& list : starts) std::sort(list.begin(), list.end());
+  double flops = 0, bytes = 0;
+  std::int64_t windows = 0;
+  for (const auto& rr : analysis.ranks) {
+    auto add_window = [&](TimeNs begin, TimeNs end) {
+      const auto& list = starts[rr.rank_index];
+      auto it = std::lower_bound(list.begin(), list.end(), std::pair<TimeNs, std::uint32_t>{begin, 0});
+      for (; it != list.end() && it->first <= end; ++it) {
+        flops += work.kernels[it->second].flops;
+        bytes += work.kernels[it->second].bytes;
+      }
+      ++windows;
+    };
+    bool any = false;
+    for (const auto& s : rr.steps) {
+      if (s.gpu.activities > 0 && !whole_profile) {
+        add_window(s.gpu.start_ns, s.gpu.end_ns);
+        any = true;
+      }
+    }
+    if (!any && whole_profile && rr.total.span_ns > 0) add_window(rr.total.start_ns, rr.total.end_ns);
+  }
+  if (rank_steps != nullptr) *rank_steps = windows;
+  if (bytes_per_step != nullptr) *bytes_per_step = windows > 0 ? bytes / static_cast<double>(windows) : 0;
+  return windows > 0 ? flops / static_cast<double>(windows) : 0;
+}
+
+Coverage coverage_of(double flops_per_rank_step, const model::Prediction& prediction,
+                     const model::ModelSpec& model, const model::ParallelConfig& config) {
+  Coverage c;
+  c.measured_flops_per_rank_step = flops_per_rank_step;
+  const double passes = config.inference() ? 1 : 3;  // forward, and backward at twice the forward
+  const double logits =
+      passes * model::logits_flops_per_token(model) * static_cast<double>(config.global_batch) * config.seq;
+  c.predicted_flops_per_gpu_step =
+      config.gpus > 0 ? std::max(0.0, prediction.model_flops - logits) / config.gpus : 0;
+  c.share = c.predicted_flops_per_gpu_step > 0 ? flops_per_rank_step / c.predicted_flops_per_gpu_step : 0;
+  c.partial = c.predicted_flops_per_gpu_step > 0 && c.share < kPartialStepShare;
+  return c;
+}
+
 Comparison compare(const Profile& profile, const measure::Analysis& analysis, const model::ModelSpec& model,
                    const model::HardwareSpec& hw, const model::ParallelConfig& config,
-                   const model::Efficiencies& eff, bool calibrate_first) {
+                   const model::Efficiencies& eff, bool calibrate_first, const measure::ProfileWork* work) {
   Comparison out;
   out.profile_ranks = static_cast<std::int64_t>(profile.ranks().size());
   out.world_size = profile.world_size();
@@ -321,6 +376,25 @@ Comparison compare(const Profile& profile, const measure::Analysis& analysis, co
     out.notes.push_back(
         "no step markers (ProfilerStep or NVTX steps) in the profile: each rank's whole GPU span is taken as "
         "one step, which overstates the step time if several iterations were traced");
+  }
+  if (work != nullptr && work->shapes_recorded && !work->kernels.empty()) {
+    out.coverage = coverage_of(flops_per_rank_step(profile, analysis, *work, out.measured.whole_profile),
+                               out.predicted, model, config);
+    const Coverage& c = *out.coverage;
+    if (c.partial) {
+      out.warnings.push_back(fmt::format(
+          "the measured step did {:.0f} % of the predicted step's work ({:.3g} of {:.3g} TFLOP per GPU "
+          "without "
+          "the logits, from the recorded shapes): the profile holds part of a step, so its times are of that "
+          "part",
+          100 * c.share, c.measured_flops_per_rank_step / 1e12, c.predicted_flops_per_gpu_step / 1e12));
+    } else {
+      out.notes.push_back(fmt::format(
+          "the measured step did {:.0f} % of the predicted step's work ({:.3g} of {:.3g} TFLOP per GPU "
+          "without "
+          "the logits, from the recorded shapes)",
+          100 * c.share, c.measured_flops_per_rank_step / 1e12, c.predicted_flops_per_gpu_step / 1e12));
+    }
   }
   if (config.inference()) {
     out.notes.push_back(

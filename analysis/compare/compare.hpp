@@ -27,6 +27,7 @@
 
 #include "analysis/compare/calibrate.hpp"
 #include "analysis/measure/measure.hpp"
+#include "analysis/measure/work.hpp"
 #include "analysis/model/predict.hpp"
 #include "profiler/profile.hpp"
 
@@ -93,6 +94,30 @@ struct PartDifference {
 std::array<PartDifference, kPartCount> difference(const PartSeconds& predicted, const PartSeconds& measured);
 PartDifference difference(double predicted, double measured);
 
+// How much of a step the measurement holds: the work its kernels did (the FLOPs of the operators recorded
+// with shapes, measure::ProfileWork) per rank-step against the prediction's model FLOPs per GPU and step
+// without the output logits (a prefill often computes the logits of the last position only, which would make
+// a whole forward pass of a small model look like two thirds of one). A trace of a whole step does about the
+// layers' work (the logits, when computed, and the operators without a FLOPs formula keep it near, not at,
+// 1); one that holds part of a step (a capture window, some of the layers) does a fraction of it.
+struct Coverage {
+  double measured_flops_per_rank_step = 0;
+  double predicted_flops_per_gpu_step = 0;
+  double share = 0;      // measured / predicted
+  bool partial = false;  // share below kPartialStepShare: the measured step is part of a step
+};
+// Below this share of the predicted work, a measured step is taken to be part of a step.
+inline constexpr double kPartialStepShare = 0.6;
+
+// The FLOPs per rank-step of WORK's counted operators whose kernels started inside a rank-step's GPU window
+// (each rank's whole GPU span when WHOLE_PROFILE: no step markers), mean over rank-steps; 0 without any.
+// PLOTTED, when given, keeps only the operators it marks (by index into WORK.ops). RANK_STEPS, when given,
+// receives how many rank-steps the mean is over; BYTES_PER_STEP the mean bytes likewise.
+double flops_per_rank_step(const Profile& profile, const measure::Analysis& analysis,
+                           const measure::ProfileWork& work, bool whole_profile,
+                           const std::vector<bool>* plotted = nullptr, std::int64_t* rank_steps = nullptr,
+                           double* bytes_per_step = nullptr);
+
 struct Comparison {
   std::int64_t profile_ranks = 0, world_size = 0;
   model::ParallelConfig config;
@@ -101,14 +126,21 @@ struct Comparison {
   Measured measured;
   std::optional<ProfileCalibration> calibration;
   std::optional<model::Prediction> calibrated;
+  std::optional<Coverage> coverage;   // when the profile recorded shapes (WORK given to compare)
   std::vector<std::string> warnings;  // world-size mismatch and the like: shown, never fatal
   std::vector<std::string> notes;     // what the mapping could and could not separate
 };
 
 // CONFIG resolved for MODEL on HW (model::resolve), EFF from defaults_for/flags. Throws model::InvalidInput
-// for a layout the model rejects.
+// for a layout the model rejects. WORK (measure::load_work of PROFILE), when given with shapes recorded,
+// gives the coverage.
 Comparison compare(const Profile& profile, const measure::Analysis& analysis, const model::ModelSpec& model,
                    const model::HardwareSpec& hw, const model::ParallelConfig& config,
-                   const model::Efficiencies& eff, bool calibrate_first);
+                   const model::Efficiencies& eff, bool calibrate_first,
+                   const measure::ProfileWork* work = nullptr);
+
+// The coverage of measured FLOPS_PER_RANK_STEP against PREDICTION of MODEL on CONFIG's GPUs.
+Coverage coverage_of(double flops_per_rank_step, const model::Prediction& prediction,
+                     const model::ModelSpec& model, const model::ParallelConfig& config);
 
 }  // namespace meshscope::compare

@@ -68,39 +68,9 @@ MeasuredModel measure_profile(const Profile& profile, const measure::Analysis& a
   // operators the roofline left out excluded).
   std::vector<bool> plotted(out.work.ops.size(), false);
   for (std::uint32_t i : out.roofline.points) plotted[i] = true;
-  std::vector<std::vector<std::pair<TimeNs, std::uint32_t>>> starts(profile.ranks().size());
-  for (std::uint32_t k = 0; k < out.work.kernels.size(); ++k) {
-    const auto& share = out.work.kernels[k];
-    if (!plotted[share.op]) continue;
-    starts[share.rank_index].push_back(
-        {profile.ranks()[share.rank_index].activities[share.activity].start_ns, k});
-  }
-  for (auto& list : starts) std::sort(list.begin(), list.end());
-  double flops = 0, bytes = 0;
-  for (const auto& rr : analysis.ranks) {
-    auto add_window = [&](TimeNs begin, TimeNs end) {
-      const auto& list = starts[rr.rank_index];
-      auto it = std::lower_bound(list.begin(), list.end(), std::pair<TimeNs, std::uint32_t>{begin, 0});
-      for (; it != list.end() && it->first <= end; ++it) {
-        flops += out.work.kernels[it->second].flops;
-        bytes += out.work.kernels[it->second].bytes;
-      }
-      ++out.rank_steps;
-    };
-    bool any = false;
-    for (const auto& s : rr.steps) {
-      if (s.gpu.activities > 0 && !out.steps.whole_profile) {
-        add_window(s.gpu.start_ns, s.gpu.end_ns);
-        any = true;
-      }
-    }
-    if (!any && out.steps.whole_profile && rr.total.span_ns > 0)
-      add_window(rr.total.start_ns, rr.total.end_ns);
-  }
-  if (out.rank_steps > 0) {
-    out.flops_per_step = flops / static_cast<double>(out.rank_steps);
-    out.bytes_per_step = bytes / static_cast<double>(out.rank_steps);
-  }
+  out.flops_per_step = flops_per_rank_step(profile, analysis, out.work, out.steps.whole_profile, &plotted,
+                                           &out.rank_steps, &out.bytes_per_step);
+  out.work_flops_per_step = flops_per_rank_step(profile, analysis, out.work, out.steps.whole_profile);
   return out;
 }
 

@@ -930,6 +930,23 @@ void View::explorer_measured() {
       seconds_text(a, sizeof a, m.compute_s), seconds_text(b, sizeof b, m.comm_s),
       seconds_text(c, sizeof c, m.exposed_comm_s), seconds_text(d, sizeof d, m.memory_s),
       seconds_text(e, sizeof e, m.memory_exposed_s), seconds_text(f, sizeof f, m.idle_s));
+  // How much of a step the measurement holds, as `compare` says it (compare::Coverage).
+  if (ex_.valid && mm.work.shapes_recorded && mm.work_flops_per_step > 0) {
+    const compare::Coverage cov =
+        compare::coverage_of(mm.work_flops_per_step, ex_.prediction, ex_.model, ex_.resolved);
+    if (cov.partial) {
+      ImGui::TextColored(
+          to_vec4(kColExposed),
+          "The measured step did %.0f %% of the predicted step's work (%.3g of %.3g TFLOP per GPU "
+          "without the logits): the profile holds part of a step, so its times are of that part.",
+          100 * cov.share, cov.measured_flops_per_rank_step / 1e12, cov.predicted_flops_per_gpu_step / 1e12);
+    } else {
+      ImGui::TextDisabled(
+          "the measured step did %.0f %% of the predicted step's work (%.3g of %.3g TFLOP per GPU "
+          "without the logits)",
+          100 * cov.share, cov.measured_flops_per_rank_step / 1e12, cov.predicted_flops_per_gpu_step / 1e12);
+    }
+  }
   ImGui::PopTextWrapPos();
   const ImGuiTableFlags flags =
       ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
