@@ -47,9 +47,9 @@ void add_model_flags(CLI::App& cmd, ModelFlags& f) {
                      ") or FILE.toml; default h100-sxm")
       ->group("HARDWARE");
   optional_option(cmd, "--gpus-per-node", f.hardware_overrides.gpus_per_node,
-                  "Override: GPUs per NVLink domain");
+                  "Override: GPUs per scale-up domain (NVLink, Infinity Fabric)");
   optional_option(cmd, "--intra-node-gbps", f.hardware_overrides.intra_node_gbps,
-                  "Override: NVLink GB/s per GPU per direction");
+                  "Override: scale-up link (NVLink, Infinity Fabric, PCIe) GB/s per GPU per direction");
   optional_option(cmd, "--inter-node-gbps", f.hardware_overrides.inter_node_gbps,
                   "Override: network GB/s per GPU per direction");
   for (const char* name : {"--gpus-per-node", "--intra-node-gbps", "--inter-node-gbps"})
@@ -384,10 +384,10 @@ std::string format_prediction(const model::Prediction& p, const model::ModelSpec
   line(fmt::format(
       "assumptions: {}-byte model state, {} attention, GEMM {:.0f} % of peak x sustained {:.2f}, HBM {:.0f} "
       "%, "
-      "NVLink {:.0f} "
+      "{} {:.0f} "
       "GB/s, network {:.0f} GB/s per GPU, overlap tp {:.1f} dp {:.1f} pp {:.1f} ep {:.1f} cp {:.1f}",
       model::to_string(eff.state_bytes), model::attention_kernel_name(eff),
-      100 * gemm_efficiency(c.precision, eff), eff.sustained_fraction, 100 * eff.hbm,
+      100 * gemm_efficiency(c.precision, eff), eff.sustained_fraction, 100 * eff.hbm, hw.intra_node_link,
       eff.intra_node_Bps / 1e9, eff.inter_node_Bps / 1e9, eff.overlap_tp, eff.overlap_dp, eff.overlap_pp,
       eff.overlap_ep, eff.overlap_cp));
   return out;

@@ -218,6 +218,7 @@ std::string hardware_toml(const HardwareSpec& h) {
   t.insert("hbm_capacity_gib", h.hbm_capacity_gib);
   t.insert("hbm_tbps", h.hbm_tbps);
   t.insert("gpus_per_node", static_cast<std::int64_t>(h.gpus_per_node));
+  t.insert("intra_node_link", h.intra_node_link);
   t.insert("intra_node_gbps", h.intra_node_gbps);
   t.insert("inter_node_gbps", h.inter_node_gbps);
   t.insert("gemm_efficiency_bf16", h.gemm_efficiency_bf16);
@@ -253,6 +254,8 @@ HardwareSpec parse_hardware(std::string_view text, std::string_view origin) {
   h.hbm_capacity_gib = r.required<double>("hbm_capacity_gib");
   h.hbm_tbps = r.required<double>("hbm_tbps");
   h.gpus_per_node = r.required<int>("gpus_per_node");
+  h.intra_node_link = r.get<std::string>("intra_node_link")
+                          .value_or(h.family.rfind("cdna", 0) == 0 ? "Infinity Fabric (xGMI)" : "NVLink");
   h.intra_node_gbps = r.required<double>("intra_node_gbps");
   h.inter_node_gbps = r.required<double>("inter_node_gbps");
   h.gemm_efficiency_bf16 = r.required<double>("gemm_efficiency_bf16");

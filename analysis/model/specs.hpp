@@ -90,8 +90,11 @@ struct HardwareSpec {
   double peak_tflops_fp8 = 0;   // dense, per GPU
   double peak_tflops_fp4 = 0;   // dense NVFP4/MXFP4, per GPU (0: no FP4 tensor cores)
   double hbm_capacity_gib = 0;
-  double hbm_tbps = 0;         // TB/s (1e12 B/s)
-  int gpus_per_node = 8;       // size of the NVLink domain
+  double hbm_tbps = 0;    // TB/s (1e12 B/s)
+  int gpus_per_node = 8;  // size of the scale-up domain (NVLink, Infinity Fabric, or one PCIe server)
+  // The scale-up link as its vendor names it ("NVLink", "Infinity Fabric (xGMI)", "PCIe"): what outputs call
+  // intra_node_gbps. The preset's intra_node_link, else by family (CDNA: Infinity Fabric; others: NVLink).
+  std::string intra_node_link;
   double intra_node_gbps = 0;  // NVLink GB/s (1e9 B/s) per GPU per direction
   double inter_node_gbps = 0;  // network GB/s per GPU per direction
   // Defaults for Efficiencies, from published microbenchmarks (see the preset files).

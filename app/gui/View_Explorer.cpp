@@ -542,7 +542,8 @@ void View::explorer_layout_controls() {
   ImGui::TextDisabled("(Ctrl+click a slider to type)");
   changed |= explorer_step_control(LayoutField::kGpus, "total GPUs of the job (multiples of the node size)");
   changed |= explorer_step_control(
-      LayoutField::kTp, "tensor parallel degree (divides the heads; best inside one NVLink domain)");
+      LayoutField::kTp,
+      "tensor parallel degree (divides the heads; best inside one scale-up domain: NVLink, Infinity Fabric)");
   changed |= explorer_step_control(LayoutField::kPp, "pipeline stages (layer-compatible counts)");
   changed |= explorer_step_control(LayoutField::kDp, "data parallel degree; auto = GPUs / (TP x PP x CP)");
   changed |= explorer_step_control(LayoutField::kCp, "context parallel degree (splits the sequence)");
@@ -616,10 +617,11 @@ void View::draw_explorer() {
   combo("hardware", ex_.hardware_index, ex_.hardware);
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip(
-        "%s: %.0f TFLOP/s BF16, %.0f FP8, %.0f GiB HBM at %.2f TB/s\nNVLink %.0f GB/s, network %.0f GB/s "
+        "%s: %.0f TFLOP/s BF16, %.0f FP8, %.0f GiB HBM at %.2f TB/s\n%s %.0f GB/s, network %.0f GB/s "
         "per GPU, %d GPUs per node",
         ex_.hw.name.c_str(), ex_.hw.peak_tflops_bf16, ex_.hw.peak_tflops_fp8, ex_.hw.hbm_capacity_gib,
-        ex_.hw.hbm_tbps, ex_.hw.intra_node_gbps, ex_.hw.inter_node_gbps, ex_.hw.gpus_per_node);
+        ex_.hw.hbm_tbps, ex_.hw.intra_node_link.c_str(), ex_.hw.intra_node_gbps, ex_.hw.inter_node_gbps,
+        ex_.hw.gpus_per_node);
   }
   if (spec_changed) explorer_init();
   bool shape_changed = false;

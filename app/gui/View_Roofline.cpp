@@ -1,12 +1,13 @@
 // View_Roofline.cpp: an extended roofline on a log-log canvas drawn by hand. Ceilings of the open profile's
 // own GPU (the Explorer's hardware without a profile, or when the profile's GPU has no preset): compute per
-// precision, HBM, and the network ceilings (NVLink, inter-node) for communication. Predicted points: the
-// Explorer configuration's operations (attention and MLP GEMMs, the attention core, each kind of
-// communication it uses) at their arithmetic or communication intensity and the predicted whole step.
-// Measured points (issue #13 item 2): the profile's measured roofline (analysis/compare/measured.hpp, read
-// once at load into LoadedProfile::roofline): every operator name and recorded shapes, every category, and
-// the mean step (its kernels' FLOPs over its GPU span). Hover (or the table) names the operation, its shapes
-// and which ceiling binds. Measured operators above the peak are left out and counted in a note.
+// precision, HBM, and the network ceilings (the scale-up link as its vendor names it: NVLink, Infinity
+// Fabric, PCIe; inter-node) for communication. Predicted points: the Explorer configuration's operations
+// (attention and MLP GEMMs, the attention core, each kind of communication it uses) at their arithmetic or
+// communication intensity and the predicted whole step. Measured points (issue #13 item 2): the profile's
+// measured roofline (analysis/compare/measured.hpp, read once at load into LoadedProfile::roofline): every
+// operator name and recorded shapes, every category, and the mean step (its kernels' FLOPs over its GPU
+// span). Hover (or the table) names the operation, its shapes and which ceiling binds. Measured operators
+// above the peak are left out and counted in a note.
 //
 // [SECTION] Explanations
 // [SECTION] Table (numbered points, then the measured operator shapes)
@@ -381,7 +382,10 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
   }
   std::snprintf(buf, sizeof buf, "HBM %.2f TB/s", roof.hbm / 1e12);
   ceiling(roof.hbm, roof.peak, kColMemory, buf, 2.0f);
-  std::snprintf(buf, sizeof buf, "NVLink %.0f GB/s", roof.nvlink / 1e9);
+  // The ceilings are the profile's hardware's when it has one (draw_roofline), as the measured points below.
+  const model::HardwareSpec& roof_hw =
+      loaded_ && loaded_->measured && loaded_->measured->hardware ? *loaded_->measured->hardware : ex_.hw;
+  std::snprintf(buf, sizeof buf, "%s %.0f GB/s", roof_hw.intra_node_link.c_str(), roof.nvlink / 1e9);
   ceiling(roof.nvlink, roof.peak, kColComm, buf, 2.0f);
   std::snprintf(buf, sizeof buf, "inter-node %.0f GB/s", roof.network / 1e9);
   ceiling(roof.network, roof.peak, kColExposed, buf, 2.0f);
@@ -390,8 +394,7 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
   obstacles.push_back({legend_at.x, legend_at.y, b.x, legend_at.y + ImGui::GetFrameHeight()});
   // Measured points (operator shapes small and unnumbered, then the categories and the step, numbered after
   // the predicted points), each at or under the peak of its precision: one above it is left out and counted.
-  const model::HardwareSpec& hw =
-      loaded_ && loaded_->measured && loaded_->measured->hardware ? *loaded_->measured->hardware : ex_.hw;
+  const model::HardwareSpec& hw = roof_hw;
   std::vector<Drawn> drawn;
   if (measured != nullptr) {
     int number = static_cast<int>(points.size());

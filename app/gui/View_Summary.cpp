@@ -526,8 +526,9 @@ void View::summary_collectives() {
         const bool low = std::isfinite(s.busbw_gbps) && s.busbw_gbps < 0.5 * predicted;
         ImGui::TextColored(to_vec4(low ? kColExposed : kColText), "%.3g", predicted);
         if (ImGui::IsItemHovered()) {
-          ImGui::SetTooltip("alpha-beta model on %s (%d GPUs per NVLink domain)%s", ex_.hw.name.c_str(),
-                            ex_.hw.gpus_per_node, low ? "\nmeasured is under half of predicted" : "");
+          ImGui::SetTooltip("alpha-beta model on %s (%d GPUs per %s domain)%s", ex_.hw.name.c_str(),
+                            ex_.hw.gpus_per_node, ex_.hw.intra_node_link.c_str(),
+                            low ? "\nmeasured is under half of predicted" : "");
         }
       } else {
         ImGui::TextDisabled("-");

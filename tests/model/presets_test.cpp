@@ -65,6 +65,20 @@ TEST(Presets, ModelAndHardwareWrittenAsTomlReadBackTheSame) {
     EXPECT_EQ(back.peak_tflops_fp4, h.peak_tflops_fp4) << name;
     EXPECT_EQ(back.sustained_fraction, h.sustained_fraction) << name;
     EXPECT_EQ(back.inter_node_alpha_us, h.inter_node_alpha_us) << name;
+    EXPECT_EQ(back.intra_node_link, h.intra_node_link) << name;
+  }
+}
+
+// The scale-up link is named as its vendor names it: AMD's Instinct GPUs talk over Infinity Fabric (xGMI
+// links: AMD Instinct MI300X data sheet), PCIe cards over PCIe (H100 PCIe without bridges, L40S: no NVLink),
+// NVIDIA's SXM boards over NVLink.
+TEST(Presets, TheScaleUpLinkCarriesItsVendorsName) {
+  for (const auto& name : hardware_presets()) {
+    const HardwareSpec h = load_hardware(name);
+    const std::string expected = h.family.rfind("cdna", 0) == 0          ? "Infinity Fabric (xGMI)"
+                                 : name == "h100-pcie" || name == "l40s" ? "PCIe"
+                                                                         : "NVLink";
+    EXPECT_EQ(h.intra_node_link, expected) << name;
   }
 }
 
