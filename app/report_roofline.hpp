@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "analysis/compare/measured.hpp"
 #include "analysis/compare/workload.hpp"
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/work.hpp"
@@ -15,20 +16,18 @@
 
 namespace meshscope::app {
 
-// The ceilings of the GPU most ranks ran work on, when a preset describes it.
+// The ceilings of the GPU the user stated in the profile, else of the GPU most ranks ran work on when a
+// preset describes it (compare::ceilings_of: each operator against its precision's peak).
 inline measure::WorkCeilings profile_ceilings(const Profile& profile) {
-  measure::WorkCeilings c;
+  if (const auto stated = compare::stated(profile).hardware) return compare::ceilings_of(*stated);
   const std::string preset = compare::profile_gpu(profile).preset;
-  if (preset.empty()) return c;
+  if (preset.empty()) return {};
   try {
-    const model::HardwareSpec hw = model::load_hardware(preset);
-    c.hardware = hw.name;
-    c.peak_flops = hw.peak_tflops_bf16 * 1e12;
-    c.peak_fp8_flops = hw.peak_tflops_fp8 * 1e12;
+    return compare::ceilings_of(model::load_hardware(preset));
   } catch (const model::InvalidInput&) {
     // The assets folder lacks the preset: no ceiling to check against (the notes say so).
   }
-  return c;
+  return {};
 }
 
 // "roofline": {"kernels", "flops", "bytes", "kernel_us", "hardware", "ops": [{"op", "category", "count",

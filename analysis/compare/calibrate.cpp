@@ -261,6 +261,9 @@ KernelCompute fit_kernel_compute(const measure::ProfileWork& work, double peak_f
   std::vector<model::FlopsTime> all;
   for (const auto& op : work.ops) {
     if (op.kernel_ns <= 0 || !(op.flops > 0)) continue;
+    // FP32 work runs against another ceiling than the 16-bit and FP8 GEMMs the model predicts: it tells
+    // nothing of their efficiency.
+    if (op.precision == measure::WorkPrecision::kFP32) continue;
     const double seconds = static_cast<double>(op.kernel_ns) / 1e9;
     const double peak = op.fp8 && peak_fp8 > 0 ? peak_fp8 : peak_flops;
     if (op.flops / seconds > peak) continue;  // above the ceiling: left out as the roofline does

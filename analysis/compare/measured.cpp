@@ -32,16 +32,21 @@ std::optional<model::HardwareSpec> hardware_of(const Workload& workload) {
 
 measure::MeasuredRoofline roofline_of(const measure::ProfileWork& work,
                                       const std::optional<model::HardwareSpec>& hardware) {
-  measure::WorkCeilings ceilings;
-  if (hardware) {
-    ceilings.hardware = hardware->name;
-    ceilings.peak_flops = hardware->peak_tflops_bf16 * 1e12;
-    ceilings.peak_fp8_flops = hardware->peak_tflops_fp8 * 1e12;
-  }
-  return measure::measured_roofline(work, ceilings);
+  return measure::measured_roofline(work, hardware ? ceilings_of(*hardware) : measure::WorkCeilings{});
 }
 
 }  // namespace
+
+measure::WorkCeilings ceilings_of(const model::HardwareSpec& hw) {
+  measure::WorkCeilings c;
+  c.hardware = hw.name;
+  c.peak_flops = hw.peak_tflops_bf16 * 1e12;
+  c.peak_fp8_flops = hw.peak_tflops_fp8 * 1e12;
+  c.fp32_is_tf32 = hw.peak_tflops_tf32 > 0;
+  c.peak_fp32_flops = (c.fp32_is_tf32 ? hw.peak_tflops_tf32 : hw.peak_tflops_fp32) * 1e12;
+  c.bf16 = hw.bf16;
+  return c;
+}
 
 void restate(MeasuredModel& measured, const Statement& statement) {
   measured.workload = measured.recorded;

@@ -36,6 +36,10 @@ struct MeasuredModel {
   double work_flops_per_step = 0;
 };
 
+// The ceilings of HW for the measured roofline: the 16-bit tensor peak, FP8, and for FP32 operands the TF32
+// tensor peak where HW has one (else FP32's).
+measure::WorkCeilings ceilings_of(const model::HardwareSpec& hw);
+
 // The layout of WORKLOAD as a ParallelConfig (1 for every dimension it does not know), with gpus = the
 // product; the model fields (global batch, sequence) are left for model::resolve.
 model::ParallelConfig inferred_layout(const Workload& workload);

@@ -98,7 +98,8 @@ ProfileWork load_work(const Profile& profile, const WorkLoadOptions& options) {
         bad("op_work", op.id, "flops and bytes must be finite and not negative");
       op.input_dims = profile.str(static_cast<StringId>(std::max<std::int64_t>(0, s.column_int(7))));
       op.input_types = profile.str(static_cast<StringId>(std::max<std::int64_t>(0, s.column_int(8))));
-      op.fp8 = op.input_types.find("Float8") != std::string::npos;
+      op.precision = precision_of_types(op.input_types);
+      op.fp8 = op.precision == WorkPrecision::kFP8;
       op.kernels = std::max<std::int64_t>(0, s.column_int_or(9, 0));
       op.kernel_ns = std::max<std::int64_t>(0, s.column_int_or(10, 0));
       op_of_id.emplace(op.id, static_cast<std::uint32_t>(out.ops.size()));
@@ -138,6 +139,55 @@ ProfileWork load_work(const Profile& profile, const WorkLoadOptions& options) {
   return out;
 }
 
+const char* to_string(WorkPrecision precision) {
+  switch (precision) {
+    case WorkPrecision::kFP32:
+      return "FP32";
+    case WorkPrecision::kFP16:
+      return "FP16";
+    case WorkPrecision::kBF16:
+      return "BF16";
+    case WorkPrecision::kFP8:
+      return "FP8";
+    case WorkPrecision::kOther:
+      break;
+  }
+  return "other";
+}
+
+WorkPrecision precision_of_types(std::string_view types) {
+  // The first floating-point type named in the list decides ("[\"float\", \"Int\"]" -> FP32).
+  struct Spelling {
+    std::string_view text;
+    WorkPrecision precision;
+  };
+  static constexpr Spelling kSpellings[] = {
+      {"Float8", WorkPrecision::kFP8},      {"BFloat16", WorkPrecision::kBF16},
+      {"Half", WorkPrecision::kFP16},       {"\"float\"", WorkPrecision::kFP32},
+      {"\"double\"", WorkPrecision::kFP32},
+  };
+  std::size_t first = std::string_view::npos;
+  WorkPrecision found = WorkPrecision::kOther;
+  for (const Spelling& s : kSpellings) {
+    const std::size_t at = types.find(s.text);
+    if (at < first) first = at, found = s.precision;
+  }
+  return found;
+}
+
+double peak_for(WorkPrecision precision, const WorkCeilings& ceilings) {
+  if (precision == WorkPrecision::kFP8 && ceilings.peak_fp8_flops > 0) return ceilings.peak_fp8_flops;
+  if (precision == WorkPrecision::kFP32 && ceilings.peak_fp32_flops > 0) return ceilings.peak_fp32_flops;
+  return ceilings.peak_flops;
+}
+
+const char* peak_name(WorkPrecision precision, const WorkCeilings& ceilings) {
+  if (precision == WorkPrecision::kFP8 && ceilings.peak_fp8_flops > 0) return "FP8";
+  if (precision == WorkPrecision::kFP32 && ceilings.peak_fp32_flops > 0)
+    return ceilings.fp32_is_tf32 ? "TF32" : "FP32";
+  return ceilings.bf16 ? "BF16" : "FP16";
+}
+
 MeasuredRoofline measured_roofline(const ProfileWork& work, const WorkCeilings& ceilings) {
   MeasuredRoofline out;
   out.shapes_recorded = work.shapes_recorded;
@@ -154,7 +204,7 @@ MeasuredRoofline measured_roofline(const ProfileWork& work, const WorkCeilings& 
       continue;
     }
     const double seconds = static_cast<double>(op.kernel_ns) / 1e9;
-    const double peak = op.fp8 && ceilings.peak_fp8_flops > 0 ? ceilings.peak_fp8_flops : ceilings.peak_flops;
+    const double peak = peak_for(op.precision, ceilings);
     if (peak > 0 && op.flops / seconds > peak) {
       ++above;
       continue;
@@ -179,8 +229,9 @@ MeasuredRoofline measured_roofline(const ProfileWork& work, const WorkCeilings& 
   out.left_out = above;
   if (above > 0) {
     out.notes.push_back(fmt::format(
-        "{} operator(s) left out: their FLOPs over their kernels' time exceed the peak of {} (the shapes or "
-        "the kernel attribution do not describe what ran)",
+        "{} operator(s) left out: their FLOPs over their kernels' time exceed the peak of {} for their "
+        "operands' precision (the shapes or the kernel attribution do not describe what ran, as for a "
+        "Winograd or FFT convolution, which does fewer multiplications than its shapes count)",
         above, ceilings.hardware));
   }
   if (ceilings.peak_flops <= 0) {

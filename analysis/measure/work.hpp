@@ -14,6 +14,12 @@
 
 namespace meshscope::measure {
 
+// The element type an operator's work ran in: its first floating-point input as recorded (Kineto's "Input
+// type": float, c10::Half, c10::BFloat16, c10::Float8_e4m3fn, ...).
+enum class WorkPrecision : std::uint8_t { kOther, kFP32, kFP16, kBF16, kFP8 };
+const char* to_string(WorkPrecision precision);  // "other", "FP32", "FP16", "BF16", "FP8"
+WorkPrecision precision_of_types(std::string_view input_types);
+
 // One operator of op_work whose work is counted (status "counted").
 struct CountedOp {
   std::int64_t id = 0;         // op_work.id
@@ -26,6 +32,7 @@ struct CountedOp {
   std::int64_t kernels = 0;
   TimeNs kernel_ns = 0;
   bool fp8 = false;  // an operand is an 8-bit float: its ceiling is the FP8 peak
+  WorkPrecision precision = WorkPrecision::kOther;
 };
 
 // One kernel's share of a counted operator.
@@ -59,9 +66,19 @@ ProfileWork load_work(const Profile& profile, const WorkLoadOptions& options = {
 // Ceilings to check the achieved rates against (0: unknown).
 struct WorkCeilings {
   std::string hardware;       // preset name, empty when the GPU is not known
-  double peak_flops = 0;      // dense BF16/FP16 tensor peak per GPU, FLOP/s (the ceiling of every non-FP8 op)
+  double peak_flops = 0;      // dense BF16/FP16 tensor peak per GPU, FLOP/s (the ceiling of every other op)
   double peak_fp8_flops = 0;  // dense FP8 peak, FLOP/s (0: none; FP8 ops then use peak_flops)
+  // FP32 operands: the TF32 tensor peak where the GPU has one (PyTorch may run FP32 GEMMs and convolutions in
+  // TF32), else the FP32 peak; 0: unknown, FP32 ops then use peak_flops.
+  double peak_fp32_flops = 0;
+  bool fp32_is_tf32 = false;  // peak_fp32_flops is the TF32 tensor peak
+  bool bf16 = true;           // the GPU has BF16 (a V100's 16-bit peak is FP16's)
 };
+
+// The ceiling an operator of PRECISION is checked against.
+double peak_for(WorkPrecision precision, const WorkCeilings& ceilings);
+// What that ceiling is called ("FP8", "TF32", "FP32", "BF16", "FP16").
+const char* peak_name(WorkPrecision precision, const WorkCeilings& ceilings);
 
 struct RooflineOpRow {
   std::string op;

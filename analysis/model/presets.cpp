@@ -215,6 +215,9 @@ std::string hardware_toml(const HardwareSpec& h) {
   t.insert("peak_tflops_bf16", h.peak_tflops_bf16);
   t.insert("peak_tflops_fp8", h.peak_tflops_fp8);
   t.insert("peak_tflops_fp4", h.peak_tflops_fp4);
+  t.insert("peak_tflops_tf32", h.peak_tflops_tf32);
+  t.insert("peak_tflops_fp32", h.peak_tflops_fp32);
+  t.insert("bf16", h.bf16);
   t.insert("hbm_capacity_gib", h.hbm_capacity_gib);
   t.insert("hbm_tbps", h.hbm_tbps);
   t.insert("gpus_per_node", static_cast<std::int64_t>(h.gpus_per_node));
@@ -251,6 +254,9 @@ HardwareSpec parse_hardware(std::string_view text, std::string_view origin) {
   h.peak_tflops_bf16 = r.required<double>("peak_tflops_bf16");
   h.peak_tflops_fp8 = r.get<double>("peak_tflops_fp8").value_or(0.0);
   h.peak_tflops_fp4 = r.get<double>("peak_tflops_fp4").value_or(0.0);
+  h.peak_tflops_tf32 = r.get<double>("peak_tflops_tf32").value_or(0.0);
+  h.peak_tflops_fp32 = r.get<double>("peak_tflops_fp32").value_or(0.0);
+  h.bf16 = r.get<bool>("bf16").value_or(true);
   h.hbm_capacity_gib = r.required<double>("hbm_capacity_gib");
   h.hbm_tbps = r.required<double>("hbm_tbps");
   h.gpus_per_node = r.required<int>("gpus_per_node");

@@ -89,6 +89,10 @@ struct HardwareSpec {
   double peak_tflops_bf16 = 0;  // dense, per GPU
   double peak_tflops_fp8 = 0;   // dense, per GPU
   double peak_tflops_fp4 = 0;   // dense NVFP4/MXFP4, per GPU (0: no FP4 tensor cores)
+  double peak_tflops_tf32 = 0;  // dense TF32 tensor peak, per GPU (0: none, or not stated)
+  double peak_tflops_fp32 =
+      0;             // FP32 without TF32 (CUDA cores; AMD: the matrix FP32 rate), per GPU (0: not stated)
+  bool bf16 = true;  // BF16 arithmetic (a V100 has none: its 16-bit peak is FP16's)
   double hbm_capacity_gib = 0;
   double hbm_tbps = 0;    // TB/s (1e12 B/s)
   int gpus_per_node = 8;  // size of the scale-up domain (NVLink, Infinity Fabric, or one PCIe server)

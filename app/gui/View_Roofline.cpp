@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/compare/measured.hpp"
 #include "analysis/model/roofline.hpp"
 #include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
@@ -82,16 +83,15 @@ ImU32 category_color(measure::WorkCategory category) {
   return kColCpu;
 }
 
-// The peak a measured point is checked against: FP8 operands against the FP8 peak.
+// The peak a measured point is checked against: its operands' precision's (compare::ceilings_of).
 double peak_of(const MeasuredPoint& p, const model::HardwareSpec& hw) {
-  const double bf16 = hw.peak_tflops_bf16 * 1e12, fp8 = hw.peak_tflops_fp8 * 1e12;
-  return p.fp8 && fp8 > 0 ? fp8 : bf16;
+  return measure::peak_for(p.precision, compare::ceilings_of(hw));
 }
 
 std::string explain(const MeasuredPoint& p, MeasuredKind kind, const model::HardwareSpec& hw) {
   char a[32], b[32], buf[768];
   const double peak = peak_of(p, hw);
-  const char* of_peak_of = p.fp8 ? "FP8" : "BF16";
+  const char* of_peak_of = measure::peak_name(p.precision, compare::ceilings_of(hw));
   seconds_text(a, sizeof a, p.seconds);
   switch (kind) {
     case MeasuredKind::kOp:
@@ -243,7 +243,7 @@ void View::draw_roofline() {
   const bool predicted = hw.name == ex_.hw.name;
   const bool fp8 = ex_.precision == 1;
   const Roof roof = model::roof_of(hw, fp8 ? model::Precision::kFP8 : model::Precision::kBF16);
-  const char* precision = fp8 ? "FP8" : "BF16";
+  const char* precision = fp8 ? "FP8" : hw.bf16 ? "BF16" : "FP16";  // a V100's 16-bit tensor peak is FP16's
   rf_.hardware = hw.name;
   ImGui::Text("Extended roofline of %s", hw.name.c_str());
   ImGui::SameLine();
@@ -376,15 +376,27 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
   };
   std::snprintf(buf, sizeof buf, "%s peak %.0f TFLOP/s", precision, roof.peak / 1e12);
   flat(roof.peak, kColText, buf, 2.0f);
-  if (roof.peak_other > 0) {
-    std::snprintf(buf, sizeof buf, "%s peak %.0f TFLOP/s", fp8 ? "BF16" : "FP8", roof.peak_other / 1e12);
-    flat(roof.peak_other, IM_COL32(150, 150, 160, 160), buf, 1.0f);
-  }
-  std::snprintf(buf, sizeof buf, "HBM %.2f TB/s", roof.hbm / 1e12);
-  ceiling(roof.hbm, roof.peak, kColMemory, buf, 2.0f);
   // The ceilings are the profile's hardware's when it has one (draw_roofline), as the measured points below.
   const model::HardwareSpec& roof_hw =
       loaded_ && loaded_->measured && loaded_->measured->hardware ? *loaded_->measured->hardware : ex_.hw;
+  if (roof.peak_other > 0) {
+    std::snprintf(buf, sizeof buf, "%s peak %.0f TFLOP/s", fp8 ? (roof_hw.bf16 ? "BF16" : "FP16") : "FP8",
+                  roof.peak_other / 1e12);
+    flat(roof.peak_other, IM_COL32(150, 150, 160, 160), buf, 1.0f);
+  }
+  // The FP32 operands' ceiling (TF32 where the GPU has it), drawn when measured points run in FP32.
+  const bool fp32_points =
+      measured != nullptr &&
+      std::any_of(measured->ops.begin(), measured->ops.end(),
+                  [](const MeasuredPoint& p) { return p.precision == measure::WorkPrecision::kFP32; });
+  const measure::WorkCeilings work_ceilings = compare::ceilings_of(roof_hw);
+  if (fp32_points && work_ceilings.peak_fp32_flops > 0) {
+    std::snprintf(buf, sizeof buf, "%s peak %.1f TFLOP/s (FP32 operands)",
+                  work_ceilings.fp32_is_tf32 ? "TF32" : "FP32", work_ceilings.peak_fp32_flops / 1e12);
+    flat(work_ceilings.peak_fp32_flops, IM_COL32(200, 170, 90, 200), buf, 1.5f);
+  }
+  std::snprintf(buf, sizeof buf, "HBM %.2f TB/s", roof.hbm / 1e12);
+  ceiling(roof.hbm, roof.peak, kColMemory, buf, 2.0f);
   std::snprintf(buf, sizeof buf, "%s %.0f GB/s", roof_hw.intra_node_link.c_str(), roof.nvlink / 1e9);
   ceiling(roof.nvlink, roof.peak, kColComm, buf, 2.0f);
   std::snprintf(buf, sizeof buf, "inter-node %.0f GB/s", roof.network / 1e9);

@@ -117,7 +117,7 @@ std::string display_reason(const std::string& reason) {
 MeasuredPoints measured_points(const compare::MeasuredModel& measured) {
   MeasuredPoints out;
   const auto& work = measured.work;
-  using Key = std::tuple<std::string, std::string, int, bool>;
+  using Key = std::tuple<std::string, std::string, int, int>;
   std::map<Key, MeasuredPoint> by_shape;
   std::map<int, MeasuredPoint> by_category;
   for (std::uint32_t i : measured.roofline.points) {
@@ -130,12 +130,14 @@ MeasuredPoints measured_points(const compare::MeasuredModel& measured) {
       p.bytes += op.bytes;
       p.seconds += seconds;
     };
-    MeasuredPoint& p = by_shape[{op.name, op.input_dims, static_cast<int>(op.category), op.fp8}];
+    MeasuredPoint& p =
+        by_shape[{op.name, op.input_dims, static_cast<int>(op.category), static_cast<int>(op.precision)}];
     if (p.count == 0) {
       p.name = op.name;
       p.dims = op.input_dims;
       p.category = op.category;
       p.fp8 = op.fp8;
+      p.precision = op.precision;
     }
     add(p);
     MeasuredPoint& c = by_category[static_cast<int>(op.category)];

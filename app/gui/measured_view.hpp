@@ -51,6 +51,7 @@ struct MeasuredPoint {
   std::int64_t kernels = 0;  // kernels they launched
   double flops = 0, bytes = 0, seconds = 0;
   bool fp8 = false;  // an operand is an 8-bit float: its ceiling is the FP8 peak
+  measure::WorkPrecision precision = measure::WorkPrecision::kOther;  // its ceiling: measure::peak_for
   double intensity() const { return bytes > 0 ? flops / bytes : 0; }
   double attained() const { return seconds > 0 ? flops / seconds : 0; }
 };

@@ -17,6 +17,7 @@
 #include "analysis/compare/workload.hpp"
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/work.hpp"
+#include "analysis/model/presets.hpp"
 #include "profiler/profile.hpp"
 #include "tests/compare/compare_test_util.hpp"
 
@@ -168,6 +169,49 @@ TEST(Work, QwenKernelsCarryTheirOperatorsWork) {
   EXPECT_GT(low.left_out, 0);
   EXPECT_LT(low.kernels, r.kernels);
   EXPECT_FALSE(low.notes.empty());
+}
+
+// Each operator against the peak of its operands' precision: ResNet-50's FP32 convolutions on a V100 against
+// its 15.7 TFLOP/s FP32 peak (NVIDIA V100 datasheet), not the 125 TFLOP/s FP16 tensor-core peak; on a GPU
+// with TF32 (A100: 156, H100: 494.7) FP32 operands may run in TF32, which is then their ceiling.
+TEST(Work, EachOperatorIsCheckedAgainstItsPrecisionsPeak) {
+  EXPECT_EQ(measure::precision_of_types(R"(["float", "float", "Int"])"), measure::WorkPrecision::kFP32);
+  EXPECT_EQ(measure::precision_of_types(R"(["c10::BFloat16", "c10::BFloat16", ""])"),
+            measure::WorkPrecision::kBF16);
+  EXPECT_EQ(measure::precision_of_types(R"(["long int", "c10::Half"])"), measure::WorkPrecision::kFP16);
+  EXPECT_EQ(measure::precision_of_types(R"(["c10::Float8_e4m3fn", "float"])"), measure::WorkPrecision::kFP8);
+  EXPECT_EQ(measure::precision_of_types(R"(["long int", "Double"])"), measure::WorkPrecision::kOther);
+
+  const measure::WorkCeilings v100 = ceilings_of(model::load_hardware("v100"));
+  EXPECT_EQ(measure::peak_for(measure::WorkPrecision::kFP32, v100), 15.7e12);
+  EXPECT_EQ(measure::peak_for(measure::WorkPrecision::kFP16, v100), 125e12);
+  EXPECT_STREQ(measure::peak_name(measure::WorkPrecision::kFP32, v100), "FP32");
+  EXPECT_STREQ(measure::peak_name(measure::WorkPrecision::kFP16, v100), "FP16");  // no BF16 on a V100
+  const measure::WorkCeilings a100 = ceilings_of(model::load_hardware("a100-80gb"));
+  EXPECT_EQ(measure::peak_for(measure::WorkPrecision::kFP32, a100), 156e12);
+  EXPECT_STREQ(measure::peak_name(measure::WorkPrecision::kFP32, a100), "TF32");
+  EXPECT_STREQ(measure::peak_name(measure::WorkPrecision::kBF16, a100), "BF16");
+
+  const Profile r = Profile::load(shared_trace("resnet", "kineto/resnet50_num_workers_0"));
+  const measure::ProfileWork work = measure::load_work(r);
+  std::int64_t fp32 = 0, timed = 0;  // of the operators with FLOPs and kernel time
+  for (const auto& op : work.ops) {
+    if (!(op.flops > 0) || op.kernel_ns <= 0) continue;
+    ++timed;
+    fp32 += op.precision == measure::WorkPrecision::kFP32;
+  }
+  EXPECT_EQ(fp32, timed);  // the trace ran its convolutions and GEMMs in FP32
+  EXPECT_EQ(timed, 336);
+  const measure::MeasuredRoofline roof = measure::measured_roofline(work, v100);
+  for (std::uint32_t i : roof.points) {
+    const auto& op = work.ops[i];
+    EXPECT_LE(op.flops / (static_cast<double>(op.kernel_ns) / 1e9), 15.7e12) << op.name;
+  }
+  // cuDNN's Winograd convolutions (volta_scudnn_winograd_*) do fewer multiplications than the shapes count:
+  // at 21-27 "TFLOP/s" by the shapes, they are left out, said in a note.
+  EXPECT_EQ(roof.left_out, 60);
+  ASSERT_FALSE(roof.notes.empty());
+  EXPECT_NE(roof.notes[0].find("Winograd"), std::string::npos) << roof.notes[0];
 }
 
 TEST(Work, TraceWithoutShapesSaysSo) {
