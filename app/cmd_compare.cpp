@@ -41,7 +41,7 @@ struct Options {
   ModelFlags model;
   ConfigFlags config;
   AssumptionFlags assumptions;
-  bool model_given = false, hardware_given = false;
+  bool model_given = false, hardware_given = false, precision_given = false;
 };
 
 // What the comparison took from the profile instead of flags (docs/COMPARE.md "Compare like with like").
@@ -443,6 +443,7 @@ const bool registered = register_command(
        cmd->callback([opts, cmd] {
          opts->model_given = cmd->count("--model") > 0;
          opts->hardware_given = cmd->count("--hardware") > 0;
+         opts->precision_given = cmd->count("--precision") > 0;
          model::ParallelConfig parsed = parse_config(opts->config);
          const CommandProfile given = command_profile(opts->inputs);
          opts->path = given.path.string();
@@ -541,6 +542,19 @@ const bool registered = register_command(
                   *wl.training ? "inference" : "a training step", model::to_string(ran));
            }
          }
+         // The precision the profile's GEMMs ran in, where no flag gives it and the model has it.
+         std::string precision_warning;
+         if (!opts->precision_given && wl.precision) {
+           if (*wl.precision == measure::WorkPrecision::kFP8) {
+             parsed.precision = model::Precision::kFP8;
+             inferred.layout.push_back("precision");
+           } else if (*wl.precision == measure::WorkPrecision::kFP32) {
+             precision_warning =
+                 "the profile's GEMMs ran in FP32, which the model does not predict: the prediction is of "
+                 "16-bit "
+                 "GEMMs (pass --precision to choose another)";
+           }
+         }
          // --gpus defaults to the profile's world size (DESIGN.md: missing choices get sensible defaults).
          if (parsed.gpus == 0 && parsed.dp == 0) parsed.gpus = static_cast<int>(profile.world_size());
          const model::ParallelConfig config =
@@ -550,6 +564,7 @@ const bool registered = register_command(
          const measure::Analysis analysis = measure::analyze(profile, options);
          Comparison c = with_model_errors(
              [&] { return compare::compare(profile, analysis, m, hw, config, eff, opts->calibrate, &work); });
+         if (!precision_warning.empty()) c.warnings.insert(c.warnings.begin(), precision_warning);
          if (!hardware_warning.empty()) c.warnings.insert(c.warnings.begin(), hardware_warning);
          if (opts->json) {
            for (const auto& w : c.warnings)

@@ -49,6 +49,12 @@ inline void write_workload_json(JsonWriter& j, const compare::Workload& w) {
   } else {
     j.null();
   }
+  j.key("precision");
+  if (w.precision) {
+    j.value(measure::to_string(*w.precision));
+  } else {
+    j.null();
+  }
   j.key("gpu");
   if (w.gpu.empty()) {
     j.null();

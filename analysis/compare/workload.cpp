@@ -436,6 +436,30 @@ void infer_layout(const Profile& profile, const std::map<std::string, std::int64
 
 }  // namespace
 
+namespace {
+
+// The precision most GEMM and attention FLOPs ran in (operators whose kernels ran: what the GPU did).
+void infer_precision(const measure::ProfileWork& work, Workload& w) {
+  std::map<measure::WorkPrecision, double> flops;
+  double all = 0;
+  for (const measure::CountedOp& op : work.ops) {
+    if (op.kernel_ns <= 0 || !(op.flops > 0)) continue;
+    if (op.category != measure::WorkCategory::kGemm && op.category != measure::WorkCategory::kAttention)
+      continue;
+    flops[op.precision] += op.flops;
+    all += op.flops;
+  }
+  if (!(all > 0)) return;
+  const auto most = std::max_element(flops.begin(), flops.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+  w.precision = most->first;
+  w.precision_share = most->second / all;
+  w.evidence.push_back(fmt::format("GEMMs and attention in {} ({:.0f} % of their recorded FLOPs)",
+                                   measure::to_string(most->first), 100 * w.precision_share));
+}
+
+}  // namespace
+
 void apply_statement(const Statement& statement, Workload& w) {
   if (statement.model) {
     w.stated_model = statement.model;
@@ -508,6 +532,7 @@ Workload infer_recorded_workload(const Profile& profile, const measure::ProfileW
   }
 
   infer_layout(profile, group_dims, tp_from_shapes, w);
+  infer_precision(work, w);
   if (w.transformer && w.tokens_per_micro_batch && w.micro_batch) {
     w.seq = *w.tokens_per_micro_batch / *w.micro_batch * w.cp.value_or(1);
   }

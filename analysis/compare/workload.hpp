@@ -32,6 +32,10 @@ struct Workload {
   std::optional<bool> training;
   std::optional<std::int64_t> tp, pp, dp, cp, ep;
   std::optional<std::string> hardware;  // preset name (assets/hardware)
+  // The precision of most of the recorded GEMM and attention FLOPs (their first floating-point input type),
+  // and that share; unset without shapes.
+  std::optional<measure::WorkPrecision> precision;
+  double precision_share = 0;
   std::string gpu;                      // the device name the profile gives, "" when none
   std::vector<std::string> evidence;
   // What the user stated the job ran (statement.hpp), stored in the profile: the stated layout's values are

@@ -231,7 +231,7 @@ void View::explorer_open_profile() {
   ex_.virtual_stages = 1;
   ex_.recompute = 0;
   ex_.schedule = 1;
-  ex_.precision = 0;
+  ex_.precision = in.precision;
   ex_.mode = in.mode;
   ex_.dirty = true;
   ex_.search_dirty = true;

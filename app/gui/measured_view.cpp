@@ -89,6 +89,8 @@ ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t 
     s.layout_known = true;
   }
   in.zero = in.dp > 1 || (in.dp == 0 && in.gpus / std::max(1, in.tp * in.pp * in.cp) > 1) ? 1 : 0;
+  // The profile's GEMMs in FP8: predicted in FP8 (compare does the same).
+  if (wl.precision == measure::WorkPrecision::kFP8) in.precision = static_cast<int>(model::Precision::kFP8);
   // An inference profile is predicted as inference (compare does the same).
   if (wl.training && !*wl.training) in.mode = static_cast<int>(model::Mode::kInference), in.zero = 0;
   s.layout = in;

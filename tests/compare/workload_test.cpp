@@ -214,6 +214,29 @@ TEST(Work, EachOperatorIsCheckedAgainstItsPrecisionsPeak) {
   EXPECT_NE(roof.notes[0].find("Winograd"), std::string::npos) << roof.notes[0];
 }
 
+// The precision the GEMMs ran in: Qwen's BF16, ResNet-50's FP32. compare predicts 16-bit GEMMs for FP32 work
+// and says so (the model has no FP32 GEMMs); FP8 work is predicted in FP8.
+TEST(Work, ThePrecisionTheGemmsRanInIsInferredAndSaid) {
+  const Profile q = Profile::load(qwen());
+  const Workload wq = infer_workload(q, measure::load_work(q));
+  EXPECT_EQ(wq.precision, measure::WorkPrecision::kBF16);
+  EXPECT_GT(wq.precision_share, 0.999);  // a few FLOPs of FP32 work beside the BF16 GEMMs
+  const fs::path resnet = shared_trace("resnet", "kineto/resnet50_num_workers_0");
+  const Profile r = Profile::load(resnet);
+  EXPECT_EQ(infer_workload(r, measure::load_work(r)).precision, measure::WorkPrecision::kFP32);
+  const Result c = run("compare \"" + resnet.string() + "\" --model gpt --hardware v100", true);
+  ASSERT_EQ(c.status, 0) << c.out;
+  EXPECT_NE(c.out.find("WARNING: the profile's GEMMs ran in FP32, which the model does not predict: the "
+                       "prediction is of 16-bit"),
+            std::string::npos)
+      << c.out;
+  EXPECT_EQ(run("compare \"" + resnet.string() + "\" --model gpt --hardware v100 --precision bf16", true)
+                .out.find("ran in FP32"),
+            std::string::npos);
+  const Result j = run("info --json \"" + qwen().string() + "\"");
+  EXPECT_NE(j.out.find(R"("precision": "BF16")"), std::string::npos) << j.out;
+}
+
 TEST(Work, TraceWithoutShapesSaysSo) {
   const Profile p = Profile::load(shared_trace("ns", "hta/ns_resolution_trace"));
   const measure::ProfileWork work = measure::load_work(p);
