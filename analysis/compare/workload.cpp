@@ -213,7 +213,7 @@ struct ShapeCounts {
   std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> embeddings;  // (V, D) -> calls
   std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> weights;     // (N, K) of linear layers
   std::map<std::int64_t, std::int64_t> tokens_of_linear;                     // M -> calls
-  std::int64_t attention_calls = 0, embedding_calls = 0;
+  std::int64_t attention_calls = 0;
   std::map<std::int64_t, std::int64_t> grouped_experts;  // G of grouped GEMMs
   std::map<std::int64_t, std::int64_t> grouped_rows;     // A's rows of grouped GEMMs
 
@@ -222,6 +222,20 @@ struct ShapeCounts {
     return it == weights.end() ? std::int64_t{0} : it->second;
   }
 };
+
+// The vocabulary's embedding table (V, D): the one of the most rows (ties: the one looked up most). A model
+// may look up several tables per forward pass — BERT its word, position and token-type tables, T5 a relative
+// attention bias of a few dozen rows — and only the largest is the vocabulary; its look-ups count the passes.
+std::optional<std::pair<std::pair<std::int64_t, std::int64_t>, std::int64_t>> vocabulary_table(
+    const ShapeCounts& shapes) {
+  std::optional<std::pair<std::pair<std::int64_t, std::int64_t>, std::int64_t>> best;
+  for (const auto& [table, calls] : shapes.embeddings) {
+    if (!best || table.first > best->first.first ||
+        (table.first == best->first.first && calls > best->second))
+      best = {table, calls};
+  }
+  return best;
+}
 
 ShapeCounts count_shapes(const measure::ProfileWork& work) {
   ShapeCounts counts;
@@ -242,7 +256,6 @@ ShapeCounts count_shapes(const measure::ProfileWork& work) {
       ++counts.attention_calls;
     } else if (op.name == "aten::embedding" && !dims.empty() && dims[0].size() == 2) {
       ++counts.embeddings[{dims[0][0], dims[0][1]}];
-      ++counts.embedding_calls;
     } else if (op.name == "aten::linear" && dims.size() >= 2 && dims[1].size() == 2 && !dims[0].empty()) {
       ++counts.weights[{dims[1][0], dims[1][1]}];
       std::int64_t m = 1;
@@ -285,7 +298,9 @@ std::pair<std::int64_t, std::int64_t> hidden_and_tp(const AttentionShape& att, c
                                                     Workload& w) {
   const std::int64_t local_hidden = att.heads * att.head_dim;
   std::int64_t tp = tp_group.value_or(0);
-  const auto emb = most_frequent(shapes.embeddings);
+  const auto vocab = vocabulary_table(shapes);
+  const std::optional<std::pair<std::int64_t, std::int64_t>> emb =
+      vocab ? std::optional(vocab->first) : std::nullopt;
   std::int64_t hidden = 0;
   if (emb && emb->second % local_hidden == 0) {
     hidden = emb->second;
@@ -344,20 +359,24 @@ void infer_transformer_sizes(const AttentionShape& att, const ShapeCounts& shape
                   "kv_heads {}, {} tokens per micro-batch",
                   att.batch, att.heads, att.seq, att.head_dim, att.kv_heads, *w.heads, *w.kv_heads,
                   *w.tokens_per_micro_batch));
-  // Layers: forward attention calls per forward pass (one embedding look-up each).
-  const std::int64_t passes = shapes.embedding_calls > 0 ? shapes.embedding_calls : 1;
+  // Layers: forward attention calls per forward pass (one look-up of the vocabulary's table each).
+  const auto vocab = vocabulary_table(shapes);
+  const std::int64_t passes = vocab ? vocab->second : 1;
   if (shapes.attention_calls % passes == 0) {
     w.layers = shapes.attention_calls / passes;
     w.evidence.push_back(fmt::format("layers {}: {} forward attention calls in {} forward pass(es) ({})",
                                      *w.layers, shapes.attention_calls, passes,
-                                     shapes.embedding_calls > 0
-                                         ? "one embedding look-up each"
-                                         : "no embedding look-up recorded: one pass assumed"));
+                                     vocab ? "one look-up of the vocabulary's embedding table each"
+                                           : "no embedding look-up recorded: one pass assumed"));
   }
-  if (const auto emb = most_frequent(shapes.embeddings)) {
-    w.vocab = emb->first;
+  if (vocab) {
+    w.vocab = vocab->first.first;
     w.evidence.push_back(
-        fmt::format("vocab {} from the embedding table's rows{}", emb->first,
+        fmt::format("vocab {} from the rows of the largest embedding table{}{}", vocab->first.first,
+                    shapes.embeddings.size() > 1
+                        ? fmt::format(" ({} tables looked up: the smaller are position or type tables)",
+                                      shapes.embeddings.size())
+                        : "",
                     tp > 1 ? " (per rank: a vocabulary-parallel embedding would hold vocab / tp rows)" : ""));
   }
   w.tp = tp;

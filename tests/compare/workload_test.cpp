@@ -62,6 +62,52 @@ TEST(Workload, QwenInferenceIsQwen15HalfBillion) {
   EXPECT_TRUE(m.gated_mlp);
 }
 
+// A model that looks up several embedding tables per forward pass: BERT-base (Devlin et al. 2019: hidden 768,
+// 12 layers, 12 heads, FFN 3072, WordPiece vocabulary 30522) looks up its word, position (512) and token-type
+// (2) tables once per pass. The vocabulary is the largest table, and its look-ups count the passes: two
+// passes of 12 layers are 12 layers, not 24 / 6 = 4 (was: vocabulary 2, no layer count).
+TEST(Workload, TheVocabularyIsTheLargestEmbeddingTableAndItsLookUpsCountThePasses) {
+  const Profile p = Profile::load(qwen());
+  measure::ProfileWork work;
+  work.has_tables = work.shapes_recorded = true;
+  auto op = [&](const char* name, measure::WorkCategory category, const char* dims) {
+    measure::CountedOp o;
+    o.id = static_cast<std::int64_t>(work.ops.size());
+    o.name = name;
+    o.category = category;
+    o.input_dims = dims;
+    o.input_types = R"(["c10::BFloat16"])";
+    work.ops.push_back(o);
+  };
+  using C = measure::WorkCategory;
+  for (int pass = 0; pass < 2; ++pass) {
+    op("aten::embedding", C::kOther, "[[30522, 768], [8, 128]]");
+    op("aten::embedding", C::kOther, "[[512, 768], [1, 128]]");
+    op("aten::embedding", C::kOther, "[[2, 768], [8, 128]]");
+    for (int layer = 0; layer < 12; ++layer) {
+      for (int projection = 0; projection < 4; ++projection)
+        op("aten::linear", C::kGemm, "[[8, 128, 768], [768, 768], [768]]");
+      op("aten::scaled_dot_product_attention", C::kAttention,
+         "[[8, 12, 128, 64], [8, 12, 128, 64], [8, 12, 128, 64], [], [], [], []]");
+      op("aten::linear", C::kGemm, "[[8, 128, 768], [3072, 768], [3072]]");
+      op("aten::linear", C::kGemm, "[[8, 128, 3072], [768, 3072], [768]]");
+    }
+  }
+  const Workload w = infer_recorded_workload(p, work);
+  ASSERT_TRUE(w.transformer);
+  EXPECT_EQ(w.hidden, 768);
+  EXPECT_EQ(w.layers, 12);
+  EXPECT_EQ(w.heads, 12);
+  EXPECT_EQ(w.ffn, 3072);
+  EXPECT_EQ(w.vocab, 30522);
+  EXPECT_FALSE(w.gated_mlp);
+  EXPECT_NE(
+      std::find(w.evidence.begin(), w.evidence.end(),
+                "vocab 30522 from the rows of the largest embedding table (3 tables looked up: the smaller "
+                "are position or type tables)"),
+      w.evidence.end());
+}
+
 TEST(Workload, RecommenderAndResnetAreNotTransformers) {
   for (const auto& [name, path] :
        {std::pair{"filter", "hta/trace_filter"}, std::pair{"resnet", "kineto/resnet50_num_workers_0"}}) {
