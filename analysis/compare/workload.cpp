@@ -214,6 +214,11 @@ struct ShapeCounts {
   std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> weights;     // (N, K) of linear layers
   std::map<std::int64_t, std::int64_t> tokens_of_linear;                     // M -> calls
   std::int64_t attention_calls = 0;
+  // Unfused attention (eager attention: softmax(QK^T)V as two matmuls): the QK^T products, counted apart and
+  // taken only when no fused attention operator ran.
+  std::map<AttentionShape, std::int64_t> unfused_attention;
+  std::int64_t unfused_calls = 0;
+  bool unfused = false;                                  // ATTENTION holds the unfused products
   std::map<std::int64_t, std::int64_t> grouped_experts;  // G of grouped GEMMs
   std::map<std::int64_t, std::int64_t> grouped_rows;     // A's rows of grouped GEMMs
 
@@ -256,6 +261,13 @@ ShapeCounts count_shapes(const measure::ProfileWork& work) {
       ++counts.attention_calls;
     } else if (op.name == "aten::embedding" && !dims.empty() && dims[0].size() == 2) {
       ++counts.embeddings[{dims[0][0], dims[0][1]}];
+    } else if (op.name == "aten::matmul" && dims.size() >= 2 && dims[0].size() == 4 && dims[1].size() == 4 &&
+               dims[0][0] == dims[1][0] && dims[0][1] == dims[1][1] && dims[0][3] == dims[1][2] &&
+               dims[0][2] == dims[1][3] && dims[0][2] != dims[0][3]) {
+      // QK^T: [batch, heads, seq, head] × [batch, heads, head, seq] -> the [seq, seq] scores. (The product
+      // with V, [seq, seq] × [seq, head], has a square left operand and is not counted.)
+      ++counts.unfused_attention[{dims[0][0], dims[0][1], dims[0][1], dims[0][2], dims[0][3]}];
+      ++counts.unfused_calls;
     } else if (op.name == "aten::linear" && dims.size() >= 2 && dims[1].size() == 2 && !dims[0].empty()) {
       ++counts.weights[{dims[1][0], dims[1][1]}];
       std::int64_t m = 1;
@@ -266,6 +278,11 @@ ShapeCounts count_shapes(const measure::ProfileWork& work) {
       ++counts.grouped_experts[dims[1][0]];
       ++counts.grouped_rows[dims[0][0]];
     }
+  }
+  if (counts.attention.empty() && !counts.unfused_attention.empty()) {
+    counts.attention = std::move(counts.unfused_attention);
+    counts.attention_calls = counts.unfused_calls;
+    counts.unfused = true;
   }
   return counts;
 }
@@ -355,10 +372,16 @@ void infer_transformer_sizes(const AttentionShape& att, const ShapeCounts& shape
   w.micro_batch = att.batch;
   w.tokens_per_micro_batch = att.batch * att.seq;
   w.evidence.push_back(
-      fmt::format("attention q [{}, {} heads, {} tokens, {}], k and v of {} heads: heads {}, "
-                  "kv_heads {}, {} tokens per micro-batch",
-                  att.batch, att.heads, att.seq, att.head_dim, att.kv_heads, *w.heads, *w.kv_heads,
-                  *w.tokens_per_micro_batch));
+      shapes.unfused
+          ? fmt::format(
+                "unfused attention (QK^T as aten::matmul of [{}, {} heads, {} tokens, {}]): heads {}, "
+                "{} tokens per micro-batch (key/value heads as many: grouped keys would be expanded "
+                "before the product)",
+                att.batch, att.heads, att.seq, att.head_dim, *w.heads, *w.tokens_per_micro_batch)
+          : fmt::format("attention q [{}, {} heads, {} tokens, {}], k and v of {} heads: heads {}, "
+                        "kv_heads {}, {} tokens per micro-batch",
+                        att.batch, att.heads, att.seq, att.head_dim, att.kv_heads, *w.heads, *w.kv_heads,
+                        *w.tokens_per_micro_batch));
   // Layers: forward attention calls per forward pass (one look-up of the vocabulary's table each).
   const auto vocab = vocabulary_table(shapes);
   const std::int64_t passes = vocab ? vocab->second : 1;

@@ -108,6 +108,42 @@ TEST(Workload, TheVocabularyIsTheLargestEmbeddingTableAndItsLookUpsCountThePasse
       w.evidence.end());
 }
 
+// Eager (unfused) attention: softmax(QK^T / sqrt(d)) V as two aten::matmul calls, as Hugging Face's eager
+// attention and TimeSformer compute it. The same BERT-base as above, its attention unfused.
+TEST(Workload, UnfusedMatmulAttentionIsAttention) {
+  const Profile p = Profile::load(qwen());
+  measure::ProfileWork work;
+  work.has_tables = work.shapes_recorded = true;
+  auto op = [&](const char* name, measure::WorkCategory category, const char* dims) {
+    measure::CountedOp o;
+    o.id = static_cast<std::int64_t>(work.ops.size());
+    o.name = name;
+    o.category = category;
+    o.input_dims = dims;
+    work.ops.push_back(o);
+  };
+  using C = measure::WorkCategory;
+  op("aten::embedding", C::kOther, "[[30522, 768], [8, 128]]");
+  op("aten::embedding", C::kOther, "[[512, 768], [1, 128]]");
+  for (int layer = 0; layer < 12; ++layer) {
+    for (int projection = 0; projection < 4; ++projection)
+      op("aten::linear", C::kGemm, "[[8, 128, 768], [768, 768], [768]]");
+    op("aten::matmul", C::kGemm, "[[8, 12, 128, 64], [8, 12, 64, 128]]");   // QK^T
+    op("aten::matmul", C::kGemm, "[[8, 12, 128, 128], [8, 12, 128, 64]]");  // scores × V
+    op("aten::linear", C::kGemm, "[[8, 128, 768], [3072, 768], [3072]]");
+    op("aten::linear", C::kGemm, "[[8, 128, 3072], [768, 3072], [768]]");
+  }
+  const Workload w = infer_recorded_workload(p, work);
+  ASSERT_TRUE(w.transformer);
+  EXPECT_EQ(w.hidden, 768);
+  EXPECT_EQ(w.layers, 12);
+  EXPECT_EQ(w.heads, 12);
+  EXPECT_EQ(w.micro_batch, 8);
+  EXPECT_EQ(w.tokens_per_micro_batch, 8 * 128);
+  EXPECT_EQ(w.ffn, 3072);
+  EXPECT_EQ(w.vocab, 30522);
+}
+
 TEST(Workload, RecommenderAndResnetAreNotTransformers) {
   for (const auto& [name, path] :
        {std::pair{"filter", "hta/trace_filter"}, std::pair{"resnet", "kineto/resnet50_num_workers_0"}}) {
