@@ -1129,7 +1129,8 @@ class FileImporter {
         if (a.kind == ActivityKind::kMemcpy) a.copy_kind = writer_.intern(copy_kind(name));
         const std::int64_t id = writer_.add_activity(a);
         if (a.kind != ActivityKind::kSync)
-          work_.add_activity(rank, id, start, end, a.correlation, a.external_id);
+          work_.add_activity(rank, id, start, end, a.correlation, a.external_id,
+                             a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset);
         streams_.insert({rank, a.device, a.stream});
         ++result_.gpu_events;
         note_time(start, end);

@@ -10,6 +10,13 @@
 namespace meshscope::kineto {
 namespace {
 
+// Operators that move or lay out memory: a matmul of a transposed input runs one (aten::contiguous ->
+// aten::clone -> aten::copy_) before its GEMM, and its copy kernel is memory traffic, not the GEMM's time.
+bool is_copy_operator(std::string_view name) {
+  return name == "aten::copy_" || name == "aten::contiguous" || name == "aten::clone" ||
+         name == "aten::_to_copy" || name == "aten::to";
+}
+
 StringId intern_list(RecordSink& writer, std::string_view list) {
   return measure::is_canonical_list(list) ? writer.intern(list)
                                           : writer.intern(measure::canonical_list(list));
@@ -57,7 +64,7 @@ void OpWorkLinker::add_op(RecordSink& writer, std::int32_t rank, std::int64_t pi
       works_.push_back(it->second);
     }
   }
-  added_ops_.push_back({start, end, external_id, thread, work_index});
+  added_ops_.push_back({start, end, external_id, thread, work_index, is_copy_operator(name)});
 }
 
 std::size_t OpWorkLinker::ShapeHash::operator()(const ShapeKeyView& k) const {
@@ -97,8 +104,8 @@ void OpWorkLinker::add_call(std::int32_t rank, std::int64_t pid, std::int64_t ti
 }
 
 void OpWorkLinker::add_activity(std::int32_t rank, std::int64_t activity_id, TimeNs start, TimeNs end,
-                                std::int64_t correlation, std::int64_t external_id) {
-  added_activities_.push_back({activity_id, start, end, correlation, external_id, rank});
+                                std::int64_t correlation, std::int64_t external_id, bool copy) {
+  added_activities_.push_back({activity_id, start, end, correlation, external_id, rank, copy});
 }
 
 namespace {
@@ -372,9 +379,15 @@ void OpWorkLinker::finish(RecordSink& writer) {
   // (kernel_work's rows then append to its table instead of landing all over it).
   std::vector<std::uint32_t> kernels(n, 0);
   std::vector<TimeNs> kernel_ns(n, 0);
+  // Each kernel counts once, by its own class: a copy inside a GEMM (a memcpy or memset, or the kernel of a
+  // nested copy operator) is memory traffic and not the GEMM's, unless the counted operator is itself a copy.
+  auto counts_for_owner = [&](std::uint32_t ai, std::int32_t op) {
+    if (op < 0 || owner[op] < 0) return false;
+    return !(activities_[ai].copy || ops_[op].copy) || ops_[owner[op]].copy;
+  };
   for (std::uint32_t ai = 0; ai < activities_.size(); ++ai) {
     const std::int32_t op = op_of_activity[ai];
-    if (op < 0 || owner[op] < 0) continue;
+    if (!counts_for_owner(ai, op)) continue;
     ++kernels[owner[op]];
     kernel_ns[owner[op]] += activities_[ai].end - activities_[ai].start;
   }
@@ -388,7 +401,7 @@ void OpWorkLinker::finish(RecordSink& writer) {
   }
   for (std::uint32_t ai = 0; ai < activities_.size(); ++ai) {
     const std::int32_t op = op_of_activity[ai];
-    if (op < 0 || owner[op] < 0) continue;
+    if (!counts_for_owner(ai, op)) continue;
     const auto counted = static_cast<std::uint32_t>(owner[op]);
     const Work& w = works_[ops_[counted].work];
     const Activity& a = activities_[ai];

@@ -42,8 +42,9 @@ class OpWorkLinker {
               std::string_view types, std::string_view concrete);
   void add_call(std::int32_t rank, std::int64_t pid, std::int64_t tid, TimeNs start, std::int64_t correlation,
                 std::int64_t external_id);
+  // COPY: a memcpy or memset (never an operator's arithmetic).
   void add_activity(std::int32_t rank, std::int64_t activity_id, TimeNs start, TimeNs end,
-                    std::int64_t correlation, std::int64_t external_id);
+                    std::int64_t correlation, std::int64_t external_id, bool copy = false);
 
   // Attributes and writes the op_work and kernel_work rows; ranks renamed by the writer's rewrite_rank move
   // with their rows. Writes a diagnostic per rank that has CPU operators but no shapes.
@@ -55,6 +56,7 @@ class OpWorkLinker {
     std::int64_t external_id;
     std::uint32_t thread;  // index into threads_
     std::int32_t work;     // index into works_, -1 when the op has no formula
+    bool copy;             // a copy operator (copy_, contiguous, clone, to): its kernels move memory
   };
   struct Work {
     StringId name, dims, types;
@@ -72,6 +74,7 @@ class OpWorkLinker {
     TimeNs start, end;
     std::int64_t correlation, external_id;
     std::int32_t rank;
+    bool copy;  // a memcpy or memset
   };
   struct Thread {
     std::int32_t rank;
