@@ -576,7 +576,9 @@ void View::explorer_layout_controls() {
   if (ex_.schedule == 2)
     changed |= explorer_step_control(LayoutField::kVirtualStages, "model chunks per stage");
   ImGui::SetNextItemWidth(-px(110));
-  changed |= ImGui::Combo("precision", &ex_.precision, kPrecision, 2);
+  // A GPU without BF16 (a V100) runs the 16-bit GEMMs in FP16, at the same tensor peak: named so.
+  const char* precisions[] = {ex_.hw.bf16 ? kPrecision[0] : "fp16", kPrecision[1]};
+  changed |= ImGui::Combo("precision", &ex_.precision, precisions, 2);
   if (changed) {
     ex_.dirty = true;
     ex_.search_dirty = true;
@@ -686,7 +688,10 @@ void View::explorer_bars() {
       c.dp, c.cp, c.ep, c.micro_batch, c.global_batch, c.seq, c.zero,
       std::string(model::to_string(c.recompute)).c_str(), std::string(model::to_string(c.schedule)).c_str(),
       c.schedule == model::Schedule::kInterleaved ? (" v" + std::to_string(c.virtual_stages)).c_str() : "",
-      std::string(model::to_string(c.precision)).c_str(), std::string(model::to_string(c.mode)).c_str());
+      c.precision == model::Precision::kBF16 && !ex_.hw.bf16
+          ? "fp16"
+          : std::string(model::to_string(c.precision)).c_str(),
+      std::string(model::to_string(c.mode)).c_str());
   // Headline figures.
   if (ImGui::BeginTable("##headline", 5, ImGuiTableFlags_BordersInnerV)) {
     auto cell = [](const char* label, const char* value, ImU32 color = kColText) {

@@ -139,6 +139,17 @@ INSTANTIATE_TEST_SUITE_P(Gui, Screenshot,
                          ::testing::Values("timeline", "summary", "roofline", "explorer", "planner",
                                            "overview"));
 
+// A V100 (Kineto's ResNet-50 trace: "Tesla V100-DGXS-32GB", FP32 convolutions) has no BF16: the Explorer
+// names its 16-bit precision FP16, and the Roofline its 16-bit tensor peak and, for the FP32 work, the FP32
+// peak.
+TEST(Screenshot, AV100HasNoBf16) {
+  if (!have_xvfb()) GTEST_SKIP() << "xvfb-run is not installed";
+  const auto msdb = test::imported(test::shared_trace("kineto/resnet50_num_workers_0"));
+  ASSERT_FALSE(msdb.empty());
+  check_screenshot(msdb, "explorer", 1400, 900, {{"{ fp16 } precision", "1f1b  fp16  training"}, {}});
+  check_screenshot(msdb, "roofline", 1400, 900, {{"Extended roofline of v100", "Per GPU, FP16."}, {}});
+}
+
 // Without a TrueType font (a machine without fonts-dejavu-core) the panels still render their labels, with
 // ImGui's built-in font, and the program says once which font it uses.
 TEST(Screenshot, BuiltInFontWhenNoTrueTypeFont) {
