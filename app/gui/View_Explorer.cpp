@@ -175,22 +175,20 @@ void View::explorer_apply_shape() {
 // layout and batch are the profile's. A profile that is not comparable keeps the chosen model, on its world
 // size; its measured column says why instead.
 void View::explorer_open_profile() {
-  if (ex_.inferred_index >= 0 && ex_.inferred_index < static_cast<int>(ex_.models.size())) {
-    ex_.models.erase(ex_.models.begin() + ex_.inferred_index);
-    if (ex_.model_index == ex_.inferred_index)
-      ex_.model_index = index_of(ex_.models, "llama3-8b");
-    else if (ex_.model_index > ex_.inferred_index)
-      --ex_.model_index;
-  }
-  ex_.inferred_index = -1;
-  if (ex_.stated_hw_index >= 0 && ex_.stated_hw_index < static_cast<int>(ex_.hardware.size())) {
-    ex_.hardware.erase(ex_.hardware.begin() + ex_.stated_hw_index);
-    if (ex_.hardware_index == ex_.stated_hw_index)
-      ex_.hardware_index = index_of(ex_.hardware, "h100-sxm");
-    else if (ex_.hardware_index > ex_.stated_hw_index)
-      --ex_.hardware_index;
-  }
-  ex_.stated_hw_index = -1;
+  // The entries the last profile added (its inferred model, its stated GPU) leave the lists; the choice that
+  // pointed at one falls back to the default.
+  auto drop_entry = [](std::vector<std::string>& list, int& entry, int& chosen, const char* fallback) {
+    if (entry >= 0 && entry < static_cast<int>(list.size())) {
+      list.erase(list.begin() + entry);
+      if (chosen == entry)
+        chosen = index_of(list, fallback);
+      else if (chosen > entry)
+        --chosen;
+    }
+    entry = -1;
+  };
+  drop_entry(ex_.models, ex_.inferred_index, ex_.model_index, "llama3-8b");
+  drop_entry(ex_.hardware, ex_.stated_hw_index, ex_.hardware_index, "h100-sxm");
   ex_.measured_shown = nullptr;
   ex_.start = loaded_->start;
   if (!loaded_->measured) {

@@ -62,12 +62,11 @@ TEST(Workload, QwenInferenceIsQwen15HalfBillion) {
   EXPECT_TRUE(m.gated_mlp);
 }
 
-// A model that looks up several embedding tables per forward pass: BERT-base (Devlin et al. 2019: hidden 768,
-// 12 layers, 12 heads, FFN 3072, WordPiece vocabulary 30522) looks up its word, position (512) and token-type
-// (2) tables once per pass. The vocabulary is the largest table, and its look-ups count the passes: two
-// passes of 12 layers are 12 layers, not 24 / 6 = 4 (was: vocabulary 2, no layer count).
-TEST(Workload, TheVocabularyIsTheLargestEmbeddingTableAndItsLookUpsCountThePasses) {
-  const Profile p = Profile::load(qwen());
+// Counted operators of BERT-base's forward passes as Kineto records them with shapes (Devlin et al. 2019:
+// hidden 768, 12 layers, 12 heads, FFN 3072, WordPiece vocabulary 30522; batch 8 × 128 tokens): PASSES passes
+// looking up the word, position and token-type tables, attention fused (SDPA) or as eager attention's two
+// matmuls.
+measure::ProfileWork bert_base_work(int passes, bool unfused) {
   measure::ProfileWork work;
   work.has_tables = work.shapes_recorded = true;
   auto op = [&](const char* name, measure::WorkCategory category, const char* dims) {
@@ -80,19 +79,33 @@ TEST(Workload, TheVocabularyIsTheLargestEmbeddingTableAndItsLookUpsCountThePasse
     work.ops.push_back(o);
   };
   using C = measure::WorkCategory;
-  for (int pass = 0; pass < 2; ++pass) {
+  for (int pass = 0; pass < passes; ++pass) {
     op("aten::embedding", C::kOther, "[[30522, 768], [8, 128]]");
     op("aten::embedding", C::kOther, "[[512, 768], [1, 128]]");
     op("aten::embedding", C::kOther, "[[2, 768], [8, 128]]");
     for (int layer = 0; layer < 12; ++layer) {
       for (int projection = 0; projection < 4; ++projection)
         op("aten::linear", C::kGemm, "[[8, 128, 768], [768, 768], [768]]");
-      op("aten::scaled_dot_product_attention", C::kAttention,
-         "[[8, 12, 128, 64], [8, 12, 128, 64], [8, 12, 128, 64], [], [], [], []]");
+      if (unfused) {
+        op("aten::matmul", C::kGemm, "[[8, 12, 128, 64], [8, 12, 64, 128]]");   // QK^T
+        op("aten::matmul", C::kGemm, "[[8, 12, 128, 128], [8, 12, 128, 64]]");  // scores × V
+      } else {
+        op("aten::scaled_dot_product_attention", C::kAttention,
+           "[[8, 12, 128, 64], [8, 12, 128, 64], [8, 12, 128, 64], [], [], [], []]");
+      }
       op("aten::linear", C::kGemm, "[[8, 128, 768], [3072, 768], [3072]]");
       op("aten::linear", C::kGemm, "[[8, 128, 3072], [768, 3072], [768]]");
     }
   }
+  return work;
+}
+
+// A model that looks up several embedding tables per forward pass: BERT-base looks up its word, position
+// (512) and token-type (2) tables once per pass. The vocabulary is the largest table, and its look-ups count
+// the passes: two passes of 12 layers are 12 layers, not 24 / 6 = 4 (was: vocabulary 2, no layer count).
+TEST(Workload, TheVocabularyIsTheLargestEmbeddingTableAndItsLookUpsCountThePasses) {
+  const Profile p = Profile::load(qwen());
+  const measure::ProfileWork work = bert_base_work(2, false);
   const Workload w = infer_recorded_workload(p, work);
   ASSERT_TRUE(w.transformer);
   EXPECT_EQ(w.hidden, 768);
@@ -109,30 +122,10 @@ TEST(Workload, TheVocabularyIsTheLargestEmbeddingTableAndItsLookUpsCountThePasse
 }
 
 // Eager (unfused) attention: softmax(QK^T / sqrt(d)) V as two aten::matmul calls, as Hugging Face's eager
-// attention and TimeSformer compute it. The same BERT-base as above, its attention unfused.
+// attention and TimeSformer compute it. The same BERT-base, its attention unfused.
 TEST(Workload, UnfusedMatmulAttentionIsAttention) {
   const Profile p = Profile::load(qwen());
-  measure::ProfileWork work;
-  work.has_tables = work.shapes_recorded = true;
-  auto op = [&](const char* name, measure::WorkCategory category, const char* dims) {
-    measure::CountedOp o;
-    o.id = static_cast<std::int64_t>(work.ops.size());
-    o.name = name;
-    o.category = category;
-    o.input_dims = dims;
-    work.ops.push_back(o);
-  };
-  using C = measure::WorkCategory;
-  op("aten::embedding", C::kOther, "[[30522, 768], [8, 128]]");
-  op("aten::embedding", C::kOther, "[[512, 768], [1, 128]]");
-  for (int layer = 0; layer < 12; ++layer) {
-    for (int projection = 0; projection < 4; ++projection)
-      op("aten::linear", C::kGemm, "[[8, 128, 768], [768, 768], [768]]");
-    op("aten::matmul", C::kGemm, "[[8, 12, 128, 64], [8, 12, 64, 128]]");   // QK^T
-    op("aten::matmul", C::kGemm, "[[8, 12, 128, 128], [8, 12, 128, 64]]");  // scores × V
-    op("aten::linear", C::kGemm, "[[8, 128, 768], [3072, 768], [3072]]");
-    op("aten::linear", C::kGemm, "[[8, 128, 3072], [768, 3072], [768]]");
-  }
+  const measure::ProfileWork work = bert_base_work(1, true);
   const Workload w = infer_recorded_workload(p, work);
   ASSERT_TRUE(w.transformer);
   EXPECT_EQ(w.hidden, 768);
@@ -235,8 +228,8 @@ TEST(Work, QwenKernelsCarryTheirOperatorsWork) {
   }
   EXPECT_EQ(linear_qkv, 72);
   EXPECT_EQ(work.nested, 0);  // the addmm inside each linear has no op_work row of its own
-  // Each kernel counts once, by its own class: cuBLAS runs a "Memset (Device)" before each of these GEMMs, and
-  // it is memory traffic, not GEMM time (was: 2 kernels per linear, the memset's time in the GEMM's).
+  // Each kernel counts once, by its own class: cuBLAS runs a "Memset (Device)" before each of these GEMMs,
+  // and it is memory traffic, not GEMM time (was: 2 kernels per linear, the memset's time in the GEMM's).
   for (const auto& op : work.ops) {
     if (op.name == "aten::linear") {
       EXPECT_EQ(op.kernels, 1) << op.input_dims;
