@@ -36,7 +36,7 @@ struct Workload {
   // and that share; unset without shapes.
   std::optional<measure::WorkPrecision> precision;
   double precision_share = 0;
-  std::string gpu;                      // the device name the profile gives, "" when none
+  std::string gpu;  // the device name the profile gives, "" when none
   std::vector<std::string> evidence;
   // What the user stated the job ran (statement.hpp), stored in the profile: the stated layout's values are
   // also in the fields above (tp ... seq, training), where they replace what was inferred. STATED says so,
