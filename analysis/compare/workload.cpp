@@ -369,6 +369,20 @@ void infer_transformer_sizes(const AttentionShape& att, const ShapeCounts& shape
                              std::optional<std::int64_t> ep_group, Workload& w) {
   w.heads = att.heads * tp;
   w.kv_heads = att.kv_heads * tp;
+  if (shapes.unfused && w.hidden) {
+    // Eager attention expands grouped keys to every head before the product: their heads come from the key
+    // and value projections' weight [kv_heads × head, hidden], narrower than the queries' by a whole number
+    // of heads and called twice per attention (keys and values).
+    const std::int64_t local_hidden = att.heads * att.head_dim;
+    for (const auto& [nk, calls] : shapes.weights) {
+      const auto [n, k] = nk;
+      if (k != *w.hidden || n >= local_hidden || n % att.head_dim != 0 || local_hidden % n != 0) continue;
+      if (calls != 2 * shapes.attention_calls) continue;
+      w.kv_heads = n / att.head_dim * tp;
+      w.evidence.push_back(fmt::format("kv_heads {} from the key and value projections [{}, {}] ({} calls)",
+                                       *w.kv_heads, n, k, calls));
+    }
+  }
   w.micro_batch = att.batch;
   w.tokens_per_micro_batch = att.batch * att.seq;
   w.evidence.push_back(

@@ -62,6 +62,18 @@ TEST(Workload, QwenInferenceIsQwen15HalfBillion) {
   EXPECT_TRUE(m.gated_mlp);
 }
 
+// A counted BF16 operator of NAME, CATEGORY and recorded input DIMS, added to WORK.
+void add_counted_op(measure::ProfileWork& work, const char* name, measure::WorkCategory category,
+                    const char* dims) {
+  measure::CountedOp o;
+  o.id = static_cast<std::int64_t>(work.ops.size());
+  o.name = name;
+  o.category = category;
+  o.input_dims = dims;
+  o.input_types = R"(["c10::BFloat16"])";
+  work.ops.push_back(o);
+}
+
 // Counted operators of BERT-base's forward passes as Kineto records them with shapes (Devlin et al. 2019:
 // hidden 768, 12 layers, 12 heads, FFN 3072, WordPiece vocabulary 30522; batch 8 × 128 tokens): PASSES passes
 // looking up the word, position and token-type tables, attention fused (SDPA) or as eager attention's two
@@ -70,13 +82,7 @@ measure::ProfileWork bert_base_work(int passes, bool unfused) {
   measure::ProfileWork work;
   work.has_tables = work.shapes_recorded = true;
   auto op = [&](const char* name, measure::WorkCategory category, const char* dims) {
-    measure::CountedOp o;
-    o.id = static_cast<std::int64_t>(work.ops.size());
-    o.name = name;
-    o.category = category;
-    o.input_dims = dims;
-    o.input_types = R"(["c10::BFloat16"])";
-    work.ops.push_back(o);
+    add_counted_op(work, name, category, dims);
   };
   using C = measure::WorkCategory;
   for (int pass = 0; pass < passes; ++pass) {
@@ -135,6 +141,41 @@ TEST(Workload, UnfusedMatmulAttentionIsAttention) {
   EXPECT_EQ(w.tokens_per_micro_batch, 8 * 128);
   EXPECT_EQ(w.ffn, 3072);
   EXPECT_EQ(w.vocab, 30522);
+}
+
+// Eager attention with grouped keys (Llama's eager path: keys and values repeated to every head before the
+// product): 32 query heads over 8 key/value heads of 128 (Llama 3 8B, Llama Team 2024 Table 3), read from the
+// key and value projections [1024, 4096].
+TEST(Workload, UnfusedAttentionTakesItsKeyHeadsFromTheProjections) {
+  const Profile p = Profile::load(qwen());
+  measure::ProfileWork work;
+  work.has_tables = work.shapes_recorded = true;
+  auto op = [&](const char* name, measure::WorkCategory category, const char* dims) {
+    add_counted_op(work, name, category, dims);
+  };
+  using C = measure::WorkCategory;
+  op("aten::embedding", C::kOther, "[[128256, 4096], [1, 512]]");
+  for (int layer = 0; layer < 4; ++layer) {
+    op("aten::linear", C::kGemm, "[[1, 512, 4096], [4096, 4096], []]");  // q
+    op("aten::linear", C::kGemm, "[[1, 512, 4096], [1024, 4096], []]");  // k
+    op("aten::linear", C::kGemm, "[[1, 512, 4096], [1024, 4096], []]");  // v
+    op("aten::matmul", C::kGemm, "[[1, 32, 512, 128], [1, 32, 128, 512]]");
+    op("aten::matmul", C::kGemm, "[[1, 32, 512, 512], [1, 32, 512, 128]]");
+    op("aten::linear", C::kGemm, "[[1, 512, 4096], [4096, 4096], []]");  // o
+    op("aten::linear", C::kGemm, "[[1, 512, 4096], [14336, 4096], []]");
+    op("aten::linear", C::kGemm, "[[1, 512, 4096], [14336, 4096], []]");
+    op("aten::linear", C::kGemm, "[[1, 512, 14336], [4096, 14336], []]");
+  }
+  const Workload w = infer_recorded_workload(p, work);
+  ASSERT_TRUE(w.transformer);
+  EXPECT_EQ(w.hidden, 4096);
+  EXPECT_EQ(w.heads, 32);
+  EXPECT_EQ(w.kv_heads, 8);
+  EXPECT_EQ(w.layers, 4);
+  EXPECT_EQ(w.ffn, 14336);
+  EXPECT_TRUE(w.gated_mlp);
+  // The same with multi-head attention (BERT-base): no narrower projection, as many key heads as heads.
+  EXPECT_EQ(infer_recorded_workload(p, bert_base_work(1, true)).kv_heads, 12);
 }
 
 TEST(Workload, RecommenderAndResnetAreNotTransformers) {
