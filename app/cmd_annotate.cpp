@@ -42,18 +42,8 @@ void run(const Options& o) {
   with_model_errors([&] {
     if (!o.model.empty()) statement.model = model::load_model(o.model);
     if (!o.hardware.empty()) statement.hardware = model::load_hardware(o.hardware);
-    if (!o.layout.empty()) {
-      // The keys given replace the stated ones; the others stay.
-      const compare::StatedLayout given = compare::parse_layout(o.layout);
-      compare::StatedLayout& kept = statement.layout;
-      for (auto field :
-           {&compare::StatedLayout::tp, &compare::StatedLayout::pp, &compare::StatedLayout::dp,
-            &compare::StatedLayout::cp, &compare::StatedLayout::ep, &compare::StatedLayout::micro_batch,
-            &compare::StatedLayout::seq, &compare::StatedLayout::global_batch}) {
-        if (given.*field) kept.*field = given.*field;
-      }
-      if (given.mode) kept.mode = given.mode;
-    }
+    // The keys given replace the stated ones; the others stay.
+    if (!o.layout.empty()) statement.layout.update(compare::parse_layout(o.layout));
   });
   update_meta(path, compare::meta_changes(statement));
   std::printf("%s: %s\n", o.profile.c_str(), compare::statement_line(statement).c_str());

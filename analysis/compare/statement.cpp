@@ -42,6 +42,13 @@ bool StatedLayout::empty() const {
   return !mode;
 }
 
+void StatedLayout::update(const StatedLayout& given) {
+  for (const LayoutKey& k : kLayoutKeys) {
+    if (given.*k.field) this->*k.field = given.*k.field;
+  }
+  if (given.mode) mode = given.mode;
+}
+
 StatedLayout parse_layout(std::string_view text) {
   StatedLayout out;
   const std::string keys = "tp, pp, dp, cp, ep, micro_batch, seq, global_batch, mode";

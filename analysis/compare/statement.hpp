@@ -27,6 +27,8 @@ struct StatedLayout {
   std::optional<std::int64_t> tp, pp, dp, cp, ep, micro_batch, seq, global_batch;
   std::optional<model::Mode> mode;
   bool empty() const;
+  // The values GIVEN holds replace this layout's; the others stay (`annotate --layout`).
+  void update(const StatedLayout& given);
 };
 
 // "tp=2,pp=1,dp=4,cp=1,ep=1,micro_batch=2,seq=4096,global_batch=64,mode=training" (any subset, any order;
