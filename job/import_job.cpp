@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "analysis/measure/op_work.hpp"
 #include "analysis/measure/summary.hpp"
 #include "profiler/error.hpp"
 #include "profiler/output_file.hpp"
@@ -15,6 +16,7 @@ ImportSummary import_with_summaries(
     ImportOptions options, const std::function<void(const std::filesystem::path& written)>& before_summaries,
     const std::function<void(const std::filesystem::path& written)>& then) {
   measure::ImportSummaries summaries;
+  options.operator_work = measure::operator_work_formulas();
   options.each_rank_read = [&summaries](const std::filesystem::path& file, const RankRecords& rows) {
     summaries.add(file, rows);
   };

@@ -11,7 +11,8 @@
 
 namespace meshscope {
 
-// import_traces, then the profile's summaries (docs/PROFILE.md "Summaries") added before the output appears:
+// import_traces with the work formulas of analysis/measure/op_work.hpp (OPTIONS.operator_work), then the
+// profile's summaries (docs/PROFILE.md "Summaries") added before the output appears:
 // each rank's computed on the reading threads from the rows just read (measure::ImportSummaries, through
 // OPTIONS.each_rank_read), the collectives matched once the profile is written; a profile whose ranks were
 // not all summarised so (an Nsight Systems export, a file read as it was written) is summarised by

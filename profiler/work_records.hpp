@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "profiler/records.hpp"
 
@@ -52,5 +54,25 @@ struct KernelWorkRecord {
   std::int64_t op_id = 0;  // op_work.id of the counted operator
   double flops = 0, bytes = 0;
 };
+
+// What the import computes of an operator from its recorded shapes: analysis/measure/op_work.hpp's formulas
+// (measure::operator_work_formulas), given to the import by the job (ImportOptions::operator_work), so that
+// the importers need none of the analyses. An import without them writes no work rows.
+struct OperatorWorkFormulas {
+  // Whether NAME ("aten::mm") has a formula: a cheap test before any parsing.
+  bool (*has_formula)(std::string_view name) = nullptr;
+  // The work of NAME from its args' JSON text ("Input Dims", "Input type", "Concrete Inputs"; empty when not
+  // recorded): kCounted with CATEGORY (OpWorkRecord::category), FLOPS and BYTES set, else why not.
+  OpWorkStatus (*work)(std::string_view name, std::string_view dims, std::string_view types,
+                       std::string_view concrete, std::int64_t& category, double& flops,
+                       double& bytes) = nullptr;
+  explicit operator bool() const { return has_formula != nullptr && work != nullptr; }
+};
+
+// A recorded JSON list (input_dims, input_types) in the one form the tables store it: no whitespace outside
+// strings but one space after each comma ("[[16, 559, 1024], []]"), however the trace was indented.
+std::string canonical_list(std::string_view text);
+// TEXT is its own canonical form (as Kineto writes shapes: "[[2, 3], [3]]"): it can be stored without a copy.
+bool is_canonical_list(std::string_view text);
 
 }  // namespace meshscope

@@ -1001,65 +1001,6 @@ bool parse_string_list(std::string_view s, std::vector<std::string>& out) {
   }
 }
 
-namespace {
-
-// Calls EMIT with each character of TEXT's canonical form (see canonical_list).
-template <typename Emit>
-void for_each_canonical_char(std::string_view text, Emit emit) {
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      emit(c);
-      if (c == '\\' && i + 1 < text.size()) {
-        emit(text[++i]);
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-      emit(c);
-    } else if (!space(c)) {
-      emit(c);
-      if (c == ',') emit(' ');
-    }
-  }
-}
-
-}  // namespace
-
-std::string canonical_list(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for_each_canonical_char(text, [&](char c) { out += c; });
-  return out;
-}
-
-bool is_canonical_list(std::string_view text) {
-  // What for_each_canonical_char would change: a space outside strings not just after a comma, or a comma
-  // not followed by exactly one space.
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == ',') {
-      if (i + 1 >= text.size() || text[i + 1] != ' ') return false;
-      ++i;
-      if (i + 1 < text.size() && space(text[i + 1])) return false;
-    } else if (space(c)) {
-      return false;
-    }
-  }
-  return true;
-}
-
 int element_bytes(std::string_view t) {
   if (t.starts_with("c10::")) t.remove_prefix(5);
   if (t == "float" || t == "int" || t == "unsigned int") return 4;
@@ -1094,6 +1035,30 @@ WorkStatus op_work(std::string_view name, const OpArgs& args, OpWork& out) {
   if (s == WorkStatus::kOk && !(out.flops >= 0 && out.bytes >= 0 && out.flops < 1e30 && out.bytes < 1e30))
     return WorkStatus::kUnparsable;
   return s;
+}
+
+namespace {
+
+OpWorkStatus stored_work(std::string_view name, std::string_view dims, std::string_view types,
+                         std::string_view concrete, std::int64_t& category, double& flops, double& bytes) {
+  OpWork w;
+  switch (op_work(name, {dims, types, concrete}, w)) {
+    case WorkStatus::kOk:
+      category = static_cast<std::int64_t>(w.category);
+      flops = w.flops;
+      bytes = w.bytes;
+      return OpWorkStatus::kCounted;
+    case WorkStatus::kUndetermined:
+      return OpWorkStatus::kUndetermined;
+    default:
+      return OpWorkStatus::kUnparsable;
+  }
+}
+
+}  // namespace
+
+OperatorWorkFormulas operator_work_formulas() {
+  return {.has_formula = has_work_formula, .work = stored_work};
 }
 
 }  // namespace meshscope::measure

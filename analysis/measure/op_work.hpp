@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "profiler/work_records.hpp"
+
 namespace meshscope::measure {
 
 enum class WorkCategory : std::uint8_t {
@@ -63,11 +65,12 @@ WorkStatus op_work(std::string_view name, const OpArgs& args, OpWork& out);
 bool parse_dims(std::string_view text, std::vector<std::vector<std::int64_t>>& out);
 // "[\"a\", \"\", \"b\"]" -> {"a", "", "b"}; false when it is not a list of strings.
 bool parse_string_list(std::string_view text, std::vector<std::string>& out);
-// TEXT (a recorded JSON list) in one canonical form: no whitespace outside strings but one space after each
-// comma ("[[16, 559, 1024], []]"), however the trace was indented.
-std::string canonical_list(std::string_view text);
-// TEXT is its own canonical form (as Kineto writes shapes: "[[2, 3], [3]]"): it can be used without a copy.
-bool is_canonical_list(std::string_view text);
+// The canonical form of a recorded list is storage's (profiler/work_records.hpp).
+using meshscope::canonical_list;
+using meshscope::is_canonical_list;
+// The formulas above as the import stores their results (ImportOptions::operator_work).
+OperatorWorkFormulas operator_work_formulas();
+
 // Bytes per element of a PyTorch type name as the profiler writes it ("float" 4, "c10::BFloat16" 2,
 // "c10::Float8_e4m3fn" 1, "long int" 8, ...); 0 when not a tensor element type this file knows.
 int element_bytes(std::string_view type);

@@ -217,15 +217,15 @@ class ParallelReader {
   };
 
   // FILES[i] is read here when READ[i]; SIZES are their content sizes.
-  // EACH_RANK_READ: ImportOptions::each_rank_read.
+  // OPTIONS: the import's (the streaming threshold, the work formulas, each_rank_read).
   ParallelReader(const std::vector<std::filesystem::path>& files, const std::vector<char>& read,
-                 const std::vector<std::uint64_t>& sizes, unsigned threads, std::uint64_t streaming_threshold,
-                 const std::function<void(const std::filesystem::path&, const RankRecords&)>& each_rank_read)
+                 const std::vector<std::uint64_t>& sizes, unsigned threads, const ImportOptions& options)
       : files_(files),
         read_(read),
         sizes_(sizes),
-        streaming_threshold_(streaming_threshold),
-        each_rank_read_(each_rank_read),
+        streaming_threshold_(options.streaming_threshold_bytes),
+        operator_work_(options.operator_work),
+        each_rank_read_(options.each_rank_read),
         slots_(files.size()) {
     next_ = first_read_from(0);
     if (next_ == files_.size()) return;
@@ -323,6 +323,7 @@ class ParallelReader {
       try {
         kineto::ImportSettings settings;
         settings.streaming_threshold_bytes = streaming_threshold_;
+        settings.operator_work = operator_work_;
         settings.scratch = &scratch;
         settings.progress = [&](std::uint64_t done, std::uint64_t) {
           slot.progress.store(done);
@@ -371,6 +372,7 @@ class ParallelReader {
   const std::vector<char>& read_;
   const std::vector<std::uint64_t>& sizes_;
   const std::uint64_t streaming_threshold_;
+  const OperatorWorkFormulas operator_work_;
   const std::function<void(const std::filesystem::path&, const RankRecords&)>& each_rank_read_;
   std::vector<Slot> slots_;
   std::vector<std::thread> threads_;
@@ -402,6 +404,7 @@ class JobImport {
                                    const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
     kineto::ImportSettings settings;
     settings.streaming_threshold_bytes = options_.streaming_threshold_bytes;
+    settings.operator_work = options_.operator_work;
     settings.progress = progress;
     auto result = kineto::import_file(
         file, writer_,
@@ -604,8 +607,7 @@ ImportSummary import_job(const JobFiles& files, const std::filesystem::path& out
   JobImport job(output, files.paths, options, before_publish);
   std::uint64_t done_bytes = 0;
   double shown = 0;
-  ParallelReader reader(files.paths, read, files.sizes, reading_threads(options),
-                        options.streaming_threshold_bytes, options.each_rank_read);
+  ParallelReader reader(files.paths, read, files.sizes, reading_threads(options), options);
   auto report = [&](std::uint64_t within_file) {
     if (!options.progress || files.total_bytes == 0) return;
     const double f = static_cast<double>(done_bytes + within_file + reader.bytes_read_ahead()) /

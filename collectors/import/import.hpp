@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "profiler/profile.hpp"
+#include "profiler/work_records.hpp"
 
 namespace meshscope {
 
@@ -32,8 +33,11 @@ struct ImportOptions {
   // are read and before they are written (FILE: absolute and normal, as ImportedRank::source_file names it).
   // The rows are those the profile will hold of that rank if the file is imported (it may yet be refused or
   // skipped: ImportSummary::ranks lists what was). The summaries are computed here (analysis/measure/
-  // summary.hpp, ImportSummaries). Must not throw. May be empty.
+  // summary.hpp, ImportSummaries, which the job supplies). Must not throw. May be empty.
   std::function<void(const std::filesystem::path& file, const RankRecords& rows)> each_rank_read;
+  // The FLOPs and bytes of a CPU operator from its recorded shapes (op_work rows; the job supplies the
+  // formulas of analysis/measure/op_work.hpp). Without them no work rows are written.
+  OperatorWorkFormulas operator_work;
 };
 
 struct ImportSummary;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "analysis/measure/op_work.hpp"
 #include "collectors/import/import.hpp"
 #include "profiler/error.hpp"
 
@@ -20,6 +21,7 @@ void import_once(benchmark::State& state, const std::filesystem::path& input, bo
   const auto output =
       std::filesystem::path(MESHSCOPE_TEST_TMP) / ("bench-import-" + std::to_string(::getpid()) + ".msdb");
   meshscope::ImportOptions options;
+  options.operator_work = meshscope::measure::operator_work_formulas();  // as the job imports
   if (streaming) options.streaming_threshold_bytes = 0;
   std::uint64_t events = 0;
   for (auto _ : state) {
@@ -63,6 +65,7 @@ void refuse_once(benchmark::State& state, const std::string& text, bool streamin
   const auto output = dir / ("bench-hostile-" + std::to_string(::getpid()) + ".msdb");
   std::ofstream(input, std::ios::binary) << text;
   meshscope::ImportOptions options;
+  options.operator_work = meshscope::measure::operator_work_formulas();  // as the job imports
   if (streaming) options.streaming_threshold_bytes = 0;
   for (auto _ : state) {
     try {

@@ -17,6 +17,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "analysis/measure/op_work.hpp"
 #include "collectors/import/import.hpp"
 #include "tests/bench/bench_main.hpp"
 
@@ -46,6 +47,7 @@ void import_job(benchmark::State& state, const meshscope::ImportOptions& options
 
 void BM_ImportJob(benchmark::State& state) {
   meshscope::ImportOptions options;
+  options.operator_work = meshscope::measure::operator_work_formulas();  // as the job imports
   options.threads = static_cast<unsigned>(state.range(0));
   import_job(state, options);
 }
@@ -53,6 +55,7 @@ BENCHMARK(BM_ImportJob)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->
 
 void BM_ImportJobStreamed(benchmark::State& state) {
   meshscope::ImportOptions options;
+  options.operator_work = meshscope::measure::operator_work_formulas();  // as the job imports
   options.streaming_threshold_bytes = 0;
   import_job(state, options);
 }

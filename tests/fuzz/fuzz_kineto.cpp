@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "analysis/measure/op_work.hpp"
 #include "analysis/measure/summary.hpp"
 #include "collectors/import/kineto/kineto_importer.hpp"
 #include "collectors/import/record_buffer.hpp"
@@ -67,6 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const fuzz::fs::path input = fuzz::scratch() / "trace.json";
   const fuzz::fs::path output = fuzz::scratch() / "out.msdb";
   kineto::ImportSettings settings;
+  settings.operator_work = measure::operator_work_formulas();  // as the job imports
 #ifdef MESHSCOPE_FUZZ_STREAMING
   if (size == 0) return 0;
   settings.streaming_threshold_bytes = 0;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/measure/op_work.hpp"
 #include "collectors/import/import.hpp"
 #include "collectors/import/input_file.hpp"
 #include "tests/import/test_support.hpp"
@@ -49,8 +50,16 @@ void write_job(const std::filesystem::path& dir, int count) {
   }
 }
 
-ImportOptions with_threads(unsigned threads) {
+// The options of the job's import (job/import_job.hpp): work per operator computed, so that its rows are
+// compared too.
+ImportOptions with_work_formulas() {
   ImportOptions options;
+  options.operator_work = measure::operator_work_formulas();
+  return options;
+}
+
+ImportOptions with_threads(unsigned threads) {
+  ImportOptions options = with_work_formulas();
   options.threads = threads;
   return options;
 }
@@ -58,7 +67,8 @@ ImportOptions with_threads(unsigned threads) {
 TEST(ParallelImport, SameProfileWhateverTheThreads) {
   TempDir job("parallel-import-job"), scratch("parallel-import-out");
   write_job(job.path(), 9);
-  ImportOptions streamed;  // every file read straight into the writer, one after the other
+  ImportOptions streamed =
+      with_work_formulas();  // every file read straight into the writer, one after the other
   streamed.streaming_threshold_bytes = 0;
   const auto reference = import_traces({job.path()}, scratch / "streamed.msdb", streamed);
   ASSERT_EQ(reference.ranks.size(), 9u);
@@ -87,7 +97,7 @@ TEST(ParallelImport, SameProfileAsStreamingOnRealTraces) {
         traces / "hta" / "call_stack" / "backward_thread.json",
         traces / "hta" / "trace_diff" / "test" / "test.json.gz",
         traces / "kineto" / "resnet50_num_workers_0" / "worker0.1623143089861.pt.trace.json.gz"}) {
-    ImportOptions streamed;
+    ImportOptions streamed = with_work_formulas();
     streamed.streaming_threshold_bytes = 0;
     import_traces({trace}, scratch / "streamed.msdb", streamed);
     import_traces({trace}, scratch / "threads.msdb", with_threads(2));
@@ -185,7 +195,7 @@ TEST_F(BadFileInJob, SkipBadFailsWhenNoFileIsLeft) {
 // A file written while it is read (here every file: the streaming threshold is 0) that fails part-way under
 // --skip-bad: the import starts over without it, and the profile is the one the reading threads give.
 TEST_F(BadFileInJob, SkipBadStartsOverWithoutAFileWrittenAsRead) {
-  ImportOptions streamed;
+  ImportOptions streamed = with_work_formulas();
   streamed.streaming_threshold_bytes = 0;
   streamed.skip_bad = true;
   const auto summary = import_traces({job_.path()}, out_ / "streamed.msdb", streamed);

@@ -12,7 +12,6 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "analysis/measure/op_work.hpp"
 #include "collectors/import/collective_names.hpp"
 #include "collectors/import/input_file.hpp"
 #include "collectors/import/kineto/op_work_links.hpp"
@@ -242,7 +241,11 @@ class FileImporter {
  public:
   FileImporter(const std::filesystem::path& path, RecordSink& writer, const RankResolver& resolver,
                const ImportSettings& settings)
-      : path_(path), writer_(writer), resolver_(resolver), settings_(settings) {}
+      : path_(path),
+        writer_(writer),
+        resolver_(resolver),
+        settings_(settings),
+        work_(settings.operator_work) {}
 
   FileResult run() {
     const std::uint64_t size = import::content_size_hint(path_);
@@ -1039,7 +1042,7 @@ class FileImporter {
       } else if (is(key, "args")) {
         // Shapes are parsed only for operators with a work formula (the name precedes args in Kineto files;
         // when it does not, they are kept and the name decides later).
-        args.shapes_wanted = name.empty() || measure::has_work_formula(name);
+        args.shapes_wanted = name.empty() || work_.has_formula(name);
         read_args(v, args);
       }
     }

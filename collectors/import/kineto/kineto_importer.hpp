@@ -16,6 +16,7 @@
 
 #include "profiler/profile_writer.hpp"
 #include "profiler/records.hpp"
+#include "profiler/work_records.hpp"
 
 namespace meshscope::kineto {
 
@@ -65,6 +66,8 @@ struct ImportSettings {
   std::function<void(std::uint64_t, std::uint64_t)> progress;
   // Buffers kept between the files one thread reads whole (may be null: fresh ones per file).
   ReadScratch* scratch = nullptr;
+  // ImportOptions::operator_work: without them no work rows are written.
+  OperatorWorkFormulas operator_work;
 };
 
 struct FileResult {

@@ -4,7 +4,6 @@
 #include <map>
 #include <span>
 
-#include "analysis/measure/op_work.hpp"
 #include "profiler/work_records.hpp"
 
 namespace meshscope::kineto {
@@ -18,8 +17,7 @@ bool is_copy_operator(std::string_view name) {
 }
 
 StringId intern_list(RecordSink& writer, std::string_view list) {
-  return measure::is_canonical_list(list) ? writer.intern(list)
-                                          : writer.intern(measure::canonical_list(list));
+  return is_canonical_list(list) ? writer.intern(list) : writer.intern(canonical_list(list));
 }
 
 }  // namespace
@@ -50,7 +48,7 @@ void OpWorkLinker::add_op(RecordSink& writer, std::int32_t rank, std::int64_t pi
   std::int32_t work_index = -1;
   if (shapes) {
     threads_[thread].shapes = true;
-    if (!dims.empty() && measure::has_work_formula(name)) {
+    if (!dims.empty() && has_formula(name)) {
       const ShapeKeyView key{name, dims, types, concrete};
       auto it = work_of_shapes_.find(key);
       if (it == work_of_shapes_.end()) {
@@ -77,22 +75,14 @@ std::size_t OpWorkLinker::ShapeHash::operator()(const ShapeKeyView& k) const {
 OpWorkLinker::Work OpWorkLinker::compute_work(RecordSink& writer, std::string_view name,
                                               std::string_view dims, std::string_view types,
                                               std::string_view concrete) {
-  measure::OpWork w;
-  const measure::WorkStatus s = measure::op_work(name, {dims, types, concrete}, w);
   Work work{writer.intern(name), intern_list(writer, dims), intern_list(writer, types), 0, 0, 0, 0};
-  switch (s) {
-    case measure::WorkStatus::kOk:
-      work.status = static_cast<std::int8_t>(OpWorkStatus::kCounted);
-      work.category = static_cast<std::int8_t>(w.category);
-      work.flops = w.flops;
-      work.bytes = w.bytes;
-      break;
-    case measure::WorkStatus::kUndetermined:
-      work.status = static_cast<std::int8_t>(OpWorkStatus::kUndetermined);
-      break;
-    default:
-      work.status = static_cast<std::int8_t>(OpWorkStatus::kUnparsable);
-      break;
+  std::int64_t category = 0;
+  const OpWorkStatus s = formulas_.work(name, dims, types, concrete, category, work.flops, work.bytes);
+  work.status = static_cast<std::int8_t>(s);
+  if (s == OpWorkStatus::kCounted) {
+    work.category = static_cast<std::int8_t>(category);
+  } else {
+    work.flops = work.bytes = 0;
   }
   return work;
 }

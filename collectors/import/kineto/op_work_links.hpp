@@ -1,7 +1,8 @@
 // Work per operator at import (issue #13 item 1; docs/PROFILE.md "Work per operator"): the Kineto importer
 // hands every CPU operator, runtime API call and GPU activity of a file to an OpWorkLinker; at the end of the
 // file it computes the FLOPs and bytes of the operators whose shapes determine them
-// (analysis/measure/op_work.hpp) and attributes each to the GPU activities it launched:
+// (the formulas the job gives the import, analysis/measure/op_work.hpp) and attributes each to the GPU
+// activities it launched:
 //
 //   * an activity belongs to the operator that launched it: the one whose External id its runtime call (by
 //     correlation id) carries, when that operator was open at the call; else the innermost operator open on
@@ -29,11 +30,18 @@
 #include "collectors/import/spilled_list.hpp"
 #include "profiler/profile_writer.hpp"
 #include "profiler/records.hpp"
+#include "profiler/work_records.hpp"
 
 namespace meshscope::kineto {
 
 class OpWorkLinker {
  public:
+  // FORMULAS: what an operator's shapes cost; without them no operator's work is computed.
+  explicit OpWorkLinker(const OperatorWorkFormulas& formulas) : formulas_(formulas) {}
+
+  // Whether NAME has a work formula (its shapes are worth reading).
+  bool has_formula(std::string_view name) const { return formulas_ && formulas_.has_formula(name); }
+
   // A CPU operator; SHAPES: it was recorded with "Input Dims"; DIMS, TYPES and CONCRETE are its args' JSON
   // text ("Input Dims", "Input type", "Concrete Inputs"), empty when not recorded or not kept (an operator
   // without a work formula).
@@ -51,6 +59,7 @@ class OpWorkLinker {
   void finish(RecordSink& writer);
 
  private:
+  OperatorWorkFormulas formulas_;
   struct Op {
     TimeNs start, end;
     std::int64_t external_id;
@@ -61,7 +70,7 @@ class OpWorkLinker {
   struct Work {
     StringId name, dims, types;
     std::int8_t status;    // OpWorkStatus
-    std::int8_t category;  // measure::WorkCategory, 0 when not computed
+    std::int8_t category;  // OpWorkRecord::category, 0 when not computed
     double flops, bytes;
   };
   struct Call {
