@@ -8,133 +8,81 @@
 #include <fmt/format.h>
 
 #include "profiler/error.hpp"
-#include "profiler/sqlite_util.hpp"
 #include "profiler/work_records.hpp"
+#include "profiler/work_store.hpp"
 
 namespace meshscope::measure {
 
 const char* const kNoShapesNote = "no shapes recorded (record with record_shapes=True)";
 
-namespace {
-
-bool finite_amount(double v) {
-  return std::isfinite(v) && v >= 0;
-}
-
-}  // namespace
-
 ProfileWork load_work(const Profile& profile, const WorkLoadOptions& options) {
   ProfileWork out;
-  sql::Database db(profile.path(), true);
-  const auto op_columns = db.table_columns("op_work");
-  const auto kernel_columns = db.table_columns("kernel_work");
-  if (!op_columns || !kernel_columns) return out;
-  for (const char* c : {"id", "rank", "external_id", "name", "status", "category", "flops", "bytes",
-                        "input_dims", "input_types", "kernels", "kernel_ns"}) {
-    if (!op_columns->contains(c)) fail("{}: table op_work has no column {}", profile.path().string(), c);
-  }
-  for (const char* c : {"activity_id", "rank", "op_id", "flops", "bytes"}) {
-    if (!kernel_columns->contains(c))
-      fail("{}: table kernel_work has no column {}", profile.path().string(), c);
-  }
-  out.has_tables = true;
   const auto& ranks = profile.ranks();
-  std::map<std::int64_t, std::size_t> rank_index;
   // In a profile of which some ranks' events are loaded (the view's lazy ranks: Profile::with_ranks), the
-  // rows of the others are left out (SQLite skips them). A profile without any events (its description) reads
-  // every rank's operators, as before.
-  std::string loaded_only;
-  {
-    std::string list;
-    for (std::size_t i = 0; i < ranks.size(); ++i) {
-      if (!ranks[i].events_loaded) continue;
-      list += fmt::format("{}{}", list.empty() ? "" : ", ", ranks[i].rank);
-    }
-    const bool some = !list.empty() &&
-                      std::any_of(ranks.begin(), ranks.end(), [](const Rank& r) { return !r.events_loaded; });
-    for (std::size_t i = 0; i < ranks.size(); ++i) {
-      if (!some || ranks[i].events_loaded) rank_index[ranks[i].rank] = i;
-    }
-    if (some) loaded_only = fmt::format(" AND rank IN ({})", list);
+  // rows of the others are left out. A profile without any events (its description) reads every rank's
+  // operators, as before.
+  WorkReadOptions read;
+  read.lowest_rank_only = options.lowest_rank_only;
+  read.kernel_shares = options.kernel_shares;
+  const bool some = std::any_of(ranks.begin(), ranks.end(), [](const Rank& r) { return r.events_loaded; }) &&
+                    std::any_of(ranks.begin(), ranks.end(), [](const Rank& r) { return !r.events_loaded; });
+  std::map<std::int64_t, std::size_t> rank_index;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (some && !ranks[i].events_loaded) continue;
+    rank_index[ranks[i].rank] = i;
+    if (some) read.ranks.push_back(ranks[i].rank);
   }
+  const StoredWork stored = read_work(profile.path(), read);
+  if (!stored.has_tables) return out;
+  out.has_tables = true;
+  out.shapes_recorded = stored.any_rows;
+  out.nested = stored.nested;
+  out.unparsable = stored.unparsable;
+  out.undetermined = stored.undetermined;
   auto bad = [&](std::string_view table, std::int64_t row, std::string_view problem) {
     fail("{}: {} row {}: {}", profile.path().string(), table, row, problem);
   };
 
-  {
-    sql::Statement s = db.prepare("SELECT status, COUNT(*) FROM op_work GROUP BY status");
-    while (s.step()) {
-      const std::int64_t status = s.column_int(0), n = s.column_int(1);
-      out.shapes_recorded = true;
-      if (status == static_cast<std::int64_t>(OpWorkStatus::kNested)) out.nested += n;
-      if (status == static_cast<std::int64_t>(OpWorkStatus::kUnparsable)) out.unparsable += n;
-      if (status == static_cast<std::int64_t>(OpWorkStatus::kUndetermined)) out.undetermined += n;
-    }
-  }
   std::unordered_map<std::int64_t, std::uint32_t> op_of_id;
-  {
-    sql::Statement s = db.prepare(
-        "SELECT id, rank, external_id, name, category, flops, bytes, input_dims, input_types, kernels, "
-        "kernel_ns FROM op_work WHERE status = 1" +
-        loaded_only +
-        std::string(options.lowest_rank_only
-                        ? " AND rank = (SELECT min(rank) FROM op_work WHERE status = 1" + loaded_only + ")"
-                        : "") +
-        " ORDER BY id");
-    while (s.step()) {
-      CountedOp op;
-      op.id = s.column_int(0);
-      auto r = rank_index.find(s.column_int(1));
-      if (r == rank_index.end()) bad("op_work", op.id, "its rank is not in the profile");
-      op.rank_index = r->second;
-      op.external_id = s.column_int(2);
-      op.name = profile.str(static_cast<StringId>(std::max<std::int64_t>(0, s.column_int(3))));
-      const std::int64_t category = s.column_int(4);
-      if (category < 1 || category > kWorkCategoryCount) bad("op_work", op.id, "category is not 1 to 6");
-      op.category = static_cast<WorkCategory>(category);
-      op.flops = s.column_double(5);
-      op.bytes = s.column_double(6);
-      if (!finite_amount(op.flops) || !finite_amount(op.bytes))
-        bad("op_work", op.id, "flops and bytes must be finite and not negative");
-      op.input_dims = profile.str(static_cast<StringId>(std::max<std::int64_t>(0, s.column_int(7))));
-      op.input_types = profile.str(static_cast<StringId>(std::max<std::int64_t>(0, s.column_int(8))));
-      op.precision = precision_of_types(op.input_types);
-      op.fp8 = op.precision == WorkPrecision::kFP8;
-      op.kernels = std::max<std::int64_t>(0, s.column_int_or(9, 0));
-      op.kernel_ns = std::max<std::int64_t>(0, s.column_int_or(10, 0));
-      op_of_id.emplace(op.id, static_cast<std::uint32_t>(out.ops.size()));
-      out.ops.push_back(std::move(op));
-    }
+  out.ops.reserve(stored.counted.size());
+  for (const OpWorkRecord& row : stored.counted) {
+    CountedOp op;
+    op.id = row.id;
+    auto r = rank_index.find(row.rank);
+    if (r == rank_index.end()) bad("op_work", op.id, "its rank is not in the profile");
+    op.rank_index = r->second;
+    op.external_id = row.external_id;
+    op.name = profile.str(row.name);
+    if (row.category < 1 || row.category > kWorkCategoryCount)
+      bad("op_work", op.id, "category is not 1 to 6");
+    op.category = static_cast<WorkCategory>(row.category);
+    op.flops = row.flops;
+    op.bytes = row.bytes;
+    op.input_dims = profile.str(row.input_dims);
+    op.input_types = profile.str(row.input_types);
+    op.precision = precision_of_types(op.input_types);
+    op.fp8 = op.precision == WorkPrecision::kFP8;
+    op.kernels = row.kernels;
+    op.kernel_ns = row.kernel_ns;
+    op_of_id.emplace(op.id, static_cast<std::uint32_t>(out.ops.size()));
+    out.ops.push_back(std::move(op));
   }
   // activities.id -> index, per rank, for the kernels that have work.
   std::vector<std::unordered_map<std::int64_t, std::uint32_t>> activity_index(ranks.size());
-  if (options.kernel_shares && !options.lowest_rank_only) {
-    sql::Statement s = db.prepare("SELECT activity_id, rank, op_id, flops, bytes FROM kernel_work" +
-                                  (loaded_only.empty() ? std::string() : " WHERE " + loaded_only.substr(5)));
-    while (s.step()) {
-      const std::int64_t activity_id = s.column_int(0);
-      auto r = rank_index.find(s.column_int(1));
-      if (r == rank_index.end()) bad("kernel_work", activity_id, "its rank is not in the profile");
-      auto op = op_of_id.find(s.column_int(2));
-      if (op == op_of_id.end()) bad("kernel_work", activity_id, "op_id is no counted operator of op_work");
-      auto& index = activity_index[r->second];
-      if (index.empty()) {
-        const auto& acts = ranks[r->second].activities;
-        index.reserve(acts.size());
-        for (std::uint32_t i = 0; i < acts.size(); ++i) index.emplace(acts[i].id, i);
-      }
-      auto a = index.find(activity_id);
-      if (a == index.end()) bad("kernel_work", activity_id, "no such activity of its rank");
-      KernelShare k;
-      k.rank_index = r->second;
-      k.activity = a->second;
-      k.op = op->second;
-      k.flops = s.column_double(3);
-      k.bytes = s.column_double(4);
-      if (!finite_amount(k.flops) || !finite_amount(k.bytes))
-        bad("kernel_work", activity_id, "flops and bytes must be finite and not negative");
-      out.kernels.push_back(k);
+  for (const KernelWorkRecord& row : stored.kernel_shares) {
+    auto r = rank_index.find(row.rank);
+    if (r == rank_index.end()) bad("kernel_work", row.activity_id, "its rank is not in the profile");
+    auto op = op_of_id.find(row.op_id);
+    if (op == op_of_id.end()) bad("kernel_work", row.activity_id, "op_id is no counted operator of op_work");
+    auto& index = activity_index[r->second];
+    if (index.empty()) {
+      const auto& acts = ranks[r->second].activities;
+      index.reserve(acts.size());
+      for (std::uint32_t i = 0; i < acts.size(); ++i) index.emplace(acts[i].id, i);
     }
+    auto a = index.find(row.activity_id);
+    if (a == index.end()) bad("kernel_work", row.activity_id, "no such activity of its rank");
+    out.kernels.push_back({r->second, a->second, op->second, row.flops, row.bytes});
   }
   return out;
 }

@@ -14,6 +14,7 @@
 #include "profiler/profile.hpp"
 #include "profiler/profile_writer.hpp"
 #include "profiler/sqlite_util.hpp"
+#include "profiler/work_store.hpp"
 
 namespace meshscope {
 namespace {
@@ -406,6 +407,67 @@ TEST(HostileProfile, ByteFlipsLoadOrFailOnOneLine) {
   // The magic string at the start makes the file no SQLite database at all.
   EXPECT_GT(refused, 0);
   EXPECT_GT(loaded, 0);  // a flip in free space or in a value's payload changes nothing the checks see
+}
+
+}  // namespace
+}  // namespace meshscope
+
+namespace meshscope {
+namespace {
+
+// The work tables read back as the import wrote them, and refused naming file, table and row when a value is
+// not a finite, non-negative amount or a column is missing (read_work, profiler/work_store.hpp).
+TEST(HostileProfile, WorkTablesAreReadBackOrRefusedNamingTheRow) {
+  const fs::path dir = fresh_dir("hostile-work");
+  const fs::path base = dir / "work.msdb";
+  write_small_profile(base);
+  run_sql(
+      base,
+      "INSERT INTO op_work (id, rank, external_id, pid, tid, start_ns, name, status, category, flops, bytes,"
+      " kernels, kernel_ns) VALUES (1, 0, 5, 1, 1, 950, 1, 1, 1, 2.0e9, 3.0e6, 2, 100),"
+      " (2, 1, 5, 1, 1, 950, 1, 1, 1, 4.0e9, 3.0e6, 2, 100), (3, 0, 6, 1, 1, 960, 1, 2, NULL, NULL, NULL,"
+      " 0, 0), (4, 0, 7, 1, 1, 970, 1, 3, NULL, NULL, NULL, 0, 0);"
+      "INSERT INTO kernel_work (activity_id, rank, op_id, flops, bytes) VALUES (1, 0, 1, 1.0e9, 1.5e6),"
+      " (2, 0, 1, 1.0e9, 1.5e6)");
+  const StoredWork all = read_work(base);
+  ASSERT_TRUE(all.has_tables);
+  EXPECT_TRUE(all.any_rows);
+  EXPECT_EQ(all.nested, 1);
+  EXPECT_EQ(all.unparsable, 1);
+  ASSERT_EQ(all.counted.size(), 2u);
+  EXPECT_EQ(all.counted[1].rank, 1);
+  EXPECT_DOUBLE_EQ(all.counted[1].flops, 4.0e9);
+  EXPECT_EQ(all.kernel_shares.size(), 2u);
+  const StoredWork rank1 = read_work(base, {.ranks = {1}, .lowest_rank_only = false, .kernel_shares = true});
+  ASSERT_EQ(rank1.counted.size(), 1u);
+  EXPECT_EQ(rank1.counted[0].id, 2);
+  EXPECT_TRUE(rank1.kernel_shares.empty());
+  const StoredWork lowest = read_work(base, {.ranks = {}, .lowest_rank_only = true, .kernel_shares = true});
+  ASSERT_EQ(lowest.counted.size(), 1u);
+  EXPECT_EQ(lowest.counted[0].rank, 0);
+  EXPECT_TRUE(lowest.kernel_shares.empty());
+
+  auto error_after = [&](const std::string& name, const std::string& sql) -> std::string {
+    const fs::path target = dir / (name + ".msdb");
+    fs::copy_file(base, target, fs::copy_options::overwrite_existing);
+    run_sql(target, sql);
+    try {
+      read_work(target);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return {};
+  };
+  EXPECT_EQ(
+      error_after("negative", "UPDATE op_work SET flops = -1 WHERE id = 2"),
+      (dir / "negative.msdb").string() + ": op_work row 2: flops and bytes must be finite and not negative");
+  EXPECT_EQ(error_after("infinite", "UPDATE kernel_work SET bytes = 1e999 WHERE activity_id = 2"),
+            (dir / "infinite.msdb").string() +
+                ": kernel_work row 2: flops and bytes must be finite and not negative");
+  EXPECT_EQ(error_after("rank", "UPDATE op_work SET rank = 9999999999 WHERE id = 1"),
+            (dir / "rank.msdb").string() + ": op_work row 1: its rank is not in the profile");
+  EXPECT_EQ(error_after("column", "ALTER TABLE op_work DROP COLUMN kernel_ns"),
+            (dir / "column.msdb").string() + ": table op_work has no column kernel_ns");
 }
 
 }  // namespace

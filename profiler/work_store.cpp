@@ -1,0 +1,108 @@
+#include "profiler/work_store.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "profiler/error.hpp"
+#include "profiler/sqlite_util.hpp"
+
+namespace meshscope {
+namespace {
+
+bool finite_amount(double v) {
+  return std::isfinite(v) && v >= 0;
+}
+
+StringId string_id(const sql::Statement& s, int column) {
+  return static_cast<StringId>(std::max<std::int64_t>(0, s.column_int(column)));
+}
+
+}  // namespace
+
+StoredWork read_work(const std::filesystem::path& path, const WorkReadOptions& options) {
+  StoredWork out;
+  sql::Database db(path, true);
+  const auto op_columns = db.table_columns("op_work");
+  const auto kernel_columns = db.table_columns("kernel_work");
+  if (!op_columns || !kernel_columns) return out;
+  for (const char* c : {"id", "rank", "external_id", "name", "status", "category", "flops", "bytes",
+                        "input_dims", "input_types", "kernels", "kernel_ns"}) {
+    if (!op_columns->contains(c)) fail("{}: table op_work has no column {}", path.string(), c);
+  }
+  for (const char* c : {"activity_id", "rank", "op_id", "flops", "bytes"}) {
+    if (!kernel_columns->contains(c)) fail("{}: table kernel_work has no column {}", path.string(), c);
+  }
+  out.has_tables = true;
+  // The rows of ranks not asked for are left out by SQLite.
+  std::string ranks_only;
+  if (!options.ranks.empty()) {
+    std::string list;
+    for (const std::int32_t r : options.ranks) list += fmt::format("{}{}", list.empty() ? "" : ", ", r);
+    ranks_only = fmt::format(" AND rank IN ({})", list);
+  }
+  auto bad = [&](std::string_view table, std::int64_t row, std::string_view problem) {
+    fail("{}: {} row {}: {}", path.string(), table, row, problem);
+  };
+
+  {
+    sql::Statement s = db.prepare("SELECT status, COUNT(*) FROM op_work GROUP BY status");
+    while (s.step()) {
+      const std::int64_t status = s.column_int(0), n = s.column_int(1);
+      out.any_rows = true;
+      if (status == static_cast<std::int64_t>(OpWorkStatus::kNested)) out.nested += n;
+      if (status == static_cast<std::int64_t>(OpWorkStatus::kUnparsable)) out.unparsable += n;
+      if (status == static_cast<std::int64_t>(OpWorkStatus::kUndetermined)) out.undetermined += n;
+    }
+  }
+  {
+    sql::Statement s = db.prepare(
+        "SELECT id, rank, external_id, name, category, flops, bytes, input_dims, input_types, kernels, "
+        "kernel_ns FROM op_work WHERE status = 1" +
+        ranks_only +
+        std::string(options.lowest_rank_only
+                        ? " AND rank = (SELECT min(rank) FROM op_work WHERE status = 1" + ranks_only + ")"
+                        : "") +
+        " ORDER BY id");
+    while (s.step()) {
+      OpWorkRecord op;
+      op.id = s.column_int(0);
+      op.rank = static_cast<std::int32_t>(std::clamp<std::int64_t>(s.column_int(1), INT32_MIN, INT32_MAX));
+      if (op.rank != s.column_int(1)) bad("op_work", op.id, "its rank is not in the profile");
+      op.external_id = s.column_int(2);
+      op.name = string_id(s, 3);
+      op.status = OpWorkStatus::kCounted;
+      op.category = s.column_int(4);
+      op.flops = s.column_double(5);
+      op.bytes = s.column_double(6);
+      if (!finite_amount(op.flops) || !finite_amount(op.bytes))
+        bad("op_work", op.id, "flops and bytes must be finite and not negative");
+      op.input_dims = string_id(s, 7);
+      op.input_types = string_id(s, 8);
+      op.kernels = std::max<std::int64_t>(0, s.column_int_or(9, 0));
+      op.kernel_ns = std::max<std::int64_t>(0, s.column_int_or(10, 0));
+      out.counted.push_back(op);
+    }
+  }
+  if (options.kernel_shares && !options.lowest_rank_only) {
+    sql::Statement s = db.prepare("SELECT activity_id, rank, op_id, flops, bytes FROM kernel_work" +
+                                  (ranks_only.empty() ? std::string() : " WHERE " + ranks_only.substr(5)));
+    while (s.step()) {
+      KernelWorkRecord k;
+      k.activity_id = s.column_int(0);
+      k.rank = static_cast<std::int32_t>(std::clamp<std::int64_t>(s.column_int(1), INT32_MIN, INT32_MAX));
+      if (k.rank != s.column_int(1)) bad("kernel_work", k.activity_id, "its rank is not in the profile");
+      k.op_id = s.column_int(2);
+      k.flops = s.column_double(3);
+      k.bytes = s.column_double(4);
+      if (!finite_amount(k.flops) || !finite_amount(k.bytes))
+        bad("kernel_work", k.activity_id, "flops and bytes must be finite and not negative");
+      out.kernel_shares.push_back(k);
+    }
+  }
+  return out;
+}
+
+}  // namespace meshscope
