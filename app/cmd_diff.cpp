@@ -248,8 +248,8 @@ const bool registered = register_command(
            Profile::load(opts->a,
                          LoadOptions{.events = false});  // a clear error for a file that is no profile
            Profile::load(opts->b, LoadOptions{.events = false});
-           auto summary_a = measure::read_summary(opts->a);
-           auto summary_b = summary_a ? measure::read_summary(opts->b) : std::nullopt;
+           auto summary_a = read_summary(opts->a);
+           auto summary_b = summary_a ? read_summary(opts->b) : std::nullopt;
            if (summary_a && summary_b) {
              summary_a->path = shown_a;
              summary_b->path = shown_b;

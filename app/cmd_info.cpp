@@ -58,9 +58,9 @@ struct RankFacts {
   std::size_t streams = 0, steps = 0;
 };
 
-RankFacts facts_of(const meshscope::Rank& r, const meshscope::measure::ProfileSummary* summary) {
-  const meshscope::measure::RankSummary* s =
-      summary ? meshscope::measure::find_rank(*summary, r.rank) : nullptr;
+RankFacts facts_of(const meshscope::Rank& r, const meshscope::ProfileSummary* summary) {
+  const meshscope::RankSummary* s =
+      summary ? meshscope::find_rank(*summary, r.rank) : nullptr;
   if (summary) {
     if (!s) return {};
     return {meshscope::measure::devices_used(r, *s), s->streams.size(), s->steps.size()};
@@ -69,14 +69,14 @@ RankFacts facts_of(const meshscope::Rank& r, const meshscope::measure::ProfileSu
 }
 
 meshscope::EventCounts counts_of(const meshscope::Profile& profile,
-                                 const meshscope::measure::ProfileSummary* summary) {
+                                 const meshscope::ProfileSummary* summary) {
   if (!summary) return profile.counts();
   meshscope::EventCounts n;
   for (const auto& r : summary->ranks) n += r.counts;
   return n;
 }
 
-void print_info(const meshscope::Profile& profile, const meshscope::measure::ProfileSummary* summary,
+void print_info(const meshscope::Profile& profile, const meshscope::ProfileSummary* summary,
                 bool json) {
   std::set<std::int64_t> steps;
   if (summary) {
@@ -212,7 +212,7 @@ const bool registered = meshscope::app::register_command(
          // summaries, never the events.
          const auto path = meshscope::app::command_profile(opts->inputs).path;
          auto description = meshscope::Profile::load(path, meshscope::LoadOptions{.events = false});
-         if (const auto summary = meshscope::measure::read_summary(path)) {
+         if (const auto summary = meshscope::read_summary(path)) {
            print_info(description, &*summary, opts->json);
            return;
          }

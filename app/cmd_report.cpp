@@ -32,7 +32,6 @@ namespace {
 
 using measure::ActivityClass;
 using measure::Analysis;
-using measure::Breakdown;
 using measure::RankResult;
 
 struct Options {
@@ -830,7 +829,7 @@ void stream_idle_text(TextReport& t, const Profile& profile, const Analysis& a) 
       continue;
     }
     // Many ranks: one row per rank, the sum over its main compute streams.
-    measure::StreamIdle sum;
+    StreamIdle sum;
     TimeNs busiest = 0;
     for (const auto& s : rr.streams) busiest = std::max(busiest, s.compute_ns);
     for (const auto& s : rr.streams) {

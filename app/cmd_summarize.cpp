@@ -114,22 +114,22 @@ void summarize_in_place(const fs::path& input, bool quiet) {
       std::printf("note: %s holds only summaries (its events were dropped): left as it is\n", input.c_str());
     return;
   }
-  measure::ProfileSummary summary = measure::compute_summaries(input);
-  std::optional<measure::ProfileSummary> stored;
+  ProfileSummary summary = measure::compute_summaries(input);
+  std::optional<ProfileSummary> stored;
   try {
-    stored = measure::read_summary(input);
+    stored = read_summary(input);
   } catch (const Error&) {  // damaged summaries are replaced by the ones computed from the events
   }
   if (stored) {
-    for (measure::RankSummary& fresh : summary.ranks) {
-      const measure::RankSummary* kept = measure::find_rank(*stored, fresh.rank);
+    for (RankSummary& fresh : summary.ranks) {
+      const RankSummary* kept = find_rank(*stored, fresh.rank);
       if (kept && events_of(fresh.counts) == 0 && events_of(kept->counts) > 0) fresh = *kept;
     }
   }
   OutputFile output(input);
   with_output_named(output.scratch(), input, [&] {
     sql::copy_database(input, output.scratch(), input);
-    measure::write_summary(output.scratch(), summary);
+    write_summary(output.scratch(), summary);
   });
   output.publish();
   if (!quiet) std::printf("summarised %s\n", input.c_str());
@@ -152,7 +152,7 @@ void run(Options o) {
     for (const auto& e : expand_trace_inputs(paths_as_given(o.events))) inputs.push_back(e);
     refuse_output_among_inputs(resolve_output_path(output), inputs);
     std::vector<std::int32_t> copied;
-    auto merge = [&](const fs::path& written) { copied = measure::merge_summary_parts(parts, written); };
+    auto merge = [&](const fs::path& written) { copied = merge_summary_parts(parts, written); };
     // The ranks whose events are wanted come in whole (imported from their traces); every other rank only as
     // its summary. The output appears once everything is in it.
     if (!o.events.empty()) {
@@ -179,7 +179,7 @@ void run(Options o) {
   }
   if (!o.events.empty()) fail("summarize: --events is for --merge (the traces given are imported whole)");
   std::function<void(const fs::path&)> then;
-  if (o.summaries_only) then = [](const fs::path& written) { measure::drop_events(written); };
+  if (o.summaries_only) then = [](const fs::path& written) { drop_events(written); };
   import_with_summaries(paths_as_given(o.inputs), output, {}, {}, then);
   if (!o.quiet)
     std::printf("summarised %zu input%s into %s%s\n", o.inputs.size(), o.inputs.size() == 1 ? "" : "s",

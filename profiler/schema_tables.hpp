@@ -429,9 +429,9 @@ struct KernelWork {
   static KernelWorkRecord read(const sql::Statement& s, int first);
 };
 
-// Summaries (docs/PROFILE.md "Summaries"): written and read by analysis/measure/summary.cpp only
+// Summaries (docs/PROFILE.md "Summaries"): written and read by profiler/summary_store.cpp only
 // (Profile::load never reads them). The breakdown columns of summary_ranks and summary_steps are
-// measure::Breakdown's.
+// Breakdown's (profiler/summary_records.hpp).
 struct SummaryRanks {
   static constexpr const char* kName = "summary_ranks";
   static constexpr Column kColumns[] = {

@@ -60,7 +60,7 @@ std::array<std::vector<Interval>, kPartCount> exposed_by_part(const Profile& pro
   return out;
 }
 
-void add_breakdown(MeasuredStep& s, const measure::Breakdown& b,
+void add_breakdown(MeasuredStep& s, const Breakdown& b,
                    const std::array<std::vector<Interval>, kPartCount>& exposed) {
   const double exposed_comm = seconds(b.exposed_comm_ns);
   s.dur_s += seconds(b.span_ns);
@@ -240,7 +240,7 @@ Measured measure_steps(const Profile& profile, const measure::Analysis& analysis
   for (const auto& rr : analysis.ranks) {
     const Rank& rank = profile.ranks()[rr.rank_index];
     const auto exposed = exposed_by_part(profile, rank, rr, config);
-    auto add = [&](std::int64_t number, const measure::Breakdown& b) {
+    auto add = [&](std::int64_t number, const Breakdown& b) {
       MeasuredStep& s = by_number[number];
       s.step = number;
       ++s.ranks;

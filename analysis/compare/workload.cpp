@@ -134,11 +134,11 @@ std::string hardware_preset_for(std::string_view device_name, std::string* note,
   return {};
 }
 
-ProfileGpu profile_gpu(const Profile& profile, const measure::ProfileSummary* summary) {
+ProfileGpu profile_gpu(const Profile& profile, const ProfileSummary* summary) {
   std::map<std::string, std::int64_t> gpus;
   std::map<std::string, GpuTraits> traits;  // of the first device of each name
   for (const Rank& r : profile.ranks()) {
-    const measure::RankSummary* rs = summary ? measure::find_rank(*summary, r.rank) : nullptr;
+    const RankSummary* rs = summary ? find_rank(*summary, r.rank) : nullptr;
     for (const auto& use : rs ? measure::devices_used(r, *rs) : measure::devices_used(r)) {
       if (!use.info || use.info->name.empty()) continue;
       if (gpus[use.info->name]++ == 0) {
@@ -159,7 +159,7 @@ ProfileGpu profile_gpu(const Profile& profile, const measure::ProfileSummary* su
 namespace {
 
 // The GPU the ranks ran work on, and the hardware preset that describes it.
-void infer_hardware(const Profile& profile, const measure::ProfileSummary* summary, Workload& w) {
+void infer_hardware(const Profile& profile, const ProfileSummary* summary, Workload& w) {
   const ProfileGpu gpu = profile_gpu(profile, summary);
   if (gpu.name.empty()) {
     w.evidence.push_back("hardware unknown: the profile names no GPU the ranks ran work on");
@@ -178,10 +178,10 @@ void infer_hardware(const Profile& profile, const measure::ProfileSummary* summa
 
 // Training or inference: autograd's backward functions among the CPU operators (or, without the events, the
 // summaries' verdict per rank).
-void infer_training(const Profile& profile, const measure::ProfileSummary* summary, Workload& w) {
+void infer_training(const Profile& profile, const ProfileSummary* summary, Workload& w) {
   bool any_ops = false, backward = false;
   if (summary) {
-    for (const measure::RankSummary& r : summary->ranks) {
+    for (const RankSummary& r : summary->ranks) {
       any_ops = any_ops || r.training.has_value();
       backward = backward || r.training.value_or(false);
     }
@@ -556,7 +556,7 @@ void apply_statement(const Statement& statement, Workload& w) {
 }
 
 Workload infer_recorded_workload(const Profile& profile, const measure::ProfileWork& work,
-                                 const measure::ProfileSummary* summary) {
+                                 const ProfileSummary* summary) {
   Workload w;
   infer_hardware(profile, summary, w);
   infer_training(profile, summary, w);
@@ -596,7 +596,7 @@ Workload infer_recorded_workload(const Profile& profile, const measure::ProfileW
 }
 
 Workload infer_workload(const Profile& profile, const measure::ProfileWork& work,
-                        const measure::ProfileSummary* summary) {
+                        const ProfileSummary* summary) {
   Workload w = infer_recorded_workload(profile, work, summary);
   apply_statement(stated(profile), w);
   return w;

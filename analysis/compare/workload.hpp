@@ -70,17 +70,17 @@ std::string hardware_preset_for(std::string_view device_name, std::string* note 
 struct ProfileGpu {
   std::string name, preset, note;
 };
-ProfileGpu profile_gpu(const Profile& profile, const measure::ProfileSummary* summary = nullptr);
+ProfileGpu profile_gpu(const Profile& profile, const ProfileSummary* summary = nullptr);
 
 // Infers the workload of PROFILE from WORK (measure::load_work of it), then applies what the user stated in
 // the profile (statement.hpp; a stored value that is not valid throws meshscope::Error naming the profile).
 // With SUMMARY (a profile loaded without its events, LoadOptions::events off) training or inference is read
 // from the summaries' operator names.
 Workload infer_workload(const Profile& profile, const measure::ProfileWork& work,
-                        const measure::ProfileSummary* summary = nullptr);
+                        const ProfileSummary* summary = nullptr);
 // The same from the profile's records alone, whatever is stated.
 Workload infer_recorded_workload(const Profile& profile, const measure::ProfileWork& work,
-                                 const measure::ProfileSummary* summary = nullptr);
+                                 const ProfileSummary* summary = nullptr);
 // What STATEMENT states replaces what WORKLOAD inferred (stated_model, stated_hardware, stated_layout, and
 // the layout, sequence and mode fields), each value said in WORKLOAD.stated.
 void apply_statement(const Statement& statement, Workload& workload);

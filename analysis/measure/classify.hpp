@@ -21,11 +21,12 @@
 #include <vector>
 
 #include "profiler/profile.hpp"
+#include "profiler/summary_records.hpp"
 
 namespace meshscope::measure {
 
-enum class ActivityClass : std::uint8_t { kCompute = 0, kComm = 1, kMemory = 2, kSync = 3 };
-inline constexpr int kClassCount = 4;
+using meshscope::ActivityClass;  // profiler/summary_records.hpp: the summaries store it
+using meshscope::kClassCount;
 const char* to_string(ActivityClass c);
 
 struct ClassRule {

@@ -19,6 +19,7 @@
 #include "analysis/measure/collectives.hpp"
 #include "analysis/measure/intervals.hpp"
 #include "profiler/profile.hpp"
+#include "profiler/summary_records.hpp"
 
 namespace meshscope::measure {
 
@@ -36,38 +37,10 @@ struct Options {
   bool hta_compatible = false;
 };
 
-// One breakdown; per rank (whole profile) and per step.
-struct Breakdown {
-  TimeNs start_ns = 0, end_ns = 0;  // first start and last end of the GPU work counted
-  TimeNs span_ns = 0;               // end − start
-  TimeNs busy_ns = 0;               // |∪ all work|
-  TimeNs idle_ns = 0;               // span − busy
-  TimeNs compute_ns = 0, comm_ns = 0, memory_ns = 0;
-  TimeNs memory_only_ns =
-      0;               // |memory − (compute ∪ comm)|: span = compute + exposed comm + memory only + idle
-  TimeNs sync_ns = 0;  // |∪ sync records| (waits; not part of busy)
-  TimeNs overlap_ns = 0;  // |comm ∩ compute|
-  TimeNs exposed_comm_ns = 0;
-  std::int64_t activities = 0;  // activities counted (sync records included)
-};
-
 struct StepResult {
   std::int64_t number = 0;  // ProfilerStep#N -> N (NVTX: the number in the name, else the ordinal)
   TimeNs cpu_start_ns = 0, cpu_end_ns = 0;  // the CPU range that defines the step
   Breakdown gpu;  // the GPU work launched from inside the step (by correlation id), over its own GPU window
-};
-
-// Idle time of one stream, between consecutive stretches of work on it (HTA's idle time breakdown).
-struct StreamIdle {
-  std::uint32_t stream_index = 0;  // into Rank::streams
-  TimeNs span_ns = 0, busy_ns = 0, idle_ns = 0;
-  TimeNs host_bound_ns = 0;  // the next activity was launched only after the stream ran dry: the GPU waited
-  TimeNs kernel_gap_ns = 0;  // launched in time, gap < kernel_gap_threshold_ns: launch overhead
-  TimeNs other_ns = 0;       // launched in time, longer gap: waits on other streams, events, syncs
-  std::int64_t gaps = 0;
-  TimeNs compute_ns = 0;                         // summed duration of its compute activities
-  ActivityClass work = ActivityClass::kCompute;  // the class with the most time on this stream (kSync when it
-                                                 // holds only synchronisations, as device-wide syncs do)
 };
 
 struct KernelStat {

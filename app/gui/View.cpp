@@ -147,13 +147,13 @@ void link_instances(LoadedProfile& loaded) {
   }
 }
 
-const measure::RankSummary* LoadedProfile::rank_summary(std::size_t rank_index) const {
+const RankSummary* LoadedProfile::rank_summary(std::size_t rank_index) const {
   if (lazy) {
     if (rank_index >= lazy->summary_of.size() || lazy->summary_of[rank_index] < 0) return nullptr;
     return &summary->ranks[static_cast<std::size_t>(lazy->summary_of[rank_index])];
   }
   if (!profile || rank_index >= profile->ranks().size()) return nullptr;
-  return measure::find_rank(*summary, profile->ranks()[rank_index].rank);
+  return find_rank(*summary, profile->ranks()[rank_index].rank);
 }
 
 std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> profile) {
@@ -180,15 +180,15 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
   try {
     std::error_code error;
     if (!profile->path().empty() && std::filesystem::is_regular_file(profile->path(), error)) {
-      if (auto stored = measure::read_summary(profile->path()))
-        loaded->summary = std::make_shared<const measure::ProfileSummary>(std::move(*stored));
+      if (auto stored = read_summary(profile->path()))
+        loaded->summary = std::make_shared<const ProfileSummary>(std::move(*stored));
     }
   } catch (const std::exception& e) {
     loaded->summary_note = std::string(e.what()) + "; the overview is computed from the events";
   }
   if (!loaded->summary->from_tables)
     loaded->summary =
-        std::make_shared<const measure::ProfileSummary>(measure::summarize(*profile, loaded->analysis));
+        std::make_shared<const ProfileSummary>(measure::summarize(*profile, loaded->analysis));
   loaded->analyze_s = seconds_since(t);
   {
     PhaseTimer lanes_timer("view: lanes and launches");
@@ -219,12 +219,12 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
 }
 
 std::unique_ptr<LoadedProfile> load_preview(const std::filesystem::path& path) {
-  auto summary = measure::read_summary(path);
+  auto summary = read_summary(path);
   if (!summary) return nullptr;
   auto loaded = std::make_unique<LoadedProfile>();
   loaded->profile = std::make_shared<const Profile>(Profile::load(path, LoadOptions{.events = false}));
   loaded->source = loaded->msdb = path;
-  loaded->summary = std::make_shared<const measure::ProfileSummary>(std::move(*summary));
+  loaded->summary = std::make_shared<const ProfileSummary>(std::move(*summary));
   loaded->events = false;
   return loaded;
 }

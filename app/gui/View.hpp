@@ -100,7 +100,7 @@ struct LoadedProfile {
   measure::PipelineReport pipeline;  // the measured pipeline schedule (Explorer)
   // Per-rank summaries (the Overview): the profile's summary tables, or computed from the events when it has
   // none (summary_note then says why). Shared by the generations of a lazily loaded profile.
-  std::shared_ptr<const measure::ProfileSummary> summary = std::make_shared<const measure::ProfileSummary>();
+  std::shared_ptr<const ProfileSummary> summary = std::make_shared<const ProfileSummary>();
   std::string summary_note;
   // Lazy ranks (app/gui/lazy_ranks.hpp): the profile opened on its summaries and loads each rank's events as
   // the timeline shows it. PROFILE then holds the events of the ranks loaded so far (the others: their
@@ -128,7 +128,7 @@ struct LoadedProfile {
     return lazy && rank_index < lazy->absent.size() && lazy->absent[rank_index];
   }
   // The summary of the rank at RANK_INDEX (nullptr when none).
-  const measure::RankSummary* rank_summary(std::size_t rank_index) const;
+  const RankSummary* rank_summary(std::size_t rank_index) const;
   double import_s = 0, load_s = 0, analyze_s = 0;
   // False for the preview a summarised profile opens with (issue #17 item 2): its description and summaries
   // only, no events, analysis or timeline index. The Overview draws it; the panels that need events say that

@@ -90,11 +90,11 @@ void View::overview_prepare() {
   ov_.metric_chosen = metric_chosen;
   ov_.sort = sort;
   if (!loaded_) return;
-  const measure::ProfileSummary& summary = *loaded_->summary;
+  const ProfileSummary& summary = *loaded_->summary;
   if (!metric_chosen) {
     // Exposed communication is all zero on a job that never communicates (one GPU): show its idle time then.
     const bool communicates = std::any_of(summary.ranks.begin(), summary.ranks.end(),
-                                          [](const measure::RankSummary& r) { return r.total.comm_ns > 0; });
+                                          [](const RankSummary& r) { return r.total.comm_ns > 0; });
     ov_.metric = communicates ? OverviewMetric::kExposedComm : OverviewMetric::kIdle;
   }
   ov_.grid = overview_grid(summary);
@@ -109,7 +109,7 @@ void View::overview_prepare() {
 }
 
 // The order and the outliers for the current sort and metric; the map for the pixels available.
-static void refresh(const measure::ProfileSummary& summary, auto& ov, std::int64_t rows,
+static void refresh(const ProfileSummary& summary, auto& ov, std::int64_t rows,
                     std::int64_t columns) {
   if (ov.dirty) {
     ov.order = overview_order(summary, ov.sort);
@@ -246,7 +246,7 @@ void View::overview_toolbar() {
           "The step with the largest mean GPU span over the ranks that ran it; the band spans its\n"
           "earliest GPU start to its latest GPU end over those ranks.");
   }
-  const measure::ProfileSummary& summary = *loaded_->summary;
+  const ProfileSummary& summary = *loaded_->summary;
   const auto with_work = std::count(ov_.grid.has_work.begin(), ov_.grid.has_work.end(), std::uint8_t{1});
   std::string line = std::to_string(summary.ranks.size()) + (summary.ranks.size() == 1 ? " rank" : " ranks");
   if (static_cast<std::size_t>(with_work) != summary.ranks.size())
@@ -396,7 +396,7 @@ void View::overview_canvas() {
         "collectives");
     for (std::int64_t i = a; i < b && i < a + 16; ++i) {
       const std::uint32_t row = ov_.order[static_cast<std::size_t>(i)];
-      const measure::RankSummary& rank = loaded_->summary->ranks[row];
+      const RankSummary& rank = loaded_->summary->ranks[row];
       if (!ov_.grid.has_work[row]) {
         ImGui::Text("rank %d: no GPU work", rank.rank);
         continue;
@@ -460,7 +460,7 @@ void View::overview_tooltip(std::int64_t row, std::int64_t column) {
               time_text(map.column_ns).c_str());
   const std::size_t detail =
       shown >= 0 ? static_cast<std::size_t>(shown) : ov_.order[static_cast<std::size_t>(a)];
-  const measure::OverviewBucket bucket = merged_bucket(ov_.grid, map, detail, column);
+  const OverviewBucket bucket = merged_bucket(ov_.grid, map, detail, column);
   if (bucket.span_ns <= 0) {
     ImGui::TextDisabled("no GPU work of %s in this window", b - a == 1 ? "the rank" : "these ranks");
   } else {

@@ -32,7 +32,7 @@ struct Segment {
 };
 
 // Compute alone, overlapped comm, exposed comm, memory not under compute or comm, idle: sums to the span.
-std::array<Segment, 5> segments(const measure::Breakdown& b) {
+std::array<Segment, 5> segments(const Breakdown& b) {
   const double compute_only = static_cast<double>(b.compute_ns - b.overlap_ns);
   const double memory_only =
       static_cast<double>(std::max<TimeNs>(0, b.busy_ns - b.compute_ns - b.exposed_comm_ns));
@@ -43,7 +43,7 @@ std::array<Segment, 5> segments(const measure::Breakdown& b) {
            {"idle", static_cast<double>(b.idle_ns), kColIdle}}};
 }
 
-void breakdown_bar(const char* id, const measure::Breakdown& b, double scale, float width, float height) {
+void breakdown_bar(const char* id, const Breakdown& b, double scale, float width, float height) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 p = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton(id, ImVec2(width, height));
@@ -181,13 +181,13 @@ void View::summary_rank_bars() {
   ImGui::TextDisabled("PER-RANK GPU TIME (whole profile; bars share one scale: the longest span)");
   // The legend follows on the same line when it fits, else on the next.
   float legend_w = 0;
-  for (const auto& s : segments(measure::Breakdown{}))
+  for (const auto& s : segments(Breakdown{}))
     legend_w +=
         ImGui::GetTextLineHeight() + 2 + ImGui::CalcTextSize(s.name).x + ImGui::GetStyle().ItemSpacing.x;
   ImGui::SameLine();
   if (ImGui::GetCursorPosX() + legend_w > ImGui::GetWindowContentRegionMax().x) ImGui::NewLine();
   bool first = true;
-  for (const auto& s : segments(measure::Breakdown{})) {
+  for (const auto& s : segments(Breakdown{})) {
     if (!first) ImGui::SameLine();
     first = false;
     legend_item(s.color, s.name);

@@ -521,7 +521,7 @@ void View::lazy_want(const TimelineContext& ctx) {
       add(r);
       continue;
     }
-    const measure::RankSummary* s = loaded_->rank_summary(static_cast<std::size_t>(r));
+    const RankSummary* s = loaded_->rank_summary(static_cast<std::size_t>(r));
     if (s && !s->overview.buckets.empty() &&
         static_cast<double>(s->overview.bucket_ns()) / ctx.ns_per_px >= kBucketPx)
       zoomed.push_back(r);

@@ -83,7 +83,7 @@ std::vector<std::int32_t> sample_ranks(const Profile& description, std::size_t m
   return {out.begin(), out.end()};
 }
 
-bool open_lazily(const std::filesystem::path& path, const measure::ProfileSummary& summary,
+bool open_lazily(const std::filesystem::path& path, const ProfileSummary& summary,
                  const OpenOptions& options, RankRowIndex& index) {
   if (options.lazy == LazyMode::kNever || summary.ranks.empty()) return false;
   if (options.lazy == LazyMode::kAuto && measure::summary_events(summary) < options.lazy_events) return false;
@@ -105,7 +105,7 @@ std::unique_ptr<LoadedProfile> lazy_base(std::unique_ptr<LoadedProfile> preview,
   lazy.summary_of.assign(ranks.size(), -1);
   for (const auto& r : loaded->summary->ranks) lazy.counts += r.counts;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    const auto* s = measure::find_rank(*loaded->summary, ranks[r].rank);
+    const auto* s = find_rank(*loaded->summary, ranks[r].rank);
     if (s) lazy.summary_of[r] = static_cast<std::int32_t>(s - loaded->summary->ranks.data());
   }
   loaded->job_analysis =
@@ -314,7 +314,7 @@ void LazyRanks::load_batch(const std::vector<std::uint32_t>& batch) {
     std::vector<std::shared_ptr<const Rank>> with_events;
     for (std::size_t k = 0; k < got.size(); ++k) {
       const TableRows have = loaded_rows(*got[k]);
-      const measure::RankSummary* s = measure::find_rank(*base_->summary, got[k]->rank);
+      const RankSummary* s = find_rank(*base_->summary, got[k]->rank);
       const TableRows want = s ? summary_rows(*s) : TableRows{};
       const auto sum = [](const TableRows& rows) {
         return std::accumulate(rows.begin(), rows.end(), std::int64_t{0});

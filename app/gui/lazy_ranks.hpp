@@ -37,7 +37,7 @@ std::vector<std::int32_t> sample_ranks(const Profile& description, std::size_t m
 // Whether to open PATH lazily: it carries summaries whose event counts reach OPTIONS' threshold (or lazy
 // loading is forced), and its event tables keep each rank's rows together (else every rank's load would read
 // them whole). INDEX receives the row runs when the answer is yes.
-bool open_lazily(const std::filesystem::path& path, const measure::ProfileSummary& summary,
+bool open_lazily(const std::filesystem::path& path, const ProfileSummary& summary,
                  const OpenOptions& options, RankRowIndex& index);
 
 // The first generation of a lazily opened profile: PREVIEW's description and summaries, no rank's events, the

@@ -32,7 +32,7 @@ const char* to_string(OverviewSort sort) {
 
 namespace {
 
-void add(measure::OverviewBucket& to, const measure::OverviewBucket& b) {
+void add(OverviewBucket& to, const OverviewBucket& b) {
   to.compute_ns += b.compute_ns;
   to.comm_ns += b.comm_ns;
   to.exposed_comm_ns += b.exposed_comm_ns;
@@ -53,18 +53,18 @@ double median_of(std::vector<double> v) {
 
 }  // namespace
 
-OverviewGrid overview_grid(const measure::ProfileSummary& summary) {
+OverviewGrid overview_grid(const ProfileSummary& summary) {
   OverviewGrid g;
   bool any = false;
-  for (const measure::RankSummary& r : summary.ranks) {
+  for (const RankSummary& r : summary.ranks) {
     if (r.overview.buckets.empty()) continue;
     g.bucket_log2 = any ? std::max(g.bucket_log2, r.overview.bucket_log2) : r.overview.bucket_log2;
     any = true;
   }
   std::int64_t first = 0, last = -1;
   bool seen = false;
-  for (const measure::RankSummary& r : summary.ranks) {
-    const measure::Overview& ov = r.overview;
+  for (const RankSummary& r : summary.ranks) {
+    const Overview& ov = r.overview;
     g.ranks.push_back(r.rank);
     g.has_work.push_back(ov.buckets.empty() ? 0 : 1);
     if (ov.buckets.empty()) continue;
@@ -79,7 +79,7 @@ OverviewGrid overview_grid(const measure::ProfileSummary& summary) {
   g.columns = seen ? last - first + 1 : 0;
   g.rows_cells.resize(summary.ranks.size());
   for (std::size_t row = 0; row < summary.ranks.size(); ++row) {
-    const measure::Overview& ov = summary.ranks[row].overview;
+    const Overview& ov = summary.ranks[row].overview;
     if (ov.buckets.empty()) continue;
     const int shift = g.bucket_log2 - ov.bucket_log2;
     OverviewGrid::Row& out = g.rows_cells[row];
@@ -96,7 +96,7 @@ OverviewGrid overview_grid(const measure::ProfileSummary& summary) {
   return g;
 }
 
-TimeNs metric_ns(const measure::OverviewBucket& b, OverviewMetric metric) {
+TimeNs metric_ns(const OverviewBucket& b, OverviewMetric metric) {
   switch (metric) {
     case OverviewMetric::kExposedComm:
       return b.exposed_comm_ns;
@@ -108,13 +108,13 @@ TimeNs metric_ns(const measure::OverviewBucket& b, OverviewMetric metric) {
   return 0;
 }
 
-double metric_share(const measure::OverviewBucket& b, OverviewMetric metric) {
+double metric_share(const OverviewBucket& b, OverviewMetric metric) {
   if (b.span_ns <= 0) return -1;
   return std::clamp(static_cast<double>(metric_ns(b, metric)) / static_cast<double>(b.span_ns), 0.0, 1.0);
 }
 
-double rank_share(const measure::RankSummary& rank, OverviewMetric metric) {
-  const measure::Breakdown& t = rank.total;
+double rank_share(const RankSummary& rank, OverviewMetric metric) {
+  const Breakdown& t = rank.total;
   if (t.span_ns <= 0) return 0;
   const TimeNs ns = metric == OverviewMetric::kExposedComm ? t.exposed_comm_ns
                     : metric == OverviewMetric::kIdle      ? t.idle_ns
@@ -122,7 +122,7 @@ double rank_share(const measure::RankSummary& rank, OverviewMetric metric) {
   return static_cast<double>(ns) / static_cast<double>(t.span_ns);
 }
 
-std::vector<std::uint32_t> overview_order(const measure::ProfileSummary& summary, OverviewSort sort) {
+std::vector<std::uint32_t> overview_order(const ProfileSummary& summary, OverviewSort sort) {
   const auto& ranks = summary.ranks;
   std::vector<std::uint32_t> order(ranks.size());
   for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -134,13 +134,13 @@ std::vector<std::uint32_t> overview_order(const measure::ProfileSummary& summary
   };
   switch (sort) {
     case OverviewSort::kRank:
-      by([](const measure::RankSummary& r) { return static_cast<TimeNs>(r.rank); });
+      by([](const RankSummary& r) { return static_cast<TimeNs>(r.rank); });
       break;
     case OverviewSort::kLateness:
-      by([](const measure::RankSummary& r) { return r.collective_wait_ns; });
+      by([](const RankSummary& r) { return r.collective_wait_ns; });
       break;
     case OverviewSort::kExposedComm:
-      by([](const measure::RankSummary& r) { return -r.total.exposed_comm_ns; });
+      by([](const RankSummary& r) { return -r.total.exposed_comm_ns; });
       break;
   }
   return order;
@@ -170,15 +170,15 @@ std::vector<std::uint8_t> mad_outliers(std::span<const double> values, double k)
   return out;
 }
 
-std::optional<SlowestStep> slowest_step(const measure::ProfileSummary& summary) {
+std::optional<SlowestStep> slowest_step(const ProfileSummary& summary) {
   struct Acc {
     double span = 0;
     std::int64_t ranks = 0;
     TimeNs start = 0, end = 0;
   };
   std::map<std::int64_t, Acc> steps;
-  for (const measure::RankSummary& r : summary.ranks) {
-    for (const measure::StepSummary& s : r.steps) {
+  for (const RankSummary& r : summary.ranks) {
+    for (const StepSummary& s : r.steps) {
       if (s.gpu.span_ns <= 0) continue;
       Acc& a = steps[s.number];
       a.start = a.ranks == 0 ? s.gpu.start_ns : std::min(a.start, s.gpu.start_ns);
@@ -219,7 +219,7 @@ OverviewMap overview_map(const OverviewGrid& grid, std::span<const std::uint32_t
   m.arg.assign(static_cast<std::size_t>(m.rows * m.columns), -1);
   // Each rank's drawn columns from its own cells only: the work is in proportion to its buckets, not to the
   // grid's width.
-  std::vector<std::pair<std::int64_t, measure::OverviewBucket>> merged;
+  std::vector<std::pair<std::int64_t, OverviewBucket>> merged;
   for (std::int64_t i = 0; i < n; ++i) {
     const std::uint32_t row = order[static_cast<std::size_t>(i)];
     if (!grid.has_work[row]) continue;
@@ -230,7 +230,7 @@ OverviewMap overview_map(const OverviewGrid& grid, std::span<const std::uint32_t
       const std::int64_t drawn = ((grid.first_bucket + c) >> m.column_log2) - m.first_column;
       if (drawn < 0 || drawn >= m.columns) continue;
       if (merged.empty() || merged.back().first != drawn)
-        merged.emplace_back(drawn, measure::OverviewBucket{});
+        merged.emplace_back(drawn, OverviewBucket{});
       add(merged.back().second, cells.cells[k]);
     }
     const std::int64_t drawn_row = i / m.ranks_per_row;
@@ -246,9 +246,9 @@ OverviewMap overview_map(const OverviewGrid& grid, std::span<const std::uint32_t
   return m;
 }
 
-measure::OverviewBucket merged_bucket(const OverviewGrid& grid, const OverviewMap& map, std::size_t row,
+OverviewBucket merged_bucket(const OverviewGrid& grid, const OverviewMap& map, std::size_t row,
                                       std::int64_t column) {
-  measure::OverviewBucket out;
+  OverviewBucket out;
   const OverviewGrid::Row& cells = grid.rows_cells[row];
   const std::int64_t bucket = map.first_column + column;
   const std::int64_t lo =

@@ -1,5 +1,5 @@
 // The rank × time overview's layout (issue #17 item 3), without ImGui: every rank's overview buckets
-// (measure::RankSummary::overview) brought onto one grid, the order of the rows, the outliers, the slowest
+// (RankSummary::overview) brought onto one grid, the order of the rows, the outliers, the slowest
 // step, and the heat map drawn from them at the pixels available. View_Overview.cpp draws it; the GUI tests
 // check it.
 //
@@ -38,7 +38,7 @@ struct OverviewGrid {
   std::vector<std::uint8_t> has_work;  // per row: the rank has an overview (GPU work)
   struct Row {
     std::int64_t first_column = 0;               // the grid column of cells[0]
-    std::vector<measure::OverviewBucket> cells;  // the columns the rank covers, in order
+    std::vector<OverviewBucket> cells;  // the columns the rank covers, in order
   };
   std::vector<Row> rows_cells;  // per row
   TimeNs bucket_ns() const { return TimeNs{1} << bucket_log2; }
@@ -46,30 +46,30 @@ struct OverviewGrid {
   TimeNs end_ns() const { return (first_bucket + columns) << bucket_log2; }
   std::size_t rows() const { return ranks.size(); }
   // The cell of ROW in COLUMN: empty where the rank has no bucket.
-  const measure::OverviewBucket& cell(std::size_t row, std::int64_t column) const {
-    static const measure::OverviewBucket kNone{};
+  const OverviewBucket& cell(std::size_t row, std::int64_t column) const {
+    static const OverviewBucket kNone{};
     const Row& r = rows_cells[row];
     const std::int64_t at = column - r.first_column;
     if (at < 0 || at >= static_cast<std::int64_t>(r.cells.size())) return kNone;
     return r.cells[static_cast<std::size_t>(at)];
   }
 };
-OverviewGrid overview_grid(const measure::ProfileSummary& summary);
+OverviewGrid overview_grid(const ProfileSummary& summary);
 
 // The time of METRIC in B (idle: span − busy).
-TimeNs metric_ns(const measure::OverviewBucket& b, OverviewMetric metric);
+TimeNs metric_ns(const OverviewBucket& b, OverviewMetric metric);
 // METRIC's share of the time the rank was active in B (between its first and last GPU work: span_ns);
 // negative when the rank was not active in it.
-double metric_share(const measure::OverviewBucket& b, OverviewMetric metric);
+double metric_share(const OverviewBucket& b, OverviewMetric metric);
 // METRIC's share of the rank's whole GPU span (its measured breakdown); 0 without GPU work.
-double rank_share(const measure::RankSummary& rank, OverviewMetric metric);
+double rank_share(const RankSummary& rank, OverviewMetric metric);
 
 // The rows (indices into summary.ranks) in the order SORT gives:
 //   kRank: by rank;
 //   kLateness: by the rank's total collective wait, ascending (the rank the others wait for waits least and
 //     comes first), ties by rank;
 //   kExposedComm: by the rank's exposed communication, descending, ties by rank.
-std::vector<std::uint32_t> overview_order(const measure::ProfileSummary& summary, OverviewSort sort);
+std::vector<std::uint32_t> overview_order(const ProfileSummary& summary, OverviewSort sort);
 
 // Outliers by the median absolute deviation (Leys, Ley, Klein, Bernard and Licata, "Detecting outliers: Do
 // not use standard deviation around the mean, use absolute deviation around the median", J. Exp. Soc.
@@ -93,7 +93,7 @@ struct SlowestStep {
   TimeNs start_ns = 0, end_ns = 0;
   std::int64_t ranks = 0;
 };
-std::optional<SlowestStep> slowest_step(const measure::ProfileSummary& summary);
+std::optional<SlowestStep> slowest_step(const ProfileSummary& summary);
 
 // The heat map as drawn: ORDER's rows grouped ranks_per_row at a time (the last group may be smaller), grid
 // columns merged 2^column_log2 at a time (aligned on multiples of that on the bucket clock).
@@ -117,7 +117,7 @@ struct OverviewMap {
 OverviewMap overview_map(const OverviewGrid& grid, std::span<const std::uint32_t> order,
                          OverviewMetric metric, std::int64_t max_rows, std::int64_t max_columns);
 // The bucket of grid row ROW in drawn column COLUMN of MAP (the grid columns it merges, summed).
-measure::OverviewBucket merged_bucket(const OverviewGrid& grid, const OverviewMap& map, std::size_t row,
+OverviewBucket merged_bucket(const OverviewGrid& grid, const OverviewMap& map, std::size_t row,
                                       std::int64_t column);
 
 }  // namespace meshscope::gui

@@ -229,9 +229,9 @@ void RankHeaderItem::preprocess(TimelineContext& ctx, float) {
   if (!ctx.loaded->rank_loaded(r)) {
     // A lazily loaded rank not read yet: its summary's overview buckets that hold exposed communication
     // (index: the bucket; count 0 marks a summary bucket).
-    const measure::RankSummary* s = ctx.loaded->rank_summary(r);
+    const RankSummary* s = ctx.loaded->rank_summary(r);
     if (!s) return;
-    const measure::Overview& o = s->overview;
+    const Overview& o = s->overview;
     const TimeNs width = o.bucket_ns();
     for (std::size_t b = 0; b < o.buckets.size(); ++b) {
       const TimeNs start = (o.first_bucket + static_cast<std::int64_t>(b)) * width;
@@ -247,7 +247,7 @@ void RankHeaderItem::preprocess(TimelineContext& ctx, float) {
 void RankHeaderItem::draw(TimelineContext& ctx, float y) {
   const Rank& rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)];
   const bool loaded = ctx.loaded->rank_loaded(static_cast<std::size_t>(rank_index_));
-  const measure::RankSummary* summary =
+  const RankSummary* summary =
       loaded ? nullptr : ctx.loaded->rank_summary(static_cast<std::size_t>(rank_index_));
   const auto& total =
       summary ? summary->total : ctx.loaded->analysis.ranks[static_cast<std::size_t>(rank_index_)].total;
@@ -276,7 +276,7 @@ void RankHeaderItem::draw(TimelineContext& ctx, float y) {
   const float by0 = y + h - kBandHeight * ctx.ui - 1, by1 = y + h - 1;
   if (summary) {
     // A rank not loaded: where its steps start, from its summary (a tick over the band).
-    for (const measure::StepSummary& step : summary->steps) {
+    for (const StepSummary& step : summary->steps) {
       if (step.cpu_start_ns < ctx.t0 || step.cpu_start_ns > ctx.t1) continue;
       const float x = ctx.x_of(step.cpu_start_ns);
       dl->AddLine(ImVec2(x, by0 - 4 * ctx.ui), ImVec2(x, by1), IM_COL32(220, 220, 240, 110));

@@ -44,7 +44,7 @@ void RankHeaderItem::tooltip(const TimelineContext& ctx, const Hover& hover) con
   const bool open = ctx.tl->rank_open[static_cast<std::size_t>(rank_index_)] != 0;
   if (!ctx.loaded->rank_loaded(static_cast<std::size_t>(rank_index_))) {
     // A lazily loaded rank whose events are not read yet: what its summary says.
-    const measure::RankSummary* s = ctx.loaded->rank_summary(static_cast<std::size_t>(rank_index_));
+    const RankSummary* s = ctx.loaded->rank_summary(static_cast<std::size_t>(rank_index_));
     if (hover.kind == HoverKind::kBand && s) {
       const auto& bucket = s->overview.buckets[hover.draw.index];
       const double span = static_cast<double>(std::max<TimeNs>(1, bucket.span_ns));

@@ -32,7 +32,7 @@ std::filesystem::path input_path() {
   return std::filesystem::path(MESHSCOPE_TEST_TMP) / "bench_lazy_job.msdb";
 }
 
-ExpectedRows expected_rows(const measure::ProfileSummary& summary) {
+ExpectedRows expected_rows(const ProfileSummary& summary) {
   ExpectedRows out;
   for (const auto& r : summary.ranks) {
     const EventCounts& n = r.counts;
@@ -44,7 +44,7 @@ ExpectedRows expected_rows(const measure::ProfileSummary& summary) {
 }
 
 void BM_FindRankRows(benchmark::State& state) {
-  const auto summary = measure::read_summary(input_path());
+  const auto summary = read_summary(input_path());
   const ExpectedRows expected = summary ? expected_rows(*summary) : ExpectedRows{};
   RankRowIndex index;
   for (auto _ : state) index = index_rank_rows(input_path(), summary ? &expected : nullptr);
@@ -54,7 +54,7 @@ void BM_FindRankRows(benchmark::State& state) {
 
 void BM_LoadRanks(benchmark::State& state) {
   const Profile description = Profile::load(input_path(), LoadOptions{.events = false});
-  const auto summary = measure::read_summary(input_path());
+  const auto summary = read_summary(input_path());
   const ExpectedRows expected = summary ? expected_rows(*summary) : ExpectedRows{};
   const RankRowIndex index = index_rank_rows(input_path(), summary ? &expected : nullptr);
   const auto n = static_cast<std::size_t>(state.range(0));

@@ -43,8 +43,8 @@ void check_summary_from_rows(const fuzz::fs::path& input, const fuzz::fs::path& 
   const auto read = summaries.combined(profile, {{info.rank, profile.string()}});
   if (!read) return;  // left to the pass: rows Profile::of_records refuses
   const Profile p = Profile::load(profile);
-  const measure::ProfileSummary whole = measure::summarize(p, measure::analyze(p));
-  auto same = [](const measure::RankSummary& a, const measure::RankSummary& b) {
+  const ProfileSummary whole = measure::summarize(p, measure::analyze(p));
+  auto same = [](const RankSummary& a, const RankSummary& b) {
     return a.rank == b.rank && a.total.busy_ns == b.total.busy_ns &&
            a.total.exposed_comm_ns == b.total.exposed_comm_ns && a.step_source == b.step_source &&
            a.steps.size() == b.steps.size() && a.kernel_ns == b.kernel_ns &&

@@ -1,5 +1,5 @@
 // libFuzzer harness: Profile::load, then the measured analysis and the Perfetto export of what loaded, and
-// the per-rank summaries as info and diff read them (measure::read_summary). The first input byte picks the
+// the per-rank summaries as info and diff read them (read_summary). The first input byte picks the
 // mode (its second bit: the large tables read whole or in three slices; its third: every rank also read alone
 // as the view's lazy ranks read them, with its fourth the row runs read exactly rather than probed; its
 // fifth: `report`'s analysis streamed rank by rank, measure::analyze_for_report, and the summary pass in
@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::apply_sql(input, std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
   }
   try {
-    (void)measure::read_summary(input);
+    (void)read_summary(input);
   } catch (const Error& e) {
     fuzz::require_one_line_naming(e, "profile.msdb");
   }

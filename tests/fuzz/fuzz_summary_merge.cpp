@@ -38,7 +38,7 @@ fuzz::fs::path make_part(std::int32_t rank) {
   fuzz::write_file(trace, reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
   const fuzz::fs::path part = fuzz::scratch() / ("seed" + std::to_string(rank) + ".msdb");
   import_with_summaries({trace}, part, {}, {},
-                        [](const fuzz::fs::path& written) { measure::drop_events(written); });
+                        [](const fuzz::fs::path& written) { drop_events(written); });
   return part;
 }
 
@@ -56,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Each part alone, as `info` reads it.
   for (const auto& part : parts) {
     try {
-      if (const auto summary = measure::read_summary(part)) {
+      if (const auto summary = read_summary(part)) {
         const gui::OverviewGrid grid = gui::overview_grid(*summary);
         const auto order = gui::overview_order(*summary, gui::OverviewSort::kLateness);
         (void)gui::overview_map(grid, order, gui::OverviewMetric::kIdle, 64, 256);
@@ -71,7 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     WriterOptions options;
     options.background = false;
     options.before_publish = [&](const fuzz::fs::path& written, const fuzz::fs::path& shown) {
-      with_output_named(written, shown, [&] { measure::merge_summary_parts(parts, written); });
+      with_output_named(written, shown, [&] { merge_summary_parts(parts, written); });
     };
     ProfileWriter writer(job, options);
     writer.set_meta("source_format", "meshscope-summaries");
@@ -88,7 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   // What the merge accepted and wrote reads back, and lays out.
   try {
-    const auto summary = measure::read_summary(job);
+    const auto summary = read_summary(job);
     if (!summary) {
       std::fprintf(stderr, "the merged job has no summaries\n");
       std::abort();

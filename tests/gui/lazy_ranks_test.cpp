@@ -238,7 +238,7 @@ TEST(LazyRanks, ZoomingInLoadsTheHeadersOnScreen) {
   EXPECT_FALSE(view.loaded()->rank_loaded(8));
   // Zoomed to a tenth of the first step: a summary bucket covers many pixels, so the collapsed headers on
   // screen load their events (all twelve fit the screen collapsed).
-  const measure::RankSummary* s = view.loaded()->rank_summary(8);
+  const RankSummary* s = view.loaded()->rank_summary(8);
   ASSERT_TRUE(s && !s->steps.empty());
   const TimeNs t0 = s->steps.front().cpu_start_ns;
   view.set_time_range(t0, t0 + (s->steps.front().cpu_end_ns - t0) / 10);

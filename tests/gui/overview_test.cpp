@@ -52,18 +52,18 @@ TEST(OverviewLayout, GridHoldsEveryRanksBucketsExactly) {
   for (const auto& trace : real_traces()) {
     auto loaded = load_trace(trace);
     if (!loaded) continue;
-    const measure::ProfileSummary& s = *loaded->summary;
+    const ProfileSummary& s = *loaded->summary;
     const OverviewGrid grid = overview_grid(s);
     ASSERT_EQ(grid.rows(), s.ranks.size()) << trace;
     for (std::size_t row = 0; row < s.ranks.size(); ++row) {
-      const measure::RankSummary& r = s.ranks[row];
-      const measure::Overview& ov = r.overview;
+      const RankSummary& r = s.ranks[row];
+      const Overview& ov = r.overview;
       EXPECT_EQ(grid.has_work[row] != 0, !ov.buckets.empty()) << trace;
       if (ov.buckets.empty()) continue;
       EXPECT_LE(ov.bucket_log2, grid.bucket_log2);
       // Each bucket lies inside one grid column (found from its start time), and each column holds exactly
       // the sum of the buckets that start in it.
-      std::map<std::int64_t, measure::OverviewBucket> expected;
+      std::map<std::int64_t, OverviewBucket> expected;
       for (std::size_t i = 0; i < ov.buckets.size(); ++i) {
         const TimeNs start = (ov.first_bucket + static_cast<std::int64_t>(i)) << ov.bucket_log2;
         const TimeNs end = start + ov.bucket_ns();
@@ -78,9 +78,9 @@ TEST(OverviewLayout, GridHoldsEveryRanksBucketsExactly) {
       }
       TimeNs span = 0, busy = 0, compute = 0, exposed = 0;
       for (std::int64_t c = 0; c < grid.columns; ++c) {
-        const measure::OverviewBucket& cell = grid.cell(row, c);
+        const OverviewBucket& cell = grid.cell(row, c);
         const auto it = expected.find(c);
-        const measure::OverviewBucket e = it == expected.end() ? measure::OverviewBucket{} : it->second;
+        const OverviewBucket e = it == expected.end() ? OverviewBucket{} : it->second;
         EXPECT_EQ(cell.span_ns, e.span_ns);
         EXPECT_EQ(cell.busy_ns, e.busy_ns);
         EXPECT_EQ(cell.compute_ns, e.compute_ns);
@@ -105,19 +105,19 @@ TEST(OverviewLayout, RanksOfFinerWidthsAreCoarsenedToTheCoarsest) {
   // together hold what it held): the grid is the same as with the original.
   auto loaded = load_trace(test::sample_job());
   ASSERT_TRUE(loaded);
-  const measure::ProfileSummary original = *loaded->summary;
-  measure::ProfileSummary finer = original;
-  measure::Overview& ov = finer.ranks[1].overview;
+  const ProfileSummary original = *loaded->summary;
+  ProfileSummary finer = original;
+  Overview& ov = finer.ranks[1].overview;
   ASSERT_GT(ov.bucket_log2, 0);
-  measure::Overview split;
+  Overview split;
   split.bucket_log2 = ov.bucket_log2 - 1;
   split.first_bucket = ov.first_bucket * 2;
-  for (const measure::OverviewBucket& b : ov.buckets) {
-    measure::OverviewBucket half = b;
+  for (const OverviewBucket& b : ov.buckets) {
+    OverviewBucket half = b;
     half.span_ns = b.span_ns / 2, half.busy_ns = b.busy_ns / 2, half.compute_ns = b.compute_ns / 2;
     half.exposed_comm_ns = b.exposed_comm_ns / 2, half.comm_ns = b.comm_ns / 2;
     half.memory_only_ns = b.memory_only_ns / 2;
-    measure::OverviewBucket rest = b;
+    OverviewBucket rest = b;
     rest.span_ns -= half.span_ns, rest.busy_ns -= half.busy_ns, rest.compute_ns -= half.compute_ns;
     rest.exposed_comm_ns -= half.exposed_comm_ns, rest.comm_ns -= half.comm_ns;
     rest.memory_only_ns -= half.memory_only_ns;
@@ -141,7 +141,7 @@ TEST(OverviewLayout, RanksOfFinerWidthsAreCoarsenedToTheCoarsest) {
 TEST(OverviewLayout, RowsGroupedToThePixelsShowTheirLargestShare) {
   auto loaded = job();
   ASSERT_TRUE(loaded);
-  const measure::ProfileSummary& s = *loaded->summary;
+  const ProfileSummary& s = *loaded->summary;
   ASSERT_EQ(s.ranks.size(), static_cast<std::size_t>(kJobRanks));
   const OverviewGrid grid = overview_grid(s);
   ASSERT_GT(grid.columns, 8);
@@ -196,7 +196,7 @@ TEST(OverviewLayout, RowsGroupedToThePixelsShowTheirLargestShare) {
 TEST(OverviewLayout, SortsAndMarksTheGeneratedStraggler) {
   auto loaded = job();
   ASSERT_TRUE(loaded);
-  const measure::ProfileSummary& s = *loaded->summary;
+  const ProfileSummary& s = *loaded->summary;
   const auto by_rank = overview_order(s, OverviewSort::kRank);
   for (std::size_t i = 0; i < by_rank.size(); ++i) EXPECT_EQ(s.ranks[by_rank[i]].rank, static_cast<int>(i));
   const auto late = overview_order(s, OverviewSort::kLateness);
@@ -266,9 +266,9 @@ TEST(OverviewLayout, RankWithoutGpuWorkKeepsAnEmptyRow) {
   // never an outlier candidate; with no rank at all the grid has no columns.
   auto loaded = load_trace(test::shared_trace("hta/trace_diff/test/test.json.gz"));
   if (!loaded) GTEST_SKIP() << "hta/trace_diff is not available";
-  measure::ProfileSummary s = *loaded->summary;
+  ProfileSummary s = *loaded->summary;
   ASSERT_EQ(s.ranks.size(), 1u);
-  measure::RankSummary idle;
+  RankSummary idle;
   idle.rank = s.ranks[0].rank + 1;
   s.ranks.push_back(idle);
   const OverviewGrid grid = overview_grid(s);
@@ -281,8 +281,8 @@ TEST(OverviewLayout, RankWithoutGpuWorkKeepsAnEmptyRow) {
     EXPECT_EQ(map.at(idle_row, c), -1.0f);
     EXPECT_EQ(map.arg_at(idle_row, c), -1);
   }
-  EXPECT_FALSE(slowest_step(measure::ProfileSummary{}).has_value());
-  EXPECT_EQ(overview_grid(measure::ProfileSummary{}).columns, 0);
+  EXPECT_FALSE(slowest_step(ProfileSummary{}).has_value());
+  EXPECT_EQ(overview_grid(ProfileSummary{}).columns, 0);
 }
 
 // Ranks far apart in time (an ordinary import of traces recorded apart, or years apart in a hostile file):
@@ -290,14 +290,14 @@ TEST(OverviewLayout, RankWithoutGpuWorkKeepsAnEmptyRow) {
 // grid of ranks × (span ÷ finest bucket): 30 minutes apart, std::bad_alloc; 3 minutes apart, 4.2 GB.
 TEST(OverviewLayout, MemoryIsBoundedByTheBucketsNotTheTimeSpan) {
   for (const TimeNs apart : {TimeNs{180'000'000'000}, TimeNs{1'800'000'000'000}, TimeNs{1} << 61}) {
-    measure::ProfileSummary s;
+    ProfileSummary s;
     for (int k = 0; k < 3; ++k) {
-      measure::RankSummary r;
+      RankSummary r;
       r.rank = k;
       r.overview.bucket_log2 = 12;  // 4 us buckets: 1 ms of work in 245 of them
       r.overview.first_bucket = (k == 2 ? apart : TimeNs{k} * 1'000'000) >> 12;
       r.overview.buckets.assign(
-          245, measure::OverviewBucket{.compute_ns = 2048, .busy_ns = 2048, .span_ns = 4096});
+          245, OverviewBucket{.compute_ns = 2048, .busy_ns = 2048, .span_ns = 4096});
       s.ranks.push_back(r);
     }
     const OverviewGrid grid = overview_grid(s);
@@ -340,7 +340,7 @@ TEST(OverviewPanel, DrawsEveryRealTraceAndTheGeneratedJob) {
     const auto slowest = slowest_step(*loaded->summary);
     without_steps += slowest || !work ? 0 : 1;
     const bool communicates = std::any_of(loaded->summary->ranks.begin(), loaded->summary->ranks.end(),
-                                          [](const measure::RankSummary& r) { return r.total.comm_ns > 0; });
+                                          [](const RankSummary& r) { return r.total.comm_ns > 0; });
     jobs_without_communication += communicates ? 0 : 1;
     NullImGui imgui(1400, 800);
     View view(options_for(Panel::kOverview));

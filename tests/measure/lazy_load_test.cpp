@@ -236,7 +236,7 @@ TEST(LoadChecked, OperatorsLeftOutAreTheSummariesCountsWhenPlausible) {
   };
   auto checked = [&] {
     const Profile description = Profile::load(path, LoadOptions{.events = false});
-    const auto summary = measure::read_summary(path, true);
+    const auto summary = read_summary(path, true);
     RankRowIndex index = measure::index_summarised_ranks(path, *summary);
     auto strings = description.strings();
     EventCounts counts;
@@ -325,7 +325,7 @@ TEST(AnalysisOfSummary, MatchesTheAnalysisOfTheEvents) {
   ASSERT_FALSE(path.empty());
   const Profile whole = Profile::load(path);
   const measure::Analysis full = measure::analyze(whole);
-  const auto summary = measure::read_summary(path);
+  const auto summary = read_summary(path);
   ASSERT_TRUE(summary);
   const Profile description = Profile::load(path, LoadOptions{.events = false});
   const measure::Analysis a = measure::analysis_of_summary(description, *summary);
