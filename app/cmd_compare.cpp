@@ -451,7 +451,7 @@ const bool registered = register_command(
          opts->title = given.title;
          const Profile profile =
              Profile::load(opts->path, LoadOptions{.kernel_details = false, .links = false});
-         // What the profile ran (issue #13 item 4): the model, hardware and layout that flags leave out.
+         // What the profile ran: the model, hardware and layout that flags leave out.
          Inferred inferred;
          const measure::ProfileWork work = measure::load_work(profile);
          inferred.workload = compare::infer_workload(profile, work);

@@ -46,7 +46,7 @@ struct Options {
   measure::Streaming stream = measure::Streaming::kAuto;
 };
 
-// What the report prints beside the main analysis: the launch/queue and pipeline sections (issue #16), the
+// What the report prints beside the main analysis: the launch/queue and pipeline sections, the
 // longest host-bound launches, whether CPU operators were read.
 using Sections = measure::ReportAnalysis;
 

@@ -1,4 +1,4 @@
-// `report --json` "roofline" (issue #13 item 2; docs/CLI.md): the measured roofline of a profile's kernels
+// `report --json` "roofline" (docs/CLI.md): the measured roofline of a profile's kernels
 // from the work its operators' shapes determine (analysis/measure/work.hpp), checked against the peak of the
 // profile's own GPU (analysis/compare/workload.hpp hardware_preset_for). Header-only: report's one caller.
 #pragma once

@@ -1,4 +1,4 @@
-// `info --json` "workload" and `compare --json` "workload" (issue #13 item 3; docs/CLI.md): what the profile
+// `info --json` "workload" and `compare --json` "workload" (docs/CLI.md): what the profile
 // ran, inferred by analysis/compare/workload.hpp; null where the profile does not show it. Header-only.
 #pragma once
 

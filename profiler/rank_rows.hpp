@@ -1,5 +1,5 @@
 // Where each rank's rows lie in the event tables, so that one rank's events load without reading the tables
-// whole (Profile::load_ranks; the view's lazily loaded ranks, issue #17 item 2).
+// whole (Profile::load_ranks; the view's lazily loaded ranks).
 //
 // The event tables have no index on their rank column (each index costs import time), but every writer writes
 // a rank's rows together: the rowids of one rank form one run per table. index_rank_rows() finds the runs

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every command's output on every shared trace, written to a folder, and two such folders compared: the check
-that a change of structure (issue #31) changes no behaviour.
+that a change of structure changes no behaviour.
 
     python3 tools/command_outputs.py run MESHSCOPE OUT [--traces DIR] [--input PATH ...]
     python3 tools/command_outputs.py compare OUT_A OUT_B

@@ -99,7 +99,7 @@ struct ComputeCalibration {
   std::string reason;
 };
 
-// GEMM efficiency measured on the profile's own kernels (issue #13 item 6): the GEMM operators whose shapes
+// GEMM efficiency measured on the profile's own kernels: the GEMM operators whose shapes
 // give their FLOPs (analysis/measure/op_work.hpp), grouped by FLOPs per call in decades ("1e9-1e10"), each
 // class's efficiency = its FLOPs / its kernels' time / the peak of the precision (model::fit_compute).
 struct GemmClass {

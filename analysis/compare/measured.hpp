@@ -1,4 +1,4 @@
-// The measured side of a profile, computed once (issue #13 item 5; docs/COMPARE.md "The measured model"):
+// The measured side of a profile, computed once (docs/COMPARE.md "The measured model"):
 // what the profile ran (Workload), its steps as `compare` defines them (per step: GPU span, compute,
 // communication, exposed communication, exposed memory traffic, idle; exposed communication split over the
 // parallel dimensions of the layout), the measured roofline of its kernels against the profile's own

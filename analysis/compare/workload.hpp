@@ -1,4 +1,4 @@
-// What a profile ran, inferred from the profile itself (issue #13 item 3; docs/COMPARE.md "What the
+// What a profile ran, inferred from the profile itself (docs/COMPARE.md "What the
 // profile ran"): transformer or not and its sizes from the recorded shapes of its GEMMs, attention and
 // embedding (the op_work table), its parallel layout from the process groups (distributedInfo) and the
 // sharded shapes, and the hardware preset from the GPU's name. `info --json` writes it; `compare PROFILE`

@@ -1,4 +1,4 @@
-// Work of one CPU operator from its recorded shapes (issue #13 item 1; docs/PROFILE.md "op_work"): the
+// Work of one CPU operator from its recorded shapes (docs/PROFILE.md "op_work"): the
 // floating-point operations it performs and the bytes it must move to and from device memory, for the
 // PyTorch operators whose input shapes determine them. Kineto records the shapes when the profiler runs with
 // record_shapes=True: args "Input Dims" (one list of sizes per input, [] for a non-tensor), "Input type"

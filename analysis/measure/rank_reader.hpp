@@ -1,4 +1,4 @@
-// Reading a summarised profile's ranks a few at a time (issue #17 item 2): the view's lazily loaded ranks
+// Reading a summarised profile's ranks a few at a time: the view's lazily loaded ranks
 // (app/gui/lazy_ranks.hpp), `report`, which streams the ranks of a large job through its analysis instead of
 // holding them all (report_analysis.hpp), and the summary pass of a large new profile (summary.hpp).
 //

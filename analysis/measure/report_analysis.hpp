@@ -1,5 +1,5 @@
 // What `meshscope report` prints, measured: the analysis, the launch/queue and pipeline sections, and the
-// longest host-bound launches of each rank. A large summarised profile is streamed (issue #17 item 2): its
+// longest host-bound launches of each rank. A large summarised profile is streamed: its
 // ranks are read a batch at a time (analysis/measure/rank_reader.hpp), each analysed on its own
 // (RankAnalyzer, launch_part) and then thinned to its description, streams, steps and collectives
 // (without_event_lists), which is all the cross-rank pass (combine: collective matching, stragglers, top

@@ -54,7 +54,7 @@ ProfileSummary compute_summaries(const std::filesystem::path& path, std::int64_t
 // time (the same summaries, in a fraction of the memory); any other is loaded whole.
 void add_summaries(const std::filesystem::path& path, std::int64_t stream_rows = 4'000'000);
 
-// The summaries of an import computed while it reads (issue #17): each rank's on the import's reading
+// The summaries of an import computed while it reads: each rank's on the import's reading
 // threads from the rows just read (ImportOptions::each_rank_read, Profile::of_records), then, once the
 // profile is written, the collectives matched across the ranks (measure::combine on each rank's streams,
 // steps and collectives). The

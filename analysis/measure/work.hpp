@@ -1,4 +1,4 @@
-// The measured work of a profile (issue #13 items 1-2): the op_work and kernel_work tables the Kineto
+// The measured work of a profile: the op_work and kernel_work tables the Kineto
 // importer writes (docs/PROFILE.md "Work per operator"), read back, and the measured roofline built from
 // them: per kernel its share of the FLOPs and bytes of the operator that launched it, per operator name and
 // category the totals and their kernel time. `report --json` writes the roofline; the GUI's Roofline plots

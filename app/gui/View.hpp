@@ -130,7 +130,7 @@ struct LoadedProfile {
   // The summary of the rank at RANK_INDEX (nullptr when none).
   const RankSummary* rank_summary(std::size_t rank_index) const;
   double import_s = 0, load_s = 0, analyze_s = 0;
-  // False for the preview a summarised profile opens with (issue #17 item 2): its description and summaries
+  // False for the preview a summarised profile opens with: its description and summaries
   // only, no events, analysis or timeline index. The Overview draws it; the panels that need events say that
   // they are loading, until the full profile replaces it.
   bool events = true;

@@ -1,4 +1,4 @@
-// View_Overview.cpp: the whole job at a glance (issue #17 item 3). A heat map with one row per rank and one
+// View_Overview.cpp: the whole job at a glance. A heat map with one row per rank and one
 // column per time bucket of the job's span, coloured by the chosen metric's share of each bucket (exposed
 // communication, idle or compute) from the per-rank summaries (analysis/measure/summary.hpp), so that it
 // never reads the events. Rows sort by rank, lateness or exposed communication; outlier ranks and the slowest
@@ -109,8 +109,7 @@ void View::overview_prepare() {
 }
 
 // The order and the outliers for the current sort and metric; the map for the pixels available.
-static void refresh(const ProfileSummary& summary, auto& ov, std::int64_t rows,
-                    std::int64_t columns) {
+static void refresh(const ProfileSummary& summary, auto& ov, std::int64_t rows, std::int64_t columns) {
   if (ov.dirty) {
     ov.order = overview_order(summary, ov.sort);
     // The outlier rule runs over the ranks with GPU work only (a rank without any has no share to compare).

@@ -3,7 +3,7 @@
 // precision, HBM, and the network ceilings (the scale-up link as its vendor names it: NVLink, Infinity
 // Fabric, PCIe; inter-node) for communication. Predicted points: the Explorer configuration's operations
 // (attention and MLP GEMMs, the attention core, each kind of communication it uses) at their arithmetic or
-// communication intensity and the predicted whole step. Measured points (issue #13 item 2): the profile's
+// communication intensity and the predicted whole step. Measured points: the profile's
 // measured roofline (analysis/compare/measured.hpp, read once at load into LoadedProfile::roofline): every
 // operator name and recorded shapes, every category, and the mean step (its kernels' FLOPs over its GPU
 // span). Hover (or the table) names the operation, its shapes and which ceiling binds. Measured operators

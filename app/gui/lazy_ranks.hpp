@@ -1,4 +1,4 @@
-// Lazy ranks (issue #17 item 2): a large profile opens on its description and summaries, and each rank's
+// Lazy ranks: a large profile opens on its description and summaries, and each rank's
 // events load only when the timeline shows them (its group is expanded, or its header is on screen at a zoom
 // the summary's overview buckets are too coarse for). A bounded cache keeps the loaded ranks and evicts those
 // not shown, least recently shown first.
@@ -37,8 +37,8 @@ std::vector<std::int32_t> sample_ranks(const Profile& description, std::size_t m
 // Whether to open PATH lazily: it carries summaries whose event counts reach OPTIONS' threshold (or lazy
 // loading is forced), and its event tables keep each rank's rows together (else every rank's load would read
 // them whole). INDEX receives the row runs when the answer is yes.
-bool open_lazily(const std::filesystem::path& path, const ProfileSummary& summary,
-                 const OpenOptions& options, RankRowIndex& index);
+bool open_lazily(const std::filesystem::path& path, const ProfileSummary& summary, const OpenOptions& options,
+                 RankRowIndex& index);
 
 // The first generation of a lazily opened profile: PREVIEW's description and summaries, no rank's events, the
 // whole job's analysis from the summaries, and the measured model and pipeline of the sample ranks. Throws

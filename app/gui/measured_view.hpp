@@ -1,4 +1,4 @@
-// What the GUI shows of the measured model (analysis/compare/measured.hpp, issue #13 items 4-5), prepared
+// What the GUI shows of the measured model (analysis/compare/measured.hpp), prepared
 // once when a profile is loaded: the Explorer's start (the model, hardware and layout the profile ran, the
 // same choices `meshscope compare PROFILE` makes without flags, or why the profile cannot be compared with a
 // prediction) and the Roofline's measured points (the measured roofline's operators grouped by name and

@@ -1,4 +1,4 @@
-// The rank × time overview's layout (issue #17 item 3), without ImGui: every rank's overview buckets
+// The rank × time overview's layout, without ImGui: every rank's overview buckets
 // (RankSummary::overview) brought onto one grid, the order of the rows, the outliers, the slowest
 // step, and the heat map drawn from them at the pixels available. View_Overview.cpp draws it; the GUI tests
 // check it.
@@ -37,7 +37,7 @@ struct OverviewGrid {
   std::vector<std::int32_t> ranks;     // per row (the summary's order: by rank)
   std::vector<std::uint8_t> has_work;  // per row: the rank has an overview (GPU work)
   struct Row {
-    std::int64_t first_column = 0;               // the grid column of cells[0]
+    std::int64_t first_column = 0;      // the grid column of cells[0]
     std::vector<OverviewBucket> cells;  // the columns the rank covers, in order
   };
   std::vector<Row> rows_cells;  // per row
@@ -118,6 +118,6 @@ OverviewMap overview_map(const OverviewGrid& grid, std::span<const std::uint32_t
                          OverviewMetric metric, std::int64_t max_rows, std::int64_t max_columns);
 // The bucket of grid row ROW in drawn column COLUMN of MAP (the grid columns it merges, summed).
 OverviewBucket merged_bucket(const OverviewGrid& grid, const OverviewMap& map, std::size_t row,
-                                      std::int64_t column);
+                             std::int64_t column);
 
 }  // namespace meshscope::gui

@@ -1,4 +1,4 @@
-// Benchmark of the critical path (issue #16): every step of every rank of a generated 64-rank, 10 M-event
+// Benchmark of the critical path: every step of every rank of a generated 64-rank, 10 M-event
 // profile, loaded with CPU operators (the path splits CPU time by the operator open).
 //
 //   meshscope_gen_job --ranks 64 --events-per-rank 156250 --format msdb -o /tmp/job64.msdb

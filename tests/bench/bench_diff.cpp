@@ -1,4 +1,4 @@
-// Benchmark of `meshscope diff` (issue #16): two generated 64-rank, 10 M-event profiles of the same job
+// Benchmark of `meshscope diff`: two generated 64-rank, 10 M-event profiles of the same job
 // (other seeds), loaded with CPU operators as `diff` loads them, analysed and compared.
 //
 //   meshscope_gen_job --ranks 64 --events-per-rank 156250 --format msdb -o /tmp/job64.msdb

@@ -57,7 +57,7 @@ void BM_ImportTwoRankJob(benchmark::State& state) {
 }
 BENCHMARK(BM_ImportTwoRankJob)->Unit(benchmark::kMillisecond)->MinTime(1.0);
 
-// Hostile input is refused in bounded time (issue #19; the unit tests check the one-line error, this the
+// Hostile input is refused in bounded time (the unit tests check the one-line error, this the
 // time): a stray comma once cost the streaming reader seconds per input, a 70 MB string minutes of rescans.
 void refuse_once(benchmark::State& state, const std::string& text, bool streaming) {
   const auto dir = std::filesystem::path(MESHSCOPE_TEST_TMP);

@@ -1,4 +1,4 @@
-// Benchmark of importing a job of many files (issue #17 item 4): a generated 64-rank job, one gzipped Kineto
+// Benchmark of importing a job of many files: a generated 64-rank job, one gzipped Kineto
 // file per rank, imported as `meshscope import DIR` does (the reading threads, the writer, the indexes).
 //
 //   meshscope_gen_job --ranks 64 --events-per-rank 20000 --format kineto-gz -o /tmp/job64-kineto

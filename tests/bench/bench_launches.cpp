@@ -1,5 +1,5 @@
-// Benchmark of the launch and queue analysis and the pipeline detection that `meshscope report` adds (issue
-// #16 items 3-4), on a generated 64-rank, 10 M-event profile loaded as `report` loads it (no CPU operators).
+// Benchmark of the launch and queue analysis and the pipeline detection that `meshscope report` adds, on a
+// generated 64-rank, 10 M-event profile loaded as `report` loads it (no CPU operators).
 //
 //   meshscope_gen_job --ranks 64 --events-per-rank 156250 --format msdb -o /tmp/job64.msdb
 //   MESHSCOPE_BENCH_PROFILE=/tmp/job64.msdb taskset -c 0,1 meshscope_bench_launches

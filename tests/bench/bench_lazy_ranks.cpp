@@ -1,4 +1,4 @@
-// Lazy ranks (issue #17 item 2): what the view pays to open a large job on its summaries and to load the
+// Lazy ranks: what the view pays to open a large job on its summaries and to load the
 // ranks a screen shows, instead of every event.
 //
 //   meshscope_gen_job --ranks 1024 --events-per-rank 20000 --format kineto-gz -o /tmp/j1k/job

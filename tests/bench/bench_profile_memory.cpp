@@ -1,4 +1,4 @@
-// Memory of a loaded profile (issue #17 item 5): the bytes its events hold per event, as the GUI loads it
+// Memory of a loaded profile: the bytes its events hold per event, as the GUI loads it
 // (everything) and as report loads it (no CPU operators, no kernel details), with the load time.
 //
 //   meshscope_gen_job --ranks 1024 --events-per-rank 20000 -o /tmp/j1k/job && meshscope import /tmp/j1k/job

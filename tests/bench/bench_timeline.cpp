@@ -115,7 +115,7 @@ void BM_TimelineFrame(benchmark::State& state) {
 }
 BENCHMARK(BM_TimelineFrame)->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {0, 1, 2}})->Unit(benchmark::kMillisecond);
 
-// Issue #16's timeline overlays, every rank open at 1920x1080. Arg 0: 0 = the critical path of every visible
+// The timeline's overlays, every rank open at 1920x1080. Arg 0: 0 = the critical path of every visible
 // step drawn (nothing selected), 1 = the baseline's rows stacked under every rank (the baseline is a copy of
 // the same profile, diffed once before timing). Arg 1: visible range = span / 10^arg.
 void BM_CompareFrame(benchmark::State& state) {

@@ -88,7 +88,7 @@ foreach(command ${commands})
     math(EXPR failures "${failures}+1")
   endif()
   compare_output(${name} "${actual}" ${CASE_DIR}/${name}.out)
-  # `report` streaming the ranks a batch at a time (issue #17: what it does on a large job) must print the
+  # `report` streaming the ranks a batch at a time (what it does on a large job) must print the
   # same, whatever the profile's size.
   list(GET args 0 subcommand)
   if(subcommand STREQUAL "report" AND NOT DEFINED ENV{MESHSCOPE_UPDATE_GOLDEN})

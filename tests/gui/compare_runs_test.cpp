@@ -1,8 +1,8 @@
-// No-window tests of issue #16 in the view: a baseline profile compared in the Summary (the figures shown are
-// measure::diff_profiles'), the baseline's rows stacked under each rank of the timeline, the critical path
-// overlay (it outlines exactly the events of the step's path from measure::critical_paths) and the measured
-// pipeline schedule in the Explorer (one row per stage with its measured bubble). Jobs come from the job
-// generator (tools/gen_job), the sample job from assets/sample.
+// No-window tests of comparing runs in the view: a baseline profile compared in the Summary (the figures
+// shown are measure::diff_profiles'), the baseline's rows stacked under each rank of the timeline, the
+// critical path overlay (it outlines exactly the events of the step's path from measure::critical_paths) and
+// the measured pipeline schedule in the Explorer (one row per stage with its measured bubble). Jobs come from
+// the job generator (tools/gen_job), the sample job from assets/sample.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 

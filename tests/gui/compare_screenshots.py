@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Screenshots of issue #16 in the front end for docs/GUI.md, made by the program itself.
+"""Screenshots of comparing runs in the front end for docs/GUI.md, made by the program itself.
 
 Generates three jobs with the job generator (two 4-rank runs of one model that differ in seed, layers and
 steps; a 4-stage 1F1B pipeline), then: the Summary compared with a baseline and the timeline with the baseline's

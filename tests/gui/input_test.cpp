@@ -567,7 +567,7 @@ TEST_F(InputTest, CtrlBOpensABaselineThroughTheFileBrowser) {
   EXPECT_FALSE(bool(s["open_dialog"]));
 }
 
-// Issue #17 item 3: one click on a cell of the rank x time overview opens the timeline on that rank's lanes,
+// One click on a cell of the rank x time overview opens the timeline on that rank's lanes,
 // zoomed to the cell's time window (a generated 32-rank job: the rank is far below the first screen of
 // lanes).
 TEST_F(InputTest, ClickOnAnOverviewCellOpensTheRankAtThatTimeOnTheTimeline) {

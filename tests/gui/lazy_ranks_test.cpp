@@ -1,4 +1,4 @@
-// Lazy ranks (issue #17 item 2, app/gui/lazy_ranks.hpp): a summarised profile opens on its description and
+// Lazy ranks (app/gui/lazy_ranks.hpp): a summarised profile opens on its description and
 // summaries, and the view loads a rank's events only when the timeline shows it, in a bounded cache. On a
 // generated 12-rank job imported as users import theirs (each rank's rows together), compared with the same
 // profile loaded whole.

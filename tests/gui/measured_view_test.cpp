@@ -1,4 +1,4 @@
-// The GUI reads the one measured model (issue #13 items 2, 4, 5): on real shared traces, the Explorer opens
+// The GUI reads the one measured model: on real shared traces, the Explorer opens
 // on what the profile ran and its measured column is the MeasuredModel's mean step (the figures `meshscope
 // compare` prints), the Roofline plots the profile's measured points on its own GPU's ceilings, and a profile
 // that is not a transformer (or records no shapes) says so instead of comparing. Traces:

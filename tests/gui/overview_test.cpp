@@ -1,4 +1,4 @@
-// The rank × time overview (issue #17 item 3): its layout (app/gui/overview_layout.hpp: every rank's buckets
+// The rank × time overview: its layout (app/gui/overview_layout.hpp: every rank's buckets
 // on one grid, rows grouped and columns merged to the pixels available, the row orders, the outlier rule, the
 // slowest step) on the summaries of real shared traces and of a generated 64-rank job whose straggler is
 // known, and the Overview panel drawn with no window: a click on a cell opens the timeline at that rank and
@@ -296,8 +296,7 @@ TEST(OverviewLayout, MemoryIsBoundedByTheBucketsNotTheTimeSpan) {
       r.rank = k;
       r.overview.bucket_log2 = 12;  // 4 us buckets: 1 ms of work in 245 of them
       r.overview.first_bucket = (k == 2 ? apart : TimeNs{k} * 1'000'000) >> 12;
-      r.overview.buckets.assign(
-          245, OverviewBucket{.compute_ns = 2048, .busy_ns = 2048, .span_ns = 4096});
+      r.overview.buckets.assign(245, OverviewBucket{.compute_ns = 2048, .busy_ns = 2048, .span_ns = 4096});
       s.ranks.push_back(r);
     }
     const OverviewGrid grid = overview_grid(s);

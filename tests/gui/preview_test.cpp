@@ -1,4 +1,4 @@
-// The summaries-first open (issue #17 item 2): a summarised profile shows the whole job in the Overview from
+// The summaries-first open: a summarised profile shows the whole job in the Overview from
 // its description and summaries alone, before its events are read; the panels that need events say so; the
 // full profile then replaces the preview. On a generated 64-rank job.
 #include <gtest/gtest.h>

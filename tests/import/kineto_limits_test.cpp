@@ -1,4 +1,4 @@
-// Times and sizes at the Kineto border (issue #19, items 5-7): timestamps and durations parsed with overflow
+// Times and sizes at the Kineto border: timestamps and durations parsed with overflow
 // checks (an error naming the event, never a wrapped time), gzip files read to their checked end, no single
 // value so large that reading it costs minutes, and no stray character that sends the streaming scanner
 // round in circles. Each case runs through both readers (in memory and streaming) where both apply.
@@ -257,7 +257,7 @@ TEST(KinetoGzip, ATrailerClaimingGigabytesDoesNotSizeMemory) {
   EXPECT_NE(error.find("t.json.gz: corrupt or truncated gzip data"), std::string::npos) << error;
 }
 
-// The bad-input sweep's JSON classes that needed no fix (issue #19), from both readers: a value nested 100
+// The bad-input sweep's JSON classes that needed no fix, from both readers: a value nested 100
 // 000 deep where meshscope reads nothing is skipped without recursion (the trace imports); as an event it is
 // one line; invalid UTF-8 and NaN are one line naming the file.
 TEST(KinetoSweep, DeepNestingInvalidUtf8AndNanAreOneLine) {

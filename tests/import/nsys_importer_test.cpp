@@ -810,7 +810,7 @@ TEST(NsysImport, CommandLineExitsOneWithOneLine) {
   EXPECT_THAT(lines[0], ::testing::HasSubstr("corrupt.sqlite: unreadable or corrupt SQLite database"));
 }
 
-// ---- hostile and out-of-range exports (issue #19) ----
+// ---- hostile and out-of-range exports ----
 
 // Runs SQL on a copy of the real saxpy export.
 fs::path saxpy_with(const fs::path& dir, const std::string& name, const std::string& sql_text) {

@@ -111,7 +111,7 @@ TEST(ParallelImport, SameProfileAsStreamingOnRealTraces) {
   }
 }
 
-// Bad input in a many-file import (issue #17): a rank file corrupt in the middle stops the import with one
+// Bad input in a many-file import: a rank file corrupt in the middle stops the import with one
 // line naming it, and nothing is left at the output path or beside it; with --skip-bad the rest is imported
 // and each file left out is listed on standard output and kept as a diagnostic of the job.
 class BadFileInJob : public ::testing::Test {

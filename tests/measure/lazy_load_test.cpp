@@ -1,4 +1,4 @@
-// Loading some ranks of a profile (issue #17 item 2, the view's lazy ranks): where each rank's rows lie
+// Loading some ranks of a profile (the view's lazy ranks): where each rank's rows lie
 // (profiler/rank_rows.hpp), Profile::load_ranks and with_ranks, the analysis of some ranks (measure::combine)
 // and the whole job's analysis from the summaries (analysis_of_summary). On a real two-rank Kineto job (HTA's
 // trace_filter) and on generated jobs, imported (each rank's rows together) and written by the generator

@@ -1,4 +1,4 @@
-// `report`'s analysis streamed a batch of ranks at a time (issue #17 item 2) against the profile loaded
+// `report`'s analysis streamed a batch of ranks at a time against the profile loaded
 // whole: the same figures on a real two-rank Kineto job (HTA's trace_filter, read rank by rank), a generated
 // job imported as users' jobs are, and generated pipeline jobs whose stages are read again for their blocks
 // (the generator's profiles, whose ranks take turns row by row). The golden tests

@@ -1,4 +1,4 @@
-// Summaries (analysis/measure/summary.hpp, issue #17 item 1) on real traces: `import` writes them; what is
+// Summaries (analysis/measure/summary.hpp) on real traces: `import` writes them; what is
 // read back equals what the analysis of the events gives; the overview's buckets add up to the rank's
 // breakdown; diff from the summaries equals diff from the events; `info` on a summarised profile reads no
 // event at all; damaged summary tables are refused naming the file and the table.

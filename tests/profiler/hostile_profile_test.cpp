@@ -361,7 +361,7 @@ TEST(HostileProfile, ADamagedSchemaIsReportedOnOneLine) {
 namespace meshscope {
 namespace {
 
-// The bad-input sweep's corrupt-profile class (issue #19): one byte flipped anywhere in a real profile file
+// The bad-input sweep's corrupt-profile class: one byte flipped anywhere in a real profile file
 // (the SQLite header, b-tree pages, records, the schema) either loads or is one line naming the file; never a
 // crash, a sanitizer report (the ASan build runs this too) or an error of another kind.
 TEST(HostileProfile, ByteFlipsLoadOrFailOnOneLine) {

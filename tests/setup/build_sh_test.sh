@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# build.sh's refusals (issue #11, "Bad input"): on a machine that is not Debian-like, and without root and sudo
+# build.sh's refusals: on a machine that is not Debian-like, and without root and sudo
 # while packages are missing, it prints one line saying what to install by hand and exits 1, before building.
 # The machines are played by a PATH of stand-ins (no real apt-get is ever run).
 set -u

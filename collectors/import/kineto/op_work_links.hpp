@@ -1,4 +1,4 @@
-// Work per operator at import (issue #13 item 1; docs/PROFILE.md "Work per operator"): the Kineto importer
+// Work per operator at import (docs/PROFILE.md "Work per operator"): the Kineto importer
 // hands every CPU operator, runtime API call and GPU activity of a file to an OpWorkLinker; at the end of the
 // file it computes the FLOPs and bytes of the operators whose shapes determine them
 // (the formulas the job gives the import, analysis/measure/op_work.hpp) and attributes each to the GPU
