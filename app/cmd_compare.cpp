@@ -445,16 +445,17 @@ const bool registered = register_command(
          opts->hardware_given = cmd->count("--hardware") > 0;
          opts->precision_given = cmd->count("--precision") > 0;
          model::ParallelConfig parsed = parse_config(opts->config);
-         const CommandProfile given = command_profile(opts->inputs);
-         opts->path = given.path.string();
-         opts->shown = given.imported ? given.title : opts->path;
-         opts->title = given.title;
-         const Profile profile =
-             Profile::load(opts->path, LoadOptions{.kernel_details = false, .links = false});
+         JobOptions job_options;
+         job_options.analysis.threads = opts->threads;
+         Job job = open_job(opts->inputs, job_options);
+         opts->path = job.path().string();
+         opts->shown = job.input().imported ? job.title() : opts->path;
+         opts->title = job.title();
+         const Profile& profile = job.profile();
+         const measure::ProfileWork& work = job.work();
          // What the profile ran: the model, hardware and layout that flags leave out.
          Inferred inferred;
-         const measure::ProfileWork work = measure::load_work(profile);
-         inferred.workload = compare::infer_workload(profile, work);
+         inferred.workload = job.workload();
          const compare::Workload& wl = inferred.workload;
          model::ModelSpec m;
          if (opts->model_given) {
@@ -559,9 +560,7 @@ const bool registered = register_command(
          if (parsed.gpus == 0 && parsed.dp == 0) parsed.gpus = static_cast<int>(profile.world_size());
          const model::ParallelConfig config =
              with_model_errors([&] { return model::resolve(parsed, m, hw); });
-         measure::Options options;
-         options.threads = opts->threads;
-         const measure::Analysis analysis = measure::analyze(profile, options);
+         const measure::Analysis& analysis = job.analysis();
          Comparison c = with_model_errors(
              [&] { return compare::compare(profile, analysis, m, hw, config, eff, opts->calibrate, &work); });
          if (!precision_warning.empty()) c.warnings.insert(c.warnings.begin(), precision_warning);

@@ -232,28 +232,29 @@ const bool registered = register_command(
        cmd->add_option("--threads", opts->threads, "worker threads for the analysis (default: all cores)");
        cmd->add_option("--top", opts->top, "rows per table in the text output (default 15)");
        cmd->callback([opts] {
+         JobOptions job_options;
+         for (const auto& rule : opts->rules)
+           job_options.analysis.user_rules.push_back(measure::parse_rule(rule));
+         job_options.analysis.threads = opts->threads;
          // Each side may be traces too, imported first as `view` does; then the traces' name is shown.
-         const CommandProfile given_a = command_profile({opts->a}), given_b = command_profile({opts->b});
-         const bool imported_a = given_a.imported, imported_b = given_b.imported;
-         const std::string shown_a = imported_a ? given_a.title : opts->a;
-         const std::string shown_b = imported_b ? given_b.title : opts->b;
-         opts->a = given_a.path.string();
-         opts->b = given_b.path.string();
-         measure::Options options;
-         for (const auto& rule : opts->rules) options.user_rules.push_back(measure::parse_rule(rule));
-         options.threads = opts->threads;
+         Job job_a = open_job({opts->a}, job_options), job_b = open_job({opts->b}, job_options);
+         const bool imported_a = job_a.input().imported, imported_b = job_b.input().imported;
+         const std::string shown_a = imported_a ? job_a.title() : opts->a;
+         const std::string shown_b = imported_b ? job_b.title() : opts->b;
+         opts->a = job_a.path().string();
+         opts->b = job_b.path().string();
          // Both profiles summarised at import (and no rule of the user's, which would classify differently):
          // the diff reads the summaries alone, kilobytes instead of the events.
-         if (options.user_rules.empty()) {
-           Profile::load(opts->a,
-                         LoadOptions{.events = false});  // a clear error for a file that is no profile
-           Profile::load(opts->b, LoadOptions{.events = false});
-           auto summary_a = read_summary(opts->a);
-           auto summary_b = summary_a ? read_summary(opts->b) : std::nullopt;
+         if (job_options.analysis.user_rules.empty()) {
+           job_a.description();  // a clear error for a file that is no profile
+           job_b.description();
+           const ProfileSummary* summary_a = job_a.summary();
+           const ProfileSummary* summary_b = summary_a ? job_b.summary() : nullptr;
            if (summary_a && summary_b) {
-             summary_a->path = shown_a;
-             summary_b->path = shown_b;
-             const Diff d = measure::diff_summaries(*summary_a, *summary_b);
+             ProfileSummary shown_summary_a = *summary_a, shown_summary_b = *summary_b;
+             shown_summary_a.path = shown_a;
+             shown_summary_b.path = shown_b;
+             const Diff d = measure::diff_summaries(shown_summary_a, shown_summary_b);
              if (opts->json) {
                write_json(d);
              } else {
@@ -266,22 +267,21 @@ const bool registered = register_command(
          // CPU ranges) takes longest, so a single load leaves a core idle for most of its time.
          auto loading_b = std::async(std::launch::async, [&] {
            PhaseTimer timer("diff: load B");
-           return Profile::load(opts->b, LoadOptions{.kernel_details = false, .links = false});
+           job_b.profile();
          });
-         const Profile a = [&] {
+         {
            PhaseTimer timer("diff: load A");
-           return Profile::load(opts->a, LoadOptions{.kernel_details = false, .links = false});
-         }();
-         const Profile b = loading_b.get();
-         measure::Analysis analysis_a, analysis_b;
+           job_a.profile();
+         }
+         loading_b.get();
          {
            PhaseTimer timer("diff: analyze A and B");
-           analysis_a = measure::analyze(a, options);
-           analysis_b = measure::analyze(b, options);
+           job_a.analysis();
+           job_b.analysis();
          }
          Diff d = [&] {
            PhaseTimer timer("diff: compare");
-           return measure::diff_profiles(a, analysis_a, b, analysis_b);
+           return measure::diff_profiles(job_a.profile(), job_a.analysis(), job_b.profile(), job_b.analysis());
          }();
          if (imported_a) d.a.path = shown_a;
          if (imported_b) d.b.path = shown_b;

@@ -24,7 +24,8 @@ const bool registered = meshscope::app::register_command(
        cmd->add_option("--format", opts->format, "Output format")->check(CLI::IsMember({"perfetto"}));
        cmd->add_option("-o,--output", opts->output, "Output file (.json)")->required();
        cmd->callback([opts] {
-         const auto profile = meshscope::Profile::load(meshscope::app::command_profile(opts->inputs).path);
+         meshscope::Job job = meshscope::app::open_job(opts->inputs);
+         const meshscope::Profile& profile = job.complete_profile();
          meshscope::export_perfetto(profile, opts->output);
          std::printf("wrote %s (%zu ranks) for ui.perfetto.dev\n", opts->output.c_str(),
                      profile.ranks().size());

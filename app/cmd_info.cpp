@@ -6,8 +6,6 @@
 
 #include "analysis/compare/workload.hpp"
 #include "analysis/measure/measure.hpp"
-#include "analysis/measure/summary.hpp"
-#include "analysis/measure/work.hpp"
 #include "app/command.hpp"
 #include "app/workload_json.hpp"
 #include "profiler/json_writer.hpp"
@@ -76,8 +74,9 @@ meshscope::EventCounts counts_of(const meshscope::Profile& profile,
   return n;
 }
 
+// PROFILE: the job's description when it has summaries (SUMMARY), else its events.
 void print_info(const meshscope::Profile& profile, const meshscope::ProfileSummary* summary,
-                bool json) {
+                const meshscope::compare::Workload& workload, bool json) {
   std::set<std::int64_t> steps;
   if (summary) {
     for (const auto& r : summary->ranks) {
@@ -90,9 +89,6 @@ void print_info(const meshscope::Profile& profile, const meshscope::ProfileSumma
   }
   const meshscope::EventCounts counts = counts_of(profile, summary);
   const auto first = profile.first_ns(), last = profile.last_ns();
-  const meshscope::compare::Workload workload = meshscope::compare::infer_workload(
-      profile, meshscope::measure::load_work(profile, {.kernel_shares = false, .lowest_rank_only = true}),
-      summary);
   if (json) {
     meshscope::JsonWriter w(true);
     w.begin_object();
@@ -210,15 +206,12 @@ const bool registered = meshscope::app::register_command(
        cmd->callback([opts] {
          // With summaries (written at import) info reads kilobytes: the profile's description and the
          // summaries, never the events.
-         const auto path = meshscope::app::command_profile(opts->inputs).path;
-         auto description = meshscope::Profile::load(path, meshscope::LoadOptions{.events = false});
-         if (const auto summary = meshscope::read_summary(path)) {
-           print_info(description, &*summary, opts->json);
+         meshscope::Job job = meshscope::app::open_job(opts->inputs);
+         if (const meshscope::ProfileSummary* summary = job.summary()) {
+           print_info(job.description(), summary, job.workload(), opts->json);
            return;
          }
-         print_info(
-             meshscope::Profile::load(path, meshscope::LoadOptions{.kernel_details = false, .links = false}),
-             nullptr, opts->json);
+         print_info(job.profile(), nullptr, job.workload(), opts->json);
        });
      }});
 

@@ -1030,9 +1030,9 @@ const bool registered = register_command(
          report.cpu_operators = opts->cpu_ops;
          report.top = opts->top;
          report.streaming = opts->stream;
-         const CommandProfile given = command_profile(opts->inputs);
-         opts->title = given.title;
-         const measure::ReportAnalysis input = measure::analyze_for_report(given.path, report);
+         const Job job = open_job(opts->inputs);
+         opts->title = job.title();
+         const measure::ReportAnalysis input = job.report_analysis(report);
          const Profile& profile = input.profile;
          const Analysis& analysis = input.analysis;
          if (opts->json) {

@@ -72,20 +72,19 @@ std::string bundled_sample_path() {
   return (model::assets_dir() / "sample" / "sample_job").string();
 }
 
-CommandProfile command_profile(const std::vector<std::string>& inputs) {
+Job open_job(const std::vector<std::string>& inputs, JobOptions options) {
   const std::vector<std::filesystem::path> sources(inputs.begin(), inputs.end());
-  const ProfileInput input = profile_input(sources);
+  Job job = Job::open(sources, std::move(options));
+  const ProfileInput& input = job.input();
   if (input.imported && ::isatty(STDERR_FILENO) == 1) {
     // On a terminal only, so that a script's standard error holds nothing but a failure's one line (and on
     // standard error, so that --json output stays one document).
-    std::fprintf(stderr, "meshscope: imported %s into %s\n", sources_title(sources).c_str(),
-                 input.profile.c_str());
+    std::fprintf(stderr, "meshscope: imported %s into %s\n", job.title().c_str(), input.profile.c_str());
   }
   if (!input.summaries_error.empty())
     std::fprintf(stderr, "meshscope: note: %s; the profile is read without them\n",
                  input.summaries_error.c_str());
-  return {input.profile, input.imported ? sources_title(sources) : input.profile.filename().string(),
-          input.imported};
+  return job;
 }
 
 }  // namespace meshscope::app

@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "job/job.hpp"
+
 namespace meshscope::app {
 
 struct Command {
@@ -43,15 +45,10 @@ bool has_command(const std::string& name);
 // Path of the bundled sample job (assets/sample/sample_job under model::assets_dir()).
 std::string bundled_sample_path();
 
-// The profile to load for what a command was given: a profile as it is; traces, a folder of traces, an Nsight
-// Systems export or several files of one job imported first into the user's cache, as `view` does
-// (job/profile_input.hpp), with one line on standard error saying where when it is a terminal.
-struct CommandProfile {
-  std::filesystem::path path;  // the profile to load
-  std::string title;           // what the user gave: the profile's file name, or the traces' (sources_title)
-  bool imported = false;       // traces imported into the cache
-};
-CommandProfile command_profile(const std::vector<std::string>& inputs);
+// What a command was given, opened as a job (job/job.hpp): a profile as it is; traces, a folder of traces, an
+// Nsight Systems export or several files of one job imported first into the user's cache, as `view` does,
+// with one line on standard error saying where when it is a terminal, and a note when their summaries failed.
+Job open_job(const std::vector<std::string>& inputs, JobOptions options = {});
 
 // The help text of a command's inputs.
 inline constexpr const char* kProfileInputHelp =

@@ -1,0 +1,105 @@
+#include "job/job.hpp"
+
+#include <optional>
+#include <utility>
+
+#include "profiler/summary_store.hpp"
+
+namespace meshscope {
+
+namespace {
+
+// How the analyses load the events: launch configurations and links are read only by what shows them.
+constexpr LoadOptions kAnalysisLoad{.kernel_details = false, .links = false};
+
+}  // namespace
+
+struct Job::State {
+  std::vector<std::filesystem::path> sources;
+  JobOptions options;
+  ProfileInput input;
+  std::string title;
+  std::optional<Profile> description, profile, complete;
+  std::optional<std::optional<ProfileSummary>> summary;
+  std::optional<measure::ProfileWork> work;
+  std::optional<measure::Analysis> analysis;
+  std::optional<compare::Workload> workload;
+};
+
+Job::Job(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Job::Job(Job&&) noexcept = default;
+Job& Job::operator=(Job&&) noexcept = default;
+Job::~Job() = default;
+
+Job Job::open(const std::vector<std::filesystem::path>& sources, JobOptions options) {
+  auto state = std::make_unique<State>();
+  state->sources = sources;
+  state->input = profile_input(sources, options.import);
+  state->title = state->input.imported ? sources_title(sources) : state->input.profile.filename().string();
+  state->options = std::move(options);
+  return Job(std::move(state));
+}
+
+const std::filesystem::path& Job::path() const {
+  return state_->input.profile;
+}
+
+const ProfileInput& Job::input() const {
+  return state_->input;
+}
+
+const std::string& Job::title() const {
+  return state_->title;
+}
+
+const Profile& Job::description() {
+  if (!state_->description) state_->description = Profile::load(path(), LoadOptions{.events = false});
+  return *state_->description;
+}
+
+const ProfileSummary* Job::summary() {
+  if (!state_->summary) {
+    description();  // a file that is no profile is refused by the loader's one line
+    state_->summary = read_summary(path());
+  }
+  return *state_->summary ? &**state_->summary : nullptr;
+}
+
+const Profile& Job::profile() {
+  if (!state_->profile) state_->profile = Profile::load(path(), kAnalysisLoad);
+  return *state_->profile;
+}
+
+const Profile& Job::complete_profile() {
+  if (!state_->complete) state_->complete = Profile::load(path());
+  return *state_->complete;
+}
+
+const measure::ProfileWork& Job::work() {
+  if (!state_->work) state_->work = measure::load_work(profile());
+  return *state_->work;
+}
+
+const measure::Analysis& Job::analysis() {
+  if (!state_->analysis) state_->analysis = measure::analyze(profile(), state_->options.analysis);
+  return *state_->analysis;
+}
+
+const compare::Workload& Job::workload() {
+  if (!state_->workload) {
+    constexpr measure::WorkLoadOptions kLowestRank{.kernel_shares = false, .lowest_rank_only = true};
+    if (const ProfileSummary* stored = summary()) {
+      state_->workload =
+          compare::infer_workload(description(), measure::load_work(description(), kLowestRank), stored);
+    } else {
+      state_->workload = compare::infer_workload(profile(), measure::load_work(profile(), kLowestRank));
+    }
+  }
+  return *state_->workload;
+}
+
+measure::ReportAnalysis Job::report_analysis(const measure::ReportOptions& options) const {
+  return measure::analyze_for_report(path(), options);
+}
+
+}  // namespace meshscope

@@ -1,0 +1,70 @@
+// One job opened for a front end: what the user gave (a profile, traces, a folder of traces, an Nsight
+// Systems export: job/profile_input.hpp) as one profile, and what every command reads or derives from it —
+// the description, the stored summaries, the events, the work per operator, the measured analysis, the
+// inferred workload — each read or computed once, when first asked for, and kept. A command or the GUI opens
+// a job here instead of loading the profile itself, so that two front ends never derive a result two ways.
+// Not thread-safe: one front-end thread asks.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/compare/workload.hpp"
+#include "analysis/measure/measure.hpp"
+#include "analysis/measure/report_analysis.hpp"
+#include "analysis/measure/work.hpp"
+#include "collectors/import/import.hpp"
+#include "job/profile_input.hpp"
+#include "profiler/profile.hpp"
+#include "profiler/summary_records.hpp"
+
+namespace meshscope {
+
+struct JobOptions {
+  ImportOptions import;       // how traces given are imported into the cache
+  measure::Options analysis;  // how analysis() classifies (the user's rules) and on how many threads
+};
+
+class Job {
+ public:
+  // SOURCES as profile_input takes them: traces are imported with their summaries into the user's cache
+  // first (one meshscope::Error naming the trace when that fails). Nothing of the profile is read yet.
+  static Job open(const std::vector<std::filesystem::path>& sources, JobOptions options = {});
+
+  Job(Job&&) noexcept;
+  Job& operator=(Job&&) noexcept;
+  ~Job();
+
+  const std::filesystem::path& path() const;  // the profile
+  const ProfileInput& input() const;          // how it was made (imported, summaries' failure)
+  // What the user gave, for a title: the traces' names (sources_title) when imported, else the file's name.
+  const std::string& title() const;
+
+  // The profile's description: ranks, devices, process groups, streams (no events). Throws meshscope::Error
+  // naming the file when it is no profile.
+  const Profile& description();
+  // The summaries stored in the profile (docs/PROFILE.md "Summaries"); nullptr when it has none.
+  const ProfileSummary* summary();
+  // The profile with its events as the analyses read them (no launch configurations, no links).
+  const Profile& profile();
+  // The profile with everything it holds (what an export writes).
+  const Profile& complete_profile();
+  // The work per operator of profile(): every counted operator and each kernel's share.
+  const measure::ProfileWork& work();
+  // The measured analysis of profile() with the options the job was opened with.
+  const measure::Analysis& analysis();
+  // What the profile ran (compare::infer_workload), from the lowest rank's operators: with the description
+  // and the summaries when the profile has them (kilobytes read), else with its events.
+  const compare::Workload& workload();
+  // `report`'s analysis: the profile loaded whole, or its ranks streamed a batch at a time (not kept).
+  measure::ReportAnalysis report_analysis(const measure::ReportOptions& options) const;
+
+ private:
+  struct State;
+  explicit Job(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace meshscope

@@ -1,0 +1,110 @@
+// One job opened for a front end (job/job.hpp): what the user gave made one profile (traces imported into the
+// cache), and each thing read or derived from it computed once and kept; the workload inferred from the
+// summaries is the one the events give.
+#include "job/job.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "analysis/measure/work.hpp"
+#include "profiler/error.hpp"
+
+namespace meshscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A cache of this test's own: the jobs' traces are imported there.
+fs::path use_scratch_cache(const std::string& name) {
+  const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / (name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  ::setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+  return dir;
+}
+
+fs::path shared_trace(const char* relative) {
+  return fs::path(MESHSCOPE_SHARED_DIR) / "traces" / relative;
+}
+
+// The workload the events give, as compare inferred it before a job kept one.
+compare::Workload workload_of_events(Job& job) {
+  return compare::infer_workload(
+      job.profile(), measure::load_work(job.profile(), {.kernel_shares = false, .lowest_rank_only = true}));
+}
+
+void expect_same_workload(const compare::Workload& a, const compare::Workload& b, const std::string& trace) {
+  EXPECT_EQ(a.transformer, b.transformer) << trace;
+  EXPECT_EQ(a.hidden, b.hidden) << trace;
+  EXPECT_EQ(a.layers, b.layers) << trace;
+  EXPECT_EQ(a.heads, b.heads) << trace;
+  EXPECT_EQ(a.kv_heads, b.kv_heads) << trace;
+  EXPECT_EQ(a.vocab, b.vocab) << trace;
+  EXPECT_EQ(a.ffn, b.ffn) << trace;
+  EXPECT_EQ(a.training, b.training) << trace;
+  EXPECT_EQ(a.hardware, b.hardware) << trace;
+  EXPECT_EQ(a.gpu, b.gpu) << trace;
+  EXPECT_EQ(a.precision, b.precision) << trace;
+  EXPECT_EQ(a.tp, b.tp) << trace;
+  EXPECT_EQ(a.dp, b.dp) << trace;
+  EXPECT_EQ(a.evidence, b.evidence) << trace;
+}
+
+TEST(Job, TracesAreImportedOnceAndWhatIsDerivedIsKept) {
+  use_scratch_cache("job-kept");
+  const fs::path trace = shared_trace("tracelens/h100_qwen1.5_0.5b_inference.json.gz");
+  Job job = Job::open({trace});
+  EXPECT_TRUE(job.input().imported);
+  EXPECT_EQ(job.title(), sources_title({trace}));
+  EXPECT_TRUE(fs::exists(job.path()));
+  ASSERT_NE(job.summary(), nullptr);  // imported with its summaries
+  EXPECT_EQ(job.summary()->ranks.size(), job.description().ranks().size());
+  EXPECT_EQ(&job.description(), &job.description());
+  EXPECT_EQ(&job.profile(), &job.profile());
+  EXPECT_EQ(&job.work(), &job.work());
+  EXPECT_EQ(&job.analysis(), &job.analysis());
+  EXPECT_EQ(&job.workload(), &job.workload());
+  EXPECT_TRUE(job.workload().transformer);
+  EXPECT_EQ(job.workload().hidden, 1024);  // Qwen1.5-0.5B's hidden size (its config.json)
+  EXPECT_GT(job.work().ops.size(), 0u);
+  EXPECT_EQ(job.analysis().ranks.size(), job.profile().ranks().size());
+}
+
+// The workload is inferred from the description and summaries when the profile has them: the same as from the
+// events, on traces of one rank and of several, with and without shapes.
+TEST(Job, TheWorkloadFromSummariesIsTheWorkloadFromEvents) {
+  use_scratch_cache("job-workload");
+  for (const char* relative :
+       {"tracelens/h100_qwen1.5_0.5b_inference.json.gz", "kineto/resnet50_num_workers_4",
+        "hta/trace_diff/test/test.json.gz", "hta/trace_filter", "nsys_nccl/mfu_2gpu_after.sqlite",
+        "tracelens/mi300_resnet_act_checkpoint.json.gz"}) {
+    Job job = Job::open({shared_trace(relative)});
+    ASSERT_NE(job.summary(), nullptr) << relative;
+    const compare::Workload from_summaries = job.workload();
+    expect_same_workload(from_summaries, workload_of_events(job), relative);
+  }
+}
+
+TEST(Job, AFileThatIsNoProfileIsRefusedOnOneLine) {
+  const fs::path dir = use_scratch_cache("job-refused");
+  const fs::path bogus = dir / "bogus.msdb";
+  std::ofstream(bogus) << "not a database";
+  Job job = Job::open({bogus});
+  EXPECT_FALSE(job.input().imported);
+  try {
+    job.description();
+    FAIL() << "a file that is no profile was opened";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("bogus.msdb"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+}  // namespace
+}  // namespace meshscope
