@@ -1531,6 +1531,10 @@ class RecordChecks {
       fail("{}: {} ends at {}, before its start {} (or out of range)", path_.string(), what, end, start);
     return {start, end};
   }
+  void same_rank(std::int32_t rank, std::int32_t row_rank, const char* what) const {
+    if (row_rank != rank)
+      fail("{}: {} of rank {} among the rows of rank {}", path_.string(), what, row_rank, rank);
+  }
   template <typename Kind>
   Kind kind(Kind kind, int count, const char* what) const {
     const int value = static_cast<int>(kind);
@@ -1546,22 +1550,13 @@ class RecordChecks {
 
 }  // namespace
 
-Profile Profile::of_records(const std::filesystem::path& path, const RankRecords& in,
-                            const LoadOptions& options) {
-  const std::int32_t rank = in.info.rank;
-  const RecordChecks check(path, in.strings.size());
-  auto same_rank = [&](std::int32_t row_rank, const char* what) {
-    if (row_rank != rank)
-      fail("{}: {} of rank {} among the rows of rank {}", path.string(), what, row_rank, rank);
-  };
-  std::vector<std::string> strings;
-  strings.reserve(in.strings.size() + 8);
-  strings.emplace_back();
-  for (const std::string* text : in.strings) strings.push_back(*text);
+namespace {
 
-  // The description, as read_ranks, read_devices and read_process_groups read what the writer wrote.
-  RankSlots ranks;
-  Rank& r = ranks.slot(rank);
+// The description, as read_ranks, read_devices and read_process_groups read what the writer wrote.
+void describe_rank(const std::filesystem::path& path, const RankRecords& in, const RecordChecks& check,
+                   Rank& r) {
+  const std::int32_t rank = in.info.rank;
+  auto same_rank = [&](std::int32_t row_rank, const char* what) { check.same_rank(rank, row_rank, what); };
   r.world_size = in.info.world_size;
   if (r.world_size != kNull && (r.world_size < 1 || r.world_size > kMaxRank + 1))
     fail("{}: {} is not a world size (1 to 1000001)", path.string(), r.world_size);
@@ -1609,18 +1604,11 @@ Profile Profile::of_records(const std::filesystem::path& path, const RankRecords
       r.process_groups.push_back({name, g->pg_desc, g->backend, g->group_size, std::move(members)});
     }
   }
-  StreamNames stream_names;
-  for (const StreamInfo& s : in.streams) {
-    same_rank(s.rank, "a stream");
-    stream_names[{rank, s.device, s.stream}] = s.name;
-  }
-  ThreadNames thread_names;
-  for (const ThreadInfo& t : in.threads) {
-    same_rank(t.rank, "a thread");
-    thread_names[{rank, t.pid, t.tid}] = t.name;
-  }
+}
 
-  // The events, as the scans read them.
+// The activities, as the activity scan reads them.
+ActivityScan scan_activities(const RankRecords& in, const RecordChecks& check, const LoadOptions& options) {
+  const std::int32_t rank = in.info.rank;
   ActivityScan activities;
   {
     std::vector<KernelDetail>& kernels = activities.kernels[rank];
@@ -1630,7 +1618,7 @@ Profile Profile::of_records(const std::filesystem::path& path, const RankRecords
     StreamKey last_key{-1, -1, -1};
     for (std::size_t i = 0; i < in.activities.size(); ++i) {
       const ActivityRecord& rec = in.activities[i];
-      same_rank(rec.rank, "an activity");
+      check.same_rank(rank, rec.rank, "an activity");
       const StreamKey key{rank, rec.device, rec.stream};
       if (!bucket || key != last_key) {
         bucket = &activities.buckets[key];
@@ -1662,7 +1650,13 @@ Profile Profile::of_records(const std::filesystem::path& path, const RankRecords
     }
     for (auto& [key, list] : activities.buckets) stable_sort_unless_sorted(list, activity_before);
   }
+  return activities;
+}
 
+// The collectives, as read_collectives reads them; each source word is added to STRINGS once.
+std::vector<CollectiveRow> collective_rows_of(const RankRecords& in, const RecordChecks& check,
+                                              std::vector<std::string>& strings) {
+  const std::int32_t rank = in.info.rank;
   std::vector<CollectiveRow> collective_rows;
   {
     collective_rows.reserve(in.collectives.size() + in.resolved_collectives.size());
@@ -1670,7 +1664,7 @@ Profile Profile::of_records(const std::filesystem::path& path, const RankRecords
     std::int64_t id = 0;
     for (const auto list : {in.collectives, in.resolved_collectives}) {
       for (const CollectiveRecord& rec : list) {
-        same_rank(rec.rank, "a collective");
+        check.same_rank(rank, rec.rank, "a collective");
         Collective c{};
         c.id = ++id;
         c.activity_id = rec.activity_id;
@@ -1708,14 +1702,12 @@ Profile Profile::of_records(const std::filesystem::path& path, const RankRecords
                        std::tie(b.collective.start_ns, b.collective.id);
               });
   }
-  for (const FlowRecord& f : in.flows) {
-    same_rank(f.rank, "a flow");
-    if (!time_in_range(f.src_ns) || (f.dst_ns != kNull && !time_in_range(f.dst_ns)))
-      fail("{}: a flow's time is out of range", path.string());
-    r.flows.push_back({check.string(f.category, "a flow"), f.flow_id, f.src_ns, f.src_pid, f.src_tid,
-                       f.dst_ns, f.dst_pid, f.dst_tid});
-  }
+  return collective_rows;
+}
 
+// The API calls, as the API call scan reads them.
+ApiCallScan scan_api_calls(const RankRecords& in, const RecordChecks& check, const LoadOptions& options) {
+  const std::int32_t rank = in.info.rank;
   ApiCallScan api_calls;
   {
     RankCalls& list = api_calls[rank];
@@ -1723,7 +1715,7 @@ Profile Profile::of_records(const std::filesystem::path& path, const RankRecords
     CallThread last_thread{kNull, kNull};
     std::uint32_t last_index = 0;
     for (const ApiCallRecord& rec : in.api_calls) {
-      same_rank(rec.rank, "an API call");
+      check.same_rank(rank, rec.rank, "an API call");
       ApiCall a{};
       a.kind = check.kind(rec.kind, kApiKindCount, "an API call");
       const CallThread thread{rec.pid, rec.tid};
@@ -1740,7 +1732,13 @@ Profile Profile::of_records(const std::filesystem::path& path, const RankRecords
     }
     stable_sort_unless_sorted(list.calls, api_call_before);
   }
+  return api_calls;
+}
 
+// The CPU ranges, as the range scan reads them (CPU operators left out as OPTIONS says), depths checked.
+RangeScan scan_ranges(const std::filesystem::path& path, const RankRecords& in, const RecordChecks& check,
+                      const LoadOptions& options) {
+  const std::int32_t rank = in.info.rank;
   RangeScan range_scan;
   {
     if (in.range_depths.size() != in.ranges.size())
@@ -1750,7 +1748,7 @@ Profile Profile::of_records(const std::filesystem::path& path, const RankRecords
     TrackKey last_key{-1, false, 0, 0};
     for (std::size_t i = 0; i < in.ranges.size(); ++i) {
       const RangeRecord& rec = in.ranges[i];
-      same_rank(rec.rank, "a range");
+      check.same_rank(rank, rec.rank, "a range");
       const RangeKind kind = check.kind(rec.kind, kRangeKindCount, "a range");
       const bool kept_call = options.process_group_calls && kind == RangeKind::kCpuOp && rec.name > 0 &&
                              static_cast<std::size_t>(rec.name) <= in.strings.size() &&
@@ -1786,6 +1784,47 @@ Profile Profile::of_records(const std::filesystem::path& path, const RankRecords
     }
     check_range_depths(path, range_scan);
   }
+  return range_scan;
+}
+
+}  // namespace
+
+Profile Profile::of_records(const std::filesystem::path& path, const RankRecords& in,
+                            const LoadOptions& options) {
+  const std::int32_t rank = in.info.rank;
+  const RecordChecks check(path, in.strings.size());
+  std::vector<std::string> strings;
+  strings.reserve(in.strings.size() + 8);
+  strings.emplace_back();
+  for (const std::string* text : in.strings) strings.push_back(*text);
+
+  RankSlots ranks;
+  Rank& r = ranks.slot(rank);
+  describe_rank(path, in, check, r);
+  StreamNames stream_names;
+  for (const StreamInfo& s : in.streams) {
+    check.same_rank(rank, s.rank, "a stream");
+    stream_names[{rank, s.device, s.stream}] = s.name;
+  }
+  ThreadNames thread_names;
+  for (const ThreadInfo& t : in.threads) {
+    check.same_rank(rank, t.rank, "a thread");
+    thread_names[{rank, t.pid, t.tid}] = t.name;
+  }
+
+  // The events, as the scans read them.
+  ActivityScan activities = scan_activities(in, check, options);
+  std::vector<CollectiveRow> collective_rows = collective_rows_of(in, check, strings);
+  for (const FlowRecord& f : in.flows) {
+    check.same_rank(rank, f.rank, "a flow");
+    if (!time_in_range(f.src_ns) || (f.dst_ns != kNull && !time_in_range(f.dst_ns)))
+      fail("{}: a flow's time is out of range", path.string());
+    r.flows.push_back({check.string(f.category, "a flow"), f.flow_id, f.src_ns, f.src_pid, f.src_tid,
+                       f.dst_ns, f.dst_pid, f.dst_tid});
+  }
+
+  ApiCallScan api_calls = scan_api_calls(in, check, options);
+  RangeScan range_scan = scan_ranges(path, in, check, options);
 
   attach_activities(activities, stream_names, ranks);
   attach_collectives(collective_rows, ranks);
