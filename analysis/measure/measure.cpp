@@ -238,6 +238,122 @@ Breakdown breakdown(const Rank& r, std::span<const std::uint32_t> idx, Workspace
   return b;
 }
 
+// The activities' breakdown per step (STEPS, in order) and outside every step, into OUT: a stable counting
+// sort of the activities by step keeps each bucket ascending.
+void step_breakdowns(const Rank& r, const std::vector<StepRange>& steps, Workspace& ws, RankResult& out) {
+  const std::size_t n = r.activities.size();
+  const std::size_t buckets = steps.size() + 1;  // bucket 0 = outside every step
+  ws.step_first.assign(buckets + 1, 0);
+  for (std::uint32_t i = 0; i < n; ++i) ++ws.step_first[static_cast<std::size_t>(ws.step_of[i] + 1) + 1];
+  for (std::size_t b = 1; b <= buckets; ++b) ws.step_first[b] += ws.step_first[b - 1];
+  ws.order.resize(n);
+  {
+    std::vector<std::uint32_t> next(ws.step_first.begin(), ws.step_first.end() - 1);
+    for (std::uint32_t i = 0; i < n; ++i) ws.order[next[static_cast<std::size_t>(ws.step_of[i] + 1)]++] = i;
+  }
+  auto bucket = [&](std::size_t b) {
+    return std::span<const std::uint32_t>(ws.order.data() + ws.step_first[b],
+                                          ws.step_first[b + 1] - ws.step_first[b]);
+  };
+  out.outside_steps = breakdown(r, bucket(0), ws, nullptr);
+  out.steps.resize(steps.size());
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    StepResult& step = out.steps[s];
+    step.number = steps[s].number;
+    step.cpu_start_ns = steps[s].start_ns;
+    step.cpu_end_ns = steps[s].end_ns;
+    step.gpu = breakdown(r, bucket(s + 1), ws, nullptr);
+  }
+}
+
+// The idle time of stream S between its stretches of work, and the class it spends most time on.
+StreamIdle stream_idle(const Rank& r, std::size_t s, const Workspace& ws, const RankResult& out,
+                       const Options& options) {
+  StreamIdle idle;
+  idle.stream_index = static_cast<std::uint32_t>(s);
+  const GpuStream& st = r.streams[s];
+  TimeNs first_start = kMaxTime, cursor = kMinTime;
+  std::array<TimeNs, kClassCount> by_class{};
+  bool syncs = false;
+  for (std::uint32_t i = st.first; i < st.first + st.count; ++i) {
+    const std::uint8_t cls = ws.effective[i];
+    syncs |= out.classes[i] == ActivityClass::kSync;
+    if (cls == kDropped || cls == static_cast<std::uint8_t>(ActivityClass::kSync)) continue;
+    const Interval iv = ws.intervals[i];
+    by_class[cls] += std::max<TimeNs>(iv.end - iv.start, 0);
+    if (cursor == kMinTime) {
+      first_start = iv.start;
+      cursor = iv.end;
+      idle.busy_ns += std::max<TimeNs>(iv.end - iv.start, 0);
+      continue;
+    }
+    if (iv.start > cursor) {
+      const TimeNs gap = iv.start - cursor;
+      const std::int32_t api = ws.correlation.find(r.activities[i].correlation);
+      ++idle.gaps;
+      if (api >= 0 && r.api_calls[static_cast<std::size_t>(api)].start_ns > cursor) {
+        idle.host_bound_ns += gap;
+      } else if (gap < options.kernel_gap_threshold_ns) {
+        idle.kernel_gap_ns += gap;
+      } else {
+        idle.other_ns += gap;
+      }
+      idle.busy_ns += std::max<TimeNs>(iv.end - iv.start, 0);
+      cursor = iv.end;
+    } else if (iv.end > cursor) {
+      idle.busy_ns += iv.end - cursor;
+      cursor = iv.end;
+    }
+  }
+  if (cursor != kMinTime) {
+    idle.span_ns = cursor - first_start;
+    idle.idle_ns = idle.host_bound_ns + idle.kernel_gap_ns + idle.other_ns;
+  }
+  for (int c = 0; c < kClassCount; ++c) {
+    if (by_class[c] > by_class[static_cast<int>(idle.work)]) idle.work = static_cast<ActivityClass>(c);
+  }
+  if (syncs && by_class[static_cast<int>(idle.work)] == 0) idle.work = ActivityClass::kSync;
+  idle.compute_ns = by_class[static_cast<int>(ActivityClass::kCompute)];
+  return idle;
+}
+
+// The activity names' statistics (count, total, min, max, class and its evidence), longest total first.
+void kernel_stats(const Rank& r, Workspace& ws, RankResult& out) {
+  const std::size_t n = r.activities.size();
+  ws.touched.clear();
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (ws.effective[i] == kDropped) continue;
+    const Activity& a = r.activities[i];
+    if (a.name >= ws.names.size()) ws.names.resize(std::max<std::size_t>(a.name + 1, ws.names.size() * 2));
+    NameAcc& acc = ws.names[a.name];
+    const TimeNs d = std::max<TimeNs>(ws.intervals[i].end - ws.intervals[i].start, 0);
+    if (acc.count == 0) {
+      ws.touched.push_back(a.name);
+      acc.cls = out.classes[i];
+      acc.evidence = ws.verdicts[i].evidence;
+      acc.rule = ws.verdicts[i].rule;
+      acc.min = acc.max = d;
+    } else if (ws.verdicts[i].evidence == Evidence::kMetadata && acc.evidence != Evidence::kMetadata) {
+      acc.evidence = Evidence::kMetadata;
+      acc.rule = -1;
+    }
+    ++acc.count;
+    acc.total += d;
+    acc.min = std::min(acc.min, d);
+    acc.max = std::max(acc.max, d);
+  }
+  out.kernels.clear();
+  out.kernels.reserve(ws.touched.size());
+  for (StringId name : ws.touched) {
+    NameAcc& acc = ws.names[name];
+    out.kernels.push_back({name, acc.cls, acc.evidence, acc.rule, acc.count, acc.total, acc.min, acc.max});
+    acc = NameAcc{};
+  }
+  std::sort(out.kernels.begin(), out.kernels.end(), [](const KernelStat& a, const KernelStat& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+}
+
 void analyze_rank(const Profile& profile, const Rank& r, const Classifier& classifier, const Options& options,
                   Workspace& ws, RankResult& out, std::vector<NameOnlyComm>& name_only,
                   std::vector<std::string>& cpu_ops) {
@@ -333,115 +449,12 @@ void analyze_rank(const Profile& profile, const Rank& r, const Classifier& class
 
   out.total = breakdown(r, ws.all, ws, &out.exposed_comm);
 
-  // Per step: a stable counting sort of the activities by step keeps each bucket ascending.
-  {
-    const std::size_t buckets = steps.size() + 1;  // bucket 0 = outside every step
-    ws.step_first.assign(buckets + 1, 0);
-    for (std::uint32_t i = 0; i < n; ++i) ++ws.step_first[static_cast<std::size_t>(ws.step_of[i] + 1) + 1];
-    for (std::size_t b = 1; b <= buckets; ++b) ws.step_first[b] += ws.step_first[b - 1];
-    ws.order.resize(n);
-    {
-      std::vector<std::uint32_t> next(ws.step_first.begin(), ws.step_first.end() - 1);
-      for (std::uint32_t i = 0; i < n; ++i) ws.order[next[static_cast<std::size_t>(ws.step_of[i] + 1)]++] = i;
-    }
-    auto bucket = [&](std::size_t b) {
-      return std::span<const std::uint32_t>(ws.order.data() + ws.step_first[b],
-                                            ws.step_first[b + 1] - ws.step_first[b]);
-    };
-    out.outside_steps = breakdown(r, bucket(0), ws, nullptr);
-    out.steps.resize(steps.size());
-    for (std::size_t s = 0; s < steps.size(); ++s) {
-      StepResult& step = out.steps[s];
-      step.number = steps[s].number;
-      step.cpu_start_ns = steps[s].start_ns;
-      step.cpu_end_ns = steps[s].end_ns;
-      step.gpu = breakdown(r, bucket(s + 1), ws, nullptr);
-    }
-  }
+  step_breakdowns(r, steps, ws, out);
 
-  // Idle breakdown per stream.
   out.streams.resize(r.streams.size());
-  for (std::size_t s = 0; s < r.streams.size(); ++s) {
-    StreamIdle& idle = out.streams[s];
-    idle.stream_index = static_cast<std::uint32_t>(s);
-    const GpuStream& st = r.streams[s];
-    TimeNs first_start = kMaxTime, cursor = kMinTime;
-    std::array<TimeNs, kClassCount> by_class{};
-    bool syncs = false;
-    for (std::uint32_t i = st.first; i < st.first + st.count; ++i) {
-      const std::uint8_t cls = ws.effective[i];
-      syncs |= out.classes[i] == ActivityClass::kSync;
-      if (cls == kDropped || cls == static_cast<std::uint8_t>(ActivityClass::kSync)) continue;
-      const Interval iv = ws.intervals[i];
-      by_class[cls] += std::max<TimeNs>(iv.end - iv.start, 0);
-      if (cursor == kMinTime) {
-        first_start = iv.start;
-        cursor = iv.end;
-        idle.busy_ns += std::max<TimeNs>(iv.end - iv.start, 0);
-        continue;
-      }
-      if (iv.start > cursor) {
-        const TimeNs gap = iv.start - cursor;
-        const std::int32_t api = ws.correlation.find(r.activities[i].correlation);
-        ++idle.gaps;
-        if (api >= 0 && r.api_calls[static_cast<std::size_t>(api)].start_ns > cursor) {
-          idle.host_bound_ns += gap;
-        } else if (gap < options.kernel_gap_threshold_ns) {
-          idle.kernel_gap_ns += gap;
-        } else {
-          idle.other_ns += gap;
-        }
-        idle.busy_ns += std::max<TimeNs>(iv.end - iv.start, 0);
-        cursor = iv.end;
-      } else if (iv.end > cursor) {
-        idle.busy_ns += iv.end - cursor;
-        cursor = iv.end;
-      }
-    }
-    if (cursor != kMinTime) {
-      idle.span_ns = cursor - first_start;
-      idle.idle_ns = idle.host_bound_ns + idle.kernel_gap_ns + idle.other_ns;
-    }
-    for (int c = 0; c < kClassCount; ++c) {
-      if (by_class[c] > by_class[static_cast<int>(idle.work)]) idle.work = static_cast<ActivityClass>(c);
-    }
-    if (syncs && by_class[static_cast<int>(idle.work)] == 0) idle.work = ActivityClass::kSync;
-    idle.compute_ns = by_class[static_cast<int>(ActivityClass::kCompute)];
-  }
+  for (std::size_t s = 0; s < r.streams.size(); ++s) out.streams[s] = stream_idle(r, s, ws, out, options);
 
-  // Kernel (activity name) statistics.
-  ws.touched.clear();
-  for (std::uint32_t i = 0; i < n; ++i) {
-    if (ws.effective[i] == kDropped) continue;
-    const Activity& a = r.activities[i];
-    if (a.name >= ws.names.size()) ws.names.resize(std::max<std::size_t>(a.name + 1, ws.names.size() * 2));
-    NameAcc& acc = ws.names[a.name];
-    const TimeNs d = std::max<TimeNs>(ws.intervals[i].end - ws.intervals[i].start, 0);
-    if (acc.count == 0) {
-      ws.touched.push_back(a.name);
-      acc.cls = out.classes[i];
-      acc.evidence = ws.verdicts[i].evidence;
-      acc.rule = ws.verdicts[i].rule;
-      acc.min = acc.max = d;
-    } else if (ws.verdicts[i].evidence == Evidence::kMetadata && acc.evidence != Evidence::kMetadata) {
-      acc.evidence = Evidence::kMetadata;
-      acc.rule = -1;
-    }
-    ++acc.count;
-    acc.total += d;
-    acc.min = std::min(acc.min, d);
-    acc.max = std::max(acc.max, d);
-  }
-  out.kernels.clear();
-  out.kernels.reserve(ws.touched.size());
-  for (StringId name : ws.touched) {
-    NameAcc& acc = ws.names[name];
-    out.kernels.push_back({name, acc.cls, acc.evidence, acc.rule, acc.count, acc.total, acc.min, acc.max});
-    acc = NameAcc{};
-  }
-  std::sort(out.kernels.begin(), out.kernels.end(), [](const KernelStat& a, const KernelStat& b) {
-    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
-  });
+  kernel_stats(r, ws, out);
 }
 
 using RankScratch = Workspace;
