@@ -500,102 +500,73 @@ Analysis analyze(const Profile& profile, const Options& options) {
   return combine(profile, std::move(parts), {}, options);
 }
 
-Analysis combine(const Profile& profile, std::vector<RankPart> parts,
-                 const std::vector<std::uint8_t>& analysed, const Options& options) {
-  Analysis result;
+// The longest activity names of each class over the whole profile (OPTIONS.top_kernels each), and per class
+// what classified its time (evidence and rule: the time, the names, the largest).
+void top_kernels(Analysis& result, const Options& options) {
+  std::vector<NameAcc> names;
+  std::vector<StringId> touched;
+  for (const RankResult& rr : result.ranks) {
+    for (const KernelStat& k : rr.kernels) {
+      if (k.name >= names.size()) names.resize(std::max<std::size_t>(k.name + 1, names.size() * 2));
+      NameAcc& acc = names[k.name];
+      if (acc.count == 0) {
+        touched.push_back(k.name);
+        acc.cls = k.cls;
+        acc.evidence = k.evidence;
+        acc.rule = k.rule;
+        acc.min = k.min_ns;
+        acc.max = k.max_ns;
+      } else if (k.evidence == Evidence::kMetadata && acc.evidence != Evidence::kMetadata) {
+        acc.evidence = Evidence::kMetadata;
+        acc.rule = -1;
+      }
+      acc.count += k.count;
+      acc.total += k.total_ns;
+      acc.min = std::min(acc.min, k.min_ns);
+      acc.max = std::max(acc.max, k.max_ns);
+    }
+  }
+  for (StringId name : touched) {
+    const NameAcc& acc = names[name];
+    result.top_kernels[static_cast<int>(acc.cls)].push_back(
+        {name, acc.cls, acc.evidence, acc.rule, acc.count, acc.total, acc.min, acc.max});
+    // Why: per class, per piece of evidence, the time and the largest kernel.
+    auto& reasons = result.reasons[static_cast<int>(acc.cls)];
+    auto it = std::find_if(reasons.begin(), reasons.end(), [&](const ClassReason& r) {
+      return r.evidence == acc.evidence && r.rule == acc.rule;
+    });
+    if (it == reasons.end()) {
+      reasons.push_back({acc.evidence, acc.rule});
+      it = reasons.end() - 1;
+    }
+    ++it->names;
+    it->total_ns += acc.total;
+    if (it->largest == kNoString || acc.total > it->largest_ns ||
+        (acc.total == it->largest_ns && name < it->largest)) {
+      it->largest = name;
+      it->largest_ns = acc.total;
+    }
+  }
+  for (auto& reasons : result.reasons) {
+    std::sort(reasons.begin(), reasons.end(), [](const ClassReason& a, const ClassReason& b) {
+      return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.largest < b.largest;
+    });
+  }
+  for (auto& list : result.top_kernels) {
+    std::sort(list.begin(), list.end(), [](const KernelStat& a, const KernelStat& b) {
+      return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+    });
+    if (list.size() > options.top_kernels) list.resize(options.top_kernels);
+  }
+}
+
+// What could not be measured, in plain words: ranks without GPU work or steps, work outside the steps,
+// collectives whose peers are missing or unmatched.
+std::vector<std::string> measurement_notes(const Profile& profile, const Analysis& result,
+                                           const std::vector<std::uint8_t>& analysed) {
   const auto& ranks = profile.ranks();
-  if (parts.size() != ranks.size()) throw std::invalid_argument("measure::combine: one part per rank");
   auto is_analysed = [&](std::size_t ri) { return analysed.empty() || analysed[ri] != 0; };
-  result.rules = Classifier(options.user_rules).rules();
-  result.ranks.resize(ranks.size());
-  std::vector<std::vector<NameOnlyComm>> name_only(ranks.size());
-  std::vector<std::vector<std::string>> cpu_ops(ranks.size());
-  for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
-    if (!is_analysed(ri)) {
-      // A rank left out must hold no events: its collectives would be matched without their launch ops.
-      if (!ranks[ri].collectives.empty() || !ranks[ri].activities.empty())
-        throw std::invalid_argument("measure::combine: a rank left out holds events");
-      result.ranks[ri].rank = ranks[ri].rank;
-      result.ranks[ri].rank_index = ri;
-      continue;
-    }
-    result.ranks[ri] = std::move(parts[ri].result);
-    name_only[ri] = std::move(parts[ri].name_only);
-    cpu_ops[ri] = std::move(parts[ri].cpu_ops);
-  }
-
-  result.collectives = analyze_collectives(profile, cpu_ops, name_only);
-  for (const RankResult& rr : result.ranks) result.collectives.launches_without_op += rr.launches_without_op;
-  for (const CollectiveInstance& inst : result.collectives.instances) {
-    if (!inst.complete) continue;
-    for (std::uint32_t m = inst.first_member; m < inst.first_member + inst.member_count; ++m) {
-      const InstanceMember& member = result.collectives.members[m];
-      result.ranks[member.rank_index].collective_wait_ns += member.wait_ns;
-      result.ranks[member.rank_index].collective_transfer_ns += member.transfer_ns;
-    }
-  }
-
-  // Top kernels over the whole profile.
-  {
-    std::vector<NameAcc> names;
-    std::vector<StringId> touched;
-    for (const RankResult& rr : result.ranks) {
-      for (const KernelStat& k : rr.kernels) {
-        if (k.name >= names.size()) names.resize(std::max<std::size_t>(k.name + 1, names.size() * 2));
-        NameAcc& acc = names[k.name];
-        if (acc.count == 0) {
-          touched.push_back(k.name);
-          acc.cls = k.cls;
-          acc.evidence = k.evidence;
-          acc.rule = k.rule;
-          acc.min = k.min_ns;
-          acc.max = k.max_ns;
-        } else if (k.evidence == Evidence::kMetadata && acc.evidence != Evidence::kMetadata) {
-          acc.evidence = Evidence::kMetadata;
-          acc.rule = -1;
-        }
-        acc.count += k.count;
-        acc.total += k.total_ns;
-        acc.min = std::min(acc.min, k.min_ns);
-        acc.max = std::max(acc.max, k.max_ns);
-      }
-    }
-    for (StringId name : touched) {
-      const NameAcc& acc = names[name];
-      result.top_kernels[static_cast<int>(acc.cls)].push_back(
-          {name, acc.cls, acc.evidence, acc.rule, acc.count, acc.total, acc.min, acc.max});
-      // Why: per class, per piece of evidence, the time and the largest kernel.
-      auto& reasons = result.reasons[static_cast<int>(acc.cls)];
-      auto it = std::find_if(reasons.begin(), reasons.end(), [&](const ClassReason& r) {
-        return r.evidence == acc.evidence && r.rule == acc.rule;
-      });
-      if (it == reasons.end()) {
-        reasons.push_back({acc.evidence, acc.rule});
-        it = reasons.end() - 1;
-      }
-      ++it->names;
-      it->total_ns += acc.total;
-      if (it->largest == kNoString || acc.total > it->largest_ns ||
-          (acc.total == it->largest_ns && name < it->largest)) {
-        it->largest = name;
-        it->largest_ns = acc.total;
-      }
-    }
-    for (auto& reasons : result.reasons) {
-      std::sort(reasons.begin(), reasons.end(), [](const ClassReason& a, const ClassReason& b) {
-        return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.largest < b.largest;
-      });
-    }
-    for (auto& list : result.top_kernels) {
-      std::sort(list.begin(), list.end(), [](const KernelStat& a, const KernelStat& b) {
-        return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
-      });
-      if (list.size() > options.top_kernels) list.resize(options.top_kernels);
-    }
-  }
-
-  // What could not be measured, in plain words.
-  auto& notes = result.notes;
+  std::vector<std::string> notes;
   if (ranks.empty()) notes.push_back("the profile holds no ranks: there is nothing to measure");
   for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
     if (!is_analysed(ri)) continue;
@@ -688,6 +659,46 @@ Analysis combine(const Profile& profile, std::vector<RankPart> parts,
                     "the clocks of different hosts may differ",
                     cr.unpaired_ops));
   }
+  return notes;
+}
+
+Analysis combine(const Profile& profile, std::vector<RankPart> parts,
+                 const std::vector<std::uint8_t>& analysed, const Options& options) {
+  Analysis result;
+  const auto& ranks = profile.ranks();
+  if (parts.size() != ranks.size()) throw std::invalid_argument("measure::combine: one part per rank");
+  auto is_analysed = [&](std::size_t ri) { return analysed.empty() || analysed[ri] != 0; };
+  result.rules = Classifier(options.user_rules).rules();
+  result.ranks.resize(ranks.size());
+  std::vector<std::vector<NameOnlyComm>> name_only(ranks.size());
+  std::vector<std::vector<std::string>> cpu_ops(ranks.size());
+  for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
+    if (!is_analysed(ri)) {
+      // A rank left out must hold no events: its collectives would be matched without their launch ops.
+      if (!ranks[ri].collectives.empty() || !ranks[ri].activities.empty())
+        throw std::invalid_argument("measure::combine: a rank left out holds events");
+      result.ranks[ri].rank = ranks[ri].rank;
+      result.ranks[ri].rank_index = ri;
+      continue;
+    }
+    result.ranks[ri] = std::move(parts[ri].result);
+    name_only[ri] = std::move(parts[ri].name_only);
+    cpu_ops[ri] = std::move(parts[ri].cpu_ops);
+  }
+
+  result.collectives = analyze_collectives(profile, cpu_ops, name_only);
+  for (const RankResult& rr : result.ranks) result.collectives.launches_without_op += rr.launches_without_op;
+  for (const CollectiveInstance& inst : result.collectives.instances) {
+    if (!inst.complete) continue;
+    for (std::uint32_t m = inst.first_member; m < inst.first_member + inst.member_count; ++m) {
+      const InstanceMember& member = result.collectives.members[m];
+      result.ranks[member.rank_index].collective_wait_ns += member.wait_ns;
+      result.ranks[member.rank_index].collective_transfer_ns += member.transfer_ns;
+    }
+  }
+
+  top_kernels(result, options);
+  result.notes = measurement_notes(profile, result, analysed);
   return result;
 }
 
