@@ -234,30 +234,11 @@ TimeNs union_length(std::vector<std::pair<TimeNs, TimeNs>>& spans) {
   return total;
 }
 
-void measure_group(const Profile& p, const Analysis& a, const StageEvents* stage_events, PipelineGroup& g,
-                   std::vector<std::string>& notes) {
-  const int stages = static_cast<int>(g.ranks.size());
-  std::int32_t present = 0;
-  for (int s = 0; s < stages; ++s) {
-    PipelineStage st;
-    st.stage = s;
-    st.rank = g.ranks[static_cast<std::size_t>(s)];
-    for (std::size_t ri = 0; ri < p.ranks().size(); ++ri) {
-      if (p.ranks()[ri].rank == st.rank) st.rank_index = static_cast<std::int64_t>(ri);
-    }
-    if (st.rank_index >= 0) {
-      const auto ri = static_cast<std::size_t>(st.rank_index);
-      st.steps = stage_events ? stage_blocks((*stage_events)(ri), a, ri) : stage_blocks(p, a, ri);
-      ++present;
-    }
-    g.stages.push_back(std::move(st));
-  }
-  if (present < stages) {
-    notes.push_back(
-        fmt::format("pipeline {}: {} of its {} stages are in the profile; the others' bubbles are not "
-                    "measured",
-                    g.source, present, stages));
-  }
+// The schedule of G: the candidate (1F1B, GPipe, interleaved with v chunks) whose warm-ups match the most of
+// its PRESENT stages, in the first step with blocks; its micro-batches and predicted bubble. False when no
+// stage shows forward and backward micro-batches (the schedule is then "unknown").
+bool detect_schedule(PipelineGroup& g, std::int32_t present, std::vector<std::string>& notes) {
+  const int stages = static_cast<int>(g.stages.size());
   // The schedule: the candidate whose warm-ups match the most stages (first step with blocks).
   const PipelineStage* reference = nullptr;
   for (const auto& st : g.stages) {
@@ -272,7 +253,7 @@ void measure_group(const Profile& p, const Analysis& a, const StageEvents* stage
         fmt::format("pipeline {}: no forward/backward micro-batches found (the CPU ranges that tell "
                     "forward from backward, or the launches, are missing)",
                     g.source));
-    return;
+    return false;
   }
   const int forwards = reference->steps.front().forwards;
   struct Candidate {
@@ -311,22 +292,12 @@ void measure_group(const Profile& p, const Analysis& a, const StageEvents* stage
   const double pv = static_cast<double>(stages - 1);
   g.predicted_bubble = pv / (static_cast<double>(g.virtual_stages) * g.micro_batches + pv);
 
-  // Chunks and micro-batches of interleaved units (Megatron-LM: chunk (k mod pv) / p, reversed backwards).
-  if (g.schedule == "interleaved") {
-    const int v = g.virtual_stages;
-    for (auto& st : g.stages) {
-      for (auto& step : st.steps) {
-        for (auto& b : step.blocks) {
-          const int in_group = b.unit % (stages * v);
-          b.chunk = b.forward ? in_group / stages : v - 1 - in_group / stages;
-          b.micro_batch = (b.unit / (stages * v)) * stages + b.unit % stages;
-        }
-      }
-    }
-  }
+  return true;
+}
 
-  // Bubbles per step: the window spans every stage's blocks; each stage's bubble is the window minus the
-  // union of its blocks.
+// Each stage's bubble per step: the step's window spans every stage's blocks, and a stage's bubble is the
+// window minus the union of its blocks; the mean per stage, per step and over the group.
+void measure_bubbles(PipelineGroup& g) {
   std::map<std::int64_t, PipelineStep> windows;
   for (const auto& st : g.stages) {
     for (const auto& step : st.steps) {
@@ -380,8 +351,11 @@ void measure_group(const Profile& p, const Analysis& a, const StageEvents* stage
     g.steps.push_back(w);
   }
   g.measured_bubble = counted > 0 ? total / counted : 0.0;
+}
 
-  // The schedule with the stages' measured work: per stage the mean busy time per step.
+// The schedule with the stages' measured work (per stage the mean busy time per step): the bubble an
+// imbalance between stages adds, and the slowest stage.
+void measure_imbalance(PipelineGroup& g) {
   std::vector<double> work;
   for (const auto& st : g.stages) {
     double sum = 0;
@@ -416,6 +390,49 @@ void measure_group(const Profile& p, const Analysis& a, const StageEvents* stage
     g.imbalanced_bubble = idle / n;
     g.imbalance = most / (sum / n);
   }
+}
+
+void measure_group(const Profile& p, const Analysis& a, const StageEvents* stage_events, PipelineGroup& g,
+                   std::vector<std::string>& notes) {
+  const int stages = static_cast<int>(g.ranks.size());
+  std::int32_t present = 0;
+  for (int s = 0; s < stages; ++s) {
+    PipelineStage st;
+    st.stage = s;
+    st.rank = g.ranks[static_cast<std::size_t>(s)];
+    for (std::size_t ri = 0; ri < p.ranks().size(); ++ri) {
+      if (p.ranks()[ri].rank == st.rank) st.rank_index = static_cast<std::int64_t>(ri);
+    }
+    if (st.rank_index >= 0) {
+      const auto ri = static_cast<std::size_t>(st.rank_index);
+      st.steps = stage_events ? stage_blocks((*stage_events)(ri), a, ri) : stage_blocks(p, a, ri);
+      ++present;
+    }
+    g.stages.push_back(std::move(st));
+  }
+  if (present < stages) {
+    notes.push_back(
+        fmt::format("pipeline {}: {} of its {} stages are in the profile; the others' bubbles are not "
+                    "measured",
+                    g.source, present, stages));
+  }
+  if (!detect_schedule(g, present, notes)) return;
+  // Chunks and micro-batches of interleaved units (Megatron-LM: chunk (k mod pv) / p, reversed backwards).
+  if (g.schedule == "interleaved") {
+    const int v = g.virtual_stages;
+    for (auto& st : g.stages) {
+      for (auto& step : st.steps) {
+        for (auto& b : step.blocks) {
+          const int in_group = b.unit % (stages * v);
+          b.chunk = b.forward ? in_group / stages : v - 1 - in_group / stages;
+          b.micro_batch = (b.unit / (stages * v)) * stages + b.unit % stages;
+        }
+      }
+    }
+  }
+
+  measure_bubbles(g);
+  measure_imbalance(g);
 }
 
 PipelineReport measure_groups(const Profile& profile, const Analysis& analysis,
