@@ -306,10 +306,8 @@ void pipeline_json(JsonWriter& j, const Profile& profile, const measure::Pipelin
   j.end_object();
 }
 
-void write_json(const Profile& profile, const Analysis& a, const Options& options, const Sections& sections) {
-  JsonWriter j(true);
-  const TimeNs origin = profile.first_ns();
-  j.begin_object();
+// "profile": its schema, ranks, the devices they used and the events it holds.
+void profile_json(JsonWriter& j, const Profile& profile) {
   j.key("profile").begin_object();
   j.field("schema_version", profile.schema_version());
   j.field("ranks", static_cast<std::int64_t>(profile.ranks().size()));
@@ -336,8 +334,11 @@ void write_json(const Profile& profile, const Analysis& a, const Options& option
   j.field("collective", n.collective).field("flow", n.flow);
   j.end_object();
   j.end_object();
-  j.field("hta_compatible", options.hta);
+}
 
+// "ranks": each rank's breakdown, steps and streams.
+void ranks_json(JsonWriter& j, const Profile& profile, const Analysis& a) {
+  const TimeNs origin = profile.first_ns();
   j.key("ranks").begin_array();
   for (const RankResult& rr : a.ranks) {
     const Rank& r = profile.ranks()[rr.rank_index];
@@ -384,7 +385,10 @@ void write_json(const Profile& profile, const Analysis& a, const Options& option
     j.end_object();
   }
   j.end_array();
+}
 
+// "collectives", "matching" and "stragglers".
+void collectives_json(JsonWriter& j, const Analysis& a) {
   const auto& c = a.collectives;
   j.key("collectives").begin_array();
   for (const auto& s : c.stats) {
@@ -418,6 +422,10 @@ void write_json(const Profile& profile, const Analysis& a, const Options& option
     j.end_object();
   }
   j.end_array();
+}
+
+// "top_kernels" and "classification": per class its longest kernels and what classified its time.
+void classes_json(JsonWriter& j, const Profile& profile, const Analysis& a) {
   j.key("top_kernels").begin_object();
   for (int cls = 0; cls < measure::kClassCount; ++cls) {
     j.key(measure::to_string(static_cast<ActivityClass>(cls))).begin_array();
@@ -446,6 +454,17 @@ void write_json(const Profile& profile, const Analysis& a, const Options& option
     j.end_array();
   }
   j.end_object();
+}
+
+void write_json(const Profile& profile, const Analysis& a, const Options& options, const Sections& sections) {
+  JsonWriter j(true);
+  j.begin_object();
+  profile_json(j, profile);
+  j.field("hta_compatible", options.hta);
+
+  ranks_json(j, profile, a);
+  collectives_json(j, a);
+  classes_json(j, profile, a);
   j.key("launches");
   launches_json(j, profile, sections, options);
   j.key("pipeline");

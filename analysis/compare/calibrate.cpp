@@ -314,28 +314,10 @@ std::vector<double> compute_seconds_per_step(const measure::Analysis& analysis) 
   return out;
 }
 
-ProfileCalibration calibrate(const Profile& profile, const measure::Analysis& analysis,
-                             const model::ModelSpec& model, const model::HardwareSpec& hw,
-                             const model::ParallelConfig& config, const model::Efficiencies& eff) {
-  ProfileCalibration out;
-  out.points = collect_link_points(profile, analysis, hw);
-  out.intra = fit_link(out.points, LinkClass::kIntraNode);
-  out.inter = fit_link(out.points, LinkClass::kInterNode);
-
-  // Per (op, group size, class) fits, for display.
-  std::map<std::tuple<int, int, int>, std::vector<LinkPoint>> by_group;
-  for (const LinkPoint& p : out.points)
-    by_group[{static_cast<int>(p.op), p.group_size, static_cast<int>(p.link)}].push_back(p);
-  for (const auto& [key, pts] : by_group) {
-    GroupFit g;
-    g.op = static_cast<model::Collective>(std::get<0>(key));
-    g.group_size = std::get<1>(key);
-    g.link = static_cast<LinkClass>(std::get<2>(key));
-    g.fit = fit_points(pts, g.link);
-    out.groups.push_back(std::move(g));
-  }
-
-  const model::Efficiencies defaults = eff;
+// Applies the intra- and inter-node link fits that hold (R² at least kMinR2) over DEFAULTS' links, and says
+// for each what was fitted, applied or kept.
+void apply_link_fits(ProfileCalibration& out, const model::HardwareSpec& hw,
+                     const model::Efficiencies& defaults) {
   for (LinkFit* f : {&out.intra, &out.inter}) {
     const bool intra = f->link == LinkClass::kIntraNode;
     const double alpha = intra ? defaults.intra_node_alpha_s : defaults.inter_node_alpha_s;
@@ -373,8 +355,13 @@ ProfileCalibration calibrate(const Profile& profile, const measure::Analysis& an
                       to_string(f->link), f->reason, alpha * 1e6, bw / 1e9));
     }
   }
+}
 
-  // Compute efficiency.
+// The GEMM efficiency that makes the model's compute for MODEL on HW with CONFIG equal the measured compute
+// per rank-step of ANALYSIS, with a note of what was fitted or why not.
+void fit_model_compute(ProfileCalibration& out, const measure::Analysis& analysis,
+                       const model::ModelSpec& model, const model::HardwareSpec& hw,
+                       const model::ParallelConfig& config, const model::Efficiencies& defaults) {
   ComputeCalibration& cc = out.compute;
   const bool fp8 = config.precision == model::Precision::kFP8 && hw.peak_tflops_fp8 > 0;
   const double peak = (fp8 ? hw.peak_tflops_fp8 : hw.peak_tflops_bf16) * 1e12;
@@ -440,10 +427,14 @@ ProfileCalibration calibrate(const Profile& profile, const measure::Analysis& an
     out.notes.push_back(fmt::format("compute: not fitted ({}); keeps the default GEMM efficiency {:.1f} %",
                                     cc.reason, 100 * e0));
   }
-  // The kernels' own FLOPs, when the profile was recorded with shapes: independent of MODEL and CONFIG, so
-  // they replace the GEMM efficiency fitted above.
-  out.kernels = fit_kernel_compute(measure::load_work(profile), hw.peak_tflops_bf16 * 1e12,
-                                   hw.peak_tflops_fp8 * 1e12, defaults.sustained_fraction);
+}
+
+// The kernels' own FLOPs, when the profile was recorded with shapes (WORK): independent of the model and the
+// layout, so they replace the GEMM efficiency fitted from them.
+void apply_kernel_compute(ProfileCalibration& out, const measure::ProfileWork& work,
+                          const model::HardwareSpec& hw, const model::Efficiencies& defaults) {
+  out.kernels = fit_kernel_compute(work, hw.peak_tflops_bf16 * 1e12, hw.peak_tflops_fp8 * 1e12,
+                                   defaults.sustained_fraction);
   const KernelCompute& kc = out.kernels;
   if (kc.fitted) {
     out.calibration.gemm_efficiency = kc.applied_efficiency;
@@ -463,6 +454,38 @@ ProfileCalibration calibrate(const Profile& profile, const measure::Analysis& an
   } else {
     out.notes.push_back(
         fmt::format("compute FLOPs come from MODEL and CONFIG, not from the kernels ({})", kc.reason));
+  }
+}
+
+ProfileCalibration calibrate(const Profile& profile, const measure::Analysis& analysis,
+                             const model::ModelSpec& model, const model::HardwareSpec& hw,
+                             const model::ParallelConfig& config, const model::Efficiencies& eff,
+                             const measure::ProfileWork* work) {
+  ProfileCalibration out;
+  out.points = collect_link_points(profile, analysis, hw);
+  out.intra = fit_link(out.points, LinkClass::kIntraNode);
+  out.inter = fit_link(out.points, LinkClass::kInterNode);
+
+  // Per (op, group size, class) fits, for display.
+  std::map<std::tuple<int, int, int>, std::vector<LinkPoint>> by_group;
+  for (const LinkPoint& p : out.points)
+    by_group[{static_cast<int>(p.op), p.group_size, static_cast<int>(p.link)}].push_back(p);
+  for (const auto& [key, pts] : by_group) {
+    GroupFit g;
+    g.op = static_cast<model::Collective>(std::get<0>(key));
+    g.group_size = std::get<1>(key);
+    g.link = static_cast<LinkClass>(std::get<2>(key));
+    g.fit = fit_points(pts, g.link);
+    out.groups.push_back(std::move(g));
+  }
+
+  const model::Efficiencies defaults = eff;
+  apply_link_fits(out, hw, defaults);
+  fit_model_compute(out, analysis, model, hw, config, defaults);
+  if (work) {
+    apply_kernel_compute(out, *work, hw, defaults);
+  } else {
+    apply_kernel_compute(out, measure::load_work(profile), hw, defaults);
   }
   out.efficiencies = model::apply_calibration(defaults, out.calibration, config.precision);
   return out;

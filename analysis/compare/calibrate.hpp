@@ -142,8 +142,10 @@ struct ProfileCalibration {
 std::vector<double> compute_seconds_per_step(const measure::Analysis& analysis);
 
 // Fits links and compute from PROFILE for predicting MODEL on HW with CONFIG (resolved) starting from EFF.
+// WORK: PROFILE's work per operator (measure::load_work), read here when not given.
 ProfileCalibration calibrate(const Profile& profile, const measure::Analysis& analysis,
                              const model::ModelSpec& model, const model::HardwareSpec& hw,
-                             const model::ParallelConfig& config, const model::Efficiencies& eff);
+                             const model::ParallelConfig& config, const model::Efficiencies& eff,
+                             const measure::ProfileWork* work = nullptr);
 
 }  // namespace meshscope::compare

@@ -434,7 +434,7 @@ Comparison compare(const Profile& profile, const measure::Analysis& analysis, co
   }
 
   if (calibrate_first) {
-    out.calibration = calibrate(profile, analysis, model, hw, config, eff);
+    out.calibration = calibrate(profile, analysis, model, hw, config, eff, work);
     out.calibrated = model::predict(model, hw, config, out.calibration->efficiencies);
   }
   return out;
