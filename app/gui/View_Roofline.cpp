@@ -291,6 +291,141 @@ void View::draw_roofline() {
 
 // The log-log chart: grid, ceilings with their labels, the points and their numbers (placed so that no two
 // labels overlap and none covers a point), the hover explanation and the legend.
+namespace {
+
+// The chart's log-log axes: decades of intensity (FLOP per byte, x) and of FLOP/s (y) on the plot rectangle
+// [A, B]. Six decades under the peak, more (up to three) when measured points lie lower.
+struct RooflineAxes {
+  ImVec2 a, b;
+  double x_lo = -1, x_hi = 7, y_lo = 0, y_hi = 0;
+  float X(double v) const {
+    return a.x + static_cast<float>((std::log10(v) - x_lo) / (x_hi - x_lo)) * (b.x - a.x);
+  }
+  float Y(double v) const {
+    return b.y - static_cast<float>((std::log10(v) - y_lo) / (y_hi - y_lo)) * (b.y - a.y);
+  }
+};
+
+RooflineAxes roofline_axes(ImVec2 a, ImVec2 b, const model::Roof& roof, const MeasuredPoints* measured) {
+  RooflineAxes ax{a, b};
+  ax.y_hi = std::ceil(std::log10(std::max(roof.peak, roof.peak_other) * 2.0));
+  ax.y_lo = ax.y_hi - 6;
+  if (measured != nullptr) {
+    for (const auto& p : measured->ops) {
+      if (p.intensity() > 0)
+        ax.x_lo = std::min(ax.x_lo, std::max(-3.0, std::floor(std::log10(p.intensity()) - 0.05)));
+      if (p.attained() > 0)
+        ax.y_lo = std::min(ax.y_lo, std::max(ax.y_hi - 9, std::floor(std::log10(p.attained()) - 0.05)));
+    }
+  }
+  return ax;
+}
+
+// The grid of decades with their values, and the x axis' title under it; the FLOP/s values from LEFT.
+void draw_roofline_grid(ImDrawList* dl, const RooflineAxes& ax, float left) {
+  const ImVec2 a = ax.a, b = ax.b;
+  const float fh = ImGui::GetFontSize();
+  char buf[128];
+  for (int e = static_cast<int>(ax.x_lo); e <= static_cast<int>(ax.x_hi); ++e) {
+    const float x = ax.X(std::pow(10.0, e));
+    dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), kColGrid);
+    std::snprintf(buf, sizeof buf, e < 0 ? "%g" : "%.0f", std::pow(10.0, e));
+    dl->AddText(ImVec2(x - ImGui::CalcTextSize(buf).x / 2, b.y + px(4)), kColTextDim, buf);
+  }
+  for (int e = static_cast<int>(ax.y_lo); e <= static_cast<int>(ax.y_hi); ++e) {
+    const float y = ax.Y(std::pow(10.0, e));
+    dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), kColGrid);
+    const double v = std::pow(10.0, e);
+    if (v >= 1e15)
+      std::snprintf(buf, sizeof buf, "%.0f PFLOP/s", v / 1e15);
+    else if (v >= 1e12)
+      std::snprintf(buf, sizeof buf, "%.0f TFLOP/s", v / 1e12);
+    else if (v >= 1e9)
+      std::snprintf(buf, sizeof buf, "%.0f GFLOP/s", v / 1e9);
+    else
+      std::snprintf(buf, sizeof buf, "%.0f MFLOP/s", v / 1e6);
+    dl->AddText(ImVec2(left, y - fh / 2), kColTextDim, buf);
+  }
+  const char* axis =
+      "arithmetic intensity (FLOP per HBM byte) / communication intensity (FLOP per byte on the link)";
+  dl->AddText(ImVec2(std::max(a.x, (a.x + b.x - ImGui::CalcTextSize(axis).x) * 0.5f), b.y + fh + px(8)),
+              kColTextDim, axis);
+}
+
+// The ceilings, each min(peak, bandwidth × intensity), with their labels, which are added to OBSTACLES for
+// the point labels: the peak of PRECISION and the other 16-/8-bit peak, the FP32 operands' peak when measured
+// points run in FP32, HBM, the scale-up link and the inter-node network of HW.
+void draw_ceilings(ImDrawList* dl, const RooflineAxes& ax, const model::Roof& roof,
+                   const model::HardwareSpec& hw, const char* precision, bool fp8,
+                   const MeasuredPoints* measured, std::vector<Box>& obstacles) {
+  const ImVec2 a = ax.a, b = ax.b;
+  const float fh = ImGui::GetFontSize();
+  char buf[128];
+  auto text_box = [&](ImVec2 at, const char* text) {
+    const ImVec2 ts = ImGui::CalcTextSize(text);
+    obstacles.push_back({at.x, at.y, at.x + ts.x, at.y + ts.y});
+  };
+  auto ceiling = [&](double bw, double peak, ImU32 col, const char* label, float thickness) {
+    if (bw <= 0) return;
+    const double ridge = peak / bw;
+    const double x_start = std::pow(10.0, ax.x_lo);
+    dl->AddLine(ImVec2(ax.X(x_start), ax.Y(bw * x_start)), ImVec2(ax.X(ridge), ax.Y(peak)), col, thickness);
+    const double lx = std::max(x_start * 2, ridge / 30);
+    const ImVec2 lp(ax.X(lx) + px(4), ax.Y(bw * lx) - fh - px(6));
+    dl->AddText(lp, col, label);
+    text_box(lp, label);
+  };
+  auto flat = [&](double peak, ImU32 col, const char* label, float thickness) {
+    dl->AddLine(ImVec2(a.x, ax.Y(peak)), ImVec2(b.x, ax.Y(peak)), col, thickness);
+    const ImVec2 lp(b.x - ImGui::CalcTextSize(label).x - px(6), ax.Y(peak) - fh - px(3));
+    dl->AddText(lp, col, label);
+    text_box(lp, label);
+  };
+  std::snprintf(buf, sizeof buf, "%s peak %.0f TFLOP/s", precision, roof.peak / 1e12);
+  flat(roof.peak, kColText, buf, 2.0f);
+  if (roof.peak_other > 0) {
+    std::snprintf(buf, sizeof buf, "%s peak %.0f TFLOP/s", fp8 ? (hw.bf16 ? "BF16" : "FP16") : "FP8",
+                  roof.peak_other / 1e12);
+    flat(roof.peak_other, IM_COL32(150, 150, 160, 160), buf, 1.0f);
+  }
+  // The FP32 operands' ceiling (TF32 where the GPU has it), drawn when measured points run in FP32.
+  const bool fp32_points =
+      measured != nullptr &&
+      std::any_of(measured->ops.begin(), measured->ops.end(),
+                  [](const MeasuredPoint& p) { return p.precision == measure::WorkPrecision::kFP32; });
+  const measure::WorkCeilings work_ceilings = compare::ceilings_of(hw);
+  if (fp32_points && work_ceilings.peak_fp32_flops > 0) {
+    std::snprintf(buf, sizeof buf, "%s peak %.1f TFLOP/s (FP32 operands)",
+                  work_ceilings.fp32_is_tf32 ? "TF32" : "FP32", work_ceilings.peak_fp32_flops / 1e12);
+    flat(work_ceilings.peak_fp32_flops, IM_COL32(200, 170, 90, 200), buf, 1.5f);
+  }
+  std::snprintf(buf, sizeof buf, "HBM %.2f TB/s", roof.hbm / 1e12);
+  ceiling(roof.hbm, roof.peak, kColMemory, buf, 2.0f);
+  std::snprintf(buf, sizeof buf, "%s %.0f GB/s", hw.intra_node_link.c_str(), roof.nvlink / 1e9);
+  ceiling(roof.nvlink, roof.peak, kColComm, buf, 2.0f);
+  std::snprintf(buf, sizeof buf, "inter-node %.0f GB/s", roof.network / 1e9);
+  ceiling(roof.network, roof.peak, kColExposed, buf, 2.0f);
+}
+
+// The legend at the cursor: predicted operations and communication, measured points, and the colours of the
+// measured operators' categories when some are drawn.
+void draw_roofline_legend(bool any_measured) {
+  legend_item(kColPredicted, "predicted operation");
+  ImGui::SameLine();
+  legend_item(kColComm, "predicted communication");
+  ImGui::SameLine();
+  legend_item(kColMeasured, "measured: category, step");
+  for (int c = 1; c <= measure::kWorkCategoryCount && any_measured; ++c) {
+    const auto category = static_cast<measure::WorkCategory>(c);
+    if (category == measure::WorkCategory::kElementwise || category == measure::WorkCategory::kOther)
+      continue;
+    ImGui::SameLine();
+    legend_item(category_color(category), measure::to_string(category));
+  }
+}
+
+}  // namespace
+
 void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, const model::Roof& roof,
                            const char* precision, const MeasuredPoints* measured) {
   const bool fp8 = ex_.precision == 1;
@@ -307,100 +442,15 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
               mb = fh * 2 + px(14);
   const ImVec2 a(p0.x + ml, p0.y + mt), b(p0.x + size.x - mr, p0.y + size.y - mb);
   dl->AddRectFilled(p0, ImVec2(p0.x + size.x, p0.y + size.y), IM_COL32(20, 23, 28, 255), 3.0f);
-  // log10 FLOP/byte and FLOP/s: six decades under the peak, more (up to three) when measured points lie
-  // lower.
-  const double y_hi = std::ceil(std::log10(std::max(roof.peak, roof.peak_other) * 2.0));
-  double x_lo = -1, y_lo = y_hi - 6;
-  const double x_hi = 7;
-  if (measured != nullptr) {
-    for (const auto& p : measured->ops) {
-      if (p.intensity() > 0)
-        x_lo = std::min(x_lo, std::max(-3.0, std::floor(std::log10(p.intensity()) - 0.05)));
-      if (p.attained() > 0)
-        y_lo = std::min(y_lo, std::max(y_hi - 9, std::floor(std::log10(p.attained()) - 0.05)));
-    }
-  }
-  auto X = [&](double v) {
-    return a.x + static_cast<float>((std::log10(v) - x_lo) / (x_hi - x_lo)) * (b.x - a.x);
-  };
-  auto Y = [&](double v) {
-    return b.y - static_cast<float>((std::log10(v) - y_lo) / (y_hi - y_lo)) * (b.y - a.y);
-  };
+  const RooflineAxes ax = roofline_axes(a, b, roof, measured);
   char buf[128];
-  for (int e = static_cast<int>(x_lo); e <= static_cast<int>(x_hi); ++e) {
-    const float x = X(std::pow(10.0, e));
-    dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), kColGrid);
-    std::snprintf(buf, sizeof buf, e < 0 ? "%g" : "%.0f", std::pow(10.0, e));
-    dl->AddText(ImVec2(x - ImGui::CalcTextSize(buf).x / 2, b.y + px(4)), kColTextDim, buf);
-  }
-  for (int e = static_cast<int>(y_lo); e <= static_cast<int>(y_hi); ++e) {
-    const float y = Y(std::pow(10.0, e));
-    dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), kColGrid);
-    const double v = std::pow(10.0, e);
-    if (v >= 1e15)
-      std::snprintf(buf, sizeof buf, "%.0f PFLOP/s", v / 1e15);
-    else if (v >= 1e12)
-      std::snprintf(buf, sizeof buf, "%.0f TFLOP/s", v / 1e12);
-    else if (v >= 1e9)
-      std::snprintf(buf, sizeof buf, "%.0f GFLOP/s", v / 1e9);
-    else
-      std::snprintf(buf, sizeof buf, "%.0f MFLOP/s", v / 1e6);
-    dl->AddText(ImVec2(p0.x + px(6), y - fh / 2), kColTextDim, buf);
-  }
-  const char* axis =
-      "arithmetic intensity (FLOP per HBM byte) / communication intensity (FLOP per byte on the link)";
-  dl->AddText(ImVec2(std::max(a.x, (a.x + b.x - ImGui::CalcTextSize(axis).x) * 0.5f), b.y + fh + px(8)),
-              kColTextDim, axis);
+  draw_roofline_grid(dl, ax, p0.x + px(6));
   dl->PushClipRect(a, b, true);
-  // Ceilings: min(peak, bandwidth x intensity); their labels are obstacles for the point labels.
-  std::vector<Box> obstacles;
-  auto text_box = [&](ImVec2 at, const char* text) {
-    const ImVec2 ts = ImGui::CalcTextSize(text);
-    obstacles.push_back({at.x, at.y, at.x + ts.x, at.y + ts.y});
-  };
-  auto ceiling = [&](double bw, double peak, ImU32 col, const char* label, float thickness) {
-    if (bw <= 0) return;
-    const double ridge = peak / bw;
-    const double x_start = std::pow(10.0, x_lo);
-    dl->AddLine(ImVec2(X(x_start), Y(bw * x_start)), ImVec2(X(ridge), Y(peak)), col, thickness);
-    const double lx = std::max(x_start * 2, ridge / 30);
-    const ImVec2 lp(X(lx) + px(4), Y(bw * lx) - fh - px(6));
-    dl->AddText(lp, col, label);
-    text_box(lp, label);
-  };
-  auto flat = [&](double peak, ImU32 col, const char* label, float thickness) {
-    dl->AddLine(ImVec2(a.x, Y(peak)), ImVec2(b.x, Y(peak)), col, thickness);
-    const ImVec2 lp(b.x - ImGui::CalcTextSize(label).x - px(6), Y(peak) - fh - px(3));
-    dl->AddText(lp, col, label);
-    text_box(lp, label);
-  };
-  std::snprintf(buf, sizeof buf, "%s peak %.0f TFLOP/s", precision, roof.peak / 1e12);
-  flat(roof.peak, kColText, buf, 2.0f);
   // The ceilings are the profile's hardware's when it has one (draw_roofline), as the measured points below.
   const model::HardwareSpec& roof_hw =
       loaded_ && loaded_->measured && loaded_->measured->hardware ? *loaded_->measured->hardware : ex_.hw;
-  if (roof.peak_other > 0) {
-    std::snprintf(buf, sizeof buf, "%s peak %.0f TFLOP/s", fp8 ? (roof_hw.bf16 ? "BF16" : "FP16") : "FP8",
-                  roof.peak_other / 1e12);
-    flat(roof.peak_other, IM_COL32(150, 150, 160, 160), buf, 1.0f);
-  }
-  // The FP32 operands' ceiling (TF32 where the GPU has it), drawn when measured points run in FP32.
-  const bool fp32_points =
-      measured != nullptr &&
-      std::any_of(measured->ops.begin(), measured->ops.end(),
-                  [](const MeasuredPoint& p) { return p.precision == measure::WorkPrecision::kFP32; });
-  const measure::WorkCeilings work_ceilings = compare::ceilings_of(roof_hw);
-  if (fp32_points && work_ceilings.peak_fp32_flops > 0) {
-    std::snprintf(buf, sizeof buf, "%s peak %.1f TFLOP/s (FP32 operands)",
-                  work_ceilings.fp32_is_tf32 ? "TF32" : "FP32", work_ceilings.peak_fp32_flops / 1e12);
-    flat(work_ceilings.peak_fp32_flops, IM_COL32(200, 170, 90, 200), buf, 1.5f);
-  }
-  std::snprintf(buf, sizeof buf, "HBM %.2f TB/s", roof.hbm / 1e12);
-  ceiling(roof.hbm, roof.peak, kColMemory, buf, 2.0f);
-  std::snprintf(buf, sizeof buf, "%s %.0f GB/s", roof_hw.intra_node_link.c_str(), roof.nvlink / 1e9);
-  ceiling(roof.nvlink, roof.peak, kColComm, buf, 2.0f);
-  std::snprintf(buf, sizeof buf, "inter-node %.0f GB/s", roof.network / 1e9);
-  ceiling(roof.network, roof.peak, kColExposed, buf, 2.0f);
+  std::vector<Box> obstacles;
+  draw_ceilings(dl, ax, roof, roof_hw, precision, fp8, measured, obstacles);
   // The legend sits in the top-left corner: an obstacle too.
   const ImVec2 legend_at(a.x + px(10), a.y + px(8));
   obstacles.push_back({legend_at.x, legend_at.y, b.x, legend_at.y + ImGui::GetFrameHeight()});
@@ -425,7 +475,7 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
       ++rf_.left_out;
       continue;
     }
-    const ImVec2 c(X(p.intensity()), Y(p.attained()));
+    const ImVec2 c(ax.X(p.intensity()), ax.Y(p.attained()));
     const float s = drawn[k].kind == MeasuredKind::kOp ? px(3) : r - 1;
     if (drawn[k].kind == MeasuredKind::kOp) {
       dl->AddRectFilled(ImVec2(c.x - s, c.y - s), ImVec2(c.x + s, c.y + s), category_color(p.category));
@@ -452,7 +502,7 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
     if (p.intensity() <= 0 || p.attained() <= 0) continue;
-    const ImVec2 c(X(p.intensity()), Y(p.attained()));
+    const ImVec2 c(ax.X(p.intensity()), ax.Y(p.attained()));
     const ImU32 col = p.comm ? kColComm : kColPredicted;
     if (p.comm)
       dl->AddTriangleFilled(ImVec2(c.x, c.y - r), ImVec2(c.x - r, c.y + r - 1), ImVec2(c.x + r, c.y + r - 1),
@@ -497,18 +547,7 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
     ImGui::EndTooltip();
   }
   ImGui::SetCursorScreenPos(legend_at);
-  legend_item(kColPredicted, "predicted operation");
-  ImGui::SameLine();
-  legend_item(kColComm, "predicted communication");
-  ImGui::SameLine();
-  legend_item(kColMeasured, "measured: category, step");
-  for (int c = 1; c <= measure::kWorkCategoryCount && !drawn.empty(); ++c) {
-    const auto category = static_cast<measure::WorkCategory>(c);
-    if (category == measure::WorkCategory::kElementwise || category == measure::WorkCategory::kOther)
-      continue;
-    ImGui::SameLine();
-    legend_item(category_color(category), measure::to_string(category));
-  }
+  draw_roofline_legend(!drawn.empty());
   ImGui::SetCursorScreenPos(ImVec2(p0.x, p0.y + size.y + px(4)));
 }
 
