@@ -328,6 +328,8 @@ class View {
   void overview_tooltip(std::int64_t row, std::int64_t column);
   void overview_open(std::size_t grid_row, std::int64_t column);
   void overview_state(JsonWriter& j) const;  // the state dump's "overview" (View_State.cpp)
+  void explorer_state(JsonWriter& j) const;  // its "explorer"
+  void timeline_state(JsonWriter& j) const;  // its "timeline"
 
   // Summary helpers (View_Summary.cpp)
   void summary_rank_bars();

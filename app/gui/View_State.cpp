@@ -45,6 +45,117 @@ void write_event(JsonWriter& j, const Profile& profile, const EventRef& e) {
 
 }  // namespace
 
+// The state dump's "explorer": the layout fields, the start, the save button and the measured pipeline's
+// rows, the controls' rectangles.
+void View::explorer_state(JsonWriter& j) const {
+  j.key("explorer").begin_object();
+  for (int f = 0; f < kLayoutFieldCount; ++f) {
+    j.field(to_string(static_cast<LayoutField>(f)), field_of(explorer_inputs(), static_cast<LayoutField>(f)));
+  }
+  j.field("valid", ex_.valid);
+  j.field("error", ex_.error);
+  j.field("typing", ex_.typing);
+  j.field("comparable", ex_.start.comparable).field("start", ex_.start.summary);
+  j.field("model", ex_.model.name).field("hardware", ex_.hw.name);
+  j.field("save_message", ex_.save_message);
+  j.key("save_button").begin_array();
+  for (float v :
+       {ex_.save_button_rect.x, ex_.save_button_rect.y, ex_.save_button_rect.z, ex_.save_button_rect.w})
+    j.value(static_cast<double>(v));
+  j.end_array();
+  j.key("pipeline_measured").begin_object();
+  j.key("button").begin_array();
+  for (float v : {pipeline_button_.x, pipeline_button_.y, pipeline_button_.z, pipeline_button_.w})
+    j.value(static_cast<double>(v));
+  j.end_array();
+  j.key("rows").begin_array();
+  for (const auto& row : pipeline_rows_) {
+    j.begin_object().field("stage", row.stage).field("rank", row.rank).field("step", row.step);
+    j.field("bubble_fraction", row.bubble_fraction).field("blocks", row.blocks);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+  j.key("controls").begin_object();
+  for (int f = 0; f < kLayoutFieldCount; ++f) {
+    const ImVec4& r = ex_.control_rects[f];
+    j.key(to_string(static_cast<LayoutField>(f))).begin_array();
+    for (float v : {r.x, r.y, r.z, r.w}) j.value(static_cast<double>(v));
+    j.end_array();
+  }
+  j.end_object();
+  j.end_object();
+}
+
+// The state dump's "timeline": the view, the canvas, the rows shown, the selection, hover, range, menu and
+// search (a profile is loaded).
+void View::timeline_state(JsonWriter& j) const {
+  const Profile& profile = *loaded_->profile;
+  TimelineContext ctx;
+  ctx.loaded = loaded_.get();
+  ctx.profile = &profile;
+  ctx.ui = ImGui::GetCurrentContext() ? ui_scale() : 1.0f;
+  j.key("timeline").begin_object();
+  j.field("t0_ns", tl_.t0).field("t1_ns", tl_.t1);
+  j.field("first_ns", profile.first_ns()).field("last_ns", profile.last_ns());
+  j.key("canvas").begin_object();
+  j.field("x0", static_cast<double>(tl_.canvas_x0)).field("x1", static_cast<double>(tl_.canvas_x1));
+  j.field("ruler_y0", static_cast<double>(tl_.ruler_y0)).field("ruler_y1", static_cast<double>(tl_.ruler_y1));
+  j.field("rows_top", static_cast<double>(tl_.rows_top))
+      .field("rows_bottom", static_cast<double>(tl_.rows_bottom));
+  j.field("pins_h", static_cast<double>(tl_.pins_h));
+  j.end_object();
+  j.key("rows").begin_array();
+  for (std::uint32_t i : tl_.order) {
+    const TimelineItem& item = *tl_.items[i];
+    if (!item.shown) continue;
+    j.begin_object();
+    j.field("item", static_cast<std::int64_t>(i));
+    j.field("rank", profile.ranks()[static_cast<std::size_t>(item.rank_index())].rank);
+    j.field("kind", item.kind_name());
+    j.field("label", item.label(ctx));
+    j.field("y", static_cast<double>(item.y));
+    j.field("h", static_cast<double>(item.height(ctx)));
+    j.field("lane_h", static_cast<double>(item.lane_height(ctx)));
+    j.field("pinned", tl_.pinned[i] != 0);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("selected");
+  write_event(j, profile, tl_.selected);
+  j.key("hovered");
+  write_event(j, profile, tl_.hovered);
+  j.field("instance", tl_.selected_instance);
+  j.key("range").begin_object();
+  j.field("active", tl_.has_selection).field("selecting", tl_.selecting);
+  j.field("start_ns", std::min(tl_.sel_a, tl_.sel_b)).field("end_ns", std::max(tl_.sel_a, tl_.sel_b));
+  j.field("ready", range_ready_);
+  j.field("events", range_ready_ ? range_.events : std::int64_t{0});
+  j.field("exposed_comm_ns", range_ready_ ? range_.exposed_comm_ns : TimeNs{0});
+  j.field("kernels", range_ready_ ? static_cast<std::int64_t>(range_.kernels.size()) : std::int64_t{0});
+  j.end_object();
+  j.field("bookmarks", static_cast<std::int64_t>(tl_.bookmarks.size()));
+  j.key("menu").begin_array();
+  for (const auto& m : tl_.menu_rects) {
+    j.begin_object().field("label", m.label);
+    j.field("x0", static_cast<double>(m.min.x)).field("y0", static_cast<double>(m.min.y));
+    j.field("x1", static_cast<double>(m.max.x)).field("y1", static_cast<double>(m.max.y));
+    j.end_object();
+  }
+  j.end_array();
+  j.key("search").begin_object();
+  j.field("text", std::string(tl_.filter)).field("matches", static_cast<std::int64_t>(tl_.matches.size()));
+  j.field("cursor", tl_.match_cursor);
+  j.end_object();
+  j.key("rank_open").begin_array();
+  for (auto v : tl_.rank_open) j.value(v != 0);
+  j.end_array();
+  j.key("cpu_open").begin_array();
+  for (auto v : tl_.cpu_open) j.value(v != 0);
+  j.end_array();
+  j.end_object();
+}
+
 std::string View::state_json() const {
   JsonWriter j;
   j.begin_object();
@@ -106,110 +217,8 @@ std::string View::state_json() const {
     j.end_object();
   }
   if (panel_ == Panel::kOverview && loaded_) overview_state(j);
-  j.key("explorer").begin_object();
-  for (int f = 0; f < kLayoutFieldCount; ++f) {
-    j.field(to_string(static_cast<LayoutField>(f)), field_of(explorer_inputs(), static_cast<LayoutField>(f)));
-  }
-  j.field("valid", ex_.valid);
-  j.field("error", ex_.error);
-  j.field("typing", ex_.typing);
-  j.field("comparable", ex_.start.comparable).field("start", ex_.start.summary);
-  j.field("model", ex_.model.name).field("hardware", ex_.hw.name);
-  j.field("save_message", ex_.save_message);
-  j.key("save_button").begin_array();
-  for (float v :
-       {ex_.save_button_rect.x, ex_.save_button_rect.y, ex_.save_button_rect.z, ex_.save_button_rect.w})
-    j.value(static_cast<double>(v));
-  j.end_array();
-  j.key("pipeline_measured").begin_object();
-  j.key("button").begin_array();
-  for (float v : {pipeline_button_.x, pipeline_button_.y, pipeline_button_.z, pipeline_button_.w})
-    j.value(static_cast<double>(v));
-  j.end_array();
-  j.key("rows").begin_array();
-  for (const auto& row : pipeline_rows_) {
-    j.begin_object().field("stage", row.stage).field("rank", row.rank).field("step", row.step);
-    j.field("bubble_fraction", row.bubble_fraction).field("blocks", row.blocks);
-    j.end_object();
-  }
-  j.end_array();
-  j.end_object();
-  j.key("controls").begin_object();
-  for (int f = 0; f < kLayoutFieldCount; ++f) {
-    const ImVec4& r = ex_.control_rects[f];
-    j.key(to_string(static_cast<LayoutField>(f))).begin_array();
-    for (float v : {r.x, r.y, r.z, r.w}) j.value(static_cast<double>(v));
-    j.end_array();
-  }
-  j.end_object();
-  j.end_object();
-  if (loaded_) {
-    const Profile& profile = *loaded_->profile;
-    TimelineContext ctx;
-    ctx.loaded = loaded_.get();
-    ctx.profile = &profile;
-    ctx.ui = ImGui::GetCurrentContext() ? ui_scale() : 1.0f;
-    j.key("timeline").begin_object();
-    j.field("t0_ns", tl_.t0).field("t1_ns", tl_.t1);
-    j.field("first_ns", profile.first_ns()).field("last_ns", profile.last_ns());
-    j.key("canvas").begin_object();
-    j.field("x0", static_cast<double>(tl_.canvas_x0)).field("x1", static_cast<double>(tl_.canvas_x1));
-    j.field("ruler_y0", static_cast<double>(tl_.ruler_y0))
-        .field("ruler_y1", static_cast<double>(tl_.ruler_y1));
-    j.field("rows_top", static_cast<double>(tl_.rows_top))
-        .field("rows_bottom", static_cast<double>(tl_.rows_bottom));
-    j.field("pins_h", static_cast<double>(tl_.pins_h));
-    j.end_object();
-    j.key("rows").begin_array();
-    for (std::uint32_t i : tl_.order) {
-      const TimelineItem& item = *tl_.items[i];
-      if (!item.shown) continue;
-      j.begin_object();
-      j.field("item", static_cast<std::int64_t>(i));
-      j.field("rank", profile.ranks()[static_cast<std::size_t>(item.rank_index())].rank);
-      j.field("kind", item.kind_name());
-      j.field("label", item.label(ctx));
-      j.field("y", static_cast<double>(item.y));
-      j.field("h", static_cast<double>(item.height(ctx)));
-      j.field("lane_h", static_cast<double>(item.lane_height(ctx)));
-      j.field("pinned", tl_.pinned[i] != 0);
-      j.end_object();
-    }
-    j.end_array();
-    j.key("selected");
-    write_event(j, profile, tl_.selected);
-    j.key("hovered");
-    write_event(j, profile, tl_.hovered);
-    j.field("instance", tl_.selected_instance);
-    j.key("range").begin_object();
-    j.field("active", tl_.has_selection).field("selecting", tl_.selecting);
-    j.field("start_ns", std::min(tl_.sel_a, tl_.sel_b)).field("end_ns", std::max(tl_.sel_a, tl_.sel_b));
-    j.field("ready", range_ready_);
-    j.field("events", range_ready_ ? range_.events : std::int64_t{0});
-    j.field("exposed_comm_ns", range_ready_ ? range_.exposed_comm_ns : TimeNs{0});
-    j.field("kernels", range_ready_ ? static_cast<std::int64_t>(range_.kernels.size()) : std::int64_t{0});
-    j.end_object();
-    j.field("bookmarks", static_cast<std::int64_t>(tl_.bookmarks.size()));
-    j.key("menu").begin_array();
-    for (const auto& m : tl_.menu_rects) {
-      j.begin_object().field("label", m.label);
-      j.field("x0", static_cast<double>(m.min.x)).field("y0", static_cast<double>(m.min.y));
-      j.field("x1", static_cast<double>(m.max.x)).field("y1", static_cast<double>(m.max.y));
-      j.end_object();
-    }
-    j.end_array();
-    j.key("search").begin_object();
-    j.field("text", std::string(tl_.filter)).field("matches", static_cast<std::int64_t>(tl_.matches.size()));
-    j.field("cursor", tl_.match_cursor);
-    j.end_object();
-    j.key("rank_open").begin_array();
-    for (auto v : tl_.rank_open) j.value(v != 0);
-    j.end_array();
-    j.key("cpu_open").begin_array();
-    for (auto v : tl_.cpu_open) j.value(v != 0);
-    j.end_array();
-    j.end_object();
-  }
+  explorer_state(j);
+  if (loaded_) timeline_state(j);
   j.end_object();
   return j.str();
 }
