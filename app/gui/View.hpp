@@ -326,6 +326,7 @@ class View {
   void overview_toolbar();
   void overview_canvas();
   void overview_tooltip(std::int64_t row, std::int64_t column);
+  void overview_row_tooltip(std::int64_t map_row);
   void overview_open(std::size_t grid_row, std::int64_t column);
   void overview_state(JsonWriter& j) const;  // the state dump's "overview" (View_State.cpp)
   void explorer_state(JsonWriter& j) const;  // its "explorer"

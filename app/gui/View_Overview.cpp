@@ -267,6 +267,59 @@ void View::overview_toolbar() {
 // [SECTION] Canvas
 // -----------------------------------------------------------------------------------------------
 
+namespace {
+
+// The map's cells: runs of equal colour level along a row merged into one rectangle, from the cell colour of
+// zero to TOP.
+void draw_overview_cells(ImDrawList* dl, const OverviewMap& map, float x0, float y0, float col_w, float row_h,
+                         ImU32 top) {
+  for (std::int64_t r = 0; r < map.rows; ++r) {
+    const float ya = y0 + row_h * static_cast<float>(r), yb = ya + std::max(row_h, 1.0f);
+    std::int64_t c = 0;
+    while (c < map.columns) {
+      const float v = map.at(r, c);
+      std::int64_t e = c + 1;
+      const int level = v < 0 ? -1 : level_of(v);
+      while (e < map.columns && (map.at(r, e) < 0 ? -1 : level_of(map.at(r, e))) == level) ++e;
+      if (level >= 0)
+        dl->AddRectFilled(ImVec2(x0 + col_w * static_cast<float>(c), ya),
+                          ImVec2(x0 + col_w * static_cast<float>(e), yb),
+                          mix(kColCellZero, top, static_cast<float>(level) / kColourLevels));
+      c = e;
+    }
+  }
+}
+
+}  // namespace
+
+// The whole-run figures of the ranks of map row R (hover on its label).
+void View::overview_row_tooltip(std::int64_t r) {
+  const OverviewMap& map = ov_.map;
+  const auto n = static_cast<std::int64_t>(ov_.order.size());
+  const std::int64_t a = r * map.ranks_per_row, b = std::min(n, a + map.ranks_per_row);
+  ImGui::BeginTooltip();
+  ImGui::TextDisabled(
+      "whole run: exposed communication, idle, compute (shares of the GPU span); wait in "
+      "collectives");
+  for (std::int64_t i = a; i < b && i < a + 16; ++i) {
+    const std::uint32_t row = ov_.order[static_cast<std::size_t>(i)];
+    const RankSummary& rank = loaded_->summary->ranks[row];
+    if (!ov_.grid.has_work[row]) {
+      ImGui::Text("rank %d: no GPU work", rank.rank);
+      continue;
+    }
+    if (ov_.outlier[row]) ImGui::PushStyleColor(ImGuiCol_Text, to_vec4(kColOutlier));
+    ImGui::Text("rank %d: %s, %s, %s; %s%s", rank.rank,
+                percent(rank_share(rank, OverviewMetric::kExposedComm)).c_str(),
+                percent(rank_share(rank, OverviewMetric::kIdle)).c_str(),
+                percent(rank_share(rank, OverviewMetric::kCompute)).c_str(),
+                duration_text(rank.collective_wait_ns).c_str(), ov_.outlier[row] ? " (outlier)" : "");
+    if (ov_.outlier[row]) ImGui::PopStyleColor();
+  }
+  if (b - a > 16) ImGui::TextDisabled("and %lld more", static_cast<long long>(b - a - 16));
+  ImGui::EndTooltip();
+}
+
 void View::overview_canvas() {
   ImGui::BeginChild("##overview", ImVec2(0, 0), false,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
@@ -321,23 +374,7 @@ void View::overview_canvas() {
                  std::string("rows by ") + to_string(ov_.sort));
   }
 
-  // Cells: runs of equal colour level along a row merged into one rectangle.
-  const ImU32 top = metric_color(ov_.metric);
-  for (std::int64_t r = 0; r < map.rows; ++r) {
-    const float ya = y0 + row_h * static_cast<float>(r), yb = ya + std::max(row_h, 1.0f);
-    std::int64_t c = 0;
-    while (c < map.columns) {
-      const float v = map.at(r, c);
-      std::int64_t e = c + 1;
-      const int level = v < 0 ? -1 : level_of(v);
-      while (e < map.columns && (map.at(r, e) < 0 ? -1 : level_of(map.at(r, e))) == level) ++e;
-      if (level >= 0)
-        dl->AddRectFilled(ImVec2(x0 + col_w * static_cast<float>(c), ya),
-                          ImVec2(x0 + col_w * static_cast<float>(e), yb),
-                          mix(kColCellZero, top, static_cast<float>(level) / kColourLevels));
-      c = e;
-    }
-  }
+  draw_overview_cells(dl, map, x0, y0, col_w, row_h, metric_color(ov_.metric));
 
   // Row labels: every row when they fit, else every k-th row.
   const std::int64_t label_every =
@@ -387,29 +424,8 @@ void View::overview_canvas() {
   // Hover on a row's label: the whole-run figures of its rank(s).
   if (const ImVec2 m = ImGui::GetIO().MousePos;
       ImGui::IsWindowHovered() && m.x >= pos.x && m.x < x0 && m.y >= y0 && m.y < map_y1) {
-    const auto r = std::clamp(static_cast<std::int64_t>((m.y - y0) / row_h), std::int64_t{0}, map.rows - 1);
-    const std::int64_t a = r * map.ranks_per_row, b = std::min(n, a + map.ranks_per_row);
-    ImGui::BeginTooltip();
-    ImGui::TextDisabled(
-        "whole run: exposed communication, idle, compute (shares of the GPU span); wait in "
-        "collectives");
-    for (std::int64_t i = a; i < b && i < a + 16; ++i) {
-      const std::uint32_t row = ov_.order[static_cast<std::size_t>(i)];
-      const RankSummary& rank = loaded_->summary->ranks[row];
-      if (!ov_.grid.has_work[row]) {
-        ImGui::Text("rank %d: no GPU work", rank.rank);
-        continue;
-      }
-      if (ov_.outlier[row]) ImGui::PushStyleColor(ImGuiCol_Text, to_vec4(kColOutlier));
-      ImGui::Text("rank %d: %s, %s, %s; %s%s", rank.rank,
-                  percent(rank_share(rank, OverviewMetric::kExposedComm)).c_str(),
-                  percent(rank_share(rank, OverviewMetric::kIdle)).c_str(),
-                  percent(rank_share(rank, OverviewMetric::kCompute)).c_str(),
-                  duration_text(rank.collective_wait_ns).c_str(), ov_.outlier[row] ? " (outlier)" : "");
-      if (ov_.outlier[row]) ImGui::PopStyleColor();
-    }
-    if (b - a > 16) ImGui::TextDisabled("and %lld more", static_cast<long long>(b - a - 16));
-    ImGui::EndTooltip();
+    overview_row_tooltip(
+        std::clamp(static_cast<std::int64_t>((m.y - y0) / row_h), std::int64_t{0}, map.rows - 1));
   }
 
   // Hover and click.
