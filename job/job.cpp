@@ -19,8 +19,9 @@ struct Job::State {
   JobOptions options;
   ProfileInput input;
   std::string title;
-  std::optional<Profile> description, profile, complete;
-  std::optional<std::optional<ProfileSummary>> summary;
+  std::shared_ptr<const Profile> description, profile, complete;
+  bool summary_read = false;
+  std::shared_ptr<const ProfileSummary> summary;
   std::optional<measure::ProfileWork> work;
   std::optional<measure::Analysis> analysis;
   std::optional<compare::Workload> workload;
@@ -34,7 +35,8 @@ Job::~Job() = default;
 Job Job::open(const std::vector<std::filesystem::path>& sources, JobOptions options) {
   auto state = std::make_unique<State>();
   state->sources = sources;
-  state->input = profile_input(sources, options.import);
+  state->input = options.always_import ? import_to_cache(sources, options.import)
+                                       : profile_input(sources, options.import);
   state->title = state->input.imported ? sources_title(sources) : state->input.profile.filename().string();
   state->options = std::move(options);
   return Job(std::move(state));
@@ -53,26 +55,43 @@ const std::string& Job::title() const {
 }
 
 const Profile& Job::description() {
-  if (!state_->description) state_->description = Profile::load(path(), LoadOptions{.events = false});
-  return *state_->description;
+  return *shared_description();
+}
+
+std::shared_ptr<const Profile> Job::shared_description() {
+  if (!state_->description)
+    state_->description =
+        std::make_shared<const Profile>(Profile::load(path(), LoadOptions{.events = false}));
+  return state_->description;
 }
 
 const ProfileSummary* Job::summary() {
-  if (!state_->summary) {
+  return shared_summary().get();
+}
+
+std::shared_ptr<const ProfileSummary> Job::shared_summary() {
+  if (!state_->summary_read) {
     description();  // a file that is no profile is refused by the loader's one line
-    state_->summary = read_summary(path());
+    if (auto stored = read_summary(path()))
+      state_->summary = std::make_shared<const ProfileSummary>(std::move(*stored));
+    state_->summary_read = true;
   }
-  return *state_->summary ? &**state_->summary : nullptr;
+  return state_->summary;
 }
 
 const Profile& Job::profile() {
-  if (!state_->profile) state_->profile = Profile::load(path(), kAnalysisLoad);
+  if (!state_->profile)
+    state_->profile = std::make_shared<const Profile>(Profile::load(path(), kAnalysisLoad));
   return *state_->profile;
 }
 
 const Profile& Job::complete_profile() {
-  if (!state_->complete) state_->complete = Profile::load(path());
-  return *state_->complete;
+  return *shared_complete_profile();
+}
+
+std::shared_ptr<const Profile> Job::shared_complete_profile() {
+  if (!state_->complete) state_->complete = std::make_shared<const Profile>(Profile::load(path()));
+  return state_->complete;
 }
 
 const measure::ProfileWork& Job::work() {

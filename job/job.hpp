@@ -25,12 +25,16 @@ namespace meshscope {
 struct JobOptions {
   ImportOptions import;       // how traces given are imported into the cache
   measure::Options analysis;  // how analysis() classifies (the user's rules) and on how many threads
+  // Import the sources whatever they look like (import_to_cache): the GUI, once a file did not open as a
+  // profile, leaves it to the importers to read or refuse.
+  bool always_import = false;
 };
 
 class Job {
  public:
-  // SOURCES as profile_input takes them: traces are imported with their summaries into the user's cache
-  // first (one meshscope::Error naming the trace when that fails). Nothing of the profile is read yet.
+  // SOURCES as profile_input takes them (import_to_cache with OPTIONS.always_import): traces are imported
+  // with their summaries into the user's cache first (one meshscope::Error naming the trace when that
+  // fails). Nothing of the profile is read yet.
   static Job open(const std::vector<std::filesystem::path>& sources, JobOptions options = {});
 
   Job(Job&&) noexcept;
@@ -49,8 +53,12 @@ class Job {
   const ProfileSummary* summary();
   // The profile with its events as the analyses read them (no launch configurations, no links).
   const Profile& profile();
-  // The profile with everything it holds (what an export writes).
+  // The profile with everything it holds (what an export writes, what the GUI draws).
   const Profile& complete_profile();
+  // The same three, shared with a front end that keeps them beyond the job (the GUI's loaded profile).
+  std::shared_ptr<const Profile> shared_description();
+  std::shared_ptr<const ProfileSummary> shared_summary();  // nullptr when the profile has none
+  std::shared_ptr<const Profile> shared_complete_profile();
   // The work per operator of profile(): every counted operator and each kernel's share.
   const measure::ProfileWork& work();
   // The measured analysis of profile() with the options the job was opened with.

@@ -187,8 +187,7 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
     loaded->summary_note = std::string(e.what()) + "; the overview is computed from the events";
   }
   if (!loaded->summary->from_tables)
-    loaded->summary =
-        std::make_shared<const ProfileSummary>(measure::summarize(*profile, loaded->analysis));
+    loaded->summary = std::make_shared<const ProfileSummary>(measure::summarize(*profile, loaded->analysis));
   loaded->analyze_s = seconds_since(t);
   {
     PhaseTimer lanes_timer("view: lanes and launches");
@@ -218,13 +217,13 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
   return loaded;
 }
 
-std::unique_ptr<LoadedProfile> load_preview(const std::filesystem::path& path) {
-  auto summary = read_summary(path);
+std::unique_ptr<LoadedProfile> load_preview(Job& job) {
+  auto summary = job.shared_summary();
   if (!summary) return nullptr;
   auto loaded = std::make_unique<LoadedProfile>();
-  loaded->profile = std::make_shared<const Profile>(Profile::load(path, LoadOptions{.events = false}));
-  loaded->source = loaded->msdb = path;
-  loaded->summary = std::make_shared<const ProfileSummary>(std::move(*summary));
+  loaded->profile = job.shared_description();
+  loaded->source = loaded->msdb = job.path();
+  loaded->summary = std::move(summary);
   loaded->events = false;
   return loaded;
 }
@@ -243,56 +242,57 @@ std::unique_ptr<LoadedProfile> load_profile(
     require_regular_input(s, true);  // a FIFO or a device would block the first read forever
   }
   const std::filesystem::path& source = sources.front();
-  std::filesystem::path msdb;
-  double import_s = 0;
   if (sources.size() == 1 && !std::filesystem::is_directory(source) && is_sqlite(source)) {
     // A meshscope profile loads directly; another SQLite file (an Nsight Systems export) is imported.
     try {
-      // A summarised profile shows the whole job at once (the Overview) while its events load: all of them,
-      // or, for a large job, the ranks the timeline shows, one by one (lazy ranks).
-      if (auto early = load_preview(source)) {
-        RankRowIndex index;
-        const bool lazy = open_lazily(source, *early->summary, open, index);
-        if (preview) preview(std::make_unique<LoadedProfile>(*early));
-        if (lazy) {
-          report(0.3, "reading sample ranks");
-          auto loaded = lazy_base(std::move(early), std::move(index), open);
-          loaded->source = source;
-          report(1.0, "ready");
-          return loaded;
+      Job job = Job::open(sources);
+      if (!job.input().imported) {
+        // A summarised profile shows the whole job at once (the Overview) while its events load: all of
+        // them, or, for a large job, the ranks the timeline shows, one by one (lazy ranks).
+        if (auto early = load_preview(job)) {
+          RankRowIndex index;
+          const bool lazy = open_lazily(source, *early->summary, open, index);
+          if (preview) preview(std::make_unique<LoadedProfile>(*early));
+          if (lazy) {
+            report(0.3, "reading sample ranks");
+            auto loaded = lazy_base(std::move(early), std::move(index), open);
+            loaded->source = source;
+            report(1.0, "ready");
+            return loaded;
+          }
         }
+        report(0.1, "loading profile");
+        const auto t = Clock::now();
+        auto profile = [&] {
+          PhaseTimer timer("view: load profile");
+          return job.shared_complete_profile();
+        }();
+        const double load_s = seconds_since(t);
+        report(0.6, "analysing");
+        auto loaded = index_profile(std::move(profile));
+        loaded->source = source;
+        loaded->load_s = load_s;
+        report(1.0, "ready");
+        return loaded;
       }
-      report(0.1, "loading profile");
-      const auto t = Clock::now();
-      auto profile = [&] {
-        PhaseTimer timer("view: load profile");
-        return std::make_shared<const Profile>(Profile::load(source));
-      }();
-      const double load_s = seconds_since(t);
-      report(0.6, "analysing");
-      auto loaded = index_profile(std::move(profile));
-      loaded->source = source;
-      loaded->load_s = load_s;
-      report(1.0, "ready");
-      return loaded;
     } catch (const Error&) {
       // A profile that does not load says why; any other SQLite file falls through to the importers.
       if (Profile::looks_like_profile(source)) throw;
     }
   }
-  {
-    report(0.0, "importing");
-    ImportOptions options;
-    options.progress = [&](double f) { report(kImportShare * f, "importing"); };
-    options.files_done = files;
-    // As every command imports what it is given: the same cache file, with the summaries.
-    const ProfileInput imported = import_to_cache(sources, options);
-    msdb = imported.profile;
-    import_s = imported.import_s;
-  }
+  JobOptions options;
+  options.import.progress = [&](double f) { report(kImportShare * f, "importing"); };
+  options.import.files_done = files;
+  // What did not open as a profile above is the importers' to read or refuse with one line.
+  options.always_import = true;
+  report(0.0, "importing");
+  // As every command imports what it is given: the same cache file, with the summaries.
+  Job job = Job::open(sources, std::move(options));
+  const std::filesystem::path msdb = job.path();
+  const double import_s = job.input().import_s;
   report(kImportShare, "loading profile");
   auto t = Clock::now();
-  auto profile = std::make_shared<const Profile>(Profile::load(msdb));
+  auto profile = job.shared_complete_profile();
   const double load_s = seconds_since(t);
   report(0.85, "analysing");
   auto loaded = index_profile(std::move(profile));

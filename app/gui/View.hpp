@@ -39,6 +39,7 @@
 #include "app/gui/overview_layout.hpp"
 #include "app/gui/timeline_items.hpp"
 #include "app/gui/timeline_lod.hpp"
+#include "job/job.hpp"
 #include "profiler/profile.hpp"
 
 struct ImDrawList;
@@ -136,17 +137,16 @@ struct LoadedProfile {
   bool events = true;
 };
 
-// The preview of the profile at PATH when it carries summaries: its description (Profile::load without the
-// events) and its summaries, read in a fraction of a second whatever the job's size; nullptr when it has
-// none.
-std::unique_ptr<LoadedProfile> load_preview(const std::filesystem::path& path);
+// The preview of JOB's profile when it carries summaries: its description (Profile::load without the events)
+// and its summaries, read in a fraction of a second whatever the job's size; nullptr when it has none.
+std::unique_ptr<LoadedProfile> load_preview(Job& job);
 
-// Opens SOURCES: one meshscope profile (.msdb) is loaded, anything else (Kineto JSON, .json.gz, Nsight
-// Systems SQLite, a directory of traces, several trace files of one job) is imported into a cache file
-// first. Then the measured analysis and the timeline index run. PROGRESS (may be empty) gets a fraction in
-// [0, 1] and the current stage; FILES (may be empty) the trace files imported so far and in all. Throws
-// meshscope::Error (or model/std errors) with one line.
-// PREVIEW (may be empty) receives load_preview() of a summarised profile before its events are read.
+// Opens SOURCES as a job (job/job.hpp): one meshscope profile (.msdb) is loaded, anything else (Kineto JSON,
+// .json.gz, Nsight Systems SQLite, a directory of traces, several trace files of one job) is imported into a
+// cache file first. Then the measured analysis and the timeline index run. PROGRESS (may be empty) gets a
+// fraction in [0, 1] and the current stage; FILES (may be empty) the trace files imported so far and in all.
+// Throws meshscope::Error (or model/std errors) with one line. PREVIEW (may be empty) receives load_preview()
+// of a summarised profile before its events are read.
 std::unique_ptr<LoadedProfile> load_profile(
     const std::vector<std::filesystem::path>& sources,
     const std::function<void(double, const char*)>& progress = {},

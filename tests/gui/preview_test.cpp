@@ -15,6 +15,12 @@
 namespace meshscope::gui::test {
 namespace {
 
+// The preview of the profile at PATH, opened as the view opens it.
+std::unique_ptr<LoadedProfile> preview_of(const std::filesystem::path& path) {
+  Job job = Job::open({path});
+  return load_preview(job);
+}
+
 std::filesystem::path job() {
   return generated_job("preview", "--ranks 64 --events-per-rank 2000");
 }
@@ -22,7 +28,7 @@ std::filesystem::path job() {
 TEST(SummaryPreview, HoldsTheDescriptionAndTheSummariesButNoEvent) {
   const auto path = job();
   ASSERT_FALSE(path.empty());
-  const auto preview = load_preview(path);
+  const auto preview = preview_of(path);
   ASSERT_TRUE(preview);
   EXPECT_FALSE(preview->events);
   EXPECT_EQ(preview->profile->ranks().size(), 64u);
@@ -42,7 +48,7 @@ TEST(SummaryPreview, NoPreviewForAProfileWithoutSummaries) {
   EXPECT_EQ(sqlite3_exec(db, "DELETE FROM meta WHERE key = 'summaries'", nullptr, nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(db);
-  EXPECT_EQ(load_preview(copy), nullptr);
+  EXPECT_EQ(preview_of(copy), nullptr);
 }
 
 TEST(SummaryPreview, LoadProfileHandsThePreviewOverBeforeTheEvents) {
@@ -71,7 +77,7 @@ TEST(SummaryPreview, EveryPanelDrawsOverThePreviewAndOnlyTheOverviewShowsTheJob)
   NullImGui imgui(1400, 900);
   for (int p = 0; p < kPanelCount; ++p) {
     View view(options_for(static_cast<Panel>(p)));
-    view.set_profile(load_preview(path));
+    view.set_profile(preview_of(path));
     for (int i = 0; i < 3; ++i) imgui.frame(view);
     simdjson::dom::parser parser;
     const auto state = parser.parse(view.state_json());
