@@ -31,6 +31,94 @@ void hatch(ImDrawList* dl, float x0, float y0, float x1, float y1) {
   dl->PopClipRect();
 }
 
+// Where the measured pipeline's chart lies: its origin O, the blocks' x range, the rows' height, the step's
+// window mapped onto [x0, x1], and the mouse when the chart is hovered.
+struct PipelineChart {
+  ImVec2 o;
+  float x0, x1, row_h, top;
+  TimeNs start_ns, end_ns, window;
+  double scale;
+  bool hovered;
+  ImVec2 mouse;
+  float x_of(TimeNs t) const { return x0 + static_cast<float>(static_cast<double>(t - start_ns) * scale); }
+};
+
+// Stage S's row of STEP in GROUP on CHART: its label, its blocks with their micro-batch numbers, the bubble
+// hatched between them, its bubble share, and the tooltips of what the mouse is on.
+View::PipelineRow draw_stage_row(ImDrawList* dl, const PipelineChart& chart,
+                                 const measure::PipelineGroup& group, const measure::PipelineStep& step,
+                                 int s) {
+  const ImVec2 o = chart.o;
+  const float row_h = chart.row_h, x0 = chart.x0, x1 = chart.x1, top = chart.top;
+  const bool hovered = chart.hovered;
+  const ImVec2 mouse = chart.mouse;
+  const TimeNs window = chart.window;
+  auto x_of = [&](TimeNs t) { return chart.x_of(t); };
+  char buf[160], a[32];
+  const measure::PipelineStage& stage = group.stages[static_cast<std::size_t>(s)];
+  const float y0 = o.y + top + static_cast<float>(s) * row_h, y1 = y0 + row_h;
+  std::snprintf(buf, sizeof buf, "stage %d  r%d", stage.stage, stage.rank);
+  dl->AddText(ImVec2(o.x + 6, y0 + (row_h - ImGui::GetFontSize()) * 0.5f), kColTextDim, buf);
+  const measure::StageStep* ss = nullptr;
+  for (const auto& candidate : stage.steps) {
+    if (candidate.step == step.step) ss = &candidate;
+  }
+  View::PipelineRow row{stage.stage, stage.rank, step.step, 0, 0.0, y0, y1};
+  if (!ss) {
+    dl->AddText(ImVec2(x0 + 4, y0 + (row_h - ImGui::GetFontSize()) * 0.5f), kColTextDim,
+                stage.rank_index < 0 ? "rank not in the profile" : "no micro-batches in this step");
+    return row;
+  }
+  row.bubble_fraction = ss->bubble_fraction;
+  // Bubble: the window less the union of the blocks (blocks in launch order; their spans may overlap).
+  TimeNs covered = step.start_ns;
+  std::vector<std::pair<TimeNs, TimeNs>> spans;
+  spans.reserve(ss->blocks.size());
+  for (const auto& blk : ss->blocks) spans.emplace_back(blk.start_ns, blk.end_ns);
+  std::sort(spans.begin(), spans.end());
+  for (const auto& [bs, be] : spans) {
+    if (bs > covered) hatch(dl, x_of(covered), y0 + 1, x_of(bs), y1 - 1);
+    covered = std::max(covered, be);
+  }
+  if (covered < step.end_ns) hatch(dl, x_of(covered), y0 + 1, x_of(step.end_ns), y1 - 1);
+  for (const auto& blk : ss->blocks) {
+    const float bx0 = x_of(blk.start_ns), bx1 = std::max(bx0 + 1.0f, x_of(blk.end_ns));
+    const ImU32 col = blk.forward ? (blk.chunk % 2 ? kColForward2 : kColCompute)
+                                  : (blk.chunk % 2 ? kColBackward2 : kColBackward);
+    dl->AddRectFilled(ImVec2(bx0, y0 + 1), ImVec2(bx1, y1 - 1), col);
+    dl->AddRect(ImVec2(bx0, y0 + 1), ImVec2(bx1, y1 - 1), IM_COL32(12, 14, 18, 160));
+    std::snprintf(buf, sizeof buf, "%d", blk.micro_batch);
+    if (bx1 - bx0 > ImGui::CalcTextSize(buf).x + px(4)) {
+      dl->AddText(ImVec2(bx0 + 2, y0 + (row_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(10, 12, 16, 255),
+                  buf);
+    }
+    ++row.blocks;
+    if (hovered && mouse.x >= bx0 && mouse.x < bx1 && mouse.y >= y0 && mouse.y < y1) {
+      char b[32];
+      ImGui::SetTooltip(
+          "stage %d (rank %d): %s micro-batch %d, chunk %d\nstart %s into the step, duration %s\n%lld "
+          "GPU activities",
+          stage.stage, stage.rank, blk.forward ? "forward" : "backward", blk.micro_batch, blk.chunk,
+          duration_text(a, sizeof a, static_cast<double>(blk.start_ns - step.start_ns)),
+          duration_text(b, sizeof b, static_cast<double>(blk.end_ns - blk.start_ns)),
+          static_cast<long long>(blk.activities));
+    }
+  }
+  std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * ss->bubble_fraction);
+  dl->AddText(ImVec2(x1 + px(8), y0 + (row_h - ImGui::GetFontSize()) * 0.5f),
+              ss->bubble_fraction > group.predicted_bubble * 1.25 ? kColExposed : kColText, buf);
+  if (hovered && mouse.x >= x1 && mouse.y >= y0 && mouse.y < y1) {
+    char b[32];
+    ImGui::SetTooltip(
+        "stage %d (rank %d), step %lld: idle %s of the %s window (%d forward, %d backward, "
+        "%d warm-up forwards)",
+        stage.stage, stage.rank, static_cast<long long>(step.step),
+        duration_text(a, sizeof a, static_cast<double>(ss->bubble_ns)),
+        duration_text(b, sizeof b, static_cast<double>(window)), ss->forwards, ss->backwards, ss->warmup);
+  }
+  return row;
+}
+
 }  // namespace
 
 void View::explorer_use_measured_pipeline() {
@@ -77,7 +165,7 @@ void View::explorer_pipeline_measured() {
   pipeline_step_ = std::clamp(pipeline_step_, 0, static_cast<int>(group.steps.size()) - 1);
   const measure::PipelineStep& step = group.steps[static_cast<std::size_t>(pipeline_step_)];
   const int p = static_cast<int>(group.stages.size());
-  char buf[160], a[32];
+  char buf[160];
   ImGui::TextDisabled("MEASURED PIPELINE OF STEP %lld (open profile; %d stages from %s)",
                       static_cast<long long>(step.step), p, group.source.c_str());
   ImGui::TextWrapped(
@@ -145,71 +233,8 @@ void View::explorer_pipeline_measured() {
     if (x + 2 + ImGui::CalcTextSize(buf).x < x1) dl->AddText(ImVec2(x + 2, o.y), kColTextDim, buf);
   }
   dl->AddText(ImVec2(x1 + px(8), o.y), kColTextDim, "bubble");
-  for (int s = 0; s < p; ++s) {
-    const measure::PipelineStage& stage = group.stages[static_cast<std::size_t>(s)];
-    const float y0 = o.y + top + static_cast<float>(s) * row_h, y1 = y0 + row_h;
-    std::snprintf(buf, sizeof buf, "stage %d  r%d", stage.stage, stage.rank);
-    dl->AddText(ImVec2(o.x + 6, y0 + (row_h - ImGui::GetFontSize()) * 0.5f), kColTextDim, buf);
-    const measure::StageStep* ss = nullptr;
-    for (const auto& candidate : stage.steps) {
-      if (candidate.step == step.step) ss = &candidate;
-    }
-    PipelineRow row{stage.stage, stage.rank, step.step, 0, 0.0, y0, y1};
-    if (!ss) {
-      dl->AddText(ImVec2(x0 + 4, y0 + (row_h - ImGui::GetFontSize()) * 0.5f), kColTextDim,
-                  stage.rank_index < 0 ? "rank not in the profile" : "no micro-batches in this step");
-      pipeline_rows_.push_back(row);
-      continue;
-    }
-    row.bubble_fraction = ss->bubble_fraction;
-    // Bubble: the window less the union of the blocks (blocks in launch order; their spans may overlap).
-    TimeNs covered = step.start_ns;
-    std::vector<std::pair<TimeNs, TimeNs>> spans;
-    spans.reserve(ss->blocks.size());
-    for (const auto& blk : ss->blocks) spans.emplace_back(blk.start_ns, blk.end_ns);
-    std::sort(spans.begin(), spans.end());
-    for (const auto& [bs, be] : spans) {
-      if (bs > covered) hatch(dl, x_of(covered), y0 + 1, x_of(bs), y1 - 1);
-      covered = std::max(covered, be);
-    }
-    if (covered < step.end_ns) hatch(dl, x_of(covered), y0 + 1, x_of(step.end_ns), y1 - 1);
-    for (const auto& blk : ss->blocks) {
-      const float bx0 = x_of(blk.start_ns), bx1 = std::max(bx0 + 1.0f, x_of(blk.end_ns));
-      const ImU32 col = blk.forward ? (blk.chunk % 2 ? kColForward2 : kColCompute)
-                                    : (blk.chunk % 2 ? kColBackward2 : kColBackward);
-      dl->AddRectFilled(ImVec2(bx0, y0 + 1), ImVec2(bx1, y1 - 1), col);
-      dl->AddRect(ImVec2(bx0, y0 + 1), ImVec2(bx1, y1 - 1), IM_COL32(12, 14, 18, 160));
-      std::snprintf(buf, sizeof buf, "%d", blk.micro_batch);
-      if (bx1 - bx0 > ImGui::CalcTextSize(buf).x + px(4)) {
-        dl->AddText(ImVec2(bx0 + 2, y0 + (row_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(10, 12, 16, 255),
-                    buf);
-      }
-      ++row.blocks;
-      if (hovered && mouse.x >= bx0 && mouse.x < bx1 && mouse.y >= y0 && mouse.y < y1) {
-        char b[32];
-        ImGui::SetTooltip(
-            "stage %d (rank %d): %s micro-batch %d, chunk %d\nstart %s into the step, duration %s\n%lld "
-            "GPU activities",
-            stage.stage, stage.rank, blk.forward ? "forward" : "backward", blk.micro_batch, blk.chunk,
-            duration_text(a, sizeof a, static_cast<double>(blk.start_ns - step.start_ns)),
-            duration_text(b, sizeof b, static_cast<double>(blk.end_ns - blk.start_ns)),
-            static_cast<long long>(blk.activities));
-      }
-    }
-    std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * ss->bubble_fraction);
-    dl->AddText(ImVec2(x1 + px(8), y0 + (row_h - ImGui::GetFontSize()) * 0.5f),
-                ss->bubble_fraction > group.predicted_bubble * 1.25 ? kColExposed : kColText, buf);
-    if (hovered && mouse.x >= x1 && mouse.y >= y0 && mouse.y < y1) {
-      char b[32];
-      ImGui::SetTooltip(
-          "stage %d (rank %d), step %lld: idle %s of the %s window (%d forward, %d backward, "
-          "%d warm-up forwards)",
-          stage.stage, stage.rank, static_cast<long long>(step.step),
-          duration_text(a, sizeof a, static_cast<double>(ss->bubble_ns)),
-          duration_text(b, sizeof b, static_cast<double>(window)), ss->forwards, ss->backwards, ss->warmup);
-    }
-    pipeline_rows_.push_back(row);
-  }
+  const PipelineChart chart{o, x0, x1, row_h, top, step.start_ns, step.end_ns, window, scale, hovered, mouse};
+  for (int s = 0; s < p; ++s) pipeline_rows_.push_back(draw_stage_row(dl, chart, group, step, s));
   legend_item(kColCompute, "forward");
   ImGui::SameLine();
   legend_item(kColBackward, "backward");
