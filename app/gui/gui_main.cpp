@@ -157,10 +157,11 @@ bool has_display() {
   return (x && *x) || (wl && *wl);
 }
 
-int run_window(const WindowOptions& options) {
-  const bool headless = !options.screenshot.empty();
+// The window and its OpenGL 3.3 context, with ImGui set up on it (styled at the options' scale, else the
+// monitor's); nullptr when GLFW cannot make one.
+GLFWwindow* open_window(const WindowOptions& options, bool headless) {
   glfwSetErrorCallback(on_glfw_error);
-  if (!glfwInit()) return 4;
+  if (!glfwInit()) return nullptr;
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
@@ -169,7 +170,7 @@ int run_window(const WindowOptions& options) {
   GLFWwindow* window = glfwCreateWindow(options.width, options.height, "meshscope", nullptr, nullptr);
   if (!window) {
     glfwTerminate();
-    return 4;
+    return nullptr;
   }
   glfwMakeContextCurrent(window);
   glfwSwapInterval(headless && !options.interactive ? 0 : 1);
@@ -192,6 +193,52 @@ int run_window(const WindowOptions& options) {
   glfwSetCursorPosCallback(window, on_cursor);
   ImGui_ImplOpenGL3_Init("#version 330");
 
+  return window;
+}
+
+// Waits for what the next frame draws: continuously while a mouse button or key is held (held keys pan and
+// zoom the timeline at a rate per second) and while key events wait for a frame; 20 a second while a profile
+// loads (the progress bar moves, and the loading threads keep the cores: unthrottled, frames drawn in
+// software took one of two cores and doubled the load of a 1,024-rank job).
+void wait_for_frame(const View& view, bool offscreen) {
+  if (ImGui::IsAnyMouseDown() || any_key_down() || !key_queue().empty())
+    glfwPollEvents();
+  else if (view.loading() || view.baseline_loading() || view.lazy_loading())
+    glfwWaitEventsTimeout(0.05);
+  else if (offscreen)
+    glfwPollEvents();
+  else
+    glfwWaitEventsTimeout(0.25);
+}
+
+// The end of an offscreen run, once the profile is in and the layout has settled: the screenshot (and its
+// text) written, or the load's error; the exit status.
+int finish_offscreen(const View& view, const WindowOptions& options) {
+  std::error_code text_error;
+  if (!view.load_error().empty()) {
+    std::fprintf(stderr, "meshscope view: %s\n", view.load_error().c_str());
+    return 1;
+  } else if (!view.baseline_error().empty()) {
+    std::fprintf(stderr, "meshscope view: %s\n", view.baseline_error().c_str());
+    return 1;
+  } else if (!write_png(options.screenshot, options.width, options.height)) {
+    std::fprintf(stderr, "meshscope view: could not write %s\n", options.screenshot.c_str());
+    return 1;
+  } else if (!options.screenshot_text.empty() &&
+             !std::filesystem::is_regular_file(options.screenshot_text, text_error)) {
+    std::fprintf(stderr, "meshscope view: could not write %s\n", options.screenshot_text.c_str());
+    return 1;
+  } else {
+    std::printf("wrote %s (%dx%d, panel %s)\n", options.screenshot.c_str(), options.width, options.height,
+                to_string(view.panel()));
+  }
+  return 0;
+}
+
+int run_window(const WindowOptions& options) {
+  const bool headless = !options.screenshot.empty();
+  GLFWwindow* window = open_window(options, headless);
+  if (!window) return 4;
   int status = 0;
   {
     ViewOptions view_options;
@@ -214,22 +261,10 @@ int run_window(const WindowOptions& options) {
       status = 4;
     }
     int settled = 0;
-    std::error_code text_error;
     bool range_applied = options.range_start_ms < 0;
     int shots = 0;
     while (status == 0 && !glfwWindowShouldClose(window) && !view.quit_requested()) {
-      // Frames come as events do, continuously while a mouse button or key is held (held keys pan and zoom
-      // the timeline at a rate per second) and while key events wait for a frame; 20 a second while a
-      // profile loads (the progress bar moves, and the loading threads keep the cores: unthrottled, frames
-      // drawn in software took one of two cores and doubled the load of a 1,024-rank job).
-      if (ImGui::IsAnyMouseDown() || any_key_down() || !key_queue().empty())
-        glfwPollEvents();
-      else if (view.loading() || view.baseline_loading() || view.lazy_loading())
-        glfwWaitEventsTimeout(0.05);
-      else if (headless && !options.interactive)
-        glfwPollEvents();
-      else
-        glfwWaitEventsTimeout(0.25);
+      wait_for_frame(view, headless && !options.interactive);
       apply_key_events(window);
       if (!dropped_paths().empty()) {
         // Several files dropped together are the traces of one job: imported together, then opened.
@@ -286,23 +321,7 @@ int run_window(const WindowOptions& options) {
         if (view.loading() || view.baseline_loading() || view.lazy_loading()) {
           settled = 0;  // lazily loaded ranks the first frames asked for count as loading
         } else if (++settled >= 6) {
-          if (!view.load_error().empty()) {
-            std::fprintf(stderr, "meshscope view: %s\n", view.load_error().c_str());
-            status = 1;
-          } else if (!view.baseline_error().empty()) {
-            std::fprintf(stderr, "meshscope view: %s\n", view.baseline_error().c_str());
-            status = 1;
-          } else if (!write_png(options.screenshot, options.width, options.height)) {
-            std::fprintf(stderr, "meshscope view: could not write %s\n", options.screenshot.c_str());
-            status = 1;
-          } else if (!options.screenshot_text.empty() &&
-                     !std::filesystem::is_regular_file(options.screenshot_text, text_error)) {
-            std::fprintf(stderr, "meshscope view: could not write %s\n", options.screenshot_text.c_str());
-            status = 1;
-          } else {
-            std::printf("wrote %s (%dx%d, panel %s)\n", options.screenshot.c_str(), options.width,
-                        options.height, to_string(view.panel()));
-          }
+          status = finish_offscreen(view, options);
           break;
         }
       } else {
