@@ -1303,6 +1303,79 @@ int generate(const Config& config, const std::string& format, const std::string&
   return 0;
 }
 
+// The pipeline of CONFIG (config.pp > 1) from the options: its schedule, chunks, micro-batches, the stages'
+// jitter, and the layer and step counts' defaults. False, with one line on standard error, for options that
+// do not make a pipeline.
+bool configure_pipeline(Config& config, const std::string& schedule, int virtual_stages, int micro_batches,
+                        double stage_jitter, const std::string& truth_path, int& layers,
+                        std::int64_t& steps) {
+  const int pp = config.pp;
+  config.schedule = schedule == "interleaved" ? Schedule::kInterleaved
+                    : schedule == "gpipe"     ? Schedule::kGpipe
+                                              : Schedule::k1F1B;
+  const bool interleaved = config.schedule == Schedule::kInterleaved;
+  if (!interleaved && virtual_stages > 1) {
+    fmt::print(stderr, "meshscope_gen_job: --virtual-stages needs --schedule interleaved\n");
+    return false;
+  }
+  config.virtual_stages = interleaved ? (virtual_stages > 0 ? virtual_stages : 2) : 1;
+  if (interleaved && config.virtual_stages < 2) {
+    fmt::print(stderr, "meshscope_gen_job: --schedule interleaved needs --virtual-stages 2 or more\n");
+    return false;
+  }
+  config.micro_batches = micro_batches > 0 ? micro_batches : 2 * pp;
+  if (interleaved && config.micro_batches % pp != 0) {
+    fmt::print(stderr, "meshscope_gen_job: interleaving needs --micro-batches a multiple of --pp ({})\n", pp);
+    return false;
+  }
+  config.stage_jitter = stage_jitter;
+  config.truth_path = truth_path;
+  const int chunks = pp * config.virtual_stages;
+  if (layers == 0) layers = 2 * chunks;
+  if (layers % chunks != 0) {
+    fmt::print(stderr, "meshscope_gen_job: --layers {} is not a multiple of pp x virtual stages ({})\n",
+               layers, chunks);
+    return false;
+  }
+  if (steps == 0) steps = 2;
+  return true;
+}
+
+// The layer and step counts of a job without pipeline stages that holds about EVENTS_PER_RANK events per rank
+// (events per step grow linearly with the layers: FIXED + PER_LAYER x layers, measured on two sizes); LAYERS
+// and STEPS when given. UNTIL_BYTES: steps are added until the files reach --target-bytes.
+void size_job(Config& config, int layers, std::int64_t steps, std::uint64_t events_per_rank, bool until_bytes,
+              double& fixed, double& per_layer) {
+  config.layers = 2;
+  const std::uint64_t at2 = events_per_step(config, 2);
+  const std::uint64_t at4 = events_per_step(config, 4);
+  per_layer = static_cast<double>(at4 - at2) / 2.0;
+  fixed = static_cast<double>(at2) - 2.0 * per_layer;
+  auto layers_for = [&](double events_per_step) {
+    return std::max(1, static_cast<int>(std::llround((events_per_step - fixed) / per_layer)));
+  };
+  const double target_events = static_cast<double>(events_per_rank);
+  if (layers > 0) {
+    config.layers = layers;
+    if (steps == 0) {
+      const double per_step = fixed + per_layer * layers;
+      steps = std::max<std::int64_t>(1, std::llround(target_events / per_step));
+    }
+  } else if (steps > 0) {
+    config.layers = layers_for(target_events / static_cast<double>(steps));
+  } else {
+    steps = 3;
+    config.layers = layers_for(target_events / 3.0);
+    if (config.layers > kMaxDefaultLayers) {
+      const double per_step = fixed + per_layer * kMaxDefaultLayers;
+      steps = std::max<std::int64_t>(3, std::llround(target_events / per_step));
+      config.layers = std::min(kMaxDefaultLayers, layers_for(target_events / static_cast<double>(steps)));
+    }
+  }
+  if (until_bytes) steps = std::numeric_limits<std::int64_t>::max() / 2;
+  config.steps = steps;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{
       "Generates a deterministic synthetic multi-rank LLM training job (tensor + data parallel, H100, NCCL) "
@@ -1400,37 +1473,9 @@ int run(int argc, char** argv) {
   config.ranks = ranks;
   config.tp = tp;
   config.pp = pp;
-  if (pp > 1) {
-    config.schedule = schedule == "interleaved" ? Schedule::kInterleaved
-                      : schedule == "gpipe"     ? Schedule::kGpipe
-                                                : Schedule::k1F1B;
-    const bool interleaved = config.schedule == Schedule::kInterleaved;
-    if (!interleaved && virtual_stages > 1) {
-      fmt::print(stderr, "meshscope_gen_job: --virtual-stages needs --schedule interleaved\n");
-      return 2;
-    }
-    config.virtual_stages = interleaved ? (virtual_stages > 0 ? virtual_stages : 2) : 1;
-    if (interleaved && config.virtual_stages < 2) {
-      fmt::print(stderr, "meshscope_gen_job: --schedule interleaved needs --virtual-stages 2 or more\n");
-      return 2;
-    }
-    config.micro_batches = micro_batches > 0 ? micro_batches : 2 * pp;
-    if (interleaved && config.micro_batches % pp != 0) {
-      fmt::print(stderr, "meshscope_gen_job: interleaving needs --micro-batches a multiple of --pp ({})\n",
-                 pp);
-      return 2;
-    }
-    config.stage_jitter = stage_jitter;
-    config.truth_path = truth_path;
-    const int chunks = pp * config.virtual_stages;
-    if (layers == 0) layers = 2 * chunks;
-    if (layers % chunks != 0) {
-      fmt::print(stderr, "meshscope_gen_job: --layers {} is not a multiple of pp x virtual stages ({})\n",
-                 layers, chunks);
-      return 2;
-    }
-    if (steps == 0) steps = 2;
-  }
+  if (pp > 1 && !configure_pipeline(config, schedule, virtual_stages, micro_batches, stage_jitter, truth_path,
+                                    layers, steps))
+    return 2;
   config.seed = seed;
   config.target_bytes = target_bytes;
   {
@@ -1446,35 +1491,9 @@ int run(int argc, char** argv) {
     config.steps = steps;
     return generate(config, format, output, single_file, only_rank, gzip_level, quiet, 0, 0);
   }
-  config.layers = 2;
-  const std::uint64_t at2 = events_per_step(config, 2);
-  const std::uint64_t at4 = events_per_step(config, 4);
-  const double per_layer = static_cast<double>(at4 - at2) / 2.0;
-  const double fixed = static_cast<double>(at2) - 2.0 * per_layer;
-  auto layers_for = [&](double events_per_step) {
-    return std::max(1, static_cast<int>(std::llround((events_per_step - fixed) / per_layer)));
-  };
-  const double target_events = static_cast<double>(events_per_rank);
-  if (layers > 0) {
-    config.layers = layers;
-    if (steps == 0) {
-      const double per_step = fixed + per_layer * layers;
-      steps = std::max<std::int64_t>(1, std::llround(target_events / per_step));
-    }
-  } else if (steps > 0) {
-    config.layers = layers_for(target_events / static_cast<double>(steps));
-  } else {
-    steps = 3;
-    config.layers = layers_for(target_events / 3.0);
-    if (config.layers > kMaxDefaultLayers) {
-      const double per_step = fixed + per_layer * kMaxDefaultLayers;
-      steps = std::max<std::int64_t>(3, std::llround(target_events / per_step));
-      config.layers = std::min(kMaxDefaultLayers, layers_for(target_events / static_cast<double>(steps)));
-    }
-  }
-  if (target_bytes > 0 && !app.count("--steps")) steps = std::numeric_limits<std::int64_t>::max() / 2;
-  config.steps = steps;
-
+  double fixed = 0, per_layer = 0;
+  size_job(config, layers, steps, events_per_rank, target_bytes > 0 && !app.count("--steps"), fixed,
+           per_layer);
   return generate(config, format, output, single_file, only_rank, gzip_level, quiet, fixed, per_layer);
 }
 
