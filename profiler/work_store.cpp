@@ -46,6 +46,16 @@ StoredWork read_work(const std::filesystem::path& path, const WorkReadOptions& o
   auto bad = [&](std::string_view table, std::int64_t row, std::string_view problem) {
     fail("{}: {} row {}: {}", path.string(), table, row, problem);
   };
+  // A row's rank (a 32-bit one, else it is no rank of the profile) and its amounts, checked.
+  auto rank_of = [&](const sql::Statement& s, int column, std::string_view table, std::int64_t row) {
+    const std::int64_t rank = s.column_int(column);
+    if (rank < INT32_MIN || rank > INT32_MAX) bad(table, row, "its rank is not in the profile");
+    return static_cast<std::int32_t>(rank);
+  };
+  auto check_amounts = [&](double flops, double bytes, std::string_view table, std::int64_t row) {
+    if (!finite_amount(flops) || !finite_amount(bytes))
+      bad(table, row, "flops and bytes must be finite and not negative");
+  };
 
   {
     sql::Statement s = db.prepare("SELECT status, COUNT(*) FROM op_work GROUP BY status");
@@ -69,16 +79,14 @@ StoredWork read_work(const std::filesystem::path& path, const WorkReadOptions& o
     while (s.step()) {
       OpWorkRecord op;
       op.id = s.column_int(0);
-      op.rank = static_cast<std::int32_t>(std::clamp<std::int64_t>(s.column_int(1), INT32_MIN, INT32_MAX));
-      if (op.rank != s.column_int(1)) bad("op_work", op.id, "its rank is not in the profile");
+      op.rank = rank_of(s, 1, "op_work", op.id);
       op.external_id = s.column_int(2);
       op.name = string_id(s, 3);
       op.status = OpWorkStatus::kCounted;
       op.category = s.column_int(4);
       op.flops = s.column_double(5);
       op.bytes = s.column_double(6);
-      if (!finite_amount(op.flops) || !finite_amount(op.bytes))
-        bad("op_work", op.id, "flops and bytes must be finite and not negative");
+      check_amounts(op.flops, op.bytes, "op_work", op.id);
       op.input_dims = string_id(s, 7);
       op.input_types = string_id(s, 8);
       op.kernels = std::max<std::int64_t>(0, s.column_int_or(9, 0));
@@ -92,13 +100,11 @@ StoredWork read_work(const std::filesystem::path& path, const WorkReadOptions& o
     while (s.step()) {
       KernelWorkRecord k;
       k.activity_id = s.column_int(0);
-      k.rank = static_cast<std::int32_t>(std::clamp<std::int64_t>(s.column_int(1), INT32_MIN, INT32_MAX));
-      if (k.rank != s.column_int(1)) bad("kernel_work", k.activity_id, "its rank is not in the profile");
+      k.rank = rank_of(s, 1, "kernel_work", k.activity_id);
       k.op_id = s.column_int(2);
       k.flops = s.column_double(3);
       k.bytes = s.column_double(4);
-      if (!finite_amount(k.flops) || !finite_amount(k.bytes))
-        bad("kernel_work", k.activity_id, "flops and bytes must be finite and not negative");
+      check_amounts(k.flops, k.bytes, "kernel_work", k.activity_id);
       out.kernel_shares.push_back(k);
     }
   }

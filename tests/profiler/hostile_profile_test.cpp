@@ -131,19 +131,24 @@ void run_sql(const fs::path& db_path, const std::string& sql) {
   ASSERT_EQ(rc, SQLITE_OK) << sql << ": " << error;
 }
 
-// A copy of the small profile with SQL applied, loaded: the Error's message ("" when it loads).
-std::string load_error_after(const fs::path& dir, const std::string& name, const std::string& sql) {
-  const fs::path base = dir / "base.msdb";
-  if (!fs::exists(base)) write_small_profile(base);
-  const fs::path target = dir / (name + ".msdb");
+// What READ throws on TARGET, a copy of BASE with SQL applied: the Error's message ("" when it reads).
+template <typename Read>
+std::string error_after_sql(const fs::path& base, const fs::path& target, const std::string& sql, Read read) {
   fs::copy_file(base, target, fs::copy_options::overwrite_existing);
   run_sql(target, sql);
   try {
-    Profile::load(target);
+    read(target);
   } catch (const Error& e) {
     return e.what();
   }
   return {};
+}
+
+// A copy of the small profile with SQL applied, loaded: the Error's message ("" when it loads).
+std::string load_error_after(const fs::path& dir, const std::string& name, const std::string& sql) {
+  const fs::path base = dir / "base.msdb";
+  if (!fs::exists(base)) write_small_profile(base);
+  return error_after_sql(base, dir / (name + ".msdb"), sql, [](const fs::path& p) { Profile::load(p); });
 }
 
 TEST(HostileProfile, TheSmallProfileLoads) {
@@ -447,16 +452,8 @@ TEST(HostileProfile, WorkTablesAreReadBackOrRefusedNamingTheRow) {
   EXPECT_EQ(lowest.counted[0].rank, 0);
   EXPECT_TRUE(lowest.kernel_shares.empty());
 
-  auto error_after = [&](const std::string& name, const std::string& sql) -> std::string {
-    const fs::path target = dir / (name + ".msdb");
-    fs::copy_file(base, target, fs::copy_options::overwrite_existing);
-    run_sql(target, sql);
-    try {
-      read_work(target);
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return {};
+  auto error_after = [&](const std::string& name, const std::string& sql) {
+    return error_after_sql(base, dir / (name + ".msdb"), sql, [](const fs::path& p) { read_work(p); });
   };
   EXPECT_EQ(
       error_after("negative", "UPDATE op_work SET flops = -1 WHERE id = 2"),
