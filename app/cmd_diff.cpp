@@ -281,7 +281,8 @@ const bool registered = register_command(
          }
          Diff d = [&] {
            PhaseTimer timer("diff: compare");
-           return measure::diff_profiles(job_a.profile(), job_a.analysis(), job_b.profile(), job_b.analysis());
+           return measure::diff_profiles(job_a.profile(), job_a.analysis(), job_b.profile(),
+                                         job_b.analysis());
          }();
          if (imported_a) d.a.path = shown_a;
          if (imported_b) d.b.path = shown_b;

@@ -57,8 +57,7 @@ struct RankFacts {
 };
 
 RankFacts facts_of(const meshscope::Rank& r, const meshscope::ProfileSummary* summary) {
-  const meshscope::RankSummary* s =
-      summary ? meshscope::find_rank(*summary, r.rank) : nullptr;
+  const meshscope::RankSummary* s = summary ? meshscope::find_rank(*summary, r.rank) : nullptr;
   if (summary) {
     if (!s) return {};
     return {meshscope::measure::devices_used(r, *s), s->streams.size(), s->steps.size()};

@@ -83,8 +83,8 @@ std::vector<std::int32_t> sample_ranks(const Profile& description, std::size_t m
   return {out.begin(), out.end()};
 }
 
-bool open_lazily(const std::filesystem::path& path, const ProfileSummary& summary,
-                 const OpenOptions& options, RankRowIndex& index) {
+bool open_lazily(const std::filesystem::path& path, const ProfileSummary& summary, const OpenOptions& options,
+                 RankRowIndex& index) {
   if (options.lazy == LazyMode::kNever || summary.ranks.empty()) return false;
   if (options.lazy == LazyMode::kAuto && measure::summary_events(summary) < options.lazy_events) return false;
   PhaseTimer timer("view: rank rows");

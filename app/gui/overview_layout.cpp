@@ -229,8 +229,7 @@ OverviewMap overview_map(const OverviewGrid& grid, std::span<const std::uint32_t
       const std::int64_t c = cells.first_column + static_cast<std::int64_t>(k);
       const std::int64_t drawn = ((grid.first_bucket + c) >> m.column_log2) - m.first_column;
       if (drawn < 0 || drawn >= m.columns) continue;
-      if (merged.empty() || merged.back().first != drawn)
-        merged.emplace_back(drawn, OverviewBucket{});
+      if (merged.empty() || merged.back().first != drawn) merged.emplace_back(drawn, OverviewBucket{});
       add(merged.back().second, cells.cells[k]);
     }
     const std::int64_t drawn_row = i / m.ranks_per_row;
@@ -247,7 +246,7 @@ OverviewMap overview_map(const OverviewGrid& grid, std::span<const std::uint32_t
 }
 
 OverviewBucket merged_bucket(const OverviewGrid& grid, const OverviewMap& map, std::size_t row,
-                                      std::int64_t column) {
+                             std::int64_t column) {
   OverviewBucket out;
   const OverviewGrid::Row& cells = grid.rows_cells[row];
   const std::int64_t bucket = map.first_column + column;

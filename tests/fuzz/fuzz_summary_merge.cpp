@@ -37,8 +37,7 @@ fuzz::fs::path make_part(std::int32_t rank) {
                            R"(, "world_size": 3}, "traceEvents": [)" + events + "]}";
   fuzz::write_file(trace, reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
   const fuzz::fs::path part = fuzz::scratch() / ("seed" + std::to_string(rank) + ".msdb");
-  import_with_summaries({trace}, part, {}, {},
-                        [](const fuzz::fs::path& written) { drop_events(written); });
+  import_with_summaries({trace}, part, {}, {}, [](const fuzz::fs::path& written) { drop_events(written); });
   return part;
 }
 
