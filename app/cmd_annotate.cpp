@@ -12,6 +12,7 @@
 #include "analysis/model/presets.hpp"
 #include "app/command.hpp"
 #include "app/model_flags.hpp"
+#include "job/job.hpp"
 #include "job/profile_input.hpp"
 #include "profiler/error.hpp"
 #include "profiler/profile.hpp"
@@ -32,8 +33,8 @@ void run(const Options& o) {
         "{}: annotate writes into a profile, and this is a trace or a folder of traces: import it with "
         "`meshscope import {} -o JOB.msdb --model ... --layout ...`",
         o.profile, o.profile);
-  const Profile profile = Profile::load(path, LoadOptions{.events = false});
-  compare::Statement statement = compare::stated(profile);
+  Job job = Job::open({path});
+  compare::Statement statement = compare::stated(job.description());
   if (o.model.empty() && o.hardware.empty() && o.layout.empty() && !o.clear) {
     std::printf("%s: %s\n", o.profile.c_str(), compare::statement_line(statement).c_str());
     return;

@@ -156,7 +156,8 @@ const RankSummary* LoadedProfile::rank_summary(std::size_t rank_index) const {
   return find_rank(*summary, profile->ranks()[rank_index].rank);
 }
 
-std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> profile) {
+std::unique_ptr<LoadedProfile> index_profile(Job& job) {
+  std::shared_ptr<const Profile> profile = job.shared_complete_profile();
   auto loaded = std::make_unique<LoadedProfile>();
   loaded->msdb = profile->path();
   loaded->source = profile->path();
@@ -178,11 +179,7 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
   // The per-rank summaries the Overview draws: read from the profile when it holds them (import writes them),
   // else computed from the events and the analysis (the same function).
   try {
-    std::error_code error;
-    if (!profile->path().empty() && std::filesystem::is_regular_file(profile->path(), error)) {
-      if (auto stored = read_summary(profile->path()))
-        loaded->summary = std::make_shared<const ProfileSummary>(std::move(*stored));
-    }
+    if (auto stored = job.shared_summary()) loaded->summary = std::move(stored);
   } catch (const std::exception& e) {
     loaded->summary_note = std::string(e.what()) + "; the overview is computed from the events";
   }
@@ -263,13 +260,13 @@ std::unique_ptr<LoadedProfile> load_profile(
         }
         report(0.1, "loading profile");
         const auto t = Clock::now();
-        auto profile = [&] {
+        {
           PhaseTimer timer("view: load profile");
-          return job.shared_complete_profile();
-        }();
+          job.shared_complete_profile();
+        }
         const double load_s = seconds_since(t);
         report(0.6, "analysing");
-        auto loaded = index_profile(std::move(profile));
+        auto loaded = index_profile(job);
         loaded->source = source;
         loaded->load_s = load_s;
         report(1.0, "ready");
@@ -292,10 +289,10 @@ std::unique_ptr<LoadedProfile> load_profile(
   const double import_s = job.input().import_s;
   report(kImportShare, "loading profile");
   auto t = Clock::now();
-  auto profile = job.shared_complete_profile();
+  job.shared_complete_profile();
   const double load_s = seconds_since(t);
   report(0.85, "analysing");
-  auto loaded = index_profile(std::move(profile));
+  auto loaded = index_profile(job);
   loaded->source = source;
   loaded->msdb = msdb;
   // Messages name the file the user opened, not the import cache's copy of it.

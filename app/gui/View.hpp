@@ -156,8 +156,9 @@ inline std::unique_ptr<LoadedProfile> load_profile(
     const std::filesystem::path& source, const std::function<void(double, const char*)>& progress = {}) {
   return load_profile(std::vector<std::filesystem::path>{source}, progress);
 }
-// Builds the timeline index and runs the analysis for an already loaded PROFILE.
-std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> profile);
+// Builds the timeline index and runs the analyses for JOB's whole profile (loaded now unless it was), with
+// the job's stored summaries when it has them (else they are computed from the events).
+std::unique_ptr<LoadedProfile> index_profile(Job& job);
 // One rank's timeline index (lanes of its streams, tracks and API threads, launch links; instance_of is left
 // to link_instances, which needs the analysis of every rank).
 LoadedProfile::RankIndex index_rank(const Rank& rank);
