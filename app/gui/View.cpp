@@ -225,6 +225,28 @@ std::unique_ptr<LoadedProfile> load_preview(Job& job) {
   return loaded;
 }
 
+namespace {
+
+// JOB's whole profile loaded (timed: LoadedProfile::load_s) and indexed for the view, opened as SOURCE;
+// ANALYSING is called between the two.
+template <typename Analysing>
+std::unique_ptr<LoadedProfile> load_and_index(Job& job, const std::filesystem::path& source,
+                                              Analysing analysing) {
+  const auto t = Clock::now();
+  {
+    PhaseTimer timer("view: load profile");
+    job.shared_complete_profile();
+  }
+  const double load_s = seconds_since(t);
+  analysing();
+  auto loaded = index_profile(job);
+  loaded->source = source;
+  loaded->load_s = load_s;
+  return loaded;
+}
+
+}  // namespace
+
 std::unique_ptr<LoadedProfile> load_profile(
     const std::vector<std::filesystem::path>& sources,
     const std::function<void(double, const char*)>& progress,
@@ -259,16 +281,7 @@ std::unique_ptr<LoadedProfile> load_profile(
           }
         }
         report(0.1, "loading profile");
-        const auto t = Clock::now();
-        {
-          PhaseTimer timer("view: load profile");
-          job.shared_complete_profile();
-        }
-        const double load_s = seconds_since(t);
-        report(0.6, "analysing");
-        auto loaded = index_profile(job);
-        loaded->source = source;
-        loaded->load_s = load_s;
+        auto loaded = load_and_index(job, source, [&] { report(0.6, "analysing"); });
         report(1.0, "ready");
         return loaded;
       }
@@ -288,12 +301,7 @@ std::unique_ptr<LoadedProfile> load_profile(
   const std::filesystem::path msdb = job.path();
   const double import_s = job.input().import_s;
   report(kImportShare, "loading profile");
-  auto t = Clock::now();
-  job.shared_complete_profile();
-  const double load_s = seconds_since(t);
-  report(0.85, "analysing");
-  auto loaded = index_profile(job);
-  loaded->source = source;
+  auto loaded = load_and_index(job, source, [&] { report(0.85, "analysing"); });
   loaded->msdb = msdb;
   // Messages name the file the user opened, not the import cache's copy of it.
   const std::string cached = msdb.string(), opened = sources_title(sources);
@@ -302,7 +310,6 @@ std::unique_ptr<LoadedProfile> load_profile(
       text->replace(at, cached.size(), opened);
   }
   loaded->import_s = import_s;
-  loaded->load_s = load_s;
   report(1.0, "ready");
   return loaded;
 }
