@@ -23,12 +23,27 @@ inline void write_workload_json(JsonWriter& j, const compare::Workload& w) {
   };
   j.begin_object();
   j.field("kind", w.kind());
+  j.key("structure");
+  if (w.structure.empty()) {
+    j.null();
+  } else {
+    j.value(w.structure);
+  }
+  j.key("attention");
+  if (w.attention.empty()) {
+    j.null();
+  } else {
+    j.value(w.attention);
+  }
   number("hidden", w.hidden);
   number("layers", w.layers);
+  number("encoder_layers", w.encoder_layers);
+  number("decoder_layers", w.decoder_layers);
   number("ffn", w.ffn);
   number("heads", w.heads);
   number("kv_heads", w.kv_heads);
   number("vocab", w.vocab);
+  number("classes", w.classes);
   number("experts", w.experts);
   number("top_k", w.top_k);
   number("tokens_per_micro_batch", w.tokens_per_micro_batch);
@@ -61,6 +76,9 @@ inline void write_workload_json(JsonWriter& j, const compare::Workload& w) {
   } else {
     j.value(w.gpu);
   }
+  j.key("other_models").begin_array();
+  for (const auto& m : w.other_models) j.value(m);
+  j.end_array();
   j.key("evidence").begin_array();
   for (const auto& e : w.evidence) j.value(e);
   j.end_array();
@@ -88,11 +106,16 @@ inline std::string workload_line(const compare::Workload& w) {
   auto v = [](const std::optional<std::int64_t>& x) { return x ? fmt::format("{}", *x) : std::string("?"); };
   std::string s;
   if (w.transformer) {
-    s = fmt::format(
-        "transformer: hidden {}, {} layers, ffn {}, {} heads ({} kv), vocab {}, {} tokens per micro-batch",
-        v(w.hidden), v(w.layers), v(w.ffn), v(w.heads), v(w.kv_heads), v(w.vocab),
-        v(w.tokens_per_micro_batch));
+    const std::string layers = w.encoder_layers ? fmt::format("{} + {} layers (encoder + decoder)",
+                                                              *w.encoder_layers, v(w.decoder_layers))
+                                                : fmt::format("{} layers", v(w.layers));
+    const std::string input =
+        !w.vocab && w.classes ? fmt::format("{} classes", *w.classes) : fmt::format("vocab {}", v(w.vocab));
+    s = fmt::format("{}: hidden {}, {}, ffn {}, {} heads ({} kv), {}, {} tokens per micro-batch", w.structure,
+                    v(w.hidden), layers, v(w.ffn), v(w.heads), v(w.kv_heads), input,
+                    v(w.tokens_per_micro_batch));
     if (w.experts && *w.experts > 1) s += fmt::format(", {} experts top-{}", *w.experts, v(w.top_k));
+    if (!w.other_models.empty()) s += fmt::format(" (and {} other model(s))", w.other_models.size());
   } else {
     s = "unknown (not a recognised transformer)";
   }

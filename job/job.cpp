@@ -106,7 +106,8 @@ const measure::Analysis& Job::analysis() {
 
 const compare::Workload& Job::workload() {
   if (!state_->workload) {
-    constexpr measure::WorkLoadOptions kLowestRank{.kernel_shares = false, .lowest_rank_only = true};
+    constexpr measure::WorkLoadOptions kLowestRank{
+        .kernel_shares = false, .lowest_rank_only = true, .uncounted_shapes = true};
     if (const ProfileSummary* stored = summary()) {
       state_->workload =
           compare::infer_workload(description(), measure::load_work(description(), kLowestRank), stored);

@@ -68,12 +68,16 @@ StoredWork read_work(const std::filesystem::path& path, const WorkReadOptions& o
     }
   }
   {
+    const std::string statuses =
+        options.uncounted_shapes ? fmt::format("status IN ({}, {})", static_cast<int>(OpWorkStatus::kCounted),
+                                               static_cast<int>(OpWorkStatus::kUndetermined))
+                                 : fmt::format("status = {}", static_cast<int>(OpWorkStatus::kCounted));
     sql::Statement s = db.prepare(
         "SELECT id, rank, external_id, name, category, flops, bytes, input_dims, input_types, kernels, "
-        "kernel_ns FROM op_work WHERE status = 1" +
-        ranks_only +
+        "kernel_ns, status FROM op_work WHERE " +
+        statuses + ranks_only +
         std::string(options.lowest_rank_only
-                        ? " AND rank = (SELECT min(rank) FROM op_work WHERE status = 1" + ranks_only + ")"
+                        ? " AND rank = (SELECT min(rank) FROM op_work WHERE " + statuses + ranks_only + ")"
                         : "") +
         " ORDER BY id");
     while (s.step()) {
@@ -82,13 +86,18 @@ StoredWork read_work(const std::filesystem::path& path, const WorkReadOptions& o
       op.rank = rank_of(s, 1, "op_work", op.id);
       op.external_id = s.column_int(2);
       op.name = string_id(s, 3);
+      op.input_dims = string_id(s, 7);
+      op.input_types = string_id(s, 8);
+      if (s.column_int(11) != static_cast<std::int64_t>(OpWorkStatus::kCounted)) {
+        op.status = OpWorkStatus::kUndetermined;
+        out.uncounted.push_back(op);
+        continue;
+      }
       op.status = OpWorkStatus::kCounted;
       op.category = s.column_int(4);
       op.flops = s.column_double(5);
       op.bytes = s.column_double(6);
       check_amounts(op.flops, op.bytes, "op_work", op.id);
-      op.input_dims = string_id(s, 7);
-      op.input_types = string_id(s, 8);
       op.kernels = std::max<std::int64_t>(0, s.column_int_or(9, 0));
       op.kernel_ns = std::max<std::int64_t>(0, s.column_int_or(10, 0));
       out.counted.push_back(op);

@@ -17,6 +17,9 @@ struct WorkReadOptions {
   // Only the counted operators of the lowest rank that has any, and no kernel shares.
   bool lowest_rank_only = false;
   bool kernel_shares = true;  // read kernel_work
+  // Also the operators recorded with shapes whose work is undetermined (their input types not recorded: a
+  // profiler that records shapes only), of the same ranks: their shapes still show the model.
+  bool uncounted_shapes = false;
 };
 
 struct StoredWork {
@@ -24,7 +27,8 @@ struct StoredWork {
   bool any_rows = false;    // op_work holds a row of any status (some operator was recorded with shapes)
   std::int64_t nested = 0, unparsable = 0, undetermined = 0;  // op_work rows of those statuses, every rank's
   std::vector<OpWorkRecord> counted;                          // status counted, by id
-  std::vector<KernelWorkRecord> kernel_shares;                // in the table's order
+  std::vector<OpWorkRecord> uncounted;  // status undetermined (WorkReadOptions::uncounted_shapes), by id
+  std::vector<KernelWorkRecord> kernel_shares;  // in the table's order
 };
 
 // The work tables of the profile at PATH (a read-only connection of its own). Throws meshscope::Error naming

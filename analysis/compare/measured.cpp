@@ -59,7 +59,7 @@ void restate(MeasuredModel& measured, const Statement& statement) {
 MeasuredModel measure_profile(const Profile& profile, const measure::Analysis& analysis,
                               const model::ParallelConfig* layout) {
   MeasuredModel out;
-  out.work = measure::load_work(profile);
+  out.work = measure::load_work(profile, {.uncounted_shapes = true});
   out.recorded = infer_recorded_workload(profile, out.work);
   out.workload = out.recorded;
   apply_statement(stated(profile), out.workload);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/compare/model_shapes.hpp"
 #include "analysis/measure/measure.hpp"
 #include "analysis/model/presets.hpp"
 #include "profiler/vocabulary.hpp"
@@ -43,17 +44,6 @@ std::string dimension_of(std::string_view desc) {
   if (named.count() != 1) return {};
   return named.tp ? "tp" : named.pp ? "pp" : named.cp ? "cp" : named.ep ? "ep" : "dp";
 }
-
-bool forward_attention(std::string_view name) {
-  return !contains(name, "backward") &&
-         (contains(name, "scaled_dot_product") || name == "aten::_flash_attention_forward" ||
-          name == "aten::_efficient_attention_forward");
-}
-
-struct AttentionShape {
-  std::int64_t batch, heads, kv_heads, seq, head_dim;
-  auto operator<=>(const AttentionShape&) const = default;
-};
 
 }  // namespace
 
@@ -207,86 +197,6 @@ void infer_training(const Profile& profile, const ProfileSummary* summary, Workl
                                 : "inference: forward passes only (no backward operator recorded)");
 }
 
-// The recorded shapes of one rank (the first with counted operators), counted by what they show.
-struct ShapeCounts {
-  std::map<AttentionShape, std::int64_t> attention;
-  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> embeddings;  // (V, D) -> calls
-  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> weights;     // (N, K) of linear layers
-  std::map<std::int64_t, std::int64_t> tokens_of_linear;                     // M -> calls
-  std::int64_t attention_calls = 0;
-  // Unfused attention (eager attention: softmax(QK^T)V as two matmuls): the QK^T products, counted apart and
-  // taken only when no fused attention operator ran.
-  std::map<AttentionShape, std::int64_t> unfused_attention;
-  std::int64_t unfused_calls = 0;
-  bool unfused = false;                                  // ATTENTION holds the unfused products
-  std::map<std::int64_t, std::int64_t> grouped_experts;  // G of grouped GEMMs
-  std::map<std::int64_t, std::int64_t> grouped_rows;     // A's rows of grouped GEMMs
-
-  std::int64_t weight_calls(std::int64_t n, std::int64_t k) const {
-    auto it = weights.find({n, k});
-    return it == weights.end() ? std::int64_t{0} : it->second;
-  }
-};
-
-// The vocabulary's embedding table (V, D): the one of the most rows (ties: the one looked up most). A model
-// may look up several tables per forward pass — BERT its word, position and token-type tables, T5 a relative
-// attention bias of a few dozen rows — and only the largest is the vocabulary; its look-ups count the passes.
-std::optional<std::pair<std::pair<std::int64_t, std::int64_t>, std::int64_t>> vocabulary_table(
-    const ShapeCounts& shapes) {
-  std::optional<std::pair<std::pair<std::int64_t, std::int64_t>, std::int64_t>> best;
-  for (const auto& [table, calls] : shapes.embeddings) {
-    if (!best || table.first > best->first.first ||
-        (table.first == best->first.first && calls > best->second))
-      best = {table, calls};
-  }
-  return best;
-}
-
-ShapeCounts count_shapes(const measure::ProfileWork& work) {
-  ShapeCounts counts;
-  std::optional<std::size_t> rank_index;
-  for (const auto& op : work.ops) {
-    if (!rank_index || op.rank_index < *rank_index) rank_index = op.rank_index;
-  }
-  if (!rank_index) return counts;
-  std::vector<std::vector<std::int64_t>> dims;
-  for (const auto& op : work.ops) {
-    if (op.rank_index != *rank_index || !measure::parse_dims(op.input_dims, dims)) continue;
-    if (op.category == measure::WorkCategory::kAttention && forward_attention(op.name) && dims.size() >= 3 &&
-        dims[0].size() == 4 && dims[1].size() == 4) {
-      // SDPA takes [batch, heads, seq, head_dim]; the flash/efficient kernels [batch, seq, heads, head_dim].
-      const bool heads_first = contains(op.name, "scaled_dot_product");
-      const std::size_t h = heads_first ? 1 : 2, l = heads_first ? 2 : 1;
-      ++counts.attention[{dims[0][0], dims[0][h], dims[1][h], dims[0][l], dims[0][3]}];
-      ++counts.attention_calls;
-    } else if (op.name == "aten::embedding" && !dims.empty() && dims[0].size() == 2) {
-      ++counts.embeddings[{dims[0][0], dims[0][1]}];
-    } else if (op.name == "aten::matmul" && dims.size() >= 2 && dims[0].size() == 4 && dims[1].size() == 4 &&
-               dims[0][0] == dims[1][0] && dims[0][1] == dims[1][1] && dims[0][3] == dims[1][2] &&
-               dims[0][2] == dims[1][3] && dims[0][2] != dims[0][3]) {
-      // QK^T: [batch, heads, seq, head] × [batch, heads, head, seq] -> the [seq, seq] scores. (The product
-      // with V, [seq, seq] × [seq, head], has a square left operand and is not counted.)
-      ++counts.unfused_attention[{dims[0][0], dims[0][1], dims[0][1], dims[0][2], dims[0][3]}];
-      ++counts.unfused_calls;
-    } else if (op.name == "aten::linear" && dims.size() >= 2 && dims[1].size() == 2 && !dims[0].empty()) {
-      ++counts.weights[{dims[1][0], dims[1][1]}];
-      std::int64_t m = 1;
-      for (std::size_t i = 0; i + 1 < dims[0].size(); ++i) m *= dims[0][i];
-      ++counts.tokens_of_linear[m];
-    } else if ((op.name == "aten::_grouped_mm" || op.name == "aten::_scaled_grouped_mm") &&
-               dims.size() >= 2 && dims[0].size() == 2 && dims[1].size() == 3) {
-      ++counts.grouped_experts[dims[1][0]];
-      ++counts.grouped_rows[dims[0][0]];
-    }
-  }
-  if (counts.attention.empty() && !counts.unfused_attention.empty()) {
-    counts.attention = std::move(counts.unfused_attention);
-    counts.attention_calls = counts.unfused_calls;
-    counts.unfused = true;
-  }
-  return counts;
-}
-
 // The process groups whose descriptions name one parallel dimension: dimension -> the largest group size.
 std::map<std::string, std::int64_t> process_group_dims(const Profile& profile, Workload& w) {
   std::map<std::string, std::int64_t> group_dims;
@@ -305,41 +215,6 @@ std::map<std::string, std::int64_t> process_group_dims(const Profile& profile, W
     }
   }
   return group_dims;
-}
-
-// The hidden size and TP degree from the attention shape, the embedding table and the tensor-parallel
-// group, whichever the profile shows; TP_FROM_SHAPES is set when the shapes alone show sharding.
-std::pair<std::int64_t, std::int64_t> hidden_and_tp(const AttentionShape& att, const ShapeCounts& shapes,
-                                                    std::optional<std::int64_t> tp_group,
-                                                    std::optional<std::int64_t>& tp_from_shapes,
-                                                    Workload& w) {
-  const std::int64_t local_hidden = att.heads * att.head_dim;
-  std::int64_t tp = tp_group.value_or(0);
-  const auto vocab = vocabulary_table(shapes);
-  const std::optional<std::pair<std::int64_t, std::int64_t>> emb =
-      vocab ? std::optional(vocab->first) : std::nullopt;
-  std::int64_t hidden = 0;
-  if (emb && emb->second % local_hidden == 0) {
-    hidden = emb->second;
-    if (hidden / local_hidden > 1) tp_from_shapes = hidden / local_hidden;
-    if (tp == 0) tp = hidden / local_hidden;
-    w.evidence.push_back(
-        fmt::format("hidden {} from the embedding table [{}, {}]; attention runs {} heads of {} "
-                    "on each rank",
-                    hidden, emb->first, emb->second, att.heads, att.head_dim));
-  } else if (tp > 0) {
-    hidden = local_hidden * tp;
-    w.evidence.push_back(
-        fmt::format("hidden {} = {} heads × {} per rank × tp {}", hidden, att.heads, att.head_dim, tp));
-  } else {
-    tp = 1;
-    hidden = local_hidden;
-    w.evidence.push_back(
-        fmt::format("hidden {} = {} heads × head size {} of the attention (no embedding or "
-                    "tensor-parallel group recorded: tp 1 assumed)",
-                    hidden, att.heads, att.head_dim));
-  }
-  return {hidden, std::max<std::int64_t>(tp, 1)};
 }
 
 // The MLP: its down projection [hidden, F] and its up projection(s) [F, hidden] or a fused gate-and-up
@@ -364,73 +239,241 @@ void infer_mlp(const ShapeCounts& shapes, std::int64_t hidden, std::int64_t loca
                   tp > 1 ? fmt::format(", × tp {}", tp) : std::string()));
 }
 
-// Heads, micro-batch, layers, vocabulary and experts of a recognised transformer.
-void infer_transformer_sizes(const AttentionShape& att, const ShapeCounts& shapes, std::int64_t tp,
-                             std::optional<std::int64_t> ep_group, Workload& w) {
+std::string attention_text(const AttentionShape& a) {
+  return a.seq == a.kv_seq
+             ? fmt::format("{} heads × {} over {} tokens", a.heads, a.head_dim, a.seq)
+             : fmt::format("{} heads × {}, {} queries over {} keys", a.heads, a.head_dim, a.seq, a.kv_seq);
+}
+
+// How MODEL's input came in, as evidence says it.
+std::string input_text(const ShapedModel& m) {
+  if (m.vocabulary)
+    return fmt::format("the embedding table [{}, {}]", m.vocabulary->first, m.vocabulary->second);
+  if (m.patch_embedding) {
+    const ConvShape& c = *m.patch_embedding;
+    std::vector<std::int64_t> weight{c.channels_out, c.channels_in};
+    weight.insert(weight.end(), c.kernel.begin(), c.kernel.end());
+    return fmt::format("the patch embedding {} (a convolution tiling each input {} into {} patches)",
+                       dims_text(weight), dims_text(c.input), c.patches());
+  }
+  return "the attention's heads × head size";
+}
+
+// The hidden size and TP degree of MODEL, whose attention runs ATT on the rank: its input layer's width, else
+// the attention's width on each rank × the tensor-parallel group; TP_FROM_SHAPES is set when the shapes alone
+// show sharding.
+std::pair<std::int64_t, std::int64_t> hidden_and_tp(const ShapedModel& m, const AttentionShape& att,
+                                                    std::optional<std::int64_t> tp_group,
+                                                    std::optional<std::int64_t>& tp_from_shapes,
+                                                    Workload& w) {
+  const std::int64_t local_hidden = att.heads * att.head_dim;
+  std::int64_t tp = tp_group.value_or(0);
+  std::int64_t hidden = 0;
+  if (m.vocabulary || m.patch_embedding) {
+    hidden = m.width;
+    if (hidden / local_hidden > 1) tp_from_shapes = hidden / local_hidden;
+    if (tp == 0) tp = hidden / local_hidden;
+    w.evidence.push_back(fmt::format("hidden {} from {}; attention runs {} heads of {} on each rank", hidden,
+                                     input_text(m), att.heads, att.head_dim));
+  } else if (tp > 0) {
+    hidden = local_hidden * tp;
+    w.evidence.push_back(
+        fmt::format("hidden {} = {} heads × {} per rank × tp {}", hidden, att.heads, att.head_dim, tp));
+  } else {
+    tp = 1;
+    hidden = local_hidden;
+    w.evidence.push_back(
+        fmt::format("hidden {} = {} heads × head size {} of the attention (no embedding or "
+                    "tensor-parallel group recorded: tp 1 assumed)",
+                    hidden, att.heads, att.head_dim));
+  }
+  return {hidden, std::max<std::int64_t>(tp, 1)};
+}
+
+// What ATT and the attention's operators say of heads, key/value heads, micro-batch and tokens.
+void infer_attention(const AttentionShape& att, const ShapeCounts& shapes, const ShapedModel& m,
+                     std::int64_t tp, Workload& w) {
   w.heads = att.heads * tp;
   w.kv_heads = att.kv_heads * tp;
-  if (shapes.unfused && w.hidden) {
-    // Eager attention expands grouped keys to every head before the product: their heads come from the key
-    // and value projections' weight [kv_heads × head, hidden], narrower than the queries' by a whole number
-    // of heads and called twice per attention (keys and values).
-    const std::int64_t local_hidden = att.heads * att.head_dim;
-    for (const auto& [nk, calls] : shapes.weights) {
-      const auto [n, k] = nk;
-      if (k != *w.hidden || n >= local_hidden || n % att.head_dim != 0 || local_hidden % n != 0) continue;
-      if (calls != 2 * shapes.attention_calls) continue;
-      w.kv_heads = n / att.head_dim * tp;
-      w.evidence.push_back(fmt::format("kv_heads {} from the key and value projections [{}, {}] ({} calls)",
-                                       *w.kv_heads, n, k, calls));
-    }
-  }
   w.micro_batch = att.batch;
   w.tokens_per_micro_batch = att.batch * att.seq;
-  w.evidence.push_back(
-      shapes.unfused
-          ? fmt::format(
-                "unfused attention (QK^T as aten::matmul of [{}, {} heads, {} tokens, {}]): heads {}, "
-                "{} tokens per micro-batch (key/value heads as many: grouped keys would be expanded "
-                "before the product)",
-                att.batch, att.heads, att.seq, att.head_dim, *w.heads, *w.tokens_per_micro_batch)
-          : fmt::format("attention q [{}, {} heads, {} tokens, {}], k and v of {} heads: heads {}, "
-                        "kv_heads {}, {} tokens per micro-batch",
-                        att.batch, att.heads, att.seq, att.head_dim, att.kv_heads, *w.heads, *w.kv_heads,
-                        *w.tokens_per_micro_batch));
-  // Layers: forward attention calls per forward pass (one look-up of the vocabulary's table each).
-  const auto vocab = vocabulary_table(shapes);
-  const std::int64_t passes = vocab ? vocab->second : 1;
-  if (shapes.attention_calls % passes == 0) {
-    w.layers = shapes.attention_calls / passes;
-    w.evidence.push_back(fmt::format("layers {}: {} forward attention calls in {} forward pass(es) ({})",
-                                     *w.layers, shapes.attention_calls, passes,
-                                     vocab ? "one look-up of the vocabulary's embedding table each"
-                                           : "no embedding look-up recorded: one pass assumed"));
+  switch (shapes.attention_kind) {
+    case AttentionKind::kFused:
+      w.attention = "fused";
+      w.evidence.push_back(
+          fmt::format("attention q [{}, {} heads, {} tokens, {}], k and v of {} heads: heads {}, "
+                      "kv_heads {}, {} tokens per micro-batch",
+                      att.batch, att.heads, att.seq, att.head_dim, att.kv_heads, *w.heads, *w.kv_heads,
+                      *w.tokens_per_micro_batch));
+      return;
+    case AttentionKind::kHeadsApart:
+      w.attention = "eager";
+      w.evidence.push_back(
+          fmt::format("unfused attention (QK^T as a product over [{}, {} heads, {} tokens, {}], normalised "
+                      "by a softmax): "
+                      "heads {}, {} tokens per micro-batch",
+                      att.batch, att.heads, att.seq, att.head_dim, *w.heads, *w.tokens_per_micro_batch));
+      break;
+    case AttentionKind::kHeadsFolded:
+      w.attention = "eager, heads folded into the batch";
+      w.evidence.push_back(fmt::format(
+          "unfused attention (QK^T as bmm over {} = batch × heads, {} tokens, head size {}, normalised by a "
+          "softmax): heads {} = hidden {} / tp {} / head size {}, batch {}, {} tokens per micro-batch",
+          att.lead, att.seq, att.head_dim, *w.heads, m.width, tp, att.head_dim, att.batch,
+          *w.tokens_per_micro_batch));
+      break;
   }
-  if (vocab) {
-    w.vocab = vocab->first.first;
-    w.evidence.push_back(
-        fmt::format("vocab {} from the rows of the largest embedding table{}{}", vocab->first.first,
-                    shapes.embeddings.size() > 1
-                        ? fmt::format(" ({} tables looked up: the smaller are position or type tables)",
-                                      shapes.embeddings.size())
-                        : "",
-                    tp > 1 ? " (per rank: a vocabulary-parallel embedding would hold vocab / tp rows)" : ""));
+  // Eager attention expands grouped keys to every head before the product: their heads come from the key
+  // and value projections' weight [kv_heads × head, hidden], narrower than the queries' by a whole number of
+  // heads and called twice per attention (keys and values).
+  const std::int64_t local_hidden = att.heads * att.head_dim;
+  for (const auto& [nk, calls] : shapes.weights) {
+    const auto [n, k] = nk;
+    if (k != *w.hidden || n >= local_hidden || n % att.head_dim != 0 || local_hidden % n != 0) continue;
+    if (calls != 2 * m.attention_calls()) continue;
+    w.kv_heads = n / att.head_dim * tp;
+    w.evidence.push_back(fmt::format("kv_heads {} from the key and value projections [{}, {}] ({} calls)",
+                                     *w.kv_heads, n, k, calls));
   }
-  w.tp = tp;
-  if (shapes.grouped_experts.empty()) {
-    w.experts = 1;
-    w.top_k = 1;
+}
+
+// Look-ups of the vocabulary's table with TOKENS tokens each (0: of any count).
+std::int64_t lookups_of(const ShapeCounts& shapes, const ShapedModel& m, std::int64_t tokens) {
+  if (!m.vocabulary) return 0;
+  if (tokens == 0) return m.vocabulary_lookups;
+  auto it = shapes.lookup_tokens.find({m.vocabulary->first, m.vocabulary->second, tokens});
+  return it == shapes.lookup_tokens.end() ? 0 : it->second;
+}
+
+// An encoder-decoder: cross-attention whose queries are as long as one self-attention (the decoder's) and
+// whose keys as long as another (the encoder's). Sets its layers and returns true.
+bool infer_encoder_decoder(const ShapeCounts& shapes, const ShapedModel& m, Workload& w) {
+  for (const auto& [cross, cross_calls] : m.cross_attention) {
+    std::int64_t encoder_calls = 0, decoder_calls = 0;
+    for (const auto& [self, calls] : m.self_attention) {
+      if (self.batch != cross.batch || self.heads != cross.heads || self.head_dim != cross.head_dim) continue;
+      if (self.seq == cross.kv_seq) encoder_calls += calls;
+      if (self.seq == cross.seq) decoder_calls += calls;
+    }
+    if (encoder_calls == 0 || decoder_calls == 0) continue;
+    // Passes: look-ups of the shared table with each side's tokens (one per pass), else one.
+    const std::int64_t encoder_passes =
+        std::max<std::int64_t>(1, lookups_of(shapes, m, cross.batch * cross.kv_seq));
+    const std::int64_t decoder_passes =
+        std::max<std::int64_t>(1, lookups_of(shapes, m, cross.batch * cross.seq));
+    if (encoder_calls % encoder_passes != 0 || cross_calls % decoder_passes != 0) continue;
+    w.structure = "encoder-decoder";
+    w.encoder_layers = encoder_calls / encoder_passes;
+    w.decoder_layers = cross_calls / decoder_passes;
+    w.layers = *w.encoder_layers + *w.decoder_layers;
+    w.evidence.push_back(fmt::format(
+        "encoder-decoder: {} encoder layers (self-attention over {} tokens, {} calls in {} pass(es)) and {} "
+        "decoder layers (cross-attention of {} queries over those {} keys, {} calls in {} pass(es))",
+        *w.encoder_layers, cross.kv_seq, encoder_calls, encoder_passes, *w.decoder_layers, cross.seq,
+        cross.kv_seq, cross_calls, decoder_passes));
+    return true;
+  }
+  return false;
+}
+
+// Layers (forward attention calls per forward pass: one look-up of the vocabulary's table, or one patch
+// embedding, each), the vocabulary or a vision model's classes.
+void infer_layers_and_vocabulary(const ShapeCounts& shapes, const ShapedModel& m, Workload& w) {
+  if (infer_encoder_decoder(shapes, m, w)) {
+  } else if (m.vocabulary || !m.patch_embedding) {
+    const std::int64_t passes = m.vocabulary ? m.vocabulary_lookups : 1;
+    if (m.attention_calls() % passes == 0) {
+      w.layers = m.attention_calls() / passes;
+      w.evidence.push_back(fmt::format("layers {}: {} forward attention calls in {} forward pass(es) ({})",
+                                       *w.layers, m.attention_calls(), passes,
+                                       m.vocabulary ? "one look-up of the vocabulary's embedding table each"
+                                                    : "no embedding look-up recorded: one pass assumed"));
+    }
+  } else {
+    w.structure = "vision transformer";
+    if (m.attention_calls() % m.patch_calls == 0) {
+      w.layers = m.attention_calls() / m.patch_calls;
+      w.evidence.push_back(
+          fmt::format("layers {}: {} forward attention calls in {} forward pass(es) (one patch "
+                      "embedding each)",
+                      *w.layers, m.attention_calls(), m.patch_calls));
+    }
+  }
+  if (m.vocabulary) {
+    w.vocab = m.vocabulary->first;
+    w.evidence.push_back(fmt::format(
+        "vocab {} from the rows of the largest embedding table{}{}", w.vocab.value(),
+        m.tables > 1
+            ? fmt::format(" ({} tables of width {} looked up: the smaller are position or type tables)",
+                          m.tables, m.width)
+            : "",
+        w.tp.value_or(1) > 1 ? " (per rank: a vocabulary-parallel embedding would hold vocab / tp rows)"
+                             : ""));
     return;
   }
-  const std::int64_t g = *most_frequent(shapes.grouped_experts);
-  const std::int64_t ep = ep_group.value_or(1);
-  w.experts = g * ep;
-  const std::int64_t rows = *most_frequent(shapes.grouped_rows);
-  if (*w.tokens_per_micro_batch > 0 && rows % *w.tokens_per_micro_batch == 0 && ep == 1)
-    w.top_k = rows / *w.tokens_per_micro_batch;
-  w.evidence.push_back(fmt::format(
-      "experts {} from grouped GEMMs over {} expert matrices{}", *w.experts, g,
-      w.top_k ? fmt::format(", top_k {} = routed rows {} / tokens", *w.top_k, rows) : std::string()));
+  if (!m.patch_embedding) return;
+  // A vision model's classifier: a GEMM of the hidden size run on one row per image.
+  for (const auto& [nk, calls] : shapes.weights) {
+    if (nk.second != m.width || nk.first == m.width || calls != m.patch_calls) continue;
+    if (shapes.rows_of(nk.first, nk.second) != m.patch_embedding->batch * m.patch_calls) continue;
+    w.classes = nk.first;
+    w.evidence.push_back(
+        fmt::format("classes {} from the classifier [{}, {}] run on one row per input ({} rows); "
+                    "no vocabulary: a vision model",
+                    nk.first, nk.first, nk.second, m.patch_embedding->batch));
+  }
+}
+
+// Experts: grouped GEMMs over [G, K, N] (G experts on the rank), or a router [experts, hidden] run once per
+// layer whose chosen experts run one by one: the experts' down projection [hidden, ffn] is called more often
+// than the router, on top_k × the router's rows in all.
+void infer_experts(const ShapeCounts& shapes, std::optional<std::int64_t> ep_group, Workload& w) {
+  w.experts = 1;
+  w.top_k = 1;
+  if (!shapes.grouped_experts.empty()) {
+    const std::int64_t g = *most_frequent(shapes.grouped_experts);
+    const std::int64_t ep = ep_group.value_or(1);
+    w.experts = g * ep;
+    const std::int64_t rows = *most_frequent(shapes.grouped_rows);
+    if (*w.tokens_per_micro_batch > 0 && rows % *w.tokens_per_micro_batch == 0 && ep == 1)
+      w.top_k = rows / *w.tokens_per_micro_batch;
+    w.evidence.push_back(fmt::format(
+        "experts {} from grouped GEMMs over {} expert matrices{}", *w.experts, g,
+        w.top_k ? fmt::format(", top_k {} = routed rows {} / tokens", *w.top_k, rows) : std::string()));
+    return;
+  }
+  if (!w.ffn || !w.layers || !w.hidden) return;
+  const std::int64_t f = *w.ffn / w.tp.value_or(1);
+  const std::int64_t down_calls = shapes.weight_calls(*w.hidden, f);
+  const std::int64_t down_rows = shapes.rows_of(*w.hidden, f);
+  for (const auto& [nk, calls] : shapes.weights) {
+    const auto [e, k] = nk;
+    if (k != *w.hidden || e < 2 || e >= k || calls > *w.layers * 64 || down_calls <= calls) continue;
+    if (down_calls > calls * e) continue;  // more experts ran per routing than it routes to
+    const std::int64_t router_rows = shapes.rows_of(e, k);
+    if (router_rows <= 0 || down_rows % router_rows != 0 || down_rows / router_rows > e) continue;
+    w.experts = e * ep_group.value_or(1);
+    w.top_k = down_rows / router_rows;
+    w.evidence.push_back(fmt::format(
+        "experts {} from the router [{}, {}] ({} calls); top_k {} = the experts' {} rows through their down "
+        "projection [{}, {}] ({} calls) / the router's {} rows",
+        *w.experts, e, k, calls, *w.top_k, down_rows, *w.hidden, f, down_calls, router_rows));
+    return;
+  }
+}
+
+// The models the shapes show besides MAIN, said in the evidence and kept in OTHER_MODELS.
+void name_other_models(const std::vector<ShapedModel>& models, Workload& w) {
+  for (std::size_t i = 1; i < models.size(); ++i) {
+    const ShapedModel& m = models[i];
+    const auto att = most_frequent(m.self_attention.empty() ? m.cross_attention : m.self_attention);
+    std::string text = fmt::format("a model of hidden {} ({} attention calls of {}; input: {})", m.width,
+                                   m.attention_calls(), attention_text(*att), input_text(m));
+    w.evidence.push_back(
+        fmt::format("also in the trace, with less GEMM work ({:.3g} against {:.3g} GFLOP): {}",
+                    m.gemm_flops / 1e9, models.front().gemm_flops / 1e9, text));
+    w.other_models.push_back(std::move(text));
+  }
 }
 
 std::optional<std::int64_t> lookup(const std::map<std::string, std::int64_t>& dims, const char* dim) {
@@ -565,26 +608,46 @@ Workload infer_recorded_workload(const Profile& profile, const measure::ProfileW
   const std::map<std::string, std::int64_t> group_dims = process_group_dims(profile, w);
 
   std::optional<std::int64_t> tp_from_shapes;
-  if (const auto att = most_frequent(shapes.attention)) {
-    const auto [hidden, tp] = hidden_and_tp(*att, shapes, lookup(group_dims, "tp"), tp_from_shapes, w);
-    infer_mlp(shapes, hidden, att->heads * att->head_dim, tp, w);
+  const std::vector<ShapedModel> models = shaped_models(shapes, lookup(group_dims, "tp"));
+  if (!models.empty()) {
+    const ShapedModel& m = models.front();
+    const AttentionShape att =
+        *most_frequent(m.self_attention.empty() ? m.cross_attention : m.self_attention);
+    const auto [hidden, tp] = hidden_and_tp(m, att, lookup(group_dims, "tp"), tp_from_shapes, w);
+    infer_mlp(shapes, hidden, att.heads * att.head_dim, tp, w);
     const std::int64_t hidden_size = hidden;  // a lambda cannot capture a structured binding before clang 16
     const bool gemms_of_hidden = std::any_of(shapes.weights.begin(), shapes.weights.end(),
                                              [&](const auto& e) { return e.first.second == hidden_size; });
     if (gemms_of_hidden) {
       w.transformer = true;
+      w.structure = "transformer";
       w.hidden = hidden;
-      infer_transformer_sizes(*att, shapes, tp, lookup(group_dims, "ep"), w);
+      w.tp = tp;
+      infer_attention(att, shapes, m, tp, w);
+      infer_layers_and_vocabulary(shapes, m, w);
+      infer_experts(shapes, lookup(group_dims, "ep"), w);
+      name_other_models(models, w);
     } else {
       w.evidence.push_back(
           fmt::format("attention of {} heads × {} found, but no GEMM with the hidden size {}: not "
                       "recognised as a transformer",
-                      att->heads, att->head_dim, hidden));
+                      att.heads, att.head_dim, hidden));
     }
   } else if (!work.shapes_recorded) {
     w.evidence.push_back("no shapes recorded (record with record_shapes=True): the model cannot be inferred");
+  } else if (!shapes.attention.empty()) {
+    w.evidence.push_back(
+        "attention found with its heads folded into the batch, but no embedding table or patch embedding "
+        "whose width tells its heads: not recognised as a transformer");
   } else {
-    w.evidence.push_back("no attention operator among the recorded shapes: not recognised as a transformer");
+    std::int64_t convolutions = 0;
+    for (const auto& [conv, calls] : shapes.convolutions) convolutions += calls;
+    w.evidence.push_back(
+        convolutions > 0
+            ? fmt::format("no attention among the recorded shapes, {} convolution calls (a convolutional "
+                          "network): not recognised as a transformer",
+                          convolutions)
+            : "no attention among the recorded shapes: not recognised as a transformer");
   }
 
   infer_layout(profile, group_dims, tp_from_shapes, w);
@@ -622,11 +685,21 @@ bool inferred_model(const Workload& wl, model::ModelSpec& out, std::string* why)
     }
     return false;
   }
+  if (wl.encoder_layers) {
+    if (why != nullptr)
+      *why = fmt::format(
+          "the profile ran an encoder-decoder ({} encoder and {} decoder layers, with cross-attention) and "
+          "the "
+          "model predicts one stack of layers, so it is not compared: pass --model NAME|FILE.toml (and "
+          "--hardware) to compare it as one, or store them with `meshscope annotate PROFILE --model ...`",
+          *wl.encoder_layers, wl.decoder_layers.value_or(0));
+    return false;
+  }
   if (!wl.hidden) return missing("hidden size");
   if (!wl.layers) return missing("layer count");
   if (!wl.heads) return missing("attention heads");
   if (!wl.ffn) return missing("MLP size (ffn)");
-  if (!wl.vocab) return missing("vocabulary (no embedding look-up recorded)");
+  if (!wl.vocab && !wl.classes) return missing("vocabulary (no embedding look-up recorded)");
   model::ModelSpec m = model::load_model(wl.gated_mlp ? "llama3-8b" : "gpt");
   model::ModelOverrides o;
   o.layers = static_cast<int>(*wl.layers);
@@ -634,13 +707,16 @@ bool inferred_model(const Workload& wl, model::ModelSpec& out, std::string* why)
   o.heads = static_cast<int>(*wl.heads);
   o.kv_heads = static_cast<int>(wl.kv_heads.value_or(*wl.heads));
   o.ffn = static_cast<int>(*wl.ffn);
-  o.vocab = static_cast<int>(*wl.vocab);
+  // A vision model's classifier stands in for the output layer (its logits computed for every token: a
+  // little more than the class token's).
+  o.vocab = static_cast<int>(wl.vocab ? *wl.vocab : *wl.classes);
   if (wl.experts && *wl.experts > 1) o.experts = static_cast<int>(*wl.experts);
   if (wl.top_k && *wl.experts > 1) o.top_k = static_cast<int>(*wl.top_k);
   if (wl.seq) o.seq = static_cast<int>(*wl.seq);
   model::apply_overrides(m, o);
   m.name = fmt::format("inferred ({} layout)", wl.gated_mlp ? "llama3-8b" : "gpt");
-  m.source = "inferred from the profile's shapes";
+  m.source = wl.vocab ? "inferred from the profile's shapes"
+                      : "inferred from the profile's shapes (a vision model: its classes as the vocabulary)";
   m.global_batch = 0;
   out = m;
   return true;

@@ -26,7 +26,16 @@ struct Workload {
   std::optional<std::int64_t> tokens_per_micro_batch;
   std::optional<std::int64_t> micro_batch, seq;  // the attention's batch and sequence length
   bool gated_mlp = false;                        // two up-projections per layer (SwiGLU)
-  bool shapes_recorded = false;                  // some operator was recorded with shapes
+  // "transformer", "vision transformer" (a patch embedding, no vocabulary: CLASSES is its classifier's
+  // width) or "encoder-decoder" (LAYERS = ENCODER_LAYERS + DECODER_LAYERS); empty when not recognised.
+  std::string structure;
+  std::optional<std::int64_t> encoder_layers, decoder_layers, classes;
+  // How the attention was computed: "fused", "eager" or "eager, heads folded into the batch".
+  std::string attention;
+  // Other models the trace holds (a text encoder beside a decoder), one phrase each; the fields above
+  // describe the one of most GEMM work.
+  std::vector<std::string> other_models;
+  bool shapes_recorded = false;  // some operator was recorded with shapes
   // Backward operators recorded (autograd's *Backward* functions): a training step; false: forward passes
   // only (inference); unset when the profile holds no CPU operators.
   std::optional<bool> training;

@@ -24,6 +24,7 @@ ProfileWork load_work(const Profile& profile, const WorkLoadOptions& options) {
   WorkReadOptions read;
   read.lowest_rank_only = options.lowest_rank_only;
   read.kernel_shares = options.kernel_shares;
+  read.uncounted_shapes = options.uncounted_shapes;
   const bool some = std::any_of(ranks.begin(), ranks.end(), [](const Rank& r) { return r.events_loaded; }) &&
                     std::any_of(ranks.begin(), ranks.end(), [](const Rank& r) { return !r.events_loaded; });
   std::map<std::int64_t, std::size_t> rank_index;
@@ -66,6 +67,11 @@ ProfileWork load_work(const Profile& profile, const WorkLoadOptions& options) {
     op.kernel_ns = row.kernel_ns;
     op_of_id.emplace(op.id, static_cast<std::uint32_t>(out.ops.size()));
     out.ops.push_back(std::move(op));
+  }
+  for (const OpWorkRecord& row : stored.uncounted) {
+    auto r = rank_index.find(row.rank);
+    if (r == rank_index.end()) bad("op_work", row.id, "its rank is not in the profile");
+    out.uncounted.push_back({r->second, profile.str(row.name), profile.str(row.input_dims)});
   }
   // activities.id -> index, per rank, for the kernels that have work.
   std::vector<std::unordered_map<std::int64_t, std::uint32_t>> activity_index(ranks.size());

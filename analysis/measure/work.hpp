@@ -35,6 +35,14 @@ struct CountedOp {
   WorkPrecision precision = WorkPrecision::kOther;
 };
 
+// An operator recorded with shapes whose work is undetermined (its input types not recorded): what its
+// shapes show of the model is still read (WorkLoadOptions::uncounted_shapes).
+struct ShapedOp {
+  std::size_t rank_index = 0;
+  std::string name;
+  std::string input_dims;
+};
+
 // One kernel's share of a counted operator.
 struct KernelShare {
   std::size_t rank_index = 0;
@@ -48,6 +56,7 @@ struct ProfileWork {
   bool shapes_recorded = false;  // some operator was recorded with shapes (else: record_shapes=True)
   std::vector<CountedOp> ops;
   std::vector<KernelShare> kernels;
+  std::vector<ShapedOp> uncounted;                            // with WorkLoadOptions::uncounted_shapes
   std::int64_t nested = 0, unparsable = 0, undetermined = 0;  // op_work rows of the other statuses
 };
 
@@ -57,6 +66,8 @@ struct WorkLoadOptions {
   bool kernel_shares = true;
   // Only the counted operators of the lowest rank that has any (what the workload inference reads).
   bool lowest_rank_only = false;
+  // Also the operators whose work is undetermined, with their shapes (ProfileWork::uncounted).
+  bool uncounted_shapes = false;
 };
 
 // Reads PROFILE's work tables (a second read-only connection to its file). Throws meshscope::Error naming

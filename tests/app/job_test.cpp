@@ -35,7 +35,9 @@ fs::path shared_trace(const char* relative) {
 // The workload the events give, as compare inferred it before a job kept one.
 compare::Workload workload_of_events(Job& job) {
   return compare::infer_workload(
-      job.profile(), measure::load_work(job.profile(), {.kernel_shares = false, .lowest_rank_only = true}));
+      job.profile(),
+      measure::load_work(job.profile(),
+                         {.kernel_shares = false, .lowest_rank_only = true, .uncounted_shapes = true}));
 }
 
 void expect_same_workload(const compare::Workload& a, const compare::Workload& b, const std::string& trace) {

@@ -122,8 +122,8 @@ TEST(Workload, TheVocabularyIsTheLargestEmbeddingTableAndItsLookUpsCountThePasse
   EXPECT_FALSE(w.gated_mlp);
   EXPECT_NE(
       std::find(w.evidence.begin(), w.evidence.end(),
-                "vocab 30522 from the rows of the largest embedding table (3 tables looked up: the smaller "
-                "are position or type tables)"),
+                "vocab 30522 from the rows of the largest embedding table (3 tables of width 768 looked up: "
+                "the smaller are position or type tables)"),
       w.evidence.end());
 }
 

@@ -252,7 +252,12 @@ OpWorkLinker::ThreadOrder OpWorkLinker::order_by_thread() const {
 
 std::vector<std::int32_t> OpWorkLinker::counted_owners(const ThreadOrder& threads) {
   const auto counted = static_cast<std::int8_t>(OpWorkStatus::kCounted);
+  const auto undetermined = static_cast<std::int8_t>(OpWorkStatus::kUndetermined);
   std::vector<std::int32_t> owner(ops_.size(), -1);
+  // Whether an operator with a work formula encloses the operator (counted or not): an undetermined
+  // operator inside one is part of its work (linear's addmm, softmax's _softmax, recorded without input
+  // types), and a row of its own would count its shapes twice.
+  std::vector<char> in_formula(ops_.size(), 0);
   std::vector<std::uint32_t> stack;
   for (std::size_t t = 0; t + 1 < threads.first.size(); ++t) {
     stack.clear();
@@ -261,6 +266,8 @@ std::vector<std::int32_t> OpWorkLinker::counted_owners(const ThreadOrder& thread
       const Op& op = ops_[i];
       while (!stack.empty() && ops_[stack.back()].end <= op.start) stack.pop_back();
       const std::int32_t inherited = stack.empty() ? -1 : owner[stack.back()];
+      const bool enclosed = !stack.empty() && (in_formula[stack.back()] || ops_[stack.back()].work >= 0);
+      in_formula[i] = enclosed;
       const bool has_work = op.work >= 0 && works_[op.work].status == counted;
       if (inherited >= 0) {
         owner[i] = inherited;
@@ -268,6 +275,8 @@ std::vector<std::int32_t> OpWorkLinker::counted_owners(const ThreadOrder& thread
       } else if (has_work) {
         owner[i] = static_cast<std::int32_t>(i);
       }
+      if (enclosed && op.work >= 0 && works_[op.work].status == undetermined)
+        works_[op.work].status = static_cast<std::int8_t>(OpWorkStatus::kNested);
       stack.push_back(i);
     }
   }

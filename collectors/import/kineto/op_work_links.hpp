@@ -100,7 +100,7 @@ class OpWorkLinker {
   void note_ranks_without_shapes(RecordSink& writer) const;
   ThreadOrder order_by_thread() const;
   // Per operator, the outermost enclosing counted operator (itself included), -1 when none; counted
-  // operators inside another become kNested.
+  // operators inside another become kNested, and so do undetermined ones inside any operator with a formula.
   std::vector<std::int32_t> counted_owners(const ThreadOrder& threads);
   // Per activity, the operator that launched it (index into ops_; -1 when unknown or not under a counted
   // one).

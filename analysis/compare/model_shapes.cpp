@@ -1,0 +1,312 @@
+#include "analysis/compare/model_shapes.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace meshscope::compare {
+namespace {
+
+using Dims = std::vector<std::int64_t>;
+
+bool contains(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
+
+bool forward_attention(std::string_view name) {
+  return !contains(name, "backward") &&
+         (contains(name, "scaled_dot_product") || name == "aten::_flash_attention_forward" ||
+          name == "aten::_efficient_attention_forward");
+}
+
+bool softmax(std::string_view name) {
+  return name == "aten::softmax" || name == "aten::_softmax" || name == "aten::_safe_softmax" ||
+         name == "aten::_masked_softmax";
+}
+
+bool convolution(std::string_view name) {
+  return name == "aten::conv1d" || name == "aten::conv2d" || name == "aten::conv3d" ||
+         name == "aten::convolution" || name == "aten::_convolution";
+}
+
+std::int64_t product(const Dims& dims, std::size_t from, std::size_t to) {
+  std::int64_t p = 1;
+  for (std::size_t i = from; i < to; ++i) p *= dims[i];
+  return p;
+}
+
+// A batched matrix product A [lead..., m, k] × B [lead..., k, n], its leading dimensions multiplied.
+struct BatchedProduct {
+  std::int64_t lead, m, k, n;
+  auto operator<=>(const BatchedProduct&) const = default;
+};
+
+std::optional<BatchedProduct> batched_product(const Dims& a, const Dims& b) {
+  if (a.size() < 3 || a.size() != b.size()) return std::nullopt;
+  const std::size_t r = a.size();
+  if (!std::equal(a.begin(), a.end() - 2, b.begin()) || a[r - 1] != b[r - 2]) return std::nullopt;
+  return BatchedProduct{product(a, 0, r - 2), a[r - 2], a[r - 1], b[r - 1]};
+}
+
+// Everything one rank's operators show, before attention is told from the products and softmaxes.
+struct RawCounts {
+  std::map<AttentionShape, std::int64_t> fused;
+  std::map<AttentionShape, std::int64_t> qk_products;  // 4-D QK^T matmuls (no softmax needed)
+  std::map<Dims, std::int64_t> softmaxes;              // input shape -> calls
+  std::map<BatchedProduct, std::int64_t> products;
+};
+
+void count_operator(std::string_view name, const std::vector<Dims>& dims, RawCounts& raw, ShapeCounts& c) {
+  if (forward_attention(name) && dims.size() >= 3 && dims[0].size() == 4 && dims[1].size() == 4) {
+    // SDPA takes [batch, heads, seq, head_dim]; the flash/efficient kernels [batch, seq, heads, head_dim].
+    const bool heads_first = contains(name, "scaled_dot_product");
+    const std::size_t h = heads_first ? 1 : 2, l = heads_first ? 2 : 1;
+    AttentionShape a;
+    a.batch = dims[0][0];
+    a.heads = dims[0][h];
+    a.kv_heads = dims[1][h];
+    a.lead = a.batch * a.heads;
+    a.seq = dims[0][l];
+    a.kv_seq = dims[1][l];
+    a.head_dim = dims[0][3];
+    ++raw.fused[a];
+  } else if (name == "aten::embedding" && dims.size() >= 2 && dims[0].size() == 2) {
+    ++c.embeddings[{dims[0][0], dims[0][1]}];
+    ++c.lookup_tokens[{dims[0][0], dims[0][1], product(dims[1], 0, dims[1].size())}];
+  } else if (softmax(name) && !dims.empty() && dims[0].size() >= 3) {
+    ++raw.softmaxes[dims[0]];
+  } else if ((name == "aten::bmm" || name == "aten::matmul") && dims.size() >= 2) {
+    if (const auto p = batched_product(dims[0], dims[1])) ++raw.products[*p];
+    const Dims& q = dims[0];
+    const Dims& k = dims[1];
+    if (name == "aten::matmul" && q.size() == 4 && k.size() == 4 && q[0] == k[0] && q[1] == k[1] &&
+        q[3] == k[2] && q[2] == k[3] && q[2] != q[3]) {
+      // QK^T: [batch, heads, seq, head] × [batch, heads, head, seq] -> the [seq, seq] scores. (The product
+      // with V, [seq, seq] × [seq, head], has a square left operand and is not counted.)
+      ++raw.qk_products[{q[0], q[1], q[1], q[0] * q[1], q[2], q[2], q[3]}];
+    }
+  } else if (name == "aten::baddbmm" && dims.size() >= 3) {
+    if (const auto p = batched_product(dims[1], dims[2])) ++raw.products[*p];
+  } else if (name == "aten::linear" && dims.size() >= 2 && dims[1].size() == 2 && !dims[0].empty()) {
+    const std::pair nk{dims[1][0], dims[1][1]};
+    ++c.weights[nk];
+    c.weight_rows[nk] += product(dims[0], 0, dims[0].size() - 1);
+  } else if ((name == "aten::addmm" || name == "aten::_addmm_activation") && dims.size() >= 3 &&
+             dims[1].size() == 2 && dims[2].size() == 2 && dims[1][1] == dims[2][0]) {
+    // addmm(bias, x [M, K], weight [K, N]): a projection whose weight is stored [in, out] (Hugging Face's
+    // Conv1D), or nn.Linear's own GEMM where the linear was not recorded around it.
+    const std::pair nk{dims[2][1], dims[2][0]};
+    ++c.weights[nk];
+    c.weight_rows[nk] += dims[1][0];
+  } else if (convolution(name) && dims.size() >= 2 && dims[0].size() >= 3 &&
+             dims[0].size() == dims[1].size() && dims[0][1] == dims[1][1]) {
+    ConvShape conv;
+    conv.batch = dims[0][0];
+    conv.channels_out = dims[1][0];
+    conv.channels_in = dims[1][1];
+    conv.input.assign(dims[0].begin() + 2, dims[0].end());
+    conv.kernel.assign(dims[1].begin() + 2, dims[1].end());
+    ++c.convolutions[conv];
+  } else if ((name == "aten::_grouped_mm" || name == "aten::_scaled_grouped_mm") && dims.size() >= 2 &&
+             dims[0].size() == 2 && dims[1].size() == 3) {
+    ++c.grouped_experts[dims[1][0]];
+    ++c.grouped_rows[dims[0][0]];
+  }
+}
+
+// Eager attention: a softmax over scores [lead..., seq, kv_seq] that a product of queries [lead, seq, head]
+// by keys [lead, head, kv_seq] computed. Its calls are the softmax's (the backward pass runs products of the
+// same shapes, never a softmax).
+std::map<AttentionShape, std::int64_t> eager_attention(const RawCounts& raw) {
+  std::map<AttentionShape, std::int64_t> out;
+  for (const auto& [scores, calls] : raw.softmaxes) {
+    const std::size_t r = scores.size();
+    const std::int64_t lead = product(scores, 0, r - 2), seq = scores[r - 2], kv_seq = scores[r - 1];
+    std::int64_t head_dim = 0, most = 0;
+    for (auto it = raw.products.lower_bound({lead, seq, 0, 0});
+         it != raw.products.end() && it->first.lead == lead && it->first.m == seq; ++it) {
+      if (it->first.n == kv_seq && it->second > most) head_dim = it->first.k, most = it->second;
+    }
+    if (head_dim == 0) continue;
+    AttentionShape a;
+    a.lead = lead;
+    a.seq = seq;
+    a.kv_seq = kv_seq;
+    a.head_dim = head_dim;
+    if (r == 4) a.batch = scores[0], a.heads = a.kv_heads = scores[1];
+    out[a] += calls;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::int64_t ConvShape::patches() const {
+  if (input.empty() || input.size() != kernel.size()) return 0;
+  std::int64_t p = 1;
+  bool one_pixel = true;
+  for (std::size_t i = 0; i < input.size(); ++i) {
+    if (kernel[i] < 1 || input[i] % kernel[i] != 0) return 0;
+    one_pixel = one_pixel && kernel[i] == 1;
+    p *= input[i] / kernel[i];
+  }
+  return one_pixel ? 0 : p;
+}
+
+std::int64_t ShapeCounts::weight_calls(std::int64_t n, std::int64_t k) const {
+  auto it = weights.find({n, k});
+  return it == weights.end() ? 0 : it->second;
+}
+
+std::int64_t ShapeCounts::rows_of(std::int64_t n, std::int64_t k) const {
+  auto it = weight_rows.find({n, k});
+  return it == weight_rows.end() ? 0 : it->second;
+}
+
+ShapeCounts count_shapes(const measure::ProfileWork& work) {
+  ShapeCounts counts;
+  std::optional<std::size_t> rank_index;
+  for (const auto& op : work.ops) {
+    if (!rank_index || op.rank_index < *rank_index) rank_index = op.rank_index;
+  }
+  for (const auto& op : work.uncounted) {
+    if (!rank_index || op.rank_index < *rank_index) rank_index = op.rank_index;
+  }
+  if (!rank_index) return counts;
+  counts.any_operator = true;
+  RawCounts raw;
+  std::vector<Dims> dims;
+  auto visit = [&](std::size_t rank, std::string_view name, std::string_view input_dims) {
+    if (rank == *rank_index && measure::parse_dims(input_dims, dims)) count_operator(name, dims, raw, counts);
+  };
+  for (const auto& op : work.ops) visit(op.rank_index, op.name, op.input_dims);
+  for (const auto& op : work.uncounted) visit(op.rank_index, op.name, op.input_dims);
+
+  if (!raw.fused.empty()) {
+    counts.attention = std::move(raw.fused);
+    counts.attention_kind = AttentionKind::kFused;
+    return counts;
+  }
+  counts.attention = eager_attention(raw);
+  if (counts.attention.empty()) counts.attention = std::move(raw.qk_products);
+  const bool any_folded = std::any_of(counts.attention.begin(), counts.attention.end(),
+                                      [](const auto& a) { return a.first.folded(); });
+  counts.attention_kind = any_folded ? AttentionKind::kHeadsFolded : AttentionKind::kHeadsApart;
+  return counts;
+}
+
+std::int64_t ShapedModel::self_calls() const {
+  std::int64_t n = 0;
+  for (const auto& [a, calls] : self_attention) n += calls;
+  return n;
+}
+
+std::int64_t ShapedModel::cross_calls() const {
+  std::int64_t n = 0;
+  for (const auto& [a, calls] : cross_attention) n += calls;
+  return n;
+}
+
+std::int64_t ShapedModel::attention_calls() const {
+  return self_calls() + cross_calls();
+}
+
+namespace {
+
+// Attention shape A as a model of WIDTH runs it, heads resolved when folded; nullopt when A cannot belong to
+// that width. A width that is itself another candidate's never takes A as a tensor-parallel shard of its own.
+std::optional<std::pair<AttentionShape, std::int64_t>> attention_of_width(
+    AttentionShape a, std::int64_t width, std::optional<std::int64_t> tp_group,
+    const std::set<std::int64_t>& widths) {
+  if (a.head_dim <= 0) return std::nullopt;
+  std::int64_t tp = 1;
+  if (a.folded()) {
+    tp = tp_group.value_or(1);
+    if (tp < 1 || width % tp != 0 || (width / tp) % a.head_dim != 0) return std::nullopt;
+    const std::int64_t heads = width / tp / a.head_dim;
+    if (heads < 1 || a.lead % heads != 0) return std::nullopt;
+    a.heads = a.kv_heads = heads;
+    a.batch = a.lead / heads;
+  } else {
+    const std::int64_t local = a.heads * a.head_dim;
+    if (local <= 0 || width % local != 0) return std::nullopt;
+    tp = width / local;
+    if (tp > 1 && widths.contains(local)) return std::nullopt;
+  }
+  return std::pair{a, tp};
+}
+
+}  // namespace
+
+std::vector<ShapedModel> shaped_models(const ShapeCounts& shapes, std::optional<std::int64_t> tp_group) {
+  std::map<std::int64_t, ShapedModel> by_width;
+  for (const auto& [table, calls] : shapes.embeddings) {
+    ShapedModel& m = by_width[table.second];
+    m.width = table.second;
+    ++m.tables;
+    if (!m.vocabulary || table.first > m.vocabulary->first ||
+        (table.first == m.vocabulary->first && calls > m.vocabulary_lookups)) {
+      m.vocabulary = table;
+      m.vocabulary_lookups = calls;
+    }
+  }
+  // A patch embedding: a convolution tiling its input into as many tokens as an attention's queries, give or
+  // take the few a vision transformer adds (a class token, registers).
+  for (const auto& [conv, calls] : shapes.convolutions) {
+    const std::int64_t patches = conv.patches();
+    const bool tokens =
+        patches > 0 && std::any_of(shapes.attention.begin(), shapes.attention.end(), [&](const auto& a) {
+          return a.first.seq >= patches && a.first.seq - patches <= 16;
+        });
+    if (!tokens) continue;
+    ShapedModel& m = by_width[conv.channels_out];
+    m.width = conv.channels_out;
+    if (!m.patch_embedding || calls > m.patch_calls) m.patch_embedding = conv, m.patch_calls = calls;
+  }
+  if (by_width.empty()) {
+    for (const auto& [a, calls] : shapes.attention) {
+      if (!a.folded()) by_width[a.heads * a.head_dim].width = a.heads * a.head_dim;
+    }
+  }
+  std::set<std::int64_t> widths;
+  for (const auto& [w, m] : by_width) widths.insert(w);
+
+  std::vector<ShapedModel> out;
+  for (auto& [width, m] : by_width) {
+    std::map<std::int64_t, std::int64_t> tp_calls;
+    for (const auto& [a, calls] : shapes.attention) {
+      const auto resolved = attention_of_width(a, width, tp_group, widths);
+      if (!resolved) continue;
+      const AttentionShape& r = resolved->first;
+      (r.seq == r.kv_seq ? m.self_attention : m.cross_attention)[r] += calls;
+      tp_calls[resolved->second] += calls;
+    }
+    if (tp_calls.empty()) continue;
+    m.tp = std::max_element(tp_calls.begin(), tp_calls.end(), [](const auto& x, const auto& y) {
+             return x.second < y.second;
+           })->first;
+    std::set<std::int64_t> own{width};
+    for (const auto* attention : {&m.self_attention, &m.cross_attention}) {
+      for (const auto& [a, calls] : *attention) own.insert(a.heads * a.head_dim);
+    }
+    for (const auto& [nk, calls] : shapes.weights) {
+      if (own.contains(nk.first) || own.contains(nk.second))
+        m.gemm_flops += 2.0 * static_cast<double>(shapes.rows_of(nk.first, nk.second)) *
+                        static_cast<double>(nk.first) * static_cast<double>(nk.second);
+    }
+    out.push_back(std::move(m));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ShapedModel& a, const ShapedModel& b) {
+    if (a.gemm_flops != b.gemm_flops) return a.gemm_flops > b.gemm_flops;
+    return a.attention_calls() > b.attention_calls();
+  });
+  return out;
+}
+
+std::string dims_text(const std::vector<std::int64_t>& dims) {
+  return fmt::format("[{}]", fmt::join(dims, ", "));
+}
+
+}  // namespace meshscope::compare

@@ -1,0 +1,172 @@
+// What is inferred from the traces of models whose configuration is known (analysis/compare/model_shapes.hpp,
+// workload.hpp), checked against that configuration: tests/data/known_models/NAME.json.gz were recorded on
+// this project's machine by tests/data/record_known_models.py (PyTorch 1.13's profiler, CPU, shapes recorded)
+// from models built with random weights, and tests/data/known_models.json holds what each model was built
+// with. The expected values are read from that file, not written here: a decoder with grouped-query
+// attention computed eagerly (training and prefill), a GPT-2 whose projections are addmm over [in, out]
+// weights, BERT through nn.TransformerEncoderLayer (heads folded into bmm's batch; in inference PyTorch's
+// fused encoder-layer path), a ViT (patch-embedding convolution, classifier, no vocabulary), a top-2 MoE with
+// a router and experts run one by one, an encoder-decoder, and a text encoder beside a larger decoder.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <simdjson.h>
+
+#include "analysis/compare/workload.hpp"
+#include "analysis/measure/work.hpp"
+#include "profiler/profile.hpp"
+#include "tests/compare/compare_test_util.hpp"
+
+namespace meshscope::compare {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kData = fs::path(MESHSCOPE_SOURCE_DIR) / "tests/data";
+
+// What one model was built with (known_models.json).
+struct Truth {
+  std::string family, mode;
+  std::int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0, batch = 0, seq = 0;
+  std::int64_t encoder_layers = 0, decoder_layers = 0, classes = 0, experts = 1, top_k = 1;
+  bool gated_mlp = false;
+  std::int64_t other_hidden = 0;  // the smaller model of a pipeline
+};
+
+std::int64_t integer(simdjson::dom::object o, const char* key, std::int64_t fallback = 0) {
+  std::int64_t v = fallback;
+  if (o[key].get(v) != simdjson::SUCCESS) return fallback;
+  return v;
+}
+
+Truth truth_of(const std::string& name) {
+  static simdjson::dom::parser parser;
+  static const simdjson::dom::element all = parser.load((kData / "known_models.json").string());
+  simdjson::dom::object c = all[name].get_object();
+  Truth t;
+  t.family = std::string(std::string_view(c["family"]));
+  t.mode = std::string(std::string_view(c["mode"]));
+  t.batch = integer(c, "batch");
+  t.seq = integer(c, "seq");
+  simdjson::dom::object model = c;
+  if (t.family == "pipeline") {
+    model = c["decoder"].get_object();
+    t.other_hidden = integer(c["encoder"].get_object(), "hidden");
+    t.seq += 1;  // the encoder's pooled output is prepended to the decoder's tokens as one position
+  }
+  t.hidden = integer(model, "hidden");
+  t.layers = integer(model, "layers");
+  t.heads = integer(model, "heads");
+  t.kv_heads = integer(model, "kv_heads");
+  t.ffn = integer(model, "ffn");
+  t.vocab = integer(model, "vocab");
+  t.gated_mlp = bool(model["gated_mlp"]);
+  t.encoder_layers = integer(model, "encoder_layers");
+  t.decoder_layers = integer(model, "decoder_layers");
+  t.classes = integer(model, "classes");
+  t.experts = integer(model, "experts", 1);
+  t.top_k = integer(model, "top_k", 1);
+  return t;
+}
+
+// The workload as a Job infers it: the lowest rank's operators, those without input types included.
+Workload inferred(const std::string& name) {
+  const fs::path profile = test::imported(name, kData / "known_models" / (name + ".json.gz"));
+  const Profile p = Profile::load(profile);
+  const measure::ProfileWork work =
+      measure::load_work(p, {.kernel_shares = false, .lowest_rank_only = true, .uncounted_shapes = true});
+  return infer_workload(p, work);
+}
+
+class KnownModel : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(KnownModel, WhatIsInferredIsWhatWasBuilt) {
+  const std::string name = GetParam();
+  const Truth t = truth_of(name);
+  const Workload w = inferred(name);
+  std::string evidence;
+  for (const auto& e : w.evidence) evidence += e + "\n";
+  SCOPED_TRACE(evidence);
+  ASSERT_TRUE(w.transformer);
+  EXPECT_EQ(w.structure, t.family == "vit"  ? "vision transformer"
+                         : t.family == "t5" ? "encoder-decoder"
+                                            : "transformer");
+  EXPECT_EQ(w.hidden, t.hidden);
+  EXPECT_EQ(w.heads, t.heads);
+  EXPECT_EQ(w.kv_heads, t.kv_heads);
+  EXPECT_EQ(w.ffn, t.ffn);
+  EXPECT_EQ(w.gated_mlp, t.gated_mlp);
+  EXPECT_EQ(w.micro_batch, t.batch);
+  EXPECT_EQ(w.seq, t.seq);
+  EXPECT_EQ(w.tokens_per_micro_batch, t.batch * t.seq);
+  EXPECT_EQ(w.training, t.mode == "training");
+  EXPECT_EQ(w.tp, 1);
+  if (t.family == "t5") {
+    EXPECT_EQ(w.encoder_layers, t.encoder_layers);
+    EXPECT_EQ(w.decoder_layers, t.decoder_layers);
+    EXPECT_EQ(w.layers, t.encoder_layers + t.decoder_layers);
+  } else {
+    EXPECT_EQ(w.layers, t.layers);
+    EXPECT_FALSE(w.encoder_layers);
+  }
+  if (t.family == "vit") {
+    EXPECT_FALSE(w.vocab);
+    EXPECT_EQ(w.classes, t.classes);
+  } else {
+    EXPECT_EQ(w.vocab, t.vocab);
+  }
+  EXPECT_EQ(w.experts, t.experts);
+  EXPECT_EQ(w.top_k, t.top_k);
+  if (t.other_hidden > 0) {
+    ASSERT_EQ(w.other_models.size(), 1u);
+    EXPECT_NE(w.other_models[0].find("a model of hidden " + std::to_string(t.other_hidden)),
+              std::string::npos)
+        << w.other_models[0];
+  } else {
+    EXPECT_TRUE(w.other_models.empty());
+  }
+  // Every model but the encoder-decoder is one the prediction takes.
+  model::ModelSpec spec;
+  std::string why;
+  EXPECT_EQ(inferred_model(w, spec, &why), t.family != "t5") << why;
+}
+
+INSTANTIATE_TEST_SUITE_P(Traces, KnownModel,
+                         ::testing::Values("llama_gqa_train", "llama_gqa_prefill", "gpt2_conv1d_train",
+                                           "bert_train", "bert_infer", "vit_train", "moe_train",
+                                           "t5_like_train", "two_model_infer"),
+                         [](const auto& info) { return std::string(info.param); });
+
+// How each trace computed its attention, said in the workload.
+TEST(KnownModels, TheAttentionsImplementationIsNamed) {
+  EXPECT_EQ(inferred("llama_gqa_train").attention, "eager");
+  EXPECT_EQ(inferred("bert_train").attention, "eager, heads folded into the batch");
+  // PyTorch's fused encoder layer (inference) softmaxes scores over [batch, heads, seq, seq] after a bmm
+  // over batch × heads: the softmax's shape gives the heads.
+  EXPECT_EQ(inferred("bert_infer").attention, "eager");
+}
+
+// The refusal for an encoder-decoder is one sentence that says what to pass.
+TEST(KnownModels, AnEncoderDecoderIsNamedAndNotPredicted) {
+  const Workload w = inferred("t5_like_train");
+  model::ModelSpec spec;
+  std::string why;
+  ASSERT_FALSE(inferred_model(w, spec, &why));
+  EXPECT_EQ(
+      why,
+      "the profile ran an encoder-decoder (3 encoder and 3 decoder layers, with cross-attention) and the "
+      "model predicts one stack of layers, so it is not compared: pass --model NAME|FILE.toml (and "
+      "--hardware) to compare it as one, or store them with `meshscope annotate PROFILE --model ...`");
+  const test::Result info = test::run(
+      "info " + test::imported("t5_like_train", kData / "known_models/t5_like_train.json.gz").string());
+  EXPECT_NE(
+      info.out.find("workload    encoder-decoder: hidden 256, 3 + 3 layers (encoder + decoder), ffn 1024"),
+      std::string::npos)
+      << info.out;
+}
+
+}  // namespace
+}  // namespace meshscope::compare

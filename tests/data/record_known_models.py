@@ -1,0 +1,382 @@
+#!/usr/bin/python3
+"""Records real traces (PyTorch profiler, CPU, shapes recorded) of small models whose configuration is known,
+so that what meshscope infers from a trace can be checked against the truth (tests/compare/known_models_test.cpp,
+docs/COMPARE.md "What the profile ran").
+
+  /usr/bin/python3 tests/data/record_known_models.py OUT_DIR [NAME ...]
+
+Needs Debian's python3-torch (1.13, CPU: `apt-get install python3-torch`); the tests read the traces it wrote into
+tests/data/known_models/ and need no torch. Every model is built with random weights from a fixed seed, run once
+unprofiled (warm-up), then profiled for one step: a training step (forward, backward, AdamW) or a forward pass under
+no_grad (inference). The models' configurations are written beside the folder (OUT_DIR.json) so that a test compares
+the inference with what was built, not with numbers copied by hand.
+
+The models cover the ways the operators of attention, MLPs, experts and inputs are recorded:
+  llama_gqa_train     decoder, grouped-query attention computed eagerly (matmul + softmax, keys repeated), SwiGLU
+  llama_gqa_prefill   the same model, a forward pass under no_grad (inference)
+  gpt2_conv1d_train   decoder whose projections are addmm over [in, out] weights (Hugging Face's GPT-2 Conv1D)
+  bert_train          encoder of nn.TransformerEncoderLayer (packed in-projection, bmm over batch × heads), word,
+                      position and token-type tables
+  bert_infer          the same encoder under no_grad in eval mode (PyTorch's fused encoder-layer fast path)
+  vit_train           vision transformer: a patch-embedding convolution, no token embedding, a classifier head
+  moe_train           decoder with a top-2 router over 8 experts, each expert a gated MLP run on its tokens
+  t5_like_train       encoder-decoder (nn.Transformer): self-attention, cross-attention, a shared vocabulary
+  two_model_infer     a small text encoder whose output conditions a larger decoder, one forward pass each
+"""
+import gzip
+import json
+import math
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.profiler import ProfilerActivity, profile, record_function
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, hidden, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden))
+        self.eps = eps
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class EagerGqaAttention(nn.Module):
+    """Hugging Face Llama's eager attention: keys and values repeated to every head, QK^T as a 4-D matmul."""
+
+    def __init__(self, hidden, heads, kv_heads):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, hidden // heads
+        self.q_proj = nn.Linear(hidden, heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(heads * self.head_dim, hidden, bias=False)
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        q = self.q_proj(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(x).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(x).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
+        repeat = self.heads // self.kv_heads
+        k = k.repeat_interleave(repeat, dim=1)
+        v = v.repeat_interleave(repeat, dim=1)
+        scores = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.head_dim)
+        mask = torch.full((s, s), float("-inf")).triu(1)
+        probs = F.softmax(scores + mask, dim=-1)
+        out = torch.matmul(probs, v).transpose(1, 2).reshape(b, s, -1)
+        return self.o_proj(out)
+
+
+class GatedMlp(nn.Module):
+    def __init__(self, hidden, ffn):
+        super().__init__()
+        self.gate_proj = nn.Linear(hidden, ffn, bias=False)
+        self.up_proj = nn.Linear(hidden, ffn, bias=False)
+        self.down_proj = nn.Linear(ffn, hidden, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class TopKExperts(nn.Module):
+    """A router [experts, hidden], softmax, top-k, and each expert (a gated MLP) run on the tokens routed to it."""
+
+    def __init__(self, hidden, ffn, experts, top_k):
+        super().__init__()
+        self.top_k = top_k
+        self.router = nn.Linear(hidden, experts, bias=False)
+        self.experts = nn.ModuleList(GatedMlp(hidden, ffn) for _ in range(experts))
+
+    def forward(self, x):
+        b, s, h = x.shape
+        tokens = x.reshape(-1, h)
+        weights = F.softmax(self.router(tokens), dim=-1)
+        top_weights, chosen = torch.topk(weights, self.top_k, dim=-1)
+        out = torch.zeros_like(tokens)
+        for e, expert in enumerate(self.experts):
+            rows, slot = torch.where(chosen == e)
+            if rows.numel() == 0:
+                continue
+            y = expert(tokens[rows]) * top_weights[rows, slot].unsqueeze(-1)
+            out = out.index_add(0, rows, y)
+        return out.view(b, s, h)
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.input_norm = RMSNorm(c["hidden"])
+        self.attn = EagerGqaAttention(c["hidden"], c["heads"], c["kv_heads"])
+        self.post_norm = RMSNorm(c["hidden"])
+        if c.get("experts", 1) > 1:
+            self.mlp = TopKExperts(c["hidden"], c["ffn"], c["experts"], c["top_k"])
+        else:
+            self.mlp = GatedMlp(c["hidden"], c["ffn"])
+
+    def forward(self, x):
+        x = x + self.attn(self.input_norm(x))
+        return x + self.mlp(self.post_norm(x))
+
+
+class Decoder(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.embed = nn.Embedding(c["vocab"], c["hidden"])
+        self.layers = nn.ModuleList(DecoderLayer(c) for _ in range(c["layers"]))
+        self.norm = RMSNorm(c["hidden"])
+        self.lm_head = nn.Linear(c["hidden"], c["vocab"], bias=False)
+
+    def forward(self, ids, prefix=None):
+        x = self.embed(ids)
+        if prefix is not None:
+            x = torch.cat([prefix, x], dim=1)
+        for layer in self.layers:
+            x = layer(x)
+        return self.lm_head(self.norm(x))
+
+
+class Conv1D(nn.Module):
+    """Hugging Face GPT-2's projection: addmm over a weight stored [in, out]."""
+
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(n_in, n_out) * 0.02)
+        self.bias = nn.Parameter(torch.zeros(n_out))
+
+    def forward(self, x):
+        shape = x.shape[:-1] + (self.weight.shape[1],)
+        return torch.addmm(self.bias, x.reshape(-1, x.shape[-1]), self.weight).view(shape)
+
+
+class Gpt2Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        h = c["hidden"]
+        self.heads = c["heads"]
+        self.ln_1, self.ln_2 = nn.LayerNorm(h), nn.LayerNorm(h)
+        self.c_attn, self.c_proj = Conv1D(h, 3 * h), Conv1D(h, h)
+        self.c_fc, self.mlp_proj = Conv1D(h, c["ffn"]), Conv1D(c["ffn"], h)
+
+    def forward(self, x):
+        b, s, h = x.shape
+        d = h // self.heads
+        q, k, v = self.c_attn(self.ln_1(x)).split(h, dim=2)
+        q, k, v = (t.view(b, s, self.heads, d).transpose(1, 2) for t in (q, k, v))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d)
+        mask = torch.full((s, s), float("-inf")).triu(1)
+        out = torch.matmul(F.softmax(scores + mask, dim=-1), v).transpose(1, 2).reshape(b, s, h)
+        x = x + self.c_proj(out)
+        return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x))))
+
+
+class Gpt2(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.wte = nn.Embedding(c["vocab"], c["hidden"])
+        self.wpe = nn.Embedding(c["positions"], c["hidden"])
+        self.blocks = nn.ModuleList(Gpt2Block(c) for _ in range(c["layers"]))
+        self.ln_f = nn.LayerNorm(c["hidden"])
+
+    def forward(self, ids):
+        positions = torch.arange(ids.shape[1]).unsqueeze(0)
+        x = self.wte(ids) + self.wpe(positions)
+        for block in self.blocks:
+            x = block(x)
+        return F.linear(self.ln_f(x), self.wte.weight)  # tied output layer
+
+
+class Bert(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        h = c["hidden"]
+        self.word = nn.Embedding(c["vocab"], h)
+        self.position = nn.Embedding(c["positions"], h)
+        self.token_type = nn.Embedding(2, h)
+        self.norm = nn.LayerNorm(h)
+        layer = nn.TransformerEncoderLayer(h, c["heads"], c["ffn"], dropout=0.0, activation="gelu",
+                                           batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, c["layers"], enable_nested_tensor=False)
+        self.mlm_head = nn.Linear(h, c["vocab"])
+
+    def forward(self, ids):
+        positions = torch.arange(ids.shape[1]).unsqueeze(0).expand_as(ids)
+        x = self.word(ids) + self.position(positions) + self.token_type(torch.zeros_like(ids))
+        return self.mlm_head(self.encoder(self.norm(x)))
+
+
+class Vit(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        h = c["hidden"]
+        self.patch = nn.Conv2d(3, h, kernel_size=c["patch"], stride=c["patch"])
+        patches = (c["image"] // c["patch"]) ** 2
+        self.cls = nn.Parameter(torch.zeros(1, 1, h))
+        self.position = nn.Parameter(torch.randn(1, patches + 1, h) * 0.02)
+        layer = nn.TransformerEncoderLayer(h, c["heads"], c["ffn"], dropout=0.0, activation="gelu",
+                                           batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, c["layers"], enable_nested_tensor=False)
+        self.head = nn.Linear(h, c["classes"])
+
+    def forward(self, images):
+        x = self.patch(images).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1) + self.position
+        return self.head(self.encoder(x)[:, 0])
+
+
+class T5Like(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        h = c["hidden"]
+        self.shared = nn.Embedding(c["vocab"], h)
+        self.transformer = nn.Transformer(h, c["heads"], c["encoder_layers"], c["decoder_layers"], c["ffn"],
+                                          dropout=0.0, batch_first=True)
+        self.lm_head = nn.Linear(h, c["vocab"], bias=False)
+
+    def forward(self, source, target):
+        mask = self.transformer.generate_square_subsequent_mask(target.shape[1])
+        out = self.transformer(self.shared(source), self.shared(target), tgt_mask=mask)
+        return self.lm_head(out)
+
+
+class TwoModels(nn.Module):
+    """A text encoder (BERT-like) whose pooled output is projected into a larger decoder's first position."""
+
+    def __init__(self, encoder, decoder):
+        super().__init__()
+        self.text_encoder = Bert(encoder)
+        self.bridge = nn.Linear(encoder["vocab"], decoder["hidden"], bias=False)
+        self.decoder = Decoder(decoder)
+
+    def forward(self, prompt, ids):
+        pooled = self.text_encoder(prompt).mean(dim=1, keepdim=True)
+        return self.decoder(ids, prefix=self.bridge(pooled))
+
+
+LLAMA = dict(family="llama", hidden=256, layers=4, heads=8, kv_heads=2, ffn=704, gated_mlp=True, vocab=2048,
+             batch=2, seq=128)
+CONFIGS = {
+    "llama_gqa_train": dict(LLAMA, mode="training"),
+    "llama_gqa_prefill": dict(LLAMA, mode="inference", batch=4),
+    "gpt2_conv1d_train": dict(family="gpt2", hidden=192, layers=3, heads=6, kv_heads=6, ffn=768, gated_mlp=False,
+                              vocab=1500, positions=256, batch=2, seq=96, mode="training"),
+    "bert_train": dict(family="bert", hidden=256, layers=4, heads=4, kv_heads=4, ffn=1024, gated_mlp=False,
+                       vocab=3000, positions=512, batch=4, seq=64, mode="training"),
+    "bert_infer": dict(family="bert", hidden=256, layers=4, heads=4, kv_heads=4, ffn=1024, gated_mlp=False,
+                       vocab=3000, positions=512, batch=8, seq=64, mode="inference"),
+    "vit_train": dict(family="vit", hidden=192, layers=4, heads=3, kv_heads=3, ffn=768, gated_mlp=False,
+                      image=64, patch=8, classes=100, batch=4, seq=65, mode="training"),
+    "moe_train": dict(LLAMA, family="moe", layers=3, heads=8, kv_heads=4, ffn=384, experts=8, top_k=2, batch=2,
+                      seq=64, mode="training"),
+    "t5_like_train": dict(family="t5", hidden=256, heads=4, kv_heads=4, encoder_layers=3, decoder_layers=3,
+                          ffn=1024, gated_mlp=False, vocab=3000, batch=2, source_seq=96, seq=64, mode="training"),
+    "two_model_infer": dict(family="pipeline", mode="inference", batch=2, prompt_seq=32, seq=96,
+                            encoder=dict(hidden=128, layers=2, heads=2, kv_heads=2, ffn=512, vocab=1000,
+                                         positions=128),
+                            decoder=dict(LLAMA, hidden=384, layers=6, heads=6, kv_heads=2, ffn=1024, vocab=4096)),
+}
+
+
+def build(name, c):
+    """The model and a function running one step of it (forward, and backward and an optimizer step when
+    training)."""
+    g = torch.Generator().manual_seed(0)
+    b = c["batch"]
+
+    def ids(vocab, seq):
+        return torch.randint(vocab, (b, seq), generator=g)
+
+    if c["family"] in ("llama", "moe"):
+        model, inputs = Decoder(c), (ids(c["vocab"], c["seq"]),)
+    elif c["family"] == "gpt2":
+        model, inputs = Gpt2(c), (ids(c["vocab"], c["seq"]),)
+    elif c["family"] == "bert":
+        model, inputs = Bert(c), (ids(c["vocab"], c["seq"]),)
+    elif c["family"] == "vit":
+        model, inputs = Vit(c), (torch.randn(b, 3, c["image"], c["image"], generator=g),)
+    elif c["family"] == "t5":
+        model, inputs = T5Like(c), (ids(c["vocab"], c["source_seq"]), ids(c["vocab"], c["seq"]))
+    else:
+        model = TwoModels(c["encoder"], c["decoder"])
+        inputs = (ids(c["encoder"]["vocab"], c["prompt_seq"]), ids(c["decoder"]["vocab"], c["seq"]))
+
+    if c["mode"] == "inference":
+        model.eval()
+
+        def step():
+            with torch.no_grad():
+                model(*inputs)
+        return step
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+    def step():
+        out = model(*inputs)
+        loss = out.float().pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+    return step
+
+
+def kineto_trace(prof, step_name):
+    """The profiler's recorded events in Kineto's Chrome-trace format. Debian's PyTorch 1.13 is built without Kineto:
+    its own export writes a legacy trace without shapes, so the events it recorded (names, threads, times, input
+    shapes, autograd sequence numbers) are written here as Kineto would write them. Nothing is added that was not
+    recorded: no input types (this profiler does not record them), no devices."""
+    events = []
+    for e in prof.events():
+        start, end = e.time_range.start, e.time_range.end
+        user = e.name == step_name or e.name.startswith("Optimizer.")
+        args = {}
+        if not user:
+            args["Input Dims"] = e.input_shapes
+            if e.sequence_nr >= 0:
+                args["Sequence number"] = e.sequence_nr
+                args["Fwd thread id"] = e.fwd_thread
+        events.append({"ph": "X", "cat": "user_annotation" if user else "cpu_op", "name": e.name,
+                       "pid": 1, "tid": e.thread, "ts": start, "dur": end - start, "args": args})
+    events.sort(key=lambda e: (e["ts"], -e["dur"]))
+    return {"schemaVersion": 1, "traceName": step_name, "displayTimeUnit": "ms", "traceEvents": events}
+
+
+def record(name, out_dir):
+    torch.manual_seed(0)
+    config = CONFIGS[name]
+    step = build(name, config)
+    step()  # warm-up: the optimizer's state, the allocator
+    step_name = "ProfilerStep#1"
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        with record_function(step_name):
+            step()
+    text = json.dumps(kineto_trace(prof, step_name), separators=(",", ":")).encode()
+    with open(os.path.join(out_dir, name + ".json.gz"), "wb") as raw:
+        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as z:
+            z.write(text)
+
+
+def main():
+    out_dir = sys.argv[1]
+    os.makedirs(out_dir, exist_ok=True)
+    torch.set_num_threads(1)
+    names = sys.argv[2:] or list(CONFIGS)
+    for name in names:
+        record(name, out_dir)
+        print(name, os.path.getsize(os.path.join(out_dir, name + ".json.gz")), "bytes")
+    # The configurations, beside the folder of traces (a .json among the traces would be read as one).
+    truth = os.path.join(os.path.dirname(os.path.abspath(out_dir)), os.path.basename(out_dir) + ".json")
+    known = {}
+    if os.path.exists(truth):
+        with open(truth) as f:
+            known = json.load(f)
+    known.update({name: dict(CONFIGS[name], torch=torch.__version__) for name in names})
+    with open(truth, "w") as f:
+        json.dump(known, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
