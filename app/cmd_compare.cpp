@@ -275,6 +275,31 @@ void write_json(const Profile& profile, const Comparison& c, const model::ModelS
 // ---------------------------------------------------------------------------------------------------------------
 // Text
 
+// The values taken from the profile that it does not show (confidence low: a default such as pp 1 where no
+// pipeline process group was recorded), as "pp 1".
+std::vector<std::string> assumed_values(const Inferred& inferred) {
+  const compare::Workload& w = inferred.workload;
+  std::vector<std::string> out;
+  auto low = [&](const std::string& field) {
+    auto it = w.confidence.find(field);
+    return it != w.confidence.end() && it->second == compare::Confidence::kLow;
+  };
+  auto add = [&](const std::string& field, const std::optional<std::int64_t>& value) {
+    if (value && low(field)) out.push_back(fmt::format("{} {}", field, *value));
+  };
+  if (inferred.model) {
+    add("hidden", w.hidden);
+    add("layers", w.layers);
+    add("kv_heads", w.kv_heads);
+  }
+  const std::map<std::string, const std::optional<std::int64_t>*> layout{
+      {"tp", &w.tp}, {"pp", &w.pp}, {"dp", &w.dp}, {"cp", &w.cp}, {"ep", &w.ep}};
+  for (const std::string& field : inferred.layout) {
+    if (auto it = layout.find(field); it != layout.end()) add(field, *it->second);
+  }
+  return out;
+}
+
 // TITLE: what the user gave (the profile's file name, or the traces').
 void write_text(const std::string& title, const Comparison& c, const model::ModelSpec& m,
                 const model::HardwareSpec& hw, const Inferred& inferred) {
@@ -290,6 +315,11 @@ void write_text(const std::string& title, const Comparison& c, const model::Mode
     indented(out, fmt::format("inferred from the profile ({}): {}", fmt::join(what, "; "),
                               workload_line(inferred.workload)));
   }
+  if (const std::vector<std::string> assumed = assumed_values(inferred); !assumed.empty())
+    indented(out,
+             fmt::format("assumed, as the profile does not show them: {} (pass them as flags, or state them "
+                         "with `meshscope annotate PROFILE --layout ...`)",
+                         fmt::join(assumed, ", ")));
   if (inferred.stated_model || inferred.stated_hardware || !inferred.stated_layout.empty())
     indented(out, fmt::format("stated in the profile: {}", fmt::join(inferred.workload.stated, "; ")));
   out += fmt::format("  {}; global batch {} x seq {}, {} micro-batches of {}, {}\n", describe_layout(cfg),

@@ -47,6 +47,8 @@ inline void write_workload_json(JsonWriter& j, const compare::Workload& w) {
   number("experts", w.experts);
   number("top_k", w.top_k);
   number("tokens_per_micro_batch", w.tokens_per_micro_batch);
+  number("micro_batch", w.micro_batch);
+  number("seq", w.seq);
   number("tp", w.tp);
   number("pp", w.pp);
   number("dp", w.dp);
@@ -79,6 +81,11 @@ inline void write_workload_json(JsonWriter& j, const compare::Workload& w) {
   j.key("other_models").begin_array();
   for (const auto& m : w.other_models) j.value(m);
   j.end_array();
+  // How sure each value is (high: read from a recorded shape; medium: derived by a rule; low: assumed;
+  // stated: stored by the user).
+  j.key("confidence").begin_object();
+  for (const auto& [field, c] : w.confidence) j.field(field.c_str(), compare::to_string(c));
+  j.end_object();
   j.key("evidence").begin_array();
   for (const auto& e : w.evidence) j.value(e);
   j.end_array();

@@ -18,9 +18,27 @@ const char* const kNotATransformer =
     "shapes): pass --model NAME|FILE.toml (and --hardware), or store them in the profile with `meshscope "
     "annotate PROFILE --model ... --hardware ...`";
 
+const char* to_string(Confidence confidence) {
+  switch (confidence) {
+    case Confidence::kLow:
+      return "low";
+    case Confidence::kMedium:
+      return "medium";
+    case Confidence::kHigh:
+      return "high";
+    case Confidence::kStated:
+      return "stated";
+  }
+  return "?";
+}
+
 namespace {
 
 using Dims = std::vector<std::int64_t>;
+
+void rate(Workload& w, const char* field, Confidence c) {
+  w.confidence[field] = c;
+}
 
 bool contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
@@ -162,6 +180,7 @@ void infer_hardware(const Profile& profile, const ProfileSummary* summary, Workl
     return;
   }
   w.hardware = gpu.preset;
+  rate(w, "hardware", gpu.note.empty() ? Confidence::kHigh : Confidence::kMedium);
   w.evidence.push_back(fmt::format("hardware {} from the GPU name '{}'{}", gpu.preset, w.gpu,
                                    gpu.note.empty() ? "" : " (" + gpu.note + ")"));
 }
@@ -193,6 +212,7 @@ void infer_training(const Profile& profile, const ProfileSummary* summary, Workl
   }
   if (!any_ops) return;
   w.training = backward;
+  rate(w, "training", Confidence::kHigh);
   w.evidence.push_back(backward ? "training: backward operators recorded"
                                 : "inference: forward passes only (no backward operator recorded)");
 }
@@ -232,6 +252,7 @@ void infer_mlp(const ShapeCounts& shapes, std::int64_t hidden, std::int64_t loca
   const std::int64_t fused_calls = shapes.weight_calls(2 * best_f, hidden);
   w.gated_mlp = up_calls >= 2 * best_calls || fused_calls >= best_calls;
   w.ffn = best_f * tp;
+  rate(w, "ffn", tp > 1 ? Confidence::kMedium : Confidence::kHigh);
   w.evidence.push_back(
       fmt::format("ffn {} from the MLP's down projection [{}, {}] ({} calls) and its {} up "
                   "projection(s) ({} calls){}",
@@ -273,15 +294,18 @@ std::pair<std::int64_t, std::int64_t> hidden_and_tp(const ShapedModel& m, const 
     hidden = m.width;
     if (hidden / local_hidden > 1) tp_from_shapes = hidden / local_hidden;
     if (tp == 0) tp = hidden / local_hidden;
+    rate(w, "hidden", Confidence::kHigh);
     w.evidence.push_back(fmt::format("hidden {} from {}; attention runs {} heads of {} on each rank", hidden,
                                      input_text(m), att.heads, att.head_dim));
   } else if (tp > 0) {
     hidden = local_hidden * tp;
+    rate(w, "hidden", Confidence::kMedium);
     w.evidence.push_back(
         fmt::format("hidden {} = {} heads × {} per rank × tp {}", hidden, att.heads, att.head_dim, tp));
   } else {
     tp = 1;
     hidden = local_hidden;
+    rate(w, "hidden", Confidence::kLow);
     w.evidence.push_back(
         fmt::format("hidden {} = {} heads × head size {} of the attention (no embedding or "
                     "tensor-parallel group recorded: tp 1 assumed)",
@@ -297,6 +321,14 @@ void infer_attention(const AttentionShape& att, const ShapeCounts& shapes, const
   w.kv_heads = att.kv_heads * tp;
   w.micro_batch = att.batch;
   w.tokens_per_micro_batch = att.batch * att.seq;
+  const Confidence sharded = tp > 1 ? Confidence::kMedium : Confidence::kHigh;
+  rate(w, "heads", shapes.attention_kind == AttentionKind::kHeadsFolded ? Confidence::kMedium : sharded);
+  // Eager attention repeats grouped keys before the product: as many key/value heads as heads is assumed
+  // unless the key and value projections say otherwise (below).
+  rate(w, "kv_heads", shapes.attention_kind == AttentionKind::kFused ? sharded : Confidence::kLow);
+  rate(w, "micro_batch",
+       shapes.attention_kind == AttentionKind::kHeadsFolded ? Confidence::kMedium : Confidence::kHigh);
+  rate(w, "tokens_per_micro_batch", Confidence::kHigh);
   switch (shapes.attention_kind) {
     case AttentionKind::kFused:
       w.attention = "fused";
@@ -332,6 +364,7 @@ void infer_attention(const AttentionShape& att, const ShapeCounts& shapes, const
     if (k != *w.hidden || n >= local_hidden || n % att.head_dim != 0 || local_hidden % n != 0) continue;
     if (calls != 2 * m.attention_calls()) continue;
     w.kv_heads = n / att.head_dim * tp;
+    rate(w, "kv_heads", Confidence::kMedium);
     w.evidence.push_back(fmt::format("kv_heads {} from the key and value projections [{}, {}] ({} calls)",
                                      *w.kv_heads, n, k, calls));
   }
@@ -366,6 +399,8 @@ bool infer_encoder_decoder(const ShapeCounts& shapes, const ShapedModel& m, Work
     w.encoder_layers = encoder_calls / encoder_passes;
     w.decoder_layers = cross_calls / decoder_passes;
     w.layers = *w.encoder_layers + *w.decoder_layers;
+    for (const char* field : {"encoder_layers", "decoder_layers", "layers"})
+      rate(w, field, Confidence::kMedium);
     w.evidence.push_back(fmt::format(
         "encoder-decoder: {} encoder layers (self-attention over {} tokens, {} calls in {} pass(es)) and {} "
         "decoder layers (cross-attention of {} queries over those {} keys, {} calls in {} pass(es))",
@@ -384,6 +419,7 @@ void infer_layers_and_vocabulary(const ShapeCounts& shapes, const ShapedModel& m
     const std::int64_t passes = m.vocabulary ? m.vocabulary_lookups : 1;
     if (m.attention_calls() % passes == 0) {
       w.layers = m.attention_calls() / passes;
+      rate(w, "layers", m.vocabulary ? Confidence::kMedium : Confidence::kLow);
       w.evidence.push_back(fmt::format("layers {}: {} forward attention calls in {} forward pass(es) ({})",
                                        *w.layers, m.attention_calls(), passes,
                                        m.vocabulary ? "one look-up of the vocabulary's embedding table each"
@@ -393,6 +429,7 @@ void infer_layers_and_vocabulary(const ShapeCounts& shapes, const ShapedModel& m
     w.structure = "vision transformer";
     if (m.attention_calls() % m.patch_calls == 0) {
       w.layers = m.attention_calls() / m.patch_calls;
+      rate(w, "layers", Confidence::kMedium);
       w.evidence.push_back(
           fmt::format("layers {}: {} forward attention calls in {} forward pass(es) (one patch "
                       "embedding each)",
@@ -401,6 +438,7 @@ void infer_layers_and_vocabulary(const ShapeCounts& shapes, const ShapedModel& m
   }
   if (m.vocabulary) {
     w.vocab = m.vocabulary->first;
+    rate(w, "vocab", Confidence::kHigh);
     w.evidence.push_back(fmt::format(
         "vocab {} from the rows of the largest embedding table{}{}", w.vocab.value(),
         m.tables > 1
@@ -417,6 +455,7 @@ void infer_layers_and_vocabulary(const ShapeCounts& shapes, const ShapedModel& m
     if (nk.second != m.width || nk.first == m.width || calls != m.patch_calls) continue;
     if (shapes.rows_of(nk.first, nk.second) != m.patch_embedding->batch * m.patch_calls) continue;
     w.classes = nk.first;
+    rate(w, "classes", Confidence::kMedium);
     w.evidence.push_back(
         fmt::format("classes {} from the classifier [{}, {}] run on one row per input ({} rows); "
                     "no vocabulary: a vision model",
@@ -430,10 +469,14 @@ void infer_layers_and_vocabulary(const ShapeCounts& shapes, const ShapedModel& m
 void infer_experts(const ShapeCounts& shapes, std::optional<std::int64_t> ep_group, Workload& w) {
   w.experts = 1;
   w.top_k = 1;
+  // No grouped GEMM or router recorded: a dense model, read from what is absent.
+  rate(w, "experts", Confidence::kMedium);
+  rate(w, "top_k", Confidence::kMedium);
   if (!shapes.grouped_experts.empty()) {
     const std::int64_t g = *most_frequent(shapes.grouped_experts);
     const std::int64_t ep = ep_group.value_or(1);
     w.experts = g * ep;
+    rate(w, "experts", ep > 1 ? Confidence::kMedium : Confidence::kHigh);
     const std::int64_t rows = *most_frequent(shapes.grouped_rows);
     if (*w.tokens_per_micro_batch > 0 && rows % *w.tokens_per_micro_batch == 0 && ep == 1)
       w.top_k = rows / *w.tokens_per_micro_batch;
@@ -454,6 +497,7 @@ void infer_experts(const ShapeCounts& shapes, std::optional<std::int64_t> ep_gro
     if (router_rows <= 0 || down_rows % router_rows != 0 || down_rows / router_rows > e) continue;
     w.experts = e * ep_group.value_or(1);
     w.top_k = down_rows / router_rows;
+    rate(w, "experts", ep_group.value_or(1) > 1 ? Confidence::kMedium : Confidence::kHigh);
     w.evidence.push_back(fmt::format(
         "experts {} from the router [{}, {}] ({} calls); top_k {} = the experts' {} rows through their down "
         "projection [{}, {}] ({} calls) / the router's {} rows",
@@ -487,6 +531,7 @@ void infer_layout(const Profile& profile, const std::map<std::string, std::int64
   const std::int64_t world = std::max<std::int64_t>(1, profile.world_size());
   if (world == 1) {
     w.tp = w.pp = w.dp = w.cp = w.ep = 1;
+    for (const char* field : {"tp", "pp", "dp", "cp", "ep"}) rate(w, field, Confidence::kHigh);
     w.evidence.push_back("one process (world size 1): no parallelism");
     return;
   }
@@ -500,6 +545,9 @@ void infer_layout(const Profile& profile, const std::map<std::string, std::int64
   w.ep = lookup(group_dims, "ep");
   w.dp = lookup(group_dims, "dp");
   if (const auto tp = lookup(group_dims, "tp")) w.tp = tp;
+  for (const char* field : {"tp", "pp", "dp", "cp", "ep"}) {
+    if (lookup(group_dims, field)) rate(w, field, Confidence::kHigh);
+  }
   if (!w.transformer) {
     if (group_dims.empty()) {
       w.evidence.push_back(fmt::format(
@@ -508,12 +556,14 @@ void infer_layout(const Profile& profile, const std::map<std::string, std::int64
     }
     return;
   }
+  if (!lookup(group_dims, "tp")) rate(w, "tp", tp_from_shapes ? Confidence::kMedium : Confidence::kLow);
   if (tp_from_shapes && !lookup(group_dims, "tp"))
     w.evidence.push_back(
         fmt::format("tp {} from the sharded shapes (hidden / heads per rank × head size)", *tp_from_shapes));
   for (auto [field, name] : {std::pair{&w.pp, "pp"}, std::pair{&w.cp, "cp"}, std::pair{&w.ep, "ep"}}) {
     if (!*field) {
       *field = 1;
+      rate(w, name, Confidence::kLow);
       w.evidence.push_back(fmt::format("{} 1: no {} process group recorded", name, name));
     }
   }
@@ -521,6 +571,7 @@ void infer_layout(const Profile& profile, const std::map<std::string, std::int64
     const std::int64_t model_ranks = w.tp.value_or(1) * *w.pp * *w.cp;
     if (world % model_ranks == 0) {
       w.dp = world / model_ranks;
+      rate(w, "dp", only_default ? Confidence::kLow : Confidence::kMedium);
       w.evidence.push_back(fmt::format("dp {} = world size {} / (tp × pp × cp){}", *w.dp, world,
                                        only_default ? " (only the default process group is recorded)" : ""));
     }
@@ -553,6 +604,7 @@ void infer_precision(const measure::ProfileWork& work, Workload& w) {
                                      [](const auto& a, const auto& b) { return a.second < b.second; });
   w.precision = most->first;
   w.precision_share = most->second / all;
+  rate(w, "precision", w.precision_share >= 0.9 ? Confidence::kHigh : Confidence::kMedium);
   w.evidence.push_back(fmt::format("GEMMs and attention in {} ({:.0f} % of their recorded FLOPs)",
                                    measure::to_string(most->first), 100 * w.precision_share));
 }
@@ -566,6 +618,7 @@ void apply_statement(const Statement& statement, Workload& w) {
   }
   if (statement.hardware) {
     w.stated_hardware = statement.hardware;
+    rate(w, "hardware", Confidence::kStated);
     w.stated.push_back(w.hardware && *w.hardware != statement.hardware->name
                            ? fmt::format("hardware {} (inferred: {})", statement.hardware->name, *w.hardware)
                            : fmt::format("hardware {}", statement.hardware->name));
@@ -573,19 +626,20 @@ void apply_statement(const Statement& statement, Workload& w) {
   const StatedLayout& l = statement.layout;
   w.stated_layout = l;
   auto take = [&](std::optional<std::int64_t>& field, const std::optional<std::int64_t>& value,
-                  const char* name) {
+                  const char* name, const char* key) {
     if (!value) return;
+    rate(w, key, Confidence::kStated);
     w.stated.push_back(field && *field != *value ? fmt::format("{} {} (inferred: {})", name, *value, *field)
                                                  : fmt::format("{} {}", name, *value));
     field = value;
   };
-  take(w.tp, l.tp, "tp");
-  take(w.pp, l.pp, "pp");
-  take(w.dp, l.dp, "dp");
-  take(w.cp, l.cp, "cp");
-  take(w.ep, l.ep, "ep");
-  take(w.micro_batch, l.micro_batch, "micro-batch");
-  take(w.seq, l.seq, "sequence length");
+  take(w.tp, l.tp, "tp", "tp");
+  take(w.pp, l.pp, "pp", "pp");
+  take(w.dp, l.dp, "dp", "dp");
+  take(w.cp, l.cp, "cp", "cp");
+  take(w.ep, l.ep, "ep", "ep");
+  take(w.micro_batch, l.micro_batch, "micro-batch", "micro_batch");
+  take(w.seq, l.seq, "sequence length", "seq");
   if (l.global_batch) w.stated.push_back(fmt::format("global batch {}", *l.global_batch));
   if (l.mode) {
     const bool training = *l.mode == model::Mode::kTraining;
@@ -595,6 +649,7 @@ void apply_statement(const Statement& statement, Workload& w) {
             ? (training ? " (no backward operator was recorded)" : " (backward operators were recorded)")
             : ""));
     w.training = training;
+    rate(w, "training", Confidence::kStated);
   }
 }
 
@@ -654,6 +709,7 @@ Workload infer_recorded_workload(const Profile& profile, const measure::ProfileW
   infer_precision(work, w);
   if (w.transformer && w.tokens_per_micro_batch && w.micro_batch) {
     w.seq = *w.tokens_per_micro_batch / *w.micro_batch * w.cp.value_or(1);
+    rate(w, "seq", w.cp.value_or(1) > 1 ? Confidence::kMedium : w.confidence["micro_batch"]);
   }
   return w;
 }

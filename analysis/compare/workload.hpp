@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,12 @@
 #include "profiler/profile.hpp"
 
 namespace meshscope::compare {
+
+// How sure a value of the Workload is (docs/COMPARE.md "Confidence"): high, read from one recorded shape or
+// name; medium, derived from several by a stated rule; low, assumed where the profile shows nothing against
+// it; stated, what the user stored in the profile.
+enum class Confidence : std::uint8_t { kLow, kMedium, kHigh, kStated };
+const char* to_string(Confidence confidence);  // "low", "medium", "high", "stated"
 
 struct Workload {
   bool transformer = false;  // kind: "transformer" or "unknown"
@@ -47,6 +54,8 @@ struct Workload {
   double precision_share = 0;
   std::string gpu;  // the device name the profile gives, "" when none
   std::vector<std::string> evidence;
+  // Per value set above, by its name in `info --json` (hidden, layers, tp, hardware, ...), how sure it is.
+  std::map<std::string, Confidence> confidence;
   // What the user stated the job ran (statement.hpp), stored in the profile: the stated layout's values are
   // also in the fields above (tp ... seq, training), where they replace what was inferred. STATED says so,
   // one sentence per value (EVIDENCE is what was inferred).

@@ -170,3 +170,42 @@ TEST(KnownModels, AnEncoderDecoderIsNamedAndNotPredicted) {
 
 }  // namespace
 }  // namespace meshscope::compare
+
+namespace meshscope::compare {
+namespace {
+
+// Every value inferred says how sure it is: read from one recorded shape (high), derived by a rule from
+// several (medium), or assumed where the trace shows nothing (low).
+TEST(KnownModels, EveryValueSaysHowSureItIs) {
+  const Workload w = inferred("llama_gqa_train");
+  EXPECT_EQ(w.confidence.at("hidden"), Confidence::kHigh);      // the embedding table's width
+  EXPECT_EQ(w.confidence.at("vocab"), Confidence::kHigh);       // its rows
+  EXPECT_EQ(w.confidence.at("kv_heads"), Confidence::kMedium);  // the key and value projections' width
+  EXPECT_EQ(w.confidence.at("layers"), Confidence::kMedium);    // attention calls per look-up
+  EXPECT_EQ(w.confidence.at("tp"), Confidence::kHigh);          // one process
+  // GPT-2's eager attention shows no key/value heads of its own: as many as the heads is assumed.
+  EXPECT_EQ(inferred("gpt2_conv1d_train").confidence.at("kv_heads"), Confidence::kLow);
+  // Heads folded into bmm's batch are the hidden size over the head size.
+  EXPECT_EQ(inferred("bert_train").confidence.at("heads"), Confidence::kMedium);
+  for (const auto& [field, value] : {std::pair{"hidden", w.hidden},
+                                     {"layers", w.layers},
+                                     {"ffn", w.ffn},
+                                     {"heads", w.heads},
+                                     {"kv_heads", w.kv_heads},
+                                     {"vocab", w.vocab},
+                                     {"experts", w.experts},
+                                     {"top_k", w.top_k},
+                                     {"tokens_per_micro_batch", w.tokens_per_micro_batch},
+                                     {"micro_batch", w.micro_batch},
+                                     {"seq", w.seq},
+                                     {"tp", w.tp},
+                                     {"pp", w.pp},
+                                     {"dp", w.dp},
+                                     {"cp", w.cp},
+                                     {"ep", w.ep}}) {
+    EXPECT_EQ(value.has_value(), w.confidence.contains(field)) << field;
+  }
+}
+
+}  // namespace
+}  // namespace meshscope::compare
