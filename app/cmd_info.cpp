@@ -165,6 +165,7 @@ void print_info(const meshscope::Profile& profile, const meshscope::ProfileSumma
       devices += fmt::format("{}GPU {}", devices.empty() ? "" : ", ", use.device);
       if (use.info && !use.info->name.empty()) {
         devices += " " + use.info->name;
+        if (use.described_as >= 0) devices += fmt::format(" (described as device {})", use.described_as);
       } else {
         devices += " (model not in the trace)";
       }

@@ -144,11 +144,13 @@ std::string hardware_preset_for(std::string_view device_name, std::string* note,
 
 ProfileGpu profile_gpu(const Profile& profile, const ProfileSummary* summary) {
   std::map<std::string, std::int64_t> gpus;
-  std::map<std::string, GpuTraits> traits;  // of the first device of each name
+  std::map<std::string, GpuTraits> traits;       // of the first device of each name
+  std::optional<measure::DeviceUse> renumbered;  // a device described under another id
   for (const Rank& r : profile.ranks()) {
     const RankSummary* rs = summary ? find_rank(*summary, r.rank) : nullptr;
     for (const auto& use : rs ? measure::devices_used(r, *rs) : measure::devices_used(r)) {
       if (!use.info || use.info->name.empty()) continue;
+      if (use.described_as >= 0 && !renumbered) renumbered = use;
       if (gpus[use.info->name]++ == 0) {
         const Device& d = *use.info;
         auto known = [](std::int64_t v) { return v == kNull ? std::int64_t{-1} : v; };
@@ -161,6 +163,13 @@ ProfileGpu profile_gpu(const Profile& profile, const ProfileSummary* summary) {
   if (gpus.empty()) return out;
   out.name = *most_frequent(gpus);
   out.preset = hardware_preset_for(out.name, &out.note, traits[out.name]);
+  if (renumbered && renumbered->info->name == out.name) {
+    out.renumbered = true;
+    const std::string said = fmt::format(
+        "the work ran on device {}, described as device {}: the only GPU model the trace describes",
+        renumbered->device, renumbered->described_as);
+    out.note = out.note.empty() ? said : out.note + "; " + said;
+  }
   return out;
 }
 

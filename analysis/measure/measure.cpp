@@ -702,15 +702,31 @@ Analysis combine(const Profile& profile, std::vector<RankPart> parts,
   return result;
 }
 
+void describe_device_use(const Rank& rank, DeviceUse& use) {
+  use.info = nullptr;
+  use.described_as = -1;
+  for (const Device& d : rank.devices) {
+    if (d.device == use.device) use.info = &d;
+  }
+  if (use.info) return;
+  const Device* only = nullptr;
+  for (const Device& d : rank.devices) {
+    if (d.name.empty()) continue;
+    if (only && only->name != d.name) return;  // two models: which one ran is not known
+    if (!only) only = &d;
+  }
+  if (!only) return;
+  use.info = only;
+  use.described_as = only->device;
+}
+
 std::vector<DeviceUse> devices_used(const Rank& rank) {
   std::vector<DeviceUse> out;
   for (const GpuStream& s : rank.streams) {
     if (s.count == 0) continue;
     if (!out.empty() && out.back().device == s.device) continue;  // streams are sorted by (device, stream)
     DeviceUse use{s.device, nullptr};
-    for (const Device& d : rank.devices) {
-      if (d.device == s.device) use.info = &d;
-    }
+    describe_device_use(rank, use);
     out.push_back(use);
   }
   return out;

@@ -127,11 +127,16 @@ Analysis combine(const Profile& profile, std::vector<RankPart> parts,
 
 // The GPUs a rank actually ran work on (its streams' devices), ascending, each with what the trace says about
 // it (nullptr when the trace does not describe that device). A trace lists every GPU its process could see;
-// this is the one (or the few) it used.
+// this is the one (or the few) it used. A trace may describe its GPUs under other ids than its work's (ROCm
+// with HIP_VISIBLE_DEVICES=2: work on device 2, properties of device 0): when no described device has the
+// work's id and every described device is one GPU model, that model is the device's (DESCRIBED_AS its id).
 struct DeviceUse {
   std::int32_t device = 0;
   const Device* info = nullptr;
+  std::int32_t described_as = -1;  // the described device taken for it, -1 when the ids match (or none)
 };
 std::vector<DeviceUse> devices_used(const Rank& rank);
+// What RANK's trace describes of DEVICE (as above), into USE.
+void describe_device_use(const Rank& rank, DeviceUse& use);
 
 }  // namespace meshscope::measure

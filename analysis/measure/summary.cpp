@@ -605,9 +605,7 @@ std::vector<DeviceUse> devices_used(const Rank& rank, const RankSummary& summary
   std::vector<DeviceUse> out;
   for (const std::int32_t d : devices) {
     DeviceUse use{d, nullptr};
-    for (const Device& info : rank.devices) {
-      if (info.device == d) use.info = &info;
-    }
+    describe_device_use(rank, use);
     out.push_back(use);
   }
   return out;

@@ -13,6 +13,7 @@
 
 #include "analysis/measure/measure.hpp"
 #include "profiler/profile.hpp"
+#include "profiler/sqlite_util.hpp"
 #include "tests/measure/cli_test_util.hpp"
 
 namespace {
@@ -55,6 +56,34 @@ TEST(DevicesCli, TheDeviceTheRankRanOn) {
   EXPECT_NE(info.find("\"devices_visible\": 8"), std::string::npos) << info;
   EXPECT_NE(meshscope("info '" + profile.string() + "'", dir).find("GPU 2 AMD Instinct MI300X"),
             std::string::npos);
+}
+
+// ROCm with HIP_VISIBLE_DEVICES=2 records the work on device 2 and the properties of the one visible GPU as
+// device 0. The MI300X trace, its description cut to device 0 as such a trace has it: the work's device is
+// the one GPU model described (was: "model not in the trace", and the hardware unknown).
+TEST(DevicesCli, AGpuDescribedUnderAnotherIdIsTheOneModelDescribed) {
+  const fs::path profile =
+      import("devices-renumbered", kTraces + "tracelens/mi300_resnet_act_checkpoint.json.gz");
+  {
+    meshscope::sql::Database db(profile, false);
+    db.exec("DELETE FROM devices WHERE device <> 0");
+  }
+  const meshscope::Profile p = meshscope::Profile::load(profile);
+  const auto used = meshscope::measure::devices_used(p.ranks()[0]);
+  ASSERT_EQ(used.size(), 1u);
+  EXPECT_EQ(used[0].device, 2);
+  ASSERT_NE(used[0].info, nullptr);
+  EXPECT_EQ(used[0].info->name, "AMD Instinct MI300X");
+  EXPECT_EQ(used[0].described_as, 0);
+  const fs::path dir = profile.parent_path();
+  const std::string info = meshscope("info '" + profile.string() + "'", dir);
+  EXPECT_NE(info.find("GPU 2 AMD Instinct MI300X (described as device 0)"), std::string::npos) << info;
+  EXPECT_NE(info.find("hardware mi300x"), std::string::npos) << info;
+  const std::string json = meshscope("info --json '" + profile.string() + "'", dir);
+  EXPECT_NE(json.find("hardware mi300x from the GPU name 'AMD Instinct MI300X' (the work ran on device 2, "
+                      "described as device 0: the only GPU model the trace describes)"),
+            std::string::npos)
+      << json;
 }
 
 TEST(DevicesCli, RanksWhoseTraceDescribesNoDeviceStillRanOnOne) {
