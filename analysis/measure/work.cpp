@@ -150,13 +150,15 @@ MeasuredRoofline measured_roofline(const ProfileWork& work, const WorkCeilings& 
     return out;
   }
   std::map<std::pair<std::string, int>, RooflineOpRow> rows;
-  std::int64_t no_kernels = 0, above = 0;
+  std::int64_t no_kernels = 0, above = 0, fp32_without_ceiling = 0;
   for (std::uint32_t i = 0; i < work.ops.size(); ++i) {
     const CountedOp& op = work.ops[i];
     if (op.kernels == 0 || op.kernel_ns <= 0) {
       ++no_kernels;
       continue;
     }
+    if (op.precision == WorkPrecision::kFP32 && ceilings.peak_fp32_flops <= 0 && ceilings.peak_flops > 0)
+      ++fp32_without_ceiling;
     const double seconds = static_cast<double>(op.kernel_ns) / 1e9;
     const double peak = peak_for(op.precision, ceilings);
     if (peak > 0 && op.flops / seconds > peak) {
@@ -187,6 +189,12 @@ MeasuredRoofline measured_roofline(const ProfileWork& work, const WorkCeilings& 
         "operands' precision (the shapes or the kernel attribution do not describe what ran, as for a "
         "Winograd or FFT convolution, which does fewer multiplications than its shapes count)",
         above, ceilings.hardware));
+  }
+  if (fp32_without_ceiling > 0) {
+    out.notes.push_back(fmt::format(
+        "{} operator(s) ran in FP32, and the preset {} states no FP32 or TF32 peak: they are checked against "
+        "its {} peak",
+        fp32_without_ceiling, ceilings.hardware, ceilings.bf16 ? "BF16" : "FP16"));
   }
   if (ceilings.peak_flops <= 0) {
     out.notes.push_back(

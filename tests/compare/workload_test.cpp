@@ -241,6 +241,13 @@ TEST(Workload, HardwareOfRealAmdTracesFromTheirDevices) {
   const Workload w = infer_workload(amd, measure::load_work(amd));
   EXPECT_EQ(w.hardware, std::optional<std::string>("mi210"));
   EXPECT_EQ(w.gpu, "AMD Radeon Graphics");
+  // Its MLP ran in FP32, and the MI210 preset states no FP32 peak: the Roofline says what it checked against.
+  const test::Result report =
+      test::run("report --json \"" + shared_trace("amd", "hta/amd_trace").string() + "\"");
+  EXPECT_NE(
+      report.out.find("12 operator(s) ran in FP32, and the preset mi210 states no FP32 or TF32 peak: they "
+                      "are checked against its BF16 peak"),
+      std::string::npos);
 }
 
 TEST(Work, QwenKernelsCarryTheirOperatorsWork) {
