@@ -31,7 +31,7 @@ inline measure::WorkCeilings profile_ceilings(const Profile& profile) {
 }
 
 // "roofline": {"kernels", "flops", "bytes", "kernel_us", "hardware", "ops": [{"op", "category", "count",
-// "flops", "bytes", "kernel_us"}], "left_out", "notes": [...]}.
+// "precision", "ceiling", "flops", "bytes", "kernel_us"}], "left_out", "notes": [...]}.
 inline void write_roofline_json(JsonWriter& j, const Profile& profile) {
   // The roofline reads the operators alone (each kernel's share is for the views): a streamed profile no
   // longer holds its activities.
@@ -62,6 +62,8 @@ inline void write_roofline_json(JsonWriter& j, const Profile& profile) {
   for (const auto& op : r.ops) {
     j.begin_object();
     j.field("op", op.op).field("category", measure::to_string(op.category)).field("count", op.count);
+    j.field("precision", measure::to_string(op.precision))
+        .field("ceiling", measure::peak_name(op.precision, ceilings));
     j.field("flops", op.flops).field("bytes", op.bytes).field("kernel_us", op.kernel_s * 1e6);
     j.end_object();
   }

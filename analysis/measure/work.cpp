@@ -149,7 +149,7 @@ MeasuredRoofline measured_roofline(const ProfileWork& work, const WorkCeilings& 
     out.notes.push_back(kNoShapesNote);
     return out;
   }
-  std::map<std::pair<std::string, int>, RooflineOpRow> rows;
+  std::map<std::tuple<std::string, int, int>, RooflineOpRow> rows;
   std::int64_t no_kernels = 0, above = 0, fp32_without_ceiling = 0;
   for (std::uint32_t i = 0; i < work.ops.size(); ++i) {
     const CountedOp& op = work.ops[i];
@@ -166,9 +166,10 @@ MeasuredRoofline measured_roofline(const ProfileWork& work, const WorkCeilings& 
       continue;
     }
     out.points.push_back(i);
-    RooflineOpRow& row = rows[{op.name, static_cast<int>(op.category)}];
+    RooflineOpRow& row = rows[{op.name, static_cast<int>(op.category), static_cast<int>(op.precision)}];
     row.op = op.name;
     row.category = op.category;
+    row.precision = op.precision;
     ++row.count;
     row.flops += op.flops;
     row.bytes += op.bytes;

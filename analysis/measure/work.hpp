@@ -94,7 +94,8 @@ const char* peak_name(WorkPrecision precision, const WorkCeilings& ceilings);
 struct RooflineOpRow {
   std::string op;
   WorkCategory category = WorkCategory::kOther;
-  std::int64_t count = 0;  // operator instances
+  WorkPrecision precision = WorkPrecision::kOther;  // of its operands: the ceiling it is checked against
+  std::int64_t count = 0;                           // operator instances
   double flops = 0, bytes = 0;
   double kernel_s = 0;
 };
