@@ -358,7 +358,10 @@ Comparison compare(const Profile& profile, const measure::Analysis& analysis, co
   out.predicted = model::predict(model, hw, config, eff);
   out.measured = measure_steps(profile, analysis, config);
   if (out.measured.steps.empty())
-    fail("{}: no GPU activity to compare with a prediction", profile.path().string());
+    fail(
+        "{}: no GPU activity to compare with a prediction (a CPU-only trace has no measured GPU step): "
+        "`meshscope predict` with the same model flags predicts without one",
+        profile.path().string());
 
   const std::int64_t layout = std::int64_t{config.tp} * config.pp * config.dp * config.cp;
   if (layout != out.world_size) {

@@ -737,7 +737,11 @@ bool inferred_model(const Workload& wl, model::ModelSpec& out, std::string* why)
     return true;
   }
   auto missing = [&](const char* what) {
-    if (why != nullptr) *why = fmt::format("the profile does not show the model's {}", what);
+    if (why != nullptr)
+      *why = fmt::format(
+          "the profile does not show the model's {}: pass --model NAME|FILE.toml, or store it in the profile "
+          "with `meshscope annotate PROFILE --model ...`",
+          what);
     return false;
   };
   if (!wl.transformer) {
