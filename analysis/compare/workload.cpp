@@ -426,13 +426,33 @@ void infer_layers_and_vocabulary(const ShapeCounts& shapes, const ShapedModel& m
   if (infer_encoder_decoder(shapes, m, w)) {
   } else if (m.vocabulary || !m.patch_embedding) {
     const std::int64_t passes = m.vocabulary ? m.vocabulary_lookups : 1;
+    // A pass that ran to its end ran the output layer [vocab (or vocab / tp), hidden] too: fewer output
+    // layers than look-ups is a trace ending inside a pass, none an encoder or such a trace.
+    std::int64_t outputs = 0;
+    if (m.vocabulary) {
+      outputs = shapes.weight_calls(m.vocabulary->first, m.width);
+      if (m.tp > 1 && m.vocabulary->first % m.tp == 0)
+        outputs += shapes.weight_calls(m.vocabulary->first / m.tp, m.width);
+    }
     if (m.attention_calls() % passes == 0) {
       w.layers = m.attention_calls() / passes;
-      rate(w, "layers", m.vocabulary ? Confidence::kMedium : Confidence::kLow);
+      // No output layer at all is a model run without its head (a base model, an encoder) as often as a cut
+      // trace; fewer than passes is a cut.
+      rate(w, "layers",
+           m.vocabulary && (outputs == 0 || outputs >= passes) ? Confidence::kMedium : Confidence::kLow);
       w.evidence.push_back(fmt::format("layers {}: {} forward attention calls in {} forward pass(es) ({})",
                                        *w.layers, m.attention_calls(), passes,
                                        m.vocabulary ? "one look-up of the vocabulary's embedding table each"
                                                     : "no embedding look-up recorded: one pass assumed"));
+    }
+    if (m.vocabulary && outputs < passes) {
+      w.evidence.push_back(fmt::format(
+          "{} of the {} forward pass(es) ran an output layer [{}, {}]: {}", outputs, passes,
+          m.vocabulary->first, m.width,
+          outputs == 0 ? "a model run without its head (a base model, an encoder), or a trace that ends "
+                         "inside its pass (then the layers are those the trace holds: state the model)"
+          : w.layers   ? "the trace ends inside a pass (the layers are those it holds: state the model)"
+                       : "the trace ends inside a pass, so the layers are unknown (state the model)"));
     }
   } else {
     w.structure = "vision transformer";

@@ -9,6 +9,7 @@
 // a router and experts run one by one, an encoder-decoder, and a text encoder beside a larger decoder.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -135,9 +136,9 @@ TEST_P(KnownModel, WhatIsInferredIsWhatWasBuilt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Traces, KnownModel,
-                         ::testing::Values("llama_gqa_train", "llama_gqa_prefill", "gpt2_conv1d_train",
-                                           "bert_train", "bert_infer", "vit_train", "moe_train",
-                                           "t5_like_train", "two_model_infer"),
+                         ::testing::Values("llama_gqa_train", "llama_gqa_prefill", "llama_gqa_generate",
+                                           "gpt2_conv1d_train", "bert_train", "bert_infer", "vit_train",
+                                           "moe_train", "t5_like_train", "two_model_infer"),
                          [](const auto& info) { return std::string(info.param); });
 
 // How each trace computed its attention, said in the workload.
@@ -147,6 +148,43 @@ TEST(KnownModels, TheAttentionsImplementationIsNamed) {
   // PyTorch's fused encoder layer (inference) softmaxes scores over [batch, heads, seq, seq] after a bmm
   // over batch × heads: the softmax's shape gives the heads.
   EXPECT_EQ(inferred("bert_infer").attention, "eager");
+}
+
+// Generation: a prefill, then one-token passes whose queries attend over the cached keys (one look-up of the
+// vocabulary each): the layers are the attention calls per pass, the tokens the prefill's.
+TEST(KnownModels, GeneratingIsInferenceOfPrefillAndDecodePasses) {
+  const Workload w = inferred("llama_gqa_generate");
+  EXPECT_EQ(w.training, false);
+  EXPECT_EQ(w.layers, 4);
+  EXPECT_EQ(w.structure, "transformer");  // decode attention (1 query over the cache) is no cross-attention
+  EXPECT_NE(
+      std::find(w.evidence.begin(), w.evidence.end(),
+                "layers 4: 16 forward attention calls in 4 forward pass(es) (one look-up of the vocabulary's "
+                "embedding table each)"),
+      w.evidence.end());
+}
+
+// A trace ending inside a pass (the generation cut by tests/data/cut_trace.py at 97 % of its operators' time,
+// inside the third pass): fewer output layers than look-ups, so the layers are unknown, and compare asks for
+// the model in one sentence.
+TEST(KnownModels, ATraceEndingInsideAPassLeavesTheLayersUnknown) {
+  const fs::path trace = kData / "generate_cut.json.gz";
+  const Profile p = Profile::load(test::imported("generate_cut", trace));
+  const Workload w = infer_workload(
+      p, measure::load_work(p, {.kernel_shares = false, .lowest_rank_only = true, .uncounted_shapes = true}));
+  EXPECT_FALSE(w.layers);
+  EXPECT_NE(
+      std::find(w.evidence.begin(), w.evidence.end(),
+                "2 of the 3 forward pass(es) ran an output layer [2048, 256]: the trace ends inside a pass, "
+                "so the layers are unknown (state the model)"),
+      w.evidence.end());
+  model::ModelSpec spec;
+  std::string why;
+  ASSERT_FALSE(inferred_model(w, spec, &why));
+  EXPECT_EQ(
+      why,
+      "the profile does not show the model's layer count: pass --model NAME|FILE.toml, or store it in the "
+      "profile with `meshscope annotate PROFILE --model ...`");
 }
 
 // The refusal for an encoder-decoder is one sentence that says what to pass.

@@ -6,7 +6,9 @@ Metadata events and the trace's header are kept as they are.
   tests/data/cut_trace.py IN.json.gz OUT.json.gz FRACTION
 
 tests/data/qwen_first_third.json.gz was made from ../shared/traces/tracelens/h100_qwen1.5_0.5b_inference.json.gz
-with FRACTION 0.33 (tests/compare/coverage_test.cpp).
+with FRACTION 0.33 (tests/compare/coverage_test.cpp); tests/data/generate_cut.json.gz from
+tests/data/known_models/llama_gqa_generate.json.gz with FRACTION 0.97: it ends inside the third of four passes
+(tests/compare/known_models_test.cpp).
 """
 import gzip
 import json

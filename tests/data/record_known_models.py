@@ -14,6 +14,7 @@ the inference with what was built, not with numbers copied by hand.
 The models cover the ways the operators of attention, MLPs, experts and inputs are recorded:
   llama_gqa_train     decoder, grouped-query attention computed eagerly (matmul + softmax, keys repeated), SwiGLU
   llama_gqa_prefill   the same model, a forward pass under no_grad (inference)
+  llama_gqa_generate  the same model generating: a prefill, then three one-token passes with keys and values cached
   gpt2_conv1d_train   decoder whose projections are addmm over [in, out] weights (Hugging Face's GPT-2 Conv1D)
   bert_train          encoder of nn.TransformerEncoderLayer (packed in-projection, bmm over batch × heads), word,
                       position and token-type tables
@@ -56,16 +57,22 @@ class EagerGqaAttention(nn.Module):
         self.v_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
         self.o_proj = nn.Linear(heads * self.head_dim, hidden, bias=False)
 
-    def forward(self, x):
+    def forward(self, x, cache=None):
         b, s, _ = x.shape
         q = self.q_proj(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
         k = self.k_proj(x).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
         v = self.v_proj(x).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
+        if cache is not None:  # decoding: the keys and values of the tokens before, kept from pass to pass
+            if "k" in cache:
+                k = torch.cat([cache["k"], k], dim=2)
+                v = torch.cat([cache["v"], v], dim=2)
+            cache["k"], cache["v"] = k, v
         repeat = self.heads // self.kv_heads
         k = k.repeat_interleave(repeat, dim=1)
         v = v.repeat_interleave(repeat, dim=1)
         scores = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.head_dim)
-        mask = torch.full((s, s), float("-inf")).triu(1)
+        past = k.shape[2] - s
+        mask = torch.full((s, s + past), float("-inf")).triu(1 + past)
         probs = F.softmax(scores + mask, dim=-1)
         out = torch.matmul(probs, v).transpose(1, 2).reshape(b, s, -1)
         return self.o_proj(out)
@@ -117,8 +124,8 @@ class DecoderLayer(nn.Module):
         else:
             self.mlp = GatedMlp(c["hidden"], c["ffn"])
 
-    def forward(self, x):
-        x = x + self.attn(self.input_norm(x))
+    def forward(self, x, cache=None):
+        x = x + self.attn(self.input_norm(x), cache)
         return x + self.mlp(self.post_norm(x))
 
 
@@ -130,13 +137,23 @@ class Decoder(nn.Module):
         self.norm = RMSNorm(c["hidden"])
         self.lm_head = nn.Linear(c["hidden"], c["vocab"], bias=False)
 
-    def forward(self, ids, prefix=None):
+    def forward(self, ids, prefix=None, caches=None):
         x = self.embed(ids)
         if prefix is not None:
             x = torch.cat([prefix, x], dim=1)
-        for layer in self.layers:
-            x = layer(x)
+        for i, layer in enumerate(self.layers):
+            x = layer(x, caches[i] if caches is not None else None)
+        if caches is not None:  # generating: the next token's logits only
+            x = x[:, -1:]
         return self.lm_head(self.norm(x))
+
+    def generate(self, ids, new_tokens):
+        """A prefill of IDS, then NEW_TOKENS decoding passes of one token each (greedy), keys and values cached."""
+        caches = [{} for _ in self.layers]
+        logits = self(ids, caches=caches)
+        for _ in range(new_tokens):
+            logits = self(logits.argmax(-1), caches=caches)
+        return logits
 
 
 class Conv1D(nn.Module):
@@ -261,6 +278,7 @@ LLAMA = dict(family="llama", hidden=256, layers=4, heads=8, kv_heads=2, ffn=704,
 CONFIGS = {
     "llama_gqa_train": dict(LLAMA, mode="training"),
     "llama_gqa_prefill": dict(LLAMA, mode="inference", batch=4),
+    "llama_gqa_generate": dict(LLAMA, mode="inference", batch=2, seq=96, new_tokens=3),
     "gpt2_conv1d_train": dict(family="gpt2", hidden=192, layers=3, heads=6, kv_heads=6, ffn=768, gated_mlp=False,
                               vocab=1500, positions=256, batch=2, seq=96, mode="training"),
     "bert_train": dict(family="bert", hidden=256, layers=4, heads=4, kv_heads=4, ffn=1024, gated_mlp=False,
@@ -289,6 +307,15 @@ def build(name, c):
     def ids(vocab, seq):
         return torch.randint(vocab, (b, seq), generator=g)
 
+    if c["family"] in ("llama", "moe") and "new_tokens" in c:
+        model = Decoder(c)
+        model.eval()
+        prompt = ids(c["vocab"], c["seq"])
+
+        def step():
+            with torch.no_grad():
+                model.generate(prompt, c["new_tokens"])
+        return step
     if c["family"] in ("llama", "moe"):
         model, inputs = Decoder(c), (ids(c["vocab"], c["seq"]),)
     elif c["family"] == "gpt2":
