@@ -113,16 +113,7 @@ inline std::string workload_line(const compare::Workload& w) {
   auto v = [](const std::optional<std::int64_t>& x) { return x ? fmt::format("{}", *x) : std::string("?"); };
   std::string s;
   if (w.transformer) {
-    const std::string layers = w.encoder_layers ? fmt::format("{} + {} layers (encoder + decoder)",
-                                                              *w.encoder_layers, v(w.decoder_layers))
-                                                : fmt::format("{} layers", v(w.layers));
-    const std::string input =
-        !w.vocab && w.classes ? fmt::format("{} classes", *w.classes) : fmt::format("vocab {}", v(w.vocab));
-    s = fmt::format("{}: hidden {}, {}, ffn {}, {} heads ({} kv), {}, {} tokens per micro-batch", w.structure,
-                    v(w.hidden), layers, v(w.ffn), v(w.heads), v(w.kv_heads), input,
-                    v(w.tokens_per_micro_batch));
-    if (w.experts && *w.experts > 1) s += fmt::format(", {} experts top-{}", *w.experts, v(w.top_k));
-    if (!w.other_models.empty()) s += fmt::format(" (and {} other model(s))", w.other_models.size());
+    s = compare::model_text(w, true);
   } else {
     s = "unknown (not a recognised transformer)";
   }

@@ -750,6 +750,22 @@ Workload infer_workload(const Profile& profile, const measure::ProfileWork& work
   return w;
 }
 
+std::string model_text(const Workload& w, bool tokens) {
+  if (!w.transformer) return {};
+  auto v = [](const std::optional<std::int64_t>& x) { return x ? fmt::format("{}", *x) : std::string("?"); };
+  const std::string layers = w.encoder_layers ? fmt::format("{} + {} layers (encoder + decoder)",
+                                                            *w.encoder_layers, v(w.decoder_layers))
+                                              : fmt::format("{} layers", v(w.layers));
+  const std::string input =
+      !w.vocab && w.classes ? fmt::format("{} classes", *w.classes) : fmt::format("vocab {}", v(w.vocab));
+  std::string s = fmt::format("{}: hidden {}, {}, ffn {}, {} heads ({} kv), {}", w.structure, v(w.hidden),
+                              layers, v(w.ffn), v(w.heads), v(w.kv_heads), input);
+  if (tokens) s += fmt::format(", {} tokens per micro-batch", v(w.tokens_per_micro_batch));
+  if (w.experts && *w.experts > 1) s += fmt::format(", {} experts top-{}", *w.experts, v(w.top_k));
+  if (!w.other_models.empty()) s += fmt::format(" (and {} other model(s))", w.other_models.size());
+  return s;
+}
+
 bool inferred_model(const Workload& wl, model::ModelSpec& out, std::string* why) {
   if (wl.stated_model) {
     out = *wl.stated_model;

@@ -110,6 +110,12 @@ void apply_statement(const Statement& statement, Workload& workload);
 // is not a recognised transformer or lacks a size the prediction needs (hidden, layers, heads, ffn, vocab).
 bool inferred_model(const Workload& workload, model::ModelSpec& out, std::string* why = nullptr);
 
+// What model WORKLOAD ran, in one phrase ("transformer: hidden 1024, 24 layers, ffn 2816, 16 heads (16 kv),
+// vocab 151936", "encoder-decoder: ... 3 + 3 layers (encoder + decoder) ...", "vision transformer: ... 100
+// classes"), with the tokens per micro-batch when TOKENS, the experts and the other models the trace holds;
+// empty when it is not a recognised transformer. `info`, `compare` and the Explorer say it so.
+std::string model_text(const Workload& workload, bool tokens);
+
 // The one line `compare` and the GUI show for an unknown workload.
 extern const char* const kNotATransformer;
 

@@ -27,9 +27,7 @@ ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t 
                 std::to_string(m.heads) + " heads (" + std::to_string(m.kv_heads) + " kv), vocab " +
                 std::to_string(m.vocab);
   } else if (wl.transformer) {
-    s.summary = "transformer: hidden " + v(wl.hidden) + ", " + v(wl.layers) + " layers, ffn " + v(wl.ffn) +
-                ", " + v(wl.heads) + " heads (" + v(wl.kv_heads) + " kv), vocab " + v(wl.vocab);
-    if (wl.experts && *wl.experts > 1) s.summary += ", " + v(wl.experts) + " experts top-" + v(wl.top_k);
+    s.summary = compare::model_text(wl, false);
   } else {
     s.summary = wl.shapes_recorded ? "not a recognised transformer" : "no shapes recorded";
   }
