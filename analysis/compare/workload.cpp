@@ -466,16 +466,29 @@ void infer_layers_and_vocabulary(const ShapeCounts& shapes, const ShapedModel& m
     }
   }
   if (m.vocabulary) {
-    w.vocab = m.vocabulary->first;
-    rate(w, "vocab", Confidence::kHigh);
-    w.evidence.push_back(fmt::format(
-        "vocab {} from the rows of the largest embedding table{}{}", w.vocab.value(),
+    const std::int64_t rows = m.vocabulary->first, tp = w.tp.value_or(1);
+    const std::string tables =
         m.tables > 1
             ? fmt::format(" ({} tables of width {} looked up: the smaller are position or type tables)",
                           m.tables, m.width)
-            : "",
-        w.tp.value_or(1) > 1 ? " (per rank: a vocabulary-parallel embedding would hold vocab / tp rows)"
-                             : ""));
+            : "";
+    if (tp > 1 && shapes.weight_calls(rows, m.width) > 0) {
+      // The output layer holds as many rows as the embedding on a rank of TP > 1: both vocabulary-parallel,
+      // as Megatron-LM shards them.
+      w.vocab = rows * tp;
+      rate(w, "vocab", Confidence::kMedium);
+      w.evidence.push_back(
+          fmt::format("vocab {} = the {} rows of the embedding table and of the output layer [{}, {}] on "
+                      "each rank × tp {} "
+                      "(vocabulary-parallel){}",
+                      *w.vocab, rows, rows, m.width, tp, tables));
+    } else {
+      w.vocab = rows;
+      rate(w, "vocab", tp > 1 ? Confidence::kLow : Confidence::kHigh);
+      w.evidence.push_back(fmt::format(
+          "vocab {} from the rows of the largest embedding table{}{}", rows, tables,
+          tp > 1 ? " (per rank: a vocabulary-parallel embedding would hold vocab / tp rows)" : ""));
+    }
     return;
   }
   if (!m.patch_embedding) return;

@@ -35,6 +35,7 @@ struct Truth {
   std::int64_t encoder_layers = 0, decoder_layers = 0, classes = 0, experts = 1, top_k = 1;
   bool gated_mlp = false;
   std::int64_t other_hidden = 0;  // the smaller model of a pipeline
+  std::int64_t tp = 1, dp = 1;
 };
 
 std::int64_t integer(simdjson::dom::object o, const char* key, std::int64_t fallback = 0) {
@@ -70,12 +71,17 @@ Truth truth_of(const std::string& name) {
   t.classes = integer(model, "classes");
   t.experts = integer(model, "experts", 1);
   t.top_k = integer(model, "top_k", 1);
+  t.tp = integer(c, "tp", 1);
+  t.dp = integer(c, "dp", 1);
   return t;
 }
 
 // The workload as a Job infers it: the lowest rank's operators, those without input types included.
 Workload inferred(const std::string& name) {
-  const fs::path profile = test::imported(name, kData / "known_models" / (name + ".json.gz"));
+  // A job of several ranks is a folder of their traces.
+  const fs::path folder = kData / "known_models" / name;
+  const fs::path profile =
+      test::imported(name, fs::is_directory(folder) ? folder : kData / "known_models" / (name + ".json.gz"));
   const Profile p = Profile::load(profile);
   const measure::ProfileWork work =
       measure::load_work(p, {.kernel_shares = false, .lowest_rank_only = true, .uncounted_shapes = true});
@@ -104,7 +110,8 @@ TEST_P(KnownModel, WhatIsInferredIsWhatWasBuilt) {
   EXPECT_EQ(w.seq, t.seq);
   EXPECT_EQ(w.tokens_per_micro_batch, t.batch * t.seq);
   EXPECT_EQ(w.training, t.mode == "training");
-  EXPECT_EQ(w.tp, 1);
+  EXPECT_EQ(w.tp, t.tp);
+  EXPECT_EQ(w.dp, t.dp);
   if (t.family == "t5") {
     EXPECT_EQ(w.encoder_layers, t.encoder_layers);
     EXPECT_EQ(w.decoder_layers, t.decoder_layers);
@@ -137,8 +144,9 @@ TEST_P(KnownModel, WhatIsInferredIsWhatWasBuilt) {
 
 INSTANTIATE_TEST_SUITE_P(Traces, KnownModel,
                          ::testing::Values("llama_gqa_train", "llama_gqa_prefill", "llama_gqa_generate",
-                                           "gpt2_conv1d_train", "bert_train", "bert_infer", "vit_train",
-                                           "moe_train", "t5_like_train", "two_model_infer"),
+                                           "llama_tp2_dp2_train", "gpt2_conv1d_train", "bert_train",
+                                           "bert_infer", "vit_train", "moe_train", "t5_like_train",
+                                           "two_model_infer"),
                          [](const auto& info) { return std::string(info.param); });
 
 // How each trace computed its attention, said in the workload.
@@ -148,6 +156,21 @@ TEST(KnownModels, TheAttentionsImplementationIsNamed) {
   // PyTorch's fused encoder layer (inference) softmaxes scores over [batch, heads, seq, seq] after a bmm
   // over batch × heads: the softmax's shape gives the heads.
   EXPECT_EQ(inferred("bert_infer").attention, "eager");
+}
+
+// Megatron-LM's sharding over TP 2 on 4 ranks, recording only the default process group: TP from the sharded
+// shapes (the embedding's width over the heads per rank × head size), the vocabulary from the embedding and
+// output layer that hold the same rows on each rank, DP the rest of the world size (assumed: no group says
+// so).
+TEST(KnownModels, TensorParallelShardsAreReadBackToTheWholeModel) {
+  const Workload w = inferred("llama_tp2_dp2_train");
+  EXPECT_EQ(w.confidence.at("tp"), Confidence::kMedium);
+  EXPECT_EQ(w.confidence.at("vocab"), Confidence::kMedium);
+  EXPECT_EQ(w.confidence.at("dp"), Confidence::kLow);
+  EXPECT_EQ(w.confidence.at("pp"), Confidence::kLow);
+  EXPECT_NE(std::find(w.evidence.begin(), w.evidence.end(),
+                      "tp 2 from the sharded shapes (hidden / heads per rank × head size)"),
+            w.evidence.end());
 }
 
 // Generation: a prefill, then one-token passes whose queries attend over the cached keys (one look-up of the
@@ -164,8 +187,8 @@ TEST(KnownModels, GeneratingIsInferenceOfPrefillAndDecodePasses) {
       w.evidence.end());
 }
 
-// A trace ending inside a pass (the generation cut by tests/data/cut_trace.py at 97 % of its operators' time,
-// inside the third pass): fewer output layers than look-ups, so the layers are unknown, and compare asks for
+// A trace ending inside a pass (the generation cut by tests/data/cut_trace.py at 99 % of its operators' time,
+// inside the last pass): fewer output layers than look-ups, so the layers are unknown, and compare asks for
 // the model in one sentence.
 TEST(KnownModels, ATraceEndingInsideAPassLeavesTheLayersUnknown) {
   const fs::path trace = kData / "generate_cut.json.gz";
@@ -175,7 +198,7 @@ TEST(KnownModels, ATraceEndingInsideAPassLeavesTheLayersUnknown) {
   EXPECT_FALSE(w.layers);
   EXPECT_NE(
       std::find(w.evidence.begin(), w.evidence.end(),
-                "2 of the 3 forward pass(es) ran an output layer [2048, 256]: the trace ends inside a pass, "
+                "3 of the 4 forward pass(es) ran an output layer [2048, 256]: the trace ends inside a pass, "
                 "so the layers are unknown (state the model)"),
       w.evidence.end());
   model::ModelSpec spec;

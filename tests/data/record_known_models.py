@@ -15,6 +15,8 @@ The models cover the ways the operators of attention, MLPs, experts and inputs a
   llama_gqa_train     decoder, grouped-query attention computed eagerly (matmul + softmax, keys repeated), SwiGLU
   llama_gqa_prefill   the same model, a forward pass under no_grad (inference)
   llama_gqa_generate  the same model generating: a prefill, then three one-token passes with keys and values cached
+  llama_tp2_dp2_train the same model sharded as Megatron-LM does over TP 2, on 4 ranks (DP 2), a training step each
+                      (a folder of four traces, gloo on the CPU)
   gpt2_conv1d_train   decoder whose projections are addmm over [in, out] weights (Hugging Face's GPT-2 Conv1D)
   bert_train          encoder of nn.TransformerEncoderLayer (packed in-projection, bmm over batch × heads), word,
                       position and token-type tables
@@ -31,6 +33,7 @@ import os
 import sys
 
 import torch
+import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile, record_function
@@ -273,12 +276,83 @@ class TwoModels(nn.Module):
         return self.decoder(ids, prefix=self.bridge(pooled))
 
 
+class _CopyToTensorParallel(torch.autograd.Function):
+    """Megatron's f: the input as it is, its gradient summed over the tensor-parallel group."""
+
+    @staticmethod
+    def forward(ctx, x, group):
+        ctx.group = group
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad = grad.clone()
+        dist.all_reduce(grad, group=ctx.group)
+        return grad, None
+
+
+class _ReduceFromTensorParallel(torch.autograd.Function):
+    """Megatron's g: the partial outputs summed over the tensor-parallel group, the gradient as it is."""
+
+    @staticmethod
+    def forward(ctx, x, group):
+        x = x.clone()
+        dist.all_reduce(x, group=group)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+class TensorParallelDecoder(nn.Module):
+    """The Llama-like decoder sharded as Megatron-LM shards it over TP ranks: a vocabulary-parallel embedding and
+    output layer, column-parallel q/k/v and gate/up projections (heads and ffn split), row-parallel o and down
+    projections whose partial outputs are summed."""
+
+    def __init__(self, c, tp, tp_rank, group):
+        super().__init__()
+        self.c, self.tp, self.group = c, tp, group
+        h, d = c["hidden"], c["hidden"] // c["heads"]
+        self.rows = c["vocab"] // tp
+        self.first_row = tp_rank * self.rows
+        self.embed = nn.Parameter(torch.randn(self.rows, h) * 0.02)
+        self.layers = nn.ModuleList()
+        for _ in range(c["layers"]):
+            layer = nn.Module()
+            layer.input_norm, layer.post_norm = RMSNorm(h), RMSNorm(h)
+            layer.attn = EagerGqaAttention(h, c["heads"], c["kv_heads"])
+            heads, kv = c["heads"] // tp, c["kv_heads"] // tp
+            layer.attn.heads, layer.attn.kv_heads = heads, kv
+            layer.attn.q_proj = nn.Linear(h, heads * d, bias=False)
+            layer.attn.k_proj = nn.Linear(h, kv * d, bias=False)
+            layer.attn.v_proj = nn.Linear(h, kv * d, bias=False)
+            layer.attn.o_proj = nn.Linear(heads * d, h, bias=False)
+            layer.mlp = GatedMlp(h, c["ffn"] // tp)
+            self.layers.append(layer)
+        self.norm = RMSNorm(h)
+        self.lm_head = nn.Linear(h, self.rows, bias=False)
+
+    def forward(self, ids):
+        outside = (ids < self.first_row) | (ids >= self.first_row + self.rows)
+        local = (ids - self.first_row).masked_fill(outside, 0)
+        x = F.embedding(local, self.embed).masked_fill(outside.unsqueeze(-1), 0.0)
+        x = _ReduceFromTensorParallel.apply(x, self.group)
+        for layer in self.layers:
+            a = layer.attn(_CopyToTensorParallel.apply(layer.input_norm(x), self.group))
+            x = x + _ReduceFromTensorParallel.apply(a, self.group)
+            m = layer.mlp(_CopyToTensorParallel.apply(layer.post_norm(x), self.group))
+            x = x + _ReduceFromTensorParallel.apply(m, self.group)
+        return self.lm_head(_CopyToTensorParallel.apply(self.norm(x), self.group))
+
+
 LLAMA = dict(family="llama", hidden=256, layers=4, heads=8, kv_heads=2, ffn=704, gated_mlp=True, vocab=2048,
              batch=2, seq=128)
 CONFIGS = {
     "llama_gqa_train": dict(LLAMA, mode="training"),
     "llama_gqa_prefill": dict(LLAMA, mode="inference", batch=4),
     "llama_gqa_generate": dict(LLAMA, mode="inference", batch=2, seq=96, new_tokens=3),
+    "llama_tp2_dp2_train": dict(LLAMA, mode="training", tp=2, dp=2, batch=2, seq=64),
     "gpt2_conv1d_train": dict(family="gpt2", hidden=192, layers=3, heads=6, kv_heads=6, ffn=768, gated_mlp=False,
                               vocab=1500, positions=256, batch=2, seq=96, mode="training"),
     "bert_train": dict(family="bert", hidden=256, layers=4, heads=4, kv_heads=4, ffn=1024, gated_mlp=False,
@@ -357,20 +431,68 @@ def kineto_trace(prof, step_name):
     events = []
     for e in prof.events():
         start, end = e.time_range.start, e.time_range.end
-        user = e.name == step_name or e.name.startswith("Optimizer.")
+        # The profiler lists the step's record_function as "ProfilerStep*"; Kineto writes the name it was given.
+        name = step_name if e.name == "ProfilerStep*" else e.name
+        user = name == step_name or name.startswith("Optimizer.")
         args = {}
         if not user:
             args["Input Dims"] = e.input_shapes
             if e.sequence_nr >= 0:
                 args["Sequence number"] = e.sequence_nr
                 args["Fwd thread id"] = e.fwd_thread
-        events.append({"ph": "X", "cat": "user_annotation" if user else "cpu_op", "name": e.name,
+        events.append({"ph": "X", "cat": "user_annotation" if user else "cpu_op", "name": name,
                        "pid": 1, "tid": e.thread, "ts": start, "dur": end - start, "args": args})
     events.sort(key=lambda e: (e["ts"], -e["dur"]))
     return {"schemaVersion": 1, "traceName": step_name, "displayTimeUnit": "ms", "traceEvents": events}
 
 
+def record_ranks(rank, name, out_dir, port):
+    """One rank of a TP × DP job (gloo on the CPU): TP groups of consecutive ranks, DP groups across them; the
+    gradients summed over the DP group as DDP does. Writes NAME/rank-RANK.json.gz with the distributedInfo that
+    Kineto writes (backend, rank, world size)."""
+    c = CONFIGS[name]
+    tp, dp = c["tp"], c["dp"]
+    world = tp * dp
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    torch.set_num_threads(1)
+    tp_groups = [dist.new_group(list(range(g * tp, (g + 1) * tp))) for g in range(dp)]
+    dp_groups = [dist.new_group(list(range(t, world, tp))) for t in range(tp)]
+    tp_group, dp_group = tp_groups[rank // tp], dp_groups[rank % tp]
+    torch.manual_seed(0)
+    model = TensorParallelDecoder(c, tp, rank % tp, tp_group)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    ids = torch.randint(c["vocab"], (c["batch"], c["seq"]), generator=torch.Generator().manual_seed(rank // tp))
+
+    def step():
+        model(ids).float().pow(2).mean().backward()
+        for p in model.parameters():
+            dist.all_reduce(p.grad, group=dp_group)
+            p.grad /= dp
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    step()
+    step_name = "ProfilerStep#1"
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        with record_function(step_name):
+            step()
+    trace = kineto_trace(prof, step_name)
+    trace["distributedInfo"] = {"backend": "gloo", "rank": rank, "world_size": world}
+    folder = os.path.join(out_dir, name)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, f"rank-{rank}.json.gz"), "wb") as raw:
+        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as z:
+            z.write(json.dumps(trace, separators=(",", ":")).encode())
+    dist.barrier()
+    dist.destroy_process_group()
+
+
 def record(name, out_dir):
+    if "tp" in CONFIGS[name]:
+        c = CONFIGS[name]
+        torch.multiprocessing.spawn(record_ranks, args=(name, out_dir, 29400 + os.getpid() % 500),
+                                    nprocs=c["tp"] * c["dp"])
+        return
     torch.manual_seed(0)
     config = CONFIGS[name]
     step = build(name, config)
@@ -392,7 +514,9 @@ def main():
     names = sys.argv[2:] or list(CONFIGS)
     for name in names:
         record(name, out_dir)
-        print(name, os.path.getsize(os.path.join(out_dir, name + ".json.gz")), "bytes")
+        path = os.path.join(out_dir, name)
+        print(name, sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path))
+              if os.path.isdir(path) else os.path.getsize(path + ".json.gz"), "bytes")
     # The configurations, beside the folder of traces (a .json among the traces would be read as one).
     truth = os.path.join(os.path.dirname(os.path.abspath(out_dir)), os.path.basename(out_dir) + ".json")
     known = {}
