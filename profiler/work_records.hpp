@@ -13,9 +13,9 @@ namespace meshscope {
 
 // op_work.status
 enum class OpWorkStatus : std::uint8_t {
-  kCounted = 1,       // its work is counted, on the kernels it and the operators inside it launched
-  // Inside a counted operator, or undetermined inside any operator with a formula (no row is written: profiles
-  // imported before such rows were left out hold them).
+  kCounted = 1,  // its work is counted, on the kernels it and the operators inside it launched
+  // Inside a counted operator, or undetermined inside any operator with a formula (no row is written:
+  // profiles imported before such rows were left out hold them).
   kNested = 2,
   kUnparsable = 3,    // the recorded shapes do not parse or do not fit the operator
   kUndetermined = 4,  // the shapes do not determine the work (a stride, mask flag or type not recorded)
