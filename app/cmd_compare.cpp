@@ -276,28 +276,12 @@ void write_json(const Profile& profile, const Comparison& c, const model::ModelS
 // Text
 
 // The values taken from the profile that it does not show (confidence low: a default such as pp 1 where no
-// pipeline process group was recorded), as "pp 1".
+// pipeline process group was recorded), as "pp 1": the model's sizes when the model is the profile's, the
+// layout fields taken from it.
 std::vector<std::string> assumed_values(const Inferred& inferred) {
-  const compare::Workload& w = inferred.workload;
-  std::vector<std::string> out;
-  auto low = [&](const std::string& field) {
-    auto it = w.confidence.find(field);
-    return it != w.confidence.end() && it->second == compare::Confidence::kLow;
-  };
-  auto add = [&](const std::string& field, const std::optional<std::int64_t>& value) {
-    if (value && low(field)) out.push_back(fmt::format("{} {}", field, *value));
-  };
-  if (inferred.model) {
-    add("hidden", w.hidden);
-    add("layers", w.layers);
-    add("kv_heads", w.kv_heads);
-  }
-  const std::map<std::string, const std::optional<std::int64_t>*> layout{
-      {"tp", &w.tp}, {"pp", &w.pp}, {"dp", &w.dp}, {"cp", &w.cp}, {"ep", &w.ep}};
-  for (const std::string& field : inferred.layout) {
-    if (auto it = layout.find(field); it != layout.end()) add(field, *it->second);
-  }
-  return out;
+  std::vector<std::string> taken = inferred.layout;
+  if (inferred.model) taken.insert(taken.end(), {"hidden", "layers", "kv_heads", "vocab"});
+  return compare::assumed_values(inferred.workload, &taken);
 }
 
 // TITLE: what the user gave (the profile's file name, or the traces').

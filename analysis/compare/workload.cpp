@@ -779,6 +779,25 @@ std::string model_text(const Workload& w, bool tokens) {
   return s;
 }
 
+std::vector<std::string> assumed_values(const Workload& w, const std::vector<std::string>* taken) {
+  std::vector<std::string> out;
+  for (const auto& [field, value] : {std::pair{"hidden", &w.hidden},
+                                     {"layers", &w.layers},
+                                     {"kv_heads", &w.kv_heads},
+                                     {"vocab", &w.vocab},
+                                     {"tp", &w.tp},
+                                     {"pp", &w.pp},
+                                     {"dp", &w.dp},
+                                     {"cp", &w.cp},
+                                     {"ep", &w.ep}}) {
+    auto it = w.confidence.find(field);
+    if (!*value || it == w.confidence.end() || it->second != Confidence::kLow) continue;
+    if (taken && std::find(taken->begin(), taken->end(), field) == taken->end()) continue;
+    out.push_back(fmt::format("{} {}", field, **value));
+  }
+  return out;
+}
+
 bool inferred_model(const Workload& wl, model::ModelSpec& out, std::string* why) {
   if (wl.stated_model) {
     out = *wl.stated_model;

@@ -116,6 +116,11 @@ bool inferred_model(const Workload& workload, model::ModelSpec& out, std::string
 // empty when it is not a recognised transformer. `info`, `compare` and the Explorer say it so.
 std::string model_text(const Workload& workload, bool tokens);
 
+// The values of WORKLOAD assumed where the profile does not show them (confidence low), among the model's
+// sizes and the layout, as "pp 1", in that order; TAKEN, when given, keeps only those fields.
+std::vector<std::string> assumed_values(const Workload& workload,
+                                        const std::vector<std::string>* taken = nullptr);
+
 // The one line `compare` and the GUI show for an unknown workload.
 extern const char* const kNotATransformer;
 

@@ -32,6 +32,10 @@ ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t 
     s.summary = wl.shapes_recorded ? "not a recognised transformer" : "no shapes recorded";
   }
   if (wl.training) s.summary += *wl.training ? ", training" : ", inference";
+  if (const std::vector<std::string> assumed = compare::assumed_values(wl); !assumed.empty()) {
+    s.summary += " (assumed, as the profile does not show them:";
+    for (const std::string& a : assumed) s.summary += " " + a + (&a == &assumed.back() ? ")" : ",");
+  }
   s.summary += "; ";
   s.summary += wl.stated_hardware ? wl.stated_hardware->name + " (stated)"
                : wl.hardware      ? *wl.hardware

@@ -222,6 +222,24 @@ TEST(MeasuredView, RecommenderIsNotComparable) {
       << view.explorer_start().summary;
 }
 
+// The Explorer opens on what the profile ran and says which of its values are assumed: the TP 2 × DP 2 job of
+// tests/data/known_models records only the default process group, so PP, CP and EP 1 and DP 2 are assumed.
+TEST(MeasuredView, TheExplorerSaysWhatIsAssumed) {
+  const auto msdb = test::imported(std::filesystem::path(MESHSCOPE_SOURCE_DIR) /
+                                   "tests/data/known_models/llama_tp2_dp2_train");
+  ASSERT_FALSE(msdb.empty());
+  NullImGui imgui(1600, 900);
+  View view(options_for(Panel::kExplorer));
+  view.set_profile(load_profile(msdb));
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  EXPECT_NE(
+      view.explorer_start().summary.find("transformer: hidden 256, 4 layers, ffn 704, 8 heads (2 kv), vocab "
+                                         "2048, training (assumed, as the profile does not show them: pp 1, "
+                                         "dp 2, cp 1, ep 1)"),
+      std::string::npos)
+      << view.explorer_start().summary;
+}
+
 // Bad input: a kernel_work row with negative FLOPs makes the measured model fail with one line naming the
 // file; the profile still opens, the Explorer says why it is not comparable and the Roofline why it has no
 // measured points.
