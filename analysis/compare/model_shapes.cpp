@@ -175,7 +175,6 @@ ShapeCounts count_shapes(const measure::ProfileWork& work) {
     if (!rank_index || op.rank_index < *rank_index) rank_index = op.rank_index;
   }
   if (!rank_index) return counts;
-  counts.any_operator = true;
   RawCounts raw;
   std::vector<Dims> dims;
   auto visit = [&](std::size_t rank, std::string_view name, std::string_view input_dims) {

@@ -61,7 +61,6 @@ struct ShapeCounts {
   std::map<ConvShape, std::int64_t> convolutions;
   std::map<std::int64_t, std::int64_t> grouped_experts;  // G of grouped GEMMs
   std::map<std::int64_t, std::int64_t> grouped_rows;     // A's rows of grouped GEMMs
-  bool any_operator = false;                             // the rank had operators with shapes
 
   std::int64_t weight_calls(std::int64_t n, std::int64_t k) const;
   std::int64_t rows_of(std::int64_t n, std::int64_t k) const;

@@ -164,7 +164,6 @@ ProfileGpu profile_gpu(const Profile& profile, const ProfileSummary* summary) {
   out.name = *most_frequent(gpus);
   out.preset = hardware_preset_for(out.name, &out.note, traits[out.name]);
   if (renumbered && renumbered->info->name == out.name) {
-    out.renumbered = true;
     const std::string said = fmt::format(
         "the work ran on device {}, described as device {}: the only GPU model the trace describes",
         renumbered->device, renumbered->described_as);
@@ -351,8 +350,7 @@ void infer_attention(const AttentionShape& att, const ShapeCounts& shapes, const
       w.attention = "eager";
       w.evidence.push_back(
           fmt::format("unfused attention (QK^T as a product over [{}, {} heads, {} tokens, {}], normalised "
-                      "by a softmax): "
-                      "heads {}, {} tokens per micro-batch",
+                      "by a softmax): heads {}, {} tokens per micro-batch",
                       att.batch, att.heads, att.seq, att.head_dim, *w.heads, *w.tokens_per_micro_batch));
       break;
     case AttentionKind::kHeadsFolded:
@@ -379,10 +377,9 @@ void infer_attention(const AttentionShape& att, const ShapeCounts& shapes, const
   }
 }
 
-// Look-ups of the vocabulary's table with TOKENS tokens each (0: of any count).
+// Look-ups of the vocabulary's table with TOKENS tokens each.
 std::int64_t lookups_of(const ShapeCounts& shapes, const ShapedModel& m, std::int64_t tokens) {
   if (!m.vocabulary) return 0;
-  if (tokens == 0) return m.vocabulary_lookups;
   auto it = shapes.lookup_tokens.find({m.vocabulary->first, m.vocabulary->second, tokens});
   return it == shapes.lookup_tokens.end() ? 0 : it->second;
 }
@@ -426,20 +423,19 @@ void infer_layers_and_vocabulary(const ShapeCounts& shapes, const ShapedModel& m
   if (infer_encoder_decoder(shapes, m, w)) {
   } else if (m.vocabulary || !m.patch_embedding) {
     const std::int64_t passes = m.vocabulary ? m.vocabulary_lookups : 1;
-    // A pass that ran to its end ran the output layer [vocab (or vocab / tp), hidden] too: fewer output
-    // layers than look-ups is a trace ending inside a pass, none an encoder or such a trace.
+    // A pass that ran to its end ran the output layer [vocab (or vocab / tp), hidden] too.
     std::int64_t outputs = 0;
     if (m.vocabulary) {
       outputs = shapes.weight_calls(m.vocabulary->first, m.width);
       if (m.tp > 1 && m.vocabulary->first % m.tp == 0)
         outputs += shapes.weight_calls(m.vocabulary->first / m.tp, m.width);
     }
-    if (m.attention_calls() % passes == 0) {
+    // Fewer output layers than passes is a cut trace: its attention calls are not whole passes. None at all
+    // is a model run without its head (a base model, an encoder) as often as a cut trace.
+    const bool cut = m.vocabulary && outputs > 0 && outputs < passes;
+    if (!cut && m.attention_calls() % passes == 0) {
       w.layers = m.attention_calls() / passes;
-      // No output layer at all is a model run without its head (a base model, an encoder) as often as a cut
-      // trace; fewer than passes is a cut.
-      rate(w, "layers",
-           m.vocabulary && (outputs == 0 || outputs >= passes) ? Confidence::kMedium : Confidence::kLow);
+      rate(w, "layers", m.vocabulary ? Confidence::kMedium : Confidence::kLow);
       w.evidence.push_back(fmt::format("layers {}: {} forward attention calls in {} forward pass(es) ({})",
                                        *w.layers, m.attention_calls(), passes,
                                        m.vocabulary ? "one look-up of the vocabulary's embedding table each"
@@ -451,7 +447,6 @@ void infer_layers_and_vocabulary(const ShapeCounts& shapes, const ShapedModel& m
           m.vocabulary->first, m.width,
           outputs == 0 ? "a model run without its head (a base model, an encoder), or a trace that ends "
                          "inside its pass (then the layers are those the trace holds: state the model)"
-          : w.layers   ? "the trace ends inside a pass (the layers are those it holds: state the model)"
                        : "the trace ends inside a pass, so the layers are unknown (state the model)"));
     }
   } else {
@@ -479,8 +474,7 @@ void infer_layers_and_vocabulary(const ShapeCounts& shapes, const ShapedModel& m
       rate(w, "vocab", Confidence::kMedium);
       w.evidence.push_back(
           fmt::format("vocab {} = the {} rows of the embedding table and of the output layer [{}, {}] on "
-                      "each rank × tp {} "
-                      "(vocabulary-parallel){}",
+                      "each rank × tp {} (vocabulary-parallel){}",
                       *w.vocab, rows, rows, m.width, tp, tables));
     } else {
       w.vocab = rows;
@@ -508,7 +502,8 @@ void infer_layers_and_vocabulary(const ShapeCounts& shapes, const ShapedModel& m
 // Experts: grouped GEMMs over [G, K, N] (G experts on the rank), or a router [experts, hidden] run once per
 // layer whose chosen experts run one by one: the experts' down projection [hidden, ffn] is called more often
 // than the router, on top_k × the router's rows in all.
-void infer_experts(const ShapeCounts& shapes, std::optional<std::int64_t> ep_group, Workload& w) {
+void infer_experts(const ShapeCounts& shapes, const ShapedModel& m, std::optional<std::int64_t> ep_group,
+                   Workload& w) {
   w.experts = 1;
   w.top_k = 1;
   // No grouped GEMM or router recorded: a dense model, read from what is absent.
@@ -527,13 +522,14 @@ void infer_experts(const ShapeCounts& shapes, std::optional<std::int64_t> ep_gro
         w.top_k ? fmt::format(", top_k {} = routed rows {} / tokens", *w.top_k, rows) : std::string()));
     return;
   }
-  if (!w.ffn || !w.layers || !w.hidden) return;
+  if (!w.ffn || !w.hidden) return;
   const std::int64_t f = *w.ffn / w.tp.value_or(1);
   const std::int64_t down_calls = shapes.weight_calls(*w.hidden, f);
   const std::int64_t down_rows = shapes.rows_of(*w.hidden, f);
   for (const auto& [nk, calls] : shapes.weights) {
     const auto [e, k] = nk;
-    if (k != *w.hidden || e < 2 || e >= k || calls > *w.layers * 64 || down_calls <= calls) continue;
+    // A router runs at most once per attention (layer and pass) and routes to fewer experts than it is wide.
+    if (k != *w.hidden || e < 2 || e >= k || calls > m.attention_calls() || down_calls <= calls) continue;
     if (down_calls > calls * e) continue;  // more experts ran per routing than it routes to
     const std::int64_t router_rows = shapes.rows_of(e, k);
     if (router_rows <= 0 || down_rows % router_rows != 0 || down_rows / router_rows > e) continue;
@@ -722,7 +718,7 @@ Workload infer_recorded_workload(const Profile& profile, const measure::ProfileW
       w.tp = tp;
       infer_attention(att, shapes, m, tp, w);
       infer_layers_and_vocabulary(shapes, m, w);
-      infer_experts(shapes, lookup(group_dims, "ep"), w);
+      infer_experts(shapes, m, lookup(group_dims, "ep"), w);
       name_other_models(models, w);
     } else {
       w.evidence.push_back(

@@ -87,7 +87,6 @@ std::string hardware_preset_for(std::string_view device_name, std::string* note 
 // used without the events.
 struct ProfileGpu {
   std::string name, preset, note;
-  bool renumbered = false;  // its work ran under another device id than the trace describes it by
 };
 ProfileGpu profile_gpu(const Profile& profile, const ProfileSummary* summary = nullptr);
 

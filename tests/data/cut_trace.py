@@ -7,7 +7,7 @@ Metadata events and the trace's header are kept as they are.
 
 tests/data/qwen_first_third.json.gz was made from ../shared/traces/tracelens/h100_qwen1.5_0.5b_inference.json.gz
 with FRACTION 0.33 (tests/compare/coverage_test.cpp); tests/data/generate_cut.json.gz from
-tests/data/known_models/llama_gqa_generate.json.gz with FRACTION 0.99: it ends inside the last of four passes
+tests/data/known_models/llama_gqa_generate.json.gz with FRACTION 0.95: it ends inside the second of four passes
 (tests/compare/known_models_test.cpp).
 """
 import gzip
