@@ -23,15 +23,31 @@ namespace meshscope::fuzz {
 namespace fs = std::filesystem;
 
 // A private folder for this fuzzing process, in memory when /dev/shm exists (SQLite files there cost no
-// disk).
+// disk). /dev/shm is memory: the folder goes when the process exits, and those of fuzzers that died (a
+// finding, a kill) are removed by the next one, so that long campaigns do not fill it.
 inline const fs::path& scratch() {
   static const fs::path dir = [] {
     std::error_code error;
     const fs::path base =
         fs::is_directory("/dev/shm", error) ? fs::path("/dev/shm") : fs::temp_directory_path();
-    fs::path d = base / ("meshscope-fuzz-" + std::to_string(::getpid()));
+    const std::string prefix = "meshscope-fuzz-";
+    for (const auto& entry : fs::directory_iterator(base, error)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind(prefix, 0) != 0) continue;
+      const std::string digits = name.substr(prefix.size());
+      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9)
+        continue;
+      if (!fs::exists("/proc/" + digits, error)) fs::remove_all(entry.path(), error);
+    }
+    fs::path d = base / (prefix + std::to_string(::getpid()));
     fs::remove_all(d, error);
     fs::create_directories(d);
+    // A copy that outlives the static this initialises (destroyed before handlers registered earlier run).
+    static const fs::path* const to_remove = new fs::path(d);
+    std::atexit([] {
+      std::error_code ignored;
+      fs::remove_all(*to_remove, ignored);
+    });
     return d;
   }();
   return dir;
