@@ -64,7 +64,15 @@ void add_config_flags(CLI::App& cmd, ConfigFlags& f, bool with_layout) {
     cmd.add_option("--pp", c.pp, "Pipeline-parallel degree (default 1)")->group("CONFIG");
     cmd.add_option("--dp", c.dp, "Data-parallel degree (default gpus/(tp*pp*cp))")->group("CONFIG");
     cmd.add_option("--cp", c.cp, "Context-parallel degree (default 1)")->group("CONFIG");
-    cmd.add_option("--ep", c.ep, "Expert-parallel degree, carved out of dp (default 1)")->group("CONFIG");
+    cmd.add_option(
+           "--ep", c.ep,
+           "Expert-parallel degree: the expert layers regroup a stage's tp x cp x dp GPUs as etp x ep x "
+           "expert data parallel (default 1)")
+        ->group("CONFIG");
+    cmd.add_option("--etp", c.etp,
+                   "Expert tensor-parallel degree: each expert's width split over etp GPUs (default tp, as "
+                   "Megatron-Core; its MoE recipes often use 1)")
+        ->group("CONFIG");
     cmd.add_option("--micro-batch", c.micro_batch, "Sequences per micro-batch (default 1)")->group("CONFIG");
     cmd.add_option("--zero", c.zero, "ZeRO stage 0..3; 3 = FSDP (default 1 when dp > 1)")->group("CONFIG");
     cmd.add_option("--recompute", f.recompute, "none|selective|full (default none)")->group("CONFIG");
@@ -226,9 +234,11 @@ model::Efficiencies resolve_efficiencies(const AssumptionFlags& f, const model::
 }
 
 std::string describe_layout(const model::ParallelConfig& c) {
-  std::string s =
-      fmt::format("tp={} pp={} dp={} cp={} ep={} mb={} zero={} recompute={} {}", c.tp, c.pp, c.dp, c.cp, c.ep,
-                  c.micro_batch, c.zero, model::to_string(c.recompute), model::to_string(c.schedule));
+  // etp only where it differs from its default (tp): the expert layers' own tensor parallelism.
+  const std::string etp = c.etp > 0 && c.etp != c.tp ? fmt::format(" etp={}", c.etp) : std::string();
+  std::string s = fmt::format("tp={} pp={} dp={} cp={} ep={}{} mb={} zero={} recompute={} {}", c.tp, c.pp,
+                              c.dp, c.cp, c.ep, etp, c.micro_batch, c.zero, model::to_string(c.recompute),
+                              model::to_string(c.schedule));
   if (c.schedule == model::Schedule::kInterleaved) s += fmt::format(" v={}", c.virtual_stages);
   if (c.first_stage_layers >= 0) s += fmt::format(" first-stage-layers={}", c.first_stage_layers);
   if (c.last_stage_layers >= 0) s += fmt::format(" last-stage-layers={}", c.last_stage_layers);
@@ -284,6 +294,7 @@ void write_prediction(JsonWriter& json, const model::Prediction& p, const model:
   json.field("dp", c.dp);
   json.field("cp", c.cp);
   json.field("ep", c.ep);
+  json.field("etp", c.etp);
   json.field("micro_batch", c.micro_batch);
   json.field("global_batch", c.global_batch);
   json.field("micro_batches", c.micro_batches());

@@ -55,8 +55,8 @@ ParameterCounts count_parameters(const ModelSpec& m) {
   c.norms_per_layer = 2.0 * m.hidden;  // two norm weight vectors per layer
   c.dense_mlp_per_layer = mlp_parameters(m, m.ffn);
   if (m.is_moe()) {
-    c.moe_layer_count = m.layers - m.dense_layers;
-    c.dense_layer_count = m.dense_layers;
+    c.moe_layer_count = m.moe_layers_between(0, m.layers);
+    c.dense_layer_count = m.layers - c.moe_layer_count;
     c.expert_per_layer = m.experts * mlp_parameters(m, m.moe_ffn);
     c.expert_active_per_layer = m.top_k * mlp_parameters(m, m.moe_ffn);
     // Shared experts and the router (h x experts), Dai et al. 2024 (DeepSeekMoE) §3.

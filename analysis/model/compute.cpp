@@ -44,13 +44,15 @@ LayerGemms layer_gemms(const ModelSpec& m, const ParallelConfig& c, const Effici
     return g;
   }
   // Routed experts: tokens x top_k assignments spread over the experts; each EP rank runs experts / ep of
-  // them, the busiest with moe_imbalance x the mean load (Megatron-Core grouped GEMM, one kernel per
-  // projection).
+  // them, each split over etp GPUs, the busiest with moe_imbalance x the mean load (Megatron-Core grouped
+  // GEMM, one kernel per projection). The stage's tp x cp x dp GPUs hold dp x micro_batch x seq tokens; an
+  // expert's shard sees those of its expert-data-parallel replica: tokens x ep x etp / tp of them per GPU's
+  // tokens, times top_k / experts.
   const double local_experts = double(m.experts) / c.ep;
-  const double per_expert = tokens * m.top_k * c.ep / m.experts * eff.moe_imbalance;
+  const double per_expert = expert_rows_per_expert(m, c, tokens) * eff.moe_imbalance;
   g.experts = local_experts;
-  g.expert_up = {per_expert, gate * m.moe_ffn / t, h};
-  g.expert_down = {per_expert, h, double(m.moe_ffn) / t};
+  g.expert_up = {per_expert, gate * m.moe_ffn / c.expert_tp(), h};
+  g.expert_down = {per_expert, h, double(m.moe_ffn) / c.expert_tp()};
   if (m.shared_experts > 0) {
     const double width = double(m.shared_experts) * m.moe_ffn;
     g.shared_up = {tokens, gate * width / t, h};

@@ -48,7 +48,7 @@ double layer_activation_bytes(const ModelSpec& m, const ParallelConfig& c, bool 
   // up and SwiGLU output (6sbf); sharded by TP (Korthikanti eq. 2, the 24sbh/t term for f = 4h).
   double width = m.ffn;
   if (m.is_moe()) {
-    const double moe_fraction = double(m.layers - m.dense_layers) / m.layers;
+    const double moe_fraction = double(m.moe_layers_between(0, m.layers)) / m.layers;
     width = (1 - moe_fraction) * m.ffn + moe_fraction * double(m.top_k + m.shared_experts) * m.moe_ffn;
   }
   const double mlp = (m.gated_mlp ? 6.0 : 4.0) * s * b * width;
@@ -102,21 +102,22 @@ MemoryBreakdown stage_memory(const StageMemoryInputs& in, int stage, int layers,
   const ParallelConfig& c = in.c;
   const double t = c.tp;
   const bool first = stage == 0, last = stage == c.pp - 1;
-  // Non-expert weights sharded by TP, routed experts by TP x EP (Shoeybi et al. 2019; Lepikhin et al. 2021);
+  // Non-expert weights sharded by TP, routed experts by ETP x EP (Shoeybi et al. 2019; Lepikhin et al. 2021);
   // the embedding on the first stage, the output projection on the last (a copy when tied and PP > 1).
   double dense = (in.p.attention_per_layer + in.p.norms_per_layer) * layers +
                  in.p.dense_mlp_per_layer * (layers - moe_layers) + in.p.shared_per_layer * moe_layers;
   if (first) dense += in.p.embedding;
   if (last && (!m.tied_embeddings || c.pp > 1)) dense += double(m.vocab) * m.hidden;
   dense /= t;
-  const double experts = in.p.expert_per_layer * moe_layers / (t * c.ep);
+  const double experts = in.p.expert_per_layer * moe_layers / (double(c.expert_tp()) * c.ep);
   // Context-parallel ranks hold the same weights as their data-parallel peers, so ZeRO shards the state over
   // dp x cp ranks (Megatron-Core's distributed optimizer uses the data-parallel group "with context
   // parallel", parallel_state.get_data_parallel_group(with_context_parallel=True); Llama 3 §3.3.2 shards FSDP
   // the same).
   const int replicas = c.dp * c.cp;
   MemoryBreakdown d = model_state_bytes(dense, replicas, c.zero, in.eff.state_bytes);
-  MemoryBreakdown e = model_state_bytes(experts, std::max(1, replicas / c.ep), c.zero, in.eff.state_bytes);
+  MemoryBreakdown e =
+      model_state_bytes(experts, std::max(1, c.expert_data_parallel()), c.zero, in.eff.state_bytes);
   if (in.eff.fp8_param_gather && (c.precision == Precision::kFP8 || c.precision == Precision::kFP8Block)) {
     // --fp8-param-gather: the model weights live in FP8 (the FP32 master copy is in the optimizer state).
     const double q = quantized_operand_bytes(c.precision) / state_bytes(in.eff.state_bytes).weights;

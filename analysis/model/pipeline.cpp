@@ -62,9 +62,7 @@ std::string check_stage_layers(const ModelSpec& m, const ParallelConfig& c) {
 }
 
 int moe_layers_in(const ModelSpec& m, int first, int layers) {
-  if (!m.is_moe()) return 0;
-  const int begin = std::max(first, m.dense_layers);
-  return std::max(0, first + layers - begin);
+  return m.moe_layers_between(first, layers);
 }
 
 int microbatch_group(const ParallelConfig& c) {

@@ -166,16 +166,33 @@ void context_parallel(Context& x, StageWork& s) {
 
 // ---- expert parallelism: dispatch and combine all-to-all per MoE layer forward and backward (Lepikhin et
 // al. 2021 §2.2; Megatron-LM MoE token dispatcher). Tokens are split over TP first with sequence parallel;
-// inside an NVLink domain (72 GPUs on GB200/GB300 NVL72) the exchange stays on NVLink.
+// inside an NVLink domain (72 GPUs on GB200/GB300 NVL72) the exchange stays on NVLink. The expert grid is etp
+// x ep x expert data parallel, etp fastest (Megatron-Core's expert RankGenerator, no CP in it): an EP group's
+// ranks are etp apart. With etp > 1 each expert's shard needs every token routed to the expert, so the
+// dispatched tokens are all-gathered in the ETP group and the combine reduce-scatters them
+// (Megatron-Core MoEAlltoAllTokenDispatcher: gather_from_sequence_parallel_region over the expert TP group).
 double ep_per_layer(const Context& x, const Link& intra, const Link& inter) {
-  const GroupShape g = group_shape(x.c.ep, x.c.tp * x.c.cp, x.G);
-  const double bytes = x.tokens / (x.c.sp() ? x.c.tp : 1.0) * x.m.top_k * x.m.hidden * 2.0;
   const double calls = x.c.inference() ? 2.0 : 4.0;  // dispatch and combine, forward (and backward)
-  return calls * hierarchical_time(Collective::kAllToAll, bytes * x.eff.moe_imbalance, g, intra, inter);
+  const double bytes =
+      x.tokens / (x.c.sp() ? x.c.tp : 1.0) * x.m.top_k * x.m.hidden * 2.0 * x.eff.moe_imbalance;
+  double time = 0;
+  if (x.c.ep > 1)
+    time += calls * hierarchical_time(Collective::kAllToAll, bytes, group_shape(x.c.ep, x.c.expert_tp(), x.G),
+                                      intra, inter);
+  if (x.c.expert_tp() > 1) {
+    // Forward: all-gather after dispatch, reduce-scatter before combine; backward the reverse. The gathered
+    // tensor holds the etp shards' tokens.
+    const GroupShape g = group_shape(x.c.expert_tp(), 1, x.G);
+    const double gathered = bytes * x.c.expert_tp();
+    time += calls / 2.0 *
+            (hierarchical_time(Collective::kAllGather, gathered, g, intra, inter) +
+             hierarchical_time(Collective::kReduceScatter, gathered, g, intra, inter));
+  }
+  return time;
 }
 
 void expert_parallel(Context& x, StageWork& s) {
-  if (!x.m.is_moe() || x.c.ep <= 1) return;
+  if (!x.m.is_moe() || (x.c.ep <= 1 && x.c.expert_tp() <= 1)) return;
   s.ep_raw = ep_per_layer(x, x.intra, x.inter) * s.moe_layers;
   s.mb.ep_exposed = s.ep_raw * (1.0 - x.eff.overlap_ep);
 }
@@ -193,13 +210,14 @@ void pipeline_p2p(Context& x) {
   const double transfers = (x.c.inference() ? 1.0 : 2.0) * (double(x.v) * x.micro + x.c.pp - 1.0);
   x.out.comm.pp = transfers * x.out.micro_batch.p2p;
   x.out.time.pp_p2p_exposed = (1.0 - x.eff.overlap_pp) * x.out.comm.pp;
-  x.term("pp_p2p_exposed", "pipeline sends", x.out.time.pp_p2p_exposed,
-         "(1 - overlap_pp) x 2(v m + p - 1) x (alpha + S / B)",
-         fmt::format("v={} m={} p={} S={:.3g} MB alpha={:.2f} us B={:.0f} GB/s overlap_pp={}", x.v, x.micro,
-                     x.c.pp, bytes / 1e6, link.alpha_s * 1e6, link.bandwidth_Bps / 1e9, x.eff.overlap_pp));
+  if (x.explain)  // the formatting costs more than the prediction: search runs this a million times
+    x.term("pp_p2p_exposed", "pipeline sends", x.out.time.pp_p2p_exposed,
+           "(1 - overlap_pp) x 2(v m + p - 1) x (alpha + S / B)",
+           fmt::format("v={} m={} p={} S={:.3g} MB alpha={:.2f} us B={:.0f} GB/s overlap_pp={}", x.v, x.micro,
+                       x.c.pp, bytes / 1e6, link.alpha_s * 1e6, link.bandwidth_Bps / 1e9, x.eff.overlap_pp));
 }
 
-// Parameters of one stage on one GPU: non-expert (sharded by TP) and routed experts (by TP x EP).
+// Parameters of one stage on one GPU: non-expert (sharded by TP) and routed experts (by ETP x EP).
 struct StageParams {
   double dense = 0, experts = 0;
 };
@@ -214,7 +232,7 @@ StageParams stage_params(const Context& x, const StageWork& s) {
   if (s.index == x.c.pp - 1 && (!x.m.tied_embeddings || x.c.pp > 1))
     sp.dense += double(x.m.vocab) * x.m.hidden;
   sp.dense /= x.c.tp;
-  sp.experts = p.expert_per_layer * s.moe_layers / (double(x.c.tp) * x.c.ep);
+  sp.experts = p.expert_per_layer * s.moe_layers / (double(x.c.expert_tp()) * x.c.ep);
   return sp;
 }
 
@@ -299,7 +317,7 @@ DpCost dp_group_time(const Context& x, const StageWork& s, double params, int si
 struct StageTail {  // end-of-step work of one stage
   double dp_exposed = 0, dp_raw = 0, optimizer = 0, opt_params = 0;
   DpCost dense, experts;
-  int replicas = 1;
+  int replicas = 1, expert_replicas = 1;
 };
 
 StageTail stage_tail(const Context& x, const StageWork& s) {
@@ -311,11 +329,13 @@ StageTail stage_tail(const Context& x, const StageWork& s) {
   // (Megatron-Core data-parallel group with context parallel); rank order TP, CP, DP puts them tp apart.
   t.replicas = c.dp * c.cp;
   t.dense = dp_group_time(x, s, p.dense, t.replicas, c.tp);
-  t.experts = dp_group_time(x, s, p.experts, t.replicas / c.ep, c.tp * c.ep);
+  // Routed experts: their replicas are the expert-data-parallel group, etp x ep apart in the expert grid.
+  t.expert_replicas = c.expert_data_parallel();
+  t.experts = dp_group_time(x, s, p.experts, t.expert_replicas, c.expert_tp() * c.ep);
   t.dp_exposed = t.dense.exposed + t.experts.exposed;
   t.dp_raw = t.dense.raw + t.experts.raw;
   // Optimizer: Adam is memory bound; ZeRO >= 1 updates only this rank's shard.
-  t.opt_params = p.dense / (c.zero >= 1 ? t.replicas : 1) + p.experts / (c.zero >= 1 ? t.replicas / c.ep : 1);
+  t.opt_params = p.dense / (c.zero >= 1 ? t.replicas : 1) + p.experts / (c.zero >= 1 ? t.expert_replicas : 1);
   t.optimizer = t.opt_params * (kAdamBytesPerParam + state_bytes(x.eff.state_bytes).grads) / x.hbm_Bps;
   return t;
 }
@@ -326,20 +346,19 @@ void explain_dp(Context& x, const StageTail& t, size_t stage) {
       x.c.zero == 3 ? "exposed = raw - overlap_dp x (micro-batch forward or backward) per micro-batch"
                     : (x.c.zero == 0 ? "exposed = raw - overlap_dp x last backward"
                                      : "exposed = raw - overlap_dp x (last backward or first forward)");
-  auto emit = [&](const DpCost& cost, int size, const char* group) {
+  auto emit = [&](const DpCost& cost, int size, const char* group, const char* members) {
     for (int i = 0; i < cost.count; ++i) {
       const DpPart& part = cost.parts[static_cast<size_t>(i)];
-      x.term(
-          "dp_exposed", fmt::format("{}{}", group, part.name), part.exposed,
-          fmt::format("calls x (alpha steps + S / B); {}", hidden),
-          fmt::format("group {} (dp x cp), zero {}, S = {:.4g} MB x {:.4g} calls; alpha part {:.4g} ms, beta "
-                      "part {:.4g} ms, raw {:.4g} ms (stage {}), overlap_dp {}",
-                      size, x.c.zero, part.bytes / 1e6, part.calls, (part.raw - part.beta) * 1e3,
-                      part.beta * 1e3, part.raw * 1e3, stage, x.eff.overlap_dp));
+      x.term("dp_exposed", fmt::format("{}{}", group, part.name), part.exposed,
+             fmt::format("calls x (alpha steps + S / B); {}", hidden),
+             fmt::format("group {} ({}), zero {}, S = {:.4g} MB x {:.4g} calls; alpha part {:.4g} ms, beta "
+                         "part {:.4g} ms, raw {:.4g} ms (stage {}), overlap_dp {}",
+                         size, members, x.c.zero, part.bytes / 1e6, part.calls, (part.raw - part.beta) * 1e3,
+                         part.beta * 1e3, part.raw * 1e3, stage, x.eff.overlap_dp));
     }
   };
-  emit(t.dense, t.replicas, "");
-  emit(t.experts, t.replicas / x.c.ep, "expert ");
+  emit(t.dense, t.replicas, "", "dp x cp");
+  emit(t.experts, t.expert_replicas, "expert ", "tp x cp x dp / (etp x ep)");
   if (x.c.inference())
     x.term("dp_exposed", "data-parallel gradients / weights", 0.0,
            "inference: no gradients, no optimizer step", fmt::format("dp {} cp {}", x.c.dp, x.c.cp));
@@ -432,16 +451,21 @@ void explain_comm(Context& x, const StageWork& s) {
                ? "m x layers x (cp - 1) x send(alpha, S / B) minus the attention it hides behind"
                : "m x layers x 3 (cp - 1) x send(alpha, S / B) minus the attention it hides behind",
            fmt::format("cp {} overlap_cp {}", x.c.cp, x.eff.overlap_cp));
-  if (x.m.is_moe() && x.c.ep > 1)
-    x.term(
-        "ep_exposed", "MoE dispatch + combine all-to-all", x.micro * s.mb.ep_exposed,
-        x.c.inference()
-            ? "m x MoE layers x 2 x all_to_all(alpha, top_k tokens h 2 B x imbalance / B) x (1 - overlap_ep)"
-            : "m x MoE layers x 4 x all_to_all(alpha, top_k tokens h 2 B x imbalance / B) x (1 - overlap_ep)",
-        fmt::format("ep {} MoE layers {} imbalance {}; {}; overlap_ep {}", x.c.ep, s.moe_layers,
-                    x.eff.moe_imbalance,
-                    split(s.ep_raw, s.moe_layers * ep_per_layer(x, no_alpha_intra, no_alpha_inter)),
-                    x.eff.overlap_ep));
+  if (x.m.is_moe() && (x.c.ep > 1 || x.c.expert_tp() > 1))
+    x.term("ep_exposed",
+           x.c.expert_tp() > 1 ? "MoE dispatch + combine all-to-all, expert-TP all-gather + reduce-scatter"
+                               : "MoE dispatch + combine all-to-all",
+           x.micro * s.mb.ep_exposed,
+           x.c.inference() ? "m x MoE layers x 2 x (all_to_all(alpha, S / B) [+ etp gather/scatter of etp "
+                             "S]) x (1 - overlap_ep), "
+                             "S = top_k tokens h 2 B x imbalance"
+                           : "m x MoE layers x 4 x (all_to_all(alpha, S / B) [+ etp gather/scatter of etp "
+                             "S]) x (1 - overlap_ep), "
+                             "S = top_k tokens h 2 B x imbalance",
+           fmt::format("ep {} etp {} MoE layers {} imbalance {}; {}; overlap_ep {}", x.c.ep, x.c.expert_tp(),
+                       s.moe_layers, x.eff.moe_imbalance,
+                       split(s.ep_raw, s.moe_layers * ep_per_layer(x, no_alpha_intra, no_alpha_inter)),
+                       x.eff.overlap_ep));
 }
 
 void compose(Context& x, const std::vector<StageWork>& stages) {
@@ -472,10 +496,11 @@ void compose(Context& x, const std::vector<StageWork>& stages) {
   out.time.pp_bubble = x.c.pp > 1 ? others / x.v : 0.0;
   explain_compute(x, s);
   explain_comm(x, s);
-  x.term("pp_bubble", "pipeline fill and drain", out.time.pp_bubble,
-         "sum over the other stages of their micro-batch time / v (balanced: (p - 1) / v x t_mb)",
-         fmt::format("p {} v {} slowest stage {} at {:.4g} ms per micro-batch", x.c.pp, x.v, pace,
-                     s.total() * 1e3));
+  if (x.explain)
+    x.term("pp_bubble", "pipeline fill and drain", out.time.pp_bubble,
+           "sum over the other stages of their micro-batch time / v (balanced: (p - 1) / v x t_mb)",
+           fmt::format("p {} v {} slowest stage {} at {:.4g} ms per micro-batch", x.c.pp, x.v, pace,
+                       s.total() * 1e3));
   StageTail worst;
   size_t worst_stage = 0;
   for (size_t i = 0; i < stages.size(); ++i) {
@@ -484,9 +509,10 @@ void compose(Context& x, const std::vector<StageWork>& stages) {
   }
   out.time.dp_exposed = worst.dp_exposed, out.comm.dp = worst.dp_raw, out.time.optimizer = worst.optimizer;
   explain_dp(x, worst, worst_stage);
-  x.term("optimizer", "Adam step", worst.optimizer,
-         "params on this GPU x (26 + grad bytes) / (HBM x hbm_eff)",
-         fmt::format("{:.4g} M params, HBM {:.0f} GB/s achievable", worst.opt_params / 1e6, x.hbm_Bps / 1e9));
+  if (x.explain)
+    x.term(
+        "optimizer", "Adam step", worst.optimizer, "params on this GPU x (26 + grad bytes) / (HBM x hbm_eff)",
+        fmt::format("{:.4g} M params, HBM {:.0f} GB/s achievable", worst.opt_params / 1e6, x.hbm_Bps / 1e9));
 }
 
 void throughput(Context& x) {
@@ -509,7 +535,7 @@ void throughput(Context& x) {
 }  // namespace
 
 void predict_into(const ModelSpec& m, const HardwareSpec& hw, const ParallelConfig& c,
-                  const Efficiencies& eff, Prediction& out, bool explain) {
+                  const Efficiencies& eff, Prediction& out, bool explain, const MemoryBreakdown* memory) {
   out.config = c;
   out.time = {};
   out.micro_batch = {};
@@ -522,15 +548,17 @@ void predict_into(const ModelSpec& m, const HardwareSpec& hw, const ParallelConf
   x.micro = c.micro_batches();
   x.v = c.schedule == Schedule::kInterleaved ? c.virtual_stages : 1;
   x.tokens = double(c.micro_batch) * c.seq / c.cp;
+  // Layers kept in BF16 exist only in the NVFP4 recipe (build_stages).
+  const bool bf16_layers = c.precision == Precision::kNVFP4 && eff.nvfp4_bf16_layers > 0;
   x.dense = layer_times(m, c, eff, x.recipe, x.hbm_Bps, false, false);
-  x.dense_bf16 = layer_times(m, c, eff, x.recipe, x.hbm_Bps, false, true);
+  if (bf16_layers) x.dense_bf16 = layer_times(m, c, eff, x.recipe, x.hbm_Bps, false, true);
   if (m.is_moe()) {
     x.moe = layer_times(m, c, eff, x.recipe, x.hbm_Bps, true, false);
-    x.moe_bf16 = layer_times(m, c, eff, x.recipe, x.hbm_Bps, true, true);
+    if (bf16_layers) x.moe_bf16 = layer_times(m, c, eff, x.recipe, x.hbm_Bps, true, true);
   }
   x.logits_fwd = logits_forward_time(m, c, eff, x.recipe, x.hbm_Bps);
   out.stage_layers = stage_layers(m, c);
-  out.memory = memory_per_gpu(m, hw, c, eff);
+  out.memory = memory ? *memory : memory_per_gpu(m, hw, c, eff);
   out.fits = out.memory.fits();
   pipeline_p2p(x);
   const std::vector<StageWork> stages = build_stages(x);

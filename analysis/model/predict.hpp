@@ -89,9 +89,11 @@ struct Prediction {
 Prediction predict(const ModelSpec& model, const HardwareSpec& hw, const ParallelConfig& config,
                    const Efficiencies& eff, bool explain = false);
 
-// The same without validation, for callers that enumerate valid layouts themselves (search).
+// The same without validation, for callers that enumerate valid layouts themselves (search); MEMORY, when
+// given, is memory_per_gpu of the same layout, already computed.
 void predict_into(const ModelSpec& model, const HardwareSpec& hw, const ParallelConfig& config,
-                  const Efficiencies& eff, Prediction& out, bool explain = false);
+                  const Efficiencies& eff, Prediction& out, bool explain = false,
+                  const MemoryBreakdown* memory = nullptr);
 
 // Pipeline bubble fraction of the schedule with balanced stages: (p-1)/(m+p-1) for GPipe and 1F1B (Huang et
 // al. 2019; Narayanan et al. 2021 §2.2.1), (p-1)/(v m + p-1) for interleaved 1F1B with v virtual stages

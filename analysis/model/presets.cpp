@@ -163,6 +163,7 @@ ModelSpec parse_model(std::string_view text, std::string_view origin) {
   m.moe_ffn = r.get<int>("moe_ffn").value_or(m.is_moe() ? m.ffn : 0);
   m.shared_experts = r.get<int>("shared_experts").value_or(0);
   m.dense_layers = r.get<int>("dense_layers").value_or(0);
+  m.moe_layer_freq = r.get<int>("moe_layer_freq").value_or(1);
   m.q_lora_rank = r.get<int>("q_lora_rank").value_or(0);
   m.kv_lora_rank = r.get<int>("kv_lora_rank").value_or(0);
   m.qk_nope_dim = r.get<int>("qk_nope_dim").value_or(0);
@@ -197,6 +198,7 @@ std::string model_toml(const ModelSpec& m) {
   whole("moe_ffn", m.moe_ffn);
   whole("shared_experts", m.shared_experts);
   whole("dense_layers", m.dense_layers);
+  whole("moe_layer_freq", m.moe_layer_freq);
   whole("q_lora_rank", m.q_lora_rank);
   whole("kv_lora_rank", m.kv_lora_rank);
   whole("qk_nope_dim", m.qk_nope_dim);

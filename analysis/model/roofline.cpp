@@ -63,10 +63,10 @@ std::vector<RooflineOperation> roofline_operations(const ModelSpec& m, const Har
   gemm("attention output GEMM", tokens, q_dim / tp, m.hidden);
   const double gate = m.gated_mlp ? 2.0 : 1.0;
   if (m.is_moe()) {
-    const double ep = std::max(1, c.ep);
-    const double per_expert = std::max(1.0, tokens * ep * m.top_k / m.experts);
-    gemm("expert MLP up GEMM", per_expert, m.hidden, gate * m.moe_ffn / tp);
-    gemm("expert MLP down GEMM", per_expert, m.moe_ffn / tp, m.hidden);
+    const double per_expert = std::max(1.0, expert_rows_per_expert(m, c, tokens));
+    const double etp = std::max(1, c.expert_tp());
+    gemm("expert MLP up GEMM", per_expert, m.hidden, gate * m.moe_ffn / etp);
+    gemm("expert MLP down GEMM", per_expert, m.moe_ffn / etp, m.hidden);
   } else {
     gemm("MLP up GEMM", tokens, m.hidden, gate * m.ffn / tp);
     gemm("MLP down GEMM", tokens, m.ffn / tp, m.hidden);
@@ -120,8 +120,13 @@ std::vector<RooflineOperation> roofline_operations(const ModelSpec& m, const Har
   comm("CP KV all-gather (per layer)", Collective::kAllGather, 2 * tokens * kv_dim / tp * bpe * c.cp, c.cp,
        c.tp, attn_flops, attn_time, 1);
   if (m.is_moe()) {
-    comm("EP all-to-all (dispatch + combine)", Collective::kAllToAll, act_bytes * m.top_k, c.ep, c.tp * c.cp,
-         layer_flops, layer_time, 2);
+    // The EP group's ranks are etp apart in the expert grid; with etp > 1 the dispatched tokens are gathered
+    // over the expert-TP group (predict.cpp ep_per_layer).
+    comm("EP all-to-all (dispatch + combine)", Collective::kAllToAll, act_bytes * m.top_k, c.ep,
+         std::max(1, c.expert_tp()), layer_flops, layer_time, 2);
+    const double dispatched = act_bytes * m.top_k / (c.sp() ? tp : 1.0);  // per GPU after the all-to-all
+    comm("expert-TP all-gather (dispatch)", Collective::kAllGather, dispatched * c.expert_tp(), c.expert_tp(),
+         1, layer_flops, layer_time, 1);
   }
   const double stage_layers = static_cast<double>(m.layers) / std::max(1, c.pp);
   comm("PP send/recv (per micro-batch)", Collective::kSendRecv, act_bytes / (c.sp() ? tp : 1.0), c.pp,

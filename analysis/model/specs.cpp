@@ -146,10 +146,28 @@ void check_model(const ModelSpec& m) {
       invalid(fmt::format("{}: moe_ffn (expert width) must be positive for a MoE model", name));
     if (m.dense_layers < 0 || m.dense_layers >= m.layers)
       invalid(fmt::format("{}: dense_layers {} must be below layers {}", name, m.dense_layers, m.layers));
+    if (m.moe_layer_freq < 1 || m.moe_layer_freq > m.layers)
+      invalid(fmt::format("{}: moe_layer_freq {} must be between 1 and layers {}", name, m.moe_layer_freq,
+                          m.layers));
   }
   if (m.is_mla() && (m.qk_nope_dim <= 0 || m.qk_rope_dim <= 0 || m.v_head_dim <= 0))
     invalid(
         fmt::format("{}: multi-head latent attention needs qk_nope_dim, qk_rope_dim and v_head_dim", name));
+}
+
+double expert_rows_per_expert(const ModelSpec& m, const ParallelConfig& c, double tokens) {
+  return tokens * std::max(1, c.ep) * std::max(1, c.expert_tp()) / std::max(1, c.tp) * m.top_k / m.experts;
+}
+
+int ModelSpec::moe_layers_between(int first, int layers) const {
+  if (!is_moe() || layers <= 0) return 0;
+  const int begin = std::max(first, dense_layers), end = first + layers;
+  if (end <= begin) return 0;
+  // MoE layers are dense_layers + k x moe_layer_freq: count the k that land in [begin, end).
+  auto first_k_at_or_after = [&](int layer) {
+    return (layer - dense_layers + moe_layer_freq - 1) / moe_layer_freq;
+  };
+  return first_k_at_or_after(end) - first_k_at_or_after(begin);
 }
 
 // Efficiencies above 1 are allowed up to this bound: a calibrated or measured bus bandwidth can exceed the
@@ -219,6 +237,7 @@ std::string check_layout(const ParallelConfig& c, const ModelSpec& m, const Hard
                          {"--dp", c.dp},
                          {"--cp", c.cp},
                          {"--ep", c.ep},
+                         {"--etp", c.etp},
                          {"--micro-batch", c.micro_batch},
                          {"--global-batch", c.global_batch},
                          {"--seq", c.seq},
@@ -236,9 +255,12 @@ std::string check_layout(const ParallelConfig& c, const ModelSpec& m, const Hard
     return fmt::format("--tp {} does not divide --heads {}: use a divisor of {}", c.tp, m.heads, m.heads);
   if (!m.is_mla() && m.kv_heads % c.tp != 0 && c.tp % m.kv_heads != 0)
     return fmt::format("--tp {} and --kv-heads {}: one must divide the other", c.tp, m.kv_heads);
-  if (m.ffn % c.tp != 0 || (m.is_moe() && m.moe_ffn % c.tp != 0))
+  // Shared experts are split over the attention's TP (their width shared_experts x moe_ffn), routed experts
+  // over --etp (below).
+  const long shared_width = m.is_moe() ? long(m.shared_experts) * m.moe_ffn : 0;
+  if (m.ffn % c.tp != 0 || shared_width % c.tp != 0)
     return fmt::format("--tp {} does not divide the MLP width {}: use a divisor", c.tp,
-                       m.ffn % c.tp != 0 ? m.ffn : m.moe_ffn);
+                       m.ffn % c.tp != 0 ? long(m.ffn) : shared_width);
   if (std::string stages = check_stage_layers(m, c); !stages.empty()) return stages;
   if (c.seq % c.cp != 0)
     return fmt::format("--cp {} does not divide --seq {}: use a divisor of the sequence length", c.cp, c.seq);
@@ -246,15 +268,24 @@ std::string check_layout(const ParallelConfig& c, const ModelSpec& m, const Hard
     return fmt::format(
         "--global-batch {} is not divisible by --dp {} x --micro-batch {} = {}: change one of them",
         c.global_batch, c.dp, c.micro_batch, c.dp * c.micro_batch);
-  if (c.ep > 1) {
-    if (!m.is_moe()) return fmt::format("--ep {} needs a mixture-of-experts model (--experts > 1)", c.ep);
+  if (c.ep > 1 && !m.is_moe())
+    return fmt::format("--ep {} needs a mixture-of-experts model (--experts > 1)", c.ep);
+  if (c.etp != c.tp && !m.is_moe())
+    return fmt::format("--etp {} needs a mixture-of-experts model (--experts > 1)", c.etp);
+  if (m.is_moe()) {
     if (m.experts % c.ep != 0)
       return fmt::format("--ep {} does not divide --experts {}: use a divisor of {}", c.ep, m.experts,
                          m.experts);
-    if (c.dp % c.ep != 0)
+    if (m.moe_ffn % c.etp != 0)
+      return fmt::format("--etp {} does not divide the expert width {}: use a divisor", c.etp, m.moe_ffn);
+    // The expert layers of a stage run on its tp x cp x dp GPUs, regrouped as etp x ep x expert data
+    // parallel (Megatron-Core requires world size divisible by pp x etp x ep).
+    const long stage_gpus = long(c.tp) * c.cp * c.dp;
+    if (stage_gpus % (long(c.ep) * c.etp) != 0)
       return fmt::format(
-          "--ep {} does not divide --dp {}: expert parallelism is carved out of data parallelism", c.ep,
-          c.dp);
+          "--ep {} x --etp {} = {} does not divide --tp {} x --cp {} x --dp {} = {}: the expert layers "
+          "regroup the GPUs of a pipeline stage",
+          c.ep, c.etp, long(c.ep) * c.etp, c.tp, c.cp, c.dp, stage_gpus);
   }
   if (c.schedule == Schedule::kInterleaved) return check_interleaved(c);
   if (c.virtual_stages != 1)
@@ -286,6 +317,10 @@ ParallelConfig resolve(ParallelConfig c, const ModelSpec& m, const HardwareSpec&
     note(c, "dp");
   }
   if (c.ep == 0) c.ep = 1, note(c, "ep");
+  if (c.etp == 0) {
+    c.etp = c.tp;
+    if (m.is_moe()) note(c, "etp");  // a dense model has no expert layers to split
+  }
   if (c.seq == 0) c.seq = m.seq, note(c, "seq");
   if (c.micro_batch == 0) c.micro_batch = 1, note(c, "micro_batch");
   if (c.global_batch == 0) {

@@ -3,6 +3,7 @@
 // every field is visible and overridable, and docs/MODEL.md gives the source of each default.
 #pragma once
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -62,13 +63,15 @@ struct ModelSpec {
   bool tied_embeddings = false;
   bool learned_positions = false;  // GPT-2/3 style position embedding table (seq x hidden)
   bool dropout = false;            // dropout masks are stored for backward (Korthikanti et al. 2022 §4.1)
-  // Mixture of experts: experts > 1 turns the MLP of every layer after the first dense_layers into
+  // Mixture of experts: experts > 1 turns the MLP of every moe_layer_freq-th layer after the first
+  // dense_layers (Megatron-Core --moe-layer-freq; Llama 4 Maverick alternates dense and MoE layers) into
   // `experts` routed experts of width moe_ffn, top_k of them active per token, plus shared_experts always on.
   int experts = 1;
   int top_k = 1;
   int moe_ffn = 0;
   int shared_experts = 0;
   int dense_layers = 0;
+  int moe_layer_freq = 1;
   // Multi-head latent attention (DeepSeek-V2/V3); all zero for ordinary attention.
   int q_lora_rank = 0;
   int kv_lora_rank = 0;
@@ -77,6 +80,12 @@ struct ModelSpec {
   int v_head_dim = 0;
 
   bool is_moe() const { return experts > 1; }
+  // Whether transformer layer LAYER (0-based) holds routed experts.
+  bool is_moe_layer(int layer) const {
+    return is_moe() && layer >= dense_layers && (layer - dense_layers) % moe_layer_freq == 0;
+  }
+  // MoE layers among LAYERS layers starting at FIRST.
+  int moe_layers_between(int first, int layers) const;
   bool is_mla() const { return kv_lora_rank > 0; }
   int head_size() const { return head_dim > 0 ? head_dim : hidden / heads; }
 };
@@ -189,6 +198,11 @@ struct ParallelConfig {
   int dp = 0;
   int cp = 0;
   int ep = 0;
+  // Expert tensor parallelism (Megatron-Core --expert-tensor-parallel-size): the width of each expert is
+  // split over etp GPUs. The expert layers fold their own grid out of the same tp x cp x dp GPUs of a stage:
+  // etp x ep x expert data parallel (Liu et al. 2025, "MoE Parallel Folding", arXiv:2504.14960; Megatron-Core
+  // parallel_state.initialize_model_parallel). 0 = tp (Megatron-Core's default).
+  int etp = 0;
   int micro_batch = 0;
   int global_batch = 0;  // sequences per step
   int seq = 0;
@@ -216,10 +230,19 @@ struct ParallelConfig {
   std::vector<std::string> defaulted;  // names of the fields resolve() chose
 
   int model_parallel() const { return tp * pp * cp; }
+  // etp, or its default (tp) before resolve().
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  // Replicas of each expert shard within a pipeline stage: tp x cp x dp / (etp x ep).
+  int expert_data_parallel() const { return std::max(1, tp * cp * dp / std::max(1, expert_tp() * ep)); }
   int micro_batches() const { return global_batch / (dp * micro_batch); }  // per pipeline, per step
   bool sp() const { return sequence_parallel == 1; }
   bool inference() const { return mode == Mode::kInference; }
 };
+
+// Token assignments one routed expert's shard processes per micro-batch (the rows of its GEMMs), balanced,
+// for TOKENS tokens per GPU of the dense layers (micro_batch x seq / cp): an expert-data-parallel replica
+// holds tokens x ep x etp / tp of the stage's tokens, and each of its experts gets top_k / experts of them.
+double expert_rows_per_expert(const ModelSpec& model, const ParallelConfig& config, double tokens);
 
 // Fills the defaults of CONFIG for MODEL on HW and validates the layout. Throws InvalidInput with one line
 // that says what to change (TP not dividing heads, a stage without layers, product != GPUs, batch not
