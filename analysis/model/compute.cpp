@@ -163,6 +163,31 @@ LayerTimes layer_times(const ModelSpec& m, const ParallelConfig& c, const Effici
   const double mlp_bytes = (m.gated_mlp ? 6.0 : 4.0) * width / t;
   lt.elementwise_fwd = tokens * (hidden_bytes + mlp_bytes) / hbm_Bps;
   lt.elementwise_bwd = 2.0 * lt.elementwise_fwd;
+  if (moe_layer) {
+    // Token routing, as Megatron-Core's MoEAlltoAllTokenDispatcher runs it with Transformer Engine's fused
+    // permutation (moe/token_dispatcher.py: permute -> all-to-all -> sort_chunks_by_idxs -> experts ->
+    // sort_chunks_by_idxs -> all-to-all -> unpermute). The router is a BF16 GEMM of h x experts per token.
+    // The permute reads each token once and writes top_k copies, the unpermute reads the top_k expert outputs
+    // and writes one token; with EP > 1 and several experts per rank the received chunks are sorted by
+    // expert before the grouped GEMM and back after it (each a read and a write of top_k copies). BF16
+    // tokens, h x 2 B each. Backward moves the gradients through the same gathers and scatters: the same
+    // bytes once (not the 2 x of the element-wise kernels above, which compute as well as move).
+    const double routed = tokens / (c.sp() ? t : 1.0);
+    const double k = m.top_k;
+    double copies = k + 1.0 + k + 1.0;  // permute (1 read, k written) and unpermute (k read, 1 written)
+    if (c.ep > 1 && m.experts / c.ep > 1) copies += 4.0 * k;
+    const double routing = routed * copies * m.hidden * 2.0 / hbm_Bps;
+    lt.elementwise_fwd += routing;
+    lt.elementwise_bwd += routing;
+    const GemmShape router{routed, double(m.experts), double(m.hidden)};
+    const double bf16_e = r.bf16_efficiency * eff.sustained_fraction;
+    auto router_time = [&](const GemmShape& x) {
+      return gemm_time(x, r.bf16_peak_flops, bf16_e, 2.0, o, hbm_Bps);
+    };
+    lt.gemm_fwd += router_time(router);
+    lt.gemm_bwd += router_time({router.m, router.k, router.n}) + router_time({router.k, router.n, router.m});
+    lt.gemm_flops_fwd += router.flops();
+  }
   return lt;
 }
 

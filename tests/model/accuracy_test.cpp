@@ -467,9 +467,9 @@ TEST(Accuracy, MoeRunsOutOfSample) {
       rack.rows.size(), rack.mape(), rack.spearman(), nodes.rows.size(), nodes.mape(), nodes.spearman(),
       all.rows.size(), all.mape(), all.spearman(), 100 * (std::exp(log_bias) - 1), not_fitting);
   std::ofstream(std::string(MESHSCOPE_TEST_OUTPUT) + "/accuracy.md") << report();
-  EXPECT_LT(rack.mape(), 20.0);
-  EXPECT_LT(nodes.mape(), 85.0);
-  EXPECT_LT(all.mape(), 55.0);
+  EXPECT_LT(rack.mape(), 10.0);
+  EXPECT_LT(nodes.mape(), 75.0);
+  EXPECT_LT(all.mape(), 45.0);
   EXPECT_EQ(not_fitting, 0);
 }
 
