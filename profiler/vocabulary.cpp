@@ -32,8 +32,10 @@ std::string_view operator_name(std::string_view range_name) {
   const auto comma = range_name.find(", ");
   if (comma == std::string_view::npos) return range_name;
   const std::string_view name = range_name.substr(0, comma), rest = range_name.substr(comma + 2);
-  if (name.find("::") == std::string_view::npos || name.find(' ') != std::string_view::npos)
-    return range_name;
+  // Operators are namespaced ("aten::add", "c10d::alltoall_base_"); ProcessGroupNCCL's record names use one
+  // colon ("nccl:all_to_all").
+  const bool namespaced = name.find("::") != std::string_view::npos || name.starts_with("nccl:");
+  if (!namespaced || name.find(' ') != std::string_view::npos) return range_name;
   for (const std::string_view field : {"seq = ", "op_id = ", "sizes = ", "input_op_ids = "}) {
     if (rest.substr(0, field.size()) == field) return name;
   }

@@ -25,8 +25,8 @@ std::string lower(std::string_view text);
 
 // The operator a range names: PyTorch's NVTX ranges (emit_nvtx, as Nsight Systems and `meshscope record` see
 // them) carry the call's sequence number, id and shapes after the name ("aten::add, seq = 47318, op_id =
-// 998541", "aten::view, op_id = 3, sizes = [[8, 512], []]"): the name alone ("aten::add"); any other text as
-// it is.
+// 998541", "aten::view, op_id = 3, sizes = [[8, 512], []]", "nccl:all_to_all, op_id = 993824"): the name
+// alone ("aten::add"); any other text as it is.
 std::string_view operator_name(std::string_view range_name);
 
 // Lower case with everything but ASCII letters and digits removed ("Float8_e4m3fn" -> "float8e4m3fn").

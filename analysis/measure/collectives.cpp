@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -250,6 +251,59 @@ void match_by_metadata(const Profile& profile, const std::vector<Ref>& ops, Inst
   }
 }
 
+// Which stream of each rank carries the same operations as which stream of another, for operations without
+// a communicator. Kineto traces of one job number their streams alike on every rank (the same PyTorch
+// process layout), so equal stream ids are the same process group's stream; Nsight Systems numbers streams
+// per process (rank 0's NCCL stream 24, rank 1's 32), so when the ranks' stream ids of an operation differ
+// the streams are paired by the order in which each rank first used them.
+class StreamKeys {
+ public:
+  StreamKeys(const Profile& profile, const CollectiveReport& report) : ranks_(profile.ranks()) {
+    const auto& ranks = profile.ranks();
+    first_used_.resize(ranks.size());
+    for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
+      const Rank& r = ranks[ri];
+      auto& by_op = first_used_[ri];
+      std::map<std::pair<std::string, std::int32_t>, TimeNs> first;
+      for (std::size_t ci = 0; ci < r.collectives.size(); ++ci) {
+        const Collective& c = r.collectives[ci];
+        if (c.stream_index < 0 || c.communicator != kNoString) continue;
+        const auto [it, added] = first.try_emplace({report.identity[ri][ci].op, c.stream_index}, c.start_ns);
+        if (!added) it->second = std::min(it->second, c.start_ns);
+      }
+      for (const auto& [key, start] : first) by_op[key.first].push_back({start, key.second});
+      for (auto& [op, streams] : by_op) std::sort(streams.begin(), streams.end());
+    }
+    // Per operation: do the ranks that ran it use the same stream ids?
+    std::map<std::string, std::set<std::int64_t>> ids_of;
+    for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
+      for (const auto& [op, streams] : first_used_[ri]) {
+        std::set<std::int64_t> ids;
+        for (const auto& [start, index] : streams)
+          ids.insert(ranks[ri].streams[static_cast<std::size_t>(index)].stream);
+        const auto [it, added] = ids_of.try_emplace(op, ids);
+        if (!added && it->second != ids) by_order_.insert(op);
+      }
+    }
+  }
+
+  // The key of operation OP on the rank's stream STREAM_INDEX: the stream id, or (streams numbered per
+  // process) the stream's place in the order of first use. One operation's keys are all of one kind.
+  std::int64_t key(std::size_t rank_index, const std::string& op, std::int32_t stream_index) const {
+    if (!by_order_.count(op))
+      return ranks_[rank_index].streams[static_cast<std::size_t>(stream_index)].stream;
+    const auto& streams = first_used_[rank_index].at(op);
+    for (std::size_t k = 0; k < streams.size(); ++k)
+      if (streams[k].second == stream_index) return static_cast<std::int64_t>(k);
+    return -1;
+  }
+
+ private:
+  const RankList& ranks_;
+  std::vector<std::map<std::string, std::vector<std::pair<TimeNs, std::int32_t>>>> first_used_;
+  std::set<std::string> by_order_;
+};
+
 // Matches operations without a communicator: per rank, operations of the same kind on the same stream in
 // order, a pair kept only when the ends agree. OPS_BY_RANK: per rank, the family's operations by start.
 void match_by_end_time(const Profile& profile, std::vector<std::vector<Ref>>& ops_by_rank,
@@ -428,6 +482,7 @@ CollectiveReport analyze_collectives(const Profile& profile,
   std::vector<Ref> with_communicator;
   with_communicator.reserve(operations);
   std::map<std::pair<std::string, std::int64_t>, std::vector<std::vector<Ref>>> by_stream;
+  const StreamKeys stream_keys(profile, report);
   for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
     const Rank& r = ranks[ri];
     for (std::size_t ci = 0; ci < r.collectives.size(); ++ci) {
@@ -444,7 +499,7 @@ CollectiveReport analyze_collectives(const Profile& profile,
       } else if (c.stream_index < 0) {
         ++report.unmatched_ops;  // no kernel, no stream: nothing to order by
       } else {
-        auto& lists = by_stream[{id.op, r.streams[static_cast<std::size_t>(c.stream_index)].stream}];
+        auto& lists = by_stream[{id.op, stream_keys.key(ri, id.op, c.stream_index)}];
         lists.resize(ranks.size());
         lists[ri].push_back(ref);
       }

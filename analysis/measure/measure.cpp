@@ -36,7 +36,9 @@ class LaunchOps {
       if (track.gpu) continue;
       std::vector<OpRange> list;
       for (const CpuRange& c : r.track_ranges(t)) {
-        const std::string& name = profile.str(c.name);
+        // Nsight Systems shows PyTorch's calls as NVTX ranges with their op id ("nccl:all_to_all, op_id =
+        // 7").
+        const std::string_view name = vocabulary::operator_name(profile.str(c.name));
         if (!vocabulary::names_process_group_call(name)) continue;
         std::string op = vocabulary::normalise_collective_op(name);
         if (vocabulary::is_collective_op(op)) list.push_back({c.start_ns, c.end_ns, std::move(op)});

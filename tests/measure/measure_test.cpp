@@ -463,6 +463,40 @@ TEST(Measure, MatchingWithoutMetadataNamesTheRankOthersWaitedFor) {
   EXPECT_EQ(a.rules[static_cast<std::size_t>(comm[0].rule)].pattern, "ncclKernel");
 }
 
+// Nsight Systems: PyTorch's calls are NVTX ranges carrying their op id, and each process numbers its own
+// streams (the 2-GPU export of ../shared/traces/nsys_nccl: rank 0's NCCL stream 24, rank 1's 32). The
+// operation comes from the range's operator name, and the streams are paired by the order of first use.
+TEST(Measure, MatchingWithoutMetadataAcrossProcessesThatNumberStreamsApart) {
+  Builder b(temp_profile("nvtx_streams"));
+  const char* kernel = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
+  for (std::int32_t rank = 0; rank < 2; ++rank) {
+    b.rank(rank, 2);
+    for (int i = 0; i < 3; ++i) {
+      const TimeNs base = 1'000'000 * (i + 1);
+      const TimeNs launch = base - 50'000;
+      const TimeNs start = base + (rank == 1 ? 20'000 : 0);
+      const TimeNs end = base + 300'000 + rank * 2'000;
+      b.range(rank, RangeKind::kNvtx, launch - 10'000, launch + 10'000,
+              "c10d::alltoall_base_, op_id = " + std::to_string(100 + 10 * i));
+      b.range(rank, RangeKind::kNvtx, launch - 5'000, launch + 5'000,
+              "nccl:all_to_all, op_id = " + std::to_string(102 + 10 * i));
+      const auto k = b.kernel(rank, rank == 0 ? 24 : 32, start, end, kernel, launch);
+      b.name_collective(rank, k, start, end, "sendrecv");
+    }
+  }
+  const Profile p = b.finish();
+  const Analysis a = analyze(p);
+  const CollectiveReport& c = a.collectives;
+  ASSERT_EQ(c.stats.size(), 1u);
+  EXPECT_EQ(c.stats[0].op, "alltoall");
+  EXPECT_EQ(c.stats[0].op_source, OpSource::kCpuOp);
+  EXPECT_EQ(c.matched, 3);
+  EXPECT_EQ(c.incomplete, 0);
+  ASSERT_EQ(c.instances.size(), 3u);
+  EXPECT_EQ(c.instances[0].last_rank, 1);
+  EXPECT_EQ(rank_of(a, 0).collective_wait_ns, 3 * 20'000);
+}
+
 // Sampled traces drop events: counting in order would pair the wrong operations; end times tell.
 TEST(Measure, MatchingWithoutMetadataChecksEndTimes) {
   Builder b(temp_profile("end_times"));

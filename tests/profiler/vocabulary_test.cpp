@@ -133,10 +133,13 @@ TEST(Vocabulary, OperatorNameStripsWhatPyTorchsNvtxRangesAddPerCall) {
       "aten::view");
   EXPECT_EQ(vocabulary::operator_name("aten::mm"), "aten::mm");  // Kineto's names are already operators
   EXPECT_EQ(vocabulary::operator_name("train_step"), "train_step");
+  // ProcessGroupNCCL's record names have one colon; the 2-GPU Nsight Systems export of
+  // ../shared/traces/nsys_nccl shows them as "nccl:all_to_all, op_id = 993824".
+  EXPECT_EQ(vocabulary::operator_name("nccl:all_to_all, op_id = 993824"), "nccl:all_to_all");
   // A range that only looks like one keeps its text: a user's annotation with a comma, a name without "::".
   EXPECT_EQ(vocabulary::operator_name("forward, layer 3"), "forward, layer 3");
   EXPECT_EQ(vocabulary::operator_name("my op::x, seq = 1"), "my op::x, seq = 1");
-  EXPECT_EQ(vocabulary::operator_name("nccl:all_reduce, seq = 1"), "nccl:all_reduce, seq = 1");
+  EXPECT_EQ(vocabulary::operator_name("ncclx:all_reduce, seq = 1"), "ncclx:all_reduce, seq = 1");
 }
 
 }  // namespace
