@@ -79,7 +79,13 @@ void write_json(const Diff& d) {
   side_json(j, d.a);
   j.key("b");
   side_json(j, d.b);
-  j.field("similarity", d.similarity).field("unrelated", d.unrelated);
+  j.field("similarity", d.similarity);
+  if (d.operator_similarity >= 0) {
+    j.field("operator_similarity", d.operator_similarity);
+  } else {
+    j.key("operator_similarity").null();
+  }
+  j.field("unrelated", d.unrelated).field("different_kernels", d.different_kernels);
   j.key("headline").begin_array();
   for (const auto& h : d.headline) {
     j.begin_object().field("kind", h.kind).field("name", h.name).field("level", h.level);

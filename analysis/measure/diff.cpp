@@ -406,6 +406,19 @@ std::vector<DiffRow> finish_rows(std::map<std::string, RowAcc>& rows, const Diff
 }
 
 // Σ over keys of min(share in A, share in B).
+// Σ over ROWS of min(share of A's calls, share of B's calls); -1 when a side has none.
+double count_overlap(const std::vector<DiffRow>& rows) {
+  std::int64_t a = 0, b = 0;
+  for (const DiffRow& r : rows) a += r.a_count, b += r.b_count;
+  if (a <= 0 || b <= 0) return -1.0;
+  double sum = 0;
+  for (const DiffRow& r : rows) {
+    sum += std::min(static_cast<double>(r.a_count) / static_cast<double>(a),
+                    static_cast<double>(r.b_count) / static_cast<double>(b));
+  }
+  return sum;
+}
+
 double overlap(const std::vector<DiffRow>& rows) {
   TimeNs a = 0, b = 0;
   for (const DiffRow& r : rows) {
@@ -450,9 +463,23 @@ void build_headline(Diff& d, const DiffOptions& options) {
                   ms_text(d.b.step_ns), signed_ms(delta), pct));
   if (d.unrelated) {
     add("unrelated", "", 0, 0,
-        fmt::format("the runs look unrelated: only {:.1f} % of their GPU time is in kernels both ran, so "
-                    "the differences below compare different work",
-                    100.0 * std::max(d.similarity, 0.0)));
+        d.operator_similarity >= 0
+            ? fmt::format(
+                  "the runs look unrelated: only {:.1f} % of their GPU time is in kernels both ran and "
+                  "{:.1f} % of their CPU operator calls are of operators both ran, so the differences "
+                  "below compare different work",
+                  100.0 * std::max(d.similarity, 0.0), 100.0 * d.operator_similarity)
+            : fmt::format(
+                  "the runs look unrelated: only {:.1f} % of their GPU time is in kernels both ran, so "
+                  "the differences below compare different work",
+                  100.0 * std::max(d.similarity, 0.0)));
+  } else if (d.different_kernels) {
+    add("different_kernels", "", 0, 0,
+        fmt::format(
+            "the runs ran the same operators ({:.1f} % of CPU operator calls by name) through different "
+            "kernels (only {:.1f} % of GPU time is in kernels both ran: another GPU vendor or library "
+            "version); kernels only one run has are not listed as new or gone below",
+            100.0 * d.operator_similarity, 100.0 * std::max(d.similarity, 0.0)));
   }
   // The step's GPU span is compute + exposed comm + memory only + idle: split the change that way.
   struct Part {
@@ -513,6 +540,8 @@ void build_headline(Diff& d, const DiffOptions& options) {
     std::vector<const DiffRow*> candidates;
     for (const DiffRow& r : *rows) {
       if (kind == "kernel" && r.cls != want) continue;
+      // Another vendor's kernels are not "new" or "gone": the same operators ran them.
+      if (kind == "kernel" && d.different_kernels && (r.a_count == 0 || r.b_count == 0)) continue;
       if ((change(r) > 0) != (part.delta > 0) || change(r) == 0) continue;
       candidates.push_back(&r);
     }
@@ -603,7 +632,11 @@ Diff diff_summaries(const ProfileSummary& a, const ProfileSummary& b, const Diff
   if (sim < 0) sim = overlap(d.cpu_ops);
   if (sim < 0) sim = (d.kernels.empty() && d.cpu_ops.empty()) ? 1.0 : 0.0;
   d.similarity = sim;
-  d.unrelated = sim < options.unrelated_below;
+  // Operators say whether the runs did the same work; kernels only whether they ran the same code for it.
+  d.operator_similarity = count_overlap(d.cpu_ops);
+  const bool different_code = sim < options.unrelated_below;
+  d.different_kernels = different_code && d.operator_similarity >= options.same_operators_from;
+  d.unrelated = different_code && !d.different_kernels;
 
   if (!d.a.has_steps || !d.b.has_steps) {
     for (const DiffSide* s : {&d.a, &d.b}) {

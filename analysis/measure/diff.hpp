@@ -29,8 +29,14 @@ namespace meshscope::measure {
 std::string normalise_kernel_name(std::string_view name);
 
 struct DiffOptions {
-  // Below this weighted overlap of the two kernel-time mixes (0..1) the runs are called unrelated.
+  // Below this weighted overlap of the two kernel-time mixes (0..1) the runs ran different kernels:
+  // unrelated, unless their CPU operators say they did the same work.
   double unrelated_below = 0.2;
+  // From this share of CPU operator calls of operators both ran (0..1), runs of different kernels did the
+  // same work (another vendor or library version). Unrelated PyTorch runs share the common operators
+  // (aten::add, aten::copy_, ...): ResNet-50 (kineto/resnet50_num_workers_0) and the model of hta/trace_diff
+  // share 31 % of their calls.
+  double same_operators_from = 0.5;
   std::size_t headline_items = 6;  // at most this many lines under the step-time line
 };
 
@@ -75,7 +81,7 @@ struct DiffRow {
 
 // One line of the headline: what changed and by how much per step (B − A).
 struct HeadlineItem {
-  std::string kind;  // "step", "class", "kernel", "collective", "cpu_op", "unrelated"
+  std::string kind;  // "step", "class", "kernel", "collective", "cpu_op", "unrelated", "different_kernels"
   std::string name;  // class name, row name; "" for the step line
   TimeNs delta_ns = 0;
   int level = 0;     // 0: the step, 1: a class, 2: a row that explains part of its class
@@ -90,7 +96,15 @@ struct Diff {
   std::vector<DiffRow> collectives;  // by |whole-profile delta|, descending
   TimeNs step_delta_ns = 0;          // b.step_ns − a.step_ns
   double similarity = 1.0;  // Σ over kernel groups of min(share of A's time, share of B's time), 0..1
-  bool unrelated = false;   // similarity < DiffOptions::unrelated_below
+  // Σ over CPU operator names of min(share of A's calls, share of B's calls), 0..1; -1 when a side has no CPU
+  // operators. Two runs of one model on two GPU vendors (or two library versions) run the same operators
+  // through different kernels: this says they are the same work where `similarity` cannot.
+  double operator_similarity = -1.0;
+  // similarity < DiffOptions::unrelated_below and the operators do not say the work is the same
+  bool unrelated = false;
+  // similarity < unrelated_below but operator_similarity ≥ DiffOptions::same_operators_from: the same
+  // operators through different kernels.
+  bool different_kernels = false;
   std::vector<HeadlineItem> headline;
   std::vector<std::string> notes;  // what could not be compared, and why
 };

@@ -154,10 +154,44 @@ TEST(Diff, UnrelatedRunsStillDiffAndSaySo) {
   const Diff d = diff_profiles(pa, analyze(pa), pb, analyze(pb));
   EXPECT_TRUE(d.unrelated);
   EXPECT_LT(d.similarity, 0.2);
+  EXPECT_LT(d.operator_similarity, 0.2);  // aten::conv2d and aten::add against aten::embedding
+  EXPECT_FALSE(d.different_kernels);
   ASSERT_GE(d.headline.size(), 2u);
   EXPECT_EQ(d.headline[1].kind, "unrelated");
   EXPECT_THAT(d.headline[1].text, HasSubstr("look unrelated"));
   EXPECT_EQ(d.kernels.size(), 3u);  // conv, add (only in A), embedding (only in B)
+}
+
+// One model on two GPU vendors: the same operators (aten::mm, aten::add) through kernels of different names
+// (cuBLAS and CUDA elementwise on one side, hipBLASLt and HIP elementwise on the other). Not "unrelated", and
+// the other vendor's kernels are not listed as new or gone.
+TEST(Diff, TheSameOperatorsThroughAnotherVendorsKernelsAreTheSameWork) {
+  ProfileBuilder a("diff_v_a"), b("diff_v_b");
+  one_run(a, 3, 1'000'000, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_kernel", 100'000);
+  b.rank(0);
+  for (int s = 0; s < 3; ++s) {
+    const TimeNs t0 = 1'000'000 + s * 1'000'000;
+    b.step(0, 1, t0, t0 + 1'000'000, s);
+    b.range(0, 1, RangeKind::kCpuOp, t0 + 1'000, t0 + 9'000, "aten::mm");
+    b.launch(0, 1, t0 + 2'000, t0 + 3'000, 7, t0 + 10'000, t0 + 140'000,
+             "Cijk_Ailk_Bljk_BBS_BH_MT128x128x64_MI16x16x16_SN_1LDSB0_GRVW8");
+    b.range(0, 1, RangeKind::kCpuOp, t0 + 10'000, t0 + 12'000, "aten::add");
+    b.launch(0, 1, t0 + 11'000, t0 + 11'500, 7, t0 + 140'000, t0 + 150'000,
+             "void at::native::elementwise_kernel_manual_unroll<128, 8>(int)");
+  }
+  const Profile pa = a.finish(), pb = b.finish();
+  const Diff d = diff_profiles(pa, analyze(pa), pb, analyze(pb));
+  EXPECT_LT(d.similarity, 0.2);
+  EXPECT_DOUBLE_EQ(d.operator_similarity, 1.0);
+  EXPECT_FALSE(d.unrelated);
+  EXPECT_TRUE(d.different_kernels);
+  ASSERT_GE(d.headline.size(), 2u);
+  EXPECT_EQ(d.headline[1].kind, "different_kernels");
+  EXPECT_THAT(d.headline[1].text, HasSubstr("same operators"));
+  for (const HeadlineItem& item : d.headline) {
+    EXPECT_THAT(item.text, ::testing::Not(HasSubstr("gone in B")));
+    EXPECT_THAT(item.text, ::testing::Not(HasSubstr("new in B")));
+  }
 }
 
 TEST(Diff, ProfilesWithoutStepsCountEachRankAsOneStep) {
