@@ -86,6 +86,7 @@ void write_json(const Diff& d) {
     j.key("operator_similarity").null();
   }
   j.field("unrelated", d.unrelated).field("different_kernels", d.different_kernels);
+  j.field("iteration_ratio", d.iteration_ratio);
   j.key("headline").begin_array();
   for (const auto& h : d.headline) {
     j.begin_object().field("kind", h.kind).field("name", h.name).field("level", h.level);

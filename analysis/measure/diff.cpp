@@ -451,6 +451,49 @@ std::string row_label(const DiffRow& r, const std::string& kind) {
   return short_name(r.name);
 }
 
+// Runs without steps are windows: scale A's per-step figures to B's number of iterations, estimated from the
+// kernels both ran (the time-weighted median of B's calls over A's). Rows and classes then compare the same
+// work: a kernel run 68 times in A's window and 60 in B's at the same time per call does not change.
+void scale_windows(Diff& d) {
+  std::vector<std::pair<double, double>> ratios;  // (B's calls / A's, weight)
+  double weight = 0;
+  for (const DiffRow& r : d.kernels) {
+    if (r.a_count <= 0 || r.b_count <= 0) continue;
+    const double w = static_cast<double>(r.a_ns + r.b_ns);
+    ratios.push_back({static_cast<double>(r.b_count) / static_cast<double>(r.a_count), w});
+    weight += w;
+  }
+  if (ratios.empty() || weight <= 0) return;
+  std::sort(ratios.begin(), ratios.end());
+  double seen = 0, ratio = ratios.back().first;
+  for (const auto& [value, w] : ratios) {
+    seen += w;
+    if (seen >= weight / 2) {
+      ratio = value;
+      break;
+    }
+  }
+  if (ratio == 1.0) return;
+  d.iteration_ratio = ratio;
+  auto scaled = [ratio](TimeNs ns) {
+    return static_cast<TimeNs>(std::llround(static_cast<double>(ns) * ratio));
+  };
+  d.a.step_ns = scaled(d.a.step_ns);
+  for (ClassDiff& c : d.classes) c.a_step_ns = scaled(c.a_step_ns);
+  for (std::vector<DiffRow>* rows : {&d.kernels, &d.cpu_ops, &d.collectives}) {
+    for (DiffRow& r : *rows) {
+      r.a_step_ns = scaled(r.a_step_ns);
+      r.a_self_step_ns = scaled(r.a_self_step_ns);
+    }
+  }
+  d.step_delta_ns = d.b.step_ns - d.a.step_ns;
+  d.notes.push_back(
+      fmt::format("no steps to compare: B ran {:.3f} x the calls A ran of the kernels both ran, so A's "
+                  "window is scaled by "
+                  "that ratio (per-step figures of A are for as many iterations as B caught)",
+                  ratio));
+}
+
 void build_headline(Diff& d, const DiffOptions& options) {
   auto add = [&](std::string kind, std::string name, TimeNs delta, int level, std::string text) {
     d.headline.push_back({std::move(kind), std::move(name), delta, level, std::move(text)});
@@ -534,8 +577,18 @@ void build_headline(Diff& d, const DiffOptions& options) {
     }
     // CPU operators by self time, so that an operator and the ones nested in it do not all appear.
     const bool self = kind == "cpu_op";
-    auto change = [self](const DiffRow& r) {
-      return self ? r.b_self_step_ns - r.a_self_step_ns : r.step_delta_ns();
+    // Without steps on both sides each run is one window of however many iterations it caught: a kernel
+    // called 68 times in one window and 60 in the other did not get slower. Rows on both sides then change by
+    // their time per call (B's calls at B's mean minus B's calls at A's mean).
+    const bool per_call = !(d.a.has_steps && d.b.has_steps) && !self;
+    auto change = [self, per_call](const DiffRow& r) -> TimeNs {
+      if (self) return r.b_self_step_ns - r.a_self_step_ns;
+      if (per_call && r.a_count > 0 && r.b_count > 0) {
+        const double a_mean = static_cast<double>(r.a_ns) / static_cast<double>(r.a_count);
+        const double b_mean = static_cast<double>(r.b_ns) / static_cast<double>(r.b_count);
+        return static_cast<TimeNs>(std::llround((b_mean - a_mean) * static_cast<double>(r.b_count)));
+      }
+      return r.step_delta_ns();
     };
     std::vector<const DiffRow*> candidates;
     for (const DiffRow& r : *rows) {
@@ -564,11 +617,20 @@ void build_headline(Diff& d, const DiffOptions& options) {
       } else if (r.b_count == 0) {
         extra = "; gone in B";
       }
-      add(kind, r.name, delta_row, 2,
-          fmt::format("{} {} {} per step{} ({} -> {}; count {} -> {}{})", self ? "CPU op" : kind,
-                      row_label(r, kind), signed_ms(delta_row), self ? " of self time" : "",
-                      ms_text(self ? r.a_self_step_ns : r.a_step_ns),
-                      ms_text(self ? r.b_self_step_ns : r.b_step_ns), r.a_count, r.b_count, extra));
+      if (per_call && r.a_count > 0 && r.b_count > 0) {
+        add(kind, r.name, delta_row, 2,
+            fmt::format("{} {} {} at B's {} calls ({:.3f} -> {:.3f} µs per call; count {} -> {}{})", kind,
+                        row_label(r, kind), signed_ms(delta_row), r.b_count,
+                        static_cast<double>(r.a_ns) / static_cast<double>(r.a_count) / 1e3,
+                        static_cast<double>(r.b_ns) / static_cast<double>(r.b_count) / 1e3, r.a_count,
+                        r.b_count, extra));
+      } else {
+        add(kind, r.name, delta_row, 2,
+            fmt::format("{} {} {} per step{} ({} -> {}; count {} -> {}{})", self ? "CPU op" : kind,
+                        row_label(r, kind), signed_ms(delta_row), self ? " of self time" : "",
+                        ms_text(self ? r.a_self_step_ns : r.a_step_ns),
+                        ms_text(self ? r.b_self_step_ns : r.b_step_ns), r.a_count, r.b_count, extra));
+      }
       ++lines;
     }
   }
@@ -628,6 +690,8 @@ Diff diff_summaries(const ProfileSummary& a, const ProfileSummary& b, const Diff
   d.cpu_ops = finish_rows(rows.cpu_ops, d, false);
   d.collectives = finish_rows(rows.collectives, d, false);
 
+  if (!d.a.has_steps || !d.b.has_steps) scale_windows(d);
+
   double sim = overlap(d.kernels);
   if (sim < 0) sim = overlap(d.cpu_ops);
   if (sim < 0) sim = (d.kernels.empty() && d.cpu_ops.empty()) ? 1.0 : 0.0;
@@ -642,7 +706,9 @@ Diff diff_summaries(const ProfileSummary& a, const ProfileSummary& b, const Diff
     for (const DiffSide* s : {&d.a, &d.b}) {
       if (!s->has_steps)
         d.notes.push_back(
-            fmt::format("{} has no steps: each rank's whole profile counts as one step", s->path));
+            fmt::format("{} has no steps: each rank's whole profile counts as one step, and the kernels and "
+                        "collectives under the headline compare time per call",
+                        s->path));
     }
   }
   if (d.a.cpu_ops == 0 || d.b.cpu_ops == 0) {

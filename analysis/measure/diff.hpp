@@ -95,6 +95,10 @@ struct Diff {
   std::vector<DiffRow> cpu_ops;      // by |whole-profile delta|, descending
   std::vector<DiffRow> collectives;  // by |whole-profile delta|, descending
   TimeNs step_delta_ns = 0;          // b.step_ns − a.step_ns
+  // Without steps on a side each run is a window of however many iterations it caught: A's per-step figures
+  // are then A's window scaled to B's iterations, by the ratio of the calls of the kernels both ran (B's over
+  // A's, the median weighted by time). 1 when both runs have steps.
+  double iteration_ratio = 1.0;
   double similarity = 1.0;  // Σ over kernel groups of min(share of A's time, share of B's time), 0..1
   // Σ over CPU operator names of min(share of A's calls, share of B's calls), 0..1; -1 when a side has no CPU
   // operators. Two runs of one model on two GPU vendors (or two library versions) run the same operators

@@ -211,6 +211,50 @@ TEST(Diff, ProfilesWithoutStepsCountEachRankAsOneStep) {
   EXPECT_FALSE(d.notes.empty());
 }
 
+// Two windows without steps: the same kernel called 68 times in A and 60 in B, 100 µs each, and another 10 µs
+// slower per call in B. Rows compare time per call: the first did not change, the second did.
+TEST(Diff, WithoutStepsRowsCompareTimePerCallNotWindows) {
+  ProfileBuilder a("diff_w_a"), b("diff_w_b");
+  auto window = [](ProfileBuilder& p, int calls, TimeNs slow_ns) {
+    p.rank(0);
+    TimeNs t = 0;
+    for (int i = 0; i < calls; ++i) {
+      p.launch(0, 1, t, t + 1'000, 7, t + 2'000, t + 102'000, "steady_kernel");
+      p.launch(0, 1, t + 1'500, t + 2'000, 7, t + 102'000, t + 152'000 + slow_ns, "slower_kernel");
+      t += 200'000;
+    }
+  };
+  window(a, 68, 0);
+  window(b, 60, 10'000);
+  const Profile pa = a.finish(), pb = b.finish();
+  const Diff d = diff_profiles(pa, analyze(pa), pb, analyze(pb));
+  EXPECT_FALSE(d.a.has_steps);
+  bool slower = false;
+  for (const HeadlineItem& item : d.headline) {
+    EXPECT_NE(item.name, "steady_kernel") << item.text << ": the same time per call";
+    if (item.name == "slower_kernel") {
+      slower = true;
+      EXPECT_EQ(item.delta_ns, 60 * 10'000);
+      EXPECT_THAT(item.text, HasSubstr("50.000 -> 60.000 µs per call; count 68 -> 60"));
+    }
+  }
+  EXPECT_TRUE(slower);
+  EXPECT_DOUBLE_EQ(d.iteration_ratio, 60.0 / 68.0);
+  // A's window of 68 iterations scaled to B's 60: compute 68 x 150 µs -> 9.0 ms against B's 60 x 160 µs =
+  // 9.6 ms; the span is the launches' 200 µs period either way (the GPU waits for the CPU), so the step
+  // does not change.
+  for (const ClassDiff& c : d.classes) {
+    if (c.name == "compute") {
+      EXPECT_NEAR(static_cast<double>(c.b_step_ns - c.a_step_ns), 60 * 10'000, 100);
+    }
+  }
+  EXPECT_NEAR(static_cast<double>(d.step_delta_ns), 0, 60 * 200'000 * 0.001);
+  std::string notes;
+  for (const std::string& n : d.notes) notes += n + "\n";
+  EXPECT_THAT(notes, HasSubstr("compare time per call"));
+  EXPECT_THAT(notes, HasSubstr("B ran 0.882 x the calls A ran"));
+}
+
 TEST(Diff, CollectivesAreKeyedByOperationSizeAndGroup) {
   ProfileBuilder a("diff_c_a"), b("diff_c_b");
   for (ProfileBuilder* p : {&a, &b}) {
