@@ -194,7 +194,12 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const HardwareSpec& hw, const
   int first_layer = 0;
   for (int stage = 0; stage < c.pp; ++stage) {
     const int n = layers[static_cast<size_t>(stage)];
-    const MemoryBreakdown mb = stage_memory(in, stage, n, moe_layers_in(m, first_layer, n));
+    int held = n, moe = moe_layers_in(m, first_layer, n);
+    if (stage == c.pp - 1) {  // multi-token prediction modules: layers of the last kind on the last stage
+      held += m.mtp_layers;
+      if (m.is_moe_layer(m.layers - 1)) moe += m.mtp_layers;
+    }
+    const MemoryBreakdown mb = stage_memory(in, stage, held, moe);
     first_layer += n;
     if (stage == 0 || mb.total() > best.total()) best = mb;
   }

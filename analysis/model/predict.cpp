@@ -64,6 +64,7 @@ struct Context {
   double tokens = 0;  // tokens per micro-batch on one rank of a CP group
   LayerTimes dense{}, moe{}, dense_bf16{}, moe_bf16{};
   double logits_fwd = 0;
+  double mtp_projection_fwd = 0;  // one multi-token-prediction module's projection and output head, forward
 
   void term(const char* part, std::string name, double seconds, std::string formula, std::string inputs) {
     if (explain) out.terms.push_back({part, std::move(name), seconds, std::move(formula), std::move(inputs)});
@@ -105,9 +106,12 @@ void stage_compute(Context& x, StageWork& s) {
   add(x.moe_bf16, bf16_moe);
   if (s.index == x.c.pp - 1) {
     // Output projection and cross-entropy (Narayanan et al. 2021 eq. 3: 2Vh FLOPs per token, backward 2x).
-    s.mb.forward += x.logits_fwd;
-    s.mb.backward += backward * 2.0 * x.logits_fwd;
-    s.logits = (1.0 + backward * 2.0) * x.logits_fwd;
+    // Each multi-token-prediction module adds its 2h -> h projection and another pass through the output
+    // head.
+    const double fwd = x.logits_fwd + x.m.mtp_layers * x.mtp_projection_fwd;
+    s.mb.forward += fwd;
+    s.mb.backward += backward * 2.0 * fwd;
+    s.logits = (1.0 + backward * 2.0) * fwd;
   }
 }
 
@@ -379,6 +383,11 @@ std::vector<StageWork> build_stages(Context& x) {
     s.index = i;
     s.layers = x.out.stage_layers[static_cast<size_t>(i)];
     s.moe_layers = moe_layers_in(x.m, first, s.layers);
+    if (i == c.pp - 1 && x.m.mtp_layers > 0) {
+      // Multi-token prediction on the last stage: layers of the model's last kind (with their communication).
+      s.layers += x.m.mtp_layers;
+      if (x.m.is_moe_layer(x.m.layers - 1)) s.moe_layers += x.m.mtp_layers;
+    }
     if (c.precision == Precision::kNVFP4)
       s.bf16_layers = std::max(0, first + s.layers - std::max(first, bf16_from));
     first += s.layers;
@@ -557,6 +566,12 @@ void predict_into(const ModelSpec& m, const HardwareSpec& hw, const ParallelConf
     if (bf16_layers) x.moe_bf16 = layer_times(m, c, eff, x.recipe, x.hbm_Bps, true, true);
   }
   x.logits_fwd = logits_forward_time(m, c, eff, x.recipe, x.hbm_Bps);
+  if (m.mtp_layers > 0) {
+    const GemmShape projection{x.tokens, double(m.hidden) / c.tp, 2.0 * m.hidden};
+    x.mtp_projection_fwd = x.logits_fwd + gemm_time(projection, x.recipe.bf16_peak_flops,
+                                                    x.recipe.bf16_efficiency * eff.sustained_fraction, 2.0,
+                                                    eff.gemm_overhead_s, x.hbm_Bps);
+  }
   out.stage_layers = stage_layers(m, c);
   out.memory = memory ? *memory : memory_per_gpu(m, hw, c, eff);
   out.fits = out.memory.fits();

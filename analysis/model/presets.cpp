@@ -164,6 +164,7 @@ ModelSpec parse_model(std::string_view text, std::string_view origin) {
   m.shared_experts = r.get<int>("shared_experts").value_or(0);
   m.dense_layers = r.get<int>("dense_layers").value_or(0);
   m.moe_layer_freq = r.get<int>("moe_layer_freq").value_or(1);
+  m.mtp_layers = r.get<int>("mtp_layers").value_or(0);
   m.q_lora_rank = r.get<int>("q_lora_rank").value_or(0);
   m.kv_lora_rank = r.get<int>("kv_lora_rank").value_or(0);
   m.qk_nope_dim = r.get<int>("qk_nope_dim").value_or(0);
@@ -199,6 +200,7 @@ std::string model_toml(const ModelSpec& m) {
   whole("shared_experts", m.shared_experts);
   whole("dense_layers", m.dense_layers);
   whole("moe_layer_freq", m.moe_layer_freq);
+  whole("mtp_layers", m.mtp_layers);
   whole("q_lora_rank", m.q_lora_rank);
   whole("kv_lora_rank", m.kv_lora_rank);
   whole("qk_nope_dim", m.qk_nope_dim);

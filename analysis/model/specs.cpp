@@ -150,6 +150,8 @@ void check_model(const ModelSpec& m) {
       invalid(fmt::format("{}: moe_layer_freq {} must be between 1 and layers {}", name, m.moe_layer_freq,
                           m.layers));
   }
+  if (m.mtp_layers < 0 || m.mtp_layers > m.layers)
+    invalid(fmt::format("{}: mtp_layers {} must be between 0 and layers {}", name, m.mtp_layers, m.layers));
   if (m.is_mla() && (m.qk_nope_dim <= 0 || m.qk_rope_dim <= 0 || m.v_head_dim <= 0))
     invalid(
         fmt::format("{}: multi-head latent attention needs qk_nope_dim, qk_rope_dim and v_head_dim", name));

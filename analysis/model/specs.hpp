@@ -72,6 +72,11 @@ struct ModelSpec {
   int shared_experts = 0;
   int dense_layers = 0;
   int moe_layer_freq = 1;
+  // Multi-token prediction (DeepSeek-AI 2024, arXiv:2412.19437 §2.2; Megatron-Core --mtp-num-layers): each
+  // module is one more transformer layer of the model's last kind, a projection of 2h -> h and another pass
+  // through the shared output head, on the last pipeline stage. Its parameters are not in the model's count
+  // (DeepSeek-V3: 671 B main model + 14 B MTP module).
+  int mtp_layers = 0;
   // Multi-head latent attention (DeepSeek-V2/V3); all zero for ordinary attention.
   int q_lora_rank = 0;
   int kv_lora_rank = 0;

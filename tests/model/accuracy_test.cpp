@@ -217,6 +217,11 @@ std::vector<PublishedRun> published_runs(const std::string& file = "published_ru
     c.cp = std::stoi(r["cp"]);
     c.ep = std::stoi(r["ep"]), c.micro_batch = std::stoi(r["mbs"]), c.global_batch = std::stoi(r["gbs"]);
     if (r.count("etp") && !r["etp"].empty()) c.etp = std::stoi(r["etp"]);
+    if (r.count("mtp_layers") && !r["mtp_layers"].empty()) run.m.mtp_layers = std::stoi(r["mtp_layers"]);
+    if (r.count("first_stage_layers") && !r["first_stage_layers"].empty())
+      c.first_stage_layers = std::stoi(r["first_stage_layers"]);
+    if (r.count("last_stage_layers") && !r["last_stage_layers"].empty())
+      c.last_stage_layers = std::stoi(r["last_stage_layers"]);
     if (r.count("dispatcher")) run.dispatcher = r["dispatcher"], run.cuda_graphs = r["cuda_graphs"];
     c.seq = std::stoi(r["seq"]), c.zero = std::stoi(r["zero"]), c.precision = parse_precision(r["precision"]);
     const int v = std::stoi(r["vp"]);
@@ -468,8 +473,8 @@ TEST(Accuracy, MoeRunsOutOfSample) {
       all.rows.size(), all.mape(), all.spearman(), 100 * (std::exp(log_bias) - 1), not_fitting);
   std::ofstream(std::string(MESHSCOPE_TEST_OUTPUT) + "/accuracy.md") << report();
   EXPECT_LT(rack.mape(), 10.0);
-  EXPECT_LT(nodes.mape(), 75.0);
-  EXPECT_LT(all.mape(), 45.0);
+  EXPECT_LT(nodes.mape(), 65.0);
+  EXPECT_LT(all.mape(), 40.0);
   EXPECT_EQ(not_fitting, 0);
 }
 
