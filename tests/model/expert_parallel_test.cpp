@@ -125,6 +125,30 @@ TEST(ExpertParallel, MoeLayersCanAlternateWithDenseOnes) {
   EXPECT_THROW(check_model(bad), InvalidInput);
 }
 
+TEST(ExpertParallel, MultiTokenPredictionAddsALayerAndAnOutputHeadOnTheLastStage) {
+  // DeepSeek-V3 §2.2: one MTP module (D = 1) is a transformer block of the model's own kind, a projection of
+  // the concatenated 2h -> h, and the shared output head. On one stage its cost is one more MoE layer, the
+  // projection and a second output-head pass: more than a 62nd layer alone.
+  const HardwareSpec hw = load_hardware("h100-sxm");
+  const Efficiencies eff = defaults_for(hw);
+  ModelSpec none = load_model("deepseek-v3");
+  EXPECT_EQ(none.mtp_layers, 1);  // the preset trains as the report did
+  none.mtp_layers = 0;
+  ModelSpec mtp = none, deeper = none;
+  mtp.mtp_layers = 1;
+  deeper.layers = 62;
+  ParallelConfig c = layout(256, 1, 1, 64, 1);
+  c.global_batch = 1024;
+  const Prediction p0 = predict(none, hw, resolve(c, none, hw), eff);
+  const Prediction p1 = predict(mtp, hw, resolve(c, mtp, hw), eff);
+  const Prediction pd = predict(deeper, hw, resolve(c, deeper, hw), eff);
+  const double layer = pd.time.compute - p0.time.compute;
+  EXPECT_GT(layer, 0);
+  EXPECT_GT(p1.time.compute - p0.time.compute, layer);
+  EXPECT_GT(p1.comm.ep, p0.comm.ep);  // the MTP layer's experts dispatch and combine too
+  EXPECT_GT(p1.memory.params, p0.memory.params);
+}
+
 TEST(ExpertParallel, SearchOffersWholeExpertsAcrossTensorParallelRanks) {
   // The Megatron-Bridge MoE recipes run expert TP 1 with EP spanning TP ranks; search considers those
   // layouts and expert TP = TP, each valid, and its ranking does not depend on how threads split the work.
