@@ -405,33 +405,26 @@ std::vector<DiffRow> finish_rows(std::map<std::string, RowAcc>& rows, const Diff
   return out;
 }
 
-// Σ over keys of min(share in A, share in B).
-// Σ over ROWS of min(share of A's calls, share of B's calls); -1 when a side has none.
-double count_overlap(const std::vector<DiffRow>& rows) {
-  std::int64_t a = 0, b = 0;
-  for (const DiffRow& r : rows) a += r.a_count, b += r.b_count;
+// Σ over ROWS of min(share of A's total, share of B's total) of the quantity AMOUNT(row, side) gives; -1 when
+// a side's total is 0.
+template <typename Amount>
+double overlap_of(const std::vector<DiffRow>& rows, Amount amount) {
+  double a = 0, b = 0;
+  for (const DiffRow& r : rows) a += amount(r, 0), b += amount(r, 1);
   if (a <= 0 || b <= 0) return -1.0;
   double sum = 0;
-  for (const DiffRow& r : rows) {
-    sum += std::min(static_cast<double>(r.a_count) / static_cast<double>(a),
-                    static_cast<double>(r.b_count) / static_cast<double>(b));
-  }
+  for (const DiffRow& r : rows) sum += std::min(amount(r, 0) / a, amount(r, 1) / b);
   return sum;
 }
 
+// Kernel or operator time, and operator calls.
 double overlap(const std::vector<DiffRow>& rows) {
-  TimeNs a = 0, b = 0;
-  for (const DiffRow& r : rows) {
-    a += r.a_ns;
-    b += r.b_ns;
-  }
-  if (a <= 0 || b <= 0) return -1.0;
-  double sum = 0;
-  for (const DiffRow& r : rows) {
-    sum += std::min(static_cast<double>(r.a_ns) / static_cast<double>(a),
-                    static_cast<double>(r.b_ns) / static_cast<double>(b));
-  }
-  return sum;
+  return overlap_of(rows,
+                    [](const DiffRow& r, int side) { return static_cast<double>(side ? r.b_ns : r.a_ns); });
+}
+double count_overlap(const std::vector<DiffRow>& rows) {
+  return overlap_of(
+      rows, [](const DiffRow& r, int side) { return static_cast<double>(side ? r.b_count : r.a_count); });
 }
 
 std::string signed_ms(TimeNs ns) {
