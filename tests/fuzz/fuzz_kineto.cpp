@@ -65,6 +65,7 @@ void check_summary_from_rows(const fuzz::fs::path& input, const fuzz::fs::path& 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const fuzz::SqliteBlocksReleased sqlite_released;
   const fuzz::fs::path input = fuzz::scratch() / "trace.json";
   const fuzz::fs::path output = fuzz::scratch() / "out.msdb";
   kineto::ImportSettings settings;

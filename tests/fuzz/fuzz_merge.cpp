@@ -74,6 +74,7 @@ void write_rank(const fuzz::fs::path& path, std::int32_t rank) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const fuzz::SqliteBlocksReleased sqlite_released;
   static const std::vector<fuzz::fs::path> seeds = [] {
     std::vector<fuzz::fs::path> paths;
     for (std::int32_t rank = 0; rank < 3; ++rank) {

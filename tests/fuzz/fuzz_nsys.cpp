@@ -70,6 +70,7 @@ INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (1200, 1300, 0, 1, 7, 4, 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const fuzz::SqliteBlocksReleased sqlite_released;
   if (size == 0) return 0;
   static const fuzz::fs::path seed = [] {
     const fuzz::fs::path path = fuzz::scratch() / "seed.sqlite";

@@ -26,6 +26,7 @@
 using namespace meshscope;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const fuzz::SqliteBlocksReleased sqlite_released;
   if (size == 0) return 0;
   static const fuzz::fs::path seed = [] {
     const fuzz::fs::path path = fuzz::scratch() / "seed.msdb";
