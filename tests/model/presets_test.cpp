@@ -144,6 +144,31 @@ TEST(Presets, VariantsCarryTheirPublishedFigures) {
   EXPECT_DOUBLE_EQ(load_hardware("h100-nvl").intra_node_gbps, 300.0);
 }
 
+// Every preset states its FP32 peak, and its dense TF32 tensor peak exactly where the GPU has TF32: FP32
+// operators are checked against the one or the other (measure::peak_for). Figures: NVIDIA's datasheets (A800,
+// H100 NVL, Blackwell, Blackwell Ultra; sparse TF32 halved; the GB200 NVL72 page's rack totals / 72), the
+// H800 and H20 specification tables resellers reproduce (no NVIDIA datasheet is public), AMD's MI200 table
+// (FP32 matrix per die) and MI355X specifications. Volta and CDNA 2 have no TF32; CDNA 4 emulates it in
+// software (no peak).
+TEST(Presets, Fp32AndTf32PeaksWhereTheHardwareHasThem) {
+  struct Peaks {
+    const char* preset;
+    double fp32, tf32;  // TFLOP/s per device, dense; tf32 0 = none
+  };
+  for (const Peaks& p :
+       {Peaks{"a800", 19.5, 156.0}, Peaks{"h800", 67.0, 494.7}, Peaks{"h20", 44.0, 74.0},
+        Peaks{"h100-nvl", 60.0, 417.5}, Peaks{"b200", 75.0, 1100.0}, Peaks{"b300", 75.0, 1100.0},
+        Peaks{"gb200", 80.0, 1250.0}, Peaks{"gb300", 80.0, 1250.0}, Peaks{"mi250x", 47.85, 0.0},
+        Peaks{"mi355x", 157.3, 0.0}, Peaks{"v100", 15.7, 0.0}}) {
+    const HardwareSpec hw = load_hardware(p.preset);
+    EXPECT_DOUBLE_EQ(hw.peak_tflops_fp32, p.fp32) << p.preset;
+    EXPECT_DOUBLE_EQ(hw.peak_tflops_tf32, p.tf32) << p.preset;
+  }
+  // And no preset is left without an FP32 peak.
+  for (const std::string& name : hardware_presets())
+    EXPECT_GT(load_hardware(name).peak_tflops_fp32, 0.0) << name;
+}
+
 TEST(Presets, BadInputSaysWhatToChange) {
   try {
     load_model("gpt4");
