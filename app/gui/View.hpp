@@ -372,6 +372,9 @@ class View {
   void timeline_bottom_panel();
   void details_event();
   void details_fields(const EventRef& event);
+  void occupancy_fields(const Rank& rank, std::int32_t device, const KernelDetail& kernel);
+  const measure::CountedOp* counted_op(std::size_t rank_index, const CpuRange& range);
+  const measure::KernelShare* work_share(std::size_t rank_index, std::uint32_t activity);
   void details_launch(const EventRef& event);
   void details_peers(std::int32_t instance);
   bool event_link(const EventRef& event, const char* id);
@@ -504,6 +507,13 @@ class View {
   // Timeline state (timeline_items.hpp)
   TimelineState tl_;
   std::vector<std::uint32_t> flow_calls_;  // scratch of timeline_flows()
+  // The Details pane's work row of the selected event (counted_op, work_share): its index, -1 none.
+  struct WorkLookup {
+    const LoadedProfile* loaded = nullptr;
+    EventRef event;
+    std::ptrdiff_t index = -1;
+  };
+  WorkLookup work_lookup_;
 
   // Explorer state
   struct ExplorerState {

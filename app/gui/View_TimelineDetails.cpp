@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "analysis/measure/collectives.hpp"
+#include "analysis/measure/occupancy.hpp"
 #include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
 
@@ -190,6 +191,16 @@ void View::details_fields(const EventRef& e) {
       field("registers", "%d", k.registers);
       field("shared memory", "%d bytes", k.shared_bytes);
       if (k.graph_id != kNull) field("CUDA graph", "%lld", static_cast<long long>(k.graph_id));
+      occupancy_fields(rank, stream.device, k);
+    }
+    if (const measure::KernelShare* share = work_share(r, e.index)) {
+      const measure::CountedOp& op = loaded_->measured->work.ops[share->op];
+      char b[32];
+      field("work", "%.4g GFLOP, %s (its share of %s's)", share->flops / 1e9,
+            bytes_text(b, sizeof b, share->bytes), op.name.c_str());
+      if (a.duration() > 0)
+        field("achieved", "%.2f TFLOP/s, %.1f GB/s", share->flops / static_cast<double>(a.duration()) / 1e3,
+              share->bytes / static_cast<double>(a.duration()));
     }
     if ((a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) && a.detail != kNoDetail &&
         a.detail < rank.copies.size()) {
@@ -224,6 +235,17 @@ void View::details_fields(const EventRef& e) {
     field("kind", "%s, depth %d", to_string(c.kind), c.depth);
     field("category", "%s", profile.str(c.category).c_str());
     field("id, external id", "%lld, %s", static_cast<long long>(c.id), long_text(c.external_id).c_str());
+    if (const measure::CountedOp* op = counted_op(r, c)) {
+      char b[32];
+      field("input dims", "%s", op->input_dims.empty() ? "unknown" : op->input_dims.c_str());
+      field("input types", "%s", op->input_types.empty() ? "unknown" : op->input_types.c_str());
+      field("work", "%s, %.4g GFLOP, %s (%s)", measure::to_string(op->category), op->flops / 1e9,
+            bytes_text(b, sizeof b, op->bytes), measure::to_string(op->precision));
+      if (op->kernel_ns > 0)
+        field("its GPU work", "%lld kernel(s), %s, %.2f TFLOP/s", static_cast<long long>(op->kernels),
+              duration_text(b, sizeof b, static_cast<double>(op->kernel_ns)),
+              op->flops / static_cast<double>(op->kernel_ns) / 1e3);
+    }
     if (c.kind == RangeKind::kStep) {
       for (const Step& s : rank.steps) {
         if (s.range_id == c.id && s.number != kNull) field("step", "%lld", static_cast<long long>(s.number));
@@ -250,6 +272,70 @@ void View::details_fields(const EventRef& e) {
     }
   }
   ImGui::EndTable();
+}
+
+// The theoretical occupancy of kernel K on its device (analysis/measure/occupancy.hpp), when the profile
+// states the device's compute capability; "unknown" otherwise, never a guess.
+void View::occupancy_fields(const Rank& rank, std::int32_t device, const KernelDetail& k) {
+  const Device* d = nullptr;
+  for (const Device& candidate : rank.devices) {
+    if (candidate.device == device) d = &candidate;
+  }
+  const auto limits = d ? measure::sm_limits(d->compute_major, d->compute_minor) : std::nullopt;
+  if (!limits) {
+    field("occupancy", "unknown (%s)",
+          d ? "no occupancy model for this GPU's architecture" : "the profile does not describe this GPU");
+    return;
+  }
+  const measure::Occupancy o = measure::theoretical_occupancy(k, *limits, d->sm_count > 0 ? d->sm_count : 0);
+  if (o.blocks_per_sm == 0) {
+    field("occupancy", "0 (the launch exceeds an SM of compute capability %lld.%lld)",
+          static_cast<long long>(d->compute_major), static_cast<long long>(d->compute_minor));
+    return;
+  }
+  field("occupancy", "%.0f%% theoretical: %d block(s), %d of %d warps per SM, limited by %s",
+        100 * o.fraction, o.blocks_per_sm, o.warps_per_sm, limits->max_warps, measure::to_string(o.limit));
+  if (o.waves > 0)
+    field("waves", "%.2f over %lld SMs (its first wave fills %.0f%% of them)", o.waves,
+          static_cast<long long>(d->sm_count), 100 * o.sms_used);
+}
+
+// The counted operator (op_work) of range C on rank R_INDEX: matched by external id and name, as the importer
+// wrote it. Null when the operator has no work row (no shapes recorded, or no formula for it). Looked up once
+// per selection: the Details pane is drawn every frame and a profile holds millions of rows.
+const measure::CountedOp* View::counted_op(std::size_t r_index, const CpuRange& c) {
+  if (!loaded_->measured || c.external_id == kNull || c.kind != RangeKind::kCpuOp) return nullptr;
+  const auto& ops = loaded_->measured->work.ops;
+  const EventRef key = tl_.selected;
+  if (work_lookup_.loaded != loaded_.get() || !(work_lookup_.event == key)) {
+    work_lookup_ = {loaded_.get(), key, -1};
+    const std::string& name = loaded_->profile->str(c.name);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].rank_index == r_index && ops[i].external_id == c.external_id && ops[i].name == name) {
+        work_lookup_.index = static_cast<std::ptrdiff_t>(i);
+        break;
+      }
+    }
+  }
+  return work_lookup_.index >= 0 ? &ops[static_cast<std::size_t>(work_lookup_.index)] : nullptr;
+}
+
+// The share of a counted operator's work that activity ACTIVITY of rank R_INDEX carries (kernel_work), looked
+// up once per selection as counted_op is.
+const measure::KernelShare* View::work_share(std::size_t r_index, std::uint32_t activity) {
+  if (!loaded_->measured) return nullptr;
+  const auto& shares = loaded_->measured->work.kernels;
+  const EventRef key = tl_.selected;
+  if (work_lookup_.loaded != loaded_.get() || !(work_lookup_.event == key)) {
+    work_lookup_ = {loaded_.get(), key, -1};
+    for (std::size_t i = 0; i < shares.size(); ++i) {
+      if (shares[i].rank_index == r_index && shares[i].activity == activity) {
+        work_lookup_.index = static_cast<std::ptrdiff_t>(i);
+        break;
+      }
+    }
+  }
+  return work_lookup_.index >= 0 ? &shares[static_cast<std::size_t>(work_lookup_.index)] : nullptr;
 }
 
 // [SECTION] Launch and flows

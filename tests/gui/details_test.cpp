@@ -3,8 +3,10 @@
 // communication kernel (its collective's operation and who recorded it).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
+#include "analysis/measure/occupancy.hpp"
 #include "tests/gui/gui_test_util.hpp"
 
 namespace meshscope::gui {
@@ -67,6 +69,69 @@ TEST(GuiDetails, ACommunicationKernelNamesItsCollectiveAndItsSource) {
   const std::string expected = profile.str(c.op) + " (" + profile.str(c.source) + ")";
   const std::string text = details_of(std::move(loaded), {EventKind::kActivity, 0, index});
   EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
+}
+
+// TraceLens's H100 trace of Qwen1.5-0.5B inference (Kineto with shapes and the device's properties): a GEMM
+// kernel shows its theoretical occupancy on the H100 (compute capability 9.0, 132 SMs) and its share of the
+// operator's FLOPs; the operator that launched it shows its recorded input shapes and types and its work.
+TEST(GuiDetails, AKernelShowsItsOccupancyAndWorkAndItsOperatorItsShapes) {
+  auto loaded = shared("tracelens/h100_qwen1.5_0.5b_inference.json.gz");
+  ASSERT_TRUE(loaded);
+  ASSERT_TRUE(loaded->measured) << loaded->measured_error;
+  const Profile& profile = *loaded->profile;
+  const Rank& rank = profile.ranks()[0];
+  const measure::ProfileWork& work = loaded->measured->work;
+  // The longest kernel carrying a GEMM operator's work.
+  const measure::KernelShare* chosen = nullptr;
+  for (const measure::KernelShare& share : work.kernels) {
+    if (work.ops[share.op].category != measure::WorkCategory::kGemm) continue;
+    if (!chosen || rank.activities[share.activity].duration() > rank.activities[chosen->activity].duration())
+      chosen = &share;
+  }
+  ASSERT_TRUE(chosen);
+  const Activity& a = rank.activities[chosen->activity];
+  ASSERT_NE(a.detail, kNoDetail);
+  const KernelDetail k = rank.kernels[a.detail];
+  const measure::Occupancy o = measure::theoretical_occupancy(k, *measure::sm_limits(9, 0), 132);
+  ASSERT_GT(o.blocks_per_sm, 0);
+  const measure::CountedOp op = work.ops[chosen->op];
+  // The operator's range: its external id and name.
+  std::uint32_t range = 0;
+  while (range < rank.ranges.size() && !(rank.ranges[range].external_id == op.external_id &&
+                                         profile.str(rank.ranges[range].name) == op.name))
+    ++range;
+  ASSERT_LT(range, rank.ranges.size());
+  const std::uint32_t activity = chosen->activity;
+  auto loaded_again = shared("tracelens/h100_qwen1.5_0.5b_inference.json.gz");
+  ASSERT_TRUE(loaded_again);
+
+  const std::string kernel_text = details_of(std::move(loaded), {EventKind::kActivity, 0, activity});
+  char occupancy[128];
+  std::snprintf(occupancy, sizeof occupancy, "%.0f%% theoretical: %d block(s), %d of 64 warps per SM",
+                100 * o.fraction, o.blocks_per_sm, o.warps_per_sm);
+  EXPECT_NE(kernel_text.find(occupancy), std::string::npos) << occupancy << "\n" << kernel_text;
+  EXPECT_NE(kernel_text.find("over 132 SMs"), std::string::npos) << kernel_text;
+  EXPECT_NE(kernel_text.find("(its share of " + op.name + "'s)"), std::string::npos) << kernel_text;
+
+  const std::string op_text = details_of(std::move(loaded_again), {EventKind::kRange, 0, range});
+  EXPECT_NE(op_text.find(op.input_dims), std::string::npos) << op.input_dims << "\n" << op_text;
+  EXPECT_NE(op_text.find(op.input_types), std::string::npos) << op_text;
+  EXPECT_NE(op_text.find("gemm, "), std::string::npos) << op_text;
+}
+
+// HTA's trace_filter ranks describe no device: occupancy reads "unknown" and says why.
+TEST(GuiDetails, OccupancyIsUnknownWithoutTheDevice) {
+  auto loaded = shared("hta/trace_filter");
+  ASSERT_TRUE(loaded);
+  const Rank& rank = loaded->profile->ranks()[0];
+  ASSERT_TRUE(rank.devices.empty());
+  std::uint32_t index = 0;
+  while (index < rank.activities.size() &&
+         (rank.activities[index].kind != ActivityKind::kKernel || rank.activities[index].detail == kNoDetail))
+    ++index;
+  ASSERT_LT(index, rank.activities.size());
+  const std::string text = details_of(std::move(loaded), {EventKind::kActivity, 0, index});
+  EXPECT_NE(text.find("unknown (the profile does not describe this GPU)"), std::string::npos) << text;
 }
 
 }  // namespace
