@@ -32,6 +32,10 @@ namespace {
 
 constexpr std::size_t kMaxLinks = 64;
 
+// Where field() also writes "key: value" lines while the Details fields are drawn (what Copy puts on the
+// clipboard, whole: the table may cut a value to its column).
+std::string* copied_fields = nullptr;
+
 // One "key  value" row of a two-column fields table.
 void field(const char* key, const char* format, ...) IM_FMTARGS(2);
 void field(const char* key, const char* format, ...) {
@@ -40,6 +44,7 @@ void field(const char* key, const char* format, ...) {
   va_start(args, format);
   std::vsnprintf(value, sizeof value, format, args);
   va_end(args);
+  if (copied_fields) *copied_fields += fmt::format("{}: {}\n", key, value);
   ImGui::TableNextRow();
   ImGui::TableNextColumn();
   ImGui::TextDisabled("%s", key);
@@ -167,7 +172,13 @@ void View::details_fields(const EventRef& e) {
   const Rank& rank = profile.ranks()[r];
   const EventSpan span = span_of(profile, e);
   ImGui::TextDisabled("FIELDS");
+  ImGui::SameLine();
+  const ImGuiIO& io = ImGui::GetIO();
+  const bool copy = ImGui::SmallButton("Copy (Ctrl+C)") ||
+                    (io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed('C', false));
   if (!begin_fields("##f")) return;
+  std::string copied;
+  copied_fields = &copied;
   field("name", "%s", event_name(profile, e).c_str());
   time_field("duration", static_cast<double>(span.end_ns - span.start_ns));
   time_field("start", static_cast<double>(span.start_ns - profile.first_ns()));
@@ -184,6 +195,10 @@ void View::details_fields(const EventRef& e) {
     field("GPU, stream", "%d, %s (%lld)", stream.device, stream.name.c_str(),
           static_cast<long long>(stream.stream));
     field("id, correlation", "%lld, %s", static_cast<long long>(a.id), long_text(a.correlation).c_str());
+    // The external id is recorded on the launch (Kineto writes it on both; the profile keeps the call's).
+    if (const std::uint32_t api = loaded_->ranks[r]->launches.api_of_activity[e.index];
+        api != measure::kNoIndex)
+      field("external id", "%s (of its launch call)", long_text(rank.api_calls[api].external_id).c_str());
     if (a.kind == ActivityKind::kKernel && a.detail != kNoDetail && a.detail < rank.kernels.size()) {
       const KernelDetail& k = rank.kernels[a.detail];
       field("grid", "[%d, %d, %d]", k.grid[0], k.grid[1], k.grid[2]);
@@ -272,6 +287,8 @@ void View::details_fields(const EventRef& e) {
     }
   }
   ImGui::EndTable();
+  copied_fields = nullptr;
+  if (copy) ImGui::SetClipboardText(copied.c_str());
 }
 
 // The theoretical occupancy of kernel K on its device (analysis/measure/occupancy.hpp), when the profile

@@ -119,6 +119,44 @@ TEST(GuiDetails, AKernelShowsItsOccupancyAndWorkAndItsOperatorItsShapes) {
   EXPECT_NE(op_text.find("gemm, "), std::string::npos) << op_text;
 }
 
+// Ctrl+C copies every field of the selected event, whole, as "key: value" lines (the table may cut a long
+// value to its column; the clipboard gets all of it).
+TEST(GuiDetails, CtrlCCopiesEveryFieldWhole) {
+  auto loaded = shared("tracelens/h100_qwen1.5_0.5b_inference.json.gz");
+  ASSERT_TRUE(loaded);
+  const Rank& rank = loaded->profile->ranks()[0];
+  // A kernel whose launch call the trace holds (its external id is the call's).
+  const auto& launches = loaded->ranks[0]->launches;
+  std::uint32_t index = 0;
+  while (index < rank.activities.size() && (rank.activities[index].kind != ActivityKind::kKernel ||
+                                            launches.api_of_activity[index] == measure::kNoIndex))
+    ++index;
+  ASSERT_LT(index, rank.activities.size());
+  const std::string name = loaded->profile->str(rank.activities[index].name);
+  const std::int64_t external_id = rank.api_calls[launches.api_of_activity[index]].external_id;
+  ASSERT_NE(external_id, kNull);
+  NullImGui imgui(1024, 640);
+  View view(options_for(Panel::kTimeline));
+  view.set_profile(std::move(loaded));
+  view.select_event({EventKind::kActivity, 0, index});
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  ImGuiIO& io = ImGui::GetIO();
+  io.KeyCtrl = true;
+  io.KeysDown['C'] = true;
+  imgui.frame(view);
+  io.KeysDown['C'] = false;
+  io.KeyCtrl = false;
+  imgui.frame(view);
+  const std::string copied = ImGui::GetClipboardText() ? ImGui::GetClipboardText() : "";
+  EXPECT_EQ(copied.rfind("name: " + name + "\n", 0), 0u) << copied;
+  for (const char* key :
+       {"duration: ", "kind: kernel, ", "grid: [", "block: [", "registers: ", "occupancy: "})
+    EXPECT_NE(copied.find(key), std::string::npos) << key << "\n" << copied;
+  EXPECT_NE(copied.find("external id: " + std::to_string(external_id) + " (of its launch call)"),
+            std::string::npos)
+      << copied;
+}
+
 // HTA's trace_filter ranks describe no device: occupancy reads "unknown" and says why.
 TEST(GuiDetails, OccupancyIsUnknownWithoutTheDevice) {
   auto loaded = shared("hta/trace_filter");
