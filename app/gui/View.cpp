@@ -99,8 +99,10 @@ std::filesystem::path config_file() {
 LoadedProfile::RankIndex index_rank(const Rank& rank) {
   LoadedProfile::RankIndex index;
   index.streams.reserve(rank.streams.size());
-  for (std::size_t s = 0; s < rank.streams.size(); ++s)
+  for (std::size_t s = 0; s < rank.streams.size(); ++s) {
     index.streams.push_back(assign_lanes(rank.stream_activities(s)));
+    add_busy_prefix(index.streams.back(), rank.stream_activities(s));
+  }
   index.tracks.reserve(rank.tracks.size());
   for (std::size_t k = 0; k < rank.tracks.size(); ++k) {
     index.tracks.push_back(

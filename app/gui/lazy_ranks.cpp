@@ -36,6 +36,8 @@ std::size_t held(const std::vector<T>& v) {
 std::size_t held(const LaneLayout& lanes) {
   std::size_t n = held(lanes.members);
   for (const auto& m : lanes.members) n += held(m);
+  n += held(lanes.busy_before);
+  for (const auto& sums : lanes.busy_before) n += held(sums);
   return n;
 }
 

@@ -138,10 +138,13 @@ ItemRect item_rect(const TimelineContext& ctx, TimeNs start, TimeNs end) {
 // for folds), the event's name where it fits, and the hover outline. FILL(event, index) gives the colour,
 // NAME(event) the label, MARK(event, item, x0, x1) draws any outline over it. Returns the hovered item
 // (or nullptr).
-template <class Event, class Fill, class Name, class Mark>
+// BUSY(item) gives the busy time of a fold's events (-1: unknown): a fold is then drawn as tall as the share
+// of its span its events fill, over a faint full-height band, so that a sparse stream reads sparse at any
+// zoom.
+template <class Event, class Fill, class Name, class Mark, class Busy>
 const DrawItem* draw_lane(TimelineContext& ctx, std::span<const Event> events,
                           const std::vector<DrawItem>& items, float y, float h, Fill fill, Name name,
-                          Mark mark) {
+                          Mark mark, Busy busy) {
   ImDrawList* dl = ctx.dl;
   const bool row_hovered = ctx.hovered && ctx.mouse.y >= y && ctx.mouse.y < y + h && ctx.mouse.x >= ctx.x0;
   const DrawItem* hovered = nullptr;
@@ -154,7 +157,17 @@ const DrawItem* draw_lane(TimelineContext& ctx, std::span<const Event> events,
     const auto [x0, x1] = item_rect(ctx, item.start_ns, item.end_ns);
     const ImU32 color = fill(e, item.index);
     if (item.count > 1) {
-      dl->AddRectFilled(ImVec2(x0, y + 1), ImVec2(x1, y + h - 1), scale_color(color, 0.55f));
+      const TimeNs busy_ns = busy(item);
+      if (busy_ns >= 0 && item.end_ns > item.start_ns) {
+        const float share = std::clamp(
+            static_cast<float>(busy_ns) / static_cast<float>(item.end_ns - item.start_ns), 0.0f, 1.0f);
+        const float top = std::min(y + h - 2, y + 1 + (h - 2) * (1.0f - share));
+        dl->AddRectFilled(ImVec2(x0, y + 1), ImVec2(x1, y + h - 1),
+                          (scale_color(color, 0.55f) & 0x00ffffffu) | (60u << 24));
+        dl->AddRectFilled(ImVec2(x0, top), ImVec2(x1, y + h - 1), scale_color(color, 0.55f));
+      } else {
+        dl->AddRectFilled(ImVec2(x0, y + 1), ImVec2(x1, y + h - 1), scale_color(color, 0.55f));
+      }
       if (x1 - x0 > 28.0f * ctx.ui) {
         std::snprintf(buf, sizeof buf, "%u", item.count);
         clipped_text(dl, x0 + 3, x1 - 2, text_y, kColTextDim, buf);
@@ -171,6 +184,13 @@ const DrawItem* draw_lane(TimelineContext& ctx, std::span<const Event> events,
     }
   }
   return hovered;
+}
+
+template <class Event, class Fill, class Name, class Mark>
+const DrawItem* draw_lane(TimelineContext& ctx, std::span<const Event> events,
+                          const std::vector<DrawItem>& items, float y, float h, Fill fill, Name name,
+                          Mark mark) {
+  return draw_lane(ctx, events, items, y, h, fill, name, mark, [](const DrawItem&) { return TimeNs{-1}; });
 }
 
 // Records HOVERED (of ITEM's lane LANE) as this frame's hover target. FIRST: index of the lane's event 0.
@@ -399,6 +419,7 @@ void GpuStreamItem::draw(TimelineContext& ctx, float y) {
   const GpuStream& stream = rank.streams[stream_];
   const auto& result = ctx.loaded->analysis.ranks[r];
   const auto events = rank.stream_activities(stream_);
+  const LaneLayout& layout = ctx.loaded->ranks[r]->streams[stream_];
   const float h = ctx.lane_h();
   for (std::uint32_t lane = 0; lane < lanes_.size(); ++lane) {
     const float ly = y + static_cast<float>(lane) * h;
@@ -407,7 +428,8 @@ void GpuStreamItem::draw(TimelineContext& ctx, float y) {
         ctx, events, lanes_[lane], ly, h,
         [&](const Activity&, std::uint32_t i) { return class_color(result.classes[stream.first + i]); },
         [&](const Activity& a) -> std::string_view { return ctx.profile->str(a.name); },
-        [&](const Activity& a, const DrawItem& item, float x0, float x1) { mark(ctx, a, item, x0, x1, ly); });
+        [&](const Activity& a, const DrawItem& item, float x0, float x1) { mark(ctx, a, item, x0, x1, ly); },
+        [&](const DrawItem& item) { return busy_of_run(layout, lane, item.index, item.count); });
     draw_matches(ctx, lane, ly, h);
     if (hovered) set_hover(ctx, this, EventKind::kActivity, stream.first, *hovered, lane);
   }

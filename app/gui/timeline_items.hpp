@@ -380,7 +380,8 @@ std::size_t add_baseline_items(const LoadedProfile& loaded, const LoadedProfile&
 void build_timeline_items(const LoadedProfile& loaded, TimelineState& state);
 
 // The folded-run tooltip every lane kind shares (timeline_tooltips.cpp).
-void folded_tooltip(const DrawItem& item, std::string_view first_name);
+// BUSY_NS: the folded events' busy time, when known (GPU streams), else -1.
+void folded_tooltip(const DrawItem& item, std::string_view first_name, TimeNs busy_ns = -1);
 // What launched activity A of rank R (API call, CPU operator, thread), as tooltip lines.
 void launch_tooltip_lines(const TimelineContext& ctx, std::size_t r, std::uint32_t activity);
 

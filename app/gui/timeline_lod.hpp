@@ -25,6 +25,10 @@ struct LaneLayout {
   // Per lane, the indices (into the sequence) of its events in start order. Empty when the whole sequence
   // fits one lane (the identity: no index array is stored for the common case of a non-overlapping stream).
   std::vector<std::vector<std::uint32_t>> members;
+  // Per lane, the summed durations of its first k events at [k] (one more entry than the lane has events),
+  // when add_busy_prefix() made them (GPU streams): how busy a fold or a stretch of the lane is, at any zoom,
+  // in O(log n). Empty otherwise.
+  std::vector<std::vector<TimeNs>> busy_before;
   std::uint32_t lanes() const { return members.empty() ? 1u : static_cast<std::uint32_t>(members.size()); }
 };
 
@@ -54,6 +58,65 @@ LaneLayout assign_lanes(std::span<const Event> events, Preferred preferred) {
 template <class Event>
 LaneLayout assign_lanes(std::span<const Event> events) {
   return assign_lanes(events, [](const Event&) { return 0; });
+}
+
+// Fills LAYOUT.busy_before for EVENTS (the sequence LAYOUT was made from). Events of one lane never overlap,
+// so the sums are the lane's busy time.
+template <class Event>
+void add_busy_prefix(LaneLayout& layout, std::span<const Event> events) {
+  layout.busy_before.assign(layout.lanes(), {});
+  for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
+    const std::size_t n = layout.members.empty() ? events.size() : layout.members[lane].size();
+    std::vector<TimeNs>& sums = layout.busy_before[lane];
+    sums.resize(n + 1);
+    sums[0] = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto& e = events[layout.members.empty() ? k : layout.members[lane][k]];
+      sums[k + 1] = sums[k] + std::max<TimeNs>(0, e.end_ns - e.start_ns);
+    }
+  }
+}
+
+// The position in LANE of LAYOUT of the event at INDEX of the sequence (members are in increasing order).
+inline std::size_t lane_position(const LaneLayout& layout, std::uint32_t lane, std::uint32_t index) {
+  if (layout.members.empty()) return index;
+  const auto& m = layout.members[lane];
+  return static_cast<std::size_t>(std::lower_bound(m.begin(), m.end(), index) - m.begin());
+}
+
+// The busy time of COUNT consecutive events of LANE starting at sequence index FIRST (a fold's events), or -1
+// when LAYOUT has no busy sums.
+inline TimeNs busy_of_run(const LaneLayout& layout, std::uint32_t lane, std::uint32_t first,
+                          std::uint32_t count) {
+  if (lane >= layout.busy_before.size()) return -1;
+  const auto& sums = layout.busy_before[lane];
+  const std::size_t k = lane_position(layout, lane, first);
+  if (k + count >= sums.size()) return -1;
+  return sums[k + count] - sums[k];
+}
+
+// The busy time of LANE before time T: the events that ended by T whole, and the part before T of the one
+// that spans it. The busy time in [a, b) is busy_until(b) - busy_until(a). -1 without busy sums.
+template <class Event>
+TimeNs busy_until(const LaneLayout& layout, std::uint32_t lane, std::span<const Event> events, TimeNs t) {
+  if (lane >= layout.busy_before.size()) return -1;
+  const auto& sums = layout.busy_before[lane];
+  const std::size_t n = sums.size() - 1;
+  auto at = [&](std::size_t k) -> const Event& {
+    return events[layout.members.empty() ? k : layout.members[lane][k]];
+  };
+  // First event that ends after T (lane ends are monotonic).
+  std::size_t lo = 0, hi = n;
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (at(mid).end_ns <= t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  TimeNs busy = sums[lo];
+  if (lo < n && at(lo).start_ns < t) busy += t - at(lo).start_ns;
+  return busy;
 }
 
 // What the visible window looks like this frame.

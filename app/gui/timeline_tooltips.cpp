@@ -24,12 +24,20 @@ namespace meshscope::gui {
 // [SECTION] Shared
 // ---------------------------------------------------------------------------------------------
 
-void folded_tooltip(const DrawItem& item, std::string_view first_name) {
-  char tb[32];
+void folded_tooltip(const DrawItem& item, std::string_view first_name, TimeNs busy_ns) {
+  char tb[32], tb2[32];
   ImGui::BeginTooltip();
   ImGui::Text("%u events folded (each under %.0f px: double-click or zoom in to separate them)", item.count,
               kMinPx);
-  ImGui::Text("span %s", duration_text(tb, sizeof tb, static_cast<double>(item.end_ns - item.start_ns)));
+  const TimeNs span = item.end_ns - item.start_ns;
+  if (busy_ns >= 0 && span > 0) {
+    ImGui::Text("span %s, busy %s of it (%.0f%%; the fold is drawn that tall)",
+                duration_text(tb, sizeof tb, static_cast<double>(span)),
+                duration_text(tb2, sizeof tb2, static_cast<double>(busy_ns)),
+                100.0 * static_cast<double>(busy_ns) / static_cast<double>(span));
+  } else {
+    ImGui::Text("span %s", duration_text(tb, sizeof tb, static_cast<double>(span)));
+  }
   ImGui::TextDisabled("first: %.*s", static_cast<int>(std::min<std::size_t>(first_name.size(), 90)),
                       first_name.data());
   ImGui::EndTooltip();
@@ -197,7 +205,11 @@ void GpuStreamItem::tooltip(const TimelineContext& ctx, const Hover& hover) cons
   const Rank& rank = profile.ranks()[r];
   const GpuStream& stream = rank.streams[stream_];
   const Activity& a = rank.activities[hover.event.index];
-  if (hover.kind == HoverKind::kFolded) return folded_tooltip(hover.draw, short_name(profile.str(a.name)));
+  if (hover.kind == HoverKind::kFolded) {
+    const LaneLayout& layout = ctx.loaded->ranks[r]->streams[stream_];
+    return folded_tooltip(hover.draw, short_name(profile.str(a.name)),
+                          busy_of_run(layout, hover.lane, hover.draw.index, hover.draw.count));
+  }
   const auto cls = ctx.loaded->analysis.ranks[r].classes[hover.event.index];
   char tb[32], tb2[32];
   ImGui::BeginTooltip();

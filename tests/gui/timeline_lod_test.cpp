@@ -132,6 +132,58 @@ TEST(TimelineLod, ItemsStayBoundedByPixelsWhenZoomedOut) {
   EXPECT_EQ(total_count(out), events.size());
 }
 
+// Folds know how busy they are: random sparse streams (with overlaps, so on sub-lanes), zoomed out, each
+// fold's busy time from the prefix sums equals the sum of its events' durations, and the busy time of any
+// window from busy_until equals the events' overlap with it, counted one by one.
+TEST(TimelineLod, FoldsAndWindowsKnowTheirBusyTime) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<Ev> events;
+    TimeNs t = 0;
+    for (int i = 0; i < 3000; ++i) {
+      t += std::uniform_int_distribution<TimeNs>(0, 400)(rng);
+      events.push_back({t, t + std::uniform_int_distribution<TimeNs>(1, 300)(rng)});
+    }
+    auto layout = assign_lanes(std::span<const Ev>(events));
+    add_busy_prefix(layout, std::span<const Ev>(events));
+    ASSERT_EQ(layout.busy_before.size(), layout.lanes());
+    const LodParams p{0, t + 1000, 200.0, 3.0f};
+    for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
+      const std::span<const std::uint32_t> members =
+          layout.members.empty() ? std::span<const std::uint32_t>() : layout.members[lane];
+      std::vector<DrawItem> out;
+      preprocess_lane(std::span<const Ev>(events), members, p, out);
+      for (const DrawItem& d : out) {
+        TimeNs expected = 0;
+        const std::size_t k = lane_position(layout, lane, d.index);
+        for (std::uint32_t j = 0; j < d.count; ++j) {
+          const Ev& e = events[members.empty() ? k + j : members[k + j]];
+          expected += e.end_ns - e.start_ns;
+        }
+        ASSERT_EQ(busy_of_run(layout, lane, d.index, d.count), expected);
+      }
+      for (int w = 0; w < 50; ++w) {
+        TimeNs a = std::uniform_int_distribution<TimeNs>(-100, t + 500)(rng);
+        TimeNs b = std::uniform_int_distribution<TimeNs>(-100, t + 500)(rng);
+        if (b < a) std::swap(a, b);
+        TimeNs expected = 0;
+        for (std::size_t k = 0; k < (members.empty() ? events.size() : members.size()); ++k) {
+          const Ev& e = events[members.empty() ? k : members[k]];
+          expected += std::max<TimeNs>(0, std::min(b, e.end_ns) - std::max(a, e.start_ns));
+        }
+        ASSERT_EQ(busy_until(layout, lane, std::span<const Ev>(events), b) -
+                      busy_until(layout, lane, std::span<const Ev>(events), a),
+                  expected);
+      }
+    }
+  }
+  // A layout without sums says so.
+  std::vector<Ev> events{{0, 10}, {20, 30}};
+  const auto plain = assign_lanes(std::span<const Ev>(events));
+  EXPECT_EQ(busy_of_run(plain, 0, 0, 2), -1);
+  EXPECT_EQ(busy_until(plain, 0, std::span<const Ev>(events), 25), -1);
+}
+
 TEST(TimelineLod, IntervalsMergeUnderOnePixel) {
   std::vector<measure::Interval> v{{0, 10}, {12, 20}, {100, 200}, {5000, 6000}};
   std::vector<DrawItem> out;
