@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,6 +35,7 @@
 #include "analysis/model/roofline.hpp"
 #include "analysis/model/search.hpp"
 #include "analysis/model/timeline.hpp"
+#include "app/gui/explorer_search.hpp"
 #include "app/gui/explorer_steps.hpp"
 #include "app/gui/measured_view.hpp"
 #include "app/gui/overview_layout.hpp"
@@ -276,6 +278,8 @@ class View {
   void set_layout(int gpus, int tp, int pp, int cp = 1, int ep = 1);
   // The Explorer's step: training or inference (tests; the "step" combo does it).
   void set_explorer_mode(model::Mode mode);
+  // The Explorer's search for the best layouts is running (its table shows a busy sign).
+  bool explorer_searching() const { return ex_.search_job.valid(); }
   const model::Prediction* prediction() const { return ex_.valid ? &ex_.prediction : nullptr; }
   // What the Explorer opened the profile on (the inferred model, hardware and layout, or why it is not
   // comparable), and the measured step its measured column showed in the last frame (nullptr: none shown).
@@ -557,10 +561,12 @@ class View {
     model::Timeline timeline;
     std::vector<model::RooflineOperation> roofline;  // the layout's operations for the Roofline panel
     model::ParallelConfig resolved;
-    // Search
+    // Search: on a worker thread (a search over thousands of GPUs takes most of a second); the table shows a
+    // busy sign, never the previous inputs' layouts, until it is back.
     bool search_dirty = true;
-    model::SearchResult search;
-    std::string search_error;
+    ExplorerSearch search;
+    std::future<ExplorerSearch> search_job;
+    std::vector<std::future<ExplorerSearch>> search_abandoned;  // superseded runs, dropped once they end
     int search_selected = -1;
   } ex_;
 

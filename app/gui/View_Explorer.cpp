@@ -16,9 +16,11 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <string>
 
 #include "analysis/compare/compare.hpp"
@@ -1090,57 +1092,94 @@ void View::explorer_pipeline(float height) {
 
 void View::explorer_run_search() {
   if (!ex_.ready) return;
+  using namespace std::chrono_literals;
   if (ex_.search_dirty) {
     ex_.search_dirty = false;
     ex_.search_selected = -1;
-    ex_.search_error.clear();
     model::SearchOptions o;
     o.gpus = ex_.gpus;
-    o.global_batch = ex_.global_batch;
-    o.seq = ex_.seq;
-    o.top = 12;
+    // The batch of the layout shown: the table ranks layouts at the global batch the headline predicts.
+    o.global_batch = ex_.valid ? ex_.resolved.global_batch : ex_.global_batch;
+    o.seq = ex_.valid ? ex_.resolved.seq : ex_.seq;
     o.precision = static_cast<model::Precision>(ex_.precision);
     o.mode = static_cast<model::Mode>(ex_.mode);
-    try {
-      ex_.search = model::search(ex_.model, ex_.hw, ex_.eff, o);
-    } catch (const std::exception& e) {
-      ex_.search = {};
-      ex_.search_error = e.what();
-    }
+    if (ex_.search_job.valid()) ex_.search_abandoned.push_back(std::move(ex_.search_job));
+    ex_.search_job = std::async(std::launch::async, run_explorer_search, ex_.model, ex_.hw, ex_.eff, o, 12);
   }
+  std::erase_if(ex_.search_abandoned,
+                [](std::future<ExplorerSearch>& f) { return f.wait_for(0s) == std::future_status::ready; });
+  if (ex_.search_job.valid() && ex_.search_job.wait_for(0s) == std::future_status::ready)
+    ex_.search = ex_.search_job.get();
+  if (ex_.search_job.valid()) {
+    static const char* const kSpinner[] = {"|", "/", "-", "\\"};
+    ImGui::TextDisabled("BEST LAYOUTS ON %d GPUs", ex_.gpus);
+    ImGui::TextColored(to_vec4(kColSelect), "%s searching the layouts of %s on %d GPUs...",
+                       kSpinner[static_cast<int>(ImGui::GetTime() * 8) % 4], ex_.model.name.c_str(),
+                       ex_.gpus);
+    return;
+  }
+  const model::SearchResult& result = ex_.search.result;
   ImGui::TextDisabled(
-      "BEST LAYOUTS ON %d GPUs (search: %lld valid layouts, %lld fit; click a row to load it)", ex_.gpus,
-      static_cast<long long>(ex_.search.evaluated), static_cast<long long>(ex_.search.fitting));
-  if (!ex_.search_error.empty()) {
-    ImGui::TextColored(to_vec4(kColExposed), "%s", ex_.search_error.c_str());
+      "BEST LAYOUTS ON %d GPUs at a global batch of %d x %d tokens (search: %lld valid layouts, %lld fit; "
+      "equal "
+      "step times merged; click a row to load it)",
+      ex_.gpus, result.global_batch, result.seq, static_cast<long long>(result.evaluated),
+      static_cast<long long>(result.fitting));
+  if (!ex_.search.error.empty()) {
+    ImGui::TextColored(to_vec4(kColExposed), "%s", ex_.search.error.c_str());
+    return;
+  }
+  char a[32], b[32], t[32];
+  if (result.fitting == 0 && result.evaluated > 0) {
+    ImGui::PushTextWrapPos(0);
+    if (ex_.search.fits_from_gpus > 0) {
+      const model::Prediction& best = ex_.search.fits_from_best;
+      const model::ParallelConfig& c = best.config;
+      ImGui::TextColored(to_vec4(kColExposed),
+                         "No layout fits in %s per GPU on %d GPUs, whatever its ZeRO stage or recompute. "
+                         "From %d GPUs one does: "
+                         "TP %d PP %d DP %d CP %d EP %d, ZeRO %d, recompute %s, %s per GPU, step %s.",
+                         bytes_text(a, sizeof a, ex_.hw.hbm_capacity_gib * 1073741824.0), ex_.gpus,
+                         ex_.search.fits_from_gpus, c.tp, c.pp, c.dp, c.cp, c.ep, c.zero,
+                         std::string(model::to_string(c.recompute)).c_str(),
+                         bytes_text(b, sizeof b, best.memory.total()),
+                         seconds_text(t, sizeof t, best.step_time_s));
+    } else {
+      ImGui::TextColored(to_vec4(kColExposed),
+                         "No layout fits in %s per GPU on %d GPUs, nor on up to %d at this global batch: a "
+                         "smaller model, sequence or batch, or GPUs with more memory.",
+                         bytes_text(a, sizeof a, ex_.hw.hbm_capacity_gib * 1073741824.0), ex_.gpus,
+                         ex_.search.tried_up_to_gpus);
+    }
+    ImGui::PopTextWrapPos();
     return;
   }
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
-  if (ImGui::BeginTable("##search", 12, flags,
+  if (ImGui::BeginTable("##search", 13, flags,
                         ImVec2(0, std::max(120.0f, ImGui::GetContentRegionAvail().y)))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     for (const char* h : {"#", "TP", "PP", "DP", "CP", "EP", "micro-batch", "ZeRO", "recompute", "schedule",
-                          "step time", "MFU / tokens/s / memory"}) {
+                          "step time", "MFU / tokens/s / memory", "equal layouts"}) {
       ImGui::TableSetupColumn(h);
     }
     ImGui::TableHeadersRow();
-    char a[32];
-    for (std::size_t i = 0; i < ex_.search.top.size(); ++i) {
-      const auto& pr = ex_.search.top[i];
+    for (std::size_t g = 0; g < ex_.search.groups.size(); ++g) {
+      const LayoutGroup& group = ex_.search.groups[g];
+      const auto& pr = result.top[group.first];
       const auto& c = pr.config;
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::PushID(static_cast<int>(i));
+      ImGui::PushID(static_cast<int>(g));
       const bool current = ex_.valid && c.tp == ex_.resolved.tp && c.pp == ex_.resolved.pp &&
                            c.dp == ex_.resolved.dp && c.cp == ex_.resolved.cp && c.ep == ex_.resolved.ep &&
                            c.micro_batch == ex_.resolved.micro_batch && c.zero == ex_.resolved.zero &&
                            c.recompute == ex_.resolved.recompute && c.schedule == ex_.resolved.schedule &&
                            c.virtual_stages == ex_.resolved.virtual_stages;
-      std::snprintf(a, sizeof a, "%zu", i + 1);
+      std::snprintf(a, sizeof a, "%zu", g + 1);
       if (ImGui::Selectable(a, current, ImGuiSelectableFlags_SpanAllColumns)) {
         explorer_apply(c);
-        ex_.search_selected = static_cast<int>(i);
+        ex_.search_selected = static_cast<int>(g);
       }
       ImGui::PopID();
       for (int v : {c.tp, c.pp, c.dp, c.cp, c.ep, c.micro_batch, c.zero}) {
@@ -1159,6 +1198,8 @@ void View::explorer_run_search() {
       ImGui::TableNextColumn();
       ImGui::Text("%.1f %%  %.0f tok/s  %.1f GiB%s", 100.0 * pr.mfu, pr.tokens_per_s,
                   pr.memory.total() / 1073741824.0, pr.fits ? "" : " (no fit)");
+      ImGui::TableNextColumn();
+      if (group.count > 1) ImGui::Text("+%zu more: %s", group.count - 1, group.varies.c_str());
     }
     ImGui::EndTable();
   }

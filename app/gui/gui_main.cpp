@@ -203,7 +203,7 @@ GLFWwindow* open_window(const WindowOptions& options, bool headless) {
 void wait_for_frame(const View& view, bool offscreen) {
   if (ImGui::IsAnyMouseDown() || any_key_down() || !key_queue().empty())
     glfwPollEvents();
-  else if (view.loading() || view.baseline_loading() || view.lazy_loading())
+  else if (view.loading() || view.baseline_loading() || view.lazy_loading() || view.explorer_searching())
     glfwWaitEventsTimeout(0.05);
   else if (offscreen)
     glfwPollEvents();
@@ -318,7 +318,7 @@ int run_window(const WindowOptions& options) {
       }
       if (headless && !options.interactive) {
         // Frames until the profile is in and the layout (tabs, tables, clippers) has settled.
-        if (view.loading() || view.baseline_loading() || view.lazy_loading()) {
+        if (view.loading() || view.baseline_loading() || view.lazy_loading() || view.explorer_searching()) {
           settled = 0;  // lazily loaded ranks the first frames asked for count as loading
         } else if (++settled >= 6) {
           status = finish_offscreen(view, options);
