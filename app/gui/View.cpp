@@ -50,6 +50,8 @@ const char* to_string(Panel panel) {
       return "Planner";
     case Panel::kOverview:
       return "Overview";
+    case Panel::kQuery:
+      return "Query";
   }
   return "?";
 }
@@ -614,6 +616,9 @@ void View::draw() {
           case Panel::kOverview:
             draw_overview();
             break;
+          case Panel::kQuery:
+            draw_query();
+            break;
         }
         ImGui::EndTabItem();
       }
@@ -675,6 +680,8 @@ void View::draw_menu() {
           "previous match, centred at the current zoom). Right-click a row label: pin, move, collapse.",
           "Explorer: sliders step through valid values; Ctrl+click a slider to type a value.",
           "Overview (Ctrl+6): ranks x time; click a cell to open that rank at that time on the timeline.",
+          "Query (Ctrl+7): read-only SQL over the profile; Ctrl+Enter runs it; copy or export the rows as "
+          "CSV.",
           "Drop traces (Kineto .json/.json.gz, Nsight Systems .sqlite) or a .msdb on the window to open "
           "them."})
       ImGui::TextUnformatted(line);

@@ -39,6 +39,7 @@
 #include "app/gui/explorer_steps.hpp"
 #include "app/gui/measured_view.hpp"
 #include "app/gui/overview_layout.hpp"
+#include "app/gui/query.hpp"
 #include "app/gui/timeline_items.hpp"
 #include "app/gui/timeline_lod.hpp"
 #include "job/job.hpp"
@@ -53,8 +54,8 @@ struct RankRowIndex;
 
 namespace meshscope::gui {
 
-enum class Panel { kTimeline, kSummary, kRoofline, kExplorer, kPlanner, kOverview };
-inline constexpr int kPanelCount = 6;
+enum class Panel { kTimeline, kSummary, kRoofline, kExplorer, kPlanner, kOverview, kQuery };
+inline constexpr int kPanelCount = 7;
 const char* to_string(Panel panel);
 // "timeline", "summary", ... (case-insensitive); false when NAME is none of them.
 bool parse_panel(std::string_view name, Panel& panel);
@@ -280,6 +281,10 @@ class View {
   void set_explorer_mode(model::Mode mode);
   // The Explorer's search for the best layouts is running (its table shows a busy sign).
   bool explorer_searching() const { return ex_.search_job.valid(); }
+  // The Query panel: SQL runs on a worker thread (as its Run button does); running while it does; its result.
+  void run_query(const std::string& sql);
+  bool query_running() const { return qy_.job.valid(); }
+  const QueryResult* query_result() const { return qy_.has_result ? &qy_.result : nullptr; }
   const model::Prediction* prediction() const { return ex_.valid ? &ex_.prediction : nullptr; }
   // What the Explorer opened the profile on (the inferred model, hardware and layout, or why it is not
   // comparable), and the measured step its measured column showed in the last frame (nullptr: none shown).
@@ -571,6 +576,9 @@ class View {
   } ex_;
 
   RooflineShown rf_;
+  QueryPanelState qy_;  // the Query panel (View_Query.cpp)
+  void draw_query();
+  void query_poll();
 
   // Summary state
   int summary_rank_ = 0;

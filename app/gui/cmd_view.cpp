@@ -221,7 +221,7 @@ void setup(CLI::App& root) {
       "--screenshot-text", flags->screenshot_text,
       "with --screenshot: also write the text the frame's widgets rendered (labels, table cells)");
   cmd->add_option("--panel", flags->panel,
-                  "timeline|summary|roofline|explorer|planner|overview (the panel shown first)");
+                  "timeline|summary|roofline|explorer|planner|overview|query (the panel shown first)");
   cmd->add_option("--size", flags->size, "window size WIDTHxHEIGHT (default 1600x900)");
   cmd->add_option("--range", flags->range,
                   "timeline window START_MS:END_MS from the profile start (default: all)");
