@@ -26,11 +26,13 @@ struct Workspace {
   std::array<std::vector<std::size_t>, kClassCount> bounds;
   std::vector<Interval> scratch, busy, tmp;
   std::unordered_map<std::uint64_t, std::size_t> kernel_at;  // (name, class) -> index into kernels
+  std::unordered_map<StringId, std::size_t> operator_at;     // operator name -> index into operators
 };
 
 // One rank's totals inside [start, end); adds its activities to TOTALS' classes and kernels.
 RangeRankTotal rank_totals(const Profile& profile, const Analysis& analysis, const RangeIndex& index,
-                           std::size_t r, TimeNs start, TimeNs end, RangeTotals& totals, Workspace& ws) {
+                           std::size_t r, TimeNs start, TimeNs end, RangeTotals& totals, Workspace& ws,
+                           const LaunchIndex* launches) {
   const Rank& rank = profile.ranks()[r];
   const auto& classes = analysis.ranks[r].classes;
   RangeRankTotal out;
@@ -68,6 +70,18 @@ RangeRankTotal rank_totals(const Profile& profile, const Analysis& analysis, con
       ++k.count;
       k.total_ns += clipped.length();
       k.max_ns = std::max(k.max_ns, clipped.length());
+      if (launches && i < launches->api_of_activity.size()) {
+        const std::uint32_t api = launches->api_of_activity[i];
+        const std::uint32_t op =
+            api == kNoIndex || api >= launches->op_of_api.size() ? kNoIndex : launches->op_of_api[api];
+        const StringId name = op == kNoIndex || op >= rank.ranges.size() ? kNoString : rank.ranges[op].name;
+        auto [o, added] = ws.operator_at.try_emplace(name, totals.operators.size());
+        if (added) totals.operators.push_back({name, 0, 0, 0});
+        auto& ot = totals.operators[o->second];
+        ++ot.count;
+        ot.total_ns += clipped.length();
+        ot.max_ns = std::max(ot.max_ns, clipped.length());
+      }
     }
     for (int c = 0; c < kClassCount; ++c) {
       ws.bounds[static_cast<std::size_t>(c)].push_back(ws.runs[static_cast<std::size_t>(c)].size());
@@ -99,7 +113,8 @@ RangeRankTotal rank_totals(const Profile& profile, const Analysis& analysis, con
 }  // namespace
 
 RangeTotals range_totals(const Profile& profile, const Analysis& analysis, const RangeIndex& index,
-                         TimeNs start, TimeNs end, const std::atomic<bool>* cancel) {
+                         TimeNs start, TimeNs end, const std::atomic<bool>* cancel,
+                         const std::vector<const LaunchIndex*>* launches) {
   RangeTotals totals;
   totals.start_ns = start;
   totals.end_ns = end;
@@ -111,12 +126,15 @@ RangeTotals range_totals(const Profile& profile, const Analysis& analysis, const
       totals.cancelled = true;
       return totals;
     }
-    totals.ranks.push_back(rank_totals(profile, analysis, index, r, start, end, totals, ws));
+    const LaunchIndex* rank_launches = launches && r < launches->size() ? (*launches)[r] : nullptr;
+    totals.ranks.push_back(rank_totals(profile, analysis, index, r, start, end, totals, ws, rank_launches));
     totals.exposed_comm_ns += totals.ranks.back().exposed_comm_ns;
     totals.events += totals.ranks.back().events;
   }
   std::sort(totals.kernels.begin(), totals.kernels.end(),
             [](const RangeKernelTotal& a, const RangeKernelTotal& b) { return a.total_ns > b.total_ns; });
+  std::sort(totals.operators.begin(), totals.operators.end(),
+            [](const RangeOperatorTotal& a, const RangeOperatorTotal& b) { return a.total_ns > b.total_ns; });
   return totals;
 }
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analysis/measure/launches.hpp"
 #include "analysis/measure/measure.hpp"
 
 namespace meshscope::measure {
@@ -36,6 +37,15 @@ struct RangeKernelTotal {
   TimeNs max_ns = 0;    // the longest (inside the range)
 };
 
+// The GPU work inside the range grouped by the CPU operator that launched it (the launch index's operator of
+// its runtime call); activities with no operator are one row named kNoString.
+struct RangeOperatorTotal {
+  StringId name = kNoString;
+  std::int64_t count = 0;  // activities
+  TimeNs total_ns = 0;     // Σ of their durations inside the range
+  TimeNs max_ns = 0;
+};
+
 struct RangeRankTotal {
   std::size_t rank_index = 0;  // into Profile::ranks()
   std::int32_t rank = 0;
@@ -48,16 +58,19 @@ struct RangeRankTotal {
 struct RangeTotals {
   TimeNs start_ns = 0, end_ns = 0;
   std::array<RangeClassTotal, kClassCount> classes{};
-  std::vector<RangeKernelTotal> kernels;  // by total, descending
-  std::vector<RangeRankTotal> ranks;      // in Profile::ranks() order
-  TimeNs exposed_comm_ns = 0;             // Σ over ranks
+  std::vector<RangeKernelTotal> kernels;      // by total, descending
+  std::vector<RangeOperatorTotal> operators;  // by total, descending; empty without launch indexes
+  std::vector<RangeRankTotal> ranks;          // in Profile::ranks() order
+  TimeNs exposed_comm_ns = 0;                 // Σ over ranks
   std::int64_t events = 0;
   bool cancelled = false;  // CANCEL was set before the totals were complete
 };
 
 // Totals of [START, END) (END > START). CLASSES are the analysis' per-activity classes. CANCEL (may be null)
-// is polled between ranks: a caller on another thread sets it to abandon the work.
+// is polled between ranks: a caller on another thread sets it to abandon the work. LAUNCHES, when given,
+// holds per rank its launch index (null for a rank without one): the work is then also grouped by operator.
 RangeTotals range_totals(const Profile& profile, const Analysis& analysis, const RangeIndex& index,
-                         TimeNs start, TimeNs end, const std::atomic<bool>* cancel = nullptr);
+                         TimeNs start, TimeNs end, const std::atomic<bool>* cancel = nullptr,
+                         const std::vector<const LaunchIndex*>* launches = nullptr);
 
 }  // namespace meshscope::measure

@@ -389,6 +389,7 @@ class View {
   bool event_link(const EventRef& event, const char* id);
   void range_panel();
   void range_tables();
+  void range_operator_table(int flags);
   void range_start();
   void range_poll();
   void range_cancel();
@@ -485,7 +486,8 @@ class View {
   std::unique_ptr<RangeJob> range_job_;
   measure::RangeTotals range_;
   bool range_ready_ = false;
-  std::vector<std::uint32_t> range_kernel_order_, range_rank_order_;
+  std::vector<std::uint32_t> range_kernel_order_, range_rank_order_, range_op_order_;
+  bool range_by_operator_ = false;  // the range's kernels table grouped by launching CPU operator
   // State dump for tests and scripts ($MESHSCOPE_STATE_FILE, written when it changes)
   void write_state();
   std::string state_file_;

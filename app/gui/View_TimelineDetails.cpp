@@ -500,8 +500,10 @@ void View::range_start() {
   std::shared_ptr<const LoadedProfile> loaded = loaded_;
   const TimeNs lo = std::min(tl_.sel_a, tl_.sel_b), hi = std::max(tl_.sel_a, tl_.sel_b);
   job->thread = std::jthread([job, loaded, lo, hi] {
-    job->result =
-        measure::range_totals(*loaded->profile, loaded->analysis, loaded->range_index, lo, hi, &job->cancel);
+    std::vector<const measure::LaunchIndex*> launches;
+    for (const auto& index : loaded->ranks) launches.push_back(index ? &index->launches : nullptr);
+    job->result = measure::range_totals(*loaded->profile, loaded->analysis, loaded->range_index, lo, hi,
+                                        &job->cancel, &launches);
     job->done = true;
   });
 }
@@ -515,6 +517,8 @@ void View::range_poll() {
   std::iota(range_kernel_order_.begin(), range_kernel_order_.end(), 0u);
   range_rank_order_.resize(range_.ranks.size());
   std::iota(range_rank_order_.begin(), range_rank_order_.end(), 0u);
+  range_op_order_.resize(range_.operators.size());
+  std::iota(range_op_order_.begin(), range_op_order_.end(), 0u);
 }
 
 void View::range_cancel() {
@@ -584,6 +588,55 @@ void sort_rows(std::vector<std::uint32_t>& order, const std::vector<Row>& rows, 
 
 }  // namespace
 
+// The range's GPU work by the CPU operator that launched it.
+void View::range_operator_table(int flags) {
+  const Profile& profile = *loaded_->profile;
+  ImGui::SameLine();
+  ImGui::TextDisabled("(%zu operators; click a header to sort)", range_.operators.size());
+  if (!ImGui::BeginTable("##rops", 4, flags)) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("operator", ImGuiTableColumnFlags_WidthStretch, 3.0f);
+  ImGui::TableSetupColumn("GPU work");
+  ImGui::TableSetupColumn("total",
+                          ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending);
+  ImGui::TableSetupColumn("max");
+  ImGui::TableHeadersRow();
+  auto name_of = [&](const measure::RangeOperatorTotal& o) -> std::string_view {
+    return o.name == kNoString ? std::string_view("(no CPU operator recorded)") : profile.str(o.name);
+  };
+  sort_rows(range_op_order_, range_.operators,
+            [&](const measure::RangeOperatorTotal& x, const measure::RangeOperatorTotal& y, int column) {
+              switch (column) {
+                case 0:
+                  return name_of(x) < name_of(y);
+                case 1:
+                  return x.count < y.count;
+                case 3:
+                  return x.max_ns < y.max_ns;
+                default:
+                  return x.total_ns < y.total_ns;
+              }
+            });
+  char t[32];
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(range_op_order_.size()));
+  while (clipper.Step()) {
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+      const auto& o = range_.operators[range_op_order_[static_cast<std::size_t>(i)]];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      text_ellipsis(name_of(o));
+      ImGui::TableNextColumn();
+      ImGui::Text("%lld", static_cast<long long>(o.count));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(duration_text(t, sizeof t, static_cast<double>(o.total_ns)));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(duration_text(t, sizeof t, static_cast<double>(o.max_ns)));
+    }
+  }
+  ImGui::EndTable();
+}
+
 void View::range_tables() {
   const Profile& profile = *loaded_->profile;
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
@@ -617,8 +670,16 @@ void View::range_tables() {
     ImGui::EndTable();
   }
   ImGui::TableNextColumn();
-  ImGui::TextDisabled("BY KERNEL (%zu names; click a header to sort)", range_.kernels.size());
-  if (ImGui::BeginTable("##rkernels", 5, flags)) {
+  if (ImGui::RadioButton("by kernel", !range_by_operator_)) range_by_operator_ = false;
+  ImGui::SameLine();
+  if (ImGui::RadioButton("by CPU operator", range_by_operator_)) range_by_operator_ = true;
+  if (range_by_operator_) {
+    range_operator_table(flags);
+  } else {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(%zu names; click a header to sort)", range_.kernels.size());
+  }
+  if (!range_by_operator_ && ImGui::BeginTable("##rkernels", 5, flags)) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_WidthStretch, 3.0f);
     ImGui::TableSetupColumn("class");

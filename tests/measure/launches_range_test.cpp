@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "analysis/measure/launches.hpp"
 #include "analysis/measure/range_totals.hpp"
+#include "collectors/import/import.hpp"
 #include "profiler/profile_writer.hpp"
 
 namespace meshscope::measure {
@@ -230,6 +232,46 @@ TEST(RangeTotals, TheWholeProfileMatchesTheAnalysis) {
 
   std::atomic<bool> cancel{true};
   EXPECT_TRUE(range_totals(p, a, index_ranges(p), 0, 100, &cancel).cancelled);
+}
+
+// ResNet-50 (Kineto, PyTorch profiler): the whole profile's GPU work by launching operator counts every
+// activity once, as the kernels table does, and each activity's row is the operator its launch index names.
+TEST(RangeTotals, ByOperatorCountsEveryActivityOnceUnderItsLaunchingOperator) {
+  const auto path = std::filesystem::path(MESHSCOPE_TEST_TMP) / "range-by-operator.msdb";
+  std::filesystem::remove(path);
+  import_traces({std::filesystem::path(MESHSCOPE_SHARED_DIR) / "traces/kineto/resnet50_num_workers_0"}, path);
+  const Profile p = Profile::load(path);
+  const Analysis a = analyze(p);
+  std::vector<LaunchIndex> indexes;
+  for (const Rank& r : p.ranks()) indexes.push_back(index_launches(r));
+  std::vector<const LaunchIndex*> launches;
+  for (const LaunchIndex& l : indexes) launches.push_back(&l);
+  const RangeTotals t =
+      range_totals(p, a, index_ranges(p), p.first_ns(), p.last_ns() + 1, nullptr, &launches);
+  std::int64_t kernels = 0, operators = 0;
+  for (const auto& k : t.kernels) kernels += k.count;
+  for (const auto& o : t.operators) operators += o.count;
+  EXPECT_EQ(operators, kernels);
+  EXPECT_EQ(operators, t.events);
+  // Counted by hand from the launch index: the activities each operator name launched (those of no duration
+  // overlap no range, in this table as in the others).
+  std::map<StringId, std::int64_t> expected;
+  for (std::size_t r = 0; r < p.ranks().size(); ++r) {
+    const Rank& rank = p.ranks()[r];
+    for (std::size_t i = 0; i < rank.activities.size(); ++i) {
+      if (rank.activities[i].duration() <= 0) continue;
+      const std::uint32_t api = indexes[r].api_of_activity[i];
+      const std::uint32_t op = api == kNoIndex ? kNoIndex : indexes[r].op_of_api[api];
+      ++expected[op == kNoIndex ? kNoString : rank.ranges[op].name];
+    }
+  }
+  ASSERT_EQ(t.operators.size(), expected.size());
+  for (const auto& o : t.operators) EXPECT_EQ(o.count, expected[o.name]) << p.str(o.name);
+  // Most of this trace's GPU work has its launching operator recorded.
+  const auto none = expected.find(kNoString);
+  EXPECT_LT(none == expected.end() ? 0 : none->second, kernels / 10);
+  // Without launch indexes, no operator rows.
+  EXPECT_TRUE(range_totals(p, a, index_ranges(p), p.first_ns(), p.last_ns() + 1).operators.empty());
 }
 
 }  // namespace
