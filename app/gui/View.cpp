@@ -7,6 +7,7 @@
 #include "app/gui/View.hpp"
 
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include <algorithm>
 #include <chrono>
@@ -625,6 +626,11 @@ void View::draw() {
     }
     ImGui::EndTabBar();
   }
+  // Esc closes an open combo box or menu, as keyboard navigation would (off here: the arrows drive the
+  // timeline). After the panels, whose own Esc (clear the selection) gave way to the open popup this frame.
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false) &&
+      ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId))
+    ImGui::ClosePopupsExceptModals();
   draw_open_popup();
   ImGui::End();
   ++frame_;

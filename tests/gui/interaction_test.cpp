@@ -106,6 +106,35 @@ TEST(GuiInteraction, ClickSelectsTheKernelUnderTheMouseAndEscapeClears) {
   EXPECT_FALSE(view.selected_event().valid());
 }
 
+// Esc with a menu open closes the menu and nothing else: the selection stays; the next Esc clears it.
+TEST(GuiInteraction, EscapeClosesAnOpenMenuFirst) {
+  auto loaded = sample();
+  ASSERT_TRUE(loaded);
+  Harness h;
+  View view(h.options());
+  view.set_profile(std::move(loaded));
+  h.frames(view, 3);
+  view.select_event({EventKind::kActivity, 0, 0});
+  h.frames(view, 2);
+  simdjson::dom::parser parser;
+  const auto s = state(view, parser);
+  const auto row = stream_row(s);
+  // A right click on the row's label opens its menu.
+  ImGuiIO& io = ImGui::GetIO();
+  io.MousePos = ImVec2(40, static_cast<float>(double(row["y"]) + double(row["lane_h"]) / 2));
+  h.frames(view);
+  io.MouseDown[1] = true;
+  h.frames(view);
+  io.MouseDown[1] = false;
+  h.frames(view);
+  ASSERT_TRUE(ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) << "the row menu did not open";
+  h.key(view, kEscapeKey);
+  EXPECT_FALSE(ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId));
+  EXPECT_TRUE(view.selected_event().valid()) << "Esc closed the menu and also cleared the selection";
+  h.key(view, kEscapeKey);
+  EXPECT_FALSE(view.selected_event().valid());
+}
+
 TEST(GuiInteraction, LaunchLinksOfTheSample) {
   auto loaded = sample();
   ASSERT_TRUE(loaded);
