@@ -314,6 +314,8 @@ class View {
   void files_list(float height);
   void files_open_selected();
   void files_enter(const std::filesystem::path& dir);
+  void files_refresh();
+  void files_list_folder();
   void add_recent(const std::filesystem::path& path);
   void load_recent();
   void on_profile_installed();
@@ -480,6 +482,7 @@ class View {
     bool all_files = false;
     bool as_baseline = false;  // the browser opens the baseline (File > Open baseline...)
     bool visible = false;      // the browser was drawn this frame
+    double listed_at = 0;      // ImGui time of the last listing (files_refresh)
     std::string error;
   } files_;
   // Range totals, computed on a worker thread when a range is selected

@@ -39,9 +39,34 @@ void View::files_enter(const std::filesystem::path& dir) {
   std::error_code error;
   files_.dir = std::filesystem::weakly_canonical(dir, error);
   if (error) files_.dir = dir;
+  files_list_folder();
+  files_.selected.assign(files_.entries.size(), 0);
+  files_.last_clicked = -1;
+  std::snprintf(open_path_, sizeof open_path_, "%s", files_.dir.c_str());
+}
+
+// Lists the current folder again, keeping what was selected (by name) and the typed path: the browser does
+// this each time it opens and every two seconds while open, so that files written meanwhile appear.
+void View::files_refresh() {
+  std::vector<std::string> chosen;
+  for (std::size_t i = 0; i < files_.entries.size() && i < files_.selected.size(); ++i) {
+    if (files_.selected[i]) chosen.push_back(files_.entries[i].name);
+  }
+  files_list_folder();
+  files_.selected.assign(files_.entries.size(), 0);
+  for (std::size_t i = 0; i < files_.entries.size(); ++i) {
+    if (std::find(chosen.begin(), chosen.end(), files_.entries[i].name) != chosen.end())
+      files_.selected[i] = 1;
+  }
+  files_.last_clicked = -1;
+  files_.listed_at = ImGui::GetTime();
+}
+
+void View::files_list_folder() {
+  std::error_code error;
   files_.entries.clear();
   files_.error.clear();
-  files_.last_clicked = -1;
+  files_.listed_at = ImGui::GetCurrentContext() ? ImGui::GetTime() : 0.0;
   for (std::filesystem::directory_iterator it(files_.dir, error), end; !error && it != end;
        it.increment(error)) {
     const std::string name = it->path().filename().string();
@@ -55,8 +80,6 @@ void View::files_enter(const std::filesystem::path& dir) {
   std::sort(files_.entries.begin(), files_.entries.end(), [](const FileEntry& a, const FileEntry& b) {
     return a.directory != b.directory ? a.directory : a.name < b.name;
   });
-  files_.selected.assign(files_.entries.size(), 0);
-  std::snprintf(open_path_, sizeof open_path_, "%s", files_.dir.c_str());
 }
 
 void View::files_open_selected() {
@@ -140,6 +163,8 @@ void View::draw_open_popup() {
       std::error_code error;
       files_enter(!recent_.empty() ? std::filesystem::path(recent_.front()).parent_path()
                                    : std::filesystem::current_path(error));
+    } else {
+      files_refresh();  // what was written into the folder since it was last shown
     }
   }
   const ImVec2 display = ImGui::GetIO().DisplaySize;
@@ -147,6 +172,7 @@ void View::draw_open_popup() {
                            ImGuiCond_Appearing);
   files_.visible = ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_NoSavedSettings);
   if (!files_.visible) return;
+  if (ImGui::GetTime() - files_.listed_at > 2.0) files_refresh();
   const float places_w = std::min(px(260), ImGui::GetContentRegionAvail().x * 0.3f);
   const float list_h = ImGui::GetContentRegionAvail().y - ImGui::GetFrameHeightWithSpacing() * 3.2f;
   ImGui::BeginChild("##places", ImVec2(places_w, list_h), true);

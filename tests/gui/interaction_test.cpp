@@ -7,6 +7,7 @@
 #include <simdjson.h>
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "analysis/measure/range_totals.hpp"
@@ -133,6 +134,42 @@ TEST(GuiInteraction, EscapeClosesAnOpenMenuFirst) {
   EXPECT_TRUE(view.selected_event().valid()) << "Esc closed the menu and also cleared the selection";
   h.key(view, kEscapeKey);
   EXPECT_FALSE(view.selected_event().valid());
+}
+
+// The open browser lists its folder again when it opens and every two seconds while open: a trace written
+// into the folder meanwhile appears without leaving it.
+TEST(GuiInteraction, TheOpenBrowserSeesFilesWrittenWhileItIsOpen) {
+  const auto dir = std::filesystem::path(MESHSCOPE_TEST_TMP) / "browser-refresh";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "first.json") << "{}";
+  constexpr int kEnterKey = 301, kCtrlO = 'O';
+  Harness h;
+  ImGuiIO& io = ImGui::GetIO();
+  io.KeyMap[ImGuiKey_Enter] = kEnterKey;
+  View view(h.options());
+  h.frames(view, 2);
+  io.KeyCtrl = true;
+  h.key(view, kCtrlO);
+  io.KeyCtrl = false;
+  h.frames(view, 2);
+  // The path field has the focus: select what it holds, type the folder, Enter.
+  io.KeyMap[ImGuiKey_A] = 'A';
+  io.KeyCtrl = true;
+  h.key(view, 'A');
+  io.KeyCtrl = false;
+  for (char c : dir.string()) io.AddInputCharacter(static_cast<unsigned>(c));
+  h.frames(view);
+  h.key(view, kEnterKey);
+  h.frames(view, 2);
+  std::string text = test::frame_text(view);
+  ASSERT_NE(text.find("first.json"), std::string::npos) << text;
+  EXPECT_EQ(text.find("second.json"), std::string::npos);
+  std::ofstream(dir / "second.json") << "{}";
+  h.frames(view, 150);  // 2.5 s of frames
+  text = test::frame_text(view);
+  EXPECT_NE(text.find("second.json"), std::string::npos) << text;
+  EXPECT_NE(text.find("first.json"), std::string::npos) << text;
 }
 
 TEST(GuiInteraction, LaunchLinksOfTheSample) {
