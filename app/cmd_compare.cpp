@@ -284,6 +284,61 @@ std::vector<std::string> assumed_values(const Inferred& inferred) {
   return compare::assumed_values(inferred.workload, &taken);
 }
 
+// The calibration section of `compare --calibrate`: the α-β fits per link and per operation, and the GEMM
+// efficiency per shape class.
+void calibration_text(std::string& out, const Comparison& c, const model::HardwareSpec& hw) {
+  const auto& k = *c.calibration;
+  heading(out, "Calibration from the profile (α per ring step, busbw as nccl-tests)");
+  out += fmt::format("{:<11} {:>7} {:>10} {:>11} {:>7} {:>6} {:>9} {:>7} {:>9}   {}\n", "link", "fitted",
+                     "α µs", "busbw GB/s", "points", "sizes", "transfer", "R²", "mean err", "default");
+  for (const compare::LinkFit* f : {&k.intra, &k.inter}) {
+    const bool intra = f->link == compare::LinkClass::kIntraNode;
+    const double alpha = intra ? c.efficiencies.intra_node_alpha_s : c.efficiencies.inter_node_alpha_s;
+    const double bw = intra ? c.efficiencies.intra_node_Bps : c.efficiencies.inter_node_Bps;
+    const std::string dflt = fmt::format("{:.2f} µs, {:.1f} GB/s", alpha * 1e6, bw / 1e9);
+    if (f->fitted) {
+      out += fmt::format("{:<11} {:>7} {:>10.2f} {:>11.1f} {:>7} {:>6} {:>9} {:>7.3f} {:>8.1f}%   {}\n",
+                         compare::to_string(f->link), f->applied ? "yes" : "unused",
+                         f->fit.alpha_step_s * 1e6, f->fit.busbw_Bps / 1e9, f->points, f->sizes,
+                         f->transfer_points, f->r2, 100 * f->mean_error, dflt);
+    } else {
+      out += fmt::format("{:<11} {:>7} {:>10} {:>11} {:>7} {:>6} {:>9} {:>7} {:>9}   {}\n",
+                         compare::to_string(f->link), "no", "-", "-", f->points, f->sizes, f->transfer_points,
+                         "-", "-", dflt);
+    }
+  }
+  if (!k.groups.empty()) {
+    out += "\nper operation and group size:\n";
+    out += fmt::format("{:<15} {:>5} {:<11} {:>7} {:>6} {:>10} {:>11} {:>7}\n", "op", "ranks", "link",
+                       "points", "sizes", "α µs", "busbw GB/s", "R²");
+    for (const auto& g : k.groups) {
+      if (g.fit.fitted) {
+        out += fmt::format("{:<15} {:>5} {:<11} {:>7} {:>6} {:>10.2f} {:>11.1f} {:>7.3f}\n",
+                           model::to_string(g.op), g.group_size, compare::to_string(g.link), g.fit.points,
+                           g.fit.sizes, g.fit.fit.alpha_step_s * 1e6, g.fit.fit.busbw_Bps / 1e9, g.fit.r2);
+      } else {
+        out +=
+            fmt::format("{:<15} {:>5} {:<11} {:>7} {:>6} {:>10} {:>11} {:>7}\n", model::to_string(g.op),
+                        g.group_size, compare::to_string(g.link), g.fit.points, g.fit.sizes, "-", "-", "-");
+      }
+    }
+  }
+  if (!k.kernels.classes.empty()) {
+    out += fmt::format("\nGEMM efficiency per shape class (the profile's GEMM kernels, % of {}'s peak):\n",
+                       hw.name);
+    out += fmt::format("{:<12} {:>7} {:>12} {:>12} {:>9}\n", "FLOPs/call", "ops", "TFLOP", "kernel ms",
+                       "eff. %");
+    for (const auto& g : k.kernels.classes) {
+      out += fmt::format("{:<12} {:>7} {:>12.4f} {:>12.3f} {:>9.1f}\n", g.name, g.ops, g.flops / 1e12,
+                         g.seconds * 1e3, 100 * g.efficiency);
+    }
+    out += fmt::format("{:<12} {:>7} {:>12.4f} {:>12.3f} {:>9.1f}\n", "all", "", k.kernels.gemm_flops / 1e12,
+                       k.kernels.gemm_seconds * 1e3, 100 * k.kernels.gemm_efficiency);
+  }
+  out += "\n";
+  for (const auto& n : k.notes) bullet(out, n);
+}
+
 // TITLE: what the user gave (the profile's file name, or the traces').
 void write_text(const std::string& title, const Comparison& c, const model::ModelSpec& m,
                 const model::HardwareSpec& hw, const Inferred& inferred) {
@@ -376,59 +431,7 @@ void write_text(const std::string& title, const Comparison& c, const model::Mode
       "exp. comm = communication with no compute running; memory = copies with neither running; slow = "
       "slowest rank\n";
 
-  if (c.calibration) {
-    const auto& k = *c.calibration;
-    heading(out, "Calibration from the profile (α per ring step, busbw as nccl-tests)");
-    out += fmt::format("{:<11} {:>7} {:>10} {:>11} {:>7} {:>6} {:>9} {:>7} {:>9}   {}\n", "link", "fitted",
-                       "α µs", "busbw GB/s", "points", "sizes", "transfer", "R²", "mean err", "default");
-    for (const compare::LinkFit* f : {&k.intra, &k.inter}) {
-      const bool intra = f->link == compare::LinkClass::kIntraNode;
-      const double alpha = intra ? c.efficiencies.intra_node_alpha_s : c.efficiencies.inter_node_alpha_s;
-      const double bw = intra ? c.efficiencies.intra_node_Bps : c.efficiencies.inter_node_Bps;
-      const std::string dflt = fmt::format("{:.2f} µs, {:.1f} GB/s", alpha * 1e6, bw / 1e9);
-      if (f->fitted) {
-        out += fmt::format("{:<11} {:>7} {:>10.2f} {:>11.1f} {:>7} {:>6} {:>9} {:>7.3f} {:>8.1f}%   {}\n",
-                           compare::to_string(f->link), f->applied ? "yes" : "unused",
-                           f->fit.alpha_step_s * 1e6, f->fit.busbw_Bps / 1e9, f->points, f->sizes,
-                           f->transfer_points, f->r2, 100 * f->mean_error, dflt);
-      } else {
-        out += fmt::format("{:<11} {:>7} {:>10} {:>11} {:>7} {:>6} {:>9} {:>7} {:>9}   {}\n",
-                           compare::to_string(f->link), "no", "-", "-", f->points, f->sizes,
-                           f->transfer_points, "-", "-", dflt);
-      }
-    }
-    if (!k.groups.empty()) {
-      out += "\nper operation and group size:\n";
-      out += fmt::format("{:<15} {:>5} {:<11} {:>7} {:>6} {:>10} {:>11} {:>7}\n", "op", "ranks", "link",
-                         "points", "sizes", "α µs", "busbw GB/s", "R²");
-      for (const auto& g : k.groups) {
-        if (g.fit.fitted) {
-          out += fmt::format("{:<15} {:>5} {:<11} {:>7} {:>6} {:>10.2f} {:>11.1f} {:>7.3f}\n",
-                             model::to_string(g.op), g.group_size, compare::to_string(g.link), g.fit.points,
-                             g.fit.sizes, g.fit.fit.alpha_step_s * 1e6, g.fit.fit.busbw_Bps / 1e9, g.fit.r2);
-        } else {
-          out +=
-              fmt::format("{:<15} {:>5} {:<11} {:>7} {:>6} {:>10} {:>11} {:>7}\n", model::to_string(g.op),
-                          g.group_size, compare::to_string(g.link), g.fit.points, g.fit.sizes, "-", "-", "-");
-        }
-      }
-    }
-    if (!k.kernels.classes.empty()) {
-      out += fmt::format("\nGEMM efficiency per shape class (the profile's GEMM kernels, % of {}'s peak):\n",
-                         hw.name);
-      out += fmt::format("{:<12} {:>7} {:>12} {:>12} {:>9}\n", "FLOPs/call", "ops", "TFLOP", "kernel ms",
-                         "eff. %");
-      for (const auto& g : k.kernels.classes) {
-        out += fmt::format("{:<12} {:>7} {:>12.4f} {:>12.3f} {:>9.1f}\n", g.name, g.ops, g.flops / 1e12,
-                           g.seconds * 1e3, 100 * g.efficiency);
-      }
-      out +=
-          fmt::format("{:<12} {:>7} {:>12.4f} {:>12.3f} {:>9.1f}\n", "all", "", k.kernels.gemm_flops / 1e12,
-                      k.kernels.gemm_seconds * 1e3, 100 * k.kernels.gemm_efficiency);
-    }
-    out += "\n";
-    for (const auto& n : k.notes) bullet(out, n);
-  }
+  if (c.calibration) calibration_text(out, c, hw);
 
   if (!c.notes.empty() || inferred.model || inferred.hardware || !inferred.layout.empty()) {
     heading(out, "Notes");

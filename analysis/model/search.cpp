@@ -26,6 +26,56 @@ std::vector<int> divisors(int n) {
   return out;
 }
 
+// An outer layout (tp, cp, pp; dp follows): a unit of work for one thread.
+struct Outer {
+  int tp, cp, pp, dp;
+};
+
+// Every outer layout of M on GPUS GPUs whose data parallelism divides BATCH. Every PP up to the layer count:
+// stages need not divide the layers evenly (pipeline.hpp spreads them).
+std::vector<Outer> outer_layouts(const ModelSpec& m, const HardwareSpec& hw, int gpus, int seq, int batch) {
+  std::vector<Outer> outers;
+  for (int tp = 1; tp <= std::min(hw.gpus_per_node, gpus); tp *= 2) {
+    if (m.heads % tp != 0 || m.ffn % tp != 0 ||
+        (m.is_moe() && (long(m.shared_experts) * m.moe_ffn) % tp != 0))
+      continue;
+    if (!m.is_mla() && m.kv_heads % tp != 0 && tp % m.kv_heads != 0) continue;
+    for (int cp = 1; tp * cp <= gpus; cp *= 2) {
+      if (seq % cp != 0) break;
+      for (int pp = 1; pp <= m.layers; ++pp) {
+        const long mp = long(tp) * cp * pp;
+        if (mp > gpus) break;
+        if (gpus % mp != 0) continue;
+        const int dp = static_cast<int>(gpus / mp);
+        if (batch % dp != 0) continue;
+        outers.push_back({tp, cp, pp, dp});
+      }
+    }
+  }
+  return outers;
+}
+
+// Runs WORK(thread, index) for index 0..COUNT-1 on up to 16 threads, each taking the next index in turn;
+// rethrows the first error a thread met.
+template <typename Work>
+void for_each_on_threads(std::size_t count, unsigned threads, Work&& work) {
+  std::atomic<std::size_t> next{0};
+  std::vector<std::exception_ptr> errors(threads);
+  auto run = [&](unsigned t) {
+    try {
+      for (std::size_t i = next++; i < count; i = next++) work(t, i);
+    } catch (...) {
+      errors[t] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(run, t);
+  run(0);
+  for (std::thread& th : pool) th.join();
+  for (const auto& error : errors)
+    if (error) std::rethrow_exception(error);
+}
+
 }  // namespace
 
 SearchResult search(const ModelSpec& m, const HardwareSpec& hw, const Efficiencies& eff,
@@ -44,29 +94,7 @@ SearchResult search(const ModelSpec& m, const HardwareSpec& hw, const Efficienci
       training ? std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}
                : std::vector<Recompute>{Recompute::kNone};
 
-  // The outer layouts (tp, cp, pp; dp follows), each a unit of work for one thread. Every PP up to the layer
-  // count: stages need not divide the layers evenly (pipeline.hpp spreads them).
-  struct Outer {
-    int tp, cp, pp, dp;
-  };
-  std::vector<Outer> outers;
-  for (int tp = 1; tp <= std::min(hw.gpus_per_node, o.gpus); tp *= 2) {
-    if (m.heads % tp != 0 || m.ffn % tp != 0 ||
-        (m.is_moe() && (long(m.shared_experts) * m.moe_ffn) % tp != 0))
-      continue;
-    if (!m.is_mla() && m.kv_heads % tp != 0 && tp % m.kv_heads != 0) continue;
-    for (int cp = 1; tp * cp <= o.gpus; cp *= 2) {
-      if (result.seq % cp != 0) break;
-      for (int pp = 1; pp <= m.layers; ++pp) {
-        const long mp = long(tp) * cp * pp;
-        if (mp > o.gpus) break;
-        if (o.gpus % mp != 0) continue;
-        const int dp = static_cast<int>(o.gpus / mp);
-        if (batch % dp != 0) continue;
-        outers.push_back({tp, cp, pp, dp});
-      }
-    }
-  }
+  const std::vector<Outer> outers = outer_layouts(m, hw, o.gpus, result.seq, batch);
 
   // A kept layout and its place in the enumeration: equal predictions rank in enumeration order, so that the
   // result does not depend on how the work was split between threads.
@@ -154,23 +182,9 @@ SearchResult search(const ModelSpec& m, const HardwareSpec& hw, const Efficienci
   const unsigned threads = std::max(1u, std::min<unsigned>({std::thread::hardware_concurrency(), 16u,
                                                             static_cast<unsigned>(outers.size())}));
   std::vector<Worker> workers(threads);
-  std::atomic<std::size_t> next{0};
-  std::vector<std::exception_ptr> errors(threads);
-  auto work = [&](unsigned t) {
-    try {
-      Prediction scratch;
-      for (std::size_t i = next++; i < outers.size(); i = next++)
-        run_outer(outers[i], i, workers[t], scratch);
-    } catch (...) {
-      errors[t] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (std::thread& th : pool) th.join();
-  for (const auto& error : errors)
-    if (error) std::rethrow_exception(error);
+  std::vector<Prediction> scratch(threads);
+  for_each_on_threads(outers.size(), threads,
+                      [&](unsigned t, std::size_t i) { run_outer(outers[i], i, workers[t], scratch[t]); });
 
   std::vector<Ranked> kept;
   for (Worker& w : workers) {
