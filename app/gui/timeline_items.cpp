@@ -158,9 +158,13 @@ const DrawItem* draw_lane(TimelineContext& ctx, std::span<const Event> events,
     const ImU32 color = fill(e, item.index);
     if (item.count > 1) {
       const TimeNs busy_ns = busy(item);
-      if (busy_ns >= 0 && item.end_ns > item.start_ns) {
-        const float share = std::clamp(
-            static_cast<float>(busy_ns) / static_cast<float>(item.end_ns - item.start_ns), 0.0f, 1.0f);
+      const float share =
+          busy_ns >= 0 && item.end_ns > item.start_ns
+              ? std::clamp(static_cast<float>(busy_ns) / static_cast<float>(item.end_ns - item.start_ns),
+                           0.0f, 1.0f)
+              : 1.0f;
+      // A fold busy most of its span is drawn solid, as before: one rectangle, not two.
+      if (share < 0.95f) {
         const float top = std::min(y + h - 2, y + 1 + (h - 2) * (1.0f - share));
         dl->AddRectFilled(ImVec2(x0, y + 1), ImVec2(x1, y + h - 1),
                           (scale_color(color, 0.55f) & 0x00ffffffu) | (60u << 24));
