@@ -276,7 +276,7 @@ class View {
   void configure_explorer(const std::string& model_name, int layers, int hidden, int heads, int seq, int gpus,
                           int tp, int global_batch);
   // Explorer layout in CLI terms (tests).
-  void set_layout(int gpus, int tp, int pp, int cp = 1, int ep = 1);
+  void set_layout(int gpus, int tp, int pp, int cp = 1, int ep = 1, int etp = 0);
   // The Explorer's step: training or inference (tests; the "step" combo does it).
   void set_explorer_mode(model::Mode mode);
   // The Explorer's search for the best layouts is running (its table shows a busy sign).
@@ -549,6 +549,7 @@ class View {
     model::HardwareSpec hw;
     model::Efficiencies eff;
     int gpus = 8, tp = 1, pp = 1, dp = 0, cp = 1, ep = 1;
+    int etp = 0;  // expert tensor parallel, 0 = as TP
     // Per layout control, the values it steps through (with their problems), recomputed when the layout
     // or the model changes.
     std::vector<LayoutStep> steps[kLayoutFieldCount];

@@ -224,6 +224,7 @@ void View::explorer_open_profile() {
   ex_.dp = in.dp;
   ex_.cp = in.cp;
   ex_.ep = in.ep;
+  ex_.etp = in.etp;
   ex_.micro_batch = in.micro_batch;
   ex_.global_batch = in.global_batch;
   ex_.seq = in.seq;
@@ -277,17 +278,19 @@ void View::configure_explorer(const std::string& model_name, int layers, int hid
   ex_.dp = 0;
   ex_.cp = 1;
   ex_.ep = 1;
+  ex_.etp = 0;
   ex_.micro_batch = 1;
   ex_.global_batch = global_batch;
   explorer_init();
 }
 
-void View::set_layout(int gpus, int tp, int pp, int cp, int ep) {
+void View::set_layout(int gpus, int tp, int pp, int cp, int ep, int etp) {
   ex_.gpus = gpus;
   ex_.tp = tp;
   ex_.pp = pp;
   ex_.cp = cp;
   ex_.ep = ep;
+  ex_.etp = etp;
   ex_.dp = 0;
   ex_.dirty = true;
   ex_.search_dirty = true;
@@ -305,25 +308,8 @@ void View::set_explorer_mode(model::Mode mode) {
 void View::explorer_repredict() {
   ex_.dirty = false;
   if (!ex_.ready) return;
-  model::ParallelConfig c;
-  c.gpus = ex_.gpus;
-  c.tp = ex_.tp;
-  c.pp = ex_.pp;
-  c.dp = ex_.dp;
-  c.cp = ex_.cp;
-  c.ep = ex_.ep;
-  c.micro_batch = ex_.micro_batch;
-  c.global_batch = ex_.global_batch;
-  c.seq = ex_.seq;
-  c.zero = ex_.zero;
-  c.recompute_set = true;
-  c.recompute = static_cast<model::Recompute>(ex_.recompute);
-  c.schedule_set = true;
-  c.schedule = static_cast<model::Schedule>(ex_.schedule);
-  c.virtual_stages = c.schedule == model::Schedule::kInterleaved ? ex_.virtual_stages : 1;
-  c.precision = static_cast<model::Precision>(ex_.precision);
-  c.mode = static_cast<model::Mode>(ex_.mode);
-  if (c.inference()) c.zero = 0, c.recompute = model::Recompute::kNone;  // nothing to shard or recompute
+  // The layout as the controls' steps check it (explorer_steps.hpp): one conversion for both.
+  const model::ParallelConfig c = to_config(explorer_inputs());
   try {
     ex_.resolved = model::resolve(c, ex_.model, ex_.hw);
     ex_.prediction = model::predict(ex_.model, ex_.hw, ex_.resolved, ex_.eff);
@@ -344,6 +330,7 @@ void View::explorer_apply(const model::ParallelConfig& c) {
   ex_.dp = c.dp;
   ex_.cp = c.cp;
   ex_.ep = c.ep;
+  ex_.etp = c.etp == c.tp ? 0 : c.etp;  // as TP reads "as TP"
   ex_.micro_batch = c.micro_batch;
   ex_.global_batch = c.global_batch;
   ex_.seq = c.seq;
@@ -375,6 +362,7 @@ LayoutInputs View::explorer_inputs() const {
   in.dp = ex_.dp;
   in.cp = ex_.cp;
   in.ep = ex_.ep;
+  in.etp = ex_.etp;
   in.micro_batch = ex_.micro_batch;
   in.global_batch = ex_.global_batch;
   in.seq = ex_.seq;
@@ -391,7 +379,7 @@ namespace {
 
 // The Explorer's field behind a layout control.
 int& explorer_field(int& gpus, int& tp, int& pp, int& dp, int& cp, int& ep, int& mb, int& gb, int& seq,
-                    int& vs, LayoutField field) {
+                    int& vs, int& etp, LayoutField field) {
   switch (field) {
     case LayoutField::kGpus:
       return gpus;
@@ -413,6 +401,8 @@ int& explorer_field(int& gpus, int& tp, int& pp, int& dp, int& cp, int& ep, int&
       return seq;
     case LayoutField::kVirtualStages:
       return vs;
+    case LayoutField::kEtp:
+      return etp;
   }
   return gpus;
 }
@@ -425,9 +415,12 @@ void step_text(char* buf, int size, LayoutField field, int value, const model::P
     std::snprintf(buf, size, "%d", value);
     return;
   }
-  const char* name = field == LayoutField::kDp ? "auto" : "model default";
+  const char* name = field == LayoutField::kDp    ? "auto"
+                     : field == LayoutField::kEtp ? "as TP"
+                                                  : "model default";
   const int chosen = field == LayoutField::kDp            ? resolved.dp
                      : field == LayoutField::kGlobalBatch ? resolved.global_batch
+                     : field == LayoutField::kEtp         ? resolved.expert_tp()
                                                           : resolved.seq;
   if (valid)
     std::snprintf(buf, size, "%s (%d)", name, chosen);
@@ -443,7 +436,7 @@ void step_text(char* buf, int size, LayoutField field, int value, const model::P
 bool View::explorer_step_control(LayoutField field, const char* help) {
   const int f = static_cast<int>(field);
   int& value = explorer_field(ex_.gpus, ex_.tp, ex_.pp, ex_.dp, ex_.cp, ex_.ep, ex_.micro_batch,
-                              ex_.global_batch, ex_.seq, ex_.virtual_stages, field);
+                              ex_.global_batch, ex_.seq, ex_.virtual_stages, ex_.etp, field);
   const auto& steps = ex_.steps[f];
   const ImGuiIO& io = ImGui::GetIO();
   const float label_w = px(110);
@@ -549,6 +542,11 @@ void View::explorer_layout_controls() {
   changed |= explorer_step_control(LayoutField::kCp, "context parallel degree (splits the sequence)");
   changed |=
       explorer_step_control(LayoutField::kEp, "expert parallel degree (divides the experts; MoE models)");
+  changed |=
+      explorer_step_control(LayoutField::kEtp,
+                            "expert tensor parallel degree: each expert split over ETP GPUs (MoE models; "
+                            "as TP is Megatron-Core's default, 1 its MoE recipes'); EP x ETP divides TP x "
+                            "CP x DP");
   ImGui::Spacing();
   ImGui::TextDisabled("BATCH");
   changed |= explorer_step_control(LayoutField::kMicroBatch, "sequences per micro-batch");

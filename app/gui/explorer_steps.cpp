@@ -27,6 +27,8 @@ const char* to_string(LayoutField field) {
       return "sequence";
     case LayoutField::kVirtualStages:
       return "virtual stages";
+    case LayoutField::kEtp:
+      return "expert TP";
   }
   return "?";
 }
@@ -53,6 +55,8 @@ int& field_of(LayoutInputs& in, LayoutField field) {
       return in.seq;
     case LayoutField::kVirtualStages:
       return in.virtual_stages;
+    case LayoutField::kEtp:
+      return in.etp;
   }
   return in.gpus;
 }
@@ -69,6 +73,7 @@ model::ParallelConfig to_config(const LayoutInputs& in) {
   c.dp = in.dp;
   c.cp = in.cp;
   c.ep = in.ep;
+  c.etp = in.etp;
   c.micro_batch = in.micro_batch;
   c.global_batch = in.global_batch;
   c.seq = in.seq;
@@ -173,6 +178,15 @@ std::vector<int> candidates(LayoutField field, const LayoutInputs& in, const mod
       break;
     case LayoutField::kVirtualStages:
       for (int s = 1; s <= 16; ++s) v.push_back(s);
+      break;
+    case LayoutField::kEtp:
+      // 0 = as TP; else the divisors of an expert's FFN width that a node could hold.
+      v.push_back(0);
+      if (m.is_moe()) {
+        for (int d : divisors(std::max(1, m.moe_ffn))) {
+          if (d <= std::max(1, std::min(in.gpus, hw.gpus_per_node))) v.push_back(d);
+        }
+      }
       break;
   }
   v.push_back(field_of(in, field));

@@ -16,14 +16,27 @@ namespace meshscope::gui {
 // batch and sequence).
 struct LayoutInputs {
   int gpus = 8, tp = 1, pp = 1, dp = 0, cp = 1, ep = 1;
+  int etp = 0;  // expert tensor parallel; 0 = as TP (Megatron-Core's default)
   int micro_batch = 1, global_batch = 0, seq = 0, zero = 1, virtual_stages = 1;
   int recompute = 0, schedule = 1, precision = 0;
   int mode = 0;  // model::Mode: 0 training, 1 inference
   friend bool operator==(const LayoutInputs&, const LayoutInputs&) = default;
 };
 
-enum class LayoutField { kGpus, kTp, kPp, kDp, kCp, kEp, kMicroBatch, kGlobalBatch, kSeq, kVirtualStages };
-inline constexpr int kLayoutFieldCount = 10;
+enum class LayoutField {
+  kGpus,
+  kTp,
+  kPp,
+  kDp,
+  kCp,
+  kEp,
+  kMicroBatch,
+  kGlobalBatch,
+  kSeq,
+  kVirtualStages,
+  kEtp
+};
+inline constexpr int kLayoutFieldCount = 11;
 const char* to_string(LayoutField field);
 int& field_of(LayoutInputs& inputs, LayoutField field);
 int field_of(const LayoutInputs& inputs, LayoutField field);

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "analysis/model/presets.hpp"
+#include "tests/gui/gui_test_util.hpp"
 
 namespace meshscope::gui {
 namespace {
@@ -40,6 +41,40 @@ TEST(ExplorerSteps, TensorParallelStepsThroughDivisorsOfTheHeadsThatFitTheLayout
   const auto it = std::find_if(typed.begin(), typed.end(), [](const LayoutStep& s) { return s.value == 3; });
   ASSERT_NE(it, typed.end());
   EXPECT_NE(it->problem.find("--tp 3"), std::string::npos) << it->problem;
+}
+
+// Expert tensor parallelism (MoE): "as TP" (0) and the divisors of an expert's FFN width a node holds; the
+// layout Megatron-Core folds — EP x ETP of the stage's TP x CP x DP GPUs — decides which are valid, and the
+// prediction follows the control. Qwen3-30B-A3B: 128 experts of FFN 768; on 8 H100 with TP 2, EP 8 needs ETP
+// 1 (8 x 2 > 8).
+TEST(ExplorerSteps, ExpertTensorParallelFoldsWithExpertParallel) {
+  const model::ModelSpec m = model::load_model("qwen3-30b-a3b");
+  const model::HardwareSpec hw = model::load_hardware("h100-sxm");
+  LayoutInputs in;
+  in.gpus = 8;
+  in.tp = 2;
+  in.ep = 8;
+  const auto steps = layout_steps(LayoutField::kEtp, in, m, hw);
+  ASSERT_FALSE(steps.empty());
+  EXPECT_EQ(steps.front().value, 0);
+  for (const auto& s : steps) {
+    if (s.value > 0) {
+      EXPECT_EQ(m.moe_ffn % s.value, 0) << s.value;
+    }
+  }
+  EXPECT_EQ(values(steps, true), (std::vector<int>{1})) << "only ETP 1 folds EP 8 into 8 GPUs";
+  const auto as_tp =
+      std::find_if(steps.begin(), steps.end(), [](const LayoutStep& s) { return s.value == 0; });
+  EXPECT_NE(as_tp->problem.find("etp"), std::string::npos) << as_tp->problem;
+  // The View predicts with the ETP the control holds.
+  test::NullImGui imgui(1600, 900);
+  View view(test::options_for(Panel::kExplorer));
+  view.configure_explorer("qwen3-30b-a3b", 0, 0, 0, 0, 8, 2, 0);
+  view.set_layout(8, 2, 1, 1, 8, 1);
+  imgui.frame(view);
+  ASSERT_NE(view.prediction(), nullptr);
+  EXPECT_EQ(view.prediction()->config.expert_tp(), 1);
+  EXPECT_EQ(view.prediction()->config.ep, 8);
 }
 
 TEST(ExplorerSteps, GpusStepThroughNodeMultiplesOnALogarithmicGrid) {
