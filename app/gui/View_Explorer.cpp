@@ -1109,11 +1109,9 @@ void View::explorer_run_search() {
   if (ex_.search_job.valid() && ex_.search_job.wait_for(0s) == std::future_status::ready)
     ex_.search = ex_.search_job.get();
   if (ex_.search_job.valid()) {
-    static const char* const kSpinner[] = {"|", "/", "-", "\\"};
     ImGui::TextDisabled("BEST LAYOUTS ON %d GPUs", ex_.gpus);
-    ImGui::TextColored(to_vec4(kColSelect), "%s searching the layouts of %s on %d GPUs...",
-                       kSpinner[static_cast<int>(ImGui::GetTime() * 8) % 4], ex_.model.name.c_str(),
-                       ex_.gpus);
+    ImGui::TextColored(to_vec4(kColSelect), "%s searching the layouts of %s on %d GPUs...", spinner(),
+                       ex_.model.name.c_str(), ex_.gpus);
     return;
   }
   const model::SearchResult& result = ex_.search.result;

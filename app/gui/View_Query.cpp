@@ -75,9 +75,7 @@ void View::draw_query() {
   if (run) run_query(std::string(qy_.text.c_str()));
 
   if (running) {
-    static const char* const kSpinner[] = {"|", "/", "-", "\\"};
-    ImGui::TextColored(to_vec4(kColSelect), "%s running...",
-                       kSpinner[static_cast<int>(ImGui::GetTime() * 8) % 4]);
+    ImGui::TextColored(to_vec4(kColSelect), "%s running...", spinner());
     return;
   }
   if (!qy_.has_result) {

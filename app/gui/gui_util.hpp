@@ -70,6 +70,12 @@ inline std::string_view short_name(std::string_view name) {
   return name;
 }
 
+// A busy sign for work on a worker thread: one of | / - \ by the time, eight steps a second.
+inline const char* spinner() {
+  static const char* const kFrames[] = {"|", "/", "-", "\\"};
+  return kFrames[static_cast<int>(ImGui::GetTime() * 8) % 4];
+}
+
 // Seconds (model side) as text.
 inline const char* seconds_text(char* buf, int size, double s) {
   return duration_text(buf, static_cast<std::size_t>(size), s * 1e9);
