@@ -86,7 +86,25 @@ void View::timeline_critical_path(TimelineContext& ctx) {
   }
   ImDrawList* dl = ctx.dl;
   const float ui = ctx.ui;
-  std::size_t drawn = 0;
+  std::size_t drawn = 0;  // primitives, not segments: a zoomed-out path merges thousands into a few
+  // Segments on one row that touch within a pixel are drawn as one band (work) or one line (waits): at full
+  // zoom a step's path of thousands of segments costs what its pixels do, and every step's path fits the
+  // budget.
+  struct Pending {
+    bool active = false, work = false;
+    float xa = 0, xb = 0, y0 = 0, y1 = 0;
+  } pending;
+  auto flush = [&] {
+    if (!pending.active) return;
+    const float ym = (pending.y0 + pending.y1) * 0.5f;
+    if (pending.work)
+      dl->AddRectFilled(ImVec2(pending.xa, pending.y0 + 1), ImVec2(pending.xb, pending.y1 - 1),
+                        IM_COL32(255, 80, 190, 70));
+    else
+      dl->AddLine(ImVec2(pending.xa, ym), ImVec2(pending.xb, ym), kColCritical, 2.0f * ui);
+    pending.active = false;
+    ++drawn;
+  };
   auto draw_path = [&](const measure::StepPath& path, std::int32_t r) {
     bool have_prev = false;
     float prev_y = 0;
@@ -110,23 +128,31 @@ void View::timeline_critical_path(TimelineContext& ctx) {
       const float xa = std::clamp(ctx.x_of(seg.start_ns), ctx.x0 - 2, ctx.x1 + 2);
       const float xb = std::max(xa + 1.0f, std::clamp(ctx.x_of(seg.end_ns), ctx.x0 - 2, ctx.x1 + 2));
       const float ym = (a.y + b.y) * 0.5f;
-      if (have_prev && std::abs(prev_y - ym) > 1.0f)
-        dl->AddLine(ImVec2(xa, prev_y), ImVec2(xa, ym), kColCritical);
-      if (is_work(seg.kind)) {
-        dl->AddRectFilled(ImVec2(xa, a.y + 1), ImVec2(xb, b.y - 1), IM_COL32(255, 80, 190, 70));
-        // Kernels, copies and CUDA calls are outlined whole; a CPU range (an operator, a step) can be much
-        // longer than its part on the path, and its row may be the closed CPU section standing in for it.
-        if (e.kind != EventKind::kRange && !(e == outlined)) {
-          dl->AddRect(ImVec2(a.x - 1, a.y), ImVec2(b.x + 1, b.y), kColCritical, 0, 0, 2.0f * ui);
-          outlined = e;
-        }
+      const bool work = is_work(seg.kind);
+      const bool same_row = pending.active && std::abs((pending.y0 + pending.y1) * 0.5f - ym) <= 1.0f;
+      if (same_row && pending.work == work && xa <= pending.xb + 1.0f) {
+        pending.xb = std::max(pending.xb, xb);
       } else {
-        dl->AddLine(ImVec2(xa, ym), ImVec2(xb, ym), kColCritical, 2.0f * ui);
+        flush();
+        if (drawn > kMaxSegmentsDrawn) return;
+        if (have_prev && std::abs(prev_y - ym) > 1.0f) {
+          dl->AddLine(ImVec2(xa, prev_y), ImVec2(xa, ym), kColCritical);
+          ++drawn;
+        }
+        pending = {true, work, xa, xb, a.y, b.y};
+      }
+      // Kernels, copies and CUDA calls are outlined whole when they are wide enough to see; a CPU range (an
+      // operator, a step) can be much longer than its part on the path, and its row may be the closed CPU
+      // section standing in for it.
+      if (work && e.kind != EventKind::kRange && !(e == outlined) && b.x - a.x >= 3.0f) {
+        dl->AddRect(ImVec2(a.x - 1, a.y), ImVec2(b.x + 1, b.y), kColCritical, 0, 0, 2.0f * ui);
+        outlined = e;
+        ++drawn;
       }
       have_prev = true;
       prev_y = ym;
-      if (++drawn > kMaxSegmentsDrawn) return;
     }
+    flush();
   };
   if (only) {
     draw_path(*only, tl_.critical_rank);

@@ -121,6 +121,41 @@ TEST(GuiCompareRuns, StackedBaselineRowsSitUnderEachRanksOwn) {
   EXPECT_EQ(steps, 4u) << "one baseline steps row per rank";
 }
 
+// With nothing selected and the whole profile in view, the overlay covers every step's path of the open ranks
+// (the bound on what one frame draws counts merged bands, not segments): ResNet-50 recorded with the PyTorch
+// profiler, 6 steps.
+TEST(GuiCompareRuns, CriticalPathOverlayCoversEveryStepAtFullZoom) {
+  const auto msdb = test::imported(test::shared_trace("kineto/resnet50_num_workers_0"));
+  ASSERT_FALSE(msdb.empty());
+  auto loaded = load_profile(msdb);
+  ASSERT_TRUE(loaded);
+  const auto& paths = loaded->critical.ranks.at(0);
+  ASSERT_GE(paths.steps.size(), 6u);
+  std::size_t segments = 0;
+  for (const auto& s : paths.steps) segments += s.segments.size();
+  NullImGui imgui(1600, 1200);
+  View view(options_for(Panel::kTimeline));
+  view.set_profile(std::move(loaded));
+  view.set_critical_path_shown(true);
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  std::set<std::tuple<int, std::uint32_t>> drawn;
+  for (const EventRef& e : view.critical_path_events()) drawn.insert({static_cast<int>(e.kind), e.index});
+  const auto& steps = view.loaded()->critical.ranks.at(0).steps;
+  for (const auto& s : steps) {
+    // The last segment of the step that names an event is among those drawn.
+    const measure::PathSegment* last = nullptr;
+    for (const auto& seg : s.segments) {
+      if (seg.ref != measure::PathSegment::Ref::kNone) last = &seg;
+    }
+    if (!last) continue;  // a step whose path names no event
+    const EventKind kind = last->ref == measure::PathSegment::Ref::kActivity  ? EventKind::kActivity
+                           : last->ref == measure::PathSegment::Ref::kApiCall ? EventKind::kApiCall
+                                                                              : EventKind::kRange;
+    EXPECT_TRUE(drawn.count({static_cast<int>(kind), last->index}))
+        << "step " << s.step << " of " << steps.size() << " (" << segments << " segments in all)";
+  }
+}
+
 TEST(GuiCompareRuns, CriticalPathOverlayOutlinesExactlyTheStepsPath) {
   const auto msdb = test::imported(test::sample_job());
   ASSERT_FALSE(msdb.empty());
