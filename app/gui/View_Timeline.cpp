@@ -270,6 +270,23 @@ void View::timeline_toolbar() {
             "first step start",
             bl_.loaded->source.filename().c_str());
     }
+    if (stacked && loaded_) {
+      // Say what stands under what when it is not rank for rank.
+      const BaselinePairing pairing = baseline_pairing(*loaded_->profile, *bl_.loaded->profile);
+      const auto& base_ranks = bl_.loaded->profile->ranks();
+      const auto paired = static_cast<std::size_t>(std::count_if(
+          pairing.base_of.begin(), pairing.base_of.end(), [](std::ptrdiff_t b) { return b >= 0; }));
+      if (pairing.in_order || paired < loaded_->profile->ranks().size()) {
+        ImGui::SameLine();
+        if (pairing.in_order)
+          ImGui::TextColored(to_vec4(kColBaseline),
+                             "(no rank in common: the baseline's %zu rank(s) %d-%d paired in order)",
+                             base_ranks.size(), base_ranks.front().rank, base_ranks.back().rank);
+        else
+          ImGui::TextColored(to_vec4(kColBaseline), "(%zu of %zu ranks have a baseline rank of their number)",
+                             paired, loaded_->profile->ranks().size());
+      }
+    }
   }
   ImGui::SameLine();
   ImGui::TextDisabled("view %s", duration_text(a, sizeof a, static_cast<double>(tl_.t1 - tl_.t0)));

@@ -707,12 +707,30 @@ void BaselineItem::draw(TimelineContext& ctx, float y) {
   }
 }
 
+BaselinePairing baseline_pairing(const Profile& profile, const Profile& base) {
+  BaselinePairing pairing;
+  pairing.base_of.assign(profile.ranks().size(), -1);
+  std::size_t matched = 0;
+  for (std::size_t r = 0; r < profile.ranks().size(); ++r) {
+    pairing.base_of[r] = base.rank_index(profile.ranks()[r].rank);
+    matched += pairing.base_of[r] >= 0;
+  }
+  if (matched == 0 && !base.ranks().empty()) {
+    // No rank in common (rank 3 of one job against rank 0 of another): paired in order.
+    pairing.in_order = true;
+    for (std::size_t r = 0; r < profile.ranks().size() && r < base.ranks().size(); ++r)
+      pairing.base_of[r] = static_cast<std::ptrdiff_t>(r);
+  }
+  return pairing;
+}
+
 std::size_t add_baseline_items(const LoadedProfile& loaded, const LoadedProfile& base, TimelineState& state) {
   const auto& ranks = loaded.profile->ranks();
   const auto& base_ranks = base.profile->ranks();
+  const BaselinePairing pairing = baseline_pairing(*loaded.profile, *base.profile);
   std::size_t added = 0;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    const std::ptrdiff_t base_at = base.profile->rank_index(ranks[r].rank);
+    const std::ptrdiff_t base_at = pairing.base_of[r];
     if (base_at < 0) continue;
     const Rank* other = &base_ranks[static_cast<std::size_t>(base_at)];
     const auto b = static_cast<std::uint32_t>(base_at);

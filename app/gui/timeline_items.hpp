@@ -373,6 +373,14 @@ class BaselineItem final : public TimelineItem {
 
 // Adds BASE's rows under each rank of LOADED that BASE has too (same global rank): its steps and GPU
 // streams, after the rank's own GPU rows in STATE's display order. Returns the number of rows added.
+// Which baseline rank stands under each rank of the open profile: the rank of the same number; when the two
+// share none (another job's ranks), the ranks in order, and IN_ORDER says so.
+struct BaselinePairing {
+  std::vector<std::ptrdiff_t>
+      base_of;  // per Profile::ranks() index: index into the baseline's ranks, -1 none
+  bool in_order = false;
+};
+BaselinePairing baseline_pairing(const Profile& profile, const Profile& base);
 std::size_t add_baseline_items(const LoadedProfile& loaded, const LoadedProfile& base, TimelineState& state);
 
 // The items of LOADED (per rank a header, steps, GPU streams, GPU annotation tracks, the CPU section row

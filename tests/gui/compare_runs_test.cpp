@@ -15,6 +15,7 @@
 
 #include "profiler/text_format.hpp"
 #include "tests/gui/gui_test_util.hpp"
+#include "tests/measure/profile_builder.hpp"
 
 namespace meshscope::gui {
 namespace {
@@ -74,6 +75,49 @@ TEST(GuiCompareRuns, SummaryShowsBothRunsWithTheDiffsFigures) {
   ASSERT_NE(row, std::string::npos) << top.name;
   EXPECT_NE(text.find(std::to_string(top.a_count), row), std::string::npos);
   EXPECT_NE(text.find(std::to_string(top.b_count), row), std::string::npos);
+}
+
+// A baseline of other ranks (rank 3 of one job against ranks 0-1 of another) is stacked in order, and the
+// toolbar says so; with the same rank numbers nothing is said.
+TEST(GuiCompareRuns, ABaselineOfOtherRanksIsPairedInOrderAndSaysSo) {
+  auto job = [](const std::string& name, std::vector<std::int32_t> ranks) {
+    meshscope::test::ProfileBuilder b(name);
+    for (std::int32_t r : ranks) {
+      b.rank(r, 8);
+      b.step(r, 1, 0, 1000, 1);
+      b.launch(r, 1, 10, 20, 7, 100, 900, "gemm");
+    }
+    (void)b.finish();  // committed
+    return load_profile(b.path());
+  };
+  const Profile mine = [&] {
+    meshscope::test::ProfileBuilder b("pair-mine-probe");
+    b.rank(3, 8);
+    b.launch(3, 1, 10, 20, 7, 100, 900, "gemm");
+    return b.finish();
+  }();
+  auto other = job("pair-other", {0, 1});
+  const BaselinePairing pairing = baseline_pairing(mine, *other->profile);
+  EXPECT_TRUE(pairing.in_order);
+  ASSERT_EQ(pairing.base_of.size(), 1u);
+  EXPECT_EQ(pairing.base_of[0], 0);
+  EXPECT_FALSE(baseline_pairing(*other->profile, *other->profile).in_order);
+
+  NullImGui imgui(1600, 1200);
+  View view(options_for(Panel::kTimeline));
+  view.set_profile(job("pair-3", {3}));
+  view.set_baseline(std::move(other));
+  view.set_baseline_stacked(true);
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  simdjson::dom::parser parser;
+  const std::string json = view.state_json();
+  std::size_t baseline_rows = 0;
+  for (auto row : parser.parse(json)["timeline"]["rows"].get_array())
+    baseline_rows += std::string_view(row["kind"]).substr(0, 8) == "baseline";
+  EXPECT_GT(baseline_rows, 0u) << "rank 3 has rank 0 of the baseline under it";
+  const std::string text = frame_text(view);
+  EXPECT_NE(text.find("no rank in common: the baseline's 2 rank(s) 0-1 paired in order"), std::string::npos)
+      << text;
 }
 
 TEST(GuiCompareRuns, StackedBaselineRowsSitUnderEachRanksOwn) {
