@@ -730,7 +730,7 @@ void View::draw_status() {
   } else if (loaded_) {
     const auto& p = *loaded_->profile;
     const auto& c = loaded_->lazy ? loaded_->lazy->counts : p.counts();
-    const double span_ms = static_cast<double>(p.last_ns() - p.first_ns()) / 1e6;
+
     // Steps as the analysis found them (ProfilerStep ranges, else NVTX step ranges), as `info` counts them.
     std::size_t steps = 0;
     for (const auto& r : loaded_->job().ranks) steps = std::max(steps, r.steps.size());
@@ -738,10 +738,13 @@ void View::draw_status() {
     ImGui::SameLine();
     ImGui::TextUnformatted(loaded_->source.filename().c_str());
     ImGui::SameLine();
+    char span[32];
+    // In the unit its size calls for, as every duration in the GUI.
+    duration_text(span, sizeof span, static_cast<double>(p.last_ns() - p.first_ns()));
     ImGui::TextDisabled(
-        "| %zu rank%s (world %lld) | %.3f ms | %lld kernels, %lld copies, %lld memsets, %lld collectives, "
+        "| %zu rank%s (world %lld) | %s | %lld kernels, %lld copies, %lld memsets, %lld collectives, "
         "%lld CPU ranges | %lld steps",
-        p.ranks().size(), p.ranks().size() == 1 ? "" : "s", static_cast<long long>(p.world_size()), span_ms,
+        p.ranks().size(), p.ranks().size() == 1 ? "" : "s", static_cast<long long>(p.world_size()), span,
         static_cast<long long>(c.kernel), static_cast<long long>(c.memcpy), static_cast<long long>(c.memset),
         static_cast<long long>(c.collective),
         static_cast<long long>(c.cpu_op + c.annotation + c.python_function + c.nvtx + c.step +

@@ -1192,8 +1192,8 @@ void View::explorer_run_search() {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(seconds_text(a, sizeof a, pr.step_time_s));
       ImGui::TableNextColumn();
-      ImGui::Text("%.1f %%  %.0f tok/s  %.1f GiB%s", 100.0 * pr.mfu, pr.tokens_per_s,
-                  pr.memory.total() / 1073741824.0, pr.fits ? "" : " (no fit)");
+      ImGui::Text("%.1f %%  %.0f tok/s  %s%s", 100.0 * pr.mfu, pr.tokens_per_s,
+                  bytes_text(b, sizeof b, pr.memory.total()), pr.fits ? "" : " (no fit)");
       ImGui::TableNextColumn();
       if (group.count > 1) ImGui::Text("+%zu more: %s", group.count - 1, group.varies.c_str());
     }
