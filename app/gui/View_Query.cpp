@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <string_view>
 
 #include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
@@ -89,6 +90,10 @@ void View::draw_query() {
   }
   char t[32];
   ImGui::Text("%zu row(s) in %s", r.rows_seen, duration_text(t, sizeof t, r.seconds * 1e9));
+  if (std::string_view(qy_.text.c_str()) != qy_.ran) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(of the statement before your edits: Ctrl+Enter runs them)");
+  }
   if (r.truncated) {
     ImGui::SameLine();
     ImGui::TextColored(to_vec4(kColExposed), "(the first %zu kept: add a LIMIT or aggregate)", r.rows.size());
