@@ -23,6 +23,8 @@
 #include <future>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "analysis/compare/compare.hpp"
 #include "analysis/compare/measured.hpp"
 #include "analysis/compare/statement.hpp"
@@ -681,21 +683,23 @@ void View::explorer_bars() {
   char a[32], b[32];
   ImGui::Text("%s on %d x %s", ex_.model.name.c_str(), c.gpus, ex_.hw.name.c_str());
   ImGui::SameLine();
-  ImGui::TextDisabled(
-      "tp %d  pp %d  dp %d  cp %d  ep %d  mb %d  batch %d x %d tokens  ZeRO %d  %s  %s%s  %s  %s", c.tp, c.pp,
-      c.dp, c.cp, c.ep, c.micro_batch, c.global_batch, c.seq, c.zero,
-      std::string(model::to_string(c.recompute)).c_str(), std::string(model::to_string(c.schedule)).c_str(),
-      c.schedule == model::Schedule::kInterleaved ? (" v" + std::to_string(c.virtual_stages)).c_str() : "",
-      c.precision == model::Precision::kBF16 && !ex_.hw.bf16
-          ? "fp16"
-          : std::string(model::to_string(c.precision)).c_str(),
-      std::string(model::to_string(c.mode)).c_str());
+  // Cut with an ellipsis where the panel is narrow (the whole line on hover).
+  const std::string layout_line = fmt::format(
+      "tp {}  pp {}  dp {}  cp {}  ep {}  mb {}  batch {} x {} tokens  ZeRO {}  {}  {}{}  {}  {}", c.tp, c.pp,
+      c.dp, c.cp, c.ep, c.micro_batch, c.global_batch, c.seq, c.zero, model::to_string(c.recompute),
+      model::to_string(c.schedule),
+      c.schedule == model::Schedule::kInterleaved ? " v" + std::to_string(c.virtual_stages) : std::string(),
+      c.precision == model::Precision::kBF16 && !ex_.hw.bf16 ? std::string_view("fp16")
+                                                             : model::to_string(c.precision),
+      model::to_string(c.mode));
+  text_ellipsis(layout_line, 0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
   // Headline figures.
   if (ImGui::BeginTable("##headline", 5, ImGuiTableFlags_BordersInnerV)) {
+    // A narrow column cuts its label and value with an ellipsis; hovering shows them whole.
     auto cell = [](const char* label, const char* value, ImU32 color = kColText) {
       ImGui::TableNextColumn();
-      ImGui::TextDisabled("%s", label);
-      ImGui::TextColored(to_vec4(color), "%s", value);
+      text_ellipsis(label, 0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+      text_ellipsis(value, 0, color);
     };
     char v[64];
     cell("step time", seconds_text(a, sizeof a, p.step_time_s));
