@@ -351,7 +351,10 @@ void View::timeline_draw_ruler(ImDrawList* dl, float x0, float x1, float y0, flo
       if (xm < x1) dl->AddLine(ImVec2(xm, y0 + h - 4 * ui_scale()), ImVec2(xm, y0 + h), kColGrid);
     }
     format_time(buf, sizeof buf, t, step);
-    dl->AddText(ImVec2(x + 3, y0 + (h - ImGui::GetFontSize()) * 0.5f - 1), kColText, buf);
+    // A label that would run past the ruler's end goes to the left of its tick rather than being cut.
+    const float label_w = ImGui::CalcTextSize(buf).x;
+    const float lx = x + 3 + label_w <= x1 ? x + 3 : x - 3 - label_w;
+    dl->AddText(ImVec2(lx, y0 + (h - ImGui::GetFontSize()) * 0.5f - 1), kColText, buf);
   }
   clipped_text(dl, x0 - label_w + 6, x0 - 4, y0 + (h - ImGui::GetFontSize()) * 0.5f, kColTextDim,
                "time (drag: select)");
