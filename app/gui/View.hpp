@@ -9,6 +9,7 @@
 //           by the no-window test harness and by the benchmark.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -297,6 +298,8 @@ class View {
     int measured = 0;      // measured points (operator shapes, categories, the step)
     int left_out = 0;      // measured operators above the drawn peak, counted in a note
     std::vector<std::string> notes;
+    std::vector<std::array<float, 4>>
+        ceiling_labels;  // where the ceilings' labels were drawn (x0, y0, x1, y1)
   };
   const RooflineShown& roofline_shown() const { return rf_; }
   const std::string& layout_error() const { return ex_.error; }

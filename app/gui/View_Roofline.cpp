@@ -370,14 +370,38 @@ void draw_ceilings(ImDrawList* dl, const RooflineAxes& ax, const model::Roof& ro
     const double ridge = peak / bw;
     const double x_start = std::pow(10.0, ax.x_lo);
     dl->AddLine(ImVec2(ax.X(x_start), ax.Y(bw * x_start)), ImVec2(ax.X(ridge), ax.Y(peak)), col, thickness);
-    const double lx = std::max(x_start * 2, ridge / 30);
-    const ImVec2 lp(ax.X(lx) + px(4), ax.Y(bw * lx) - fh - px(6));
+    // Along its line, at the first of a few spots below the ridge whose box is free of the labels drawn
+    // before (the lines are parallel: at one fixed spot their labels would sit on one level and run
+    // together).
+    const ImVec2 ts = ImGui::CalcTextSize(label);
+    auto spot = [&](double below_ridge) {
+      const double lx = std::max(x_start * 2, ridge / below_ridge);
+      return ImVec2(ax.X(lx) + px(4), ax.Y(bw * lx) - fh - px(6));
+    };
+    ImVec2 lp = spot(30);
+    for (double below_ridge : {30.0, 10.0, 100.0, 300.0, 3.0, 1000.0}) {
+      const ImVec2 at = spot(below_ridge);
+      const Box box{at.x - px(10), at.y, at.x + ts.x + px(10), at.y + ts.y};  // a word's gap either side
+      const bool inside = box.x0 >= a.x && box.x1 <= b.x && box.y0 >= a.y && box.y1 <= b.y;
+      const bool free =
+          std::none_of(obstacles.begin(), obstacles.end(), [&](const Box& o) { return o.overlaps(box); });
+      if (inside && free) {
+        lp = at;
+        break;
+      }
+    }
     dl->AddText(lp, col, label);
     text_box(lp, label);
   };
   auto flat = [&](double peak, ImU32 col, const char* label, float thickness) {
     dl->AddLine(ImVec2(a.x, ax.Y(peak)), ImVec2(b.x, ax.Y(peak)), col, thickness);
-    const ImVec2 lp(b.x - ImGui::CalcTextSize(label).x - px(6), ax.Y(peak) - fh - px(3));
+    // Above its line at the right; when a peak close by already took that place, left of that label.
+    const float w = ImGui::CalcTextSize(label).x;
+    ImVec2 lp(b.x - w - px(6), ax.Y(peak) - fh - px(3));
+    const Box above{lp.x, lp.y, lp.x + w, lp.y + fh};
+    for (const Box& o : obstacles) {
+      if (o.overlaps(above)) lp.x = std::min(lp.x, o.x0 - w - px(16));
+    }
     dl->AddText(lp, col, label);
     text_box(lp, label);
   };
@@ -451,6 +475,8 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
       loaded_ && loaded_->measured && loaded_->measured->hardware ? *loaded_->measured->hardware : ex_.hw;
   std::vector<Box> obstacles;
   draw_ceilings(dl, ax, roof, roof_hw, precision, fp8, measured, obstacles);
+  rf_.ceiling_labels.clear();
+  for (const Box& box : obstacles) rf_.ceiling_labels.push_back({box.x0, box.y0, box.x1, box.y1});
   // The legend sits in the top-left corner: an obstacle too.
   const ImVec2 legend_at(a.x + px(10), a.y + px(8));
   obstacles.push_back({legend_at.x, legend_at.y, b.x, legend_at.y + ImGui::GetFrameHeight()});

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/gui/gui_test_util.hpp"
+
 namespace meshscope::gui {
 namespace {
 
@@ -42,6 +44,28 @@ TEST(LabelLayout, ALoneLabelGoesRightAndStaysInsideTheBounds) {
   // With no room at all, it is left out.
   const auto none = place_labels({{5, 5, 100, 100}}, {}, {0, 0, 50, 50}, 6);
   EXPECT_FALSE(none[0]);
+}
+
+// The Roofline's ceiling labels (peaks, HBM, scale-up link, network) never run into each other, from the
+// smallest window to a large one: the sloped ones move along their lines to a free spot.
+TEST(LabelLayout, RooflineCeilingLabelsDoNotOverlapAtAnySize) {
+  const auto msdb = test::imported(test::sample_job());
+  ASSERT_FALSE(msdb.empty());
+  for (auto [w, h] : {std::pair{1024.0f, 640.0f}, {1600.0f, 900.0f}, {2560.0f, 1440.0f}}) {
+    test::NullImGui imgui(w, h);
+    View view(test::options_for(Panel::kRoofline));
+    view.set_profile(load_profile(msdb));
+    for (int i = 0; i < 3; ++i) imgui.frame(view);
+    const auto& boxes = view.roofline_shown().ceiling_labels;
+    ASSERT_GE(boxes.size(), 4u) << w;
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+      for (std::size_t j = i + 1; j < boxes.size(); ++j) {
+        const Box a{boxes[i][0], boxes[i][1], boxes[i][2], boxes[i][3]};
+        const Box b{boxes[j][0], boxes[j][1], boxes[j][2], boxes[j][3]};
+        EXPECT_FALSE(a.overlaps(b)) << w << "x" << h << ": labels " << i << " and " << j;
+      }
+    }
+  }
 }
 
 }  // namespace
