@@ -37,6 +37,9 @@ std::vector<CountRow> count_rows(const meshscope::EventCounts& n) {
           {"gpu_annotation", n.gpu_annotation},
           {"nvtx", n.nvtx},
           {"other", n.other},
+          {"os_runtime", n.os_runtime},
+          {"on_cpu", n.on_cpu},
+          {"cpu_sample", n.cpu_sample},
           {"collective", n.collective},
           {"flow", n.flow}};
 }

@@ -331,6 +331,7 @@ void profile_json(JsonWriter& j, const Profile& profile) {
   j.field("runtime", n.runtime).field("driver", n.driver).field("cpu_op", n.cpu_op);
   j.field("annotation", n.annotation).field("python_function", n.python_function).field("step", n.step);
   j.field("gpu_annotation", n.gpu_annotation).field("nvtx", n.nvtx).field("other", n.other);
+  j.field("os_runtime", n.os_runtime).field("on_cpu", n.on_cpu).field("cpu_sample", n.cpu_sample);
   j.field("collective", n.collective).field("flow", n.flow);
   j.end_object();
   j.end_object();

@@ -101,7 +101,8 @@ bool summaries_only_profile(const fs::path& path) {
 
 std::int64_t events_of(const EventCounts& n) {
   return n.kernel + n.memcpy + n.memset + n.sync + n.runtime + n.driver + n.cpu_op + n.annotation +
-         n.python_function + n.step + n.gpu_annotation + n.nvtx + n.other + n.collective + n.flow;
+         n.python_function + n.step + n.gpu_annotation + n.nvtx + n.other + n.os_runtime + n.collective +
+         n.flow + n.on_cpu + n.cpu_sample;
 }
 
 // Summarises the profile at INPUT again without ever writing into it: the summaries are computed from the

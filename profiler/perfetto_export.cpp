@@ -42,6 +42,8 @@ const char* range_category(RangeKind kind) {
       return "nvtx";
     case RangeKind::kOther:
       return "other";
+    case RangeKind::kOsRuntime:
+      return "os_runtime";
   }
   return "other";
 }

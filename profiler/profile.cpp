@@ -458,7 +458,7 @@ RangeScan scan_ranges(const std::filesystem::path& path, const LoadOptions& opti
     }
     while (s.step()) {
       CpuRange c{};
-      c.kind = static_cast<RangeKind>(s.in_range(R::kind, 1, kRangeKindCount, "a range kind (1-7)"));
+      c.kind = static_cast<RangeKind>(s.in_range(R::kind, 1, kRangeKindCount, "a range kind (1-8)"));
       const std::int32_t rank = s.rank(R::rank);
       const std::int64_t pid = s.integer(R::pid), tid = s.integer(R::tid);
       if (!rows || last_track != std::make_tuple(rank, pid, tid)) {
@@ -862,6 +862,60 @@ void read_flows(sql::Database& db, RankSlots& ranks, std::int64_t string_bound,
   for (Rank& r : ranks.ranks) r.flows.shrink_to_fit();
 }
 
+// The thread scheduling and CPU samples of the ranks WHERE selects ("" for all), grouped by thread in
+// (pid, tid) order and by time within each.
+void read_thread_activity(sql::Database& db, RankSlots& ranks, std::int64_t string_bound,
+                          const std::string& where, const ThreadNames& thread_names) {
+  using A = schema::ThreadActivity;
+  struct Row {
+    std::int32_t rank;
+    std::int64_t pid, tid;
+    ThreadActivityKind kind;
+    TimeNs start_ns, end_ns;
+    StringId stack;
+    std::int32_t cpu;
+  };
+  std::vector<Row> rows;
+  auto s = TableReader::of<A>(db, false, "id", where);
+  while (s.step()) {
+    Row row;
+    row.rank = s.rank(A::rank);
+    row.kind = static_cast<ThreadActivityKind>(
+        s.in_range(A::kind, 1, kThreadActivityKindCount, "a thread activity kind (1-2)"));
+    row.pid = s.integer(A::pid);
+    row.tid = s.integer(A::tid);
+    std::tie(row.start_ns, row.end_ns) = s.interval(A::start_ns, A::end_ns);
+    const std::int64_t cpu = s.integer_or_null(A::cpu);
+    row.cpu = cpu == kNull ? -1 : static_cast<std::int32_t>(s.in_range(A::cpu, 0, INT32_MAX, "a CPU number"));
+    row.stack = s.string_id(A::stack, string_bound);
+    rows.push_back(row);
+  }
+  if (rows.empty()) return;
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return std::tie(a.rank, a.pid, a.tid, a.kind, a.start_ns, a.end_ns) <
+           std::tie(b.rank, b.pid, b.tid, b.kind, b.start_ns, b.end_ns);
+  });
+  for (const Row& row : rows) {
+    Rank& r = ranks.slot(row.rank);
+    if (r.os_threads.empty() || r.os_threads.back().pid != row.pid || r.os_threads.back().tid != row.tid) {
+      OsThread t{row.pid, row.tid, {}, 0, 0, 0, 0};
+      const auto name = thread_names.find({row.rank, row.pid, row.tid});
+      if (name != thread_names.end()) t.name = name->second;
+      t.first_on_cpu = static_cast<std::uint32_t>(r.on_cpu.size());
+      t.first_sample = static_cast<std::uint32_t>(r.cpu_samples.size());
+      r.os_threads.push_back(std::move(t));
+    }
+    OsThread& t = r.os_threads.back();
+    if (row.kind == ThreadActivityKind::kOnCpu) {
+      r.on_cpu.push_back({row.start_ns, row.end_ns, row.cpu});
+      ++t.on_cpu_count;
+    } else {
+      r.cpu_samples.push_back({row.start_ns, row.stack, row.cpu});
+      ++t.sample_count;
+    }
+  }
+}
+
 // Diagnostics of a rank go to the rank; the others (rank NULL) are returned: they concern the whole job.
 std::vector<Diagnostic> read_diagnostics(sql::Database& db, RankSlots& ranks) {
   std::vector<Diagnostic> job;
@@ -1100,11 +1154,25 @@ EventCounts count_events(const Rank& r) {
       case RangeKind::kOther:
         ++n.other;
         break;
+      case RangeKind::kOsRuntime:
+        ++n.os_runtime;
+        break;
     }
   }
   n.collective += static_cast<std::int64_t>(r.collectives.size());
   n.flow += static_cast<std::int64_t>(r.flows.size());
+  n.on_cpu += static_cast<std::int64_t>(r.on_cpu.size());
+  n.cpu_sample += static_cast<std::int64_t>(r.cpu_samples.size());
   return n;
+}
+
+std::int64_t Rank::os_thread_of(std::int64_t pid, std::int64_t tid) const {
+  const auto it = std::lower_bound(os_threads.begin(), os_threads.end(), std::make_pair(pid, tid),
+                                   [](const OsThread& t, const std::pair<std::int64_t, std::int64_t>& key) {
+                                     return std::make_pair(t.pid, t.tid) < key;
+                                   });
+  if (it == os_threads.end() || it->pid != pid || it->tid != tid) return -1;
+  return it - os_threads.begin();
 }
 
 std::int64_t Rank::parent_range(std::uint32_t index) const {
@@ -1147,6 +1215,9 @@ EventMemory event_memory(const Rank& r) {
   for (const auto& s : r.streams) m.other += heap_text(s.name);
   for (const auto& t : r.tracks) m.other += heap_text(t.name);
   for (const auto& s : r.steps) m.other += heap_text(s.source);
+  // The OS's record of the threads counts as other (scheduling and samples are not traced events).
+  m.other += held(r.os_threads) + held(r.on_cpu) + held(r.cpu_samples);
+  for (const auto& t : r.os_threads) m.other += heap_text(t.name);
   m.events =
       r.activities.size() + r.api_calls.size() + r.ranges.size() + r.collectives.size() + r.flows.size();
   return m;
@@ -1179,6 +1250,9 @@ EventCounts& EventCounts::operator+=(const EventCounts& o) {
   gpu_annotation += o.gpu_annotation;
   nvtx += o.nvtx;
   other += o.other;
+  os_runtime += o.os_runtime;
+  on_cpu += o.on_cpu;
+  cpu_sample += o.cpu_sample;
   collective += o.collective;
   flow += o.flow;
   return *this;
@@ -1266,6 +1340,7 @@ RangeScan read_events(sql::Database& db, const std::filesystem::path& path, std:
   auto api_calls = api_calls_future.get();
   auto range_scan = ranges_future.get();
   attach_cpu(api_calls, range_scan, thread_names, ranks);
+  read_thread_activity(db, ranks, string_ids, rank_where, thread_names);
   return range_scan;
 }
 
@@ -1410,7 +1485,7 @@ void Profile::stream_operators(const RankRows& rows, OperatorSink& sink) const {
     std::pair<TimeNs, std::int32_t>* at = nullptr;
     while (s.step()) {
       OperatorRow row;
-      row.kind = static_cast<RangeKind>(s.in_range(R::kind, 1, kRangeKindCount, "a range kind (1-7)"));
+      row.kind = static_cast<RangeKind>(s.in_range(R::kind, 1, kRangeKindCount, "a range kind (1-8)"));
       row.pid = s.integer(R::pid);
       row.tid = s.integer(R::tid);
       std::tie(row.start_ns, row.end_ns) = s.interval(R::start_ns, R::end_ns);

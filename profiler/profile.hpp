@@ -148,6 +148,24 @@ struct Diagnostic {
   std::string severity, message;
 };
 
+// What the operating system recorded of a CPU thread (thread_activity): the intervals it ran on a core, and
+// samples of its call stack.
+struct OnCpu {
+  TimeNs start_ns, end_ns;
+  std::int32_t cpu;  // the core, -1 when unknown
+};
+struct CpuSample {
+  TimeNs time_ns;
+  StringId stack;  // innermost frame first, one per line (kNoString: no stack recorded)
+  std::int32_t cpu;
+};
+struct OsThread {
+  std::int64_t pid, tid;
+  std::string name;
+  std::uint32_t first_on_cpu = 0, on_cpu_count = 0;  // into Rank::on_cpu
+  std::uint32_t first_sample = 0, sample_count = 0;  // into Rank::cpu_samples
+};
+
 struct Device {
   std::int32_t device;
   std::string name;
@@ -185,6 +203,9 @@ struct Rank {
   std::vector<CpuRange> ranges;          // grouped by track, sorted by (start, depth) within
   std::vector<Step> steps;               // sorted by start
   std::vector<Flow> flows;               // flows not implied by correlation ids (e.g. fwdbwd)
+  std::vector<OsThread> os_threads;      // threads with scheduling or samples, by (pid, tid)
+  std::vector<OnCpu> on_cpu;             // grouped by thread (os_threads order), by start within
+  std::vector<CpuSample> cpu_samples;    // grouped by thread, by time within
   std::vector<Diagnostic> diagnostics;   // what the importer or collector reported about this rank
 
   std::span<const Activity> stream_activities(std::size_t stream_index) const {
@@ -195,6 +216,16 @@ struct Rank {
     const auto& t = tracks[track_index];
     return {ranges.data() + t.first, t.count};
   }
+  std::span<const OnCpu> thread_on_cpu(std::size_t os_thread) const {
+    const auto& t = os_threads[os_thread];
+    return {on_cpu.data() + t.first_on_cpu, t.on_cpu_count};
+  }
+  std::span<const CpuSample> thread_samples(std::size_t os_thread) const {
+    const auto& t = os_threads[os_thread];
+    return {cpu_samples.data() + t.first_sample, t.sample_count};
+  }
+  // The index in os_threads of (PID, TID), -1 when the thread has no scheduling or samples.
+  std::int64_t os_thread_of(std::int64_t pid, std::int64_t tid) const;
   // The index in ranges of the range enclosing ranges[INDEX] one level up on its track, -1 at depth 0 (or
   // when none encloses it).
   std::int64_t parent_range(std::uint32_t index) const;
@@ -207,7 +238,8 @@ struct EventCounts {
   std::int64_t kernel = 0, memcpy = 0, memset = 0, sync = 0;
   std::int64_t runtime = 0, driver = 0;
   std::int64_t cpu_op = 0, annotation = 0, python_function = 0, step = 0, gpu_annotation = 0, nvtx = 0,
-               other = 0;
+               other = 0, os_runtime = 0;
+  std::int64_t on_cpu = 0, cpu_sample = 0;
   std::int64_t collective = 0, flow = 0;
   EventCounts& operator+=(const EventCounts& other);
 };

@@ -47,6 +47,7 @@ struct Batch {
   std::vector<ApiCallRecord> api_calls;
   std::vector<writer::NestedRange> ranges;
   std::vector<FlowRecord> flows;
+  std::vector<ThreadActivityRecord> thread_activity;
   std::vector<RankInfo> ranks;
   std::vector<DeviceInfo> devices;
   std::vector<ProcessGroupInfo> process_groups;
@@ -63,8 +64,9 @@ struct Batch {
 
   std::size_t size() const {
     return strings.size() + activities.size() + collectives.size() + api_calls.size() + ranges.size() +
-           flows.size() + ranks.size() + devices.size() + process_groups.size() + streams.size() +
-           threads.size() + diagnostics.size() + meta.size() + op_work.size() + kernel_work.size();
+           flows.size() + thread_activity.size() + ranks.size() + devices.size() + process_groups.size() +
+           streams.size() + threads.size() + diagnostics.size() + meta.size() + op_work.size() +
+           kernel_work.size();
   }
 };
 
@@ -136,10 +138,11 @@ struct ProfileWriter::Impl {
   std::vector<writer::RankRewrite> rank_rewrites;
 
   // kRowsPerInsert rows at a time
-  sql::Statement insert_activities, insert_api_calls, insert_ranges, insert_op_works, insert_kernel_works;
-  sql::Statement insert_string, insert_activity, insert_collective, insert_api_call, insert_range,
-      insert_flow, insert_rank, insert_device, insert_pg, insert_stream, insert_thread, insert_diagnostic,
-      insert_meta, insert_op_work, insert_kernel_work;
+  sql::Statement insert_activities, insert_api_calls, insert_ranges, insert_op_works, insert_kernel_works,
+      insert_thread_activities;
+  sql::Statement insert_thread_activity, insert_string, insert_activity, insert_collective, insert_api_call,
+      insert_range, insert_flow, insert_rank, insert_device, insert_pg, insert_stream, insert_thread,
+      insert_diagnostic, insert_meta, insert_op_work, insert_kernel_work;
 
   void open() {
     db = sql::Database(temp, false, target);  // messages name the profile being written, not the temp file
@@ -169,6 +172,8 @@ struct ProfileWriter::Impl {
     insert_op_works = db.prepare(insert_sql<OpWork>(kRowsPerInsert));
     insert_kernel_works = db.prepare(insert_sql<KernelWork>(kRowsPerInsert));
     insert_flow = db.prepare(insert_sql<Flows>());
+    insert_thread_activity = db.prepare(insert_sql<ThreadActivity>());
+    insert_thread_activities = db.prepare(insert_sql<ThreadActivity>(kRowsPerInsert));
     insert_rank = db.prepare(insert_sql<Ranks>(1, "INSERT OR REPLACE"));
     insert_device = db.prepare(insert_sql<Devices>(1, "INSERT OR REPLACE"));
     insert_pg = db.prepare(insert_sql<ProcessGroups>(1, "INSERT OR REPLACE"));
@@ -181,12 +186,28 @@ struct ProfileWriter::Impl {
   }
 
   void finalize_statements() {
-    for (sql::Statement* s :
-         {&insert_activities,   &insert_api_calls, &insert_ranges,   &insert_op_works,
-          &insert_kernel_works, &insert_string,    &insert_activity, &insert_collective,
-          &insert_api_call,     &insert_range,     &insert_flow,     &insert_rank,
-          &insert_device,       &insert_pg,        &insert_stream,   &insert_thread,
-          &insert_diagnostic,   &insert_meta,      &insert_op_work,  &insert_kernel_work}) {
+    for (sql::Statement* s : {&insert_activities,
+                              &insert_api_calls,
+                              &insert_ranges,
+                              &insert_op_works,
+                              &insert_kernel_works,
+                              &insert_string,
+                              &insert_activity,
+                              &insert_collective,
+                              &insert_api_call,
+                              &insert_range,
+                              &insert_flow,
+                              &insert_rank,
+                              &insert_device,
+                              &insert_pg,
+                              &insert_stream,
+                              &insert_thread,
+                              &insert_diagnostic,
+                              &insert_meta,
+                              &insert_op_work,
+                              &insert_kernel_work,
+                              &insert_thread_activity,
+                              &insert_thread_activities}) {
       *s = sql::Statement();
     }
   }
@@ -240,6 +261,7 @@ struct ProfileWriter::Impl {
     insert_rows<Ranges>(batch.ranges, insert_range, insert_ranges);
     insert_rows<OpWork>(batch.op_work, insert_op_work, insert_op_works);
     insert_rows<KernelWork>(batch.kernel_work, insert_kernel_work, insert_kernel_works);
+    insert_rows<ThreadActivity>(batch.thread_activity, insert_thread_activity, insert_thread_activities);
     for (const auto& f : batch.flows) {
       Flows::bind(insert_flow, 1, f);
       insert_flow.run();
@@ -486,6 +508,11 @@ void ProfileWriter::add_kernel_work(const KernelWorkRecord& record) {
 
 void ProfileWriter::add_flow(const FlowRecord& record) {
   impl_->current->flows.push_back(record);
+  impl_->maybe_flush();
+}
+
+void ProfileWriter::add_thread_activity(const ThreadActivityRecord& record) {
+  impl_->current->thread_activity.push_back(record);
   impl_->maybe_flush();
 }
 

@@ -63,6 +63,7 @@ class RecordSink {
   virtual std::int64_t add_op_work(const OpWorkRecord& record) = 0;
   virtual void add_kernel_work(const KernelWorkRecord& record) = 0;
   virtual void add_flow(const FlowRecord& record) = 0;
+  virtual void add_thread_activity(const ThreadActivityRecord& record) = 0;
   virtual void add_cpu_collective(const CollectiveRecord& record, std::int64_t pid, std::int64_t tid) = 0;
   virtual void rewrite_rank(std::int32_t old_rank, std::int32_t new_rank, std::int64_t shift_ns) = 0;
   virtual void add_device(const DeviceInfo& info) = 0;
@@ -96,6 +97,10 @@ class ProfileWriter final : public RecordSink {
                          const std::vector<std::int64_t>& parent);
   void add_kernel_work(const KernelWorkRecord& record) override;
   void add_flow(const FlowRecord& record) override;
+  // A thread's time on a CPU core or a sample of its stack (schema.sql thread_activity). It does not extend
+  // the rank's first_ns/last_ns, which stay those of its traced events (a process's scheduling covers its
+  // whole life, most of it often outside the capture of its GPU work).
+  void add_thread_activity(const ThreadActivityRecord& record) override;
 
   // Every range of the tracks (rank, pid, tid) handed over so far has been: ranges held back for nesting
   // (writer/range_nesting.hpp) are nested and written now. Importers call it after each file, which bounds

@@ -58,6 +58,18 @@ const char* to_string(RangeKind kind) {
       return "nvtx";
     case RangeKind::kOther:
       return "other";
+    case RangeKind::kOsRuntime:
+      return "os_runtime";
+  }
+  return "unknown";
+}
+
+const char* to_string(ThreadActivityKind kind) {
+  switch (kind) {
+    case ThreadActivityKind::kOnCpu:
+      return "on_cpu";
+    case ThreadActivityKind::kSample:
+      return "sample";
   }
   return "unknown";
 }

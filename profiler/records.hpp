@@ -37,13 +37,19 @@ enum class RangeKind : std::uint8_t {
   kGpuAnnotation = 5,
   kNvtx = 6,
   kOther = 7,
+  kOsRuntime =
+      8,  // a call into the OS runtime libraries (Nsight Systems' OSRT trace: pthread, poll, ioctl, ...)
 };
 enum class ApiKind : std::uint8_t { kRuntime = 1, kDriver = 2 };
+// What the operating system recorded of a CPU thread: the intervals it ran on a core, the samples of where
+// it was.
+enum class ThreadActivityKind : std::uint8_t { kOnCpu = 1, kSample = 2 };
 // The values of each kind are 1 to its count: the enums table, the writer and Profile::load take them from
 // here.
 inline constexpr int kActivityKindCount = 4;
-inline constexpr int kRangeKindCount = 7;
+inline constexpr int kRangeKindCount = 8;
 inline constexpr int kApiKindCount = 2;
+inline constexpr int kThreadActivityKindCount = 2;
 
 // The member ranks in a process group's ranks_json text ("[0, 1, 2]", "[null, 5]"): every integer in it, in
 // order, into RANKS. Returns false, with the offending number in BAD when given, when one is not a rank (0 to
@@ -53,6 +59,7 @@ bool parse_rank_list(std::string_view text, std::vector<std::int32_t>& ranks, st
 const char* to_string(ActivityKind kind);
 const char* to_string(RangeKind kind);
 const char* to_string(ApiKind kind);
+const char* to_string(ThreadActivityKind kind);
 
 struct ActivityRecord {
   std::int32_t rank = 0;
@@ -131,6 +138,17 @@ struct FlowRecord {
   TimeNs dst_ns = kNull;
   std::int64_t dst_pid = kNull;
   std::int64_t dst_tid = kNull;
+};
+
+struct ThreadActivityRecord {
+  std::int32_t rank = 0;
+  ThreadActivityKind kind = ThreadActivityKind::kOnCpu;
+  std::int64_t pid = 0;
+  std::int64_t tid = 0;
+  TimeNs start_ns = 0;
+  TimeNs end_ns = 0;  // = start_ns for a sample
+  std::int64_t cpu = kNull;
+  StringId stack = kNoString;  // samples: the call stack, innermost frame first, one per line
 };
 
 struct RankInfo {

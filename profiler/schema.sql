@@ -154,7 +154,7 @@ CREATE TABLE api_calls (
 CREATE TABLE ranges (
   id           INTEGER PRIMARY KEY,  -- unique within the profile
   rank         INTEGER NOT NULL,     -- owning rank
-  kind         INTEGER NOT NULL,     -- 1 cpu_op, 2 annotation, 3 python_function, 4 step, 5 gpu_annotation, 6 nvtx, 7 other (enums.range_kind)
+  kind         INTEGER NOT NULL,     -- 1 cpu_op, 2 annotation, 3 python_function, 4 step, 5 gpu_annotation, 6 nvtx, 7 other, 8 os_runtime (enums.range_kind)
   pid          INTEGER NOT NULL,     -- process id (for gpu_annotation: the device)
   tid          INTEGER NOT NULL,     -- thread id (for gpu_annotation: the stream)
   start_ns     INTEGER NOT NULL,     -- range start
@@ -180,6 +180,21 @@ CREATE TABLE flows (
   dst_ns    INTEGER,              -- time of the flow end (NULL when the source had no end)
   dst_pid   INTEGER,              -- process of the flow end
   dst_tid   INTEGER               -- thread of the flow end
+);
+
+-- What the operating system recorded of each CPU thread (Nsight Systems' thread scheduling and CPU sampling):
+-- the intervals the thread ran on a CPU core, and samples of the call stack it was in. Its calls into the OS
+-- runtime libraries are ranges (kind 8, os_runtime).
+CREATE TABLE thread_activity (
+  id        INTEGER PRIMARY KEY,  -- unique within the profile
+  rank      INTEGER NOT NULL,     -- owning rank
+  kind      INTEGER NOT NULL,     -- 1 on_cpu (scheduled on core `cpu` from start_ns to end_ns), 2 sample (enums.thread_activity_kind)
+  pid       INTEGER NOT NULL,     -- process id
+  tid       INTEGER NOT NULL,     -- thread id
+  start_ns  INTEGER NOT NULL,     -- start (a sample: its time)
+  end_ns    INTEGER NOT NULL,     -- end (= start_ns for a sample)
+  cpu       INTEGER,              -- the CPU core, when known
+  stack     INTEGER               -- samples: strings.id of the call stack, innermost frame first, one frame per line
 );
 
 -- Warnings the importer or collector recorded (dropped events, clamped values, unknown fields).
@@ -243,7 +258,8 @@ CREATE TABLE summary_ranks (
   n_step INTEGER, n_gpu_annotation INTEGER, n_nvtx INTEGER, n_other INTEGER, n_collective INTEGER,
   n_flow INTEGER,
   overview_bucket_log2    INTEGER,  -- width of the overview buckets of this rank: 2^this ns
-  overview_first_bucket   INTEGER   -- index of its first bucket (starts at index * width on the profile clock)
+  overview_first_bucket   INTEGER,  -- index of its first bucket (starts at index * width on the profile clock)
+  n_os_runtime INTEGER, n_on_cpu INTEGER, n_cpu_sample INTEGER  -- OS runtime calls, thread scheduling, CPU samples
 );
 -- One row per rank and step: the GPU work launched from inside the step's CPU range.
 CREATE TABLE summary_steps (
@@ -299,3 +315,5 @@ CREATE INDEX activities_by_correlation ON activities (rank, correlation);
 -- One collective across ranks: (communicator, seq), then per rank by time.
 CREATE INDEX collectives_by_instance ON collectives (communicator, seq, rank);
 CREATE INDEX collectives_by_rank ON collectives (rank, start_ns);
+-- A thread's scheduling and samples in time order: the timeline's thread rows and a rank read alone.
+CREATE INDEX thread_activity_by_thread ON thread_activity (rank, pid, tid, kind, start_ns);

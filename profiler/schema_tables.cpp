@@ -23,7 +23,8 @@ static_assert(described_fully<Meta>() && described_fully<Enums>() && described_f
               described_fully<Ranks>() && described_fully<Devices>() && described_fully<ProcessGroups>() &&
               described_fully<Streams>() && described_fully<Threads>() && described_fully<Activities>() &&
               described_fully<Collectives>() && described_fully<ApiCalls>() && described_fully<Ranges>() &&
-              described_fully<Flows>() && described_fully<Diagnostics>());
+              described_fully<Flows>() && described_fully<ThreadActivity>() &&
+              described_fully<Diagnostics>());
 
 std::string column_list(std::span<const Column> columns) {
   std::string out;
@@ -54,6 +55,8 @@ std::string enums_insert_sql() {
   add("activity_kind", kActivityKindCount, [](int v) { return static_cast<ActivityKind>(v); });
   add("range_kind", kRangeKindCount, [](int v) { return static_cast<RangeKind>(v); });
   add("api_kind", kApiKindCount, [](int v) { return static_cast<ApiKind>(v); });
+  add("thread_activity_kind", kThreadActivityKindCount,
+      [](int v) { return static_cast<ThreadActivityKind>(v); });
   return "INSERT INTO enums VALUES " + values;
 }
 
@@ -361,6 +364,31 @@ void KernelWork::bind(sql::Statement& s, int first, const KernelWorkRecord& k) {
   s.bind_double(first + bytes, k.bytes);
 }
 
+void ThreadActivity::bind(sql::Statement& s, int first, const ThreadActivityRecord& a) {
+  s.bind_null(first + id);
+  s.bind(first + rank, a.rank);
+  s.bind(first + kind, static_cast<std::int64_t>(a.kind));
+  s.bind(first + pid, a.pid);
+  s.bind(first + tid, a.tid);
+  s.bind(first + start_ns, a.start_ns);
+  s.bind(first + end_ns, a.end_ns);
+  s.bind(first + cpu, a.cpu);
+  s.bind_string_id(first + stack, a.stack);
+}
+
+ThreadActivityRecord ThreadActivity::read(const sql::Statement& s, int first) {
+  ThreadActivityRecord a;
+  a.rank = static_cast<std::int32_t>(s.column_int(first + rank));
+  a.kind = static_cast<ThreadActivityKind>(s.column_int(first + kind));
+  a.pid = s.column_int(first + pid);
+  a.tid = s.column_int(first + tid);
+  a.start_ns = s.column_int(first + start_ns);
+  a.end_ns = s.column_int(first + end_ns);
+  a.cpu = s.column_int(first + cpu);
+  a.stack = string_id(s, first + stack);
+  return a;
+}
+
 std::span<const TableDescription> all_tables() {
   static constexpr TableDescription kTables[] = {
       {Meta::kName, Meta::kColumns},
@@ -376,6 +404,7 @@ std::span<const TableDescription> all_tables() {
       {ApiCalls::kName, ApiCalls::kColumns},
       {Ranges::kName, Ranges::kColumns},
       {Flows::kName, Flows::kColumns},
+      {ThreadActivity::kName, ThreadActivity::kColumns},
       {Diagnostics::kName, Diagnostics::kColumns},
       {OpWork::kName, OpWork::kColumns},
       {KernelWork::kName, KernelWork::kColumns},

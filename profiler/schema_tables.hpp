@@ -371,6 +371,18 @@ struct Flows {
   static FlowRecord read(const sql::Statement& s, int first);
 };
 
+struct ThreadActivity {
+  static constexpr const char* kName = "thread_activity";
+  enum Index : int { id, rank, kind, pid, tid, start_ns, end_ns, cpu, stack, kCount };
+  static constexpr Column kColumns[] = {
+      detail::integer("id"),     detail::integer("rank"),         detail::integer("kind"),
+      detail::integer("pid"),    detail::integer("tid"),          detail::integer("start_ns"),
+      detail::integer("end_ns"), detail::optional_integer("cpu"), detail::optional_integer("stack")};
+  // The id is bound NULL: SQLite numbers the rows itself.
+  static void bind(sql::Statement& s, int first, const ThreadActivityRecord& a);
+  static ThreadActivityRecord read(const sql::Statement& s, int first);
+};
+
 struct Diagnostics {
   static constexpr const char* kName = "diagnostics";
   enum Index : int { rank, severity, message, kCount };
@@ -474,6 +486,9 @@ struct SummaryRanks {
       detail::optional_integer("n_flow"),
       detail::optional_integer("overview_bucket_log2"),
       detail::optional_integer("overview_first_bucket"),
+      detail::optional_integer("n_os_runtime"),
+      detail::optional_integer("n_on_cpu"),
+      detail::optional_integer("n_cpu_sample"),
   };
 };
 

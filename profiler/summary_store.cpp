@@ -69,6 +69,19 @@ void create_missing_tables(sql::Database& db) {
     }
     statement.clear();
   }
+  // Columns added to a summary table since the profile was written (every one is optional: NULL is none).
+  for (const schema::TableDescription& t : schema::all_tables()) {
+    if (!std::string_view(t.name).starts_with("summary_")) continue;
+    const auto present = db.table_columns(t.name);
+    if (!present) continue;
+    for (const schema::Column& c : t.columns) {
+      if (present->count(c.name)) continue;
+      db.exec(fmt::format("ALTER TABLE {} ADD COLUMN {} {}", t.name, c.name,
+                          c.affinity == sql::Affinity::kText   ? "TEXT"
+                          : c.affinity == sql::Affinity::kReal ? "REAL"
+                                                               : "INTEGER"));
+    }
+  }
 }
 
 // One row of a summary table keyed by rank and name: the rank, the name, then VALUES in the table's order.
@@ -106,6 +119,7 @@ void write_rank(sql::Statement& ranks, sql::Statement& steps, sql::Statement& st
     ranks.bind(c++, v);
   ranks.bind(c++, r.overview.bucket_log2);
   ranks.bind(c++, r.overview.first_bucket);
+  for (std::int64_t v : {n.os_runtime, n.on_cpu, n.cpu_sample}) ranks.bind(c++, v);
   ranks.run();
 
   for (std::size_t i = 0; i < r.steps.size(); ++i) {
@@ -400,15 +414,26 @@ class SummaryReader {
       : path_(db.path()), table_(table), columns_(columns), sums_(&sums) {
     const auto declared = db.table_columns(table);
     if (!declared) fail("{}: summaries recorded but no {} table", path_.string(), table);
+    std::string selected;
     for (const schema::Column& c : columns) {
       const auto found = declared->find(c.name);
+      if (!selected.empty()) selected += ", ";
+      if (found == declared->end() && added_later(c.name)) {
+        selected += "NULL";
+        continue;
+      }
       if (found == declared->end() || found->second == sql::kComputedColumn ||
           sql::affinity_of(found->second) != c.affinity)
         fail("{}: {}.{} is missing or not of the declared type (a damaged file?)", path_.string(), table,
              c.name);
+      selected += c.name;
     }
-    statement_ =
-        db.prepare(fmt::format("SELECT {} FROM {} ORDER BY {}", schema::column_list(columns), table, order));
+    statement_ = db.prepare(fmt::format("SELECT {} FROM {} ORDER BY {}", selected, table, order));
+  }
+
+  // Columns added after summaries were first written: a profile summarised before them reads them as NULL.
+  static bool added_later(std::string_view column) {
+    return column == "n_os_runtime" || column == "n_on_cpu" || column == "n_cpu_sample";
   }
 
   bool step() {
@@ -529,6 +554,9 @@ void read_ranks(sql::Database& db, ProfileSummary& out, FileSums& sums) {
     const std::int64_t reach = kTimeLimit >> log2;
     if (first < -reach || first > reach) r.bad(c + 1, "starts out of range (beyond ±2^62 ns)");
     s.overview.first_bucket = first;
+    // Summaries written before these counts read as none.
+    int added = c + 2;
+    for (std::int64_t* v : {&n.os_runtime, &n.on_cpu, &n.cpu_sample}) *v = r.count(added++);
     out.ranks.push_back(std::move(s));
   }
 }

@@ -14,7 +14,8 @@ TableRows summary_rows(const RankSummary& s, bool cpu_operators) {
   const EventCounts& n = s.counts;
   const std::int64_t operators = cpu_operators ? n.cpu_op + n.python_function : 0;
   return {n.kernel + n.memcpy + n.memset + n.sync, n.runtime + n.driver,
-          operators + n.annotation + n.step + n.gpu_annotation + n.nvtx + n.other, n.collective, n.flow};
+          operators + n.annotation + n.step + n.gpu_annotation + n.nvtx + n.other + n.os_runtime,
+          n.collective, n.flow};
 }
 
 TableRows loaded_rows(const Rank& r) {

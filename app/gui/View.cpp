@@ -748,7 +748,7 @@ void View::draw_status() {
         static_cast<long long>(c.kernel), static_cast<long long>(c.memcpy), static_cast<long long>(c.memset),
         static_cast<long long>(c.collective),
         static_cast<long long>(c.cpu_op + c.annotation + c.python_function + c.nvtx + c.step +
-                               c.gpu_annotation + c.other),
+                               c.gpu_annotation + c.other + c.os_runtime),
         static_cast<long long>(steps));
     if (ImGui::IsItemHovered()) {
       ImGui::SetTooltip("%s\nimport %.2f s, load %.2f s, analysis %.2f s", loaded_->msdb.c_str(),

@@ -50,6 +50,10 @@ void RecordBuffer::add_flow(const FlowRecord& record) {
   flows_.push_back(record);
 }
 
+void RecordBuffer::add_thread_activity(const ThreadActivityRecord& record) {
+  thread_activity_.push_back(record);
+}
+
 void RecordBuffer::add_cpu_collective(const CollectiveRecord& record, std::int64_t pid, std::int64_t tid) {
   cpu_collectives_.push_back({record, pid, tid});
 }
@@ -164,8 +168,8 @@ std::optional<RankRecords> RecordBuffer::rank_records(const RankInfo& info) cons
     return std::all_of(rows.begin(), rows.end(), [&](const auto& row) { return row.rank == info.rank; });
   };
   if (!of_rank(activities_) || !of_rank(collectives_) || !of_rank(resolved_collectives_) ||
-      !of_rank(api_calls_) || !of_rank(ranges_) || !of_rank(flows_) || !of_rank(devices_) ||
-      !of_rank(process_groups_) || !of_rank(streams_) || !of_rank(threads_))
+      !of_rank(api_calls_) || !of_rank(ranges_) || !of_rank(flows_) || !of_rank(thread_activity_) ||
+      !of_rank(devices_) || !of_rank(process_groups_) || !of_rank(streams_) || !of_rank(threads_))
     return std::nullopt;
   RankRecords out;
   out.info = info;
@@ -245,6 +249,10 @@ void RecordBuffer::replay(ProfileWriter& writer) {
   for (FlowRecord f : flows_) {
     f.category = s(f.category);
     writer.add_flow(f);
+  }
+  for (ThreadActivityRecord a : thread_activity_) {
+    a.stack = s(a.stack);
+    writer.add_thread_activity(a);
   }
   for (const auto& r : rewrites_) writer.rewrite_rank(r.old_rank, r.new_rank, r.shift_ns);
   for (const auto& d : devices_) writer.add_device(d);

@@ -36,6 +36,7 @@ class RecordBuffer final : public RecordSink {
   std::int64_t add_op_work(const OpWorkRecord& record) override;
   void add_kernel_work(const KernelWorkRecord& record) override;
   void add_flow(const FlowRecord& record) override;
+  void add_thread_activity(const ThreadActivityRecord& record) override;
   void add_cpu_collective(const CollectiveRecord& record, std::int64_t pid, std::int64_t tid) override;
   void rewrite_rank(std::int32_t old_rank, std::int32_t new_rank, std::int64_t shift_ns) override;
   void add_device(const DeviceInfo& info) override;
@@ -93,6 +94,7 @@ class RecordBuffer final : public RecordSink {
   std::vector<OpWorkRecord> op_work_;
   std::vector<KernelWorkRecord> kernel_work_;
   std::vector<FlowRecord> flows_;
+  std::vector<ThreadActivityRecord> thread_activity_;  // not in rank_records(): no summary reads it
   std::vector<CpuCollective> cpu_collectives_;
   std::vector<CollectiveRecord> resolved_collectives_;  // by resolve_cpu_collectives, in order
   std::vector<DeviceInfo> devices_;

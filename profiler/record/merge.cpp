@@ -274,6 +274,22 @@ class Merger {
         w_.add_flow(f);
       }
     }
+    // Optional (profiles written before it have none); only an ordinary table is read.
+    if (in.db.table_columns(ThreadActivity::kName)) {
+      auto s = in.db.prepare(select_sql<ThreadActivity>());
+      while (s.step()) {
+        ThreadActivityRecord a = ThreadActivity::read(s, 0);
+        a.rank = in.rank;
+        const std::int64_t kind = s.column_int(ThreadActivity::kind);
+        if (kind < 1 || kind > kThreadActivityKindCount ||
+            !interval(a.start_ns, a.end_ns, shift, a.start_ns, a.end_ns)) {
+          ++result_.skipped_rows;
+          continue;
+        }
+        a.stack = str(a.stack);
+        w_.add_thread_activity(a);
+      }
+    }
     {
       auto s = in.db.prepare(select_sql<Devices>());
       while (s.step()) {

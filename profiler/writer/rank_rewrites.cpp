@@ -10,7 +10,7 @@ void apply_rank_rewrites(sql::Database& db, std::span<const RankRewrite> rewrite
   for (const auto& r : rewrites) {
     const std::string from = std::to_string(r.old_rank), to = std::to_string(r.new_rank),
                       shift = std::to_string(r.shift_ns);
-    for (const char* table : {"activities", "collectives", "api_calls", "ranges"}) {
+    for (const char* table : {"activities", "collectives", "api_calls", "ranges", "thread_activity"}) {
       db.exec(fmt::format(
           "UPDATE {} SET rank = {}, start_ns = start_ns + {}, end_ns = end_ns + {} WHERE rank = {}", table,
           to, shift, shift, from));

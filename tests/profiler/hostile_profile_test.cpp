@@ -239,7 +239,7 @@ TEST(HostileProfile, KindsDepthsAndTimesAreCheckedAtLoad) {
   EXPECT_NE(kind.find("kind.msdb: activities id=1: kind 9 is not an activity kind (1-4)"), std::string::npos)
       << kind;
   const auto range_kind = load_error_after(dir, "range-kind", "UPDATE ranges SET kind = 0 WHERE id = 1");
-  EXPECT_NE(range_kind.find("ranges id=1: kind 0 is not a range kind (1-7)"), std::string::npos)
+  EXPECT_NE(range_kind.find("ranges id=1: kind 0 is not a range kind (1-8)"), std::string::npos)
       << range_kind;
   const auto api_kind = load_error_after(dir, "api-kind", "UPDATE api_calls SET kind = 3 WHERE id = 1");
   EXPECT_NE(api_kind.find("api_calls id=1: kind 3 is not an API kind (1-2)"), std::string::npos) << api_kind;

@@ -8,6 +8,7 @@
 // [SECTION] NVTX (ranges, marks, NCCL collectives)
 // [SECTION] CUDA API calls
 // [SECTION] GPU activities (kernels, graphs, memcpy, memset, sync)
+// [SECTION] the CPU side (OS runtime calls, thread scheduling, CPU samples)
 // [SECTION] devices, streams, threads, rank facts
 #include "collectors/import/nsys/nsys_importer.hpp"
 
@@ -1121,6 +1122,159 @@ class Importer {
     }
   }
 
+  // [SECTION] the CPU side: OS runtime calls, thread scheduling, CPU samples
+
+  // A thread of a rank's process, or null (counted) for a row of another process: Nsight records every
+  // process it saw on the machine, meshscope keeps those of the ranks.
+  Process* os_process(std::int64_t gtid) {
+    Process* p = process(gtid);
+    if (!p) ++other_process_os_rows_;
+    return p;
+  }
+
+  std::int32_t cpu_number(std::int64_t cpu) {
+    if (cpu == kNull) return -1;
+    if (cpu < 0 || cpu > INT32_MAX) bad_row(fmt::format("cpu {} is out of range", cpu));
+    return static_cast<std::int32_t>(cpu);
+  }
+
+  // OSRT_API: each call as an os_runtime range on its thread (nested with the thread's NVTX ranges).
+  void read_os_runtime() {
+    if (!has("OSRT_API")) return;
+    PhaseTimer timer("nsys: OS runtime");
+    sql::Statement s = db_.prepare(select("OSRT_API", {"start", "end", "globalTid", "nameId"}));
+    const StringId category = writer_.intern("OS runtime");
+    while (next(s, "OSRT_API")) {
+      const std::int64_t gtid = s.column_int(2);
+      Process* p = os_process(gtid);
+      if (!p) continue;
+      const GlobalId id = decode_global_id(gtid);
+      RangeRecord r;
+      r.rank = p->rank;
+      r.kind = RangeKind::kOsRuntime;
+      r.pid = id.pid;
+      r.tid = id.tid;
+      r.start_ns = profile_time(*p, s.column_int(0));
+      r.end_ns = profile_end(*p, r.start_ns, s.column_int(1));
+      r.name = intern_id(s.column_int(3));
+      if (r.name == kNoString) r.name = writer_.intern("(unnamed)");
+      r.category = category;
+      writer_.add_range(r);
+      note_thread(p->rank, id.pid, id.tid);
+      ++p->cpu_events;
+      ++os_runtime_calls_;
+    }
+  }
+
+  // SCHED_EVENTS: each thread's switches onto and off a core, paired into the intervals it ran. A thread
+  // already running when the capture began runs from the capture's start (export time 0, or its first event
+  // when earlier); one still running at the end runs until the last switch the export recorded.
+  void read_scheduling() {
+    if (!has("SCHED_EVENTS")) return;
+    PhaseTimer timer("nsys: scheduling");
+    // Off before on at one time: a thread switched straight back runs on.
+    sql::Statement s =
+        db_.prepare(select("SCHED_EVENTS", {"start", "cpu", "isSchedIn", "globalTid"},
+                           "WHERE globalTid IS NOT NULL ORDER BY globalTid, start, isSchedIn"));
+    struct Open {
+      std::int64_t gtid = kNull, start = kNull;
+      std::int32_t cpu = -1;
+    };
+    Open open;
+    std::int64_t last_time = 0;
+    std::vector<Open> running_at_end;
+    auto emit = [&](const Open& o, std::int64_t end) {
+      Process* p = process(o.gtid);
+      const GlobalId id = decode_global_id(o.gtid);
+      ThreadActivityRecord a;
+      a.rank = p->rank;
+      a.kind = ThreadActivityKind::kOnCpu;
+      a.pid = id.pid;
+      a.tid = id.tid;
+      a.start_ns = profile_time(*p, o.start);
+      a.end_ns = profile_end(*p, a.start_ns, end);
+      a.cpu = o.cpu;
+      writer_.add_thread_activity(a);
+      note_thread(p->rank, id.pid, id.tid);
+      ++on_cpu_intervals_;
+    };
+    std::int64_t thread = kNull;
+    bool seen_switch = false;
+    while (next(s, "SCHED_EVENTS")) {
+      const std::int64_t time = s.column_int(0);
+      if (time == kNull) bad_row("a start time is missing (NULL)");
+      last_time = std::max(last_time, time);
+      const std::int64_t gtid = s.column_int(3);
+      if (gtid != thread) {
+        if (open.start != kNull) running_at_end.push_back(open);
+        open = {};
+        thread = gtid;
+        seen_switch = false;
+      }
+      if (!os_process(gtid)) continue;
+      const std::int32_t cpu = cpu_number(s.column_int(1));
+      if (s.column_int_or(2, 0) != 0) {
+        if (open.start != kNull) emit(open, time);  // two switches on: the first run ended unseen
+        open = {gtid, time, cpu};
+      } else if (open.start != kNull) {
+        emit(open, time);
+        open = {};
+      } else if (!seen_switch) {
+        emit({gtid, std::min<std::int64_t>(0, time), cpu}, time);
+      }
+      seen_switch = true;
+    }
+    if (open.start != kNull) running_at_end.push_back(open);
+    for (const Open& o : running_at_end) emit(o, std::max(last_time, o.start));
+  }
+
+  // COMPOSITE_EVENTS with their SAMPLING_CALLCHAINS: each sample with its call stack as one text ("function
+  // (module)" per line, innermost first), walked together in id order.
+  void read_cpu_samples() {
+    if (!has("COMPOSITE_EVENTS")) return;
+    PhaseTimer timer("nsys: CPU samples");
+    sql::Statement samples =
+        db_.prepare(select("COMPOSITE_EVENTS", {"id", "start", "cpu", "globalTid"}, "ORDER BY id"));
+    const bool chains = has("SAMPLING_CALLCHAINS");
+    sql::Statement frames;
+    if (chains) {
+      frames = db_.prepare(
+          select("SAMPLING_CALLCHAINS", {"id", "symbol", "module", "stackDepth"}, "ORDER BY id, stackDepth"));
+    }
+    bool frame_ready = chains && frames.step();
+    std::string stack;
+    while (next(samples, "COMPOSITE_EVENTS")) {
+      const std::int64_t sample_id = samples.column_int(0);
+      stack.clear();
+      while (frame_ready && frames.column_int(0) < sample_id) frame_ready = frames.step();
+      while (frame_ready && frames.column_int(0) == sample_id) {
+        std::string_view module = string_of(frames.column_int(2));
+        if (const auto slash = module.rfind('/'); slash != std::string_view::npos)
+          module.remove_prefix(slash + 1);
+        const std::string& symbol = string_of(frames.column_int(1));
+        if (!stack.empty()) stack += '\n';
+        stack += symbol.empty() ? std::string("(unknown)") : symbol;
+        if (!module.empty()) fmt::format_to(std::back_inserter(stack), " ({})", module);
+        frame_ready = frames.step();
+      }
+      const std::int64_t gtid = samples.column_int(3);
+      Process* p = os_process(gtid);
+      if (!p) continue;
+      const GlobalId id = decode_global_id(gtid);
+      ThreadActivityRecord a;
+      a.rank = p->rank;
+      a.kind = ThreadActivityKind::kSample;
+      a.pid = id.pid;
+      a.tid = id.tid;
+      a.start_ns = a.end_ns = profile_time(*p, samples.column_int(1));
+      a.cpu = cpu_number(samples.column_int(2));
+      a.stack = writer_.intern(stack);
+      writer_.add_thread_activity(a);
+      note_thread(p->rank, id.pid, id.tid);
+      ++cpu_samples_;
+    }
+  }
+
   // [SECTION] devices, streams, threads, rank facts
 
   void write_devices() {
@@ -1276,6 +1430,13 @@ class Importer {
               p.rank, "warning",
               fmt::format("{}: {} events without a process id were not imported", file, orphans_));
         }
+        if (os_runtime_calls_ + on_cpu_intervals_ + cpu_samples_ + other_process_os_rows_ > 0) {
+          writer_.add_diagnostic(
+              p.rank, "info",
+              fmt::format("{}: the CPU side: {} OS runtime calls, {} intervals threads ran on a core, {} CPU "
+                          "samples; {} rows of processes that are not ranks left out",
+                          file, os_runtime_calls_, on_cpu_intervals_, cpu_samples_, other_process_os_rows_));
+        }
         if (skipped_nvtx_ > 0) {
           writer_.add_diagnostic(
               p.rank, "info",
@@ -1318,6 +1479,9 @@ class Importer {
     read_memcpy();
     read_memset();
     read_syncs();
+    read_os_runtime();
+    read_scheduling();
+    read_cpu_samples();
     resolve_nccl_groups();
     for (const auto& c : nccl_) {
       if (!c.attached) writer_.add_cpu_collective(c.record, c.pid, c.tid);
@@ -1359,6 +1523,7 @@ class Importer {
   std::tuple<std::int32_t, std::int64_t, std::int64_t> last_stream_{-1, -1, -1}, last_thread_{-1, -1, -1};
   std::uint64_t nvtx_events_ = 0, skipped_nvtx_ = 0, unended_ranges_ = 0, orphans_ = 0,
                 graph_kernels_without_id_ = 0, skipped_api_records_ = 0;
+  std::uint64_t os_runtime_calls_ = 0, on_cpu_intervals_ = 0, cpu_samples_ = 0, other_process_os_rows_ = 0;
 };
 
 }  // namespace
