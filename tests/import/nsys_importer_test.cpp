@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "collectors/import/import.hpp"
 #include "collectors/import/nsys/nsys_importer.hpp"
 #include "profiler/error.hpp"
@@ -313,6 +315,45 @@ TEST(NsysImport, SaxpyExportOfOlderSchema) {
       "cuModuleGetLoadingMode");
 }
 
+// The CPU side of the real export: thread scheduling paired into the intervals each thread ran on a core,
+// and CPU samples with their call stacks. Every sample lies inside an interval its thread ran (a sample is
+// taken of a running thread), which checks the pairing against data it did not use.
+TEST(NsysImport, SaxpyThreadSchedulingAndCpuSamples) {
+  const fs::path input = fs::path(MESHSCOPE_SHARED_DIR) / "traces/nsys/saxpy_mpi_cuda_a100.sqlite";
+  const fs::path out = tmp_dir("saxpy_cpu") / "saxpy.msdb";
+  import_traces({input}, out);
+  const Profile profile = Profile::load(out);
+  EXPECT_EQ(profile.counts().on_cpu, 1619);  // 3238 SCHED_EVENTS rows, each thread's on/off in pairs
+  EXPECT_EQ(profile.counts().cpu_sample, 5451);
+  const Rank& rank = profile.ranks().at(0);
+  ASSERT_EQ(rank.os_threads.size(), 8u);
+  const std::int64_t main_thread = rank.os_thread_of(1230493, 1230493);
+  ASSERT_GE(main_thread, 0);
+  EXPECT_EQ(rank.os_threads[static_cast<std::size_t>(main_thread)].name, "MPI Rank 0");
+  const auto runs = rank.thread_on_cpu(static_cast<std::size_t>(main_thread));
+  ASSERT_EQ(runs.size(), 1535u);
+  EXPECT_EQ(runs[0].start_ns - rank.clock_base_ns, 21932);  // switched on at 21932 ns, off at 183273 ns
+  EXPECT_EQ(runs[0].end_ns - rank.clock_base_ns, 183273);
+  EXPECT_EQ(runs[0].cpu, 118);
+  const auto samples = rank.thread_samples(static_cast<std::size_t>(main_thread));
+  ASSERT_EQ(samples.size(), 5451u);
+  std::size_t inside = 0, run = 0;
+  for (const CpuSample& sample : samples) {
+    while (run < runs.size() && runs[run].end_ns < sample.time_ns) ++run;
+    if (run < runs.size() && runs[run].start_ns <= sample.time_ns) ++inside;
+  }
+  EXPECT_EQ(inside, samples.size());
+  for (std::size_t i = 1; i < runs.size(); ++i) EXPECT_LE(runs[i - 1].end_ns, runs[i].start_ns);
+  // Sample 2 of the export: the dynamic loader resolving a symbol, innermost frame first, modules by name.
+  EXPECT_EQ(
+      query(out,
+            "SELECT s.value FROM thread_activity a JOIN strings s ON s.id = a.stack WHERE a.kind = 2 AND "
+            "a.start_ns - 1687813257637297504 = 25074100"),
+      "do_lookup_x (ld-2.31.so)\n_dl_lookup_symbol_x (ld-2.31.so)\n_dl_relocate_object (ld-2.31.so)\n"
+      "dl_main (ld-2.31.so)\n_dl_sysdep_start (ld-2.31.so)\n_dl_start (ld-2.31.so)\n"
+      "0x7fd9a16fe558 (ld-2.31.so)");
+}
+
 // ---- exports in the 3.x schema ----
 
 constexpr std::int64_t kBase = 1700000000000000000;
@@ -352,6 +393,88 @@ TEST(NsysImport, RebuildsNvtxNestingAndResolvesTextIds) {
   const Profile profile = Profile::load(out);
   EXPECT_EQ(profile.ranks()[0].hostname, "node7");
   EXPECT_EQ(profile.ranks()[0].clock_base_ns, kBase);
+}
+
+// OS runtime calls (table as the 2.9 and 3.x schemas declare it) nest with the thread's NVTX ranges;
+// scheduling covers a thread running when the capture began and one still running at its end; rows of
+// processes that are not ranks are left out and said so.
+TEST(NsysImport, OsRuntimeCallsSchedulingAndSamplesOfTheRanksThreads) {
+  const fs::path dir = tmp_dir("osrt");
+  {
+    ExportBuilder b(dir / "osrt.sqlite");
+    b.process(100, "python");
+    const std::int64_t t = gid(100, 100), loader = gid(100, 101), other = gid(200, 200);
+    b.exec(
+        "CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL,"
+        " globalTid INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, nestingLevel INTEGER,"
+        " callchainId INTEGER NOT NULL);"
+        "CREATE TABLE SCHED_EVENTS (start INTEGER NOT NULL, cpu INTEGER NOT NULL, isSchedIn INTEGER NOT NULL,"
+        " globalTid INTEGER);"
+        "CREATE TABLE COMPOSITE_EVENTS (id INTEGER NOT NULL PRIMARY KEY, start INTEGER NOT NULL, cpu INTEGER,"
+        " threadState INTEGER, globalTid INTEGER, cpuCycles INTEGER NOT NULL);"
+        "CREATE TABLE SAMPLING_CALLCHAINS (id INTEGER NOT NULL, symbol INTEGER NOT NULL, module INTEGER NOT "
+        "NULL, kernelMode INTEGER, thumbCode INTEGER, unresolved INTEGER, specialEntry INTEGER, originalIP "
+        "INTEGER, unwindMethod INTEGER, stackDepth INTEGER NOT NULL, PRIMARY KEY (id, stackDepth));");
+    b.nvtx(59, 1000, 9000, t, "step");
+    b.api(1200, 1300, t, 1, "cudaLaunchKernel_v7000");
+    b.kernel(1400, 1500, 100, 0, 7, 1, "k");
+    const std::int64_t poll = b.str("poll"), lock = b.str("pthread_mutex_lock"), read = b.str("read");
+    auto osrt = [&](std::int64_t start, std::int64_t end, std::int64_t gtid, std::int64_t name) {
+      b.exec(
+          fmt::format("INSERT INTO OSRT_API VALUES ({}, {}, 27, {}, {}, 0, 0, 0)", start, end, gtid, name));
+    };
+    osrt(2000, 6000, t, poll);
+    osrt(6500, 7000, t, lock);
+    osrt(3000, 3500, loader, read);
+    osrt(100, 200, other, read);
+    auto sched = [&](std::int64_t time, std::int64_t cpu, int in, std::int64_t gtid) {
+      b.exec(fmt::format("INSERT INTO SCHED_EVENTS VALUES ({}, {}, {}, {})", time, cpu, in, gtid));
+    };
+    sched(2100, 3, 0, t);  // running since before the capture
+    sched(5900, 4, 1, t);
+    sched(7100, 4, 0, t);
+    sched(8000, 5, 1, t);  // still running at the end
+    sched(2900, 1, 1, loader);
+    sched(3600, 1, 0, loader);
+    sched(9900, 1, 1, other);
+    const std::int64_t main_fn = b.str("main"), step_fn = b.str("train_step"),
+                       app = b.str("/opt/app/bin/app");
+    b.exec(
+        fmt::format("INSERT INTO COMPOSITE_EVENTS VALUES (1, 1100, 3, 1, {0}, 1), (2, 6000, 4, 1, {0}, 1), "
+                    "(3, 3000, 1, 1, "
+                    "{1}, 1);"
+                    "INSERT INTO SAMPLING_CALLCHAINS (id, symbol, module, stackDepth) VALUES (1, {2}, {4}, "
+                    "1), (1, {3}, {4}, "
+                    "0), (3, {2}, {4}, 0)",
+                    t, other, main_fn, step_fn, app));
+    b.close();
+  }
+  const fs::path out = dir / "osrt.msdb";
+  import_traces({dir / "osrt.sqlite"}, out);
+  const std::string base = std::to_string(kBase);
+  EXPECT_EQ(query(out, "SELECT s.value, r.depth, r.start_ns - " + base + ", r.end_ns - " + base +
+                           ", r.tid FROM ranges r JOIN strings s ON s.id = r.name WHERE r.kind = 8"
+                           " ORDER BY r.tid, r.start_ns"),
+            "poll,1,2000,6000,100;pthread_mutex_lock,1,6500,7000,100;read,0,3000,3500,101");
+  EXPECT_EQ(query(out, "SELECT tid, start_ns - " + base + ", end_ns - " + base +
+                           ", cpu FROM thread_activity WHERE kind = 1 ORDER BY tid, start_ns"),
+            "100,0,2100,3;100,5900,7100,4;100,8000,9900,5;101,2900,3600,1");
+  EXPECT_EQ(query(out, "SELECT a.tid, a.start_ns - " + base +
+                           ", s.value FROM thread_activity a LEFT JOIN strings s ON s.id = a.stack"
+                           " WHERE a.kind = 2 ORDER BY a.start_ns"),
+            "100,1100,train_step (app)\nmain (app);100,6000,NULL");
+  EXPECT_THAT(
+      query(out, "SELECT message FROM diagnostics"),
+      ::testing::HasSubstr("3 OS runtime calls, 4 intervals threads ran on a core, 2 CPU samples; 3 rows "
+                           "of processes that are not ranks left out"));
+  const Profile profile = Profile::load(out);
+  EXPECT_EQ(profile.counts().os_runtime, 3);
+  const Rank& rank = profile.ranks().at(0);
+  ASSERT_EQ(rank.os_threads.size(), 2u);
+  EXPECT_EQ(rank.thread_on_cpu(0).size(), 3u);
+  EXPECT_EQ(rank.thread_samples(0).size(), 2u);
+  EXPECT_EQ(rank.thread_on_cpu(1).size(), 1u);
+  EXPECT_EQ(rank.os_thread_of(100, 102), -1);
 }
 
 TEST(NsysImport, NcclDomainRangesBecomeCollectivesOnTheirKernels) {
