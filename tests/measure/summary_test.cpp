@@ -488,6 +488,24 @@ TEST(Summary, ProfilesWithoutSummariesAreSummarisedOnRequest) {
   EXPECT_EQ(s->ranks[0].kernels.at(0).name, "gemm");
 }
 
+// A profile summarised before the OS counts existed reads them as none, and summarising it again adds their
+// columns to its tables.
+TEST(Summary, CountsAddedSinceAreNoneInOlderSummariesAndWrittenWhenSummarisedAgain) {
+  const fs::path profile = import("older", (kTraces / "nsys/saxpy_mpi_cuda_a100.sqlite").string());
+  ASSERT_EQ(read_summary(profile)->ranks.at(0).counts.cpu_sample, 5451);
+  sql(profile,
+      "ALTER TABLE summary_ranks DROP COLUMN n_os_runtime; ALTER TABLE summary_ranks DROP COLUMN "
+      "n_on_cpu; ALTER TABLE summary_ranks DROP COLUMN n_cpu_sample");
+  const auto older = read_summary(profile);
+  ASSERT_TRUE(older.has_value());
+  EXPECT_EQ(older->ranks.at(0).counts.on_cpu, 0);
+  EXPECT_EQ(older->ranks.at(0).counts.nvtx, 22);
+  add_summaries(profile);
+  const auto again = read_summary(profile);
+  EXPECT_EQ(again->ranks.at(0).counts.on_cpu, 1619);
+  EXPECT_EQ(again->ranks.at(0).counts.cpu_sample, 5451);
+}
+
 TEST(Summary, DamagedTablesAreRefusedNamingTheFileAndTable) {
   const fs::path profile =
       import("damaged", (kTraces / "hta/negative_queue_length_values_check/rank0.json.gz").string());

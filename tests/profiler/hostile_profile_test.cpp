@@ -241,6 +241,26 @@ TEST(HostileProfile, KindsDepthsAndTimesAreCheckedAtLoad) {
   const auto range_kind = load_error_after(dir, "range-kind", "UPDATE ranges SET kind = 0 WHERE id = 1");
   EXPECT_NE(range_kind.find("ranges id=1: kind 0 is not a range kind (1-8)"), std::string::npos)
       << range_kind;
+  // The OS's record of threads is checked as the events are.
+  const char* thread_row =
+      "INSERT INTO thread_activity (rank, kind, pid, tid, start_ns, end_ns, cpu, stack) VALUES ";
+  const auto activity_kind =
+      load_error_after(dir, "thread-kind", std::string(thread_row) + "(0, 3, 1, 1, 10, 20, 0, NULL)");
+  EXPECT_NE(activity_kind.find("thread_activity id=1: kind 3 is not a thread activity kind (1-2)"),
+            std::string::npos)
+      << activity_kind;
+  const auto off_core =
+      load_error_after(dir, "thread-backwards", std::string(thread_row) + "(0, 1, 1, 1, 20, 10, 0, NULL)");
+  EXPECT_NE(off_core.find("thread_activity id=1: end_ns 10 is before start_ns 20"), std::string::npos)
+      << off_core;
+  const auto cpu =
+      load_error_after(dir, "thread-cpu", std::string(thread_row) + "(0, 1, 1, 1, 10, 20, -4, NULL)");
+  EXPECT_NE(cpu.find("thread_activity id=1: cpu -4 is not a CPU number"), std::string::npos) << cpu;
+  const auto stack =
+      load_error_after(dir, "thread-stack", std::string(thread_row) + "(0, 2, 1, 1, 10, 10, 0, 999999)");
+  EXPECT_NE(stack.find("thread_activity id=1: stack 999999 is not the id of a string in the profile"),
+            std::string::npos)
+      << stack;
   const auto api_kind = load_error_after(dir, "api-kind", "UPDATE api_calls SET kind = 3 WHERE id = 1");
   EXPECT_NE(api_kind.find("api_calls id=1: kind 3 is not an API kind (1-2)"), std::string::npos) << api_kind;
   const auto backwards = load_error_after(dir, "backwards", "UPDATE activities SET end_ns = 10 WHERE id = 1");
