@@ -112,6 +112,11 @@ LoadedProfile::RankIndex index_rank(const Rank& rank) {
         assign_lanes(rank.track_ranges(k), [](const CpuRange& range) { return std::max(0, range.depth); }));
     if (!rank.tracks[k].gpu) index.cpu_ranges += rank.tracks[k].count;
   }
+  index.os_threads.reserve(rank.os_threads.size());
+  for (std::size_t t = 0; t < rank.os_threads.size(); ++t) {
+    index.os_threads.push_back(assign_lanes(rank.thread_on_cpu(t)));
+    add_busy_prefix(index.os_threads.back(), rank.thread_on_cpu(t));
+  }
   // Launch links, and each thread's API calls on sub-lanes.
   index.launches = measure::index_launches(rank);
   struct Span {

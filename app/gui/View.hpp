@@ -89,6 +89,7 @@ struct LoadedProfile {
     std::int64_t cpu_ranges = 0;          // ranges on CPU thread tracks (not GPU annotation tracks)
     measure::LaunchIndex launches;        // CPU op -> API call -> GPU activity links, API calls per thread
     std::vector<LaneLayout> api_threads;  // per launches.threads; members index Rank::api_calls (never empty)
+    std::vector<LaneLayout> os_threads;   // per Rank::os_threads: its on-CPU intervals, with busy sums
   };
   // The measured model (analysis/compare/measured.hpp): steps as `compare` defines them, the inferred
   // workload and hardware, the measured roofline. The Explorer and the Roofline read it; nothing else

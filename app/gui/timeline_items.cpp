@@ -6,6 +6,7 @@
 // [SECTION] Steps
 // [SECTION] GPU stream
 // [SECTION] CPU track (ranges and CUDA API calls) and CPU section
+// [SECTION] OS thread state (scheduling and CPU samples)
 // [SECTION] Baseline rows (another profile's steps and streams under the same rank)
 // [SECTION] Building the items of a profile
 #include "app/gui/timeline_items.hpp"
@@ -614,6 +615,100 @@ void CpuSectionItem::draw(TimelineContext& ctx, float y) {
   }
 }
 
+// [SECTION] OS thread state (scheduling and CPU samples)
+// -----------------------------------------------------------------------------------
+
+namespace {
+constexpr ImU32 kColOnCpu = IM_COL32(96, 186, 104, 255);    // running on a core, as Nsight Systems draws it
+constexpr ImU32 kColSample = IM_COL32(250, 222, 120, 255);  // a CPU sample
+}  // namespace
+
+std::string ThreadStateItem::label(const TimelineContext& ctx) const {
+  const OsThread& t = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)].os_threads[thread_];
+  return (t.name.empty() ? "thread " + std::to_string(t.tid) : t.name) + " · on CPU";
+}
+
+bool ThreadStateItem::visible(const TimelineState& tl) const {
+  const auto r = static_cast<std::size_t>(rank_index_);
+  return tl.rank_open[r] != 0 && tl.cpu_open[r] != 0;
+}
+
+std::uint32_t ThreadStateItem::lanes(const TimelineContext& ctx) const {
+  return ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)]->os_threads[thread_].lanes();
+}
+
+float ThreadStateItem::height(const TimelineContext& ctx) const {
+  return static_cast<float>(lanes(ctx)) * ctx.cpu_lane_h();
+}
+
+void ThreadStateItem::preprocess(TimelineContext& ctx, float y) {
+  const auto r = static_cast<std::size_t>(rank_index_);
+  const Rank& rank = ctx.profile->ranks()[r];
+  const LaneLayout& layout = ctx.loaded->ranks[r]->os_threads[thread_];
+  const auto runs = rank.thread_on_cpu(thread_);
+  const float h = ctx.cpu_lane_h();
+  lanes_.resize(layout.lanes());
+  for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
+    lanes_[lane].clear();
+    if (ctx.row_visible(y + static_cast<float>(lane) * h, h))
+      preprocess_lane(runs, lane_members(layout, lane), ctx.lod, lanes_[lane]);
+  }
+  // One tick per pixel column: the samples of a column are jumped over by binary search, never dropped
+  // (the tick counts them).
+  ticks_.clear();
+  if (!ctx.row_visible(y, h)) return;
+  const auto samples = rank.thread_samples(thread_);
+  auto by_time = [](const CpuSample& s, TimeNs t) { return s.time_ns < t; };
+  auto it = std::lower_bound(samples.begin(), samples.end(), ctx.t0, by_time);
+  while (it != samples.end() && it->time_ns < ctx.t1) {
+    const float column = std::floor(ctx.x_of(it->time_ns));
+    const TimeNs next_column = std::max(ctx.t_of(column + 1.0f), it->time_ns + 1);
+    const auto next = std::lower_bound(it, samples.end(), next_column, by_time);
+    ticks_.push_back({it->time_ns, std::prev(next)->time_ns, static_cast<std::uint32_t>(it - samples.begin()),
+                      static_cast<std::uint32_t>(next - it)});
+    it = next;
+  }
+}
+
+void ThreadStateItem::draw(TimelineContext& ctx, float y) {
+  const auto r = static_cast<std::size_t>(rank_index_);
+  const Rank& rank = ctx.profile->ranks()[r];
+  const LaneLayout& layout = ctx.loaded->ranks[r]->os_threads[thread_];
+  const auto runs = rank.thread_on_cpu(thread_);
+  const float h = ctx.cpu_lane_h();
+  for (std::uint32_t lane = 0; lane < lanes_.size(); ++lane) {
+    const float ly = y + static_cast<float>(lane) * h;
+    if (!ctx.row_visible(ly, h)) continue;
+    const DrawItem* hovered = draw_lane(
+        ctx, runs, lanes_[lane], ly, h, [](const OnCpu&, std::uint32_t) { return kColOnCpu; },
+        [](const OnCpu&) -> std::string_view { return "on CPU"; },
+        [](const OnCpu&, const DrawItem&, float, float) {},
+        [&](const DrawItem& item) { return busy_of_run(layout, lane, item.index, item.count); });
+    if (hovered)
+      ctx.hover = {hovered->count > 1 ? HoverKind::kFolded : HoverKind::kBand, this, {}, *hovered, lane};
+  }
+  if (ctx.row_visible(y, h)) {
+    ctx.tl->frame_items += ticks_.size();
+    const bool row_hovered = ctx.hovered && ctx.mouse.y >= y && ctx.mouse.y < y + h && ctx.mouse.x >= ctx.x0;
+    const DrawItem* nearest = nullptr;
+    float nearest_px = 3.0f * ctx.ui;
+    for (const DrawItem& tick : ticks_) {
+      ctx.tl->frame_events += tick.count;
+      const float x = std::floor(ctx.x_of(tick.start_ns)) + 0.5f;
+      ctx.dl->AddLine(ImVec2(x, y + 1), ImVec2(x, y + 1 + (h - 2) * 0.45f), kColSample);
+      if (row_hovered && std::abs(ctx.mouse.x - x) <= nearest_px) {
+        nearest_px = std::abs(ctx.mouse.x - x);
+        nearest = &tick;
+      }
+    }
+    if (nearest) ctx.hover = {HoverKind::kBand, this, {}, *nearest, kSampleLane};
+    clipped_text(ctx.dl, ctx.label_x + 30 * ctx.ui, ctx.label_x + ctx.label_w() - 4, ctx.text_y(y, h),
+                 kColTextDim, label(ctx));
+  }
+  if (ctx.hovered && ctx.mouse.x < ctx.x0 && ctx.mouse.y >= y && ctx.mouse.y < y + height(ctx))
+    ctx.hover = {HoverKind::kLabel, this, {}, {}, 0};
+}
+
 // [SECTION] Baseline rows
 // -----------------------------------------------------------------------------------------
 
@@ -802,18 +897,39 @@ void build_timeline_items(const LoadedProfile& loaded, TimelineState& state) {
       else
         ++threads;
     }
+    // The OS's record of a thread goes above the thread's own row; a thread with nothing else gets it alone.
+    std::vector<std::uint8_t> os_placed(rank.os_threads.size(), 0);
+    auto add_os_thread = [&](std::int64_t pid, std::int64_t tid) {
+      const std::int64_t t = rank.os_thread_of(pid, tid);
+      if (t < 0 || os_placed[static_cast<std::size_t>(t)]) return;
+      os_placed[static_cast<std::size_t>(t)] = 1;
+      add(std::make_unique<ThreadStateItem>(ri, static_cast<std::uint32_t>(t)));
+    };
+    std::size_t os_only = 0;
+    for (const OsThread& t : rank.os_threads) {
+      const bool traced =
+          std::any_of(rank.tracks.begin(), rank.tracks.end(),
+                      [&](const CpuTrack& k) { return !k.gpu && k.pid == t.pid && k.tid == t.tid; }) ||
+          std::any_of(launches.threads.begin(), launches.threads.end(),
+                      [&](const auto& a) { return a.pid == t.pid && a.tid == t.tid; });
+      if (!traced) ++os_only;
+    }
+    threads += os_only;
     if (threads == 0) continue;
     rows.section = add(std::make_unique<CpuSectionItem>(ri, threads));
     for (std::size_t k = 0; k < rank.tracks.size(); ++k) {
       if (rank.tracks[k].gpu) continue;
+      add_os_thread(rank.tracks[k].pid, rank.tracks[k].tid);
       const std::uint32_t api = api_of_track[k];
       rows.tracks[k] = add(std::make_unique<CpuTrackItem>(ri, static_cast<std::uint32_t>(k), false, api));
       if (api != kNoRow) rows.api_threads[api] = rows.tracks[k];
     }
     for (std::uint32_t t = 0; t < launches.threads.size(); ++t) {
-      if (launches.threads[t].track == measure::kNoIndex)
-        rows.api_threads[t] = add(std::make_unique<CpuTrackItem>(ri, kNoRow, false, t));
+      if (launches.threads[t].track != measure::kNoIndex) continue;
+      add_os_thread(launches.threads[t].pid, launches.threads[t].tid);
+      rows.api_threads[t] = add(std::make_unique<CpuTrackItem>(ri, kNoRow, false, t));
     }
+    for (const OsThread& t : rank.os_threads) add_os_thread(t.pid, t.tid);
   }
   state.order.resize(items.size());
   for (std::uint32_t i = 0; i < items.size(); ++i) state.order[i] = i;

@@ -322,6 +322,34 @@ class CpuTrackItem final : public TimelineItem {
   std::vector<std::vector<DrawItem>> lanes_;  // range lanes, then API lanes
 };
 
+// What the OS recorded of one CPU thread (Nsight Systems' thread scheduling and CPU sampling): the intervals
+// it ran on a core (folds drawn as tall as the share of their span it ran), and its CPU samples as ticks
+// along the top (at most one per pixel column, each counting the samples it stands for). Shown with the
+// rank's CPU threads, above the thread's own ranges.
+class ThreadStateItem final : public TimelineItem {
+ public:
+  ThreadStateItem(std::int32_t rank_index, std::uint32_t thread)
+      : TimelineItem(rank_index), thread_(thread) {}
+  std::uint32_t thread() const { return thread_; }
+  RowGroup group() const override { return RowGroup::kCpu; }
+  const char* kind_name() const override { return "os_thread"; }
+  std::string label(const TimelineContext& ctx) const override;
+  bool visible(const TimelineState& tl) const override;
+  float height(const TimelineContext& ctx) const override;
+  float lane_height(const TimelineContext& ctx) const override { return ctx.cpu_lane_h(); }
+  void preprocess(TimelineContext& ctx, float y) override;
+  void draw(TimelineContext& ctx, float y) override;
+  void tooltip(const TimelineContext& ctx, const Hover& hover) const override;
+  // Hover::lane of a hovered sample tick (Hover::draw: its first sample and how many it stands for).
+  static constexpr std::uint32_t kSampleLane = 0xfffffffeu;
+
+ private:
+  std::uint32_t lanes(const TimelineContext& ctx) const;
+  std::uint32_t thread_;
+  std::vector<std::vector<DrawItem>> lanes_;  // on-CPU intervals per lane
+  std::vector<DrawItem> ticks_;               // samples
+};
+
 // The "CPU threads (n, m ranges)" row that opens and closes the rank's CPU threads.
 class CpuSectionItem final : public TimelineItem {
  public:

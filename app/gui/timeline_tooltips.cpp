@@ -334,6 +334,62 @@ void CpuTrackItem::tooltip(const TimelineContext& ctx, const Hover& hover) const
   ImGui::EndTooltip();
 }
 
+void ThreadStateItem::tooltip(const TimelineContext& ctx, const Hover& hover) const {
+  const Profile& profile = *ctx.profile;
+  const Rank& rank = profile.ranks()[static_cast<std::size_t>(rank_index_)];
+  const OsThread& thread = rank.os_threads[thread_];
+  char tb[32], tb2[32];
+  if (hover.kind == HoverKind::kLabel) {
+    TimeNs on_cpu = 0;
+    for (const OnCpu& run : rank.thread_on_cpu(thread_)) on_cpu += run.end_ns - run.start_ns;
+    ImGui::SetTooltip(
+        "%s (pid %lld, tid %lld)\n%u intervals on a CPU core, %s in all; %u CPU samples\nfrom the OS's "
+        "scheduling and sampling (Nsight Systems); right-click: pin, move, show or hide threads",
+        label(ctx).c_str(), static_cast<long long>(thread.pid), static_cast<long long>(thread.tid),
+        thread.on_cpu_count, duration_text(tb, sizeof tb, static_cast<double>(on_cpu)), thread.sample_count);
+    return;
+  }
+  if (hover.lane == kSampleLane) {
+    const CpuSample& sample = rank.thread_samples(thread_)[hover.draw.index];
+    ImGui::BeginTooltip();
+    if (hover.draw.count > 1)
+      ImGui::Text("%u CPU samples in this pixel (zoom in to separate them); the first:", hover.draw.count);
+    ImGui::Text("CPU sample at %s%s",
+                duration_text(tb, sizeof tb, static_cast<double>(sample.time_ns - profile.first_ns())),
+                sample.cpu >= 0 ? fmt::format(" on CPU {}", sample.cpu).c_str() : "");
+    const std::string& stack = profile.str(sample.stack);
+    if (stack.empty()) {
+      ImGui::TextDisabled("no call stack recorded");
+    } else {
+      // The innermost frames: where the thread was.
+      std::size_t shown = 0, at = 0;
+      while (at < stack.size() && shown < 24) {
+        const std::size_t eol = std::min(stack.find('\n', at), stack.size());
+        ImGui::TextUnformatted(stack.data() + at, stack.data() + eol);
+        at = eol + 1;
+        ++shown;
+      }
+      if (at < stack.size()) ImGui::TextDisabled("... (outer frames not shown)");
+    }
+    ImGui::EndTooltip();
+    return;
+  }
+  if (hover.kind == HoverKind::kFolded) {
+    const LaneLayout& layout = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)]->os_threads[thread_];
+    return folded_tooltip(hover.draw, "on CPU",
+                          busy_of_run(layout, hover.lane, hover.draw.index, hover.draw.count));
+  }
+  const OnCpu& run = rank.thread_on_cpu(thread_)[hover.draw.index];
+  ImGui::BeginTooltip();
+  ImGui::Text("on %s for %s", run.cpu >= 0 ? fmt::format("CPU {}", run.cpu).c_str() : "a CPU core",
+              duration_text(tb, sizeof tb, static_cast<double>(run.end_ns - run.start_ns)));
+  ImGui::Text("start %s",
+              duration_text(tb2, sizeof tb2, static_cast<double>(run.start_ns - profile.first_ns())));
+  ImGui::TextDisabled("%s: scheduled onto a core (Nsight Systems' thread state \"Running\")",
+                      label(ctx).c_str());
+  ImGui::EndTooltip();
+}
+
 void CpuSectionItem::tooltip(const TimelineContext& ctx, const Hover&) const {
   const bool open = ctx.tl->cpu_open[static_cast<std::size_t>(rank_index_)] != 0;
   ImGui::SetTooltip(

@@ -90,6 +90,43 @@ TEST(GuiTimeline, FullZoomOutAccountsForEveryGpuEvent) {
   }
 }
 
+// The OS's record of each thread of an Nsight export: a row per thread above its own ranges, and every
+// on-CPU interval and CPU sample accounted for at full zoom-out (folds and ticks carry their counts).
+TEST(GuiTimeline, OsThreadRowsAccountForEveryRunAndSample) {
+  auto loaded = load(test::shared_trace("nsys/saxpy_mpi_cuda_a100.sqlite"));
+  ASSERT_TRUE(loaded);
+  const Rank& rank = loaded->profile->ranks().at(0);
+  const std::size_t os_events = rank.on_cpu.size() + rank.cpu_samples.size();
+  ASSERT_EQ(os_events, 1619u + 5451u);
+  const std::size_t threads = rank.os_threads.size();
+  // The OS recorded the threads from the capture's start, before the traced events (the fitted view).
+  TimeNs first = rank.first_ns, last = rank.last_ns;
+  for (const OnCpu& run : rank.on_cpu) {
+    first = std::min(first, run.start_ns);
+    last = std::max(last, run.end_ns);
+  }
+  NullImGui imgui(1600, 4000);
+  View view(test::options_for(Panel::kTimeline));
+  view.set_profile(std::move(loaded));
+  view.set_all_cpu_open(true);
+  view.set_time_range(first - 1000, last + 1000);
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  EXPECT_GE(view.last_frame_events(), os_events);
+  const std::string state = view.state_json();
+  std::size_t rows = 0;
+  for (std::size_t at = state.find("\"kind\":\"os_thread\""); at != std::string::npos;
+       at = state.find("\"kind\":\"os_thread\"", at + 1))
+    ++rows;
+  EXPECT_EQ(rows, threads);
+  // The main thread's OS row comes right above its ranges' row.
+  const auto os_row = state.find("\"label\":\"MPI Rank 0 · on CPU\"");
+  const auto ranges_row = state.find("\"label\":\"MPI Rank 0\"");
+  ASSERT_NE(os_row, std::string::npos) << state;
+  ASSERT_NE(ranges_row, std::string::npos);
+  EXPECT_LT(os_row, ranges_row);
+  EXPECT_EQ(state.find("\"kind\":", os_row + 1), state.find("\"kind\":\"cpu_thread\"", os_row));
+}
+
 TEST(GuiTimeline, WheelZoomsAroundTheCursorAndDragPans) {
   auto loaded = load(test::sample_job());
   ASSERT_TRUE(loaded);
