@@ -218,6 +218,9 @@ void launches_json(JsonWriter& j, const Profile& profile, const Sections& sectio
     j.end_array();
     j.field("host_bound_launches", static_cast<std::int64_t>(rl.host_bound.size()));
     j.field("host_bound_gpu_idle_us", us(rl.host_bound_ns));
+    j.field("host_bound_in_os_calls_us", us(rl.host_bound_in_os_calls_ns));
+    j.field("host_bound_off_cpu_us", us(rl.host_bound_off_cpu_ns));
+    j.field("host_bound_scheduled", rl.host_bound_scheduled);
     j.field("device_dry_launches", rl.device_dry_launches);
     j.field("host_bound_device_idle_us", us(rl.device_idle_ns));
     j.key("host_bound_ops");
@@ -233,6 +236,18 @@ void launches_json(JsonWriter& j, const Profile& profile, const Sections& sectio
       j.field("launch", profile.str(h.launch)).key("op");
       if (h.has_op) {
         j.value(profile.str(h.op));
+      } else {
+        j.null();
+      }
+      j.key("os_call");
+      if (h.os_call != kNoString) {
+        j.value(profile.str(h.os_call));
+      } else {
+        j.null();
+      }
+      j.field("os_call_us", us(h.os_call_ns)).key("off_cpu_us");
+      if (h.off_cpu_ns >= 0) {
+        j.value(us(h.off_cpu_ns));
       } else {
         j.null();
       }
@@ -557,6 +572,62 @@ std::string histogram_text(const measure::LatencyStats& s) {
   return out;
 }
 
+// Where the profile holds the OS's record of the threads (Nsight exports): what the launching threads did
+// while their streams sat dry before the host-bound launches' calls.
+void host_bound_threads_text(TextReport& t, const Profile& profile, const Sections& sections) {
+  TimeNs in_os = 0, off_cpu = 0, before_calls = 0, scheduled_before = 0;
+  std::int64_t scheduled = 0, launches = 0;
+  for (const auto& r : sections.launches.ranks) {
+    in_os += r.host_bound_in_os_calls_ns;
+    off_cpu += r.host_bound_off_cpu_ns;
+    scheduled += r.host_bound_scheduled;
+    launches += static_cast<std::int64_t>(r.host_bound.size());
+    for (const auto& h : r.host_bound) {
+      before_calls += h.launched_after_dry_ns;
+      if (h.off_cpu_ns >= 0) scheduled_before += h.launched_after_dry_ns;
+    }
+  }
+  if (profile.counts().os_runtime == 0 && scheduled == 0) return;
+  std::string text = fmt::format(
+      "before those launch calls (from the end of their stream's earlier work, {} in all), the launching "
+      "threads ",
+      duration_text(before_calls));
+  if (profile.counts().os_runtime > 0) {
+    text += fmt::format("were in OS runtime calls for {}", duration_text(in_os));
+    const measure::HostBoundRow* longest = nullptr;
+    std::int32_t longest_rank = 0;
+    for (const auto& r : sections.launches.ranks) {
+      for (const auto& h : sections.longest_host_bound[r.rank_index]) {
+        if (h.os_call != kNoString && (!longest || h.os_call_ns > longest->os_call_ns)) {
+          longest = &h;
+          longest_rank = r.rank;
+        }
+      }
+    }
+    if (longest) {
+      text += fmt::format(" (the longest: {} for {} before {} on rank {})", profile.str(longest->os_call),
+                          duration_text(longest->os_call_ns), shorten(profile.str(longest->kernel), 48),
+                          longest_rank);
+    }
+  } else {
+    text += "made no OS runtime calls that were traced (the profile holds none)";
+  }
+  if (scheduled > 0) {
+    const double off =
+        scheduled_before > 0 ? static_cast<double>(off_cpu) / static_cast<double>(scheduled_before) : 0;
+    text += fmt::format(
+        "; they were off their CPU core {} of the {} whose thread scheduling is recorded ({} of {} "
+        "launches){}",
+        duration_text(off_cpu), duration_text(scheduled_before), scheduled, launches,
+        off < 0.1   ? ": running, so the time went to work on the CPU, not to waiting"
+        : off > 0.5 ? ": mostly descheduled, blocked or preempted"
+                    : "");
+  } else {
+    text += "; their thread scheduling is not recorded";
+  }
+  t.bullet(text);
+}
+
 void launches_text(TextReport& t, const Profile& profile, const Sections& sections, const Options& options) {
   const measure::LaunchAnalysis& l = sections.launches;
   t.heading("Launches and queues (CPU launch call -> GPU activity, by correlation id)");
@@ -623,6 +694,7 @@ void launches_text(TextReport& t, const Profile& profile, const Sections& sectio
       "idle {} waiting for them (summed over streams and ranks); {} of them were launched after the whole "
       "GPU had run dry (nothing ran on any of its streams) and ended it, after {} of GPU idle in all",
       host_bound, duration_text(host_bound_ns), device_dry, duration_text(device_idle_ns)));
+  host_bound_threads_text(t, profile, sections);
   const bool ops = sections.cpu_operators_loaded || profile.counts().cpu_op == 0;
   t.line("  {:<64} {:>9} {:>15} {:>13}",
          ops ? "launched from (CPU operator)" : "launched from (innermost CPU range loaded)", "launches",

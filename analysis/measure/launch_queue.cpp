@@ -148,6 +148,67 @@ TimeNs device_dry(const std::vector<Interval>& busy, std::vector<std::uint8_t>& 
   return activity_start - dry_since;
 }
 
+// The OS runtime calls of each CPU track of RANK (indices into Rank::ranges, by start) with the latest end so
+// far at each, so that the calls overlapping a window are found by binary search; empty without any.
+struct TrackOsCalls {
+  std::vector<std::uint32_t> calls;
+  std::vector<TimeNs> end_so_far;
+};
+std::vector<TrackOsCalls> os_calls_by_track(const Rank& rank) {
+  std::vector<TrackOsCalls> out;
+  for (std::size_t k = 0; k < rank.tracks.size(); ++k) {
+    const CpuTrack& t = rank.tracks[k];
+    for (std::uint32_t i = t.first; i < t.first + t.count; ++i) {
+      const CpuRange& c = rank.ranges[i];
+      if (c.kind != RangeKind::kOsRuntime) continue;
+      if (out.empty()) out.resize(rank.tracks.size());
+      TrackOsCalls& calls = out[k];
+      calls.end_so_far.push_back(calls.calls.empty() ? c.end_ns
+                                                     : std::max(calls.end_so_far.back(), c.end_ns));
+      calls.calls.push_back(i);
+    }
+  }
+  return out;
+}
+
+TimeNs overlap(TimeNs a0, TimeNs a1, TimeNs b0, TimeNs b1) {
+  return std::max<TimeNs>(0, std::min(a1, b1) - std::max(a0, b0));
+}
+
+// What the thread of launch call API did in [FROM, TO), before the call, while its stream sat dry.
+void thread_while_dry(const Rank& rank, const LaunchIndex& index, const std::vector<TrackOsCalls>& os_calls,
+                      std::uint32_t api, TimeNs from, TimeNs to, HostBoundLaunch& h) {
+  const LaunchIndex::Thread& thread = index.threads[index.thread_of_api[api]];
+  if (thread.track != kNoIndex && thread.track < os_calls.size()) {
+    const TrackOsCalls& calls = os_calls[thread.track];
+    auto k = static_cast<std::size_t>(
+        std::upper_bound(calls.end_so_far.begin(), calls.end_so_far.end(), from) - calls.end_so_far.begin());
+    std::vector<Interval> inside;
+    for (; k < calls.calls.size(); ++k) {
+      const CpuRange& c = rank.ranges[calls.calls[k]];
+      if (c.start_ns >= to) break;
+      const TimeNs o = overlap(c.start_ns, c.end_ns, from, to);
+      if (o <= 0) continue;
+      inside.push_back({std::max(c.start_ns, from), std::min(c.end_ns, to)});
+      if (o > h.os_call_ns) {
+        h.os_call_ns = o;
+        h.os_call = calls.calls[k];
+      }
+    }
+    std::vector<Interval> merged;
+    union_sorted(inside, merged);
+    for (const Interval& iv : merged) h.os_calls_total_ns += iv.end - iv.start;
+  }
+  const std::int64_t os_thread = rank.os_thread_of(thread.pid, thread.tid);
+  if (os_thread < 0 || rank.os_threads[static_cast<std::size_t>(os_thread)].on_cpu_count == 0) return;
+  const auto runs = rank.thread_on_cpu(static_cast<std::size_t>(os_thread));
+  auto it =
+      std::upper_bound(runs.begin(), runs.end(), from, [](TimeNs t, const OnCpu& r) { return t < r.end_ns; });
+  TimeNs on = 0;
+  for (; it != runs.end() && it->start_ns < to; ++it) on += overlap(it->start_ns, it->end_ns, from, to);
+  h.off_cpu_ns = std::max<TimeNs>(0, (to - from) - on);
+}
+
 RankLaunches rank_launches(const Rank& rank, const LaunchIndex& index, std::vector<TimeNs>& latency,
                            std::vector<TimeNs>& dry) {
   RankLaunches out;
@@ -157,6 +218,7 @@ RankLaunches rank_launches(const Rank& rank, const LaunchIndex& index, std::vect
   for (const auto& [device, intervals] : busy) claimed[device].assign(intervals.size(), 0);
   std::unordered_map<StringId, std::size_t> op_at;
   std::vector<QueueEvent> events;
+  const std::vector<TrackOsCalls> os_calls = os_calls_by_track(rank);
   out.streams.resize(rank.streams.size());
   for (std::uint32_t s = 0; s < rank.streams.size(); ++s) {
     const GpuStream& st = rank.streams[s];
@@ -181,6 +243,12 @@ RankLaunches rank_launches(const Rank& rank, const LaunchIndex& index, std::vect
           h.launched_after_dry_ns = call.start_ns - cursor;
           h.device_idle_ns =
               device_dry(busy.at(st.device), claimed.at(st.device), a.start_ns, call.start_ns, cursor);
+          thread_while_dry(rank, index, os_calls, api, cursor, call.start_ns, h);
+          out.host_bound_in_os_calls_ns += h.os_calls_total_ns;
+          if (h.off_cpu_ns >= 0) {
+            out.host_bound_off_cpu_ns += h.off_cpu_ns;
+            ++out.host_bound_scheduled;
+          }
           out.host_bound.push_back(h);
           out.host_bound_ns += h.gap_ns;
           out.device_idle_ns += h.device_idle_ns;
@@ -289,6 +357,9 @@ std::vector<HostBoundRow> longest_host_bound(const Rank& rank, const RankLaunche
     row.gap_ns = h->gap_ns;
     row.launched_after_dry_ns = h->launched_after_dry_ns;
     row.device_idle_ns = h->device_idle_ns;
+    if (h->os_call != kNoIndex) row.os_call = rank.ranges[h->os_call].name;
+    row.os_call_ns = h->os_call_ns;
+    row.off_cpu_ns = h->off_cpu_ns;
     rows.push_back(row);
   }
   return rows;

@@ -63,6 +63,14 @@ struct HostBoundLaunch {
   // The device had run dry: the activity was the first to start on its device after a period with nothing
   // running there, launched after that period began; its length (else 0).
   TimeNs device_idle_ns = 0;
+  // What the launching thread did while the stream sat dry before the call (from the end of the stream's
+  // earlier work to the call's start), where the profile holds the OS's record of it (Nsight exports): the
+  // longest OS runtime call in that time (into Rank::ranges; kNoIndex: none) and how much of it fell there,
+  // and the time the thread was off its CPU core (-1: its scheduling was not recorded).
+  std::uint32_t os_call = kNoIndex;
+  TimeNs os_call_ns = 0;
+  TimeNs os_calls_total_ns = 0;  // every OS runtime call in that time (their union)
+  TimeNs off_cpu_ns = -1;
 };
 
 struct OpHostBound {
@@ -85,6 +93,12 @@ struct RankLaunches {
   TimeNs host_bound_ns = 0;                 // Σ gap_ns
   TimeNs device_idle_ns = 0;                // Σ device_idle_ns
   std::int64_t device_dry_launches = 0;     // host-bound launches with device_idle_ns > 0
+  // Of the host-bound launches' time before their calls: spent in OS runtime calls (each launch's calls
+  // counted once however they nest), and off the CPU core over the launches whose thread's scheduling is
+  // recorded (their number).
+  TimeNs host_bound_in_os_calls_ns = 0;
+  TimeNs host_bound_off_cpu_ns = 0;
+  std::int64_t host_bound_scheduled = 0;
 };
 
 struct LaunchAnalysis {
@@ -125,6 +139,8 @@ struct HostBoundRow {
   std::int32_t device = 0;
   std::int64_t stream = 0;
   TimeNs start_ns = 0, gap_ns = 0, launched_after_dry_ns = 0, device_idle_ns = 0;
+  StringId os_call = kNoString;  // the longest OS runtime call before the launch (HostBoundLaunch::os_call)
+  TimeNs os_call_ns = 0, off_cpu_ns = -1;
 };
 // The TOP host-bound launches of RANK with the longest gaps (on a tie, the earlier first).
 std::vector<HostBoundRow> longest_host_bound(const Rank& rank, const RankLaunches& launches, std::size_t top);

@@ -108,6 +108,56 @@ TEST(LaunchQueue, GpuRanDryOnlyWhereNoStreamOfTheDeviceRan) {
   EXPECT_EQ(rl.host_bound_ops[0].device_idle_ns, 35);
 }
 
+// What the launching thread did while its stream sat dry, worked by hand: the stream ran dry at 20 and the
+// next launch call started at 100 (a window of 80 ns). Thread 1 was in OS calls poll [30, 70), read [75, 90)
+// and futex [95, 140) (5 ns of it in the window): 60 ns, the longest poll's 40; it ran on a core over
+// [0, 35) and [60, 200): 15 + 40 = 55 ns of the window, so it was off its core 25 ns. Thread 2's launch has
+// no OS record: its off-core time is unknown, not zero.
+TEST(LaunchQueue, WhatTheLaunchingThreadDidWhileItsStreamSatDry) {
+  ProfileBuilder b("launch_os");
+  b.rank(0);
+  b.launch(0, 1, 0, 5, 7, 10, 20, "a");
+  b.launch(0, 1, 100, 105, 7, 110, 120, "b");
+  b.range(0, 1, RangeKind::kOsRuntime, 30, 70, "poll");
+  b.range(0, 1, RangeKind::kOsRuntime, 75, 90, "read");
+  b.range(0, 1, RangeKind::kOsRuntime, 95, 140, "futex");
+  b.thread_activity(0, 1, ThreadActivityKind::kOnCpu, 0, 35);
+  b.thread_activity(0, 1, ThreadActivityKind::kOnCpu, 60, 200);
+  b.thread_activity(0, 1, ThreadActivityKind::kSample, 80, 80);
+  b.launch(0, 2, 0, 5, 8, 10, 20, "c");
+  b.launch(0, 2, 100, 105, 8, 110, 115, "d");
+  const Profile p = b.finish();
+  const Rank& rank = p.ranks()[0];
+  EXPECT_EQ(p.counts().os_runtime, 3);
+  const RankLaunches l = analyze_rank_launches(rank, index_launches(rank));
+  ASSERT_EQ(l.host_bound.size(), 2u);
+  auto launch_of = [&](std::string_view kernel) -> const HostBoundLaunch& {
+    return p.str(rank.activities[l.host_bound[0].activity].name) == kernel ? l.host_bound[0]
+                                                                           : l.host_bound[1];
+  };
+  const HostBoundLaunch& on_1 = launch_of("b");
+  const HostBoundLaunch& on_2 = launch_of("d");
+  ASSERT_EQ(p.str(rank.activities[on_1.activity].name), "b");
+  EXPECT_EQ(on_1.launched_after_dry_ns, 80);
+  ASSERT_NE(on_1.os_call, kNoIndex);
+  EXPECT_EQ(p.str(rank.ranges[on_1.os_call].name), "poll");
+  EXPECT_EQ(on_1.os_call_ns, 40);
+  EXPECT_EQ(on_1.os_calls_total_ns, 60);
+  EXPECT_EQ(on_1.off_cpu_ns, 25);
+  EXPECT_EQ(on_2.os_call, kNoIndex);
+  EXPECT_EQ(on_2.off_cpu_ns, -1);
+  EXPECT_EQ(l.host_bound_in_os_calls_ns, 60);
+  EXPECT_EQ(l.host_bound_off_cpu_ns, 25);
+  EXPECT_EQ(l.host_bound_scheduled, 1);
+  const auto rows = longest_host_bound(rank, l, 10);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) {
+    if (p.str(row.kernel) != "b") continue;
+    EXPECT_EQ(p.str(row.os_call), "poll");
+    EXPECT_EQ(row.off_cpu_ns, 25);
+  }
+}
+
 TEST(LaunchQueue, HistogramBuckets) {
   EXPECT_EQ(LatencyStats::bucket_start_ns(1), 0);
   EXPECT_EQ(LatencyStats::bucket_start_ns(2), 1000);

@@ -101,6 +101,20 @@ class ProfileBuilder {
     writer_->add_range(r);
   }
 
+  // The OS's record of thread TID: an interval on core CPU, or (KIND kSample) a sample at START.
+  void thread_activity(std::int32_t rank, std::int64_t tid, ThreadActivityKind kind, TimeNs start, TimeNs end,
+                       std::int64_t cpu = 0) {
+    ThreadActivityRecord a;
+    a.rank = rank;
+    a.kind = kind;
+    a.pid = 1;
+    a.tid = tid;
+    a.start_ns = start;
+    a.end_ns = end;
+    a.cpu = cpu;
+    writer_->add_thread_activity(a);
+  }
+
   void step(std::int32_t rank, std::int64_t tid, TimeNs start, TimeNs end, std::int64_t number) {
     range(rank, tid, RangeKind::kStep, start, end, "ProfilerStep#" + std::to_string(number), number);
   }
