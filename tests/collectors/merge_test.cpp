@@ -10,6 +10,7 @@
 #include "profiler/profile.hpp"
 #include "profiler/profile_writer.hpp"
 #include "profiler/record/merge.hpp"
+#include "profiler/sqlite_util.hpp"
 #include "tests/collectors/collectors_test_util.hpp"
 
 namespace meshscope::test {
@@ -77,6 +78,59 @@ TEST(Merge, FourRanksKeepTheirSendsAndReceives) {
                        "SELECT c.rank, s.value, count(*) FROM collectives c JOIN strings s ON s.id = "
                        "c.communicator GROUP BY 1, 2 ORDER BY 1"),
             "0|comm0|500\n1|comm1|500\n2|comm0|500\n3|comm1|500\n");
+}
+
+// The OS's record of the threads travels with each rank: strings renumbered, rows of a bad kind left out.
+TEST(Merge, ThreadActivityKeepsItsRankAndStacks) {
+  const fs::path dir = fresh_dir("merge-thread-activity");
+  std::vector<fs::path> files;
+  for (std::int32_t rank = 0; rank < 2; ++rank) {
+    files.push_back(dir / ("rank" + std::to_string(rank) + ".nccl.1.msdb"));
+    {
+      ProfileWriter writer(files.back());
+      RankInfo info;
+      info.rank = rank;
+      info.world_size = 2;
+      info.source_file = files.back().filename().string();
+      info.rank_source = "recorded:RANK";
+      writer.set_rank(info);
+      for (int i = 0; i < rank * 3; ++i) writer.intern("padding " + std::to_string(i));
+      ActivityRecord a;
+      a.rank = rank;
+      a.start_ns = 1000;
+      a.end_ns = 2000;
+      a.name = writer.intern("k");
+      writer.add_activity(a);
+      ThreadActivityRecord run;
+      run.rank = rank;
+      run.pid = run.tid = 10 + rank;
+      run.start_ns = 500;
+      run.end_ns = 1500;
+      run.cpu = 3;
+      writer.add_thread_activity(run);
+      ThreadActivityRecord sample = run;
+      sample.kind = ThreadActivityKind::kSample;
+      sample.start_ns = sample.end_ns = 900;
+      sample.stack = writer.intern("leaf (lib.so)\nmain (app) of rank " + std::to_string(rank));
+      writer.add_thread_activity(sample);
+      writer.commit();
+    }
+  }
+  {
+    sql::Database db(files[1], false);
+    db.exec(
+        "INSERT INTO thread_activity (rank, kind, pid, tid, start_ns, end_ns) VALUES (1, 7, 11, 11, 1, 2)");
+  }
+  record::MergeOptions options;
+  options.align_clocks = false;
+  const auto result = record::merge_rank_profiles(files, dir / "job.msdb", options);
+  EXPECT_EQ(result.skipped_rows, 1u);
+  EXPECT_EQ(
+      query_rows(dir / "job.msdb",
+                 "SELECT a.rank, a.kind, a.tid, a.start_ns, a.end_ns, a.cpu, s.value FROM thread_activity a "
+                 "LEFT JOIN strings s ON s.id = a.stack ORDER BY a.rank, a.kind"),
+      "0|1|10|500|1500|3|NULL\n0|2|10|900|900|3|leaf (lib.so)\nmain (app) of rank 0\n"
+      "1|1|11|500|1500|3|NULL\n1|2|11|900|900|3|leaf (lib.so)\nmain (app) of rank 1\n");
 }
 
 TEST(Merge, APerRankFileIsNeverTheOutput) {
