@@ -189,6 +189,59 @@ fs::path kineto_input() {
   return path;
 }
 
+// The same export with the CPU side Nsight Systems records with --cpuctxsw and --sample: per launch, its
+// thread switched off and back onto a core (two SCHED_EVENTS rows, one run), and one CPU sample with a
+// three-frame call stack.
+fs::path nsys_input_with_cpu_side() {
+  static const fs::path path = [] {
+    const fs::path p = fs::path(MESHSCOPE_TEST_TMP) / "bench_nsys_cpu.sqlite";
+    fs::remove(p);
+    fs::copy_file(nsys_input(), p);
+    Database db(p, false);
+    db.exec(
+        "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;"
+        "INSERT INTO StringIds VALUES (8, 'poll'), (9, 'train_step'), (10, 'main'), (11, "
+        "'/usr/lib/libc.so.6'),"
+        " (12, '/opt/app/bin/python');"
+        "CREATE TABLE SCHED_EVENTS (start INTEGER NOT NULL, cpu INTEGER NOT NULL, isSchedIn INTEGER NOT NULL,"
+        " globalTid INTEGER);"
+        "CREATE TABLE COMPOSITE_EVENTS (id INTEGER NOT NULL PRIMARY KEY, start INTEGER NOT NULL, cpu INTEGER,"
+        " threadState INTEGER, globalTid INTEGER, cpuCycles INTEGER NOT NULL);"
+        "CREATE TABLE SAMPLING_CALLCHAINS (id INTEGER NOT NULL, symbol INTEGER NOT NULL, module INTEGER NOT "
+        "NULL, kernelMode INTEGER, thumbCode INTEGER, unresolved INTEGER, specialEntry INTEGER, originalIP "
+        "INTEGER, unwindMethod INTEGER, stackDepth INTEGER NOT NULL, PRIMARY KEY (id, stackDepth));");
+    const std::int64_t tid = (std::int64_t{1} << 48) | (kPid << 24) | kPid;
+    auto sched = db.prepare("INSERT INTO SCHED_EVENTS VALUES (?, ?, ?, ?)");
+    auto sample = db.prepare("INSERT INTO COMPOSITE_EVENTS VALUES (?, ?, 3, 1, ?, 1)");
+    auto frame =
+        db.prepare("INSERT INTO SAMPLING_CALLCHAINS (id, symbol, module, stackDepth) VALUES (?, ?, ?, ?)");
+    for (std::int64_t i = 0; i < launches(); ++i) {
+      const std::int64_t t = i * 10000;
+      for (const auto& [at, in] : {std::pair{t + 8500, 0}, std::pair{t + 9500, 1}}) {
+        sched.bind(1, at);
+        sched.bind(2, i % 8);
+        sched.bind(3, in);
+        sched.bind(4, tid);
+        sched.run();
+      }
+      sample.bind(1, i + 1);
+      sample.bind(2, t + 300);
+      sample.bind(3, tid);
+      sample.run();
+      for (int depth = 0; depth < 3; ++depth) {
+        frame.bind(1, i + 1);
+        frame.bind(2, 8 + depth + (depth == 0 ? static_cast<int>(i % 2) : 0));
+        frame.bind(3, depth == 0 ? 11 : 12);
+        frame.bind(4, depth);
+        frame.run();
+      }
+    }
+    db.exec("COMMIT");
+    return p;
+  }();
+  return path;
+}
+
 void run_import(benchmark::State& state, const fs::path& input, const char* name) {
   const fs::path out = fs::path(MESHSCOPE_TEST_TMP) / fmt::format("bench_{}.msdb", name);
   std::uint64_t events = 0;
@@ -209,11 +262,17 @@ void run_import(benchmark::State& state, const fs::path& input, const char* name
 void BM_NsysImport(benchmark::State& state) {
   run_import(state, nsys_input(), "nsys");
 }
+// Counted events are the traced ones (as above); the CPU side adds 2 rows per launch (a run and a sample).
+void BM_NsysImportWithCpuSide(benchmark::State& state) {
+  run_import(state, nsys_input_with_cpu_side(), "nsys_cpu");
+  state.counters["os_rows"] = static_cast<double>(2 * launches());
+}
 void BM_KinetoImportSameEvents(benchmark::State& state) {
   run_import(state, kineto_input(), "kineto");
 }
 
 BENCHMARK(BM_NsysImport)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+BENCHMARK(BM_NsysImportWithCpuSide)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 BENCHMARK(BM_KinetoImportSameEvents)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 
 }  // namespace
