@@ -43,6 +43,15 @@ inline auto key(const Step& s) {
 inline auto key(const CallThread& t) {
   return std::tie(t.pid, t.tid);
 }
+inline auto key(const OsThread& t) {
+  return std::tie(t.pid, t.tid, t.name, t.first_on_cpu, t.on_cpu_count, t.first_sample, t.sample_count);
+}
+inline auto key(const OnCpu& r) {
+  return std::tie(r.start_ns, r.end_ns, r.cpu);
+}
+inline auto key(const CpuSample& s) {
+  return std::tie(s.time_ns, s.stack, s.cpu);
+}
 inline auto key(const Flow& f) {
   return std::tie(f.category, f.flow_id, f.src_ns, f.src_pid, f.src_tid, f.dst_ns, f.dst_pid, f.dst_tid);
 }
@@ -72,6 +81,9 @@ inline void expect_same_rank(const Rank& a, const Rank& b) {
   expect_same(a.ranges, b.ranges, "range", a.rank);
   expect_same(a.steps, b.steps, "step", a.rank);
   expect_same(a.flows, b.flows, "flow", a.rank);
+  expect_same(a.os_threads, b.os_threads, "OS thread", a.rank);
+  expect_same(a.on_cpu, b.on_cpu, "run on a core", a.rank);
+  expect_same(a.cpu_samples, b.cpu_samples, "CPU sample", a.rank);
 }
 
 }  // namespace meshscope

@@ -15,7 +15,7 @@ using namespace meshscope;
 namespace {
 
 // A small export: two processes, kernels, a memcpy, runtime calls, NVTX ranges with an NCCL domain and a
-// group, MPI ranks, a GPU and a session start.
+// group, MPI ranks, a GPU and a session start; OS runtime calls, thread scheduling and CPU samples.
 const char* const kSeedExport = R"sql(
 CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
 INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.15.1');
@@ -65,6 +65,20 @@ INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (1000, 1100, 0, 1, 7, 3, 281475010
 CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER,
   contextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER, syncType INTEGER, eventId INTEGER);
 INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (1200, 1300, 0, 1, 7, 4, 281475010265088, 3, 0);
+INSERT INTO StringIds VALUES (7, 'poll'), (8, 'main'), (9, '/usr/lib/libc.so.6');
+CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER,
+  nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, nestingLevel INTEGER, callchainId INTEGER NOT NULL);
+INSERT INTO OSRT_API VALUES (400, 900, 27, 281474993487873, 7, 0, 0, 0), (50, 60, 27, 281475010265089, 7, 0, 0, 0);
+CREATE TABLE SCHED_EVENTS (start INTEGER NOT NULL, cpu INTEGER NOT NULL, isSchedIn INTEGER NOT NULL, globalTid INTEGER);
+INSERT INTO SCHED_EVENTS VALUES (10, 3, 0, 281474993487873), (500, 4, 1, 281474993487873), (700, 4, 0, 281474993487873),
+  (20, 1, 1, 281475010265089);
+CREATE TABLE COMPOSITE_EVENTS (id INTEGER NOT NULL PRIMARY KEY, start INTEGER NOT NULL, cpu INTEGER, threadState INTEGER,
+  globalTid INTEGER, cpuCycles INTEGER NOT NULL);
+INSERT INTO COMPOSITE_EVENTS VALUES (1, 600, 4, 1, 281474993487873, 1), (2, 30, 1, 1, 281475010265089, 1);
+CREATE TABLE SAMPLING_CALLCHAINS (id INTEGER NOT NULL, symbol INTEGER NOT NULL, module INTEGER NOT NULL,
+  kernelMode INTEGER, thumbCode INTEGER, unresolved INTEGER, specialEntry INTEGER, originalIP INTEGER,
+  unwindMethod INTEGER, stackDepth INTEGER NOT NULL, PRIMARY KEY (id, stackDepth));
+INSERT INTO SAMPLING_CALLCHAINS (id, symbol, module, stackDepth) VALUES (1, 7, 9, 0), (1, 8, 9, 1), (2, 8, 9, 0);
 )sql";
 
 }  // namespace

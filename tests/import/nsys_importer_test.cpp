@@ -447,6 +447,11 @@ TEST(NsysImport, OsRuntimeCallsSchedulingAndSamplesOfTheRanksThreads) {
                     "1), (1, {3}, {4}, "
                     "0), (3, {2}, {4}, 0)",
                     t, other, main_fn, step_fn, app));
+    // A damaged stack of 300 frames: the first 256 are kept, the rest counted.
+    for (int depth = 0; depth < 300; ++depth)
+      b.exec(fmt::format(
+          "INSERT INTO SAMPLING_CALLCHAINS (id, symbol, module, stackDepth) VALUES (2, {}, {}, {})", main_fn,
+          app, depth));
     b.close();
   }
   const fs::path out = dir / "osrt.msdb";
@@ -461,8 +466,15 @@ TEST(NsysImport, OsRuntimeCallsSchedulingAndSamplesOfTheRanksThreads) {
             "100,0,2100,3;100,5900,7100,4;100,8000,9900,5;101,2900,3600,1");
   EXPECT_EQ(query(out, "SELECT a.tid, a.start_ns - " + base +
                            ", s.value FROM thread_activity a LEFT JOIN strings s ON s.id = a.stack"
-                           " WHERE a.kind = 2 ORDER BY a.start_ns"),
-            "100,1100,train_step (app)\nmain (app);100,6000,NULL");
+                           " WHERE a.kind = 2 AND a.start_ns - " +
+                           base + " = 1100"),
+            "100,1100,train_step (app)\nmain (app)");
+  EXPECT_EQ(query(out,
+                  "SELECT length(s.value) - length(replace(s.value, char(10), '')), s.value LIKE "
+                  "'main (app)%(44 more frames)' FROM thread_activity a JOIN strings s ON s.id = a.stack"
+                  " WHERE a.start_ns - " +
+                      base + " = 6000"),
+            "256,1");
   EXPECT_THAT(
       query(out, "SELECT message FROM diagnostics"),
       ::testing::HasSubstr("3 OS runtime calls, 4 intervals threads ran on a core, 2 CPU samples; 3 rows "

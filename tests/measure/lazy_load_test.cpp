@@ -161,8 +161,20 @@ void expect_ranks_load_alone(const fs::path& path, const RankRowIndex& index) {
   }
 }
 
+// The shared Nsight export: one rank with the OS's record of its threads.
+const fs::path& nsys_job() {
+  static const fs::path out = [] {
+    const fs::path p = tmp("lazy-nsys") += ".msdb";
+    fs::remove(p);
+    import_traces({fs::path(MESHSCOPE_SHARED_DIR) / "traces/nsys/saxpy_mpi_cuda_a100.sqlite"}, p);
+    return p;
+  }();
+  return out;
+}
+
 TEST(LoadRanks, EachRankLoadsAsTheWholeProfileHoldsIt) {
-  for (const fs::path& path : {real_job(), imported_job()}) {
+  ASSERT_EQ(Profile::load(nsys_job()).counts().cpu_sample, 5451);
+  for (const fs::path& path : {real_job(), imported_job(), nsys_job()}) {
     SCOPED_TRACE(path.string());
     ASSERT_FALSE(path.empty());
     expect_ranks_load_alone(path, index_rank_rows(path));

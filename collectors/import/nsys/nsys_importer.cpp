@@ -1228,6 +1228,8 @@ class Importer {
     for (const Open& o : running_at_end) emit(o, std::max(last_time, o.start));
   }
 
+  static constexpr std::size_t kMaxFrames = 256;
+
   // COMPOSITE_EVENTS with their SAMPLING_CALLCHAINS: each sample with its call stack as one text ("function
   // (module)" per line, innermost first), walked together in id order.
   void read_cpu_samples() {
@@ -1247,7 +1249,13 @@ class Importer {
       const std::int64_t sample_id = samples.column_int(0);
       stack.clear();
       while (frame_ready && frames.column_int(0) < sample_id) frame_ready = frames.step();
+      std::size_t depth = 0;
       while (frame_ready && frames.column_int(0) == sample_id) {
+        // A real stack is tens of frames; past kMaxFrames (a damaged or hostile export) the rest is counted.
+        if (++depth > kMaxFrames) {
+          frame_ready = frames.step();
+          continue;
+        }
         std::string_view module = string_of(frames.column_int(2));
         if (const auto slash = module.rfind('/'); slash != std::string_view::npos)
           module.remove_prefix(slash + 1);
@@ -1257,6 +1265,8 @@ class Importer {
         if (!module.empty()) fmt::format_to(std::back_inserter(stack), " ({})", module);
         frame_ready = frames.step();
       }
+      if (depth > kMaxFrames)
+        fmt::format_to(std::back_inserter(stack), "\n({} more frames)", depth - kMaxFrames);
       const std::int64_t gtid = samples.column_int(3);
       Process* p = os_process(gtid);
       if (!p) continue;
