@@ -134,6 +134,10 @@ void write_json(const Diff& d) {
     row_fields(j, r);
     j.field("a_self_us", us(r.a_self_ns)).field("b_self_us", us(r.b_self_ns));
     j.field("a_self_step_us", us(r.a_self_step_ns)).field("b_self_step_us", us(r.b_self_step_ns));
+    j.field("a_gpu_us", us(r.a_gpu_ns)).field("b_gpu_us", us(r.b_gpu_ns));
+    j.field("a_gpu_step_us", us(r.a_gpu_step_ns)).field("b_gpu_step_us", us(r.b_gpu_step_ns));
+    j.field("a_gpu_self_step_us", us(r.a_gpu_self_step_ns))
+        .field("b_gpu_self_step_us", us(r.b_gpu_self_step_ns));
     j.end_object();
   }
   j.end_array();
@@ -187,6 +191,29 @@ void rows_text(TextReport& t, const std::vector<DiffRow>& rows, std::size_t top,
   if (sorted.size() > top) t.line("... {} more rows in --json", sorted.size() - top);
 }
 
+// The GPU time each CPU operator launched, largest change per step first: operator by operator, what two runs
+// whose kernels differ (two GPU vendors, two library versions) spent on the GPU.
+void operator_gpu_text(TextReport& t, const std::vector<DiffRow>& rows, std::size_t top) {
+  std::vector<const DiffRow*> sorted;
+  for (const auto& r : rows) {
+    if (r.a_gpu_ns > 0 || r.b_gpu_ns > 0) sorted.push_back(&r);
+  }
+  if (sorted.empty()) return;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const DiffRow* x, const DiffRow* y) {
+    return std::llabs(x->b_gpu_step_ns - x->a_gpu_step_ns) > std::llabs(y->b_gpu_step_ns - y->a_gpu_step_ns);
+  });
+  t.heading("GPU time per CPU operator (activities launched from inside it; self: from it directly)");
+  t.line("{:<52} {:>8} {:>8} {:>11} {:>11} {:>11} {:>11} {:>11}", "name", "A count", "B count", "A ms/step",
+         "B ms/step", "delta ms", "A self", "B self");
+  for (std::size_t i = 0; i < sorted.size() && i < top; ++i) {
+    const DiffRow& r = *sorted[i];
+    t.line("{:<52} {:>8} {:>8} {:>11.3f} {:>11.3f} {:>+11.3f} {:>11.3f} {:>11.3f}", shorten(r.name, 52),
+           r.a_count, r.b_count, ms(r.a_gpu_step_ns), ms(r.b_gpu_step_ns),
+           ms(r.b_gpu_step_ns - r.a_gpu_step_ns), ms(r.a_gpu_self_step_ns), ms(r.b_gpu_self_step_ns));
+  }
+  if (sorted.size() > top) t.line("... {} more rows in --json", sorted.size() - top);
+}
+
 void write_text(const Diff& d, const Options& options) {
   TextReport t;
   auto side = [](const measure::DiffSide& s) {
@@ -217,6 +244,7 @@ void write_text(const Diff& d, const Options& options) {
   rows_text(t, d.collectives, options.top, false, 60);
   t.heading("CPU operators (inclusive time)");
   rows_text(t, d.cpu_ops, options.top, false, 60);
+  operator_gpu_text(t, d.cpu_ops, options.top);
   if (!d.notes.empty()) {
     t.heading("Notes");
     for (const auto& n : d.notes) t.line("* {}", n);

@@ -287,7 +287,10 @@ CREATE TABLE summary_kernels (
 -- One row per rank and CPU operator name: inclusive and self time (self: without nested CPU operators).
 CREATE TABLE summary_ops (
   rank INTEGER NOT NULL, name TEXT NOT NULL,
-  count INTEGER, total_ns INTEGER, self_ns INTEGER, step_ns INTEGER, self_step_ns INTEGER
+  count INTEGER, total_ns INTEGER, self_ns INTEGER, step_ns INTEGER, self_step_ns INTEGER,
+  -- GPU time of the activities launched from inside the operator (gpu_ns) and from it directly (gpu_self_ns),
+  -- whole rank and inside steps
+  gpu_ns INTEGER, gpu_self_ns INTEGER, gpu_step_ns INTEGER, gpu_self_step_ns INTEGER
 );
 -- One row per rank, collective operation, group size and message size (0: unknown).
 CREATE TABLE summary_collectives (

@@ -558,6 +558,10 @@ struct SummaryOps {
       detail::optional_integer("self_ns"),
       detail::optional_integer("step_ns"),
       detail::optional_integer("self_step_ns"),
+      detail::optional_integer("gpu_ns"),
+      detail::optional_integer("gpu_self_ns"),
+      detail::optional_integer("gpu_step_ns"),
+      detail::optional_integer("gpu_self_step_ns"),
   };
 };
 

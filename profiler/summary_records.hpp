@@ -63,6 +63,10 @@ struct OpSummary {
   std::int64_t count = 0;
   TimeNs total_ns = 0, self_ns = 0;
   TimeNs step_ns = 0, self_step_ns = 0;  // of those starting inside a step (all without steps)
+  // GPU time of the activities launched from inside the operator (by calls that started while it was open on
+  // its thread), and of those launched from it directly (not from an operator nested in it); whole rank and
+  // of the operators starting inside a step.
+  TimeNs gpu_ns = 0, gpu_self_ns = 0, gpu_step_ns = 0, gpu_self_step_ns = 0;
 };
 
 // One collective operation of one group and message size on one rank. Communication kernels without a

@@ -144,7 +144,9 @@ void write_rank(sql::Statement& ranks, sql::Statement& steps, sql::Statement& st
     insert_named_row(kernels, r.rank, k.name,
                      {static_cast<std::int64_t>(k.cls), k.count, k.total_ns, k.step_ns, k.min_ns, k.max_ns});
   for (const OpSummary& o : r.ops)
-    insert_named_row(ops, r.rank, o.name, {o.count, o.total_ns, o.self_ns, o.step_ns, o.self_step_ns});
+    insert_named_row(ops, r.rank, o.name,
+                     {o.count, o.total_ns, o.self_ns, o.step_ns, o.self_step_ns, o.gpu_ns, o.gpu_self_ns,
+                      o.gpu_step_ns, o.gpu_self_step_ns});
   for (const CollectiveSummary& o : r.collectives)
     insert_named_row(collectives, r.rank, o.op, {o.group_size, o.bytes, o.count, o.total_ns, o.step_ns});
   for (std::size_t b = 0; b < r.overview.buckets.size(); ++b) {
@@ -323,8 +325,14 @@ std::vector<std::int32_t> merge_summary_parts(const std::vector<std::filesystem:
       if (ranks.empty()) continue;
       sql::Database in(part, true);
       for (const schema::TableDescription& t : schema::all_tables()) {
-        if (!copied_by_merge(t.name) || !in.table_columns(t.name)) continue;
-        const std::string columns = schema::column_list(t.columns);
+        if (!copied_by_merge(t.name)) continue;
+        const auto present = in.table_columns(t.name);
+        if (!present) continue;
+        // A part written before a column was added has none: it copies as NULL (none).
+        std::string columns;
+        for (const schema::Column& c : t.columns)
+          columns +=
+              fmt::format("{}{}", columns.empty() ? "" : ", ", present->count(c.name) ? c.name : "NULL");
         auto select = in.prepare(fmt::format("SELECT {} FROM {}", columns, t.name));
         auto insert = out.prepare(schema::insert_sql(t.name, t.columns));
         const int n = static_cast<int>(t.columns.size());
@@ -433,7 +441,9 @@ class SummaryReader {
 
   // Columns added after summaries were first written: a profile summarised before them reads them as NULL.
   static bool added_later(std::string_view column) {
-    return column == "n_os_runtime" || column == "n_on_cpu" || column == "n_cpu_sample";
+    return column == "n_os_runtime" || column == "n_on_cpu" || column == "n_cpu_sample" ||
+           column == "gpu_ns" || column == "gpu_self_ns" || column == "gpu_step_ns" ||
+           column == "gpu_self_step_ns";
   }
 
   bool step() {
@@ -609,7 +619,8 @@ void read_rows(sql::Database& db, ProfileSummary& out, FileSums& sums) {
     auto r = SummaryReader::of<schema::SummaryOps>(db, "rank, total_ns DESC, rowid", sums);
     while (r.step()) {
       RankSummary& s = rank_of(ranks, r);
-      s.ops.push_back({r.text(1), r.count(2), r.duration(3), r.duration(4), r.duration(5), r.duration(6)});
+      s.ops.push_back({r.text(1), r.count(2), r.duration(3), r.duration(4), r.duration(5), r.duration(6),
+                       r.duration(7), r.duration(8), r.duration(9), r.duration(10)});
     }
   }
   {

@@ -267,6 +267,7 @@ struct SideAcc {
   std::int64_t count = 0;
   TimeNs ns = 0, step_ns = 0;
   TimeNs self_ns = 0, self_step_ns = 0;
+  TimeNs gpu_ns = 0, gpu_step_ns = 0, gpu_self_step_ns = 0;
 };
 
 // Per-side totals of one row key, with the raw names that fed it.
@@ -331,6 +332,9 @@ void collect_side(int side, const ProfileSummary& p, DiffSide& out, Collected& r
       row.side[s].step_ns += o.step_ns;
       row.side[s].self_ns += o.self_ns;
       row.side[s].self_step_ns += o.self_step_ns;
+      row.side[s].gpu_ns += o.gpu_ns;
+      row.side[s].gpu_step_ns += o.gpu_step_ns;
+      row.side[s].gpu_self_step_ns += o.gpu_self_step_ns;
     }
     for (const CollectiveSummary& c : r.collectives) {
       RowAcc& row = rows.collectives[fmt::format("{}\x1f{}\x1f{}", c.op, c.group_size, c.bytes)];
@@ -375,6 +379,12 @@ std::vector<DiffRow> finish_rows(std::map<std::string, RowAcc>& rows, const Diff
     row.b_self_ns = acc.side[1].self_ns;
     row.a_self_step_ns = per_step(acc.side[0].self_step_ns, d.a.rank_steps);
     row.b_self_step_ns = per_step(acc.side[1].self_step_ns, d.b.rank_steps);
+    row.a_gpu_ns = acc.side[0].gpu_ns;
+    row.b_gpu_ns = acc.side[1].gpu_ns;
+    row.a_gpu_step_ns = per_step(acc.side[0].gpu_step_ns, d.a.rank_steps);
+    row.b_gpu_step_ns = per_step(acc.side[1].gpu_step_ns, d.b.rank_steps);
+    row.a_gpu_self_step_ns = per_step(acc.side[0].gpu_self_step_ns, d.a.rank_steps);
+    row.b_gpu_self_step_ns = per_step(acc.side[1].gpu_self_step_ns, d.b.rank_steps);
     if (kernels) {
       std::size_t best = 0;
       for (std::size_t c = 1; c < acc.class_ns.size(); ++c) {
@@ -477,6 +487,8 @@ void scale_windows(Diff& d) {
     for (DiffRow& r : *rows) {
       r.a_step_ns = scaled(r.a_step_ns);
       r.a_self_step_ns = scaled(r.a_self_step_ns);
+      r.a_gpu_step_ns = scaled(r.a_gpu_step_ns);
+      r.a_gpu_self_step_ns = scaled(r.a_gpu_self_step_ns);
     }
   }
   d.step_delta_ns = d.b.step_ns - d.a.step_ns;
@@ -485,6 +497,16 @@ void scale_windows(Diff& d) {
                   "window is scaled by "
                   "that ratio (per-step figures of A are for as many iterations as B caught)",
                   ratio));
+}
+
+// True when the CPU operators of both runs carry the GPU time they launched (summaries written since).
+bool has_operator_gpu(const Diff& d) {
+  bool a = false, b = false;
+  for (const DiffRow& r : d.cpu_ops) {
+    a = a || r.a_gpu_ns > 0;
+    b = b || r.b_gpu_ns > 0;
+  }
+  return a && b;
 }
 
 void build_headline(Diff& d, const DiffOptions& options) {
@@ -568,13 +590,21 @@ void build_headline(Diff& d, const DiffOptions& options) {
       rows = &d.cpu_ops;
       kind = "cpu_op";
     }
+    // Runs on two vendors or library versions run the same operators through different kernels: their GPU
+    // work is explained operator by operator, by the GPU time each launched itself.
+    const bool operator_gpu = d.different_kernels && kind == "kernel" && has_operator_gpu(d);
+    if (operator_gpu) {
+      rows = &d.cpu_ops;
+      kind = "cpu_op";
+    }
     // CPU operators by self time, so that an operator and the ones nested in it do not all appear.
-    const bool self = kind == "cpu_op";
+    const bool self = kind == "cpu_op" && !operator_gpu;
     // Without steps on both sides each run is one window of however many iterations it caught: a kernel
     // called 68 times in one window and 60 in the other did not get slower. Rows on both sides then change by
     // their time per call (B's calls at B's mean minus B's calls at A's mean).
-    const bool per_call = !(d.a.has_steps && d.b.has_steps) && !self;
-    auto change = [self, per_call](const DiffRow& r) -> TimeNs {
+    const bool per_call = !(d.a.has_steps && d.b.has_steps) && !self && !operator_gpu;
+    auto change = [self, per_call, operator_gpu](const DiffRow& r) -> TimeNs {
+      if (operator_gpu) return r.b_gpu_self_step_ns - r.a_gpu_self_step_ns;
       if (self) return r.b_self_step_ns - r.a_self_step_ns;
       if (per_call && r.a_count > 0 && r.b_count > 0) {
         const double a_mean = static_cast<double>(r.a_ns) / static_cast<double>(r.a_count);
@@ -610,7 +640,12 @@ void build_headline(Diff& d, const DiffOptions& options) {
       } else if (r.b_count == 0) {
         extra = "; gone in B";
       }
-      if (per_call && r.a_count > 0 && r.b_count > 0) {
+      if (operator_gpu) {
+        add(kind, r.name, delta_row, 2,
+            fmt::format("CPU op {}: the GPU time it launched itself {} per step ({} -> {}; count {} -> {}{})",
+                        row_label(r, kind), signed_ms(delta_row), ms_text(r.a_gpu_self_step_ns),
+                        ms_text(r.b_gpu_self_step_ns), r.a_count, r.b_count, extra));
+      } else if (per_call && r.a_count > 0 && r.b_count > 0) {
         add(kind, r.name, delta_row, 2,
             fmt::format("{} {} {} at B's {} calls ({:.3f} -> {:.3f} µs per call; count {} -> {}{})", kind,
                         row_label(r, kind), signed_ms(delta_row), r.b_count,

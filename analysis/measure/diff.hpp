@@ -75,6 +75,11 @@ struct DiffRow {
   TimeNs a_step_ns = 0, b_step_ns = 0;          // launched inside steps, mean per rank-step
   // CPU ops: self time (without the CPU ops nested in them), whole profile and per rank-step.
   TimeNs a_self_ns = 0, b_self_ns = 0, a_self_step_ns = 0, b_self_step_ns = 0;
+  // CPU ops: the GPU time of the activities launched from inside them (summary.hpp OpSummary::gpu_ns), whole
+  // profile and per rank-step, and of those launched from them directly (self) per rank-step: how operators
+  // compare across GPU vendors or library versions whose kernels differ.
+  TimeNs a_gpu_ns = 0, b_gpu_ns = 0, a_gpu_step_ns = 0, b_gpu_step_ns = 0;
+  TimeNs a_gpu_self_step_ns = 0, b_gpu_self_step_ns = 0;
   TimeNs delta_ns() const { return b_ns - a_ns; }
   TimeNs step_delta_ns() const { return b_step_ns - a_step_ns; }
 };

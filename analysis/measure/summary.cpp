@@ -107,6 +107,56 @@ void summarize_collectives(
   }
 }
 
+// The GPU time of the activities each thread launched, by the launching call's start: a prefix sum per
+// thread, so that what a thread launched inside any interval is two binary searches.
+class LaunchedGpuTime {
+ public:
+  struct Thread {
+    std::vector<TimeNs> call_start;  // sorted
+    std::vector<TimeNs> gpu_before;  // gpu_before[k]: Σ of the GPU time of the first k launches
+  };
+
+  LaunchedGpuTime(const Rank& r, const CorrelationMap& map) {
+    std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::pair<TimeNs, TimeNs>>> launches;
+    for (const Activity& a : r.activities) {
+      if (a.kind == ActivityKind::kSync) continue;
+      const std::int32_t api = map.find(a.correlation);
+      if (api < 0) continue;
+      const ApiCall& call = r.api_calls[static_cast<std::size_t>(api)];
+      const CallThread& t = r.thread_of(call);
+      launches[{t.pid, t.tid}].emplace_back(call.start_ns, a.duration());
+    }
+    for (auto& [key, list] : launches) {
+      std::sort(list.begin(), list.end());
+      Thread& t = threads_[key];
+      t.call_start.reserve(list.size());
+      t.gpu_before.reserve(list.size() + 1);
+      t.gpu_before.push_back(0);
+      for (const auto& [start, gpu] : list) {
+        t.call_start.push_back(start);
+        t.gpu_before.push_back(t.gpu_before.back() + gpu);
+      }
+    }
+  }
+
+  const Thread* thread(std::int64_t pid, std::int64_t tid) const {
+    const auto it = threads_.find({pid, tid});
+    return it == threads_.end() ? nullptr : &it->second;
+  }
+
+  // What THREAD launched by calls starting in [START, END).
+  static TimeNs within(const Thread* thread, TimeNs start, TimeNs end) {
+    if (!thread || end <= start) return 0;
+    const auto& s = thread->call_start;
+    const auto a = std::lower_bound(s.begin(), s.end(), start) - s.begin();
+    const auto b = std::lower_bound(s.begin(), s.end(), end) - s.begin();
+    return thread->gpu_before[static_cast<std::size_t>(b)] - thread->gpu_before[static_cast<std::size_t>(a)];
+  }
+
+ private:
+  std::map<std::pair<std::int64_t, std::int64_t>, Thread> threads_;
+};
+
 // CPU operators by name: inclusive time and self time (without the CPU ops nested in them), whole rank and
 // inside steps; and whether any is a backward operator. Fed each thread's operators in load order (threads
 // may take turns), from a loaded rank or streamed from the file (Profile::stream_operators), with memory
@@ -114,7 +164,8 @@ void summarize_collectives(
 // trace of millions of identical nested operators) are one entry.
 class OperatorTotals final : public OperatorSink {
  public:
-  explicit OperatorTotals(const StepFrame& frame) : frame_(frame) {}
+  // GPU: the GPU time each thread launched (null: none counted).
+  OperatorTotals(const StepFrame& frame, const LaunchedGpuTime* gpu) : frame_(frame), gpu_(gpu) {}
 
   void add(const OperatorRow& row) override {
     if (row.kind != RangeKind::kCpuOp) {
@@ -125,6 +176,7 @@ class OperatorTotals final : public OperatorSink {
     if (!open_ || thread_ != std::make_pair(row.pid, row.tid)) {
       thread_ = {row.pid, row.tid};
       open_ = &threads_[thread_];
+      launched_ = gpu_ ? gpu_->thread(row.pid, row.tid) : nullptr;
     }
     auto& open = *open_;
     while (!open.empty() && open.back().end <= row.start_ns) {
@@ -132,24 +184,30 @@ class OperatorTotals final : public OperatorSink {
       open.pop_back();
     }
     const TimeNs d = row.end_ns - row.start_ns;
+    const TimeNs gpu = LaunchedGpuTime::within(launched_, row.start_ns, row.end_ns);
     if (!open.empty()) {
       Open& parent = open.back();
       parent.self_innermost -= std::min(d, parent.end - row.start_ns);
+      parent.gpu_self_innermost -=
+          LaunchedGpuTime::within(launched_, row.start_ns, std::min(row.end_ns, parent.end));
       if (parent.start == row.start_ns && parent.end == row.end_ns && parent.name == row.name) {
         // Its child's twin: the innermost of the entry now, the one it was is done but for its closing.
         parent.self_others += parent.self_innermost;
         parent.self_innermost = d;
+        parent.gpu_self_others += parent.gpu_self_innermost;
+        parent.gpu_self_innermost = gpu;
         ++parent.count;
         return;
       }
     }
     const bool in_step = !frame_.has_steps || step_at(frame_.starts, frame_.ends, row.start_ns) >= 0;
-    open.push_back({row.start_ns, row.end_ns, row.name, in_step, 1, d, 0});
+    open.push_back({row.start_ns, row.end_ns, row.name, in_step, 1, d, 0, gpu, gpu, 0});
   }
 
   void restart() override {
     threads_.clear();
     open_ = nullptr;
+    launched_ = nullptr;
     by_name_.clear();
     cpu_ops_ = python_functions_ = 0;
   }
@@ -182,20 +240,28 @@ class OperatorTotals final : public OperatorSink {
     bool in_step;
     std::int64_t count;
     TimeNs self_innermost, self_others;
+    TimeNs gpu, gpu_self_innermost, gpu_self_others;  // GPU time launched inside one of them, and as self
   };
   void close(const Open& o) {
     OpSummary& op = by_name_[o.name];
     const TimeNs d = (o.end - o.start) * o.count, self = o.self_innermost + o.self_others;
+    const TimeNs gpu = o.gpu * o.count, gpu_self = o.gpu_self_innermost + o.gpu_self_others;
     op.count += o.count;
     op.total_ns += d;
     op.self_ns += self;
+    op.gpu_ns += gpu;
+    op.gpu_self_ns += gpu_self;
     if (o.in_step) {
       op.step_ns += d;
       op.self_step_ns += self;
+      op.gpu_step_ns += gpu;
+      op.gpu_self_step_ns += gpu_self;
     }
   }
 
   const StepFrame& frame_;
+  const LaunchedGpuTime* gpu_;
+  const LaunchedGpuTime::Thread* launched_ = nullptr;
   std::map<std::pair<std::int64_t, std::int64_t>, std::vector<Open>> threads_;
   std::pair<std::int64_t, std::int64_t> thread_{0, 0};
   std::vector<Open>* open_ = nullptr;
@@ -203,8 +269,9 @@ class OperatorTotals final : public OperatorSink {
   std::int64_t cpu_ops_ = 0, python_functions_ = 0;
 };
 
-void summarize_ops(const Profile& p, const Rank& r, const StepFrame& frame, RankSummary& out) {
-  OperatorTotals totals(frame);
+void summarize_ops(const Profile& p, const Rank& r, const StepFrame& frame, const LaunchedGpuTime& gpu,
+                   RankSummary& out) {
+  OperatorTotals totals(frame, &gpu);
   for (std::size_t t = 0; t < r.tracks.size(); ++t) {
     const CpuTrack& track = r.tracks[t];
     if (track.gpu) continue;
@@ -325,14 +392,15 @@ RankSummary summarize_rank(const Profile& p, const RankResult& rr,
     std::tie(c.op, c.group_size, c.bytes) = key;
     out.collectives.push_back(std::move(c));
   }
+  const LaunchedGpuTime gpu(r, map);
   if (operators) {
-    OperatorTotals totals(frame);
+    OperatorTotals totals(frame, &gpu);
     operators(totals);
     totals.finish(p, out);
     out.counts.cpu_op = totals.cpu_ops();
     out.counts.python_function = totals.python_functions();
   } else {
-    summarize_ops(p, r, frame, out);
+    summarize_ops(p, r, frame, gpu, out);
   }
   by_time_descending(out.kernels);
   by_time_descending(out.ops);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "analysis/measure/summary.hpp"
 #include "tests/measure/profile_builder.hpp"
 
 namespace meshscope::measure {
@@ -192,6 +193,49 @@ TEST(Diff, TheSameOperatorsThroughAnotherVendorsKernelsAreTheSameWork) {
     EXPECT_THAT(item.text, ::testing::Not(HasSubstr("gone in B")));
     EXPECT_THAT(item.text, ::testing::Not(HasSubstr("new in B")));
   }
+  // The GEMM took 130 µs a step on B against 100 on A: explained by the operator that launched it, not by
+  // kernels only one vendor has.
+  const auto mm =
+      std::find_if(d.cpu_ops.begin(), d.cpu_ops.end(), [](const DiffRow& r) { return r.name == "aten::mm"; });
+  ASSERT_NE(mm, d.cpu_ops.end());
+  EXPECT_EQ(mm->a_gpu_step_ns, 100'000);
+  EXPECT_EQ(mm->b_gpu_step_ns, 130'000);
+  const auto line =
+      std::find_if(d.headline.begin(), d.headline.end(), [](const HeadlineItem& h) { return h.level == 2; });
+  ASSERT_NE(line, d.headline.end());
+  EXPECT_EQ(line->kind, "cpu_op");
+  EXPECT_EQ(line->name, "aten::mm");
+  EXPECT_EQ(line->delta_ns, 30'000);
+  EXPECT_THAT(line->text, HasSubstr("the GPU time it launched itself +0.030 ms per step"));
+}
+
+// GPU time per operator, worked by hand: aten::linear [0, 100 µs) launches a 5 µs kernel itself (call at 60
+// µs) and holds aten::mm [10, 50 µs), which launches a 30 µs kernel (call at 20 µs) from inside a twin of
+// itself (two identical nested aten::mm ranges, as PyTorch records some dispatches). Inclusive: linear 35,
+// each mm 30; self: linear 5, the inner mm 30, the outer mm 0. A kernel launched outside every operator
+// counts for none.
+TEST(Diff, OperatorsCarryTheGpuTimeTheyLaunched) {
+  ProfileBuilder b("diff_op_gpu");
+  b.rank(0);
+  b.range(0, 1, RangeKind::kCpuOp, 0, 100'000, "aten::linear");
+  b.range(0, 1, RangeKind::kCpuOp, 10'000, 50'000, "aten::mm");
+  b.range(0, 1, RangeKind::kCpuOp, 10'000, 50'000, "aten::mm");
+  b.launch(0, 1, 20'000, 21'000, 7, 30'000, 60'000, "gemm");
+  b.launch(0, 1, 60'000, 61'000, 7, 70'000, 75'000, "bias");
+  b.launch(0, 1, 200'000, 201'000, 7, 210'000, 290'000, "outside");
+  const Profile p = b.finish();
+  const ProfileSummary s = summarize(p, analyze(p));
+  ASSERT_EQ(s.ranks.size(), 1u);
+  auto op = [&](std::string_view name) {
+    return *std::find_if(s.ranks[0].ops.begin(), s.ranks[0].ops.end(),
+                         [&](const OpSummary& o) { return o.name == name; });
+  };
+  EXPECT_EQ(op("aten::linear").gpu_ns, 35'000);
+  EXPECT_EQ(op("aten::linear").gpu_self_ns, 5'000);
+  EXPECT_EQ(op("aten::mm").count, 2);
+  EXPECT_EQ(op("aten::mm").gpu_ns, 60'000);  // each of the two holds the kernel
+  EXPECT_EQ(op("aten::mm").gpu_self_ns, 30'000);
+  EXPECT_EQ(op("aten::mm").gpu_step_ns, 60'000);  // without steps, every operator counts as inside one
 }
 
 TEST(Diff, ProfilesWithoutStepsCountEachRankAsOneStep) {
