@@ -87,6 +87,7 @@ void stacked_bar(const char* id, const Part* parts, int count, double scale, flo
 }
 
 void parts_legend(const Part* parts, int count, bool seconds) {
+  bool first = true;
   for (int i = 0; i < count; ++i) {
     if (parts[i].value <= 0) continue;
     char label[96], v[32];
@@ -96,10 +97,10 @@ void parts_legend(const Part* parts, int count, bool seconds) {
       // Values are GiB here; the size reads in its best unit ("1.2 TiB", not "1.25e+03 GiB").
       std::snprintf(label, sizeof label, "%s %s", parts[i].name,
                     bytes_text(v, sizeof v, parts[i].value * double(1ull << 30)));
+    if (!first) legend_same_line(label);
+    first = false;
     legend_item(parts[i].color, label);
-    ImGui::SameLine();
   }
-  ImGui::NewLine();
 }
 
 int index_of(const std::vector<std::string>& names, const char* name) {
@@ -1074,18 +1075,21 @@ void View::explorer_pipeline(float height) {
     }
   }
   legend_item(kColCompute, "forward");
-  ImGui::SameLine();
+  legend_same_line("backward");
   legend_item(IM_COL32(90, 80, 190, 255), "backward");
-  ImGui::SameLine();
+  legend_same_line("send/recv");
   legend_item(kColComm, "send/recv");
-  ImGui::SameLine();
+  legend_same_line("bubble");
   legend_item(IM_COL32(60, 40, 44, 255), "bubble");
-  ImGui::SameLine();
+  legend_same_line("data-parallel comm");
   legend_item(kColExposed, "data-parallel comm");
-  ImGui::SameLine();
+  legend_same_line("optimizer");
   legend_item(kColMemory, "optimizer");
-  ImGui::SameLine();
-  ImGui::TextDisabled("  bubble fraction %.1f %%", 100.0 * ex_.prediction.bubble_fraction);
+  char fraction[48];
+  std::snprintf(fraction, sizeof fraction, "  bubble fraction %.1f %%",
+                100.0 * ex_.prediction.bubble_fraction);
+  same_line_if_fits(ImGui::CalcTextSize(fraction).x);
+  ImGui::TextDisabled("%s", fraction);
   explorer_pipeline_measured();  // the open profile's measured schedule under it (pipeline_measured.cpp)
 }
 

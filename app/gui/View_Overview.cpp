@@ -62,14 +62,6 @@ std::string time_text(TimeNs ns) {
   return buf;
 }
 
-// Continues the toolbar's line when WIDTH more pixels fit in the window, else starts the next line.
-void same_line_if_fits(float width) {
-  const float gap = px(16);
-  if (ImGui::GetItemRectMax().x + gap + width <=
-      ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
-    ImGui::SameLine(0, gap);
-}
-
 std::string percent(double share) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * share);
@@ -169,7 +161,7 @@ void View::overview_toolbar() {
         "last GPU work). Exposed communication: communication not overlapped by compute; idle: no GPU work\n"
         "(synchronisation waits count as idle); compute: compute kernels.");
   const ImGuiStyle& style = ImGui::GetStyle();
-  same_line_if_fits(ImGui::CalcTextSize("Sort rows by").x + style.ItemSpacing.x + px(210));
+  same_line_if_fits(ImGui::CalcTextSize("Sort rows by").x + style.ItemSpacing.x + px(210), px(16));
   ImGui::TextUnformatted("Sort rows by");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(px(210));
@@ -190,7 +182,7 @@ void View::overview_toolbar() {
         "the least and comes first.\n"
         "exposed communication: by the rank's exposed communication over the whole run, most first.");
   // Colour scale.
-  same_line_if_fits(ImGui::CalcTextSize("0 %100 %").x + px(118));
+  same_line_if_fits(ImGui::CalcTextSize("0 %100 %").x + px(118), px(16));
   {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImGui::TextUnformatted("0 %");
@@ -210,7 +202,7 @@ void View::overview_toolbar() {
   const auto outliers = std::count(ov_.outlier.begin(), ov_.outlier.end(), std::uint8_t{1});
   char text[160];
   std::snprintf(text, sizeof text, "outlier (%lld)", static_cast<long long>(outliers));
-  same_line_if_fits(ImGui::CalcTextSize(text).x + ImGui::GetTextLineHeight() + px(4));
+  same_line_if_fits(ImGui::CalcTextSize(text).x + ImGui::GetTextLineHeight() + px(4), px(16));
   {
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const float h = ImGui::GetTextLineHeight();
@@ -232,7 +224,7 @@ void View::overview_toolbar() {
                   static_cast<long long>(ov_.slowest->number),
                   duration_text(static_cast<TimeNs>(ov_.slowest->mean_span_ns)).c_str(),
                   static_cast<long long>(ov_.slowest->ranks), ov_.slowest->ranks == 1 ? "" : "s");
-    same_line_if_fits(ImGui::CalcTextSize(text).x + ImGui::GetTextLineHeight() + px(4));
+    same_line_if_fits(ImGui::CalcTextSize(text).x + ImGui::GetTextLineHeight() + px(4), px(16));
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const float h = ImGui::GetTextLineHeight();
     ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x, p.y + 2), ImVec2(p.x + h, p.y + h - 2), kColSelect, 0, 0,

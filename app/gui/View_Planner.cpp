@@ -110,7 +110,7 @@ void View::draw_planner() {
       }
     }
     legend_item(kColCompute, "training");
-    ImGui::SameLine();
+    legend_same_line("checkpoint write");
     legend_item(kColSelect, "checkpoint write");
   }
   ImGui::EndChild();

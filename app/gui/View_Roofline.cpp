@@ -435,15 +435,15 @@ void draw_ceilings(ImDrawList* dl, const RooflineAxes& ax, const model::Roof& ro
 // measured operators' categories when some are drawn.
 void draw_roofline_legend(bool any_measured) {
   legend_item(kColPredicted, "predicted operation");
-  ImGui::SameLine();
+  legend_same_line("predicted communication");
   legend_item(kColComm, "predicted communication");
-  ImGui::SameLine();
+  legend_same_line("measured: category, step");
   legend_item(kColMeasured, "measured: category, step");
   for (int c = 1; c <= measure::kWorkCategoryCount && any_measured; ++c) {
     const auto category = static_cast<measure::WorkCategory>(c);
     if (category == measure::WorkCategory::kElementwise || category == measure::WorkCategory::kOther)
       continue;
-    ImGui::SameLine();
+    legend_same_line(measure::to_string(category));
     legend_item(category_color(category), measure::to_string(category));
   }
 }

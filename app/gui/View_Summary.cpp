@@ -188,7 +188,7 @@ void View::summary_rank_bars() {
   if (ImGui::GetCursorPosX() + legend_w > ImGui::GetWindowContentRegionMax().x) ImGui::NewLine();
   bool first = true;
   for (const auto& s : segments(Breakdown{})) {
-    if (!first) ImGui::SameLine();
+    if (!first) legend_same_line(s.name);
     first = false;
     legend_item(s.color, s.name);
   }

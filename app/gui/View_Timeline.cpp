@@ -314,7 +314,7 @@ void View::timeline_legend() {
     ImGui::SameLine(right - width);
   bool first = true;
   for (const auto& [color, text] : items) {
-    if (!first) ImGui::SameLine();
+    if (!first) legend_same_line(text);
     first = false;
     legend_item(color, text);
   }

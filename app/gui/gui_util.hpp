@@ -125,6 +125,27 @@ inline void text_ellipsis(std::string_view text, float width = 0.0f, ImU32 color
   }
 }
 
+// Continues the current line with an item WIDTH wide, GAP pixels after the last one (the style's item
+// spacing when negative), when it fits before the window's right edge, else lets it start the next line: what
+// a legend or a toolbar does instead of running past the edge.
+inline void same_line_if_fits(float width, float gap = -1.0f) {
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  const float spacing = gap < 0 ? ImGui::GetStyle().ItemSpacing.x : gap;
+  if (ImGui::GetItemRectMax().x + spacing + width <= right) ImGui::SameLine(0, gap);
+}
+
+// Between the items of a legend: the next one, LABEL, on this line when it fits (legend_item's width).
+inline void legend_same_line(const char* label) {
+  same_line_if_fits(ImGui::GetTextLineHeight() + 2 + ImGui::CalcTextSize(label).x);
+}
+
+// Legend items drawn running past their window's right edge, counted since the caller last set it to 0: a
+// legend wraps (legend_same_line), so the tests expect none at any window size.
+inline int& legend_overflows() {
+  static int count = 0;
+  return count;
+}
+
 // A coloured square followed by a label, on the current line.
 inline void legend_item(ImU32 color, const char* label) {
   const float h = ImGui::GetTextLineHeight();
@@ -134,6 +155,8 @@ inline void legend_item(ImU32 color, const char* label) {
   ImGui::Dummy(ImVec2(h - 2, h));
   ImGui::SameLine(0, 4);
   ImGui::TextUnformatted(label);
+  if (ImGui::GetItemRectMax().x > ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x + 0.5f)
+    ++legend_overflows();
 }
 
 }  // namespace meshscope::gui

@@ -236,9 +236,9 @@ void View::explorer_pipeline_measured() {
   const PipelineChart chart{o, x0, x1, row_h, top, step.start_ns, step.end_ns, window, scale, hovered, mouse};
   for (int s = 0; s < p; ++s) pipeline_rows_.push_back(draw_stage_row(dl, chart, group, step, s));
   legend_item(kColCompute, "forward");
-  ImGui::SameLine();
+  legend_same_line("backward");
   legend_item(kColBackward, "backward");
-  ImGui::SameLine();
+  legend_same_line("bubble (waiting for a neighbour)");
   legend_item(kColBubble, "bubble (waiting for a neighbour)");
 }
 

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "app/gui/gui_util.hpp"
 #include "tests/gui/gui_test_util.hpp"
 
 namespace meshscope::gui {
@@ -64,6 +65,27 @@ TEST(LabelLayout, RooflineCeilingLabelsDoNotOverlapAtAnySize) {
         const Box b{boxes[j][0], boxes[j][1], boxes[j][2], boxes[j][3]};
         EXPECT_FALSE(a.overlaps(b)) << w << "x" << h << ": labels " << i << " and " << j;
       }
+    }
+  }
+}
+
+// Every legend (the timeline's classes, the Summary's breakdown, the Explorer's memory and step parts and
+// pipeline, the Roofline's, the Planner's) wraps onto the next line instead of running past the window's
+// edge, from the smallest window to a large one. Was: the Explorer's memory legend cut at "other 2.0 G" at
+// 1024x640.
+TEST(LabelLayout, LegendsWrapInsteadOfRunningPastTheEdge) {
+  const auto msdb = test::imported(test::sample_job());
+  ASSERT_FALSE(msdb.empty());
+  for (auto [w, h] : {std::pair{1024.0f, 640.0f}, {1600.0f, 900.0f}, {2560.0f, 1440.0f}}) {
+    for (Panel panel :
+         {Panel::kTimeline, Panel::kSummary, Panel::kRoofline, Panel::kExplorer, Panel::kPlanner}) {
+      test::NullImGui imgui(w, h);
+      View view(test::options_for(panel));
+      view.set_profile(load_profile(msdb));
+      for (int i = 0; i < 3; ++i) imgui.frame(view);
+      legend_overflows() = 0;
+      imgui.frame(view);
+      EXPECT_EQ(legend_overflows(), 0) << w << "x" << h << " " << to_string(panel);
     }
   }
 }
