@@ -509,6 +509,98 @@ bool has_operator_gpu(const Diff& d) {
   return a && b;
 }
 
+// The rows that explain the change PART_DELTA of class NAME in the headline: kernels of the class,
+// collectives, or CPU operators (for idle time, and for GPU work when the runs' kernels differ).
+void explain_part(Diff& d, const DiffOptions& options, const std::string& name, TimeNs part_delta,
+                  std::size_t& lines) {
+  auto add = [&](std::string kind, std::string row, TimeNs delta, int level, std::string text) {
+    d.headline.push_back({std::move(kind), std::move(row), delta, level, std::move(text)});
+  };
+  // The rows that explain it: kernels of the class, collectives, or CPU operators for idle time.
+  const std::vector<DiffRow>* rows = &d.kernels;
+  std::string kind = "kernel";
+  ActivityClass want = ActivityClass::kCompute;
+  if (name == "exposed_comm") {
+    rows = &d.collectives;
+    kind = "collective";
+  } else if (name == "memory_only") {
+    want = ActivityClass::kMemory;
+  } else if (name == "idle") {
+    rows = &d.cpu_ops;
+    kind = "cpu_op";
+  }
+  // Runs on two vendors or library versions run the same operators through different kernels: their GPU
+  // work is explained operator by operator, by the GPU time each launched itself.
+  const bool operator_gpu = d.different_kernels && kind == "kernel" && has_operator_gpu(d);
+  if (operator_gpu) {
+    rows = &d.cpu_ops;
+    kind = "cpu_op";
+  }
+  // CPU operators by self time, so that an operator and the ones nested in it do not all appear.
+  const bool self = kind == "cpu_op" && !operator_gpu;
+  // Without steps on both sides each run is one window of however many iterations it caught: a kernel
+  // called 68 times in one window and 60 in the other did not get slower. Rows on both sides then change by
+  // their time per call (B's calls at B's mean minus B's calls at A's mean).
+  const bool per_call = !(d.a.has_steps && d.b.has_steps) && !self && !operator_gpu;
+  auto change = [self, per_call, operator_gpu](const DiffRow& r) -> TimeNs {
+    if (operator_gpu) return r.b_gpu_self_step_ns - r.a_gpu_self_step_ns;
+    if (self) return r.b_self_step_ns - r.a_self_step_ns;
+    if (per_call && r.a_count > 0 && r.b_count > 0) {
+      const double a_mean = static_cast<double>(r.a_ns) / static_cast<double>(r.a_count);
+      const double b_mean = static_cast<double>(r.b_ns) / static_cast<double>(r.b_count);
+      return static_cast<TimeNs>(std::llround((b_mean - a_mean) * static_cast<double>(r.b_count)));
+    }
+    return r.step_delta_ns();
+  };
+  std::vector<const DiffRow*> candidates;
+  for (const DiffRow& r : *rows) {
+    if (kind == "kernel" && r.cls != want) continue;
+    // Another vendor's kernels are not "new" or "gone": the same operators ran them.
+    if (kind == "kernel" && d.different_kernels && (r.a_count == 0 || r.b_count == 0)) continue;
+    if ((change(r) > 0) != (part_delta > 0) || change(r) == 0) continue;
+    candidates.push_back(&r);
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [&](const DiffRow* x, const DiffRow* y) { return std::abs(change(*x)) > std::abs(change(*y)); });
+  TimeNs explained = 0;
+  for (std::size_t i = 0; i < candidates.size() && i < 3 && lines < options.headline_items; ++i) {
+    const DiffRow& r = *candidates[i];
+    const TimeNs delta_row = change(r);
+    if (std::abs(delta_row) * 20 < std::abs(part_delta) && i > 0) break;  // under 5 % of the part
+    if (explained >= std::abs(part_delta) * 8 / 10 && i > 0) break;
+    explained += std::abs(delta_row);
+    std::string extra;
+    if (kind == "kernel" && r.a_count > 0 && r.b_count > 0 && r.a_example != r.b_example &&
+        !r.a_example.empty() && !r.b_example.empty()) {
+      extra = "; renamed between the runs";
+    } else if (r.a_count == 0) {
+      extra = "; new in B";
+    } else if (r.b_count == 0) {
+      extra = "; gone in B";
+    }
+    if (operator_gpu) {
+      add(kind, r.name, delta_row, 2,
+          fmt::format("CPU op {}: the GPU time it launched itself {} per step ({} -> {}; count {} -> {}{})",
+                      row_label(r, kind), signed_ms(delta_row), ms_text(r.a_gpu_self_step_ns),
+                      ms_text(r.b_gpu_self_step_ns), r.a_count, r.b_count, extra));
+    } else if (per_call && r.a_count > 0 && r.b_count > 0) {
+      add(kind, r.name, delta_row, 2,
+          fmt::format("{} {} {} at B's {} calls ({:.3f} -> {:.3f} µs per call; count {} -> {}{})", kind,
+                      row_label(r, kind), signed_ms(delta_row), r.b_count,
+                      static_cast<double>(r.a_ns) / static_cast<double>(r.a_count) / 1e3,
+                      static_cast<double>(r.b_ns) / static_cast<double>(r.b_count) / 1e3, r.a_count,
+                      r.b_count, extra));
+    } else {
+      add(kind, r.name, delta_row, 2,
+          fmt::format("{} {} {} per step{} ({} -> {}; count {} -> {}{})", self ? "CPU op" : kind,
+                      row_label(r, kind), signed_ms(delta_row), self ? " of self time" : "",
+                      ms_text(self ? r.a_self_step_ns : r.a_step_ns),
+                      ms_text(self ? r.b_self_step_ns : r.b_step_ns), r.a_count, r.b_count, extra));
+    }
+    ++lines;
+  }
+}
+
 void build_headline(Diff& d, const DiffOptions& options) {
   auto add = [&](std::string kind, std::string name, TimeNs delta, int level, std::string text) {
     d.headline.push_back({std::move(kind), std::move(name), delta, level, std::move(text)});
@@ -577,90 +669,7 @@ void build_headline(Diff& d, const DiffOptions& options) {
         fmt::format("{} {} per step ({} -> {})", label, signed_ms(part.delta), ms_text(cls.a_step_ns),
                     ms_text(cls.b_step_ns)));
     ++lines;
-    // The rows that explain it: kernels of the class, collectives, or CPU operators for idle time.
-    const std::vector<DiffRow>* rows = &d.kernels;
-    std::string kind = "kernel";
-    ActivityClass want = ActivityClass::kCompute;
-    if (name == "exposed_comm") {
-      rows = &d.collectives;
-      kind = "collective";
-    } else if (name == "memory_only") {
-      want = ActivityClass::kMemory;
-    } else if (name == "idle") {
-      rows = &d.cpu_ops;
-      kind = "cpu_op";
-    }
-    // Runs on two vendors or library versions run the same operators through different kernels: their GPU
-    // work is explained operator by operator, by the GPU time each launched itself.
-    const bool operator_gpu = d.different_kernels && kind == "kernel" && has_operator_gpu(d);
-    if (operator_gpu) {
-      rows = &d.cpu_ops;
-      kind = "cpu_op";
-    }
-    // CPU operators by self time, so that an operator and the ones nested in it do not all appear.
-    const bool self = kind == "cpu_op" && !operator_gpu;
-    // Without steps on both sides each run is one window of however many iterations it caught: a kernel
-    // called 68 times in one window and 60 in the other did not get slower. Rows on both sides then change by
-    // their time per call (B's calls at B's mean minus B's calls at A's mean).
-    const bool per_call = !(d.a.has_steps && d.b.has_steps) && !self && !operator_gpu;
-    auto change = [self, per_call, operator_gpu](const DiffRow& r) -> TimeNs {
-      if (operator_gpu) return r.b_gpu_self_step_ns - r.a_gpu_self_step_ns;
-      if (self) return r.b_self_step_ns - r.a_self_step_ns;
-      if (per_call && r.a_count > 0 && r.b_count > 0) {
-        const double a_mean = static_cast<double>(r.a_ns) / static_cast<double>(r.a_count);
-        const double b_mean = static_cast<double>(r.b_ns) / static_cast<double>(r.b_count);
-        return static_cast<TimeNs>(std::llround((b_mean - a_mean) * static_cast<double>(r.b_count)));
-      }
-      return r.step_delta_ns();
-    };
-    std::vector<const DiffRow*> candidates;
-    for (const DiffRow& r : *rows) {
-      if (kind == "kernel" && r.cls != want) continue;
-      // Another vendor's kernels are not "new" or "gone": the same operators ran them.
-      if (kind == "kernel" && d.different_kernels && (r.a_count == 0 || r.b_count == 0)) continue;
-      if ((change(r) > 0) != (part.delta > 0) || change(r) == 0) continue;
-      candidates.push_back(&r);
-    }
-    std::sort(candidates.begin(), candidates.end(), [&](const DiffRow* x, const DiffRow* y) {
-      return std::abs(change(*x)) > std::abs(change(*y));
-    });
-    TimeNs explained = 0;
-    for (std::size_t i = 0; i < candidates.size() && i < 3 && lines < options.headline_items; ++i) {
-      const DiffRow& r = *candidates[i];
-      const TimeNs delta_row = change(r);
-      if (std::abs(delta_row) * 20 < std::abs(part.delta) && i > 0) break;  // under 5 % of the part
-      if (explained >= std::abs(part.delta) * 8 / 10 && i > 0) break;
-      explained += std::abs(delta_row);
-      std::string extra;
-      if (kind == "kernel" && r.a_count > 0 && r.b_count > 0 && r.a_example != r.b_example &&
-          !r.a_example.empty() && !r.b_example.empty()) {
-        extra = "; renamed between the runs";
-      } else if (r.a_count == 0) {
-        extra = "; new in B";
-      } else if (r.b_count == 0) {
-        extra = "; gone in B";
-      }
-      if (operator_gpu) {
-        add(kind, r.name, delta_row, 2,
-            fmt::format("CPU op {}: the GPU time it launched itself {} per step ({} -> {}; count {} -> {}{})",
-                        row_label(r, kind), signed_ms(delta_row), ms_text(r.a_gpu_self_step_ns),
-                        ms_text(r.b_gpu_self_step_ns), r.a_count, r.b_count, extra));
-      } else if (per_call && r.a_count > 0 && r.b_count > 0) {
-        add(kind, r.name, delta_row, 2,
-            fmt::format("{} {} {} at B's {} calls ({:.3f} -> {:.3f} µs per call; count {} -> {}{})", kind,
-                        row_label(r, kind), signed_ms(delta_row), r.b_count,
-                        static_cast<double>(r.a_ns) / static_cast<double>(r.a_count) / 1e3,
-                        static_cast<double>(r.b_ns) / static_cast<double>(r.b_count) / 1e3, r.a_count,
-                        r.b_count, extra));
-      } else {
-        add(kind, r.name, delta_row, 2,
-            fmt::format("{} {} {} per step{} ({} -> {}; count {} -> {}{})", self ? "CPU op" : kind,
-                        row_label(r, kind), signed_ms(delta_row), self ? " of self time" : "",
-                        ms_text(self ? r.a_self_step_ns : r.a_step_ns),
-                        ms_text(self ? r.b_self_step_ns : r.b_step_ns), r.a_count, r.b_count, extra));
-      }
-      ++lines;
-    }
+    explain_part(d, options, name, part.delta, lines);
   }
 }
 

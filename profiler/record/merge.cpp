@@ -180,6 +180,26 @@ class Merger {
  public:
   Merger(ProfileWriter& writer, MergeResult& result) : w_(writer), result_(result) {}
 
+  // The OS's record of the threads: optional (profiles written before it have none); only an ordinary table
+  // is read.
+  void copy_thread_activity(Input& in, std::int64_t shift) {
+    using schema::ThreadActivity;
+    if (!in.db.table_columns(ThreadActivity::kName)) return;
+    auto s = in.db.prepare(schema::select_sql<ThreadActivity>());
+    while (s.step()) {
+      ThreadActivityRecord a = ThreadActivity::read(s, 0);
+      a.rank = in.rank;
+      const std::int64_t kind = s.column_int(ThreadActivity::kind);
+      if (kind < 1 || kind > kThreadActivityKindCount ||
+          !interval(a.start_ns, a.end_ns, shift, a.start_ns, a.end_ns)) {
+        ++result_.skipped_rows;
+        continue;
+      }
+      a.stack = str(a.stack);
+      w_.add_thread_activity(a);
+    }
+  }
+
   // Everything but collectives; remembers NCCL kernels for linking.
   void copy_first_pass(Input& in, std::int64_t shift) {
     map_strings(in);
@@ -274,22 +294,7 @@ class Merger {
         w_.add_flow(f);
       }
     }
-    // Optional (profiles written before it have none); only an ordinary table is read.
-    if (in.db.table_columns(ThreadActivity::kName)) {
-      auto s = in.db.prepare(select_sql<ThreadActivity>());
-      while (s.step()) {
-        ThreadActivityRecord a = ThreadActivity::read(s, 0);
-        a.rank = in.rank;
-        const std::int64_t kind = s.column_int(ThreadActivity::kind);
-        if (kind < 1 || kind > kThreadActivityKindCount ||
-            !interval(a.start_ns, a.end_ns, shift, a.start_ns, a.end_ns)) {
-          ++result_.skipped_rows;
-          continue;
-        }
-        a.stack = str(a.stack);
-        w_.add_thread_activity(a);
-      }
-    }
+    copy_thread_activity(in, shift);
     {
       auto s = in.db.prepare(select_sql<Devices>());
       while (s.step()) {
