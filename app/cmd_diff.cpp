@@ -1,7 +1,7 @@
 // meshscope diff A.msdb B.msdb [--json]: what changed between two runs of a job. The figures come from
 // analysis/measure/diff.hpp; this file only loads, analyses both profiles and formats (text that fits 120
 // columns, or JSON with the keys fixed in DESIGN.md: a, b, classes, kernels, per_step, plus headline,
-// cpu_ops, collectives and notes).
+// cpu_ops, collectives, op_shapes and notes).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -141,6 +141,15 @@ void write_json(const Diff& d) {
     j.end_object();
   }
   j.end_array();
+  // Per operator and input shapes: the time fields are the GPU time attributed to the operators.
+  j.key("op_shapes").begin_array();
+  for (const auto& r : d.op_shapes) {
+    j.begin_object().field("name", r.name);
+    j.field("a_input_dims", r.a_input_dims).field("b_input_dims", r.b_input_dims);
+    row_fields(j, r);
+    j.end_object();
+  }
+  j.end_array();
   j.key("notes").begin_array();
   for (const auto& n : d.notes) j.value(n);
   j.end_array();
@@ -214,6 +223,28 @@ void operator_gpu_text(TextReport& t, const std::vector<DiffRow>& rows, std::siz
   if (sorted.size() > top) t.line("... {} more rows in --json", sorted.size() - top);
 }
 
+// The GPU time of the operators by their recorded input shapes, largest change per step first: the same
+// operator on the same shapes in both runs, or (A's shapes -> B's) an operator that ran with other shapes.
+void operator_shapes_text(TextReport& t, const std::vector<DiffRow>& rows, std::size_t top) {
+  if (rows.empty()) return;
+  // Backward operators record many inputs without shape: a run of them is written once, "8 x []", so that
+  // the sizes fit the column (the JSON keeps the shapes as recorded).
+  auto compact = [](std::string name) {
+    static constexpr std::string_view kEmpty = ", []";
+    for (std::size_t at = name.find(kEmpty); at != std::string::npos; at = name.find(kEmpty, at + 1)) {
+      std::size_t end = at, runs = 0;
+      while (name.compare(end, kEmpty.size(), kEmpty) == 0) end += kEmpty.size(), ++runs;
+      if (runs >= 2 && end < name.size() && name[end] == ']')
+        name.replace(at, end - at, fmt::format(", {} x []", runs));
+    }
+    return name;
+  };
+  std::vector<DiffRow> shown = rows;
+  for (DiffRow& r : shown) r.name = compact(std::move(r.name));
+  t.heading("GPU time per CPU operator and input shapes (matched on both; -> when the shapes changed)");
+  rows_text(t, shown, top, false, 60);
+}
+
 void write_text(const Diff& d, const Options& options) {
   TextReport t;
   auto side = [](const measure::DiffSide& s) {
@@ -245,6 +276,7 @@ void write_text(const Diff& d, const Options& options) {
   t.heading("CPU operators (inclusive time)");
   rows_text(t, d.cpu_ops, options.top, false, 60);
   operator_gpu_text(t, d.cpu_ops, options.top);
+  operator_shapes_text(t, d.op_shapes, options.top);
   if (!d.notes.empty()) {
     t.heading("Notes");
     for (const auto& n : d.notes) t.line("* {}", n);
@@ -316,8 +348,18 @@ const bool registered = register_command(
          }
          Diff d = [&] {
            PhaseTimer timer("diff: compare");
-           return measure::diff_profiles(job_a.profile(), job_a.analysis(), job_b.profile(),
-                                         job_b.analysis());
+           // The operators' GPU time by shapes comes from the summaries the import wrote (the rules change
+           // no operator's GPU time).
+           auto summarised = [](Job& job) {
+             ProfileSummary s = measure::summarize(job.profile(), job.analysis());
+             if (const ProfileSummary* stored = job.summary()) {
+               for (RankSummary& r : s.ranks) {
+                 if (const RankSummary* st = find_rank(*stored, r.rank)) r.op_shapes = st->op_shapes;
+               }
+             }
+             return s;
+           };
+           return measure::diff_summaries(summarised(job_a), summarised(job_b));
          }();
          if (imported_a) d.a.path = shown_a;
          if (imported_b) d.b.path = shown_b;

@@ -297,6 +297,14 @@ CREATE TABLE summary_collectives (
   rank INTEGER NOT NULL, op TEXT NOT NULL, group_size INTEGER, bytes INTEGER,
   count INTEGER, total_ns INTEGER, step_ns INTEGER
 );
+-- One row per rank, CPU operator name and recorded input shapes (op_work's counted operators): calls and the
+-- GPU time of the activities attributed to them (op_work.kernel_ns), whole rank and of the operators starting
+-- inside a step (all of them when the rank has no steps). What `diff` matches operators on across runs.
+CREATE TABLE summary_op_shapes (
+  rank INTEGER NOT NULL, name TEXT NOT NULL,
+  input_dims TEXT NOT NULL,  -- as recorded: [[8, 16], [16, 32]]
+  count INTEGER, gpu_ns INTEGER, gpu_step_ns INTEGER
+);
 -- The rank x time overview: per rank and bucket (summary_ranks.overview_*), the time of each class in it.
 CREATE TABLE summary_overview (
   rank INTEGER NOT NULL, bucket INTEGER NOT NULL,  -- bucket index; it covers [bucket, bucket + 1) * width

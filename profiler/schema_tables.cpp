@@ -414,6 +414,7 @@ std::span<const TableDescription> all_tables() {
       {SummaryKernels::kName, SummaryKernels::kColumns},
       {SummaryOps::kName, SummaryOps::kColumns},
       {SummaryCollectives::kName, SummaryCollectives::kColumns},
+      {SummaryOpShapes::kName, SummaryOpShapes::kColumns},
       {SummaryOverview::kName, SummaryOverview::kColumns},
   };
   return kTables;

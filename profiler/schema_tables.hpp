@@ -578,6 +578,18 @@ struct SummaryCollectives {
   };
 };
 
+struct SummaryOpShapes {
+  static constexpr const char* kName = "summary_op_shapes";
+  static constexpr Column kColumns[] = {
+      detail::integer("rank"),
+      detail::text("name"),
+      detail::text("input_dims"),
+      detail::optional_integer("count"),
+      detail::optional_integer("gpu_ns"),
+      detail::optional_integer("gpu_step_ns"),
+  };
+};
+
 struct SummaryOverview {
   static constexpr const char* kName = "summary_overview";
   static constexpr Column kColumns[] = {

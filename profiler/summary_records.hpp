@@ -78,6 +78,17 @@ struct CollectiveSummary {
   TimeNs total_ns = 0, step_ns = 0;
 };
 
+// One CPU operator name with one set of recorded input shapes on one rank (the operators whose work is
+// counted, op_work): its calls and the GPU time of the activities attributed to them. Runs are matched on
+// these across vendors and library versions, whose kernels differ but whose operators and shapes do not.
+struct OpShapeSummary {
+  std::string name;
+  std::string input_dims;  // as recorded: "[[8, 16], [16, 32]]"
+  std::int64_t count = 0;
+  TimeNs gpu_ns = 0,
+         gpu_step_ns = 0;  // whole rank; of the operators starting inside a step (all without steps)
+};
+
 struct StepSummary {
   std::int64_t number = 0;
   TimeNs cpu_start_ns = 0, cpu_end_ns = 0;
@@ -121,6 +132,7 @@ struct RankSummary {
   std::vector<KernelSummary> kernels;          // by total time, descending
   std::vector<OpSummary> ops;                  // by total time, descending
   std::vector<CollectiveSummary> collectives;  // by total time, descending
+  std::vector<OpShapeSummary> op_shapes;       // by GPU time, descending; read from the summary tables only
   Overview overview;
 };
 

@@ -164,6 +164,24 @@ void write_rank(sql::Statement& ranks, sql::Statement& steps, sql::Statement& st
   }
 }
 
+// The per-shape operator rows, aggregated from the file's op_work (the importer's record of every operator
+// recorded with shapes) for the ranks just summarised. A file's op_work is untrusted: negative times add
+// nothing, and the sums saturate at 2^62 rather than fail (the reader then refuses what is out of range).
+void write_op_shapes(sql::Database& db) {
+  if (!db.table_columns(schema::OpWork::kName)) return;  // written before op_work existed
+  db.exec(R"(
+    INSERT INTO summary_op_shapes (rank, name, input_dims, count, gpu_ns, gpu_step_ns)
+    SELECT w.rank, n.value, d.value, count(*),
+           CAST(min(total(max(w.kernel_ns, 0)), 4611686018427387904) AS INTEGER),
+           CAST(min(total(CASE WHEN NOT EXISTS (SELECT 1 FROM summary_steps s WHERE s.rank = w.rank)
+                                 OR EXISTS (SELECT 1 FROM summary_steps s WHERE s.rank = w.rank
+                                            AND w.start_ns >= s.cpu_start_ns AND w.start_ns < s.cpu_end_ns)
+                               THEN max(w.kernel_ns, 0) ELSE 0 END), 4611686018427387904) AS INTEGER)
+    FROM op_work w JOIN strings n ON n.id = w.name JOIN strings d ON d.id = w.input_dims
+    WHERE w.status = 1 AND w.rank IN (SELECT rank FROM summary_ranks)
+    GROUP BY w.rank, w.name, w.input_dims)");
+}
+
 }  // namespace
 
 void write_summary(const std::filesystem::path& path, const ProfileSummary& summary) {
@@ -174,7 +192,7 @@ void write_summary(const std::filesystem::path& path, const ProfileSummary& summ
     for (const auto& t :
          {schema::SummaryRanks::kName, schema::SummarySteps::kName, schema::SummaryStreams::kName,
           schema::SummaryKernels::kName, schema::SummaryOps::kName, schema::SummaryCollectives::kName,
-          schema::SummaryOverview::kName})
+          schema::SummaryOpShapes::kName, schema::SummaryOverview::kName})
       db.exec(fmt::format("DELETE FROM {}", t));
     auto ranks = db.prepare(schema::insert_sql<schema::SummaryRanks>());
     auto steps = db.prepare(schema::insert_sql<schema::SummarySteps>());
@@ -185,6 +203,7 @@ void write_summary(const std::filesystem::path& path, const ProfileSummary& summ
     auto overview = db.prepare(schema::insert_sql<schema::SummaryOverview>());
     for (const RankSummary& r : summary.ranks)
       write_rank(ranks, steps, streams, kernels, ops, collectives, overview, r);
+    write_op_shapes(db);
     auto meta = db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
     meta.bind_text(1, kSummaryMetaKey);
     meta.bind_text(2, kSummaryVersion);
@@ -195,10 +214,19 @@ void write_summary(const std::filesystem::path& path, const ProfileSummary& summ
 namespace {
 
 // The tables of a profile's description and summaries: what a summary part keeps and a merge copies.
-constexpr const char* kPartTables[] = {"ranks",           "devices",       "process_groups",
-                                       "streams",         "threads",       "diagnostics",
-                                       "summary_ranks",   "summary_steps", "summary_streams",
-                                       "summary_kernels", "summary_ops",   "summary_collectives",
+constexpr const char* kPartTables[] = {"ranks",
+                                       "devices",
+                                       "process_groups",
+                                       "streams",
+                                       "threads",
+                                       "diagnostics",
+                                       "summary_ranks",
+                                       "summary_steps",
+                                       "summary_streams",
+                                       "summary_kernels",
+                                       "summary_ops",
+                                       "summary_collectives",
+                                       "summary_op_shapes",
                                        "summary_overview"};
 
 // The rows a merge copies from a part (for the ranks it gives): every part table but meta, enums and strings.
@@ -628,6 +656,16 @@ void read_rows(sql::Database& db, ProfileSummary& out, FileSums& sums) {
     while (r.step()) {
       RankSummary& s = rank_of(ranks, r);
       s.collectives.push_back({r.text(1), r.count(2), r.count(3), r.count(4), r.duration(5), r.duration(6)});
+    }
+  }
+  // Summaries written before the per-shape rows have none.
+  if (db.table_columns(schema::SummaryOpShapes::kName)) {
+    auto r = SummaryReader::of<schema::SummaryOpShapes>(db, "rank, gpu_ns DESC, rowid", sums);
+    while (r.step()) {
+      RankSummary& s = rank_of(ranks, r);
+      OpShapeSummary o{r.text(1), r.text(2), r.count(3), r.duration(4), r.duration(5)};
+      if (o.gpu_step_ns > o.gpu_ns) r.bad(5, "is more than the operator's GPU time");
+      s.op_shapes.push_back(std::move(o));
     }
   }
   {

@@ -9,10 +9,12 @@
 #include <set>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "analysis/measure/correlation.hpp"
+#include "analysis/measure/op_work.hpp"
 #include "profiler/text_format.hpp"
 #include "profiler/vocabulary.hpp"
 
@@ -281,6 +283,8 @@ struct RowAcc {
 
 struct Collected {
   std::map<std::string, RowAcc> kernels, cpu_ops, collectives;
+  std::map<std::pair<std::string, std::string>, RowAcc> op_shapes;  // (name, input dims)
+  std::array<bool, 2> has_shapes{};                                 // a side recorded operators' shapes
 };
 
 // One side's rows from its summaries (summary.hpp): kernels under their normalised name, CPU operators and
@@ -335,6 +339,15 @@ void collect_side(int side, const ProfileSummary& p, DiffSide& out, Collected& r
       row.side[s].gpu_ns += o.gpu_ns;
       row.side[s].gpu_step_ns += o.gpu_step_ns;
       row.side[s].gpu_self_step_ns += o.gpu_self_step_ns;
+    }
+    for (const OpShapeSummary& o : r.op_shapes) {
+      rows.has_shapes[s] = true;
+      SideAcc& acc = rows.op_shapes[{o.name, o.input_dims}].side[s];
+      acc.count += o.count;
+      acc.ns += o.gpu_ns;
+      acc.step_ns += o.gpu_step_ns;
+      acc.gpu_ns += o.gpu_ns;
+      acc.gpu_step_ns += o.gpu_step_ns;
     }
     for (const CollectiveSummary& c : r.collectives) {
       RowAcc& row = rows.collectives[fmt::format("{}\x1f{}\x1f{}", c.op, c.group_size, c.bytes)];
@@ -415,6 +428,80 @@ std::vector<DiffRow> finish_rows(std::map<std::string, RowAcc>& rows, const Diff
   return out;
 }
 
+// How alike two recorded shape lists are: -1 unless they have the same number of inputs of the same ranks
+// (the same call with other sizes), else the number of equal sizes.
+int shape_likeness(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::int64_t>> x, y;
+  if (!parse_dims(a, x) || !parse_dims(b, y) || x.size() != y.size()) return -1;
+  int equal = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (x[i].size() != y[i].size()) return -1;
+    for (std::size_t k = 0; k < x[i].size(); ++k) equal += x[i][k] == y[i][k] ? 1 : 0;
+  }
+  return equal;
+}
+
+// The per-shape operator rows: those whose name and shapes both runs ran compare as they are. Of the rest, an
+// operator's shapes on one side only are paired with its shapes on the other side only that have as many
+// inputs of the same ranks (another batch or sequence length changes sizes, not the call): A's by GPU time,
+// each with the most alike of B's (then the one with the most GPU time). What stays unpaired ran on one side.
+std::vector<DiffRow> finish_shape_rows(Collected& rows, const Diff& d) {
+  std::map<std::string, RowAcc> keyed;
+  std::map<std::string, std::pair<std::string, std::string>> dims;  // row key -> (A's dims, B's dims)
+  struct Lone {
+    TimeNs ns;
+    std::string dims;
+    bool paired = false;
+  };
+  std::map<std::string, std::array<std::vector<Lone>, 2>> lone;  // by operator name
+  for (const auto& [key, acc] : rows.op_shapes) {
+    const bool a = acc.side[0].count > 0, b = acc.side[1].count > 0;
+    if (a && b) {
+      const std::string row = fmt::format("{} {}", key.first, key.second);
+      keyed[row] = acc;
+      dims[row] = {key.second, key.second};
+      continue;
+    }
+    lone[key.first][b ? 1 : 0].push_back({acc.side[b ? 1 : 0].ns, key.second});
+  }
+  auto add_row = [&](const std::string& name, const Lone* a, const Lone* b) {
+    // A key no other row has: a (name, dims) on one side only is on no other row of either side.
+    const std::string row = a && b ? fmt::format("{} {} -> {}", name, a->dims, b->dims)
+                                   : fmt::format("{} {}", name, a ? a->dims : b->dims);
+    RowAcc& acc = keyed[row];
+    if (a) acc.side[0] = rows.op_shapes[{name, a->dims}].side[0];
+    if (b) acc.side[1] = rows.op_shapes[{name, b->dims}].side[1];
+    dims[row] = {a ? a->dims : std::string(), b ? b->dims : std::string()};
+  };
+  for (auto& [name, sides] : lone) {
+    for (auto& side : sides) {
+      std::sort(side.begin(), side.end(),
+                [](const Lone& x, const Lone& y) { return x.ns != y.ns ? x.ns > y.ns : x.dims < y.dims; });
+    }
+    for (Lone& a : sides[0]) {
+      Lone* best = nullptr;
+      int best_likeness = -1;
+      for (Lone& b : sides[1]) {
+        if (b.paired) continue;
+        const int likeness = shape_likeness(a.dims, b.dims);
+        if (likeness > best_likeness) best = &b, best_likeness = likeness;
+      }
+      if (best) best->paired = true;
+      add_row(name, &a, best);
+    }
+    for (const Lone& b : sides[1]) {
+      if (!b.paired) add_row(name, nullptr, &b);
+    }
+  }
+  std::vector<DiffRow> out = finish_rows(keyed, d, false);
+  for (DiffRow& r : out) {
+    const auto& [a_dims, b_dims] = dims.at(r.name);
+    r.a_input_dims = a_dims;
+    r.b_input_dims = b_dims;
+  }
+  return out;
+}
+
 // Σ over ROWS of min(share of A's total, share of B's total) of the quantity AMOUNT(row, side) gives; -1 when
 // a side's total is 0.
 template <typename Amount>
@@ -483,7 +570,7 @@ void scale_windows(Diff& d) {
   };
   d.a.step_ns = scaled(d.a.step_ns);
   for (ClassDiff& c : d.classes) c.a_step_ns = scaled(c.a_step_ns);
-  for (std::vector<DiffRow>* rows : {&d.kernels, &d.cpu_ops, &d.collectives}) {
+  for (std::vector<DiffRow>* rows : {&d.kernels, &d.cpu_ops, &d.collectives, &d.op_shapes}) {
     for (DiffRow& r : *rows) {
       r.a_step_ns = scaled(r.a_step_ns);
       r.a_self_step_ns = scaled(r.a_self_step_ns);
@@ -726,6 +813,7 @@ Diff diff_summaries(const ProfileSummary& a, const ProfileSummary& b, const Diff
   d.kernels = finish_rows(rows.kernels, d, true);
   d.cpu_ops = finish_rows(rows.cpu_ops, d, false);
   d.collectives = finish_rows(rows.collectives, d, false);
+  d.op_shapes = finish_shape_rows(rows, d);
 
   if (!d.a.has_steps || !d.b.has_steps) scale_windows(d);
 
@@ -753,6 +841,12 @@ Diff diff_summaries(const ProfileSummary& a, const ProfileSummary& b, const Diff
       if (s->cpu_ops == 0)
         d.notes.push_back(fmt::format("{} has no CPU operators: no CPU-op comparison", s->path));
     }
+  }
+  if (rows.has_shapes[0] != rows.has_shapes[1]) {
+    d.notes.push_back(fmt::format(
+        "{} recorded no operator shapes (PyTorch profiler's record_shapes=True) or was summarised before "
+        "they were kept: operators compare by name only",
+        rows.has_shapes[0] ? d.b.path : d.a.path));
   }
   if (d.a.rank_steps == 0 || d.b.rank_steps == 0) {
     d.notes.push_back("a profile has no step that launched GPU work: per-step figures are zero on that side");

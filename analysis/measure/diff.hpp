@@ -80,6 +80,9 @@ struct DiffRow {
   // compare across GPU vendors or library versions whose kernels differ.
   TimeNs a_gpu_ns = 0, b_gpu_ns = 0, a_gpu_step_ns = 0, b_gpu_step_ns = 0;
   TimeNs a_gpu_self_step_ns = 0, b_gpu_self_step_ns = 0;
+  // Operators by input shapes: the shapes recorded on each side ("" when the side has none of this row). They
+  // differ when the operator ran with other shapes in B and the rows were paired by name.
+  std::string a_input_dims, b_input_dims;
   TimeNs delta_ns() const { return b_ns - a_ns; }
   TimeNs step_delta_ns() const { return b_step_ns - a_step_ns; }
 };
@@ -99,7 +102,12 @@ struct Diff {
   std::vector<DiffRow> kernels;      // by |whole-profile delta|, descending (DESIGN.md's JSON order)
   std::vector<DiffRow> cpu_ops;      // by |whole-profile delta|, descending
   std::vector<DiffRow> collectives;  // by |whole-profile delta|, descending
-  TimeNs step_delta_ns = 0;          // b.step_ns − a.step_ns
+  // CPU operators by name and recorded input shapes (summary.hpp OpShapeSummary), their GPU time in the
+  // time fields (ns, step_ns) and the gpu ones: matched on name and shapes; an operator that ran with other
+  // shapes in B (another batch or sequence length) is paired by name, largest GPU time with largest. By
+  // |whole-profile delta|, descending.
+  std::vector<DiffRow> op_shapes;
+  TimeNs step_delta_ns = 0;  // b.step_ns − a.step_ns
   // Without steps on a side each run is a window of however many iterations it caught: A's per-step figures
   // are then A's window scaled to B's iterations, by the ratio of the calls of the kernels both ran (B's over
   // A's, the median weighted by time). 1 when both runs have steps.

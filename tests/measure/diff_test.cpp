@@ -238,6 +238,50 @@ TEST(Diff, OperatorsCarryTheGpuTimeTheyLaunched) {
   EXPECT_EQ(op("aten::mm").gpu_step_ns, 60'000);  // without steps, every operator counts as inside one
 }
 
+// Operators by shapes, from summaries: a GEMM with the same shapes on both sides compares as it is; when B's
+// batch doubled, each of A's shapes pairs with B's shape of the same inputs and ranks that keeps the most
+// sizes (A's largest, [8, 16] x [16, 64], with [16, 16] x [16, 64], although B's largest is [16, 16] x
+// [16, 32]); a shape of other ranks does not pair, and runs on one side.
+TEST(Diff, OperatorsAreMatchedByNameAndShapes) {
+  auto side = [](std::string path, std::vector<OpShapeSummary> shapes) {
+    ProfileSummary p;
+    p.path = std::move(path);
+    RankSummary r;
+    r.rank = 0;
+    r.counts.kernel = 1;  // the rank launched GPU work: one step without step ranges
+    r.op_shapes = std::move(shapes);
+    p.ranks.push_back(std::move(r));
+    return p;
+  };
+  const ProfileSummary a = side("a", {{"aten::mm", "[[8, 16], [16, 32]]", 10, 100'000, 100'000},
+                                      {"aten::mm", "[[8, 16], [16, 64]]", 10, 200'000, 200'000},
+                                      {"aten::add", "[[8, 32], [8, 32], []]", 10, 5'000, 5'000},
+                                      {"aten::bmm", "[[4, 8, 16], [4, 16, 8]]", 10, 9'000, 9'000}});
+  const ProfileSummary b = side("b", {{"aten::mm", "[[16, 16], [16, 32]]", 10, 410'000, 410'000},
+                                      {"aten::mm", "[[16, 16], [16, 64]]", 10, 390'000, 390'000},
+                                      {"aten::add", "[[8, 32], [8, 32], []]", 10, 6'000, 6'000},
+                                      {"aten::bmm", "[[64, 16], [16, 8]]", 10, 9'000, 9'000}});
+  const Diff d = diff_summaries(a, b);
+  auto row = [&](std::string_view a_dims, std::string_view b_dims) -> const DiffRow* {
+    for (const DiffRow& r : d.op_shapes)
+      if (r.a_input_dims == a_dims && r.b_input_dims == b_dims) return &r;
+    return nullptr;
+  };
+  ASSERT_EQ(d.op_shapes.size(), 5u);
+  const DiffRow* add = row("[[8, 32], [8, 32], []]", "[[8, 32], [8, 32], []]");
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(add->name, "aten::add [[8, 32], [8, 32], []]");
+  EXPECT_EQ(add->b_gpu_ns - add->a_gpu_ns, 1'000);
+  const DiffRow* narrow = row("[[8, 16], [16, 32]]", "[[16, 16], [16, 32]]");
+  ASSERT_NE(narrow, nullptr);
+  EXPECT_EQ(narrow->name, "aten::mm [[8, 16], [16, 32]] -> [[16, 16], [16, 32]]");
+  EXPECT_EQ(narrow->a_step_ns, 100'000);
+  EXPECT_EQ(narrow->b_step_ns, 410'000);
+  ASSERT_NE(row("[[8, 16], [16, 64]]", "[[16, 16], [16, 64]]"), nullptr);
+  EXPECT_NE(row("[[4, 8, 16], [4, 16, 8]]", ""), nullptr) << "three-dimensional inputs do not pair with two";
+  EXPECT_NE(row("", "[[64, 16], [16, 8]]"), nullptr);
+}
+
 TEST(Diff, ProfilesWithoutStepsCountEachRankAsOneStep) {
   ProfileBuilder a("diff_ns_a"), b("diff_ns_b");
   a.rank(0);

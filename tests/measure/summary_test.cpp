@@ -551,6 +551,53 @@ TEST(Summary, OperatorsSelfGpuTimeAddsUpToTheActivitiesLaunchedInsideOperators) 
   }
 }
 
+// Operators by recorded shapes, on the two ResNet-50 runs of kineto/ (batch 32; one loads its data in the
+// training process, num_workers=0, the other in four workers): the GPU time of the shapes adds up to that of
+// the counted operators (summed here straight from op_work), and diff matches every shape the model ran on
+// both sides with the same calls per step. What one run ran alone is its data loader's per-image work.
+TEST(Summary, OperatorsByShapeMatchAcrossRunsOfOneModel) {
+  const fs::path a = import("shapes-w0", (kTraces / "kineto/resnet50_num_workers_0").string());
+  const fs::path b = import("shapes-w4", (kTraces / "kineto/resnet50_num_workers_4").string());
+  const auto sa = read_summary(a), sb = read_summary(b);
+  ASSERT_TRUE(sa && sb);
+  ASSERT_EQ(sa->ranks.size(), 1u);
+  TimeNs shapes_gpu = 0;
+  for (const OpShapeSummary& o : sa->ranks[0].op_shapes) {
+    shapes_gpu += o.gpu_ns;
+    EXPECT_LE(o.gpu_step_ns, o.gpu_ns);
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(a.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT sum(kernel_ns) FROM op_work WHERE status = 1", -1, &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  const TimeNs counted_gpu = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  EXPECT_GT(counted_gpu, 0);
+  EXPECT_EQ(shapes_gpu, counted_gpu);
+  EXPECT_LE(shapes_gpu, sa->ranks[0].kernel_ns);
+
+  const Diff d = diff_summaries(*sa, *sb);
+  ASSERT_GT(d.op_shapes.size(), 100u);
+  std::size_t matched = 0;
+  for (const DiffRow& r : d.op_shapes) {
+    SCOPED_TRACE(r.name);
+    ASSERT_FALSE(r.a_input_dims.empty()) << "every shape of B's run was run by A's";
+    if (r.b_input_dims.empty()) {
+      EXPECT_THAT(r.a_input_dims, HasSubstr("[3, 224, 224]")) << "one image, loaded in the training process";
+      EXPECT_EQ(r.a_gpu_ns, 0);
+      continue;
+    }
+    EXPECT_EQ(r.a_input_dims, r.b_input_dims);
+    EXPECT_EQ(r.a_count, r.b_count) << "the same steps of the same model";
+    ++matched;
+  }
+  EXPECT_EQ(matched, d.op_shapes.size() - 2);
+  EXPECT_TRUE(d.notes.empty());
+}
+
 TEST(Summary, DamagedTablesAreRefusedNamingTheFileAndTable) {
   const fs::path profile =
       import("damaged", (kTraces / "hta/negative_queue_length_values_check/rank0.json.gz").string());
