@@ -454,6 +454,14 @@ TEST(SummaryTables, HostileValuesAreRefusedOnOneLineNamingTheTable) {
       {"UPDATE summary_overview SET busy_ns = span_ns + 1 WHERE rowid = (SELECT min(rowid) FROM "
        "summary_overview)",
        "summary_overview row 1: busy_ns is more than"},
+      {"INSERT INTO summary_op_shapes VALUES (0, 'aten::mm', '[[2, 2]]', -1, 0, 0)",
+       "summary_op_shapes row 1: count is negative"},
+      {"INSERT INTO summary_op_shapes VALUES (0, 'aten::mm', '[[2, 2]]', 1, 5, 6)",
+       "summary_op_shapes row 1: gpu_step_ns is more than"},
+      {"INSERT INTO summary_op_shapes VALUES (7, 'aten::mm', '[[2, 2]]', 1, 5, 5)",
+       "summary_op_shapes row 1: rank 7 has no summary_ranks row"},
+      {"INSERT INTO summary_op_shapes VALUES (0, 'aten::mm', x'00', 1, 5, 5)",
+       "summary_op_shapes row 1: input_dims is not text"},
   };
   for (const Case& c : cases) {
     const fs::path bad = dir / "bad.msdb";

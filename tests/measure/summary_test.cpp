@@ -596,6 +596,18 @@ TEST(Summary, OperatorsByShapeMatchAcrossRunsOfOneModel) {
   }
   EXPECT_EQ(matched, d.op_shapes.size() - 2);
   EXPECT_TRUE(d.notes.empty());
+
+  // Summarised before these rows existed: none, a note that operators compare by name only, and summarising
+  // again adds them.
+  sql(b, "DROP TABLE summary_op_shapes");
+  const auto older = read_summary(b);
+  ASSERT_TRUE(older.has_value());
+  EXPECT_TRUE(older->ranks.at(0).op_shapes.empty());
+  const Diff by_name = diff_summaries(*sa, *older);
+  ASSERT_EQ(by_name.notes.size(), 1u);
+  EXPECT_THAT(by_name.notes[0], HasSubstr("operators compare by name only"));
+  add_summaries(b);
+  EXPECT_EQ(read_summary(b)->ranks.at(0).op_shapes.size(), sb->ranks.at(0).op_shapes.size());
 }
 
 TEST(Summary, DamagedTablesAreRefusedNamingTheFileAndTable) {
