@@ -301,7 +301,8 @@ void View::timeline_legend() {
                                                  {kColSync, "sync"},
                                                  {kColExposed, "exposed comm"},
                                                  {kColApiLaunch, "CUDA launch"},
-                                                 {scale_color(kColCompute, 0.55f), "folded (n)"}};
+                                                 {scale_color(kColCompute, 0.55f), "folded (n)"},
+                                                 {kColUtilisation, "stream busy (lane below it)"}};
   const ImGuiStyle& style = ImGui::GetStyle();
   float width = 0;
   for (const auto& [color, text] : items)

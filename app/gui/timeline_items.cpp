@@ -390,7 +390,51 @@ std::string GpuStreamItem::label(const TimelineContext& ctx) const {
 
 float GpuStreamItem::height(const TimelineContext& ctx) const {
   const auto& layout = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)]->streams[stream_];
-  return static_cast<float>(layout.lanes()) * ctx.lane_h();
+  return static_cast<float>(layout.lanes()) * ctx.lane_h() + kUtilisationHeight * ctx.ui;
+}
+
+// The utilisation lane at UY: per bucket of kUtilisationBucketPx pixels, a bar as tall as the share of the
+// bucket's time the stream was busy, so that a sparse stream reads sparse at any zoom (folds alone look
+// solid). At least a pixel where it was busy at all.
+void GpuStreamItem::draw_utilisation(TimelineContext& ctx, float uy) {
+  const auto r = static_cast<std::size_t>(rank_index_);
+  const auto events = ctx.profile->ranks()[r].stream_activities(stream_);
+  const LaneLayout& layout = ctx.loaded->ranks[r]->streams[stream_];
+  const float uh = kUtilisationHeight * ctx.ui;
+  const float bucket_px = kUtilisationBucketPx * ctx.ui;
+  const auto buckets = static_cast<std::size_t>(std::max(0.0f, std::ceil((ctx.x1 - ctx.x0) / bucket_px)));
+  const double width = ctx.ns_per_px * bucket_px;
+  if (buckets != utilisation_.size() || ctx.t0 != utilisation_t0_ || width != utilisation_width_) {
+    utilisation_.resize(buckets);
+    lane_utilisation(layout, events, ctx.t0, width, utilisation_);
+    utilisation_t0_ = ctx.t0;
+    utilisation_width_ = width;
+  }
+  ctx.dl->AddLine(ImVec2(ctx.x0, uy + uh - 0.5f), ImVec2(ctx.x1, uy + uh - 0.5f), kColUtilisationBase);
+  // Bars in whole pixels, and a run of buckets of one height drawn as one rectangle: a busy or an idle
+  // stretch costs one rectangle, not one per bucket.
+  auto bar_px = [&](float share) {
+    return share <= 0 ? 0 : std::max(1, static_cast<int>(share * (uh - 1) + 0.5f));
+  };
+  for (std::size_t k = 0; k < utilisation_.size();) {
+    const int bar = bar_px(utilisation_[k]);
+    std::size_t end = k + 1;
+    while (end < utilisation_.size() && bar_px(utilisation_[end]) == bar) ++end;
+    if (bar > 0) {
+      const float bx0 = ctx.x0 + static_cast<float>(k) * bucket_px;
+      const float bx1 = std::min(ctx.x0 + static_cast<float>(end) * bucket_px, ctx.x1);
+      ctx.dl->AddRectFilled(ImVec2(bx0, uy + uh - 1 - static_cast<float>(bar)), ImVec2(bx1, uy + uh - 1),
+                            kColUtilisation);
+    }
+    k = end;
+  }
+  if (ctx.hovered && ctx.mouse.x >= ctx.x0 && ctx.mouse.x < ctx.x1 && ctx.mouse.y >= uy &&
+      ctx.mouse.y < uy + uh) {
+    const auto k = static_cast<std::size_t>((ctx.mouse.x - ctx.x0) / bucket_px);
+    const TimeNs a = ctx.t0 + static_cast<TimeNs>(static_cast<double>(k) * ctx.ns_per_px * bucket_px);
+    const TimeNs b = ctx.t0 + static_cast<TimeNs>(static_cast<double>(k + 1) * ctx.ns_per_px * bucket_px);
+    ctx.hover = {HoverKind::kBand, this, {}, DrawItem{a, b, 0, 0}, layout.lanes()};
+  }
 }
 
 void GpuStreamItem::preprocess(TimelineContext& ctx, float y) {
@@ -439,13 +483,15 @@ void GpuStreamItem::draw(TimelineContext& ctx, float y) {
     if (hovered) set_hover(ctx, this, EventKind::kActivity, stream.first, *hovered, lane);
   }
   const auto lanes = static_cast<std::uint32_t>(lanes_.size());
+  const float uy = y + static_cast<float>(lanes) * h;
+  if (ctx.row_visible(uy, kUtilisationHeight * ctx.ui)) draw_utilisation(ctx, uy);
   if (ctx.row_visible(y, h)) {
     char buf[96];
     std::snprintf(buf, sizeof buf, "GPU%d %s%s", stream.device, stream.name.c_str(), lanes > 1 ? " *" : "");
     clipped_text(ctx.dl, ctx.label_x + 18 * ctx.ui, ctx.label_x + ctx.label_w() - 4, ctx.text_y(y, h),
                  kColText, buf);
   }
-  const float bottom = y + static_cast<float>(lanes) * h;
+  const float bottom = uy + kUtilisationHeight * ctx.ui;
   if (ctx.hovered && ctx.mouse.x < ctx.x0 && ctx.mouse.y >= y && ctx.mouse.y < bottom) {
     ctx.hover = {HoverKind::kLabel, this, {}, {}, 0};
   }

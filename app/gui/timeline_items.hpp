@@ -184,6 +184,8 @@ inline constexpr float kHeaderHeight = 24.0f;
 inline constexpr float kLaneHeight = 18.0f;
 inline constexpr float kCpuLaneHeight = 15.0f;
 inline constexpr float kBandHeight = 5.0f;
+inline constexpr float kUtilisationHeight = 8.0f;  // a GPU stream's utilisation lane, below its sub-lanes
+inline constexpr float kUtilisationBucketPx = 4.0f;
 inline constexpr float kMinPx = 3.0f;
 inline constexpr ImU32 kColBaseline = IM_COL32(70, 200, 190, 255);  // baseline rows' tag and stripe
 inline constexpr ImU32 kColCritical = IM_COL32(255, 80, 190, 255);  // the critical path overlay
@@ -287,8 +289,13 @@ class GpuStreamItem final : public TimelineItem {
 
  private:
   void mark(TimelineContext& ctx, const Activity& a, const DrawItem& item, float x0, float x1, float ly);
+  void draw_utilisation(TimelineContext& ctx, float uy);
   std::uint32_t stream_;
   std::vector<std::vector<DrawItem>> lanes_;  // per sub-lane, reused
+  std::vector<float> utilisation_;            // per bucket of the utilisation lane, reused
+  // The view utilisation_ was computed for: recomputed only when the view moves or zooms.
+  TimeNs utilisation_t0_ = 0;
+  double utilisation_width_ = 0;
 };
 
 // One CPU track: a CPU thread, its ranges on one lane per nesting depth and its CUDA API calls on lanes

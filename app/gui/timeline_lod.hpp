@@ -119,6 +119,53 @@ TimeNs busy_until(const LaneLayout& layout, std::uint32_t lane, std::span<const 
   return busy;
 }
 
+// A stream's utilisation lane: for each of OUT.size() consecutive buckets of WIDTH ns from T0, the share of
+// the bucket during which LAYOUT's lanes of EVENTS were busy (summed over its sub-lanes, at most 1), from the
+// busy sums. The bucket edges only move forward, so each is found by galloping from the one before: O(log of
+// the events between two edges) per bucket and lane. Zeros without busy sums (no add_busy_prefix).
+template <class Event>
+void lane_utilisation(const LaneLayout& layout, std::span<const Event> events, TimeNs t0, double width,
+                      std::vector<float>& out) {
+  std::fill(out.begin(), out.end(), 0.0f);
+  if (layout.busy_before.empty() || width <= 0) return;
+  auto edge = [&](std::size_t k) { return t0 + static_cast<TimeNs>(static_cast<double>(k) * width); };
+  for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
+    const auto& sums = layout.busy_before[lane];
+    const std::size_t n = sums.size() - 1;
+    auto at = [&](std::size_t k) -> const Event& {
+      return events[layout.members.empty() ? k : layout.members[lane][k]];
+    };
+    std::size_t first = 0;  // the first event ending after the last edge (lane ends are monotonic)
+    auto busy_until_edge = [&](TimeNs t) {
+      if (first < n && at(first).end_ns <= t) {
+        std::size_t done = first, step = 1;  // at(done) ends by T
+        while (done + step < n && at(done + step).end_ns <= t) done += step, step *= 2;
+        std::size_t lo = done + 1, hi = std::min(n, done + step);
+        while (lo < hi) {
+          const std::size_t mid = lo + (hi - lo) / 2;
+          if (at(mid).end_ns <= t)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+        first = lo;
+      }
+      TimeNs busy = sums[first];
+      if (first < n && at(first).start_ns < t) busy += t - at(first).start_ns;
+      return busy;
+    };
+    TimeNs before = busy_until_edge(edge(0));
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      const TimeNs after = busy_until_edge(edge(k + 1));
+      const TimeNs span = edge(k + 1) - edge(k);
+      if (span > 0)
+        out[k] += static_cast<float>(static_cast<double>(after - before) / static_cast<double>(span));
+      before = after;
+    }
+  }
+  for (float& share : out) share = std::min(share, 1.0f);
+}
+
 // What the visible window looks like this frame.
 struct LodParams {
   TimeNs t0 = 0, t1 = 0;   // visible time range [t0, t1)

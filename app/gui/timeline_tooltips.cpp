@@ -204,6 +204,22 @@ void GpuStreamItem::tooltip(const TimelineContext& ctx, const Hover& hover) cons
   const Profile& profile = *ctx.profile;
   const Rank& rank = profile.ranks()[r];
   const GpuStream& stream = rank.streams[stream_];
+  if (hover.kind == HoverKind::kBand) {  // the utilisation lane: one bucket
+    const LaneLayout& layout = ctx.loaded->ranks[r]->streams[stream_];
+    std::vector<float> share(1);
+    const TimeNs width = hover.draw.end_ns - hover.draw.start_ns;
+    lane_utilisation(layout, rank.stream_activities(stream_), hover.draw.start_ns, static_cast<double>(width),
+                     share);
+    char tb[32], tb2[32];
+    ImGui::BeginTooltip();
+    ImGui::Text("GPU%d %s busy %.1f %% of %s", stream.device, stream.name.c_str(), 100.0 * share[0],
+                duration_text(tb, sizeof tb, static_cast<double>(width)));
+    ImGui::TextDisabled(
+        "from %s; the lane's bar is this share of its height",
+        duration_text(tb2, sizeof tb2, static_cast<double>(hover.draw.start_ns - profile.first_ns())));
+    ImGui::EndTooltip();
+    return;
+  }
   const Activity& a = rank.activities[hover.event.index];
   if (hover.kind == HoverKind::kFolded) {
     const LaneLayout& layout = ctx.loaded->ranks[r]->streams[stream_];

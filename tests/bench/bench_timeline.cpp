@@ -115,6 +115,37 @@ void BM_TimelineFrame(benchmark::State& state) {
 }
 BENCHMARK(BM_TimelineFrame)->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {0, 1, 2}})->Unit(benchmark::kMillisecond);
 
+// A frame whose view moved: the visible range (span / 10^arg 0) shifted by one pixel before each frame, so
+// that nothing computed for the last view is reused (the GPU streams' utilisation lanes are recomputed).
+// Arg 1 as in BM_TimelineFrame.
+void BM_TimelineFramePanning(benchmark::State& state) {
+  if (!shared_profile()) {
+    state.SkipWithError("no profile: generate it first (see the top of bench_timeline.cpp)");
+    return;
+  }
+  const int layout = static_cast<int>(state.range(1));
+  Imgui imgui(1920, layout == 2 ? 16000.0f : 1080.0f);
+  auto view = make_view();
+  if (layout > 0) view->set_all_ranks_open(true);
+  const auto& p = *shared_profile()->profile;
+  const TimeNs span = p.last_ns() - p.first_ns();
+  const TimeNs range =
+      std::max<TimeNs>(1000, static_cast<TimeNs>(static_cast<double>(span) / std::pow(10.0, state.range(0))));
+  const TimeNs start = p.first_ns() + (span - range) / 2;
+  const TimeNs pixel = std::max<TimeNs>(1, range / 1920);
+  view->set_time_range(start, start + range);
+  for (int i = 0; i < 3; ++i) imgui.frame(*view);
+  std::int64_t shift = 0;
+  for (auto _ : state) {
+    ++shift;
+    const TimeNs t0 = start + (shift % 1000) * pixel;
+    view->set_time_range(t0, t0 + range);
+    imgui.frame(*view);
+  }
+  state.counters["events"] = static_cast<double>(view->last_frame_events());
+}
+BENCHMARK(BM_TimelineFramePanning)->ArgsProduct({{0, 2}, {0, 2}})->Unit(benchmark::kMillisecond);
+
 // The timeline's overlays, every rank open at 1920x1080. Arg 0: 0 = the critical path of every visible
 // step drawn (nothing selected), 1 = the baseline's rows stacked under every rank (the baseline is a copy of
 // the same profile, diffed once before timing). Arg 1: visible range = span / 10^arg.

@@ -184,6 +184,45 @@ TEST(TimelineLod, FoldsAndWindowsKnowTheirBusyTime) {
   EXPECT_EQ(busy_until(plain, 0, std::span<const Ev>(events), 25), -1);
 }
 
+// The utilisation lane: random sparse streams with overlaps (so on sub-lanes), in buckets of a fractional
+// width; each bucket's share equals the events' overlap with it counted one by one over every sub-lane, at
+// most 1. A stream busy a tenth of the time reads a tenth, never solid.
+TEST(TimelineLod, UtilisationLaneSaysHowBusyEachBucketIs) {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 10; ++round) {
+    std::vector<Ev> events;
+    TimeNs t = 0;
+    for (int i = 0; i < 2000; ++i) {
+      t += std::uniform_int_distribution<TimeNs>(0, 500)(rng);
+      events.push_back({t, t + std::uniform_int_distribution<TimeNs>(1, 200)(rng)});
+    }
+    auto layout = assign_lanes(std::span<const Ev>(events));
+    add_busy_prefix(layout, std::span<const Ev>(events));
+    const TimeNs t0 = -300;
+    const double width = static_cast<double>(t + 600) / 137.0;
+    std::vector<float> shares(137);
+    lane_utilisation(layout, std::span<const Ev>(events), t0, width, shares);
+    for (std::size_t k = 0; k < shares.size(); ++k) {
+      const TimeNs a = t0 + static_cast<TimeNs>(static_cast<double>(k) * width);
+      const TimeNs b = t0 + static_cast<TimeNs>(static_cast<double>(k + 1) * width);
+      TimeNs busy = 0;
+      for (const Ev& e : events) busy += std::max<TimeNs>(0, std::min(b, e.end_ns) - std::max(a, e.start_ns));
+      const double expected = std::min(1.0, static_cast<double>(busy) / static_cast<double>(b - a));
+      ASSERT_NEAR(shares[k], expected, 1e-5) << "bucket " << k;
+    }
+  }
+  std::vector<Ev> sparse;
+  for (TimeNs s = 0; s < 100'000; s += 1'000) sparse.push_back({s, s + 100});
+  auto layout = assign_lanes(std::span<const Ev>(sparse));
+  add_busy_prefix(layout, std::span<const Ev>(sparse));
+  std::vector<float> shares(10);
+  lane_utilisation(layout, std::span<const Ev>(sparse), 0, 10'000.0, shares);
+  for (const float share : shares) EXPECT_NEAR(share, 0.1, 1e-6);
+  const auto plain = assign_lanes(std::span<const Ev>(sparse));
+  lane_utilisation(plain, std::span<const Ev>(sparse), 0, 10'000.0, shares);
+  EXPECT_EQ(shares[0], 0.0f) << "no busy sums: nothing to say";
+}
+
 TEST(TimelineLod, IntervalsMergeUnderOnePixel) {
   std::vector<measure::Interval> v{{0, 10}, {12, 20}, {100, 200}, {5000, 6000}};
   std::vector<DrawItem> out;
