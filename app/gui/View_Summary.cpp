@@ -114,7 +114,7 @@ void View::draw_summary() {
                                   : "Open a profile to see its summary (File > Open, or drop a trace).");
     return;
   }
-  for (const auto& note : loaded_->job().notes) ImGui::TextDisabled("note: %s", note.c_str());
+  for (const auto& note : loaded_->job().notes) text_wrapped_disabled("note: " + note);
   summary_findings();
   summary_baseline();
   summary_rank_bars();
@@ -643,7 +643,7 @@ void View::summary_baseline() {
     text_ellipsis(item.text);
     ImGui::PopStyleColor();
   }
-  for (const auto& note : diff->notes) ImGui::TextDisabled("note: %s", note.c_str());
+  for (const auto& note : diff->notes) text_wrapped_disabled("note: " + note);
   // Tall enough for every class row (the tables scroll only when the window is short).
   const float row_h = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
   const float table_h = std::max(px(170), (static_cast<float>(diff->classes.size()) + 3.0f) * row_h + px(10));

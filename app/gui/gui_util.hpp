@@ -91,6 +91,15 @@ inline float px(float v) {
   return v * ui_scale();
 }
 
+// Dim TEXT wrapped at the window's edge: notes and explanations of any length, never cut.
+inline void text_wrapped_disabled(std::string_view text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(text.data(), text.data() + text.size());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
+
 // TEXT on the current line in at most WIDTH pixels (the rest of the line when WIDTH <= 0): cut with "..."
 // when it does not fit, and then the whole text as a tooltip on hover (and in the ImGui log, so that text
 // captures see it). For table cells and labels that must never overlap their neighbours.
