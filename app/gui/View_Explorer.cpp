@@ -21,7 +21,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <future>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -32,6 +34,7 @@
 #include "analysis/model/presets.hpp"
 #include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
+#include "app/gui/label_layout.hpp"
 #include "profiler/profile_meta.hpp"
 
 namespace meshscope::gui {
@@ -58,30 +61,45 @@ void stacked_bar(const char* id, const Part* parts, int count, double scale, flo
   const bool hovered = ImGui::IsItemHovered();
   const float mx = ImGui::GetIO().MousePos.x;
   dl->AddRectFilled(p, ImVec2(p.x + width, p.y + height), IM_COL32(34, 38, 46, 255), 3.0f);
+  // Where the segments and their share labels go, and the marker's label clear of them (label_layout.hpp).
+  std::vector<BarSegmentLabel> segments;
+  std::vector<std::string> shares;
   float x = p.x;
   for (int i = 0; i < count; ++i) {
-    if (parts[i].value <= 0 || scale <= 0) continue;
-    const float w = static_cast<float>(parts[i].value / scale * width);
-    dl->AddRectFilled(ImVec2(x, p.y), ImVec2(x + w, p.y + height), parts[i].color);
-    if (w > 46) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * parts[i].value / scale);
-      dl->AddText(ImVec2(x + 4, p.y + (height - ImGui::GetFontSize()) * 0.5f), IM_COL32(10, 12, 16, 255),
-                  buf);
-    }
-    if (hovered && mx >= x && mx < x + w) {
+    const float w =
+        parts[i].value > 0 && scale > 0 ? static_cast<float>(parts[i].value / scale * width) : 0.0f;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f%%", scale > 0 ? 100.0 * parts[i].value / scale : 0.0);
+    shares.emplace_back(buf);
+    segments.push_back({x, x + w, ImGui::CalcTextSize(buf).x});
+    x += w;
+  }
+  const bool has_marker = marker > 0 && scale > 0;
+  const float xm = has_marker ? p.x + static_cast<float>(marker / scale * width) : 0.0f;
+  const float marker_w = has_marker && marker_label ? ImGui::CalcTextSize(marker_label).x : 0.0f;
+  const BarLabels labels = place_bar_labels(
+      segments, p.x, p.x + width, has_marker ? xm : std::numeric_limits<float>::quiet_NaN(), marker_w, 4.0f);
+  const float text_y = p.y + (height - ImGui::GetFontSize()) * 0.5f;
+  for (int i = 0; i < count; ++i) {
+    const BarSegmentLabel& seg = segments[static_cast<std::size_t>(i)];
+    if (seg.x1 <= seg.x0) continue;
+    dl->AddRectFilled(ImVec2(seg.x0, p.y), ImVec2(seg.x1, p.y + height), parts[i].color);
+    if (labels.shown[static_cast<std::size_t>(i)])
+      dl->AddText(ImVec2(seg.x0 + 4, text_y), IM_COL32(10, 12, 16, 255),
+                  shares[static_cast<std::size_t>(i)].c_str());
+    if (hovered && mx >= seg.x0 && mx < seg.x1) {
       ImGui::SetTooltip("%s: %.4g %s (%.1f%%)", parts[i].name, parts[i].value, unit_label,
                         100.0 * parts[i].value / scale);
     }
-    x += w;
   }
-  if (marker > 0 && scale > 0) {
-    const float xm = p.x + static_cast<float>(marker / scale * width);
+  if (has_marker) {
     dl->AddLine(ImVec2(xm, p.y - 3), ImVec2(xm, p.y + height + 3), kColExposed, 2.5f);
     if (marker_label) {
-      const float tw = ImGui::CalcTextSize(marker_label).x;
-      const float tx = xm + 4 + tw > p.x + width ? xm - tw - 4 : xm + 4;
-      dl->AddText(ImVec2(tx, p.y + (height - ImGui::GetFontSize()) * 0.5f), kColText, marker_label);
+      // On a dark plate: the label may sit over a coloured segment.
+      dl->AddRectFilled(ImVec2(labels.marker_x - 2, p.y + 2),
+                        ImVec2(labels.marker_x + marker_w + 2, p.y + height - 2), IM_COL32(20, 22, 28, 220),
+                        2.0f);
+      dl->AddText(ImVec2(labels.marker_x, text_y), kColText, marker_label);
     }
   }
 }

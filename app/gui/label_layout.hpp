@@ -31,4 +31,19 @@ struct LabelPlace {
 std::vector<std::optional<LabelPlace>> place_labels(const std::vector<LabelRequest>& labels,
                                                     std::vector<Box> obstacles, const Box& bounds, float gap);
 
+// The labels of a horizontal stacked bar from X0 to X1: each segment [x0, x1) may show a label of width W
+// (its share) at its left edge plus PAD, and a marker at MARKER_X (capacity) a label of width MARKER_W beside
+// it. The marker's label goes right of the marker when it fits inside the bar, else left of it; a segment's
+// label shows only where it fits inside its segment and clear of the marker's label (its value stays in the
+// tooltip and the legend). Returns the marker label's left edge (NaN without one) and which segments show.
+struct BarSegmentLabel {
+  float x0, x1, w;
+};
+struct BarLabels {
+  float marker_x;
+  std::vector<bool> shown;
+};
+BarLabels place_bar_labels(const std::vector<BarSegmentLabel>& segments, float bar_x0, float bar_x1,
+                           float marker_x, float marker_w, float pad);
+
 }  // namespace meshscope::gui

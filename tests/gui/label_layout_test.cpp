@@ -73,6 +73,43 @@ TEST(LabelLayout, RooflineCeilingLabelsDoNotOverlapAtAnySize) {
 // pipeline, the Roofline's, the Planner's) wraps onto the next line instead of running past the window's
 // edge, from the smallest window to a large one. Was: the Explorer's memory legend cut at "other 2.0 G" at
 // 1024x640.
+// The Explorer's memory bar at 1024x640 (bar 626 px): weights 18 %, gradients 18 %, optimizer 1 %,
+// activations 46 % of the scale, capacity 80 GiB at 96 %. The capacity label ("capacity 80 GiB", 105 px) does
+// not fit right of its marker and goes left of it, where it would have covered the activations' "46%" only if
+// that label sat there; a share label that does not fit its segment is left out, and one the capacity label
+// would cover too.
+TEST(LabelLayout, TheMemoryBarsLabelsDoNotOverlap) {
+  const float x0 = 366, width = 626, pad = 4;
+  std::vector<BarSegmentLabel> segments;
+  float x = x0;
+  for (const float share : {0.18f, 0.18f, 0.01f, 0.46f, 0.02f}) {
+    segments.push_back({x, x + share * width, 30});
+    x += share * width;
+  }
+  const float marker = x0 + 0.96f * width;
+  const BarLabels labels = place_bar_labels(segments, x0, x0 + width, marker, 105, pad);
+  EXPECT_LT(labels.marker_x + 105, marker) << "left of its marker: no room right of it";
+  EXPECT_GE(labels.marker_x, x0);
+  EXPECT_TRUE(labels.shown[0]);
+  EXPECT_TRUE(labels.shown[1]);
+  EXPECT_FALSE(labels.shown[2]) << "6 px: no room for its share";
+  EXPECT_TRUE(labels.shown[3]) << "its label is at the segment's start, far from the capacity label";
+  EXPECT_FALSE(labels.shown[4]);
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    if (!labels.shown[i]) continue;
+    const float l0 = segments[i].x0 + pad, l1 = l0 + segments[i].w;
+    EXPECT_LE(l1, segments[i].x1);
+    EXPECT_TRUE(l1 <= labels.marker_x || l0 >= labels.marker_x + 105) << "segment " << i;
+  }
+  // A segment whose label would sit under the capacity label gives way to it.
+  const std::vector<BarSegmentLabel> late{{x0, x0 + 0.5f * width, 30},
+                                          {x0 + 0.5f * width, x0 + 0.98f * width, 30}};
+  const BarLabels crowded = place_bar_labels(late, x0, x0 + width, x0 + 0.49f * width, 105, pad);
+  EXPECT_TRUE(crowded.shown[0]);
+  EXPECT_FALSE(crowded.shown[1])
+      << "its label, just right of 0.5, is under the capacity label right of the marker at 0.49";
+}
+
 TEST(LabelLayout, LegendsWrapInsteadOfRunningPastTheEdge) {
   const auto msdb = test::imported(test::sample_job());
   ASSERT_FALSE(msdb.empty());
