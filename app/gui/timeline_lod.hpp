@@ -95,6 +95,24 @@ inline TimeNs busy_of_run(const LaneLayout& layout, std::uint32_t lane, std::uin
   return sums[k + count] - sums[k];
 }
 
+// The first of the N events AT(0..N) of a lane (ends monotonic) that ends after T, galloping forward from
+// FROM (at or before it): O(log of the distance).
+template <class At>
+std::size_t first_ending_after(At at, std::size_t n, std::size_t from, TimeNs t) {
+  if (from >= n || at(from).end_ns > t) return from;
+  std::size_t done = from, step = 1;  // at(done) ends by T
+  while (done + step < n && at(done + step).end_ns <= t) done += step, step *= 2;
+  std::size_t lo = done + 1, hi = std::min(n, done + step);
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (at(mid).end_ns <= t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 // The busy time of LANE before time T: the events that ended by T whole, and the part before T of the one
 // that spans it. The busy time in [a, b) is busy_until(b) - busy_until(a). -1 without busy sums.
 template <class Event>
@@ -105,17 +123,9 @@ TimeNs busy_until(const LaneLayout& layout, std::uint32_t lane, std::span<const 
   auto at = [&](std::size_t k) -> const Event& {
     return events[layout.members.empty() ? k : layout.members[lane][k]];
   };
-  // First event that ends after T (lane ends are monotonic).
-  std::size_t lo = 0, hi = n;
-  while (lo < hi) {
-    const std::size_t mid = lo + (hi - lo) / 2;
-    if (at(mid).end_ns <= t)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  TimeNs busy = sums[lo];
-  if (lo < n && at(lo).start_ns < t) busy += t - at(lo).start_ns;
+  const std::size_t first = first_ending_after(at, n, 0, t);
+  TimeNs busy = sums[first];
+  if (first < n && at(first).start_ns < t) busy += t - at(first).start_ns;
   return busy;
 }
 
@@ -137,19 +147,7 @@ void lane_utilisation(const LaneLayout& layout, std::span<const Event> events, T
     };
     std::size_t first = 0;  // the first event ending after the last edge (lane ends are monotonic)
     auto busy_until_edge = [&](TimeNs t) {
-      if (first < n && at(first).end_ns <= t) {
-        std::size_t done = first, step = 1;  // at(done) ends by T
-        while (done + step < n && at(done + step).end_ns <= t) done += step, step *= 2;
-        std::size_t lo = done + 1, hi = std::min(n, done + step);
-        while (lo < hi) {
-          const std::size_t mid = lo + (hi - lo) / 2;
-          if (at(mid).end_ns <= t)
-            lo = mid + 1;
-          else
-            hi = mid;
-        }
-        first = lo;
-      }
+      first = first_ending_after(at, n, first, t);
       TimeNs busy = sums[first];
       if (first < n && at(first).start_ns < t) busy += t - at(first).start_ns;
       return busy;

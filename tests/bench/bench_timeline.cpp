@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "app/gui/View.hpp"
@@ -98,16 +99,25 @@ TimeNs time_frames_at_zoom(benchmark::State& state, Imgui& imgui, View& view, st
 // Arg 0: visible range = span / 10^arg, centred on the middle of the profile. Arg 1: 0 = default layout
 // (first 4 ranks open, 1920x1080), 1 = every rank open, 1920x1080, 2 = every rank open and a 1920x16000
 // display, so every row of all 64 ranks is on screen (the worst case).
-void BM_TimelineFrame(benchmark::State& state) {
+// The display of layout ARG 1 (see BM_TimelineFrame) and a view of the shared profile laid out so; false
+// (the benchmark skipped) without a profile.
+bool frame_setup(benchmark::State& state, std::optional<Imgui>& imgui, std::unique_ptr<View>& view) {
   if (!shared_profile()) {
     state.SkipWithError("no profile: generate it first (see the top of bench_timeline.cpp)");
-    return;
+    return false;
   }
   const int layout = static_cast<int>(state.range(1));
-  Imgui imgui(1920, layout == 2 ? 16000.0f : 1080.0f);
-  auto view = make_view();
+  imgui.emplace(1920, layout == 2 ? 16000.0f : 1080.0f);
+  view = make_view();
   if (layout > 0) view->set_all_ranks_open(true);
-  const TimeNs range = time_frames_at_zoom(state, imgui, *view, state.range(0));
+  return true;
+}
+
+void BM_TimelineFrame(benchmark::State& state) {
+  std::optional<Imgui> imgui;
+  std::unique_ptr<View> view;
+  if (!frame_setup(state, imgui, view)) return;
+  const TimeNs range = time_frames_at_zoom(state, *imgui, *view, state.range(0));
   state.counters["items"] = static_cast<double>(view->last_frame_items());
   state.counters["events"] = static_cast<double>(view->last_frame_events());
   state.counters["vertices"] = ImGui::GetDrawData()->TotalVtxCount;
@@ -119,14 +129,9 @@ BENCHMARK(BM_TimelineFrame)->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {0, 1, 2}})->Un
 // that nothing computed for the last view is reused (the GPU streams' utilisation lanes are recomputed).
 // Arg 1 as in BM_TimelineFrame.
 void BM_TimelineFramePanning(benchmark::State& state) {
-  if (!shared_profile()) {
-    state.SkipWithError("no profile: generate it first (see the top of bench_timeline.cpp)");
-    return;
-  }
-  const int layout = static_cast<int>(state.range(1));
-  Imgui imgui(1920, layout == 2 ? 16000.0f : 1080.0f);
-  auto view = make_view();
-  if (layout > 0) view->set_all_ranks_open(true);
+  std::optional<Imgui> imgui;
+  std::unique_ptr<View> view;
+  if (!frame_setup(state, imgui, view)) return;
   const auto& p = *shared_profile()->profile;
   const TimeNs span = p.last_ns() - p.first_ns();
   const TimeNs range =
@@ -134,13 +139,13 @@ void BM_TimelineFramePanning(benchmark::State& state) {
   const TimeNs start = p.first_ns() + (span - range) / 2;
   const TimeNs pixel = std::max<TimeNs>(1, range / 1920);
   view->set_time_range(start, start + range);
-  for (int i = 0; i < 3; ++i) imgui.frame(*view);
+  for (int i = 0; i < 3; ++i) imgui->frame(*view);
   std::int64_t shift = 0;
   for (auto _ : state) {
     ++shift;
     const TimeNs t0 = start + (shift % 1000) * pixel;
     view->set_time_range(t0, t0 + range);
-    imgui.frame(*view);
+    imgui->frame(*view);
   }
   state.counters["events"] = static_cast<double>(view->last_frame_events());
 }
