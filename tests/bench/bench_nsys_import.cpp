@@ -18,6 +18,7 @@
 #include "collectors/import/import.hpp"
 #include "profiler/error.hpp"
 #include "profiler/sqlite_util.hpp"
+#include "tests/import/nsys_cpu_tables.hpp"
 
 namespace {
 
@@ -202,14 +203,8 @@ fs::path nsys_input_with_cpu_side() {
         "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;"
         "INSERT INTO StringIds VALUES (8, 'poll'), (9, 'train_step'), (10, 'main'), (11, "
         "'/usr/lib/libc.so.6'),"
-        " (12, '/opt/app/bin/python');"
-        "CREATE TABLE SCHED_EVENTS (start INTEGER NOT NULL, cpu INTEGER NOT NULL, isSchedIn INTEGER NOT NULL,"
-        " globalTid INTEGER);"
-        "CREATE TABLE COMPOSITE_EVENTS (id INTEGER NOT NULL PRIMARY KEY, start INTEGER NOT NULL, cpu INTEGER,"
-        " threadState INTEGER, globalTid INTEGER, cpuCycles INTEGER NOT NULL);"
-        "CREATE TABLE SAMPLING_CALLCHAINS (id INTEGER NOT NULL, symbol INTEGER NOT NULL, module INTEGER NOT "
-        "NULL, kernelMode INTEGER, thumbCode INTEGER, unresolved INTEGER, specialEntry INTEGER, originalIP "
-        "INTEGER, unwindMethod INTEGER, stackDepth INTEGER NOT NULL, PRIMARY KEY (id, stackDepth));");
+        " (12, '/opt/app/bin/python');");
+    db.exec(meshscope::test::kNsysSchedulingAndSampleTables);
     const std::int64_t tid = (std::int64_t{1} << 48) | (kPid << 24) | kPid;
     auto sched = db.prepare("INSERT INTO SCHED_EVENTS VALUES (?, ?, ?, ?)");
     auto sample = db.prepare("INSERT INTO COMPOSITE_EVENTS VALUES (?, ?, 3, 1, ?, 1)");

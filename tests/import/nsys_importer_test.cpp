@@ -22,6 +22,7 @@
 #include "profiler/error.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/sqlite_util.hpp"
+#include "tests/import/nsys_cpu_tables.hpp"
 
 namespace meshscope {
 namespace {
@@ -404,17 +405,8 @@ TEST(NsysImport, OsRuntimeCallsSchedulingAndSamplesOfTheRanksThreads) {
     ExportBuilder b(dir / "osrt.sqlite");
     b.process(100, "python");
     const std::int64_t t = gid(100, 100), loader = gid(100, 101), other = gid(200, 200);
-    b.exec(
-        "CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL,"
-        " globalTid INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, nestingLevel INTEGER,"
-        " callchainId INTEGER NOT NULL);"
-        "CREATE TABLE SCHED_EVENTS (start INTEGER NOT NULL, cpu INTEGER NOT NULL, isSchedIn INTEGER NOT NULL,"
-        " globalTid INTEGER);"
-        "CREATE TABLE COMPOSITE_EVENTS (id INTEGER NOT NULL PRIMARY KEY, start INTEGER NOT NULL, cpu INTEGER,"
-        " threadState INTEGER, globalTid INTEGER, cpuCycles INTEGER NOT NULL);"
-        "CREATE TABLE SAMPLING_CALLCHAINS (id INTEGER NOT NULL, symbol INTEGER NOT NULL, module INTEGER NOT "
-        "NULL, kernelMode INTEGER, thumbCode INTEGER, unresolved INTEGER, specialEntry INTEGER, originalIP "
-        "INTEGER, unwindMethod INTEGER, stackDepth INTEGER NOT NULL, PRIMARY KEY (id, stackDepth));");
+    b.exec(test::kNsysOsRuntimeTable);
+    b.exec(test::kNsysSchedulingAndSampleTables);
     b.nvtx(59, 1000, 9000, t, "step");
     b.api(1200, 1300, t, 1, "cudaLaunchKernel_v7000");
     b.kernel(1400, 1500, 100, 0, 7, 1, "k");
