@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -428,15 +429,16 @@ std::vector<DiffRow> finish_rows(std::map<std::string, RowAcc>& rows, const Diff
   return out;
 }
 
-// How alike two recorded shape lists are: -1 unless they have the same number of inputs of the same ranks
-// (the same call with other sizes), else the number of equal sizes.
-int shape_likeness(std::string_view a, std::string_view b) {
-  std::vector<std::vector<std::int64_t>> x, y;
-  if (!parse_dims(a, x) || !parse_dims(b, y) || x.size() != y.size()) return -1;
+using Dims = std::vector<std::vector<std::int64_t>>;
+
+// How alike two recorded shape lists are (parsed; nullopt when unparsable): -1 unless they have the same
+// number of inputs of the same ranks (the same call with other sizes), else the number of equal sizes.
+int shape_likeness(const std::optional<Dims>& x, const std::optional<Dims>& y) {
+  if (!x || !y || x->size() != y->size()) return -1;
   int equal = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    if (x[i].size() != y[i].size()) return -1;
-    for (std::size_t k = 0; k < x[i].size(); ++k) equal += x[i][k] == y[i][k] ? 1 : 0;
+  for (std::size_t i = 0; i < x->size(); ++i) {
+    if ((*x)[i].size() != (*y)[i].size()) return -1;
+    for (std::size_t k = 0; k < (*x)[i].size(); ++k) equal += (*x)[i][k] == (*y)[i][k] ? 1 : 0;
   }
   return equal;
 }
@@ -452,6 +454,8 @@ std::vector<DiffRow> finish_shape_rows(Collected& rows, const Diff& d) {
     TimeNs ns;
     std::string dims;
     bool paired = false;
+    std::optional<Dims>
+        parsed;  // parsed once: every shape of one side is compared with every one of the other
   };
   std::map<std::string, std::array<std::vector<Lone>, 2>> lone;  // by operator name
   for (const auto& [key, acc] : rows.op_shapes) {
@@ -462,7 +466,7 @@ std::vector<DiffRow> finish_shape_rows(Collected& rows, const Diff& d) {
       dims[row] = {key.second, key.second};
       continue;
     }
-    lone[key.first][b ? 1 : 0].push_back({acc.side[b ? 1 : 0].ns, key.second});
+    lone[key.first][b ? 1 : 0].push_back({acc.side[b ? 1 : 0].ns, key.second, false, std::nullopt});
   }
   auto add_row = [&](const std::string& name, const Lone* a, const Lone* b) {
     // A key no other row has: a (name, dims) on one side only is on no other row of either side.
@@ -475,6 +479,10 @@ std::vector<DiffRow> finish_shape_rows(Collected& rows, const Diff& d) {
   };
   for (auto& [name, sides] : lone) {
     for (auto& side : sides) {
+      for (Lone& l : side) {
+        Dims dims;
+        if (parse_dims(l.dims, dims)) l.parsed = std::move(dims);
+      }
       std::sort(side.begin(), side.end(),
                 [](const Lone& x, const Lone& y) { return x.ns != y.ns ? x.ns > y.ns : x.dims < y.dims; });
     }
@@ -483,7 +491,7 @@ std::vector<DiffRow> finish_shape_rows(Collected& rows, const Diff& d) {
       int best_likeness = -1;
       for (Lone& b : sides[1]) {
         if (b.paired) continue;
-        const int likeness = shape_likeness(a.dims, b.dims);
+        const int likeness = shape_likeness(a.parsed, b.parsed);
         if (likeness > best_likeness) best = &b, best_likeness = likeness;
       }
       if (best) best->paired = true;
