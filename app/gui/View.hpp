@@ -300,7 +300,8 @@ class View {
     int left_out = 0;      // measured operators above the drawn peak, counted in a note
     std::vector<std::string> notes;
     std::vector<std::array<float, 4>>
-        ceiling_labels;  // where the ceilings' labels were drawn (x0, y0, x1, y1)
+        ceiling_labels;                         // where the ceilings' labels were drawn (x0, y0, x1, y1)
+    std::vector<std::array<float, 4>> markers;  // where the points were drawn, the same way
   };
   const RooflineShown& roofline_shown() const { return rf_; }
   const std::string& layout_error() const { return ex_.error; }

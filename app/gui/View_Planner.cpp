@@ -47,7 +47,8 @@ void View::draw_planner() {
   // Checkpoint interval.
   ImGui::BeginChild("##ckpt", ImVec2(col_w, 0), true);
   ImGui::Text("Checkpoint interval");
-  ImGui::TextDisabled("Young 1974: sqrt(2 x checkpoint time x MTBF); Daly 2006 adds the higher-order terms.");
+  text_wrapped_disabled(
+      "Young 1974: sqrt(2 x checkpoint time x MTBF); Daly 2006 adds the higher-order terms.");
   ImGui::Spacing();
   ImGui::SetNextItemWidth(-170);
   ImGui::SliderFloat("GPU MTBF (hours)", &pl_.gpu_mtbf_hours, 1000.0f, 1000000.0f, "%.0f h",
@@ -119,7 +120,8 @@ void View::draw_planner() {
   // Scaling-law budget.
   ImGui::BeginChild("##budget", ImVec2(0, 0), true);
   ImGui::Text("Compute-optimal budget");
-  ImGui::TextDisabled("Kaplan et al. 2020: C = 6 N D; Hoffmann et al. 2022: about 20 tokens per parameter.");
+  text_wrapped_disabled(
+      "Kaplan et al. 2020: C = 6 N D; Hoffmann et al. 2022: about 20 tokens per parameter.");
   ImGui::Spacing();
   ImGui::SetNextItemWidth(-190);
   ImGui::SliderFloat("tokens per parameter", &pl_.tokens_per_param, 1.0f, 200.0f, "%.0f",

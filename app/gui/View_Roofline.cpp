@@ -354,16 +354,31 @@ void draw_roofline_grid(ImDrawList* dl, const RooflineAxes& ax, float left) {
 
 // The ceilings, each min(peak, bandwidth × intensity), with their labels, which are added to OBSTACLES for
 // the point labels: the peak of PRECISION and the other 16-/8-bit peak, the FP32 operands' peak when measured
-// points run in FP32, HBM, the scale-up link and the inter-node network of HW.
+// points run in FP32, HBM, the scale-up link and the inter-node network of HW. A label goes where it covers
+// neither another label nor one of MARKERS (the points), when such a spot exists along its line.
 void draw_ceilings(ImDrawList* dl, const RooflineAxes& ax, const model::Roof& roof,
                    const model::HardwareSpec& hw, const char* precision, bool fp8,
-                   const MeasuredPoints* measured, std::vector<Box>& obstacles) {
+                   const MeasuredPoints* measured, const std::vector<Box>& markers,
+                   std::vector<Box>& obstacles) {
   const ImVec2 a = ax.a, b = ax.b;
   const float fh = ImGui::GetFontSize();
   char buf[128];
+  // The labels are drawn after every line, each on a plate of the chart's colour, so that no line runs
+  // through a label's text.
+  struct Label {
+    ImVec2 at;
+    ImU32 col;
+    std::string text;
+  };
+  std::vector<Label> texts;
   auto text_box = [&](ImVec2 at, const char* text) {
     const ImVec2 ts = ImGui::CalcTextSize(text);
     obstacles.push_back({at.x, at.y, at.x + ts.x, at.y + ts.y});
+  };
+  auto covered = [&](const Box& box) {
+    auto hit = [&](const Box& o) { return o.overlaps(box); };
+    return std::any_of(obstacles.begin(), obstacles.end(), hit) ||
+           std::any_of(markers.begin(), markers.end(), hit);
   };
   auto ceiling = [&](double bw, double peak, ImU32 col, const char* label, float thickness) {
     if (bw <= 0) return;
@@ -374,35 +389,60 @@ void draw_ceilings(ImDrawList* dl, const RooflineAxes& ax, const model::Roof& ro
     // before (the lines are parallel: at one fixed spot their labels would sit on one level and run
     // together).
     const ImVec2 ts = ImGui::CalcTextSize(label);
-    auto spot = [&](double below_ridge) {
+    // Spots from 3x to 1000x below the ridge, a sixth of a decade apart, nearest 30x first; above the line,
+    // then under it (the measured points crowd along the lines).
+    auto spot = [&](double below_ridge, bool under) {
       const double lx = std::max(x_start * 2, ridge / below_ridge);
-      return ImVec2(ax.X(lx) + px(4), ax.Y(bw * lx) - fh - px(6));
+      return ImVec2(ax.X(lx) + px(4), ax.Y(bw * lx) + (under ? px(6) : -fh - px(6)));
     };
-    ImVec2 lp = spot(30);
-    for (double below_ridge : {30.0, 10.0, 100.0, 300.0, 3.0, 1000.0}) {
-      const ImVec2 at = spot(below_ridge);
-      const Box box{at.x - px(10), at.y, at.x + ts.x + px(10), at.y + ts.y};  // a word's gap either side
-      const bool inside = box.x0 >= a.x && box.x1 <= b.x && box.y0 >= a.y && box.y1 <= b.y;
-      const bool free =
-          std::none_of(obstacles.begin(), obstacles.end(), [&](const Box& o) { return o.overlaps(box); });
-      if (inside && free) {
-        lp = at;
-        break;
+    std::vector<double> factors;
+    for (int k = 3; k <= 18; ++k) factors.push_back(std::pow(10.0, k / 6.0));
+    std::stable_sort(factors.begin(), factors.end(), [](double l, double r) {
+      return std::abs(std::log10(l / 30)) < std::abs(std::log10(r / 30));
+    });
+    ImVec2 lp = spot(30, false);
+    bool found = false;
+    for (const bool under : {false, true}) {
+      for (std::size_t i = 0; i < factors.size() && !found; ++i) {
+        const ImVec2 at = spot(factors[i], under);
+        const Box box{at.x - px(10), at.y, at.x + ts.x + px(10), at.y + ts.y};  // a word's gap either side
+        const bool inside = box.x0 >= a.x && box.x1 <= b.x && box.y0 >= a.y && box.y1 <= b.y;
+        if (inside && !covered(box)) {
+          lp = at;
+          found = true;
+        }
       }
     }
-    dl->AddText(lp, col, label);
+    texts.push_back({lp, col, label});
     text_box(lp, label);
   };
   auto flat = [&](double peak, ImU32 col, const char* label, float thickness) {
     dl->AddLine(ImVec2(a.x, ax.Y(peak)), ImVec2(b.x, ax.Y(peak)), col, thickness);
-    // Above its line at the right; when a peak close by already took that place, left of that label.
+    // Above its line at the right; when a label or a point is there, left of it, as far as the chart goes;
+    // then the same under the line; where the line is crowded all along, above it at the right.
     const float w = ImGui::CalcTextSize(label).x;
-    ImVec2 lp(b.x - w - px(6), ax.Y(peak) - fh - px(3));
-    const Box above{lp.x, lp.y, lp.x + w, lp.y + fh};
-    for (const Box& o : obstacles) {
-      if (o.overlaps(above)) lp.x = std::min(lp.x, o.x0 - w - px(16));
+    const ImVec2 first(b.x - w - px(6), ax.Y(peak) - fh - px(3));
+    ImVec2 lp = first;
+    bool placed = false;
+    for (const float y : {first.y, ax.Y(peak) + px(3)}) {
+      for (float x = first.x; !placed && x >= a.x + px(4);) {
+        const Box box{x - px(6), y, x + w + px(6), y + fh};
+        if (box.y0 < a.y || box.y1 > b.y) break;
+        float left_of = x;  // the leftmost start of what this spot would cover
+        for (const std::vector<Box>* boxes : {static_cast<const std::vector<Box>*>(&obstacles), &markers}) {
+          for (const Box& o : *boxes) {
+            if (o.overlaps(box)) left_of = std::min(left_of, o.x0 - w - px(8));
+          }
+        }
+        if (left_of == x) {
+          lp = ImVec2(x, y);
+          placed = true;
+        }
+        x = left_of;
+      }
+      if (placed) break;
     }
-    dl->AddText(lp, col, label);
+    texts.push_back({lp, col, label});
     text_box(lp, label);
   };
   std::snprintf(buf, sizeof buf, "%s peak %.0f TFLOP/s", precision, roof.peak / 1e12);
@@ -429,6 +469,12 @@ void draw_ceilings(ImDrawList* dl, const RooflineAxes& ax, const model::Roof& ro
   ceiling(roof.nvlink, roof.peak, kColComm, buf, 2.0f);
   std::snprintf(buf, sizeof buf, "inter-node %.0f GB/s", roof.network / 1e9);
   ceiling(roof.network, roof.peak, kColExposed, buf, 2.0f);
+  for (const Label& l : texts) {
+    const ImVec2 ts = ImGui::CalcTextSize(l.text.c_str());
+    dl->AddRectFilled(ImVec2(l.at.x - px(2), l.at.y), ImVec2(l.at.x + ts.x + px(2), l.at.y + ts.y),
+                      IM_COL32(20, 23, 28, 215), 2.0f);
+    dl->AddText(l.at, l.col, l.text.c_str());
+  }
 }
 
 // The legend at the cursor: predicted operations and communication, measured points, and the colours of the
@@ -453,6 +499,10 @@ void draw_roofline_legend(bool any_measured) {
 void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, const model::Roof& roof,
                            const char* precision, const MeasuredPoints* measured) {
   const bool fp8 = ex_.precision == 1;
+  // The legend above the chart, wrapping at the window's edge: inside it, it covered the peaks' labels.
+  const bool any_measured = measured != nullptr && (!measured->ops.empty() || !measured->categories.empty() ||
+                                                    measured->step.has_value());
+  draw_roofline_legend(any_measured);
   const float table_h = px(190);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
@@ -462,7 +512,7 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fh = ImGui::GetFontSize();
-  const float ml = ImGui::CalcTextSize("000 TFLOP/s").x + px(12), mr = px(20), mt = px(14),
+  const float ml = ImGui::CalcTextSize("000 TFLOP/s").x + px(12), mr = px(20), mt = px(10),
               mb = fh * 2 + px(14);
   const ImVec2 a(p0.x + ml, p0.y + mt), b(p0.x + size.x - mr, p0.y + size.y - mb);
   dl->AddRectFilled(p0, ImVec2(p0.x + size.x, p0.y + size.y), IM_COL32(20, 23, 28, 255), 3.0f);
@@ -473,13 +523,6 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
   // The ceilings are the profile's hardware's when it has one (draw_roofline), as the measured points below.
   const model::HardwareSpec& roof_hw =
       loaded_ && loaded_->measured && loaded_->measured->hardware ? *loaded_->measured->hardware : ex_.hw;
-  std::vector<Box> obstacles;
-  draw_ceilings(dl, ax, roof, roof_hw, precision, fp8, measured, obstacles);
-  rf_.ceiling_labels.clear();
-  for (const Box& box : obstacles) rf_.ceiling_labels.push_back({box.x0, box.y0, box.x1, box.y1});
-  // The legend sits in the top-left corner: an obstacle too.
-  const ImVec2 legend_at(a.x + px(10), a.y + px(8));
-  obstacles.push_back({legend_at.x, legend_at.y, b.x, legend_at.y + ImGui::GetFrameHeight()});
   // Measured points (operator shapes small and unnumbered, then the categories and the step, numbered after
   // the predicted points), each at or under the peak of its precision: one above it is left out and counted.
   const model::HardwareSpec& hw = roof_hw;
@@ -491,6 +534,28 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
     for (const auto& o : measured->ops) drawn.push_back({&o, MeasuredKind::kOp, 0});
   }
   const float r = px(6);
+  // Where every point will be drawn, for the ceilings' labels to keep clear of.
+  std::vector<Box> markers;
+  for (const Drawn& d : drawn) {
+    const MeasuredPoint& p = *d.point;
+    if (p.intensity() <= 0 || p.attained() <= 0 ||
+        (d.kind == MeasuredKind::kOp && p.attained() > peak_of(p, hw)))
+      continue;
+    const float s = d.kind == MeasuredKind::kOp ? px(3) : r;
+    const ImVec2 c(ax.X(p.intensity()), ax.Y(p.attained()));
+    markers.push_back({c.x - s, c.y - s, c.x + s, c.y + s});
+  }
+  for (const auto& p : points) {
+    if (p.intensity() <= 0 || p.attained() <= 0) continue;
+    const ImVec2 c(ax.X(p.intensity()), ax.Y(p.attained()));
+    markers.push_back({c.x - r, c.y - r, c.x + r, c.y + r});
+  }
+  std::vector<Box> obstacles;
+  draw_ceilings(dl, ax, roof, roof_hw, precision, fp8, measured, markers, obstacles);
+  rf_.ceiling_labels.clear();
+  for (const Box& box : obstacles) rf_.ceiling_labels.push_back({box.x0, box.y0, box.x1, box.y1});
+  rf_.markers.clear();
+  for (const Box& box : markers) rf_.markers.push_back({box.x0, box.y0, box.x1, box.y1});
   std::vector<LabelRequest> labels;
   std::vector<int> label_of;  // the number each label shows
   int hover = -1, hover_measured = -1;
@@ -572,8 +637,6 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
   }
-  ImGui::SetCursorScreenPos(legend_at);
-  draw_roofline_legend(!drawn.empty());
   ImGui::SetCursorScreenPos(ImVec2(p0.x, p0.y + size.y + px(4)));
 }
 

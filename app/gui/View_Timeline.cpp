@@ -197,30 +197,43 @@ void View::timeline_toolbar() {
     if (tl_.filter_dirty) timeline_run_search();
     timeline_jump_to_match(1);
   }
-  ImGui::SameLine();
+  note_if_past_edge();
+  // Each item goes on this line when it fits before the window's edge, else starts the next one.
+  char matches[48];
   if (tl_.filter[0] && !tl_.filter_dirty) {
     if (tl_.matches.empty())
-      ImGui::TextColored(to_vec4(kColExposed), "no match");
+      std::snprintf(matches, sizeof matches, "no match");
     else
-      ImGui::Text("%d of %zu", tl_.match_cursor + 1, tl_.matches.size());
+      std::snprintf(matches, sizeof matches, "%d of %zu", tl_.match_cursor + 1, tl_.matches.size());
+    same_line_if_fits(ImGui::CalcTextSize(matches).x);
+    if (tl_.matches.empty())
+      ImGui::TextColored(to_vec4(kColExposed), "%s", matches);
+    else
+      ImGui::TextUnformatted(matches);
     if (loaded_->lazy && ImGui::IsItemHovered())
       ImGui::SetTooltip("in the %zu ranks whose events are loaded (of %zu): open or zoom to load others",
                         loaded_->lazy->loaded_ranks, loaded_->profile->ranks().size());
   } else {
+    same_line_if_fits(ImGui::CalcTextSize("       ").x);
     ImGui::TextDisabled("       ");
   }
-  ImGui::SameLine();
+  note_if_past_edge();
+  same_line_if_fits(button_width("Fit (F)"));
   if (ImGui::Button("Fit (F)")) timeline_fit_selection();
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Zoom to the selected event, else the selected range, else the whole profile");
-  ImGui::SameLine();
+  note_if_past_edge();
+  same_line_if_fits(button_width("Expand all"));
   if (ImGui::Button("Expand all")) set_all_ranks_open(true);
-  ImGui::SameLine();
+  note_if_past_edge();
+  same_line_if_fits(button_width("Collapse all"));
   if (ImGui::Button("Collapse all")) set_all_ranks_open(false);
-  ImGui::SameLine();
+  note_if_past_edge();
   char label[48], a[32], b[32];
   std::snprintf(label, sizeof label, "Bookmarks (%zu)", tl_.bookmarks.size());
+  same_line_if_fits(button_width(label));
   if (ImGui::Button(label)) ImGui::OpenPopup("##bookmarks");
+  note_if_past_edge();
   if (ImGui::BeginPopup("##bookmarks")) {
     if (tl_.bookmarks.empty()) ImGui::TextDisabled("Select a range (drag on the time axis) and press B.");
     const TimeNs origin = loaded_->profile->first_ns();
@@ -242,21 +255,23 @@ void View::timeline_toolbar() {
     }
     ImGui::EndPopup();
   }
-  ImGui::SameLine();
+  same_line_if_fits(checkbox_width("Critical path"));
   ImGui::Checkbox("Critical path", &tl_.critical);
+  note_if_past_edge();
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
         "Outline the chain of CPU work, CUDA calls, kernels, copies and waits that set when each step "
         "ended\n(the selected step's, or every visible step's when none is selected; its length by kind is "
         "in the step's details)");
   if (bl_.loaded) {
-    ImGui::SameLine();
+    same_line_if_fits(checkbox_width("Baseline rows"));
     // A large baseline opened on its summaries (lazy ranks) has no events to stack.
     const bool summaries_only = bl_.loaded->lazy.has_value();
     bool stacked = bl_.stacked && !summaries_only;
     ImGui::BeginDisabled(summaries_only);
     if (ImGui::Checkbox("Baseline rows", &stacked)) set_baseline_stacked(stacked);
     ImGui::EndDisabled();
+    note_if_past_edge();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
       if (summaries_only)
         ImGui::SetTooltip(
@@ -277,19 +292,26 @@ void View::timeline_toolbar() {
       const auto paired = static_cast<std::size_t>(std::count_if(
           pairing.base_of.begin(), pairing.base_of.end(), [](std::ptrdiff_t b) { return b >= 0; }));
       if (pairing.in_order || paired < loaded_->profile->ranks().size()) {
-        ImGui::SameLine();
+        char said[128];
         if (pairing.in_order)
-          ImGui::TextColored(to_vec4(kColBaseline),
-                             "(no rank in common: the baseline's %zu rank(s) %d-%d paired in order)",
-                             base_ranks.size(), base_ranks.front().rank, base_ranks.back().rank);
+          std::snprintf(said, sizeof said,
+                        "(no rank in common: the baseline's %zu rank(s) %d-%d paired in order)",
+                        base_ranks.size(), base_ranks.front().rank, base_ranks.back().rank);
         else
-          ImGui::TextColored(to_vec4(kColBaseline), "(%zu of %zu ranks have a baseline rank of their number)",
-                             paired, loaded_->profile->ranks().size());
+          std::snprintf(said, sizeof said, "(%zu of %zu ranks have a baseline rank of their number)", paired,
+                        loaded_->profile->ranks().size());
+        same_line_if_fits(ImGui::CalcTextSize(said).x);
+        ImGui::TextColored(to_vec4(kColBaseline), "%s", said);
+        note_if_past_edge();
       }
     }
   }
-  ImGui::SameLine();
-  ImGui::TextDisabled("view %s", duration_text(a, sizeof a, static_cast<double>(tl_.t1 - tl_.t0)));
+  char view_span[48];
+  std::snprintf(view_span, sizeof view_span, "view %s",
+                duration_text(a, sizeof a, static_cast<double>(tl_.t1 - tl_.t0)));
+  same_line_if_fits(ImGui::CalcTextSize(view_span).x);
+  ImGui::TextDisabled("%s", view_span);
+  note_if_past_edge();
   timeline_legend();
 }
 

@@ -150,11 +150,27 @@ inline void legend_same_line(const char* label) {
   same_line_if_fits(ImGui::GetTextLineHeight() + 2 + ImGui::CalcTextSize(label).x);
 }
 
-// Legend items drawn running past their window's right edge, counted since the caller last set it to 0: a
-// legend wraps (legend_same_line), so the tests expect none at any window size.
-inline int& legend_overflows() {
+// Legend and toolbar items drawn running past their window's right edge, counted since the caller last set
+// it to 0: legends and toolbars wrap (same_line_if_fits), so the tests expect none at any window size.
+inline int& items_past_edge() {
   static int count = 0;
   return count;
+}
+
+// Counts the last item when it runs past its window's right edge (items_past_edge).
+inline void note_if_past_edge() {
+  if (ImGui::GetItemRectMax().x > ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x + 0.5f)
+    ++items_past_edge();
+}
+
+// The widths ImGui gives a button and a checkbox labelled LABEL: what same_line_if_fits needs to know before
+// one is drawn.
+inline float button_width(const char* label) {
+  return ImGui::CalcTextSize(label, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x;
+}
+inline float checkbox_width(const char* label) {
+  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+         ImGui::CalcTextSize(label, nullptr, true).x;
 }
 
 // A coloured square followed by a label, on the current line.
@@ -166,8 +182,7 @@ inline void legend_item(ImU32 color, const char* label) {
   ImGui::Dummy(ImVec2(h - 2, h));
   ImGui::SameLine(0, 4);
   ImGui::TextUnformatted(label);
-  if (ImGui::GetItemRectMax().x > ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x + 0.5f)
-    ++legend_overflows();
+  note_if_past_edge();
 }
 
 }  // namespace meshscope::gui

@@ -69,6 +69,31 @@ TEST(LabelLayout, RooflineCeilingLabelsDoNotOverlapAtAnySize) {
   }
 }
 
+// On a real trace's measured operators (hta/trace_filter: some 200 points under the ceilings), no ceiling
+// label covers a point or another label, and the legend, above the chart, covers none of them. Was: at
+// 1024x640 the legend, drawn inside the chart, hid the FP8 and BF16 peaks' labels, and the TF32 peak's label
+// ran over the predicted points under it.
+TEST(LabelLayout, RooflineCeilingLabelsKeepClearOfThePoints) {
+  const auto msdb = test::imported(test::shared_trace("hta/trace_filter"));
+  ASSERT_FALSE(msdb.empty());
+  for (auto [w, h] : {std::pair{1024.0f, 640.0f}, {1600.0f, 900.0f}, {2560.0f, 1440.0f}}) {
+    test::NullImGui imgui(w, h);
+    View view(test::options_for(Panel::kRoofline));
+    view.set_profile(load_profile(msdb));
+    for (int i = 0; i < 3; ++i) imgui.frame(view);
+    const auto& shown = view.roofline_shown();
+    ASSERT_GT(shown.measured, 100) << w;
+    ASSERT_GE(shown.ceiling_labels.size(), 5u) << w;
+    for (const auto& l : shown.ceiling_labels) {
+      const Box label{l[0], l[1], l[2], l[3]};
+      for (const auto& m : shown.markers)
+        EXPECT_FALSE(label.overlaps({m[0], m[1], m[2], m[3]}))
+            << w << "x" << h << ": the label at " << l[0] << "," << l[1] << " covers the point at " << m[0]
+            << "," << m[1];
+    }
+  }
+}
+
 // Every legend (the timeline's classes, the Summary's breakdown, the Explorer's memory and step parts and
 // pipeline, the Roofline's, the Planner's) wraps onto the next line instead of running past the window's
 // edge, from the smallest window to a large one. Was: the Explorer's memory legend cut at "other 2.0 G" at
@@ -110,7 +135,7 @@ TEST(LabelLayout, TheMemoryBarsLabelsDoNotOverlap) {
       << "its label, just right of 0.5, is under the capacity label right of the marker at 0.49";
 }
 
-TEST(LabelLayout, LegendsWrapInsteadOfRunningPastTheEdge) {
+TEST(LabelLayout, LegendsAndToolbarsWrapInsteadOfRunningPastTheEdge) {
   const auto msdb = test::imported(test::sample_job());
   ASSERT_FALSE(msdb.empty());
   for (auto [w, h] : {std::pair{1024.0f, 640.0f}, {1600.0f, 900.0f}, {2560.0f, 1440.0f}}) {
@@ -120,10 +145,23 @@ TEST(LabelLayout, LegendsWrapInsteadOfRunningPastTheEdge) {
       View view(test::options_for(panel));
       view.set_profile(load_profile(msdb));
       for (int i = 0; i < 3; ++i) imgui.frame(view);
-      legend_overflows() = 0;
+      items_past_edge() = 0;
       imgui.frame(view);
-      EXPECT_EQ(legend_overflows(), 0) << w << "x" << h << " " << to_string(panel);
+      EXPECT_EQ(items_past_edge(), 0) << w << "x" << h << " " << to_string(panel);
     }
+  }
+  // The timeline's toolbar with a stacked baseline (its checkbox and the view's span): was cut at "view" at
+  // 1024x640.
+  for (auto [w, h] : {std::pair{1024.0f, 640.0f}, {1600.0f, 900.0f}}) {
+    test::NullImGui imgui(w, h);
+    View view(test::options_for(Panel::kTimeline));
+    view.set_profile(load_profile(msdb));
+    view.set_baseline(load_profile(msdb));
+    view.set_baseline_stacked(true);
+    for (int i = 0; i < 3; ++i) imgui.frame(view);
+    items_past_edge() = 0;
+    imgui.frame(view);
+    EXPECT_EQ(items_past_edge(), 0) << w << "x" << h << " timeline with a baseline";
   }
 }
 
