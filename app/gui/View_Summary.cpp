@@ -352,8 +352,12 @@ void View::summary_kernels() {
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_Sortable |
                                 ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Resizable;
+  // As wide as the area less the vertical scroll bar: as wide as the area, it scrolled sideways by the bar's
+  // width and hid the last column.
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  if (!ImGui::BeginTable("##kernels", 6, flags, ImVec2(0, avail.y), std::max(avail.x, px(560)))) return;
+  if (!ImGui::BeginTable("##kernels", 6, flags, ImVec2(0, avail.y),
+                         std::max(avail.x - ImGui::GetStyle().ScrollbarSize, px(560))))
+    return;
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableSetupColumn("class");
@@ -441,7 +445,9 @@ void View::summary_collectives() {
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_Sortable |
                                 ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Resizable;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  if (!ImGui::BeginTable("##collectives", 9, flags, ImVec2(0, avail.y), std::max(avail.x, px(780)))) return;
+  if (!ImGui::BeginTable("##collectives", 9, flags, ImVec2(0, avail.y),
+                         std::max(avail.x - ImGui::GetStyle().ScrollbarSize, px(780))))
+    return;
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("op", ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableSetupColumn("ranks");
