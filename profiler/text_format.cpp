@@ -47,6 +47,35 @@ std::string bytes_text(std::int64_t bytes, std::string_view unknown) {
   return bytes_text(buf, sizeof buf, static_cast<double>(bytes));
 }
 
+namespace {
+
+// VALUE with three significant digits and the largest of PREFIXES (each 1000 times the one before, the first
+// 1) that keeps it at or above 1, followed by UNIT.
+const char* decimal_rate(char* buf, std::size_t size, double value, const char* const* prefixes, int count,
+                         const char* unit) {
+  int prefix = 0;
+  while (std::abs(value) >= 999.5 && prefix + 1 < count) {
+    value /= 1000.0;
+    ++prefix;
+  }
+  const double a = std::abs(value);
+  const char* format = a >= 99.95 || a == 0 ? "%.0f %s%s" : a >= 9.995 ? "%.1f %s%s" : "%.2f %s%s";
+  std::snprintf(buf, size, format, value, prefixes[prefix], unit);
+  return buf;
+}
+
+}  // namespace
+
+const char* bandwidth_text(char* buf, std::size_t size, double bytes_per_second) {
+  static const char* const prefixes[] = {"", "k", "M", "G", "T", "P"};
+  return decimal_rate(buf, size, bytes_per_second, prefixes, 6, "B/s");
+}
+
+const char* flop_rate_text(char* buf, std::size_t size, double flop_per_second) {
+  static const char* const prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  return decimal_rate(buf, size, flop_per_second, prefixes, 7, "FLOP/s");
+}
+
 std::filesystem::path user_cache_dir() {
   const char* cache_home = std::getenv("XDG_CACHE_HOME");
   const char* home = std::getenv("HOME");

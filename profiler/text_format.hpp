@@ -26,6 +26,12 @@ std::string bytes_text(std::int64_t bytes, std::string_view unknown = "?");
 // The same into BUF (no allocation); BYTES may be fractional.
 const char* bytes_text(char* buf, std::size_t size, double bytes);
 
+// Rates in decimal units with three significant digits, the prefix chosen by magnitude (as bandwidths and
+// peaks are published): "850 MB/s", "50.0 GB/s", "3.35 TB/s"; "785 TFLOP/s", "1.98 PFLOP/s". Into BUF (no
+// allocation, for drawing every frame).
+const char* bandwidth_text(char* buf, std::size_t size, double bytes_per_second);
+const char* flop_rate_text(char* buf, std::size_t size, double flop_per_second);
+
 // Seconds at the precision a status line needs: "0.4 s", "12 s", "3 min 20 s".
 std::string seconds_text(double seconds);
 

@@ -637,12 +637,15 @@ void View::draw_explorer() {
   }
   combo("hardware", ex_.hardware_index, ex_.hardware);
   if (ImGui::IsItemHovered()) {
+    char bf16[48], fp8[48], capacity[48], hbm[48], link[48], network[48];
     ImGui::SetTooltip(
-        "%s: %.0f TFLOP/s BF16, %.0f FP8, %.0f GiB HBM at %.2f TB/s\n%s %.0f GB/s, network %.0f GB/s "
-        "per GPU, %d GPUs per node",
-        ex_.hw.name.c_str(), ex_.hw.peak_tflops_bf16, ex_.hw.peak_tflops_fp8, ex_.hw.hbm_capacity_gib,
-        ex_.hw.hbm_tbps, ex_.hw.intra_node_link.c_str(), ex_.hw.intra_node_gbps, ex_.hw.inter_node_gbps,
-        ex_.hw.gpus_per_node);
+        "%s: %s BF16, %s FP8, %s HBM at %s\n%s %s, network %s per GPU, %d GPUs per node", ex_.hw.name.c_str(),
+        flop_rate_text(bf16, sizeof bf16, ex_.hw.peak_tflops_bf16 * 1e12),
+        ex_.hw.peak_tflops_fp8 > 0 ? flop_rate_text(fp8, sizeof fp8, ex_.hw.peak_tflops_fp8 * 1e12) : "no",
+        bytes_text(capacity, sizeof capacity, ex_.hw.hbm_capacity_gib * 1073741824.0),
+        bandwidth_text(hbm, sizeof hbm, ex_.hw.hbm_tbps * 1e12), ex_.hw.intra_node_link.c_str(),
+        bandwidth_text(link, sizeof link, ex_.hw.intra_node_gbps * 1e9),
+        bandwidth_text(network, sizeof network, ex_.hw.inter_node_gbps * 1e9), ex_.hw.gpus_per_node);
   }
   if (spec_changed) explorer_init();
   bool shape_changed = false;
@@ -726,7 +729,7 @@ void View::explorer_bars() {
     cell("MFU", v);
     std::snprintf(v, sizeof v, "%.0f", p.tokens_per_s);
     cell("tokens / s", v);
-    std::snprintf(v, sizeof v, "%.0f TFLOP/s", p.model_tflops_per_gpu);
+    flop_rate_text(v, sizeof v, p.model_tflops_per_gpu * 1e12);
     cell("model FLOP/s per GPU", v);
     std::snprintf(v, sizeof v, "%s (%.1f / %.0f GiB)", p.fits ? "fits" : "DOES NOT FIT",
                   p.memory.total() / 1073741824.0, p.memory.capacity / 1073741824.0);

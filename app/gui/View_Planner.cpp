@@ -130,8 +130,9 @@ void View::draw_planner() {
   ImGui::SliderFloat("training days", &pl_.days, 1.0f, 365.0f, "%.0f days", ImGuiSliderFlags_Logarithmic);
   const double peak = ex_.valid ? ex_.prediction.peak_flops : ex_.hw.peak_tflops_bf16 * 1e12;
   const double mfu = ex_.valid ? ex_.prediction.mfu : 0.4;
-  ImGui::TextDisabled("%d GPUs at %.0f TFLOP/s peak and %.1f %% MFU (from the Explorer)", gpus, peak / 1e12,
-                      100.0 * mfu);
+  char rate[48];
+  ImGui::TextDisabled("%d GPUs at %s peak and %.1f %% MFU (from the Explorer)", gpus,
+                      flop_rate_text(rate, sizeof rate, peak), 100.0 * mfu);
   const double compute = model::compute_of(gpus, peak, mfu, static_cast<double>(pl_.days) * 86400.0);
   const auto fit = model::budget_from_compute(compute, pl_.tokens_per_param);
   ImGui::Separator();

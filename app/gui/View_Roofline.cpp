@@ -93,32 +93,34 @@ std::string explain(const MeasuredPoint& p, MeasuredKind kind, const model::Hard
   const double peak = peak_of(p, hw);
   const char* of_peak_of = measure::peak_name(p.precision, compare::ceilings_of(hw));
   seconds_text(a, sizeof a, p.seconds);
+  char rate[48];
+  flop_rate_text(rate, sizeof rate, p.attained());
   switch (kind) {
     case MeasuredKind::kOp:
       std::snprintf(
           buf, sizeof buf,
           "%s %s (%s): %lld call(s), %lld kernel(s), %s of kernel time; %.4g FLOP, %.4g bytes: %.3g "
-          "FLOP/byte at %.1f TFLOP/s, %.0f%% of %s's %s peak.",
+          "FLOP/byte at %s, %.0f%% of %s's %s peak.",
           p.name.c_str(), p.dims.c_str(), measure::to_string(p.category), static_cast<long long>(p.count),
-          static_cast<long long>(p.kernels), a, p.flops, p.bytes, p.intensity(), p.attained() / 1e12,
+          static_cast<long long>(p.kernels), a, p.flops, p.bytes, p.intensity(), rate,
           100.0 * p.attained() / peak, hw.name.c_str(), of_peak_of);
       break;
     case MeasuredKind::kCategory:
       std::snprintf(buf, sizeof buf,
                     "every %s operator measured together: %lld call(s), %lld kernel(s), %s of kernel time; "
-                    "%.4g FLOP, %.4g bytes: %.3g FLOP/byte at %.1f TFLOP/s, %.0f%% of the BF16 peak.",
+                    "%.4g FLOP, %.4g bytes: %.3g FLOP/byte at %s, %.0f%% of the BF16 peak.",
                     p.name.c_str(), static_cast<long long>(p.count), static_cast<long long>(p.kernels), a,
-                    p.flops, p.bytes, p.intensity(), p.attained() / 1e12, 100.0 * p.attained() / peak);
+                    p.flops, p.bytes, p.intensity(), rate, 100.0 * p.attained() / peak);
       break;
     case MeasuredKind::kStep:
       std::snprintf(
           buf, sizeof buf,
           "mean step (%lld rank-steps): the FLOPs and bytes of the kernels that started in the step "
-          "(from the recorded shapes), %.4g FLOP and %.4g bytes, over its GPU span %s: %.1f "
-          "TFLOP/s, %.0f%% of the BF16 peak (the gap is idle time, communication and work "
-          "without recorded shapes). Same step as the Explorer's measured column.",
-          static_cast<long long>(p.count), p.flops, p.bytes, seconds_text(b, sizeof b, p.seconds),
-          p.attained() / 1e12, 100.0 * p.attained() / peak);
+          "(from the recorded shapes), %.4g FLOP and %.4g bytes, over its GPU span %s: %s, %.0f%% of "
+          "the BF16 peak (the gap is idle time, communication and work without recorded shapes). Same "
+          "step as the Explorer's measured column.",
+          static_cast<long long>(p.count), p.flops, p.bytes, seconds_text(b, sizeof b, p.seconds), rate,
+          100.0 * p.attained() / peak);
       break;
   }
   return buf;
@@ -140,6 +142,7 @@ struct Drawn {
 // time.
 void View::roofline_table(const std::vector<OpPoint>& points, const Roof& roof, const char* precision,
                           const MeasuredPoints* measured) {
+  char rate[48];
   if (!ImGui::BeginTable("##points", 6,
                          ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV |
                              ImGuiTableFlags_SizingFixedFit,
@@ -165,7 +168,7 @@ void View::roofline_table(const std::vector<OpPoint>& points, const Roof& roof, 
     ImGui::TableNextColumn();
     ImGui::Text("%.3g FLOP/B", p.intensity());
     ImGui::TableNextColumn();
-    ImGui::Text("%.1f TFLOP/s", p.attained() / 1e12);
+    ImGui::TextUnformatted(flop_rate_text(rate, sizeof rate, p.attained()));
     ImGui::TableNextColumn();
     if (p.name.starts_with("whole step"))
       ImGui::TextDisabled("%.0f%% of peak", 100.0 * p.attained() / roof.peak);
@@ -186,7 +189,7 @@ void View::roofline_table(const std::vector<OpPoint>& points, const Roof& roof, 
       ImGui::TableNextColumn();
       ImGui::Text("%.3g FLOP/B", p.intensity());
       ImGui::TableNextColumn();
-      ImGui::Text("%.1f TFLOP/s", p.attained() / 1e12);
+      ImGui::TextUnformatted(flop_rate_text(rate, sizeof rate, p.attained()));
       ImGui::TableNextColumn();
       ImGui::TextDisabled("%.0f%% of peak", 100.0 * p.attained() / peak_of(p, hw));
       ImGui::TableNextColumn();
@@ -445,11 +448,12 @@ void draw_ceilings(ImDrawList* dl, const RooflineAxes& ax, const model::Roof& ro
     texts.push_back({lp, col, label});
     text_box(lp, label);
   };
-  std::snprintf(buf, sizeof buf, "%s peak %.0f TFLOP/s", precision, roof.peak / 1e12);
+  char rate[48];
+  std::snprintf(buf, sizeof buf, "%s peak %s", precision, flop_rate_text(rate, sizeof rate, roof.peak));
   flat(roof.peak, kColText, buf, 2.0f);
   if (roof.peak_other > 0) {
-    std::snprintf(buf, sizeof buf, "%s peak %.0f TFLOP/s", fp8 ? (hw.bf16 ? "BF16" : "FP16") : "FP8",
-                  roof.peak_other / 1e12);
+    std::snprintf(buf, sizeof buf, "%s peak %s", fp8 ? (hw.bf16 ? "BF16" : "FP16") : "FP8",
+                  flop_rate_text(rate, sizeof rate, roof.peak_other));
     flat(roof.peak_other, IM_COL32(150, 150, 160, 160), buf, 1.0f);
   }
   // The FP32 operands' ceiling (TF32 where the GPU has it), drawn when measured points run in FP32.
@@ -459,15 +463,16 @@ void draw_ceilings(ImDrawList* dl, const RooflineAxes& ax, const model::Roof& ro
                   [](const MeasuredPoint& p) { return p.precision == measure::WorkPrecision::kFP32; });
   const measure::WorkCeilings work_ceilings = compare::ceilings_of(hw);
   if (fp32_points && work_ceilings.peak_fp32_flops > 0) {
-    std::snprintf(buf, sizeof buf, "%s peak %.1f TFLOP/s (FP32 operands)",
-                  work_ceilings.fp32_is_tf32 ? "TF32" : "FP32", work_ceilings.peak_fp32_flops / 1e12);
+    std::snprintf(buf, sizeof buf, "%s peak %s (FP32 operands)", work_ceilings.fp32_is_tf32 ? "TF32" : "FP32",
+                  flop_rate_text(rate, sizeof rate, work_ceilings.peak_fp32_flops));
     flat(work_ceilings.peak_fp32_flops, IM_COL32(200, 170, 90, 200), buf, 1.5f);
   }
-  std::snprintf(buf, sizeof buf, "HBM %.2f TB/s", roof.hbm / 1e12);
+  std::snprintf(buf, sizeof buf, "HBM %s", bandwidth_text(rate, sizeof rate, roof.hbm));
   ceiling(roof.hbm, roof.peak, kColMemory, buf, 2.0f);
-  std::snprintf(buf, sizeof buf, "%s %.0f GB/s", hw.intra_node_link.c_str(), roof.nvlink / 1e9);
+  std::snprintf(buf, sizeof buf, "%s %s", hw.intra_node_link.c_str(),
+                bandwidth_text(rate, sizeof rate, roof.nvlink));
   ceiling(roof.nvlink, roof.peak, kColComm, buf, 2.0f);
-  std::snprintf(buf, sizeof buf, "inter-node %.0f GB/s", roof.network / 1e9);
+  std::snprintf(buf, sizeof buf, "inter-node %s", bandwidth_text(rate, sizeof rate, roof.network));
   ceiling(roof.network, roof.peak, kColExposed, buf, 2.0f);
   for (const Label& l : texts) {
     const ImVec2 ts = ImGui::CalcTextSize(l.text.c_str());

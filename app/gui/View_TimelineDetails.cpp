@@ -213,9 +213,12 @@ void View::details_fields(const EventRef& e) {
       char b[32];
       field("work", "%.4g GFLOP, %s (its share of %s's)", share->flops / 1e9,
             bytes_text(b, sizeof b, share->bytes), op.name.c_str());
-      if (a.duration() > 0)
-        field("achieved", "%.2f TFLOP/s, %.1f GB/s", share->flops / static_cast<double>(a.duration()) / 1e3,
-              share->bytes / static_cast<double>(a.duration()));
+      if (a.duration() > 0) {
+        const double seconds = static_cast<double>(a.duration()) / 1e9;
+        char flops_rate[48], bytes_rate[48];
+        field("achieved", "%s, %s", flop_rate_text(flops_rate, sizeof flops_rate, share->flops / seconds),
+              bandwidth_text(bytes_rate, sizeof bytes_rate, share->bytes / seconds));
+      }
     }
     if ((a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) && a.detail != kNoDetail &&
         a.detail < rank.copies.size()) {
@@ -224,7 +227,9 @@ void View::details_fields(const EventRef& e) {
       field("bytes", "%s (%s)", bytes_text(b, sizeof b, static_cast<double>(c.bytes)),
             profile.str(c.copy_kind).c_str());
       if (a.duration() > 0)
-        field("bandwidth", "%.2f GB/s", static_cast<double>(c.bytes) / static_cast<double>(a.duration()));
+        field("bandwidth", "%s",
+              bandwidth_text(b, sizeof b,
+                             static_cast<double>(c.bytes) / static_cast<double>(a.duration()) * 1e9));
     }
     if (a.collective >= 0 && static_cast<std::size_t>(a.collective) < rank.collectives.size()) {
       const Collective& c = rank.collectives[static_cast<std::size_t>(a.collective)];
@@ -240,9 +245,11 @@ void View::details_fields(const EventRef& e) {
       field("algorithm", "%s, %s, %s channels", profile.str(c.algorithm).c_str(),
             profile.str(c.protocol).c_str(), long_text(c.channels).c_str());
       if (bytes > 0 && a.duration() > 0) {
-        const double algbw = static_cast<double>(bytes) / static_cast<double>(a.duration());
-        field("bandwidth", "algbw %.2f GB/s, busbw %.2f GB/s", algbw,
-              algbw * measure::busbw_factor(profile.str(c.op), c.group_size));
+        const double algbw = static_cast<double>(bytes) / static_cast<double>(a.duration()) * 1e9;
+        char busbw[48];
+        field("bandwidth", "algbw %s, busbw %s", bandwidth_text(b, sizeof b, algbw),
+              bandwidth_text(busbw, sizeof busbw,
+                             algbw * measure::busbw_factor(profile.str(c.op), c.group_size)));
       }
     }
   } else if (e.kind == EventKind::kRange) {
@@ -256,10 +263,12 @@ void View::details_fields(const EventRef& e) {
       field("input types", "%s", op->input_types.empty() ? "unknown" : op->input_types.c_str());
       field("work", "%s, %.4g GFLOP, %s (%s)", measure::to_string(op->category), op->flops / 1e9,
             bytes_text(b, sizeof b, op->bytes), measure::to_string(op->precision));
-      if (op->kernel_ns > 0)
-        field("its GPU work", "%lld kernel(s), %s, %.2f TFLOP/s", static_cast<long long>(op->kernels),
+      if (op->kernel_ns > 0) {
+        char rate[48];
+        field("its GPU work", "%lld kernel(s), %s, %s", static_cast<long long>(op->kernels),
               duration_text(b, sizeof b, static_cast<double>(op->kernel_ns)),
-              op->flops / static_cast<double>(op->kernel_ns) / 1e3);
+              flop_rate_text(rate, sizeof rate, op->flops / static_cast<double>(op->kernel_ns) * 1e9));
+      }
     }
     if (c.kind == RangeKind::kStep) {
       for (const Step& s : rank.steps) {

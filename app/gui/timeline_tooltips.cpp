@@ -151,8 +151,10 @@ void collective_tooltip(const TimelineContext& ctx, std::size_t r, const Activit
   if (c.seq != kNull)
     ImGui::TextDisabled("seq %lld, dtype %s", static_cast<long long>(c.seq), profile.str(c.dtype).c_str());
   if (bytes > 0 && a.duration() > 0) {
-    const double algbw = static_cast<double>(bytes) / static_cast<double>(a.duration());
-    ImGui::Text("algbw %.2f GB/s, busbw %.2f GB/s", algbw, algbw * measure::busbw_factor(op, c.group_size));
+    const double algbw = static_cast<double>(bytes) / static_cast<double>(a.duration()) * 1e9;
+    char bus[48];
+    ImGui::Text("algbw %s, busbw %s", bandwidth_text(tb, sizeof tb, algbw),
+                bandwidth_text(bus, sizeof bus, algbw * measure::busbw_factor(op, c.group_size)));
   }
   const std::int32_t inst = ctx.loaded->instance_of[r][static_cast<std::size_t>(a.collective)];
   if (inst < 0) {
@@ -165,13 +167,15 @@ void collective_tooltip(const TimelineContext& ctx, std::size_t r, const Activit
     const auto& mem = report.members[ci.first_member + m];
     if (mem.rank_index != r || mem.collective != static_cast<std::uint32_t>(a.collective)) continue;
     const double transfer_bw = bytes > 0 && mem.transfer_ns > 0
-                                   ? static_cast<double>(bytes) / static_cast<double>(mem.transfer_ns)
+                                   ? static_cast<double>(bytes) / static_cast<double>(mem.transfer_ns) * 1e9
                                    : 0.0;
     ImGui::TextColored(to_vec4(kColExposed), "wait %s",
                        duration_text(tb, sizeof tb, static_cast<double>(mem.wait_ns)));
     ImGui::SameLine();
-    ImGui::Text("transfer %s (algbw over transfer %.2f GB/s)",
-                duration_text(tb2, sizeof tb2, static_cast<double>(mem.transfer_ns)), transfer_bw);
+    char bw[48];
+    ImGui::Text("transfer %s (algbw over transfer %s)",
+                duration_text(tb2, sizeof tb2, static_cast<double>(mem.transfer_ns)),
+                bandwidth_text(bw, sizeof bw, transfer_bw));
   }
   const std::string peers = ci.expected > 0 ? fmt::format("{} of {} peers", ci.member_count, ci.expected)
                                             : fmt::format("{} peers (group size unknown)", ci.member_count);
@@ -247,9 +251,13 @@ void GpuStreamItem::tooltip(const TimelineContext& ctx, const Hover& hover) cons
       a.detail < rank.copies.size()) {
     const auto& c = rank.copies[a.detail];
     if (c.bytes > 0) {
-      ImGui::Text("%s %s, %.2f GB/s", profile.str(c.copy_kind).c_str(),
+      char bw[48];
+      ImGui::Text("%s %s, %s", profile.str(c.copy_kind).c_str(),
                   bytes_text(tb, sizeof tb, static_cast<double>(c.bytes)),
-                  a.duration() > 0 ? static_cast<double>(c.bytes) / static_cast<double>(a.duration()) : 0.0);
+                  a.duration() > 0
+                      ? bandwidth_text(bw, sizeof bw,
+                                       static_cast<double>(c.bytes) / static_cast<double>(a.duration()) * 1e9)
+                      : "duration 0");
     }
   }
   if (a.collective >= 0 && static_cast<std::size_t>(a.collective) < rank.collectives.size()) {

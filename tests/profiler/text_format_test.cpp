@@ -29,6 +29,24 @@ TEST(TextFormat, SizesAre1024Based) {
   EXPECT_EQ(bytes_text(-1, "size unknown"), "size unknown");
 }
 
+// Rates as datasheets print them: H100 SXM's 3.35 TB/s HBM3, 900 GB/s NVLink, 989 TFLOP/s dense BF16 and
+// 1,979 TFLOP/s dense FP8 (NVIDIA H100 datasheet), and the units' edges.
+TEST(TextFormat, RatesTakeTheDecimalPrefixThatReadsBest) {
+  char buf[48];
+  EXPECT_STREQ(bandwidth_text(buf, sizeof buf, 3.35e12), "3.35 TB/s");
+  EXPECT_STREQ(bandwidth_text(buf, sizeof buf, 900e9), "900 GB/s");
+  EXPECT_STREQ(bandwidth_text(buf, sizeof buf, 50e9), "50.0 GB/s");
+  EXPECT_STREQ(bandwidth_text(buf, sizeof buf, 850e6), "850 MB/s");
+  EXPECT_STREQ(bandwidth_text(buf, sizeof buf, 999.7e9), "1.00 TB/s") << "rounds up into the next prefix";
+  EXPECT_STREQ(bandwidth_text(buf, sizeof buf, 12), "12.0 B/s");
+  EXPECT_STREQ(bandwidth_text(buf, sizeof buf, 0), "0 B/s");
+  EXPECT_STREQ(flop_rate_text(buf, sizeof buf, 989e12), "989 TFLOP/s");
+  EXPECT_STREQ(flop_rate_text(buf, sizeof buf, 1979e12), "1.98 PFLOP/s");
+  EXPECT_STREQ(flop_rate_text(buf, sizeof buf, 494.7e12), "495 TFLOP/s");
+  EXPECT_STREQ(flop_rate_text(buf, sizeof buf, 1.5e9), "1.50 GFLOP/s");
+  EXPECT_STREQ(flop_rate_text(buf, sizeof buf, 3e21), "3000 EFLOP/s") << "the last prefix keeps the rest";
+}
+
 TEST(TextFormat, ImportProgressSaysFilesShareAndTimeLeft) {
   EXPECT_EQ(seconds_text(0.42), "0.4 s");
   EXPECT_EQ(seconds_text(12.4), "12 s");
