@@ -96,6 +96,29 @@ Database::Database(const std::filesystem::path& path, bool read_only, const std:
   if (read_only) harden();
 }
 
+Database Database::from_image(std::span<const unsigned char> image, const std::filesystem::path& display) {
+  Database out;
+  out.state_ = std::make_unique<ConnectionState>();
+  out.state_->path = display;
+  configure_sqlite_once();
+  if (sqlite3_open_v2(":memory:", &out.db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
+      SQLITE_OK)
+    fail("{}: cannot open in memory: out of memory", display.string());
+  sqlite3_extended_result_codes(out.db_, 1);
+  // SQLite frees the copy with the connection; the image itself is the caller's.
+  auto* copy = static_cast<unsigned char*>(sqlite3_malloc64(std::max<std::size_t>(image.size(), 1)));
+  if (!copy) fail("{}: cannot hold {} bytes in memory", display.string(), image.size());
+  std::copy(image.begin(), image.end(), copy);
+  const int taken = sqlite3_deserialize(out.db_, "main", copy, static_cast<sqlite3_int64>(image.size()),
+                                        static_cast<sqlite3_int64>(image.size()),
+                                        SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY);
+  if (taken != SQLITE_OK)
+    fail("{}: cannot open as SQLite database: {}", display.string(), sqlite3_errstr(taken));
+  out.state_->read_only = true;
+  out.harden(image.size());
+  return out;
+}
+
 void Database::harden(std::uintmax_t extra_bytes) {
   // Nothing the file's author wrote runs: no views, no triggers, no functions from the schema that are not
   // innocuous, no writes to the schema, no other databases.
@@ -118,7 +141,8 @@ void Database::harden(std::uintmax_t extra_bytes) {
   // Reading a file needs work in proportion to its size; a damaged or hostile one that needs more is given
   // up.
   std::error_code error;
-  std::uint64_t bytes = std::filesystem::file_size(sqlite3_db_filename(db_, "main"), error);
+  const char* file = sqlite3_db_filename(db_, "main");
+  std::uint64_t bytes = file && *file ? std::filesystem::file_size(file, error) : 0;  // "" in memory
   if (error) bytes = 0;
   const std::uint64_t wal =
       std::filesystem::file_size(std::string(sqlite3_db_filename(db_, "main")) + "-wal", error);

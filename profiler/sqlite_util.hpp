@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,10 @@ class Database {
   // the profile a temporary file becomes) when it cannot be opened, and in every later message. READ_ONLY
   // opens it as untrusted (see above); read-write opens are for meshscope's own files.
   Database(const std::filesystem::path& path, bool read_only, const std::filesystem::path& display = {});
+  // A read-only, untrusted connection to a copy of IMAGE, an SQLite file's bytes held in memory (no file
+  // system: what the fuzzers read thousands of times a second), named DISPLAY in messages. Throws Error
+  // naming DISPLAY when SQLite cannot take the image.
+  static Database from_image(std::span<const unsigned char> image, const std::filesystem::path& display);
   ~Database();
   Database(Database&& other) noexcept;
   Database& operator=(Database&& other) noexcept;

@@ -715,6 +715,11 @@ std::optional<ProfileSummary> read_summary(const std::filesystem::path& path, bo
   if (!std::filesystem::exists(path, error)) fail("{}: no such profile", path.string());
   require_regular_input(path);  // a FIFO or a device would block SQLite's first read
   sql::Database db(path, true);
+  return read_summary(db, path, ranks_only);
+}
+
+std::optional<ProfileSummary> read_summary(sql::Database& db, const std::filesystem::path& path,
+                                           bool ranks_only) {
   if (!db.table_columns("meta")) fail("{}: not a meshscope profile (no meta table)", path.string());
   {
     auto s = db.prepare("SELECT value FROM meta WHERE key = 'summaries'");

@@ -13,6 +13,10 @@
 #include "profiler/profile.hpp"
 #include "profiler/summary_records.hpp"
 
+namespace meshscope::sql {
+class Database;
+}  // namespace meshscope::sql
+
 namespace meshscope {
 
 // Writes SUMMARY into the profile at PATH (replacing any summaries there) in one transaction. The connection
@@ -37,6 +41,10 @@ std::vector<std::int32_t> merge_summary_parts(const std::vector<std::filesystem:
 // RANKS_ONLY: each rank's totals and event counts, without its steps, streams, kernels, operators,
 // collectives and overview (what reading a rank's events checks its rows against).
 std::optional<ProfileSummary> read_summary(const std::filesystem::path& path, bool ranks_only = false);
+// The same from DB, an untrusted connection already open on the profile PATH names (a file, or an image in
+// memory: sql::Database::from_image).
+std::optional<ProfileSummary> read_summary(sql::Database& db, const std::filesystem::path& path,
+                                           bool ranks_only = false);
 
 // Per event table of the profile at PATH, the span of its rowids (max − min + 1, saturated; the writers' ids
 // are 1..N, so its rows): two edge lookups, no scan; 0 for a table it lacks or an empty one.

@@ -84,15 +84,9 @@ inline void write_file(const fs::path& path, const std::uint8_t* data, std::size
   out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
 }
 
-// Runs SQL (the fuzzer's text) on DB, a copy of a seed, as its author would: read-write, views and triggers
-// allowed. Errors are ignored (most mutations are not valid SQL); the work is bounded so that a slow
-// statement costs the harness, not the code under test, little.
-inline void apply_sql(const fs::path& db_path, std::string_view sql) {
-  sqlite3* db = nullptr;
-  if (sqlite3_open(db_path.c_str(), &db) != SQLITE_OK) {
-    sqlite3_close(db);
-    return;
-  }
+// What the fuzzer's SQL may do on DB, a connection to a copy of a seed: no other files, and work bounded so
+// that a slow statement costs the harness, not the code under test, little.
+inline void limit_author(sqlite3* db) {
   sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 24 << 20);
   // The fuzzer's SQL touches this one file only: no ATTACH (VACUUM INTO attaches too), no pragmas that name
   // folders.
@@ -112,6 +106,17 @@ inline void apply_sql(const fs::path& db_path, std::string_view sql) {
   steps = 0;
   sqlite3_progress_handler(
       db, 1000, [](void*) { return ++steps > 2000 ? 1 : 0; }, nullptr);
+}
+
+// Runs SQL (the fuzzer's text) on DB_PATH, a copy of a seed, as its author would: read-write, views and
+// triggers allowed, within limit_author's bounds. Errors are ignored (most mutations are not valid SQL).
+inline void apply_sql(const fs::path& db_path, std::string_view sql) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open(db_path.c_str(), &db) != SQLITE_OK) {
+    sqlite3_close(db);
+    return;
+  }
+  limit_author(db);
   const std::string text(sql);
   sqlite3_exec(db, text.c_str(), nullptr, nullptr, nullptr);
   sqlite3_close(db);

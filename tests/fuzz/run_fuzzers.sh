@@ -10,6 +10,8 @@
 # coverage) and appends its executions and coverage to tests/fuzz/runs.tsv, to be committed (docs/RELIABILITY.md
 # "Fuzzers" sums them per harness).
 #
+# MESHSCOPE_FUZZ_ONLY=HARNESS runs one harness alone.
+#
 # SECONDS defaults to 60. BUILD_DIR defaults to build-fuzz: configured with the `fuzz` preset (clang-14 and
 # libclang-rt-14-dev, Debian packages) when it does not exist yet, and the harnesses (only) are built there.
 # Findings are kept in BUILD_DIR/fuzz-findings/HARNESS/ with the harness's log; the corpus each run grows is
@@ -45,11 +47,14 @@ harnesses=(
   "profile profile 131072 sql.dict"
   "merge merge 4096 sql.dict"
   "summary_merge summary_merge 4096 sql.dict"
+  "summary_tables summary_merge 4096 sql.dict"
 )
 
 failed=0
 for entry in "${harnesses[@]}"; do
   read -r name seeds max_len dict <<<"$entry"
+  # MESHSCOPE_FUZZ_ONLY=NAME runs that harness alone (a long round of one harness).
+  if [ -n "${MESHSCOPE_FUZZ_ONLY:-}" ] && [ "$name" != "$MESHSCOPE_FUZZ_ONLY" ]; then continue; fi
   binary="$build/tests/fuzz/meshscope_fuzz_$name"
   corpus="$build/fuzz-corpus/$name"
   findings="$build/fuzz-findings/$name"

@@ -20,6 +20,9 @@
 #include <thread>
 #include <vector>
 
+#include "profiler/error.hpp"
+#include "profiler/sqlite_util.hpp"
+#include "profiler/summary_store.hpp"
 #include "tests/import/test_support.hpp"
 
 namespace meshscope {
@@ -488,6 +491,64 @@ TEST(SummaryTables, HostileValuesAreRefusedOnOneLineNamingTheTable) {
       EXPECT_EQ(line_count(r.err), 1) << r.err;
       EXPECT_NE(r.err.find(bad.string() + ": " + c.expected), std::string::npos) << c.sql << "\n" << r.err;
     }
+  }
+}
+
+// A profile's bytes held in memory (sql::Database::from_image: the summary_tables fuzzer's way to read
+// thousands of inputs a second without files) read as the file does: the same summaries, and the same
+// one-line refusals, naming the name given.
+TEST(SummaryTables, AnImageInMemoryReadsAsItsFileDoes) {
+  TempDir dir("summary-image");
+  write_text(dir / "rank-0.json", rank_trace(0, 2));
+  write_text(dir / "rank-1.json", rank_trace(1, 2));
+  const fs::path good = dir / "good.msdb";
+  ASSERT_EQ(run_meshscope("import -q " + quoted(dir / "rank-0.json") + " " + quoted(dir / "rank-1.json") +
+                              " -o " + quoted(good),
+                          dir.path())
+                .exit_code,
+            0);
+  auto bytes_of = [](const fs::path& path) {
+    const std::string text = read_text(path);
+    return std::vector<unsigned char>(text.begin(), text.end());
+  };
+  const auto from_file = read_summary(good);
+  sql::Database in_memory = sql::Database::from_image(bytes_of(good), "good.msdb");
+  const auto from_image = read_summary(in_memory, "good.msdb");
+  ASSERT_TRUE(from_file && from_image);
+  ASSERT_EQ(from_image->ranks.size(), 2u);
+  EXPECT_EQ(from_image->world_size, from_file->world_size);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const RankSummary &a = from_file->ranks[i], &b = from_image->ranks[i];
+    EXPECT_EQ(b.rank, a.rank);
+    EXPECT_EQ(b.kernel_ns, a.kernel_ns);
+    EXPECT_EQ(b.total.span_ns, a.total.span_ns);
+    EXPECT_EQ(b.steps.size(), a.steps.size());
+    EXPECT_EQ(b.kernels.size(), a.kernels.size());
+    EXPECT_EQ(b.overview.buckets.size(), a.overview.buckets.size());
+  }
+  // A hostile row: refused as from the file, naming the name the image was given.
+  const fs::path bad = dir / "bad.msdb";
+  fs::copy_file(good, bad);
+  sql_exec(bad, "UPDATE summary_kernels SET count = -1");
+  sql::Database hostile = sql::Database::from_image(bytes_of(bad), "bad.msdb");
+  try {
+    (void)read_summary(hostile, "bad.msdb");
+    ADD_FAILURE() << "a negative count was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("bad.msdb: summary_kernels row 1: count is negative", 0), 0u)
+        << e.what();
+  }
+  // Bytes that are no SQLite file: one line naming it.
+  std::vector<unsigned char> noise(4096);
+  for (std::size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<unsigned char>(i * 131 + 7);
+  sql::Database not_sqlite = sql::Database::from_image(noise, "noise.msdb");
+  try {
+    (void)read_summary(not_sqlite, "noise.msdb");
+    ADD_FAILURE() << "noise was read as a profile";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("noise.msdb: ", 0), 0u) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
   }
 }
 

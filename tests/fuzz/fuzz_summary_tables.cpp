@@ -1,0 +1,126 @@
+// libFuzzer harness: the summary tables of one profile read as untrusted input (read_summary) and laid out as
+// the Overview draws them, all in memory. A summaries-only part (ranks 0-2 of a job of 3, imported from small
+// Kineto traces and merged, as `summarize --summaries-only` writes it) is made once and kept as bytes; each
+// input's first SQL script (the inputs are those of `summary_merge`: scripts split on the byte 0x01) is run
+// on a copy of those bytes in memory by their author, and the result is read through
+// sql::Database::from_image. No file is written or opened per execution, and one connection is opened for the
+// author and one for the reader: an execution costs a fraction of a millisecond (docs/RELIABILITY.md), where
+// the deep harnesses
+// (`summary_merge`, `profile`) spend tens of milliseconds on files, threads and a dozen connections.
+// Findings: a crash, a sanitizer report, a timeout, an out-of-memory, or an error that is not one line
+// naming the profile.
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "app/gui/overview_layout.hpp"
+#include "collectors/import/import.hpp"
+#include "job/import_job.hpp"
+#include "profiler/sqlite_util.hpp"
+#include "profiler/summary_store.hpp"
+#include "tests/fuzz/fuzz_common.hpp"
+
+using namespace meshscope;
+
+namespace {
+
+// The seed: three ranks' summaries in one summaries-only profile, as bytes.
+std::vector<unsigned char> make_seed() {
+  std::vector<fuzz::fs::path> traces;
+  for (int rank = 0; rank < 3; ++rank) {
+    std::string events;
+    for (int i = 0; i < 8; ++i) {
+      events += std::string(i ? "," : "") + R"({"ph": "X", "cat": "kernel", "name": "k)" +
+                std::to_string(i % 3) + R"(", "pid": 0, "tid": 7, "ts": )" +
+                std::to_string(1'000'000 + rank * 3 + i * 10) +
+                R"(, "dur": 6, "args": {"device": 0, "stream": 7}})";
+    }
+    events +=
+        R"(, {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 0, "tid": 1, "ts": 999990,)"
+        R"( "dur": 100})";
+    const std::string text = R"({"distributedInfo": {"rank": )" + std::to_string(rank) +
+                             R"(, "world_size": 3}, "traceEvents": [)" + events + "]}";
+    traces.push_back(fuzz::scratch() / ("rank-" + std::to_string(rank) + ".json"));
+    fuzz::write_file(traces.back(), reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
+  }
+  const fuzz::fs::path seed = fuzz::scratch() / "seed.msdb";
+  import_with_summaries(traces, seed, {}, {}, [](const fuzz::fs::path& written) { drop_events(written); });
+  sqlite3* db = nullptr;
+  std::vector<unsigned char> bytes;
+  // In 1 KiB pages rather than meshscope's 16 KiB: each of the forty-odd tables takes a page, and every
+  // execution copies the file twice.
+  if (sqlite3_open_v2(seed.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK &&
+      sqlite3_exec(db, "PRAGMA journal_mode = DELETE; PRAGMA page_size = 1024; VACUUM", nullptr, nullptr,
+                   nullptr) == SQLITE_OK) {
+    sqlite3_int64 size = 0;
+    if (unsigned char* image = sqlite3_serialize(db, "main", &size, 0)) {
+      bytes.assign(image, image + size);
+      sqlite3_free(image);
+    }
+  }
+  sqlite3_close(db);
+  if (bytes.empty()) std::abort();  // the harness cannot run without its seed
+  return bytes;
+}
+
+// SEED changed by SQL, run by the file's author on a copy in memory (errors ignored, work bounded as
+// fuzz::apply_sql bounds it): the changed file's bytes, SQLite's own while the author's connection is open.
+class ChangedSeed {
+ public:
+  ChangedSeed(const std::vector<unsigned char>& seed, std::string_view sql);
+  ~ChangedSeed() { sqlite3_close(db_); }
+  ChangedSeed(const ChangedSeed&) = delete;
+  ChangedSeed& operator=(const ChangedSeed&) = delete;
+  std::span<const unsigned char> bytes() const { return bytes_; }
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::span<const unsigned char> bytes_;
+};
+
+ChangedSeed::ChangedSeed(const std::vector<unsigned char>& seed, std::string_view sql) {
+  if (sqlite3_open_v2(":memory:", &db_, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) return;
+  sqlite3* db = db_;
+  auto* copy = static_cast<unsigned char*>(sqlite3_malloc64(seed.size()));
+  std::memcpy(copy, seed.data(), seed.size());
+  sqlite3_deserialize(db, "main", copy, static_cast<sqlite3_int64>(seed.size()),
+                      static_cast<sqlite3_int64>(seed.size()),
+                      SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE);
+  fuzz::limit_author(db);
+  const std::string text(sql);
+  sqlite3_exec(db, text.c_str(), nullptr, nullptr, nullptr);
+  sqlite3_int64 size = 0;
+  if (const unsigned char* image = sqlite3_serialize(db, "main", &size, SQLITE_SERIALIZE_NOCOPY))
+    bytes_ = {image, static_cast<std::size_t>(size)};
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const fuzz::SqliteBlocksReleased sqlite_released;
+  static const std::vector<unsigned char> seed = make_seed();
+  std::string_view script(reinterpret_cast<const char*>(data), size);
+  script = script.substr(0, script.find('\x01'));
+  const ChangedSeed changed(seed, script);
+  if (changed.bytes().empty()) return 0;
+  try {
+    sql::Database db = sql::Database::from_image(changed.bytes(), "part.msdb");
+    const auto summary = read_summary(db, "part.msdb");
+    if (!summary) return 0;
+    const gui::OverviewGrid grid = gui::overview_grid(*summary);
+    for (const auto sort :
+         {gui::OverviewSort::kRank, gui::OverviewSort::kLateness, gui::OverviewSort::kExposedComm}) {
+      const auto order = gui::overview_order(*summary, sort);
+      (void)gui::overview_map(grid, order, gui::OverviewMetric::kExposedComm, 64, 256);
+    }
+    (void)gui::slowest_step(*summary);
+  } catch (const Error& e) {
+    fuzz::require_one_line_naming(e, "part.msdb");
+  }
+  return 0;
+}
