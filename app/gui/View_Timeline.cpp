@@ -156,6 +156,34 @@ void View::draw_timeline() {
 // [SECTION] Toolbar
 // ------------------------------------------------------------------------------------------
 
+namespace {
+
+// The Bookmarks button's popup: each bookmark of TL (times from ORIGIN) zooms the view to it or is removed.
+void bookmarks_popup(TimelineState& tl, TimeNs origin) {
+  if (!ImGui::BeginPopup("##bookmarks")) return;
+  if (tl.bookmarks.empty()) ImGui::TextDisabled("Select a range (drag on the time axis) and press B.");
+  char a[32], b[32];
+  for (std::size_t i = 0; i < tl.bookmarks.size(); ++i) {
+    const auto& bm = tl.bookmarks[i];
+    ImGui::PushID(static_cast<int>(i));
+    char text[96];
+    std::snprintf(text, sizeof text, "#%zu  %s + %s", i + 1,
+                  duration_text(a, sizeof a, static_cast<double>(bm.start - origin)),
+                  duration_text(b, sizeof b, static_cast<double>(bm.end - bm.start)));
+    if (ImGui::Selectable(text, false, ImGuiSelectableFlags_DontClosePopups, ImVec2(px(260), 0))) {
+      tl.t0 = bm.start;
+      tl.t1 = bm.end;
+    }
+    ImGui::SameLine();
+    if (ImGui::SmallButton("remove"))
+      tl.bookmarks.erase(tl.bookmarks.begin() + static_cast<std::ptrdiff_t>(i));
+    ImGui::PopID();
+  }
+  ImGui::EndPopup();
+}
+
+}  // namespace
+
 void View::timeline_toolbar() {
   const ImGuiIO& io = ImGui::GetIO();
   if (io.KeyCtrl && ImGui::IsKeyPressed('F', false)) tl_.focus_search = true;
@@ -229,32 +257,12 @@ void View::timeline_toolbar() {
   same_line_if_fits(button_width("Collapse all"));
   if (ImGui::Button("Collapse all")) set_all_ranks_open(false);
   note_if_past_edge();
-  char label[48], a[32], b[32];
+  char label[48], a[32];
   std::snprintf(label, sizeof label, "Bookmarks (%zu)", tl_.bookmarks.size());
   same_line_if_fits(button_width(label));
   if (ImGui::Button(label)) ImGui::OpenPopup("##bookmarks");
   note_if_past_edge();
-  if (ImGui::BeginPopup("##bookmarks")) {
-    if (tl_.bookmarks.empty()) ImGui::TextDisabled("Select a range (drag on the time axis) and press B.");
-    const TimeNs origin = loaded_->profile->first_ns();
-    for (std::size_t i = 0; i < tl_.bookmarks.size(); ++i) {
-      const auto& bm = tl_.bookmarks[i];
-      ImGui::PushID(static_cast<int>(i));
-      char text[96];
-      std::snprintf(text, sizeof text, "#%zu  %s + %s", i + 1,
-                    duration_text(a, sizeof a, static_cast<double>(bm.start - origin)),
-                    duration_text(b, sizeof b, static_cast<double>(bm.end - bm.start)));
-      if (ImGui::Selectable(text, false, ImGuiSelectableFlags_DontClosePopups, ImVec2(px(260), 0))) {
-        tl_.t0 = bm.start;
-        tl_.t1 = bm.end;
-      }
-      ImGui::SameLine();
-      if (ImGui::SmallButton("remove"))
-        tl_.bookmarks.erase(tl_.bookmarks.begin() + static_cast<std::ptrdiff_t>(i));
-      ImGui::PopID();
-    }
-    ImGui::EndPopup();
-  }
+  bookmarks_popup(tl_, loaded_->profile->first_ns());
   same_line_if_fits(checkbox_width("Critical path"));
   ImGui::Checkbox("Critical path", &tl_.critical);
   note_if_past_edge();

@@ -142,6 +142,23 @@ std::vector<fs::path> seed_copies_changed_by(const std::vector<fs::path>& seeds,
   return files;
 }
 
+// A small Kineto trace of RANK in a job of WORLD: eight 6 us kernels (three names) on one stream inside
+// ProfilerStep#1, the ranks a few microseconds apart. What the summary harnesses make their parts from.
+inline std::string small_rank_trace(int rank, int world) {
+  std::string events;
+  for (int i = 0; i < 8; ++i) {
+    events += std::string(i ? "," : "") + R"({"ph": "X", "cat": "kernel", "name": "k)" +
+              std::to_string(i % 3) + R"(", "pid": 0, "tid": 7, "ts": )" +
+              std::to_string(1'000'000 + rank * 3 + i * 10) +
+              R"(, "dur": 6, "args": {"device": 0, "stream": 7}})";
+  }
+  events +=
+      R"(, {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 0, "tid": 1, "ts": 999990,)"
+      R"( "dur": 100})";
+  return R"({"distributedInfo": {"rank": )" + std::to_string(rank) + R"(, "world_size": )" +
+         std::to_string(world) + R"(}, "traceEvents": [)" + events + "]}";
+}
+
 // Whatever meshscope wrote must load: a profile it writes and then refuses is a bug (an importer that let an
 // invalid value through). Aborts with the load error, so that libFuzzer keeps the input.
 inline void must_load(const fs::path& profile) {

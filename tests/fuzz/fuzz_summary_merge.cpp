@@ -23,18 +23,7 @@ namespace {
 
 fuzz::fs::path make_part(std::int32_t rank) {
   const fuzz::fs::path trace = fuzz::scratch() / ("rank-" + std::to_string(rank) + ".json");
-  std::string events;
-  for (int i = 0; i < 8; ++i) {
-    events += std::string(i ? "," : "") + R"({"ph": "X", "cat": "kernel", "name": "k)" +
-              std::to_string(i % 3) + R"(", "pid": 0, "tid": 7, "ts": )" +
-              std::to_string(1'000'000 + rank * 3 + i * 10) +
-              R"(, "dur": 6, "args": {"device": 0, "stream": 7}})";
-  }
-  events +=
-      R"(, {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 0, "tid": 1, "ts": 999990,)"
-      R"( "dur": 100})";
-  const std::string text = R"({"distributedInfo": {"rank": )" + std::to_string(rank) +
-                           R"(, "world_size": 3}, "traceEvents": [)" + events + "]}";
+  const std::string text = fuzz::small_rank_trace(rank, 3);
   fuzz::write_file(trace, reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
   const fuzz::fs::path part = fuzz::scratch() / ("seed" + std::to_string(rank) + ".msdb");
   import_with_summaries({trace}, part, {}, {}, [](const fuzz::fs::path& written) { drop_events(written); });

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "app/gui/gui_util.hpp"
 #include "tests/gui/gui_test_util.hpp"
 
@@ -47,17 +49,26 @@ TEST(LabelLayout, ALoneLabelGoesRightAndStaysInsideTheBounds) {
   EXPECT_FALSE(none[0]);
 }
 
-// The Roofline's ceiling labels (peaks, HBM, scale-up link, network) never run into each other, from the
-// smallest window to a large one: the sloped ones move along their lines to a free spot.
-TEST(LabelLayout, RooflineCeilingLabelsDoNotOverlapAtAnySize) {
-  const auto msdb = test::imported(test::sample_job());
-  ASSERT_FALSE(msdb.empty());
+// CHECK(what the Roofline drew, width, height) after a few frames of the profile MSDB at the smallest, a
+// common and a large window size.
+void at_three_sizes(const std::filesystem::path& msdb,
+                    const std::function<void(const View::RooflineShown&, float, float)>& check) {
   for (auto [w, h] : {std::pair{1024.0f, 640.0f}, {1600.0f, 900.0f}, {2560.0f, 1440.0f}}) {
     test::NullImGui imgui(w, h);
     View view(test::options_for(Panel::kRoofline));
     view.set_profile(load_profile(msdb));
     for (int i = 0; i < 3; ++i) imgui.frame(view);
-    const auto& boxes = view.roofline_shown().ceiling_labels;
+    check(view.roofline_shown(), w, h);
+  }
+}
+
+// The Roofline's ceiling labels (peaks, HBM, scale-up link, network) never run into each other, from the
+// smallest window to a large one: the sloped ones move along their lines to a free spot.
+TEST(LabelLayout, RooflineCeilingLabelsDoNotOverlapAtAnySize) {
+  const auto msdb = test::imported(test::sample_job());
+  ASSERT_FALSE(msdb.empty());
+  at_three_sizes(msdb, [](const View::RooflineShown& shown, float w, float h) {
+    const auto& boxes = shown.ceiling_labels;
     ASSERT_GE(boxes.size(), 4u) << w;
     for (std::size_t i = 0; i < boxes.size(); ++i) {
       for (std::size_t j = i + 1; j < boxes.size(); ++j) {
@@ -66,7 +77,7 @@ TEST(LabelLayout, RooflineCeilingLabelsDoNotOverlapAtAnySize) {
         EXPECT_FALSE(a.overlaps(b)) << w << "x" << h << ": labels " << i << " and " << j;
       }
     }
-  }
+  });
 }
 
 // On a real trace's measured operators (hta/trace_filter: some 200 points under the ceilings), no ceiling
@@ -76,12 +87,7 @@ TEST(LabelLayout, RooflineCeilingLabelsDoNotOverlapAtAnySize) {
 TEST(LabelLayout, RooflineCeilingLabelsKeepClearOfThePoints) {
   const auto msdb = test::imported(test::shared_trace("hta/trace_filter"));
   ASSERT_FALSE(msdb.empty());
-  for (auto [w, h] : {std::pair{1024.0f, 640.0f}, {1600.0f, 900.0f}, {2560.0f, 1440.0f}}) {
-    test::NullImGui imgui(w, h);
-    View view(test::options_for(Panel::kRoofline));
-    view.set_profile(load_profile(msdb));
-    for (int i = 0; i < 3; ++i) imgui.frame(view);
-    const auto& shown = view.roofline_shown();
+  at_three_sizes(msdb, [](const View::RooflineShown& shown, float w, float h) {
     ASSERT_GT(shown.measured, 100) << w;
     ASSERT_GE(shown.ceiling_labels.size(), 5u) << w;
     for (const auto& l : shown.ceiling_labels) {
@@ -91,7 +97,7 @@ TEST(LabelLayout, RooflineCeilingLabelsKeepClearOfThePoints) {
             << w << "x" << h << ": the label at " << l[0] << "," << l[1] << " covers the point at " << m[0]
             << "," << m[1];
     }
-  }
+  });
 }
 
 // Every legend (the timeline's classes, the Summary's breakdown, the Explorer's memory and step parts and

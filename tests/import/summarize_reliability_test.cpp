@@ -427,16 +427,21 @@ TEST(ImportInputs, AnAbsurdWorldSizeIsRefusedBeforeAnythingIsWritten) {
   }
 }
 
-TEST(SummaryTables, HostileValuesAreRefusedOnOneLineNamingTheTable) {
-  TempDir dir("summary-hostile");
+// DIR/good.msdb: two ranks of two steps each, imported with their summaries.
+fs::path two_rank_profile(const TempDir& dir) {
   write_text(dir / "rank-0.json", rank_trace(0, 2));
   write_text(dir / "rank-1.json", rank_trace(1, 2));
   const fs::path good = dir / "good.msdb";
-  ASSERT_EQ(run_meshscope("import -q " + quoted(dir / "rank-0.json") + " " + quoted(dir / "rank-1.json") +
-                              " -o " + quoted(good),
-                          dir.path())
-                .exit_code,
-            0);
+  const auto r = run_meshscope(
+      "import -q " + quoted(dir / "rank-0.json") + " " + quoted(dir / "rank-1.json") + " -o " + quoted(good),
+      dir.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return good;
+}
+
+TEST(SummaryTables, HostileValuesAreRefusedOnOneLineNamingTheTable) {
+  TempDir dir("summary-hostile");
+  const fs::path good = two_rank_profile(dir);
   ASSERT_EQ(run_meshscope("info " + quoted(good), dir.path()).exit_code, 0);
   struct Case {
     std::string sql, expected;
@@ -499,14 +504,7 @@ TEST(SummaryTables, HostileValuesAreRefusedOnOneLineNamingTheTable) {
 // one-line refusals, naming the name given.
 TEST(SummaryTables, AnImageInMemoryReadsAsItsFileDoes) {
   TempDir dir("summary-image");
-  write_text(dir / "rank-0.json", rank_trace(0, 2));
-  write_text(dir / "rank-1.json", rank_trace(1, 2));
-  const fs::path good = dir / "good.msdb";
-  ASSERT_EQ(run_meshscope("import -q " + quoted(dir / "rank-0.json") + " " + quoted(dir / "rank-1.json") +
-                              " -o " + quoted(good),
-                          dir.path())
-                .exit_code,
-            0);
+  const fs::path good = two_rank_profile(dir);
   auto bytes_of = [](const fs::path& path) {
     const std::string text = read_text(path);
     return std::vector<unsigned char>(text.begin(), text.end());
