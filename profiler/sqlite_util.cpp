@@ -142,11 +142,13 @@ void Database::harden(std::uintmax_t extra_bytes) {
   // up.
   std::error_code error;
   const char* file = sqlite3_db_filename(db_, "main");
-  std::uint64_t bytes = file && *file ? std::filesystem::file_size(file, error) : 0;  // "" in memory
-  if (error) bytes = 0;
-  const std::uint64_t wal =
-      std::filesystem::file_size(std::string(sqlite3_db_filename(db_, "main")) + "-wal", error);
-  if (!error) bytes += wal;
+  std::uint64_t bytes = 0;
+  if (file && *file) {  // "" for a database in memory
+    bytes = std::filesystem::file_size(file, error);
+    if (error) bytes = 0;
+    const std::uint64_t wal = std::filesystem::file_size(std::string(file) + "-wal", error);
+    if (!error) bytes += wal;
+  }
   bytes += std::min<std::uintmax_t>(extra_bytes, std::uint64_t{1} << 40);
   const std::int64_t steps = kBaseWork + kWorkPerFileByte * static_cast<std::int64_t>(std::min<std::uint64_t>(
                                                                 bytes, std::uint64_t{1} << 40));
