@@ -45,6 +45,7 @@
 #include "app/gui/timeline_lod.hpp"
 #include "job/job.hpp"
 #include "profiler/profile.hpp"
+#include "profiler/work_store.hpp"
 
 struct ImDrawList;
 
@@ -391,6 +392,9 @@ class View {
   void occupancy_fields(const Rank& rank, std::int32_t device, const KernelDetail& kernel);
   const measure::CountedOp* counted_op(std::size_t rank_index, const CpuRange& range);
   const measure::KernelShare* work_share(std::size_t rank_index, std::uint32_t activity);
+  // The recorded shapes and types of the operator at ranges[RANGE_INDEX] of rank R_INDEX (its op_work row, of
+  // any status), read from the file once per selection; null when none were recorded.
+  const RecordedShapes* recorded_shapes(std::size_t rank_index, std::size_t range_index);
   void details_launch(const EventRef& event);
   void details_peers(std::int32_t instance);
   bool event_link(const EventRef& event, const char* id);
@@ -533,6 +537,13 @@ class View {
     std::ptrdiff_t index = -1;
   };
   WorkLookup work_lookup_;
+  struct ShapesLookup {
+    const LoadedProfile* loaded = nullptr;
+    EventRef event;
+    std::optional<RecordedShapes> shapes;
+    std::string error;  // why the file could not be read (shown in place of the shapes)
+  };
+  ShapesLookup shapes_lookup_;
 
   // Explorer state
   struct ExplorerState {

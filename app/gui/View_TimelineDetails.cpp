@@ -25,6 +25,8 @@
 #include "analysis/measure/occupancy.hpp"
 #include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
+#include "profiler/error.hpp"
+#include "profiler/sqlite_util.hpp"
 
 namespace meshscope::gui {
 
@@ -269,6 +271,14 @@ void View::details_fields(const EventRef& e) {
               duration_text(b, sizeof b, static_cast<double>(op->kernel_ns)),
               flop_rate_text(rate, sizeof rate, op->flops / static_cast<double>(op->kernel_ns) * 1e9));
       }
+    } else if (c.kind == RangeKind::kCpuOp) {
+      if (const RecordedShapes* shapes = recorded_shapes(r, e.index)) {
+        field("input dims", "%s", shapes->input_dims.empty() ? "unknown" : shapes->input_dims.c_str());
+        field("input types", "%s", shapes->input_types.empty() ? "unknown" : shapes->input_types.c_str());
+      } else {
+        field("input dims", "%s",
+              shapes_lookup_.error.empty() ? "not recorded" : shapes_lookup_.error.c_str());
+      }
     }
     if (c.kind == RangeKind::kStep) {
       for (const Step& s : rank.steps) {
@@ -344,6 +354,27 @@ const measure::CountedOp* View::counted_op(std::size_t r_index, const CpuRange& 
     }
   }
   return work_lookup_.index >= 0 ? &ops[static_cast<std::size_t>(work_lookup_.index)] : nullptr;
+}
+
+const RecordedShapes* View::recorded_shapes(std::size_t r_index, std::size_t range_index) {
+  const EventRef key = tl_.selected;
+  if (shapes_lookup_.loaded != loaded_.get() || !(shapes_lookup_.event == key)) {
+    shapes_lookup_ = {loaded_.get(), key, std::nullopt, {}};
+    const Rank& rank = loaded_->profile->ranks()[r_index];
+    const CpuRange& c = rank.ranges[range_index];
+    for (const CpuTrack& track : rank.tracks) {
+      if (range_index < track.first || range_index >= track.first + track.count) continue;
+      try {
+        sql::Database db(loaded_->profile->path(), /*read_only=*/true);
+        shapes_lookup_.shapes =
+            read_recorded_shapes(db, rank.rank, c.start_ns, track.tid, loaded_->profile->str(c.name));
+      } catch (const Error& err) {
+        shapes_lookup_.error = err.what();
+      }
+      break;
+    }
+  }
+  return shapes_lookup_.shapes ? &*shapes_lookup_.shapes : nullptr;
 }
 
 // The share of a counted operator's work that activity ACTIVITY of rank R_INDEX carries (kernel_work), looked

@@ -354,7 +354,7 @@ class Merger {
       while (s.step()) {
         OpWorkRecord w = OpWork::read(s, 0);
         const std::int64_t status = s.column_int(OpWork::status), category = s.column_int(OpWork::category);
-        if (status < 1 || status > 4 || (category != kNull && (category < 1 || category > 6)) ||
+        if (!is_op_work_status(status) || (category != kNull && (category < 1 || category > 6)) ||
             !interval(w.start_ns, w.start_ns, shift, w.start_ns, w.start_ns)) {
           ++result_.skipped_rows;
           continue;

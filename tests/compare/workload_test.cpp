@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -19,6 +20,8 @@
 #include "analysis/measure/work.hpp"
 #include "analysis/model/presets.hpp"
 #include "profiler/profile.hpp"
+#include "profiler/sqlite_util.hpp"
+#include "profiler/work_store.hpp"
 #include "tests/compare/compare_test_util.hpp"
 
 namespace meshscope::compare {
@@ -304,6 +307,49 @@ TEST(Work, QwenKernelsCarryTheirOperatorsWork) {
   EXPECT_GT(low.left_out, 0);
   EXPECT_LT(low.kernels, r.kernels);
   EXPECT_FALSE(low.notes.empty());
+}
+
+// Every operator recorded with shapes keeps them for reading (the Details of any operator): one without a
+// work formula (aten::view, aten::cat) and one inside a counted operator (the addmm inside each linear) get a
+// row of status "recorded" with their shapes and types and no work, and read_recorded_shapes finds each from
+// its range.
+TEST(Work, EveryOperatorRecordedWithShapesKeepsThemForReading) {
+  const Profile p = Profile::load(qwen());
+  const measure::ProfileWork work = measure::load_work(p);
+  EXPECT_GT(work.recorded, 0);
+  sql::Database db(qwen(), /*read_only=*/true);
+  {
+    sql::Statement with_work = db.prepare(
+        "SELECT count(*) FROM op_work WHERE status = 5 AND "
+        "(category IS NOT NULL OR flops IS NOT NULL OR bytes IS NOT NULL OR kernels != 0)");
+    ASSERT_TRUE(with_work.step());
+    EXPECT_EQ(with_work.column_int(0), 0);
+  }
+  std::set<std::string> names;
+  sql::Statement s = db.prepare(
+      "SELECT w.rank, w.start_ns, w.tid, n.value, d.value FROM op_work w JOIN strings n ON n.id = w.name "
+      "JOIN strings d ON d.id = w.input_dims WHERE w.status = 5 ORDER BY w.id");
+  while (s.step()) {
+    const std::string name = s.column_text(3);
+    if (!names.insert(name).second) continue;
+    const auto shapes = read_recorded_shapes(db, static_cast<std::int32_t>(s.column_int(0)), s.column_int(1),
+                                             s.column_int(2), name);
+    ASSERT_TRUE(shapes) << name;
+    EXPECT_EQ(shapes->input_dims, s.column_text(4)) << name;
+    EXPECT_FALSE(shapes->input_types.empty()) << name;
+  }
+  for (const char* name : {"aten::addmm", "aten::view", "aten::cat"})
+    EXPECT_TRUE(names.contains(name)) << name;
+  // A counted operator's row is found the same way.
+  const measure::CountedOp& counted = work.ops.front();
+  sql::Statement c = db.prepare("SELECT rank, start_ns, tid FROM op_work WHERE id = ?1");
+  c.bind(1, counted.id);
+  ASSERT_TRUE(c.step());
+  const auto shapes = read_recorded_shapes(db, static_cast<std::int32_t>(c.column_int(0)), c.column_int(1),
+                                           c.column_int(2), counted.name);
+  ASSERT_TRUE(shapes);
+  EXPECT_EQ(shapes->input_dims, counted.input_dims);
+  EXPECT_FALSE(read_recorded_shapes(db, 0, c.column_int(1), c.column_int(2), "no such operator"));
 }
 
 // Each operator against the peak of its operands' precision: ResNet-50's FP32 convolutions on a V100 against

@@ -119,6 +119,26 @@ TEST(GuiDetails, AKernelShowsItsOccupancyAndWorkAndItsOperatorItsShapes) {
   EXPECT_NE(op_text.find("gemm, "), std::string::npos) << op_text;
 }
 
+// An operator without a work formula, and one inside a counted operator, still show their recorded shapes and
+// types (Perfetto shows every argument): read from the profile's op_work once the operator is selected.
+TEST(GuiDetails, EveryOperatorShowsItsRecordedShapes) {
+  for (const std::string wanted : {"aten::cat", "aten::addmm"}) {
+    auto loaded = shared("tracelens/h100_qwen1.5_0.5b_inference.json.gz");
+    ASSERT_TRUE(loaded);
+    ASSERT_TRUE(loaded->measured) << loaded->measured_error;
+    const Profile& profile = *loaded->profile;
+    const Rank& rank = profile.ranks()[0];
+    std::uint32_t range = 0;
+    while (range < rank.ranges.size() && profile.str(rank.ranges[range].name) != wanted) ++range;
+    ASSERT_LT(range, rank.ranges.size()) << wanted;
+    for (const measure::CountedOp& op : loaded->measured->work.ops)
+      ASSERT_NE(op.name, wanted) << "a counted operator: its shapes come from its work";
+    const std::string text = details_of(std::move(loaded), {EventKind::kRange, 0, range});
+    EXPECT_NE(text.find("| input dims | [["), std::string::npos) << text;
+    EXPECT_NE(text.find("| input types | [\""), std::string::npos) << text;
+  }
+}
+
 // Ctrl+C copies every field of the selected event, whole, as "key: value" lines (the table may cut a long
 // value to its column; the clipboard gets all of it).
 TEST(GuiDetails, CtrlCCopiesEveryFieldWhole) {

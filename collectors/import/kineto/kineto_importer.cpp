@@ -233,8 +233,10 @@ struct Args {
   std::int64_t pid = kNull;  // meshscope exports: the original process id of a CPU event
   // CPU operators recorded with shapes: the JSON text of "Input Dims", "Input type", "Concrete Inputs".
   std::string_view input_dims, input_types, concrete_inputs;
-  bool has_input_dims = false;  // "Input Dims" present (its text is kept only when SHAPES_WANTED)
-  bool shapes_wanted = true;    // the operator's name, when read before its args, has a work formula
+  bool has_input_dims = false;  // "Input Dims" present
+  // The operator's name, when read before its args, has a work formula: its "Concrete Inputs" are kept (the
+  // shapes and types of every operator are, for the Details of any operator).
+  bool concrete_wanted = true;
 };
 
 class FileImporter {
@@ -953,7 +955,7 @@ class FileImporter {
         case 'C':
           if (is(k, "Collective name")) {
             a.collective_name = v.get_string();
-          } else if (is(k, "Concrete Inputs") && a.shapes_wanted && v.type() == od::json_type::array) {
+          } else if (is(k, "Concrete Inputs") && a.concrete_wanted && v.type() == od::json_type::array) {
             a.concrete_inputs = raw_array(v);
           }
           break;
@@ -964,8 +966,8 @@ class FileImporter {
             a.in_bytes = as_integer(v);
           } else if (is(k, "Input Dims") && v.type() == od::json_type::array) {
             a.has_input_dims = true;
-            if (a.shapes_wanted) a.input_dims = raw_array(v);
-          } else if (is(k, "Input type") && a.shapes_wanted && v.type() == od::json_type::array) {
+            a.input_dims = raw_array(v);
+          } else if (is(k, "Input type") && v.type() == od::json_type::array) {
             a.input_types = raw_array(v);
           }
           break;
@@ -1040,9 +1042,9 @@ class FileImporter {
       } else if (is(key, "id")) {
         flow_id = read_id(v);
       } else if (is(key, "args")) {
-        // Shapes are parsed only for operators with a work formula (the name precedes args in Kineto files;
-        // when it does not, they are kept and the name decides later).
-        args.shapes_wanted = name.empty() || work_.has_formula(name);
+        // Concrete inputs are kept only for operators with a work formula (the name precedes args in Kineto
+        // files; when it does not, they are kept and the name decides later).
+        args.concrete_wanted = name.empty() || work_.has_formula(name);
         read_args(v, args);
       }
     }
