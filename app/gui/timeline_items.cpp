@@ -397,19 +397,20 @@ float GpuStreamItem::height(const TimelineContext& ctx) const {
 // bucket's time the stream was busy, so that a sparse stream reads sparse at any zoom (folds alone look
 // solid). At least a pixel where it was busy at all.
 void GpuStreamItem::draw_utilisation(TimelineContext& ctx, float uy) {
-  const auto r = static_cast<std::size_t>(rank_index_);
-  const auto events = ctx.profile->ranks()[r].stream_activities(stream_);
-  const LaneLayout& layout = ctx.loaded->ranks[r]->streams[stream_];
+  const LaneLayout& layout = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)]->streams[stream_];
   const float uh = kUtilisationHeight * ctx.ui;
   const float bucket_px = kUtilisationBucketPx * ctx.ui;
-  const auto buckets = static_cast<std::size_t>(std::max(0.0f, std::ceil((ctx.x1 - ctx.x0) / bucket_px)));
   const double width = ctx.ns_per_px * bucket_px;
-  if (buckets != utilisation_.size() || ctx.t0 != utilisation_t0_ || width != utilisation_width_) {
-    utilisation_.resize(buckets);
-    lane_utilisation(layout, events, ctx.t0, width, utilisation_);
-    utilisation_t0_ = ctx.t0;
-    utilisation_width_ = width;
-  }
+  const TimeNs origin = ctx.profile->first_ns();
+  const double view_from_origin = static_cast<double>(ctx.t0 - origin);
+  // The grid's buckets that meet the view: one more than fit the width, as the grid does not start at x0.
+  const auto first = static_cast<std::int64_t>(std::floor(view_from_origin / width));
+  const auto buckets = static_cast<std::size_t>(std::max(0.0f, std::ceil((ctx.x1 - ctx.x0) / bucket_px))) + 1;
+  update_utilisation(ctx, origin, first, buckets, width);
+  auto bucket_x = [&](std::int64_t k) {
+    const double x = (static_cast<double>(k) * width - view_from_origin) / ctx.ns_per_px;
+    return std::clamp(ctx.x0 + static_cast<float>(x), ctx.x0, ctx.x1);
+  };
   ctx.dl->AddLine(ImVec2(ctx.x0, uy + uh - 0.5f), ImVec2(ctx.x1, uy + uh - 0.5f), kColUtilisationBase);
   // Bars in whole pixels, and a run of buckets of one height drawn as one rectangle: a busy or an idle
   // stretch costs one rectangle, not one per bucket.
@@ -420,9 +421,9 @@ void GpuStreamItem::draw_utilisation(TimelineContext& ctx, float uy) {
     const int bar = bar_px(utilisation_[k]);
     std::size_t end = k + 1;
     while (end < utilisation_.size() && bar_px(utilisation_[end]) == bar) ++end;
-    if (bar > 0) {
-      const float bx0 = ctx.x0 + static_cast<float>(k) * bucket_px;
-      const float bx1 = std::min(ctx.x0 + static_cast<float>(end) * bucket_px, ctx.x1);
+    const float bx0 = bucket_x(first + static_cast<std::int64_t>(k));
+    const float bx1 = bucket_x(first + static_cast<std::int64_t>(end));
+    if (bar > 0 && bx1 > bx0) {
       ctx.dl->AddRectFilled(ImVec2(bx0, uy + uh - 1 - static_cast<float>(bar)), ImVec2(bx1, uy + uh - 1),
                             kColUtilisation);
     }
@@ -430,11 +431,44 @@ void GpuStreamItem::draw_utilisation(TimelineContext& ctx, float uy) {
   }
   if (ctx.hovered && ctx.mouse.x >= ctx.x0 && ctx.mouse.x < ctx.x1 && ctx.mouse.y >= uy &&
       ctx.mouse.y < uy + uh) {
-    const auto k = static_cast<std::size_t>((ctx.mouse.x - ctx.x0) / bucket_px);
-    const TimeNs a = ctx.t0 + static_cast<TimeNs>(static_cast<double>(k) * ctx.ns_per_px * bucket_px);
-    const TimeNs b = ctx.t0 + static_cast<TimeNs>(static_cast<double>(k + 1) * ctx.ns_per_px * bucket_px);
+    const auto k = static_cast<std::int64_t>(
+        std::floor((static_cast<double>(ctx.mouse.x - ctx.x0) * ctx.ns_per_px + view_from_origin) / width));
+    const TimeNs a = origin + static_cast<TimeNs>(static_cast<double>(k) * width);
+    const TimeNs b = origin + static_cast<TimeNs>(static_cast<double>(k + 1) * width);
     ctx.hover = {HoverKind::kBand, this, {}, DrawItem{a, b, 0, 0}, layout.lanes()};
   }
+}
+
+void GpuStreamItem::update_utilisation(TimelineContext& ctx, TimeNs origin, std::int64_t first,
+                                       std::size_t count, double width) {
+  const auto end = first + static_cast<std::int64_t>(count);
+  const std::int64_t held_first = utilisation_first_;
+  const std::int64_t held_end = held_first + static_cast<std::int64_t>(utilisation_.size());
+  if (width == utilisation_width_ && first == held_first && end == held_end) return;
+  const auto r = static_cast<std::size_t>(rank_index_);
+  const auto events = ctx.profile->ranks()[r].stream_activities(stream_);
+  const LaneLayout& layout = ctx.loaded->ranks[r]->streams[stream_];
+  // The buckets held for this grid that are still in view are kept; the others are computed.
+  std::int64_t keep_from = end, keep_to = end;
+  if (width == utilisation_width_ && std::max(first, held_first) < std::min(end, held_end)) {
+    keep_from = std::max(first, held_first);
+    keep_to = std::min(end, held_end);
+  }
+  utilisation_scratch_.resize(count);
+  const std::span<float> out(utilisation_scratch_);
+  for (std::int64_t k = keep_from; k < keep_to; ++k)
+    out[static_cast<std::size_t>(k - first)] = utilisation_[static_cast<std::size_t>(k - held_first)];
+  auto compute = [&](std::int64_t from, std::int64_t to) {
+    if (from < to)
+      lane_utilisation(
+          layout, events, origin, width,
+          out.subspan(static_cast<std::size_t>(from - first), static_cast<std::size_t>(to - from)), from);
+  };
+  compute(first, keep_from);
+  compute(keep_to, end);
+  utilisation_.swap(utilisation_scratch_);
+  utilisation_first_ = first;
+  utilisation_width_ = width;
 }
 
 void GpuStreamItem::preprocess(TimelineContext& ctx, float y) {

@@ -129,16 +129,20 @@ TimeNs busy_until(const LaneLayout& layout, std::uint32_t lane, std::span<const 
   return busy;
 }
 
-// A stream's utilisation lane: for each of OUT.size() consecutive buckets of WIDTH ns from T0, the share of
-// the bucket during which LAYOUT's lanes of EVENTS were busy (summed over its sub-lanes, at most 1), from the
-// busy sums. The bucket edges only move forward, so each is found by galloping from the one before: O(log of
-// the events between two edges) per bucket and lane. Zeros without busy sums (no add_busy_prefix).
+// A stream's utilisation lane: for each of OUT.size() consecutive buckets of WIDTH ns, the k-th from
+// T0 + (FIRST_BUCKET + k) · WIDTH, the share of the bucket during which LAYOUT's lanes of EVENTS were busy
+// (summed over its sub-lanes, at most 1), from the busy sums. (FIRST_BUCKET numbers the buckets of a grid
+// fixed at T0, so that a part of the lane computed alone has the very edges of the whole.) The bucket edges
+// only move forward, so each is found by galloping from the one before: O(log of the events between two
+// edges) per bucket and lane. Zeros without busy sums (no add_busy_prefix).
 template <class Event>
 void lane_utilisation(const LaneLayout& layout, std::span<const Event> events, TimeNs t0, double width,
-                      std::vector<float>& out) {
+                      std::span<float> out, std::int64_t first_bucket = 0) {
   std::fill(out.begin(), out.end(), 0.0f);
   if (layout.busy_before.empty() || width <= 0) return;
-  auto edge = [&](std::size_t k) { return t0 + static_cast<TimeNs>(static_cast<double>(k) * width); };
+  auto edge = [&](std::size_t k) {
+    return t0 + static_cast<TimeNs>(static_cast<double>(first_bucket + static_cast<std::int64_t>(k)) * width);
+  };
   for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
     const auto& sums = layout.busy_before[lane];
     const std::size_t n = sums.size() - 1;

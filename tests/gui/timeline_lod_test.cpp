@@ -210,6 +210,10 @@ TEST(TimelineLod, UtilisationLaneSaysHowBusyEachBucketIs) {
       const double expected = std::min(1.0, static_cast<double>(busy) / static_cast<double>(b - a));
       ASSERT_NEAR(shares[k], expected, 1e-5) << "bucket " << k;
     }
+    // A part of the grid computed alone (what a pan brings into view) has the very buckets of the whole.
+    std::vector<float> part(40);
+    lane_utilisation(layout, std::span<const Ev>(events), t0, width, part, 61);
+    for (std::size_t k = 0; k < part.size(); ++k) ASSERT_EQ(part[k], shares[61 + k]) << "bucket " << 61 + k;
   }
   std::vector<Ev> sparse;
   for (TimeNs s = 0; s < 100'000; s += 1'000) sparse.push_back({s, s + 100});
