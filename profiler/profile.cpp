@@ -428,8 +428,9 @@ RangeScan scan_ranges(const std::filesystem::path& path, const LoadOptions& opti
   auto& tracks = scan.tracks;
   using R = schema::Ranges;
   // parent_id is never decoded: a range's parent is found from the nesting (Rank::parent_range).
-  static constexpr int kLinkColumns[] = {R::parent_id, R::external_id, R::category};
-  static constexpr int kUnheld[] = {R::parent_id};
+  static constexpr int kLinkColumns[] = {R::parent_id, R::external_id, R::category, R::input_dims,
+                                         R::input_types};
+  static constexpr int kUnheld[] = {R::parent_id, R::input_dims, R::input_types};
   std::vector<CpuRange>* list = nullptr;
   TrackKey last_key{-1, false, 0, 0};
   auto& rows_per_track = scan.rows_per_track;

@@ -126,6 +126,9 @@ struct RangeRecord {
   std::int64_t external_id = kNull;
   std::int64_t step = kNull;
   StringId category = kNoString;
+  // A CPU operator's recorded "Input Dims" and "Input type" (canonical JSON lists, canonical_list), every
+  // operator's, with a work formula or not: what its Details show. Not held by Profile::load.
+  StringId input_dims = kNoString, input_types = kNoString;
 };
 
 struct FlowRecord {

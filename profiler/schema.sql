@@ -164,7 +164,9 @@ CREATE TABLE ranges (
   parent_id    INTEGER,              -- ranges.id of the enclosing range on the same track, NULL at depth 0
   external_id  INTEGER,              -- profiler external id (links ops to the kernels they launched)
   step         INTEGER,              -- for kind=step: the step number (ProfilerStep#N -> N)
-  category     INTEGER               -- strings.id of the source category (cpu_op, user_annotation, NVTX domain, ...)
+  category     INTEGER,              -- strings.id of the source category (cpu_op, user_annotation, NVTX domain, ...)
+  input_dims   INTEGER,              -- cpu_op: strings.id of its recorded "Input Dims" JSON, NULL when not recorded
+  input_types  INTEGER               -- cpu_op: strings.id of its recorded "Input type" JSON, NULL when not recorded
 );
 
 -- Flow arrows the source recorded that are not implied by correlation ids (e.g. Kineto fwdbwd links).
@@ -205,8 +207,7 @@ CREATE TABLE diagnostics (
 );
 
 -- Work of CPU operators from their recorded shapes (docs/PROFILE.md "Work per operator"): one row per operator
--- recorded with shapes; its work when it has a formula (analysis/measure/op_work.hpp) and is not inside a counted
--- operator, else its shapes and types only (status 5).
+-- recorded with shapes that has a work formula (analysis/measure/op_work.hpp).
 CREATE TABLE op_work (
   id           INTEGER PRIMARY KEY,  -- unique within the profile (kernel_work.op_id points here)
   rank         INTEGER NOT NULL,     -- owning rank
@@ -215,7 +216,7 @@ CREATE TABLE op_work (
   tid          INTEGER NOT NULL,     -- its thread
   start_ns     INTEGER NOT NULL,     -- the operator's start (ranges.start_ns)
   name         INTEGER NOT NULL,     -- strings.id of the operator (aten::mm, ...)
-  status       INTEGER NOT NULL,     -- 1 counted, 2 nested, 3 unparsable, 4 undetermined, 5 recorded (shapes only)
+  status       INTEGER NOT NULL,     -- 1 counted, 2 nested (inside a counted operator), 3 unparsable, 4 undetermined
   category     INTEGER,              -- 1 gemm, 2 attention, 3 conv, 4 norm, 5 elementwise, 6 other; NULL unless computed
   flops        REAL,                 -- floating-point operations (a multiply-add is 2); NULL unless computed
   bytes        REAL,                 -- compulsory bytes read and written; NULL unless computed
@@ -329,5 +330,3 @@ CREATE INDEX collectives_by_instance ON collectives (communicator, seq, rank);
 CREATE INDEX collectives_by_rank ON collectives (rank, start_ns);
 -- A thread's scheduling and samples in time order: the timeline's thread rows and a rank read alone.
 CREATE INDEX thread_activity_by_thread ON thread_activity (rank, pid, tid, kind, start_ns);
--- An operator's recorded shapes from its range (rank, start): the Details of a selected operator.
-CREATE INDEX op_work_by_start ON op_work (rank, start_ns);

@@ -35,6 +35,17 @@ std::string column_list(std::span<const Column> columns) {
   return out;
 }
 
+std::string select_sql(sql::Database& db, std::string_view table, std::span<const Column> columns) {
+  const auto present = db.table_columns(table);
+  std::string out = "SELECT ";
+  for (const Column& c : columns) {
+    if (&c != columns.data()) out += ", ";
+    out += !present || present->contains(c.name) || c.required ? std::string(c.name)
+                                                               : fmt::format("NULL AS {}", c.name);
+  }
+  return out + " FROM " + std::string(table);
+}
+
 std::string insert_sql(std::string_view table, std::span<const Column> columns, int rows,
                        std::string_view verb) {
   std::string row = "(";
@@ -257,6 +268,8 @@ void Ranges::bind(sql::Statement& s, int first, std::int64_t row_id, std::int64_
   s.bind(first + external_id, r.external_id);
   s.bind(first + step, r.step);
   s.bind_string_id(first + category, r.category);
+  s.bind_string_id(first + input_dims, r.input_dims);
+  s.bind_string_id(first + input_types, r.input_types);
 }
 
 RangeRecord Ranges::read(const sql::Statement& s, int first) {
@@ -271,6 +284,8 @@ RangeRecord Ranges::read(const sql::Statement& s, int first) {
   r.external_id = s.column_int(first + external_id);
   r.step = s.column_int(first + step);
   r.category = string_id(s, first + category);
+  r.input_dims = string_id(s, first + input_dims);
+  r.input_types = string_id(s, first + input_types);
   return r;
 }
 

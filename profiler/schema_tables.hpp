@@ -58,6 +58,13 @@ template <typename Table>
 std::string select_sql() {
   return "SELECT " + column_list(Table::kColumns) + " FROM " + Table::kName;
 }
+// The same for TABLE as DB has it: NULL in place of each optional column it lacks (a file written before the
+// column was added), so that its rows read as Table::read expects.
+std::string select_sql(sql::Database& db, std::string_view table, std::span<const Column> columns);
+template <typename Table>
+std::string select_sql(sql::Database& db) {
+  return select_sql(db, Table::kName, Table::kColumns);
+}
 
 // The rows of the enums table, from to_string() of each kind: "INSERT INTO enums VALUES (...), ...".
 std::string enums_insert_sql();
@@ -321,6 +328,8 @@ struct Ranges {
     external_id,
     step,
     category,
+    input_dims,
+    input_types,
     kCount
   };
   static constexpr Column kColumns[] = {detail::integer("id"),
@@ -335,7 +344,9 @@ struct Ranges {
                                         detail::optional_integer("parent_id"),
                                         detail::optional_integer("external_id"),
                                         detail::optional_integer("step"),
-                                        detail::optional_integer("category")};
+                                        detail::optional_integer("category"),
+                                        detail::optional_integer("input_dims"),
+                                        detail::optional_integer("input_types")};
   static void bind(sql::Statement& s, int first, std::int64_t row_id, std::int64_t depth_value,
                    std::int64_t parent, const RangeRecord& r);
   static RangeRecord read(const sql::Statement& s, int first);

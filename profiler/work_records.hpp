@@ -19,14 +19,11 @@ enum class OpWorkStatus : std::uint8_t {
   kNested = 2,
   kUnparsable = 3,    // the recorded shapes do not parse or do not fit the operator
   kUndetermined = 4,  // the shapes do not determine the work (a stride, mask flag or type not recorded)
-  // Its shapes and types only, for reading: an operator without a work formula, or one inside a counted
-  // operator (whose work is the counted one's).
-  kRecorded = 5,
 };
 // Whether VALUE (an op_work.status read from a file) is one of the statuses above.
 inline bool is_op_work_status(std::int64_t value) {
   return value >= static_cast<std::int64_t>(OpWorkStatus::kCounted) &&
-         value <= static_cast<std::int64_t>(OpWorkStatus::kRecorded);
+         value <= static_cast<std::int64_t>(OpWorkStatus::kUndetermined);
 }
 inline const char* to_string(OpWorkStatus status) {
   switch (status) {
@@ -38,8 +35,6 @@ inline const char* to_string(OpWorkStatus status) {
       return "unparsable";
     case OpWorkStatus::kUndetermined:
       return "undetermined";
-    case OpWorkStatus::kRecorded:
-      return "recorded";
   }
   return "?";
 }

@@ -65,7 +65,6 @@ StoredWork read_work(const std::filesystem::path& path, const WorkReadOptions& o
       if (status == static_cast<std::int64_t>(OpWorkStatus::kNested)) out.nested += n;
       if (status == static_cast<std::int64_t>(OpWorkStatus::kUnparsable)) out.unparsable += n;
       if (status == static_cast<std::int64_t>(OpWorkStatus::kUndetermined)) out.undetermined += n;
-      if (status == static_cast<std::int64_t>(OpWorkStatus::kRecorded)) out.recorded += n;
     }
   }
   {
@@ -121,23 +120,16 @@ StoredWork read_work(const std::filesystem::path& path, const WorkReadOptions& o
   return out;
 }
 
-std::optional<RecordedShapes> read_recorded_shapes(sql::Database& db, std::int32_t rank,
-                                                   std::int64_t start_ns, std::int64_t tid,
-                                                   std::string_view name) {
-  const auto columns = db.table_columns("op_work");
-  if (!columns || !columns->contains("input_dims") || !columns->contains("input_types") ||
-      !columns->contains("start_ns") || !columns->contains("tid"))
-    return std::nullopt;
+std::optional<RecordedShapes> read_recorded_shapes(sql::Database& db, std::int64_t range_id) {
+  const auto columns = db.table_columns("ranges");
+  if (!columns || !columns->contains("input_dims") || !columns->contains("input_types")) return std::nullopt;
   sql::Statement s = db.prepare(
-      "SELECT (SELECT value FROM strings WHERE id = w.input_dims), "
-      "(SELECT value FROM strings WHERE id = w.input_types) FROM op_work w JOIN strings n ON n.id = w.name "
-      "WHERE w.rank = ?1 AND w.start_ns = ?2 AND w.tid = ?3 AND n.value = ?4 LIMIT 1");
-  s.bind(1, static_cast<std::int64_t>(rank));
-  s.bind(2, start_ns);
-  s.bind(3, tid);
-  s.bind_text(4, name);
+      "SELECT (SELECT value FROM strings WHERE id = r.input_dims), "
+      "(SELECT value FROM strings WHERE id = r.input_types) FROM ranges r "
+      "WHERE r.id = ?1 AND r.input_dims IS NOT NULL");
+  s.bind(1, range_id);
   if (!s.step()) return std::nullopt;
-  return RecordedShapes{std::string(s.column_text(0)), std::string(s.column_text(1))};
+  return RecordedShapes{s.column_text(0), s.column_text(1)};
 }
 
 }  // namespace meshscope

@@ -32,7 +32,6 @@ struct StoredWork {
   bool has_tables = false;  // the file has op_work and kernel_work (profiles written before them do not)
   bool any_rows = false;    // op_work holds a row of any status (some operator was recorded with shapes)
   std::int64_t nested = 0, unparsable = 0, undetermined = 0;  // op_work rows of those statuses, every rank's
-  std::int64_t recorded = 0;                                  // rows of status recorded (shapes only)
   std::vector<OpWorkRecord> counted;                          // status counted, by id
   std::vector<OpWorkRecord> uncounted;  // status undetermined (WorkReadOptions::uncounted_shapes), by id
   std::vector<KernelWorkRecord> kernel_shares;  // in the table's order
@@ -42,15 +41,13 @@ struct StoredWork {
 // the file, table and row when a column is missing or a value is not finite and non-negative.
 StoredWork read_work(const std::filesystem::path& path, const WorkReadOptions& options = {});
 
-// The recorded "Input Dims" and "Input type" of one CPU operator (an op_work row of any status).
+// The recorded "Input Dims" and "Input type" of one CPU operator (ranges.input_dims, input_types).
 struct RecordedShapes {
   std::string input_dims, input_types;  // empty when not recorded
 };
-// The shapes of the operator NAME of RANK that started at START_NS on thread TID (its range), read from the
-// op_work table of DB; nullopt when it has no row (recorded without shapes, or a profile without op_work).
-// One indexed look-up (op_work_by_start): the Details of a selected operator.
-std::optional<RecordedShapes> read_recorded_shapes(sql::Database& db, std::int32_t rank,
-                                                   std::int64_t start_ns, std::int64_t tid,
-                                                   std::string_view name);
+// The shapes of the CPU operator whose ranges.id is RANGE_ID in DB, every operator's, with a work formula or
+// not; nullopt when none were recorded (or the profile was imported before ranges kept them). One look-up by
+// primary key: the Details of a selected operator.
+std::optional<RecordedShapes> read_recorded_shapes(sql::Database& db, std::int64_t range_id);
 
 }  // namespace meshscope

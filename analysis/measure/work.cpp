@@ -40,7 +40,6 @@ ProfileWork load_work(const Profile& profile, const WorkLoadOptions& options) {
   out.nested = stored.nested;
   out.unparsable = stored.unparsable;
   out.undetermined = stored.undetermined;
-  out.recorded = stored.recorded;
   auto bad = [&](std::string_view table, std::int64_t row, std::string_view problem) {
     fail("{}: {} row {}: {}", profile.path().string(), table, row, problem);
   };
@@ -198,12 +197,7 @@ MeasuredRoofline measured_roofline(const ProfileWork& work, const WorkCeilings& 
         "its {} peak",
         fp32_without_ceiling, ceilings.hardware, ceilings.bf16 ? "BF16" : "FP16"));
   }
-  if (work.ops.empty() && work.unparsable + work.undetermined == 0) {
-    out.notes.push_back(fmt::format(
-        "shapes were recorded for {} operator(s), but none of them has a work formula: no FLOPs or bytes per "
-        "operator",
-        work.recorded));
-  } else if (ceilings.peak_flops <= 0) {
+  if (ceilings.peak_flops <= 0) {
     out.notes.push_back(
         "the GPU is not a known hardware preset: achieved rates are not checked against a peak");
   }

@@ -58,7 +58,6 @@ struct ProfileWork {
   std::vector<KernelShare> kernels;
   std::vector<ShapedOp> uncounted;                            // with WorkLoadOptions::uncounted_shapes
   std::int64_t nested = 0, unparsable = 0, undetermined = 0;  // op_work rows of the other statuses
-  std::int64_t recorded = 0;  // rows of operators whose shapes only were kept (no formula, or nested)
 };
 
 struct WorkLoadOptions {

@@ -392,8 +392,8 @@ class View {
   void occupancy_fields(const Rank& rank, std::int32_t device, const KernelDetail& kernel);
   const measure::CountedOp* counted_op(std::size_t rank_index, const CpuRange& range);
   const measure::KernelShare* work_share(std::size_t rank_index, std::uint32_t activity);
-  // The recorded shapes and types of the operator at ranges[RANGE_INDEX] of rank R_INDEX (its op_work row, of
-  // any status), read from the file once per selection; null when none were recorded.
+  // The recorded shapes and types of the operator at ranges[RANGE_INDEX] of rank R_INDEX (ranges.input_dims,
+  // input_types), read from the file once per selection; null when none were recorded.
   const RecordedShapes* recorded_shapes(std::size_t rank_index, std::size_t range_index);
   void details_launch(const EventRef& event);
   void details_peers(std::int32_t instance);

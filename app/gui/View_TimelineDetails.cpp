@@ -360,18 +360,12 @@ const RecordedShapes* View::recorded_shapes(std::size_t r_index, std::size_t ran
   const EventRef key = tl_.selected;
   if (shapes_lookup_.loaded != loaded_.get() || !(shapes_lookup_.event == key)) {
     shapes_lookup_ = {loaded_.get(), key, std::nullopt, {}};
-    const Rank& rank = loaded_->profile->ranks()[r_index];
-    const CpuRange& c = rank.ranges[range_index];
-    for (const CpuTrack& track : rank.tracks) {
-      if (range_index < track.first || range_index >= track.first + track.count) continue;
-      try {
-        sql::Database db(loaded_->profile->path(), /*read_only=*/true);
-        shapes_lookup_.shapes =
-            read_recorded_shapes(db, rank.rank, c.start_ns, track.tid, loaded_->profile->str(c.name));
-      } catch (const Error& err) {
-        shapes_lookup_.error = err.what();
-      }
-      break;
+    try {
+      sql::Database db(loaded_->profile->path(), /*read_only=*/true);
+      shapes_lookup_.shapes =
+          read_recorded_shapes(db, loaded_->profile->ranks()[r_index].ranges[range_index].id);
+    } catch (const Error& err) {
+      shapes_lookup_.error = err.what();
     }
   }
   return shapes_lookup_.shapes ? &*shapes_lookup_.shapes : nullptr;

@@ -243,6 +243,8 @@ void RecordBuffer::replay(ProfileWriter& writer) {
   for (RangeRecord& r : ranges_) {
     r.name = s(r.name);
     r.category = s(r.category);
+    r.input_dims = s(r.input_dims);
+    r.input_types = s(r.input_types);
     if (!nested_) writer.add_range(r);
   }
   if (nested_) writer.add_nested_ranges(ranges_, range_depth_, range_parent_);

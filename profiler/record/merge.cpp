@@ -264,7 +264,7 @@ class Merger {
       nccl_launch_of_.clear();
     }
     {
-      auto s = in.db.prepare(select_sql<Ranges>());
+      auto s = in.db.prepare(select_sql<Ranges>(in.db));
       while (s.step()) {
         RangeRecord r = Ranges::read(s, 0);
         r.rank = in.rank;
@@ -276,6 +276,8 @@ class Merger {
         }
         r.name = named(r.name, "(unnamed)");
         r.category = str(r.category);
+        r.input_dims = str(r.input_dims);
+        r.input_types = str(r.input_types);
         w_.add_range(r);
       }
     }

@@ -309,47 +309,46 @@ TEST(Work, QwenKernelsCarryTheirOperatorsWork) {
   EXPECT_FALSE(low.notes.empty());
 }
 
-// Every operator recorded with shapes keeps them for reading (the Details of any operator): one without a
-// work formula (aten::view, aten::cat) and one inside a counted operator (the addmm inside each linear) get a
-// row of status "recorded" with their shapes and types and no work, and read_recorded_shapes finds each from
-// its range.
-TEST(Work, EveryOperatorRecordedWithShapesKeepsThemForReading) {
+// Every operator recorded with shapes keeps them for reading (the Details of any operator): on its range,
+// whether it has a work formula (aten::mm), has none (aten::view, aten::cat) or is inside a counted operator
+// (the addmm inside each linear, which has no op_work row); read_recorded_shapes finds them by the range's
+// id.
+TEST(Work, EveryOperatorRecordedWithShapesKeepsThemOnItsRange) {
   const Profile p = Profile::load(qwen());
   const measure::ProfileWork work = measure::load_work(p);
-  EXPECT_GT(work.recorded, 0);
   sql::Database db(qwen(), /*read_only=*/true);
-  {
-    sql::Statement with_work = db.prepare(
-        "SELECT count(*) FROM op_work WHERE status = 5 AND "
-        "(category IS NOT NULL OR flops IS NOT NULL OR bytes IS NOT NULL OR kernels != 0)");
-    ASSERT_TRUE(with_work.step());
-    EXPECT_EQ(with_work.column_int(0), 0);
-  }
   std::set<std::string> names;
   sql::Statement s = db.prepare(
-      "SELECT w.rank, w.start_ns, w.tid, n.value, d.value FROM op_work w JOIN strings n ON n.id = w.name "
-      "JOIN strings d ON d.id = w.input_dims WHERE w.status = 5 ORDER BY w.id");
+      "SELECT r.id, n.value, d.value FROM ranges r JOIN strings n ON n.id = r.name "
+      "JOIN strings d ON d.id = r.input_dims WHERE r.kind = 1 ORDER BY r.id");
   while (s.step()) {
-    const std::string name = s.column_text(3);
+    const std::string name = s.column_text(1);
     if (!names.insert(name).second) continue;
-    const auto shapes = read_recorded_shapes(db, static_cast<std::int32_t>(s.column_int(0)), s.column_int(1),
-                                             s.column_int(2), name);
+    const auto shapes = read_recorded_shapes(db, s.column_int(0));
     ASSERT_TRUE(shapes) << name;
-    EXPECT_EQ(shapes->input_dims, s.column_text(4)) << name;
+    EXPECT_EQ(shapes->input_dims, s.column_text(2)) << name;
     EXPECT_FALSE(shapes->input_types.empty()) << name;
   }
-  for (const char* name : {"aten::addmm", "aten::view", "aten::cat"})
+  for (const char* name : {"aten::addmm", "aten::view", "aten::cat", "aten::linear"})
     EXPECT_TRUE(names.contains(name)) << name;
-  // A counted operator's row is found the same way.
+  // A counted operator's range holds the shapes its work was computed from.
   const measure::CountedOp& counted = work.ops.front();
-  sql::Statement c = db.prepare("SELECT rank, start_ns, tid FROM op_work WHERE id = ?1");
-  c.bind(1, counted.id);
-  ASSERT_TRUE(c.step());
-  const auto shapes = read_recorded_shapes(db, static_cast<std::int32_t>(c.column_int(0)), c.column_int(1),
-                                           c.column_int(2), counted.name);
+  const Rank& rank = p.ranks()[counted.rank_index];
+  const CpuRange* range = nullptr;
+  for (const CpuRange& c : rank.ranges) {
+    if (c.external_id == counted.external_id && p.str(c.name) == counted.name) range = &c;
+  }
+  ASSERT_TRUE(range);
+  const auto shapes = read_recorded_shapes(db, range->id);
   ASSERT_TRUE(shapes);
   EXPECT_EQ(shapes->input_dims, counted.input_dims);
-  EXPECT_FALSE(read_recorded_shapes(db, 0, c.column_int(1), c.column_int(2), "no such operator"));
+  EXPECT_EQ(shapes->input_types, counted.input_types);
+  // A range that is no operator (the profiler step) has none.
+  for (const CpuRange& c : rank.ranges) {
+    if (c.kind == RangeKind::kStep) {
+      EXPECT_FALSE(read_recorded_shapes(db, c.id));
+    }
+  }
 }
 
 // Each operator against the peak of its operands' precision: ResNet-50's FP32 convolutions on a V100 against

@@ -1178,6 +1178,8 @@ class FileImporter {
         switch (category) {
           case Category::kCpuOp:
             r.kind = RangeKind::kCpuOp;
+            r.input_dims = intern_list(args.input_dims);
+            r.input_types = intern_list(args.input_types);
             break;
           case Category::kAnnotation:
             r.kind = RangeKind::kAnnotation;
@@ -1227,6 +1229,13 @@ class FileImporter {
     if (!name.starts_with("Memcpy ")) return name;
     auto rest = name.substr(7);
     return rest.substr(0, rest.find(' '));
+  }
+
+  // A recorded JSON list (an operator's "Input Dims" or "Input type") as the tables store it; kNoString when
+  // not recorded.
+  StringId intern_list(std::string_view list) {
+    if (list.empty()) return kNoString;
+    return is_canonical_list(list) ? writer_.intern(list) : writer_.intern(canonical_list(list));
   }
 
   StringId cat_id(std::string_view cat) {

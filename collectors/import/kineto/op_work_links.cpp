@@ -46,28 +46,23 @@ void OpWorkLinker::add_op(RecordSink& writer, std::int32_t rank, std::int64_t pi
   const std::uint32_t thread = thread_of(rank, pid, tid);
   threads_[thread].ops = true;
   std::int32_t work_index = -1;
-  std::int8_t status = 0;
   if (shapes) {
     threads_[thread].shapes = true;
-    if (!dims.empty()) {
-      const bool formula = has_formula(name);
-      if (!formula) concrete = {};
+    if (!dims.empty() && has_formula(name)) {
       const ShapeKeyView key{name, dims, types, concrete};
       auto it = work_of_shapes_.find(key);
       if (it == work_of_shapes_.end()) {
         it = work_of_shapes_
                  .emplace(ShapeKey{std::string(name), std::string(dims), std::string(types),
                                    std::string(concrete)},
-                          static_cast<std::uint32_t>(works_.size()))
+                          compute_work(writer, name, dims, types, concrete))
                  .first;
-        works_.push_back(compute_work(writer, name, dims, types, concrete, formula));
-        any_formula_ |= formula;
       }
-      work_index = static_cast<std::int32_t>(it->second);
-      status = works_[it->second].status;
+      work_index = static_cast<std::int32_t>(works_.size());
+      works_.push_back(it->second);
     }
   }
-  added_ops_.push_back({start, end, external_id, thread, work_index, status, is_copy_operator(name)});
+  added_ops_.push_back({start, end, external_id, thread, work_index, is_copy_operator(name)});
 }
 
 std::size_t OpWorkLinker::ShapeHash::operator()(const ShapeKeyView& k) const {
@@ -79,12 +74,8 @@ std::size_t OpWorkLinker::ShapeHash::operator()(const ShapeKeyView& k) const {
 
 OpWorkLinker::Work OpWorkLinker::compute_work(RecordSink& writer, std::string_view name,
                                               std::string_view dims, std::string_view types,
-                                              std::string_view concrete, bool formula) {
+                                              std::string_view concrete) {
   Work work{writer.intern(name), intern_list(writer, dims), intern_list(writer, types), 0, 0, 0, 0};
-  if (!formula) {
-    work.status = static_cast<std::int8_t>(OpWorkStatus::kRecorded);
-    return work;
-  }
   std::int64_t category = 0;
   const OpWorkStatus s = formulas_.work(name, dims, types, concrete, category, work.flops, work.bytes);
   work.status = static_cast<std::int8_t>(s);
@@ -262,7 +253,6 @@ OpWorkLinker::ThreadOrder OpWorkLinker::order_by_thread() const {
 std::vector<std::int32_t> OpWorkLinker::counted_owners(const ThreadOrder& threads) {
   const auto counted = static_cast<std::int8_t>(OpWorkStatus::kCounted);
   const auto undetermined = static_cast<std::int8_t>(OpWorkStatus::kUndetermined);
-  const auto recorded = static_cast<std::int8_t>(OpWorkStatus::kRecorded);
   std::vector<std::int32_t> owner(ops_.size(), -1);
   // Whether an operator with a work formula encloses the operator (counted or not): an undetermined
   // operator inside one is part of its work (linear's addmm, softmax's _softmax, recorded without input
@@ -273,21 +263,20 @@ std::vector<std::int32_t> OpWorkLinker::counted_owners(const ThreadOrder& thread
     stack.clear();
     for (std::uint32_t k = threads.first[t]; k < threads.first[t + 1]; ++k) {
       const std::uint32_t i = threads.order[k];
-      Op& op = ops_[i];
+      const Op& op = ops_[i];
       while (!stack.empty() && ops_[stack.back()].end <= op.start) stack.pop_back();
       const std::int32_t inherited = stack.empty() ? -1 : owner[stack.back()];
-      const Op* parent = stack.empty() ? nullptr : &ops_[stack.back()];
-      const bool enclosed = parent != nullptr &&
-                            (in_formula[stack.back()] || (parent->work >= 0 && parent->status != recorded));
+      const bool enclosed = !stack.empty() && (in_formula[stack.back()] || ops_[stack.back()].work >= 0);
       in_formula[i] = enclosed;
-      const bool has_work = op.status == counted;
+      const bool has_work = op.work >= 0 && works_[op.work].status == counted;
       if (inherited >= 0) {
         owner[i] = inherited;
-        if (has_work) op.status = static_cast<std::int8_t>(OpWorkStatus::kNested);
+        if (has_work) works_[op.work].status = static_cast<std::int8_t>(OpWorkStatus::kNested);
       } else if (has_work) {
         owner[i] = static_cast<std::int32_t>(i);
       }
-      if (enclosed && op.status == undetermined) op.status = static_cast<std::int8_t>(OpWorkStatus::kNested);
+      if (enclosed && op.work >= 0 && works_[op.work].status == undetermined)
+        works_[op.work].status = static_cast<std::int8_t>(OpWorkStatus::kNested);
       stack.push_back(i);
     }
   }
@@ -368,8 +357,7 @@ std::vector<std::int32_t> OpWorkLinker::operator_of_activities(const ThreadOrder
 
 void OpWorkLinker::finish(RecordSink& writer) {
   note_ranks_without_shapes(writer);
-  if (works_.empty() || !any_formula_) {
-    if (!works_.empty()) write_recorded_ops(writer);
+  if (works_.empty()) {
     added_ops_.clear();
     added_calls_.clear();
     added_activities_.clear();
@@ -402,17 +390,19 @@ void OpWorkLinker::finish(RecordSink& writer) {
     ++kernels[owner[op]];
     kernel_ns[owner[op]] += activities_[ai].end - activities_[ai].start;
   }
-  // A nested operator's row holds its shapes only (kRecorded): its work and its activities are its counted
-  // owner's, and a row with work of its own would only invite counting them twice.
+  // A nested operator gets no row: its work and its activities are its counted owner's, and a row of its own
+  // would only invite counting them twice.
+  const auto nested = static_cast<std::int8_t>(OpWorkStatus::kNested);
   std::vector<std::int64_t> op_id(n, kNull);
   for (std::uint32_t i = 0; i < n; ++i) {
-    if (ops_[i].work >= 0) op_id[i] = write_op(writer, i, kernels[i], kernel_ns[i]);
+    if (ops_[i].work >= 0 && works_[ops_[i].work].status != nested)
+      op_id[i] = write_op(writer, i, kernels[i], kernel_ns[i]);
   }
   for (std::uint32_t ai = 0; ai < activities_.size(); ++ai) {
     const std::int32_t op = op_of_activity[ai];
     if (!counts_for_owner(ai, op)) continue;
     const auto counted = static_cast<std::uint32_t>(owner[op]);
-    const Work& w = works_[static_cast<std::size_t>(ops_[counted].work)];
+    const Work& w = works_[ops_[counted].work];
     const Activity& a = activities_[ai];
     const double share = kernel_ns[counted] > 0
                              ? static_cast<double>(a.end - a.start) / static_cast<double>(kernel_ns[counted])
@@ -429,12 +419,8 @@ void OpWorkLinker::finish(RecordSink& writer) {
 
 std::int64_t OpWorkLinker::write_op(RecordSink& writer, std::uint32_t op_index, std::uint32_t kernels,
                                     TimeNs kernel_ns) const {
-  return write_op_row(writer, ops_[op_index], kernels, kernel_ns);
-}
-
-std::int64_t OpWorkLinker::write_op_row(RecordSink& writer, const Op& op, std::uint32_t kernels,
-                                        TimeNs kernel_ns) const {
-  const Work& w = works_[static_cast<std::size_t>(op.work)];
+  const Op& op = ops_[op_index];
+  const Work& w = works_[op.work];
   const Thread& thread = threads_[op.thread];
   OpWorkRecord r;
   r.rank = thread.rank;
@@ -443,25 +429,15 @@ std::int64_t OpWorkLinker::write_op_row(RecordSink& writer, const Op& op, std::u
   r.tid = thread.tid;
   r.start_ns = op.start;
   r.name = w.name;
-  const bool nested = op.status == static_cast<std::int8_t>(OpWorkStatus::kNested);
-  r.status = nested ? OpWorkStatus::kRecorded : static_cast<OpWorkStatus>(op.status);
-  if (r.status == OpWorkStatus::kCounted) {
-    r.category = w.category;
-    r.flops = w.flops;
-    r.bytes = w.bytes;
-  }
+  r.status = static_cast<OpWorkStatus>(w.status);
+  r.category = w.category != 0 ? w.category : kNull;
+  r.flops = w.flops;
+  r.bytes = w.bytes;
   r.input_dims = w.dims;
   r.input_types = w.types;
   r.kernels = kernels;
   r.kernel_ns = kernel_ns;
   return writer.add_op_work(r);
-}
-
-void OpWorkLinker::write_recorded_ops(RecordSink& writer) {
-  // No operator has a work formula: nothing is linked, and the operators are read back only for their shapes.
-  for (const Op& op : added_ops_.take()) {
-    if (op.work >= 0) write_op_row(writer, op, 0, 0);
-  }
 }
 
 }  // namespace meshscope::kineto

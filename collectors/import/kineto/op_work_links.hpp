@@ -43,9 +43,8 @@ class OpWorkLinker {
   bool has_formula(std::string_view name) const { return formulas_ && formulas_.has_formula(name); }
 
   // A CPU operator; SHAPES: it was recorded with "Input Dims"; DIMS, TYPES and CONCRETE are its args' JSON
-  // text ("Input Dims", "Input type", "Concrete Inputs"), empty when not recorded (CONCRETE is not needed for
-  // an operator without a work formula). Every operator with DIMS gets an op_work row: its work, or its
-  // shapes only (kRecorded).
+  // text ("Input Dims", "Input type", "Concrete Inputs"), empty when not recorded or not kept (an operator
+  // without a work formula).
   void add_op(RecordSink& writer, std::int32_t rank, std::int64_t pid, std::int64_t tid, TimeNs start,
               TimeNs end, std::string_view name, std::int64_t external_id, bool shapes, std::string_view dims,
               std::string_view types, std::string_view concrete);
@@ -65,14 +64,12 @@ class OpWorkLinker {
     TimeNs start, end;
     std::int64_t external_id;
     std::uint32_t thread;  // index into threads_
-    std::int32_t work;     // index into works_, -1 when the op was recorded without shapes
-    std::int8_t status;    // its own OpWorkStatus (kNested once inside a counted operator); 0 without shapes
+    std::int32_t work;     // index into works_, -1 when the op has no formula
     bool copy;             // a copy operator (copy_, contiguous, clone, to): its kernels move memory
   };
-  // What one distinct name, shapes and types cost (shared by every operator that has them).
   struct Work {
     StringId name, dims, types;
-    std::int8_t status;    // OpWorkStatus: kRecorded for an operator without a formula
+    std::int8_t status;    // OpWorkStatus
     std::int8_t category;  // OpWorkRecord::category, 0 when not computed
     double flops, bytes;
   };
@@ -103,8 +100,7 @@ class OpWorkLinker {
   void note_ranks_without_shapes(RecordSink& writer) const;
   ThreadOrder order_by_thread() const;
   // Per operator, the outermost enclosing counted operator (itself included), -1 when none; counted
-  // operators inside another become kNested, and so do undetermined ones inside any operator with a formula
-  // (their rows are written kRecorded).
+  // operators inside another become kNested, and so do undetermined ones inside any operator with a formula.
   std::vector<std::int32_t> counted_owners(const ThreadOrder& threads);
   // Per activity, the operator that launched it (index into ops_; -1 when unknown or not under a counted
   // one).
@@ -114,12 +110,9 @@ class OpWorkLinker {
   // id.
   std::int64_t write_op(RecordSink& writer, std::uint32_t op_index, std::uint32_t kernels,
                         TimeNs kernel_ns) const;
-  std::int64_t write_op_row(RecordSink& writer, const Op& op, std::uint32_t kernels, TimeNs kernel_ns) const;
-  // The rows of a file whose operators have shapes but no work formula: their shapes only.
-  void write_recorded_ops(RecordSink& writer);
 
   // Operators repeat the same name, shapes and types many times (every layer, every step): each distinct
-  // combination is parsed and interned once, and its Work (an index into works_) reused.
+  // combination is parsed and interned once, and its Work reused.
   struct ShapeKey {
     std::string name, dims, types, concrete;
     bool operator==(const ShapeKey&) const = default;
@@ -144,9 +137,8 @@ class OpWorkLinker {
       return x.name == y.name && x.dims == y.dims && x.types == y.types && x.concrete == y.concrete;
     }
   };
-  // FORMULA: NAME has a work formula; without one the work is kRecorded (shapes only).
   Work compute_work(RecordSink& writer, std::string_view name, std::string_view dims, std::string_view types,
-                    std::string_view concrete, bool formula);
+                    std::string_view concrete);
 
   // What the file gave, kept out of memory while it is read (most files without shapes never need it back).
   import::SpilledList<Op> added_ops_;
@@ -156,9 +148,8 @@ class OpWorkLinker {
   std::vector<Op> ops_;
   std::vector<Call> calls_;
   std::vector<Activity> activities_;
-  std::vector<Work> works_;  // one per distinct name, shapes, types and concrete inputs
-  std::unordered_map<ShapeKey, std::uint32_t, ShapeHash, ShapeEqual> work_of_shapes_;
-  bool any_formula_ = false;  // some operator's work was computed (or found undeterminable)
+  std::vector<Work> works_;
+  std::unordered_map<ShapeKey, Work, ShapeHash, ShapeEqual> work_of_shapes_;
   std::vector<Thread> threads_;
   std::unordered_map<std::int64_t, std::vector<std::uint32_t>> threads_by_tid_;
   std::uint32_t last_thread_ = 0;
