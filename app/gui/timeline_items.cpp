@@ -399,8 +399,11 @@ float GpuStreamItem::height(const TimelineContext& ctx) const {
 void GpuStreamItem::draw_utilisation(TimelineContext& ctx, float uy) {
   const LaneLayout& layout = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)]->streams[stream_];
   const float uh = kUtilisationHeight * ctx.ui;
-  const float bucket_px = kUtilisationBucketPx * ctx.ui;
-  const double width = ctx.ns_per_px * bucket_px;
+  // Buckets a power of two of nanoseconds wide (0.7 to 1.4 times kUtilisationBucketPx pixels), so that a zoom
+  // keeps the grid, and computes only the buckets it brings into view, until it crosses to the next power.
+  const double width =
+      std::max(1.0, std::exp2(std::round(std::log2(ctx.ns_per_px * kUtilisationBucketPx * ctx.ui))));
+  const auto bucket_px = static_cast<float>(width / ctx.ns_per_px);
   const TimeNs origin = ctx.profile->first_ns();
   const double view_from_origin = static_cast<double>(ctx.t0 - origin);
   // The grid's buckets that meet the view: one more than fit the width, as the grid does not start at x0.

@@ -297,7 +297,8 @@ class GpuStreamItem final : public TimelineItem {
   std::uint32_t stream_;
   std::vector<std::vector<DrawItem>> lanes_;  // per sub-lane, reused
   // Per bucket of the utilisation lane, on a grid of buckets fixed in time (from the profile's first
-  // nanosecond): panning at one zoom computes only the buckets it brings into view; a zoom computes them all.
+  // nanosecond, a power of two of nanoseconds wide): panning, or a zoom that keeps the width, computes only
+  // the buckets it brings into view; a zoom to another width computes them all.
   std::vector<float> utilisation_, utilisation_scratch_;
   std::int64_t utilisation_first_ = 0;  // the grid's number of utilisation_[0]
   double utilisation_width_ = 0;        // ns per bucket; 0 before the first frame

@@ -125,9 +125,9 @@ void BM_TimelineFrame(benchmark::State& state) {
 }
 BENCHMARK(BM_TimelineFrame)->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {0, 1, 2}})->Unit(benchmark::kMillisecond);
 
-// A frame whose view moved: the visible range (span / 10^arg 0) shifted by one pixel before each frame, so
-// that nothing computed for the last view is reused (the GPU streams' utilisation lanes are recomputed).
-// Arg 1 as in BM_TimelineFrame.
+// A frame whose view moved: the visible range (span / 10^arg 0) shifted by one pixel before each frame (the
+// GPU streams' utilisation lanes compute only the buckets the pan brings into view). Arg 1 as in
+// BM_TimelineFrame.
 void BM_TimelineFramePanning(benchmark::State& state) {
   std::optional<Imgui> imgui;
   std::unique_ptr<View> view;
@@ -150,6 +150,32 @@ void BM_TimelineFramePanning(benchmark::State& state) {
   state.counters["events"] = static_cast<double>(view->last_frame_events());
 }
 BENCHMARK(BM_TimelineFramePanning)->ArgsProduct({{0, 2}, {0, 2}})->Unit(benchmark::kMillisecond);
+
+// A frame whose view zoomed about its middle: Arg 2 = 0: the visible range (span / 10^arg 0) one percent
+// wider or narrower than the last frame's (the utilisation lanes' buckets, a power of two of nanoseconds
+// wide, mostly keep their width: only the buckets brought into view are computed); 1: half or twice as wide,
+// so that every bucket of every lane is computed again. Arg 1 as in BM_TimelineFrame.
+void BM_TimelineFrameZooming(benchmark::State& state) {
+  std::optional<Imgui> imgui;
+  std::unique_ptr<View> view;
+  if (!frame_setup(state, imgui, view)) return;
+  const auto& p = *shared_profile()->profile;
+  const TimeNs span = p.last_ns() - p.first_ns();
+  const TimeNs range =
+      std::max<TimeNs>(1000, static_cast<TimeNs>(static_cast<double>(span) / std::pow(10.0, state.range(0))));
+  const TimeNs middle = p.first_ns() + span / 2;
+  view->set_time_range(middle - range / 2, middle + range / 2);
+  for (int i = 0; i < 3; ++i) imgui->frame(*view);
+  std::int64_t frame = 0;
+  for (auto _ : state) {
+    const TimeNs other = state.range(2) == 0 ? range - range / 100 : range / 2;
+    const TimeNs half = (++frame % 2 == 0 ? range : other) / 2;
+    view->set_time_range(middle - half, middle + half);
+    imgui->frame(*view);
+  }
+  state.counters["events"] = static_cast<double>(view->last_frame_events());
+}
+BENCHMARK(BM_TimelineFrameZooming)->ArgsProduct({{0, 2}, {0, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
 
 // The timeline's overlays, every rank open at 1920x1080. Arg 0: 0 = the critical path of every visible
 // step drawn (nothing selected), 1 = the baseline's rows stacked under every rank (the baseline is a copy of
