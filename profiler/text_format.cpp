@@ -10,7 +10,13 @@ namespace meshscope {
 
 const char* duration_text(char* buf, std::size_t size, double ns) {
   const double a = std::abs(ns);
-  if (a >= 1e10)
+  if (a >= 2 * 86400e9)
+    std::snprintf(buf, size, "%.1f days", ns / 86400e9);
+  else if (a >= 7200e9)
+    std::snprintf(buf, size, "%.2f h", ns / 3600e9);
+  else if (a >= 120e9)
+    std::snprintf(buf, size, "%.1f min", ns / 60e9);
+  else if (a >= 1e9)
     std::snprintf(buf, size, "%.3f s", ns / 1e9);
   else if (a >= 1e6)
     std::snprintf(buf, size, "%.3f ms", ns / 1e6);

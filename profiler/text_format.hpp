@@ -13,7 +13,9 @@
 
 namespace meshscope {
 
-// A duration in the unit that reads best: "12.854 s" (from 10 s on), "51.513 ms", "850.0 µs", "120 ns".
+// A duration in the unit that reads best, one format from a kernel to a training run: "120 ns", "850.0 µs",
+// "51.513 ms", "12.854 s" (from 1 s on), "2.5 min" (from 2 min), "2.50 h" (from 2 h), "54.0 days" (from 2
+// days).
 std::string duration_text(TimeNs ns);
 // The same into BUF (no allocation, for drawing every frame); NS may be fractional or negative.
 const char* duration_text(char* buf, std::size_t size, double ns);

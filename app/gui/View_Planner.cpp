@@ -16,16 +16,9 @@ namespace meshscope::gui {
 
 namespace {
 
-const char* duration_text(char* buf, int size, double s) {
-  if (s >= 86400 * 2)
-    std::snprintf(buf, size, "%.1f days", s / 86400);
-  else if (s >= 3600)
-    std::snprintf(buf, size, "%.2f h", s / 3600);
-  else if (s >= 60)
-    std::snprintf(buf, size, "%.1f min", s / 60);
-  else
-    std::snprintf(buf, size, "%.1f s", s);
-  return buf;
+// S seconds as every duration of the GUI reads (profiler/text_format).
+const char* seconds_duration(char* buf, std::size_t size, double s) {
+  return duration_text(buf, size, s * 1e9);
 }
 
 const char* count_text(char* buf, int size, double v) {
@@ -75,9 +68,9 @@ void View::draw_planner() {
       ImGui::TableNextColumn();
       ImGui::TextColored(to_vec4(col), "%s", v);
     };
-    row("job MTBF", duration_text(a, sizeof a, plan.mtbf_s));
-    row("Young interval", duration_text(a, sizeof a, plan.young_interval_s), kColSelect);
-    row("Daly interval", duration_text(a, sizeof a, plan.daly_interval_s), kColSelect);
+    row("job MTBF", seconds_duration(a, sizeof a, plan.mtbf_s));
+    row("Young interval", seconds_duration(a, sizeof a, plan.young_interval_s), kColSelect);
+    row("Daly interval", seconds_duration(a, sizeof a, plan.daly_interval_s), kColSelect);
     std::snprintf(b, sizeof b, "%.2f %%", 100.0 * plan.overhead_fraction);
     row("expected time lost (checkpoints + rework)", b,
         plan.overhead_fraction > 0.1 ? kColExposed : kColMemory);
@@ -90,7 +83,7 @@ void View::draw_planner() {
   // One MTBF of wall-clock, drawn to scale: work between checkpoints, the checkpoint writes.
   ImGui::Spacing();
   ImGui::TextDisabled("One job MTBF (%s) at the Daly interval, to scale:",
-                      duration_text(a, sizeof a, plan.mtbf_s));
+                      seconds_duration(a, sizeof a, plan.mtbf_s));
   {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -162,8 +155,8 @@ void View::draw_planner() {
   ImGui::TextUnformatted("A fixed compute budget:");
   budget_table("##budget_c", from_c);
   if (ex_.valid && from_c.compute_flops > 0) {
-    std::snprintf(a, sizeof a, "%.1f days",
-                  from_c.compute_flops / (static_cast<double>(gpus) * peak * std::max(mfu, 1e-9)) / 86400.0);
+    seconds_duration(a, sizeof a,
+                     from_c.compute_flops / (static_cast<double>(gpus) * peak * std::max(mfu, 1e-9)));
     ImGui::TextDisabled("on the Explorer's %d GPUs: %s", gpus, a);
   }
   ImGui::Spacing();
@@ -174,9 +167,10 @@ void View::draw_planner() {
         model::budget_from_params(model::count_parameters(ex_.model).total(), pl_.tokens_per_param);
     budget_table("##model", opt);
     if (ex_.prediction.tokens_per_s > 0) {
-      ImGui::TextDisabled("at the predicted %.0f tokens/s: %s to train on %s tokens",
-                          ex_.prediction.tokens_per_s,
-                          duration_text(a, sizeof a, opt.tokens / ex_.prediction.tokens_per_s),
+      char rate[32];
+      ImGui::TextDisabled("at the predicted %s tokens/s: %s to train on %s tokens",
+                          count_text(rate, sizeof rate, ex_.prediction.tokens_per_s),
+                          seconds_duration(a, sizeof a, opt.tokens / ex_.prediction.tokens_per_s),
                           count_text(b, sizeof b, opt.tokens));
     }
     ImGui::TextDisabled("(N = all parameters of the model, embeddings included)");

@@ -14,8 +14,13 @@ TEST(TextFormat, DurationsTakeTheUnitThatReadsBest) {
   EXPECT_EQ(duration_text(120), "120 ns");
   EXPECT_EQ(duration_text(850'000), "850.0 µs");
   EXPECT_EQ(duration_text(51'513'000), "51.513 ms");
-  EXPECT_EQ(duration_text(9'999'000'000), "9999.000 ms");
+  EXPECT_EQ(duration_text(999'999'000), "999.999 ms");
+  EXPECT_EQ(duration_text(4'159'083'000), "4.159 s");
   EXPECT_EQ(duration_text(12'854'000'000), "12.854 s");
+  // A training run's durations (the Planner's MTBF and checkpoint intervals) in minutes, hours and days.
+  EXPECT_EQ(duration_text(TimeNs{150} * 1'000'000'000), "2.5 min");
+  EXPECT_EQ(duration_text(TimeNs{9000} * 1'000'000'000), "2.50 h");
+  EXPECT_EQ(duration_text(TimeNs{54} * 86400 * 1'000'000'000), "54.0 days");
   char buf[32];
   EXPECT_STREQ(duration_text(buf, sizeof buf, -2.5e6), "-2.500 ms");
   EXPECT_EQ(ms_text(1'500'000), "1.500 ms");
