@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "app/gui/View.hpp"
 
@@ -125,10 +126,10 @@ void BM_TimelineFrame(benchmark::State& state) {
 }
 BENCHMARK(BM_TimelineFrame)->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {0, 1, 2}})->Unit(benchmark::kMillisecond);
 
-// A frame whose view moved: the visible range (span / 10^arg 0) shifted by one pixel before each frame (the
-// GPU streams' utilisation lanes compute only the buckets the pan brings into view). Arg 1 as in
-// BM_TimelineFrame.
-void BM_TimelineFramePanning(benchmark::State& state) {
+// Frames whose view changes before each: the visible range is span / 10^arg 0 about the profile's middle at
+// first, then VIEW_OF(first, range, frame number) for each timed frame. Arg 1 as in BM_TimelineFrame.
+template <class ViewOf>
+void time_moving_frames(benchmark::State& state, ViewOf view_of) {
   std::optional<Imgui> imgui;
   std::unique_ptr<View> view;
   if (!frame_setup(state, imgui, view)) return;
@@ -136,44 +137,40 @@ void BM_TimelineFramePanning(benchmark::State& state) {
   const TimeNs span = p.last_ns() - p.first_ns();
   const TimeNs range =
       std::max<TimeNs>(1000, static_cast<TimeNs>(static_cast<double>(span) / std::pow(10.0, state.range(0))));
-  const TimeNs start = p.first_ns() + (span - range) / 2;
-  const TimeNs pixel = std::max<TimeNs>(1, range / 1920);
-  view->set_time_range(start, start + range);
+  const TimeNs first = p.first_ns() + (span - range) / 2;
+  view->set_time_range(first, first + range);
   for (int i = 0; i < 3; ++i) imgui->frame(*view);
-  std::int64_t shift = 0;
+  std::int64_t frame = 0;
   for (auto _ : state) {
-    ++shift;
-    const TimeNs t0 = start + (shift % 1000) * pixel;
-    view->set_time_range(t0, t0 + range);
+    const auto [t0, t1] = view_of(first, range, ++frame);
+    view->set_time_range(t0, t1);
     imgui->frame(*view);
   }
   state.counters["events"] = static_cast<double>(view->last_frame_events());
 }
+
+// A frame whose view moved: shifted by one pixel before each frame (the GPU streams' utilisation lanes
+// compute only the buckets the pan brings into view).
+void BM_TimelineFramePanning(benchmark::State& state) {
+  time_moving_frames(state, [](TimeNs first, TimeNs range, std::int64_t frame) {
+    const TimeNs t0 = first + (frame % 1000) * std::max<TimeNs>(1, range / 1920);
+    return std::pair{t0, t0 + range};
+  });
+}
 BENCHMARK(BM_TimelineFramePanning)->ArgsProduct({{0, 2}, {0, 2}})->Unit(benchmark::kMillisecond);
 
-// A frame whose view zoomed about its middle: Arg 2 = 0: the visible range (span / 10^arg 0) one percent
-// wider or narrower than the last frame's (the utilisation lanes' buckets, a power of two of nanoseconds
-// wide, mostly keep their width: only the buckets brought into view are computed); 1: half or twice as wide,
-// so that every bucket of every lane is computed again. Arg 1 as in BM_TimelineFrame.
+// A frame whose view zoomed about its middle: Arg 2 = 0: one percent wider or narrower than the last frame's
+// (the utilisation lanes' buckets, a power of two of nanoseconds wide, mostly keep their width: only the
+// buckets brought into view are computed); 1: half or twice as wide, so that every bucket of every lane is
+// computed again.
 void BM_TimelineFrameZooming(benchmark::State& state) {
-  std::optional<Imgui> imgui;
-  std::unique_ptr<View> view;
-  if (!frame_setup(state, imgui, view)) return;
-  const auto& p = *shared_profile()->profile;
-  const TimeNs span = p.last_ns() - p.first_ns();
-  const TimeNs range =
-      std::max<TimeNs>(1000, static_cast<TimeNs>(static_cast<double>(span) / std::pow(10.0, state.range(0))));
-  const TimeNs middle = p.first_ns() + span / 2;
-  view->set_time_range(middle - range / 2, middle + range / 2);
-  for (int i = 0; i < 3; ++i) imgui->frame(*view);
-  std::int64_t frame = 0;
-  for (auto _ : state) {
-    const TimeNs other = state.range(2) == 0 ? range - range / 100 : range / 2;
-    const TimeNs half = (++frame % 2 == 0 ? range : other) / 2;
-    view->set_time_range(middle - half, middle + half);
-    imgui->frame(*view);
-  }
-  state.counters["events"] = static_cast<double>(view->last_frame_events());
+  const bool by_half = state.range(2) == 1;
+  time_moving_frames(state, [by_half](TimeNs first, TimeNs range, std::int64_t frame) {
+    const TimeNs middle = first + range / 2;
+    const TimeNs other = by_half ? range / 2 : range - range / 100;
+    const TimeNs half = (frame % 2 == 0 ? range : other) / 2;
+    return std::pair{middle - half, middle + half};
+  });
 }
 BENCHMARK(BM_TimelineFrameZooming)->ArgsProduct({{0, 2}, {0, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
 
