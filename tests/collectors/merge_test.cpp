@@ -175,6 +175,55 @@ TEST(Merge, EightRanksWithDifferentStringTablesMergeAndMergeAgain) {
   EXPECT_EQ(p.counts().collective, 400);
 }
 
+// Operators' recorded shapes (ranges.input_dims, input_types) come through the merge with the job's string
+// ids; a part written before ranges had those columns merges too, its operators without shapes. Real traces:
+// HTA's two sampled ranks, recorded with shapes.
+TEST(Merge, OperatorShapesComeThroughAndOlderPartsWithoutThemMerge) {
+  const fs::path dir = fresh_dir("merge-shapes");
+  const fs::path traces = fs::path(MESHSCOPE_SHARED_DIR) / "traces" / "hta" / "trace_filter";
+  std::vector<fs::path> files;
+  for (int rank = 0; rank < 2; ++rank) {
+    files.push_back(dir / ("rank" + std::to_string(rank) + ".kineto.1.msdb"));
+    const auto r = run_process({MESHSCOPE_BINARY, "import", "-q",
+                                (traces / ("sampled_rank-" + std::to_string(rank) + ".json.gz")).string(),
+                                "-o", files.back().string()},
+                               {});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  // Every operator's name and shapes, in time order, of the ranges WHERE selects.
+  auto shapes_of = [](const fs::path& file, const std::string& where) {
+    return query_text(file,
+                      "SELECT group_concat(n.value || ' ' || d.value || ' ' || t.value, char(10)) FROM "
+                      "(SELECT * FROM ranges WHERE kind = 1 AND " +
+                          where +
+                          " ORDER BY start_ns, id) r JOIN strings n ON n.id = r.name "
+                          "JOIN strings d ON d.id = r.input_dims JOIN strings t ON t.id = r.input_types");
+  };
+  const std::string rank0_shapes = shapes_of(files[0], "1");
+  ASSERT_NE(rank0_shapes.find("aten::"), std::string::npos);
+  // Rank 1's part as a build before 2026-11-29 wrote it.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(files[1].c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(db,
+                   "CREATE TABLE older AS SELECT id, rank, kind, pid, tid, start_ns, end_ns, name, depth, "
+                   "parent_id, external_id, step, category FROM ranges; DROP TABLE ranges; "
+                   "ALTER TABLE older RENAME TO ranges",
+                   nullptr, nullptr, nullptr),
+      SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  const std::int64_t ranges =
+      query_int(files[0], "SELECT count(*) FROM ranges") + query_int(files[1], "SELECT count(*) FROM ranges");
+  record::MergeOptions options;
+  options.align_clocks = false;
+  record::merge_rank_profiles(files, dir / "job.msdb", options);
+  const fs::path job = dir / "job.msdb";
+  EXPECT_EQ(query_int(job, "SELECT count(*) FROM ranges"), ranges);
+  EXPECT_EQ(shapes_of(job, "rank = 0"), rank0_shapes);
+  EXPECT_EQ(query_int(job, "SELECT count(*) FROM ranges WHERE rank = 1 AND input_dims IS NOT NULL"), 0);
+}
+
 // Per-rank profiles made by `import` carry work per operator (op_work, kernel_work): the merge copies them
 // with the job's ids, every kernel_work row still naming an activity and an operator of its own rank. Real
 // traces: HTA's two sampled ranks, recorded with shapes.
