@@ -211,6 +211,7 @@ class View {
   const LoadedProfile* loaded() const { return loaded_.get(); }
   // What the Summary says stands out (measure::findings of the open profile: `report`'s first section).
   const std::vector<measure::Finding>& stands_out() const { return findings_; }
+  const std::string& summary_gpu_line() const { return gpu_line_; }
   // Baseline (View_Baseline.cpp): a second profile the Summary compares with (measure::diff_summaries, the
   // baseline as A and the open profile as B) and whose ranks' rows the timeline can stack under the same
   // rank's. open_baseline() loads on a background thread; set_baseline() installs one and diffs at once.
@@ -611,6 +612,7 @@ class View {
   std::vector<StepRowRect> summary_step_rects_;
   std::vector<measure::KernelStat> kernels_all_;  // every activity name over all ranks (built on install)
   std::vector<measure::Finding> findings_;        // what stands out, as `report` says it (built on install)
+  std::string gpu_line_;                          // the Summary's GPU line (profile_gpu_line)
   std::vector<std::uint32_t> kernel_order_, collective_order_;  // current sort of the two tables
 
   // Overview state: the grid (built once per profile), the order, outliers and map for the current choices

@@ -83,6 +83,8 @@ void View::summary_prepare() {
   findings_.clear();
   if (!loaded_) return;
   findings_ = measure::findings(*loaded_->profile, loaded_->job());
+  gpu_line_ = profile_gpu_line(*loaded_->profile, loaded_->measured ? loaded_->measured->workload.gpu : "",
+                               loaded_->start.hardware, loaded_->start.stated_hardware.has_value());
   std::unordered_map<std::uint64_t, std::size_t> at;  // (name, class) -> index
   for (const auto& r : loaded_->job().ranks) {
     for (const auto& k : r.kernels) {
@@ -115,6 +117,7 @@ void View::draw_summary() {
     return;
   }
   for (const auto& note : loaded_->job().notes) text_wrapped_disabled("note: " + note);
+  text_wrapped_disabled("GPU: " + gpu_line_);
   summary_findings();
   summary_baseline();
   summary_rank_bars();

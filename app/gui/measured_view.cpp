@@ -5,6 +5,10 @@
 #include <map>
 #include <tuple>
 
+#include <fmt/format.h>
+
+#include "profiler/text_format.hpp"
+
 namespace meshscope::gui {
 namespace {
 
@@ -111,6 +115,41 @@ ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t 
   for (std::size_t i = 0; i < from.size(); ++i)
     s.sources += (i == 0 ? "" : i + 1 == from.size() ? " and " : ", ") + from[i];
   return s;
+}
+
+std::string profile_gpu_line(const Profile& profile, const std::string& gpu, const std::string& hardware,
+                             bool stated) {
+  if (gpu.empty()) return "the profile names no GPU";
+  const Device* described = nullptr;
+  std::int64_t ranks = 0;
+  for (const Rank& r : profile.ranks()) {
+    for (const Device& d : r.devices) {
+      if (d.name != gpu) continue;
+      if (!described) described = &d;
+      ++ranks;
+      break;
+    }
+  }
+  std::string line = gpu;
+  if (ranks > 0) line += fmt::format(" (described by {} rank{})", ranks, ranks == 1 ? "" : "s");
+  std::vector<std::string> facts;
+  if (described) {
+    const bool nvidia = gpu.starts_with("NVIDIA") || gpu.starts_with("Tesla") || gpu.starts_with("Quadro");
+    if (described->total_memory_bytes > 0)
+      facts.push_back(bytes_text(described->total_memory_bytes) + " memory");
+    if (described->compute_major != kNull && described->compute_minor != kNull) {
+      facts.push_back(fmt::format("{} {}.{}", nvidia ? "compute capability" : "architecture",
+                                  described->compute_major, described->compute_minor));
+    }
+    if (described->sm_count > 0)
+      facts.push_back(fmt::format("{} {}", described->sm_count, nvidia ? "SMs" : "compute units"));
+  }
+  for (std::size_t i = 0; i < facts.size(); ++i) line += (i == 0 ? ": " : ", ") + facts[i];
+  if (stated) return line + "; stated hardware " + hardware;
+  return line +
+         (hardware.empty()
+              ? "; no hardware preset describes it (the Explorer predicts on the hardware chosen there)"
+              : "; hardware preset " + hardware);
 }
 
 std::string display_reason(const std::string& reason) {

@@ -41,6 +41,14 @@ ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t 
 // REASON without the command-line advice `compare` gives after it (": pass --model ...").
 std::string display_reason(const std::string& reason);
 
+// One line on GPU (the product the profile's ranks ran work on, compare::Workload::gpu), from what PROFILE
+// records of it: how many ranks describe it, its memory, compute capability (NVIDIA) or architecture, and SMs
+// or compute units; then HARDWARE, the hardware preset that describes it ("" when none does), or the hardware
+// the user stated in the profile (STATED). Unknown facts are left out; "the profile names no GPU" when GPU is
+// empty.
+std::string profile_gpu_line(const Profile& profile, const std::string& gpu, const std::string& hardware,
+                             bool stated = false);
+
 // A point of the measured roofline: operators of one name and recorded shapes together (their FLOPs, bytes
 // and kernel time summed), or a whole category, or the mean step.
 struct MeasuredPoint {

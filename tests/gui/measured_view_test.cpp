@@ -72,6 +72,28 @@ TEST(MeasuredView, QwenStartsOnItsInferredModelHardwareAndLayout) {
       << s.summary;
 }
 
+// The Summary's GPU line says what the profile records of its GPU. HTA's cupti_profiler trace ran on an
+// "NVIDIA A100-PG509-200" (a 40 GB A100 board no preset describes for certain; the devices table:
+// 42,505,273,344 bytes, compute capability 8.0, 108 SMs); TraceLens's Qwen trace on an H100 SXM.
+TEST(MeasuredView, TheSummarysGpuLineSaysWhatTheProfileRecordsOfIt) {
+  const auto a100 = test::imported(test::shared_trace("hta/cupti_profiler"));
+  ASSERT_FALSE(a100.empty());
+  const Profile p = Profile::load(a100);
+  const compare::MeasuredModel m = compare::measure_profile(p, measure::analyze(p));
+  const ProfileStart s = profile_start(m, 1);
+  EXPECT_EQ(
+      profile_gpu_line(p, m.workload.gpu, s.hardware),
+      "NVIDIA A100-PG509-200 (described by 1 rank): 39.6 GiB memory, compute capability 8.0, 108 SMs; no "
+      "hardware preset describes it (the Explorer predicts on the hardware chosen there)");
+  const Profile q = Profile::load(qwen());
+  const compare::MeasuredModel mq = compare::measure_profile(q, measure::analyze(q));
+  const std::string line = profile_gpu_line(q, mq.workload.gpu, profile_start(mq, 1).hardware);
+  EXPECT_TRUE(line.starts_with("NVIDIA H100")) << line;
+  EXPECT_NE(line.find("compute capability 9.0, 132 SMs; hardware preset h100-sxm"), std::string::npos)
+      << line;
+  EXPECT_EQ(profile_gpu_line(q, "", ""), "the profile names no GPU");
+}
+
 TEST(MeasuredView, QwenRooflinePointsAreTheMeasuredRooflinesOperators) {
   const auto msdb = qwen();
   ASSERT_FALSE(msdb.empty());
