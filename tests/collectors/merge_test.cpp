@@ -175,11 +175,9 @@ TEST(Merge, EightRanksWithDifferentStringTablesMergeAndMergeAgain) {
   EXPECT_EQ(p.counts().collective, 400);
 }
 
-// Operators' recorded shapes (ranges.input_dims, input_types) come through the merge with the job's string
-// ids; a part written before ranges had those columns merges too, its operators without shapes. Real traces:
-// HTA's two sampled ranks, recorded with shapes.
-TEST(Merge, OperatorShapesComeThroughAndOlderPartsWithoutThemMerge) {
-  const fs::path dir = fresh_dir("merge-shapes");
+// HTA's two sampled ranks of trace_filter (recorded with shapes), each imported into DIR as `import` writes a
+// rank's part; empty when an import fails.
+std::vector<fs::path> imported_sampled_ranks(const fs::path& dir) {
   const fs::path traces = fs::path(MESHSCOPE_SHARED_DIR) / "traces" / "hta" / "trace_filter";
   std::vector<fs::path> files;
   for (int rank = 0; rank < 2; ++rank) {
@@ -188,8 +186,27 @@ TEST(Merge, OperatorShapesComeThroughAndOlderPartsWithoutThemMerge) {
                                 (traces / ("sampled_rank-" + std::to_string(rank) + ".json.gz")).string(),
                                 "-o", files.back().string()},
                                {});
-    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    if (r.exit_code != 0) return {};
   }
+  return files;
+}
+
+// FILES merged into DIR/job.msdb with their clocks as recorded (no alignment); the job's path.
+fs::path merged_as_recorded(const std::vector<fs::path>& files, const fs::path& dir) {
+  record::MergeOptions options;
+  options.align_clocks = false;
+  record::merge_rank_profiles(files, dir / "job.msdb", options);
+  return dir / "job.msdb";
+}
+
+// Operators' recorded shapes (ranges.input_dims, input_types) come through the merge with the job's string
+// ids; a part written before ranges had those columns merges too, its operators without shapes. Real traces:
+// HTA's two sampled ranks, recorded with shapes.
+TEST(Merge, OperatorShapesComeThroughAndOlderPartsWithoutThemMerge) {
+  const fs::path dir = fresh_dir("merge-shapes");
+  const std::vector<fs::path> files = imported_sampled_ranks(dir);
+  ASSERT_EQ(files.size(), 2u);
   // Every operator's name and shapes, in time order, of the ranges WHERE selects.
   auto shapes_of = [](const fs::path& file, const std::string& where) {
     return query_text(file,
@@ -215,10 +232,7 @@ TEST(Merge, OperatorShapesComeThroughAndOlderPartsWithoutThemMerge) {
   sqlite3_close(db);
   const std::int64_t ranges =
       query_int(files[0], "SELECT count(*) FROM ranges") + query_int(files[1], "SELECT count(*) FROM ranges");
-  record::MergeOptions options;
-  options.align_clocks = false;
-  record::merge_rank_profiles(files, dir / "job.msdb", options);
-  const fs::path job = dir / "job.msdb";
+  const fs::path job = merged_as_recorded(files, dir);
   EXPECT_EQ(query_int(job, "SELECT count(*) FROM ranges"), ranges);
   EXPECT_EQ(shapes_of(job, "rank = 0"), rank0_shapes);
   EXPECT_EQ(query_int(job, "SELECT count(*) FROM ranges WHERE rank = 1 AND input_dims IS NOT NULL"), 0);
@@ -229,26 +243,17 @@ TEST(Merge, OperatorShapesComeThroughAndOlderPartsWithoutThemMerge) {
 // traces: HTA's two sampled ranks, recorded with shapes.
 TEST(Merge, ImportedRanksKeepTheirWorkPerOperator) {
   const fs::path dir = fresh_dir("merge-work");
-  const fs::path traces = fs::path(MESHSCOPE_SHARED_DIR) / "traces" / "hta" / "trace_filter";
-  std::vector<fs::path> files;
+  const std::vector<fs::path> files = imported_sampled_ranks(dir);
+  ASSERT_EQ(files.size(), 2u);
   std::int64_t ops = 0, kernel_rows = 0;
   double flops = 0;
-  for (int rank = 0; rank < 2; ++rank) {
-    files.push_back(dir / ("rank" + std::to_string(rank) + ".kineto.1.msdb"));
-    const auto r = run_process({MESHSCOPE_BINARY, "import", "-q",
-                                (traces / ("sampled_rank-" + std::to_string(rank) + ".json.gz")).string(),
-                                "-o", files.back().string()},
-                               {});
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    ops += query_int(files.back(), "SELECT count(*) FROM op_work");
-    kernel_rows += query_int(files.back(), "SELECT count(*) FROM kernel_work");
-    flops += std::stod(query_text(files.back(), "SELECT total(flops) FROM op_work WHERE status = 1"));
+  for (const fs::path& file : files) {
+    ops += query_int(file, "SELECT count(*) FROM op_work");
+    kernel_rows += query_int(file, "SELECT count(*) FROM kernel_work");
+    flops += std::stod(query_text(file, "SELECT total(flops) FROM op_work WHERE status = 1"));
   }
   ASSERT_GT(kernel_rows, 0);
-  record::MergeOptions options;
-  options.align_clocks = false;
-  record::merge_rank_profiles(files, dir / "job.msdb", options);
-  const fs::path job = dir / "job.msdb";
+  const fs::path job = merged_as_recorded(files, dir);
   EXPECT_EQ(query_int(job, "SELECT count(*) FROM op_work"), ops);
   EXPECT_EQ(query_int(job, "SELECT count(*) FROM kernel_work"), kernel_rows);
   EXPECT_NEAR(std::stod(query_text(job, "SELECT total(flops) FROM op_work WHERE status = 1")), flops,
