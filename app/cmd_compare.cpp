@@ -505,6 +505,10 @@ const bool registered = register_command(
            if (!opts->hardware_given)
              hardware_warning =
                  fmt::format("{}: predicting for {}, the default (pass --hardware)", unknown, hw.name);
+         } else if (wl.recorded_hardware) {
+           hw = *wl.recorded_hardware;
+           with_model_errors([&] { model::apply_overrides(hw, opts->model.hardware_overrides); });
+           inferred.hardware = true;
          } else {
            ModelFlags flags = opts->model;
            flags.hardware = *wl.hardware;

@@ -16,11 +16,14 @@
 
 namespace meshscope::app {
 
-// The ceilings of the GPU the user stated in the profile, else of the GPU most ranks ran work on when a
-// preset describes it (compare::ceilings_of: each operator against its precision's peak).
+// The ceilings of the GPU the user stated in the profile, else of the GPU most ranks ran work on: its preset,
+// or its description from the profile's records (compare::ceilings_of: each operator against its precision's
+// peak).
 inline measure::WorkCeilings profile_ceilings(const Profile& profile) {
   if (const auto stated = compare::stated(profile).hardware) return compare::ceilings_of(*stated);
-  const std::string preset = compare::profile_gpu(profile).preset;
+  const compare::ProfileGpu gpu = compare::profile_gpu(profile);
+  if (gpu.recorded) return compare::ceilings_of(gpu.recorded->spec);
+  const std::string& preset = gpu.preset;
   if (preset.empty()) return {};
   try {
     return compare::ceilings_of(model::load_hardware(preset));

@@ -117,8 +117,11 @@ inline std::string workload_line(const compare::Workload& w) {
   } else {
     s = "unknown (not a recognised transformer)";
   }
-  s += fmt::format("; tp {} pp {} dp {} cp {} ep {}; hardware {}", v(w.tp), v(w.pp), v(w.dp), v(w.cp),
-                   v(w.ep), w.hardware ? *w.hardware : std::string("unknown"));
+  s +=
+      fmt::format("; tp {} pp {} dp {} cp {} ep {}; hardware {}", v(w.tp), v(w.pp), v(w.dp), v(w.cp), v(w.ep),
+                  !w.hardware           ? std::string("unknown")
+                  : w.recorded_hardware ? *w.hardware + " (described from its records)"
+                                        : *w.hardware);
   return s;
 }
 

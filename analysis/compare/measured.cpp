@@ -19,12 +19,10 @@ model::ParallelConfig inferred_layout(const Workload& w) {
 
 namespace {
 
-// The hardware of WORKLOAD: the stated one, else the preset of its GPU.
+// The hardware of WORKLOAD: the stated one, else the preset of its GPU, else its recorded description.
 std::optional<model::HardwareSpec> hardware_of(const Workload& workload) {
-  if (workload.stated_hardware) return workload.stated_hardware;
-  if (!workload.hardware) return std::nullopt;
   try {
-    return model::load_hardware(*workload.hardware);
+    return hardware_spec(workload);
   } catch (const model::InvalidInput&) {
     return std::nullopt;  // a preset the assets folder lacks: treated as unknown hardware
   }

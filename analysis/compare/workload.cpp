@@ -163,6 +163,7 @@ ProfileGpu profile_gpu(const Profile& profile, const ProfileSummary* summary) {
   if (gpus.empty()) return out;
   out.name = *most_frequent(gpus);
   out.preset = hardware_preset_for(out.name, &out.note, traits[out.name]);
+  if (out.preset.empty()) out.recorded = hardware_from_traits(out.name, traits[out.name]);
   if (renumbered && renumbered->info->name == out.name) {
     const std::string said = fmt::format(
         "the work ran on device {}, described as device {}: the only GPU model the trace describes",
@@ -182,6 +183,17 @@ void infer_hardware(const Profile& profile, const ProfileSummary* summary, Workl
     return;
   }
   w.gpu = gpu.name;
+  if (gpu.recorded) {
+    const RecordedHardware& r = *gpu.recorded;
+    w.hardware = r.spec.name;
+    w.recorded_hardware = r.spec;
+    rate(w, "hardware", r.same_size ? Confidence::kMedium : Confidence::kLow);
+    w.evidence.push_back(
+        fmt::format("hardware {}: no preset names the GPU '{}', so it is described from its "
+                    "records ({}; pass --hardware to choose)",
+                    r.spec.name, w.gpu, r.how));
+    return;
+  }
   if (gpu.preset.empty()) {
     w.evidence.push_back(
         fmt::format("hardware unknown: no preset describes the GPU '{}' (pass --hardware)", w.gpu));
@@ -792,6 +804,13 @@ std::vector<std::string> assumed_values(const Workload& w, const std::vector<std
     out.push_back(fmt::format("{} {}", field, **value));
   }
   return out;
+}
+
+std::optional<model::HardwareSpec> hardware_spec(const Workload& workload) {
+  if (workload.stated_hardware) return workload.stated_hardware;
+  if (workload.recorded_hardware) return workload.recorded_hardware;
+  if (!workload.hardware) return std::nullopt;
+  return model::load_hardware(*workload.hardware);
 }
 
 bool inferred_model(const Workload& wl, model::ModelSpec& out, std::string* why) {

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/compare/recorded_hardware.hpp"
 #include "analysis/compare/statement.hpp"
 #include "analysis/measure/summary.hpp"
 #include "analysis/measure/work.hpp"
@@ -47,7 +48,10 @@ struct Workload {
   // only (inference); unset when the profile holds no CPU operators.
   std::optional<bool> training;
   std::optional<std::int64_t> tp, pp, dp, cp, ep;
-  std::optional<std::string> hardware;  // preset name (assets/hardware)
+  // The hardware's name: a preset's (assets/hardware), or, for a GPU no preset names, the name of
+  // RECORDED_HARDWARE, its description from the profile's records.
+  std::optional<std::string> hardware;
+  std::optional<model::HardwareSpec> recorded_hardware;
   // The precision of most of the recorded GEMM and attention FLOPs (their first floating-point input type),
   // and that share; unset without shapes.
   std::optional<measure::WorkPrecision> precision;
@@ -66,13 +70,6 @@ struct Workload {
   const char* kind() const { return transformer ? "transformer" : "unknown"; }
 };
 
-// What a profile records of a GPU besides its name (Kineto deviceProperties, CUPTI, Nsight): -1 when unknown.
-struct GpuTraits {
-  std::int64_t memory_bytes = -1;
-  std::int64_t compute_units = -1;  // SMs (NVIDIA), compute units (AMD)
-  std::int64_t compute_major = -1, compute_minor = -1;
-};
-
 // The hardware preset of a GPU as profilers name it ("NVIDIA H100 80GB HBM3" -> h100-sxm, "NVIDIA H100 NVL"
 // -> h100-nvl, "Tesla V100-SXM2-16GB" -> v100-16gb, "AMD Instinct MI300X VF" -> mi300x); where the name
 // leaves the variant open, TRAITS decide (a V100's memory; an "MI250X/MI250" GCD's 110 or 104 compute units;
@@ -83,10 +80,11 @@ std::string hardware_preset_for(std::string_view device_name, std::string* note 
                                 const GpuTraits& traits = {});
 
 // The GPU most of PROFILE's ranks ran work on (name empty when the profile names none) and its preset
-// (hardware_preset_for, with what the profile records of the device). SUMMARY, when given, tells the devices
-// used without the events.
+// (hardware_preset_for, with what the profile records of the device), else its description from those records
+// (hardware_from_traits). SUMMARY, when given, tells the devices used without the events.
 struct ProfileGpu {
   std::string name, preset, note;
+  std::optional<RecordedHardware> recorded;  // only without a preset
 };
 ProfileGpu profile_gpu(const Profile& profile, const ProfileSummary* summary = nullptr);
 
@@ -102,6 +100,11 @@ Workload infer_recorded_workload(const Profile& profile, const measure::ProfileW
 // What STATEMENT states replaces what WORKLOAD inferred (stated_model, stated_hardware, stated_layout, and
 // the layout, sequence and mode fields), each value said in WORKLOAD.stated.
 void apply_statement(const Statement& statement, Workload& workload);
+
+// The hardware to predict WORKLOAD on: the stated hardware, else the preset it names (model::load_hardware,
+// which throws model::InvalidInput for a preset the assets folder lacks), else its recorded description;
+// nullopt when the hardware is unknown.
+std::optional<model::HardwareSpec> hardware_spec(const Workload& workload);
 
 // The model to predict for WORKLOAD: the model the user stated (its sequence the stated one), else, for a
 // transformer, the sizes it shows on the layout of a preset of the same

@@ -224,6 +224,8 @@ std::string hardware_toml(const HardwareSpec& h) {
   t.insert("bf16", h.bf16);
   t.insert("hbm_capacity_gib", h.hbm_capacity_gib);
   t.insert("hbm_tbps", h.hbm_tbps);
+  if (!h.compute_capability.empty()) t.insert("compute_capability", h.compute_capability);
+  if (h.sm_count > 0) t.insert("sm_count", static_cast<std::int64_t>(h.sm_count));
   t.insert("gpus_per_node", static_cast<std::int64_t>(h.gpus_per_node));
   t.insert("intra_node_link", h.intra_node_link);
   t.insert("intra_node_gbps", h.intra_node_gbps);
@@ -263,6 +265,8 @@ HardwareSpec parse_hardware(std::string_view text, std::string_view origin) {
   h.bf16 = r.get<bool>("bf16").value_or(true);
   h.hbm_capacity_gib = r.required<double>("hbm_capacity_gib");
   h.hbm_tbps = r.required<double>("hbm_tbps");
+  h.compute_capability = r.get<std::string>("compute_capability").value_or("");
+  h.sm_count = r.get<int>("sm_count").value_or(0);
   h.gpus_per_node = r.required<int>("gpus_per_node");
   h.intra_node_link = r.get<std::string>("intra_node_link")
                           .value_or(h.family.rfind("cdna", 0) == 0 ? "Infinity Fabric (xGMI)" : "NVLink");

@@ -198,6 +198,17 @@ void check_hardware(const HardwareSpec& hw) {
     invalid(fmt::format("{}: attention_tflops_fused must not be negative", name));
   if (hw.attention_tflops_flash <= 0 || hw.attention_tflops_standard <= 0)
     invalid(fmt::format("{}: attention_tflops_flash and attention_tflops_standard must be positive", name));
+  if (hw.sm_count < 0) invalid(fmt::format("{}: sm_count must not be negative", name));
+  if (!hw.compute_capability.empty()) {
+    const std::string& cc = hw.compute_capability;
+    const auto dot = cc.find('.');
+    const bool digits =
+        dot != std::string::npos && dot > 0 && dot + 1 < cc.size() &&
+        std::all_of(cc.begin(), cc.end(), [](char c) { return c == '.' || (c >= '0' && c <= '9'); }) &&
+        cc.find('.', dot + 1) == std::string::npos;
+    if (!digits)
+      invalid(fmt::format("{}: compute_capability must read MAJOR.MINOR (\"8.0\"), got '{}'", name, cc));
+  }
 }
 
 namespace {

@@ -108,7 +108,13 @@ struct HardwareSpec {
       0;             // FP32 without TF32 (CUDA cores; AMD: the matrix FP32 rate), per GPU (0: not stated)
   bool bf16 = true;  // BF16 arithmetic (a V100 has none: its 16-bit peak is FP16's)
   double hbm_capacity_gib = 0;
-  double hbm_tbps = 0;    // TB/s (1e12 B/s)
+  double hbm_tbps = 0;  // TB/s (1e12 B/s)
+  // What a profile records of the device (Kineto deviceProperties, CUPTI, Nsight), so that a GPU no preset
+  // names can be described from the preset of its architecture (compare/recorded_hardware.hpp): the compute
+  // capability ("8.0"; AMD: the gfx major.minor, "9.4" for gfx942) and the SMs (AMD: compute units) of one
+  // device as the driver reports them. "" and 0: not stated.
+  std::string compute_capability;
+  int sm_count = 0;
   int gpus_per_node = 8;  // size of the scale-up domain (NVLink, Infinity Fabric, or one PCIe server)
   // The scale-up link as its vendor names it ("NVLink", "Infinity Fabric (xGMI)", "PCIe"): what outputs call
   // intra_node_gbps. The preset's intra_node_link, else by family (CDNA: Infinity Fabric; others: NVLink).

@@ -551,9 +551,11 @@ class View {
     bool ready = false;
     std::vector<std::string> models, hardware;
     int model_index = 0, hardware_index = 0;
-    int inferred_index = -1;   // the models entry that is the open profile's inferred model, -1 none
-    int stated_hw_index = -1;  // the hardware entry that is the hardware stated in the profile (no preset)
-    model::HardwareSpec stated_hw;
+    int inferred_index = -1;  // the models entry that is the open profile's inferred model, -1 none
+    // The hardware entry that is the open profile's own hardware when no preset is it: the hardware stated in
+    // the profile, or its GPU described from the profile's records.
+    int own_hw_index = -1;
+    model::HardwareSpec own_hw;
     std::string save_message;  // what the last "save as what the profile ran" did
     bool save_failed = false;
     ImVec4 save_button_rect = {};  // where that button was drawn (state dump)

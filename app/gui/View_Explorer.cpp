@@ -169,8 +169,8 @@ void View::explorer_init() {
     ex_.base_model = ex_.model_index == ex_.inferred_index
                          ? ex_.inferred
                          : model::load_model(ex_.models[static_cast<std::size_t>(ex_.model_index)]);
-    ex_.hw = ex_.hardware_index == ex_.stated_hw_index
-                 ? ex_.stated_hw
+    ex_.hw = ex_.hardware_index == ex_.own_hw_index
+                 ? ex_.own_hw
                  : model::load_hardware(ex_.hardware[static_cast<std::size_t>(ex_.hardware_index)]);
     ex_.eff = model::defaults_for(ex_.hw);
     ex_.spec_error.clear();
@@ -211,7 +211,7 @@ void View::explorer_open_profile() {
     entry = -1;
   };
   drop_entry(ex_.models, ex_.inferred_index, ex_.model_index, "llama3-8b");
-  drop_entry(ex_.hardware, ex_.stated_hw_index, ex_.hardware_index, "h100-sxm");
+  drop_entry(ex_.hardware, ex_.own_hw_index, ex_.hardware_index, "h100-sxm");
   ex_.measured_shown = nullptr;
   ex_.start = loaded_->start;
   if (!loaded_->measured) {
@@ -226,12 +226,13 @@ void View::explorer_open_profile() {
     ex_.inferred_index = 0;
     ex_.model_index = 0;
   }
-  // A stated GPU that no preset describes joins the hardware list as its first entry.
-  if (s.stated_hardware &&
-      std::find(ex_.hardware.begin(), ex_.hardware.end(), s.stated_hardware->name) == ex_.hardware.end()) {
-    ex_.stated_hw = *s.stated_hardware;
-    ex_.hardware.insert(ex_.hardware.begin(), s.stated_hardware->name);
-    ex_.stated_hw_index = 0;
+  // The profile's own hardware that no preset is (stated, or described from its records) joins the hardware
+  // list as its first entry.
+  const std::optional<model::HardwareSpec>& own = s.stated_hardware ? s.stated_hardware : s.recorded_hardware;
+  if (own && std::find(ex_.hardware.begin(), ex_.hardware.end(), own->name) == ex_.hardware.end()) {
+    ex_.own_hw = *own;
+    ex_.hardware.insert(ex_.hardware.begin(), own->name);
+    ex_.own_hw_index = 0;
     ex_.hardware_index = 0;
   }
   for (std::size_t i = 0; i < ex_.hardware.size(); ++i) {
@@ -282,7 +283,9 @@ std::string View::hardware_note() const {
     return "chosen in the Explorer; the profile's GPU " +
            (gpu.empty() ? std::string("is not named") : "'" + gpu + "' has no preset");
   }
-  if (ex_.hw.name == ex_.start.hardware) return "the profile's GPU '" + gpu + "'";
+  if (ex_.hw.name == ex_.start.hardware)
+    return "the profile's GPU '" + gpu + "'" +
+           (ex_.start.recorded_hardware ? ", described from its records" : "");
   return "chosen in the Explorer; the profile ran on " + ex_.start.hardware;
 }
 

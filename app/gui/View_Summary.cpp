@@ -84,7 +84,10 @@ void View::summary_prepare() {
   if (!loaded_) return;
   findings_ = measure::findings(*loaded_->profile, loaded_->job());
   gpu_line_ = profile_gpu_line(*loaded_->profile, loaded_->measured ? loaded_->measured->workload.gpu : "",
-                               loaded_->start.hardware, loaded_->start.stated_hardware.has_value());
+                               loaded_->start.hardware,
+                               loaded_->start.stated_hardware     ? HardwareOrigin::kStated
+                               : loaded_->start.recorded_hardware ? HardwareOrigin::kRecorded
+                                                                  : HardwareOrigin::kPreset);
   std::unordered_map<std::uint64_t, std::size_t> at;  // (name, class) -> index
   for (const auto& r : loaded_->job().ranks) {
     for (const auto& k : r.kernels) {

@@ -41,10 +41,11 @@ ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t 
     for (const std::string& a : assumed) s.summary += " " + a + (&a == &assumed.back() ? ")" : ",");
   }
   s.summary += "; ";
-  s.summary += wl.stated_hardware ? wl.stated_hardware->name + " (stated)"
-               : wl.hardware      ? *wl.hardware
-               : wl.gpu.empty()   ? std::string("no GPU named")
-                                  : "GPU '" + wl.gpu + "' without a hardware preset";
+  s.summary += wl.stated_hardware     ? wl.stated_hardware->name + " (stated)"
+               : wl.recorded_hardware ? *wl.hardware + " (described from its records)"
+               : wl.hardware          ? *wl.hardware
+               : wl.gpu.empty()       ? std::string("no GPU named")
+                                      : "GPU '" + wl.gpu + "' without a hardware preset";
   if (wl.tp || wl.pp || wl.dp || wl.cp || wl.ep) {
     s.summary +=
         "; tp " + v(wl.tp) + " pp " + v(wl.pp) + " dp " + v(wl.dp) + " cp " + v(wl.cp) + " ep " + v(wl.ep);
@@ -53,6 +54,8 @@ ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t 
   }
   if ((wl.hardware || wl.stated_hardware) && measured.hardware) s.hardware = measured.hardware->name;
   if (wl.stated_hardware) s.stated_hardware = wl.stated_hardware;
+  if (!wl.stated_hardware && measured.hardware && wl.recorded_hardware)
+    s.recorded_hardware = wl.recorded_hardware;
   model::ModelSpec m;
   std::string why;
   bool modelled = false;
@@ -106,7 +109,9 @@ ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t 
   if (wl.shapes_recorded)
     from.push_back(wl.transformer ? "the recorded shapes of its GEMMs, attention and embedding"
                                   : "its recorded operator shapes");
-  if (!wl.gpu.empty()) from.push_back("the GPU name '" + wl.gpu + "'");
+  if (!wl.gpu.empty())
+    from.push_back(wl.recorded_hardware ? "what it records of its GPU '" + wl.gpu + "'"
+                                        : "the GPU name '" + wl.gpu + "'");
   bool groups = false;
   for (const auto& e : wl.evidence) groups |= e.find("process group") != std::string::npos;
   if (groups) from.push_back("its process groups");
@@ -118,7 +123,7 @@ ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t 
 }
 
 std::string profile_gpu_line(const Profile& profile, const std::string& gpu, const std::string& hardware,
-                             bool stated) {
+                             HardwareOrigin origin) {
   if (gpu.empty()) return "the profile names no GPU";
   const Device* described = nullptr;
   std::int64_t ranks = 0;
@@ -145,7 +150,9 @@ std::string profile_gpu_line(const Profile& profile, const std::string& gpu, con
       facts.push_back(fmt::format("{} {}", described->sm_count, nvidia ? "SMs" : "compute units"));
   }
   for (std::size_t i = 0; i < facts.size(); ++i) line += (i == 0 ? ": " : ", ") + facts[i];
-  if (stated) return line + "; stated hardware " + hardware;
+  if (origin == HardwareOrigin::kStated) return line + "; stated hardware " + hardware;
+  if (origin == HardwareOrigin::kRecorded)
+    return line + "; no preset names it: predicted as " + hardware + ", described from these records";
   return line +
          (hardware.empty()
               ? "; no hardware preset describes it (the Explorer predicts on the hardware chosen there)"

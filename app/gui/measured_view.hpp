@@ -24,7 +24,10 @@ struct ProfileStart {
   std::optional<model::ModelSpec> model;  // the inferred model (compare::inferred_model)
   std::string hardware;                   // the hardware's name (a preset's, or the stated one's), "" unknown
   std::optional<model::HardwareSpec> stated_hardware;  // stated in the profile (it may be no preset)
-  bool layout_known = false;                           // the layout and batch below are the profile's
+  // The GPU described from the profile's records (compare::hardware_from_traits) when no preset names it and
+  // the user stated none.
+  std::optional<model::HardwareSpec> recorded_hardware;
+  bool layout_known = false;  // the layout and batch below are the profile's
   LayoutInputs layout;
   // One line: what was inferred ("transformer: hidden 1024, 24 layers, ..., inference; h100-sxm; tp 1 pp 1
   // ...").
@@ -43,11 +46,12 @@ std::string display_reason(const std::string& reason);
 
 // One line on GPU (the product the profile's ranks ran work on, compare::Workload::gpu), from what PROFILE
 // records of it: how many ranks describe it, its memory, compute capability (NVIDIA) or architecture, and SMs
-// or compute units; then HARDWARE, the hardware preset that describes it ("" when none does), or the hardware
-// the user stated in the profile (STATED). Unknown facts are left out; "the profile names no GPU" when GPU is
-// empty.
+// or compute units; then HARDWARE: the hardware preset that describes it ("" when none does), the hardware
+// the user stated in the profile, or its description from these records (ORIGIN). Unknown facts are left
+// out; "the profile names no GPU" when GPU is empty.
+enum class HardwareOrigin : std::uint8_t { kPreset, kStated, kRecorded };
 std::string profile_gpu_line(const Profile& profile, const std::string& gpu, const std::string& hardware,
-                             bool stated = false);
+                             HardwareOrigin origin = HardwareOrigin::kPreset);
 
 // A point of the measured roofline: operators of one name and recorded shapes together (their FLOPs, bytes
 // and kernel time summed), or a whole category, or the mean step.

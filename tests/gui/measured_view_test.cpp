@@ -74,15 +74,22 @@ TEST(MeasuredView, QwenStartsOnItsInferredModelHardwareAndLayout) {
 
 // The Summary's GPU line says what the profile records of its GPU. HTA's cupti_profiler trace ran on an
 // "NVIDIA A100-PG509-200" (a 40 GB A100 board no preset describes for certain; the devices table:
-// 42,505,273,344 bytes, compute capability 8.0, 108 SMs); TraceLens's Qwen trace on an H100 SXM.
+// 42,505,273,344 bytes, compute capability 8.0, 108 SMs), which is described from those records;
+// TraceLens's Qwen trace on an H100 SXM.
 TEST(MeasuredView, TheSummarysGpuLineSaysWhatTheProfileRecordsOfIt) {
   const auto a100 = test::imported(test::shared_trace("hta/cupti_profiler"));
   ASSERT_FALSE(a100.empty());
   const Profile p = Profile::load(a100);
   const compare::MeasuredModel m = compare::measure_profile(p, measure::analyze(p));
   const ProfileStart s = profile_start(m, 1);
+  ASSERT_TRUE(s.recorded_hardware.has_value());
+  EXPECT_EQ(s.hardware, "a100-pg509-200");
   EXPECT_EQ(
-      profile_gpu_line(p, m.workload.gpu, s.hardware),
+      profile_gpu_line(p, m.workload.gpu, s.hardware, HardwareOrigin::kRecorded),
+      "NVIDIA A100-PG509-200 (described by 1 rank): 39.6 GiB memory, compute capability 8.0, 108 SMs; no "
+      "preset names it: predicted as a100-pg509-200, described from these records");
+  EXPECT_EQ(
+      profile_gpu_line(p, m.workload.gpu, ""),
       "NVIDIA A100-PG509-200 (described by 1 rank): 39.6 GiB memory, compute capability 8.0, 108 SMs; no "
       "hardware preset describes it (the Explorer predicts on the hardware chosen there)");
   const Profile q = Profile::load(qwen());
