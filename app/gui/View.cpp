@@ -105,6 +105,7 @@ LoadedProfile::RankIndex index_rank(const Rank& rank) {
   for (std::size_t s = 0; s < rank.streams.size(); ++s) {
     index.streams.push_back(assign_lanes(rank.stream_activities(s)));
     add_busy_prefix(index.streams.back(), rank.stream_activities(s));
+    add_fold_index(index.streams.back(), rank.stream_activities(s));
   }
   index.tracks.reserve(rank.tracks.size());
   for (std::size_t k = 0; k < rank.tracks.size(); ++k) {
@@ -116,6 +117,7 @@ LoadedProfile::RankIndex index_rank(const Rank& rank) {
   for (std::size_t t = 0; t < rank.os_threads.size(); ++t) {
     index.os_threads.push_back(assign_lanes(rank.thread_on_cpu(t)));
     add_busy_prefix(index.os_threads.back(), rank.thread_on_cpu(t));
+    add_fold_index(index.os_threads.back(), rank.thread_on_cpu(t));
   }
   // Launch links, and each thread's API calls on sub-lanes.
   index.launches = measure::index_launches(rank);

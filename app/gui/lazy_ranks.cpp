@@ -38,6 +38,8 @@ std::size_t held(const LaneLayout& lanes) {
   for (const auto& m : lanes.members) n += held(m);
   n += held(lanes.busy_before);
   for (const auto& sums : lanes.busy_before) n += held(sums);
+  n += held(lanes.fold_index);
+  for (const auto& f : lanes.fold_index) n += held(f.block_max) + held(f.group_max);
   return n;
 }
 

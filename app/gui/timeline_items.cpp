@@ -409,7 +409,12 @@ void GpuStreamItem::draw_utilisation(TimelineContext& ctx, float uy) {
   // The grid's buckets that meet the view: one more than fit the width, as the grid does not start at x0.
   const auto first = static_cast<std::int64_t>(std::floor(view_from_origin / width));
   const auto buckets = static_cast<std::size_t>(std::max(0.0f, std::ceil((ctx.x1 - ctx.x0) / bucket_px))) + 1;
-  update_utilisation(ctx, origin, first, buckets, width);
+  {
+    const auto r = static_cast<std::size_t>(rank_index_);
+    update_utilisation_grid(utilisation_, layout, ctx.profile->ranks()[r].stream_activities(stream_), origin,
+                            first, buckets, width);
+  }
+  const std::vector<float>& shares = utilisation_.shares;
   auto bucket_x = [&](std::int64_t k) {
     const double x = (static_cast<double>(k) * width - view_from_origin) / ctx.ns_per_px;
     return std::clamp(ctx.x0 + static_cast<float>(x), ctx.x0, ctx.x1);
@@ -420,10 +425,10 @@ void GpuStreamItem::draw_utilisation(TimelineContext& ctx, float uy) {
   auto bar_px = [&](float share) {
     return share <= 0 ? 0 : std::max(1, static_cast<int>(share * (uh - 1) + 0.5f));
   };
-  for (std::size_t k = 0; k < utilisation_.size();) {
-    const int bar = bar_px(utilisation_[k]);
+  for (std::size_t k = 0; k < shares.size();) {
+    const int bar = bar_px(shares[k]);
     std::size_t end = k + 1;
-    while (end < utilisation_.size() && bar_px(utilisation_[end]) == bar) ++end;
+    while (end < shares.size() && bar_px(shares[end]) == bar) ++end;
     const float bx0 = bucket_x(first + static_cast<std::int64_t>(k));
     const float bx1 = bucket_x(first + static_cast<std::int64_t>(end));
     if (bar > 0 && bx1 > bx0) {
@@ -442,38 +447,6 @@ void GpuStreamItem::draw_utilisation(TimelineContext& ctx, float uy) {
   }
 }
 
-void GpuStreamItem::update_utilisation(TimelineContext& ctx, TimeNs origin, std::int64_t first,
-                                       std::size_t count, double width) {
-  const auto end = first + static_cast<std::int64_t>(count);
-  const std::int64_t held_first = utilisation_first_;
-  const std::int64_t held_end = held_first + static_cast<std::int64_t>(utilisation_.size());
-  if (width == utilisation_width_ && first == held_first && end == held_end) return;
-  const auto r = static_cast<std::size_t>(rank_index_);
-  const auto events = ctx.profile->ranks()[r].stream_activities(stream_);
-  const LaneLayout& layout = ctx.loaded->ranks[r]->streams[stream_];
-  // The buckets held for this grid that are still in view are kept; the others are computed.
-  std::int64_t keep_from = end, keep_to = end;
-  if (width == utilisation_width_ && std::max(first, held_first) < std::min(end, held_end)) {
-    keep_from = std::max(first, held_first);
-    keep_to = std::min(end, held_end);
-  }
-  utilisation_scratch_.resize(count);
-  const std::span<float> out(utilisation_scratch_);
-  for (std::int64_t k = keep_from; k < keep_to; ++k)
-    out[static_cast<std::size_t>(k - first)] = utilisation_[static_cast<std::size_t>(k - held_first)];
-  auto compute = [&](std::int64_t from, std::int64_t to) {
-    if (from < to)
-      lane_utilisation(
-          layout, events, origin, width,
-          out.subspan(static_cast<std::size_t>(from - first), static_cast<std::size_t>(to - from)), from);
-  };
-  compute(first, keep_from);
-  compute(keep_to, end);
-  utilisation_.swap(utilisation_scratch_);
-  utilisation_first_ = first;
-  utilisation_width_ = width;
-}
-
 void GpuStreamItem::preprocess(TimelineContext& ctx, float y) {
   const Rank& rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)];
   const LaneLayout& layout = ctx.loaded->ranks[static_cast<std::size_t>(rank_index_)]->streams[stream_];
@@ -482,7 +455,7 @@ void GpuStreamItem::preprocess(TimelineContext& ctx, float y) {
   for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
     lanes_[lane].clear();
     if (!ctx.row_visible(y + static_cast<float>(lane) * ctx.lane_h(), ctx.lane_h())) continue;
-    preprocess_lane(events, lane_members(layout, lane), ctx.lod, lanes_[lane]);
+    preprocess_lane(events, lane_members(layout, lane), ctx.lod, lanes_[lane], lane_fold_index(layout, lane));
   }
 }
 
@@ -734,7 +707,7 @@ void ThreadStateItem::preprocess(TimelineContext& ctx, float y) {
   for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
     lanes_[lane].clear();
     if (ctx.row_visible(y + static_cast<float>(lane) * h, h))
-      preprocess_lane(runs, lane_members(layout, lane), ctx.lod, lanes_[lane]);
+      preprocess_lane(runs, lane_members(layout, lane), ctx.lod, lanes_[lane], lane_fold_index(layout, lane));
   }
   // One tick per pixel column: the samples of a column are jumped over by binary search, never dropped
   // (the tick counts them).
@@ -823,7 +796,7 @@ void BaselineItem::preprocess(TimelineContext& ctx, float y) {
   for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
     lanes_[lane].clear();
     if (!ctx.row_visible(y + static_cast<float>(lane) * ctx.lane_h(), ctx.lane_h())) continue;
-    preprocess_lane(events, lane_members(layout, lane), lod, lanes_[lane]);
+    preprocess_lane(events, lane_members(layout, lane), lod, lanes_[lane], lane_fold_index(layout, lane));
   }
 }
 

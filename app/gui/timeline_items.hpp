@@ -290,18 +290,11 @@ class GpuStreamItem final : public TimelineItem {
  private:
   void mark(TimelineContext& ctx, const Activity& a, const DrawItem& item, float x0, float x1, float ly);
   void draw_utilisation(TimelineContext& ctx, float uy);
-  // Brings utilisation_ to the buckets FIRST .. FIRST + COUNT of WIDTH ns from ORIGIN, computing only those
-  // it does not hold yet.
-  void update_utilisation(TimelineContext& ctx, TimeNs origin, std::int64_t first, std::size_t count,
-                          double width);
   std::uint32_t stream_;
   std::vector<std::vector<DrawItem>> lanes_;  // per sub-lane, reused
-  // Per bucket of the utilisation lane, on a grid of buckets fixed in time (from the profile's first
-  // nanosecond, a power of two of nanoseconds wide): panning, or a zoom that keeps the width, computes only
-  // the buckets it brings into view; a zoom to another width computes them all.
-  std::vector<float> utilisation_, utilisation_scratch_;
-  std::int64_t utilisation_first_ = 0;  // the grid's number of utilisation_[0]
-  double utilisation_width_ = 0;        // ns per bucket; 0 before the first frame
+  // The utilisation lane, on a grid of buckets fixed in time (from the profile's first nanosecond, a power
+  // of two of nanoseconds wide), kept between frames (update_utilisation_grid).
+  UtilisationGrid utilisation_;
 };
 
 // One CPU track: a CPU thread, its ranges on one lane per nesting depth and its CUDA API calls on lanes

@@ -227,6 +227,96 @@ TEST(TimelineLod, UtilisationLaneSaysHowBusyEachBucketIs) {
   EXPECT_EQ(shares[0], 0.0f) << "no busy sums: nothing to say";
 }
 
+// The fold index gives the very items the stepwise folding gives: random streams with overlaps (sub-lanes),
+// dense bursts, long events and long gaps, lanes long enough for whole blocks and groups of blocks to be
+// jumped, at zooms from one event per pixel to the whole lane in a few pixels, and windows anywhere.
+TEST(TimelineLod, FoldIndexGivesTheItemsOfTheStepwiseFolding) {
+  std::mt19937 rng(23);
+  for (int round = 0; round < 6; ++round) {
+    std::vector<Ev> events;
+    TimeNs t = 0;
+    const int n = round < 3 ? 3000 : 300'000;
+    for (int i = 0; i < n; ++i) {
+      const int kind = std::uniform_int_distribution<int>(0, 99)(rng);
+      t += kind < 2 ? std::uniform_int_distribution<TimeNs>(10'000, 5'000'000)(rng)  // an idle stretch
+                    : std::uniform_int_distribution<TimeNs>(0, 300)(rng);
+      const TimeNs length = kind == 99 ? std::uniform_int_distribution<TimeNs>(5'000, 500'000)(rng)
+                                       : std::uniform_int_distribution<TimeNs>(1, 400)(rng);
+      events.push_back({t, t + length});
+    }
+    auto layout = assign_lanes(std::span<const Ev>(events));
+    add_fold_index(layout, std::span<const Ev>(events));
+    ASSERT_EQ(layout.fold_index.size(), layout.lanes());
+    for (const double ns_per_px : {0.5, 20.0, 700.0, 40'000.0, 3e6, static_cast<double>(t)}) {
+      for (int window = 0; window < 4; ++window) {
+        const TimeNs t0 = window == 0 ? 0 : std::uniform_int_distribution<TimeNs>(0, t)(rng);
+        const TimeNs t1 = window == 0 ? t + 1 : t0 + static_cast<TimeNs>(ns_per_px * 1920);
+        const LodParams p{t0, t1, ns_per_px, 3.0f};
+        for (std::uint32_t lane = 0; lane < layout.lanes(); ++lane) {
+          const auto members = layout.members.empty() ? std::span<const std::uint32_t>()
+                                                      : std::span<const std::uint32_t>(layout.members[lane]);
+          std::vector<DrawItem> stepwise, indexed;
+          preprocess_lane(std::span<const Ev>(events), members, p, stepwise);
+          const FoldIndex* folds = lane_fold_index(layout, lane);
+          ASSERT_NE(folds, nullptr);
+          preprocess_lane(std::span<const Ev>(events), members, p, indexed, folds);
+          ASSERT_EQ(indexed.size(), stepwise.size()) << "round " << round << " ns/px " << ns_per_px;
+          for (std::size_t i = 0; i < indexed.size(); ++i) {
+            ASSERT_EQ(indexed[i].start_ns, stepwise[i].start_ns);
+            ASSERT_EQ(indexed[i].end_ns, stepwise[i].end_ns);
+            ASSERT_EQ(indexed[i].index, stepwise[i].index);
+            ASSERT_EQ(indexed[i].count, stepwise[i].count);
+          }
+        }
+      }
+    }
+  }
+  // A lane whose events end before they start keeps the stepwise folding.
+  std::vector<Ev> broken{{0, 10}, {20, 15}, {30, 40}};
+  auto layout = assign_lanes(std::span<const Ev>(broken));
+  add_fold_index(layout, std::span<const Ev>(broken));
+  EXPECT_EQ(lane_fold_index(layout, 0), nullptr);
+}
+
+// A utilisation lane held between frames finds again only the edges it does not hold, and its shares are
+// always the very ones computed from nothing: pans, zooms out and in by two and four, and back.
+TEST(TimelineLod, UtilisationGridSearchesOnlyTheEdgesItLacks) {
+  std::mt19937 rng(5);
+  std::vector<Ev> events;
+  TimeNs t = 0;
+  for (int i = 0; i < 20'000; ++i) {
+    t += std::uniform_int_distribution<TimeNs>(0, 900)(rng);
+    events.push_back({t, t + std::uniform_int_distribution<TimeNs>(1, 700)(rng)});
+  }
+  auto layout = assign_lanes(std::span<const Ev>(events));
+  add_busy_prefix(layout, std::span<const Ev>(events));
+  ASSERT_GT(layout.lanes(), 1u);
+  struct Step {
+    std::int64_t first;
+    std::size_t count;
+    double width;
+    std::size_t most_searched;  // at most this many edges searched (count + 1: all)
+  };
+  const Step steps[] = {
+      {100, 480, 16'384, 481},  // the first frame: every edge
+      {100, 480, 16'384, 0},    // the same view: nothing
+      {110, 480, 16'384, 10},   // a pan of ten buckets: the ten new edges
+      {55, 480, 32'768, 240},   // zoom out by two about the middle: only the edges outside the held range
+      {110, 480, 16'384, 241},  // zoom in by two: every other edge
+      {220, 480, 8'192, 481},   // zoom in again by two, shifted: at most all
+      {50, 480, 32'768, 360},   // out by four: the held edges 220..700 are 55..175 of this grid
+  };
+  UtilisationGrid grid;
+  for (const Step& step : steps) {
+    update_utilisation_grid(grid, layout, std::span<const Ev>(events), -50, step.first, step.count,
+                            step.width);
+    EXPECT_LE(grid.searched, step.most_searched) << "first " << step.first << " width " << step.width;
+    std::vector<float> fresh(step.count);
+    lane_utilisation(layout, std::span<const Ev>(events), -50, step.width, fresh, step.first);
+    ASSERT_EQ(grid.shares, fresh) << "first " << step.first << " width " << step.width;
+  }
+}
+
 TEST(TimelineLod, IntervalsMergeUnderOnePixel) {
   std::vector<measure::Interval> v{{0, 10}, {12, 20}, {100, 200}, {5000, 6000}};
   std::vector<DrawItem> out;
