@@ -150,6 +150,21 @@ TEST(Screenshot, AV100HasNoBf16) {
   check_screenshot(msdb, "roofline", 1400, 900, {{"Extended roofline of v100", "Per GPU, FP16."}, {}});
 }
 
+// HTA's cupti_profiler trace ran on "NVIDIA A100-PG509-200", a board name no preset names: the Summary says
+// it is described from its records, and the Explorer lists that description first and predicts on it.
+TEST(Screenshot, ABoardNameIsPredictedOnFromItsRecords) {
+  if (!have_xvfb()) GTEST_SKIP() << "xvfb-run is not installed";
+  const auto msdb = test::imported(test::shared_trace("hta/cupti_profiler"));
+  ASSERT_FALSE(msdb.empty());
+  check_screenshot(
+      msdb, "summary", 1600, 900,
+      {{"compute capability 8.0, 108 SMs; no preset names it: predicted as a100-pg509-200, described "
+        "from these records"},
+       {}});
+  check_screenshot(msdb, "explorer", 1600, 900,
+                   {{"{ a100-pg509-200 } hardware", "a100-pg509-200 (described from its records)"}, {}});
+}
+
 // Without a TrueType font (a machine without fonts-dejavu-core) the panels still render their labels, with
 // ImGui's built-in font, and the program says once which font it uses.
 TEST(Screenshot, BuiltInFontWhenNoTrueTypeFont) {
