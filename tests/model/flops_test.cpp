@@ -15,12 +15,13 @@ TEST(Architecture, PresetParameterCountsMatchPublishedSizes) {
   // GPT-3 175B (Brown et al. 2020), Llama 3 8B/70B/405B (Llama 3 Table 3 and model cards: 8.03B, 70.6B,
   // 405.9B), Mixtral 46.7B total / 12.9B active (Jiang et al. 2024 §2.1), DeepSeek-V3 671B / 37B (DeepSeek-V3
   // §1), Qwen3-30B-A3B 30.5B / 3.3B and Qwen3-235B-A22B 235B / 22B (Qwen3 report Table 2 and model cards),
-  // Llama 4 Maverick 400B / 17B (Meta's model card).
+  // Llama 4 Maverick 400B / 17B (Meta's model card), Kimi K2 1.04T / 32.6B (Kimi K2 report, arXiv:2507.20534,
+  // Table 2).
   const Case cases[] = {{"gpt3-175b", 174.6, 174.6, 0.01},  {"llama3-8b", 8.03, 8.03, 0.01},
                         {"llama3-70b", 70.6, 70.6, 0.01},   {"llama3-405b", 405.9, 405.9, 0.01},
                         {"mixtral-8x7b", 46.7, 12.9, 0.01}, {"deepseek-v3", 671, 37, 0.03},
                         {"qwen3-30b-a3b", 30.5, 3.3, 0.02}, {"qwen3-235b-a22b", 235, 22, 0.02},
-                        {"llama4-maverick", 400, 17, 0.02}};
+                        {"llama4-maverick", 400, 17, 0.02}, {"kimi-k2", 1040, 32.6, 0.02}};
   for (const auto& c : cases) {
     const ParameterCounts p = count_parameters(load_model(c.preset));
     EXPECT_NEAR(p.total() / 1e9 / c.total_b, 1.0, c.tolerance) << c.preset << " total " << p.total() / 1e9;
