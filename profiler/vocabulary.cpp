@@ -42,6 +42,15 @@ std::string_view operator_name(std::string_view range_name) {
   return range_name;
 }
 
+GpuVendor gpu_vendor(std::string_view device_name) {
+  const std::string n = lower(device_name);
+  for (const char* word : {"nvidia", "tesla", "quadro", "geforce"})
+    if (n.find(word) != std::string::npos) return GpuVendor::kNvidia;
+  for (const char* word : {"amd", "radeon", "instinct"})
+    if (n.find(word) != std::string::npos) return GpuVendor::kAmd;
+  return GpuVendor::kUnknown;
+}
+
 std::string lower_alnum(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -29,6 +29,12 @@ std::string lower(std::string_view text);
 // alone ("aten::add"); any other text as it is.
 std::string_view operator_name(std::string_view range_name);
 
+// The vendor of a GPU by the name its driver gives ("NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-16GB", "Quadro
+// RTX 8000"; "AMD Instinct MI300X", "AMD Radeon Graphics"): the words that decide whose compute capability
+// (NVIDIA) or gfx version (AMD) a device's major.minor is.
+enum class GpuVendor : std::uint8_t { kUnknown, kNvidia, kAmd };
+GpuVendor gpu_vendor(std::string_view device_name);
+
 // Lower case with everything but ASCII letters and digits removed ("Float8_e4m3fn" -> "float8e4m3fn").
 std::string lower_alnum(std::string_view text);
 

@@ -65,11 +65,10 @@ std::optional<RecordedHardware> hardware_from_traits(std::string_view device_nam
     return std::tuple(log_distance(sms, h.sm_count), log_distance(gib, h.hbm_capacity_gib), h.name);
   };
   // AMD's gfx numbers overlap NVIDIA's compute capabilities (gfx90a and Hopper both read 9.0): the vendor
-  // comes from the name.
-  const std::string lower_name = vocabulary::lower(device_name);
-  const bool amd = lower_name.find("amd") != std::string::npos ||
-                   lower_name.find("radeon") != std::string::npos ||
-                   lower_name.find("instinct") != std::string::npos;
+  // comes from the name, and nothing is described for a vendor the name does not say.
+  const vocabulary::GpuVendor vendor = vocabulary::gpu_vendor(device_name);
+  if (vendor == vocabulary::GpuVendor::kUnknown) return std::nullopt;
+  const bool amd = vendor == vocabulary::GpuVendor::kAmd;
   for (const model::HardwareSpec& h : presets) {
     if (h.compute_capability != cc || h.sm_count <= 0 || is_amd(h) != amd) continue;
     if (base == nullptr || key(h) < key(*base)) base = &h;
@@ -99,7 +98,7 @@ std::optional<RecordedHardware> hardware_from_traits(std::string_view device_nam
                           : fmt::format("the rates of {} scaled by {}/{} {} at its clocks", base->name,
                                         traits.compute_units, base->sm_count, amd ? "CUs" : "SMs");
   std::string links = "links";
-  const bool says_pcie = lower_name.find("pcie") != std::string::npos;
+  const bool says_pcie = vocabulary::lower(device_name).find("pcie") != std::string::npos;
   if (says_pcie && !amd && s.intra_node_link != "PCIe" && pcie_gbps(traits.compute_major) > 0) {
     s.intra_node_link = "PCIe";
     s.intra_node_gbps = pcie_gbps(traits.compute_major);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "profiler/text_format.hpp"
+#include "profiler/vocabulary.hpp"
 
 namespace meshscope::gui {
 namespace {
@@ -139,7 +140,7 @@ std::string profile_gpu_line(const Profile& profile, const std::string& gpu, con
   if (ranks > 0) line += fmt::format(" (described by {} rank{})", ranks, ranks == 1 ? "" : "s");
   std::vector<std::string> facts;
   if (described) {
-    const bool nvidia = gpu.starts_with("NVIDIA") || gpu.starts_with("Tesla") || gpu.starts_with("Quadro");
+    const bool nvidia = vocabulary::gpu_vendor(gpu) == vocabulary::GpuVendor::kNvidia;
     if (described->total_memory_bytes > 0)
       facts.push_back(bytes_text(described->total_memory_bytes) + " memory");
     if (described->compute_major != kNull && described->compute_minor != kNull) {

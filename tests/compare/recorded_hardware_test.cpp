@@ -80,6 +80,8 @@ TEST(RecordedHardware, APcieCardGetsThePcieLinkOfItsArchitecture) {
 TEST(RecordedHardware, NothingIsGuessedWithoutTheArchitectureOrTheSize) {
   // An RTX A6000 (compute capability 8.6): no preset of that architecture states its SMs.
   EXPECT_FALSE(hardware_from_traits("NVIDIA RTX A6000", {48 * kGib, 84, 8, 6}).has_value());
+  // A vendor the name does not say: its major.minor could be anyone's.
+  EXPECT_FALSE(hardware_from_traits("GPU 0", {40 * kGib, 108, 8, 0}).has_value());
   EXPECT_FALSE(hardware_from_traits("NVIDIA A100-PG509-200", {40 * kGib, -1, 8, 0}).has_value());
   EXPECT_FALSE(hardware_from_traits("NVIDIA A100-PG509-200", {-1, 108, 8, 0}).has_value());
   EXPECT_FALSE(hardware_from_traits("NVIDIA A100-PG509-200", {40 * kGib, 108, -1, -1}).has_value());

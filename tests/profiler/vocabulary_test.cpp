@@ -142,5 +142,18 @@ TEST(Vocabulary, OperatorNameStripsWhatPyTorchsNvtxRangesAddPerCall) {
   EXPECT_EQ(vocabulary::operator_name("ncclx:all_reduce, seq = 1"), "ncclx:all_reduce, seq = 1");
 }
 
+// The device names of ../shared/traces (Kineto deviceProperties, Nsight's TARGET_INFO_GPU) and of the
+// vendors' other products: whose major.minor a device's is.
+TEST(Vocabulary, GpuVendorFromTheDriversName) {
+  using vocabulary::GpuVendor;
+  EXPECT_EQ(vocabulary::gpu_vendor("NVIDIA A100-PG509-200"), GpuVendor::kNvidia);
+  EXPECT_EQ(vocabulary::gpu_vendor("Tesla V100-DGXS-32GB"), GpuVendor::kNvidia);
+  EXPECT_EQ(vocabulary::gpu_vendor("Quadro RTX 8000"), GpuVendor::kNvidia);
+  EXPECT_EQ(vocabulary::gpu_vendor("AMD Instinct MI300X"), GpuVendor::kAmd);
+  EXPECT_EQ(vocabulary::gpu_vendor("AMD Radeon Graphics"), GpuVendor::kAmd);
+  EXPECT_EQ(vocabulary::gpu_vendor("Intel(R) Data Center GPU Max 1550"), GpuVendor::kUnknown);
+  EXPECT_EQ(vocabulary::gpu_vendor(""), GpuVendor::kUnknown);
+}
+
 }  // namespace
 }  // namespace meshscope
