@@ -314,7 +314,9 @@ int run(DriverT driver, const Options& o, int rank, int nranks) {
                  static_cast<double>(now_ns() - loop_start) / std::max(o.collectives, 1));
   }
   if (o.exit_mode == "kill-late") {
-    usleep(static_cast<useconds_t>(env_int("MESHSCOPE_FLUSH_MS", 1000)) * 3000);
+    // Long enough for the plugin's sweeper to complete the point-to-point operations (their channel count is
+    // unknown: 200 ms of quiet) and for several flushes after it, even on a loaded machine.
+    usleep(static_cast<useconds_t>(400'000 + env_int("MESHSCOPE_FLUSH_MS", 1000) * 8000));
     raise(SIGKILL);
   }
 #ifdef MESHSCOPE_FAKE_CUPTI_SONAME
