@@ -1,5 +1,7 @@
 #include "analysis/compare/model_shapes.hpp"
 
+#include "analysis/measure/op_work.hpp"
+
 #include <algorithm>
 #include <functional>
 #include <string_view>
@@ -19,6 +21,41 @@ bool forward_attention(std::string_view name) {
   return !contains(name, "backward") &&
          (contains(name, "scaled_dot_product") || name == "aten::_flash_attention_forward" ||
           name == "aten::_efficient_attention_forward");
+}
+
+// The attention of one packed call; nullopt when its inputs are not the layout's.
+std::optional<AttentionShape> packed_shape(const measure::PackedAttentionLayout& layout,
+                                           const std::vector<std::vector<std::int64_t>>& dims) {
+  if (dims.size() <= std::max(layout.q, layout.k)) return std::nullopt;
+  const auto& q = dims[layout.q];
+  const auto& k = dims[layout.k];
+  if (q.size() != 3 || k.size() != (layout.paged ? 4u : 3u) || q[0] < 1 || q[1] < 1 || q[2] < 1)
+    return std::nullopt;
+  const std::int64_t kv_heads = k[k.size() - 2];
+  if (k.back() != q[2] || kv_heads < 1 || q[1] % kv_heads != 0) return std::nullopt;
+  AttentionShape a;
+  a.packed = true;
+  a.heads = q[1];
+  a.kv_heads = kv_heads;
+  a.head_dim = q[2];
+  const std::int64_t tokens = q[0];
+  std::int64_t sequences = 0;
+  if (layout.offsets && *layout.offsets < dims.size() && dims[*layout.offsets].size() == 1)
+    sequences = dims[*layout.offsets][0] - 1;
+  if (sequences < 1 || sequences > tokens) {
+    a.sequences_unknown = true;
+    sequences = 1;
+  }
+  a.batch = sequences;
+  a.lead = a.batch * a.heads;
+  a.seq = (tokens + sequences / 2) / sequences;
+  // The keys' mean length: the key tokens, or the cache's pages × their size (the last pages partly filled);
+  // a cache whose pages are not recorded is taken as long as the queries.
+  std::int64_t key_tokens = layout.paged ? 0 : k[0];
+  if (layout.paged && layout.pages && *layout.pages < dims.size() && dims[*layout.pages].size() == 1)
+    key_tokens = dims[*layout.pages][0] * k[1];
+  a.kv_seq = key_tokens > 0 ? (key_tokens + sequences / 2) / sequences : a.seq;
+  return a;
 }
 
 bool softmax(std::string_view name) {
@@ -59,7 +96,10 @@ struct RawCounts {
 };
 
 void count_operator(std::string_view name, const std::vector<Dims>& dims, RawCounts& raw, ShapeCounts& c) {
-  if (forward_attention(name) && dims.size() >= 3 && dims[0].size() == 4 && dims[1].size() == 4) {
+  if (const auto layout = measure::packed_attention_layout(name)) {
+    if (const auto a = packed_shape(*layout, dims)) ++raw.fused[*a];
+  } else if ((forward_attention(name) || measure::batch_seq_heads_attention(name)) && dims.size() >= 3 &&
+             dims[0].size() == 4 && dims[1].size() == 4) {
     // SDPA takes [batch, heads, seq, head_dim]; the flash/efficient kernels [batch, seq, heads, head_dim].
     const bool heads_first = contains(name, "scaled_dot_product");
     const std::size_t h = heads_first ? 1 : 2, l = heads_first ? 2 : 1;

@@ -22,7 +22,8 @@ namespace meshscope::compare {
 
 // How the profile's attention was computed.
 enum class AttentionKind : std::uint8_t {
-  kFused,        // scaled_dot_product_attention, flash, memory-efficient or cuDNN attention
+  kFused,        // scaled_dot_product_attention, flash, memory-efficient or cuDNN attention; the attention
+                 // operators of FlashAttention, AITER, vLLM, FlashInfer and sglang
   kHeadsApart,   // eager: QK^T as a product over [batch, heads, seq, head]
   kHeadsFolded,  // eager: QK^T as bmm over [batch × heads, seq, head] (nn.MultiheadAttention)
 };
@@ -34,6 +35,10 @@ struct AttentionShape {
   std::int64_t batch = 0, heads = 0, kv_heads = 0;
   std::int64_t lead = 0;
   std::int64_t seq = 0, kv_seq = 0, head_dim = 0;
+  // The sequences were packed into one dimension of tokens (serving and variable-length attention): SEQ is
+  // their mean length, BATCH their count, or, when the operator does not record it (SEQUENCES_UNKNOWN),
+  // BATCH is 1 and SEQ all the tokens.
+  bool packed = false, sequences_unknown = false;
   auto operator<=>(const AttentionShape&) const = default;
   bool folded() const { return heads == 0; }
 };

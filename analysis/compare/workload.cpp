@@ -334,6 +334,40 @@ std::pair<std::int64_t, std::int64_t> hidden_and_tp(const ShapedModel& m, const 
   return {hidden, std::max<std::int64_t>(tp, 1)};
 }
 
+// Sequences packed into one dimension of tokens (ATT.packed): their count from the operator's offsets; where
+// it records none, from the output layer, which serving frameworks run on each sequence's last token only
+// (fewer rows than tokens); else one sequence of all the tokens, said to be assumed.
+void infer_packed_sequences(const AttentionShape& att, const ShapeCounts& shapes, const ShapedModel& m,
+                            Workload& w) {
+  w.attention = "fused, sequences packed";
+  const std::int64_t tokens = att.batch * att.seq;
+  std::string how = fmt::format("{} sequence(s) from the operator's offsets", att.batch);
+  if (att.sequences_unknown) {
+    std::int64_t rows = 0;
+    if (m.vocabulary) {
+      const std::int64_t calls = shapes.weight_calls(m.vocabulary->first, m.width);
+      const std::int64_t all_rows = shapes.rows_of(m.vocabulary->first, m.width);
+      if (calls > 0 && all_rows % calls == 0) rows = all_rows / calls;
+    }
+    if (rows > 1 && rows < tokens && tokens % rows == 0) {
+      w.micro_batch = rows;
+      w.tokens_per_micro_batch = tokens;
+      rate(w, "micro_batch", Confidence::kMedium);
+      how = fmt::format("{} sequences from the output layer [{}, {}] run on {} rows (one per sequence)", rows,
+                        m.vocabulary->first, m.width, rows);
+    } else {
+      rate(w, "micro_batch", Confidence::kLow);
+      how = "the operator records no sequence offsets: one sequence of all the tokens assumed";
+    }
+  }
+  w.evidence.push_back(fmt::format(
+      "attention over {} packed tokens (q [{}, {} heads, {}], k and v of {} heads{}): heads {}, kv_heads {}, "
+      "{}",
+      tokens, tokens, att.heads, att.head_dim, att.kv_heads,
+      att.kv_seq != att.seq ? fmt::format(", {} keys per sequence", att.kv_seq) : std::string(), *w.heads,
+      *w.kv_heads, how));
+}
+
 // What ATT and the attention's operators say of heads, key/value heads, micro-batch and tokens.
 void infer_attention(const AttentionShape& att, const ShapeCounts& shapes, const ShapedModel& m,
                      std::int64_t tp, Workload& w) {
@@ -352,6 +386,10 @@ void infer_attention(const AttentionShape& att, const ShapeCounts& shapes, const
   switch (shapes.attention_kind) {
     case AttentionKind::kFused:
       w.attention = "fused";
+      if (att.packed) {
+        infer_packed_sequences(att, shapes, m, w);
+        return;
+      }
       w.evidence.push_back(
           fmt::format("attention q [{}, {} heads, {} tokens, {}], k and v of {} heads: heads {}, "
                       "kv_heads {}, {} tokens per micro-batch",

@@ -617,6 +617,9 @@ enum class Formula : std::uint8_t {
   kCopy,
   kReduction,
   kEmbedding,
+  kLibraryFlashForward,
+  kFlash3Forward,
+  kPackedAttention,
 };
 
 struct Entry {
@@ -730,8 +733,26 @@ constexpr bool table_sorted() {
 }
 static_assert(table_sorted(), "kTable must be sorted by name");
 
+// Attention libraries' operators: their arguments as the libraries' Python interfaces pass them (flash-attn's
+// flash_attn_interface.py: q, k, v, dropout_p, softmax_scale, causal, ...; AITER's mha_fwd the same;
+// FlashAttention 3's fwd with causal 25th, as TraceLens's perf_model.py reads it).
+constexpr std::array kLibraryTable = {
+    Entry{"FlashAttnFunc", Formula::kLibraryFlashForward},
+    Entry{"aiter::_flash_attn_forward", Formula::kLibraryFlashForward},
+    Entry{"aiter::fmha_v3_fwd", Formula::kLibraryFlashForward},
+    Entry{"aiter::mha_fwd", Formula::kLibraryFlashForward},
+    Entry{"flash_attn::_flash_attn_forward", Formula::kLibraryFlashForward},
+    Entry{"flash_attn_3::fwd", Formula::kFlash3Forward},
+};
+constexpr Entry kPackedEntry{"(packed attention)", Formula::kPackedAttention};
+
 const Entry* lookup(std::string_view name) {
-  if (!name.starts_with("aten::")) return nullptr;
+  if (!name.starts_with("aten::")) {
+    for (const Entry& e : kLibraryTable) {
+      if (e.name == name) return &e;
+    }
+    return packed_attention_layout(name) ? &kPackedEntry : nullptr;
+  }
   name = strip_namespace(name);
   auto it = std::lower_bound(kTable.begin(), kTable.end(), name,
                              [](const Entry& e, std::string_view n) { return e.name < n; });
@@ -858,6 +879,14 @@ WorkStatus evaluate(Formula f, const Parsed& p, OpWork& out) {
       return elementwise(p, Elementwise::kReduction, out);
     case Formula::kEmbedding:
       return embedding(p, out);
+    case Formula::kLibraryFlashForward:
+      return attention(p, {0, false, 5, false, kNone, false}, out);
+    case Formula::kFlash3Forward:
+      return attention(p, {0, false, 24, false, kNone, false}, out);
+    case Formula::kPackedAttention:
+      // The work depends on each sequence's length, which the shapes do not record (only their count and
+      // sum): the operator is kept, uncounted, for what its shapes say of the model.
+      return p.dims.empty() ? WorkStatus::kUnparsable : WorkStatus::kUndetermined;
   }
   return WorkStatus::kNoFormula;
 }
@@ -1016,6 +1045,37 @@ int element_bytes(std::string_view t) {
 
 bool has_work_formula(std::string_view name) {
   return lookup(name) != nullptr;
+}
+
+bool batch_seq_heads_attention(std::string_view name) {
+  const Entry* e = lookup(name);
+  return e != nullptr &&
+         (e->formula == Formula::kLibraryFlashForward || e->formula == Formula::kFlash3Forward);
+}
+
+// Each layout follows its library's operator signature: flash-attn's flash_attn_interface.py
+// (_flash_attn_varlen_forward: q, k, v, cu_seqlens_q, ...) and AITER's mha_varlen_fwd in the same order;
+// vLLM's unified_attention(_with_output) (query, key, value[, output], layer_name); FlashInfer's prefill.py
+// and decode.py (ragged_run, paged_run and the decode run: float and int workspaces, plan, q, k or the paged
+// k cache, v, qo_indptr or kv_indptr, ...); sglang's paged_attention_ragged as its profiler names it (AITER's
+// inputs: ..., q third, the paged caches after it; AMD-AGI/TraceLens attention_perf_model_extensions.py).
+std::optional<PackedAttentionLayout> packed_attention_layout(std::string_view name) {
+  using L = PackedAttentionLayout;
+  constexpr auto none = std::nullopt;
+  if (name == "flash_attn::_flash_attn_varlen_forward" || name == "aiter::mha_varlen_fwd" ||
+      name == "aiter::fmha_v3_varlen_fwd")
+    return L{.q = 0, .k = 1, .offsets = 3, .pages = none, .paged = false};
+  if (name == "vllm::unified_attention_with_output" || name == "vllm::unified_attention")
+    return L{.q = 0, .k = 1, .offsets = none, .pages = none, .paged = false};
+  if (name.starts_with("flashinfer::")) {
+    if (name.ends_with("_ragged_run")) return L{.q = 3, .k = 4, .offsets = 6, .pages = none, .paged = false};
+    if (name.ends_with("_paged_run")) return L{.q = 3, .k = 4, .offsets = 6, .pages = 8, .paged = true};
+    if (name.find("batch_decode") != std::string_view::npos && name.ends_with("_run"))
+      return L{.q = 3, .k = 4, .offsets = 6, .pages = 7, .paged = true};
+  }
+  if (name.starts_with("sglang_profiler::attention_paged_attention_ragged"))
+    return L{.q = 2, .k = 3, .offsets = none, .pages = none, .paged = true};
+  return std::nullopt;
 }
 
 WorkStatus op_work(std::string_view name, const OpArgs& args, OpWork& out) {

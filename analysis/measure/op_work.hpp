@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,21 @@ struct OpWork {
 
 // Whether NAME ("aten::mm", ...) has a formula here (a cheap test before any parsing).
 bool has_work_formula(std::string_view name);
+
+// Fused attention operators of attention libraries (not ATen) over q, k and v [batch, seq, heads, head_dim],
+// their first three inputs: FlashAttention 2's and 3's registered operators and autograd function, AITER's.
+bool batch_seq_heads_attention(std::string_view name);
+
+// Attention over sequences packed into one dimension of tokens: the queries [tokens, heads, head_dim] at
+// input Q, the keys [tokens, kv_heads, head_dim] at K, or a paged cache of keys [pages, page_size, kv_heads,
+// head_dim] (PAGED; the "NHD" layout FlashInfer, sglang and vLLM default to); where the operator takes them,
+// the sequences' offsets [sequences + 1] and the cache pages they use.
+struct PackedAttentionLayout {
+  std::size_t q = 0, k = 0;
+  std::optional<std::size_t> offsets, pages;
+  bool paged = false;
+};
+std::optional<PackedAttentionLayout> packed_attention_layout(std::string_view name);
 
 enum class WorkStatus : std::uint8_t {
   kOk,

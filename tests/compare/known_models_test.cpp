@@ -146,7 +146,8 @@ INSTANTIATE_TEST_SUITE_P(Traces, KnownModel,
                          ::testing::Values("llama_gqa_train", "llama_gqa_prefill", "llama_gqa_generate",
                                            "llama_tp2_dp2_train", "gpt2_conv1d_train", "bert_train",
                                            "bert_infer", "vit_train", "moe_train", "t5_like_train",
-                                           "two_model_infer"),
+                                           "two_model_infer", "llama_vllm_prefill",
+                                           "llama_flash_varlen_train", "llama_flashinfer_generate"),
                          [](const auto& info) { return std::string(info.param); });
 
 // How each trace computed its attention, said in the workload.
@@ -266,6 +267,44 @@ TEST(KnownModels, EveryValueSaysHowSureItIs) {
                                      {"ep", w.ep}}) {
     EXPECT_EQ(value.has_value(), w.confidence.contains(field)) << field;
   }
+}
+
+}  // namespace
+}  // namespace meshscope::compare
+
+namespace meshscope::compare {
+namespace {
+
+std::string evidence_with(const Workload& w, std::string_view part) {
+  for (const auto& e : w.evidence) {
+    if (e.find(part) != std::string::npos) return e;
+  }
+  return {};
+}
+
+// Serving and variable-length attention packs the sequences into one dimension of tokens: their count comes
+// from the operator's offsets (flash-attn's cu_seqlens, FlashInfer's indptr), or, where the operator takes
+// none (vLLM's), from the output layer a serving engine runs on each sequence's last token only.
+TEST(KnownModels, PackedSequencesAreCountedFromTheirOffsetsOrTheOutputLayer) {
+  const Workload vllm = inferred("llama_vllm_prefill");
+  EXPECT_EQ(vllm.attention, "fused, sequences packed");
+  EXPECT_EQ(
+      evidence_with(vllm, "packed tokens"),
+      "attention over 256 packed tokens (q [256, 8 heads, 32], k and v of 2 heads): heads 8, kv_heads 2, 4 "
+      "sequences from the output layer [2048, 256] run on 4 rows (one per sequence)");
+  EXPECT_EQ(vllm.confidence.at("micro_batch"), Confidence::kMedium);
+
+  const Workload varlen = inferred("llama_flash_varlen_train");
+  EXPECT_EQ(
+      evidence_with(varlen, "packed tokens"),
+      "attention over 256 packed tokens (q [256, 8 heads, 32], k and v of 2 heads): heads 8, kv_heads 2, 2 "
+      "sequence(s) from the operator's offsets");
+  EXPECT_EQ(varlen.confidence.at("micro_batch"), Confidence::kHigh);
+
+  // FlashInfer's decoding passes: one query per sequence over the paged cache (pages of one token).
+  const Workload generate = inferred("llama_flashinfer_generate");
+  EXPECT_NE(evidence_with(generate, "layers 4: 16 forward attention calls in 4 forward pass(es)"), "");
+  EXPECT_EQ(generate.seq, 96);
 }
 
 }  // namespace

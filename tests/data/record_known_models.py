@@ -25,8 +25,18 @@ The models cover the ways the operators of attention, MLPs, experts and inputs a
   moe_train           decoder with a top-2 router over 8 experts, each expert a gated MLP run on its tokens
   t5_like_train       encoder-decoder (nn.Transformer): self-attention, cross-attention, a shared vocabulary
   two_model_infer     a small text encoder whose output conditions a larger decoder, one forward pass each
+  llama_vllm_prefill  the Llama-like decoder as vLLM serves it: four prompts packed into 256 tokens, attention by
+                      vllm::unified_attention_with_output (no sequence offsets among its inputs), logits of each
+                      prompt's last token
+  llama_flash_varlen_train  the same, trained padding-free: two sequences packed, flash-attn's variable-length
+                      forward and backward operators (sequence offsets cu_seqlens among their inputs)
+  llama_flashinfer_generate  the same as sglang serves it with FlashInfer: a ragged prefill of two prompts, then
+                      three decoding passes over a paged key/value cache (pages of one token)
+The serving and variable-length attention operators are stand-ins registered under the libraries' own names and
+signatures (see "Serving and variable-length attention" below).
 """
 import gzip
+import itertools
 import json
 import math
 import os
@@ -156,6 +166,238 @@ class Decoder(nn.Module):
         logits = self(ids, caches=caches)
         for _ in range(new_tokens):
             logits = self(logits.argmax(-1), caches=caches)
+        return logits
+
+
+# ---- Serving and variable-length attention --------------------------------------------------------------------
+# The attention operators of vLLM, FlashAttention's variable-length interface and FlashInfer are registered here
+# under their own names and with their own signatures (the tensors in the positions the libraries pass them), so
+# the profiler records them as it records the real ones; their CPU bodies compute the same attention. The real
+# operators run one GPU kernel and no ATen operator, so the trace keeps none of the ATen operators the stand-ins
+# run inside (kineto_trace drops the events within a stand-in's on its thread).
+STAND_INS = set()
+_LIBRARIES = {}
+
+
+def stand_in(namespace, schema, body):
+    if namespace not in _LIBRARIES:
+        _LIBRARIES[namespace] = torch.library.Library(namespace, "DEF")
+    library = _LIBRARIES[namespace]
+    name = schema.split("(")[0]
+    library.define(schema)
+    library.impl(name, body, "CPU")
+    STAND_INS.add(f"{namespace}::{name}")
+    return getattr(getattr(torch.ops, namespace), name)
+
+
+def packed_attention(q, k, v, q_offsets, k_offsets):
+    """Causal attention of each sequence packed in q [tokens, heads, d] over its keys [tokens, kv_heads, d]."""
+    out = torch.empty_like(q)
+    repeat = q.shape[1] // k.shape[1]
+    for i in range(len(q_offsets) - 1):
+        qs, qe, ks, ke = q_offsets[i], q_offsets[i + 1], k_offsets[i], k_offsets[i + 1]
+        qi = q[qs:qe].transpose(0, 1)
+        ki = k[ks:ke].repeat_interleave(repeat, dim=1).transpose(0, 1)
+        vi = v[ks:ke].repeat_interleave(repeat, dim=1).transpose(0, 1)
+        s, kv = qi.shape[1], ki.shape[1]
+        mask = torch.full((s, kv), float("-inf")).triu(1 + kv - s)
+        probs = F.softmax(qi @ ki.transpose(1, 2) / math.sqrt(q.shape[2]) + mask, dim=-1)
+        out[qs:qe] = (probs @ vi).transpose(0, 1)
+    return out
+
+
+FORWARD_CONTEXT = {}  # vLLM's forward context: the batch's sequence offsets, set before each pass
+
+
+def _vllm_attention(query, key, value, output, layer_name):
+    offsets = FORWARD_CONTEXT["offsets"]
+    output.copy_(packed_attention(query, key, value, offsets, offsets))
+
+
+def _varlen_forward(q, k, v, cu_q, cu_k, max_q, max_k, dropout_p, scale, causal, left, right, softcap, alibi,
+                    return_softmax):
+    out = packed_attention(q, k, v, cu_q.tolist(), cu_k.tolist())
+    return out, torch.zeros(q.shape[1], q.shape[0])
+
+
+def _varlen_backward(dout, q, k, v, out, lse, dq, dk, dv, cu_q, cu_k, max_q, max_k, dropout_p, scale, causal,
+                     left, right, softcap, alibi, deterministic):
+    with torch.enable_grad():
+        qq, kk, vv = (t.detach().requires_grad_() for t in (q, k, v))
+        grads = torch.autograd.grad(packed_attention(qq, kk, vv, cu_q.tolist(), cu_k.tolist()), (qq, kk, vv), dout)
+    for target, grad in zip((dq, dk, dv), grads):
+        target.copy_(grad)
+    return torch.zeros(q.shape[1], q.shape[0])
+
+
+FLASHINFER_URI = ("dtype_q_f32_dtype_kv_f32_dtype_o_f32_dtype_idx_i32_head_dim_qk_32_head_dim_vo_32_posenc_0_"
+                  "use_swa_False_use_logits_cap_False")
+
+
+def _flashinfer_ragged_run(float_ws, int_ws, plan, q, k, v, qo_indptr, kv_indptr, o, lse, mask_mode, layout,
+                           window_left, enable_pdl):
+    o.copy_(packed_attention(q, k, v, qo_indptr.tolist(), kv_indptr.tolist()))
+
+
+def _flashinfer_decode_run(float_ws, int_ws, plan, q, k_cache, v_cache, kv_indptr, kv_indices, last_page_len, o,
+                           lse, kv_layout, window_left, enable_pdl):
+    # page size 1 (sglang's token pool): each page is one token's keys and values
+    keys, values = k_cache[kv_indices.long(), 0], v_cache[kv_indices.long(), 0]
+    o.copy_(packed_attention(q, keys, values, list(range(q.shape[0] + 1)), kv_indptr.tolist()))
+
+
+def register_stand_ins():
+    if STAND_INS:
+        return
+    stand_in("vllm", "unified_attention_with_output(Tensor query, Tensor key, Tensor value, Tensor(a!) output, "
+             "str layer_name) -> ()", _vllm_attention)
+    stand_in("flash_attn", "_flash_attn_varlen_forward(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, "
+             "Tensor cu_seqlens_k, int max_seqlen_q, int max_seqlen_k, float dropout_p, float softmax_scale, "
+             "bool causal, int window_size_left, int window_size_right, float softcap, Tensor? alibi_slopes, "
+             "bool return_softmax) -> (Tensor, Tensor)", _varlen_forward)
+    stand_in("flash_attn", "_flash_attn_varlen_backward(Tensor dout, Tensor q, Tensor k, Tensor v, Tensor out, "
+             "Tensor softmax_lse, Tensor(a!) dq, Tensor(b!) dk, Tensor(c!) dv, Tensor cu_seqlens_q, "
+             "Tensor cu_seqlens_k, int max_seqlen_q, int max_seqlen_k, float dropout_p, float softmax_scale, "
+             "bool causal, int window_size_left, int window_size_right, float softcap, Tensor? alibi_slopes, "
+             "bool deterministic) -> Tensor", _varlen_backward)
+    stand_in("flashinfer", f"batch_prefill_with_kv_cache_{FLASHINFER_URI}_f16qk_False_ragged_run("
+             "Tensor float_workspace_buffer, Tensor int_workspace_buffer, int[] plan_info_vec, Tensor q, Tensor k, "
+             "Tensor v, Tensor qo_indptr, Tensor kv_indptr, Tensor(a!) o, Tensor? maybe_lse, int mask_mode, "
+             "int layout, int window_left, bool enable_pdl) -> ()", _flashinfer_ragged_run)
+    stand_in("flashinfer", f"batch_decode_with_kv_cache_{FLASHINFER_URI}_run(Tensor float_workspace_buffer, "
+             "Tensor int_workspace_buffer, int[] plan_info_vec, Tensor q, Tensor? paged_k_cache, "
+             "Tensor? paged_v_cache, Tensor paged_kv_indptr, Tensor paged_kv_indices, "
+             "Tensor paged_kv_last_page_len, Tensor(a!) o, Tensor? maybe_lse, int kv_layout_code, "
+             "int window_left, bool enable_pdl) -> ()", _flashinfer_decode_run)
+
+
+class FlashAttnVarlenFunc(torch.autograd.Function):
+    """flash-attn's autograd function over its registered forward and backward operators."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, cu):
+        out, lse = torch.ops.flash_attn._flash_attn_varlen_forward(
+            q, k, v, cu, cu, int((cu[1:] - cu[:-1]).max()), int((cu[1:] - cu[:-1]).max()), 0.0,
+            1 / math.sqrt(q.shape[2]), True, -1, 0, 0.0, None, False)
+        ctx.save_for_backward(q, k, v, out, lse, cu)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        q, k, v, out, lse, cu = ctx.saved_tensors
+        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        longest = int((cu[1:] - cu[:-1]).max())
+        torch.ops.flash_attn._flash_attn_varlen_backward(
+            dout.contiguous(), q, k, v, out, lse, dq, dk, dv, cu, cu, longest, longest, 0.0,
+            1 / math.sqrt(q.shape[2]), True, -1, 0, 0.0, None, False)
+        return dq, dk, dv, None
+
+
+class PackedBatch:
+    """What a serving engine knows of the tokens it runs in one pass: the sequences' offsets into the packed
+    tokens, and (FlashInfer) the key/value cache slots each sequence holds."""
+
+    def __init__(self, offsets, decoding=False):
+        self.offsets = offsets
+        self.decoding = decoding
+        self.slots = []  # per sequence: its cache slots, in order
+
+
+class ServedAttention(nn.Module):
+    """A Llama attention as serving engines run it: one fused QKV projection over the packed tokens [tokens,
+    hidden], the attention by BACKEND's operator, the output projection."""
+
+    def __init__(self, c, index, backend):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = c["heads"], c["kv_heads"], c["hidden"] // c["heads"]
+        self.index, self.backend = index, backend
+        self.qkv_proj = nn.Linear(c["hidden"], (self.heads + 2 * self.kv_heads) * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(self.heads * self.head_dim, c["hidden"], bias=False)
+        self.k_cache = self.v_cache = None
+
+    def forward(self, x, batch):
+        d = self.head_dim
+        q, k, v = self.qkv_proj(x).split([self.heads * d, self.kv_heads * d, self.kv_heads * d], dim=-1)
+        q, k, v = q.view(-1, self.heads, d), k.view(-1, self.kv_heads, d), v.view(-1, self.kv_heads, d)
+        if self.backend == "vllm":
+            out = torch.empty_like(q)
+            torch.ops.vllm.unified_attention_with_output(q, k, v, out, f"model.layers.{self.index}.self_attn.attn")
+        elif self.backend == "flash_varlen":
+            out = FlashAttnVarlenFunc.apply(q, k, v, torch.tensor(batch.offsets, dtype=torch.int32))
+        else:
+            out = self.flashinfer(q, k, v, batch)
+        return self.o_proj(out.reshape(-1, self.heads * d))
+
+    def flashinfer(self, q, k, v, batch):
+        """sglang's FlashInfer backend: the new keys and values stored in a token pool (pages of one token), the
+        prefill over the prompt's own keys (ragged), a decoding pass over each sequence's cached tokens (paged)."""
+        if self.k_cache is None:
+            self.k_cache = torch.zeros(512, 1, self.kv_heads, self.head_dim)
+            self.v_cache = torch.zeros(512, 1, self.kv_heads, self.head_dim)
+        new_slots = torch.tensor([s for seq in batch.new_slots for s in seq])
+        self.k_cache[new_slots, 0] = k
+        self.v_cache[new_slots, 0] = v
+        workspace, int_workspace, plan = torch.empty(1024), torch.empty(256, dtype=torch.int32), [0, 1, 2]
+        out = torch.empty_like(q)
+        indptr = torch.tensor(batch.offsets, dtype=torch.int32)
+        ops = torch.ops.flashinfer
+        if not batch.decoding:
+            getattr(ops, f"batch_prefill_with_kv_cache_{FLASHINFER_URI}_f16qk_False_ragged_run")(
+                workspace, int_workspace, plan, q, k, v, indptr, indptr, out, None, 1, 0, -1, False)
+            return out
+        kv_indptr = torch.tensor([0] + list(itertools.accumulate(len(s) for s in batch.slots)), dtype=torch.int32)
+        kv_indices = torch.tensor([s for seq in batch.slots for s in seq], dtype=torch.int32)
+        last_page_len = torch.ones(len(batch.slots), dtype=torch.int32)
+        getattr(ops, f"batch_decode_with_kv_cache_{FLASHINFER_URI}_run")(
+            workspace, int_workspace, plan, q, self.k_cache, self.v_cache, kv_indptr, kv_indices, last_page_len,
+            out, None, 0, -1, False)
+        return out
+
+
+class ServedDecoder(nn.Module):
+    """The Llama-like decoder as a serving engine (or a padding-free trainer) runs it: the sequences' tokens packed
+    into one dimension, a fused gate-and-up projection, and, when serving, logits of each sequence's last token
+    only."""
+
+    def __init__(self, c, backend):
+        super().__init__()
+        register_stand_ins()
+        self.backend = backend
+        self.embed = nn.Embedding(c["vocab"], c["hidden"])
+        self.layers = nn.ModuleList()
+        for i in range(c["layers"]):
+            layer = nn.Module()
+            layer.input_norm, layer.post_norm = RMSNorm(c["hidden"]), RMSNorm(c["hidden"])
+            layer.attn = ServedAttention(c, i, backend)
+            layer.gate_up_proj = nn.Linear(c["hidden"], 2 * c["ffn"], bias=False)
+            layer.down_proj = nn.Linear(c["ffn"], c["hidden"], bias=False)
+            self.layers.append(layer)
+        self.norm = RMSNorm(c["hidden"])
+        self.lm_head = nn.Linear(c["hidden"], c["vocab"], bias=False)
+
+    def forward(self, ids, batch, all_logits=False):
+        FORWARD_CONTEXT["offsets"] = batch.offsets
+        x = self.embed(ids)
+        for layer in self.layers:
+            x = x + layer.attn(layer.input_norm(x), batch)
+            gate, up = layer.gate_up_proj(layer.post_norm(x)).chunk(2, dim=-1)
+            x = x + layer.down_proj(F.silu(gate) * up)
+        if not all_logits:
+            x = x[torch.tensor(batch.offsets[1:]) - 1]
+        return self.lm_head(self.norm(x))
+
+    def generate(self, prompts, new_tokens):
+        """A prefill of the packed PROMPTS, then NEW_TOKENS decoding passes of one token per sequence."""
+        lengths = [len(p) for p in prompts]
+        batch = PackedBatch([0] + list(itertools.accumulate(lengths)))
+        batch.slots = [list(range(i * 256, i * 256 + n)) for i, n in enumerate(lengths)]
+        batch.new_slots = batch.slots
+        logits = self(torch.cat(prompts), batch)
+        for _ in range(new_tokens):
+            step = PackedBatch(list(range(len(prompts) + 1)), decoding=True)
+            step.new_slots = [[seq[-1] + 1] for seq in batch.slots]
+            step.slots = batch.slots = [seq + new for seq, new in zip(batch.slots, step.new_slots)]
+            logits = self(logits.argmax(-1), step)
         return logits
 
 
@@ -365,6 +607,10 @@ CONFIGS = {
                       seq=64, mode="training"),
     "t5_like_train": dict(family="t5", hidden=256, heads=4, kv_heads=4, encoder_layers=3, decoder_layers=3,
                           ffn=1024, gated_mlp=False, vocab=3000, batch=2, source_seq=96, seq=64, mode="training"),
+    "llama_vllm_prefill": dict(LLAMA, mode="inference", batch=4, seq=64, attention="vllm"),
+    "llama_flash_varlen_train": dict(LLAMA, mode="training", batch=2, seq=128, attention="flash_varlen"),
+    "llama_flashinfer_generate": dict(LLAMA, mode="inference", batch=2, seq=96, new_tokens=3,
+                                      attention="flashinfer"),
     "two_model_infer": dict(family="pipeline", mode="inference", batch=2, prompt_seq=32, seq=96,
                             encoder=dict(hidden=128, layers=2, heads=2, kv_heads=2, ffn=512, vocab=1000,
                                          positions=128),
@@ -381,6 +627,8 @@ def build(name, c):
     def ids(vocab, seq):
         return torch.randint(vocab, (b, seq), generator=g)
 
+    if "attention" in c:
+        return served_step(c, ids)
     if c["family"] in ("llama", "moe") and "new_tokens" in c:
         model = Decoder(c)
         model.eval()
@@ -423,14 +671,46 @@ def build(name, c):
     return step
 
 
+def served_step(c, ids):
+    """One step of the served (or padding-free) decoder: the batch's sequences packed into one dimension."""
+    model = ServedDecoder(c, c["attention"])
+    prompts = list(ids(c["vocab"], c["seq"]))
+    batch = PackedBatch([i * c["seq"] for i in range(c["batch"] + 1)])
+    if c["mode"] == "training":
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+        def step():
+            model(torch.cat(prompts), batch, all_logits=True).float().pow(2).mean().backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+        return step
+    model.eval()
+
+    def step():
+        with torch.no_grad():
+            if "new_tokens" in c:
+                for layer in model.layers:
+                    layer.attn.k_cache = None
+                model.generate(prompts, c["new_tokens"])
+            else:
+                model(torch.cat(prompts), batch)
+    return step
+
+
 def kineto_trace(prof, step_name):
     """The profiler's recorded events in Kineto's Chrome-trace format. Debian's PyTorch 1.13 is built without Kineto:
     its own export writes a legacy trace without shapes, so the events it recorded (names, threads, times, input
     shapes, autograd sequence numbers) are written here as Kineto would write them. Nothing is added that was not
     recorded: no input types (this profiler does not record them), no devices."""
     events = []
+    inside = {}  # thread -> the time ranges of stand-in operators, whose own ATen operators are dropped
+    for e in prof.events():
+        if e.name in STAND_INS:
+            inside.setdefault(e.thread, []).append((e.time_range.start, e.time_range.end))
     for e in prof.events():
         start, end = e.time_range.start, e.time_range.end
+        if e.name not in STAND_INS and any(s <= start and end <= f for s, f in inside.get(e.thread, [])):
+            continue
         # The profiler lists the step's record_function as "ProfilerStep*"; Kineto writes the name it was given.
         name = step_name if e.name == "ProfilerStep*" else e.name
         user = name == step_name or name.startswith("Optimizer.")

@@ -145,6 +145,37 @@ TEST(OpWork, FlashAttentionOfQwenIsCausal) {
        WorkStatus::kUndetermined);
 }
 
+// The attention libraries' operators: flash-attn's registered forward (q, k, v, dropout_p, softmax_scale,
+// causal,
+// ...) over [B, L, H, E] is the same work as ATen's flash forward of the same shapes (Qwen's above); the
+// FlashAttention 3 forward takes causal 25th. Packed attention (vLLM's, FlashInfer's, the variable-length
+// forward) is known but its work is not determined: the sequences' lengths are not among its shapes.
+TEST(OpWork, AttentionLibrariesOperators) {
+  const std::string dims = "[[16, 559, 16, 64], [16, 559, 16, 64], [16, 559, 16, 64], [], [], []]";
+  const std::string types =
+      R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar", "Scalar"])";
+  const OpWork flash =
+      work("flash_attn::_flash_attn_forward", dims, types, R"(["", "", "", "0.", "0.125", "True"])");
+  EXPECT_EQ(flash.category, WorkCategory::kAttention);
+  EXPECT_DOUBLE_EQ(flash.flops, 10239377408.0);
+  EXPECT_DOUBLE_EQ(work("aiter::mha_fwd", dims, types, R"(["", "", "", "0.", "0.125", "True"])").flops,
+                   10239377408.0);
+  EXPECT_DOUBLE_EQ(work("FlashAttnFunc", dims, types, R"(["", "", "", "0.", "0.125", "False"])").flops,
+                   2 * 10239377408.0);
+  std::string concrete3 = "[";
+  for (int i = 0; i < 25; ++i) concrete3 += std::string(i ? ", " : "") + (i == 24 ? "\"True\"" : "\"\"");
+  concrete3 += "]";
+  std::string types3 = R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16")";
+  for (int i = 3; i < 25; ++i) types3 += R"(, "")";
+  types3 += "]";
+  EXPECT_DOUBLE_EQ(work("flash_attn_3::fwd", dims, types3, concrete3).flops, 10239377408.0);
+  EXPECT_TRUE(has_work_formula("vllm::unified_attention_with_output"));
+  work("vllm::unified_attention_with_output", "[[256, 8, 32], [256, 2, 32], [256, 2, 32], [256, 8, 32], []]",
+       "", {}, WorkStatus::kUndetermined);
+  EXPECT_FALSE(has_work_formula("vllm::rms_norm"));
+  EXPECT_FALSE(has_work_formula("flashinfer::rmsnorm"));
+}
+
 // Convolution: 2·N·∏out·numel(W) (fvcore conv_flop_count), out = ⌊(in + 2p − d(k−1) − 1)/s⌋ + 1.
 TEST(OpWork, ConvolutionOfResnetOnMi300) {
   // [10, 256, 14, 14] * [512, 256, 3, 3], stride 2, padding 1: out 7×7.
