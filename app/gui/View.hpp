@@ -567,8 +567,7 @@ class View {
     int layers = 0, hidden = 0, heads = 0;  // shape overrides, 0 = the preset's
     model::HardwareSpec hw;
     model::Efficiencies eff;
-    int gpus = 8, tp = 1, pp = 1, dp = 0, cp = 1, ep = 1;
-    int etp = 0;  // expert tensor parallel, 0 = as TP
+    LayoutInputs layout;  // the layout the controls edit (what a profile ran, when one is open)
     // Per layout control, the values it steps through (with their problems), recomputed when the layout
     // or the model changes.
     std::vector<LayoutStep> steps[kLayoutFieldCount];
@@ -580,9 +579,6 @@ class View {
     int typed = 0;
     bool typing_focus = false;
     ImVec4 control_rects[kLayoutFieldCount] = {};  // where each control's slider was drawn (state dump)
-    int micro_batch = 1, global_batch = 0, seq = 0, zero = 1, virtual_stages = 1;
-    int recompute = 0, schedule = 1, precision = 0;
-    int mode = 0;  // model::Mode: 0 training, 1 inference (a profile's start: what it ran)
     bool dirty = true;
     bool valid = false;
     std::string error;

@@ -157,8 +157,8 @@ void View::explorer_init() {
     }
     ex_.model_index = index_of(ex_.models, "llama3-8b");
     ex_.hardware_index = index_of(ex_.hardware, "h100-sxm");
-    ex_.gpus = 8;
-    ex_.tp = 2;
+    ex_.layout.gpus = 8;
+    ex_.layout.tp = 2;
   }
   if (ex_.models.empty() || ex_.hardware.empty()) {
     if (ex_.spec_error.empty())
@@ -239,23 +239,10 @@ void View::explorer_open_profile() {
     if (ex_.hardware[i] == s.hardware) ex_.hardware_index = static_cast<int>(i);
   }
   ex_.layers = ex_.hidden = ex_.heads = 0;
-  const LayoutInputs& in = s.layout;
-  ex_.gpus = in.gpus;
-  ex_.tp = in.tp;
-  ex_.pp = in.pp;
-  ex_.dp = in.dp;
-  ex_.cp = in.cp;
-  ex_.ep = in.ep;
-  ex_.etp = in.etp;
-  ex_.micro_batch = in.micro_batch;
-  ex_.global_batch = in.global_batch;
-  ex_.seq = in.seq;
-  ex_.zero = in.zero;
-  ex_.virtual_stages = 1;
-  ex_.recompute = 0;
-  ex_.schedule = 1;
-  ex_.precision = in.precision;
-  ex_.mode = in.mode;
+  ex_.layout = s.layout;
+  ex_.layout.virtual_stages = 1;
+  ex_.layout.recompute = 0;
+  ex_.layout.schedule = 1;
   ex_.dirty = true;
   ex_.search_dirty = true;
   ex_.steps_dirty = true;
@@ -265,7 +252,7 @@ void View::explorer_open_profile() {
   std::error_code error;
   const auto sample = std::filesystem::weakly_canonical(model::assets_dir() / "sample" / "sample_job", error);
   if (!error && std::filesystem::weakly_canonical(loaded_->source, error) == sample) {
-    configure_explorer("gpt", 5, 4096, 32, 4096, ex_.gpus, 2, 2);
+    configure_explorer("gpt", 5, 4096, 32, 4096, ex_.layout.gpus, 2, 2);
     ProfileStart& d = ex_.start;
     d.model = ex_.model;
     d.summary =
@@ -295,34 +282,34 @@ void View::configure_explorer(const std::string& model_name, int layers, int hid
   ex_.layers = layers;
   ex_.hidden = hidden;
   ex_.heads = heads;
-  ex_.seq = seq;
-  ex_.gpus = gpus;
-  ex_.tp = tp;
-  ex_.pp = 1;
-  ex_.dp = 0;
-  ex_.cp = 1;
-  ex_.ep = 1;
-  ex_.etp = 0;
-  ex_.micro_batch = 1;
-  ex_.global_batch = global_batch;
+  ex_.layout.seq = seq;
+  ex_.layout.gpus = gpus;
+  ex_.layout.tp = tp;
+  ex_.layout.pp = 1;
+  ex_.layout.dp = 0;
+  ex_.layout.cp = 1;
+  ex_.layout.ep = 1;
+  ex_.layout.etp = 0;
+  ex_.layout.micro_batch = 1;
+  ex_.layout.global_batch = global_batch;
   explorer_init();
 }
 
 void View::set_layout(int gpus, int tp, int pp, int cp, int ep, int etp) {
-  ex_.gpus = gpus;
-  ex_.tp = tp;
-  ex_.pp = pp;
-  ex_.cp = cp;
-  ex_.ep = ep;
-  ex_.etp = etp;
-  ex_.dp = 0;
+  ex_.layout.gpus = gpus;
+  ex_.layout.tp = tp;
+  ex_.layout.pp = pp;
+  ex_.layout.cp = cp;
+  ex_.layout.ep = ep;
+  ex_.layout.etp = etp;
+  ex_.layout.dp = 0;
   ex_.dirty = true;
   ex_.search_dirty = true;
   explorer_repredict();
 }
 
 void View::set_explorer_mode(model::Mode mode) {
-  ex_.mode = static_cast<int>(mode);
+  ex_.layout.mode = static_cast<int>(mode);
   ex_.dirty = true;
   ex_.search_dirty = true;
   ex_.steps_dirty = true;
@@ -348,22 +335,7 @@ void View::explorer_repredict() {
 }
 
 void View::explorer_apply(const model::ParallelConfig& c) {
-  ex_.gpus = c.gpus;
-  ex_.tp = c.tp;
-  ex_.pp = c.pp;
-  ex_.dp = c.dp;
-  ex_.cp = c.cp;
-  ex_.ep = c.ep;
-  ex_.etp = c.etp == c.tp ? 0 : c.etp;  // as TP reads "as TP"
-  ex_.micro_batch = c.micro_batch;
-  ex_.global_batch = c.global_batch;
-  ex_.seq = c.seq;
-  ex_.zero = c.zero;
-  ex_.recompute = static_cast<int>(c.recompute);
-  ex_.schedule = static_cast<int>(c.schedule);
-  ex_.virtual_stages = c.virtual_stages;
-  ex_.precision = static_cast<int>(c.precision);
-  ex_.mode = static_cast<int>(c.mode);
+  ex_.layout = from_config(c);
   ex_.dirty = true;
 }
 
@@ -379,57 +351,10 @@ double View::predicted_busbw(const std::string& op, std::int64_t group, std::int
 }
 
 LayoutInputs View::explorer_inputs() const {
-  LayoutInputs in;
-  in.gpus = ex_.gpus;
-  in.tp = ex_.tp;
-  in.pp = ex_.pp;
-  in.dp = ex_.dp;
-  in.cp = ex_.cp;
-  in.ep = ex_.ep;
-  in.etp = ex_.etp;
-  in.micro_batch = ex_.micro_batch;
-  in.global_batch = ex_.global_batch;
-  in.seq = ex_.seq;
-  in.zero = ex_.zero;
-  in.virtual_stages = ex_.virtual_stages;
-  in.recompute = ex_.recompute;
-  in.schedule = ex_.schedule;
-  in.precision = ex_.precision;
-  in.mode = ex_.mode;
-  return in;
+  return ex_.layout;
 }
 
 namespace {
-
-// The Explorer's field behind a layout control.
-int& explorer_field(int& gpus, int& tp, int& pp, int& dp, int& cp, int& ep, int& mb, int& gb, int& seq,
-                    int& vs, int& etp, LayoutField field) {
-  switch (field) {
-    case LayoutField::kGpus:
-      return gpus;
-    case LayoutField::kTp:
-      return tp;
-    case LayoutField::kPp:
-      return pp;
-    case LayoutField::kDp:
-      return dp;
-    case LayoutField::kCp:
-      return cp;
-    case LayoutField::kEp:
-      return ep;
-    case LayoutField::kMicroBatch:
-      return mb;
-    case LayoutField::kGlobalBatch:
-      return gb;
-    case LayoutField::kSeq:
-      return seq;
-    case LayoutField::kVirtualStages:
-      return vs;
-    case LayoutField::kEtp:
-      return etp;
-  }
-  return gpus;
-}
 
 // What a control shows for VALUE: 0 is "auto" for DP and "model default" for batch and sequence, with the
 // value resolve() chose.
@@ -459,8 +384,7 @@ void step_text(char* buf, int size, LayoutField field, int value, const model::P
 // and their reason on hover, and Ctrl+click to type any value (an invalid one is explained, not clamped).
 bool View::explorer_step_control(LayoutField field, const char* help) {
   const int f = static_cast<int>(field);
-  int& value = explorer_field(ex_.gpus, ex_.tp, ex_.pp, ex_.dp, ex_.cp, ex_.ep, ex_.micro_batch,
-                              ex_.global_batch, ex_.seq, ex_.virtual_stages, ex_.etp, field);
+  int& value = field_of(ex_.layout, field);
   const auto& steps = ex_.steps[f];
   const ImGuiIO& io = ImGui::GetIO();
   const float label_w = px(110);
@@ -581,26 +505,26 @@ void View::explorer_layout_controls() {
   ImGui::Spacing();
   ImGui::TextDisabled("MEMORY AND SCHEDULE");
   ImGui::SetNextItemWidth(-px(110));
-  changed |= ImGui::Combo("step", &ex_.mode, kMode, 2);
+  changed |= ImGui::Combo("step", &ex_.layout.mode, kMode, 2);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("training: forward, backward, optimizer; inference: forward passes only (a prefill)");
   // Inference holds no optimizer state and keeps no activations for a backward pass.
-  const bool inference = ex_.mode == static_cast<int>(model::Mode::kInference);
+  const bool inference = ex_.layout.mode == static_cast<int>(model::Mode::kInference);
   if (inference) ImGui::BeginDisabled();
   ImGui::SetNextItemWidth(-px(110));
-  changed |= ImGui::SliderInt("ZeRO stage", &ex_.zero, 0, 3, "%d", ImGuiSliderFlags_AlwaysClamp);
+  changed |= ImGui::SliderInt("ZeRO stage", &ex_.layout.zero, 0, 3, "%d", ImGuiSliderFlags_AlwaysClamp);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("0 none, 1 optimizer, 2 + gradients, 3 + weights (FSDP)");
   ImGui::SetNextItemWidth(-px(110));
-  changed |= ImGui::Combo("recompute", &ex_.recompute, kRecompute, 3);
+  changed |= ImGui::Combo("recompute", &ex_.layout.recompute, kRecompute, 3);
   if (inference) ImGui::EndDisabled();
   ImGui::SetNextItemWidth(-px(110));
-  changed |= ImGui::Combo("schedule", &ex_.schedule, kSchedule, 3);
-  if (ex_.schedule == 2)
+  changed |= ImGui::Combo("schedule", &ex_.layout.schedule, kSchedule, 3);
+  if (ex_.layout.schedule == 2)
     changed |= explorer_step_control(LayoutField::kVirtualStages, "model chunks per stage");
   ImGui::SetNextItemWidth(-px(110));
   // A GPU without BF16 (a V100) runs the 16-bit GEMMs in FP16, at the same tensor peak: named so.
   const char* precisions[] = {ex_.hw.bf16 ? kPrecision[0] : "fp16", kPrecision[1]};
-  changed |= ImGui::Combo("precision", &ex_.precision, precisions, 2);
+  changed |= ImGui::Combo("precision", &ex_.layout.precision, precisions, 2);
   if (changed) {
     ex_.dirty = true;
     ex_.search_dirty = true;
@@ -817,23 +741,23 @@ void View::explorer_save_statement() {
   statement.model = ex_.model;
   statement.hardware = ex_.hw;
   compare::StatedLayout& l = statement.layout;
-  l.tp = ex_.tp;
-  l.pp = ex_.pp;
-  l.cp = ex_.cp;
-  l.ep = ex_.ep;
+  l.tp = ex_.layout.tp;
+  l.pp = ex_.layout.pp;
+  l.cp = ex_.layout.cp;
+  l.ep = ex_.layout.ep;
   if (ex_.valid) {  // the layout as the prediction resolved it: no default left open
     l.dp = ex_.resolved.dp;
     l.micro_batch = ex_.resolved.micro_batch;
     l.seq = ex_.resolved.seq;
     l.global_batch = ex_.resolved.global_batch;
   } else {
-    if (ex_.dp > 0) l.dp = ex_.dp;
-    l.micro_batch = ex_.micro_batch;
-    if (ex_.seq > 0) l.seq = ex_.seq;
-    if (ex_.global_batch > 0) l.global_batch = ex_.global_batch;
+    if (ex_.layout.dp > 0) l.dp = ex_.layout.dp;
+    l.micro_batch = ex_.layout.micro_batch;
+    if (ex_.layout.seq > 0) l.seq = ex_.layout.seq;
+    if (ex_.layout.global_batch > 0) l.global_batch = ex_.layout.global_batch;
   }
-  l.mode = ex_.mode == static_cast<int>(model::Mode::kInference) ? model::Mode::kInference
-                                                                 : model::Mode::kTraining;
+  l.mode = ex_.layout.mode == static_cast<int>(model::Mode::kInference) ? model::Mode::kInference
+                                                                        : model::Mode::kTraining;
   try {
     update_meta(loaded_->msdb, compare::meta_changes(statement));
   } catch (const std::exception& e) {
@@ -921,7 +845,7 @@ void View::explorer_measured() {
     return;
   }
   if (mm.workload.training &&
-      *mm.workload.training != (ex_.mode == static_cast<int>(model::Mode::kTraining))) {
+      *mm.workload.training != (ex_.layout.mode == static_cast<int>(model::Mode::kTraining))) {
     // An inference trace is never compared with a training step, nor the reverse.
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(to_vec4(kColExposed), "Not comparable: the profile ran %s, the prediction is of %s.",
@@ -1127,12 +1051,12 @@ void View::explorer_run_search() {
     ex_.search_dirty = false;
     ex_.search_selected = -1;
     model::SearchOptions o;
-    o.gpus = ex_.gpus;
+    o.gpus = ex_.layout.gpus;
     // The batch of the layout shown: the table ranks layouts at the global batch the headline predicts.
-    o.global_batch = ex_.valid ? ex_.resolved.global_batch : ex_.global_batch;
-    o.seq = ex_.valid ? ex_.resolved.seq : ex_.seq;
-    o.precision = static_cast<model::Precision>(ex_.precision);
-    o.mode = static_cast<model::Mode>(ex_.mode);
+    o.global_batch = ex_.valid ? ex_.resolved.global_batch : ex_.layout.global_batch;
+    o.seq = ex_.valid ? ex_.resolved.seq : ex_.layout.seq;
+    o.precision = static_cast<model::Precision>(ex_.layout.precision);
+    o.mode = static_cast<model::Mode>(ex_.layout.mode);
     if (ex_.search_job.valid()) ex_.search_abandoned.push_back(std::move(ex_.search_job));
     ex_.search_job = std::async(std::launch::async, run_explorer_search, ex_.model, ex_.hw, ex_.eff, o, 12);
   }
@@ -1141,9 +1065,9 @@ void View::explorer_run_search() {
   if (ex_.search_job.valid() && ex_.search_job.wait_for(0s) == std::future_status::ready)
     ex_.search = ex_.search_job.get();
   if (ex_.search_job.valid()) {
-    ImGui::TextDisabled("BEST LAYOUTS ON %d GPUs", ex_.gpus);
+    ImGui::TextDisabled("BEST LAYOUTS ON %d GPUs", ex_.layout.gpus);
     ImGui::TextColored(to_vec4(kColSelect), "%s searching the layouts of %s on %d GPUs...", spinner(),
-                       ex_.model.name.c_str(), ex_.gpus);
+                       ex_.model.name.c_str(), ex_.layout.gpus);
     return;
   }
   const model::SearchResult& result = ex_.search.result;
@@ -1151,7 +1075,7 @@ void View::explorer_run_search() {
       "BEST LAYOUTS ON %d GPUs at a global batch of %d x %d tokens (search: %lld valid layouts, %lld fit; "
       "equal "
       "step times merged; click a row to load it)",
-      ex_.gpus, result.global_batch, result.seq, static_cast<long long>(result.evaluated),
+      ex_.layout.gpus, result.global_batch, result.seq, static_cast<long long>(result.evaluated),
       static_cast<long long>(result.fitting));
   if (!ex_.search.error.empty()) {
     ImGui::TextColored(to_vec4(kColExposed), "%s", ex_.search.error.c_str());
@@ -1167,7 +1091,7 @@ void View::explorer_run_search() {
                          "No layout fits in %s per GPU on %d GPUs, whatever its ZeRO stage or recompute. "
                          "From %d GPUs one does: "
                          "TP %d PP %d DP %d CP %d EP %d, ZeRO %d, recompute %s, %s per GPU, step %s.",
-                         bytes_text(a, sizeof a, ex_.hw.hbm_capacity_gib * 1073741824.0), ex_.gpus,
+                         bytes_text(a, sizeof a, ex_.hw.hbm_capacity_gib * 1073741824.0), ex_.layout.gpus,
                          ex_.search.fits_from_gpus, c.tp, c.pp, c.dp, c.cp, c.ep, c.zero,
                          std::string(model::to_string(c.recompute)).c_str(),
                          bytes_text(b, sizeof b, best.memory.total()),
@@ -1176,7 +1100,7 @@ void View::explorer_run_search() {
       ImGui::TextColored(to_vec4(kColExposed),
                          "No layout fits in %s per GPU on %d GPUs, nor on up to %d at this global batch: a "
                          "smaller model, sequence or batch, or GPUs with more memory.",
-                         bytes_text(a, sizeof a, ex_.hw.hbm_capacity_gib * 1073741824.0), ex_.gpus,
+                         bytes_text(a, sizeof a, ex_.hw.hbm_capacity_gib * 1073741824.0), ex_.layout.gpus,
                          ex_.search.tried_up_to_gpus);
     }
     ImGui::PopTextWrapPos();

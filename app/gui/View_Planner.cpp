@@ -33,7 +33,7 @@ const char* count_text(char* buf, int size, double v) {
 
 void View::draw_planner() {
   if (ex_.dirty) explorer_repredict();
-  const int gpus = std::max(1, ex_.gpus);
+  const int gpus = std::max(1, ex_.layout.gpus);
   char a[48], b[48], c[48];
   const float col_w = ImGui::GetContentRegionAvail().x * 0.5f - 8;
 

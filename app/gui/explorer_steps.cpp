@@ -89,6 +89,27 @@ model::ParallelConfig to_config(const LayoutInputs& in) {
   return c;
 }
 
+LayoutInputs from_config(const model::ParallelConfig& c) {
+  LayoutInputs in;
+  in.gpus = c.gpus;
+  in.tp = c.tp;
+  in.pp = c.pp;
+  in.dp = c.dp;
+  in.cp = c.cp;
+  in.ep = c.ep;
+  in.etp = c.etp == c.tp ? 0 : c.etp;  // as TP reads "as TP"
+  in.micro_batch = c.micro_batch;
+  in.global_batch = c.global_batch;
+  in.seq = c.seq;
+  in.zero = c.zero;
+  in.recompute = static_cast<int>(c.recompute);
+  in.schedule = static_cast<int>(c.schedule);
+  in.virtual_stages = c.virtual_stages;
+  in.precision = static_cast<int>(c.precision);
+  in.mode = static_cast<int>(c.mode);
+  return in;
+}
+
 std::string layout_problem(const LayoutInputs& inputs, const model::ModelSpec& model,
                            const model::HardwareSpec& hw) {
   try {

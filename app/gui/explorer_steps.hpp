@@ -41,8 +41,10 @@ const char* to_string(LayoutField field);
 int& field_of(LayoutInputs& inputs, LayoutField field);
 int field_of(const LayoutInputs& inputs, LayoutField field);
 
-// The ParallelConfig resolve() takes for INPUTS.
+// The ParallelConfig resolve() takes for INPUTS, and the inputs that give a resolved CONFIG back (a search's
+// layout applied to the controls).
 model::ParallelConfig to_config(const LayoutInputs& inputs);
+LayoutInputs from_config(const model::ParallelConfig& config);
 
 // "" when INPUTS resolve to a valid layout of MODEL on HW, else resolve()'s one-line reason.
 std::string layout_problem(const LayoutInputs& inputs, const model::ModelSpec& model,

@@ -127,17 +127,17 @@ void View::explorer_use_measured_pipeline() {
   const measure::PipelineGroup& group =
       groups[static_cast<std::size_t>(std::clamp(pipeline_group_, 0, static_cast<int>(groups.size()) - 1))];
   const int p = static_cast<int>(group.stages.size());
-  ex_.pp = p;
-  if (group.schedule == "gpipe") ex_.schedule = static_cast<int>(model::Schedule::kGPipe);
-  if (group.schedule == "1f1b") ex_.schedule = static_cast<int>(model::Schedule::k1F1B);
+  ex_.layout.pp = p;
+  if (group.schedule == "gpipe") ex_.layout.schedule = static_cast<int>(model::Schedule::kGPipe);
+  if (group.schedule == "1f1b") ex_.layout.schedule = static_cast<int>(model::Schedule::k1F1B);
   if (group.schedule == "interleaved") {
-    ex_.schedule = static_cast<int>(model::Schedule::kInterleaved);
-    ex_.virtual_stages = group.virtual_stages;
+    ex_.layout.schedule = static_cast<int>(model::Schedule::kInterleaved);
+    ex_.layout.virtual_stages = group.virtual_stages;
   }
   // m micro-batches per pipeline: the global batch is m x micro-batch x data-parallel replicas.
-  const int dp = std::max(1, ex_.gpus / std::max(1, ex_.tp * p * ex_.cp));
-  ex_.dp = 0;
-  ex_.global_batch = std::max(1, group.micro_batches) * std::max(1, ex_.micro_batch) * dp;
+  const int dp = std::max(1, ex_.layout.gpus / std::max(1, ex_.layout.tp * p * ex_.layout.cp));
+  ex_.layout.dp = 0;
+  ex_.layout.global_batch = std::max(1, group.micro_batches) * std::max(1, ex_.layout.micro_batch) * dp;
   ex_.dirty = true;
   ex_.search_dirty = true;
   explorer_repredict();

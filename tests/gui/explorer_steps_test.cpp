@@ -26,6 +26,23 @@ TEST(ExplorerSteps, Grids) {
   EXPECT_EQ(log_multiples(1, 6), (std::vector<int>{1, 2, 3, 4, 6}));
 }
 
+// A resolved layout (a search's result) applied to the controls and read back resolves to itself.
+TEST(ExplorerSteps, AResolvedLayoutReadsBackThroughTheControls) {
+  const model::ModelSpec m = model::load_model("llama3-8b");
+  const model::HardwareSpec hw = model::load_hardware("h100-sxm");
+  LayoutInputs in;
+  in.gpus = 16;
+  in.tp = 2;
+  in.pp = 2;
+  in.micro_batch = 2;
+  in.recompute = static_cast<int>(model::Recompute::kSelective);
+  const model::ParallelConfig resolved = model::resolve(to_config(in), m, hw);
+  const LayoutInputs back = from_config(resolved);
+  EXPECT_EQ(back.dp, 4);
+  EXPECT_EQ(back.etp, 0);  // as TP
+  EXPECT_EQ(from_config(model::resolve(to_config(back), m, hw)), back);
+}
+
 TEST(ExplorerSteps, TensorParallelStepsThroughDivisorsOfTheHeadsThatFitTheLayout) {
   const model::ModelSpec m = model::load_model("llama3-8b");  // 32 heads, 8 KV heads
   const model::HardwareSpec hw = model::load_hardware("h100-sxm");
