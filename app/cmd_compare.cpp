@@ -520,31 +520,11 @@ const bool registered = register_command(
            // The layout and batch the user stated in the profile, then those it shows (where no flag gives
            // them and the model is the profile's).
            const bool shown = !opts->model_given && (wl.transformer || wl.stated_model);
-           const compare::StatedLayout& said = wl.stated_layout;
-           auto take = [&](int& field, const std::optional<std::int64_t>& value,
-                           const std::optional<std::int64_t>& stated, const char* name) {
-             if (field != 0) return;
-             if (stated) {
-               field = static_cast<int>(*stated);
-               inferred.stated_layout.push_back(name);
-             } else if (shown && value && *value > 0) {
-               field = static_cast<int>(*value);
-               inferred.layout.push_back(name);
-             }
-           };
-           take(parsed.tp, wl.tp, said.tp, "tp");
-           take(parsed.pp, wl.pp, said.pp, "pp");
-           take(parsed.dp, wl.dp, said.dp, "dp");
-           take(parsed.cp, wl.cp, said.cp, "cp");
-           take(parsed.ep, wl.ep, said.ep, "ep");
-           take(parsed.micro_batch, wl.micro_batch, said.micro_batch, "micro_batch");
-           take(parsed.seq, wl.seq, said.seq, "seq");
-           take(parsed.global_batch, std::nullopt, said.global_batch, "global_batch");
-           if (shown && parsed.global_batch == 0 && parsed.micro_batch > 0 && parsed.dp > 0) {
-             // One micro-batch per step and data-parallel rank: what a profile of one step shows.
-             parsed.global_batch = parsed.micro_batch * parsed.dp;
-             inferred.layout.push_back("global_batch");
-           }
+           compare::LayoutOrigins origins;
+           parsed = compare::profile_layout(wl, profile.world_size(), parsed, shown, origins);
+           inferred.stated_layout.insert(inferred.stated_layout.end(), origins.stated.begin(),
+                                         origins.stated.end());
+           inferred.layout.insert(inferred.layout.end(), origins.shown.begin(), origins.shown.end());
          }
          // Training or inference: what the profile ran. An inference trace is never compared with a training
          // step, nor the reverse.
@@ -577,8 +557,6 @@ const bool registered = register_command(
                  "GEMMs (pass --precision to choose another)";
            }
          }
-         // --gpus defaults to the profile's world size (DESIGN.md: missing choices get sensible defaults).
-         if (parsed.gpus == 0 && parsed.dp == 0) parsed.gpus = static_cast<int>(profile.world_size());
          const model::ParallelConfig config =
              with_model_errors([&] { return model::resolve(parsed, m, hw); });
          const measure::Analysis& analysis = job.analysis();

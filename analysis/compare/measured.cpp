@@ -17,6 +17,38 @@ model::ParallelConfig inferred_layout(const Workload& w) {
   return c;
 }
 
+model::ParallelConfig profile_layout(const Workload& w, std::int64_t world_size, model::ParallelConfig given,
+                                     bool shown, LayoutOrigins& origins) {
+  const StatedLayout& said = w.stated_layout;
+  auto take = [&](int& field, const std::optional<std::int64_t>& value,
+                  const std::optional<std::int64_t>& stated, const char* name) {
+    if (field != 0) return;
+    if (stated) {
+      field = static_cast<int>(*stated);
+      origins.stated.push_back(name);
+    } else if (shown && value && *value > 0) {
+      field = static_cast<int>(*value);
+      origins.shown.push_back(name);
+    }
+  };
+  take(given.tp, w.tp, said.tp, "tp");
+  take(given.pp, w.pp, said.pp, "pp");
+  take(given.dp, w.dp, said.dp, "dp");
+  take(given.cp, w.cp, said.cp, "cp");
+  take(given.ep, w.ep, said.ep, "ep");
+  take(given.micro_batch, w.micro_batch, said.micro_batch, "micro_batch");
+  take(given.seq, w.seq, said.seq, "seq");
+  take(given.global_batch, std::nullopt, said.global_batch, "global_batch");
+  if (shown && given.global_batch == 0 && given.micro_batch > 0 && given.dp > 0) {
+    // One micro-batch per step and data-parallel rank: what a profile of one step shows.
+    given.global_batch = given.micro_batch * given.dp;
+    origins.shown.push_back("global_batch");
+  }
+  // The GPUs default to the profile's world size (DESIGN.md: missing choices get sensible defaults).
+  if (given.gpus == 0 && given.dp == 0) given.gpus = static_cast<int>(world_size);
+  return given;
+}
+
 namespace {
 
 // The hardware of WORKLOAD: the stated one, else the preset of its GPU, else its recorded description.

@@ -44,6 +44,21 @@ measure::WorkCeilings ceilings_of(const model::HardwareSpec& hw);
 // product; the model fields (global batch, sequence) are left for model::resolve.
 model::ParallelConfig inferred_layout(const Workload& workload);
 
+// Which fields of a layout were taken from what the profile states (`annotate --layout`) and which from what
+// it shows, by name ("tp", "micro_batch", "global_batch", ...), in the order they were taken.
+struct LayoutOrigins {
+  std::vector<std::string> stated, shown;
+};
+
+// The layout a profile is predicted with (`compare`, and the Explorer's start): each field GIVEN sets (0: not
+// given; the command's flags) stays; else what WORKLOAD states; else, when SHOWN (the model predicted is the
+// profile's own), what it shows — TP, PP, DP, CP, EP, micro-batch and sequence; the global batch is one
+// micro-batch per step and data-parallel rank when the profile shows both and nothing sets it; the GPUs are
+// WORLD_SIZE when neither they nor DP are set. Everything else is left to model::resolve (and the mode and
+// precision to the caller). ORIGINS receives the fields taken.
+model::ParallelConfig profile_layout(const Workload& workload, std::int64_t world_size,
+                                     model::ParallelConfig given, bool shown, LayoutOrigins& origins);
+
 // Measures PROFILE (ANALYSIS is measure::analyze of it). LAYOUT, when given, splits exposed communication by
 // its parallel dimensions instead of the inferred layout's. Throws meshscope::Error for damaged work tables.
 MeasuredModel measure_profile(const Profile& profile, const measure::Analysis& analysis,

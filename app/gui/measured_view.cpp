@@ -74,30 +74,22 @@ ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t 
   }
   s.comparable = s.reason.empty();
 
-  // The layout and batch the profile shows, as `compare` takes them without flags.
+  // The layout and batch the profile states and shows, as `compare` takes them without flags.
+  compare::LayoutOrigins origins;
+  const model::ParallelConfig c =
+      compare::profile_layout(wl, std::max<std::int64_t>(1, world_size), {}, modelled, origins);
+  auto or_one = [](int value) { return value > 0 ? value : 1; };  // resolve()'s default
   LayoutInputs in;
-  in.gpus = static_cast<int>(std::max<std::int64_t>(1, world_size));
-  in.dp = 0;
-  in.global_batch = 0;
-  in.seq = 0;
-  if (modelled) {
-    auto take = [](int& field, const std::optional<std::int64_t>& value) {
-      if (value && *value > 0) field = static_cast<int>(*value);
-    };
-    take(in.tp, wl.tp);
-    take(in.pp, wl.pp);
-    take(in.dp, wl.dp);
-    take(in.cp, wl.cp);
-    take(in.ep, wl.ep);
-    in.micro_batch = 0;
-    take(in.micro_batch, wl.micro_batch);
-    take(in.seq, wl.seq);
-    take(in.global_batch, wl.stated_layout.global_batch);
-    if (in.global_batch == 0 && in.micro_batch > 0 && in.dp > 0) in.global_batch = in.micro_batch * in.dp;
-    if (in.micro_batch == 0) in.micro_batch = 1;  // resolve()'s default
-    if (in.dp > 0) in.gpus = in.tp * in.pp * in.cp * in.dp;
-    s.layout_known = true;
-  }
+  in.tp = or_one(c.tp);
+  in.pp = or_one(c.pp);
+  in.cp = or_one(c.cp);
+  in.ep = or_one(c.ep);
+  in.dp = c.dp;
+  in.micro_batch = or_one(c.micro_batch);
+  in.global_batch = c.global_batch;
+  in.seq = c.seq;
+  in.gpus = c.dp > 0 ? in.tp * in.pp * in.cp * c.dp : c.gpus;
+  s.layout_known = modelled;
   in.zero = in.dp > 1 || (in.dp == 0 && in.gpus / std::max(1, in.tp * in.pp * in.cp) > 1) ? 1 : 0;
   // The profile's GEMMs in FP8: predicted in FP8 (compare does the same).
   if (wl.precision == measure::WorkPrecision::kFP8) in.precision = static_cast<int>(model::Precision::kFP8);

@@ -35,10 +35,10 @@ struct ProfileStart {
   std::string sources;  // from what (the kinds of evidence), "" when the profile showed nothing
 };
 
-// The Explorer's start for MEASURED (of a profile of WORLD_SIZE ranks). The layout follows `compare`'s
-// choices without flags (app/cmd_compare.cpp): TP, PP, DP, CP, EP, micro-batch and sequence where the
-// profile shows them, one micro-batch per step and data-parallel rank, the world size as GPU count when the
-// data-parallel degree is unknown, ZeRO 1 only with data parallelism (resolve()'s default).
+// The Explorer's start for MEASURED (of a profile of WORLD_SIZE ranks). The layout is `compare`'s without
+// flags (compare::profile_layout: what the profile states, then what it shows, one micro-batch per step and
+// data-parallel rank, the world size as GPU count when the data-parallel degree is unknown), with resolve()'s
+// defaults in the fields it leaves open (1; ZeRO 1 only with data parallelism).
 ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t world_size);
 
 // REASON without the command-line advice `compare` gives after it (": pass --model ...").
