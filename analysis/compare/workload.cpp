@@ -55,6 +55,21 @@ std::optional<K> most_frequent(const std::map<K, std::int64_t>& counts) {
   return best;
 }
 
+// The attention shape of MODEL its passes run most (its self-attention unless it has none; the smallest shape
+// on a tie). A serving engine's packed passes, whose sequences are not recorded, count by their tokens: a
+// prefill of many tokens rather than the one-token decoding passes after it, which share a shape only because
+// they pack as many sequences.
+AttentionShape main_attention(const ShapedModel& m) {
+  const auto& shapes = m.self_attention.empty() ? m.cross_attention : m.self_attention;
+  const AttentionShape* best = nullptr;
+  std::int64_t most = 0;
+  for (const auto& [a, calls] : shapes) {
+    const std::int64_t weight = a.sequences_unknown ? calls * a.seq : calls;
+    if (weight > most) best = &a, most = weight;
+  }
+  return *best;
+}
+
 // The one parallel dimension a process group's description names, "" for none or for a description naming
 // two (DATA_PARALLEL_GROUP_WITH_CP).
 std::string dimension_of(std::string_view desc) {
@@ -336,7 +351,8 @@ std::pair<std::int64_t, std::int64_t> hidden_and_tp(const ShapedModel& m, const 
 
 // Sequences packed into one dimension of tokens (ATT.packed): their count from the operator's offsets; where
 // it records none, from the output layer, which serving frameworks run on each sequence's last token only
-// (fewer rows than tokens); else one sequence of all the tokens, said to be assumed.
+// (as many rows as sequences: fewer than the tokens when prefilling, as many when decoding one token each);
+// else one sequence of all the tokens, said to be assumed.
 void infer_packed_sequences(const AttentionShape& att, const ShapeCounts& shapes, const ShapedModel& m,
                             Workload& w) {
   w.attention = "fused, sequences packed";
@@ -349,7 +365,7 @@ void infer_packed_sequences(const AttentionShape& att, const ShapeCounts& shapes
       const std::int64_t all_rows = shapes.rows_of(m.vocabulary->first, m.width);
       if (calls > 0 && all_rows % calls == 0) rows = all_rows / calls;
     }
-    if (rows > 1 && rows < tokens && tokens % rows == 0) {
+    if (rows >= 1 && rows <= tokens && tokens % rows == 0) {
       w.micro_batch = rows;
       w.tokens_per_micro_batch = tokens;
       rate(w, "micro_batch", Confidence::kMedium);
@@ -598,9 +614,9 @@ void infer_experts(const ShapeCounts& shapes, const ShapedModel& m, std::optiona
 void name_other_models(const std::vector<ShapedModel>& models, Workload& w) {
   for (std::size_t i = 1; i < models.size(); ++i) {
     const ShapedModel& m = models[i];
-    const auto att = most_frequent(m.self_attention.empty() ? m.cross_attention : m.self_attention);
+    const auto att = main_attention(m);
     std::string text = fmt::format("a model of hidden {} ({} attention calls of {}; input: {})", m.width,
-                                   m.attention_calls(), attention_text(*att), input_text(m));
+                                   m.attention_calls(), attention_text(att), input_text(m));
     w.evidence.push_back(
         fmt::format("also in the trace, with less GEMM work ({:.3g} against {:.3g} GFLOP): {}",
                     m.gemm_flops / 1e9, models.front().gemm_flops / 1e9, text));
@@ -754,8 +770,7 @@ Workload infer_recorded_workload(const Profile& profile, const measure::ProfileW
   const std::vector<ShapedModel> models = shaped_models(shapes, lookup(group_dims, "tp"));
   if (!models.empty()) {
     const ShapedModel& m = models.front();
-    const AttentionShape att =
-        *most_frequent(m.self_attention.empty() ? m.cross_attention : m.self_attention);
+    const AttentionShape att = main_attention(m);
     const auto [hidden, tp] = hidden_and_tp(m, att, lookup(group_dims, "tp"), tp_from_shapes, w);
     infer_mlp(shapes, hidden, att.heads * att.head_dim, tp, w);
     const std::int64_t hidden_size = hidden;  // a lambda cannot capture a structured binding before clang 16

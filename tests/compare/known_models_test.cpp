@@ -146,7 +146,7 @@ INSTANTIATE_TEST_SUITE_P(Traces, KnownModel,
                          ::testing::Values("llama_gqa_train", "llama_gqa_prefill", "llama_gqa_generate",
                                            "llama_tp2_dp2_train", "gpt2_conv1d_train", "bert_train",
                                            "bert_infer", "vit_train", "moe_train", "t5_like_train",
-                                           "two_model_infer", "llama_vllm_prefill",
+                                           "two_model_infer", "llama_vllm_prefill", "llama_vllm_generate",
                                            "llama_flash_varlen_train", "llama_flashinfer_generate"),
                          [](const auto& info) { return std::string(info.param); });
 
@@ -300,6 +300,14 @@ TEST(KnownModels, PackedSequencesAreCountedFromTheirOffsetsOrTheOutputLayer) {
       "attention over 256 packed tokens (q [256, 8 heads, 32], k and v of 2 heads): heads 8, kv_heads 2, 2 "
       "sequence(s) from the operator's offsets");
   EXPECT_EQ(varlen.confidence.at("micro_batch"), Confidence::kHigh);
+
+  // vLLM generating: the output layer runs on one row per sequence in the prefill and in each decoding pass;
+  // the prefill holds most of the attention's queries.
+  const Workload vllm_generate = inferred("llama_vllm_generate");
+  EXPECT_EQ(
+      evidence_with(vllm_generate, "packed tokens"),
+      "attention over 192 packed tokens (q [192, 8 heads, 32], k and v of 2 heads): heads 8, kv_heads 2, 2 "
+      "sequences from the output layer [2048, 256] run on 2 rows (one per sequence)");
 
   // FlashInfer's decoding passes: one query per sequence over the paged cache (pages of one token).
   const Workload generate = inferred("llama_flashinfer_generate");

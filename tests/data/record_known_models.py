@@ -28,6 +28,8 @@ The models cover the ways the operators of attention, MLPs, experts and inputs a
   llama_vllm_prefill  the Llama-like decoder as vLLM serves it: four prompts packed into 256 tokens, attention by
                       vllm::unified_attention_with_output (no sequence offsets among its inputs), logits of each
                       prompt's last token
+  llama_vllm_generate the same as vLLM serves it generating: a prefill of two prompts, then three decoding passes
+                      of one token per sequence (the output layer on one row per sequence in every pass)
   llama_flash_varlen_train  the same, trained padding-free: two sequences packed, flash-attn's variable-length
                       forward and backward operators (sequence offsets cu_seqlens among their inputs)
   llama_flashinfer_generate  the same as sglang serves it with FlashInfer: a ragged prefill of two prompts, then
@@ -206,12 +208,23 @@ def packed_attention(q, k, v, q_offsets, k_offsets):
     return out
 
 
-FORWARD_CONTEXT = {}  # vLLM's forward context: the batch's sequence offsets, set before each pass
+FORWARD_CONTEXT = {}  # vLLM's forward context: the pass's packed batch, set before each pass
+VLLM_CACHES = {}  # per attention layer: its key and value cache [slots, kv_heads, d]
 
 
 def _vllm_attention(query, key, value, output, layer_name):
-    offsets = FORWARD_CONTEXT["offsets"]
-    output.copy_(packed_attention(query, key, value, offsets, offsets))
+    # As vLLM's attention does: the new keys and values stored in the layer's cache, the queries attending over
+    # every cached token of their sequence.
+    batch = FORWARD_CONTEXT["batch"]
+    if layer_name not in VLLM_CACHES:
+        VLLM_CACHES[layer_name] = (torch.zeros(2048, key.shape[1], key.shape[2]),
+                                   torch.zeros(2048, value.shape[1], value.shape[2]))
+    k_cache, v_cache = VLLM_CACHES[layer_name]
+    new_slots = torch.tensor([s for seq in batch.new_slots for s in seq])
+    k_cache[new_slots], v_cache[new_slots] = key, value
+    slots = torch.tensor([s for seq in batch.slots for s in seq])
+    k_offsets = [0] + list(itertools.accumulate(len(seq) for seq in batch.slots))
+    output.copy_(packed_attention(query, k_cache[slots], v_cache[slots], batch.offsets, k_offsets))
 
 
 def _varlen_forward(q, k, v, cu_q, cu_k, max_q, max_k, dropout_p, scale, causal, left, right, softcap, alibi,
@@ -376,7 +389,7 @@ class ServedDecoder(nn.Module):
         self.lm_head = nn.Linear(c["hidden"], c["vocab"], bias=False)
 
     def forward(self, ids, batch, all_logits=False):
-        FORWARD_CONTEXT["offsets"] = batch.offsets
+        FORWARD_CONTEXT["batch"] = batch
         x = self.embed(ids)
         for layer in self.layers:
             x = x + layer.attn(layer.input_norm(x), batch)
@@ -608,6 +621,7 @@ CONFIGS = {
     "t5_like_train": dict(family="t5", hidden=256, heads=4, kv_heads=4, encoder_layers=3, decoder_layers=3,
                           ffn=1024, gated_mlp=False, vocab=3000, batch=2, source_seq=96, seq=64, mode="training"),
     "llama_vllm_prefill": dict(LLAMA, mode="inference", batch=4, seq=64, attention="vllm"),
+    "llama_vllm_generate": dict(LLAMA, mode="inference", batch=2, seq=96, new_tokens=3, attention="vllm"),
     "llama_flash_varlen_train": dict(LLAMA, mode="training", batch=2, seq=128, attention="flash_varlen"),
     "llama_flashinfer_generate": dict(LLAMA, mode="inference", batch=2, seq=96, new_tokens=3,
                                       attention="flashinfer"),
@@ -676,6 +690,7 @@ def served_step(c, ids):
     model = ServedDecoder(c, c["attention"])
     prompts = list(ids(c["vocab"], c["seq"]))
     batch = PackedBatch([i * c["seq"] for i in range(c["batch"] + 1)])
+    batch.slots = batch.new_slots = [list(range(i * 256, i * 256 + c["seq"])) for i in range(c["batch"])]
     if c["mode"] == "training":
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
 
@@ -691,6 +706,7 @@ def served_step(c, ids):
             if "new_tokens" in c:
                 for layer in model.layers:
                     layer.attn.k_cache = None
+                VLLM_CACHES.clear()
                 model.generate(prompts, c["new_tokens"])
             else:
                 model(torch.cat(prompts), batch)
