@@ -294,11 +294,27 @@ std::string check_layout(const ParallelConfig& c, const ModelSpec& m, const Hard
     // The expert layers of a stage run on its tp x cp x dp GPUs, regrouped as etp x ep x expert data
     // parallel (Megatron-Core requires world size divisible by pp x etp x ep).
     const long stage_gpus = long(c.tp) * c.cp * c.dp;
-    if (stage_gpus % (long(c.ep) * c.etp) != 0)
+    if (stage_gpus % (long(c.ep) * c.etp) != 0) {
+      // The widest expert TP that fits beside this EP, when one does (Megatron-Core's default expert TP is
+      // TP, which an EP spanning TP x DP leaves no room for: its recipes then set
+      // --expert-tensor-parallel-size 1).
+      std::string fits;
+      if (stage_gpus % c.ep == 0) {
+        int widest = 1;
+        for (int e = c.etp - 1; e > 1; --e) {
+          if ((stage_gpus / c.ep) % e == 0 && m.moe_ffn % e == 0) {
+            widest = e;
+            break;
+          }
+        }
+        const bool defaulted = std::find(c.defaulted.begin(), c.defaulted.end(), "etp") != c.defaulted.end();
+        fits = fmt::format("; {}pass --etp {}", defaulted ? "--etp is --tp unless given: " : "", widest);
+      }
       return fmt::format(
           "--ep {} x --etp {} = {} does not divide --tp {} x --cp {} x --dp {} = {}: the expert layers "
-          "regroup the GPUs of a pipeline stage",
-          c.ep, c.etp, long(c.ep) * c.etp, c.tp, c.cp, c.dp, stage_gpus);
+          "regroup the GPUs of a pipeline stage{}",
+          c.ep, c.etp, long(c.ep) * c.etp, c.tp, c.cp, c.dp, stage_gpus, fits);
+    }
   }
   if (c.schedule == Schedule::kInterleaved) return check_interleaved(c);
   if (c.virtual_stages != 1)

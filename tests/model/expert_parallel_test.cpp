@@ -37,7 +37,18 @@ TEST(ExpertParallel, ExpertLayoutsAreFoldedOutOfTheStageNotCarvedOutOfDataParall
   } catch (const InvalidInput& e) {
     EXPECT_STREQ(e.what(),
                  "--ep 32 x --etp 2 = 64 does not divide --tp 2 x --cp 1 x --dp 16 = 32: the expert layers "
-                 "regroup the GPUs of a pipeline stage");
+                 "regroup the GPUs of a pipeline stage; pass --etp 1");
+  }
+  // Left unset, expert TP is TP: the refusal says so and what fits (the layout of the Megatron-Core recipe,
+  // which sets expert TP 1).
+  c.etp = 0;
+  try {
+    resolve(c, m, hw);
+    ADD_FAILURE() << "EP 32 x expert TP 2 (as TP) on a stage of 32 GPUs was accepted";
+  } catch (const InvalidInput& e) {
+    EXPECT_STREQ(e.what(),
+                 "--ep 32 x --etp 2 = 64 does not divide --tp 2 x --cp 1 x --dp 16 = 32: the expert layers "
+                 "regroup the GPUs of a pipeline stage; --etp is --tp unless given: pass --etp 1");
   }
   // Unset, expert TP is TP (Megatron-Core's default) and is said to be a default; a dense model has none.
   c.etp = 0, c.ep = 16;
