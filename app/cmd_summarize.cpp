@@ -23,9 +23,7 @@
 #include "job/import_job.hpp"
 #include "profiler/error.hpp"
 #include "profiler/output_file.hpp"
-#include "profiler/profile.hpp"
 #include "profiler/profile_writer.hpp"
-#include "profiler/sqlite_util.hpp"
 
 namespace meshscope::app {
 namespace {
@@ -90,49 +88,12 @@ void pick_own_rank(Options& o) {
   o.output = (fs::path(o.output) / fmt::format("part-{}.msdb", me.rank)).string();
 }
 
-// True when the profile at PATH holds only its description and summaries (a part written by
-// --summaries-only): there are no events to summarise again.
-bool summaries_only_profile(const fs::path& path) {
-  sql::Database db(path, true);
-  if (!db.table_columns("meta")) return false;
-  auto s = db.prepare("SELECT value FROM meta WHERE key = 'events'");
-  return s.step() && s.column_text(0) == "none";
-}
-
-std::int64_t events_of(const EventCounts& n) {
-  return n.kernel + n.memcpy + n.memset + n.sync + n.runtime + n.driver + n.cpu_op + n.annotation +
-         n.python_function + n.step + n.gpu_annotation + n.nvtx + n.other + n.os_runtime + n.collective +
-         n.flow + n.on_cpu + n.cpu_sample;
-}
-
-// Summarises the profile at INPUT again without ever writing into it: the summaries are computed from the
-// file (read-only), written into a copy beside it, and the copy replaces it at once. A rank whose summary is
-// stored but whose events the file does not hold (a merged job's summaries-only ranks) keeps its summary.
 void summarize_in_place(const fs::path& input, bool quiet) {
-  Profile::load(input, LoadOptions{.events = false});  // one clear line for a file that is no profile
-  if (summaries_only_profile(input)) {
+  if (!meshscope::summarize_in_place(input)) {
     if (!quiet)
       std::printf("note: %s holds only summaries (its events were dropped): left as it is\n", input.c_str());
     return;
   }
-  ProfileSummary summary = measure::compute_summaries(input);
-  std::optional<ProfileSummary> stored;
-  try {
-    stored = read_summary(input);
-  } catch (const Error&) {  // damaged summaries are replaced by the ones computed from the events
-  }
-  if (stored) {
-    for (RankSummary& fresh : summary.ranks) {
-      const RankSummary* kept = find_rank(*stored, fresh.rank);
-      if (kept && events_of(fresh.counts) == 0 && events_of(kept->counts) > 0) fresh = *kept;
-    }
-  }
-  OutputFile output(input);
-  with_output_named(output.scratch(), input, [&] {
-    sql::copy_database(input, output.scratch(), input);
-    write_summary(output.scratch(), summary);
-  });
-  output.publish();
   if (!quiet) std::printf("summarised %s\n", input.c_str());
 }
 

@@ -8,6 +8,8 @@
 #include "analysis/measure/summary.hpp"
 #include "profiler/error.hpp"
 #include "profiler/output_file.hpp"
+#include "profiler/profile.hpp"
+#include "profiler/sqlite_util.hpp"
 
 namespace meshscope {
 
@@ -42,6 +44,49 @@ ImportSummary import_with_summaries(
                     });
   if (summaries_failed) throw *summaries_failed;
   return imported;
+}
+
+namespace {
+
+// True when the profile at PATH holds only its description and summaries (a part written by
+// --summaries-only): there are no events to summarise again.
+bool summaries_only_profile(const std::filesystem::path& path) {
+  sql::Database db(path, true);
+  if (!db.table_columns("meta")) return false;
+  auto s = db.prepare("SELECT value FROM meta WHERE key = 'events'");
+  return s.step() && s.column_text(0) == "none";
+}
+
+std::int64_t events_of(const EventCounts& n) {
+  return n.kernel + n.memcpy + n.memset + n.sync + n.runtime + n.driver + n.cpu_op + n.annotation +
+         n.python_function + n.step + n.gpu_annotation + n.nvtx + n.other + n.os_runtime + n.collective +
+         n.flow + n.on_cpu + n.cpu_sample;
+}
+
+}  // namespace
+
+bool summarize_in_place(const std::filesystem::path& input) {
+  Profile::load(input, LoadOptions{.events = false});  // one clear line for a file that is no profile
+  if (summaries_only_profile(input)) return false;
+  ProfileSummary summary = measure::compute_summaries(input);
+  std::optional<ProfileSummary> stored;
+  try {
+    stored = read_summary(input);
+  } catch (const Error&) {  // damaged summaries are replaced by the ones computed from the events
+  }
+  if (stored) {
+    for (RankSummary& fresh : summary.ranks) {
+      const RankSummary* kept = find_rank(*stored, fresh.rank);
+      if (kept && events_of(fresh.counts) == 0 && events_of(kept->counts) > 0) fresh = *kept;
+    }
+  }
+  OutputFile output(input);
+  with_output_named(output.scratch(), input, [&] {
+    sql::copy_database(input, output.scratch(), input);
+    write_summary(output.scratch(), summary);
+  });
+  output.publish();
+  return true;
 }
 
 }  // namespace meshscope

@@ -27,4 +27,12 @@ ImportSummary import_with_summaries(
     const std::function<void(const std::filesystem::path& written)>& before_summaries = {},
     const std::function<void(const std::filesystem::path& written)>& then = {});
 
+// Summarises the profile at PATH again without ever writing into it: the summaries are computed from the file
+// (read-only), written into a copy beside it, and the copy replaces it at once. A rank whose summary is
+// stored but whose events the file does not hold (a merged job's summaries-only ranks) keeps its summary. A
+// profile that holds only summaries (a part written by `summarize --summaries-only`) has no events to
+// summarise: it is left as it is and false returned. One meshscope::Error line, naming PATH, for a file that
+// is no profile.
+bool summarize_in_place(const std::filesystem::path& path);
+
 }  // namespace meshscope
