@@ -46,14 +46,20 @@ std::optional<AttentionShape> packed_shape(const measure::PackedAttentionLayout&
     a.sequences_unknown = true;
     sequences = 1;
   }
+  // Products of recorded sizes stay those of a real tensor (each size is at most 2^48): none overflows.
+  constexpr std::int64_t kLargest = std::int64_t{1} << 48;
+  if (a.heads > kLargest / sequences) return std::nullopt;
   a.batch = sequences;
   a.lead = a.batch * a.heads;
   a.seq = (tokens + sequences / 2) / sequences;
   // The keys' mean length: the key tokens, or the cache's pages × their size (the last pages partly filled);
   // a cache whose pages are not recorded is taken as long as the queries.
   std::int64_t key_tokens = layout.paged ? 0 : k[0];
-  if (layout.paged && layout.pages && *layout.pages < dims.size() && dims[*layout.pages].size() == 1)
-    key_tokens = dims[*layout.pages][0] * k[1];
+  if (layout.paged && layout.pages && *layout.pages < dims.size() && dims[*layout.pages].size() == 1) {
+    const std::int64_t pages = dims[*layout.pages][0];
+    if (k[1] > 0 && pages > kLargest / k[1]) return std::nullopt;
+    key_tokens = pages * k[1];
+  }
   a.kv_seq = key_tokens > 0 ? (key_tokens + sequences / 2) / sequences : a.seq;
   return a;
 }

@@ -62,9 +62,10 @@ std::optional<K> most_frequent(const std::map<K, std::int64_t>& counts) {
 AttentionShape main_attention(const ShapedModel& m) {
   const auto& shapes = m.self_attention.empty() ? m.cross_attention : m.self_attention;
   const AttentionShape* best = nullptr;
-  std::int64_t most = 0;
+  double most = 0;
   for (const auto& [a, calls] : shapes) {
-    const std::int64_t weight = a.sequences_unknown ? calls * a.seq : calls;
+    const double weight =
+        static_cast<double>(calls) * (a.sequences_unknown ? static_cast<double>(a.seq) : 1.0);
     if (weight > most) best = &a, most = weight;
   }
   return *best;
