@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "analysis/measure/correlation.hpp"
+#include "analysis/measure/launches.hpp"
 #include "profiler/parallel.hpp"
 
 namespace meshscope::measure {
@@ -45,14 +46,6 @@ namespace {
 
 constexpr TimeNs kMinTime = std::numeric_limits<TimeNs>::min();
 constexpr std::uint32_t kNone = 0xffffffffu;
-
-// Calls that block the CPU until GPU work is done.
-bool synchronising(std::string_view name) {
-  if (name.find("Synchronize") != std::string_view::npos) return true;
-  return name == "cudaMemcpy" || name == "hipMemcpy" || name == "cuMemcpy" || name == "cudaMemcpy2D" ||
-         name == "cudaMemcpyFromSymbol" || name == "cudaMemcpyToSymbol" || name == "cuMemcpyDtoH_v2" ||
-         name == "cuMemcpyHtoD_v2";
-}
 
 class Contributors {
  public:
@@ -158,7 +151,7 @@ class RankIndex {
 
   bool sync_call(StringId name) {
     if (name >= sync_cache_.size()) sync_cache_.resize(name + 1, -1);
-    if (sync_cache_[name] < 0) sync_cache_[name] = synchronising(p_.str(name)) ? 1 : 0;
+    if (sync_cache_[name] < 0) sync_cache_[name] = synchronising_call(p_.str(name)) ? 1 : 0;
     return sync_cache_[name] == 1;
   }
 

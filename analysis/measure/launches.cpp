@@ -118,6 +118,13 @@ void index_operators(const Rank& rank, LaunchIndex& x) {
 
 }  // namespace
 
+bool synchronising_call(std::string_view name) {
+  if (name.find("Synchronize") != std::string_view::npos) return true;
+  return name == "cudaMemcpy" || name == "hipMemcpy" || name == "cuMemcpy" || name == "cudaMemcpy2D" ||
+         name == "cudaMemcpyFromSymbol" || name == "cudaMemcpyToSymbol" || name == "cuMemcpyDtoH_v2" ||
+         name == "cuMemcpyHtoD_v2";
+}
+
 LaunchIndex index_launches(const Rank& rank) {
   LaunchIndex x;
   index_threads(rank, x);

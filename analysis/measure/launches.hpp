@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "profiler/profile.hpp"
@@ -44,6 +45,10 @@ struct LaunchIndex {
 };
 
 LaunchIndex index_launches(const Rank& rank);
+
+// Whether a CUDA/HIP call named NAME blocks its thread until GPU work is done: the stream, device and event
+// synchronisations, and the blocking copies.
+bool synchronising_call(std::string_view name);
 
 // The API calls issued from inside CPU range RANGE (index into Rank::ranges) or any range nested in it on
 // the same thread, in start order, appended to OUT.

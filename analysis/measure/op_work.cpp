@@ -5,6 +5,9 @@
 #include <cctype>
 #include <charconv>
 #include <deque>
+#include <initializer_list>
+
+#include "profiler/vocabulary.hpp"
 
 namespace meshscope::measure {
 namespace {
@@ -892,6 +895,26 @@ WorkStatus evaluate(Formula f, const Parsed& p, OpWork& out) {
 }
 
 }  // namespace
+
+WorkCategory kernel_work_category(std::string_view kernel_name) {
+  const std::string name = vocabulary::lower(kernel_name);
+  const auto has = [&](std::initializer_list<std::string_view> words) {
+    for (const std::string_view w : words)
+      if (name.find(w) != std::string::npos) return true;
+    return false;
+  };
+  // Convolutions first: cuDNN names its implicit-GEMM convolutions "..._gemm".
+  if (has({"conv", "fprop", "dgrad", "wgrad", "winograd", "implicit_gemm", "implicit_convolve"}))
+    return WorkCategory::kConv;
+  if (has({"flash", "fmha", "attn", "attention", "mha_fwd", "mha_bwd"})) return WorkCategory::kAttention;
+  if (has({"gemm", "gemv", "cutlass", "xmma", "nvjet", "cijk_", "matmul", "cublas", "wgmma", "hgmma"}))
+    return WorkCategory::kGemm;
+  if (has({"norm", "welford", "bn_fw", "bn_bw"})) return WorkCategory::kNorm;
+  if (has({"elementwise", "reduce_kernel", "triton_poi", "triton_red", "triton_per", "pointwise", "softmax",
+           "vectorized", "unrolled", "catarray", "fill_kernel", "copy_kernel"}))
+    return WorkCategory::kElementwise;
+  return WorkCategory::kOther;
+}
 
 const char* to_string(WorkCategory category) {
   switch (category) {

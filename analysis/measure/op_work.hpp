@@ -48,6 +48,12 @@ struct OpWork {
   double bytes = 0;  // compulsory bytes read and written
 };
 
+// The kind of work a GPU kernel does, read from its name alone: convolutions (cuDNN's fprop/dgrad/wgrad,
+// implicit GEMMs, Winograd), attention (flash, fmha, attn), GEMMs (cuBLAS, CUTLASS, nvJet, rocBLAS's
+// Tensile Cijk_), normalisations, element-wise and reduction kernels (ATen's, Triton's pointwise and
+// reduction kernels); kOther for the rest.
+WorkCategory kernel_work_category(std::string_view kernel_name);
+
 // Whether NAME ("aten::mm", ...) has a formula here (a cheap test before any parsing).
 bool has_work_formula(std::string_view name);
 

@@ -1,0 +1,770 @@
+#include "analysis/measure/replay.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "analysis/measure/correlation.hpp"
+#include "analysis/measure/intervals.hpp"
+#include "analysis/measure/launches.hpp"
+#include "profiler/text_format.hpp"
+#include "profiler/vocabulary.hpp"
+
+namespace meshscope::measure {
+namespace {
+
+constexpr std::uint32_t kNone = 0xffffffffu;
+constexpr TimeNs kUnset = std::numeric_limits<TimeNs>::min();
+
+// What a point of the simulation computes. At equal measured times, ends come before starts (an activity
+// that starts when its predecessor ends), launch calls before the activities they launch, and the end of an
+// event of no duration after its start.
+enum class What : std::uint8_t { kActivityStart, kActivityEnd, kCallStart, kCallEnd };
+struct Point {
+  TimeNs t;
+  std::uint32_t index;
+  std::uint8_t phase;
+  What what;
+};
+std::uint8_t phase_of(What what, bool zero_length) {
+  switch (what) {
+    case What::kActivityEnd:
+      return zero_length ? 4 : 0;
+    case What::kCallEnd:
+      return zero_length ? 4 : 1;
+    case What::kCallStart:
+      return 2;
+    case What::kActivityStart:
+      return 3;
+  }
+  return 4;
+}
+
+struct Tally {
+  std::int64_t unlinked = 0, unexplained = 0, event_waits = 0, graph_nodes = 0, sync_waits = 0, coupled = 0,
+               uncoupled_comm = 0;
+  std::int64_t forced = 0, edited = 0;
+  TimeNs unexplained_ns = 0;
+};
+
+// One rank's graph and its replayed times.
+struct RankGraph {
+  const Rank* rank = nullptr;
+  std::size_t index = 0;
+  const std::vector<ActivityClass>* classes = nullptr;
+  LaunchIndex launches;
+  TimeNs typical_launch_ns = 0;
+  // Per Rank::activities.
+  std::vector<std::uint32_t> pred, event_dep, graph_prev;
+  std::vector<std::uint8_t> graph_first;
+  std::vector<TimeNs> launch_lat, queue_gap, event_lag;
+  std::vector<double> scale;
+  std::vector<std::int64_t> member;  // into CollectiveReport::members, -1
+  std::vector<TimeNs> start, end;
+  // Per Rank::api_calls.
+  std::vector<std::uint32_t> prev_call, parent_call, awaited;
+  std::vector<TimeNs> call_start, call_end;
+  std::vector<std::vector<std::uint32_t>> top_calls;  // per LaunchIndex thread: its calls not inside another
+  std::vector<Point> points;
+  std::size_t cursor = 0;
+  TimeNs shift = 0;  // the latest replayed − measured time: what stands in for a value not yet computed
+  Tally tally;
+
+  TimeNs activity_start(std::uint32_t i) const {
+    return start[i] != kUnset ? start[i] : rank->activities[i].start_ns + shift;
+  }
+  TimeNs activity_end(std::uint32_t i) const {
+    return end[i] != kUnset ? end[i] : rank->activities[i].end_ns + shift;
+  }
+  TimeNs call_start_at(std::uint32_t c) const {
+    return call_start[c] != kUnset ? call_start[c] : rank->api_calls[c].start_ns + shift;
+  }
+  TimeNs call_end_at(std::uint32_t c) const {
+    return call_end[c] != kUnset ? call_end[c] : rank->api_calls[c].end_ns + shift;
+  }
+};
+
+// A matched collective instance, coupling its members' ends across ranks.
+struct Coupling {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> members;  // (graph, activity)
+  std::vector<TimeNs> after_last;  // per member: measured end − measured last arrival
+  TimeNs min_duration = 0;         // the shortest member's measured duration
+  std::int32_t excluded = -1;      // graph index whose arrival no longer holds the others
+};
+
+bool is_work(const Activity& a) {
+  return a.kind != ActivityKind::kSync;
+}
+
+double scale_of(const Activity& a, ActivityClass cls, std::string_view name, const ReplayEdits& edits) {
+  for (const ScaleEdit& e : edits.scales) {
+    switch (e.target) {
+      case ScaleEdit::Target::kComm:
+        if (cls == ActivityClass::kComm) return e.factor;
+        break;
+      case ScaleEdit::Target::kMemory:
+        if (a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) return e.factor;
+        break;
+      case ScaleEdit::Target::kCategory:
+        if (a.kind == ActivityKind::kKernel && cls == ActivityClass::kCompute &&
+            kernel_work_category(name) == e.category)
+          return e.factor;
+        break;
+      case ScaleEdit::Target::kPattern:
+        if (vocabulary::lower(name).find(e.pattern) != std::string::npos) return e.factor;
+        break;
+    }
+  }
+  return 1;
+}
+
+// The usual delay from a launch call to its activity on a stream that had run dry: the first quartile over
+// those launches (0 when there are none). Some of them also waited for another stream, which only lengthens
+// theirs: a low quantile is the launch alone.
+TimeNs typical_launch_delay(const RankGraph& g) {
+  const Rank& r = *g.rank;
+  std::vector<TimeNs> samples;
+  for (std::uint32_t i = 0; i < r.activities.size(); ++i) {
+    const std::uint32_t call = g.launches.api_of_activity[i];
+    if (call == kNoIndex || !is_work(r.activities[i])) continue;
+    const TimeNs launched = r.api_calls[call].start_ns, started = r.activities[i].start_ns;
+    if (started < launched) continue;
+    if (g.pred[i] != kNone && r.activities[g.pred[i]].end_ns > launched) continue;
+    samples.push_back(started - launched);
+  }
+  if (samples.empty()) return 0;
+  auto mid = samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 4);
+  std::nth_element(samples.begin(), mid, samples.end());
+  return *mid;
+}
+
+// The activity on another stream of the same device that ended last in (after, before]: what an activity
+// that waited past its launch and its stream waited for.
+std::uint32_t ended_just_before(const Rank& r, std::size_t own_stream, TimeNs after, TimeNs before) {
+  std::uint32_t best = kNone;
+  TimeNs best_end = after;
+  for (std::size_t s = 0; s < r.streams.size(); ++s) {
+    if (s == own_stream || r.streams[s].device != r.streams[own_stream].device) continue;
+    const auto acts = r.stream_activities(s);
+    auto it = std::upper_bound(acts.begin(), acts.end(), before,
+                               [](TimeNs t, const Activity& a) { return t < a.start_ns; });
+    // Sync records and work still running at BEFORE are passed over: the latest work ended before it.
+    for (int back = 0; back < 8 && it != acts.begin(); ++back) {
+      --it;
+      if (!is_work(*it) || it->end_ns > before) continue;
+      if (it->end_ns > best_end) {
+        best_end = it->end_ns;
+        best = r.streams[s].first + static_cast<std::uint32_t>(it - acts.begin());
+      }
+      break;
+    }
+  }
+  return best;
+}
+
+// Each stream's order (sync records are not work), and the order of the activities of one graph launch.
+void link_orders(const Profile& profile, RankGraph& g) {
+  const Rank& r = *g.rank;
+  const std::size_t n = r.activities.size();
+  g.pred.assign(n, kNone);
+  g.graph_prev.assign(n, kNone);
+  g.graph_first.assign(n, 0);
+  for (std::size_t s = 0; s < r.streams.size(); ++s) {
+    std::uint32_t last = kNone;
+    for (std::uint32_t i = r.streams[s].first; i < r.streams[s].first + r.streams[s].count; ++i) {
+      if (!is_work(r.activities[i])) continue;
+      g.pred[i] = last;
+      last = i;
+    }
+  }
+  std::vector<std::uint32_t> nodes;
+  for (std::uint32_t c = 0; c < r.api_calls.size(); ++c) {
+    const auto launched = g.launches.activities_of(c);
+    if (launched.empty()) continue;
+    if (launched.size() == 1 && profile.str(r.api_calls[c].name).find("GraphLaunch") == std::string::npos)
+      continue;
+    nodes.assign(launched.begin(), launched.end());
+    std::sort(nodes.begin(), nodes.end(), [&](std::uint32_t x, std::uint32_t y) {
+      return r.activities[x].start_ns != r.activities[y].start_ns
+                 ? r.activities[x].start_ns < r.activities[y].start_ns
+                 : x < y;
+    });
+    g.graph_first[nodes.front()] = 1;
+    for (std::size_t k = 1; k < nodes.size(); ++k) g.graph_prev[nodes[k]] = nodes[k - 1];
+  }
+}
+
+// Which dependency set activity I's start, and the delay that reproduces it (docs/WHATIF.md, "The graph").
+void link_start(RankGraph& g, std::size_t s, std::uint32_t i, const ReplayOptions& options) {
+  const Rank& r = *g.rank;
+  const Activity& a = r.activities[i];
+  const std::uint32_t call = g.launches.api_of_activity[i];
+  const bool has_pred = g.pred[i] != kNone;
+  const TimeNs stream_ready = has_pred ? r.activities[g.pred[i]].end_ns : kUnset;
+  if (call == kNoIndex) {
+    ++g.tally.unlinked;
+    g.queue_gap[i] = has_pred ? std::max<TimeNs>(0, a.start_ns - stream_ready) : 0;
+    return;
+  }
+  const TimeNs delay = std::max<TimeNs>(0, a.start_ns - r.api_calls[call].start_ns);
+  const TimeNs usual = std::min(delay, g.typical_launch_ns);
+  const TimeNs launch_ready = r.api_calls[call].start_ns + usual;
+  const TimeNs ready = std::max(launch_ready, has_pred ? stream_ready : kUnset);
+  const bool queued = has_pred && stream_ready >= launch_ready;
+  g.launch_lat[i] = usual;
+  if (a.start_ns - ready <= options.unexplained_min_ns) {
+    // Queued behind its stream, or launched onto an idle one: the small gap is the GPU's own.
+    if (queued)
+      g.queue_gap[i] = std::max<TimeNs>(0, a.start_ns - stream_ready);
+    else
+      g.launch_lat[i] = delay;
+    return;
+  }
+  if (g.graph_prev[i] != kNone) {
+    // A node of a graph after another: the graph's own edges are not recorded; it keeps its measured
+    // distance from the node before it.
+    g.event_dep[i] = g.graph_prev[i];
+    g.event_lag[i] = a.start_ns - r.activities[g.graph_prev[i]].end_ns;
+    ++g.tally.graph_nodes;
+    return;
+  }
+  if (g.graph_first[i]) {
+    // The first recorded node of a graph: the graph's nodes before it may not be recorded.
+    g.launch_lat[i] = delay;
+    ++g.tally.graph_nodes;
+    return;
+  }
+  const std::uint32_t dep = ended_just_before(r, s, ready, a.start_ns);
+  if (dep != kNone && a.start_ns - r.activities[dep].end_ns <= options.event_wait_max_ns) {
+    g.event_dep[i] = dep;
+    g.event_lag[i] = a.start_ns - r.activities[dep].end_ns;
+    ++g.tally.event_waits;
+    return;
+  }
+  ++g.tally.unexplained;
+  g.tally.unexplained_ns += a.start_ns - ready;
+  if (!options.keep_unexplained) return;
+  if (queued)
+    g.queue_gap[i] = a.start_ns - stream_ready;
+  else
+    g.launch_lat[i] = delay;
+}
+
+// Each activity's dependencies: its stream predecessor, its launch, the node before it in its graph, an
+// inferred event wait, and the delays that reproduce its measured start.
+void link_activities(const Profile& profile, RankGraph& g, const ReplayOptions& options) {
+  const Rank& r = *g.rank;
+  const std::size_t n = r.activities.size();
+  link_orders(profile, g);
+  g.event_dep.assign(n, kNone);
+  g.launch_lat.assign(n, 0);
+  g.queue_gap.assign(n, 0);
+  g.event_lag.assign(n, 0);
+  g.typical_launch_ns = typical_launch_delay(g);
+  for (std::size_t s = 0; s < r.streams.size(); ++s) {
+    for (std::uint32_t i = r.streams[s].first; i < r.streams[s].first + r.streams[s].count; ++i)
+      if (is_work(r.activities[i])) link_start(g, s, i, options);
+  }
+}
+
+// Each thread's calls: those not inside another (runtime calls around driver calls) chained in order, the
+// others moved with the call around them; a synchronising call tied to the activity that ended last inside
+// it.
+void link_calls(const Profile& profile, RankGraph& g) {
+  const Rank& r = *g.rank;
+  const std::size_t n = r.api_calls.size();
+  g.prev_call.assign(n, kNone);
+  g.parent_call.assign(n, kNone);
+  g.awaited.assign(n, kNone);
+  g.top_calls.assign(g.launches.threads.size(), {});
+  for (std::size_t t = 0; t < g.launches.threads.size(); ++t) {
+    std::uint32_t last = kNone;
+    for (const std::uint32_t c : g.launches.threads[t].calls) {
+      if (last != kNone && r.api_calls[c].start_ns < r.api_calls[last].end_ns) {
+        g.parent_call[c] = last;
+        continue;
+      }
+      g.prev_call[c] = last;
+      last = c;
+      g.top_calls[t].push_back(c);
+    }
+  }
+  std::vector<std::pair<TimeNs, std::uint32_t>> by_end;
+  for (std::uint32_t i = 0; i < r.activities.size(); ++i)
+    if (is_work(r.activities[i])) by_end.emplace_back(r.activities[i].end_ns, i);
+  std::sort(by_end.begin(), by_end.end());
+  std::vector<std::int8_t> sync_name;
+  for (std::uint32_t c = 0; c < n; ++c) {
+    const ApiCall& call = r.api_calls[c];
+    if (g.parent_call[c] != kNone) continue;
+    if (call.name >= sync_name.size()) sync_name.resize(call.name + 1, -1);
+    if (sync_name[call.name] < 0) sync_name[call.name] = synchronising_call(profile.str(call.name)) ? 1 : 0;
+    if (sync_name[call.name] == 0) continue;
+    auto it = std::upper_bound(by_end.begin(), by_end.end(), std::make_pair(call.end_ns, kNone));
+    if (it == by_end.begin() || std::prev(it)->first < call.start_ns) continue;
+    g.awaited[c] = std::prev(it)->second;
+    ++g.tally.sync_waits;
+  }
+}
+
+void add_points(RankGraph& g) {
+  const Rank& r = *g.rank;
+  g.points.clear();
+  g.points.reserve(2 * (r.activities.size() + r.api_calls.size()));
+  const auto add = [&](TimeNs t, std::uint32_t i, What what, bool zero) {
+    g.points.push_back({t, i, phase_of(what, zero), what});
+  };
+  for (std::uint32_t i = 0; i < r.activities.size(); ++i) {
+    const Activity& a = r.activities[i];
+    if (!is_work(a)) continue;
+    add(a.start_ns, i, What::kActivityStart, false);
+    add(a.end_ns, i, What::kActivityEnd, a.end_ns <= a.start_ns);
+  }
+  for (std::uint32_t c = 0; c < r.api_calls.size(); ++c) {
+    const ApiCall& call = r.api_calls[c];
+    add(call.start_ns, c, What::kCallStart, false);
+    add(call.end_ns, c, What::kCallEnd, call.end_ns <= call.start_ns);
+  }
+  std::sort(g.points.begin(), g.points.end(), [](const Point& x, const Point& y) {
+    if (x.t != y.t) return x.t < y.t;
+    if (x.phase != y.phase) return x.phase < y.phase;
+    return x.index < y.index;
+  });
+}
+
+RankGraph build_graph(const Profile& profile, const Analysis& analysis, std::size_t index,
+                      const ReplayEdits& edits, const ReplayOptions& options) {
+  RankGraph g;
+  g.rank = &profile.ranks()[index];
+  g.index = index;
+  g.classes = &analysis.ranks[index].classes;
+  g.launches = index_launches(*g.rank);
+  link_activities(profile, g, options);
+  link_calls(profile, g);
+  const Rank& r = *g.rank;
+  g.scale.assign(r.activities.size(), 1.0);
+  if (!edits.scales.empty()) {
+    for (std::uint32_t i = 0; i < r.activities.size(); ++i) {
+      const Activity& a = r.activities[i];
+      if (!is_work(a)) continue;
+      g.scale[i] = scale_of(a, (*g.classes)[i], profile.str(a.name), edits);
+      g.tally.edited += g.scale[i] != 1.0;
+    }
+  }
+  g.member.assign(r.activities.size(), -1);
+  g.start.assign(r.activities.size(), kUnset);
+  g.end.assign(r.activities.size(), kUnset);
+  g.call_start.assign(r.api_calls.size(), kUnset);
+  g.call_end.assign(r.api_calls.size(), kUnset);
+  add_points(g);
+  return g;
+}
+
+// The complete instances of two or more members whose kernels are in the profile.
+std::vector<Coupling> couple_collectives(const Analysis& analysis, std::vector<RankGraph>& graphs,
+                                         std::int32_t excluded_rank) {
+  std::vector<Coupling> out;
+  const CollectiveReport& report = analysis.collectives;
+  for (const CollectiveInstance& inst : report.instances) {
+    if (!inst.complete || inst.member_count < 2) continue;
+    Coupling c;
+    TimeNs last_arrival = kUnset;
+    for (std::uint32_t m = inst.first_member; m < inst.first_member + inst.member_count; ++m) {
+      const InstanceMember& mem = report.members[m];
+      RankGraph& g = graphs[mem.rank_index];
+      const Collective& coll = g.rank->collectives[mem.collective];
+      if (coll.stream_index < 0 || g.member[coll.activity] >= 0) continue;
+      c.members.emplace_back(static_cast<std::uint32_t>(mem.rank_index), coll.activity);
+      last_arrival = std::max(last_arrival, g.rank->activities[coll.activity].start_ns);
+    }
+    if (c.members.size() < 2) continue;
+    c.min_duration = std::numeric_limits<TimeNs>::max();
+    for (const auto& [gi, act] : c.members) {
+      const Activity& a = graphs[gi].rank->activities[act];
+      c.after_last.push_back(a.end_ns - last_arrival);
+      c.min_duration = std::min(c.min_duration, std::max<TimeNs>(0, a.duration()));
+      if (graphs[gi].rank->rank == excluded_rank) c.excluded = static_cast<std::int32_t>(gi);
+    }
+    const auto id = static_cast<std::int32_t>(out.size());
+    for (const auto& [gi, act] : c.members) graphs[gi].member[act] = id;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+class Simulation {
+ public:
+  Simulation(std::vector<RankGraph>& graphs, const std::vector<Coupling>& couplings)
+      : graphs_(graphs), couplings_(couplings) {}
+
+  void run() {
+    for (;;) {
+      bool progressed = false, unfinished = false;
+      for (RankGraph& g : graphs_) {
+        progressed |= advance(g, false);
+        unfinished |= g.cursor < g.points.size();
+      }
+      if (!unfinished) return;
+      if (progressed) continue;
+      // Members' measured times disagree with the order of their ranks (clocks not aligned): the first
+      // blocked point goes ahead with estimates for what it waits for.
+      for (RankGraph& g : graphs_) {
+        if (g.cursor < g.points.size() && advance(g, true)) {
+          ++g.tally.forced;
+          break;
+        }
+      }
+    }
+  }
+
+ private:
+  bool advance(RankGraph& g, bool force) {
+    bool progressed = false;
+    while (g.cursor < g.points.size()) {
+      if (!process(g, g.points[g.cursor], force)) return progressed;
+      force = false;
+      progressed = true;
+      ++g.cursor;
+    }
+    return progressed;
+  }
+
+  bool process(RankGraph& g, const Point& p, bool force) {
+    switch (p.what) {
+      case What::kActivityStart:
+        start_activity(g, p.index);
+        return true;
+      case What::kActivityEnd:
+        return end_activity(g, p.index, force);
+      case What::kCallStart:
+        start_call(g, p.index);
+        return true;
+      case What::kCallEnd:
+        end_call(g, p.index);
+        return true;
+    }
+    return true;
+  }
+
+  static void start_activity(RankGraph& g, std::uint32_t i) {
+    const Activity& a = g.rank->activities[i];
+    TimeNs s = kUnset;
+    const std::uint32_t call = g.launches.api_of_activity[i];
+    if (call != kNoIndex) s = std::max(s, g.call_start_at(call) + g.launch_lat[i]);
+    if (g.pred[i] != kNone) s = std::max(s, g.activity_end(g.pred[i]) + g.queue_gap[i]);
+    if (g.event_dep[i] != kNone) s = std::max(s, g.activity_end(g.event_dep[i]) + g.event_lag[i]);
+    if (s == kUnset) s = a.start_ns + g.shift;
+    g.start[i] = s;
+    g.shift = s - a.start_ns;
+  }
+
+  bool end_activity(RankGraph& g, std::uint32_t i, bool force) {
+    const Activity& a = g.rank->activities[i];
+    if (g.start[i] == kUnset) start_activity(g, i);
+    const double f = g.scale[i];
+    if (g.member[i] < 0) {
+      g.end[i] = g.start[i] + std::llround(static_cast<double>(a.duration()) * f);
+      g.shift = g.end[i] - a.end_ns;
+      return true;
+    }
+    const Coupling& c = couplings_[static_cast<std::size_t>(g.member[i])];
+    TimeNs last = kUnset;
+    TimeNs after_last = 0;
+    for (std::size_t m = 0; m < c.members.size(); ++m) {
+      const auto [gi, act] = c.members[m];
+      const RankGraph& peer = graphs_[gi];
+      if (peer.start[act] == kUnset && !force) return false;
+      if (&peer == &g && act == i) after_last = c.after_last[m];
+      if (static_cast<std::int32_t>(gi) == c.excluded) continue;
+      last = std::max(last, peer.activity_start(act));
+    }
+    if (last == kUnset) last = g.start[i];
+    const TimeNs own = std::min(std::max<TimeNs>(0, a.duration()), c.min_duration);
+    g.end[i] = std::max(g.start[i] + std::llround(static_cast<double>(own) * f),
+                        last + std::llround(static_cast<double>(after_last) * f));
+    g.shift = g.end[i] - a.end_ns;
+    return true;
+  }
+
+  static void start_call(RankGraph& g, std::uint32_t c) {
+    const ApiCall& call = g.rank->api_calls[c];
+    TimeNs s = call.start_ns;
+    if (g.parent_call[c] != kNone) {
+      const std::uint32_t parent = g.parent_call[c];
+      s = call.start_ns + (g.call_start_at(parent) - g.rank->api_calls[parent].start_ns);
+    } else if (g.prev_call[c] != kNone) {
+      const std::uint32_t prev = g.prev_call[c];
+      s = g.call_end_at(prev) + std::max<TimeNs>(0, call.start_ns - g.rank->api_calls[prev].end_ns);
+    }
+    g.call_start[c] = s;
+    g.shift = s - call.start_ns;
+  }
+
+  static void end_call(RankGraph& g, std::uint32_t c) {
+    const ApiCall& call = g.rank->api_calls[c];
+    if (g.call_start[c] == kUnset) start_call(g, c);
+    const std::uint32_t w = g.awaited[c];
+    if (w == kNone) {
+      g.call_end[c] = g.call_start[c] + std::max<TimeNs>(0, call.end_ns - call.start_ns);
+    } else {
+      // Returns once the awaited work is done, after the measured time from then to the return.
+      const TimeNs measured_from = std::max(call.start_ns, g.rank->activities[w].end_ns);
+      g.call_end[c] = std::max(g.call_start[c], g.activity_end(w)) + (call.end_ns - measured_from);
+    }
+    g.shift = g.call_end[c] - call.end_ns;
+  }
+
+  std::vector<RankGraph>& graphs_;
+  const std::vector<Coupling>& couplings_;
+};
+
+// Sync records are not work: each moves with the work before it on its stream.
+void place_sync_records(RankGraph& g) {
+  const Rank& r = *g.rank;
+  for (const GpuStream& s : r.streams) {
+    TimeNs shift = 0;
+    for (std::uint32_t i = s.first; i < s.first + s.count; ++i) {
+      if (is_work(r.activities[i])) {
+        shift = g.end[i] - r.activities[i].end_ns;
+        continue;
+      }
+      g.start[i] = r.activities[i].start_ns + shift;
+      g.end[i] = r.activities[i].end_ns + shift;
+    }
+  }
+}
+
+// A measured time T on thread THREAD moved as the replay moved the calls around it.
+TimeNs map_thread_time(const RankGraph& g, std::size_t thread, TimeNs t) {
+  const auto& calls = g.top_calls[thread];
+  const auto& api = g.rank->api_calls;
+  auto it = std::upper_bound(calls.begin(), calls.end(), t,
+                             [&](TimeNs x, std::uint32_t c) { return x < api[c].start_ns; });
+  if (it == calls.begin()) return t;
+  const std::uint32_t c = *std::prev(it);
+  return t >= api[c].end_ns ? t + (g.call_end[c] - api[c].end_ns) : t + (g.call_start[c] - api[c].start_ns);
+}
+
+// The thread whose calls move a step's bounds: the step range's own, else the one that made the most calls.
+std::size_t step_thread(const RankGraph& g, std::int64_t pid, std::int64_t tid) {
+  std::size_t best = kNone;
+  for (std::size_t t = 0; t < g.launches.threads.size(); ++t) {
+    const auto& th = g.launches.threads[t];
+    if (th.pid == pid && th.tid == tid && !g.top_calls[t].empty()) return t;
+    if (best == kNone || g.top_calls[t].size() > g.top_calls[best].size()) best = t;
+  }
+  return best;
+}
+
+// A step lasts from its CPU range's start to its end or the end of the GPU work launched inside it,
+// whichever is later (the critical path's window): measured, and with the replayed times.
+void replay_steps(const RankGraph& g, const RankResult& result, std::vector<ReplayedStep>& out) {
+  const Rank& r = *g.rank;
+  if (result.steps.empty()) {
+    TimeNs m0 = std::numeric_limits<TimeNs>::max(), m1 = kUnset, r0 = m0, r1 = kUnset;
+    for (std::uint32_t i = 0; i < r.activities.size(); ++i) {
+      if (!is_work(r.activities[i])) continue;
+      m0 = std::min(m0, r.activities[i].start_ns), m1 = std::max(m1, r.activities[i].end_ns);
+      r0 = std::min(r0, g.start[i]), r1 = std::max(r1, g.end[i]);
+    }
+    for (std::uint32_t c = 0; c < r.api_calls.size(); ++c) {
+      m0 = std::min(m0, r.api_calls[c].start_ns), m1 = std::max(m1, r.api_calls[c].end_ns);
+      r0 = std::min(r0, g.call_start[c]), r1 = std::max(r1, g.call_end[c]);
+    }
+    if (m1 != kUnset) out.push_back({r.rank, -1, m1 - m0, r1 - r0});
+    return;
+  }
+  std::vector<TimeNs> starts, ends, gpu_measured, gpu_replayed;
+  for (const StepResult& step : result.steps) {
+    starts.push_back(step.cpu_start_ns);
+    ends.push_back(step.cpu_end_ns);
+  }
+  gpu_measured.assign(starts.size(), kUnset);
+  gpu_replayed.assign(starts.size(), kUnset);
+  for (std::uint32_t i = 0; i < r.activities.size(); ++i) {
+    const std::uint32_t call = g.launches.api_of_activity[i];
+    if (call == kNoIndex || !is_work(r.activities[i])) continue;
+    const std::int32_t s = step_at(starts, ends, r.api_calls[call].start_ns);
+    if (s < 0) continue;
+    gpu_measured[static_cast<std::size_t>(s)] =
+        std::max(gpu_measured[static_cast<std::size_t>(s)], r.activities[i].end_ns);
+    gpu_replayed[static_cast<std::size_t>(s)] = std::max(gpu_replayed[static_cast<std::size_t>(s)], g.end[i]);
+  }
+  for (std::size_t k = 0; k < result.steps.size(); ++k) {
+    const StepResult& step = result.steps[k];
+    std::int64_t pid = kNull, tid = kNull;
+    for (const Step& s : r.steps)
+      if (s.start_ns == step.cpu_start_ns && s.number == step.number) pid = s.pid, tid = s.tid;
+    const std::size_t thread = step_thread(g, pid, tid);
+    TimeNs begin = step.cpu_start_ns, finish = step.cpu_end_ns;
+    if (thread != kNone) {
+      begin = map_thread_time(g, thread, begin);
+      finish = map_thread_time(g, thread, finish);
+    }
+    const TimeNs measured = std::max(step.cpu_end_ns, gpu_measured[k]) - step.cpu_start_ns;
+    out.push_back({r.rank, step.number, measured, std::max(finish, gpu_replayed[k]) - begin});
+  }
+}
+
+struct Occupancy {
+  TimeNs span = 0, busy = 0, exposed_comm = 0;
+};
+Occupancy occupancy(const RankGraph& g, bool replayed) {
+  const Rank& r = *g.rank;
+  std::vector<Interval> all, comm, compute;
+  for (std::uint32_t i = 0; i < r.activities.size(); ++i) {
+    if (!is_work(r.activities[i])) continue;
+    const Interval iv = replayed ? Interval{g.start[i], g.end[i]}
+                                 : Interval{r.activities[i].start_ns, r.activities[i].end_ns};
+    all.push_back(iv);
+    const ActivityClass cls = (*g.classes)[i];
+    if (cls == ActivityClass::kComm) comm.push_back(iv);
+    if (cls == ActivityClass::kCompute) compute.push_back(iv);
+  }
+  Occupancy out;
+  if (all.empty()) return out;
+  std::vector<Interval> u_all, u_comm, u_compute, exposed;
+  for (auto* v : {&all, &comm, &compute}) sort_by_start(*v);
+  union_sorted(all, u_all);
+  union_sorted(comm, u_comm);
+  union_sorted(compute, u_compute);
+  subtract(u_comm, u_compute, exposed);
+  out.span = u_all.back().end - u_all.front().start;
+  out.busy = total_length(u_all);
+  out.exposed_comm = total_length(exposed);
+  return out;
+}
+
+void add_assumptions(const std::vector<RankGraph>& graphs, std::size_t couplings,
+                     const ReplayOptions& options, Replay& out) {
+  Tally t;
+  std::vector<TimeNs> typical;
+  for (const RankGraph& g : graphs) {
+    t.unlinked += g.tally.unlinked, t.unexplained += g.tally.unexplained;
+    t.event_waits += g.tally.event_waits, t.sync_waits += g.tally.sync_waits;
+    t.graph_nodes += g.tally.graph_nodes;
+    t.forced += g.tally.forced, t.edited += g.tally.edited, t.unexplained_ns += g.tally.unexplained_ns;
+    typical.push_back(g.typical_launch_ns);
+  }
+  auto& a = out.assumptions;
+  a.push_back(
+      "CPU threads depend on each other only through the GPU: the time between a thread's CUDA calls is host "
+      "work, kept as measured");
+  if (!typical.empty()) {
+    const auto [lo, hi] = std::minmax_element(typical.begin(), typical.end());
+    a.push_back(fmt::format(
+        "a kernel launched onto a stream that had run dry starts after its launch call's measured delay; "
+        "queued behind its stream, after the usual launch delay ({:.1f}-{:.1f} µs by rank, the first "
+        "quartile "
+        "of launches onto idle streams)",
+        static_cast<double>(*lo) / 1e3, static_cast<double>(*hi) / 1e3));
+  }
+  if (t.unlinked > 0)
+    a.push_back(
+        fmt::format("{} activities have no launch call in the profile (no correlation id): they follow "
+                    "their stream with the measured gap",
+                    t.unlinked));
+  if (t.event_waits > 0)
+    a.push_back(
+        fmt::format("{} activities started after work on another stream of their device ended, well "
+                    "after their launch and stream were ready: taken as event waits on that work",
+                    t.event_waits));
+  if (t.graph_nodes > 0)
+    a.push_back(
+        fmt::format("{} nodes of CUDA graphs started well after their launch and stream were ready: "
+                    "a graph's edges and unrecorded nodes are not in the trace, so each keeps its "
+                    "measured distance from the node before it (the first, from its launch)",
+                    t.graph_nodes));
+  if (t.sync_waits > 0)
+    a.push_back(
+        fmt::format("{} synchronising calls are taken to have waited for the GPU activity that ended "
+                    "last inside them",
+                    t.sync_waits));
+  if (t.unexplained > 0)
+    a.push_back(fmt::format(
+        "{} activities waited more than {:.0f} µs with no dependency known ({} in all): {}", t.unexplained,
+        static_cast<double>(options.unexplained_min_ns) / 1e3, duration_text(t.unexplained_ns),
+        options.keep_unexplained ? "kept as measured delays" : "dropped"));
+  a.push_back(
+      fmt::format("{} matched collective instances couple their ranks: a member ends once the last "
+                  "member arrived plus its measured transfer; other communication keeps its duration",
+                  couplings));
+  if (t.forced > 0)
+    a.push_back(
+        fmt::format("{} collective ends were computed before every member's arrival was (their "
+                    "ranks' clocks disagree with the order of the collective): estimated arrivals",
+                    t.forced));
+  out.unexplained_ns = t.unexplained_ns;
+  out.edited_activities = t.edited;
+}
+
+}  // namespace
+
+Replay replay(const Profile& profile, const Analysis& analysis, const ReplayEdits& edits,
+              const ReplayOptions& options) {
+  Replay out;
+  const std::size_t n = profile.ranks().size();
+  std::vector<RankGraph> graphs;
+  graphs.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) graphs.push_back(build_graph(profile, analysis, i, edits, options));
+  if (edits.fix_straggler && !analysis.collectives.stragglers.empty())
+    out.straggler = analysis.collectives.stragglers.front().rank;
+  const std::vector<Coupling> couplings = couple_collectives(analysis, graphs, out.straggler);
+  Simulation(graphs, couplings).run();
+  for (RankGraph& g : graphs) place_sync_records(g);
+  double sum = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const RankGraph& g = graphs[i];
+    replay_steps(g, analysis.ranks[i], out.steps);
+    const Occupancy m = occupancy(g, false), r = occupancy(g, true);
+    out.ranks.push_back({g.rank->rank, r.span, r.busy, r.exposed_comm, m.span, m.busy, m.exposed_comm});
+    if (options.keep_times) out.times.push_back({g.start, g.end});
+  }
+  std::size_t counted = 0;
+  for (const ReplayedStep& s : out.steps) {
+    if (s.measured_ns <= 0) continue;
+    const double err = 100.0 * std::abs(static_cast<double>(s.replayed_ns - s.measured_ns)) /
+                       static_cast<double>(s.measured_ns);
+    sum += err;
+    out.max_abs_error_pct = std::max(out.max_abs_error_pct, err);
+    ++counted;
+  }
+  out.mean_abs_error_pct = counted > 0 ? sum / static_cast<double>(counted) : 0;
+  add_assumptions(graphs, couplings.size(), options, out);
+  return out;
+}
+
+bool parse_scale_edit(std::string_view text, ScaleEdit& out, std::string& error) {
+  const auto eq = text.rfind('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size()) {
+    error = fmt::format("--scale {}: expected CLASS=FACTOR or PATTERN=FACTOR (gemm=0.5)", text);
+    return false;
+  }
+  const std::string_view what = text.substr(0, eq), number = text.substr(eq + 1);
+  double factor = 0;
+  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), factor);
+  if (ec != std::errc() || end != number.data() + number.size() || !std::isfinite(factor) || factor <= 0) {
+    error = fmt::format("--scale {}: the factor must be a positive number", text);
+    return false;
+  }
+  out = {};
+  out.factor = factor;
+  out.text = std::string(text);
+  const std::string name = vocabulary::lower(what);
+  if (name == "comm") {
+    out.target = ScaleEdit::Target::kComm;
+  } else if (name == "memcpy" || name == "memory") {
+    out.target = ScaleEdit::Target::kMemory;
+  } else if (parse_work_category(name, out.category) && out.category != WorkCategory::kOther) {
+    out.target = ScaleEdit::Target::kCategory;
+  } else {
+    out.target = ScaleEdit::Target::kPattern;
+    out.pattern = name;
+  }
+  return true;
+}
+
+}  // namespace meshscope::measure

@@ -1,0 +1,97 @@
+// Replay of a profile's dependency graph, and what-if edits applied to it before a replay (docs/WHATIF.md).
+//
+// The graph, per rank:
+//   * each CPU thread's CUDA calls in order, the time between two calls kept as measured (host work);
+//   * a launch call → the kernel, copy or memset it launched (correlation id);
+//   * each GPU stream's activities in order, with the gap between two queued activities kept;
+//   * a synchronising call (stream/device/event synchronise, a blocking copy) → the GPU activity that ended
+//     last inside it, which it is taken to have waited for;
+//   * an activity that started well after both its launch and its stream were ready → the activity on
+//     another stream of its device that ended just before it (an event wait, inferred from timing);
+//   * a collective coupled across ranks: a member ends once the last member has arrived plus its measured
+//     transfer time (the matched instances of measure::analyze).
+// Every node is then simulated in measured order with its measured duration; an edit changes durations or
+// couplings and the simulation moves everything that depends on them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/measure/measure.hpp"
+#include "analysis/measure/op_work.hpp"
+#include "profiler/profile.hpp"
+
+namespace meshscope::measure {
+
+// Which activities a scale edit changes: a class of the analysis (comm, memcpy — copies and memsets), a kind
+// of kernel read from its name (gemm, attention, conv, norm, elementwise: kernel_work_category), or any
+// activity whose name holds PATTERN (case-insensitive).
+struct ScaleEdit {
+  enum class Target : std::uint8_t { kComm, kMemory, kCategory, kPattern };
+  Target target = Target::kPattern;
+  WorkCategory category = WorkCategory::kOther;
+  std::string pattern;  // lower case
+  double factor = 1;    // duration × factor (a communication kernel: its transfer part)
+  std::string text;     // as given, "gemm=0.5"
+};
+
+// "CLASS=F" or "PATTERN=F" (F > 0, finite); false with ERROR set when TEXT is neither.
+bool parse_scale_edit(std::string_view text, ScaleEdit& out, std::string& error);
+
+struct ReplayEdits {
+  std::vector<ScaleEdit> scales;  // the first that matches an activity applies
+  // The rank that made the others wait most in collectives (CollectiveReport::stragglers' first) no longer
+  // holds them: each instance completes from the other members' arrivals.
+  bool fix_straggler = false;
+  bool empty() const { return scales.empty() && !fix_straggler; }
+};
+
+struct ReplayOptions {
+  // A launch or a stream gap longer than this that no dependency explains is an unexplained wait.
+  TimeNs unexplained_min_ns = 5'000;
+  // The longest time from the end of work on another stream to the start of an activity taken to have waited
+  // for it (an event recorded after it, waited for on the activity's stream).
+  TimeNs event_wait_max_ns = 20'000;
+  // Keep unexplained waits as measured delays (the replay then reproduces them); off, they are dropped and
+  // the replay shows what the modelled dependencies alone give.
+  bool keep_unexplained = true;
+  // Keep each activity's replayed start and end (Replay::times), for drawing.
+  bool keep_times = false;
+};
+
+struct ReplayedStep {
+  std::int32_t rank = 0;
+  std::int64_t step = -1;  // -1: the rank's whole profile (it has no steps)
+  TimeNs measured_ns = 0, replayed_ns = 0;
+};
+
+struct ReplayedRank {
+  std::int32_t rank = 0;
+  // Over the rank's GPU activities (sync records left out): first start to last end, the union of their
+  // intervals, and communication with no compute running.
+  TimeNs span_ns = 0, busy_ns = 0, exposed_comm_ns = 0;
+  TimeNs measured_span_ns = 0, measured_busy_ns = 0, measured_exposed_comm_ns = 0;
+};
+
+struct ReplayedTimes {
+  std::vector<TimeNs> start, end;  // per Rank::activities
+};
+
+struct Replay {
+  std::vector<ReplayedStep> steps;                       // by rank (Profile::ranks() order), then step
+  std::vector<ReplayedRank> ranks;                       // Profile::ranks() order
+  double mean_abs_error_pct = 0, max_abs_error_pct = 0;  // replayed against measured, over steps
+  std::vector<std::string> assumptions;                  // what stands in for a dependency the trace lacks
+  std::vector<ReplayedTimes> times;                      // per rank, with ReplayOptions::keep_times
+  TimeNs unexplained_ns = 0;                             // Σ of the unexplained waits (kept or dropped)
+  std::int64_t edited_activities = 0;                    // activities a scale edit changed
+  std::int32_t straggler = -1;                           // the rank fix_straggler released (-1: none)
+};
+
+// ANALYSIS must be measure::analyze(PROFILE). Every rank's events must be loaded.
+Replay replay(const Profile& profile, const Analysis& analysis, const ReplayEdits& edits = {},
+              const ReplayOptions& options = {});
+
+}  // namespace meshscope::measure

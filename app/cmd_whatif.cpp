@@ -1,0 +1,196 @@
+// `meshscope whatif PROFILE [--scale CLASS=F]... [--fix-straggler] [--json]`: replays the profile's
+// dependency graph (analysis/measure/replay.hpp) and, with edits, replays it again changed: the time per step
+// and rank beside the measured run. JSON keys fixed in docs/CLI.md: replay {steps, mean_abs_error_pct,
+// max_abs_error_pct, assumptions} and whatif {edits, steps, ranks}.
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "analysis/measure/measure.hpp"
+#include "analysis/measure/replay.hpp"
+#include "app/command.hpp"
+#include "app/text_report.hpp"
+#include "profiler/error.hpp"
+#include "profiler/json_writer.hpp"
+#include "profiler/text_format.hpp"
+
+namespace meshscope::app {
+namespace {
+
+using measure::Replay;
+
+struct Options {
+  std::vector<std::string> inputs;
+  std::vector<std::string> scales;
+  bool fix_straggler = false;
+  bool drop_unexplained = false;
+  bool json = false;
+  std::size_t rows = 40;
+};
+
+void replay_json(JsonWriter& j, const Replay& r) {
+  j.key("replay").begin_object();
+  j.key("steps").begin_array();
+  for (const auto& s : r.steps) {
+    j.begin_object();
+    j.field("rank", s.rank).field("step", s.step).field("measured_ns", s.measured_ns);
+    j.field("replayed_ns", s.replayed_ns);
+    j.end_object();
+  }
+  j.end_array();
+  j.field("mean_abs_error_pct", r.mean_abs_error_pct).field("max_abs_error_pct", r.max_abs_error_pct);
+  j.field("unexplained_wait_ns", r.unexplained_ns);
+  j.key("assumptions").begin_array();
+  for (const auto& a : r.assumptions) j.value(a);
+  j.end_array();
+  j.end_object();
+}
+
+void whatif_json(JsonWriter& j, const measure::ReplayEdits& edits, const Replay& w) {
+  j.key("whatif").begin_object();
+  j.key("edits").begin_array();
+  for (const auto& e : edits.scales) j.value("scale " + e.text);
+  if (edits.fix_straggler) j.value("fix-straggler");
+  j.end_array();
+  j.field("edited_activities", w.edited_activities);
+  if (w.straggler >= 0) j.field("straggler", static_cast<std::int64_t>(w.straggler));
+  j.key("steps").begin_array();
+  for (const auto& s : w.steps) {
+    j.begin_object();
+    j.field("rank", s.rank).field("step", s.step).field("predicted_ns", s.replayed_ns);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("ranks").begin_array();
+  for (const auto& r : w.ranks) {
+    j.begin_object();
+    j.field("rank", r.rank).field("span_ns", r.span_ns).field("busy_ns", r.busy_ns);
+    j.field("exposed_comm_ns", r.exposed_comm_ns);
+    j.field("measured_span_ns", r.measured_span_ns).field("measured_busy_ns", r.measured_busy_ns);
+    j.field("measured_exposed_comm_ns", r.measured_exposed_comm_ns);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+}
+
+std::string change_text(TimeNs before, TimeNs after) {
+  if (before <= 0) return "";
+  return fmt::format("{:+.1f} %", 100.0 * static_cast<double>(after - before) / static_cast<double>(before));
+}
+
+void print_steps(const Replay& r, const Replay* w, std::size_t rows) {
+  std::printf("\n%-6s %-6s %12s %12s %8s", "rank", "step", "measured", "replayed", "error");
+  if (w) std::printf(" %12s %9s", "predicted", "change");
+  std::printf("\n");
+  for (std::size_t i = 0; i < r.steps.size() && i < rows; ++i) {
+    const auto& s = r.steps[i];
+    const double err = s.measured_ns > 0 ? 100.0 * static_cast<double>(s.replayed_ns - s.measured_ns) /
+                                               static_cast<double>(s.measured_ns)
+                                         : 0.0;
+    std::printf("%-6d %-6s %12s %12s %+7.2f%%", s.rank, s.step < 0 ? "all" : std::to_string(s.step).c_str(),
+                duration_text(s.measured_ns).c_str(), duration_text(s.replayed_ns).c_str(), err);
+    if (w)
+      std::printf(" %12s %9s", duration_text(w->steps[i].replayed_ns).c_str(),
+                  change_text(s.measured_ns, w->steps[i].replayed_ns).c_str());
+    std::printf("\n");
+  }
+  if (r.steps.size() > rows) std::printf("... %zu more (--rows, or --json)\n", r.steps.size() - rows);
+}
+
+void print_ranks(const Replay& w, std::size_t rows) {
+  std::printf("\n%-6s %24s %24s %24s\n", "rank", "GPU span", "GPU busy", "exposed comm");
+  const auto pair = [](TimeNs a, TimeNs b) { return duration_text(a) + " → " + duration_text(b); };
+  for (std::size_t i = 0; i < w.ranks.size() && i < rows; ++i) {
+    const auto& r = w.ranks[i];
+    std::printf("%-6d %24s %24s %24s\n", r.rank, pair(r.measured_span_ns, r.span_ns).c_str(),
+                pair(r.measured_busy_ns, r.busy_ns).c_str(),
+                pair(r.measured_exposed_comm_ns, r.exposed_comm_ns).c_str());
+  }
+  if (w.ranks.size() > rows) std::printf("... %zu more ranks\n", w.ranks.size() - rows);
+}
+
+void print_text(const std::string& title, const measure::ReplayEdits& edits, const Replay& r, const Replay* w,
+                std::size_t rows) {
+  std::printf("whatif   %s\n", title.c_str());
+  std::printf("replay   %zu step%s on %zu rank%s: mean |error| %.2f %%, max %.2f %%\n", r.steps.size(),
+              r.steps.size() == 1 ? "" : "s", r.ranks.size(), r.ranks.size() == 1 ? "" : "s",
+              r.mean_abs_error_pct, r.max_abs_error_pct);
+  if (w) {
+    std::vector<std::string> names;
+    for (const auto& e : edits.scales) names.push_back("scale " + e.text);
+    if (edits.fix_straggler)
+      names.push_back(w->straggler >= 0 ? fmt::format("fix-straggler (rank {})", w->straggler)
+                                        : "fix-straggler (no rank made the others wait)");
+    std::printf("edits    %s; %lld activities changed\n", fmt::format("{}", fmt::join(names, ", ")).c_str(),
+                static_cast<long long>(w->edited_activities));
+  }
+  print_steps(r, w, rows);
+  print_ranks(w ? *w : r, rows);
+  std::printf("\nassumptions\n");
+  std::string text;
+  for (const auto& a : r.assumptions) append_wrapped(text, a, "* ", "  ");
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+void run(const Options& o) {
+  measure::ReplayEdits edits;
+  for (const auto& text : o.scales) {
+    measure::ScaleEdit e;
+    std::string error;
+    if (!measure::parse_scale_edit(text, e, error)) fail("{}", error);
+    edits.scales.push_back(std::move(e));
+  }
+  edits.fix_straggler = o.fix_straggler;
+  Job job = open_job(o.inputs);
+  const Profile& profile = job.profile();
+  const measure::Analysis& analysis = job.analysis();
+  measure::ReplayOptions options;
+  options.keep_unexplained = !o.drop_unexplained;
+  const Replay base = measure::replay(profile, analysis, {}, options);
+  std::unique_ptr<Replay> edited;
+  if (!edits.empty()) edited = std::make_unique<Replay>(measure::replay(profile, analysis, edits, options));
+  if (!o.json) {
+    print_text(job.title(), edits, base, edited.get(), o.rows);
+    return;
+  }
+  JsonWriter j(true);
+  j.begin_object();
+  replay_json(j, base);
+  if (edited) whatif_json(j, edits, *edited);
+  j.end_object();
+  std::string out = j.str();
+  out += '\n';
+  std::fwrite(out.data(), 1, out.size(), stdout);
+}
+
+const bool registered = register_command(
+    {"whatif", 45, [](CLI::App& root) {
+       auto* cmd = root.add_subcommand(
+           "whatif",
+           "Replay a profile's dependency graph with its measured durations, then with edits: the time per "
+           "step and rank a changed run would take, beside the measured one (docs/WHATIF.md)");
+       auto opts = std::make_shared<Options>();
+       cmd->add_option("PROFILE", opts->inputs, kProfileInputHelp)->required();
+       cmd->add_option(
+           "--scale", opts->scales,
+           "CLASS=F or PATTERN=F: durations of gemm, attention, conv, norm, elementwise kernels, of "
+           "comm (the transfer after the last rank arrived) or memcpy, or of activities whose name "
+           "holds PATTERN, times F (repeatable; the first that matches applies)");
+       cmd->add_flag("--fix-straggler", opts->fix_straggler,
+                     "The rank that made the others wait most in collectives no longer holds them");
+       cmd->add_flag("--drop-unexplained", opts->drop_unexplained,
+                     "Replay without the waits no known dependency explains (what the modelled dependencies "
+                     "alone give)");
+       cmd->add_option("--rows", opts->rows, "Steps and ranks listed in the text output (default 40)");
+       cmd->add_flag("--json", opts->json, "Machine-readable output (keys fixed in docs/CLI.md)");
+       cmd->callback([opts] { run(*opts); });
+     }});
+
+}  // namespace
+}  // namespace meshscope::app

@@ -1,0 +1,265 @@
+// Replay and what-if edits (analysis/measure/replay.hpp): small profiles whose replay is worked out by hand
+// (times in µs, written as ns × 1000), and every shared trace with GPU work replayed within 2 % of its
+// measured steps.
+#include "analysis/measure/replay.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/measure/cli_test_util.hpp"
+#include "tests/measure/profile_builder.hpp"
+
+namespace meshscope::measure {
+namespace {
+
+namespace fs = std::filesystem;
+using test::ProfileBuilder;
+using ::testing::HasSubstr;
+
+constexpr TimeNs us = 1000;
+
+ReplayEdits scaled(const std::string& text) {
+  ReplayEdits edits;
+  ScaleEdit e;
+  std::string error;
+  EXPECT_TRUE(parse_scale_edit(text, e, error)) << error;
+  edits.scales.push_back(e);
+  return edits;
+}
+
+ReplayOptions with_times() {
+  ReplayOptions o;
+  o.keep_times = true;
+  return o;
+}
+
+// Three GEMMs queued on one stream, a device synchronisation that waits for the last, 60 µs of host work.
+Profile gpu_bound_step() {
+  ProfileBuilder b("replay_gpu");
+  b.rank(0);
+  b.step(0, 1, 0, 1000 * us, 1);
+  b.launch(0, 1, 10 * us, 20 * us, 7, 30 * us, 330 * us, "ampere_sgemm_128x64_nn");
+  b.launch(0, 1, 30 * us, 40 * us, 7, 330 * us, 630 * us, "ampere_sgemm_128x64_nn");
+  b.launch(0, 1, 50 * us, 60 * us, 7, 630 * us, 930 * us, "ampere_sgemm_128x64_nn");
+  b.api(0, 1, 70 * us, 940 * us, "cudaDeviceSynchronize");
+  return b.finish();
+}
+
+TEST(Replay, ReproducesTheMeasuredStep) {
+  const Profile p = gpu_bound_step();
+  const Replay r = replay(p, analyze(p));
+  ASSERT_EQ(r.steps.size(), 1u);
+  EXPECT_EQ(r.steps[0].step, 1);
+  EXPECT_EQ(r.steps[0].measured_ns, 1000 * us);
+  EXPECT_EQ(r.steps[0].replayed_ns, 1000 * us);
+  EXPECT_EQ(r.mean_abs_error_pct, 0);
+  ASSERT_EQ(r.ranks.size(), 1u);
+  EXPECT_EQ(r.ranks[0].span_ns, 900 * us);
+  EXPECT_EQ(r.ranks[0].busy_ns, 900 * us);
+}
+
+TEST(Replay, FasterGemmsShortenAGpuBoundStep) {
+  const Profile p = gpu_bound_step();
+  const Replay r = replay(p, analyze(p), scaled("gemm=0.5"), with_times());
+  EXPECT_EQ(r.edited_activities, 3);
+  // The first GEMM waits for its launch (10 + its 20 µs delay); the others queue behind it, each 150 µs.
+  ASSERT_EQ(r.times.size(), 1u);
+  EXPECT_THAT(r.times[0].start, ::testing::ElementsAre(30 * us, 180 * us, 330 * us));
+  EXPECT_THAT(r.times[0].end, ::testing::ElementsAre(180 * us, 330 * us, 480 * us));
+  // The synchronisation returns 10 µs after the last GEMM, as measured; the 60 µs of host work follow.
+  EXPECT_EQ(r.steps[0].replayed_ns, 550 * us);
+  EXPECT_EQ(r.ranks[0].span_ns, 450 * us);
+}
+
+TEST(Replay, ACpuBoundStepDoesNotMoveWithItsKernels) {
+  ProfileBuilder b("replay_cpu");
+  b.rank(0);
+  b.step(0, 1, 0, 200 * us, 1);
+  b.launch(0, 1, 0, 10 * us, 7, 15 * us, 20 * us, "ampere_sgemm_128x64_nn");
+  b.launch(0, 1, 100 * us, 110 * us, 7, 115 * us, 120 * us, "ampere_sgemm_128x64_nn");
+  const Profile p = b.finish();
+  const Replay r = replay(p, analyze(p), scaled("gemm=0.1"));
+  EXPECT_EQ(r.steps[0].replayed_ns, 200 * us);
+  EXPECT_EQ(r.ranks[0].busy_ns, 1 * us);  // 0.5 + 0.5 µs
+}
+
+TEST(Replay, AWaitOnAnotherStreamMovesWithTheWorkWaitedFor) {
+  ProfileBuilder b("replay_event");
+  b.rank(0);
+  b.step(0, 1, 0, 20 * us, 1);
+  b.launch(0, 1, 0, 5 * us, 7, 10 * us, 100 * us, "producer");
+  b.launch(0, 1, 6 * us, 8 * us, 20, 100 * us, 150 * us, "consumer");
+  const Profile p = b.finish();
+  const Replay r = replay(p, analyze(p), scaled("producer=0.5"), with_times());
+  EXPECT_THAT(r.times[0].start, ::testing::ElementsAre(10 * us, 55 * us));
+  EXPECT_THAT(r.times[0].end, ::testing::ElementsAre(55 * us, 105 * us));
+  bool said = false;
+  for (const auto& a : r.assumptions) said |= a.find("event waits") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(Replay, AnUnexplainedWaitIsKeptOrDropped) {
+  ProfileBuilder b("replay_unexplained");
+  b.rank(0);
+  b.step(0, 1, 0, 20 * us, 1);
+  b.launch(0, 1, 0, 2 * us, 7, 10 * us, 20 * us, "a");  // 10 µs launch delay: the usual one
+  b.launch(0, 1, 30 * us, 32 * us, 7, 40 * us, 50 * us, "b");
+  b.launch(0, 1, 60 * us, 62 * us, 7, 570 * us, 580 * us, "c");  // 510 µs, nothing to wait for
+  const Profile p = b.finish();
+  const Analysis a = analyze(p);
+  const Replay kept = replay(p, a, {}, with_times());
+  EXPECT_EQ(kept.times[0].start[2], 570 * us);
+  EXPECT_EQ(kept.unexplained_ns, 500 * us);
+  ReplayOptions drop = with_times();
+  drop.keep_unexplained = false;
+  const Replay dropped = replay(p, a, {}, drop);
+  EXPECT_EQ(dropped.times[0].start[2], 70 * us);
+  bool said = false;
+  for (const auto& s : dropped.assumptions) said |= s.find("dropped") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// Rank 0 arrives at 100 µs, rank 1 at 300; both end at 400: 100 µs of transfer after the last arrival.
+Profile late_rank() {
+  ProfileBuilder b("replay_coll");
+  const char* nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+  for (std::int32_t r = 0; r < 2; ++r) {
+    b.rank(r, 2);
+    b.step(r, 1, 0, 200 * us, 1);
+  }
+  const std::int64_t k0 = b.launch(0, 1, 90 * us, 95 * us, 20, 100 * us, 400 * us, nccl);
+  b.collective(0, k0, 100 * us, 400 * us, "allreduce", "0", 1, 2, 1 << 20);
+  const std::int64_t k1 = b.launch(1, 1, 290 * us, 295 * us, 20, 300 * us, 400 * us, nccl);
+  b.collective(1, k1, 300 * us, 400 * us, "allreduce", "0", 1, 2, 1 << 20);
+  return b.finish();
+}
+
+TEST(Replay, CollectivesEndTogetherAfterTheLastArrival) {
+  const Profile p = late_rank();
+  const Analysis a = analyze(p);
+  const Replay faster = replay(p, a, scaled("comm=0.5"), with_times());
+  // Each ends 50 µs (half the transfer) after rank 1 arrived.
+  EXPECT_EQ(faster.times[0].end[0], 350 * us);
+  EXPECT_EQ(faster.times[1].end[0], 350 * us);
+  ReplayEdits fix;
+  fix.fix_straggler = true;
+  const Replay fixed = replay(p, a, fix, with_times());
+  EXPECT_EQ(fixed.straggler, 1);
+  // Rank 0 no longer waits for rank 1: its transfer follows its own arrival.
+  EXPECT_EQ(fixed.times[0].end[0], 200 * us);
+  EXPECT_EQ(fixed.times[1].end[0], 400 * us);
+  EXPECT_EQ(fixed.ranks[0].span_ns, 100 * us);
+}
+
+TEST(Replay, ScaleEditsNameAClassOrAPattern) {
+  ScaleEdit e;
+  std::string error;
+  ASSERT_TRUE(parse_scale_edit("attention=0.8", e, error));
+  EXPECT_EQ(e.target, ScaleEdit::Target::kCategory);
+  EXPECT_EQ(e.category, WorkCategory::kAttention);
+  ASSERT_TRUE(parse_scale_edit("comm=2", e, error));
+  EXPECT_EQ(e.target, ScaleEdit::Target::kComm);
+  ASSERT_TRUE(parse_scale_edit("memcpy=1.5", e, error));
+  EXPECT_EQ(e.target, ScaleEdit::Target::kMemory);
+  ASSERT_TRUE(parse_scale_edit("Volta_SGEMM=0.5", e, error));
+  EXPECT_EQ(e.target, ScaleEdit::Target::kPattern);
+  EXPECT_EQ(e.pattern, "volta_sgemm");
+  EXPECT_FALSE(parse_scale_edit("gemm", e, error));
+  EXPECT_THAT(error, HasSubstr("CLASS=FACTOR"));
+  EXPECT_FALSE(parse_scale_edit("gemm=-1", e, error));
+  EXPECT_FALSE(parse_scale_edit("gemm=nan", e, error));
+  EXPECT_FALSE(parse_scale_edit("gemm=2x", e, error));
+}
+
+TEST(Replay, KernelsAreReadAsTheirKindOfWork) {
+  EXPECT_EQ(kernel_work_category("ampere_sgemm_128x64_nn"), WorkCategory::kGemm);
+  EXPECT_EQ(kernel_work_category("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN"), WorkCategory::kGemm);
+  EXPECT_EQ(kernel_work_category("Cijk_Alik_Bljk_HHS_BH_MT128x128x32"), WorkCategory::kGemm);
+  EXPECT_EQ(kernel_work_category("sm80_xmma_fprop_implicit_gemm_indexed_f16f16"), WorkCategory::kConv);
+  EXPECT_EQ(kernel_work_category("void pytorch_flash::flash_fwd_kernel<...>"), WorkCategory::kAttention);
+  EXPECT_EQ(kernel_work_category("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel"),
+            WorkCategory::kNorm);
+  EXPECT_EQ(kernel_work_category("void at::native::vectorized_elementwise_kernel<4, ...>"),
+            WorkCategory::kElementwise);
+  EXPECT_EQ(kernel_work_category("void at::native::embedding_backward_kernel"), WorkCategory::kOther);
+}
+
+// Every shared trace with GPU work: its steps (or its whole profile) replayed within 2 %.
+TEST(Replay, EverySharedTraceReplaysWithinTwoPercent) {
+  const fs::path traces = fs::path(MESHSCOPE_SHARED_DIR) / "traces";
+  const char* inputs[] = {
+      "hta/amd_trace",
+      "hta/call_stack",
+      "hta/critical_path/alexnet",
+      "hta/critical_path/cuda_event_sync",
+      "hta/critical_path/cuda_event_sync_multi_stream",
+      "hta/cupti_profiler",
+      "hta/nccl_parser_config",
+      "hta/negative_queue_length_values_check",
+      "hta/ns_resolution_trace",
+      "hta/trace_compare/base",
+      "hta/trace_compare/test",
+      "hta/trace_diff",
+      "hta/trace_filter",
+      "kineto/resnet50_num_workers_0",
+      "kineto/resnet50_num_workers_4",
+      "param/linear_kineto.json.gz",
+      "param/resnet_kineto.json.gz",
+      "tracelens/h100_qwen1.5_0.5b_inference.json.gz",
+      "tracelens/mi210_gpu_only.json.gz",
+      "tracelens/mi300_resnet_act_checkpoint.json.gz",
+      "nsys/saxpy_mpi_cuda_a100.sqlite",
+      "nsys_nccl/mfu_2gpu_after.sqlite",
+  };
+  const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / ("replay-traces-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const char* input : inputs) {
+    SCOPED_TRACE(input);
+    const fs::path profile = dir / (std::string(fs::path(input).filename()) + ".msdb");
+    test::run_cli_ok("import '" + (traces / input).string() + "' -o '" + profile.string() + "' -q", dir);
+    const Profile p = Profile::load(profile);
+    const Analysis a = analyze(p);
+    for (const bool keep : {true, false}) {
+      ReplayOptions options;
+      options.keep_unexplained = keep;
+      const Replay r = replay(p, a, {}, options);
+      ASSERT_FALSE(r.steps.empty());
+      EXPECT_LE(r.mean_abs_error_pct, 2.0);
+      if (keep) {
+        EXPECT_LE(r.max_abs_error_pct, 0.1);
+      }
+    }
+  }
+  fs::remove_all(dir);
+}
+
+// The command: JSON with the keys docs/CLI.md fixes; a bad edit refused in one line before anything is read.
+TEST(Replay, WhatifCommandPrintsTheReplayAndTheEditedRun) {
+  const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / ("replay-cli-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path trace = fs::path(MESHSCOPE_SHARED_DIR) / "traces/kineto/resnet50_num_workers_0";
+  const std::string json =
+      test::run_cli_ok("whatif '" + trace.string() + "' --scale gemm=0.5 --scale comm=2 --json", dir);
+  for (const char* key : {"\"replay\"", "\"steps\"", "\"measured_ns\"", "\"replayed_ns\"",
+                          "\"mean_abs_error_pct\"", "\"max_abs_error_pct\"", "\"assumptions\"", "\"whatif\"",
+                          "\"edits\"", "\"predicted_ns\"", "\"ranks\"", "\"span_ns\"", "\"busy_ns\"",
+                          "\"exposed_comm_ns\"", "\"scale gemm=0.5\""})
+    EXPECT_THAT(json, HasSubstr(key));
+  const std::string text = test::run_cli_ok("whatif '" + trace.string() + "' --scale conv=0.5", dir);
+  EXPECT_THAT(text, HasSubstr("replay   6 steps on 1 rank"));
+  EXPECT_THAT(text, HasSubstr("edits    scale conv=0.5"));
+  const test::CliResult bad = test::run_cli("whatif '" + trace.string() + "' --scale gemm=fast", dir);
+  EXPECT_NE(bad.status, 0);
+  EXPECT_THAT(bad.err, HasSubstr("--scale gemm=fast: the factor must be a positive number"));
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace meshscope::measure
