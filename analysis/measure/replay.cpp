@@ -4,12 +4,15 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <span>
 
 #include <fmt/format.h>
 
 #include "analysis/measure/correlation.hpp"
 #include "analysis/measure/intervals.hpp"
 #include "analysis/measure/launches.hpp"
+#include "profiler/error.hpp"
 #include "profiler/text_format.hpp"
 #include "profiler/vocabulary.hpp"
 
@@ -537,15 +540,19 @@ void place_sync_records(RankGraph& g) {
   }
 }
 
-// A measured time T on thread THREAD moved as the replay moved the calls around it.
-TimeNs map_thread_time(const RankGraph& g, std::size_t thread, TimeNs t) {
-  const auto& calls = g.top_calls[thread];
-  const auto& api = g.rank->api_calls;
+// A measured time T on a thread whose calls not inside another are CALLS moved as the replay moved the calls
+// around it (replayed at CALL_START, CALL_END).
+TimeNs map_call_time(std::span<const std::uint32_t> calls, const std::vector<ApiCall>& api,
+                     const std::vector<TimeNs>& call_start, const std::vector<TimeNs>& call_end, TimeNs t) {
   auto it = std::upper_bound(calls.begin(), calls.end(), t,
                              [&](TimeNs x, std::uint32_t c) { return x < api[c].start_ns; });
   if (it == calls.begin()) return t;
   const std::uint32_t c = *std::prev(it);
-  return t >= api[c].end_ns ? t + (g.call_end[c] - api[c].end_ns) : t + (g.call_start[c] - api[c].start_ns);
+  return t >= api[c].end_ns ? t + (call_end[c] - api[c].end_ns) : t + (call_start[c] - api[c].start_ns);
+}
+
+TimeNs map_thread_time(const RankGraph& g, std::size_t thread, TimeNs t) {
+  return map_call_time(g.top_calls[thread], g.rank->api_calls, g.call_start, g.call_end, t);
 }
 
 // The thread whose calls move a step's bounds: the step range's own, else the one that made the most calls.
@@ -721,7 +728,7 @@ Replay replay(const Profile& profile, const Analysis& analysis, const ReplayEdit
     replay_steps(g, analysis.ranks[i], out.steps);
     const Occupancy m = occupancy(g, false), r = occupancy(g, true);
     out.ranks.push_back({g.rank->rank, r.span, r.busy, r.exposed_comm, m.span, m.busy, m.exposed_comm});
-    if (options.keep_times) out.times.push_back({g.start, g.end});
+    if (options.keep_times) out.times.push_back({g.start, g.end, g.call_start, g.call_end});
   }
   std::size_t counted = 0;
   for (const ReplayedStep& s : out.steps) {
@@ -735,6 +742,103 @@ Replay replay(const Profile& profile, const Analysis& analysis, const ReplayEdit
   out.mean_abs_error_pct = counted > 0 ? sum / static_cast<double>(counted) : 0;
   add_assumptions(graphs, couplings.size(), options, out);
   return out;
+}
+
+namespace {
+
+// The calls of each thread of R (by Rank::call_threads) not inside another, in start order.
+std::vector<std::vector<std::uint32_t>> outer_calls(const Rank& r) {
+  std::vector<std::vector<std::uint32_t>> out(r.call_threads.size());
+  std::vector<TimeNs> open_until(r.call_threads.size(), kUnset);
+  for (std::uint32_t c = 0; c < r.api_calls.size(); ++c) {
+    const ApiCall& call = r.api_calls[c];
+    if (call.thread >= out.size() || call.start_ns < open_until[call.thread]) continue;
+    out[call.thread].push_back(c);
+    open_until[call.thread] = call.end_ns;
+  }
+  return out;
+}
+
+// The calls of thread (PID, TID), or none.
+std::span<const std::uint32_t> calls_of(const Rank& r, const std::vector<std::vector<std::uint32_t>>& outer,
+                                        std::int64_t pid, std::int64_t tid) {
+  const auto it = std::lower_bound(r.call_threads.begin(), r.call_threads.end(), CallThread{pid, tid});
+  if (it == r.call_threads.end() || it->pid != pid || it->tid != tid) return {};
+  return outer[static_cast<std::size_t>(it - r.call_threads.begin())];
+}
+
+// Each stream's activities sorted by replayed start again; collectives pointed at their kernels' new places.
+void sort_streams(Rank& r) {
+  std::vector<std::uint32_t> moved_to(r.activities.size());
+  std::vector<Activity> sorted;
+  for (const GpuStream& s : r.streams) {
+    std::vector<std::uint32_t> order(s.count);
+    for (std::uint32_t k = 0; k < s.count; ++k) order[k] = s.first + k;
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+      return r.activities[x].start_ns < r.activities[y].start_ns;
+    });
+    for (std::uint32_t k = 0; k < s.count; ++k) moved_to[order[k]] = s.first + k;
+  }
+  sorted.resize(r.activities.size());
+  for (std::uint32_t i = 0; i < r.activities.size(); ++i) sorted[moved_to[i]] = r.activities[i];
+  r.activities = std::move(sorted);
+  for (Collective& c : r.collectives)
+    if (c.stream_index >= 0) c.activity = moved_to[c.activity];
+}
+
+std::shared_ptr<const Rank> replayed_rank(const Rank& measured, const ReplayedTimes& t) {
+  auto r = std::make_shared<Rank>(measured);
+  const auto outer = outer_calls(measured);
+  for (std::size_t i = 0; i < r->activities.size(); ++i) {
+    r->activities[i].start_ns = t.start[i];
+    r->activities[i].end_ns = std::max(t.start[i], t.end[i]);
+  }
+  for (std::size_t c = 0; c < r->api_calls.size(); ++c) {
+    r->api_calls[c].start_ns = t.call_start[c];
+    r->api_calls[c].end_ns = std::max(t.call_start[c], t.call_end[c]);
+  }
+  const auto move = [&](std::int64_t pid, std::int64_t tid, TimeNs& start, TimeNs& end) {
+    const auto calls = calls_of(measured, outer, pid, tid);
+    const TimeNs s = map_call_time(calls, measured.api_calls, t.call_start, t.call_end, start);
+    end = std::max(s, map_call_time(calls, measured.api_calls, t.call_start, t.call_end, end));
+    start = s;
+  };
+  for (const CpuTrack& track : r->tracks) {
+    if (track.gpu) continue;
+    auto first = r->ranges.begin() + track.first;
+    for (auto it = first; it != first + track.count; ++it)
+      move(track.pid, track.tid, it->start_ns, it->end_ns);
+    std::stable_sort(first, first + track.count, [](const CpuRange& x, const CpuRange& y) {
+      return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.depth < y.depth;
+    });
+  }
+  for (Step& s : r->steps) move(s.pid, s.tid, s.start_ns, s.end_ns);
+  for (Collective& c : r->collectives) {
+    if (c.stream_index < 0) continue;
+    c.start_ns = r->activities[c.activity].start_ns;
+    c.end_ns = r->activities[c.activity].end_ns;
+  }
+  sort_streams(*r);
+  TimeNs first = std::numeric_limits<TimeNs>::max(), last = kUnset;
+  for (const Activity& a : r->activities)
+    first = std::min(first, a.start_ns), last = std::max(last, a.end_ns);
+  r->gpu_first_ns = r->activities.empty() ? measured.gpu_first_ns : first;
+  r->gpu_last_ns = r->activities.empty() ? measured.gpu_last_ns : last;
+  for (const ApiCall& c : r->api_calls) first = std::min(first, c.start_ns), last = std::max(last, c.end_ns);
+  for (const CpuRange& c : r->ranges) first = std::min(first, c.start_ns), last = std::max(last, c.end_ns);
+  if (last != kUnset) r->first_ns = first, r->last_ns = last;
+  return r;
+}
+
+}  // namespace
+
+Profile replayed_profile(const Profile& profile, const Replay& replay) {
+  if (replay.times.size() != profile.ranks().size())
+    throw Error(fmt::format("{}: the replay kept no times to draw", profile.path().string()));
+  std::vector<std::shared_ptr<const Rank>> ranks;
+  for (std::size_t i = 0; i < profile.ranks().size(); ++i)
+    ranks.push_back(replayed_rank(profile.ranks()[i], replay.times[i]));
+  return profile.with_ranks(ranks);
 }
 
 bool parse_scale_edit(std::string_view text, ScaleEdit& out, std::string& error) {
@@ -763,6 +867,29 @@ bool parse_scale_edit(std::string_view text, ScaleEdit& out, std::string& error)
   } else {
     out.target = ScaleEdit::Target::kPattern;
     out.pattern = name;
+  }
+  return true;
+}
+
+bool parse_edits(std::string_view text, ReplayEdits& out, std::string& error) {
+  out = {};
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = std::min(text.find_first_of(" ,\t", at), text.size());
+    const std::string_view word = text.substr(at, end - at);
+    at = end + 1;
+    if (word.empty()) continue;
+    if (word == "replay") continue;  // the replay as measured: no edit
+    if (word == "fix-straggler") {
+      out.fix_straggler = true;
+      continue;
+    }
+    ScaleEdit e;
+    if (!parse_scale_edit(word, e, error)) {
+      error = fmt::format("{}: expected CLASS=F, PATTERN=F or fix-straggler", word);
+      return false;
+    }
+    out.scales.push_back(std::move(e));
   }
   return true;
 }

@@ -48,6 +48,11 @@ struct ReplayEdits {
   bool empty() const { return scales.empty() && !fix_straggler; }
 };
 
+// Edits written as one line, separated by spaces or commas: "gemm=0.5 comm=2 fix-straggler" (each CLASS=F or
+// PATTERN=F as parse_scale_edit reads it, fix-straggler, and "replay" for none); false with ERROR set at the
+// first that is not.
+bool parse_edits(std::string_view text, ReplayEdits& out, std::string& error);
+
 struct ReplayOptions {
   // A launch or a stream gap longer than this that no dependency explains is an unexplained wait.
   TimeNs unexplained_min_ns = 5'000;
@@ -76,7 +81,8 @@ struct ReplayedRank {
 };
 
 struct ReplayedTimes {
-  std::vector<TimeNs> start, end;  // per Rank::activities
+  std::vector<TimeNs> start, end;            // per Rank::activities
+  std::vector<TimeNs> call_start, call_end;  // per Rank::api_calls
 };
 
 struct Replay {
@@ -93,5 +99,11 @@ struct Replay {
 // ANALYSIS must be measure::analyze(PROFILE). Every rank's events must be loaded.
 Replay replay(const Profile& profile, const Analysis& analysis, const ReplayEdits& edits = {},
               const ReplayOptions& options = {});
+
+// PROFILE as REPLAY ran it (a replay with ReplayOptions::keep_times): each rank's activities and CUDA calls
+// at their replayed times, its CPU ranges, steps and collectives moved with them (a range or step by the
+// calls of its thread around it, as a replayed step's bounds move). Each stream's activities and each track's
+// ranges stay sorted as a load sorts them. What the view draws under the measured run.
+Profile replayed_profile(const Profile& profile, const Replay& replay);
 
 }  // namespace meshscope::measure

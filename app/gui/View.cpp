@@ -169,7 +169,20 @@ const RankSummary* LoadedProfile::rank_summary(std::size_t rank_index) const {
 }
 
 std::unique_ptr<LoadedProfile> index_profile(Job& job) {
-  std::shared_ptr<const Profile> profile = job.shared_complete_profile();
+  std::shared_ptr<const ProfileSummary> stored;
+  std::string summary_note;
+  try {
+    stored = job.shared_summary();
+  } catch (const std::exception& e) {
+    summary_note = std::string(e.what()) + "; the overview is computed from the events";
+  }
+  auto loaded = index_profile(job.shared_complete_profile(), std::move(stored));
+  if (!summary_note.empty()) loaded->summary_note = std::move(summary_note);
+  return loaded;
+}
+
+std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> profile,
+                                             std::shared_ptr<const ProfileSummary> stored) {
   auto loaded = std::make_unique<LoadedProfile>();
   loaded->msdb = profile->path();
   loaded->source = profile->path();
@@ -190,11 +203,7 @@ std::unique_ptr<LoadedProfile> index_profile(Job& job) {
   }
   // The per-rank summaries the Overview draws: read from the profile when it holds them (import writes them),
   // else computed from the events and the analysis (the same function).
-  try {
-    if (auto stored = job.shared_summary()) loaded->summary = std::move(stored);
-  } catch (const std::exception& e) {
-    loaded->summary_note = std::string(e.what()) + "; the overview is computed from the events";
-  }
+  if (stored) loaded->summary = std::move(stored);
   if (!loaded->summary->from_tables)
     loaded->summary = std::make_shared<const ProfileSummary>(measure::summarize(*profile, loaded->analysis));
   loaded->analyze_s = seconds_since(t);

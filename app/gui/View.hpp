@@ -30,6 +30,7 @@
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/pipeline_schedule.hpp"
 #include "analysis/measure/range_totals.hpp"
+#include "analysis/measure/replay.hpp"
 #include "analysis/measure/summary.hpp"
 #include "analysis/model/planner.hpp"
 #include "analysis/model/predict.hpp"
@@ -125,6 +126,13 @@ struct LoadedProfile {
     std::shared_ptr<const RankRowIndex> index;  // where each rank's rows are
   };
   std::optional<Lazy> lazy;
+  // As a baseline: what its rows are called ("baseline"; "what-if" for a replay of the open profile), and for
+  // a replay its edits as given and its steps beside the measured ones.
+  std::string baseline_name = "baseline";
+  std::string whatif_edits;
+  std::vector<measure::ReplayedStep> whatif_steps;
+  // The replayed duration of step NUMBER of RANK over the measured one; false when not a replay's step.
+  bool whatif_step(std::int32_t rank, std::int64_t number, TimeNs& measured, TimeNs& replayed) const;
   std::shared_ptr<const measure::Analysis> job_analysis;
   // The whole job's analysis: ANALYSIS, or the summaries' for a lazily loaded profile.
   const measure::Analysis& job() const { return job_analysis ? *job_analysis : analysis; }
@@ -165,6 +173,10 @@ inline std::unique_ptr<LoadedProfile> load_profile(
 // Builds the timeline index and runs the analyses for JOB's whole profile (loaded now unless it was), with
 // the job's stored summaries when it has them (else they are computed from the events).
 std::unique_ptr<LoadedProfile> index_profile(Job& job);
+// PROFILE indexed for the view, with the summaries STORED in it (nullptr: computed from the events): what
+// index_profile(job) does with the job's, and the view does with a profile made in memory (a replay).
+std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> profile,
+                                             std::shared_ptr<const ProfileSummary> stored);
 // One rank's timeline index (lanes of its streams, tracks and API threads, launch links; instance_of is left
 // to link_instances, which needs the analysis of every rank).
 LoadedProfile::RankIndex index_rank(const Rank& rank);
@@ -223,6 +235,10 @@ class View {
   bool baseline_loading() const { return bl_.busy.load(); }
   const std::string& baseline_error() const { return bl_.error; }
   void set_baseline_stacked(bool stacked);
+  // What-if (View_Baseline.cpp): the open profile replayed with EDITS (analysis/measure/replay.hpp) becomes
+  // the baseline, its rows stacked under each rank, once the profile's events are in. An error (a large job
+  // opened on its summaries) is the baseline's error.
+  void request_whatif(measure::ReplayEdits edits, std::string text);
   bool baseline_stacked() const { return bl_.stacked; }
   // The critical path overlay (timeline_critical_path.cpp): shown or not, and the events it outlined in the
   // last frame (each CPU range, CUDA call and GPU activity of the drawn paths' segments, once).
@@ -508,6 +524,14 @@ class View {
   std::uint64_t frame_ = 0;
 
   // Baseline: the profile, its diff with the open one, the worker that loads and diffs
+  void whatif_popup();  // View_Timeline.cpp: the toolbar's What-if editor
+  void run_whatif();    // View_Baseline.cpp: the requested replay, on the UI thread
+  struct WhatifState {
+    std::optional<measure::ReplayEdits> requested;
+    std::string requested_text;
+    char text[256] = "gemm=0.5";
+    std::string error;
+  } wi_;
   struct BaselineState {
     std::shared_ptr<LoadedProfile> loaded;
     std::shared_ptr<const measure::Diff> diff;

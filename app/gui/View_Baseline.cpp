@@ -66,6 +66,34 @@ void View::baseline_start(std::vector<std::filesystem::path> paths) {
   });
 }
 
+void View::request_whatif(measure::ReplayEdits edits, std::string text) {
+  wi_.requested = std::move(edits);
+  wi_.requested_text = std::move(text);
+}
+
+void View::run_whatif() {
+  measure::ReplayEdits edits = std::move(*wi_.requested);
+  wi_.requested.reset();
+  if (loaded_->lazy) {
+    wi_.error = "what-if replays every rank's events: this large job is open on its summaries (--lazy never)";
+    bl_.error = wi_.error;
+    return;
+  }
+  measure::ReplayOptions options;
+  options.keep_times = true;
+  measure::Replay replay = measure::replay(*loaded_->profile, loaded_->analysis, edits, options);
+  auto profile = std::make_shared<const Profile>(measure::replayed_profile(*loaded_->profile, replay));
+  std::unique_ptr<LoadedProfile> whatif = index_profile(std::move(profile), nullptr);
+  whatif->source = loaded_->source;
+  whatif->msdb = loaded_->msdb;
+  whatif->baseline_name = "what-if";
+  whatif->whatif_edits = wi_.requested_text.empty() ? "replay" : wi_.requested_text;
+  whatif->whatif_steps = std::move(replay.steps);
+  wi_.error.clear();
+  set_baseline(std::move(whatif));
+  set_baseline_stacked(true);
+}
+
 void View::baseline_poll() {
   if (!bl_.busy.load()) {
     std::unique_lock lock(bl_.mutex);
@@ -84,6 +112,7 @@ void View::baseline_poll() {
       bl_.pending_diff.reset();
     }
   }
+  if (wi_.requested && loaded_ && loaded_->events && !loading_.load() && !bl_.busy.load()) run_whatif();
   // A baseline with no diff for the open profile (opened before it, or the profile changed): diff again.
   if (!bl_.busy.load() && bl_.loaded && loaded_ && bl_.error.empty() && !same_owner(bl_.diff_of, loaded_))
     baseline_start({});
@@ -138,6 +167,21 @@ void View::timeline_rebuild_items() {
   build_timeline_items(*loaded_, tl_);
   if (bl_.stacked && bl_.loaded && !bl_.loaded->lazy) add_baseline_items(*loaded_, *bl_.loaded, tl_);
   if (tl_.filter[0]) timeline_run_search();
+}
+
+}  // namespace meshscope::gui
+
+namespace meshscope::gui {
+
+bool LoadedProfile::whatif_step(std::int32_t rank, std::int64_t number, TimeNs& measured,
+                                TimeNs& replayed) const {
+  for (const auto& s : whatif_steps) {
+    if (s.rank != rank || s.step != number) continue;
+    measured = s.measured_ns;
+    replayed = s.replayed_ns;
+    return true;
+  }
+  return false;
 }
 
 }  // namespace meshscope::gui

@@ -184,6 +184,30 @@ void bookmarks_popup(TimelineState& tl, TimeNs origin) {
 
 }  // namespace
 
+// The What-if editor: edits as one line (measure::parse_edits), replayed when given.
+void View::whatif_popup() {
+  if (!ImGui::BeginPopup("##whatif")) return;
+  ImGui::TextUnformatted("Replay this run by its dependency graph, changed (docs/WHATIF.md)");
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22);
+  const bool entered =
+      ImGui::InputText("edits", wi_.text, sizeof wi_.text, ImGuiInputTextFlags_EnterReturnsTrue);
+  ImGui::TextDisabled("CLASS=F or PATTERN=F (gemm, attention, conv, norm, elementwise, comm, memcpy),");
+  ImGui::TextDisabled("fix-straggler; empty: the replay as measured");
+  if (ImGui::Button("Replay") || entered) {
+    measure::ReplayEdits edits;
+    std::string error;
+    if (measure::parse_edits(wi_.text, edits, error)) {
+      request_whatif(std::move(edits), wi_.text);
+      wi_.error.clear();
+      ImGui::CloseCurrentPopup();
+    } else {
+      wi_.error = error;
+    }
+  }
+  if (!wi_.error.empty()) ImGui::TextColored(to_vec4(kColExposed), "%s", wi_.error.c_str());
+  ImGui::EndPopup();
+}
+
 void View::timeline_toolbar() {
   const ImGuiIO& io = ImGui::GetIO();
   if (io.KeyCtrl && ImGui::IsKeyPressed('F', false)) tl_.focus_search = true;
@@ -271,6 +295,18 @@ void View::timeline_toolbar() {
         "Outline the chain of CPU work, CUDA calls, kernels, copies and waits that set when each step "
         "ended\n(the selected step's, or every visible step's when none is selected; its length by kind is "
         "in the step's details)");
+  same_line_if_fits(button_width("What-if..."));
+  ImGui::BeginDisabled(loaded_->lazy.has_value());
+  if (ImGui::Button("What-if...")) ImGui::OpenPopup("##whatif");
+  ImGui::EndDisabled();
+  note_if_past_edge();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip(loaded_->lazy ? "What-if replays every rank's events: this large job is open on its "
+                                      "summaries (open it with --lazy never)"
+                                    : "Replay this run by its dependency graph, with edits (GEMMs faster, "
+                                      "communication slower, the straggler on time),\nand show the replay "
+                                      "under each rank (docs/WHATIF.md)");
+  whatif_popup();
   if (bl_.loaded) {
     same_line_if_fits(checkbox_width("Baseline rows"));
     // A large baseline opened on its summaries (lazy ranks) has no events to stack.

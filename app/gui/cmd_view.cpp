@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/measure/replay.hpp"
 #include "app/command.hpp"
 #include "app/gui/gui_main.hpp"
 #include "collectors/import/import.hpp"
@@ -28,6 +29,7 @@ struct ViewFlags {
   std::vector<std::string> profiles;
   std::vector<std::string> baseline;
   bool stack_baseline = false, critical_path = false;
+  std::string whatif;
   std::string screenshot;
   std::string screenshot_text;
   std::string panel;
@@ -61,6 +63,15 @@ gui::WindowOptions window_options(const ViewFlags& flags) {
   if (!o.baseline.empty() && o.profiles.empty()) throw Error("--baseline needs a PROFILE to compare with it");
   if (flags.stack_baseline && o.baseline.empty()) throw Error("--stack-baseline needs --baseline");
   o.stack_baseline = flags.stack_baseline;
+  if (!flags.whatif.empty()) {
+    if (!o.baseline.empty())
+      throw Error("--whatif: the replay is shown as the baseline; leave out --baseline");
+    if (o.profiles.empty()) throw Error("--whatif needs a PROFILE to replay");
+    measure::ReplayEdits edits;
+    std::string error;
+    if (!measure::parse_edits(flags.whatif, edits, error)) throw Error("--whatif " + error);
+    o.whatif = flags.whatif;
+  }
   o.critical_path = flags.critical_path;
   o.screenshot = flags.screenshot;
   o.interactive = flags.interactive;
@@ -115,6 +126,7 @@ int run_under_xvfb(const gui::WindowOptions& o, const ViewFlags& flags) {
   for (const auto& b : flags.baseline) args.insert(args.end(), {"--baseline", b});
   if (flags.stack_baseline) args.emplace_back("--stack-baseline");
   if (flags.critical_path) args.emplace_back("--critical-path");
+  if (!flags.whatif.empty()) args.insert(args.end(), {"--whatif", flags.whatif});
   args.insert(args.end(), {"--screenshot", flags.screenshot, "--size", flags.size});
   if (!flags.panel.empty()) args.insert(args.end(), {"--panel", flags.panel});
   if (!flags.range.empty()) args.insert(args.end(), {"--range", flags.range});
@@ -211,6 +223,9 @@ void setup(CLI::App& root) {
       ->allow_extra_args(false);
   cmd->add_flag("--stack-baseline", flags->stack_baseline,
                 "with --baseline: start with the baseline's rows under each rank of the timeline");
+  cmd->add_option("--whatif", flags->whatif,
+                  "replay the profile with these edits (\"gemm=0.5 comm=2 fix-straggler\"; \"replay\": none) "
+                  "and stack the replay's rows under each rank (docs/WHATIF.md)");
   cmd->add_flag("--critical-path", flags->critical_path,
                 "start with the timeline's critical path overlay on (select a step to see one step's path)");
   cmd->add_option("--screenshot", flags->screenshot, "render real frames headless, write this PNG and exit");

@@ -254,6 +254,12 @@ int run_window(const WindowOptions& options) {
           std::vector<std::filesystem::path>(options.baseline.begin(), options.baseline.end()));
     view.set_baseline_stacked(options.stack_baseline);
     view.set_critical_path_shown(options.critical_path);
+    if (!options.whatif.empty()) {
+      measure::ReplayEdits edits;
+      std::string ignored;
+      measure::parse_edits(options.whatif, edits, ignored);
+      view.request_whatif(std::move(edits), options.whatif);
+    }
 
     Offscreen offscreen;
     if (headless && !options.interactive && !offscreen.create(options.width, options.height)) {

@@ -770,9 +770,9 @@ void ThreadStateItem::draw(TimelineContext& ctx, float y) {
 
 std::string BaselineItem::label(const TimelineContext&) const {
   const Rank& rank = base_->profile->ranks()[base_rank_];
-  if (stream_ == kNoRow) return "baseline steps";
+  if (stream_ == kNoRow) return base_->baseline_name + " steps";
   const GpuStream& s = rank.streams[stream_];
-  return "baseline GPU" + std::to_string(s.device) + " " + s.name;
+  return base_->baseline_name + " GPU" + std::to_string(s.device) + " " + s.name;
 }
 
 float BaselineItem::height(const TimelineContext& ctx) const {
@@ -821,7 +821,12 @@ void BaselineItem::draw(TimelineContext& ctx, float y) {
           ctx, std::span<const Step>(rank.steps), lanes_[lane], ly, h,
           [](const Step&, std::uint32_t) { return IM_COL32(58, 88, 92, 255); },
           [&](const Step& s) -> std::string_view {
-            std::snprintf(buf, sizeof buf, "Step %lld", static_cast<long long>(s.number));
+            TimeNs measured = 0, replayed = 0;
+            if (base_->whatif_step(rank.rank, s.number, measured, replayed) && measured > 0)
+              std::snprintf(buf, sizeof buf, "Step %lld  %+.1f %%", static_cast<long long>(s.number),
+                            100.0 * static_cast<double>(replayed - measured) / static_cast<double>(measured));
+            else
+              std::snprintf(buf, sizeof buf, "Step %lld", static_cast<long long>(s.number));
             return buf;
           },
           [](const Step&, const DrawItem&, float, float) {});
@@ -844,13 +849,13 @@ void BaselineItem::draw(TimelineContext& ctx, float y) {
   ctx.t1 = t1;
   if (ctx.row_visible(y, h)) {
     const float tx = ctx.label_x + 10 * ctx.ui;
-    ctx.dl->AddText(ImVec2(tx, ctx.text_y(y, h)), kColBaseline, "B");
+    ctx.dl->AddText(ImVec2(tx, ctx.text_y(y, h)), kColBaseline, base_->whatif_edits.empty() ? "B" : "W");
     const Rank& r = base_->profile->ranks()[base_rank_];
     if (stream_ == kNoRow)
-      std::snprintf(buf, sizeof buf, "baseline steps (rank %d)", r.rank);
+      std::snprintf(buf, sizeof buf, "%s steps (rank %d)", base_->baseline_name.c_str(), r.rank);
     else
       std::snprintf(buf, sizeof buf, "GPU%d %s", r.streams[stream_].device, r.streams[stream_].name.c_str());
-    clipped_text(ctx.dl, tx + 14 * ctx.ui, ctx.label_x + ctx.label_w() - 4, ctx.text_y(y, h), kColBaseline,
+    clipped_text(ctx.dl, tx + 18 * ctx.ui, ctx.label_x + ctx.label_w() - 4, ctx.text_y(y, h), kColBaseline,
                  buf);
   }
   if (ctx.hovered && ctx.mouse.x < ctx.x0 && ctx.mouse.y >= y && ctx.mouse.y < bottom) {

@@ -429,6 +429,13 @@ void BaselineItem::tooltip(const TimelineContext&, const Hover& hover) const {
   const Profile& profile = *base_->profile;
   const Rank& rank = profile.ranks()[base_rank_];
   char tb[32], tb2[32];
+  if (hover.kind == HoverKind::kLabel && !base_->whatif_edits.empty()) {
+    ImGui::SetTooltip(
+        "What-if (%s): this run replayed by its dependency graph, rank %d\n(docs/WHATIF.md; File > Close "
+        "baseline, or the timeline's Baseline toggle, removes these rows)",
+        base_->whatif_edits.c_str(), rank.rank);
+    return;
+  }
   if (hover.kind == HoverKind::kLabel) {
     ImGui::SetTooltip(
         "Baseline %s, rank %d\ntimes shifted by %s so that its first step starts with this run's\n"
@@ -442,6 +449,17 @@ void BaselineItem::tooltip(const TimelineContext&, const Hover& hover) const {
   if (stream_ == kNoRow) {
     const Step& s = rank.steps[hover.draw.index];
     if (hover.draw.count > 1) return folded_tooltip(hover.draw, "Step " + std::to_string(s.number));
+    TimeNs measured = 0, replayed = 0;
+    if (base_->whatif_step(rank.rank, s.number, measured, replayed)) {
+      ImGui::SetTooltip("What-if step %lld (rank %d), %s\n%s replayed, %s measured (%+.1f %%)",
+                        static_cast<long long>(s.number), rank.rank, base_->whatif_edits.c_str(),
+                        duration_text(tb, sizeof tb, static_cast<double>(replayed)),
+                        duration_text(tb2, sizeof tb2, static_cast<double>(measured)),
+                        measured > 0
+                            ? 100.0 * static_cast<double>(replayed - measured) / static_cast<double>(measured)
+                            : 0.0);
+      return;
+    }
     ImGui::SetTooltip("Baseline step %lld (rank %d)\nduration %s, starts %s after the baseline's first step",
                       static_cast<long long>(s.number), rank.rank,
                       duration_text(tb, sizeof tb, static_cast<double>(s.end_ns - s.start_ns)),
@@ -454,7 +472,9 @@ void BaselineItem::tooltip(const TimelineContext&, const Hover& hover) const {
   if (hover.draw.count > 1) return folded_tooltip(hover.draw, short_name(profile.str(a.name)));
   const auto cls = base_->analysis.ranks[base_rank_].classes[index];
   ImGui::BeginTooltip();
-  ImGui::TextColored(to_vec4(kColBaseline), "baseline %s", base_->source.filename().c_str());
+  ImGui::TextColored(
+      to_vec4(kColBaseline), "%s %s", base_->baseline_name.c_str(),
+      base_->whatif_edits.empty() ? base_->source.filename().c_str() : base_->whatif_edits.c_str());
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
   ImGui::TextUnformatted(std::string(short_name(profile.str(a.name))).c_str());
   ImGui::PopTextWrapPos();

@@ -165,6 +165,40 @@ TEST(GuiCompareRuns, StackedBaselineRowsSitUnderEachRanksOwn) {
   EXPECT_EQ(steps, 4u) << "one baseline steps row per rank";
 }
 
+// What-if: the open profile replayed with edits becomes the baseline, its rows ("what-if ...") stacked under
+// each rank, its steps those of measure::replay with the same edits.
+TEST(GuiCompareRuns, WhatIfRowsAreTheReplayUnderEachRank) {
+  auto b = generated("diff-b", "--ranks 4 --tp 2 --layers 3 --steps 4 --seed 2");
+  ASSERT_TRUE(b);
+  measure::ReplayEdits edits;
+  std::string error;
+  ASSERT_TRUE(measure::parse_edits("gemm=0.5 comm=2", edits, error)) << error;
+  const measure::Replay expected = measure::replay(*b->profile, b->analysis, edits);
+  NullImGui imgui(1600, 4000);
+  View view(options_for(Panel::kTimeline));
+  view.set_profile(std::move(b));
+  view.set_all_ranks_open(true);
+  view.request_whatif(edits, "gemm=0.5 comm=2");
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  ASSERT_NE(view.baseline(), nullptr);
+  EXPECT_EQ(view.baseline()->baseline_name, "what-if");
+  EXPECT_EQ(view.baseline()->whatif_edits, "gemm=0.5 comm=2");
+  ASSERT_EQ(view.baseline()->whatif_steps.size(), expected.steps.size());
+  for (std::size_t i = 0; i < expected.steps.size(); ++i)
+    EXPECT_EQ(view.baseline()->whatif_steps[i].replayed_ns, expected.steps[i].replayed_ns);
+  EXPECT_TRUE(view.baseline_stacked());
+  simdjson::dom::parser parser;
+  const std::string json = view.state_json();
+  std::size_t steps = 0;
+  for (auto row : parser.parse(json)["timeline"]["rows"].get_array()) {
+    const std::string_view kind = row["kind"];
+    if (kind != "baseline_stream" && kind != "baseline_steps") continue;
+    EXPECT_EQ(std::string_view(row["label"]).substr(0, 8), "what-if ");
+    steps += kind == "baseline_steps";
+  }
+  EXPECT_EQ(steps, 4u) << "one what-if steps row per rank";
+}
+
 // With nothing selected and the whole profile in view, the overlay covers every step's path of the open ranks
 // (the bound on what one frame draws counts merged bands, not segments): ResNet-50 recorded with the PyTorch
 // profiler, 6 steps.

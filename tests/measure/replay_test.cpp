@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "profiler/error.hpp"
 #include "tests/measure/cli_test_util.hpp"
 #include "tests/measure/profile_builder.hpp"
 
@@ -75,6 +76,37 @@ TEST(Replay, FasterGemmsShortenAGpuBoundStep) {
   // The synchronisation returns 10 µs after the last GEMM, as measured; the 60 µs of host work follow.
   EXPECT_EQ(r.steps[0].replayed_ns, 550 * us);
   EXPECT_EQ(r.ranks[0].span_ns, 450 * us);
+}
+
+TEST(Replay, TheReplayedProfileHoldsTheReplayedTimes) {
+  const Profile p = gpu_bound_step();
+  const Replay r = replay(p, analyze(p), scaled("gemm=0.5"), with_times());
+  const Profile replayed = replayed_profile(p, r);
+  const Rank& rank = replayed.ranks()[0];
+  ASSERT_EQ(rank.activities.size(), 3u);
+  EXPECT_EQ(rank.activities[2].start_ns, 330 * us);
+  EXPECT_EQ(rank.activities[2].end_ns, 480 * us);
+  // The synchronisation returns at 490 µs; the step ends 60 µs of host work later.
+  EXPECT_EQ(rank.api_calls.back().end_ns, 490 * us);
+  ASSERT_EQ(rank.steps.size(), 1u);
+  EXPECT_EQ(rank.steps[0].end_ns, 550 * us);
+  EXPECT_EQ(rank.gpu_last_ns, 480 * us);
+  // The measured profile is untouched (the replay shares nothing it changes).
+  EXPECT_EQ(p.ranks()[0].activities[2].end_ns, 930 * us);
+  EXPECT_THROW(replayed_profile(p, replay(p, analyze(p))), Error);
+}
+
+TEST(Replay, EditsAreReadFromOneLine) {
+  ReplayEdits edits;
+  std::string error;
+  ASSERT_TRUE(parse_edits("gemm=0.5, comm=2 fix-straggler", edits, error)) << error;
+  ASSERT_EQ(edits.scales.size(), 2u);
+  EXPECT_EQ(edits.scales[1].target, ScaleEdit::Target::kComm);
+  EXPECT_TRUE(edits.fix_straggler);
+  ASSERT_TRUE(parse_edits("replay", edits, error));
+  EXPECT_TRUE(edits.empty());
+  EXPECT_FALSE(parse_edits("gemm=0.5 faster", edits, error));
+  EXPECT_EQ(error, "faster: expected CLASS=F, PATTERN=F or fix-straggler");
 }
 
 TEST(Replay, ACpuBoundStepDoesNotMoveWithItsKernels) {
@@ -246,10 +278,10 @@ TEST(Replay, WhatifCommandPrintsTheReplayAndTheEditedRun) {
   const fs::path trace = fs::path(MESHSCOPE_SHARED_DIR) / "traces/kineto/resnet50_num_workers_0";
   const std::string json =
       test::run_cli_ok("whatif '" + trace.string() + "' --scale gemm=0.5 --scale comm=2 --json", dir);
-  for (const char* key : {"\"replay\"", "\"steps\"", "\"measured_ns\"", "\"replayed_ns\"",
-                          "\"mean_abs_error_pct\"", "\"max_abs_error_pct\"", "\"assumptions\"", "\"whatif\"",
-                          "\"edits\"", "\"predicted_ns\"", "\"ranks\"", "\"span_ns\"", "\"busy_ns\"",
-                          "\"exposed_comm_ns\"", "\"scale gemm=0.5\""})
+  for (const char* key :
+       {"\"replay\"", "\"steps\"", "\"measured_ns\"", "\"replayed_ns\"", "\"mean_abs_error_pct\"",
+        "\"max_abs_error_pct\"", "\"assumptions\"", "\"whatif\"", "\"edits\"", "\"predicted_ns\"",
+        "\"ranks\"", "\"span_ns\"", "\"busy_ns\"", "\"exposed_comm_ns\"", "\"scale gemm=0.5\""})
     EXPECT_THAT(json, HasSubstr(key));
   const std::string text = test::run_cli_ok("whatif '" + trace.string() + "' --scale conv=0.5", dir);
   EXPECT_THAT(text, HasSubstr("replay   6 steps on 1 rank"));
