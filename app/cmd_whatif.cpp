@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "analysis/compare/link_edits.hpp"
+#include "analysis/compare/workload.hpp"
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/replay.hpp"
 #include "app/command.hpp"
@@ -26,12 +28,26 @@ using measure::Replay;
 
 struct Options {
   std::vector<std::string> inputs;
-  std::vector<std::string> scales;
+  std::vector<std::string> scales, links, latencies;
   bool fix_straggler = false;
   bool drop_unexplained = false;
   bool json = false;
   std::size_t rows = 40;
 };
+
+// The edits as given (their names) and what the link edits started from.
+struct EditList {
+  measure::ReplayEdits edits;
+  std::vector<std::string> names, notes;
+};
+
+std::vector<std::string> edit_names(const EditList& e, const Replay& w) {
+  std::vector<std::string> names = e.names;
+  if (e.edits.fix_straggler)
+    names.push_back(w.straggler >= 0 ? fmt::format("fix-straggler (rank {})", w.straggler)
+                                     : "fix-straggler (no rank made the others wait)");
+  return names;
+}
 
 void replay_json(JsonWriter& j, const Replay& r) {
   j.key("replay").begin_object();
@@ -51,11 +67,13 @@ void replay_json(JsonWriter& j, const Replay& r) {
   j.end_object();
 }
 
-void whatif_json(JsonWriter& j, const measure::ReplayEdits& edits, const Replay& w) {
+void whatif_json(JsonWriter& j, const EditList& edits, const Replay& w) {
   j.key("whatif").begin_object();
   j.key("edits").begin_array();
-  for (const auto& e : edits.scales) j.value("scale " + e.text);
-  if (edits.fix_straggler) j.value("fix-straggler");
+  for (const auto& name : edit_names(edits, w)) j.value(name);
+  j.end_array();
+  j.key("notes").begin_array();
+  for (const auto& note : edits.notes) j.value(note);
   j.end_array();
   j.field("edited_activities", w.edited_activities);
   if (w.straggler >= 0) j.field("straggler", static_cast<std::int64_t>(w.straggler));
@@ -115,20 +133,19 @@ void print_ranks(const Replay& w, std::size_t rows) {
   if (w.ranks.size() > rows) std::printf("... %zu more ranks\n", w.ranks.size() - rows);
 }
 
-void print_text(const std::string& title, const measure::ReplayEdits& edits, const Replay& r, const Replay* w,
+void print_text(const std::string& title, const EditList& edits, const Replay& r, const Replay* w,
                 std::size_t rows) {
   std::printf("whatif   %s\n", title.c_str());
   std::printf("replay   %zu step%s on %zu rank%s: mean |error| %.2f %%, max %.2f %%\n", r.steps.size(),
               r.steps.size() == 1 ? "" : "s", r.ranks.size(), r.ranks.size() == 1 ? "" : "s",
               r.mean_abs_error_pct, r.max_abs_error_pct);
   if (w) {
-    std::vector<std::string> names;
-    for (const auto& e : edits.scales) names.push_back("scale " + e.text);
-    if (edits.fix_straggler)
-      names.push_back(w->straggler >= 0 ? fmt::format("fix-straggler (rank {})", w->straggler)
-                                        : "fix-straggler (no rank made the others wait)");
-    std::printf("edits    %s; %lld activities changed\n", fmt::format("{}", fmt::join(names, ", ")).c_str(),
+    std::printf("edits    %s; %lld activities changed\n",
+                fmt::format("{}", fmt::join(edit_names(edits, *w), ", ")).c_str(),
                 static_cast<long long>(w->edited_activities));
+    std::string text;
+    for (const auto& note : edits.notes) append_wrapped(text, note, "         ", "           ");
+    std::fwrite(text.data(), 1, text.size(), stdout);
   }
   print_steps(r, w, rows);
   print_ranks(w ? *w : r, rows);
@@ -138,23 +155,50 @@ void print_text(const std::string& title, const measure::ReplayEdits& edits, con
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
 
-void run(const Options& o) {
-  measure::ReplayEdits edits;
+// The edits given, read before anything else (a bad one exits before the profile is opened).
+EditList read_edits(const Options& o, std::vector<compare::LinkEdit>& links) {
+  EditList out;
   for (const auto& text : o.scales) {
     measure::ScaleEdit e;
     std::string error;
     if (!measure::parse_scale_edit(text, e, error)) fail("{}", error);
-    edits.scales.push_back(std::move(e));
+    out.names.push_back("scale " + e.text);
+    out.edits.scales.push_back(std::move(e));
   }
-  edits.fix_straggler = o.fix_straggler;
+  out.edits.fix_straggler = o.fix_straggler;
+  for (const auto& [texts, latency] : {std::pair{&o.links, false}, std::pair{&o.latencies, true}}) {
+    for (const auto& text : *texts) {
+      compare::LinkEdit e;
+      std::string error;
+      if (!compare::parse_link_edit(text, latency, e, error)) fail("{}", error);
+      out.names.push_back((latency ? "latency " : "link ") + e.text);
+      links.push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+void run(const Options& o) {
+  std::vector<compare::LinkEdit> links;
+  EditList edits = read_edits(o, links);
   Job job = open_job(o.inputs);
   const Profile& profile = job.profile();
   const measure::Analysis& analysis = job.analysis();
+  if (!links.empty()) {
+    const auto hw = compare::hardware_spec(job.workload());
+    compare::LinkRetiming retimed =
+        compare::retime_links(profile, analysis, links, hw ? hw->gpus_per_node : 8);
+    edits.edits.transfer_factor = std::move(retimed.factor);
+    edits.notes = std::move(retimed.notes);
+    if (!hw)
+      edits.notes.push_back("no hardware known: ranks placed 8 to a node where their host names do not tell");
+  }
   measure::ReplayOptions options;
   options.keep_unexplained = !o.drop_unexplained;
   const Replay base = measure::replay(profile, analysis, {}, options);
   std::unique_ptr<Replay> edited;
-  if (!edits.empty()) edited = std::make_unique<Replay>(measure::replay(profile, analysis, edits, options));
+  if (!edits.edits.empty())
+    edited = std::make_unique<Replay>(measure::replay(profile, analysis, edits.edits, options));
   if (!o.json) {
     print_text(job.title(), edits, base, edited.get(), o.rows);
     return;
@@ -182,6 +226,12 @@ const bool registered = register_command(
            "CLASS=F or PATTERN=F: durations of gemm, attention, conv, norm, elementwise kernels, of "
            "comm (the transfer after the last rank arrived) or memcpy, or of activities whose name "
            "holds PATTERN, times F (repeatable; the first that matches applies)");
+       cmd->add_option(
+           "--link", opts->links,
+           "DOMAIN=GB/s: collectives on intra_node (nvlink) or inter_node (network) links re-timed "
+           "with this bus bandwidth, from the α-β fit of the profile's own collectives (repeatable)");
+       cmd->add_option("--latency", opts->latencies,
+                       "DOMAIN=µs: the same with this latency per ring step (repeatable)");
        cmd->add_flag("--fix-straggler", opts->fix_straggler,
                      "The rank that made the others wait most in collectives no longer holds them");
        cmd->add_flag("--drop-unexplained", opts->drop_unexplained,

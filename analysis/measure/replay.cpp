@@ -349,11 +349,16 @@ RankGraph build_graph(const Profile& profile, const Analysis& analysis, std::siz
   link_calls(profile, g);
   const Rank& r = *g.rank;
   g.scale.assign(r.activities.size(), 1.0);
-  if (!edits.scales.empty()) {
+  const std::vector<double>* factors =
+      index < edits.transfer_factor.size() && edits.transfer_factor[index].size() == r.activities.size()
+          ? &edits.transfer_factor[index]
+          : nullptr;
+  if (!edits.scales.empty() || factors) {
     for (std::uint32_t i = 0; i < r.activities.size(); ++i) {
       const Activity& a = r.activities[i];
       if (!is_work(a)) continue;
-      g.scale[i] = scale_of(a, (*g.classes)[i], profile.str(a.name), edits);
+      if (!edits.scales.empty()) g.scale[i] = scale_of(a, (*g.classes)[i], profile.str(a.name), edits);
+      if (factors) g.scale[i] *= (*factors)[i];
       g.tally.edited += g.scale[i] != 1.0;
     }
   }

@@ -45,7 +45,10 @@ struct ReplayEdits {
   // The rank that made the others wait most in collectives (CollectiveReport::stragglers' first) no longer
   // holds them: each instance completes from the other members' arrivals.
   bool fix_straggler = false;
-  bool empty() const { return scales.empty() && !fix_straggler; }
+  // Per Profile::ranks() index, per Rank::activities: a factor on the activity's duration (a communication
+  // kernel's: on its transfer), applied with the scales (compare::retime_links fills it for link edits).
+  std::vector<std::vector<double>> transfer_factor;
+  bool empty() const { return scales.empty() && !fix_straggler && transfer_factor.empty(); }
 };
 
 // Edits written as one line, separated by spaces or commas: "gemm=0.5 comm=2 fix-straggler" (each CLASS=F or

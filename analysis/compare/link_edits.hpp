@@ -1,0 +1,44 @@
+// What-if edits of the network (`whatif --link`, `--latency`): each collective of the profile re-timed from
+// the α-β fit of the profile's own collectives on its link (compare::fit_link: intra-node NVLink, inter-node
+// network), then with the link changed. The result is a factor on each communication kernel's transfer, which
+// measure::replay applies (ReplayEdits::transfer_factor).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/compare/calibrate.hpp"
+#include "analysis/measure/measure.hpp"
+#include "profiler/profile.hpp"
+
+namespace meshscope::compare {
+
+struct LinkEdit {
+  LinkClass link = LinkClass::kIntraNode;
+  double bandwidth_Bps = 0;  // bus bandwidth (nccl-tests); 0: as fitted
+  double latency_s = -1;     // per ring step; below 0: as fitted
+  std::string text;          // as given
+};
+
+// "DOMAIN=GB/s" (LATENCY false) or "DOMAIN=µs" (true); DOMAIN intra_node or nvlink, inter_node or network.
+// False with ERROR set otherwise.
+bool parse_link_edit(std::string_view text, bool latency, LinkEdit& out, std::string& error);
+
+struct LinkRetiming {
+  // Per Profile::ranks() index, per Rank::activities: the factor on the activity's transfer (1: unchanged).
+  std::vector<std::vector<double>> factor;
+  std::int64_t retimed = 0;        // communication kernels whose time changed
+  std::vector<std::string> notes;  // per link edited: the fit it starts from, or what stands in for it
+};
+
+// EDITS applied to every collective of PROFILE with a message size whose group's link they name. A link whose
+// collectives cannot be fitted (one message size, fewer than two collectives) is re-timed from each
+// collective's own measured bus bandwidth, its latency taken as 0, and the note says so. GPUS_PER_NODE places
+// ranks on nodes where their host names do not.
+LinkRetiming retime_links(const Profile& profile, const measure::Analysis& analysis,
+                          std::span<const LinkEdit> edits, int gpus_per_node);
+
+}  // namespace meshscope::compare

@@ -1,0 +1,78 @@
+// Link edits of `whatif` (analysis/compare/link_edits.hpp): collectives re-timed from the α-β fit of the
+// profile's own collectives, then replayed (analysis/measure/replay.hpp). Times in µs, written as ns × 1000.
+#include "analysis/compare/link_edits.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "analysis/measure/replay.hpp"
+#include "tests/measure/profile_builder.hpp"
+
+namespace meshscope::compare {
+namespace {
+
+constexpr TimeNs us = 1000;
+const char* kNccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+
+// Two ranks on one host, all-reduces of 10 MB and 20 MB that both reach at once. Two ranks make a ring of two
+// steps with a bus-bandwidth factor of 1 (nccl-tests, doc/PERFORMANCE.md): with α = 5 µs per step and 10 GB/s
+// a 10 MB all-reduce takes 2 × 5 + 1e7 / 1e10 s = 1010 µs, a 20 MB one 2010 µs.
+Profile two_sizes() {
+  test::ProfileBuilder b("link_edits");
+  for (std::int32_t r = 0; r < 2; ++r) {
+    b.rank(r, 2);
+    const std::int64_t k1 = b.launch(r, 1, 0, 5 * us, 20, 10 * us, 1020 * us, kNccl);
+    b.collective(r, k1, 10 * us, 1020 * us, "allreduce", "c0", 1, 2, 10'000'000);
+    const std::int64_t k2 = b.launch(r, 1, 6 * us, 9 * us, 20, 1020 * us, 3030 * us, kNccl);
+    b.collective(r, k2, 1020 * us, 3030 * us, "allreduce", "c0", 2, 2, 20'000'000);
+  }
+  return b.finish();
+}
+
+TEST(LinkEdits, CollectivesAreRetimedFromTheProfilesOwnFit) {
+  const Profile p = two_sizes();
+  const measure::Analysis a = measure::analyze(p);
+  LinkEdit e;
+  std::string error;
+  ASSERT_TRUE(parse_link_edit("nvlink=20", false, e, error)) << error;
+  const LinkRetiming r = retime_links(p, a, std::span<const LinkEdit>(&e, 1), 8);
+  EXPECT_EQ(r.retimed, 4);
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_THAT(r.notes[0], ::testing::HasSubstr("α 5.00 µs per step, bus bandwidth 10.0 GB/s"));
+  // At 20 GB/s: 10 + 500 µs of 1010, 10 + 1000 µs of 2010.
+  EXPECT_NEAR(r.factor[0][0], 510.0 / 1010.0, 1e-6);
+  EXPECT_NEAR(r.factor[1][1], 1010.0 / 2010.0, 1e-6);
+  measure::ReplayEdits edits;
+  edits.transfer_factor = r.factor;
+  measure::ReplayOptions options;
+  options.keep_times = true;
+  const measure::Replay w = measure::replay(p, a, edits, options);
+  EXPECT_EQ(w.times[0].end[0], 520 * us);
+  EXPECT_EQ(w.times[1].end[1], 520 * us + 1010 * us);
+}
+
+TEST(LinkEdits, LatencyReplacesTheFittedOne) {
+  const Profile p = two_sizes();
+  LinkEdit e;
+  std::string error;
+  ASSERT_TRUE(parse_link_edit("intra_node=55", true, e, error)) << error;
+  const LinkRetiming r = retime_links(p, measure::analyze(p), std::span<const LinkEdit>(&e, 1), 8);
+  EXPECT_NEAR(r.factor[0][0], 1110.0 / 1010.0, 1e-6);  // 2 × 55 + 1000 µs
+}
+
+TEST(LinkEdits, AnEditIsReadOrRefusedInOneLine) {
+  LinkEdit e;
+  std::string error;
+  ASSERT_TRUE(parse_link_edit("network=50", false, e, error));
+  EXPECT_EQ(e.link, LinkClass::kInterNode);
+  EXPECT_DOUBLE_EQ(e.bandwidth_Bps, 50e9);
+  ASSERT_TRUE(parse_link_edit("inter_node=2.5", true, e, error));
+  EXPECT_DOUBLE_EQ(e.latency_s, 2.5e-6);
+  EXPECT_FALSE(parse_link_edit("pcie=16", false, e, error));
+  EXPECT_EQ(error, "--link pcie=16: expected intra_node (nvlink) or inter_node (network) =GB/s");
+  EXPECT_FALSE(parse_link_edit("nvlink=0", false, e, error));
+  EXPECT_FALSE(parse_link_edit("nvlink=-1", true, e, error));
+}
+
+}  // namespace
+}  // namespace meshscope::compare
