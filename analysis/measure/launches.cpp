@@ -125,11 +125,11 @@ bool synchronising_call(std::string_view name) {
          name == "cuMemcpyHtoD_v2";
 }
 
-LaunchIndex index_launches(const Rank& rank) {
+LaunchIndex index_launches(const Rank& rank, bool operators) {
   LaunchIndex x;
   index_threads(rank, x);
   index_correlations(rank, x);
-  index_operators(rank, x);
+  if (operators) index_operators(rank, x);
   return x;
 }
 

@@ -44,7 +44,8 @@ struct LaunchIndex {
   }
 };
 
-LaunchIndex index_launches(const Rank& rank);
+// OPERATORS false leaves op_of_api empty (what only follows calls to activities needs no operators).
+LaunchIndex index_launches(const Rank& rank, bool operators = true);
 
 // Whether a CUDA/HIP call named NAME blocks its thread until GPU work is done: the stream, device and event
 // synchronisations, and the blocking copies.

@@ -1,11 +1,13 @@
 #include "analysis/measure/replay.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <span>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -13,7 +15,9 @@
 #include "analysis/measure/intervals.hpp"
 #include "analysis/measure/launches.hpp"
 #include "profiler/error.hpp"
+#include "profiler/parallel.hpp"
 #include "profiler/text_format.hpp"
+#include "profiler/timing.hpp"
 #include "profiler/vocabulary.hpp"
 
 namespace meshscope::measure {
@@ -61,11 +65,14 @@ struct RankGraph {
   LaunchIndex launches;
   TimeNs typical_launch_ns = 0;
   // Per Rank::activities.
-  std::vector<std::uint32_t> pred, event_dep, graph_prev;
+  std::vector<std::uint32_t> pred, event_dep;
+  // While linking only (freed after): the recorded node before each activity in its graph launch, and
+  // whether it is the first recorded node of one.
+  std::vector<std::uint32_t> graph_prev;
   std::vector<std::uint8_t> graph_first;
   std::vector<TimeNs> launch_lat, queue_gap, event_lag;
-  std::vector<double> scale;
-  std::vector<std::int64_t> member;  // into CollectiveReport::members, -1
+  std::vector<double> scale;         // empty without edits
+  std::vector<std::int32_t> member;  // into the couplings, -1
   std::vector<TimeNs> start, end;
   // Per Rank::api_calls.
   std::vector<std::uint32_t> prev_call, parent_call, awaited;
@@ -123,6 +130,21 @@ double scale_of(const Activity& a, ActivityClass cls, std::string_view name, con
   }
   return 1;
 }
+
+// scale_of once per activity name, kind and class: the names' tests are string searches.
+class ScaleCache {
+ public:
+  double scale(const Profile& profile, const Activity& a, ActivityClass cls, const ReplayEdits& edits) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(a.name) << 16) |
+                              (static_cast<std::uint64_t>(a.kind) << 8) | static_cast<std::uint64_t>(cls);
+    auto [it, added] = cache_.try_emplace(key, 1.0);
+    if (added) it->second = scale_of(a, cls, profile.str(a.name), edits);
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<std::uint64_t, double> cache_;
+};
 
 // The usual delay from a launch call to its activity on a stream that had run dry: the first quartile over
 // those launches (0 when there are none). Some of them also waited for another stream, which only lengthens
@@ -271,6 +293,29 @@ void link_activities(const Profile& profile, RankGraph& g, const ReplayOptions& 
     for (std::uint32_t i = r.streams[s].first; i < r.streams[s].first + r.streams[s].count; ++i)
       if (is_work(r.activities[i])) link_start(g, s, i, options);
   }
+  g.graph_prev = {};
+  g.graph_first = {};
+}
+
+// The work activity of R that ended last in [FROM, TO] (on any stream), or kNone.
+std::uint32_t ended_last_inside(const Rank& r, TimeNs from, TimeNs to) {
+  std::uint32_t best = kNone;
+  TimeNs best_end = from - 1;
+  for (std::size_t s = 0; s < r.streams.size(); ++s) {
+    const auto acts = r.stream_activities(s);
+    auto it = std::upper_bound(acts.begin(), acts.end(), to,
+                               [](TimeNs t, const Activity& a) { return t < a.start_ns; });
+    for (int back = 0; back < 8 && it != acts.begin(); ++back) {
+      --it;
+      if (!is_work(*it) || it->end_ns > to) continue;
+      if (it->end_ns > best_end) {
+        best_end = it->end_ns;
+        best = r.streams[s].first + static_cast<std::uint32_t>(it - acts.begin());
+      }
+      break;
+    }
+  }
+  return best;
 }
 
 // Each thread's calls: those not inside another (runtime calls around driver calls) chained in order, the
@@ -295,10 +340,6 @@ void link_calls(const Profile& profile, RankGraph& g) {
       g.top_calls[t].push_back(c);
     }
   }
-  std::vector<std::pair<TimeNs, std::uint32_t>> by_end;
-  for (std::uint32_t i = 0; i < r.activities.size(); ++i)
-    if (is_work(r.activities[i])) by_end.emplace_back(r.activities[i].end_ns, i);
-  std::sort(by_end.begin(), by_end.end());
   std::vector<std::int8_t> sync_name;
   for (std::uint32_t c = 0; c < n; ++c) {
     const ApiCall& call = r.api_calls[c];
@@ -306,9 +347,9 @@ void link_calls(const Profile& profile, RankGraph& g) {
     if (call.name >= sync_name.size()) sync_name.resize(call.name + 1, -1);
     if (sync_name[call.name] < 0) sync_name[call.name] = synchronising_call(profile.str(call.name)) ? 1 : 0;
     if (sync_name[call.name] == 0) continue;
-    auto it = std::upper_bound(by_end.begin(), by_end.end(), std::make_pair(call.end_ns, kNone));
-    if (it == by_end.begin() || std::prev(it)->first < call.start_ns) continue;
-    g.awaited[c] = std::prev(it)->second;
+    const std::uint32_t w = ended_last_inside(r, call.start_ns, call.end_ns);
+    if (w == kNone) continue;
+    g.awaited[c] = w;
     ++g.tally.sync_waits;
   }
 }
@@ -344,20 +385,21 @@ RankGraph build_graph(const Profile& profile, const Analysis& analysis, std::siz
   g.rank = &profile.ranks()[index];
   g.index = index;
   g.classes = &analysis.ranks[index].classes;
-  g.launches = index_launches(*g.rank);
+  g.launches = index_launches(*g.rank, false);
   link_activities(profile, g, options);
   link_calls(profile, g);
   const Rank& r = *g.rank;
-  g.scale.assign(r.activities.size(), 1.0);
   const std::vector<double>* factors =
       index < edits.transfer_factor.size() && edits.transfer_factor[index].size() == r.activities.size()
           ? &edits.transfer_factor[index]
           : nullptr;
   if (!edits.scales.empty() || factors) {
+    g.scale.assign(r.activities.size(), 1.0);
+    ScaleCache cache;
     for (std::uint32_t i = 0; i < r.activities.size(); ++i) {
       const Activity& a = r.activities[i];
       if (!is_work(a)) continue;
-      if (!edits.scales.empty()) g.scale[i] = scale_of(a, (*g.classes)[i], profile.str(a.name), edits);
+      if (!edits.scales.empty()) g.scale[i] = cache.scale(profile, a, (*g.classes)[i], edits);
       if (factors) g.scale[i] *= (*factors)[i];
       g.tally.edited += g.scale[i] != 1.0;
     }
@@ -405,18 +447,23 @@ std::vector<Coupling> couple_collectives(const Analysis& analysis, std::vector<R
 
 class Simulation {
  public:
-  Simulation(std::vector<RankGraph>& graphs, const std::vector<Coupling>& couplings)
-      : graphs_(graphs), couplings_(couplings) {}
+  Simulation(std::vector<RankGraph>& graphs, const std::vector<Coupling>& couplings, unsigned threads)
+      : graphs_(graphs), couplings_(couplings), arrived_(couplings.size()), threads_(threads) {}
 
+  // Rounds in which every rank runs on, in parallel, until a collective waits for a member not yet arrived.
+  // A member's start is published by its coupling's count (release), read once the count is full (acquire).
   void run() {
+    std::vector<std::uint8_t> progressed(graphs_.size());
     for (;;) {
-      bool progressed = false, unfinished = false;
-      for (RankGraph& g : graphs_) {
-        progressed |= advance(g, false);
-        unfinished |= g.cursor < g.points.size();
+      parallel_for(graphs_.size(), threads_,
+                   [&](std::size_t r) { progressed[r] = advance(graphs_[r], false); });
+      bool any = false, unfinished = false;
+      for (std::size_t r = 0; r < graphs_.size(); ++r) {
+        any |= progressed[r] != 0;
+        unfinished |= graphs_[r].cursor < graphs_[r].points.size();
       }
       if (!unfinished) return;
-      if (progressed) continue;
+      if (any) continue;
       // Members' measured times disagree with the order of their ranks (clocks not aligned): the first
       // blocked point goes ahead with estimates for what it waits for.
       for (RankGraph& g : graphs_) {
@@ -457,7 +504,7 @@ class Simulation {
     return true;
   }
 
-  static void start_activity(RankGraph& g, std::uint32_t i) {
+  void start_activity(RankGraph& g, std::uint32_t i) {
     const Activity& a = g.rank->activities[i];
     TimeNs s = kUnset;
     const std::uint32_t call = g.launches.api_of_activity[i];
@@ -467,24 +514,27 @@ class Simulation {
     if (s == kUnset) s = a.start_ns + g.shift;
     g.start[i] = s;
     g.shift = s - a.start_ns;
+    if (g.member[i] >= 0)
+      arrived_[static_cast<std::size_t>(g.member[i])].fetch_add(1, std::memory_order_release);
   }
 
   bool end_activity(RankGraph& g, std::uint32_t i, bool force) {
     const Activity& a = g.rank->activities[i];
     if (g.start[i] == kUnset) start_activity(g, i);
-    const double f = g.scale[i];
+    const double f = g.scale.empty() ? 1.0 : g.scale[i];
     if (g.member[i] < 0) {
       g.end[i] = g.start[i] + std::llround(static_cast<double>(a.duration()) * f);
       g.shift = g.end[i] - a.end_ns;
       return true;
     }
-    const Coupling& c = couplings_[static_cast<std::size_t>(g.member[i])];
+    const auto coupling = static_cast<std::size_t>(g.member[i]);
+    const Coupling& c = couplings_[coupling];
+    if (!force && arrived_[coupling].load(std::memory_order_acquire) < c.members.size()) return false;
     TimeNs last = kUnset;
     TimeNs after_last = 0;
     for (std::size_t m = 0; m < c.members.size(); ++m) {
       const auto [gi, act] = c.members[m];
       const RankGraph& peer = graphs_[gi];
-      if (peer.start[act] == kUnset && !force) return false;
       if (&peer == &g && act == i) after_last = c.after_last[m];
       if (static_cast<std::int32_t>(gi) == c.excluded) continue;
       last = std::max(last, peer.activity_start(act));
@@ -527,6 +577,8 @@ class Simulation {
 
   std::vector<RankGraph>& graphs_;
   const std::vector<Coupling>& couplings_;
+  std::vector<std::atomic<std::uint32_t>> arrived_;  // per coupling: members whose start is computed
+  unsigned threads_;
 };
 
 // Sync records are not work: each moves with the work before it on its stream.
@@ -719,22 +771,35 @@ Replay replay(const Profile& profile, const Analysis& analysis, const ReplayEdit
               const ReplayOptions& options) {
   Replay out;
   const std::size_t n = profile.ranks().size();
-  std::vector<RankGraph> graphs;
-  graphs.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) graphs.push_back(build_graph(profile, analysis, i, edits, options));
+  std::vector<RankGraph> graphs(n);
+  {
+    PhaseTimer timer("replay: graphs");
+    parallel_for(n, options.threads,
+                 [&](std::size_t i) { graphs[i] = build_graph(profile, analysis, i, edits, options); });
+  }
   if (edits.fix_straggler && !analysis.collectives.stragglers.empty())
     out.straggler = analysis.collectives.stragglers.front().rank;
   const std::vector<Coupling> couplings = couple_collectives(analysis, graphs, out.straggler);
-  Simulation(graphs, couplings).run();
-  for (RankGraph& g : graphs) place_sync_records(g);
-  double sum = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const RankGraph& g = graphs[i];
-    replay_steps(g, analysis.ranks[i], out.steps);
-    const Occupancy m = occupancy(g, false), r = occupancy(g, true);
-    out.ranks.push_back({g.rank->rank, r.span, r.busy, r.exposed_comm, m.span, m.busy, m.exposed_comm});
-    if (options.keep_times) out.times.push_back({g.start, g.end, g.call_start, g.call_end});
+  {
+    PhaseTimer timer("replay: simulation");
+    Simulation(graphs, couplings, options.threads).run();
   }
+  PhaseTimer timer("replay: steps and ranks");
+  std::vector<std::vector<ReplayedStep>> steps(n);
+  out.ranks.resize(n);
+  if (options.keep_times) out.times.resize(n);
+  parallel_for(n, options.threads, [&](std::size_t i) {
+    RankGraph& g = graphs[i];
+    g.points = {};
+    place_sync_records(g);
+    replay_steps(g, analysis.ranks[i], steps[i]);
+    const Occupancy m = occupancy(g, false), r = occupancy(g, true);
+    out.ranks[i] = {g.rank->rank, r.span, r.busy, r.exposed_comm, m.span, m.busy, m.exposed_comm};
+    if (options.keep_times)
+      out.times[i] = {std::move(g.start), std::move(g.end), std::move(g.call_start), std::move(g.call_end)};
+  });
+  for (auto& s : steps) out.steps.insert(out.steps.end(), s.begin(), s.end());
+  double sum = 0;
   std::size_t counted = 0;
   for (const ReplayedStep& s : out.steps) {
     if (s.measured_ns <= 0) continue;

@@ -67,6 +67,7 @@ struct ReplayOptions {
   bool keep_unexplained = true;
   // Keep each activity's replayed start and end (Replay::times), for drawing.
   bool keep_times = false;
+  unsigned threads = 0;  // ranks' graphs built in parallel; 0 = hardware threads
 };
 
 struct ReplayedStep {

@@ -1,0 +1,97 @@
+// Benchmark of the replay (`whatif`): the dependency graph of every rank of a generated job replayed as
+// measured, and replayed with an edit (GEMMs twice as fast, communication half as fast), on a loaded and
+// analysed profile.
+//
+//   meshscope_gen_job --ranks 1024 --events-per-rank 20000 --format msdb -o /tmp/job1k.msdb
+//   MESHSCOPE_BENCH_PROFILE=/tmp/job1k.msdb taskset -c 0,1 meshscope_bench_replay
+//
+// docs/PERFORMANCE.md ("whatif") records the results; the targets: the replay of the 1,024-rank job (20 M
+// events) under 2 s, an edit under 0.5 s more.
+#include <sched.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "analysis/measure/measure.hpp"
+#include "analysis/measure/replay.hpp"
+#include "profiler/profile.hpp"
+#include "tests/bench/bench_main.hpp"
+
+namespace {
+
+using meshscope::Profile;
+namespace measure = meshscope::measure;
+
+std::filesystem::path input_path() {
+  if (const char* env = std::getenv("MESHSCOPE_BENCH_PROFILE")) return env;
+  return std::filesystem::path(MESHSCOPE_TEST_TMP) / "bench_job1k.msdb";
+}
+
+unsigned cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return static_cast<unsigned>(CPU_COUNT(&set));
+}
+
+struct Loaded {
+  Profile profile;
+  measure::Analysis analysis;
+};
+
+const Loaded& loaded() {
+  static std::optional<Loaded> l;
+  if (!l) {
+    meshscope::LoadOptions load;
+    load.cpu_operators = false;  // the replay reads GPU activities and CUDA calls, not the operators
+    l.emplace(Loaded{Profile::load(input_path(), load), {}});
+    measure::Options options;
+    options.threads = cores();
+    l->analysis = measure::analyze(l->profile, options);
+  }
+  return *l;
+}
+
+void run(benchmark::State& state, const char* edits_text) {
+  const Loaded& l = loaded();
+  measure::ReplayEdits edits;
+  std::string error;
+  if (!measure::parse_edits(edits_text, edits, error)) state.SkipWithError(error.c_str());
+  double error_pct = 0;
+  for (auto _ : state) {
+    const measure::Replay r = measure::replay(l.profile, l.analysis, edits);
+    error_pct = r.mean_abs_error_pct;
+    benchmark::DoNotOptimize(r.steps.data());
+  }
+  const auto& n = l.profile.counts();
+  state.counters["ranks"] = static_cast<double>(l.profile.ranks().size());
+  state.counters["events"] =
+      static_cast<double>(n.kernel + n.memcpy + n.memset + n.sync + n.runtime + n.driver);
+  // Without edits: the replay's mean |error| against the measured steps; with: the mean change of the steps.
+  state.counters[edits.empty() ? "error_pct" : "change_pct"] = error_pct;
+  state.counters["threads"] = cores();
+}
+
+void BM_Replay(benchmark::State& state) {
+  run(state, "replay");
+}
+void BM_ReplayEdited(benchmark::State& state) {
+  run(state, "gemm=0.5 comm=2");
+}
+
+BENCHMARK(BM_Replay)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_ReplayEdited)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return meshscope::bench::run_on_input(
+      argc, argv, "meshscope_bench_replay", input_path(),
+      "meshscope_gen_job --ranks 1024 --events-per-rank 20000 --format msdb -o", "MESHSCOPE_BENCH_PROFILE",
+      "a profile");
+}
