@@ -5,17 +5,21 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "analysis/compare/hardware_edit.hpp"
 #include "analysis/compare/link_edits.hpp"
 #include "analysis/compare/workload.hpp"
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/replay.hpp"
+#include "analysis/model/presets.hpp"
 #include "app/command.hpp"
+#include "app/model_flags.hpp"
 #include "app/text_report.hpp"
 #include "profiler/error.hpp"
 #include "profiler/json_writer.hpp"
@@ -29,6 +33,7 @@ using measure::Replay;
 struct Options {
   std::vector<std::string> inputs;
   std::vector<std::string> scales, links, latencies;
+  std::string hardware;
   bool fix_straggler = false;
   bool drop_unexplained = false;
   bool json = false;
@@ -178,18 +183,47 @@ EditList read_edits(const Options& o, std::vector<compare::LinkEdit>& links) {
   return out;
 }
 
+// A's factors times B's, activity by activity (A empty: B).
+void multiply_into(std::vector<std::vector<double>>& a, std::vector<std::vector<double>> b) {
+  if (a.empty()) {
+    a = std::move(b);
+    return;
+  }
+  for (std::size_t r = 0; r < a.size() && r < b.size(); ++r)
+    for (std::size_t i = 0; i < a[r].size() && i < b[r].size(); ++i) a[r][i] *= b[r][i];
+}
+
+// --hardware: every kernel re-timed for the target from its work (compare::retime_hardware).
+void apply_hardware(const model::HardwareSpec& target, Job& job, EditList& edits) {
+  const auto source = compare::hardware_spec(job.workload());
+  if (!source)
+    fail(
+        "{}: the GPU it ran on is not known, so --hardware has nothing to scale from: state it with "
+        "`meshscope "
+        "annotate PROFILE --hardware NAME`",
+        job.title());
+  compare::HardwareRetiming retimed =
+      compare::retime_hardware(job.profile(), job.analysis(), job.work(), *source, target);
+  multiply_into(edits.edits.transfer_factor, std::move(retimed.factor));
+  edits.notes.insert(edits.notes.end(), retimed.notes.begin(), retimed.notes.end());
+  edits.names.push_back("hardware " + target.name);
+}
+
 void run(const Options& o) {
   std::vector<compare::LinkEdit> links;
   EditList edits = read_edits(o, links);
+  std::optional<model::HardwareSpec> target;
+  if (!o.hardware.empty()) with_model_errors([&] { target = model::load_hardware(o.hardware); });
   Job job = open_job(o.inputs);
   const Profile& profile = job.profile();
   const measure::Analysis& analysis = job.analysis();
+  if (target) apply_hardware(*target, job, edits);
   if (!links.empty()) {
     const auto hw = compare::hardware_spec(job.workload());
     compare::LinkRetiming retimed =
         compare::retime_links(profile, analysis, links, hw ? hw->gpus_per_node : 8);
-    edits.edits.transfer_factor = std::move(retimed.factor);
-    edits.notes = std::move(retimed.notes);
+    multiply_into(edits.edits.transfer_factor, std::move(retimed.factor));
+    edits.notes.insert(edits.notes.end(), retimed.notes.begin(), retimed.notes.end());
     if (!hw)
       edits.notes.push_back("no hardware known: ranks placed 8 to a node where their host names do not tell");
   }
@@ -232,6 +266,10 @@ const bool registered = register_command(
            "with this bus bandwidth, from the α-β fit of the profile's own collectives (repeatable)");
        cmd->add_option("--latency", opts->latencies,
                        "DOMAIN=µs: the same with this latency per ring step (repeatable)");
+       cmd->add_option(
+           "--hardware", opts->hardware,
+           "PRESET or FILE.toml: every kernel re-timed for this GPU from its operator's FLOPs and bytes "
+           "against both rooflines, with the efficiency it reached on the profile's GPU");
        cmd->add_flag("--fix-straggler", opts->fix_straggler,
                      "The rank that made the others wait most in collectives no longer holds them");
        cmd->add_flag("--drop-unexplained", opts->drop_unexplained,

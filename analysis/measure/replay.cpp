@@ -166,17 +166,17 @@ TimeNs typical_launch_delay(const RankGraph& g) {
   return *mid;
 }
 
-// The activity on another stream of the same device that ended last in (after, before]: what an activity
-// that waited past its launch and its stream waited for.
-std::uint32_t ended_just_before(const Rank& r, std::size_t own_stream, TimeNs after, TimeNs before) {
+// The work activity of R that ended last in (AFTER, BEFORE], on any stream but SKIP (kNone: none skipped) of
+// DEVICE (-1: any device); kNone when none did. Sync records and work still running at BEFORE are passed
+// over.
+std::uint32_t ended_last(const Rank& r, std::size_t skip, std::int32_t device, TimeNs after, TimeNs before) {
   std::uint32_t best = kNone;
   TimeNs best_end = after;
   for (std::size_t s = 0; s < r.streams.size(); ++s) {
-    if (s == own_stream || r.streams[s].device != r.streams[own_stream].device) continue;
+    if (s == skip || (device >= 0 && r.streams[s].device != device)) continue;
     const auto acts = r.stream_activities(s);
     auto it = std::upper_bound(acts.begin(), acts.end(), before,
                                [](TimeNs t, const Activity& a) { return t < a.start_ns; });
-    // Sync records and work still running at BEFORE are passed over: the latest work ended before it.
     for (int back = 0; back < 8 && it != acts.begin(); ++back) {
       --it;
       if (!is_work(*it) || it->end_ns > before) continue;
@@ -262,7 +262,8 @@ void link_start(RankGraph& g, std::size_t s, std::uint32_t i, const ReplayOption
     ++g.tally.graph_nodes;
     return;
   }
-  const std::uint32_t dep = ended_just_before(r, s, ready, a.start_ns);
+  // What it waited for: work on another stream of its device that ended just before it (an event wait).
+  const std::uint32_t dep = ended_last(r, s, r.streams[s].device, ready, a.start_ns);
   if (dep != kNone && a.start_ns - r.activities[dep].end_ns <= options.event_wait_max_ns) {
     g.event_dep[i] = dep;
     g.event_lag[i] = a.start_ns - r.activities[dep].end_ns;
@@ -297,27 +298,6 @@ void link_activities(const Profile& profile, RankGraph& g, const ReplayOptions& 
   g.graph_first = {};
 }
 
-// The work activity of R that ended last in [FROM, TO] (on any stream), or kNone.
-std::uint32_t ended_last_inside(const Rank& r, TimeNs from, TimeNs to) {
-  std::uint32_t best = kNone;
-  TimeNs best_end = from - 1;
-  for (std::size_t s = 0; s < r.streams.size(); ++s) {
-    const auto acts = r.stream_activities(s);
-    auto it = std::upper_bound(acts.begin(), acts.end(), to,
-                               [](TimeNs t, const Activity& a) { return t < a.start_ns; });
-    for (int back = 0; back < 8 && it != acts.begin(); ++back) {
-      --it;
-      if (!is_work(*it) || it->end_ns > to) continue;
-      if (it->end_ns > best_end) {
-        best_end = it->end_ns;
-        best = r.streams[s].first + static_cast<std::uint32_t>(it - acts.begin());
-      }
-      break;
-    }
-  }
-  return best;
-}
-
 // Each thread's calls: those not inside another (runtime calls around driver calls) chained in order, the
 // others moved with the call around them; a synchronising call tied to the activity that ended last inside
 // it.
@@ -347,7 +327,7 @@ void link_calls(const Profile& profile, RankGraph& g) {
     if (call.name >= sync_name.size()) sync_name.resize(call.name + 1, -1);
     if (sync_name[call.name] < 0) sync_name[call.name] = synchronising_call(profile.str(call.name)) ? 1 : 0;
     if (sync_name[call.name] == 0) continue;
-    const std::uint32_t w = ended_last_inside(r, call.start_ns, call.end_ns);
+    const std::uint32_t w = ended_last(r, kNone, -1, call.start_ns - 1, call.end_ns);
     if (w == kNone) continue;
     g.awaited[c] = w;
     ++g.tally.sync_waits;

@@ -33,12 +33,7 @@ std::filesystem::path input_path() {
   return std::filesystem::path(MESHSCOPE_TEST_TMP) / "bench_job64.msdb";
 }
 
-unsigned cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-  return static_cast<unsigned>(CPU_COUNT(&set));
-}
+using meshscope::bench::cores;
 
 struct Loaded {
   Profile profile;

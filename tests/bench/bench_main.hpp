@@ -3,11 +3,21 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
+#include <sched.h>
 
 #include <cstdio>
 #include <filesystem>
 
 namespace meshscope::bench {
+
+// The cores this process may run on (what `taskset -c 0,1` leaves it): the threads a benchmark gives its
+// pass.
+inline unsigned cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return static_cast<unsigned>(CPU_COUNT(&set));
+}
 
 // Google Benchmark's own main(): runs the registered benchmarks.
 inline int run_benchmarks(int argc, char** argv) {

@@ -1,0 +1,103 @@
+#include "analysis/compare/hardware_edit.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "analysis/compare/measured.hpp"
+#include "analysis/measure/op_work.hpp"
+
+namespace meshscope::compare {
+namespace {
+
+// The least time a kernel of FLOPS and BYTES at PRECISION takes on HW (its roofline bound), 0 when unknown.
+double bound_s(double flops, double bytes, measure::WorkPrecision precision, const model::HardwareSpec& hw) {
+  const measure::WorkCeilings ceilings = ceilings_of(hw);
+  const double peak = measure::peak_for(precision, ceilings);
+  const double compute = flops > 0 && peak > 0 ? flops / peak : 0;
+  const double memory = bytes > 0 && hw.hbm_tbps > 0 ? bytes / (hw.hbm_tbps * 1e12) : 0;
+  return std::max(compute, memory);
+}
+
+double ratio(double source, double target) {
+  return source > 0 && target > 0 ? source / target : 1.0;
+}
+
+}  // namespace
+
+HardwareRetiming retime_hardware(const Profile& profile, const measure::Analysis& analysis,
+                                 const measure::ProfileWork& work, const model::HardwareSpec& source,
+                                 const model::HardwareSpec& target) {
+  HardwareRetiming out;
+  const auto& ranks = profile.ranks();
+  out.factor.resize(ranks.size());
+  std::vector<std::vector<std::uint8_t>> done(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    out.factor[r].assign(ranks[r].activities.size(), 1.0);
+    done[r].assign(ranks[r].activities.size(), 0);
+  }
+  // Kernels with work: each its own factor, summed by kind (time-weighted) for the kernels without.
+  constexpr std::size_t kKinds = measure::kWorkCategoryCount + 1;
+  std::array<double, kKinds> weighted{}, seconds{};
+  for (const measure::KernelShare& k : work.kernels) {
+    if (k.rank_index >= ranks.size() || k.activity >= ranks[k.rank_index].activities.size()) continue;
+    const measure::CountedOp& op = work.ops[k.op];
+    const double before = bound_s(k.flops, k.bytes, op.precision, source);
+    const double after = bound_s(k.flops, k.bytes, op.precision, target);
+    if (!(before > 0) || !(after > 0)) continue;
+    const double f = after / before;
+    out.factor[k.rank_index][k.activity] = f;
+    done[k.rank_index][k.activity] = 1;
+    ++out.from_work;
+    const double t = static_cast<double>(ranks[k.rank_index].activities[k.activity].duration()) / 1e9;
+    const auto kind = static_cast<std::size_t>(
+        measure::kernel_work_category(profile.str(ranks[k.rank_index].activities[k.activity].name)));
+    for (const std::size_t slot : {kind, std::size_t{0}}) {
+      weighted[slot] += t * f;
+      seconds[slot] += t;
+    }
+  }
+  const auto kind_factor = [&](std::size_t kind) {
+    if (seconds[kind] > 0) return weighted[kind] / seconds[kind];
+    return seconds[0] > 0 ? weighted[0] / seconds[0]
+                          : ratio(source.peak_tflops_bf16, target.peak_tflops_bf16);
+  };
+  const double hbm = ratio(source.hbm_tbps, target.hbm_tbps);
+  const double intra = ratio(source.intra_node_gbps, target.intra_node_gbps);
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const Rank& rank = ranks[r];
+    for (std::uint32_t i = 0; i < rank.activities.size(); ++i) {
+      if (done[r][i]) continue;
+      const Activity& a = rank.activities[i];
+      const ActivityClass cls = analysis.ranks[r].classes[i];
+      if (cls == ActivityClass::kComm) {
+        out.factor[r][i] = intra;
+      } else if (a.kind == ActivityKind::kMemset ||
+                 (a.kind == ActivityKind::kMemcpy && profile.str(a.name).find("DtoD") != std::string::npos)) {
+        out.factor[r][i] = hbm;
+      } else if (a.kind == ActivityKind::kKernel && cls == ActivityClass::kCompute) {
+        out.factor[r][i] =
+            kind_factor(static_cast<std::size_t>(measure::kernel_work_category(profile.str(a.name))));
+        ++out.from_kind;
+      }
+    }
+  }
+  out.notes.push_back(
+      fmt::format("{} → {}: {} kernels re-timed from their operators' FLOPs and bytes against "
+                  "both rooflines, {} without work by the factor of their kind",
+                  source.name, target.name, out.from_work, out.from_kind));
+  for (std::size_t kind = 1; kind < kKinds; ++kind) {
+    if (seconds[kind] > 0)
+      out.notes.push_back(fmt::format("{} kernels × {:.3f} (time-weighted over those with work)",
+                                      measure::to_string(static_cast<measure::WorkCategory>(kind)),
+                                      weighted[kind] / seconds[kind]));
+  }
+  out.notes.push_back(fmt::format(
+      "device copies and memsets × {:.3f} (HBM {:.2f} → {:.2f} TB/s); "
+      "communication × {:.3f} (links {:.0f} → {:.0f} GB/s); host copies unchanged",
+      hbm, source.hbm_tbps, target.hbm_tbps, intra, source.intra_node_gbps, target.intra_node_gbps));
+  return out;
+}
+
+}  // namespace meshscope::compare

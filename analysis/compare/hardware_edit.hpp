@@ -1,0 +1,33 @@
+// What-if on other hardware (`whatif --hardware PRESET`): each kernel re-timed from the work its operator's
+// shapes give it (measure::ProfileWork's kernel shares: FLOPs and bytes) against the target's ceilings,
+// keeping the efficiency it reached on the source: its time × (roofline bound on the target) / (bound on the
+// source). A kernel without work takes the time-weighted factor of the kernels with work of its kind (gemm,
+// attention, …, read from its name), else of all compute kernels; device copies and memsets the HBM ratio;
+// communication the ratio of the links' nominal bandwidths. The factors go to measure::replay
+// (ReplayEdits::transfer_factor).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/measure/measure.hpp"
+#include "analysis/measure/work.hpp"
+#include "analysis/model/specs.hpp"
+#include "profiler/profile.hpp"
+
+namespace meshscope::compare {
+
+struct HardwareRetiming {
+  std::vector<std::vector<double>> factor;  // per Profile::ranks() index, per Rank::activities
+  std::int64_t from_work = 0;               // kernels re-timed from their own work
+  std::int64_t from_kind = 0;               // kernels without work, scaled by their kind's factor
+  std::vector<std::string> notes;           // what each kind was scaled by, and what stayed
+};
+
+// PROFILE (analysed as ANALYSIS, its work WORK) run on SOURCE, re-timed for TARGET.
+HardwareRetiming retime_hardware(const Profile& profile, const measure::Analysis& analysis,
+                                 const measure::ProfileWork& work, const model::HardwareSpec& source,
+                                 const model::HardwareSpec& target);
+
+}  // namespace meshscope::compare

@@ -1,0 +1,61 @@
+// `whatif --hardware` (analysis/compare/hardware_edit.hpp) on a real trace: TraceLens's Qwen1.5-0.5B
+// inference recorded on an H100 SXM, re-timed for an A100 80GB. Its GEMMs are compute-bound: each takes the
+// ratio of the two BF16 dense peaks, 989.4 / 312 TFLOP/s (NVIDIA H100 datasheet; A100 datasheet); the
+// element-wise kernels are memory-bound: the ratio of the HBM bandwidths, 3.35 / 2.039 TB/s (the same
+// datasheets, assets/hardware/*.toml).
+#include "analysis/compare/hardware_edit.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include "tests/measure/cli_test_util.hpp"
+
+namespace meshscope::compare {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+TEST(HardwareEdit, AnH100RunOnAnA100TakesTheRatioOfItsCeilings) {
+  const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / ("hardware-edit-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path trace =
+      fs::path(MESHSCOPE_SHARED_DIR) / "traces/tracelens/h100_qwen1.5_0.5b_inference.json.gz";
+  const std::string json =
+      test::run_cli_ok("whatif '" + trace.string() + "' --hardware a100-80gb --json", dir);
+  simdjson::dom::parser parser;
+  const simdjson::dom::element doc = parser.parse(json);
+  const simdjson::dom::element whatif = doc["whatif"];
+  std::string notes;
+  for (const auto note : whatif["notes"].get_array()) notes += std::string(std::string_view(note)) + "\n";
+  EXPECT_THAT(notes, HasSubstr("h100-sxm → a100-80gb"));
+  EXPECT_THAT(notes, HasSubstr(fmt::format("gemm kernels × {:.3f}", 989.4 / 312.0)));
+  EXPECT_THAT(notes, HasSubstr(fmt::format("elementwise kernels × {:.3f}", 3.35 / 2.039)));
+  EXPECT_THAT(notes, HasSubstr(fmt::format("device copies and memsets × {:.3f}", 3.35 / 2.039)));
+  // Slower everywhere: the step takes longer than measured, by less than the GEMMs' ratio.
+  const std::int64_t measured = doc["replay"]["steps"].at(0)["measured_ns"];
+  const std::int64_t predicted = whatif["steps"].at(0)["predicted_ns"];
+  EXPECT_GT(predicted, measured * 3 / 2);
+  EXPECT_LT(predicted, measured * 989.4 / 312.0);
+  // A profile whose GPU is not known cannot be scaled from: one line saying how to state it.
+  const test::CliResult unknown =
+      test::run_cli("whatif '" + (fs::path(MESHSCOPE_SHARED_DIR) / "traces/hta/cpu_only").string() +
+                        "' --hardware h100-sxm",
+                    dir);
+  EXPECT_EQ(unknown.status, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("the GPU it ran on is not known"));
+  const test::CliResult bad = test::run_cli("whatif '" + trace.string() + "' --hardware a100-sxm", dir);
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_THAT(bad.err, HasSubstr("unknown hardware preset 'a100-sxm'"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace meshscope::compare
