@@ -87,6 +87,11 @@ HardwareRetiming retime_hardware(const Profile& profile, const measure::Analysis
       fmt::format("{} → {}: {} kernels re-timed from their operators' FLOPs and bytes against "
                   "both rooflines, {} without work by the factor of their kind",
                   source.name, target.name, out.from_work, out.from_kind));
+  if (out.from_work == 0 && out.from_kind > 0)
+    out.notes.push_back(
+        fmt::format("no kernel has work (record with record_shapes=True): compute kernels × "
+                    "{:.3f}, the ratio of the BF16 dense peaks",
+                    ratio(source.peak_tflops_bf16, target.peak_tflops_bf16)));
   for (std::size_t kind = 1; kind < kKinds; ++kind) {
     if (seconds[kind] > 0)
       out.notes.push_back(fmt::format("{} kernels × {:.3f} (time-weighted over those with work)",

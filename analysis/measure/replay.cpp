@@ -51,8 +51,7 @@ std::uint8_t phase_of(What what, bool zero_length) {
 }
 
 struct Tally {
-  std::int64_t unlinked = 0, unexplained = 0, event_waits = 0, graph_nodes = 0, sync_waits = 0, coupled = 0,
-               uncoupled_comm = 0;
+  std::int64_t unlinked = 0, unexplained = 0, event_waits = 0, graph_nodes = 0, sync_waits = 0;
   std::int64_t forced = 0, edited = 0;
   TimeNs unexplained_ns = 0;
 };

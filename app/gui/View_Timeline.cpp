@@ -308,12 +308,14 @@ void View::timeline_toolbar() {
                                       "under each rank (docs/WHATIF.md)");
   whatif_popup();
   if (bl_.loaded) {
-    same_line_if_fits(checkbox_width("Baseline rows"));
+    // A replay of this run (What-if...) is the baseline while it is shown: its rows say so.
+    const char* rows_label = bl_.loaded->whatif_edits.empty() ? "Baseline rows" : "What-if rows";
+    same_line_if_fits(checkbox_width(rows_label));
     // A large baseline opened on its summaries (lazy ranks) has no events to stack.
     const bool summaries_only = bl_.loaded->lazy.has_value();
     bool stacked = bl_.stacked && !summaries_only;
     ImGui::BeginDisabled(summaries_only);
-    if (ImGui::Checkbox("Baseline rows", &stacked)) set_baseline_stacked(stacked);
+    if (ImGui::Checkbox(rows_label, &stacked)) set_baseline_stacked(stacked);
     ImGui::EndDisabled();
     note_if_past_edge();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
