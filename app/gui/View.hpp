@@ -524,8 +524,8 @@ class View {
   std::uint64_t frame_ = 0;
 
   // Baseline: the profile, its diff with the open one, the worker that loads and diffs
-  void whatif_popup();  // View_Timeline.cpp: the toolbar's What-if editor
-  void run_whatif();    // View_Baseline.cpp: the requested replay, on the UI thread
+  void whatif_button();  // View_Timeline.cpp: the toolbar's What-if button and editor
+  void run_whatif();     // View_Baseline.cpp: the requested replay, on the UI thread
   struct WhatifState {
     std::optional<measure::ReplayEdits> requested;
     std::string requested_text;

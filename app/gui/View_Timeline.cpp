@@ -184,8 +184,20 @@ void bookmarks_popup(TimelineState& tl, TimeNs origin) {
 
 }  // namespace
 
-// The What-if editor: edits as one line (measure::parse_edits), replayed when given.
-void View::whatif_popup() {
+// The toolbar's What-if... button (disabled for a large job open on its summaries) and its editor: edits as
+// one line (measure::parse_edits), replayed when given.
+void View::whatif_button() {
+  same_line_if_fits(button_width("What-if..."));
+  ImGui::BeginDisabled(loaded_->lazy.has_value());
+  if (ImGui::Button("What-if...")) ImGui::OpenPopup("##whatif");
+  ImGui::EndDisabled();
+  note_if_past_edge();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip(loaded_->lazy ? "What-if replays every rank's events: this large job is open on its "
+                                      "summaries (open it with --lazy never)"
+                                    : "Replay this run by its dependency graph, with edits (GEMMs faster, "
+                                      "communication slower, the straggler on time),\nand show the replay "
+                                      "under each rank (docs/WHATIF.md)");
   if (!ImGui::BeginPopup("##whatif")) return;
   ImGui::TextUnformatted("Replay this run by its dependency graph, changed (docs/WHATIF.md)");
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22);
@@ -295,18 +307,7 @@ void View::timeline_toolbar() {
         "Outline the chain of CPU work, CUDA calls, kernels, copies and waits that set when each step "
         "ended\n(the selected step's, or every visible step's when none is selected; its length by kind is "
         "in the step's details)");
-  same_line_if_fits(button_width("What-if..."));
-  ImGui::BeginDisabled(loaded_->lazy.has_value());
-  if (ImGui::Button("What-if...")) ImGui::OpenPopup("##whatif");
-  ImGui::EndDisabled();
-  note_if_past_edge();
-  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip(loaded_->lazy ? "What-if replays every rank's events: this large job is open on its "
-                                      "summaries (open it with --lazy never)"
-                                    : "Replay this run by its dependency graph, with edits (GEMMs faster, "
-                                      "communication slower, the straggler on time),\nand show the replay "
-                                      "under each rank (docs/WHATIF.md)");
-  whatif_popup();
+  whatif_button();
   if (bl_.loaded) {
     // A replay of this run (What-if...) is the baseline while it is shown: its rows say so.
     const char* rows_label = bl_.loaded->whatif_edits.empty() ? "Baseline rows" : "What-if rows";
