@@ -229,10 +229,10 @@ void run(const Options& o) {
   }
   measure::ReplayOptions options;
   options.keep_unexplained = !o.drop_unexplained;
-  const Replay base = measure::replay(profile, analysis, {}, options);
+  measure::ReplayGraph graph(profile, analysis, options);
+  const Replay base = graph.run();
   std::unique_ptr<Replay> edited;
-  if (!edits.edits.empty())
-    edited = std::make_unique<Replay>(measure::replay(profile, analysis, edits.edits, options));
+  if (!edits.edits.empty()) edited = std::make_unique<Replay>(graph.run(edits.edits));
   if (!o.json) {
     print_text(job.title(), edits, base, edited.get(), o.rows);
     return;

@@ -50,13 +50,21 @@ std::uint8_t phase_of(What what, bool zero_length) {
   return 4;
 }
 
+// A point in simulation order: the activity or call index, shifted, with its What in the low two bits.
+using PointCode = std::uint32_t;
+constexpr std::uint32_t kMaxPointIndex = (1u << 30) - 1;
+
+struct Occupancy {
+  TimeNs span = 0, busy = 0, exposed_comm = 0;
+};
+
 struct Tally {
   std::int64_t unlinked = 0, unexplained = 0, event_waits = 0, graph_nodes = 0, sync_waits = 0;
-  std::int64_t forced = 0, edited = 0;
+  std::int64_t forced = 0, edited = 0;  // of the last run
   TimeNs unexplained_ns = 0;
 };
 
-// One rank's graph and its replayed times.
+// One rank's graph (built once) and its replayed times (of the last run).
 struct RankGraph {
   const Rank* rank = nullptr;
   std::size_t index = 0;
@@ -70,14 +78,15 @@ struct RankGraph {
   std::vector<std::uint32_t> graph_prev;
   std::vector<std::uint8_t> graph_first;
   std::vector<TimeNs> launch_lat, queue_gap, event_lag;
-  std::vector<double> scale;         // empty without edits
   std::vector<std::int32_t> member;  // into the couplings, -1
+  Occupancy measured;
+  std::vector<double> scale;  // of the run: empty without edits
   std::vector<TimeNs> start, end;
   // Per Rank::api_calls.
   std::vector<std::uint32_t> prev_call, parent_call, awaited;
   std::vector<TimeNs> call_start, call_end;
   std::vector<std::vector<std::uint32_t>> top_calls;  // per LaunchIndex thread: its calls not inside another
-  std::vector<Point> points;
+  std::vector<PointCode> order;                       // every start and end, in simulation order
   std::size_t cursor = 0;
   TimeNs shift = 0;  // the latest replayed − measured time: what stands in for a value not yet computed
   Tally tally;
@@ -101,8 +110,19 @@ struct Coupling {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> members;  // (graph, activity)
   std::vector<TimeNs> after_last;  // per member: measured end − measured last arrival
   TimeNs min_duration = 0;         // the shortest member's measured duration
-  std::int32_t excluded = -1;      // graph index whose arrival no longer holds the others
+  std::int32_t excluded = -1;      // of the run: graph index whose arrival no longer holds the others
 };
+
+// Each instance's member of rank EXCLUDED_RANK (-1: none) no longer holds the others.
+void exclude_rank(std::vector<Coupling>& couplings, const std::vector<RankGraph>& graphs,
+                  std::int32_t excluded_rank) {
+  for (Coupling& c : couplings) {
+    c.excluded = -1;
+    if (excluded_rank < 0) continue;
+    for (const auto& [gi, act] : c.members)
+      if (graphs[gi].rank->rank == excluded_rank) c.excluded = static_cast<std::int32_t>(gi);
+  }
+}
 
 bool is_work(const Activity& a) {
   return a.kind != ActivityKind::kSync;
@@ -335,10 +355,13 @@ void link_calls(const Profile& profile, RankGraph& g) {
 
 void add_points(RankGraph& g) {
   const Rank& r = *g.rank;
-  g.points.clear();
-  g.points.reserve(2 * (r.activities.size() + r.api_calls.size()));
+  if (r.activities.size() > kMaxPointIndex || r.api_calls.size() > kMaxPointIndex)
+    fail("rank {} has too many events to replay ({} activities, {} calls)", r.rank, r.activities.size(),
+         r.api_calls.size());
+  std::vector<Point> points;
+  points.reserve(2 * (r.activities.size() + r.api_calls.size()));
   const auto add = [&](TimeNs t, std::uint32_t i, What what, bool zero) {
-    g.points.push_back({t, i, phase_of(what, zero), what});
+    points.push_back({t, i, phase_of(what, zero), what});
   };
   for (std::uint32_t i = 0; i < r.activities.size(); ++i) {
     const Activity& a = r.activities[i];
@@ -351,15 +374,20 @@ void add_points(RankGraph& g) {
     add(call.start_ns, c, What::kCallStart, false);
     add(call.end_ns, c, What::kCallEnd, call.end_ns <= call.start_ns);
   }
-  std::sort(g.points.begin(), g.points.end(), [](const Point& x, const Point& y) {
+  std::sort(points.begin(), points.end(), [](const Point& x, const Point& y) {
     if (x.t != y.t) return x.t < y.t;
     if (x.phase != y.phase) return x.phase < y.phase;
     return x.index < y.index;
   });
+  g.order.resize(points.size());
+  for (std::size_t k = 0; k < points.size(); ++k)
+    g.order[k] = (points[k].index << 2) | static_cast<std::uint32_t>(points[k].what);
 }
 
+Occupancy occupancy(const RankGraph& g, bool replayed);
+
 RankGraph build_graph(const Profile& profile, const Analysis& analysis, std::size_t index,
-                      const ReplayEdits& edits, const ReplayOptions& options) {
+                      const ReplayOptions& options) {
   RankGraph g;
   g.rank = &profile.ranks()[index];
   g.index = index;
@@ -367,7 +395,20 @@ RankGraph build_graph(const Profile& profile, const Analysis& analysis, std::siz
   g.launches = index_launches(*g.rank, false);
   link_activities(profile, g, options);
   link_calls(profile, g);
+  g.member.assign(g.rank->activities.size(), -1);
+  g.measured = occupancy(g, false);
+  add_points(g);
+  return g;
+}
+
+// A run's starting state: the edits' factor per activity, no time computed yet.
+void prepare_run(const Profile& profile, RankGraph& g, const ReplayEdits& edits) {
   const Rank& r = *g.rank;
+  const std::size_t index = g.index;
+  g.tally.forced = g.tally.edited = 0;
+  g.cursor = 0;
+  g.shift = 0;
+  g.scale.clear();
   const std::vector<double>* factors =
       index < edits.transfer_factor.size() && edits.transfer_factor[index].size() == r.activities.size()
           ? &edits.transfer_factor[index]
@@ -383,18 +424,14 @@ RankGraph build_graph(const Profile& profile, const Analysis& analysis, std::siz
       g.tally.edited += g.scale[i] != 1.0;
     }
   }
-  g.member.assign(r.activities.size(), -1);
   g.start.assign(r.activities.size(), kUnset);
   g.end.assign(r.activities.size(), kUnset);
   g.call_start.assign(r.api_calls.size(), kUnset);
   g.call_end.assign(r.api_calls.size(), kUnset);
-  add_points(g);
-  return g;
 }
 
 // The complete instances of two or more members whose kernels are in the profile.
-std::vector<Coupling> couple_collectives(const Analysis& analysis, std::vector<RankGraph>& graphs,
-                                         std::int32_t excluded_rank) {
+std::vector<Coupling> couple_collectives(const Analysis& analysis, std::vector<RankGraph>& graphs) {
   std::vector<Coupling> out;
   const CollectiveReport& report = analysis.collectives;
   for (const CollectiveInstance& inst : report.instances) {
@@ -415,7 +452,6 @@ std::vector<Coupling> couple_collectives(const Analysis& analysis, std::vector<R
       const Activity& a = graphs[gi].rank->activities[act];
       c.after_last.push_back(a.end_ns - last_arrival);
       c.min_duration = std::min(c.min_duration, std::max<TimeNs>(0, a.duration()));
-      if (graphs[gi].rank->rank == excluded_rank) c.excluded = static_cast<std::int32_t>(gi);
     }
     const auto id = static_cast<std::int32_t>(out.size());
     for (const auto& [gi, act] : c.members) graphs[gi].member[act] = id;
@@ -433,20 +469,23 @@ class Simulation {
   // A member's start is published by its coupling's count (release), read once the count is full (acquire).
   void run() {
     std::vector<std::uint8_t> progressed(graphs_.size());
-    for (;;) {
+    for (;; ++rounds_) {
       parallel_for(graphs_.size(), threads_,
                    [&](std::size_t r) { progressed[r] = advance(graphs_[r], false); });
       bool any = false, unfinished = false;
       for (std::size_t r = 0; r < graphs_.size(); ++r) {
         any |= progressed[r] != 0;
-        unfinished |= graphs_[r].cursor < graphs_[r].points.size();
+        unfinished |= graphs_[r].cursor < graphs_[r].order.size();
       }
-      if (!unfinished) return;
+      if (!unfinished) {
+        if (timing_enabled()) std::fprintf(stderr, "[timing] replay: %zu rounds\n", rounds_);
+        return;
+      }
       if (any) continue;
       // Members' measured times disagree with the order of their ranks (clocks not aligned): the first
       // blocked point goes ahead with estimates for what it waits for.
       for (RankGraph& g : graphs_) {
-        if (g.cursor < g.points.size() && advance(g, true)) {
+        if (g.cursor < g.order.size() && advance(g, true)) {
           ++g.tally.forced;
           break;
         }
@@ -457,8 +496,8 @@ class Simulation {
  private:
   bool advance(RankGraph& g, bool force) {
     bool progressed = false;
-    while (g.cursor < g.points.size()) {
-      if (!process(g, g.points[g.cursor], force)) return progressed;
+    while (g.cursor < g.order.size()) {
+      if (!process(g, g.order[g.cursor], force)) return progressed;
       force = false;
       progressed = true;
       ++g.cursor;
@@ -466,18 +505,19 @@ class Simulation {
     return progressed;
   }
 
-  bool process(RankGraph& g, const Point& p, bool force) {
-    switch (p.what) {
+  bool process(RankGraph& g, PointCode p, bool force) {
+    const std::uint32_t index = p >> 2;
+    switch (static_cast<What>(p & 3u)) {
       case What::kActivityStart:
-        start_activity(g, p.index);
+        start_activity(g, index);
         return true;
       case What::kActivityEnd:
-        return end_activity(g, p.index, force);
+        return end_activity(g, index, force);
       case What::kCallStart:
-        start_call(g, p.index);
+        start_call(g, index);
         return true;
       case What::kCallEnd:
-        end_call(g, p.index);
+        end_call(g, index);
         return true;
     }
     return true;
@@ -558,6 +598,7 @@ class Simulation {
   const std::vector<Coupling>& couplings_;
   std::vector<std::atomic<std::uint32_t>> arrived_;  // per coupling: members whose start is computed
   unsigned threads_;
+  std::size_t rounds_ = 1;
 };
 
 // Sync records are not work: each moves with the work before it on its stream.
@@ -652,9 +693,6 @@ void replay_steps(const RankGraph& g, const RankResult& result, std::vector<Repl
   }
 }
 
-struct Occupancy {
-  TimeNs span = 0, busy = 0, exposed_comm = 0;
-};
 Occupancy occupancy(const RankGraph& g, bool replayed) {
   const Rank& r = *g.rank;
   std::vector<Interval> all, comm, compute;
@@ -746,36 +784,61 @@ void add_assumptions(const std::vector<RankGraph>& graphs, std::size_t couplings
 
 }  // namespace
 
-Replay replay(const Profile& profile, const Analysis& analysis, const ReplayEdits& edits,
-              const ReplayOptions& options) {
-  Replay out;
+struct ReplayGraph::Impl {
+  const Profile* profile = nullptr;
+  const Analysis* analysis = nullptr;
+  ReplayOptions options;
+  std::vector<RankGraph> graphs;
+  std::vector<Coupling> couplings;
+};
+
+ReplayGraph::ReplayGraph(const Profile& profile, const Analysis& analysis, const ReplayOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.profile = &profile;
+  m.analysis = &analysis;
+  m.options = options;
   const std::size_t n = profile.ranks().size();
-  std::vector<RankGraph> graphs(n);
+  m.graphs.resize(n);
+  PhaseTimer timer("replay: graphs");
+  parallel_for(n, options.threads,
+               [&](std::size_t i) { m.graphs[i] = build_graph(profile, analysis, i, options); });
+  m.couplings = couple_collectives(analysis, m.graphs);
+}
+
+ReplayGraph::~ReplayGraph() = default;
+ReplayGraph::ReplayGraph(ReplayGraph&&) noexcept = default;
+ReplayGraph& ReplayGraph::operator=(ReplayGraph&&) noexcept = default;
+
+Replay ReplayGraph::run(const ReplayEdits& edits, bool keep_times) {
+  Impl& m = *impl_;
+  const Analysis& analysis = *m.analysis;
+  const unsigned threads = m.options.threads;
+  Replay out;
+  const std::size_t n = m.graphs.size();
   {
-    PhaseTimer timer("replay: graphs");
-    parallel_for(n, options.threads,
-                 [&](std::size_t i) { graphs[i] = build_graph(profile, analysis, i, edits, options); });
+    PhaseTimer timer("replay: edits");
+    parallel_for(n, threads, [&](std::size_t i) { prepare_run(*m.profile, m.graphs[i], edits); });
   }
   if (edits.fix_straggler && !analysis.collectives.stragglers.empty())
     out.straggler = analysis.collectives.stragglers.front().rank;
-  const std::vector<Coupling> couplings = couple_collectives(analysis, graphs, out.straggler);
+  exclude_rank(m.couplings, m.graphs, out.straggler);
   {
     PhaseTimer timer("replay: simulation");
-    Simulation(graphs, couplings, options.threads).run();
+    Simulation(m.graphs, m.couplings, threads).run();
   }
   PhaseTimer timer("replay: steps and ranks");
   std::vector<std::vector<ReplayedStep>> steps(n);
   out.ranks.resize(n);
-  if (options.keep_times) out.times.resize(n);
-  parallel_for(n, options.threads, [&](std::size_t i) {
-    RankGraph& g = graphs[i];
-    g.points = {};
+  if (keep_times) out.times.resize(n);
+  parallel_for(n, threads, [&](std::size_t i) {
+    RankGraph& g = m.graphs[i];
     place_sync_records(g);
     replay_steps(g, analysis.ranks[i], steps[i]);
-    const Occupancy m = occupancy(g, false), r = occupancy(g, true);
-    out.ranks[i] = {g.rank->rank, r.span, r.busy, r.exposed_comm, m.span, m.busy, m.exposed_comm};
-    if (options.keep_times)
-      out.times[i] = {std::move(g.start), std::move(g.end), std::move(g.call_start), std::move(g.call_end)};
+    const Occupancy r = occupancy(g, true);
+    out.ranks[i] = {g.rank->rank,           r.span, r.busy, r.exposed_comm, g.measured.span, g.measured.busy,
+                    g.measured.exposed_comm};
+    if (keep_times) out.times[i] = {g.start, g.end, g.call_start, g.call_end};
   });
   for (auto& s : steps) out.steps.insert(out.steps.end(), s.begin(), s.end());
   double sum = 0;
@@ -789,8 +852,13 @@ Replay replay(const Profile& profile, const Analysis& analysis, const ReplayEdit
     ++counted;
   }
   out.mean_abs_error_pct = counted > 0 ? sum / static_cast<double>(counted) : 0;
-  add_assumptions(graphs, couplings.size(), options, out);
+  add_assumptions(m.graphs, m.couplings.size(), m.options, out);
   return out;
+}
+
+Replay replay(const Profile& profile, const Analysis& analysis, const ReplayEdits& edits,
+              const ReplayOptions& options) {
+  return ReplayGraph(profile, analysis, options).run(edits, options.keep_times);
 }
 
 namespace {

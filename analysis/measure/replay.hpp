@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -100,7 +101,25 @@ struct Replay {
   std::int32_t straggler = -1;                           // the rank fix_straggler released (-1: none)
 };
 
-// ANALYSIS must be measure::analyze(PROFILE). Every rank's events must be loaded.
+// The dependency graph of every rank of a profile, built once and simulated again for each set of edits:
+// an edit costs a simulation, not a new graph. PROFILE and ANALYSIS (measure::analyze(PROFILE), every rank's
+// events loaded) must outlive it. Holds each rank's replayed times between runs: one run at a time.
+class ReplayGraph {
+ public:
+  ReplayGraph(const Profile& profile, const Analysis& analysis, const ReplayOptions& options = {});
+  ~ReplayGraph();
+  ReplayGraph(ReplayGraph&&) noexcept;
+  ReplayGraph& operator=(ReplayGraph&&) noexcept;
+
+  // The replay with EDITS (none: as measured); each activity's replayed times kept with KEEP_TIMES.
+  Replay run(const ReplayEdits& edits = {}, bool keep_times = false);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ReplayGraph(PROFILE, ANALYSIS, OPTIONS).run(EDITS, OPTIONS.keep_times): one replay.
 Replay replay(const Profile& profile, const Analysis& analysis, const ReplayEdits& edits = {},
               const ReplayOptions& options = {});
 

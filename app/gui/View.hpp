@@ -531,6 +531,10 @@ class View {
     std::string requested_text;
     char text[256] = "gemm=0.5";
     std::string error;
+    // The open profile's dependency graph, built by the first what-if and simulated again by the next.
+    std::unique_ptr<measure::ReplayGraph> graph;
+    std::weak_ptr<LoadedProfile> graph_of;
+    const Profile* graph_profile = nullptr;
   } wi_;
   struct BaselineState {
     std::shared_ptr<LoadedProfile> loaded;

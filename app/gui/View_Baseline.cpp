@@ -79,9 +79,13 @@ void View::run_whatif() {
     bl_.error = wi_.error;
     return;
   }
-  measure::ReplayOptions options;
-  options.keep_times = true;
-  measure::Replay replay = measure::replay(*loaded_->profile, loaded_->analysis, edits, options);
+  if (!wi_.graph || wi_.graph_of.lock() != loaded_ || wi_.graph_profile != loaded_->profile.get()) {
+    wi_.graph.reset();
+    wi_.graph = std::make_unique<measure::ReplayGraph>(*loaded_->profile, loaded_->analysis);
+    wi_.graph_of = loaded_;
+    wi_.graph_profile = loaded_->profile.get();
+  }
+  measure::Replay replay = wi_.graph->run(edits, true);
   auto profile = std::make_shared<const Profile>(measure::replayed_profile(*loaded_->profile, replay));
   std::unique_ptr<LoadedProfile> whatif = index_profile(std::move(profile), nullptr);
   whatif->source = loaded_->source;
@@ -112,6 +116,7 @@ void View::baseline_poll() {
       bl_.pending_diff.reset();
     }
   }
+  if (wi_.graph && wi_.graph_of.lock() != loaded_) wi_.graph.reset();  // another profile is open: not kept
   if (wi_.requested && loaded_ && loaded_->events && !loading_.load() && !bl_.busy.load()) run_whatif();
   // A baseline with no diff for the open profile (opened before it, or the profile changed): diff again.
   if (!bl_.busy.load() && bl_.loaded && loaded_ && bl_.error.empty() && !same_owner(bl_.diff_of, loaded_))

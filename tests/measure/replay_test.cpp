@@ -189,6 +189,31 @@ TEST(Replay, CollectivesEndTogetherAfterTheLastArrival) {
   EXPECT_EQ(fixed.ranks[0].span_ns, 100 * us);
 }
 
+// A graph kept for several edits gives each what a replay of its own gives: nothing of one run stays in the
+// next.
+TEST(Replay, AKeptGraphRunsEachEditAsAFreshReplay) {
+  const Profile p = late_rank();
+  const Analysis a = analyze(p);
+  ReplayGraph graph(p, a);
+  ReplayEdits fix;
+  fix.fix_straggler = true;
+  for (const ReplayEdits& edits : {scaled("comm=0.5"), fix, ReplayEdits{}, scaled("comm=0.5")}) {
+    const Replay kept = graph.run(edits, true);
+    const Replay fresh = replay(p, a, edits, with_times());
+    ASSERT_EQ(kept.times.size(), fresh.times.size());
+    for (std::size_t r = 0; r < kept.times.size(); ++r) {
+      EXPECT_EQ(kept.times[r].start, fresh.times[r].start);
+      EXPECT_EQ(kept.times[r].end, fresh.times[r].end);
+      EXPECT_EQ(kept.times[r].call_end, fresh.times[r].call_end);
+    }
+    EXPECT_EQ(kept.straggler, fresh.straggler);
+    EXPECT_EQ(kept.edited_activities, fresh.edited_activities);
+    EXPECT_EQ(kept.assumptions, fresh.assumptions);
+  }
+  EXPECT_EQ(graph.run(fix, true).times[0].end[0], 200 * us);
+  EXPECT_EQ(graph.run({}, true).times[0].end[0], 400 * us);
+}
+
 TEST(Replay, ScaleEditsNameAClassOrAPattern) {
   ScaleEdit e;
   std::string error;
