@@ -2,6 +2,7 @@
 // dependency graph (analysis/measure/replay.hpp) and, with edits, replays it again changed: the time per step
 // and rank beside the measured run. JSON keys fixed in docs/CLI.md: replay {steps, mean_abs_error_pct,
 // max_abs_error_pct, assumptions} and whatif {edits, steps, ranks}.
+#include <array>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -54,6 +55,16 @@ std::vector<std::string> edit_names(const EditList& e, const Replay& w) {
   return names;
 }
 
+// A step's critical path: its parts that are not zero, in nanoseconds.
+void path_json(JsonWriter& j, const measure::ReplayedStep& s) {
+  j.key("critical_path").begin_object();
+  for (int p = 0; p < measure::kPathPartCount; ++p)
+    if (s.critical_path[static_cast<std::size_t>(p)] > 0)
+      j.field(measure::to_string(static_cast<measure::PathPart>(p)),
+              s.critical_path[static_cast<std::size_t>(p)]);
+  j.end_object();
+}
+
 void replay_json(JsonWriter& j, const Replay& r) {
   j.key("replay").begin_object();
   j.key("steps").begin_array();
@@ -61,6 +72,7 @@ void replay_json(JsonWriter& j, const Replay& r) {
     j.begin_object();
     j.field("rank", s.rank).field("step", s.step).field("measured_ns", s.measured_ns);
     j.field("replayed_ns", s.replayed_ns);
+    path_json(j, s);
     j.end_object();
   }
   j.end_array();
@@ -86,6 +98,7 @@ void whatif_json(JsonWriter& j, const EditList& edits, const Replay& w) {
   for (const auto& s : w.steps) {
     j.begin_object();
     j.field("rank", s.rank).field("step", s.step).field("predicted_ns", s.replayed_ns);
+    path_json(j, s);
     j.end_object();
   }
   j.end_array();
@@ -126,6 +139,30 @@ void print_steps(const Replay& r, const Replay* w, std::size_t rows) {
   if (r.steps.size() > rows) std::printf("... %zu more (--rows, or --json)\n", r.steps.size() - rows);
 }
 
+// The critical paths of every step of every rank added up, part by part: replayed, and with the edits.
+void print_critical_path(const Replay& r, const Replay* w) {
+  std::array<TimeNs, measure::kPathPartCount> base{}, edited{};
+  TimeNs total = 0;
+  for (const auto& s : r.steps)
+    for (std::size_t p = 0; p < base.size(); ++p) base[p] += s.critical_path[p], total += s.critical_path[p];
+  if (w)
+    for (const auto& s : w->steps)
+      for (std::size_t p = 0; p < edited.size(); ++p) edited[p] += s.critical_path[p];
+  if (total <= 0) return;
+  std::printf("\n%-14s %12s %7s", "critical path", "replayed", "share");
+  if (w) std::printf(" %12s %9s", "predicted", "change");
+  std::printf("   (every step's, added up)\n");
+  for (std::size_t p = 0; p < base.size(); ++p) {
+    if (base[p] == 0 && (!w || edited[p] == 0)) continue;
+    std::printf("%-14s %12s %6.1f%%", measure::to_string(static_cast<measure::PathPart>(p)),
+                duration_text(base[p]).c_str(),
+                100.0 * static_cast<double>(base[p]) / static_cast<double>(total));
+    if (w)
+      std::printf(" %12s %9s", duration_text(edited[p]).c_str(), change_text(base[p], edited[p]).c_str());
+    std::printf("\n");
+  }
+}
+
 void print_ranks(const Replay& w, std::size_t rows) {
   std::printf("\n%-6s %24s %24s %24s\n", "rank", "GPU span", "GPU busy", "exposed comm");
   const auto pair = [](TimeNs a, TimeNs b) { return duration_text(a) + " → " + duration_text(b); };
@@ -153,6 +190,7 @@ void print_text(const std::string& title, const EditList& edits, const Replay& r
     std::fwrite(text.data(), 1, text.size(), stdout);
   }
   print_steps(r, w, rows);
+  print_critical_path(r, w);
   print_ranks(w ? *w : r, rows);
   std::printf("\nassumptions\n");
   std::string text;

@@ -643,22 +643,190 @@ std::size_t step_thread(const RankGraph& g, std::int64_t pid, std::int64_t tid) 
   return best;
 }
 
+// A step's critical path, walked back from its end through the dependency that set each start (the one whose
+// time the replayed start equals), each stretch of time given to a PathPart; stretches before the step are
+// cut.
+class PathWalk {
+ public:
+  PathWalk(const Profile& profile, const RankGraph& g, const std::vector<RankGraph>& graphs,
+           const std::vector<Coupling>& couplings)
+      : profile_(profile), g_(g), graphs_(graphs), couplings_(couplings) {}
+
+  // The path of a step replayed over [FLOOR, END]: from LAST_ACTIVITY when it ends at END, else from the
+  // calls of THREAD (kNone: none) around END.
+  std::array<TimeNs, kPathPartCount> walk(TimeNs floor, TimeNs end, std::uint32_t last_activity,
+                                          std::size_t thread) {
+    parts_ = {};
+    floor_ = floor;
+    t_ = end;
+    Node node{Node::kEndHost, 0};
+    if (last_activity != kNone && g_.end[last_activity] >= end) {
+      node = {Node::kActivityEnd, last_activity};
+    } else if (const std::uint32_t c = last_call(thread, end); c != kNone) {
+      node = {g_.call_end[c] <= end ? Node::kCallEnd : Node::kCallStart, c};
+      move_to(PathPart::kHost, node.what == Node::kCallEnd ? g_.call_end[c] : g_.call_start[c]);
+    }
+    const std::size_t limit = 2 * (g_.rank->activities.size() + g_.rank->api_calls.size()) + 2;
+    for (std::size_t k = 0; k < limit && node.what < Node::kEndHost && t_ > floor_; ++k) node = next(node);
+    // Before the first known dependency: the thread's own work, or the GPU waiting for what is not recorded.
+    const bool host =
+        node.what == Node::kEndHost || node.what == Node::kCallStart || node.what == Node::kCallEnd;
+    move_to(host ? PathPart::kHost : PathPart::kWait, floor_);
+    return parts_;
+  }
+
+ private:
+  struct Node {
+    // kEndHost, kEndWait: no dependency known before; what came before goes to host work or to GPU waiting.
+    enum What : std::uint8_t { kActivityEnd, kActivityStart, kCallEnd, kCallStart, kEndHost, kEndWait } what;
+    std::uint32_t index;
+  };
+
+  // The stretch from T to the current time goes to PART; the walk is then at T.
+  void move_to(PathPart part, TimeNs t) {
+    const TimeNs from = std::max(t, floor_);
+    if (t_ > from) parts_[static_cast<std::size_t>(part)] += t_ - from;
+    t_ = std::min(t_, std::max(t, floor_));
+  }
+
+  Node next(Node node) {
+    const std::uint32_t i = node.index;
+    switch (node.what) {
+      case Node::kActivityEnd:
+        activity_body(i);
+        return {Node::kActivityStart, i};
+      case Node::kActivityStart:
+        return activity_cause(i);
+      case Node::kCallEnd: {
+        const std::uint32_t w = g_.awaited[i];
+        if (w != kNone && g_.end[w] > g_.call_start[i]) {
+          move_to(PathPart::kHost, g_.end[w]);  // the call returning after the work it waited for
+          return {Node::kActivityEnd, w};
+        }
+        move_to(PathPart::kHost, g_.call_start[i]);
+        return {Node::kCallStart, i};
+      }
+      case Node::kCallStart:
+        if (const std::uint32_t parent = g_.parent_call[i]; parent != kNone) {
+          move_to(PathPart::kHost, g_.call_start[parent]);
+          return {Node::kCallStart, parent};
+        }
+        if (const std::uint32_t prev = g_.prev_call[i]; prev != kNone) {
+          move_to(PathPart::kHost, g_.call_end[prev]);
+          return {Node::kCallEnd, prev};
+        }
+        return {Node::kEndHost, i};  // the thread's first call: nothing recorded before it
+      case Node::kEndHost:
+      case Node::kEndWait:
+        break;
+    }
+    return node;
+  }
+
+  // The activity itself, from its end back to its start; a collective's wait for its last member apart.
+  void activity_body(std::uint32_t i) {
+    if (g_.member[i] >= 0) {
+      const Coupling& c = couplings_[static_cast<std::size_t>(g_.member[i])];
+      TimeNs last = kUnset;
+      for (const auto& [gi, act] : c.members)
+        if (static_cast<std::int32_t>(gi) != c.excluded) last = std::max(last, graphs_[gi].start[act]);
+      if (last > g_.start[i] && last < g_.end[i]) {
+        move_to(PathPart::kComm, last);
+        move_to(PathPart::kCommWait, g_.start[i]);
+        return;
+      }
+    }
+    move_to(part_of(i), g_.start[i]);
+  }
+
+  // What set activity I's start: its stream, work on another stream, or its launch.
+  Node activity_cause(std::uint32_t i) {
+    const TimeNs s = g_.start[i];
+    if (const std::uint32_t p = g_.pred[i]; p != kNone && g_.end[p] + g_.queue_gap[i] == s) {
+      move_to(PathPart::kWait, g_.end[p]);
+      return {Node::kActivityEnd, p};
+    }
+    if (const std::uint32_t d = g_.event_dep[i]; d != kNone && g_.end[d] + g_.event_lag[i] == s) {
+      move_to(PathPart::kWait, g_.end[d]);
+      return {Node::kActivityEnd, d};
+    }
+    if (const std::uint32_t call = g_.launches.api_of_activity[i];
+        call != kNoIndex && g_.call_start[call] + g_.launch_lat[i] == s) {
+      move_to(PathPart::kLaunch, g_.call_start[call]);
+      return {Node::kCallStart, call};
+    }
+    return {Node::kEndWait, i};  // no dependency known: the walk ends here
+  }
+
+  PathPart part_of(std::uint32_t i) {
+    const Activity& a = g_.rank->activities[i];
+    if (a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) return PathPart::kMemory;
+    const ActivityClass cls = (*g_.classes)[i];
+    if (cls == ActivityClass::kComm) return PathPart::kComm;
+    if (a.kind != ActivityKind::kKernel || cls != ActivityClass::kCompute) return PathPart::kOtherKernel;
+    auto [it, added] = by_name_.try_emplace(a.name, PathPart::kOtherKernel);
+    if (added) {
+      switch (kernel_work_category(profile_.str(a.name))) {
+        case WorkCategory::kGemm:
+          it->second = PathPart::kGemm;
+          break;
+        case WorkCategory::kAttention:
+          it->second = PathPart::kAttention;
+          break;
+        case WorkCategory::kConv:
+          it->second = PathPart::kConv;
+          break;
+        case WorkCategory::kNorm:
+          it->second = PathPart::kNorm;
+          break;
+        case WorkCategory::kElementwise:
+          it->second = PathPart::kElementwise;
+          break;
+        case WorkCategory::kOther:
+          break;
+      }
+    }
+    return it->second;
+  }
+
+  // THREAD's call not inside another that started last by T.
+  std::uint32_t last_call(std::size_t thread, TimeNs t) const {
+    if (thread == kNone) return kNone;
+    const auto& calls = g_.top_calls[thread];
+    auto it = std::upper_bound(calls.begin(), calls.end(), t,
+                               [&](TimeNs x, std::uint32_t c) { return x < g_.call_start[c]; });
+    return it == calls.begin() ? kNone : *std::prev(it);
+  }
+
+  const Profile& profile_;
+  const RankGraph& g_;
+  const std::vector<RankGraph>& graphs_;
+  const std::vector<Coupling>& couplings_;
+  std::unordered_map<StringId, PathPart> by_name_;
+  std::array<TimeNs, kPathPartCount> parts_{};
+  TimeNs floor_ = 0, t_ = 0;
+};
+
 // A step lasts from its CPU range's start to its end or the end of the GPU work launched inside it,
 // whichever is later (the critical path's window): measured, and with the replayed times.
-void replay_steps(const RankGraph& g, const RankResult& result, std::vector<ReplayedStep>& out) {
+void replay_steps(const RankGraph& g, const RankResult& result, PathWalk& path,
+                  std::vector<ReplayedStep>& out) {
   const Rank& r = *g.rank;
   if (result.steps.empty()) {
     TimeNs m0 = std::numeric_limits<TimeNs>::max(), m1 = kUnset, r0 = m0, r1 = kUnset;
+    std::uint32_t last = kNone;
     for (std::uint32_t i = 0; i < r.activities.size(); ++i) {
       if (!is_work(r.activities[i])) continue;
       m0 = std::min(m0, r.activities[i].start_ns), m1 = std::max(m1, r.activities[i].end_ns);
-      r0 = std::min(r0, g.start[i]), r1 = std::max(r1, g.end[i]);
+      r0 = std::min(r0, g.start[i]);
+      if (g.end[i] > r1) r1 = g.end[i], last = i;
     }
     for (std::uint32_t c = 0; c < r.api_calls.size(); ++c) {
       m0 = std::min(m0, r.api_calls[c].start_ns), m1 = std::max(m1, r.api_calls[c].end_ns);
       r0 = std::min(r0, g.call_start[c]), r1 = std::max(r1, g.call_end[c]);
     }
-    if (m1 != kUnset) out.push_back({r.rank, -1, m1 - m0, r1 - r0});
+    if (m1 == kUnset) return;
+    out.push_back({r.rank, -1, m1 - m0, r1 - r0, path.walk(r0, r1, last, step_thread(g, kNull, kNull))});
     return;
   }
   std::vector<TimeNs> starts, ends, gpu_measured, gpu_replayed;
@@ -668,6 +836,7 @@ void replay_steps(const RankGraph& g, const RankResult& result, std::vector<Repl
   }
   gpu_measured.assign(starts.size(), kUnset);
   gpu_replayed.assign(starts.size(), kUnset);
+  std::vector<std::uint32_t> gpu_last(starts.size(), kNone);
   for (std::uint32_t i = 0; i < r.activities.size(); ++i) {
     const std::uint32_t call = g.launches.api_of_activity[i];
     if (call == kNoIndex || !is_work(r.activities[i])) continue;
@@ -675,7 +844,10 @@ void replay_steps(const RankGraph& g, const RankResult& result, std::vector<Repl
     if (s < 0) continue;
     gpu_measured[static_cast<std::size_t>(s)] =
         std::max(gpu_measured[static_cast<std::size_t>(s)], r.activities[i].end_ns);
-    gpu_replayed[static_cast<std::size_t>(s)] = std::max(gpu_replayed[static_cast<std::size_t>(s)], g.end[i]);
+    if (g.end[i] > gpu_replayed[static_cast<std::size_t>(s)]) {
+      gpu_replayed[static_cast<std::size_t>(s)] = g.end[i];
+      gpu_last[static_cast<std::size_t>(s)] = i;
+    }
   }
   for (std::size_t k = 0; k < result.steps.size(); ++k) {
     const StepResult& step = result.steps[k];
@@ -689,7 +861,8 @@ void replay_steps(const RankGraph& g, const RankResult& result, std::vector<Repl
       finish = map_thread_time(g, thread, finish);
     }
     const TimeNs measured = std::max(step.cpu_end_ns, gpu_measured[k]) - step.cpu_start_ns;
-    out.push_back({r.rank, step.number, measured, std::max(finish, gpu_replayed[k]) - begin});
+    const TimeNs end = std::max(finish, gpu_replayed[k]);
+    out.push_back({r.rank, step.number, measured, end - begin, path.walk(begin, end, gpu_last[k], thread)});
   }
 }
 
@@ -834,7 +1007,8 @@ Replay ReplayGraph::run(const ReplayEdits& edits, bool keep_times) {
   parallel_for(n, threads, [&](std::size_t i) {
     RankGraph& g = m.graphs[i];
     place_sync_records(g);
-    replay_steps(g, analysis.ranks[i], steps[i]);
+    PathWalk path(*m.profile, g, m.graphs, m.couplings);
+    replay_steps(g, analysis.ranks[i], path, steps[i]);
     const Occupancy r = occupancy(g, true);
     out.ranks[i] = {g.rank->rank,           r.span, r.busy, r.exposed_comm, g.measured.span, g.measured.busy,
                     g.measured.exposed_comm};
@@ -956,6 +1130,36 @@ Profile replayed_profile(const Profile& profile, const Replay& replay) {
   for (std::size_t i = 0; i < profile.ranks().size(); ++i)
     ranks.push_back(replayed_rank(profile.ranks()[i], replay.times[i]));
   return profile.with_ranks(ranks);
+}
+
+const char* to_string(PathPart part) {
+  switch (part) {
+    case PathPart::kHost:
+      return "host";
+    case PathPart::kLaunch:
+      return "launch";
+    case PathPart::kWait:
+      return "gpu_wait";
+    case PathPart::kGemm:
+      return "gemm";
+    case PathPart::kAttention:
+      return "attention";
+    case PathPart::kConv:
+      return "conv";
+    case PathPart::kNorm:
+      return "norm";
+    case PathPart::kElementwise:
+      return "elementwise";
+    case PathPart::kOtherKernel:
+      return "other_kernel";
+    case PathPart::kComm:
+      return "comm";
+    case PathPart::kCommWait:
+      return "comm_wait";
+    case PathPart::kMemory:
+      return "memcpy";
+  }
+  return "?";
 }
 
 bool parse_scale_edit(std::string_view text, ScaleEdit& out, std::string& error) {

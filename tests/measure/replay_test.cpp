@@ -189,6 +189,37 @@ TEST(Replay, CollectivesEndTogetherAfterTheLastArrival) {
   EXPECT_EQ(fixed.ranks[0].span_ns, 100 * us);
 }
 
+TimeNs part(const ReplayedStep& s, PathPart p) {
+  return s.critical_path[static_cast<std::size_t>(p)];
+}
+
+// Walked back from the step's end: 60 µs of host work after the synchronisation, its 10 µs return after the
+// last GEMM, the three GEMMs one after another, the first's 20 µs launch delay, the 10 µs before the first
+// launch.
+TEST(Replay, TheCriticalPathIsWhatTheStepsEndWaitedFor) {
+  const Profile p = gpu_bound_step();
+  const Analysis a = analyze(p);
+  const Replay measured = replay(p, a);
+  ASSERT_EQ(measured.steps.size(), 1u);
+  EXPECT_EQ(part(measured.steps[0], PathPart::kHost), 80 * us);
+  EXPECT_EQ(part(measured.steps[0], PathPart::kGemm), 900 * us);
+  EXPECT_EQ(part(measured.steps[0], PathPart::kLaunch), 20 * us);
+  const Replay faster = replay(p, a, scaled("gemm=0.5"));
+  EXPECT_EQ(part(faster.steps[0], PathPart::kGemm), 450 * us);
+  EXPECT_EQ(part(faster.steps[0], PathPart::kHost), 80 * us);
+  // Rank 0's collective: 200 µs waiting for rank 1, then 100 µs of transfer; its launch, 10 µs; the host
+  // before.
+  const Profile coll = late_rank();
+  const Replay r = replay(coll, analyze(coll));
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_EQ(part(r.steps[0], PathPart::kCommWait), 200 * us);
+  EXPECT_EQ(part(r.steps[0], PathPart::kComm), 100 * us);
+  EXPECT_EQ(part(r.steps[0], PathPart::kLaunch), 10 * us);
+  EXPECT_EQ(part(r.steps[0], PathPart::kHost), 90 * us);
+  // Rank 1 launches its collective after its step's range: the step is its host work.
+  EXPECT_EQ(part(r.steps[1], PathPart::kHost), 200 * us);
+}
+
 // A graph kept for several edits gives each what a replay of its own gives: nothing of one run stays in the
 // next.
 TEST(Replay, AKeptGraphRunsEachEditAsAFreshReplay) {
@@ -287,6 +318,14 @@ TEST(Replay, EverySharedTraceReplaysWithinTwoPercent) {
       options.keep_unexplained = keep;
       const Replay r = replay(p, a, {}, options);
       ASSERT_FALSE(r.steps.empty());
+      for (const ReplayedStep& s : r.steps) {
+        TimeNs sum = 0;
+        for (const TimeNs t : s.critical_path) {
+          EXPECT_GE(t, 0);
+          sum += t;
+        }
+        EXPECT_EQ(sum, s.replayed_ns) << "rank " << s.rank << " step " << s.step;
+      }
       EXPECT_LE(r.mean_abs_error_pct, 2.0);
       if (keep) {
         EXPECT_LE(r.max_abs_error_pct, 0.1);
@@ -303,14 +342,15 @@ TEST(Replay, WhatifCommandPrintsTheReplayAndTheEditedRun) {
   const fs::path trace = fs::path(MESHSCOPE_SHARED_DIR) / "traces/kineto/resnet50_num_workers_0";
   const std::string json =
       test::run_cli_ok("whatif '" + trace.string() + "' --scale gemm=0.5 --scale comm=2 --json", dir);
-  for (const char* key :
-       {"\"replay\"", "\"steps\"", "\"measured_ns\"", "\"replayed_ns\"", "\"mean_abs_error_pct\"",
-        "\"max_abs_error_pct\"", "\"assumptions\"", "\"whatif\"", "\"edits\"", "\"predicted_ns\"",
-        "\"ranks\"", "\"span_ns\"", "\"busy_ns\"", "\"exposed_comm_ns\"", "\"scale gemm=0.5\""})
+  for (const char* key : {"\"replay\"", "\"steps\"", "\"measured_ns\"", "\"replayed_ns\"",
+                          "\"mean_abs_error_pct\"", "\"max_abs_error_pct\"", "\"assumptions\"", "\"whatif\"",
+                          "\"edits\"", "\"predicted_ns\"", "\"ranks\"", "\"span_ns\"", "\"busy_ns\"",
+                          "\"exposed_comm_ns\"", "\"scale gemm=0.5\"", "\"critical_path\"", "\"conv\""})
     EXPECT_THAT(json, HasSubstr(key));
   const std::string text = test::run_cli_ok("whatif '" + trace.string() + "' --scale conv=0.5", dir);
   EXPECT_THAT(text, HasSubstr("replay   6 steps on 1 rank"));
   EXPECT_THAT(text, HasSubstr("edits    scale conv=0.5"));
+  EXPECT_THAT(text, HasSubstr("critical path      replayed   share    predicted    change"));
   const test::CliResult bad = test::run_cli("whatif '" + trace.string() + "' --scale gemm=fast", dir);
   EXPECT_NE(bad.status, 0);
   EXPECT_THAT(bad.err, HasSubstr("--scale gemm=fast: the factor must be a positive number"));
