@@ -648,9 +648,9 @@ std::size_t step_thread(const RankGraph& g, std::int64_t pid, std::int64_t tid) 
 // cut.
 class PathWalk {
  public:
-  PathWalk(const Profile& profile, const RankGraph& g, const std::vector<RankGraph>& graphs,
-           const std::vector<Coupling>& couplings)
-      : profile_(profile), g_(g), graphs_(graphs), couplings_(couplings) {}
+  // LAST_ARRIVAL: per coupling, the replayed start of its last member that holds the others.
+  PathWalk(const Profile& profile, const RankGraph& g, const std::vector<TimeNs>& last_arrival)
+      : profile_(profile), g_(g), last_arrival_(last_arrival) {}
 
   // The path of a step replayed over [FLOOR, END]: from LAST_ACTIVITY when it ends at END, else from the
   // calls of THREAD (kNone: none) around END.
@@ -726,10 +726,7 @@ class PathWalk {
   // The activity itself, from its end back to its start; a collective's wait for its last member apart.
   void activity_body(std::uint32_t i) {
     if (g_.member[i] >= 0) {
-      const Coupling& c = couplings_[static_cast<std::size_t>(g_.member[i])];
-      TimeNs last = kUnset;
-      for (const auto& [gi, act] : c.members)
-        if (static_cast<std::int32_t>(gi) != c.excluded) last = std::max(last, graphs_[gi].start[act]);
+      const TimeNs last = last_arrival_[static_cast<std::size_t>(g_.member[i])];
       if (last > g_.start[i] && last < g_.end[i]) {
         move_to(PathPart::kComm, last);
         move_to(PathPart::kCommWait, g_.start[i]);
@@ -800,8 +797,7 @@ class PathWalk {
 
   const Profile& profile_;
   const RankGraph& g_;
-  const std::vector<RankGraph>& graphs_;
-  const std::vector<Coupling>& couplings_;
+  const std::vector<TimeNs>& last_arrival_;
   std::unordered_map<StringId, PathPart> by_name_;
   std::array<TimeNs, kPathPartCount> parts_{};
   TimeNs floor_ = 0, t_ = 0;
@@ -1001,13 +997,20 @@ Replay ReplayGraph::run(const ReplayEdits& edits, bool keep_times) {
     Simulation(m.graphs, m.couplings, threads).run();
   }
   PhaseTimer timer("replay: steps and ranks");
+  std::vector<TimeNs> last_arrival(m.couplings.size(), kUnset);
+  for (std::size_t k = 0; k < m.couplings.size(); ++k) {
+    const Coupling& c = m.couplings[k];
+    for (const auto& [gi, act] : c.members)
+      if (static_cast<std::int32_t>(gi) != c.excluded)
+        last_arrival[k] = std::max(last_arrival[k], m.graphs[gi].start[act]);
+  }
   std::vector<std::vector<ReplayedStep>> steps(n);
   out.ranks.resize(n);
   if (keep_times) out.times.resize(n);
   parallel_for(n, threads, [&](std::size_t i) {
     RankGraph& g = m.graphs[i];
     place_sync_records(g);
-    PathWalk path(*m.profile, g, m.graphs, m.couplings);
+    PathWalk path(*m.profile, g, last_arrival);
     replay_steps(g, analysis.ranks[i], path, steps[i]);
     const Occupancy r = occupancy(g, true);
     out.ranks[i] = {g.rank->rank,           r.span, r.busy, r.exposed_comm, g.measured.span, g.measured.busy,
