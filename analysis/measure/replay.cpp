@@ -1165,6 +1165,25 @@ const char* to_string(PathPart part) {
   return "?";
 }
 
+std::string critical_path_text(const ReplayedStep& step, double min_share_pct) {
+  TimeNs total = 0;
+  for (const TimeNs t : step.critical_path) total += t;
+  if (total <= 0) return "";
+  std::array<std::size_t, kPathPartCount> order{};
+  for (std::size_t p = 0; p < order.size(); ++p) order[p] = p;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return step.critical_path[x] > step.critical_path[y];
+  });
+  std::string out;
+  for (const std::size_t p : order) {
+    const double share = 100.0 * static_cast<double>(step.critical_path[p]) / static_cast<double>(total);
+    if (step.critical_path[p] == 0 || share < min_share_pct) continue;
+    if (!out.empty()) out += ", ";
+    out += fmt::format("{} {:.0f} %", to_string(static_cast<PathPart>(p)), share);
+  }
+  return out;
+}
+
 bool parse_scale_edit(std::string_view text, ScaleEdit& out, std::string& error) {
   const auto eq = text.rfind('=');
   if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size()) {

@@ -100,6 +100,10 @@ struct ReplayedStep {
   std::array<TimeNs, kPathPartCount> critical_path{};
 };
 
+// STEP's critical path in one line, its largest parts first, each with its share of the step: "gemm 90 %,
+// host 8 %, launch 2 %" (parts under MIN_SHARE_PCT left out).
+std::string critical_path_text(const ReplayedStep& step, double min_share_pct = 1);
+
 struct ReplayedRank {
   std::int32_t rank = 0;
   // Over the rank's GPU activities (sync records left out): first start to last end, the union of their

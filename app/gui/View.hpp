@@ -132,7 +132,8 @@ struct LoadedProfile {
   std::string whatif_edits;
   std::vector<measure::ReplayedStep> whatif_steps;
   // The replayed duration of step NUMBER of RANK over the measured one; false when not a replay's step.
-  bool whatif_step(std::int32_t rank, std::int64_t number, TimeNs& measured, TimeNs& replayed) const;
+  // The what-if's step NUMBER of RANK (null: none).
+  const measure::ReplayedStep* whatif_step(std::int32_t rank, std::int64_t number) const;
   std::shared_ptr<const measure::Analysis> job_analysis;
   // The whole job's analysis: ANALYSIS, or the summaries' for a lazily loaded profile.
   const measure::Analysis& job() const { return job_analysis ? *job_analysis : analysis; }

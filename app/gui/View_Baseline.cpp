@@ -178,15 +178,10 @@ void View::timeline_rebuild_items() {
 
 namespace meshscope::gui {
 
-bool LoadedProfile::whatif_step(std::int32_t rank, std::int64_t number, TimeNs& measured,
-                                TimeNs& replayed) const {
-  for (const auto& s : whatif_steps) {
-    if (s.rank != rank || s.step != number) continue;
-    measured = s.measured_ns;
-    replayed = s.replayed_ns;
-    return true;
-  }
-  return false;
+const measure::ReplayedStep* LoadedProfile::whatif_step(std::int32_t rank, std::int64_t number) const {
+  for (const auto& s : whatif_steps)
+    if (s.rank == rank && s.step == number) return &s;
+  return nullptr;
 }
 
 }  // namespace meshscope::gui

@@ -821,10 +821,11 @@ void BaselineItem::draw(TimelineContext& ctx, float y) {
           ctx, std::span<const Step>(rank.steps), lanes_[lane], ly, h,
           [](const Step&, std::uint32_t) { return IM_COL32(58, 88, 92, 255); },
           [&](const Step& s) -> std::string_view {
-            TimeNs measured = 0, replayed = 0;
-            if (base_->whatif_step(rank.rank, s.number, measured, replayed) && measured > 0)
+            const measure::ReplayedStep* w = base_->whatif_step(rank.rank, s.number);
+            if (w && w->measured_ns > 0)
               std::snprintf(buf, sizeof buf, "Step %lld  %+.1f %%", static_cast<long long>(s.number),
-                            100.0 * static_cast<double>(replayed - measured) / static_cast<double>(measured));
+                            100.0 * static_cast<double>(w->replayed_ns - w->measured_ns) /
+                                static_cast<double>(w->measured_ns));
             else
               std::snprintf(buf, sizeof buf, "Step %lld", static_cast<long long>(s.number));
             return buf;

@@ -449,15 +449,16 @@ void BaselineItem::tooltip(const TimelineContext&, const Hover& hover) const {
   if (stream_ == kNoRow) {
     const Step& s = rank.steps[hover.draw.index];
     if (hover.draw.count > 1) return folded_tooltip(hover.draw, "Step " + std::to_string(s.number));
-    TimeNs measured = 0, replayed = 0;
-    if (base_->whatif_step(rank.rank, s.number, measured, replayed)) {
-      ImGui::SetTooltip("What-if step %lld (rank %d), %s\n%s replayed, %s measured (%+.1f %%)",
-                        static_cast<long long>(s.number), rank.rank, base_->whatif_edits.c_str(),
-                        duration_text(tb, sizeof tb, static_cast<double>(replayed)),
-                        duration_text(tb2, sizeof tb2, static_cast<double>(measured)),
-                        measured > 0
-                            ? 100.0 * static_cast<double>(replayed - measured) / static_cast<double>(measured)
-                            : 0.0);
+    if (const measure::ReplayedStep* w = base_->whatif_step(rank.rank, s.number)) {
+      const TimeNs measured = w->measured_ns, replayed = w->replayed_ns;
+      ImGui::SetTooltip(
+          "What-if step %lld (rank %d), %s\n%s replayed, %s measured (%+.1f %%)\ncritical path: %s",
+          static_cast<long long>(s.number), rank.rank, base_->whatif_edits.c_str(),
+          duration_text(tb, sizeof tb, static_cast<double>(replayed)),
+          duration_text(tb2, sizeof tb2, static_cast<double>(measured)),
+          measured > 0 ? 100.0 * static_cast<double>(replayed - measured) / static_cast<double>(measured)
+                       : 0.0,
+          measure::critical_path_text(*w).c_str());
       return;
     }
     ImGui::SetTooltip("Baseline step %lld (rank %d)\nduration %s, starts %s after the baseline's first step",

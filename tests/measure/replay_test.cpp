@@ -204,9 +204,11 @@ TEST(Replay, TheCriticalPathIsWhatTheStepsEndWaitedFor) {
   EXPECT_EQ(part(measured.steps[0], PathPart::kHost), 80 * us);
   EXPECT_EQ(part(measured.steps[0], PathPart::kGemm), 900 * us);
   EXPECT_EQ(part(measured.steps[0], PathPart::kLaunch), 20 * us);
+  EXPECT_EQ(critical_path_text(measured.steps[0]), "gemm 90 %, host 8 %, launch 2 %");
   const Replay faster = replay(p, a, scaled("gemm=0.5"));
   EXPECT_EQ(part(faster.steps[0], PathPart::kGemm), 450 * us);
   EXPECT_EQ(part(faster.steps[0], PathPart::kHost), 80 * us);
+  EXPECT_EQ(critical_path_text(faster.steps[0], 5), "gemm 82 %, host 15 %");
   // Rank 0's collective: 200 µs waiting for rank 1, then 100 µs of transfer; its launch, 10 µs; the host
   // before.
   const Profile coll = late_rank();
