@@ -516,47 +516,29 @@ const bool registered = register_command(
            inferred.hardware = true;
          }
          const model::Efficiencies eff = resolve_efficiencies(opts->assumptions, hw);
-         {
-           // The layout and batch the user stated in the profile, then those it shows (where no flag gives
-           // them and the model is the profile's).
-           const bool shown = !opts->model_given && (wl.transformer || wl.stated_model);
-           compare::LayoutOrigins origins;
-           parsed = compare::profile_layout(wl, profile.world_size(), parsed, shown, origins);
-           inferred.stated_layout.insert(inferred.stated_layout.end(), origins.stated.begin(),
-                                         origins.stated.end());
-           inferred.layout.insert(inferred.layout.end(), origins.shown.begin(), origins.shown.end());
-         }
-         // Training or inference: what the profile ran. An inference trace is never compared with a training
-         // step, nor the reverse.
-         if (wl.training) {
-           const model::Mode ran = *wl.training ? model::Mode::kTraining : model::Mode::kInference;
+         // The layout and batch the user stated in the profile, then those it shows (where no flag gives them
+         // and the model is the profile's); the mode it ran and the precision of its GEMMs.
+         const bool shown = !opts->model_given && (wl.transformer || wl.stated_model);
+         compare::LayoutOrigins origins;
+         compare::ProfileConfig run =
+             compare::profile_config(wl, profile.world_size(), parsed, shown, opts->precision_given, origins);
+         parsed = run.config;
+         inferred.stated_layout.insert(inferred.stated_layout.end(), origins.stated.begin(),
+                                       origins.stated.end());
+         inferred.layout.insert(inferred.layout.end(), origins.shown.begin(), origins.shown.end());
+         // An inference trace is never compared with a training step, nor the reverse.
+         if (run.ran && parsed.mode != *run.ran) {
            const bool stated = wl.stated_layout.mode.has_value();
-           if (!parsed.mode_set) {
-             parsed.mode = ran;
-             (stated ? inferred.stated_layout : inferred.layout).push_back("mode");
-           } else if (parsed.mode != ran) {
-             fail("{}: the profile ran {}, so it is not compared with {}: leave out --mode or pass --mode {}",
-                  opts->shown,
-                  stated         ? (*wl.training ? "training steps (stated in the profile)"
-                                                 : "inference (stated in the profile)")
-                  : *wl.training ? "training steps (backward operators recorded)"
-                                 : "inference (forward passes only, no backward operator recorded)",
-                  *wl.training ? "inference" : "a training step", model::to_string(ran));
-           }
+           const bool training = *run.ran == model::Mode::kTraining;
+           fail("{}: the profile ran {}, so it is not compared with {}: leave out --mode or pass --mode {}",
+                opts->shown,
+                stated     ? (training ? "training steps (stated in the profile)"
+                                       : "inference (stated in the profile)")
+                : training ? "training steps (backward operators recorded)"
+                           : "inference (forward passes only, no backward operator recorded)",
+                training ? "inference" : "a training step", model::to_string(*run.ran));
          }
-         // The precision the profile's GEMMs ran in, where no flag gives it and the model has it.
-         std::string precision_warning;
-         if (!opts->precision_given && wl.precision) {
-           if (*wl.precision == measure::WorkPrecision::kFP8) {
-             parsed.precision = model::Precision::kFP8;
-             inferred.layout.push_back("precision");
-           } else if (*wl.precision == measure::WorkPrecision::kFP32) {
-             precision_warning =
-                 "the profile's GEMMs ran in FP32, which the model does not predict: the prediction is of "
-                 "16-bit "
-                 "GEMMs (pass --precision to choose another)";
-           }
-         }
+         const std::string precision_warning = run.precision_warning;
          const model::ParallelConfig config =
              with_model_errors([&] { return model::resolve(parsed, m, hw); });
          const measure::Analysis& analysis = job.analysis();

@@ -49,6 +49,30 @@ model::ParallelConfig profile_layout(const Workload& w, std::int64_t world_size,
   return given;
 }
 
+ProfileConfig profile_config(const Workload& w, std::int64_t world_size, model::ParallelConfig given,
+                             bool shown, bool precision_given, LayoutOrigins& origins) {
+  ProfileConfig out;
+  out.config = profile_layout(w, world_size, given, shown, origins);
+  if (w.training) {
+    out.ran = *w.training ? model::Mode::kTraining : model::Mode::kInference;
+    if (!out.config.mode_set) {
+      out.config.mode = *out.ran;
+      (w.stated_layout.mode ? origins.stated : origins.shown).push_back("mode");
+    }
+  }
+  if (!precision_given && w.precision) {
+    if (*w.precision == measure::WorkPrecision::kFP8) {
+      out.config.precision = model::Precision::kFP8;
+      origins.shown.push_back("precision");
+    } else if (*w.precision == measure::WorkPrecision::kFP32) {
+      out.precision_warning =
+          "the profile's GEMMs ran in FP32, which the model does not predict: the prediction is of 16-bit "
+          "GEMMs (pass --precision to choose another)";
+    }
+  }
+  return out;
+}
+
 namespace {
 
 // The hardware of WORKLOAD: the stated one, else the preset of its GPU, else its recorded description.

@@ -59,6 +59,19 @@ struct LayoutOrigins {
 model::ParallelConfig profile_layout(const Workload& workload, std::int64_t world_size,
                                      model::ParallelConfig given, bool shown, LayoutOrigins& origins);
 
+// profile_layout's layout with what the profile ran: the mode (training or inference) where GIVEN does not
+// set it, and the precision of its GEMMs where PRECISION_GIVEN is false (FP8 is predicted in FP8; FP32, which
+// the model does not predict, leaves 16 bits and a warning). ORIGINS receives "mode" (stated or shown) and
+// "precision" after the layout's fields. What `compare` predicts a profile with, and where the Explorer
+// starts.
+struct ProfileConfig {
+  model::ParallelConfig config;
+  std::optional<model::Mode> ran;  // what the profile ran, when known
+  std::string precision_warning;   // why the prediction is not of the profile's own precision
+};
+ProfileConfig profile_config(const Workload& workload, std::int64_t world_size, model::ParallelConfig given,
+                             bool shown, bool precision_given, LayoutOrigins& origins);
+
 // Measures PROFILE (ANALYSIS is measure::analyze of it). LAYOUT, when given, splits exposed communication by
 // its parallel dimensions instead of the inferred layout's. Throws meshscope::Error for damaged work tables.
 MeasuredModel measure_profile(const Profile& profile, const measure::Analysis& analysis,

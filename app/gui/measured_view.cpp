@@ -77,7 +77,7 @@ ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t 
   // The layout and batch the profile states and shows, as `compare` takes them without flags.
   compare::LayoutOrigins origins;
   const model::ParallelConfig c =
-      compare::profile_layout(wl, std::max<std::int64_t>(1, world_size), {}, modelled, origins);
+      compare::profile_config(wl, std::max<std::int64_t>(1, world_size), {}, modelled, false, origins).config;
   auto or_one = [](int value) { return value > 0 ? value : 1; };  // resolve()'s default
   LayoutInputs in;
   in.tp = or_one(c.tp);
@@ -91,10 +91,9 @@ ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t 
   in.gpus = c.dp > 0 ? in.tp * in.pp * in.cp * c.dp : c.gpus;
   s.layout_known = modelled;
   in.zero = in.dp > 1 || (in.dp == 0 && in.gpus / std::max(1, in.tp * in.pp * in.cp) > 1) ? 1 : 0;
-  // The profile's GEMMs in FP8: predicted in FP8 (compare does the same).
-  if (wl.precision == measure::WorkPrecision::kFP8) in.precision = static_cast<int>(model::Precision::kFP8);
-  // An inference profile is predicted as inference (compare does the same).
-  if (wl.training && !*wl.training) in.mode = static_cast<int>(model::Mode::kInference), in.zero = 0;
+  in.precision = static_cast<int>(c.precision);
+  in.mode = static_cast<int>(c.mode);
+  if (c.inference()) in.zero = 0;
   s.layout = in;
 
   std::vector<std::string> from;
