@@ -761,28 +761,13 @@ class PathWalk {
     const ActivityClass cls = (*g_.classes)[i];
     if (cls == ActivityClass::kComm) return PathPart::kComm;
     if (a.kind != ActivityKind::kKernel || cls != ActivityClass::kCompute) return PathPart::kOtherKernel;
+    // Per WorkCategory (kGemm = 1 .. kOther = 6).
+    static_assert(kWorkCategoryCount == 6);
+    static constexpr std::array<PathPart, kWorkCategoryCount + 1> kPartOf = {
+        PathPart::kOtherKernel, PathPart::kGemm,        PathPart::kAttention,  PathPart::kConv,
+        PathPart::kNorm,        PathPart::kElementwise, PathPart::kOtherKernel};
     auto [it, added] = by_name_.try_emplace(a.name, PathPart::kOtherKernel);
-    if (added) {
-      switch (kernel_work_category(profile_.str(a.name))) {
-        case WorkCategory::kGemm:
-          it->second = PathPart::kGemm;
-          break;
-        case WorkCategory::kAttention:
-          it->second = PathPart::kAttention;
-          break;
-        case WorkCategory::kConv:
-          it->second = PathPart::kConv;
-          break;
-        case WorkCategory::kNorm:
-          it->second = PathPart::kNorm;
-          break;
-        case WorkCategory::kElementwise:
-          it->second = PathPart::kElementwise;
-          break;
-        case WorkCategory::kOther:
-          break;
-      }
-    }
+    if (added) it->second = kPartOf[static_cast<std::size_t>(kernel_work_category(profile_.str(a.name)))];
     return it->second;
   }
 
