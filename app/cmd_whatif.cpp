@@ -58,9 +58,9 @@ std::vector<std::string> edit_names(const EditList& e, const Replay& w) {
 // A step's critical path: its parts that are not zero, in nanoseconds.
 void path_json(JsonWriter& j, const measure::ReplayedStep& s) {
   j.key("critical_path").begin_object();
-  for (int p = 0; p < measure::kPathPartCount; ++p)
+  for (int p = 0; p < measure::kPathKindCount; ++p)
     if (s.critical_path[static_cast<std::size_t>(p)] > 0)
-      j.field(measure::to_string(static_cast<measure::PathPart>(p)),
+      j.field(measure::to_string(static_cast<measure::PathKind>(p)),
               s.critical_path[static_cast<std::size_t>(p)]);
   j.end_object();
 }
@@ -141,7 +141,7 @@ void print_steps(const Replay& r, const Replay* w, std::size_t rows) {
 
 // The critical paths of every step of every rank added up, part by part: replayed, and with the edits.
 void print_critical_path(const Replay& r, const Replay* w) {
-  std::array<TimeNs, measure::kPathPartCount> base{}, edited{};
+  std::array<TimeNs, measure::kPathKindCount> base{}, edited{};
   TimeNs total = 0;
   for (const auto& s : r.steps)
     for (std::size_t p = 0; p < base.size(); ++p) base[p] += s.critical_path[p], total += s.critical_path[p];
@@ -154,7 +154,7 @@ void print_critical_path(const Replay& r, const Replay* w) {
   std::printf("   (every step's, added up)\n");
   for (std::size_t p = 0; p < base.size(); ++p) {
     if (base[p] == 0 && (!w || edited[p] == 0)) continue;
-    std::printf("%-14s %12s %6.1f%%", measure::to_string(static_cast<measure::PathPart>(p)),
+    std::printf("%-14s %12s %6.1f%%", measure::to_string(static_cast<measure::PathKind>(p)),
                 duration_text(base[p]).c_str(),
                 100.0 * static_cast<double>(base[p]) / static_cast<double>(total));
     if (w)

@@ -644,17 +644,17 @@ std::size_t step_thread(const RankGraph& g, std::int64_t pid, std::int64_t tid) 
 }
 
 // A step's critical path, walked back from its end through the dependency that set each start (the one whose
-// time the replayed start equals), each stretch of time given to a PathPart; stretches before the step are
+// time the replayed start equals), each stretch of time given to a PathKind; stretches before the step are
 // cut.
 class PathWalk {
  public:
   // LAST_ARRIVAL: per coupling, the replayed start of its last member that holds the others.
-  PathWalk(const Profile& profile, const RankGraph& g, const std::vector<TimeNs>& last_arrival)
-      : profile_(profile), g_(g), last_arrival_(last_arrival) {}
+  PathWalk(const RankGraph& g, const std::vector<TimeNs>& last_arrival)
+      : g_(g), last_arrival_(last_arrival) {}
 
   // The path of a step replayed over [FLOOR, END]: from LAST_ACTIVITY when it ends at END, else from the
   // calls of THREAD (kNone: none) around END.
-  std::array<TimeNs, kPathPartCount> walk(TimeNs floor, TimeNs end, std::uint32_t last_activity,
+  std::array<TimeNs, kPathKindCount> walk(TimeNs floor, TimeNs end, std::uint32_t last_activity,
                                           std::size_t thread) {
     parts_ = {};
     floor_ = floor;
@@ -663,27 +663,32 @@ class PathWalk {
     if (last_activity != kNone && g_.end[last_activity] >= end) {
       node = {Node::kActivityEnd, last_activity};
     } else if (const std::uint32_t c = last_call(thread, end); c != kNone) {
+      // After the thread's last call: host work; a call still running at the end: inside it.
       node = {g_.call_end[c] <= end ? Node::kCallEnd : Node::kCallStart, c};
-      move_to(PathPart::kHost, node.what == Node::kCallEnd ? g_.call_end[c] : g_.call_start[c]);
+      if (node.what == Node::kCallEnd)
+        move_to(PathKind::kCpu, g_.call_end[c]);
+      else
+        move_to(PathKind::kRuntime, g_.call_start[c]);
     }
     const std::size_t limit = 2 * (g_.rank->activities.size() + g_.rank->api_calls.size()) + 2;
     for (std::size_t k = 0; k < limit && node.what < Node::kEndHost && t_ > floor_; ++k) node = next(node);
-    // Before the first known dependency: the thread's own work, or the GPU waiting for what is not recorded.
+    // Before the thread's first recorded call: its own work; before an activity no known dependency started:
+    // what the walk cannot explain.
     const bool host =
         node.what == Node::kEndHost || node.what == Node::kCallStart || node.what == Node::kCallEnd;
-    move_to(host ? PathPart::kHost : PathPart::kWait, floor_);
+    move_to(host ? PathKind::kCpu : PathKind::kOther, floor_);
     return parts_;
   }
 
  private:
   struct Node {
-    // kEndHost, kEndWait: no dependency known before; what came before goes to host work or to GPU waiting.
+    // kEndHost, kEndWait: no dependency known before; what came before is host work, or not explained.
     enum What : std::uint8_t { kActivityEnd, kActivityStart, kCallEnd, kCallStart, kEndHost, kEndWait } what;
     std::uint32_t index;
   };
 
   // The stretch from T to the current time goes to PART; the walk is then at T.
-  void move_to(PathPart part, TimeNs t) {
+  void move_to(PathKind part, TimeNs t) {
     const TimeNs from = std::max(t, floor_);
     if (t_ > from) parts_[static_cast<std::size_t>(part)] += t_ - from;
     t_ = std::min(t_, std::max(t, floor_));
@@ -700,19 +705,19 @@ class PathWalk {
       case Node::kCallEnd: {
         const std::uint32_t w = g_.awaited[i];
         if (w != kNone && g_.end[w] > g_.call_start[i]) {
-          move_to(PathPart::kHost, g_.end[w]);  // the call returning after the work it waited for
+          move_to(PathKind::kSync, g_.end[w]);  // the call returning after the work it waited for
           return {Node::kActivityEnd, w};
         }
-        move_to(PathPart::kHost, g_.call_start[i]);
+        move_to(PathKind::kRuntime, g_.call_start[i]);
         return {Node::kCallStart, i};
       }
       case Node::kCallStart:
         if (const std::uint32_t parent = g_.parent_call[i]; parent != kNone) {
-          move_to(PathPart::kHost, g_.call_start[parent]);
+          move_to(PathKind::kRuntime, g_.call_start[parent]);
           return {Node::kCallStart, parent};
         }
         if (const std::uint32_t prev = g_.prev_call[i]; prev != kNone) {
-          move_to(PathPart::kHost, g_.call_end[prev]);
+          move_to(PathKind::kCpu, g_.call_end[prev]);
           return {Node::kCallEnd, prev};
         }
         return {Node::kEndHost, i};  // the thread's first call: nothing recorded before it
@@ -728,47 +733,39 @@ class PathWalk {
     if (g_.member[i] >= 0) {
       const TimeNs last = last_arrival_[static_cast<std::size_t>(g_.member[i])];
       if (last > g_.start[i] && last < g_.end[i]) {
-        move_to(PathPart::kComm, last);
-        move_to(PathPart::kCommWait, g_.start[i]);
+        move_to(PathKind::kComm, last);
+        move_to(PathKind::kCollectiveWait, g_.start[i]);
         return;
       }
     }
-    move_to(part_of(i), g_.start[i]);
+    move_to(kind_of(i), g_.start[i]);
   }
 
-  // What set activity I's start: its stream, work on another stream, or its launch.
+  // What set activity I's start: of its stream, work on another stream and its launch, the one ready last (on
+  // a tie, in that order). Not always the one its replayed start equals: an activity whose measured start
+  // came before the end of the one it follows (overlapping records) started from an estimate of that end.
   Node activity_cause(std::uint32_t i) {
-    const TimeNs s = g_.start[i];
-    if (const std::uint32_t p = g_.pred[i]; p != kNone && g_.end[p] + g_.queue_gap[i] == s) {
-      move_to(PathPart::kWait, g_.end[p]);
-      return {Node::kActivityEnd, p};
-    }
-    if (const std::uint32_t d = g_.event_dep[i]; d != kNone && g_.end[d] + g_.event_lag[i] == s) {
-      move_to(PathPart::kWait, g_.end[d]);
-      return {Node::kActivityEnd, d};
-    }
-    if (const std::uint32_t call = g_.launches.api_of_activity[i];
-        call != kNoIndex && g_.call_start[call] + g_.launch_lat[i] == s) {
-      move_to(PathPart::kLaunch, g_.call_start[call]);
-      return {Node::kCallStart, call};
-    }
-    return {Node::kEndWait, i};  // no dependency known: the walk ends here
+    TimeNs best = kUnset, best_from = kUnset;
+    Node cause{Node::kEndWait, i};  // no dependency known: the walk ends here
+    PathKind kind = PathKind::kOther;
+    const auto consider = [&](TimeNs ready, TimeNs from, Node node, PathKind k) {
+      if (ready > best) best = ready, best_from = from, cause = node, kind = k;
+    };
+    if (const std::uint32_t p = g_.pred[i]; p != kNone)
+      consider(g_.end[p] + g_.queue_gap[i], g_.end[p], {Node::kActivityEnd, p}, PathKind::kQueue);
+    if (const std::uint32_t d = g_.event_dep[i]; d != kNone)
+      consider(g_.end[d] + g_.event_lag[i], g_.end[d], {Node::kActivityEnd, d}, PathKind::kStreamWait);
+    if (const std::uint32_t call = g_.launches.api_of_activity[i]; call != kNoIndex)
+      consider(g_.call_start[call] + g_.launch_lat[i], g_.call_start[call], {Node::kCallStart, call},
+               PathKind::kLaunchDelay);
+    if (best != kUnset) move_to(kind, best_from);
+    return cause;
   }
 
-  PathPart part_of(std::uint32_t i) {
+  PathKind kind_of(std::uint32_t i) const {
     const Activity& a = g_.rank->activities[i];
-    if (a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) return PathPart::kMemory;
-    const ActivityClass cls = (*g_.classes)[i];
-    if (cls == ActivityClass::kComm) return PathPart::kComm;
-    if (a.kind != ActivityKind::kKernel || cls != ActivityClass::kCompute) return PathPart::kOtherKernel;
-    // Per WorkCategory (kGemm = 1 .. kOther = 6).
-    static_assert(kWorkCategoryCount == 6);
-    static constexpr std::array<PathPart, kWorkCategoryCount + 1> kPartOf = {
-        PathPart::kOtherKernel, PathPart::kGemm,        PathPart::kAttention,  PathPart::kConv,
-        PathPart::kNorm,        PathPart::kElementwise, PathPart::kOtherKernel};
-    auto [it, added] = by_name_.try_emplace(a.name, PathPart::kOtherKernel);
-    if (added) it->second = kPartOf[static_cast<std::size_t>(kernel_work_category(profile_.str(a.name)))];
-    return it->second;
+    if (a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) return PathKind::kMemory;
+    return (*g_.classes)[i] == ActivityClass::kComm ? PathKind::kComm : PathKind::kCompute;
   }
 
   // THREAD's call not inside another that started last by T.
@@ -780,11 +777,9 @@ class PathWalk {
     return it == calls.begin() ? kNone : *std::prev(it);
   }
 
-  const Profile& profile_;
   const RankGraph& g_;
   const std::vector<TimeNs>& last_arrival_;
-  std::unordered_map<StringId, PathPart> by_name_;
-  std::array<TimeNs, kPathPartCount> parts_{};
+  std::array<TimeNs, kPathKindCount> parts_{};
   TimeNs floor_ = 0, t_ = 0;
 };
 
@@ -995,7 +990,7 @@ Replay ReplayGraph::run(const ReplayEdits& edits, bool keep_times) {
   parallel_for(n, threads, [&](std::size_t i) {
     RankGraph& g = m.graphs[i];
     place_sync_records(g);
-    PathWalk path(*m.profile, g, last_arrival);
+    PathWalk path(g, last_arrival);
     replay_steps(g, analysis.ranks[i], path, steps[i]);
     const Occupancy r = occupancy(g, true);
     out.ranks[i] = {g.rank->rank,           r.span, r.busy, r.exposed_comm, g.measured.span, g.measured.busy,
@@ -1120,41 +1115,11 @@ Profile replayed_profile(const Profile& profile, const Replay& replay) {
   return profile.with_ranks(ranks);
 }
 
-const char* to_string(PathPart part) {
-  switch (part) {
-    case PathPart::kHost:
-      return "host";
-    case PathPart::kLaunch:
-      return "launch";
-    case PathPart::kWait:
-      return "gpu_wait";
-    case PathPart::kGemm:
-      return "gemm";
-    case PathPart::kAttention:
-      return "attention";
-    case PathPart::kConv:
-      return "conv";
-    case PathPart::kNorm:
-      return "norm";
-    case PathPart::kElementwise:
-      return "elementwise";
-    case PathPart::kOtherKernel:
-      return "other_kernel";
-    case PathPart::kComm:
-      return "comm";
-    case PathPart::kCommWait:
-      return "comm_wait";
-    case PathPart::kMemory:
-      return "memcpy";
-  }
-  return "?";
-}
-
 std::string critical_path_text(const ReplayedStep& step, double min_share_pct) {
   TimeNs total = 0;
   for (const TimeNs t : step.critical_path) total += t;
   if (total <= 0) return "";
-  std::array<std::size_t, kPathPartCount> order{};
+  std::array<std::size_t, kPathKindCount> order{};
   for (std::size_t p = 0; p < order.size(); ++p) order[p] = p;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
     return step.critical_path[x] > step.critical_path[y];
@@ -1164,7 +1129,7 @@ std::string critical_path_text(const ReplayedStep& step, double min_share_pct) {
     const double share = 100.0 * static_cast<double>(step.critical_path[p]) / static_cast<double>(total);
     if (step.critical_path[p] == 0 || share < min_share_pct) continue;
     if (!out.empty()) out += ", ";
-    out += fmt::format("{} {:.0f} %", to_string(static_cast<PathPart>(p)), share);
+    out += fmt::format("{} {:.0f} %", to_string(static_cast<PathKind>(p)), share);
   }
   return out;
 }

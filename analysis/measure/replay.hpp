@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/measure/critical_path.hpp"
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/op_work.hpp"
 #include "profiler/profile.hpp"
@@ -72,32 +73,14 @@ struct ReplayOptions {
   unsigned threads = 0;  // ranks' graphs built in parallel; 0 = hardware threads
 };
 
-// What a step's critical path spent its time on. The path is walked back from the step's end through the
-// dependency that set each start (the stream before, the launch call, the work waited for, the thread's call
-// before), within the rank: a collective's wait for its last member is a part, not a path into that rank.
-enum class PathPart : std::uint8_t {
-  kHost,    // CPU work between and inside CUDA calls
-  kLaunch,  // from a launch call to its activity's start
-  kWait,    // GPU idle on the path: a stream's gap, an event wait's lag, a wait no dependency explains
-  kGemm,    // compute kernels by kernel_work_category
-  kAttention,
-  kConv,
-  kNorm,
-  kElementwise,
-  kOtherKernel,
-  kComm,      // a collective's transfer, after its last member arrived
-  kCommWait,  // a collective waiting for its last member
-  kMemory,    // copies and memsets
-};
-inline constexpr int kPathPartCount = 12;
-const char* to_string(PathPart part);
-
 struct ReplayedStep {
   std::int32_t rank = 0;
   std::int64_t step = -1;  // -1: the rank's whole profile (it has no steps)
   TimeNs measured_ns = 0, replayed_ns = 0;
-  // The replayed step's critical path by PathPart: its parts add up to replayed_ns.
-  std::array<TimeNs, kPathPartCount> critical_path{};
+  // The replayed step's critical path by kind, in measure::critical_path's terms, walked back from the step's
+  // end through the dependency of the graph that set each start (docs/WHATIF.md, "Critical path"); its parts
+  // add up to replayed_ns.
+  std::array<TimeNs, kPathKindCount> critical_path{};
 };
 
 // STEP's critical path in one line, its largest parts first, each with its share of the step: "gemm 90 %,

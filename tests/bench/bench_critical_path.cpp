@@ -21,6 +21,7 @@
 #include "analysis/measure/critical_path.hpp"
 #include "analysis/measure/measure.hpp"
 #include "profiler/profile.hpp"
+#include "tests/bench/bench_analysed.hpp"
 #include "tests/bench/bench_main.hpp"
 
 namespace {
@@ -35,24 +36,12 @@ std::filesystem::path input_path() {
 
 using meshscope::bench::cores;
 
-struct Loaded {
-  Profile profile;
-  measure::Analysis analysis;
-};
-
-const Loaded& loaded() {
-  static std::optional<Loaded> l;
-  if (!l) {
-    l.emplace(Loaded{Profile::load(input_path()), {}});
-    measure::Options options;
-    options.threads = cores();
-    l->analysis = measure::analyze(l->profile, options);
-  }
-  return *l;
+const meshscope::bench::Analysed& loaded() {
+  return meshscope::bench::analysed(input_path());
 }
 
 void run(benchmark::State& state, bool keep_segments) {
-  const Loaded& l = loaded();
+  const meshscope::bench::Analysed& l = loaded();
   measure::CriticalPathOptions options;
   options.keep_segments = keep_segments;
   options.threads = cores();

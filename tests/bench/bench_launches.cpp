@@ -21,6 +21,7 @@
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/pipeline_schedule.hpp"
 #include "profiler/profile.hpp"
+#include "tests/bench/bench_analysed.hpp"
 #include "tests/bench/bench_main.hpp"
 
 namespace {
@@ -35,24 +36,12 @@ std::filesystem::path input_path() {
 
 using meshscope::bench::cores;
 
-struct Loaded {
-  Profile profile;
-  measure::Analysis analysis;
-};
-
-const Loaded& loaded() {
-  static std::optional<Loaded> l;
-  if (!l) {
-    l.emplace(Loaded{Profile::load(input_path(), meshscope::LoadOptions{.cpu_operators = false}), {}});
-    measure::Options options;
-    options.threads = cores();
-    l->analysis = measure::analyze(l->profile, options);
-  }
-  return *l;
+const meshscope::bench::Analysed& loaded() {
+  return meshscope::bench::analysed(input_path(), meshscope::LoadOptions{.cpu_operators = false});
 }
 
 void BM_LaunchesAndQueues(benchmark::State& state) {
-  const Loaded& l = loaded();
+  const meshscope::bench::Analysed& l = loaded();
   std::int64_t linked = 0;
   for (auto _ : state) {
     const measure::LaunchAnalysis a = measure::analyze_launches(l.profile, cores());
@@ -65,7 +54,7 @@ void BM_LaunchesAndQueues(benchmark::State& state) {
 }
 
 void BM_PipelineSearch(benchmark::State& state) {
-  const Loaded& l = loaded();
+  const meshscope::bench::Analysed& l = loaded();
   for (auto _ : state) {
     const measure::PipelineReport p = measure::measure_pipeline(l.profile, l.analysis);
     benchmark::DoNotOptimize(p.groups.data());

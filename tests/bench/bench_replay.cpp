@@ -20,6 +20,7 @@
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/replay.hpp"
 #include "profiler/profile.hpp"
+#include "tests/bench/bench_analysed.hpp"
 #include "tests/bench/bench_main.hpp"
 
 namespace {
@@ -34,28 +35,15 @@ std::filesystem::path input_path() {
 
 using meshscope::bench::cores;
 
-struct Loaded {
-  Profile profile;
-  measure::Analysis analysis;
-};
-
-const Loaded& loaded() {
-  static std::optional<Loaded> l;
-  if (!l) {
-    meshscope::LoadOptions load;
-    load.cpu_operators = false;  // the replay reads GPU activities and CUDA calls, not the operators
-    l.emplace(Loaded{Profile::load(input_path(), load), {}});
-    measure::Options options;
-    options.threads = cores();
-    l->analysis = measure::analyze(l->profile, options);
-  }
-  return *l;
+// The replay reads GPU activities and CUDA calls, not the operators.
+const meshscope::bench::Analysed& loaded() {
+  return meshscope::bench::analysed(input_path(), meshscope::LoadOptions{.cpu_operators = false});
 }
 
 // Each iteration: the whole replay (graph and simulation), or with KEPT_GRAPH a run of one graph built
 // before.
 void run(benchmark::State& state, const char* edits_text, bool kept_graph) {
-  const Loaded& l = loaded();
+  const meshscope::bench::Analysed& l = loaded();
   measure::ReplayEdits edits;
   std::string error;
   if (!measure::parse_edits(edits_text, edits, error)) state.SkipWithError(error.c_str());

@@ -189,37 +189,38 @@ TEST(Replay, CollectivesEndTogetherAfterTheLastArrival) {
   EXPECT_EQ(fixed.ranks[0].span_ns, 100 * us);
 }
 
-TimeNs part(const ReplayedStep& s, PathPart p) {
+TimeNs part(const ReplayedStep& s, PathKind p) {
   return s.critical_path[static_cast<std::size_t>(p)];
 }
 
 // Walked back from the step's end: 60 µs of host work after the synchronisation, its 10 µs return after the
 // last GEMM, the three GEMMs one after another, the first's 20 µs launch delay, the 10 µs before the first
-// launch.
+// launch (measure::critical_path's kinds).
 TEST(Replay, TheCriticalPathIsWhatTheStepsEndWaitedFor) {
   const Profile p = gpu_bound_step();
   const Analysis a = analyze(p);
   const Replay measured = replay(p, a);
   ASSERT_EQ(measured.steps.size(), 1u);
-  EXPECT_EQ(part(measured.steps[0], PathPart::kHost), 80 * us);
-  EXPECT_EQ(part(measured.steps[0], PathPart::kGemm), 900 * us);
-  EXPECT_EQ(part(measured.steps[0], PathPart::kLaunch), 20 * us);
-  EXPECT_EQ(critical_path_text(measured.steps[0]), "gemm 90 %, host 8 %, launch 2 %");
+  EXPECT_EQ(part(measured.steps[0], PathKind::kCpu), 70 * us);
+  EXPECT_EQ(part(measured.steps[0], PathKind::kSync), 10 * us);
+  EXPECT_EQ(part(measured.steps[0], PathKind::kCompute), 900 * us);
+  EXPECT_EQ(part(measured.steps[0], PathKind::kLaunchDelay), 20 * us);
+  EXPECT_EQ(critical_path_text(measured.steps[0]), "compute 90 %, cpu 7 %, launch_delay 2 %, sync 1 %");
   const Replay faster = replay(p, a, scaled("gemm=0.5"));
-  EXPECT_EQ(part(faster.steps[0], PathPart::kGemm), 450 * us);
-  EXPECT_EQ(part(faster.steps[0], PathPart::kHost), 80 * us);
-  EXPECT_EQ(critical_path_text(faster.steps[0], 5), "gemm 82 %, host 15 %");
+  EXPECT_EQ(part(faster.steps[0], PathKind::kCompute), 450 * us);
+  EXPECT_EQ(part(faster.steps[0], PathKind::kCpu), 70 * us);
+  EXPECT_EQ(critical_path_text(faster.steps[0], 5), "compute 82 %, cpu 13 %");
   // Rank 0's collective: 200 µs waiting for rank 1, then 100 µs of transfer; its launch, 10 µs; the host
   // before.
   const Profile coll = late_rank();
   const Replay r = replay(coll, analyze(coll));
   ASSERT_EQ(r.steps.size(), 2u);
-  EXPECT_EQ(part(r.steps[0], PathPart::kCommWait), 200 * us);
-  EXPECT_EQ(part(r.steps[0], PathPart::kComm), 100 * us);
-  EXPECT_EQ(part(r.steps[0], PathPart::kLaunch), 10 * us);
-  EXPECT_EQ(part(r.steps[0], PathPart::kHost), 90 * us);
+  EXPECT_EQ(part(r.steps[0], PathKind::kCollectiveWait), 200 * us);
+  EXPECT_EQ(part(r.steps[0], PathKind::kComm), 100 * us);
+  EXPECT_EQ(part(r.steps[0], PathKind::kLaunchDelay), 10 * us);
+  EXPECT_EQ(part(r.steps[0], PathKind::kCpu), 90 * us);
   // Rank 1 launches its collective after its step's range: the step is its host work.
-  EXPECT_EQ(part(r.steps[1], PathPart::kHost), 200 * us);
+  EXPECT_EQ(part(r.steps[1], PathKind::kCpu), 200 * us);
 }
 
 // A graph kept for several edits gives each what a replay of its own gives: nothing of one run stays in the
@@ -347,7 +348,7 @@ TEST(Replay, WhatifCommandPrintsTheReplayAndTheEditedRun) {
   for (const char* key : {"\"replay\"", "\"steps\"", "\"measured_ns\"", "\"replayed_ns\"",
                           "\"mean_abs_error_pct\"", "\"max_abs_error_pct\"", "\"assumptions\"", "\"whatif\"",
                           "\"edits\"", "\"predicted_ns\"", "\"ranks\"", "\"span_ns\"", "\"busy_ns\"",
-                          "\"exposed_comm_ns\"", "\"scale gemm=0.5\"", "\"critical_path\"", "\"conv\""})
+                          "\"exposed_comm_ns\"", "\"scale gemm=0.5\"", "\"critical_path\"", "\"compute\""})
     EXPECT_THAT(json, HasSubstr(key));
   const std::string text = test::run_cli_ok("whatif '" + trace.string() + "' --scale conv=0.5", dir);
   EXPECT_THAT(text, HasSubstr("replay   6 steps on 1 rank"));
