@@ -83,8 +83,8 @@ struct ReplayedStep {
   std::array<TimeNs, kPathKindCount> critical_path{};
 };
 
-// STEP's critical path in one line, its largest parts first, each with its share of the step: "gemm 90 %,
-// host 8 %, launch 2 %" (parts under MIN_SHARE_PCT left out).
+// STEP's critical path in one line, its largest kinds first, each with its share of the step: "compute 90 %,
+// cpu 7 %, launch_delay 2 %" (kinds under MIN_SHARE_PCT left out).
 std::string critical_path_text(const ReplayedStep& step, double min_share_pct = 1);
 
 struct ReplayedRank {
