@@ -5,13 +5,16 @@
 #   plain            python3 overhead_steps.py
 #   record           meshscope record --no-merge -- python3 overhead_steps.py     (both collectors loaded)
 #   record-flush100  the same with MESHSCOPE_FLUSH_MS=100 (the collectors flush ten times as often)
-#   torch-profiler   python3 overhead_steps.py --mode torch-profiler ${GPU_OVERHEAD_ONLY:+--only $GPU_OVERHEAD_ONLY}               (CPU and CUDA activities)
+#   torch-profiler   python3 overhead_steps.py --mode torch-profiler                (CPU and CUDA activities)
+#   record-nodriver  record with MESHSCOPE_CUPTI_DRIVER_API=0 (no driver-API records)  } only when
+#   record-nocupti   record with MESHSCOPE_CUPTI=0 (the NCCL plugin and the wrapper)    } GPU_OVERHEAD_MODES names them
 #
-# Each round runs plain, record and torch-profiler once (record-flush100 every other round), in an order rotated
-# from round to round, so that drift in the machine (clocks, heat, other tenants) falls on all alike. Rounds go on until SECONDS have passed (default 420), then
-# overhead_summary.py gives each variant's median with its spread and the overhead against plain, paired by round.
-# Needs .gpu/ from tests/gpu/pack.sh. Writes overhead.jsonl (every process's step times), overhead_summary.md and
-# overhead_logs.txt to OUT_DIR.
+# Each round runs plain, record and torch-profiler once (record-flush100 every GPU_OVERHEAD_FLUSH_EVERY-th round,
+# default 2), or the modes GPU_OVERHEAD_MODES lists, in an order rotated from round to round, so that drift in the
+# machine (clocks, heat, other tenants) falls on all alike. GPU_OVERHEAD_ONLY=launch-bound (or gpu-bound) runs one
+# workload. Rounds go on until SECONDS have passed (default 420), then overhead_summary.py gives each variant's
+# median with its spread and the overhead against plain, paired by round. Needs .gpu/ from tests/gpu/pack.sh.
+# Writes overhead.jsonl (every process's step times), overhead_summary.md and overhead_logs.txt to OUT_DIR.
 #
 #   bash tests/gpu/overhead.sh OUT_DIR [SECONDS]
 set -uo pipefail
@@ -32,6 +35,11 @@ run_mode() {
   plain) output="$(timeout 150 python3 "$steps_py" --mode plain ${GPU_OVERHEAD_ONLY:+--only $GPU_OVERHEAD_ONLY} 2>>"$logs")" ;;
   record) output="$(timeout 150 "$ms" record --no-merge -q -o "$work/rec" -- python3 "$steps_py" --mode plain ${GPU_OVERHEAD_ONLY:+--only $GPU_OVERHEAD_ONLY} 2>>"$logs")" ;;
   record-flush100) output="$(MESHSCOPE_FLUSH_MS=100 timeout 150 "$ms" record --no-merge -q -o "$work/rec" -- \
+    python3 "$steps_py" --mode plain ${GPU_OVERHEAD_ONLY:+--only $GPU_OVERHEAD_ONLY} 2>>"$logs")" ;;
+  # Where record's cost goes: without CUPTI's driver-API records, or without the CUDA collector at all.
+  record-nodriver) output="$(MESHSCOPE_CUPTI_DRIVER_API=0 timeout 150 "$ms" record --no-merge -q -o "$work/rec" -- \
+    python3 "$steps_py" --mode plain ${GPU_OVERHEAD_ONLY:+--only $GPU_OVERHEAD_ONLY} 2>>"$logs")" ;;
+  record-nocupti) output="$(MESHSCOPE_CUPTI=0 timeout 150 "$ms" record --no-merge -q -o "$work/rec" -- \
     python3 "$steps_py" --mode plain ${GPU_OVERHEAD_ONLY:+--only $GPU_OVERHEAD_ONLY} 2>>"$logs")" ;;
   torch-profiler) output="$(timeout 150 python3 "$steps_py" --mode torch-profiler ${GPU_OVERHEAD_ONLY:+--only $GPU_OVERHEAD_ONLY} 2>>"$logs")" ;;
   esac
@@ -54,14 +62,15 @@ round=${GPU_OVERHEAD_FIRST_ROUND:-0}
 while :; do
   round=$((round + 1))
   round_start=$SECONDS
-  # record-flush100 every other round: a process start costs seconds, and plain, record and torch.profiler are
-  # what must be alternated most often.
-  modes=(plain record torch-profiler)
-  [ $((round % 2)) -eq 0 ] && modes+=(record-flush100)
+  # record-flush100 every other round (every GPU_OVERHEAD_FLUSH_EVERY-th): a process start costs seconds, and
+  # plain, record and torch.profiler are what must be alternated most often.
+  # GPU_OVERHEAD_MODES replaces the modes of every round (record-nodriver and record-nocupti are only there).
+  read -r -a modes <<<"${GPU_OVERHEAD_MODES:-plain record torch-profiler}"
+  [ -z "${GPU_OVERHEAD_MODES:-}" ] && [ $((round % ${GPU_OVERHEAD_FLUSH_EVERY:-2})) -eq 0 ] && modes+=(record-flush100)
   for i in "${!modes[@]}"; do
     run_mode "${modes[$(((i + round - 1) % ${#modes[@]}))]}" "$round"
   done
-  if [ "$round" -eq 1 ] && [ -z "${GPU_OVERHEAD_ONLY:-}" ] && [ "$(wc -l <"$jsonl")" -ne 12 ]; then
+  if [ "$round" -eq 1 ] && [ -z "${GPU_OVERHEAD_ONLY:-}${GPU_OVERHEAD_MODES:-}" ] && [ "$(wc -l <"$jsonl")" -ne 12 ]; then
     echo "overhead.sh: the first round gave $(wc -l <"$jsonl") step lines, not 12: stopping" | tee -a "$logs"
     tail -40 "$logs"
     exit 3
