@@ -347,6 +347,40 @@ Coverage coverage_of(double flops_per_rank_step, const model::Prediction& predic
   return c;
 }
 
+std::vector<bool> without_output_layer(const measure::ProfileWork& work, const model::ModelSpec& model,
+                                       int tp) {
+  std::vector<bool> kept(work.ops.size(), true);
+  if (model.vocab <= 0) return kept;
+  std::vector<std::int64_t> vocab_widths{model.vocab};
+  if (tp > 1 && model.vocab % tp == 0) vocab_widths.push_back(model.vocab / tp);
+  // A width the layers use too would match their GEMMs: then the output layer cannot be told apart.
+  const std::int64_t head_dim = model.head_dim > 0 ? model.head_dim
+                                : model.heads > 0  ? model.hidden / model.heads
+                                                   : 0;
+  for (const std::int64_t width :
+       {std::int64_t{model.hidden}, std::int64_t{model.ffn}, std::int64_t{model.moe_ffn},
+        head_dim * model.heads, head_dim * model.kv_heads}) {
+    if (std::find(vocab_widths.begin(), vocab_widths.end(), width) != vocab_widths.end()) return kept;
+  }
+  std::vector<std::vector<std::int64_t>> dims;
+  for (std::size_t i = 0; i < work.ops.size(); ++i) {
+    const measure::CountedOp& op = work.ops[i];
+    if (op.category != measure::WorkCategory::kGemm || !measure::parse_dims(op.input_dims, dims)) continue;
+    for (const auto& tensor : dims) {
+      if (tensor.size() < 2) continue;
+      const std::int64_t rows = tensor[tensor.size() - 2], columns = tensor.back();
+      const bool vocab_wide =
+          std::find(vocab_widths.begin(), vocab_widths.end(), rows) != vocab_widths.end() ||
+          std::find(vocab_widths.begin(), vocab_widths.end(), columns) != vocab_widths.end();
+      if (vocab_wide) {
+        kept[i] = false;
+        break;
+      }
+    }
+  }
+  return kept;
+}
+
 Comparison compare(const Profile& profile, const measure::Analysis& analysis, const model::ModelSpec& model,
                    const model::HardwareSpec& hw, const model::ParallelConfig& config,
                    const model::Efficiencies& eff, bool calibrate_first, const measure::ProfileWork* work) {
@@ -381,8 +415,12 @@ Comparison compare(const Profile& profile, const measure::Analysis& analysis, co
         "one step, which overstates the step time if several iterations were traced");
   }
   if (work != nullptr && work->shapes_recorded && !work->kernels.empty()) {
-    out.coverage = coverage_of(flops_per_rank_step(profile, analysis, *work, out.measured.whole_profile),
-                               out.predicted, model, config);
+    // The prediction's work is without the logits (a generating pass computes them for its last token
+    // only), so the measured is too.
+    const std::vector<bool> layers_work = without_output_layer(*work, model, config.tp);
+    out.coverage =
+        coverage_of(flops_per_rank_step(profile, analysis, *work, out.measured.whole_profile, &layers_work),
+                    out.predicted, model, config);
     const Coverage& c = *out.coverage;
     if (c.partial) {
       out.warnings.push_back(fmt::format(

@@ -97,9 +97,10 @@ PartDifference difference(double predicted, double measured);
 // How much of a step the measurement holds: the work its kernels did (the FLOPs of the operators recorded
 // with shapes, measure::ProfileWork) per rank-step against the prediction's model FLOPs per GPU and step
 // without the output logits (a prefill often computes the logits of the last position only, which would make
-// a whole forward pass of a small model look like two thirds of one). A trace of a whole step does about the
-// layers' work (the logits, when computed, and the operators without a FLOPs formula keep it near, not at,
-// 1); one that holds part of a step (a capture window, some of the layers) does a fraction of it.
+// a whole forward pass of a small model look like two thirds of one), and the measured work without the
+// output layer's GEMMs (without_output_layer) likewise. A trace of a whole step does about the layers' work
+// (the operators without a FLOPs formula keep it near, not at, 1); one that holds part of a step (a capture
+// window, some of the layers) does a fraction of it.
 struct Coverage {
   double measured_flops_per_rank_step = 0;
   double predicted_flops_per_gpu_step = 0;
@@ -117,6 +118,12 @@ double flops_per_rank_step(const Profile& profile, const measure::Analysis& anal
                            const measure::ProfileWork& work, bool whole_profile,
                            const std::vector<bool>* plotted = nullptr, std::int64_t* rank_steps = nullptr,
                            double* bytes_per_step = nullptr);
+
+// Which of WORK's operators to count when the work is compared without the logits: every one but the
+// output layer's GEMMs (forward and backward: any GEMM with an operand as wide as the vocabulary, whole or
+// split over TP). When the vocabulary is as wide as a width the layers use, every operator is kept.
+std::vector<bool> without_output_layer(const measure::ProfileWork& work, const model::ModelSpec& model,
+                                       int tp);
 
 struct Comparison {
   std::int64_t profile_ranks = 0, world_size = 0;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 
+#include "analysis/compare/compare.hpp"
 #include "tests/compare/compare_test_util.hpp"
 
 namespace meshscope::compare {
@@ -51,6 +52,49 @@ TEST(Coverage, AWholeForwardPassDoesTheLayersWork) {
       std::string::npos)
       << text.out;
   EXPECT_EQ(text.out.find("holds part of a step"), std::string::npos);
+}
+
+// A training step computes the logits of every token, forward and backward. The prediction's work is without
+// them, so the measured work is too: tests/data/known_models/h200_gpt_train (train_step.py's model on an
+// H200: 8 layers, hidden 1024, ffn 4096, 16 heads, vocabulary 32000, 8 x 512 tokens) spends 0.81 TFLOP a step
+// in its output layer, which read as 131 % of the predicted work before it was left out.
+TEST(Coverage, ATrainingStepsOutputLayerIsLeftOutLikeThePredictions) {
+  const fs::path trace = fs::path(MESHSCOPE_SOURCE_DIR) / "tests/data/known_models/h200_gpt_train.json.gz";
+  const Result r = run("compare --json \"" + trace.string() + "\"");
+  ASSERT_EQ(r.status, 0) << r.out;
+  // Per token and layer, forward: 2 x (4 x 1024^2 + 2 x 1024 x 4096) GEMM FLOPs + 2 x 512 x 16 x (64 + 64)
+  // attention FLOPs = 27,262,976; x 8 layers x 4,096 tokens x 3 (forward and backward) = 2.680 TFLOP.
+  EXPECT_NEAR(number_after(r.out, "predicted_tflop_per_gpu_step"), 2.680059592704, 1e-9);
+  const double share = number_after(r.out, "share");
+  EXPECT_GT(share, 0.95) << r.out;  // measured 1.013: the layers' GEMMs and attention, plus the optimizer's
+  EXPECT_LT(share, 1.05) << r.out;  // few counted operators
+}
+
+// The output layer is found by its width; a vocabulary as wide as the layers' GEMMs cannot be told apart, and
+// then nothing is left out.
+TEST(Coverage, TheOutputLayerIsTheGemmAsWideAsTheVocabulary) {
+  measure::ProfileWork work;
+  auto gemm = [&](const char* dims) {
+    measure::CountedOp op;
+    op.name = "aten::mm";
+    op.category = measure::WorkCategory::kGemm;
+    op.input_dims = dims;
+    work.ops.push_back(op);
+  };
+  gemm("[[4096, 1024], [1024, 4096]]");    // the MLP's up projection
+  gemm("[[4096, 1024], [1024, 32000]]");   // the logits
+  gemm("[[32000, 4096], [4096, 1024]]");   // their weight's gradient
+  gemm("[[4096, 16000], [16000, 1024]]");  // the logits' input gradient on one of 2 TP ranks
+  model::ModelSpec model;
+  model.hidden = 1024;
+  model.ffn = 4096;
+  model.heads = 16;
+  model.kv_heads = 16;
+  model.vocab = 32000;
+  EXPECT_EQ(without_output_layer(work, model, 1), (std::vector<bool>{true, false, false, true}));
+  EXPECT_EQ(without_output_layer(work, model, 2), (std::vector<bool>{true, false, false, false}));
+  model.vocab = 4096;
+  EXPECT_EQ(without_output_layer(work, model, 1), (std::vector<bool>{true, true, true, true}));
 }
 
 TEST(Coverage, ATraceOfPartOfAStepSaysSoBesideTheNumbers) {

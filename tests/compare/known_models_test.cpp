@@ -6,7 +6,9 @@
 // attention computed eagerly (training and prefill), a GPT-2 whose projections are addmm over [in, out]
 // weights, BERT through nn.TransformerEncoderLayer (heads folded into bmm's batch; in inference PyTorch's
 // fused encoder-layer path), a ViT (patch-embedding convolution, classifier, no vocabulary), a top-2 MoE with
-// a router and experts run one by one, an encoder-decoder, and a text encoder beside a larger decoder.
+// a router and experts run one by one, an encoder-decoder, and a text encoder beside a larger decoder. One is
+// a CUDA trace: h200_gpt_train, recorded on an H200 by tests/gpu/kineto_trace.py (PyTorch 2.11, bf16 autocast,
+// nn.MultiheadAttention with a causal mask, cuBLAS and SDPA kernels).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -147,7 +149,8 @@ INSTANTIATE_TEST_SUITE_P(Traces, KnownModel,
                                            "llama_tp2_dp2_train", "gpt2_conv1d_train", "bert_train",
                                            "bert_infer", "vit_train", "moe_train", "t5_like_train",
                                            "two_model_infer", "llama_vllm_prefill", "llama_vllm_generate",
-                                           "llama_flash_varlen_train", "llama_flashinfer_generate"),
+                                           "llama_flash_varlen_train", "llama_flashinfer_generate",
+                                           "h200_gpt_train"),
                          [](const auto& info) { return std::string(info.param); });
 
 // How each trace computed its attention, said in the workload.
