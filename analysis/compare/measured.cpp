@@ -129,7 +129,12 @@ MeasuredModel measure_profile(const Profile& profile, const measure::Analysis& a
   for (std::uint32_t i : out.roofline.points) plotted[i] = true;
   out.flops_per_step = flops_per_rank_step(profile, analysis, out.work, out.steps.whole_profile, &plotted,
                                            &out.rank_steps, &out.bytes_per_step);
-  out.work_flops_per_step = flops_per_rank_step(profile, analysis, out.work, out.steps.whole_profile);
+  // Without the output layer, as the prediction's work is (compare's coverage).
+  model::ModelSpec spec;
+  std::vector<bool> layers_work(out.work.ops.size(), true);
+  if (inferred_model(out.workload, spec)) layers_work = without_output_layer(out.work, spec, out.layout.tp);
+  out.work_flops_per_step =
+      flops_per_rank_step(profile, analysis, out.work, out.steps.whole_profile, &layers_work);
   return out;
 }
 

@@ -32,7 +32,8 @@ struct MeasuredModel {
   // Measured FLOPs and bytes per step: the work of the kernels that started inside each rank-step's GPU
   // window, mean over rank-steps (0 without shapes).
   double flops_per_step = 0, bytes_per_step = 0;
-  // The same over every counted operator (none left out): the measured side of compare::Coverage.
+  // The same over every counted operator but the output layer's GEMMs (compare::without_output_layer, for the
+  // workload's model): the measured side of compare::Coverage.
   double work_flops_per_step = 0;
 };
 

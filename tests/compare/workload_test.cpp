@@ -449,6 +449,16 @@ TEST(MeasuredModel, QwenStepsAndFlopsPerStep) {
   EXPECT_DOUBLE_EQ(direct.mean.dur_s, m.steps.mean.dur_s);
 }
 
+// The Explorer's coverage reads work_flops_per_step: the same work compare counts, the output layer left out
+// (tests/compare/coverage_test.cpp works the predicted 2.680 TFLOP out; 3.52 with the output layer).
+TEST(MeasuredModel, ItsWorkPerStepLeavesOutTheOutputLayerAsCompareDoes) {
+  const fs::path trace = fs::path(MESHSCOPE_SOURCE_DIR) / "tests/data/known_models/h200_gpt_train.json.gz";
+  const Profile p = Profile::load(test::imported("h200_gpt_train", trace));
+  const MeasuredModel m = measure_profile(p, measure::analyze(p));
+  EXPECT_GT(m.work_flops_per_step, 0.95 * 2.680059592704e12);
+  EXPECT_LT(m.work_flops_per_step, 1.05 * 2.680059592704e12);
+}
+
 TEST(CompareCli, WithoutModelFlagsComparesWhatTheProfileRan) {
   const Result r = run("compare \"" + qwen().string() + "\"", true);
   ASSERT_EQ(r.status, 0) << r.out;
