@@ -7,8 +7,8 @@
 // weights, BERT through nn.TransformerEncoderLayer (heads folded into bmm's batch; in inference PyTorch's
 // fused encoder-layer path), a ViT (patch-embedding convolution, classifier, no vocabulary), a top-2 MoE with
 // a router and experts run one by one, an encoder-decoder, and a text encoder beside a larger decoder. One is
-// a CUDA trace: h200_gpt_train, recorded on an H200 by tests/gpu/kineto_trace.py (PyTorch 2.11, bf16 autocast,
-// nn.MultiheadAttention with a causal mask, cuBLAS and SDPA kernels).
+// a CUDA trace: h200_gpt_train, recorded on an H200 by tests/gpu/kineto_trace.py (PyTorch 2.11, bf16
+// autocast, nn.MultiheadAttention with a causal mask, cuBLAS and SDPA kernels).
 #include <gtest/gtest.h>
 
 #include <algorithm>
