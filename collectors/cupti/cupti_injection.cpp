@@ -12,17 +12,27 @@
 //           is dropped; both are counted into the profile.
 // [SECTION] Flush: the Session thread asks CUPTI for completed buffers every MESHSCOPE_FLUSH_MS and forces
 //           out partly filled ones at exit, device reset, profiler stop and on SIGTERM/SIGINT.
+// [SECTION] Driver calls by callback (MESHSCOPE_CUPTI_DRIVER_API=2): CUPTI's callback API instead of its
+//           DRIVER activity kind, which makes CUPTI wrap every driver call. Each launching thread writes its
+//           calls into a ring of its own (no lock, allocation or system call per call); the Session thread
+//           turns them into the same api_calls rows.
 #include <cupti.h>
+#include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
+#include <new>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -57,6 +67,53 @@ std::string api_name(bool driver, std::uint32_t cbid) {
 
 class CuptiSource;
 
+// One driver API call taken through a callback, in the profile clock.
+struct DriverCall {
+  std::uint64_t start = 0, end = 0;
+  std::uint32_t cbid = 0, correlation = 0, thread = 0;
+};
+
+// One launching thread's driver calls on their way to the Session thread: one producer (that thread), one
+// consumer (the Session thread). A full ring drops the call and counts it.
+class CallRing {
+ public:
+  static constexpr std::uint32_t kSlots = 16384;
+
+  // False when full. HALF_FULL is set when this call filled the first half (time to wake the consumer).
+  bool push(const DriverCall& call, bool& half_full) noexcept {
+    const std::uint32_t head = head_.load(std::memory_order_relaxed);
+    const std::uint32_t queued = head - tail_.load(std::memory_order_acquire);
+    if (queued >= kSlots) {
+      dropped.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    slots_[head % kSlots] = call;
+    head_.store(head + 1, std::memory_order_release);
+    half_full = queued + 1 == kSlots / 2;
+    return true;
+  }
+
+  template <class Consume>
+  void drain(Consume&& consume) {
+    const std::uint32_t head = head_.load(std::memory_order_acquire);
+    std::uint32_t tail = tail_.load(std::memory_order_relaxed);
+    for (; tail != head; ++tail) consume(slots_[tail % kSlots]);
+    tail_.store(tail, std::memory_order_release);
+  }
+
+  bool empty() const noexcept {
+    return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_acquire);
+  }
+
+  std::atomic<bool> owned{true};  // a live thread writes into it
+  std::atomic<std::uint64_t> dropped{0};
+  std::uint32_t thread = 0;  // the owner's id as CUPTI's records give it
+
+ private:
+  std::array<DriverCall, kSlots> slots_{};
+  std::atomic<std::uint32_t> head_{0}, tail_{0};
+};
+
 struct State {
   std::atomic<bool> initialized{false};
   std::atomic<bool> active{false};  // buffers are accepted
@@ -72,7 +129,12 @@ struct State {
   std::string disabled_kinds;
   std::string quiet_apis;  // what leave_out_quiet_apis() did, for the diagnostics
   CUpti_SubscriberHandle subscriber = nullptr;
-  std::int64_t pid = 0;  // the process that started CUPTI (a forked child must not touch it)
+  std::int64_t pid = 0;            // the process that started CUPTI (a forked child must not touch it)
+  bool driver_callbacks = false;   // driver API calls through callbacks (MESHSCOPE_CUPTI_DRIVER_API=2)
+  bool system_thread_ids = false;  // CUPTI names threads by gettid(), not pthread_self()
+  std::mutex rings_mutex;          // guards rings (taken once per thread, and by the Session thread)
+  std::vector<CallRing*> rings;    // never freed: a thread's ring is reused once it ended and was drained
+  std::atomic<std::uint64_t> unringed_calls{0};  // calls of threads that could not get a ring
 };
 
 State& state() {
@@ -90,6 +152,63 @@ std::uint64_t count_records(std::uint8_t* data, std::size_t valid) {
   CUpti_Activity* record = nullptr;
   while (cuptiActivityGetNextRecord(data, valid, &record) == CUPTI_SUCCESS) ++n;
   return n;
+}
+
+// The calling thread's ring, taken on its first driver call and handed back when the thread ends.
+struct RingLease {
+  CallRing* ring = nullptr;
+  ~RingLease() {
+    if (ring) ring->owned.store(false, std::memory_order_release);
+  }
+};
+thread_local RingLease t_ring_lease;
+
+CallRing* thread_ring(State& s) noexcept {
+  if (t_ring_lease.ring) return t_ring_lease.ring;
+  try {
+    std::lock_guard lock(s.rings_mutex);
+    CallRing* ring = nullptr;
+    for (CallRing* r : s.rings) {
+      if (!r->owned.load(std::memory_order_acquire) && r->empty()) {
+        ring = r;
+        ring->owned.store(true, std::memory_order_relaxed);
+        break;
+      }
+    }
+    if (!ring) {
+      s.rings.reserve(s.rings.size() + 1);
+      ring = new CallRing();
+      s.rings.push_back(ring);
+    }
+    // As CUPTI's own records name the thread (its default: pthread_self(), cut to 32 bits).
+    ring->thread = s.system_thread_ids ? static_cast<std::uint32_t>(::syscall(SYS_gettid))
+                                       : static_cast<std::uint32_t>(::pthread_self());
+    t_ring_lease.ring = ring;
+    return ring;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+// A driver API callback: the start goes into CUPTI's per-call slot on entry, the call into the thread's ring
+// on exit.
+void record_driver_call(State& s, CUpti_CallbackId cbid, const CUpti_CallbackData& info) noexcept {
+  if (!info.correlationData) return;
+  if (info.callbackSite == CUPTI_API_ENTER) {
+    *info.correlationData = static_cast<std::uint64_t>(record::clock_ns());
+    return;
+  }
+  const DriverCall call{*info.correlationData, static_cast<std::uint64_t>(record::clock_ns()), cbid,
+                        info.correlationId, 0};
+  CallRing* ring = thread_ring(s);
+  if (!ring) {
+    s.unringed_calls.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  DriverCall stamped = call;
+  stamped.thread = ring->thread;
+  bool half_full = false;
+  if (ring->push(stamped, half_full) && half_full && s.session) s.session->request_flush();
 }
 
 class CuptiSource final : public record::Source {
@@ -112,6 +231,7 @@ class CuptiSource final : public record::Source {
         translator_->add(record);
       free_buffer(buffer.data);
     }
+    if (s.driver_callbacks) drain_driver_calls(s);
   }
 
   void before_flush(bool forced) override {
@@ -141,6 +261,22 @@ class CuptiSource final : public record::Source {
       writer.add_diagnostic(rank, "warning", "cupti: activity kinds not available: " + s.disabled_kinds);
     }
     if (!s.quiet_apis.empty()) writer.add_diagnostic(rank, "info", "cupti: " + s.quiet_apis);
+    if (s.driver_callbacks) {
+      writer.add_diagnostic(rank, "info",
+                            "cupti: driver API calls recorded through CUPTI's callback API "
+                            "(MESHSCOPE_CUPTI_DRIVER_API=2), not its DRIVER activity kind");
+      std::uint64_t dropped = s.unringed_calls.load();
+      {
+        std::lock_guard lock(s.rings_mutex);
+        for (const CallRing* ring : s.rings) dropped += ring->dropped.load();
+      }
+      if (dropped > 0) {
+        writer.add_diagnostic(
+            rank, "warning",
+            fmt::format("cupti: dropped {} driver API calls (a thread's ring of {} calls was full)", dropped,
+                        CallRing::kSlots));
+      }
+    }
     if (const auto n = s.cupti_dropped.load()) {
       writer.add_diagnostic(rank, "warning",
                             fmt::format("cupti: CUPTI dropped {} records (buffer cap {} x {} KiB reached)", n,
@@ -158,6 +294,25 @@ class CuptiSource final : public record::Source {
   }
 
  private:
+  // Driver calls taken by callback, as the DRIVER activity records CUPTI would have written (the translator
+  // shifts CUPTI's times onto the profile clock; these are on it already).
+  void drain_driver_calls(State& s) {
+    std::lock_guard lock(s.rings_mutex);
+    for (CallRing* ring : s.rings) {
+      ring->drain([&](const DriverCall& call) {
+        CUpti_ActivityAPI api{};
+        api.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+        api.cbid = call.cbid;
+        api.start = static_cast<std::uint64_t>(static_cast<std::int64_t>(call.start) - s.clock_offset_ns);
+        api.end = static_cast<std::uint64_t>(static_cast<std::int64_t>(call.end) - s.clock_offset_ns);
+        api.processId = static_cast<std::uint32_t>(identity_.pid);
+        api.threadId = call.thread;
+        api.correlationId = call.correlation;
+        translator_->add(reinterpret_cast<const CUpti_Activity*>(&api));
+      });
+    }
+  }
+
   record::Identity identity_;
   std::optional<Translator> translator_;
 };
@@ -213,6 +368,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
         (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000 && info->callbackSite == CUPTI_API_EXIT);
   } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
     const auto* info = static_cast<const CUpti_CallbackData*>(data);
+    if (s.driver_callbacks) record_driver_call(s, cbid, *info);
     flush = cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop && info->callbackSite == CUPTI_API_EXIT;
   } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     flush = cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING;
@@ -332,6 +488,28 @@ void leave_out_quiet_apis(State& s, bool driver_enabled) {
   }
 }
 
+// Driver API calls through CUPTI's callback API: every driver function's callbacks but the quiet ones. False
+// (and the DRIVER activity kind stands in) when CUPTI refuses.
+bool driver_calls_by_callback(State& s) {
+  CUpti_ActivityThreadIdType thread_ids = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
+  if (cuptiGetThreadIdType(&thread_ids) == CUPTI_SUCCESS)
+    s.system_thread_ids = thread_ids == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM;
+  s.driver_callbacks = true;
+  const CUptiResult enabled = cuptiEnableDomain(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+  if (enabled != CUPTI_SUCCESS) {
+    s.driver_callbacks = false;
+    record::log_line("cupti", fmt::format("driver API callbacks refused ({}): driver calls are recorded as "
+                                          "CUPTI activity records instead",
+                                          result_text(enabled)));
+    return false;
+  }
+  if (record::env_int("MESHSCOPE_CUPTI_ALL_APIS", 0) == 0) {
+    for (const CUpti_CallbackId cbid : kQuietDriverApis)
+      cuptiEnableCallback(0, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  }
+  return true;
+}
+
 bool start() {
   State& s = state();
   if (record::env_int("MESHSCOPE_CUPTI", 1) == 0) return false;
@@ -416,10 +594,12 @@ bool start() {
   };
   // Event and stream queries that found work unfinished are not waits: leave them out at the source.
   cuptiActivityEnableAllSyncRecords(0);
+  // 0: no driver calls; 1: CUPTI's DRIVER activity kind; 2: CUPTI's callback API (driver_calls_by_callback).
+  const std::int64_t driver_mode = record::env_int("MESHSCOPE_CUPTI_DRIVER_API", 1);
+  const bool by_callback = driver_mode == 2 && driver_calls_by_callback(s);
   bool driver_enabled = false;
   for (const Kind& k : kKinds) {
-    if (k.kind == CUPTI_ACTIVITY_KIND_DRIVER && record::env_int("MESHSCOPE_CUPTI_DRIVER_API", 1) == 0)
-      continue;
+    if (k.kind == CUPTI_ACTIVITY_KIND_DRIVER && (driver_mode == 0 || by_callback)) continue;
     const CUptiResult r = cuptiActivityEnable(k.kind);
     if (r != CUPTI_SUCCESS) {
       if (!s.disabled_kinds.empty()) s.disabled_kinds += ", ";

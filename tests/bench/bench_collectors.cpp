@@ -11,6 +11,10 @@
 //   BM_CollectorActivityRecord per activity record taken from a CUPTI buffer into profile rows, on the
 //                             collector's thread (cupti::Translator into a ProfileWriter whose background
 //                             thread writes SQLite); /kernel, /memcpy, /runtime record kinds.
+//   BM_CollectorDriverCall    per driver API call taken through CUPTI's callbacks
+//   (MESHSCOPE_CUPTI_DRIVER_API=2),
+//                             on the launching thread: /0 a launch (recorded), /1 a quiet function (not:
+//                             the double's own cost, to subtract).
 //   BM_NcclPluginEvent        per NCCL profiler call (startEvent, recordEventState, stopEvent) of the
 //   plugin's v5
 //                             ABI, one collective as NCCL 2.28 profiles it: a group API event, the
@@ -56,11 +60,15 @@ ApiEventFn injected() {
   static ApiEventFn event = []() -> ApiEventFn {
     ::setenv("MESHSCOPE_OUTPUT_DIR", scratch("cupti").c_str(), 1);
     ::setenv("MESHSCOPE_RANK", "0", 1);
+    // Driver calls by callback (BM_CollectorDriverCall), drained every millisecond.
+    ::setenv("MESHSCOPE_CUPTI_DRIVER_API", "2", 1);
+    ::setenv("MESHSCOPE_FLUSH_MS", "1", 1);
     void* lib = dlopen(MESHSCOPE_CUPTI_LIBRARY, RTLD_NOW | RTLD_LOCAL);
     if (!lib) return nullptr;
     auto init = reinterpret_cast<int (*)()>(dlsym(lib, "InitializeInjection"));
     if (!init) return nullptr;
     init();
+    ::unsetenv("MESHSCOPE_FLUSH_MS");
     void* cupti = dlopen(MESHSCOPE_FAKE_CUPTI_SONAME, RTLD_NOW | RTLD_NOLOAD);
     return cupti ? reinterpret_cast<ApiEventFn>(dlsym(cupti, "meshscope_fake_cupti_api_event")) : nullptr;
   }();
@@ -93,6 +101,41 @@ void BM_CuptiDoubleEventBaseline(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_CuptiDoubleEventBaseline)->UseRealTime();
+
+using ApiCallFn = void (*)(int domain, std::uint32_t cbid, std::uint32_t correlation, const char* function);
+
+ApiCallFn api_call() {
+  if (!injected()) return nullptr;
+  void* cupti = dlopen(MESHSCOPE_FAKE_CUPTI_SONAME, RTLD_NOW | RTLD_NOLOAD);
+  return cupti ? reinterpret_cast<ApiCallFn>(dlsym(cupti, "meshscope_fake_cupti_api_call")) : nullptr;
+}
+
+// A driver call taken by callback (MESHSCOPE_CUPTI_DRIVER_API=2): its entry and exit callbacks on the
+// launching thread, the call written into the thread's ring. Batches of 4,096 calls, then a pause (not timed)
+// in which the Session thread, flushing every millisecond, empties the ring: the path of a call that is kept,
+// not of one dropped at a full ring. ARG 1 plays a quiet function (its callbacks turned off): the double's
+// own cost per call, to subtract.
+void BM_CollectorDriverCall(benchmark::State& state) {
+  const ApiCallFn call = api_call();
+  if (!call) {
+    state.SkipWithError("the injection library did not load the CUPTI test double");
+    return;
+  }
+  const bool quiet = state.range(0) == 1;
+  const std::uint32_t cbid =
+      quiet ? CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState : CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx;
+  constexpr int kBatch = 4096;
+  std::uint32_t correlation = 1;
+  for (auto _ : state) {
+    for (int i = 0; i < kBatch; ++i)
+      call(CUPTI_CB_DOMAIN_DRIVER_API, cbid, correlation++, "cuLaunchKernelEx");
+    state.PauseTiming();
+    ::usleep(8'000);
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * kBatch);
+}
+BENCHMARK(BM_CollectorDriverCall)->Arg(0)->Arg(1)->Iterations(150)->UseRealTime();
 
 // ---- CUPTI: the collector's thread ----
 

@@ -10,6 +10,7 @@
 
 #include <cupti.h>
 
+#include <chrono>
 #include <regex>
 
 #include "profiler/profile.hpp"
@@ -182,6 +183,92 @@ TEST(CuptiInjection, NamesActivityKindsCuptiRefusesAndRecordsTheRest) {
                       "SELECT count(*) FROM activities WHERE copy_kind IN "
                       "(SELECT id FROM strings WHERE value = 'PtoP')"),
             0);
+}
+
+// MESHSCOPE_CUPTI_DRIVER_API=2: driver calls through CUPTI's callback API, not its DRIVER activity kind
+// (which makes CUPTI wrap every driver call: docs/PERFORMANCE.md, "Measured on an H200"). The same rows come
+// out: each launch call with its name and correlation id (its kernel finds it), on the thread CUPTI names for
+// the runtime calls, the quiet functions left out; a CUPTI that refuses the callbacks gets the activity kind.
+TEST(CuptiInjection, DriverCallsByCallbackGiveTheSameRows) {
+  const std::string launches =
+      "SELECT count(*) FROM api_calls c JOIN strings s ON s.id = c.name WHERE c.kind = 2 AND s.value = "
+      "'cuLaunchKernelEx' AND c.end_ns >= c.start_ns AND c.start_ns > 0";
+  const std::string launched_kernels =
+      "SELECT count(*) FROM activities a JOIN api_calls c ON c.rank = a.rank AND c.correlation = "
+      "a.correlation "
+      "WHERE a.kind = 1 AND c.kind = 2";
+  const fs::path dir = fresh_dir("cupti-driver-callbacks");
+  auto env = cuda_env(dir);
+  env["MESHSCOPE_CUPTI_DRIVER_API"] = "2";
+  auto r = run_process({MESHSCOPE_FAKE_RANK, "--cuda", "--collectives", "8"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto sent = emitted(r.output);
+  EXPECT_EQ(sent.at("driver"), 0);  // no DRIVER activity records
+  EXPECT_EQ(sent.at("driver_launches"), 8);
+  auto files = files_in(dir, "rank0.cupti.");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(query_int(files[0], launches), 8)
+      << query_rows(files[0], "SELECT * FROM api_calls WHERE kind = 2");
+  EXPECT_EQ(query_int(files[0], "SELECT count(*) FROM api_calls WHERE kind = 2"), 8);
+  EXPECT_EQ(query_int(files[0], launched_kernels), 8);  // each NCCL kernel's launch
+  EXPECT_EQ(query_int(files[0], "SELECT count(DISTINCT tid) FROM api_calls"), 1);
+  EXPECT_EQ(query_int(files[0],
+                      "SELECT count(*) FROM diagnostics WHERE message = 'cupti: driver API calls "
+                      "recorded through CUPTI''s callback API (MESHSCOPE_CUPTI_DRIVER_API=2), not "
+                      "its DRIVER activity kind'"),
+            1)
+      << query_rows(files[0], "SELECT message FROM diagnostics");
+  EXPECT_EQ(query_int(files[0], "SELECT count(*) FROM diagnostics WHERE severity = 'warning'"), 0);
+  // Stamped at the call on the profile clock, also when CUPTI's own clock has to be shifted onto it.
+  const std::string stamped_now = "SELECT count(*) FROM api_calls WHERE kind = 2 AND abs(start_ns - " +
+                                  std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                     std::chrono::system_clock::now().time_since_epoch())
+                                                     .count()) +
+                                  ") < 600000000000";
+  EXPECT_EQ(query_int(files[0], stamped_now), 8);
+  const fs::path shifted = fresh_dir("cupti-driver-callbacks-shifted");
+  env = cuda_env(shifted);
+  env["MESHSCOPE_CUPTI_DRIVER_API"] = "2";
+  env["FAKE_CUPTI_NO_TIMESTAMP_CALLBACK"] = "1";
+  r = run_process({MESHSCOPE_FAKE_RANK, "--cuda", "--collectives", "8"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  files = files_in(shifted, "rank0.cupti.");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(query_int(files[0], stamped_now), 8);
+
+  // Every driver function when asked for.
+  const fs::path all = fresh_dir("cupti-driver-callbacks-all");
+  env = cuda_env(all);
+  env["MESHSCOPE_CUPTI_DRIVER_API"] = "2";
+  env["MESHSCOPE_CUPTI_ALL_APIS"] = "1";
+  r = run_process({MESHSCOPE_FAKE_RANK, "--cuda", "--collectives", "8"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  files = files_in(all, "rank0.cupti.");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(
+      query_rows(files[0],
+                 "SELECT s.value, count(*) FROM api_calls c JOIN strings s ON s.id = c.name WHERE c.kind "
+                 "= 2 GROUP BY 1 ORDER BY 1"),
+      "cuDevicePrimaryCtxGetState|8\ncuLaunchKernelEx|8\n");
+
+  // A CUPTI without domain callbacks: the activity kind stands in.
+  const fs::path refused = fresh_dir("cupti-driver-callbacks-refused");
+  env = cuda_env(refused);
+  env["MESHSCOPE_CUPTI_DRIVER_API"] = "2";
+  env["FAKE_CUPTI_NO_DOMAIN_CALLBACKS"] = "1";
+  r = run_process({MESHSCOPE_FAKE_RANK, "--cuda", "--collectives", "8"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  sent = emitted(r.output);
+  EXPECT_EQ(sent.at("driver"), 8);
+  files = files_in(refused, "rank0.cupti.");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(query_int(files[0], launches), 8);
+  EXPECT_EQ(query_int(files[0], launched_kernels), 8);
+  EXPECT_NE(
+      r.output.find("driver API callbacks refused (CUPTI_ERROR_NOT_SUPPORTED): driver calls are recorded "
+                    "as CUPTI activity records instead"),
+      std::string::npos)
+      << r.output;
 }
 
 // Functions that do no GPU work (PyTorch's cudaGetDevice, cuDevicePrimaryCtxGetState, ...) are left out at

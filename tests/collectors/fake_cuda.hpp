@@ -24,6 +24,7 @@ namespace fake_cuda {
 struct Counts {
   long kernels = 0, memcpys = 0, memsets = 0, syncs = 0, runtime = 0, driver = 0, ranges = 0, marks = 0;
   long graph_kernels = 0, overheads = 0, offered = 0, stored = 0;
+  long driver_launches = 0;  // cuLaunchKernelEx calls made (recorded as activity records or by callback)
 };
 
 class Gpu {
@@ -52,7 +53,8 @@ class Gpu {
     event_ = cupti ? reinterpret_cast<EventFn>(dlsym(cupti, "meshscope_fake_cupti_api_event")) : nullptr;
     recorded_ =
         cupti ? reinterpret_cast<RecordedFn>(dlsym(cupti, "meshscope_fake_cupti_api_recorded")) : nullptr;
-    if (!emit_ || !stamp_ || !event_ || !recorded_) {
+    call_ = cupti ? reinterpret_cast<CallFn>(dlsym(cupti, "meshscope_fake_cupti_api_call")) : nullptr;
+    if (!emit_ || !stamp_ || !event_ || !recorded_ || !call_) {
       std::fprintf(stderr, "fake_rank: the injection library did not load the CUPTI test double (%s)\n",
                    MESHSCOPE_FAKE_CUPTI_SONAME);
       return false;
@@ -79,6 +81,9 @@ class Gpu {
               : CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
         start - 360'000, start - 355'000, corr + 1);
     kernel(kNcclKernel, start, end, kNcclStream, corr + 2, 0);
+    // The driver's callbacks run at the call (now, on this thread); CUPTI's activity record is written later.
+    call_(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, corr + 2, "cuLaunchKernelEx");
+    ++counts_.driver_launches;
     api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, start - 40'000, start - 35'000,
         corr + 2);
     if (i % 8 == 5) peer_memcpy(end + 1'000, end + 9'000, 0);
@@ -98,6 +103,7 @@ class Gpu {
   // A call that launches nothing: CUPTI gives it a correlation id of its own.
   void getter(CUpti_ActivityKind kind, std::uint32_t cbid, std::int64_t at) {
     const std::uint32_t corr = next_getter_correlation_++;
+    if (kind == CUPTI_ACTIVITY_KIND_DRIVER) call_(CUPTI_CB_DOMAIN_DRIVER_API, cbid, corr, "getter");
     if (recorded_(static_cast<int>(kind), cbid)) api(kind, cbid, at, at + 200, corr);
   }
 
@@ -129,9 +135,10 @@ class Gpu {
     const Counts& c = counts_;
     std::printf(
         "fake_cuda: kernels=%ld graph_kernels=%ld memcpys=%ld memsets=%ld syncs=%ld runtime=%ld driver=%ld "
+        "driver_launches=%ld "
         "ranges=%ld marks=%ld overheads=%ld offered=%ld stored=%ld\n",
-        c.kernels, c.graph_kernels, c.memcpys, c.memsets, c.syncs, c.runtime, c.driver, c.ranges, c.marks,
-        c.overheads, c.offered, c.stored);
+        c.kernels, c.graph_kernels, c.memcpys, c.memsets, c.syncs, c.runtime, c.driver, c.driver_launches,
+        c.ranges, c.marks, c.overheads, c.offered, c.stored);
     std::fflush(stdout);
   }
 
@@ -140,6 +147,7 @@ class Gpu {
   using StampFn = std::uint64_t (*)(std::int64_t);
   using EventFn = void (*)(int, std::uint32_t, int, const char*);
   using RecordedFn = int (*)(int, std::uint32_t);
+  using CallFn = void (*)(int, std::uint32_t, std::uint32_t, const char*);
 
   static constexpr std::uint32_t kContext = 1, kComputeStream = 7, kNcclStream = 13, kDefaultStream = 0;
   // A GEMM as nvcc mangles it, the NCCL 2.2x device kernel of a bf16 ring all-reduce, and a small kernel.
@@ -309,6 +317,7 @@ class Gpu {
   StampFn stamp_ = nullptr;
   EventFn event_ = nullptr;
   RecordedFn recorded_ = nullptr;
+  CallFn call_ = nullptr;
   Counts counts_;
 };
 

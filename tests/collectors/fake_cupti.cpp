@@ -86,7 +86,8 @@ struct Fake {
   bool subscribed = false;
   CUpti_CallbackFunc callback = nullptr;
   void* userdata = nullptr;
-  std::set<std::pair<int, std::uint32_t>> enabled_callbacks;
+  std::set<std::pair<int, std::uint32_t>> enabled_callbacks, disabled_callbacks;
+  std::set<int> enabled_domains;  // every callback of the domain but disabled_callbacks
   std::set<int> enabled_kinds;
   std::set<std::pair<int, std::uint32_t>> disabled_apis;  // (RUNTIME or DRIVER kind, cbid)
   CUpti_TimestampCallbackFunc timestamp = nullptr;
@@ -215,9 +216,33 @@ CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle
   if (subscriber != reinterpret_cast<CUpti_SubscriberHandle>(&f)) return CUPTI_ERROR_INVALID_PARAMETER;
   if (enable) {
     f.enabled_callbacks.insert({static_cast<int>(domain), cbid});
+    f.disabled_callbacks.erase({static_cast<int>(domain), cbid});
   } else {
     f.enabled_callbacks.erase({static_cast<int>(domain), cbid});
+    f.disabled_callbacks.insert({static_cast<int>(domain), cbid});
   }
+  return CUPTI_SUCCESS;
+}
+
+// Every callback of DOMAIN; FAKE_CUPTI_NO_DOMAIN_CALLBACKS refuses, as a CUPTI that cannot would.
+CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                       CUpti_CallbackDomain domain) {
+  Fake& f = fake();
+  std::lock_guard lock(f.mutex);
+  if (subscriber != reinterpret_cast<CUpti_SubscriberHandle>(&f)) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (std::getenv("FAKE_CUPTI_NO_DOMAIN_CALLBACKS")) return CUPTI_ERROR_NOT_SUPPORTED;
+  if (enable) {
+    f.enabled_domains.insert(static_cast<int>(domain));
+  } else {
+    f.enabled_domains.erase(static_cast<int>(domain));
+  }
+  return CUPTI_SUCCESS;
+}
+
+// The fake names threads as the kernel does (gettid), as CUPTI does when asked for SYSTEM ids.
+CUptiResult CUPTIAPI cuptiGetThreadIdType(CUpti_ActivityThreadIdType* type) {
+  if (!type) return CUPTI_ERROR_INVALID_PARAMETER;
+  *type = CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM;
   return CUPTI_SUCCESS;
 }
 
@@ -366,18 +391,45 @@ FAKE_EXPORT int meshscope_fake_cupti_api_recorded(int kind, std::uint32_t cbid) 
   return f.enabled_kinds.count(kind) && !f.disabled_apis.count({kind, cbid}) ? 1 : 0;
 }
 
+namespace {
+
+// The subscriber's callback when it enabled (DOMAIN, CBID), else null.
+CUpti_CallbackFunc subscribed_callback(int domain, std::uint32_t cbid, void*& userdata) {
+  Fake& f = fake();
+  std::lock_guard lock(f.mutex);
+  const bool enabled = f.enabled_callbacks.count({domain, cbid}) ||
+                       (f.enabled_domains.count(domain) && !f.disabled_callbacks.count({domain, cbid}));
+  userdata = f.userdata;
+  return enabled ? f.callback : nullptr;
+}
+
+}  // namespace
+
+// A whole API call as the driver makes it: the entry callback, the function, the exit callback, with CUPTI's
+// per-call slot (correlationData) and the call's correlation id. Nothing when no callback is enabled for it.
+FAKE_EXPORT void meshscope_fake_cupti_api_call(int domain, std::uint32_t cbid, std::uint32_t correlation,
+                                               const char* function) {
+  void* userdata = nullptr;
+  const CUpti_CallbackFunc callback = subscribed_callback(domain, cbid, userdata);
+  if (!callback) return;
+  std::uint64_t slot = 0;
+  int result = 0;
+  CUpti_CallbackData data{};
+  data.functionName = function;
+  data.correlationId = correlation;
+  data.correlationData = &slot;
+  data.callbackSite = CUPTI_API_ENTER;
+  callback(userdata, static_cast<CUpti_CallbackDomain>(domain), cbid, &data);
+  data.callbackSite = CUPTI_API_EXIT;
+  data.functionReturnValue = &result;
+  callback(userdata, static_cast<CUpti_CallbackDomain>(domain), cbid, &data);
+}
+
 // An API or resource event: calls the subscriber's callback if it enabled this (domain, cbid).
 FAKE_EXPORT void meshscope_fake_cupti_api_event(int domain, std::uint32_t cbid, int site,
                                                 const char* function) {
-  Fake& f = fake();
-  CUpti_CallbackFunc callback = nullptr;
   void* userdata = nullptr;
-  {
-    std::lock_guard lock(f.mutex);
-    if (!f.enabled_callbacks.count({domain, cbid})) return;
-    callback = f.callback;
-    userdata = f.userdata;
-  }
+  const CUpti_CallbackFunc callback = subscribed_callback(domain, cbid, userdata);
   if (!callback) return;
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     CUpti_ResourceData data{};

@@ -8,6 +8,7 @@
 #   torch-profiler   python3 overhead_steps.py --mode torch-profiler                (CPU and CUDA activities)
 #   record-nodriver  record with MESHSCOPE_CUPTI_DRIVER_API=0 (no driver-API records)  } only when
 #   record-nocupti   record with MESHSCOPE_CUPTI=0 (the NCCL plugin and the wrapper)    } GPU_OVERHEAD_MODES names them
+#   record-driver-callbacks  record with MESHSCOPE_CUPTI_DRIVER_API=2 (driver calls through CUPTI's callbacks)
 #
 # Each round runs plain, record and torch-profiler once (record-flush100 every GPU_OVERHEAD_FLUSH_EVERY-th round,
 # default 2), or the modes GPU_OVERHEAD_MODES lists, in an order rotated from round to round, so that drift in the
@@ -38,6 +39,8 @@ run_mode() {
     python3 "$steps_py" --mode plain ${GPU_OVERHEAD_ONLY:+--only $GPU_OVERHEAD_ONLY} 2>>"$logs")" ;;
   # Where record's cost goes: without CUPTI's driver-API records, or without the CUDA collector at all.
   record-nodriver) output="$(MESHSCOPE_CUPTI_DRIVER_API=0 timeout 150 "$ms" record --no-merge -q -o "$work/rec" -- \
+    python3 "$steps_py" --mode plain ${GPU_OVERHEAD_ONLY:+--only $GPU_OVERHEAD_ONLY} 2>>"$logs")" ;;
+  record-driver-callbacks) output="$(MESHSCOPE_CUPTI_DRIVER_API=2 timeout 150 "$ms" record --no-merge -q -o "$work/rec" -- \
     python3 "$steps_py" --mode plain ${GPU_OVERHEAD_ONLY:+--only $GPU_OVERHEAD_ONLY} 2>>"$logs")" ;;
   record-nocupti) output="$(MESHSCOPE_CUPTI=0 timeout 150 "$ms" record --no-merge -q -o "$work/rec" -- \
     python3 "$steps_py" --mode plain ${GPU_OVERHEAD_ONLY:+--only $GPU_OVERHEAD_ONLY} 2>>"$logs")" ;;

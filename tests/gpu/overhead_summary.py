@@ -13,7 +13,8 @@ import statistics
 import sys
 from collections import defaultdict
 
-MODES = ["plain", "record", "record-flush100", "record-nodriver", "record-nocupti", "torch-profiler"]
+MODES = ["plain", "record", "record-flush100", "record-nodriver", "record-driver-callbacks", "record-nocupti",
+         "torch-profiler"]
 
 
 def quartiles(values):

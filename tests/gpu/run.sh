@@ -89,6 +89,16 @@ if nvcc -O2 -std=c++17 -arch=native -o "$work/cuda_smoke" "$pack/cuda_smoke.cu" 
   diagnostics "$db"
   "$ms" report "$db" >"$out/smoke_report.txt" 2>&1
   [ -f "$db" ] && cp "$db" "$out/smoke.msdb"
+  # Driver calls through CUPTI's callbacks (MESHSCOPE_CUPTI_DRIVER_API=2): the same links must hold.
+  MESHSCOPE_CUPTI_DRIVER_API=2 timeout 120 "$ms" record -q -o "$work/smoke_cb" -- "$work/cuda_smoke" >"$work/smoke_cb.log" 2>&1
+  db="$work/smoke_cb/job.msdb"
+  check "kernels, copies and memsets linked to their API call (driver calls by callback)" "$db" \
+    "SELECT count(*) FROM activities a WHERE $gpu_work AND $launch IS NOT NULL" "$launched"
+  check "GPU work that starts before its API call (driver calls by callback)" "$db" \
+    "SELECT count(*) FROM activities a WHERE $gpu_work AND a.start_ns < $launch" 0
+  check "API calls on threads of their own (driver calls by callback: must be 0)" "$db" \
+    "SELECT count(*) FROM (SELECT tid FROM api_calls GROUP BY tid HAVING count(DISTINCT kind) = 1 AND min(kind) = 2)" 0
+  diagnostics "$db"
 fi
 
 fi
