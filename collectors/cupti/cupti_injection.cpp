@@ -297,8 +297,13 @@ class CuptiSource final : public record::Source {
   // Driver calls taken by callback, as the DRIVER activity records CUPTI would have written (the translator
   // shifts CUPTI's times onto the profile clock; these are on it already).
   void drain_driver_calls(State& s) {
-    std::lock_guard lock(s.rings_mutex);
-    for (CallRing* ring : s.rings) {
+    // Not under the lock: a thread taking its first ring must not wait for the writer. Rings are never freed.
+    std::vector<CallRing*> rings;
+    {
+      std::lock_guard lock(s.rings_mutex);
+      rings = s.rings;
+    }
+    for (CallRing* ring : rings) {
       ring->drain([&](const DriverCall& call) {
         CUpti_ActivityAPI api{};
         api.kind = CUPTI_ACTIVITY_KIND_DRIVER;
