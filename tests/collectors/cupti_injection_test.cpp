@@ -185,6 +185,25 @@ TEST(CuptiInjection, NamesActivityKindsCuptiRefusesAndRecordsTheRest) {
             0);
 }
 
+// One fake rank recorded with driver calls by callback and EXTRA in its environment: its output and profile.
+struct CallbackRun {
+  std::string output;
+  std::map<std::string, long> sent;
+  fs::path profile;
+};
+CallbackRun record_driver_callbacks(const std::string& name,
+                                    const std::map<std::string, std::string>& extra) {
+  const fs::path dir = fresh_dir(name);
+  auto env = cuda_env(dir);
+  env["MESHSCOPE_CUPTI_DRIVER_API"] = "2";
+  for (const auto& [key, value] : extra) env[key] = value;
+  const auto r = run_process({MESHSCOPE_FAKE_RANK, "--cuda", "--collectives", "8"}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const auto files = files_in(dir, "rank0.cupti.");
+  EXPECT_EQ(files.size(), 1u) << r.output;
+  return {r.output, emitted(r.output), files.empty() ? fs::path() : files[0]};
+}
+
 // MESHSCOPE_CUPTI_DRIVER_API=2: driver calls through CUPTI's callback API, not its DRIVER activity kind
 // (which makes CUPTI wrap every driver call: docs/PERFORMANCE.md, "Measured on an H200"). The same rows come
 // out: each launch call with its name and correlation id (its kernel finds it), on the thread CUPTI names for
@@ -197,78 +216,54 @@ TEST(CuptiInjection, DriverCallsByCallbackGiveTheSameRows) {
       "SELECT count(*) FROM activities a JOIN api_calls c ON c.rank = a.rank AND c.correlation = "
       "a.correlation "
       "WHERE a.kind = 1 AND c.kind = 2";
-  const fs::path dir = fresh_dir("cupti-driver-callbacks");
-  auto env = cuda_env(dir);
-  env["MESHSCOPE_CUPTI_DRIVER_API"] = "2";
-  auto r = run_process({MESHSCOPE_FAKE_RANK, "--cuda", "--collectives", "8"}, env);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  auto sent = emitted(r.output);
-  EXPECT_EQ(sent.at("driver"), 0);  // no DRIVER activity records
-  EXPECT_EQ(sent.at("driver_launches"), 8);
-  auto files = files_in(dir, "rank0.cupti.");
-  ASSERT_EQ(files.size(), 1u);
-  EXPECT_EQ(query_int(files[0], launches), 8)
-      << query_rows(files[0], "SELECT * FROM api_calls WHERE kind = 2");
-  EXPECT_EQ(query_int(files[0], "SELECT count(*) FROM api_calls WHERE kind = 2"), 8);
-  EXPECT_EQ(query_int(files[0], launched_kernels), 8);  // each NCCL kernel's launch
-  EXPECT_EQ(query_int(files[0], "SELECT count(DISTINCT tid) FROM api_calls"), 1);
-  EXPECT_EQ(query_int(files[0],
-                      "SELECT count(*) FROM diagnostics WHERE message = 'cupti: driver API calls "
-                      "recorded through CUPTI''s callback API (MESHSCOPE_CUPTI_DRIVER_API=2), not "
-                      "its DRIVER activity kind'"),
-            1)
-      << query_rows(files[0], "SELECT message FROM diagnostics");
-  EXPECT_EQ(query_int(files[0], "SELECT count(*) FROM diagnostics WHERE severity = 'warning'"), 0);
-  // Stamped at the call on the profile clock, also when CUPTI's own clock has to be shifted onto it.
+  // Stamped at the call on the profile clock (within 10 minutes of now).
   const std::string stamped_now = "SELECT count(*) FROM api_calls WHERE kind = 2 AND abs(start_ns - " +
                                   std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                      std::chrono::system_clock::now().time_since_epoch())
                                                      .count()) +
                                   ") < 600000000000";
-  EXPECT_EQ(query_int(files[0], stamped_now), 8);
-  const fs::path shifted = fresh_dir("cupti-driver-callbacks-shifted");
-  env = cuda_env(shifted);
-  env["MESHSCOPE_CUPTI_DRIVER_API"] = "2";
-  env["FAKE_CUPTI_NO_TIMESTAMP_CALLBACK"] = "1";
-  r = run_process({MESHSCOPE_FAKE_RANK, "--cuda", "--collectives", "8"}, env);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  files = files_in(shifted, "rank0.cupti.");
-  ASSERT_EQ(files.size(), 1u);
-  EXPECT_EQ(query_int(files[0], stamped_now), 8);
+  const CallbackRun run = record_driver_callbacks("cupti-driver-callbacks", {});
+  ASSERT_FALSE(run.profile.empty());
+  EXPECT_EQ(run.sent.at("driver"), 0);  // no DRIVER activity records
+  EXPECT_EQ(run.sent.at("driver_launches"), 8);
+  const fs::path& db = run.profile;
+  EXPECT_EQ(query_int(db, launches), 8) << query_rows(db, "SELECT * FROM api_calls WHERE kind = 2");
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM api_calls WHERE kind = 2"), 8);
+  EXPECT_EQ(query_int(db, launched_kernels), 8);  // each NCCL kernel's launch
+  EXPECT_EQ(query_int(db, "SELECT count(DISTINCT tid) FROM api_calls"), 1);
+  EXPECT_EQ(query_int(db, stamped_now), 8);
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM diagnostics WHERE message = 'cupti: driver API calls recorded "
+                      "through CUPTI''s callback API (MESHSCOPE_CUPTI_DRIVER_API=2), not its DRIVER "
+                      "activity kind'"),
+            1)
+      << query_rows(db, "SELECT message FROM diagnostics");
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM diagnostics WHERE severity = 'warning'"), 0);
+
+  // CUPTI's own clock shifted onto the profile clock: the calls' times, read on it already, are not shifted.
+  const CallbackRun shifted =
+      record_driver_callbacks("cupti-driver-callbacks-shifted", {{"FAKE_CUPTI_NO_TIMESTAMP_CALLBACK", "1"}});
+  EXPECT_EQ(query_int(shifted.profile, stamped_now), 8);
 
   // Every driver function when asked for.
-  const fs::path all = fresh_dir("cupti-driver-callbacks-all");
-  env = cuda_env(all);
-  env["MESHSCOPE_CUPTI_DRIVER_API"] = "2";
-  env["MESHSCOPE_CUPTI_ALL_APIS"] = "1";
-  r = run_process({MESHSCOPE_FAKE_RANK, "--cuda", "--collectives", "8"}, env);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  files = files_in(all, "rank0.cupti.");
-  ASSERT_EQ(files.size(), 1u);
+  const CallbackRun all =
+      record_driver_callbacks("cupti-driver-callbacks-all", {{"MESHSCOPE_CUPTI_ALL_APIS", "1"}});
   EXPECT_EQ(
-      query_rows(files[0],
+      query_rows(all.profile,
                  "SELECT s.value, count(*) FROM api_calls c JOIN strings s ON s.id = c.name WHERE c.kind "
                  "= 2 GROUP BY 1 ORDER BY 1"),
       "cuDevicePrimaryCtxGetState|8\ncuLaunchKernelEx|8\n");
 
   // A CUPTI without domain callbacks: the activity kind stands in.
-  const fs::path refused = fresh_dir("cupti-driver-callbacks-refused");
-  env = cuda_env(refused);
-  env["MESHSCOPE_CUPTI_DRIVER_API"] = "2";
-  env["FAKE_CUPTI_NO_DOMAIN_CALLBACKS"] = "1";
-  r = run_process({MESHSCOPE_FAKE_RANK, "--cuda", "--collectives", "8"}, env);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  sent = emitted(r.output);
-  EXPECT_EQ(sent.at("driver"), 8);
-  files = files_in(refused, "rank0.cupti.");
-  ASSERT_EQ(files.size(), 1u);
-  EXPECT_EQ(query_int(files[0], launches), 8);
-  EXPECT_EQ(query_int(files[0], launched_kernels), 8);
-  EXPECT_NE(
-      r.output.find("driver API callbacks refused (CUPTI_ERROR_NOT_SUPPORTED): driver calls are recorded "
-                    "as CUPTI activity records instead"),
-      std::string::npos)
-      << r.output;
+  const CallbackRun refused =
+      record_driver_callbacks("cupti-driver-callbacks-refused", {{"FAKE_CUPTI_NO_DOMAIN_CALLBACKS", "1"}});
+  EXPECT_EQ(refused.sent.at("driver"), 8);
+  EXPECT_EQ(query_int(refused.profile, launches), 8);
+  EXPECT_EQ(query_int(refused.profile, launched_kernels), 8);
+  EXPECT_NE(refused.output.find("driver API callbacks refused (CUPTI_ERROR_NOT_SUPPORTED): driver calls are "
+                                "recorded as CUPTI activity records instead"),
+            std::string::npos)
+      << refused.output;
 }
 
 // Functions that do no GPU work (PyTorch's cudaGetDevice, cuDevicePrimaryCtxGetState, ...) are left out at
