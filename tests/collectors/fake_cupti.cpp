@@ -22,9 +22,14 @@
 //   (as the documentation says it overrides them); FAKE_CUPTI_NO_API_FILTER makes both calls fail with
 //   CUPTI_ERROR_NOT_SUPPORTED, as a CUPTI without them would.
 //
-// The test program (meshscope_fake_rank --cuda) plays the CUDA driver and the GPU through three extra entry
+// - cuptiEnableDomain turns on every callback of a domain, cuptiEnableCallback single ones on and off
+//   (FAKE_CUPTI_NO_DOMAIN_CALLBACKS makes cuptiEnableDomain fail); cuptiGetThreadIdType says SYSTEM, the
+//   gettid() ids the fake's records carry.
+//
+// The test program (meshscope_fake_rank --cuda) plays the CUDA driver and the GPU through four extra entry
 // points: meshscope_fake_cupti_emit (a record, as CUPTI would produce it), meshscope_fake_cupti_timestamp
-// (the record clock) and meshscope_fake_cupti_api_event (an API or resource callback).
+// (the record clock), meshscope_fake_cupti_api_event (an API or resource callback) and
+// meshscope_fake_cupti_api_call (a whole call: entry and exit callbacks with CUPTI's per-call slot).
 #include <cupti.h>
 #include <time.h>
 
