@@ -129,11 +129,11 @@ struct State {
   std::string disabled_kinds;
   std::string quiet_apis;  // what leave_out_quiet_apis() did, for the diagnostics
   CUpti_SubscriberHandle subscriber = nullptr;
-  std::int64_t pid = 0;            // the process that started CUPTI (a forked child must not touch it)
-  bool driver_callbacks = false;   // driver API calls through callbacks (MESHSCOPE_CUPTI_DRIVER_API=2)
-  bool system_thread_ids = false;  // CUPTI names threads by gettid(), not pthread_self()
-  std::mutex rings_mutex;          // guards rings (taken once per thread, and by the Session thread)
-  std::vector<CallRing*> rings;    // never freed: a thread's ring is reused once it ended and was drained
+  std::int64_t pid = 0;  // the process that started CUPTI (a forked child must not touch it)
+  std::atomic<bool> driver_callbacks{false};  // driver API calls through callbacks (DRIVER_API=2)
+  bool system_thread_ids = false;             // CUPTI names threads by gettid(), not pthread_self()
+  std::mutex rings_mutex;        // guards rings (taken once per thread, and by the Session thread)
+  std::vector<CallRing*> rings;  // never freed: a thread's ring is reused once it ended and was drained
   std::atomic<std::uint64_t> unringed_calls{0};  // calls of threads that could not get a ring
 };
 
@@ -373,7 +373,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
         (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000 && info->callbackSite == CUPTI_API_EXIT);
   } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
     const auto* info = static_cast<const CUpti_CallbackData*>(data);
-    if (s.driver_callbacks) record_driver_call(s, cbid, *info);
+    if (s.driver_callbacks.load(std::memory_order_relaxed)) record_driver_call(s, cbid, *info);
     flush = cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop && info->callbackSite == CUPTI_API_EXIT;
   } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     flush = cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING;
@@ -499,10 +499,10 @@ bool driver_calls_by_callback(State& s) {
   CUpti_ActivityThreadIdType thread_ids = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
   if (cuptiGetThreadIdType(&thread_ids) == CUPTI_SUCCESS)
     s.system_thread_ids = thread_ids == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM;
-  s.driver_callbacks = true;
+  s.driver_callbacks.store(true);
   const CUptiResult enabled = cuptiEnableDomain(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
   if (enabled != CUPTI_SUCCESS) {
-    s.driver_callbacks = false;
+    s.driver_callbacks.store(false);
     record::log_line("cupti", fmt::format("driver API callbacks refused ({}): driver calls are recorded as "
                                           "CUPTI activity records instead",
                                           result_text(enabled)));
