@@ -301,7 +301,11 @@ class View {
   // The Explorer's step: training or inference (tests; the "step" combo does it).
   void set_explorer_mode(model::Mode mode);
   // The Explorer's search for the best layouts is running (its table shows a busy sign).
-  bool explorer_searching() const { return ex_.search_job.valid(); }
+  // A search still running: one that finished while no one drew the Explorer (which takes its result) is not.
+  bool explorer_searching() const {
+    return ex_.search_job.valid() &&
+           ex_.search_job.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
+  }
   // The Query panel: SQL runs on a worker thread (as its Run button does); running while it does; its result.
   void run_query(const std::string& sql);
   bool query_running() const { return qy_.job.valid(); }
