@@ -348,12 +348,18 @@ Coverage coverage_of(double flops_per_rank_step, const model::Prediction& predic
 }
 
 std::vector<bool> without_output_layer(const measure::ProfileWork& work, const model::ModelSpec& model,
-                                       int tp) {
+                                       const model::ParallelConfig& config) {
   std::vector<bool> kept(work.ops.size(), true);
   if (model.vocab <= 0) return kept;
+  const int tp = config.tp;
   std::vector<std::int64_t> vocab_widths{model.vocab};
   if (tp > 1 && model.vocab % tp == 0) vocab_widths.push_back(model.vocab / tp);
-  // A width the layers use too would match their GEMMs: then the output layer cannot be told apart.
+  // A width or token count the layers' GEMMs have too would match them: then the output layer cannot be
+  // told apart.
+  const std::int64_t cp = std::max(config.cp, 1), seq = config.seq / cp;
+  for (const std::int64_t tokens : {seq, seq * config.micro_batch}) {
+    if (std::find(vocab_widths.begin(), vocab_widths.end(), tokens) != vocab_widths.end()) return kept;
+  }
   const std::int64_t head_dim = model.head_dim > 0 ? model.head_dim
                                 : model.heads > 0  ? model.hidden / model.heads
                                                    : 0;
@@ -417,7 +423,7 @@ Comparison compare(const Profile& profile, const measure::Analysis& analysis, co
   if (work != nullptr && work->shapes_recorded && !work->kernels.empty()) {
     // The prediction's work is without the logits (a generating pass computes them for its last token
     // only), so the measured is too.
-    const std::vector<bool> layers_work = without_output_layer(*work, model, config.tp);
+    const std::vector<bool> layers_work = without_output_layer(*work, model, config);
     out.coverage =
         coverage_of(flops_per_rank_step(profile, analysis, *work, out.measured.whole_profile, &layers_work),
                     out.predicted, model, config);

@@ -121,9 +121,10 @@ double flops_per_rank_step(const Profile& profile, const measure::Analysis& anal
 
 // Which of WORK's operators to count when the work is compared without the logits: every one but the
 // output layer's GEMMs (forward and backward: any GEMM with an operand as wide as the vocabulary, whole or
-// split over TP). When the vocabulary is as wide as a width the layers use, every operator is kept.
+// split over CONFIG's TP). When the vocabulary is as wide as a width the layers use, or as many as the tokens
+// of a sequence or a micro-batch, every operator is kept.
 std::vector<bool> without_output_layer(const measure::ProfileWork& work, const model::ModelSpec& model,
-                                       int tp);
+                                       const model::ParallelConfig& config);
 
 struct Comparison {
   std::int64_t profile_ranks = 0, world_size = 0;

@@ -132,7 +132,7 @@ MeasuredModel measure_profile(const Profile& profile, const measure::Analysis& a
   // Without the output layer, as the prediction's work is (compare's coverage).
   model::ModelSpec spec;
   std::vector<bool> layers_work(out.work.ops.size(), true);
-  if (inferred_model(out.workload, spec)) layers_work = without_output_layer(out.work, spec, out.layout.tp);
+  if (inferred_model(out.workload, spec)) layers_work = without_output_layer(out.work, spec, out.layout);
   out.work_flops_per_step =
       flops_per_rank_step(profile, analysis, out.work, out.steps.whole_profile, &layers_work);
   return out;

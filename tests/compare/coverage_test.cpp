@@ -91,10 +91,21 @@ TEST(Coverage, TheOutputLayerIsTheGemmAsWideAsTheVocabulary) {
   model.heads = 16;
   model.kv_heads = 16;
   model.vocab = 32000;
-  EXPECT_EQ(without_output_layer(work, model, 1), (std::vector<bool>{true, false, false, true}));
-  EXPECT_EQ(without_output_layer(work, model, 2), (std::vector<bool>{true, false, false, false}));
+  model::ParallelConfig config;
+  config.tp = 1;
+  config.micro_batch = 8;
+  config.seq = 512;
+  EXPECT_EQ(without_output_layer(work, model, config), (std::vector<bool>{true, false, false, true}));
+  config.tp = 2;
+  EXPECT_EQ(without_output_layer(work, model, config), (std::vector<bool>{true, false, false, false}));
+  config.tp = 1;
+  // As wide as the FFN, or as many as a micro-batch's tokens (a weight gradient's [hidden, tokens] operand).
   model.vocab = 4096;
-  EXPECT_EQ(without_output_layer(work, model, 1), (std::vector<bool>{true, true, true, true}));
+  EXPECT_EQ(without_output_layer(work, model, config), (std::vector<bool>{true, true, true, true}));
+  model.vocab = 32000;
+  config.micro_batch = 125;
+  config.seq = 256;
+  EXPECT_EQ(without_output_layer(work, model, config), (std::vector<bool>{true, true, true, true}));
 }
 
 TEST(Coverage, ATraceOfPartOfAStepSaysSoBesideTheNumbers) {
