@@ -42,6 +42,11 @@ inline void write_workload_json(JsonWriter& j, const compare::Workload& w) {
   number("ffn", w.ffn);
   number("heads", w.heads);
   number("kv_heads", w.kv_heads);
+  number("head_dim", w.head_dim);
+  number("v_head_dim", w.v_head_dim);
+  number("q_lora_rank", w.q_lora_rank);
+  number("kv_lora_rank", w.kv_lora_rank);
+  number("qk_rope_dim", w.qk_rope_dim);
   number("vocab", w.vocab);
   number("classes", w.classes);
   number("experts", w.experts);

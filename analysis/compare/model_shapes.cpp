@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <string_view>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -80,9 +81,11 @@ std::int64_t product(const Dims& dims, std::size_t from, std::size_t to) {
   return p;
 }
 
-// A batched matrix product A [lead..., m, k] × B [lead..., k, n], its leading dimensions multiplied.
+// A batched matrix product A [lead..., m, k] × B [lead..., k, n], its leading dimensions multiplied; RANK is
+// how many dimensions it was recorded over.
 struct BatchedProduct {
   std::int64_t lead, m, k, n;
+  std::size_t rank;
   auto operator<=>(const BatchedProduct&) const = default;
 };
 
@@ -90,7 +93,7 @@ std::optional<BatchedProduct> batched_product(const Dims& a, const Dims& b) {
   if (a.size() < 3 || a.size() != b.size()) return std::nullopt;
   const std::size_t r = a.size();
   if (!std::equal(a.begin(), a.end() - 2, b.begin()) || a[r - 1] != b[r - 2]) return std::nullopt;
-  return BatchedProduct{product(a, 0, r - 2), a[r - 2], a[r - 1], b[r - 1]};
+  return BatchedProduct{product(a, 0, r - 2), a[r - 2], a[r - 1], b[r - 1], r};
 }
 
 // Everything one rank's operators show, before attention is told from the products and softmaxes.
@@ -99,6 +102,8 @@ struct RawCounts {
   std::map<AttentionShape, std::int64_t> qk_products;  // 4-D QK^T matmuls (no softmax needed)
   std::map<Dims, std::int64_t> softmaxes;              // input shape -> calls
   std::map<BatchedProduct, std::int64_t> products;
+  // aten::mm [M, K] × [K, N] as (N, K) -> calls and rows: torch.compile's generated code runs projections so.
+  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> mm_weights, mm_rows;
 };
 
 void count_operator(std::string_view name, const std::vector<Dims>& dims, RawCounts& raw, ShapeCounts& c) {
@@ -117,6 +122,7 @@ void count_operator(std::string_view name, const std::vector<Dims>& dims, RawCou
     a.seq = dims[0][l];
     a.kv_seq = dims[1][l];
     a.head_dim = dims[0][3];
+    if (dims[2].size() == 4 && dims[2][3] != a.head_dim) a.v_head_dim = dims[2][3];
     ++raw.fused[a];
   } else if (name == "aten::embedding" && dims.size() >= 2 && dims[0].size() == 2) {
     ++c.embeddings[{dims[0][0], dims[0][1]}];
@@ -133,6 +139,11 @@ void count_operator(std::string_view name, const std::vector<Dims>& dims, RawCou
       // with V, [seq, seq] × [seq, head], has a square left operand and is not counted.)
       ++raw.qk_products[{q[0], q[1], q[1], q[0] * q[1], q[2], q[2], q[3]}];
     }
+  } else if (name == "aten::mm" && dims.size() >= 2 && dims[0].size() == 2 && dims[1].size() == 2 &&
+             dims[0][1] == dims[1][0]) {
+    const std::pair nk{dims[1][1], dims[1][0]};
+    ++raw.mm_weights[nk];
+    raw.mm_rows[nk] += dims[0][0];
   } else if (name == "aten::baddbmm" && dims.size() >= 3) {
     if (const auto p = batched_product(dims[1], dims[2])) ++raw.products[*p];
   } else if (name == "aten::linear" && dims.size() >= 2 && dims[1].size() == 2 && !dims[0].empty()) {
@@ -162,25 +173,68 @@ void count_operator(std::string_view name, const std::vector<Dims>& dims, RawCou
   }
 }
 
+// Among the products [lead, M, k] × [lead, k, n] that FIT, the value VALUE_OF gives that was recorded most
+// often over RANK dimensions, then most often over any; 0 when none fits.
+template <typename Fits, typename ValueOf>
+std::int64_t most_called(const RawCounts& raw, std::int64_t lead, std::int64_t m, std::size_t rank, Fits fits,
+                         ValueOf value_of) {
+  std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> tally;  // value -> (calls at RANK, calls)
+  for (auto it = raw.products.lower_bound({lead, m, 0, 0, 0});
+       it != raw.products.end() && it->first.lead == lead && it->first.m == m; ++it) {
+    if (!fits(it->first)) continue;
+    auto& t = tally[value_of(it->first)];
+    if (it->first.rank == rank) t.first += it->second;
+    t.second += it->second;
+  }
+  if (tally.empty()) return 0;
+  return std::max_element(tally.begin(), tally.end(),
+                          [](const auto& x, const auto& y) { return x.second < y.second; })
+      ->first;
+}
+
 // Eager attention: a softmax over scores [lead..., seq, kv_seq] that a product of queries [lead, seq, head]
-// by keys [lead, head, kv_seq] computed. Its calls are the softmax's (the backward pass runs products of the
-// same shapes, never a softmax).
+// by keys [lead, head, kv_seq] computed, and whose probabilities multiply values [lead, kv_seq, v_head]. Its
+// calls are the softmax's (the backward pass runs products of the same shapes, never a softmax). The
+// backward's products mirror the forward's with the head sizes swapped (dO·V^T has the scores' shape over the
+// value head), so the forward's are told apart by the scores' own layout: Hugging Face's eager attention
+// multiplies 4-D tensors, autograd's backward folds them to 3-D for bmm.
 std::map<AttentionShape, std::int64_t> eager_attention(const RawCounts& raw) {
   std::map<AttentionShape, std::int64_t> out;
   for (const auto& [scores, calls] : raw.softmaxes) {
     const std::size_t r = scores.size();
     const std::int64_t lead = product(scores, 0, r - 2), seq = scores[r - 2], kv_seq = scores[r - 1];
-    std::int64_t head_dim = 0, most = 0;
-    for (auto it = raw.products.lower_bound({lead, seq, 0, 0});
-         it != raw.products.end() && it->first.lead == lead && it->first.m == seq; ++it) {
-      if (it->first.n == kv_seq && it->second > most) head_dim = it->first.k, most = it->second;
-    }
+    const std::int64_t head_dim = most_called(
+        raw, lead, seq, r, [&](const BatchedProduct& p) { return p.n == kv_seq; },
+        [](const BatchedProduct& p) { return p.k; });
     if (head_dim == 0) continue;
+    // Not the product of queries by keys of another attention of these queries (a decoder's cross-attention
+    // over the encoder's KV_SEQ tokens, when the head size equals this attention's KV_SEQ).
+    auto other_keys = [&](std::int64_t n) {
+      return std::any_of(raw.softmaxes.begin(), raw.softmaxes.end(), [&](const auto& other) {
+        const Dims& o = other.first;
+        return o.size() >= 3 && product(o, 0, o.size() - 2) == lead && o[o.size() - 2] == seq &&
+               o.back() == n;
+      });
+    };
+    std::int64_t v_dim = most_called(
+        raw, lead, seq, r,
+        [&](const BatchedProduct& p) { return p.k == kv_seq && p.n != kv_seq && !other_keys(p.n); },
+        [](const BatchedProduct& p) { return p.n; });
+    if (v_dim == 0) {
+      // Values as wide as the keys are long: the product of probabilities by values is [.., kv_seq] too.
+      const bool square =
+          head_dim != kv_seq &&
+          most_called(
+              raw, lead, seq, r, [&](const BatchedProduct& p) { return p.k == kv_seq && p.n == kv_seq; },
+              [](const BatchedProduct& p) { return p.n; }) != 0;
+      v_dim = square ? kv_seq : head_dim;
+    }
     AttentionShape a;
     a.lead = lead;
     a.seq = seq;
     a.kv_seq = kv_seq;
     a.head_dim = head_dim;
+    if (v_dim != head_dim) a.v_head_dim = v_dim;
     if (r == 4) a.batch = scores[0], a.heads = a.kv_heads = scores[1];
     out[a] += calls;
   }
@@ -211,7 +265,7 @@ std::int64_t ShapeCounts::rows_of(std::int64_t n, std::int64_t k) const {
   return it == weight_rows.end() ? 0 : it->second;
 }
 
-ShapeCounts count_shapes(const measure::ProfileWork& work) {
+ShapeCounts count_shapes(const measure::ProfileWork& work, bool forward_only) {
   ShapeCounts counts;
   std::optional<std::size_t> rank_index;
   for (const auto& op : work.ops) {
@@ -228,6 +282,19 @@ ShapeCounts count_shapes(const measure::ProfileWork& work) {
   };
   for (const auto& op : work.ops) visit(op.rank_index, op.name, op.input_dims);
   for (const auto& op : work.uncounted) visit(op.rank_index, op.name, op.input_dims);
+  // Where no projection was recorded as a linear or addmm, the model's code ran them as matrix products
+  // (torch.compile's generated code: the tokens by the weight's transpose). In forward passes only those are
+  // the weights; a backward pass multiplies by the same weights untransposed and by the tokens for their
+  // gradients, products of the same kind that shapes cannot tell apart.
+  if (counts.weights.empty() && !raw.mm_weights.empty()) {
+    if (forward_only) {
+      counts.weights = std::move(raw.mm_weights);
+      counts.weight_rows = std::move(raw.mm_rows);
+      counts.weights_from_products = true;
+    } else {
+      counts.unread_products = true;
+    }
+  }
 
   if (!raw.fused.empty()) {
     counts.attention = std::move(raw.fused);
@@ -260,13 +327,25 @@ std::int64_t ShapedModel::attention_calls() const {
 
 namespace {
 
-// Attention shape A as a model of WIDTH runs it, heads resolved when folded; nullopt when A cannot belong to
-// that width. A width that is itself another candidate's never takes A as a tensor-parallel shard of its own.
-std::optional<std::pair<AttentionShape, std::int64_t>> attention_of_width(
-    AttentionShape a, std::int64_t width, std::optional<std::int64_t> tp_group,
-    const std::set<std::int64_t>& widths) {
+// How attention shape A belongs to a model of WIDTH: its heads resolved when folded, the TP degree, and
+// whether its heads × head size differ from the width's share (a head size of the model's own).
+struct WidthAttention {
+  AttentionShape attention;
+  std::int64_t tp = 1;
+  bool own_head_size = false;
+};
+
+// Attention shape A as a model of WIDTH runs it; nullopt when A cannot belong to that width. A width that is
+// itself another candidate's never takes A as a tensor-parallel shard of its own. Attention whose heads ×
+// head size is not a whole share of the width (or, in a single process, not the width) belongs to it when an
+// output projection [width, heads × value head size] brings the heads back to the width.
+std::optional<WidthAttention> attention_of_width(AttentionShape a, std::int64_t width,
+                                                 std::optional<std::int64_t> tp_group,
+                                                 const std::set<std::int64_t>& widths,
+                                                 const ShapeCounts& shapes) {
   if (a.head_dim <= 0) return std::nullopt;
   std::int64_t tp = 1;
+  bool own_head_size = false;
   if (a.folded()) {
     tp = tp_group.value_or(1);
     if (tp < 1 || width % tp != 0 || (width / tp) % a.head_dim != 0) return std::nullopt;
@@ -276,11 +355,20 @@ std::optional<std::pair<AttentionShape, std::int64_t>> attention_of_width(
     a.batch = a.lead / heads;
   } else {
     const std::int64_t local = a.heads * a.head_dim;
-    if (local <= 0 || width % local != 0) return std::nullopt;
-    tp = width / local;
-    if (tp > 1 && widths.contains(local)) return std::nullopt;
+    if (local <= 0) return std::nullopt;
+    const bool out_projection = shapes.weight_calls(width, a.heads * a.v_dim()) > 0;
+    const bool unsharded = tp_group == 1 && width != local;
+    if (width % local == 0 && !(unsharded && out_projection)) {
+      tp = width / local;
+      if (tp > 1 && widths.contains(local)) return std::nullopt;
+    } else if (out_projection && !widths.contains(local)) {
+      tp = tp_group.value_or(1);
+      own_head_size = true;
+    } else {
+      return std::nullopt;
+    }
   }
-  return std::pair{a, tp};
+  return WidthAttention{a, tp, own_head_size};
 }
 
 }  // namespace
@@ -320,21 +408,22 @@ std::vector<ShapedModel> shaped_models(const ShapeCounts& shapes, std::optional<
 
   std::vector<ShapedModel> out;
   for (auto& [width, m] : by_width) {
-    std::map<std::int64_t, std::int64_t> tp_calls;
+    std::map<std::pair<std::int64_t, bool>, std::int64_t> tp_calls;  // (tp, own head size) -> calls
     for (const auto& [a, calls] : shapes.attention) {
-      const auto resolved = attention_of_width(a, width, tp_group, widths);
+      const auto resolved = attention_of_width(a, width, tp_group, widths, shapes);
       if (!resolved) continue;
-      const AttentionShape& r = resolved->first;
+      const AttentionShape& r = resolved->attention;
       (r.seq == r.kv_seq ? m.self_attention : m.cross_attention)[r] += calls;
-      tp_calls[resolved->second] += calls;
+      tp_calls[{resolved->tp, resolved->own_head_size}] += calls;
     }
     if (tp_calls.empty()) continue;
-    m.tp = std::max_element(tp_calls.begin(), tp_calls.end(), [](const auto& x, const auto& y) {
-             return x.second < y.second;
-           })->first;
+    std::tie(m.tp, m.own_head_size) =
+        std::max_element(tp_calls.begin(), tp_calls.end(), [](const auto& x, const auto& y) {
+          return x.second < y.second;
+        })->first;
     std::set<std::int64_t> own{width};
     for (const auto* attention : {&m.self_attention, &m.cross_attention}) {
-      for (const auto& [a, calls] : *attention) own.insert(a.heads * a.head_dim);
+      for (const auto& [a, calls] : *attention) own.insert({a.heads * a.head_dim, a.heads * a.v_dim()});
     }
     for (const auto& [nk, calls] : shapes.weights) {
       if (own.contains(nk.first) || own.contains(nk.second))

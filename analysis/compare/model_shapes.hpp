@@ -30,17 +30,19 @@ enum class AttentionKind : std::uint8_t {
 
 // One shape of forward attention. BATCH and HEADS are 0 where the operators folded them into LEAD (batch ×
 // heads): the model's width resolves them (resolve()). SEQ is the queries' length, KV_SEQ the keys' (they
-// differ in cross-attention and when decoding with a cache).
+// differ in cross-attention and when decoding with a cache). HEAD_DIM is the queries' and keys' head size,
+// V_HEAD_DIM the values' where it differs (multi-head latent attention), else 0.
 struct AttentionShape {
   std::int64_t batch = 0, heads = 0, kv_heads = 0;
   std::int64_t lead = 0;
-  std::int64_t seq = 0, kv_seq = 0, head_dim = 0;
+  std::int64_t seq = 0, kv_seq = 0, head_dim = 0, v_head_dim = 0;
   // The sequences were packed into one dimension of tokens (serving and variable-length attention): SEQ is
   // their mean length, BATCH their count, or, when the operator does not record it (SEQUENCES_UNKNOWN),
   // BATCH is 1 and SEQ all the tokens.
   bool packed = false, sequences_unknown = false;
   auto operator<=>(const AttentionShape&) const = default;
   bool folded() const { return heads == 0; }
+  std::int64_t v_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
 };
 
 // A convolution over a batch of images (or frames, or clips) [batch, channels, spatial...] with a weight
@@ -66,20 +68,27 @@ struct ShapeCounts {
   std::map<ConvShape, std::int64_t> convolutions;
   std::map<std::int64_t, std::int64_t> grouped_experts;  // G of grouped GEMMs
   std::map<std::int64_t, std::int64_t> grouped_rows;     // A's rows of grouped GEMMs
+  // The weights are aten::mm's right operands (no linear or addmm recorded: torch.compile's code), or such
+  // products were recorded in a training step, where they are not read (UNREAD_PRODUCTS).
+  bool weights_from_products = false, unread_products = false;
 
   std::int64_t weight_calls(std::int64_t n, std::int64_t k) const;
   std::int64_t rows_of(std::int64_t n, std::int64_t k) const;
 };
 
 // The shapes of the lowest rank with any operator recorded with shapes (its counted and uncounted
-// operators: ProfileWork::ops and ::uncounted).
-ShapeCounts count_shapes(const measure::ProfileWork& work);
+// operators: ProfileWork::ops and ::uncounted). FORWARD_ONLY: the profile holds no backward pass, so matrix
+// products by weights (aten::mm) are read as projections where no linear was recorded.
+ShapeCounts count_shapes(const measure::ProfileWork& work, bool forward_only);
 
 // One model the shapes show: its width (hidden size), how its input came in, and the attention of that width
 // (heads resolved for folded shapes).
 struct ShapedModel {
   std::int64_t width = 0;
   std::int64_t tp = 1;  // width / (heads × head size) on the rank: tensor-parallel sharding
+  // The attention's heads × head size is not the width, and an output projection [width, heads × value head
+  // size] ties it to this model: a head size of its own (Qwen3, Gemma) or latent attention (DeepSeek).
+  bool own_head_size = false;
   // The input layer: the largest embedding table of this width (V, D) and its look-ups, or a patch
   // embedding and its calls; neither when the width came from the attention alone.
   std::optional<std::pair<std::int64_t, std::int64_t>> vocabulary;
@@ -95,7 +104,8 @@ struct ShapedModel {
 };
 
 // The models the shapes show, the one of most GEMM work first (ties: most attention calls). TP_GROUP is the
-// tensor-parallel group's size when the profile records one (folded attention is resolved with it).
+// tensor-parallel group's size when the profile records one, 1 for a single process (folded attention is
+// resolved with it; without it an attention as wide as a whole fraction of the width is taken as sharded).
 std::vector<ShapedModel> shaped_models(const ShapeCounts& shapes, std::optional<std::int64_t> tp_group);
 
 // "[a, b, c]".

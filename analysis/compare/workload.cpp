@@ -274,13 +274,14 @@ std::map<std::string, std::int64_t> process_group_dims(const Profile& profile, W
 }
 
 // The MLP: its down projection [hidden, F] and its up projection(s) [F, hidden] or a fused gate-and-up
-// [2F, hidden] among the GEMMs of HIDDEN.
-void infer_mlp(const ShapeCounts& shapes, std::int64_t hidden, std::int64_t local_hidden, std::int64_t tp,
+// [2F, hidden] among the GEMMs of HIDDEN; not the attention's output projection [hidden, heads × value head]
+// (ATT on the rank).
+void infer_mlp(const ShapeCounts& shapes, std::int64_t hidden, const AttentionShape& att, std::int64_t tp,
                Workload& w) {
   std::int64_t best_f = 0, best_calls = 0;
   for (const auto& [nk, calls] : shapes.weights) {
     const auto [n, k] = nk;
-    if (n != hidden || k == hidden || k == local_hidden) continue;
+    if (n != hidden || k == hidden || k == att.heads * att.head_dim || k == att.heads * att.v_dim()) continue;
     if (calls > best_calls || (calls == best_calls && k > best_f)) best_f = k, best_calls = calls;
   }
   if (best_f == 0) return;
@@ -328,11 +329,24 @@ std::pair<std::int64_t, std::int64_t> hidden_and_tp(const ShapedModel& m, const 
   std::int64_t hidden = 0;
   if (m.vocabulary || m.patch_embedding) {
     hidden = m.width;
-    if (hidden / local_hidden > 1) tp_from_shapes = hidden / local_hidden;
-    if (tp == 0) tp = hidden / local_hidden;
+    if (m.tp > 1 && !m.own_head_size) tp_from_shapes = m.tp;
+    if (tp == 0) tp = m.tp;
     rate(w, "hidden", Confidence::kHigh);
     w.evidence.push_back(fmt::format("hidden {} from {}; attention runs {} heads of {} on each rank", hidden,
                                      input_text(m), att.heads, att.head_dim));
+    if (m.own_head_size) {
+      w.head_dim = att.head_dim;
+      rate(w, "head_dim", Confidence::kHigh);
+      w.evidence.push_back(fmt::format(
+          "head size {} of the model's own: {} heads × {} = {} on each rank is not the hidden size's share, "
+          "and the output projection [{}, {}] brings the heads back to it{}",
+          att.head_dim, att.heads, att.head_dim, local_hidden, hidden, att.heads * att.v_dim(),
+          att.v_head_dim > 0 ? fmt::format(" (values of head size {})", att.v_head_dim) : std::string()));
+    }
+    if (att.v_head_dim > 0) {
+      w.v_head_dim = att.v_head_dim;
+      rate(w, "v_head_dim", Confidence::kHigh);
+    }
   } else if (tp > 0) {
     hidden = local_hidden * tp;
     rate(w, "hidden", Confidence::kMedium);
@@ -441,6 +455,48 @@ void infer_attention(const AttentionShape& att, const ShapeCounts& shapes, const
     rate(w, "kv_heads", Confidence::kMedium);
     w.evidence.push_back(fmt::format("kv_heads {} from the key and value projections [{}, {}] ({} calls)",
                                      *w.kv_heads, n, k, calls));
+  }
+}
+
+// Multi-head latent attention (DeepSeek-AI 2024, arXiv:2405.04434 §2.1): keys and values come up from one
+// latent of rank R through [heads × (nope + v), R]; the latent and a rotary key of ROPE shared by every head
+// come from [R + ROPE, hidden]; each query and key head is nope + ROPE wide. The queries come from [heads ×
+// head, hidden] or through a low rank Q: [Q, hidden] then [heads × head, Q]. ATT runs on the rank.
+void infer_latent_attention(const ShapeCounts& shapes, const AttentionShape& att, std::int64_t tp,
+                            Workload& w) {
+  if (!w.head_dim || !w.hidden) return;
+  const std::int64_t hidden = *w.hidden, head = att.head_dim;
+  for (const auto& [latent, latent_calls] : shapes.weights) {
+    if (latent.second != hidden) continue;
+    for (const auto& [up, up_calls] : shapes.weights) {
+      const std::int64_t rank = up.second, rope = latent.first - rank;
+      if (rope <= 0 || rope >= head || up_calls != latent_calls) continue;
+      if (up.first != att.heads * (head - rope + att.v_dim())) continue;
+      w.kv_lora_rank = rank;
+      w.qk_rope_dim = rope;
+      w.v_head_dim = att.v_dim();
+      w.kv_heads = *w.heads;
+      w.q_lora_rank = 0;
+      std::string queries = fmt::format("queries from [{}, {}]", att.heads * head, hidden);
+      if (shapes.weight_calls(att.heads * head, hidden) == 0) {
+        for (const auto& [down, down_calls] : shapes.weights) {
+          if (down.second != hidden || shapes.weight_calls(att.heads * head, down.first) == 0) continue;
+          w.q_lora_rank = down.first;
+          queries = fmt::format("queries through a rank of {} ([{}, {}] then [{}, {}])", down.first,
+                                down.first, hidden, att.heads * head, down.first);
+        }
+      }
+      for (const char* field : {"kv_lora_rank", "qk_rope_dim", "q_lora_rank", "v_head_dim", "kv_heads"})
+        rate(w, field, tp > 1 ? Confidence::kMedium : Confidence::kHigh);
+      w.evidence.push_back(fmt::format(
+          "multi-head latent attention: keys and values from a latent of rank {} ([{}, {}], {} calls, with a "
+          "rotary key of {} shared by the heads) through [{}, {}] = {} heads × ({} + {} value); query and "
+          "key "
+          "heads of {} = {} + {} rotary; {}; as many key/value heads as heads",
+          rank, latent.first, hidden, latent_calls, rope, up.first, rank, att.heads, head - rope, att.v_dim(),
+          head, head - rope, rope, queries));
+      return;
+    }
   }
 }
 
@@ -764,16 +820,23 @@ Workload infer_recorded_workload(const Profile& profile, const measure::ProfileW
   infer_hardware(profile, summary, w);
   infer_training(profile, summary, w);
   w.shapes_recorded = work.shapes_recorded;
-  const ShapeCounts shapes = count_shapes(work);
+  const ShapeCounts shapes = count_shapes(work, w.training == false);
+  if (shapes.weights_from_products)
+    w.evidence.push_back(
+        "projections recorded as matrix products (aten::mm of the tokens by a weight, as torch.compile's "
+        "code runs them; no linear recorded): their right operands read as the weights");
   const std::map<std::string, std::int64_t> group_dims = process_group_dims(profile, w);
 
   std::optional<std::int64_t> tp_from_shapes;
-  const std::vector<ShapedModel> models = shaped_models(shapes, lookup(group_dims, "tp"));
+  // One process has no tensor parallelism to read from the shapes.
+  const std::optional<std::int64_t> tp_group =
+      profile.world_size() <= 1 ? std::optional<std::int64_t>(1) : lookup(group_dims, "tp");
+  const std::vector<ShapedModel> models = shaped_models(shapes, tp_group);
   if (!models.empty()) {
     const ShapedModel& m = models.front();
     const AttentionShape att = main_attention(m);
     const auto [hidden, tp] = hidden_and_tp(m, att, lookup(group_dims, "tp"), tp_from_shapes, w);
-    infer_mlp(shapes, hidden, att.heads * att.head_dim, tp, w);
+    infer_mlp(shapes, hidden, att, tp, w);
     const std::int64_t hidden_size = hidden;  // a lambda cannot capture a structured binding before clang 16
     const bool gemms_of_hidden = std::any_of(shapes.weights.begin(), shapes.weights.end(),
                                              [&](const auto& e) { return e.first.second == hidden_size; });
@@ -783,6 +846,7 @@ Workload infer_recorded_workload(const Profile& profile, const measure::ProfileW
       w.hidden = hidden;
       w.tp = tp;
       infer_attention(att, shapes, m, tp, w);
+      infer_latent_attention(shapes, att, tp, w);
       infer_layers_and_vocabulary(shapes, m, w);
       infer_experts(shapes, m, lookup(group_dims, "ep"), w);
       name_other_models(models, w);
@@ -791,6 +855,11 @@ Workload infer_recorded_workload(const Profile& profile, const measure::ProfileW
           fmt::format("attention of {} heads × {} found, but no GEMM with the hidden size {}: not "
                       "recognised as a transformer",
                       att.heads, att.head_dim, hidden));
+      if (shapes.unread_products)
+        w.evidence.push_back(
+            "the projections were recorded only as matrix products (aten::mm, as torch.compile's code runs "
+            "them) in a training step, whose backward products by the same weights and by the tokens cannot "
+            "be told from the forward's by their shapes (state the model)");
     }
   } else if (!work.shapes_recorded) {
     w.evidence.push_back("no shapes recorded (record with record_shapes=True): the model cannot be inferred");
@@ -835,6 +904,14 @@ std::string model_text(const Workload& w, bool tokens) {
       !w.vocab && w.classes ? fmt::format("{} classes", *w.classes) : fmt::format("vocab {}", v(w.vocab));
   std::string s = fmt::format("{}: hidden {}, {}, ffn {}, {} heads ({} kv), {}", w.structure, v(w.hidden),
                               layers, v(w.ffn), v(w.heads), v(w.kv_heads), input);
+  if (w.kv_lora_rank) {
+    s += fmt::format(", latent attention (kv rank {}, q rank {}, heads {} + {} rotary, values {})",
+                     *w.kv_lora_rank, v(w.q_lora_rank),
+                     v(w.head_dim ? std::optional(*w.head_dim - w.qk_rope_dim.value_or(0)) : std::nullopt),
+                     v(w.qk_rope_dim), v(w.v_head_dim));
+  } else if (w.head_dim) {
+    s += fmt::format(", head size {}", *w.head_dim);
+  }
   if (tokens) s += fmt::format(", {} tokens per micro-batch", v(w.tokens_per_micro_batch));
   if (w.experts && *w.experts > 1) s += fmt::format(", {} experts top-{}", *w.experts, v(w.top_k));
   if (!w.other_models.empty()) s += fmt::format(" (and {} other model(s))", w.other_models.size());
@@ -920,6 +997,16 @@ bool inferred_model(const Workload& wl, model::ModelSpec& out, std::string* why)
   if (wl.top_k && *wl.experts > 1) o.top_k = static_cast<int>(*wl.top_k);
   if (wl.seq) o.seq = static_cast<int>(*wl.seq);
   model::apply_overrides(m, o);
+  if (wl.kv_lora_rank) {
+    m.q_lora_rank = static_cast<int>(wl.q_lora_rank.value_or(0));
+    m.kv_lora_rank = static_cast<int>(*wl.kv_lora_rank);
+    m.qk_rope_dim = static_cast<int>(wl.qk_rope_dim.value_or(0));
+    m.qk_nope_dim = static_cast<int>(wl.head_dim.value_or(0) - wl.qk_rope_dim.value_or(0));
+    m.v_head_dim = static_cast<int>(wl.v_head_dim.value_or(wl.head_dim.value_or(0)));
+    m.kv_heads = m.heads;
+  } else if (wl.head_dim) {
+    m.head_dim = static_cast<int>(*wl.head_dim);
+  }
   m.name = fmt::format("inferred ({} layout)", wl.gated_mlp ? "llama3-8b" : "gpt");
   m.source = wl.vocab ? "inferred from the profile's shapes"
                       : "inferred from the profile's shapes (a vision model: its classes as the vocabulary)";

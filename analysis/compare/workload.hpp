@@ -31,6 +31,11 @@ const char* to_string(Confidence confidence);  // "low", "medium", "high", "stat
 struct Workload {
   bool transformer = false;  // kind: "transformer" or "unknown"
   std::optional<std::int64_t> hidden, layers, ffn, heads, kv_heads, vocab, experts, top_k;
+  // A head size of the model's own (heads × head size is not the hidden size: Qwen3, Gemma, latent
+  // attention), the values' where it differs from the queries' and keys', and multi-head latent attention's
+  // ranks (DeepSeek-V2/V3: queries through a rank of Q_LORA_RANK, 0 for none; keys and values from a latent
+  // of KV_LORA_RANK; QK_ROPE_DIM of each query and key head rotary); unset for ordinary attention.
+  std::optional<std::int64_t> head_dim, v_head_dim, q_lora_rank, kv_lora_rank, qk_rope_dim;
   std::optional<std::int64_t> tokens_per_micro_batch;
   std::optional<std::int64_t> micro_batch, seq;  // the attention's batch and sequence length
   bool gated_mlp = false;                        // two up-projections per layer (SwiGLU)

@@ -38,6 +38,9 @@ struct Truth {
   bool gated_mlp = false;
   std::int64_t other_hidden = 0;  // the smaller model of a pipeline
   std::int64_t tp = 1, dp = 1;
+  // A head size of its own (0: hidden / heads) and multi-head latent attention's sizes (0: none).
+  std::int64_t head_dim = 0, q_lora_rank = 0, kv_lora_rank = 0, qk_nope_dim = 0, qk_rope_dim = 0,
+               v_head_dim = 0;
 };
 
 std::int64_t integer(simdjson::dom::object o, const char* key, std::int64_t fallback = 0) {
@@ -75,6 +78,15 @@ Truth truth_of(const std::string& name) {
   t.top_k = integer(model, "top_k", 1);
   t.tp = integer(c, "tp", 1);
   t.dp = integer(c, "dp", 1);
+  t.head_dim = integer(model, "head_dim");
+  simdjson::dom::object mla;
+  if (model["mla"].get(mla) == simdjson::SUCCESS) {
+    t.q_lora_rank = integer(mla, "q_lora_rank");
+    t.kv_lora_rank = integer(mla, "kv_lora_rank");
+    t.qk_nope_dim = integer(mla, "qk_nope_dim");
+    t.qk_rope_dim = integer(mla, "qk_rope_dim");
+    t.v_head_dim = integer(mla, "v_head_dim");
+  }
   return t;
 }
 
@@ -138,10 +150,30 @@ TEST_P(KnownModel, WhatIsInferredIsWhatWasBuilt) {
   } else {
     EXPECT_TRUE(w.other_models.empty());
   }
-  // Every model but the encoder-decoder is one the prediction takes.
+  // A head size of the model's own, and latent attention, as built.
+  const auto size = [](std::int64_t v) { return v > 0 ? std::optional<std::int64_t>(v) : std::nullopt; };
+  if (t.kv_lora_rank > 0) {
+    EXPECT_EQ(w.head_dim, t.qk_nope_dim + t.qk_rope_dim);
+    EXPECT_EQ(w.v_head_dim, t.v_head_dim);
+  } else {
+    EXPECT_EQ(w.head_dim, size(t.head_dim));
+    EXPECT_FALSE(w.v_head_dim);
+  }
+  EXPECT_EQ(w.kv_lora_rank, size(t.kv_lora_rank));
+  EXPECT_EQ(w.qk_rope_dim, size(t.qk_rope_dim));
+  EXPECT_EQ(w.q_lora_rank, t.kv_lora_rank > 0 ? std::optional<std::int64_t>(t.q_lora_rank) : std::nullopt);
+  // Every model but the encoder-decoder is one the prediction takes, with the attention it was built with.
   model::ModelSpec spec;
   std::string why;
   EXPECT_EQ(inferred_model(w, spec, &why), t.family != "t5") << why;
+  if (t.family == "t5") return;
+  EXPECT_NO_THROW(model::check_model(spec));
+  EXPECT_EQ(spec.head_size(), t.head_dim > 0 ? t.head_dim : t.hidden / t.heads);
+  EXPECT_EQ(spec.kv_lora_rank, t.kv_lora_rank);
+  EXPECT_EQ(spec.q_lora_rank, t.q_lora_rank);
+  EXPECT_EQ(spec.qk_nope_dim, t.qk_nope_dim);
+  EXPECT_EQ(spec.qk_rope_dim, t.qk_rope_dim);
+  EXPECT_EQ(spec.v_head_dim, t.v_head_dim);
 }
 
 INSTANTIATE_TEST_SUITE_P(Traces, KnownModel,
@@ -150,7 +182,8 @@ INSTANTIATE_TEST_SUITE_P(Traces, KnownModel,
                                            "bert_infer", "vit_train", "moe_train", "t5_like_train",
                                            "two_model_infer", "llama_vllm_prefill", "llama_vllm_generate",
                                            "llama_flash_varlen_train", "llama_flashinfer_generate",
-                                           "h200_gpt_train"),
+                                           "h200_gpt_train", "qwen3_head_dim_prefill", "deepseek_mla_train",
+                                           "llama_mm_prefill"),
                          [](const auto& info) { return std::string(info.param); });
 
 // How each trace computed its attention, said in the workload.
@@ -283,6 +316,40 @@ std::string evidence_with(const Workload& w, std::string_view part) {
     if (e.find(part) != std::string::npos) return e;
   }
   return {};
+}
+
+// torch.compile's generated code runs every projection as aten::mm of the tokens by the weight's transpose,
+// with no aten::linear recorded. In forward passes those products are the weights; in a training step the
+// backward's products by the same weights and by the tokens look the same, so the model is not read then,
+// and the evidence says why.
+TEST(KnownModels, MatrixProductsAreReadAsWeightsInForwardPassesOnly) {
+  const Workload prefill = inferred("llama_mm_prefill");
+  EXPECT_TRUE(prefill.transformer);
+  EXPECT_NE(evidence_with(prefill, "projections recorded as matrix products"), "");
+  const Workload train = inferred("llama_mm_train");
+  EXPECT_FALSE(train.transformer);
+  EXPECT_NE(evidence_with(train, "recorded only as matrix products (aten::mm"), "");
+  model::ModelSpec spec;
+  std::string why;
+  EXPECT_FALSE(inferred_model(train, spec, &why));
+}
+
+// Heads × head size is not the hidden size in Qwen3 and Gemma, nor in DeepSeek's latent attention: the
+// output projection [hidden, heads × value head] ties the attention to the model, and the latent attention's
+// ranks come from its down and up projections. Each value says how sure it is.
+TEST(KnownModels, AHeadSizeOfItsOwnAndLatentAttentionAreReadFromTheProjections) {
+  const Workload qwen = inferred("qwen3_head_dim_prefill");
+  EXPECT_NE(evidence_with(qwen, "head size 64 of the model's own"), "");
+  EXPECT_EQ(qwen.confidence.at("head_dim"), Confidence::kHigh);
+  EXPECT_NE(model_text(qwen, false).find("head size 64"), std::string::npos) << model_text(qwen, false);
+  const Workload mla = inferred("deepseek_mla_train");
+  EXPECT_NE(evidence_with(mla, "multi-head latent attention: keys and values from a latent of rank 64"), "");
+  for (const char* field : {"head_dim", "v_head_dim", "kv_lora_rank", "qk_rope_dim", "q_lora_rank"})
+    EXPECT_EQ(mla.confidence.at(field), Confidence::kHigh) << field;
+  EXPECT_NE(model_text(mla, false)
+                .find("latent attention (kv rank 64, q rank 96, heads 32 + 16 rotary, values 32)"),
+            std::string::npos)
+      << model_text(mla, false);
 }
 
 // Serving and variable-length attention packs the sequences into one dimension of tokens: their count comes

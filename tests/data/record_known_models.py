@@ -34,6 +34,13 @@ The models cover the ways the operators of attention, MLPs, experts and inputs a
                       forward and backward operators (sequence offsets cu_seqlens among their inputs)
   llama_flashinfer_generate  the same as sglang serves it with FlashInfer: a ragged prefill of two prompts, then
                       three decoding passes over a paged key/value cache (pages of one token)
+  qwen3_head_dim_prefill  the Llama-like decoder with a head size of its own (64: 8 heads × 64 = 512, twice the
+                      hidden size), as Qwen3 and Gemma are built, a forward pass
+  deepseek_mla_train  the decoder with DeepSeek-V2/V3's multi-head latent attention (low-rank queries, a compressed
+                      key/value latent, query/key heads of 32 + 16 rotary, value heads of 32), eager, trained
+  llama_mm_prefill    the Llama-like decoder as torch.compile's generated code runs it: every projection one aten::mm
+                      of the tokens by the weight's transpose, no aten::linear, a forward pass
+  llama_mm_train      the same trained: the backward's products by the weights and by the tokens are aten::mm too
 The serving and variable-length attention operators are stand-ins registered under the libraries' own names and
 signatures (see "Serving and variable-length attention" below).
 """
@@ -64,13 +71,14 @@ class RMSNorm(nn.Module):
 class EagerGqaAttention(nn.Module):
     """Hugging Face Llama's eager attention: keys and values repeated to every head, QK^T as a 4-D matmul."""
 
-    def __init__(self, hidden, heads, kv_heads):
+    def __init__(self, hidden, heads, kv_heads, head_dim=None, linear=nn.Linear):
         super().__init__()
-        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, hidden // heads
-        self.q_proj = nn.Linear(hidden, heads * self.head_dim, bias=False)
-        self.k_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
-        self.v_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
-        self.o_proj = nn.Linear(heads * self.head_dim, hidden, bias=False)
+        # A head size of its own (Qwen3, Gemma): heads × head size is not the hidden size.
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim or hidden // heads
+        self.q_proj = linear(hidden, heads * self.head_dim, bias=False)
+        self.k_proj = linear(hidden, kv_heads * self.head_dim, bias=False)
+        self.v_proj = linear(hidden, kv_heads * self.head_dim, bias=False)
+        self.o_proj = linear(heads * self.head_dim, hidden, bias=False)
 
     def forward(self, x, cache=None):
         b, s, _ = x.shape
@@ -93,12 +101,58 @@ class EagerGqaAttention(nn.Module):
         return self.o_proj(out)
 
 
-class GatedMlp(nn.Module):
-    def __init__(self, hidden, ffn):
+class MatrixProduct(nn.Module):
+    """A projection as torch.compile's generated code runs it: one aten::mm of the tokens [tokens, in] by the
+    weight's transpose [in, out] (Inductor passes the weight as a transposed view; no aten::linear is recorded)."""
+
+    def __init__(self, n_in, n_out, bias=False):
         super().__init__()
-        self.gate_proj = nn.Linear(hidden, ffn, bias=False)
-        self.up_proj = nn.Linear(hidden, ffn, bias=False)
-        self.down_proj = nn.Linear(ffn, hidden, bias=False)
+        assert not bias
+        self.weight = nn.Parameter(torch.randn(n_out, n_in) * n_in ** -0.5)
+
+    def forward(self, x):
+        return torch.mm(x.reshape(-1, x.shape[-1]), self.weight.t()).view(*x.shape[:-1], -1)
+
+
+class MlaAttention(nn.Module):
+    """DeepSeek-V2/V3's multi-head latent attention as Hugging Face's eager code runs it: queries through a
+    low-rank projection (q_lora_rank), keys and values from one compressed latent (kv_lora_rank) plus a shared
+    rotary key (qk_rope_dim), a query/key head of qk_nope_dim + qk_rope_dim and a value head of v_head_dim."""
+
+    def __init__(self, c):
+        super().__init__()
+        h, m = c["hidden"], c["mla"]
+        self.heads, self.nope, self.rope, self.v = c["heads"], m["qk_nope_dim"], m["qk_rope_dim"], m["v_head_dim"]
+        self.kv_lora = m["kv_lora_rank"]
+        qk = self.nope + self.rope
+        self.q_a_proj = nn.Linear(h, m["q_lora_rank"], bias=False)
+        self.q_a_norm = RMSNorm(m["q_lora_rank"])
+        self.q_b_proj = nn.Linear(m["q_lora_rank"], self.heads * qk, bias=False)
+        self.kv_a_proj_with_mqa = nn.Linear(h, self.kv_lora + self.rope, bias=False)
+        self.kv_a_norm = RMSNorm(self.kv_lora)
+        self.kv_b_proj = nn.Linear(self.kv_lora, self.heads * (self.nope + self.v), bias=False)
+        self.o_proj = nn.Linear(self.heads * self.v, h, bias=False)
+
+    def forward(self, x, cache=None):
+        b, s, _ = x.shape
+        q = self.q_b_proj(self.q_a_norm(self.q_a_proj(x))).view(b, s, self.heads, -1).transpose(1, 2)
+        latent, k_pe = torch.split(self.kv_a_proj_with_mqa(x), [self.kv_lora, self.rope], dim=-1)
+        kv = self.kv_b_proj(self.kv_a_norm(latent)).view(b, s, self.heads, -1).transpose(1, 2)
+        k_nope, v = torch.split(kv, [self.nope, self.v], dim=-1)
+        k_pe = k_pe.view(b, s, 1, self.rope).transpose(1, 2).expand(b, self.heads, s, self.rope)
+        k = torch.cat([k_nope, k_pe], dim=-1)
+        scores = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.nope + self.rope)
+        probs = F.softmax(scores + torch.full((s, s), float("-inf")).triu(1), dim=-1)
+        out = torch.matmul(probs, v).transpose(1, 2).reshape(b, s, -1)
+        return self.o_proj(out)
+
+
+class GatedMlp(nn.Module):
+    def __init__(self, hidden, ffn, linear=nn.Linear):
+        super().__init__()
+        self.gate_proj = linear(hidden, ffn, bias=False)
+        self.up_proj = linear(hidden, ffn, bias=False)
+        self.down_proj = linear(ffn, hidden, bias=False)
 
     def forward(self, x):
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
@@ -131,13 +185,17 @@ class TopKExperts(nn.Module):
 class DecoderLayer(nn.Module):
     def __init__(self, c):
         super().__init__()
+        linear = MatrixProduct if c.get("projections") == "mm" else nn.Linear
         self.input_norm = RMSNorm(c["hidden"])
-        self.attn = EagerGqaAttention(c["hidden"], c["heads"], c["kv_heads"])
+        if "mla" in c:
+            self.attn = MlaAttention(c)
+        else:
+            self.attn = EagerGqaAttention(c["hidden"], c["heads"], c["kv_heads"], c.get("head_dim"), linear)
         self.post_norm = RMSNorm(c["hidden"])
         if c.get("experts", 1) > 1:
             self.mlp = TopKExperts(c["hidden"], c["ffn"], c["experts"], c["top_k"])
         else:
-            self.mlp = GatedMlp(c["hidden"], c["ffn"])
+            self.mlp = GatedMlp(c["hidden"], c["ffn"], linear)
 
     def forward(self, x, cache=None):
         x = x + self.attn(self.input_norm(x), cache)
@@ -150,7 +208,8 @@ class Decoder(nn.Module):
         self.embed = nn.Embedding(c["vocab"], c["hidden"])
         self.layers = nn.ModuleList(DecoderLayer(c) for _ in range(c["layers"]))
         self.norm = RMSNorm(c["hidden"])
-        self.lm_head = nn.Linear(c["hidden"], c["vocab"], bias=False)
+        linear = MatrixProduct if c.get("projections") == "mm" else nn.Linear
+        self.lm_head = linear(c["hidden"], c["vocab"], bias=False)
 
     def forward(self, ids, prefix=None, caches=None):
         x = self.embed(ids)
@@ -625,6 +684,12 @@ CONFIGS = {
     "llama_flash_varlen_train": dict(LLAMA, mode="training", batch=2, seq=128, attention="flash_varlen"),
     "llama_flashinfer_generate": dict(LLAMA, mode="inference", batch=2, seq=96, new_tokens=3,
                                       attention="flashinfer"),
+    "qwen3_head_dim_prefill": dict(LLAMA, mode="inference", batch=2, seq=96, head_dim=64),
+    "deepseek_mla_train": dict(LLAMA, mode="training", batch=2, seq=64, heads=8, kv_heads=8,
+                               mla=dict(q_lora_rank=96, kv_lora_rank=64, qk_nope_dim=32, qk_rope_dim=16,
+                                        v_head_dim=32)),
+    "llama_mm_prefill": dict(LLAMA, mode="inference", batch=2, seq=96, projections="mm"),
+    "llama_mm_train": dict(LLAMA, mode="training", batch=2, seq=64, projections="mm"),
     "two_model_infer": dict(family="pipeline", mode="inference", batch=2, prompt_seq=32, seq=96,
                             encoder=dict(hidden=128, layers=2, heads=2, kv_heads=2, ffn=512, vocab=1000,
                                          positions=128),
