@@ -106,9 +106,43 @@ struct RawCounts {
   std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> mm_weights, mm_rows;
 };
 
+// A user's attention operator over q, k and v of 4 dimensions each, [batch, heads, seq, head] (PyTorch's and
+// the Triton tutorial's layout) or [batch, seq, heads, head] (flash-attn's); nullopt when its first three
+// inputs are no queries, keys and values of either. Where both layouts fit, heads-first is taken unless only
+// the other shows grouped key/value heads (fewer than the queries': in self-attention the sequences are
+// equal).
+std::optional<AttentionShape> user_attention_shape(const std::vector<Dims>& dims) {
+  if (dims.size() < 3 || dims[0].size() != 4 || dims[1].size() != 4 || dims[2].size() != 4)
+    return std::nullopt;
+  const Dims &q = dims[0], &k = dims[1], &v = dims[2];
+  if (q[0] != k[0] || k[0] != v[0] || k[1] != v[1] || k[2] != v[2] || q[3] != k[3]) return std::nullopt;
+  if (std::any_of(q.begin(), q.end(), [](std::int64_t d) { return d < 1; }) || k[1] < 1 || k[2] < 1 ||
+      v[3] < 1)
+    return std::nullopt;
+  const bool heads_first = q[1] % k[1] == 0, heads_second = q[2] % k[2] == 0;
+  if (!heads_first && !heads_second) return std::nullopt;
+  const bool second = !heads_first || (heads_second && q[2] != k[2] && q[1] == k[1]);
+  const std::size_t h = second ? 2 : 1, l = second ? 1 : 2;
+  AttentionShape a;
+  a.batch = q[0];
+  a.heads = q[h];
+  a.kv_heads = k[h];
+  a.lead = a.batch * a.heads;
+  a.seq = q[l];
+  a.kv_seq = k[l];
+  a.head_dim = q[3];
+  if (v[3] != q[3]) a.v_head_dim = v[3];
+  return a;
+}
+
 void count_operator(std::string_view name, const std::vector<Dims>& dims, RawCounts& raw, ShapeCounts& c) {
   if (const auto layout = measure::packed_attention_layout(name)) {
     if (const auto a = packed_shape(*layout, dims)) ++raw.fused[*a];
+  } else if (measure::user_attention_operator(name)) {
+    if (const auto a = user_attention_shape(dims)) {
+      ++raw.fused[*a];
+      c.user_attention.emplace(name);
+    }
   } else if ((forward_attention(name) || measure::batch_seq_heads_attention(name)) && dims.size() >= 3 &&
              dims[0].size() == 4 && dims[1].size() == 4) {
     // SDPA takes [batch, heads, seq, head_dim]; the flash/efficient kernels [batch, seq, heads, head_dim].

@@ -71,6 +71,8 @@ struct ShapeCounts {
   // The weights are aten::mm's right operands (no linear or addmm recorded: torch.compile's code), or such
   // products were recorded in a training step, where they are not read (UNREAD_PRODUCTS).
   bool weights_from_products = false, unread_products = false;
+  // Users' own attention operators read as attention (measure::user_attention_operator), by name.
+  std::set<std::string> user_attention;
 
   std::int64_t weight_calls(std::int64_t n, std::int64_t k) const;
   std::int64_t rows_of(std::int64_t n, std::int64_t k) const;

@@ -421,11 +421,16 @@ void infer_attention(const AttentionShape& att, const ShapeCounts& shapes, const
         infer_packed_sequences(att, shapes, m, w);
         return;
       }
-      w.evidence.push_back(
-          fmt::format("attention q [{}, {} heads, {} tokens, {}], k and v of {} heads: heads {}, "
-                      "kv_heads {}, {} tokens per micro-batch",
-                      att.batch, att.heads, att.seq, att.head_dim, att.kv_heads, *w.heads, *w.kv_heads,
-                      *w.tokens_per_micro_batch));
+      w.evidence.push_back(fmt::format(
+          "attention q [{}, {} heads, {} tokens, {}], k and v of {} heads: heads {}, "
+          "kv_heads {}, {} tokens per micro-batch{}",
+          att.batch, att.heads, att.seq, att.head_dim, att.kv_heads, *w.heads, *w.kv_heads,
+          *w.tokens_per_micro_batch,
+          shapes.user_attention.empty()
+              ? std::string()
+              : fmt::format(" (the first three inputs of {}, a user's attention operator, read as "
+                            "q, k and v)",
+                            fmt::join(shapes.user_attention, ", "))));
       return;
     case AttentionKind::kHeadsApart:
       w.attention = "eager";

@@ -623,6 +623,7 @@ enum class Formula : std::uint8_t {
   kLibraryFlashForward,
   kFlash3Forward,
   kPackedAttention,
+  kUserAttention,
 };
 
 struct Entry {
@@ -748,13 +749,15 @@ constexpr std::array kLibraryTable = {
     Entry{"flash_attn_3::fwd", Formula::kFlash3Forward},
 };
 constexpr Entry kPackedEntry{"(packed attention)", Formula::kPackedAttention};
+constexpr Entry kUserAttentionEntry{"(user attention)", Formula::kUserAttention};
 
 const Entry* lookup(std::string_view name) {
   if (!name.starts_with("aten::")) {
     for (const Entry& e : kLibraryTable) {
       if (e.name == name) return &e;
     }
-    return packed_attention_layout(name) ? &kPackedEntry : nullptr;
+    if (packed_attention_layout(name)) return &kPackedEntry;
+    return user_attention_operator(name) ? &kUserAttentionEntry : nullptr;
   }
   name = strip_namespace(name);
   auto it = std::lower_bound(kTable.begin(), kTable.end(), name,
@@ -889,6 +892,8 @@ WorkStatus evaluate(Formula f, const Parsed& p, OpWork& out) {
     case Formula::kPackedAttention:
       // The work depends on each sequence's length, which the shapes do not record (only their count and
       // sum): the operator is kept, uncounted, for what its shapes say of the model.
+    case Formula::kUserAttention:
+      // Neither its layout nor its mask is known for certain: kept, uncounted, for its shapes.
       return p.dims.empty() ? WorkStatus::kUnparsable : WorkStatus::kUndetermined;
   }
   return WorkStatus::kNoFormula;
@@ -1068,6 +1073,20 @@ int element_bytes(std::string_view t) {
 
 bool has_work_formula(std::string_view name) {
   return lookup(name) != nullptr;
+}
+
+bool user_attention_operator(std::string_view name) {
+  const std::size_t colons = name.find("::");
+  if (colons == std::string_view::npos || colons == 0 || name.starts_with("aten::") ||
+      name.find(' ') != std::string_view::npos)
+    return false;
+  const auto has = [&](std::string_view word) {
+    return std::search(name.begin(), name.end(), word.begin(), word.end(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == b;
+           }) != name.end();
+  };
+  return (has("attn") || has("attention") || has("mha") || has("sdpa")) && !has("backward") && !has("bwd") &&
+         !has("grad");
 }
 
 bool batch_seq_heads_attention(std::string_view name) {

@@ -61,6 +61,12 @@ bool has_work_formula(std::string_view name);
 // their first three inputs: FlashAttention 2's and 3's registered operators and autograd function, AITER's.
 bool batch_seq_heads_attention(std::string_view name);
 
+// A user's own attention operator (a Triton kernel wrapped with torch.library, "mylib::fused_attn_fwd"): a
+// namespaced name that is not ATen's nor a library's above, naming attention (attn, attention, mha, sdpa) and
+// not a backward (backward, bwd, grad). Its shapes are kept (op_work status undetermined); whether its first
+// three inputs are queries, keys and values is for the workload inference to judge.
+bool user_attention_operator(std::string_view name);
+
 // Attention over sequences packed into one dimension of tokens: the queries [tokens, heads, head_dim] at
 // input Q, the keys [tokens, kv_heads, head_dim] at K, or a paged cache of keys [pages, page_size, kv_heads,
 // head_dim] (PAGED; the "NHD" layout FlashInfer, sglang and vLLM default to); where the operator takes them,

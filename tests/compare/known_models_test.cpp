@@ -18,6 +18,7 @@
 
 #include <simdjson.h>
 
+#include "analysis/compare/model_shapes.hpp"
 #include "analysis/compare/workload.hpp"
 #include "analysis/measure/work.hpp"
 #include "profiler/profile.hpp"
@@ -332,6 +333,37 @@ TEST(KnownModels, MatrixProductsAreReadAsWeightsInForwardPassesOnly) {
   model::ModelSpec spec;
   std::string why;
   EXPECT_FALSE(inferred_model(train, spec, &why));
+}
+
+// A user's attention operator takes q, k and v heads-first (PyTorch's and the Triton tutorial's layout) or
+// seq-first (flash-attn's); the layout is the one its shapes fit, heads-first where both do unless only the
+// other shows grouped key/value heads.
+TEST(ModelShapes, AUsersAttentionOperatorIsReadInEitherLayout) {
+  const auto read = [](const char* dims) -> std::optional<AttentionShape> {
+    measure::ProfileWork work;
+    work.uncounted.push_back({0, "mylab::attn_fwd", dims});
+    const ShapeCounts c = count_shapes(work, true);
+    if (c.attention.size() != 1) return std::nullopt;
+    return c.attention.begin()->first;
+  };
+  const auto expect = [&](const char* dims, std::int64_t heads, std::int64_t kv_heads, std::int64_t seq,
+                          std::int64_t kv_seq) {
+    SCOPED_TRACE(dims);
+    const auto a = read(dims);
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->heads, heads);
+    EXPECT_EQ(a->kv_heads, kv_heads);
+    EXPECT_EQ(a->seq, seq);
+    EXPECT_EQ(a->kv_seq, kv_seq);
+    EXPECT_EQ(a->head_dim, 32);
+  };
+  expect("[[2, 8, 96, 32], [2, 2, 96, 32], [2, 2, 96, 32], [], []]", 8, 2, 96, 96);  // heads-first, GQA
+  expect("[[2, 96, 8, 32], [2, 96, 2, 32], [2, 96, 2, 32], [], []]", 8, 2, 96, 96);  // seq-first, GQA
+  expect("[[2, 8, 1, 32], [2, 8, 97, 32], [2, 8, 97, 32]]", 8, 8, 1, 97);            // decoding, heads-first
+  expect("[[2, 1, 8, 32], [2, 97, 8, 32], [2, 97, 8, 32]]", 8, 8, 1, 97);            // decoding, seq-first
+  EXPECT_FALSE(read("[[2, 8, 96, 32], [2, 8, 96, 32], [2, 8, 48, 32]]"));  // keys and values disagree
+  EXPECT_FALSE(read("[[2, 8, 96, 32], [2, 8, 96, 16], [2, 8, 96, 32]]"));  // q and k of other head sizes
+  EXPECT_FALSE(read("[[2, 8, 96, 32], [2, 8, 96, 32]]"));                  // two inputs
 }
 
 // Heads × head size is not the hidden size in Qwen3 and Gemma, nor in DeepSeek's latent attention: the

@@ -41,6 +41,8 @@ The models cover the ways the operators of attention, MLPs, experts and inputs a
   llama_mm_prefill    the Llama-like decoder as torch.compile's generated code runs it: every projection one aten::mm
                       of the tokens by the weight's transpose, no aten::linear, a forward pass
   llama_mm_train      the same trained: the backward's products by the weights and by the tokens are aten::mm too
+  llama_user_attention_prefill  the Llama-like decoder whose attention is a user's own operator (a stand-in named
+                      mylab::fused_attention_fwd, as a Triton kernel is wrapped with torch.library), a forward pass
 The serving and variable-length attention operators are stand-ins registered under the libraries' own names and
 signatures (see "Serving and variable-length attention" below).
 """
@@ -189,6 +191,9 @@ class DecoderLayer(nn.Module):
         self.input_norm = RMSNorm(c["hidden"])
         if "mla" in c:
             self.attn = MlaAttention(c)
+        elif c.get("attention_op") == "user":
+            register_stand_ins()
+            self.attn = UserOpAttention(c["hidden"], c["heads"], c["kv_heads"])
         else:
             self.attn = EagerGqaAttention(c["hidden"], c["heads"], c["kv_heads"], c.get("head_dim"), linear)
         self.post_norm = RMSNorm(c["hidden"])
@@ -341,6 +346,33 @@ def register_stand_ins():
              "Tensor? paged_v_cache, Tensor paged_kv_indptr, Tensor paged_kv_indices, "
              "Tensor paged_kv_last_page_len, Tensor(a!) o, Tensor? maybe_lse, int kv_layout_code, "
              "int window_left, bool enable_pdl) -> ()", _flashinfer_decode_run)
+    stand_in("mylab", "fused_attention_fwd(Tensor q, Tensor k, Tensor v, float sm_scale, bool causal) -> Tensor",
+             _user_attention)
+
+
+def _user_attention(q, k, v, sm_scale, causal):
+    """Attention over q [batch, heads, seq, d] and k, v [batch, kv_heads, kv_seq, d], grouped heads shared as a Triton
+    kernel shares them (the keys are never repeated in memory)."""
+    repeat = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(repeat, dim=1), v.repeat_interleave(repeat, dim=1)
+    scores = q @ k.transpose(2, 3) * sm_scale
+    if causal:
+        scores = scores + torch.full(scores.shape[-2:], float("-inf")).triu(1 + k.shape[2] - q.shape[2])
+    return F.softmax(scores, dim=-1) @ v
+
+
+class UserOpAttention(EagerGqaAttention):
+    """Attention by a user's own operator, as a Triton kernel is wrapped for PyTorch (torch.library.custom_op): a name
+    of the user's choosing, the tensors q, k, v first, [batch, heads, seq, head] as the Triton tutorial's fused
+    attention takes them."""
+
+    def forward(self, x, cache=None):
+        b, s, _ = x.shape
+        q = self.q_proj(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(x).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(x).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
+        out = torch.ops.mylab.fused_attention_fwd(q, k, v, self.head_dim ** -0.5, True)
+        return self.o_proj(out.transpose(1, 2).reshape(b, s, -1))
 
 
 class FlashAttnVarlenFunc(torch.autograd.Function):
@@ -690,6 +722,7 @@ CONFIGS = {
                                         v_head_dim=32)),
     "llama_mm_prefill": dict(LLAMA, mode="inference", batch=2, seq=96, projections="mm"),
     "llama_mm_train": dict(LLAMA, mode="training", batch=2, seq=64, projections="mm"),
+    "llama_user_attention_prefill": dict(LLAMA, mode="inference", batch=2, seq=96, attention_op="user"),
     "two_model_infer": dict(family="pipeline", mode="inference", batch=2, prompt_seq=32, seq=96,
                             encoder=dict(hidden=128, layers=2, heads=2, kv_heads=2, ffn=512, vocab=1000,
                                          positions=128),

@@ -176,6 +176,24 @@ TEST(OpWork, AttentionLibrariesOperators) {
   EXPECT_FALSE(has_work_formula("flashinfer::rmsnorm"));
 }
 
+// A user's own attention operator (a Triton kernel wrapped with torch.library) is known by a namespaced name
+// naming attention; its shapes are kept, its work not counted (its layout and mask are not known).
+TEST(OpWork, UsersAttentionOperatorsKeepTheirShapes) {
+  for (const char* name :
+       {"mylab::fused_attention_fwd", "my_ops::FlashAttn", "kernels::mha_forward", "tri::sdpa_causal"}) {
+    EXPECT_TRUE(user_attention_operator(name)) << name;
+    EXPECT_TRUE(has_work_formula(name)) << name;
+  }
+  for (const char* name :
+       {"mylab::fused_attention_bwd", "mylab::attention_backward", "mylab::attn_grad",
+        "aten::scaled_dot_product_attention", "autograd::engine::evaluate_function: AttnBackward",
+        "nn.Module: Attention", "attention", "::attention", "mylab::rms_norm"}) {
+    EXPECT_FALSE(user_attention_operator(name)) << name;
+  }
+  work("mylab::fused_attention_fwd", "[[2, 8, 96, 32], [2, 2, 96, 32], [2, 2, 96, 32], [], []]", "", {},
+       WorkStatus::kUndetermined);
+}
+
 // Convolution: 2·N·∏out·numel(W) (fvcore conv_flop_count), out = ⌊(in + 2p − d(k−1) − 1)/s⌋ + 1.
 TEST(OpWork, ConvolutionOfResnetOnMi300) {
   // [10, 256, 14, 14] * [512, 256, 3, 3], stride 2, padding 1: out 7×7.
