@@ -74,7 +74,7 @@ StoredWork read_work(const std::filesystem::path& path, const WorkReadOptions& o
                                  : fmt::format("status = {}", static_cast<int>(OpWorkStatus::kCounted));
     sql::Statement s = db.prepare(
         "SELECT id, rank, external_id, name, category, flops, bytes, input_dims, input_types, kernels, "
-        "kernel_ns, status FROM op_work WHERE " +
+        "kernel_ns, status, pid, tid FROM op_work WHERE " +
         statuses + ranks_only +
         std::string(options.lowest_rank_only
                         ? " AND rank = (SELECT min(rank) FROM op_work WHERE " + statuses + ranks_only + ")"
@@ -88,6 +88,8 @@ StoredWork read_work(const std::filesystem::path& path, const WorkReadOptions& o
       op.name = string_id(s, 3);
       op.input_dims = string_id(s, 7);
       op.input_types = string_id(s, 8);
+      op.pid = s.column_int(12);
+      op.tid = s.column_int(13);
       if (s.column_int(11) != static_cast<std::int64_t>(OpWorkStatus::kCounted)) {
         op.status = OpWorkStatus::kUndetermined;
         out.uncounted.push_back(op);

@@ -96,14 +96,23 @@ std::optional<BatchedProduct> batched_product(const Dims& a, const Dims& b) {
   return BatchedProduct{product(a, 0, r - 2), a[r - 2], a[r - 1], b[r - 1], r};
 }
 
+using Thread = std::pair<std::int64_t, std::int64_t>;  // (pid, tid)
+
 // Everything one rank's operators show, before attention is told from the products and softmaxes.
 struct RawCounts {
   std::map<AttentionShape, std::int64_t> fused;
   std::map<AttentionShape, std::int64_t> qk_products;  // 4-D QK^T matmuls (no softmax needed)
   std::map<Dims, std::int64_t> softmaxes;              // input shape -> calls
   std::map<BatchedProduct, std::int64_t> products;
-  // aten::mm [M, K] × [K, N] as (N, K) -> calls and rows: torch.compile's generated code runs projections so.
-  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> mm_weights, mm_rows;
+  // aten::mm [M, K] × [K, N] as (N, K) with its rows, and the thread it ran on: torch.compile's generated
+  // code runs projections so.
+  struct Product {
+    Thread thread;
+    std::pair<std::int64_t, std::int64_t> nk;
+    std::int64_t rows;
+  };
+  std::vector<Product> mm;
+  std::set<Thread> forward_attention_threads;  // where a forward attention operator or a softmax ran
 };
 
 // A user's attention operator over q, k and v of 4 dimensions each, [batch, heads, seq, head] (PyTorch's and
@@ -135,12 +144,17 @@ std::optional<AttentionShape> user_attention_shape(const std::vector<Dims>& dims
   return a;
 }
 
-void count_operator(std::string_view name, const std::vector<Dims>& dims, RawCounts& raw, ShapeCounts& c) {
+void count_operator(std::string_view name, const std::vector<Dims>& dims, Thread thread, RawCounts& raw,
+                    ShapeCounts& c) {
   if (const auto layout = measure::packed_attention_layout(name)) {
-    if (const auto a = packed_shape(*layout, dims)) ++raw.fused[*a];
+    if (const auto a = packed_shape(*layout, dims)) {
+      ++raw.fused[*a];
+      raw.forward_attention_threads.insert(thread);
+    }
   } else if (measure::user_attention_operator(name)) {
     if (const auto a = user_attention_shape(dims)) {
       ++raw.fused[*a];
+      raw.forward_attention_threads.insert(thread);
       c.user_attention.emplace(name);
     }
   } else if ((forward_attention(name) || measure::batch_seq_heads_attention(name)) && dims.size() >= 3 &&
@@ -158,11 +172,13 @@ void count_operator(std::string_view name, const std::vector<Dims>& dims, RawCou
     a.head_dim = dims[0][3];
     if (dims[2].size() == 4 && dims[2][3] != a.head_dim) a.v_head_dim = dims[2][3];
     ++raw.fused[a];
+    raw.forward_attention_threads.insert(thread);
   } else if (name == "aten::embedding" && dims.size() >= 2 && dims[0].size() == 2) {
     ++c.embeddings[{dims[0][0], dims[0][1]}];
     ++c.lookup_tokens[{dims[0][0], dims[0][1], product(dims[1], 0, dims[1].size())}];
   } else if (softmax(name) && !dims.empty() && dims[0].size() >= 3) {
     ++raw.softmaxes[dims[0]];
+    raw.forward_attention_threads.insert(thread);
   } else if ((name == "aten::bmm" || name == "aten::matmul") && dims.size() >= 2) {
     if (const auto p = batched_product(dims[0], dims[1])) ++raw.products[*p];
     const Dims& q = dims[0];
@@ -175,9 +191,7 @@ void count_operator(std::string_view name, const std::vector<Dims>& dims, RawCou
     }
   } else if (name == "aten::mm" && dims.size() >= 2 && dims[0].size() == 2 && dims[1].size() == 2 &&
              dims[0][1] == dims[1][0]) {
-    const std::pair nk{dims[1][1], dims[1][0]};
-    ++raw.mm_weights[nk];
-    raw.mm_rows[nk] += dims[0][0];
+    raw.mm.push_back({thread, {dims[1][1], dims[1][0]}, dims[0][0]});
   } else if (name == "aten::baddbmm" && dims.size() >= 3) {
     if (const auto p = batched_product(dims[1], dims[2])) ++raw.products[*p];
   } else if (name == "aten::linear" && dims.size() >= 2 && dims[1].size() == 2 && !dims[0].empty()) {
@@ -275,6 +289,32 @@ std::map<AttentionShape, std::int64_t> eager_attention(const RawCounts& raw) {
   return out;
 }
 
+// Where no projection was recorded as a linear or addmm, the model's code ran them as matrix products
+// (torch.compile's generated code: the tokens by the weight's transpose). In forward passes only, those are
+// the weights. A backward pass multiplies by the same weights untransposed and by the tokens for their
+// gradients, products of the same kind that shapes cannot tell apart; but PyTorch's autograd engine runs a
+// GPU's backward on a thread of its own, so where the forward attention ran on threads that ran products
+// while other threads ran products too, the forward threads' products are the forward's.
+void read_matrix_products(const RawCounts& raw, bool forward_only, ShapeCounts& counts) {
+  if (raw.mm.empty()) return;
+  const auto forward_thread = [&](const RawCounts::Product& p) {
+    return raw.forward_attention_threads.contains(p.thread);
+  };
+  const bool threads_apart = std::any_of(raw.mm.begin(), raw.mm.end(), forward_thread) &&
+                             !std::all_of(raw.mm.begin(), raw.mm.end(), forward_thread);
+  if (!forward_only && !threads_apart) {
+    counts.unread_products = true;
+    return;
+  }
+  for (const RawCounts::Product& p : raw.mm) {
+    if (!forward_only && !forward_thread(p)) continue;
+    ++counts.weights[p.nk];
+    counts.weight_rows[p.nk] += p.rows;
+  }
+  counts.weights_from_products = true;
+  counts.products_on_forward_threads = !forward_only;
+}
+
 }  // namespace
 
 std::int64_t ConvShape::patches() const {
@@ -311,24 +351,13 @@ ShapeCounts count_shapes(const measure::ProfileWork& work, bool forward_only) {
   if (!rank_index) return counts;
   RawCounts raw;
   std::vector<Dims> dims;
-  auto visit = [&](std::size_t rank, std::string_view name, std::string_view input_dims) {
-    if (rank == *rank_index && measure::parse_dims(input_dims, dims)) count_operator(name, dims, raw, counts);
+  auto visit = [&](const auto& op) {
+    if (op.rank_index == *rank_index && measure::parse_dims(op.input_dims, dims))
+      count_operator(op.name, dims, {op.pid, op.tid}, raw, counts);
   };
-  for (const auto& op : work.ops) visit(op.rank_index, op.name, op.input_dims);
-  for (const auto& op : work.uncounted) visit(op.rank_index, op.name, op.input_dims);
-  // Where no projection was recorded as a linear or addmm, the model's code ran them as matrix products
-  // (torch.compile's generated code: the tokens by the weight's transpose). In forward passes only those are
-  // the weights; a backward pass multiplies by the same weights untransposed and by the tokens for their
-  // gradients, products of the same kind that shapes cannot tell apart.
-  if (counts.weights.empty() && !raw.mm_weights.empty()) {
-    if (forward_only) {
-      counts.weights = std::move(raw.mm_weights);
-      counts.weight_rows = std::move(raw.mm_rows);
-      counts.weights_from_products = true;
-    } else {
-      counts.unread_products = true;
-    }
-  }
+  for (const auto& op : work.ops) visit(op);
+  for (const auto& op : work.uncounted) visit(op);
+  if (counts.weights.empty()) read_matrix_products(raw, forward_only, counts);
 
   if (!raw.fused.empty()) {
     counts.attention = std::move(raw.fused);

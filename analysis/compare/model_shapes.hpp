@@ -71,6 +71,9 @@ struct ShapeCounts {
   // The weights are aten::mm's right operands (no linear or addmm recorded: torch.compile's code), or such
   // products were recorded in a training step, where they are not read (UNREAD_PRODUCTS).
   bool weights_from_products = false, unread_products = false;
+  // In a training step: the products read are those of the threads the forward attention ran on (the
+  // backward ran on another, as PyTorch's autograd engine runs a GPU's backward).
+  bool products_on_forward_threads = false;
   // Users' own attention operators read as attention (measure::user_attention_operator), by name.
   std::set<std::string> user_attention;
 
@@ -80,7 +83,8 @@ struct ShapeCounts {
 
 // The shapes of the lowest rank with any operator recorded with shapes (its counted and uncounted
 // operators: ProfileWork::ops and ::uncounted). FORWARD_ONLY: the profile holds no backward pass, so matrix
-// products by weights (aten::mm) are read as projections where no linear was recorded.
+// products by weights (aten::mm) are read as projections where no linear was recorded (in a training step,
+// those on the forward attention's threads, where the backward ran on others).
 ShapeCounts count_shapes(const measure::ProfileWork& work, bool forward_only);
 
 // One model the shapes show: its width (hidden size), how its input came in, and the attention of that width

@@ -827,9 +827,13 @@ Workload infer_recorded_workload(const Profile& profile, const measure::ProfileW
   w.shapes_recorded = work.shapes_recorded;
   const ShapeCounts shapes = count_shapes(work, w.training == false);
   if (shapes.weights_from_products)
-    w.evidence.push_back(
+    w.evidence.push_back(fmt::format(
         "projections recorded as matrix products (aten::mm of the tokens by a weight, as torch.compile's "
-        "code runs them; no linear recorded): their right operands read as the weights");
+        "code runs them; no linear recorded): their right operands read as the weights{}",
+        shapes.products_on_forward_threads
+            ? ", those on the threads the forward attention ran on (the backward's ran on another thread, as "
+              "PyTorch's autograd engine runs a GPU's backward)"
+            : ""));
   const std::map<std::string, std::int64_t> group_dims = process_group_dims(profile, w);
 
   std::optional<std::int64_t> tp_from_shapes;
@@ -864,7 +868,7 @@ Workload infer_recorded_workload(const Profile& profile, const measure::ProfileW
         w.evidence.push_back(
             "the projections were recorded only as matrix products (aten::mm, as torch.compile's code runs "
             "them) in a training step, whose backward products by the same weights and by the tokens cannot "
-            "be told from the forward's by their shapes (state the model)");
+            "be told from the forward's by their shapes, nor here by their thread (state the model)");
     }
   } else if (!work.shapes_recorded) {
     w.evidence.push_back("no shapes recorded (record with record_shapes=True): the model cannot be inferred");

@@ -65,13 +65,16 @@ ProfileWork load_work(const Profile& profile, const WorkLoadOptions& options) {
     op.fp8 = op.precision == WorkPrecision::kFP8;
     op.kernels = row.kernels;
     op.kernel_ns = row.kernel_ns;
+    op.pid = row.pid;
+    op.tid = row.tid;
     op_of_id.emplace(op.id, static_cast<std::uint32_t>(out.ops.size()));
     out.ops.push_back(std::move(op));
   }
   for (const OpWorkRecord& row : stored.uncounted) {
     auto r = rank_index.find(row.rank);
     if (r == rank_index.end()) bad("op_work", row.id, "its rank is not in the profile");
-    out.uncounted.push_back({r->second, profile.str(row.name), profile.str(row.input_dims)});
+    out.uncounted.push_back(
+        {r->second, profile.str(row.name), profile.str(row.input_dims), row.pid, row.tid});
   }
   // activities.id -> index, per rank, for the kernels that have work.
   std::vector<std::unordered_map<std::int64_t, std::uint32_t>> activity_index(ranks.size());

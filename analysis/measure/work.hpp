@@ -29,6 +29,7 @@ struct CountedOp {
   WorkCategory category = WorkCategory::kOther;
   double flops = 0, bytes = 0;
   std::string input_dims, input_types;  // as recorded ("[[8944, 1024], [1024, 2816]]")
+  std::int64_t pid = 0, tid = 0;        // the thread it ran on
   std::int64_t kernels = 0;
   TimeNs kernel_ns = 0;
   bool fp8 = false;  // an operand is an 8-bit float: its ceiling is the FP8 peak
@@ -41,6 +42,7 @@ struct ShapedOp {
   std::size_t rank_index = 0;
   std::string name;
   std::string input_dims;
+  std::int64_t pid = 0, tid = 0;  // the thread it ran on
 };
 
 // One kernel's share of a counted operator.

@@ -366,6 +366,40 @@ TEST(ModelShapes, AUsersAttentionOperatorIsReadInEitherLayout) {
   EXPECT_FALSE(read("[[2, 8, 96, 32], [2, 8, 96, 32]]"));                  // two inputs
 }
 
+// In a training step recorded on a GPU, PyTorch's autograd engine runs the backward on a thread of its own:
+// the matrix products on the threads the forward attention ran on are the forward's projections. (PyTorch's
+// CPU profiler records only the thread it runs on, so this is checked on operators written here: a layer's
+// query, output, up and down projections of a model of hidden 64, and their backward products.)
+TEST(ModelShapes, InATrainingStepTheProductsOfTheForwardThreadAreTheWeights) {
+  measure::ProfileWork work;
+  const std::int64_t forward = 11, backward = 12;
+  auto op = [&](std::int64_t tid, const char* name, const char* dims) {
+    work.uncounted.push_back({0, name, dims, 1, tid});
+  };
+  op(forward, "aten::embedding", "[[1000, 64], [2, 8]]");
+  op(forward, "aten::mm", "[[16, 64], [64, 64]]");  // queries
+  op(forward, "aten::_scaled_dot_product_flash_attention", "[[2, 4, 8, 16], [2, 4, 8, 16], [2, 4, 8, 16]]");
+  op(forward, "aten::mm", "[[16, 64], [64, 64]]");     // output projection
+  op(forward, "aten::mm", "[[16, 64], [64, 256]]");    // up
+  op(forward, "aten::mm", "[[16, 256], [256, 64]]");   // down
+  op(backward, "aten::mm", "[[16, 64], [64, 256]]");   // down's input gradient: the up projection's shape
+  op(backward, "aten::mm", "[[64, 16], [16, 256]]");   // down's weight gradient
+  op(backward, "aten::mm", "[[16, 256], [256, 64]]");  // up's input gradient
+  const ShapeCounts apart = count_shapes(work, false);
+  EXPECT_TRUE(apart.products_on_forward_threads);
+  EXPECT_EQ(apart.weight_calls(64, 64), 2);
+  EXPECT_EQ(apart.weight_calls(256, 64), 1);
+  EXPECT_EQ(apart.weight_calls(64, 256), 1);
+  EXPECT_EQ(apart.weight_calls(256, 16), 0);
+  // The same operators on one thread: nothing tells the backward's apart.
+  for (auto& o : work.uncounted) o.tid = forward;
+  const ShapeCounts together = count_shapes(work, false);
+  EXPECT_TRUE(together.unread_products);
+  EXPECT_TRUE(together.weights.empty());
+  // Forward passes only: every product is the forward's.
+  EXPECT_EQ(count_shapes(work, true).weight_calls(256, 64), 2);
+}
+
 // Heads × head size is not the hidden size in Qwen3 and Gemma, nor in DeepSeek's latent attention: the
 // output projection [hidden, heads × value head] ties the attention to the model, and the latent attention's
 // ranks come from its down and up projections. Each value says how sure it is.
