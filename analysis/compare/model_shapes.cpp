@@ -144,8 +144,30 @@ std::optional<AttentionShape> user_attention_shape(const std::vector<Dims>& dims
   return a;
 }
 
+// Rows summed over calls, held at 2^61 (a hostile file's millions of calls of 2^48 rows each).
+void add_rows(std::int64_t& sum, std::int64_t rows) {
+  constexpr std::int64_t kMost = std::int64_t{1} << 61;
+  sum = std::min(kMost, sum + std::min(rows, kMost));
+}
+
+// Whether DIMS could be a real tensor's: at most 2^48 elements (so that no product of its sizes, nor of a
+// size by another tensor's, overflows).
+bool real_tensor(const Dims& dims) {
+  constexpr std::int64_t kLargest = std::int64_t{1} << 48;
+  std::int64_t elements = 1;
+  for (const std::int64_t d : dims) {
+    if (d < 0) return false;
+    if (d == 0) return true;
+    if (elements > kLargest / d) return false;
+    elements *= d;
+  }
+  return true;
+}
+
 void count_operator(std::string_view name, const std::vector<Dims>& dims, Thread thread, RawCounts& raw,
                     ShapeCounts& c) {
+  // A recorded shape no tensor could have is a hostile file's: its operator shows nothing of the model.
+  if (!std::all_of(dims.begin(), dims.end(), real_tensor)) return;
   if (const auto layout = measure::packed_attention_layout(name)) {
     if (const auto a = packed_shape(*layout, dims)) {
       ++raw.fused[*a];
@@ -197,14 +219,14 @@ void count_operator(std::string_view name, const std::vector<Dims>& dims, Thread
   } else if (name == "aten::linear" && dims.size() >= 2 && dims[1].size() == 2 && !dims[0].empty()) {
     const std::pair nk{dims[1][0], dims[1][1]};
     ++c.weights[nk];
-    c.weight_rows[nk] += product(dims[0], 0, dims[0].size() - 1);
+    add_rows(c.weight_rows[nk], product(dims[0], 0, dims[0].size() - 1));
   } else if ((name == "aten::addmm" || name == "aten::_addmm_activation") && dims.size() >= 3 &&
              dims[1].size() == 2 && dims[2].size() == 2 && dims[1][1] == dims[2][0]) {
     // addmm(bias, x [M, K], weight [K, N]): a projection whose weight is stored [in, out] (Hugging Face's
     // Conv1D), or nn.Linear's own GEMM where the linear was not recorded around it.
     const std::pair nk{dims[2][1], dims[2][0]};
     ++c.weights[nk];
-    c.weight_rows[nk] += dims[1][0];
+    add_rows(c.weight_rows[nk], dims[1][0]);
   } else if (convolution(name) && dims.size() >= 2 && dims[0].size() >= 3 &&
              dims[0].size() == dims[1].size() && dims[0][1] == dims[1][1]) {
     ConvShape conv;
@@ -309,7 +331,7 @@ void read_matrix_products(const RawCounts& raw, bool forward_only, ShapeCounts& 
   for (const RawCounts::Product& p : raw.mm) {
     if (!forward_only && !forward_thread(p)) continue;
     ++counts.weights[p.nk];
-    counts.weight_rows[p.nk] += p.rows;
+    add_rows(counts.weight_rows[p.nk], p.rows);
   }
   counts.weights_from_products = true;
   counts.products_on_forward_threads = !forward_only;

@@ -364,6 +364,10 @@ TEST(ModelShapes, AUsersAttentionOperatorIsReadInEitherLayout) {
   EXPECT_FALSE(read("[[2, 8, 96, 32], [2, 8, 96, 32], [2, 8, 48, 32]]"));  // keys and values disagree
   EXPECT_FALSE(read("[[2, 8, 96, 32], [2, 8, 96, 16], [2, 8, 96, 32]]"));  // q and k of other head sizes
   EXPECT_FALSE(read("[[2, 8, 96, 32], [2, 8, 96, 32]]"));                  // two inputs
+  // Sizes no tensor could have (a hostile file's) show nothing, and overflow nothing.
+  EXPECT_FALSE(
+      read("[[281474976710656, 281474976710656, 1, 32], [281474976710656, 281474976710656, 1, 32], "
+           "[281474976710656, 281474976710656, 1, 32]]"));
 }
 
 // In a training step recorded on a GPU, PyTorch's autograd engine runs the backward on a thread of its own:
