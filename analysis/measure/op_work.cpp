@@ -346,6 +346,47 @@ WorkStatus attention(const Parsed& p, const AttentionArgs& a, OpWork& out) {
   return WorkStatus::kOk;
 }
 
+// Attention over sequences packed into one dimension of tokens (PackedAttentionLayout). The shapes give only
+// the sequences' count and their summed lengths, so the work is known only when each sequence has one query
+// (decoding): every query attends to all of its sequence's keys (FlashAttention aligns a causal mask to the
+// bottom right, FlashInfer's decode has none), 2·H·(E + Ev) FLOPs per query-key pair as above, over all the
+// keys. The keys are the packed key tokens, or a paged cache's pages in use when a page holds one token
+// (sglang's token pool; larger pages are partly filled at each sequence's end, by an amount not recorded).
+// Bytes: the queries and the keys and values in use read, the output written.
+WorkStatus packed_attention(const Parsed& p, const PackedAttentionLayout& layout, OpWork& out) {
+  const std::size_t v_index = layout.k + 1;
+  if (p.dims.size() <= std::max(layout.q, v_index)) return WorkStatus::kUnparsable;
+  const Dims& q = p.dims[layout.q];
+  const Dims& k = p.dims[layout.k];
+  const Dims& v = p.dims[v_index];
+  const std::size_t key_rank = layout.paged ? 4 : 3;
+  if (q.size() != 3 || k.size() != key_rank || v.size() != key_rank) return WorkStatus::kUndetermined;
+  const std::size_t heads_at = key_rank - 2;
+  if (k.back() != q[2] || k[heads_at] < 1 || v[heads_at] != k[heads_at] || q[1] % k[heads_at] != 0)
+    return WorkStatus::kUndetermined;
+  if (!layout.offsets || *layout.offsets >= p.dims.size() || p.dims[*layout.offsets].size() != 1)
+    return WorkStatus::kUndetermined;
+  const std::int64_t sequences = p.dims[*layout.offsets][0] - 1;
+  if (sequences < 1 || q[0] != sequences) return WorkStatus::kUndetermined;  // not one query each
+  double keys = 0;
+  if (layout.paged) {
+    if (k[1] != 1 || !layout.pages || *layout.pages >= p.dims.size() || p.dims[*layout.pages].size() != 1)
+      return WorkStatus::kUndetermined;
+    keys = static_cast<double>(p.dims[*layout.pages][0]);
+  } else {
+    if (k[0] != v[0]) return WorkStatus::kUndetermined;
+    keys = static_cast<double>(k[0]);
+  }
+  if (keys < static_cast<double>(sequences) || !p.tensor(layout.q)) return WorkStatus::kUndetermined;
+  const int element = p.size(layout.q);
+  const double heads = static_cast<double>(q[1]), kv_heads = static_cast<double>(k[heads_at]);
+  const double e = static_cast<double>(q[2]), ev = static_cast<double>(v.back());
+  out.category = WorkCategory::kAttention;
+  out.flops = 2.0 * heads * keys * (e + ev);
+  out.bytes = (numel(q) + keys * kv_heads * (e + ev) + static_cast<double>(q[0]) * heads * ev) * element;
+  return WorkStatus::kOk;
+}
+
 // ---- convolution ------------------------------------------------------------------------------------------
 // A convolution computes each output element as a dot product over (C_in / groups)·∏kernel inputs: with the
 // weight [C_out, C_in/groups, k…] that is 2·N·∏out_spatial·numel(weight) FLOPs (fvcore's conv_flop_count,
@@ -889,9 +930,7 @@ WorkStatus evaluate(Formula f, const Parsed& p, OpWork& out) {
       return attention(p, {0, false, 5, false, kNone, false}, out);
     case Formula::kFlash3Forward:
       return attention(p, {0, false, 24, false, kNone, false}, out);
-    case Formula::kPackedAttention:
-      // The work depends on each sequence's length, which the shapes do not record (only their count and
-      // sum): the operator is kept, uncounted, for what its shapes say of the model.
+    case Formula::kPackedAttention:  // op_work() reads its layout from its name
     case Formula::kUserAttention:
       // Neither its layout nor its mask is known for certain: kept, uncounted, for its shapes.
       return p.dims.empty() ? WorkStatus::kUnparsable : WorkStatus::kUndetermined;
@@ -1133,7 +1172,12 @@ WorkStatus op_work(std::string_view name, const OpArgs& args, OpWork& out) {
   if (!args.concrete_inputs.empty() && !parse_string_views(args.concrete_inputs, p.concrete, p.storage))
     return WorkStatus::kUnparsable;
   out = OpWork{};
-  const WorkStatus s = evaluate(e->formula, p, out);
+  // Packed attention's layout comes with its name (a decoding pass's work is known, a prefill's depends on
+  // each sequence's length, which the shapes do not record: kept, uncounted, for what they say of the model).
+  const WorkStatus s = e->formula == Formula::kPackedAttention
+                           ? (p.dims.empty() ? WorkStatus::kUnparsable
+                                             : packed_attention(p, *packed_attention_layout(name), out))
+                           : evaluate(e->formula, p, out);
   if (s == WorkStatus::kOk && !(out.flops >= 0 && out.bytes >= 0 && out.flops < 1e30 && out.bytes < 1e30))
     return WorkStatus::kUnparsable;
   return s;

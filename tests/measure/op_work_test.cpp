@@ -176,6 +176,47 @@ TEST(OpWork, AttentionLibrariesOperators) {
   EXPECT_FALSE(has_work_formula("flashinfer::rmsnorm"));
 }
 
+// Packed attention's work is known when each sequence has one query (decoding): 2·H·(E + Ev) FLOPs per
+// query-key pair over all keys (FlashAttention-2's count, as above); the keys are the packed key tokens, or
+// the pages in use of a cache whose pages hold one token. A prefill's depends on each sequence's length,
+// which the shapes do not record.
+TEST(OpWork, PackedAttentionIsCountedWhenDecoding) {
+  // flash-attn's variable-length forward: 4 sequences of one query over 400 keys in all, 8 heads, 2 KV heads.
+  const std::string varlen_types = R"(["float", "float", "float", "int", "int", "Scalar"])";
+  const OpWork varlen = work("flash_attn::_flash_attn_varlen_forward",
+                             "[[4, 8, 32], [400, 2, 32], [400, 2, 32], [5], [5], []]", varlen_types, {});
+  EXPECT_EQ(varlen.category, WorkCategory::kAttention);
+  EXPECT_DOUBLE_EQ(varlen.flops, 2.0 * 8 * 400 * (32 + 32));  // 409 600
+  // q and the output 4·8·32 each, keys and values 400·2·32 each, 4 bytes.
+  EXPECT_DOUBLE_EQ(varlen.bytes, (1024.0 + 51200 + 1024) * 4);
+  // FlashInfer's decode over a cache of one-token pages (llama_flashinfer_generate's first decoding pass):
+  // 2 sequences, 194 pages in use.
+  const std::string decode =
+      "flashinfer::batch_decode_with_kv_cache_dtype_q_f32_dtype_kv_f32_dtype_o_f32_dtype_idx_i32_head_dim_qk_"
+      "32_"
+      "head_dim_vo_32_posenc_0_use_swa_False_use_logits_cap_False_run";
+  const std::string decode_types =
+      R"(["float", "float", "", "float", "float", "float", "int", "int", "int", "float", "", "", "", ""])";
+  const OpWork paged =
+      work(decode,
+           "[[1024], [256], [], [2, 8, 32], [512, 1, 2, 32], [512, 1, 2, 32], [3], [194], [2], "
+           "[2, 8, 32], [], [], [], []]",
+           decode_types, {});
+  EXPECT_DOUBLE_EQ(paged.flops, 2.0 * 8 * 194 * 64);  // 198 656
+  EXPECT_DOUBLE_EQ(paged.bytes, (512.0 + 194 * 2 * 64 + 512) * 4);
+  // Pages of 16 tokens are partly filled at each sequence's end: undetermined; so is a prefill.
+  work(decode,
+       "[[1024], [256], [], [2, 8, 32], [64, 16, 2, 32], [64, 16, 2, 32], [3], [13], [2], [2, 8, 32], [], "
+       "[], [], "
+       "[]]",
+       decode_types, {}, WorkStatus::kUndetermined);
+  work("flash_attn::_flash_attn_varlen_forward", "[[192, 8, 32], [192, 2, 32], [192, 2, 32], [3], [3], []]",
+       varlen_types, {}, WorkStatus::kUndetermined);
+  // Without the input types the bytes are unknown.
+  work("flash_attn::_flash_attn_varlen_forward", "[[4, 8, 32], [400, 2, 32], [400, 2, 32], [5], [5], []]", "",
+       {}, WorkStatus::kUndetermined);
+}
+
 // A user's own attention operator (a Triton kernel wrapped with torch.library) is known by a namespaced name
 // naming attention; its shapes are kept, its work not counted (its layout and mask are not known).
 TEST(OpWork, UsersAttentionOperatorsKeepTheirShapes) {
