@@ -864,11 +864,17 @@ Workload infer_recorded_workload(const Profile& profile, const measure::ProfileW
           fmt::format("attention of {} heads × {} found, but no GEMM with the hidden size {}: not "
                       "recognised as a transformer",
                       att.heads, att.head_dim, hidden));
-      if (shapes.unread_products)
+      if (shapes.unread_products) {
         w.evidence.push_back(
             "the projections were recorded only as matrix products (aten::mm, as torch.compile's code runs "
             "them) in a training step, whose backward products by the same weights and by the tokens cannot "
             "be told from the forward's by their shapes, nor here by their thread (state the model)");
+        w.not_recognised =
+            "the profile's projections were recorded only as matrix products (aten::mm, as torch.compile's "
+            "code runs them) in a training step whose backward ran on the forward's thread, so its weights "
+            "cannot be told from the backward's products: pass --model NAME|FILE.toml (and --hardware), or "
+            "store them in the profile with `meshscope annotate PROFILE --model ... --hardware ...`";
+      }
     }
   } else if (!work.shapes_recorded) {
     w.evidence.push_back("no shapes recorded (record with record_shapes=True): the model cannot be inferred");
@@ -970,7 +976,7 @@ bool inferred_model(const Workload& wl, model::ModelSpec& out, std::string* why)
   if (!wl.transformer) {
     if (why != nullptr) {
       *why = wl.shapes_recorded
-                 ? kNotATransformer
+                 ? (wl.not_recognised.empty() ? std::string(kNotATransformer) : wl.not_recognised)
                  : "no shapes recorded (record with record_shapes=True), so the model cannot be "
                    "inferred: pass --model NAME|FILE.toml (and --hardware), or store them in the profile "
                    "with `meshscope annotate PROFILE --model ... --hardware ...`";

@@ -63,6 +63,9 @@ struct Workload {
   double precision_share = 0;
   std::string gpu;  // the device name the profile gives, "" when none
   std::vector<std::string> evidence;
+  // Why the shapes show no transformer when a more precise reason than kNotATransformer is known (one
+  // sentence saying what to pass); empty otherwise.
+  std::string not_recognised;
   // Per value set above, by its name in `info --json` (hidden, layers, tp, hardware, ...), how sure it is.
   std::map<std::string, Confidence> confidence;
   // What the user stated the job ran (statement.hpp), stored in the profile: the stated layout's values are

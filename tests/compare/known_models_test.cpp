@@ -333,6 +333,9 @@ TEST(KnownModels, MatrixProductsAreReadAsWeightsInForwardPassesOnly) {
   model::ModelSpec spec;
   std::string why;
   EXPECT_FALSE(inferred_model(train, spec, &why));
+  EXPECT_NE(why.find("recorded only as matrix products (aten::mm, as torch.compile's code runs them)"),
+            std::string::npos)
+      << why;
 }
 
 // A user's attention operator takes q, k and v heads-first (PyTorch's and the Triton tutorial's layout) or
