@@ -1119,6 +1119,11 @@ bool user_attention_operator(std::string_view name) {
   if (colons == std::string_view::npos || colons == 0 || name.starts_with("aten::") ||
       name.find(' ') != std::string_view::npos)
     return false;
+  // The attention libraries' own operators are read by their signatures.
+  if (std::any_of(kLibraryTable.begin(), kLibraryTable.end(),
+                  [&](const Entry& e) { return e.name == name; }) ||
+      packed_attention_layout(name))
+    return false;
   const auto has = [&](std::string_view word) {
     return std::search(name.begin(), name.end(), word.begin(), word.end(), [](char a, char b) {
              return std::tolower(static_cast<unsigned char>(a)) == b;

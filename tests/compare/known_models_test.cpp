@@ -367,6 +367,16 @@ TEST(ModelShapes, AUsersAttentionOperatorIsReadInEitherLayout) {
   EXPECT_FALSE(read("[[2, 8, 96, 32], [2, 8, 96, 32], [2, 8, 48, 32]]"));  // keys and values disagree
   EXPECT_FALSE(read("[[2, 8, 96, 32], [2, 8, 96, 16], [2, 8, 96, 32]]"));  // q and k of other head sizes
   EXPECT_FALSE(read("[[2, 8, 96, 32], [2, 8, 96, 32]]"));                  // two inputs
+  // An attention library's own operator is read by its signature, not as a user's: flash-attn's forward is
+  // seq-first even where both layouts fit.
+  measure::ProfileWork flash;
+  flash.uncounted.push_back(
+      {0, "flash_attn::_flash_attn_forward", "[[2, 96, 8, 32], [2, 96, 8, 32], [2, 96, 8, 32], [], [], []]"});
+  const ShapeCounts library = count_shapes(flash, true);
+  ASSERT_EQ(library.attention.size(), 1u);
+  EXPECT_EQ(library.attention.begin()->first.heads, 8);
+  EXPECT_EQ(library.attention.begin()->first.seq, 96);
+  EXPECT_TRUE(library.user_attention.empty());
   // Sizes no tensor could have (a hostile file's) show nothing, and overflow nothing.
   EXPECT_FALSE(
       read("[[281474976710656, 281474976710656, 1, 32], [281474976710656, 281474976710656, 1, 32], "

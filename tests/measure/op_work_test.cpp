@@ -228,7 +228,9 @@ TEST(OpWork, UsersAttentionOperatorsKeepTheirShapes) {
   for (const char* name :
        {"mylab::fused_attention_bwd", "mylab::attention_backward", "mylab::attn_grad",
         "aten::scaled_dot_product_attention", "autograd::engine::evaluate_function: AttnBackward",
-        "nn.Module: Attention", "attention", "::attention", "mylab::rms_norm"}) {
+        "nn.Module: Attention", "attention", "::attention", "mylab::rms_norm",
+        "flash_attn::_flash_attn_forward", "aiter::mha_fwd", "vllm::unified_attention",
+        "flash_attn::_flash_attn_varlen_forward"}) {
     EXPECT_FALSE(user_attention_operator(name)) << name;
   }
   work("mylab::fused_attention_fwd", "[[2, 8, 96, 32], [2, 2, 96, 32], [2, 2, 96, 32], [], []]", "", {},
