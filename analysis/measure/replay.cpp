@@ -6,7 +6,9 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <span>
+#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -64,6 +66,22 @@ struct Tally {
   TimeNs unexplained_ns = 0;
 };
 
+// Each work activity's (name, kind, class) as a small number, once per graph: an edit's scale is then
+// computed once per distinct key (the names' tests are string searches) and looked up per activity.
+struct ScaleKeys {
+  std::vector<std::uint32_t> of_activity;  // kNone for sync records
+  std::vector<std::uint32_t> example;      // per key: an activity that has it
+};
+
+// What an activity's start and end depend on, in one record: the simulation reads them together.
+struct ActivityLinks {
+  std::uint32_t call = kNoIndex;    // the launch (LaunchIndex::api_of_activity)
+  std::uint32_t pred = kNone;       // the activity before it on its stream
+  std::uint32_t event_dep = kNone;  // work on another stream it waited for
+  std::int32_t member = -1;         // into the couplings, -1
+  TimeNs launch_lat = 0, queue_gap = 0, event_lag = 0;
+};
+
 // One rank's graph (built once) and its replayed times (of the last run).
 struct RankGraph {
   const Rank* rank = nullptr;
@@ -72,15 +90,18 @@ struct RankGraph {
   LaunchIndex launches;
   TimeNs typical_launch_ns = 0;
   // Per Rank::activities.
-  std::vector<std::uint32_t> pred, event_dep;
+  std::vector<ActivityLinks> links;
   // While linking only (freed after): the recorded node before each activity in its graph launch, and
   // whether it is the first recorded node of one.
   std::vector<std::uint32_t> graph_prev;
   std::vector<std::uint8_t> graph_first;
-  std::vector<TimeNs> launch_lat, queue_gap, event_lag;
-  std::vector<std::int32_t> member;  // into the couplings, -1
   Occupancy measured;
   std::vector<double> scale;  // of the run: empty without edits
+  ScaleKeys scale_keys;
+  // Per Rank::activities: the step (RankResult::steps) whose CPU range launched it, -1; per step: the
+  // measured end of the last work it launched.
+  std::vector<std::int32_t> step_of;
+  std::vector<TimeNs> step_gpu_end;
   std::vector<TimeNs> start, end;
   // Per Rank::api_calls.
   std::vector<std::uint32_t> prev_call, parent_call, awaited;
@@ -150,20 +171,22 @@ double scale_of(const Activity& a, ActivityClass cls, std::string_view name, con
   return 1;
 }
 
-// scale_of once per activity name, kind and class: the names' tests are string searches.
-class ScaleCache {
- public:
-  double scale(const Profile& profile, const Activity& a, ActivityClass cls, const ReplayEdits& edits) {
+ScaleKeys scale_keys(const Rank& r, const std::vector<ActivityClass>& classes) {
+  ScaleKeys out;
+  out.of_activity.assign(r.activities.size(), kNone);
+  std::unordered_map<std::uint64_t, std::uint32_t> keys;
+  for (std::uint32_t i = 0; i < r.activities.size(); ++i) {
+    const Activity& a = r.activities[i];
+    if (!is_work(a)) continue;
     const std::uint64_t key = (static_cast<std::uint64_t>(a.name) << 16) |
-                              (static_cast<std::uint64_t>(a.kind) << 8) | static_cast<std::uint64_t>(cls);
-    auto [it, added] = cache_.try_emplace(key, 1.0);
-    if (added) it->second = scale_of(a, cls, profile.str(a.name), edits);
-    return it->second;
+                              (static_cast<std::uint64_t>(a.kind) << 8) |
+                              static_cast<std::uint64_t>(classes[i]);
+    auto [it, added] = keys.try_emplace(key, static_cast<std::uint32_t>(out.example.size()));
+    if (added) out.example.push_back(i);
+    out.of_activity[i] = it->second;
   }
-
- private:
-  std::unordered_map<std::uint64_t, double> cache_;
-};
+  return out;
+}
 
 // The usual delay from a launch call to its activity on a stream that had run dry: the first quartile over
 // those launches (0 when there are none). Some of them also waited for another stream, which only lengthens
@@ -176,7 +199,7 @@ TimeNs typical_launch_delay(const RankGraph& g) {
     if (call == kNoIndex || !is_work(r.activities[i])) continue;
     const TimeNs launched = r.api_calls[call].start_ns, started = r.activities[i].start_ns;
     if (started < launched) continue;
-    if (g.pred[i] != kNone && r.activities[g.pred[i]].end_ns > launched) continue;
+    if (g.links[i].pred != kNone && r.activities[g.links[i].pred].end_ns > launched) continue;
     samples.push_back(started - launched);
   }
   if (samples.empty()) return 0;
@@ -213,14 +236,15 @@ std::uint32_t ended_last(const Rank& r, std::size_t skip, std::int32_t device, T
 void link_orders(const Profile& profile, RankGraph& g) {
   const Rank& r = *g.rank;
   const std::size_t n = r.activities.size();
-  g.pred.assign(n, kNone);
+  g.links.assign(n, ActivityLinks{});
+  for (std::uint32_t i = 0; i < n; ++i) g.links[i].call = g.launches.api_of_activity[i];
   g.graph_prev.assign(n, kNone);
   g.graph_first.assign(n, 0);
   for (std::size_t s = 0; s < r.streams.size(); ++s) {
     std::uint32_t last = kNone;
     for (std::uint32_t i = r.streams[s].first; i < r.streams[s].first + r.streams[s].count; ++i) {
       if (!is_work(r.activities[i])) continue;
-      g.pred[i] = last;
+      g.links[i].pred = last;
       last = i;
     }
   }
@@ -246,11 +270,11 @@ void link_start(RankGraph& g, std::size_t s, std::uint32_t i, const ReplayOption
   const Rank& r = *g.rank;
   const Activity& a = r.activities[i];
   const std::uint32_t call = g.launches.api_of_activity[i];
-  const bool has_pred = g.pred[i] != kNone;
-  const TimeNs stream_ready = has_pred ? r.activities[g.pred[i]].end_ns : kUnset;
+  const bool has_pred = g.links[i].pred != kNone;
+  const TimeNs stream_ready = has_pred ? r.activities[g.links[i].pred].end_ns : kUnset;
   if (call == kNoIndex) {
     ++g.tally.unlinked;
-    g.queue_gap[i] = has_pred ? std::max<TimeNs>(0, a.start_ns - stream_ready) : 0;
+    g.links[i].queue_gap = has_pred ? std::max<TimeNs>(0, a.start_ns - stream_ready) : 0;
     return;
   }
   const TimeNs delay = std::max<TimeNs>(0, a.start_ns - r.api_calls[call].start_ns);
@@ -258,34 +282,34 @@ void link_start(RankGraph& g, std::size_t s, std::uint32_t i, const ReplayOption
   const TimeNs launch_ready = r.api_calls[call].start_ns + usual;
   const TimeNs ready = std::max(launch_ready, has_pred ? stream_ready : kUnset);
   const bool queued = has_pred && stream_ready >= launch_ready;
-  g.launch_lat[i] = usual;
+  g.links[i].launch_lat = usual;
   if (a.start_ns - ready <= options.unexplained_min_ns) {
     // Queued behind its stream, or launched onto an idle one: the small gap is the GPU's own.
     if (queued)
-      g.queue_gap[i] = std::max<TimeNs>(0, a.start_ns - stream_ready);
+      g.links[i].queue_gap = std::max<TimeNs>(0, a.start_ns - stream_ready);
     else
-      g.launch_lat[i] = delay;
+      g.links[i].launch_lat = delay;
     return;
   }
   if (g.graph_prev[i] != kNone) {
     // A node of a graph after another: the graph's own edges are not recorded; it keeps its measured
     // distance from the node before it.
-    g.event_dep[i] = g.graph_prev[i];
-    g.event_lag[i] = a.start_ns - r.activities[g.graph_prev[i]].end_ns;
+    g.links[i].event_dep = g.graph_prev[i];
+    g.links[i].event_lag = a.start_ns - r.activities[g.graph_prev[i]].end_ns;
     ++g.tally.graph_nodes;
     return;
   }
   if (g.graph_first[i]) {
     // The first recorded node of a graph: the graph's nodes before it may not be recorded.
-    g.launch_lat[i] = delay;
+    g.links[i].launch_lat = delay;
     ++g.tally.graph_nodes;
     return;
   }
   // What it waited for: work on another stream of its device that ended just before it (an event wait).
   const std::uint32_t dep = ended_last(r, s, r.streams[s].device, ready, a.start_ns);
   if (dep != kNone && a.start_ns - r.activities[dep].end_ns <= options.event_wait_max_ns) {
-    g.event_dep[i] = dep;
-    g.event_lag[i] = a.start_ns - r.activities[dep].end_ns;
+    g.links[i].event_dep = dep;
+    g.links[i].event_lag = a.start_ns - r.activities[dep].end_ns;
     ++g.tally.event_waits;
     return;
   }
@@ -293,21 +317,16 @@ void link_start(RankGraph& g, std::size_t s, std::uint32_t i, const ReplayOption
   g.tally.unexplained_ns += a.start_ns - ready;
   if (!options.keep_unexplained) return;
   if (queued)
-    g.queue_gap[i] = a.start_ns - stream_ready;
+    g.links[i].queue_gap = a.start_ns - stream_ready;
   else
-    g.launch_lat[i] = delay;
+    g.links[i].launch_lat = delay;
 }
 
 // Each activity's dependencies: its stream predecessor, its launch, the node before it in its graph, an
 // inferred event wait, and the delays that reproduce its measured start.
 void link_activities(const Profile& profile, RankGraph& g, const ReplayOptions& options) {
   const Rank& r = *g.rank;
-  const std::size_t n = r.activities.size();
   link_orders(profile, g);
-  g.event_dep.assign(n, kNone);
-  g.launch_lat.assign(n, 0);
-  g.queue_gap.assign(n, 0);
-  g.event_lag.assign(n, 0);
   g.typical_launch_ns = typical_launch_delay(g);
   for (std::size_t s = 0; s < r.streams.size(); ++s) {
     for (std::uint32_t i = r.streams[s].first; i < r.streams[s].first + r.streams[s].count; ++i)
@@ -386,6 +405,28 @@ void add_points(RankGraph& g) {
 
 Occupancy occupancy(const RankGraph& g, bool replayed);
 
+// Each work activity's step, by the CPU range its launch call started in (none without steps).
+void map_steps(const RankResult& result, RankGraph& g) {
+  const Rank& r = *g.rank;
+  if (result.steps.empty()) return;
+  std::vector<TimeNs> starts, ends;
+  for (const StepResult& step : result.steps) {
+    starts.push_back(step.cpu_start_ns);
+    ends.push_back(step.cpu_end_ns);
+  }
+  g.step_of.assign(r.activities.size(), -1);
+  g.step_gpu_end.assign(starts.size(), kUnset);
+  for (std::uint32_t i = 0; i < r.activities.size(); ++i) {
+    const std::uint32_t call = g.launches.api_of_activity[i];
+    if (call == kNoIndex || !is_work(r.activities[i])) continue;
+    const std::int32_t s = step_at(starts, ends, r.api_calls[call].start_ns);
+    if (s < 0) continue;
+    g.step_of[i] = s;
+    TimeNs& end = g.step_gpu_end[static_cast<std::size_t>(s)];
+    end = std::max(end, r.activities[i].end_ns);
+  }
+}
+
 RankGraph build_graph(const Profile& profile, const Analysis& analysis, std::size_t index,
                       const ReplayOptions& options) {
   RankGraph g;
@@ -395,8 +436,9 @@ RankGraph build_graph(const Profile& profile, const Analysis& analysis, std::siz
   g.launches = index_launches(*g.rank, false);
   link_activities(profile, g, options);
   link_calls(profile, g);
-  g.member.assign(g.rank->activities.size(), -1);
   g.measured = occupancy(g, false);
+  g.scale_keys = scale_keys(*g.rank, *g.classes);
+  map_steps(analysis.ranks[index], g);
   add_points(g);
   return g;
 }
@@ -415,11 +457,17 @@ void prepare_run(const Profile& profile, RankGraph& g, const ReplayEdits& edits)
           : nullptr;
   if (!edits.scales.empty() || factors) {
     g.scale.assign(r.activities.size(), 1.0);
-    ScaleCache cache;
+    std::vector<double> of_key(g.scale_keys.example.size(), 1.0);
+    if (!edits.scales.empty()) {
+      for (std::size_t k = 0; k < of_key.size(); ++k) {
+        const std::uint32_t i = g.scale_keys.example[k];
+        of_key[k] = scale_of(r.activities[i], (*g.classes)[i], profile.str(r.activities[i].name), edits);
+      }
+    }
     for (std::uint32_t i = 0; i < r.activities.size(); ++i) {
-      const Activity& a = r.activities[i];
-      if (!is_work(a)) continue;
-      if (!edits.scales.empty()) g.scale[i] = cache.scale(profile, a, (*g.classes)[i], edits);
+      const std::uint32_t key = g.scale_keys.of_activity[i];
+      if (key == kNone) continue;
+      g.scale[i] = of_key[key];
       if (factors) g.scale[i] *= (*factors)[i];
       g.tally.edited += g.scale[i] != 1.0;
     }
@@ -442,7 +490,7 @@ std::vector<Coupling> couple_collectives(const Analysis& analysis, std::vector<R
       const InstanceMember& mem = report.members[m];
       RankGraph& g = graphs[mem.rank_index];
       const Collective& coll = g.rank->collectives[mem.collective];
-      if (coll.stream_index < 0 || g.member[coll.activity] >= 0) continue;
+      if (coll.stream_index < 0 || g.links[coll.activity].member >= 0) continue;
       c.members.emplace_back(static_cast<std::uint32_t>(mem.rank_index), coll.activity);
       last_arrival = std::max(last_arrival, g.rank->activities[coll.activity].start_ns);
     }
@@ -454,7 +502,7 @@ std::vector<Coupling> couple_collectives(const Analysis& analysis, std::vector<R
       c.min_duration = std::min(c.min_duration, std::max<TimeNs>(0, a.duration()));
     }
     const auto id = static_cast<std::int32_t>(out.size());
-    for (const auto& [gi, act] : c.members) graphs[gi].member[act] = id;
+    for (const auto& [gi, act] : c.members) graphs[gi].links[act].member = id;
     out.push_back(std::move(c));
   }
   return out;
@@ -465,44 +513,121 @@ class Simulation {
   Simulation(std::vector<RankGraph>& graphs, const std::vector<Coupling>& couplings, unsigned threads)
       : graphs_(graphs), couplings_(couplings), arrived_(couplings.size()), threads_(threads) {}
 
-  // Rounds in which every rank runs on, in parallel, until a collective waits for a member not yet arrived.
-  // A member's start is published by its coupling's count (release), read once the count is full (acquire).
+  // Every rank runs on until a collective waits for a member not yet arrived; the thread whose member's
+  // start completes the coupling then hands the waiting members back to their threads. Ranks that wait for
+  // one another run close together in time (a tensor-parallel group runs through its collectives while its
+  // data is still in cache), where rounds of every rank re-read each rank's arrays cold. Each thread owns a
+  // block of ranks, so a rank's data stays on one core. The result does not depend on the order: each time is
+  // computed from its dependencies alone, and when every rank waits, the state is the one every order
+  // reaches. A member's start is published by its coupling's count (release), read once the count is full
+  // (acquire).
   void run() {
-    std::vector<std::uint8_t> progressed(graphs_.size());
-    for (;; ++rounds_) {
-      parallel_for(graphs_.size(), threads_,
-                   [&](std::size_t r) { progressed[r] = advance(graphs_[r], false); });
-      bool any = false, unfinished = false;
-      for (std::size_t r = 0; r < graphs_.size(); ++r) {
-        any |= progressed[r] != 0;
-        unfinished |= graphs_[r].cursor < graphs_[r].order.size();
-      }
-      if (!unfinished) {
-        if (timing_enabled()) std::fprintf(stderr, "[timing] replay: %zu rounds\n", rounds_);
-        return;
-      }
-      if (any) continue;
-      // Members' measured times disagree with the order of their ranks (clocks not aligned): the first
-      // blocked point goes ahead with estimates for what it waits for.
-      for (RankGraph& g : graphs_) {
-        if (g.cursor < g.order.size() && advance(g, true)) {
-          ++g.tally.forced;
-          break;
-        }
-      }
-    }
+    const std::size_t n = graphs_.size();
+    unsigned threads = threads_ == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads_;
+    threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(n, 1)));
+    lanes_ = std::vector<Lane>(threads);
+    waits_on_ = std::vector<std::atomic<std::uint32_t>>(n);
+    for (auto& w : waits_on_) w.store(kNone, std::memory_order_relaxed);
+    pending_.store(static_cast<std::int64_t>(n));
+    for (std::size_t r = n; r-- > 0;) lanes_[lane_of(r)].ready.push_back(static_cast<std::uint32_t>(r) << 1);
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back([this, t] { work(t); });
+    work(0);
+    for (auto& t : pool) t.join();
+    if (error_) std::rethrow_exception(error_);
+    if (timing_enabled()) std::fprintf(stderr, "[timing] replay: %zu resumptions\n", resumptions_.load());
   }
 
  private:
-  bool advance(RankGraph& g, bool force) {
-    bool progressed = false;
+  // A thread's ranks ready to run, each as rank << 1 | (its next point goes ahead on estimates).
+  struct Lane {
+    std::mutex mutex;
+    std::vector<std::uint32_t> ready;
+  };
+
+  std::size_t lane_of(std::size_t rank) const { return rank * lanes_.size() / graphs_.size(); }
+
+  void enqueue(std::uint32_t rank, bool forced) {
+    pending_.fetch_add(1);
+    Lane& lane = lanes_[lane_of(rank)];
+    std::lock_guard lock(lane.mutex);
+    lane.ready.push_back(rank << 1 | (forced ? 1u : 0u));
+  }
+
+  // Runs thread T's ready ranks until every rank has finished (or an error stopped the others).
+  void work(std::size_t t) {
+    Lane& lane = lanes_[t];
+    while (!done_.load()) {
+      std::uint32_t item = kNone;
+      {
+        std::lock_guard lock(lane.mutex);
+        if (!lane.ready.empty()) {
+          item = lane.ready.back();
+          lane.ready.pop_back();
+        }
+      }
+      if (item != kNone) {
+        ++resumptions_;
+        try {
+          run_rank(item >> 1, (item & 1u) != 0);
+        } catch (...) {
+          std::lock_guard lock(force_mutex_);
+          if (!error_) error_ = std::current_exception();
+          done_.store(true);
+        }
+        continue;
+      }
+      if (pending_.load() == 0) {
+        std::lock_guard lock(force_mutex_);
+        if (pending_.load() == 0 && !done_.load() && !force_first_waiting()) done_.store(true);
+        continue;
+      }
+      std::this_thread::yield();  // the other threads' ranks are running
+    }
+  }
+
+  // No rank runs or is ready, and some wait: members' measured times disagree with the order of their ranks
+  // (clocks not aligned). The first waiting rank goes ahead with estimates for what it waits for. False
+  // when every rank has finished.
+  bool force_first_waiting() {
+    for (std::size_t r = 0; r < graphs_.size(); ++r) {
+      RankGraph& g = graphs_[r];
+      if (g.cursor >= g.order.size()) continue;
+      std::uint32_t waited = waits_on_[r].load();
+      if (waited == kNone || !waits_on_[r].compare_exchange_strong(waited, kNone)) continue;
+      ++g.tally.forced;
+      enqueue(static_cast<std::uint32_t>(r), true);
+      return true;
+    }
+    return false;
+  }
+
+  // Runs rank R on until it waits for a coupling or finishes. While it waits, waits_on_[R] names the
+  // coupling; whoever clears it (the coupling's last member, or R itself on finding it complete) runs R on.
+  void run_rank(std::uint32_t r, bool force) {
+    RankGraph& g = graphs_[r];
     while (g.cursor < g.order.size()) {
-      if (!process(g, g.order[g.cursor], force)) return progressed;
+      const PointCode p = g.order[g.cursor];
+      if (!process(g, p, force)) {
+        const auto coupling = static_cast<std::uint32_t>(g.links[p >> 2].member);
+        waits_on_[r].store(coupling);
+        if (arrived_[coupling].load() < couplings_[coupling].members.size()) break;
+        std::uint32_t waited = coupling;
+        if (!waits_on_[r].compare_exchange_strong(waited, kNone)) break;  // the last member took it up
+        continue;  // completed meanwhile: the point runs now
+      }
       force = false;
-      progressed = true;
       ++g.cursor;
     }
-    return progressed;
+    pending_.fetch_sub(1);
+  }
+
+  // The last member of COUPLING has arrived: the members that wait for it go on.
+  void release(std::size_t coupling) {
+    for (const auto& [gi, act] : couplings_[coupling].members) {
+      std::uint32_t waited = static_cast<std::uint32_t>(coupling);
+      if (waits_on_[gi].compare_exchange_strong(waited, kNone)) enqueue(gi, false);
+    }
   }
 
   bool process(RankGraph& g, PointCode p, bool force) {
@@ -526,27 +651,31 @@ class Simulation {
   void start_activity(RankGraph& g, std::uint32_t i) {
     const Activity& a = g.rank->activities[i];
     TimeNs s = kUnset;
-    const std::uint32_t call = g.launches.api_of_activity[i];
-    if (call != kNoIndex) s = std::max(s, g.call_start_at(call) + g.launch_lat[i]);
-    if (g.pred[i] != kNone) s = std::max(s, g.activity_end(g.pred[i]) + g.queue_gap[i]);
-    if (g.event_dep[i] != kNone) s = std::max(s, g.activity_end(g.event_dep[i]) + g.event_lag[i]);
+    const ActivityLinks& l = g.links[i];
+    if (l.call != kNoIndex) s = std::max(s, g.call_start_at(l.call) + l.launch_lat);
+    if (l.pred != kNone) s = std::max(s, g.activity_end(l.pred) + l.queue_gap);
+    if (l.event_dep != kNone) s = std::max(s, g.activity_end(l.event_dep) + l.event_lag);
     if (s == kUnset) s = a.start_ns + g.shift;
     g.start[i] = s;
     g.shift = s - a.start_ns;
-    if (g.member[i] >= 0)
-      arrived_[static_cast<std::size_t>(g.member[i])].fetch_add(1, std::memory_order_release);
+    if (l.member >= 0) {
+      const auto coupling = static_cast<std::size_t>(l.member);
+      if (arrived_[coupling].fetch_add(1, std::memory_order_release) + 1 ==
+          couplings_[coupling].members.size())
+        release(coupling);
+    }
   }
 
   bool end_activity(RankGraph& g, std::uint32_t i, bool force) {
     const Activity& a = g.rank->activities[i];
     if (g.start[i] == kUnset) start_activity(g, i);
     const double f = g.scale.empty() ? 1.0 : g.scale[i];
-    if (g.member[i] < 0) {
+    if (g.links[i].member < 0) {
       g.end[i] = g.start[i] + std::llround(static_cast<double>(a.duration()) * f);
       g.shift = g.end[i] - a.end_ns;
       return true;
     }
-    const auto coupling = static_cast<std::size_t>(g.member[i]);
+    const auto coupling = static_cast<std::size_t>(g.links[i].member);
     const Coupling& c = couplings_[coupling];
     if (!force && arrived_[coupling].load(std::memory_order_acquire) < c.members.size()) return false;
     TimeNs last = kUnset;
@@ -598,7 +727,13 @@ class Simulation {
   const std::vector<Coupling>& couplings_;
   std::vector<std::atomic<std::uint32_t>> arrived_;  // per coupling: members whose start is computed
   unsigned threads_;
-  std::size_t rounds_ = 1;
+  std::vector<Lane> lanes_;                           // per thread
+  std::vector<std::atomic<std::uint32_t>> waits_on_;  // per rank: the coupling it waits for, or kNone
+  std::atomic<std::int64_t> pending_{0};              // ranks running or ready
+  std::atomic<std::size_t> resumptions_{0};
+  std::atomic<bool> done_{false};
+  std::mutex force_mutex_;  // one thread at a time decides that every rank waits
+  std::exception_ptr error_;
 };
 
 // Sync records are not work: each moves with the work before it on its stream.
@@ -730,8 +865,8 @@ class PathWalk {
 
   // The activity itself, from its end back to its start; a collective's wait for its last member apart.
   void activity_body(std::uint32_t i) {
-    if (g_.member[i] >= 0) {
-      const TimeNs last = last_arrival_[static_cast<std::size_t>(g_.member[i])];
+    if (g_.links[i].member >= 0) {
+      const TimeNs last = last_arrival_[static_cast<std::size_t>(g_.links[i].member)];
       if (last > g_.start[i] && last < g_.end[i]) {
         move_to(PathKind::kComm, last);
         move_to(PathKind::kCollectiveWait, g_.start[i]);
@@ -751,12 +886,12 @@ class PathWalk {
     const auto consider = [&](TimeNs ready, TimeNs from, Node node, PathKind k) {
       if (ready > best) best = ready, best_from = from, cause = node, kind = k;
     };
-    if (const std::uint32_t p = g_.pred[i]; p != kNone)
-      consider(g_.end[p] + g_.queue_gap[i], g_.end[p], {Node::kActivityEnd, p}, PathKind::kQueue);
-    if (const std::uint32_t d = g_.event_dep[i]; d != kNone)
-      consider(g_.end[d] + g_.event_lag[i], g_.end[d], {Node::kActivityEnd, d}, PathKind::kStreamWait);
+    if (const std::uint32_t p = g_.links[i].pred; p != kNone)
+      consider(g_.end[p] + g_.links[i].queue_gap, g_.end[p], {Node::kActivityEnd, p}, PathKind::kQueue);
+    if (const std::uint32_t d = g_.links[i].event_dep; d != kNone)
+      consider(g_.end[d] + g_.links[i].event_lag, g_.end[d], {Node::kActivityEnd, d}, PathKind::kStreamWait);
     if (const std::uint32_t call = g_.launches.api_of_activity[i]; call != kNoIndex)
-      consider(g_.call_start[call] + g_.launch_lat[i], g_.call_start[call], {Node::kCallStart, call},
+      consider(g_.call_start[call] + g_.links[i].launch_lat, g_.call_start[call], {Node::kCallStart, call},
                PathKind::kLaunchDelay);
     if (best != kUnset) move_to(kind, best_from);
     return cause;
@@ -805,21 +940,12 @@ void replay_steps(const RankGraph& g, const RankResult& result, PathWalk& path,
     out.push_back({r.rank, -1, m1 - m0, r1 - r0, path.walk(r0, r1, last, step_thread(g, kNull, kNull))});
     return;
   }
-  std::vector<TimeNs> starts, ends, gpu_measured, gpu_replayed;
-  for (const StepResult& step : result.steps) {
-    starts.push_back(step.cpu_start_ns);
-    ends.push_back(step.cpu_end_ns);
-  }
-  gpu_measured.assign(starts.size(), kUnset);
-  gpu_replayed.assign(starts.size(), kUnset);
-  std::vector<std::uint32_t> gpu_last(starts.size(), kNone);
-  for (std::uint32_t i = 0; i < r.activities.size(); ++i) {
-    const std::uint32_t call = g.launches.api_of_activity[i];
-    if (call == kNoIndex || !is_work(r.activities[i])) continue;
-    const std::int32_t s = step_at(starts, ends, r.api_calls[call].start_ns);
+  const std::vector<TimeNs>& gpu_measured = g.step_gpu_end;
+  std::vector<TimeNs> gpu_replayed(result.steps.size(), kUnset);
+  std::vector<std::uint32_t> gpu_last(result.steps.size(), kNone);
+  for (std::uint32_t i = 0; i < g.step_of.size(); ++i) {
+    const std::int32_t s = g.step_of[i];
     if (s < 0) continue;
-    gpu_measured[static_cast<std::size_t>(s)] =
-        std::max(gpu_measured[static_cast<std::size_t>(s)], r.activities[i].end_ns);
     if (g.end[i] > gpu_replayed[static_cast<std::size_t>(s)]) {
       gpu_replayed[static_cast<std::size_t>(s)] = g.end[i];
       gpu_last[static_cast<std::size_t>(s)] = i;
@@ -842,26 +968,55 @@ void replay_steps(const RankGraph& g, const RankResult& result, PathWalk& path,
   }
 }
 
+// The intervals of one class of a rank's activities, gathered stream by stream: a stream's activities keep
+// their order in the replay, so each stream's union is one pass and the streams' unions are merged
+// (O(n log streams), where sorting every activity each edit cost a tenth of a second on a large job).
+struct StreamUnions {
+  std::vector<Interval> runs, stream;
+  std::vector<std::size_t> bounds{0};
+
+  void end_stream() {
+    if (!std::is_sorted(stream.begin(), stream.end(),
+                        [](const Interval& a, const Interval& b) { return a.start < b.start; }))
+      sort_by_start(stream);
+    const std::size_t first = runs.size();
+    for (const Interval& next : stream) {
+      if (next.end <= next.start) continue;
+      if (runs.size() > first && next.start <= runs.back().end)
+        runs.back().end = std::max(runs.back().end, next.end);
+      else
+        runs.push_back(next);
+    }
+    if (runs.size() > first) bounds.push_back(runs.size());
+    stream.clear();
+  }
+  // The union of every stream's (DISJOINT).
+  const std::vector<Interval>& merged(std::vector<Interval>& scratch) {
+    merge_disjoint_runs(runs, bounds, scratch);
+    return runs;
+  }
+};
+
 Occupancy occupancy(const RankGraph& g, bool replayed) {
   const Rank& r = *g.rank;
-  std::vector<Interval> all, comm, compute;
-  for (std::uint32_t i = 0; i < r.activities.size(); ++i) {
-    if (!is_work(r.activities[i])) continue;
-    const Interval iv = replayed ? Interval{g.start[i], g.end[i]}
-                                 : Interval{r.activities[i].start_ns, r.activities[i].end_ns};
-    all.push_back(iv);
-    const ActivityClass cls = (*g.classes)[i];
-    if (cls == ActivityClass::kComm) comm.push_back(iv);
-    if (cls == ActivityClass::kCompute) compute.push_back(iv);
+  StreamUnions all, comm, compute;
+  for (const GpuStream& s : r.streams) {
+    for (std::uint32_t i = s.first; i < s.first + s.count; ++i) {
+      if (!is_work(r.activities[i])) continue;
+      const Interval iv = replayed ? Interval{g.start[i], g.end[i]}
+                                   : Interval{r.activities[i].start_ns, r.activities[i].end_ns};
+      all.stream.push_back(iv);
+      const ActivityClass cls = (*g.classes)[i];
+      if (cls == ActivityClass::kComm) comm.stream.push_back(iv);
+      if (cls == ActivityClass::kCompute) compute.stream.push_back(iv);
+    }
+    for (StreamUnions* set : {&all, &comm, &compute}) set->end_stream();
   }
   Occupancy out;
-  if (all.empty()) return out;
-  std::vector<Interval> u_all, u_comm, u_compute, exposed;
-  for (auto* v : {&all, &comm, &compute}) sort_by_start(*v);
-  union_sorted(all, u_all);
-  union_sorted(comm, u_comm);
-  union_sorted(compute, u_compute);
-  subtract(u_comm, u_compute, exposed);
+  std::vector<Interval> scratch, exposed;
+  const std::vector<Interval>& u_all = all.merged(scratch);
+  if (u_all.empty()) return out;
+  subtract(comm.merged(scratch), compute.merged(scratch), exposed);
   out.span = u_all.back().end - u_all.front().start;
   out.busy = total_length(u_all);
   out.exposed_comm = total_length(exposed);

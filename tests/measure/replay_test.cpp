@@ -189,6 +189,82 @@ TEST(Replay, CollectivesEndTogetherAfterTheLastArrival) {
   EXPECT_EQ(fixed.ranks[0].span_ns, 100 * us);
 }
 
+// Each rank's replayed times with THREADS threads.
+std::vector<ReplayedTimes> times_with(const Profile& p, const Analysis& a, const ReplayEdits& edits,
+                                      unsigned threads) {
+  ReplayOptions o = with_times();
+  o.threads = threads;
+  return replay(p, a, edits, o).times;
+}
+
+// Two ranks whose collectives on communicators A and B ran in opposite orders (their clocks disagree with
+// the order of the collectives): each waits for the other, and the first rank's collective end goes ahead on
+// an estimate of the other's arrival, said in the assumptions, whatever the number of threads.
+TEST(Replay, RanksWaitingForEachOtherGoAheadOnEstimates) {
+  ProfileBuilder b("replay_crossed");
+  const char* nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+  for (std::int32_t r = 0; r < 2; ++r) {
+    b.rank(r, 2);
+    b.step(r, 1, 0, 500 * us, 1);
+    const char* first = r == 0 ? "A" : "B";
+    const char* second = r == 0 ? "B" : "A";
+    const std::int64_t k0 = b.launch(r, 1, 90 * us, 95 * us, 20, 100 * us, 200 * us, nccl);
+    b.collective(r, k0, 100 * us, 200 * us, "allreduce", first, 1, 2, 1 << 20);
+    const std::int64_t k1 = b.launch(r, 1, 290 * us, 295 * us, 20, 300 * us, 400 * us, nccl);
+    b.collective(r, k1, 300 * us, 400 * us, "allreduce", second, 1, 2, 1 << 20);
+  }
+  const Profile p = b.finish();
+  const Analysis a = analyze(p);
+  const Replay r = replay(p, a, {}, with_times());
+  EXPECT_THAT(::testing::PrintToString(r.assumptions), HasSubstr("computed before every member's arrival"));
+  for (const unsigned threads : {1u, 2u, 4u}) {
+    const std::vector<ReplayedTimes> t = times_with(p, a, {}, threads);
+    ASSERT_EQ(t.size(), r.times.size());
+    for (std::size_t k = 0; k < t.size(); ++k) {
+      EXPECT_EQ(t[k].start, r.times[k].start) << threads << " threads, rank " << k;
+      EXPECT_EQ(t[k].end, r.times[k].end) << threads << " threads, rank " << k;
+    }
+  }
+}
+
+// Sixteen ranks in two groups of eight, each group's ranks running eight collectives of their own and then
+// one of all sixteen, with launch times spread differently on every rank: every number of threads gives
+// the same replayed times (the simulation's result does not depend on which rank ran first).
+TEST(Replay, TheResultDoesNotDependOnTheNumberOfThreads) {
+  ProfileBuilder b("replay_groups");
+  const char* nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+  constexpr std::int32_t kRanks = 16;
+  for (std::int32_t r = 0; r < kRanks; ++r) {
+    b.rank(r, kRanks);
+    b.step(r, 1, 0, 2000 * us, 1);
+    const std::string group = r < 8 ? "tp0" : "tp1";
+    TimeNs t = (r * 7 % 5) * us;
+    for (std::int64_t c = 0; c < 8; ++c) {
+      t += (10 + (r * 13 + c * 5) % 17) * us;
+      b.launch(r, 1, t, t + 5 * us, 7, t + 10 * us, t + 60 * us, "ampere_sgemm_128x64_nn");
+      const std::int64_t k = b.launch(r, 1, t + 6 * us, t + 9 * us, 20, t + 60 * us, t + 100 * us, nccl);
+      b.collective(r, k, t + 60 * us, t + 100 * us, "allreduce", group, c + 1, 8, 1 << 20);
+      t += 100 * us;
+    }
+    const std::int64_t k = b.launch(r, 1, t, t + 4 * us, 20, t + 10 * us, t + 200 * us, nccl);
+    b.collective(r, k, t + 10 * us, t + 200 * us, "allreduce", "dp", 1, kRanks, 1 << 24);
+  }
+  const Profile p = b.finish();
+  const Analysis a = analyze(p);
+  for (const ReplayEdits& edits : {ReplayEdits{}, scaled("gemm=0.5"), scaled("comm=3")}) {
+    const std::vector<ReplayedTimes> one = times_with(p, a, edits, 1);
+    ASSERT_EQ(one.size(), static_cast<std::size_t>(kRanks));
+    for (const unsigned threads : {2u, 3u, 8u}) {
+      const std::vector<ReplayedTimes> many = times_with(p, a, edits, threads);
+      for (std::size_t k = 0; k < one.size(); ++k) {
+        EXPECT_EQ(many[k].start, one[k].start) << threads << " threads, rank " << k;
+        EXPECT_EQ(many[k].end, one[k].end) << threads << " threads, rank " << k;
+        EXPECT_EQ(many[k].call_end, one[k].call_end) << threads << " threads, rank " << k;
+      }
+    }
+  }
+}
+
 TimeNs part(const ReplayedStep& s, PathKind p) {
   return s.critical_path[static_cast<std::size_t>(p)];
 }
