@@ -15,6 +15,7 @@
 
 #include "analysis/compare/hardware_edit.hpp"
 #include "analysis/compare/link_edits.hpp"
+#include "analysis/compare/measured.hpp"
 #include "analysis/compare/workload.hpp"
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/replay.hpp"
@@ -35,6 +36,7 @@ struct Options {
   std::vector<std::string> inputs;
   std::vector<std::string> scales, links, latencies;
   std::string hardware;
+  int dp = 0;  // 0: not given
   bool fix_straggler = false;
   bool drop_unexplained = false;
   bool json = false;
@@ -247,6 +249,23 @@ void apply_hardware(const model::HardwareSpec& target, Job& job, EditList& edits
   edits.names.push_back("hardware " + target.name);
 }
 
+// --dp: the data-parallel collectives re-timed for the new group (compare::retime_data_parallel).
+void apply_data_parallel(int dp, Job& job, EditList& edits) {
+  const compare::Workload& workload = job.workload();
+  if (!workload.dp)
+    fail(
+        "{}: --dp needs the data-parallel degree the job ran, which its process groups do not show: state "
+        "the "
+        "layout with `meshscope annotate PROFILE --layout dp=N,tp=N`",
+        job.title());
+  compare::LinkRetiming retimed =
+      compare::retime_data_parallel(job.profile(), job.analysis(), compare::inferred_layout(workload), dp,
+                                    compare::hardware_spec(workload), job.title());
+  multiply_into(edits.edits.transfer_factor, std::move(retimed.factor));
+  edits.notes.insert(edits.notes.end(), retimed.notes.begin(), retimed.notes.end());
+  edits.names.push_back(fmt::format("dp {}", dp));
+}
+
 void run(const Options& o) {
   std::vector<compare::LinkEdit> links;
   EditList edits = read_edits(o, links);
@@ -256,6 +275,7 @@ void run(const Options& o) {
   const Profile& profile = job.profile();
   const measure::Analysis& analysis = job.analysis();
   if (target) apply_hardware(*target, job, edits);
+  if (o.dp > 0) apply_data_parallel(o.dp, job, edits);
   if (!links.empty()) {
     const auto hw = compare::hardware_spec(job.workload());
     compare::LinkRetiming retimed =
@@ -308,6 +328,12 @@ const bool registered = register_command(
            "--hardware", opts->hardware,
            "PRESET or FILE.toml: every kernel re-timed for this GPU from its operator's FLOPs and bytes "
            "against both rooflines, with the efficiency it reached on the profile's GPU");
+       cmd->add_option(
+              "--dp", opts->dp,
+              "N data-parallel replicas instead of the measured number, each rank's work as measured (the "
+              "global batch grows with N): the data-parallel collectives re-timed for N members on the "
+              "link the new group spans")
+           ->check(CLI::Range(2, 1 << 20));
        cmd->add_flag("--fix-straggler", opts->fix_straggler,
                      "The rank that made the others wait most in collectives no longer holds them");
        cmd->add_flag("--drop-unexplained", opts->drop_unexplained,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 
 #include "analysis/compare/calibrate.hpp"
 #include "analysis/measure/measure.hpp"
+#include "analysis/model/specs.hpp"
 #include "profiler/profile.hpp"
 
 namespace meshscope::compare {
@@ -40,5 +42,17 @@ struct LinkRetiming {
 // ranks on nodes where their host names do not.
 LinkRetiming retime_links(const Profile& profile, const measure::Analysis& analysis,
                           std::span<const LinkEdit> edits, int gpus_per_node);
+
+// `whatif --dp N`: the job with N data-parallel replicas instead of LAYOUT's dp, each rank's work as measured
+// (the same micro-batches per GPU: the global batch grows with N). Each collective of the data-parallel group
+// (compare::group_part under LAYOUT) is re-timed for N members on the link the new group spans (Megatron-LM
+// rank order: members tp × cp apart, within a node while tp × cp × N <= GPUS_PER_NODE): from the α-β fit of
+// the profile's own collectives on each link, else, where the link stays, from each collective's own measured
+// bus bandwidth, else from HW's link (the profile's GPU). The measured ranks stay coupled as they were
+// measured: the new group's members are taken to arrive as the measured ones did. Throws meshscope::Error,
+// naming TITLE, when N < 2 or no link is known for the new group.
+LinkRetiming retime_data_parallel(const Profile& profile, const measure::Analysis& analysis,
+                                  const model::ParallelConfig& layout, int new_dp,
+                                  const std::optional<model::HardwareSpec>& hw, std::string_view title);
 
 }  // namespace meshscope::compare

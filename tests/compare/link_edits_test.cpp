@@ -1,11 +1,15 @@
-// Link edits of `whatif` (analysis/compare/link_edits.hpp): collectives re-timed from the α-β fit of the
-// profile's own collectives, then replayed (analysis/measure/replay.hpp). Times in µs, written as ns × 1000.
+// Link and data-parallel edits of `whatif` (analysis/compare/link_edits.hpp): collectives re-timed from the
+// α-β fit of the profile's own collectives, then replayed (analysis/measure/replay.hpp). Times in µs, written
+// as ns × 1000.
 #include "analysis/compare/link_edits.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "analysis/measure/replay.hpp"
+#include "analysis/model/collectives.hpp"
+#include "analysis/model/predict.hpp"
+#include "profiler/error.hpp"
 #include "tests/measure/profile_builder.hpp"
 
 namespace meshscope::compare {
@@ -72,6 +76,80 @@ TEST(LinkEdits, AnEditIsReadOrRefusedInOneLine) {
   EXPECT_EQ(error, "--link pcie=16: expected intra_node (nvlink) or inter_node (network) =GB/s");
   EXPECT_FALSE(parse_link_edit("nvlink=0", false, e, error));
   EXPECT_FALSE(parse_link_edit("nvlink=-1", true, e, error));
+}
+
+model::ParallelConfig data_parallel(int dp, int tp = 1) {
+  model::ParallelConfig c;
+  c.tp = tp;
+  c.pp = c.cp = c.ep = 1;
+  c.dp = dp;
+  c.gpus = tp * dp;
+  return c;
+}
+
+// The two ranks' all-reduces are their data-parallel group's. With four replicas on one node the ring has
+// 2(n − 1) = 6 steps and moves 2(n − 1)/n = 1.5 × the buffer (nccl-tests' bus-bandwidth factor,
+// doc/PERFORMANCE.md): 6 × 5 + 1.5 × 1000 = 1530 µs of the 10 MB all-reduce's 1010, 30 + 3000 of the
+// 20 MB one's 2010, from the profile's own fit (α 5 µs per step, 10 GB/s).
+TEST(DataParallelEdit, TheGroupsCollectivesAreRetimedForTheNewReplicas) {
+  const Profile p = two_sizes();
+  const measure::Analysis a = measure::analyze(p);
+  const LinkRetiming r = retime_data_parallel(p, a, data_parallel(2), 4, std::nullopt, "two_sizes");
+  EXPECT_EQ(r.retimed, 4);
+  EXPECT_NEAR(r.factor[0][0], 1530.0 / 1010.0, 1e-6);
+  EXPECT_NEAR(r.factor[1][1], 3030.0 / 2010.0, 1e-6);
+  ASSERT_EQ(r.notes.size(), 2u);
+  EXPECT_THAT(r.notes[0], ::testing::HasSubstr("dp 2 -> 4"));
+  EXPECT_THAT(r.notes[1], ::testing::HasSubstr("4 data-parallel collectives re-timed for 4 ranks on the "
+                                               "intra_node link"));
+  measure::ReplayEdits edits;
+  edits.transfer_factor = r.factor;
+  measure::ReplayOptions options;
+  options.keep_times = true;
+  const measure::Replay w = measure::replay(p, a, edits, options);
+  EXPECT_EQ(w.times[0].end[0], 10 * us + 1530 * us);
+  EXPECT_EQ(w.times[1].end[1], 10 * us + 1530 * us + 3030 * us);
+}
+
+// Sixteen replicas no longer fit on a node of eight: the group moves to the network. No collective of the
+// profile ran there, so each keeps the efficiency it reached on NVLink and takes the GPU's network / NVLink
+// ratio; without a GPU known, the edit is refused in one line naming the profile.
+TEST(DataParallelEdit, AGroupThatLeavesTheNodeTakesTheNetworksRatio) {
+  const Profile p = two_sizes();
+  const measure::Analysis a = measure::analyze(p);
+  model::HardwareSpec hw;
+  hw.name = "test-gpu";
+  hw.gpus_per_node = 8;
+  hw.intra_node_gbps = 400;
+  hw.inter_node_gbps = 50;
+  const LinkRetiming r = retime_data_parallel(p, a, data_parallel(2), 16, hw, "two_sizes");
+  const model::Efficiencies eff = model::defaults_for(hw);
+  const model::Link nvlink = model::intra_node_link(eff), network = model::inter_node_link(eff);
+  const model::Link after{5e-6 * network.alpha_s / nvlink.alpha_s,
+                          10e9 * network.bandwidth_Bps / nvlink.bandwidth_Bps};
+  const double expected = model::collective_time(model::Collective::kAllReduce, 1e7, 16, after) / 1010e-6;
+  EXPECT_NEAR(r.factor[0][0], expected, 1e-6 * expected);
+  EXPECT_GT(r.factor[0][0], 8.0);  // an eighth of the bandwidth, 1.875 × the bytes, 15 steps
+  EXPECT_THAT(r.notes[1],
+              ::testing::HasSubstr("on the inter_node link from their own intra_node link scaled by "
+                                   "test-gpu's inter_node / intra_node ratio"));
+  try {
+    retime_data_parallel(p, a, data_parallel(2), 16, std::nullopt, "two_sizes");
+    ADD_FAILURE() << "a group moved to the network with no GPU known was re-timed";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::StartsWith("two_sizes: --dp 16 puts the data-parallel group on the "
+                                                "inter_node link"));
+  }
+  EXPECT_THROW(retime_data_parallel(p, a, data_parallel(2), 1, hw, "two_sizes"), Error);
+}
+
+// Under tp 2 the same all-reduces are tensor-parallel: a data-parallel edit leaves them as they were.
+TEST(DataParallelEdit, OtherGroupsKeepTheirTimes) {
+  const Profile p = two_sizes();
+  const LinkRetiming r =
+      retime_data_parallel(p, measure::analyze(p), data_parallel(1, 2), 4, std::nullopt, "two_sizes");
+  EXPECT_EQ(r.retimed, 0);
+  EXPECT_THAT(r.notes.back(), ::testing::HasSubstr("no collective of the profile is data-parallel"));
 }
 
 }  // namespace

@@ -437,5 +437,26 @@ TEST(Replay, WhatifCommandPrintsTheReplayAndTheEditedRun) {
   fs::remove_all(dir);
 }
 
+// `whatif --dp` on a real trace with collectives: refused in one line while the job's data-parallel degree is
+// not known, then, once stated, its collectives re-timed for the new replicas.
+TEST(Replay, WhatifDataParallelNeedsTheMeasuredDegree) {
+  const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / ("replay-dp-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path trace = fs::path(MESHSCOPE_SHARED_DIR) / "traces/hta/nccl_parser_config";
+  const fs::path profile = dir / "npc.msdb";
+  test::run_cli_ok("import '" + trace.string() + "' -o '" + profile.string() + "'", dir);
+  const test::CliResult unknown = test::run_cli("whatif '" + profile.string() + "' --dp 4", dir);
+  EXPECT_NE(unknown.status, 0);
+  EXPECT_THAT(unknown.err, HasSubstr("npc.msdb: --dp needs the data-parallel degree the job ran"));
+  EXPECT_EQ(std::count(unknown.err.begin(), unknown.err.end(), '\n'), 1);
+  test::run_cli_ok("annotate '" + profile.string() + "' --layout dp=2", dir);
+  const std::string text = test::run_cli_ok("whatif '" + profile.string() + "' --dp 4", dir);
+  EXPECT_THAT(text, HasSubstr("edits    dp 4; 21 activities changed"));
+  EXPECT_THAT(text, HasSubstr("21 data-parallel collectives re-timed for 4 ranks on the intra_node link"));
+  const std::string json = test::run_cli_ok("whatif '" + profile.string() + "' --dp 4 --json", dir);
+  EXPECT_THAT(json, HasSubstr("\"dp 4\""));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace meshscope::measure
