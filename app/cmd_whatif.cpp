@@ -36,7 +36,7 @@ struct Options {
   std::vector<std::string> inputs;
   std::vector<std::string> scales, links, latencies;
   std::string hardware;
-  int dp = 0;  // 0: not given
+  int dp = 0, tp = 0;  // 0: not given
   bool fix_straggler = false;
   bool drop_unexplained = false;
   bool json = false;
@@ -249,21 +249,25 @@ void apply_hardware(const model::HardwareSpec& target, Job& job, EditList& edits
   edits.names.push_back("hardware " + target.name);
 }
 
-// --dp: the data-parallel collectives re-timed for the new group (compare::retime_data_parallel).
-void apply_data_parallel(int dp, Job& job, EditList& edits) {
+// --dp, --tp (FIELD): the group's collectives, and for --tp the split kernels, re-timed
+// (compare::retime_data_parallel, retime_tensor_parallel).
+void apply_layout_edit(std::string_view field, int value, Job& job, EditList& edits) {
   const compare::Workload& workload = job.workload();
-  if (!workload.dp)
+  const bool dp = field == "dp";
+  if (!(dp ? workload.dp : workload.tp))
     fail(
-        "{}: --dp needs the data-parallel degree the job ran, which its process groups do not show: state "
-        "the "
-        "layout with `meshscope annotate PROFILE --layout dp=N,tp=N`",
-        job.title());
+        "{}: --{} needs the {} degree the job ran, which its process groups do not show: state the layout "
+        "with "
+        "`meshscope annotate PROFILE --layout dp=N,tp=N`",
+        job.title(), field, dp ? "data-parallel" : "tensor-parallel");
+  const model::ParallelConfig layout = compare::inferred_layout(workload);
+  const auto hw = compare::hardware_spec(workload);
   compare::LinkRetiming retimed =
-      compare::retime_data_parallel(job.profile(), job.analysis(), compare::inferred_layout(workload), dp,
-                                    compare::hardware_spec(workload), job.title());
+      dp ? compare::retime_data_parallel(job.profile(), job.analysis(), layout, value, hw, job.title())
+         : compare::retime_tensor_parallel(job.profile(), job.analysis(), layout, value, hw, job.title());
   multiply_into(edits.edits.transfer_factor, std::move(retimed.factor));
   edits.notes.insert(edits.notes.end(), retimed.notes.begin(), retimed.notes.end());
-  edits.names.push_back(fmt::format("dp {}", dp));
+  edits.names.push_back(fmt::format("{} {}", field, value));
 }
 
 void run(const Options& o) {
@@ -275,7 +279,8 @@ void run(const Options& o) {
   const Profile& profile = job.profile();
   const measure::Analysis& analysis = job.analysis();
   if (target) apply_hardware(*target, job, edits);
-  if (o.dp > 0) apply_data_parallel(o.dp, job, edits);
+  if (o.tp > 0) apply_layout_edit("tp", o.tp, job, edits);
+  if (o.dp > 0) apply_layout_edit("dp", o.dp, job, edits);
   if (!links.empty()) {
     const auto hw = compare::hardware_spec(job.workload());
     compare::LinkRetiming retimed =
@@ -328,6 +333,11 @@ const bool registered = register_command(
            "--hardware", opts->hardware,
            "PRESET or FILE.toml: every kernel re-timed for this GPU from its operator's FLOPs and bytes "
            "against both rooflines, with the efficiency it reached on the profile's GPU");
+       cmd->add_option("--tp", opts->tp,
+                       "Tensor-parallel groups N GPUs wide instead of the measured tp (>= 2), dp and pp as "
+                       "measured: GEMM and attention kernels split N ways, the tensor-parallel collectives "
+                       "re-timed for N members, the gradients' for the smaller shard")
+           ->check(CLI::Range(2, 1 << 20));
        cmd->add_option(
               "--dp", opts->dp,
               "N data-parallel replicas instead of the measured number, each rank's work as measured (the "

@@ -4,11 +4,13 @@
 #include <charconv>
 #include <cmath>
 #include <optional>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "analysis/compare/compare.hpp"
 #include "analysis/compare/measured.hpp"
+#include "analysis/measure/op_work.hpp"
 #include "analysis/model/collectives.hpp"
 #include "analysis/model/predict.hpp"
 #include "profiler/error.hpp"
@@ -149,6 +151,135 @@ LinkRetiming retime_links(const Profile& profile, const measure::Analysis& analy
   return out;
 }
 
+namespace {
+
+LinkClass other(LinkClass link) {
+  return link == LinkClass::kIntraNode ? LinkClass::kInterNode : LinkClass::kIntraNode;
+}
+
+// The collectives of one parallel group of a layout re-timed for a new group (`--dp`, `--tp`): from the α-β
+// fit of the profile's own collectives on the new group's link; where there is none, for a collective that
+// moves to the other link, its own link (fitted or measured) times the GPU's ratio of the two (its preset's
+// efficiencies), which keeps the efficiency the profile reached; for one that stays, its own measured bus
+// bandwidth.
+class GroupRetimer {
+ public:
+  GroupRetimer(const Profile& profile, const measure::Analysis& analysis, const model::ParallelConfig& layout,
+               const std::optional<model::HardwareSpec>& hw, std::string_view title, LinkRetiming& out)
+      : profile_(profile), layout_(layout), hw_(hw), title_(title), out_(out) {
+    const auto& ranks = profile.ranks();
+    out.factor.resize(ranks.size());
+    for (std::size_t r = 0; r < ranks.size(); ++r) out.factor[r].assign(ranks[r].activities.size(), 1.0);
+    model::HardwareSpec spec = hw ? *hw : model::HardwareSpec{};
+    if (!hw) spec.gpus_per_node = 8;
+    per_node_ = std::max(1, spec.gpus_per_node);
+    const std::vector<LinkPoint> points = collect_link_points(profile, analysis, spec);
+    fits_[0] = fit_link(points, LinkClass::kIntraNode);
+    fits_[1] = fit_link(points, LinkClass::kInterNode);
+    if (hw) {
+      const model::Efficiencies eff = model::defaults_for(*hw);
+      preset_[0] = model::intra_node_link(eff);
+      preset_[1] = model::inter_node_link(eff);
+    }
+  }
+
+  // Each collective of PART (compare::group_part under the layout) re-timed for NEW_SIZE members STRIDE ranks
+  // apart, with BYTES_SCALE × its measured message; WHAT names the group in the note ("data-parallel"), FLAG
+  // the edit in a refusal ("--dp 16"). Returns how many there were.
+  std::int64_t retime(Part part, int new_size, int stride, double bytes_scale, std::string_view what,
+                      std::string_view flag) {
+    const LinkClass link = static_cast<std::int64_t>(stride) * new_size <= per_node_ ? LinkClass::kIntraNode
+                                                                                     : LinkClass::kInterNode;
+    std::int64_t found = 0, from_own = 0, from_preset = 0;
+    const auto& ranks = profile_.ranks();
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      for (const meshscope::Collective& c : ranks[r].collectives) {
+        if (c.stream_index < 0) continue;
+        const std::optional<Timed> t = timed(profile_, c, per_node_);
+        if (!t) continue;
+        const std::vector<int> members = group_members(profile_, c);
+        if (group_part(members, t->group_size, profile_.str(c.op), profile_.str(c.pg_desc), layout_) != part)
+          continue;
+        ++found;
+        const double seconds = static_cast<double>(ranks[r].activities[c.activity].duration()) / 1e9;
+        const std::optional<model::Link> before = link_before(*t, seconds);
+        if (!before) continue;
+        model::Link after = *before;
+        if (fits_[static_cast<int>(link)].fitted) {
+          after = fits_[static_cast<int>(link)].fit.link();
+        } else if (t->link != link) {
+          after = moved(*before, t->link, link, flag, what);
+          ++from_preset;
+        } else {
+          ++from_own;
+        }
+        const double was = model::collective_time(t->op, t->bytes, t->group_size, *before);
+        const double now = model::collective_time(t->op, t->bytes * bytes_scale, new_size, after);
+        if (!(was > 0) || !std::isfinite(now)) continue;
+        out_.factor[r][c.activity] = now / was;
+        ++out_.retimed;
+      }
+    }
+    if (found > 0) out_.notes.push_back(note(found, what, new_size, link, from_own, from_preset));
+    return found;
+  }
+
+ private:
+  // The link collective T ran on: the profile's fit of its class, else its own measured bus bandwidth.
+  std::optional<model::Link> link_before(const Timed& t, double seconds) const {
+    const LinkFit& fit = fits_[static_cast<int>(t.link)];
+    if (fit.fitted) return fit.fit.link();
+    if (!(seconds > 0)) return std::nullopt;
+    return model::Link{0, t.bytes * model::busbw_factor(t.op, t.group_size) / seconds};
+  }
+
+  model::Link moved(const model::Link& before, LinkClass from_link, LinkClass to_link, std::string_view flag,
+                    std::string_view what) const {
+    const auto& from = preset_[static_cast<int>(from_link)];
+    const auto& to = preset_[static_cast<int>(to_link)];
+    if (!from || !to || !(from->bandwidth_Bps > 0))
+      fail(
+          "{}: {} puts the {} group on the {} link, which none of the profile's collectives fit and whose "
+          "GPU "
+          "is not known: state it with `meshscope annotate PROFILE --hardware NAME`",
+          title_, flag, what, to_string(to_link));
+    return {from->alpha_s > 0 ? before.alpha_s * to->alpha_s / from->alpha_s : to->alpha_s,
+            before.bandwidth_Bps * to->bandwidth_Bps / from->bandwidth_Bps};
+  }
+
+  std::string note(std::int64_t found, std::string_view what, int new_size, LinkClass link,
+                   std::int64_t from_own, std::int64_t from_preset) const {
+    const LinkFit& fit = fits_[static_cast<int>(link)];
+    std::string source;
+    if (fit.fitted)
+      source =
+          fmt::format("the profile's {} collectives' fit (α {:.2f} µs per step, bus bandwidth {:.1f} GB/s)",
+                      fit.points, fit.fit.alpha_step_s * 1e6, fit.fit.busbw_Bps / 1e9);
+    else if (from_preset > 0)
+      source = fmt::format(
+          "their own {} link scaled by {}'s {} / {} ratio ({} of them; no fit of the profile's own {} "
+          "collectives)",
+          to_string(other(link)), hw_->name, to_string(link), to_string(other(link)), from_preset,
+          to_string(link));
+    if (from_own > 0)
+      source += fmt::format("{}each one's own measured bus bandwidth, latency 0 ({} of them: no α-β fit)",
+                            source.empty() ? "" : "; ", from_own);
+    return fmt::format("{} {} collectives re-timed for {} ranks on the {} link from {}", found, what,
+                       new_size, to_string(link), source);
+  }
+
+  const Profile& profile_;
+  const model::ParallelConfig& layout_;
+  const std::optional<model::HardwareSpec>& hw_;
+  std::string_view title_;
+  LinkRetiming& out_;
+  int per_node_ = 8;
+  LinkFit fits_[2];
+  std::optional<model::Link> preset_[2];
+};
+
+}  // namespace
+
 LinkRetiming retime_data_parallel(const Profile& profile, const measure::Analysis& analysis,
                                   const model::ParallelConfig& layout, int new_dp,
                                   const std::optional<model::HardwareSpec>& hw, std::string_view title) {
@@ -158,102 +289,84 @@ LinkRetiming retime_data_parallel(const Profile& profile, const measure::Analysi
         "or more",
         new_dp);
   LinkRetiming out;
-  const auto& ranks = profile.ranks();
-  out.factor.resize(ranks.size());
-  for (std::size_t r = 0; r < ranks.size(); ++r) out.factor[r].assign(ranks[r].activities.size(), 1.0);
-  model::HardwareSpec spec = hw ? *hw : model::HardwareSpec{};
-  if (!hw) spec.gpus_per_node = 8;
-  const int per_node = std::max(1, spec.gpus_per_node);
-  const std::vector<LinkPoint> points = collect_link_points(profile, analysis, spec);
-  const LinkFit fits[2] = {fit_link(points, LinkClass::kIntraNode), fit_link(points, LinkClass::kInterNode)};
+  GroupRetimer retimer(profile, analysis, layout, hw, title, out);
+  out.notes.push_back(fmt::format(
+      "dp {} -> {}: each rank's work as measured (the same micro-batches per GPU, so the global batch is "
+      "{:.3g}x); the measured ranks stay coupled as they ran",
+      layout.dp, new_dp, static_cast<double>(new_dp) / std::max(1, layout.dp)));
   const int stride = std::max(1, layout.tp) * std::max(1, layout.cp);
-  const LinkClass link =
-      static_cast<std::int64_t>(stride) * new_dp <= per_node ? LinkClass::kIntraNode : LinkClass::kInterNode;
-  const LinkFit& fit = fits[static_cast<int>(link)];
-  // The new group's link when the profile's own collectives do not fit it: for a collective that moves to the
-  // other link, its own link (fitted or measured) times the GPU's ratio of the two (its preset's
-  // efficiencies), which keeps the efficiency the profile reached; for one that stays, its own measured bus
-  // bandwidth.
-  std::optional<model::Link> preset[2];
-  if (hw) {
-    const model::Efficiencies eff = model::defaults_for(*hw);
-    preset[0] = model::intra_node_link(eff);
-    preset[1] = model::inter_node_link(eff);
-  }
-  std::int64_t dp_collectives = 0, from_own = 0, from_preset = 0;
-  for (std::size_t r = 0; r < ranks.size(); ++r) {
-    for (const meshscope::Collective& c : ranks[r].collectives) {
-      if (c.stream_index < 0) continue;
-      const std::optional<Timed> t = timed(profile, c, per_node);
-      if (!t) continue;
-      const std::vector<int> members = group_members(profile, c);
-      if (group_part(members, t->group_size, profile.str(c.op), profile.str(c.pg_desc), layout) != Part::kDp)
-        continue;
-      ++dp_collectives;
-      const LinkFit& was_fit = fits[static_cast<int>(t->link)];
-      model::Link before{0, 0};
-      if (was_fit.fitted) {
-        before = was_fit.fit.link();
-      } else {
-        const double seconds = static_cast<double>(ranks[r].activities[c.activity].duration()) / 1e9;
-        if (!(seconds > 0)) continue;
-        before.bandwidth_Bps = t->bytes * model::busbw_factor(t->op, t->group_size) / seconds;
-      }
-      model::Link after = before;
-      if (fit.fitted) {
-        after = fit.fit.link();
-      } else if (t->link != link) {
-        const auto& from = preset[static_cast<int>(t->link)];
-        const auto& to = preset[static_cast<int>(link)];
-        if (!from || !to || !(from->bandwidth_Bps > 0))
-          fail(
-              "{}: --dp {} puts the data-parallel group on the {} link, which none of the profile's "
-              "collectives "
-              "fit and whose GPU is not known: state it with `meshscope annotate PROFILE --hardware NAME`",
-              title, new_dp, to_string(link));
-        after.bandwidth_Bps = before.bandwidth_Bps * to->bandwidth_Bps / from->bandwidth_Bps;
-        after.alpha_s = from->alpha_s > 0 ? before.alpha_s * to->alpha_s / from->alpha_s : to->alpha_s;
-        ++from_preset;
-      } else {
-        ++from_own;
-      }
-      const double was = model::collective_time(t->op, t->bytes, t->group_size, before);
-      const double now = model::collective_time(t->op, t->bytes, new_dp, after);
-      if (!(was > 0) || !std::isfinite(now)) continue;
-      out.factor[r][c.activity] = now / was;
-      ++out.retimed;
+  if (retimer.retime(Part::kDp, new_dp, stride, 1.0, "data-parallel", fmt::format("--dp {}", new_dp)) == 0)
+    out.notes.push_back(fmt::format(
+        "no collective of the profile is data-parallel under tp {}, cp {}, dp {}: nothing to re-time",
+        layout.tp, layout.cp, layout.dp));
+  return out;
+}
+
+LinkRetiming retime_tensor_parallel(const Profile& profile, const measure::Analysis& analysis,
+                                    const model::ParallelConfig& layout, int new_tp,
+                                    const std::optional<model::HardwareSpec>& hw, std::string_view title) {
+  const int tp = std::max(1, layout.tp);
+  if (tp < 2)
+    fail(
+        "{}: --tp {}: the profile ran tp 1, so it holds no tensor-parallel collectives to re-time and the "
+        "replay "
+        "cannot add them: `meshscope compare PROFILE --tp {}` predicts that layout from the model",
+        title, new_tp, new_tp);
+  if (new_tp < 2)
+    fail("--tp {}: the replay keeps the measured ranks coupled, so it cannot run them apart: give 2 or more",
+         new_tp);
+  LinkRetiming out;
+  GroupRetimer retimer(profile, analysis, layout, hw, title, out);
+  const std::string flag = fmt::format("--tp {}", new_tp);
+  const double share = static_cast<double>(tp) / new_tp;  // of each rank's sharded work
+  // Sequence parallelism (Megatron-LM): the tensor-parallel exchange is a reduce-scatter and an all-gather
+  // instead of an all-reduce, and the norms and element-wise work between them are split too.
+  bool sequence_parallel = false;
+  const auto& ranks = profile.ranks();
+  for (const Rank& rank : ranks) {
+    for (const meshscope::Collective& c : rank.collectives) {
+      const std::optional<Timed> t = timed(profile, c, 8);
+      if (t && (t->op == model::Collective::kReduceScatter || t->op == model::Collective::kAllGather) &&
+          group_part(group_members(profile, c), t->group_size, profile.str(c.op), profile.str(c.pg_desc),
+                     layout) == Part::kTp)
+        sequence_parallel = true;
     }
   }
-  out.notes.push_back(
-      fmt::format("dp {} -> {}: each rank's work as measured (the same micro-batches per GPU, so the global "
-                  "batch is {:.3g}x); "
-                  "the measured ranks stay coupled as they ran",
-                  layout.dp, new_dp, static_cast<double>(new_dp) / std::max(1, layout.dp)));
-  if (dp_collectives == 0) {
-    out.notes.push_back(
-        fmt::format("no collective of the profile is data-parallel under tp {}, cp {}, dp {}: "
-                    "nothing to re-time",
-                    layout.tp, layout.cp, layout.dp));
-    return out;
+  std::unordered_map<StringId, measure::WorkCategory> kinds;  // kernel_work_category per name
+  std::int64_t split = 0;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    for (std::uint32_t i = 0; i < ranks[r].activities.size(); ++i) {
+      const Activity& a = ranks[r].activities[i];
+      if (a.kind != ActivityKind::kKernel || analysis.ranks[r].classes[i] != ActivityClass::kCompute)
+        continue;
+      auto [it, added] = kinds.try_emplace(a.name, measure::WorkCategory::kOther);
+      if (added) it->second = measure::kernel_work_category(profile.str(a.name));
+      const measure::WorkCategory kind = it->second;
+      const bool sharded =
+          kind == measure::WorkCategory::kGemm || kind == measure::WorkCategory::kAttention ||
+          (sequence_parallel &&
+           (kind == measure::WorkCategory::kElementwise || kind == measure::WorkCategory::kNorm));
+      if (!sharded) continue;
+      out.factor[r][i] = share;
+      ++split;
+    }
   }
-  std::string source;
-  if (fit.fitted)
-    source =
-        fmt::format("the profile's {} collectives' fit (α {:.2f} µs per step, bus bandwidth {:.1f} GB/s)",
-                    fit.points, fit.fit.alpha_step_s * 1e6, fit.fit.busbw_Bps / 1e9);
-  else if (from_preset > 0)
-    source = fmt::format(
-        "their own {} link scaled by {}'s {} / {} ratio ({} of them; no fit of the profile's "
-        "own {} collectives)",
-        to_string(link == LinkClass::kIntraNode ? LinkClass::kInterNode : LinkClass::kIntraNode), hw->name,
-        to_string(link),
-        to_string(link == LinkClass::kIntraNode ? LinkClass::kInterNode : LinkClass::kIntraNode), from_preset,
-        to_string(link));
-  if (from_own > 0)
-    source += fmt::format("{}each one's own measured bus bandwidth, latency 0 ({} of them: no α-β fit)",
-                          source.empty() ? "" : "; ", from_own);
-  out.notes.push_back(fmt::format("{} data-parallel collectives re-timed for {} ranks on the {} link from {}",
-                                  dp_collectives, new_dp, to_string(link), source));
+  out.notes.push_back(fmt::format(
+      "tp {} -> {}: dp and pp as measured ({} GPUs per replica instead of {}), each rank's micro-batch as "
+      "measured; {} GEMM and attention kernels{} x {:.3g}, their work split {} ways at the efficiency each "
+      "reached (a smaller GEMM is often less efficient, which this leaves out); launches and host work as "
+      "measured",
+      tp, new_tp, new_tp * std::max(1, layout.pp) * std::max(1, layout.cp),
+      tp * std::max(1, layout.pp) * std::max(1, layout.cp), split,
+      sequence_parallel ? ", element-wise and norm kernels (sequence parallelism)" : "", share, new_tp));
+  if (retimer.retime(Part::kTp, new_tp, 1, 1.0, "tensor-parallel", flag) == 0)
+    out.notes.push_back(fmt::format("no collective of the profile is tensor-parallel under tp {}", tp));
+  if (layout.dp >= 2)
+    retimer.retime(Part::kDp, layout.dp, new_tp * std::max(1, layout.cp), share,
+                   "data-parallel (gradients "
+                   "of a 1/" +
+                       std::to_string(new_tp) + " shard)",
+                   flag);
   return out;
 }
 

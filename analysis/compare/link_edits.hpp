@@ -55,4 +55,16 @@ LinkRetiming retime_data_parallel(const Profile& profile, const measure::Analysi
                                   const model::ParallelConfig& layout, int new_dp,
                                   const std::optional<model::HardwareSpec>& hw, std::string_view title);
 
+// `whatif --tp N`: each tensor-parallel group N GPUs wide instead of LAYOUT's tp (≥ 2: the profile's
+// tensor-parallel collectives are what is re-timed; the replay cannot add collectives), dp and pp as
+// measured, each rank's micro-batch as measured. GEMM and attention kernels (by name,
+// measure::kernel_work_category) take tp / N of their time, at the efficiency each reached; with sequence
+// parallelism (tensor-parallel reduce-scatters and all-gathers), element-wise and norm kernels too. The
+// tensor-parallel collectives are re-timed for N members (the same activations), the data-parallel ones for a
+// shard tp / N as large on the link their new stride spans, as retime_data_parallel re-times them. Throws
+// meshscope::Error, naming TITLE, when tp < 2, N < 2 or no link is known for a group that changes link.
+LinkRetiming retime_tensor_parallel(const Profile& profile, const measure::Analysis& analysis,
+                                    const model::ParallelConfig& layout, int new_tp,
+                                    const std::optional<model::HardwareSpec>& hw, std::string_view title);
+
 }  // namespace meshscope::compare

@@ -152,5 +152,76 @@ TEST(DataParallelEdit, OtherGroupsKeepTheirTimes) {
   EXPECT_THAT(r.notes.back(), ::testing::HasSubstr("no collective of the profile is data-parallel"));
 }
 
+// Two ranks of one tensor-parallel pair: per rank a GEMM of 400 µs, an element-wise kernel of 100 µs, then
+// the pair's exchanges of 10 MB and 20 MB (all-reduces, or with sequence parallelism a reduce-scatter and an
+// all-gather of the same sizes: their ring of two moves the same bytes, 1010 and 2010 µs at α 5 µs, 10 GB/s).
+Profile tensor_pair(bool sequence_parallel) {
+  test::ProfileBuilder b(sequence_parallel ? "tp_pair_sp" : "tp_pair");
+  const char* first = sequence_parallel ? "reducescatter" : "allreduce";
+  const char* second = sequence_parallel ? "allgather" : "allreduce";
+  for (std::int32_t r = 0; r < 2; ++r) {
+    b.rank(r, 2);
+    b.launch(r, 1, 0, 4 * us, 7, 10 * us, 410 * us, "ampere_sgemm_128x64_nn");
+    b.launch(r, 1, 5 * us, 8 * us, 7, 410 * us, 510 * us,
+             "void at::native::vectorized_elementwise_kernel<4>");
+    const std::int64_t k1 = b.launch(r, 1, 9 * us, 12 * us, 20, 510 * us, 1520 * us, kNccl);
+    b.collective(r, k1, 510 * us, 1520 * us, first, "c0", 1, 2, 10'000'000);
+    const std::int64_t k2 = b.launch(r, 1, 13 * us, 16 * us, 20, 1520 * us, 3530 * us, kNccl);
+    b.collective(r, k2, 1520 * us, 3530 * us, second, "c0", 2, 2, 20'000'000);
+  }
+  return b.finish();
+}
+
+// tp 2 -> 4: the GEMM takes half its time; the element-wise kernel keeps its own (replicated without sequence
+// parallelism); the exchanges are re-timed for four members on NVLink, 6 × 5 + 1.5 × 1000 = 1530 µs of 1010
+// (nccl-tests' ring all-reduce, doc/PERFORMANCE.md). With sequence parallelism the element-wise kernel is
+// split too. A ring reduce-scatter or all-gather of n takes (n − 1) α + (n − 1)/n × S / B (nccl-tests' size
+// is the gathered buffer): the pair's 1010 and 2010 µs fit α 10 µs per step and 5 GB/s, and four members take
+// 3 × 10 + 0.75 × 2000 = 1530 µs of the 10 MB one's 1010.
+TEST(TensorParallelEdit, KernelsAreSplitAndTheGroupsCollectivesRetimed) {
+  const Profile p = tensor_pair(false);
+  const measure::Analysis a = measure::analyze(p);
+  const LinkRetiming r = retime_tensor_parallel(p, a, data_parallel(1, 2), 4, std::nullopt, "tp_pair");
+  const Rank& rank = p.ranks()[0];
+  for (std::uint32_t i = 0; i < rank.activities.size(); ++i) {
+    const std::string name(p.str(rank.activities[i].name));
+    if (name == "ampere_sgemm_128x64_nn") {
+      EXPECT_DOUBLE_EQ(r.factor[0][i], 0.5);
+    } else if (name.find("elementwise") != std::string::npos) {
+      EXPECT_DOUBLE_EQ(r.factor[0][i], 1.0);
+    }
+  }
+  const std::uint32_t all_reduce = rank.collectives[0].activity;
+  EXPECT_NEAR(r.factor[0][all_reduce], 1530.0 / 1010.0, 1e-6);
+  EXPECT_THAT(r.notes[0], ::testing::HasSubstr("tp 2 -> 4"));
+  EXPECT_THAT(r.notes[1], ::testing::HasSubstr("4 tensor-parallel collectives re-timed for 4 ranks"));
+
+  const Profile sp = tensor_pair(true);
+  const LinkRetiming s =
+      retime_tensor_parallel(sp, measure::analyze(sp), data_parallel(1, 2), 4, std::nullopt, "tp_pair_sp");
+  const Rank& sp_rank = sp.ranks()[0];
+  for (std::uint32_t i = 0; i < sp_rank.activities.size(); ++i) {
+    if (std::string(sp.str(sp_rank.activities[i].name)).find("elementwise") != std::string::npos) {
+      EXPECT_DOUBLE_EQ(s.factor[0][i], 0.5);
+    }
+  }
+  EXPECT_THAT(s.notes[0], ::testing::HasSubstr("element-wise and norm kernels (sequence parallelism)"));
+  EXPECT_NEAR(s.factor[0][sp_rank.collectives[0].activity], 1530.0 / 1010.0, 1e-6);
+  EXPECT_THAT(s.notes[1], ::testing::HasSubstr("α 10.00 µs per step, bus bandwidth 5.0 GB/s"));
+}
+
+// A profile of tp 1 holds no tensor-parallel collective to re-time: refused in one line that names it and
+// says what predicts that layout.
+TEST(TensorParallelEdit, AProfileWithoutTensorParallelismIsRefused) {
+  const Profile p = two_sizes();
+  try {
+    retime_tensor_parallel(p, measure::analyze(p), data_parallel(2), 2, std::nullopt, "two_sizes");
+    ADD_FAILURE() << "tp 1 re-timed";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::StartsWith("two_sizes: --tp 2: the profile ran tp 1"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("meshscope compare PROFILE --tp 2"));
+  }
+}
+
 }  // namespace
 }  // namespace meshscope::compare

@@ -437,8 +437,8 @@ TEST(Replay, WhatifCommandPrintsTheReplayAndTheEditedRun) {
   fs::remove_all(dir);
 }
 
-// `whatif --dp` on a real trace with collectives: refused in one line while the job's data-parallel degree is
-// not known, then, once stated, its collectives re-timed for the new replicas.
+// `whatif --dp` and `--tp` on a real trace with collectives: refused in one line while the job's degrees are
+// not known (and `--tp` on a job of tp 1), then, once stated, its collectives re-timed for the new replicas.
 TEST(Replay, WhatifDataParallelNeedsTheMeasuredDegree) {
   const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / ("replay-dp-" + std::to_string(::getpid()));
   fs::create_directories(dir);
@@ -449,7 +449,14 @@ TEST(Replay, WhatifDataParallelNeedsTheMeasuredDegree) {
   EXPECT_NE(unknown.status, 0);
   EXPECT_THAT(unknown.err, HasSubstr("npc.msdb: --dp needs the data-parallel degree the job ran"));
   EXPECT_EQ(std::count(unknown.err.begin(), unknown.err.end(), '\n'), 1);
-  test::run_cli_ok("annotate '" + profile.string() + "' --layout dp=2", dir);
+  const test::CliResult no_tp = test::run_cli("whatif '" + profile.string() + "' --tp 2", dir);
+  EXPECT_NE(no_tp.status, 0);
+  EXPECT_THAT(no_tp.err, HasSubstr("npc.msdb: --tp needs the tensor-parallel degree the job ran"));
+  test::run_cli_ok("annotate '" + profile.string() + "' --layout dp=2,tp=1", dir);
+  // Stated as tp 1: no tensor-parallel collective to re-time.
+  const test::CliResult tp1 = test::run_cli("whatif '" + profile.string() + "' --tp 2", dir);
+  EXPECT_THAT(tp1.err, HasSubstr("npc.msdb: --tp 2: the profile ran tp 1"));
+  EXPECT_EQ(std::count(tp1.err.begin(), tp1.err.end(), '\n'), 1);
   const std::string text = test::run_cli_ok("whatif '" + profile.string() + "' --dp 4", dir);
   EXPECT_THAT(text, HasSubstr("edits    dp 4; 21 activities changed"));
   EXPECT_THAT(text, HasSubstr("21 data-parallel collectives re-timed for 4 ranks on the intra_node link"));
