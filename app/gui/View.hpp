@@ -245,6 +245,10 @@ class View {
   // last frame (each CPU range, CUDA call and GPU activity of the drawn paths' segments, once).
   void set_critical_path_shown(bool shown) { tl_.critical = shown; }
   const std::vector<EventRef>& critical_path_events() const { return tl_.critical_events; }
+  // The what-if (or baseline) activities on the baseline's own critical path that its stacked rows outlined.
+  const std::vector<std::pair<std::int32_t, std::uint32_t>>& critical_path_baseline_events() const {
+    return tl_.critical_baseline;
+  }
   // The measured pipeline's rows as the Explorer drew them last frame (pipeline_measured.cpp): one per stage.
   struct PipelineRow {
     std::int32_t stage, rank;

@@ -505,6 +505,7 @@ void View::timeline_canvas() {
   ctx.win_top = win_top + pins_h;
   ctx.hovered = hovered && ctx.mouse.y >= ctx.win_top;
   dl->PushClipRect(ImVec2(origin.x, ctx.win_top), ImVec2(time_x1, win_bottom), true);
+  tl_.critical_baseline.clear();
   timeline_draw_rows(ctx, false, origin.y + pins_h);
   dl->PopClipRect();
   // Pinned rows.

@@ -168,6 +168,52 @@ void View::timeline_critical_path(TimelineContext& ctx) {
   }
 }
 
+void BaselineItem::draw_critical_path(TimelineContext& ctx, float y) const {
+  if (base_rank_ >= base_->critical.ranks.size()) return;
+  const Rank& rank = base_->profile->ranks()[base_rank_];
+  const GpuStream& stream = rank.streams[stream_];
+  const LaneLayout& layout = base_->ranks[base_rank_]->streams[stream_];
+  const float h = ctx.lane_h();
+  // The lane an activity of this stream is drawn on (lanes hold their members in start order).
+  const auto lane_of = [&](std::uint32_t local) -> std::uint32_t {
+    for (std::uint32_t lane = 0; lane < layout.members.size(); ++lane) {
+      const auto& m = layout.members[lane];
+      if (std::binary_search(m.begin(), m.end(), local)) return lane;
+    }
+    return 0;
+  };
+  std::size_t drawn = 0;
+  std::uint32_t outlined = kNoRow;
+  for (const measure::StepPath& path : base_->critical.ranks[base_rank_].steps) {
+    if (path.end_ns < ctx.t0 || path.start_ns > ctx.t1) continue;
+    const auto first = std::partition_point(path.segments.begin(), path.segments.end(),
+                                            [&](const measure::PathSegment& s) { return s.end_ns < ctx.t0; });
+    for (auto it = first; it != path.segments.end() && it->start_ns <= ctx.t1; ++it) {
+      if (it->ref != measure::PathSegment::Ref::kActivity || it->index < stream.first ||
+          it->index >= stream.first + stream.count)
+        continue;
+      if (++drawn > kMaxSegmentsDrawn) return;
+      const std::uint32_t local = it->index - stream.first;
+      const float ly = y + static_cast<float>(lane_of(local)) * h;
+      if (!ctx.row_visible(ly, h)) continue;
+      const float xa = std::clamp(ctx.x_of(it->start_ns), ctx.x0 - 2, ctx.x1 + 2);
+      const float xb = std::max(xa + 1.0f, std::clamp(ctx.x_of(it->end_ns), ctx.x0 - 2, ctx.x1 + 2));
+      if (!is_work(it->kind)) {
+        ctx.dl->AddLine(ImVec2(xa, ly + h * 0.5f), ImVec2(xb, ly + h * 0.5f), kColCritical, 2.0f * ctx.ui);
+        continue;
+      }
+      ctx.dl->AddRectFilled(ImVec2(xa, ly + 1), ImVec2(xb, ly + h - 1), IM_COL32(255, 80, 190, 70));
+      if (it->index == outlined) continue;
+      outlined = it->index;
+      ctx.tl->critical_baseline.emplace_back(static_cast<std::int32_t>(base_rank_), it->index);
+      const Activity& a = rank.activities[it->index];
+      const float ax = ctx.x_of(a.start_ns), bx = ctx.x_of(a.end_ns);
+      if (bx - ax >= 3.0f)
+        ctx.dl->AddRect(ImVec2(ax - 1, ly), ImVec2(bx + 1, ly + h), kColCritical, 0, 0, 2.0f * ctx.ui);
+    }
+  }
+}
+
 // The selected step's critical path: its length split by kind, and the names that took the most of it.
 void View::details_critical_path(std::size_t rank_index, std::int64_t step) {
   const auto& paths = loaded_->critical;

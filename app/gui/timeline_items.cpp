@@ -846,6 +846,7 @@ void BaselineItem::draw(TimelineContext& ctx, float y) {
       ctx.hover = {HoverKind::kBaseline, this, {}, *hovered, lane};
     }
   }
+  if (ctx.tl->critical && stream_ != kNoRow) draw_critical_path(ctx, y);
   ctx.t0 = t0;
   ctx.t1 = t1;
   if (ctx.row_visible(y, h)) {

@@ -140,6 +140,9 @@ struct TimelineState {
   // the step whose path they are (-1 rank index: the paths of every visible step).
   bool critical = false;
   std::vector<EventRef> critical_events;
+  // The baseline's activities (baseline rank index, activity index) on its own critical path that its stacked
+  // rows outlined in the last frame: a what-if's changed path, drawn under the measured one.
+  std::vector<std::pair<std::int32_t, std::uint32_t>> critical_baseline;
   std::int32_t critical_rank = -1;
   std::int64_t critical_step = 0;
   // Where the canvas was drawn last frame (screen pixels; for the state dump that input tests read)
@@ -399,6 +402,10 @@ class BaselineItem final : public TimelineItem {
   std::uint32_t stream() const { return stream_; }
 
  private:
+  // The baseline rank's own critical path (LoadedProfile::critical) on this stream's lanes, on the baseline's
+  // clock (timeline_critical_path.cpp).
+  void draw_critical_path(TimelineContext& ctx, float y) const;
+
   const LoadedProfile* base_;
   std::uint32_t base_rank_, stream_;
   TimeNs offset_ns_;

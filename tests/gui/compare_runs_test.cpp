@@ -199,6 +199,38 @@ TEST(GuiCompareRuns, WhatIfRowsAreTheReplayUnderEachRank) {
   EXPECT_EQ(steps, 4u) << "one what-if steps row per rank";
 }
 
+// With the critical path shown, the what-if rows carry the edited run's own path: every activity they outline
+// is on a step path of the replayed profile (LoadedProfile::critical of the what-if).
+TEST(GuiCompareRuns, WhatIfRowsShowTheEditedRunsCriticalPath) {
+  auto b = generated("diff-b", "--ranks 4 --tp 2 --layers 3 --steps 4 --seed 2");
+  ASSERT_TRUE(b);
+  measure::ReplayEdits edits;
+  std::string error;
+  ASSERT_TRUE(measure::parse_edits("gemm=0.25", edits, error)) << error;
+  NullImGui imgui(1600, 4000);
+  View view(options_for(Panel::kTimeline));
+  view.set_profile(std::move(b));
+  view.set_all_ranks_open(true);
+  view.set_critical_path_shown(true);
+  view.request_whatif(edits, "gemm=0.25");
+  for (int i = 0; i < 4; ++i) imgui.frame(view);
+  ASSERT_NE(view.baseline(), nullptr);
+  const auto& outlined = view.critical_path_baseline_events();
+  ASSERT_FALSE(outlined.empty());
+  const LoadedProfile& whatif = *view.baseline();
+  for (const auto& [rank, activity] : outlined) {
+    bool on_path = false;
+    for (const auto& step : whatif.critical.ranks.at(static_cast<std::size_t>(rank)).steps)
+      for (const auto& seg : step.segments)
+        on_path |= seg.ref == measure::PathSegment::Ref::kActivity && seg.index == activity;
+    EXPECT_TRUE(on_path) << "rank " << rank << " activity " << activity;
+  }
+  // Off again: nothing is drawn on the what-if rows.
+  view.set_critical_path_shown(false);
+  imgui.frame(view);
+  EXPECT_TRUE(view.critical_path_baseline_events().empty());
+}
+
 // With nothing selected and the whole profile in view, the overlay covers every step's path of the open ranks
 // (the bound on what one frame draws counts merged bands, not segments): ResNet-50 recorded with the PyTorch
 // profiler, 6 steps.
