@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -249,25 +250,24 @@ void apply_hardware(const model::HardwareSpec& target, Job& job, EditList& edits
   edits.names.push_back("hardware " + target.name);
 }
 
-// --dp, --tp (FIELD): the group's collectives, and for --tp the split kernels, re-timed
-// (compare::retime_data_parallel, retime_tensor_parallel).
-void apply_layout_edit(std::string_view field, int value, Job& job, EditList& edits) {
+// --tp, --dp: the groups' collectives, and for --tp the split kernels, re-timed (compare::retime_layout).
+void apply_layout_edit(const compare::LayoutEdit& edit, Job& job, EditList& edits) {
   const compare::Workload& workload = job.workload();
-  const bool dp = field == "dp";
-  if (!(dp ? workload.dp : workload.tp))
-    fail(
-        "{}: --{} needs the {} degree the job ran, which its process groups do not show: state the layout "
-        "with "
-        "`meshscope annotate PROFILE --layout dp=N,tp=N`",
-        job.title(), field, dp ? "data-parallel" : "tensor-parallel");
-  const model::ParallelConfig layout = compare::inferred_layout(workload);
-  const auto hw = compare::hardware_spec(workload);
+  for (const auto& [field, given, known] : {std::tuple{"tp", edit.tp, workload.tp.has_value()},
+                                            std::tuple{"dp", edit.dp, workload.dp.has_value()}}) {
+    if (given > 0 && !known)
+      fail(
+          "{}: --{} needs the {} degree the job ran, which its process groups do not show: state the layout "
+          "with `meshscope annotate PROFILE --layout dp=N,tp=N`",
+          job.title(), field, field == std::string_view("tp") ? "tensor-parallel" : "data-parallel");
+  }
   compare::LinkRetiming retimed =
-      dp ? compare::retime_data_parallel(job.profile(), job.analysis(), layout, value, hw, job.title())
-         : compare::retime_tensor_parallel(job.profile(), job.analysis(), layout, value, hw, job.title());
+      compare::retime_layout(job.profile(), job.analysis(), compare::inferred_layout(workload), edit,
+                             compare::hardware_spec(workload), job.title());
   multiply_into(edits.edits.transfer_factor, std::move(retimed.factor));
   edits.notes.insert(edits.notes.end(), retimed.notes.begin(), retimed.notes.end());
-  edits.names.push_back(fmt::format("{} {}", field, value));
+  if (edit.tp > 0) edits.names.push_back(fmt::format("tp {}", edit.tp));
+  if (edit.dp > 0) edits.names.push_back(fmt::format("dp {}", edit.dp));
 }
 
 void run(const Options& o) {
@@ -279,8 +279,7 @@ void run(const Options& o) {
   const Profile& profile = job.profile();
   const measure::Analysis& analysis = job.analysis();
   if (target) apply_hardware(*target, job, edits);
-  if (o.tp > 0) apply_layout_edit("tp", o.tp, job, edits);
-  if (o.dp > 0) apply_layout_edit("dp", o.dp, job, edits);
+  if (o.tp > 0 || o.dp > 0) apply_layout_edit({.tp = o.tp, .dp = o.dp}, job, edits);
   if (!links.empty()) {
     const auto hw = compare::hardware_spec(job.workload());
     compare::LinkRetiming retimed =

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -280,60 +281,15 @@ class GroupRetimer {
 
 }  // namespace
 
-LinkRetiming retime_data_parallel(const Profile& profile, const measure::Analysis& analysis,
-                                  const model::ParallelConfig& layout, int new_dp,
-                                  const std::optional<model::HardwareSpec>& hw, std::string_view title) {
-  if (new_dp < 2)
-    fail(
-        "--dp {}: the replay keeps the measured ranks coupled, so it cannot show one replica alone: give 2 "
-        "or more",
-        new_dp);
-  LinkRetiming out;
-  GroupRetimer retimer(profile, analysis, layout, hw, title, out);
-  out.notes.push_back(fmt::format(
-      "dp {} -> {}: each rank's work as measured (the same micro-batches per GPU, so the global batch is "
-      "{:.3g}x); the measured ranks stay coupled as they ran",
-      layout.dp, new_dp, static_cast<double>(new_dp) / std::max(1, layout.dp)));
-  const int stride = std::max(1, layout.tp) * std::max(1, layout.cp);
-  if (retimer.retime(Part::kDp, new_dp, stride, 1.0, "data-parallel", fmt::format("--dp {}", new_dp)) == 0)
-    out.notes.push_back(fmt::format(
-        "no collective of the profile is data-parallel under tp {}, cp {}, dp {}: nothing to re-time",
-        layout.tp, layout.cp, layout.dp));
-  return out;
-}
+namespace {
 
-LinkRetiming retime_tensor_parallel(const Profile& profile, const measure::Analysis& analysis,
-                                    const model::ParallelConfig& layout, int new_tp,
-                                    const std::optional<model::HardwareSpec>& hw, std::string_view title) {
-  const int tp = std::max(1, layout.tp);
-  if (tp < 2)
-    fail(
-        "{}: --tp {}: the profile ran tp 1, so it holds no tensor-parallel collectives to re-time and the "
-        "replay "
-        "cannot add them: `meshscope compare PROFILE --tp {}` predicts that layout from the model",
-        title, new_tp, new_tp);
-  if (new_tp < 2)
-    fail("--tp {}: the replay keeps the measured ranks coupled, so it cannot run them apart: give 2 or more",
-         new_tp);
-  LinkRetiming out;
-  GroupRetimer retimer(profile, analysis, layout, hw, title, out);
-  const std::string flag = fmt::format("--tp {}", new_tp);
-  const double share = static_cast<double>(tp) / new_tp;  // of each rank's sharded work
-  // Sequence parallelism (Megatron-LM): the tensor-parallel exchange is a reduce-scatter and an all-gather
-  // instead of an all-reduce, and the norms and element-wise work between them are split too.
-  bool sequence_parallel = false;
-  const auto& ranks = profile.ranks();
-  for (const Rank& rank : ranks) {
-    for (const meshscope::Collective& c : rank.collectives) {
-      const std::optional<Timed> t = timed(profile, c, 8);
-      if (t && (t->op == model::Collective::kReduceScatter || t->op == model::Collective::kAllGather) &&
-          group_part(group_members(profile, c), t->group_size, profile.str(c.op), profile.str(c.pg_desc),
-                     layout) == Part::kTp)
-        sequence_parallel = true;
-    }
-  }
+// GEMM and attention kernels (with sequence parallelism, element-wise and norm kernels too) × SHARE: each
+// rank's work split over a tensor-parallel group of another width. Returns how many were split.
+std::int64_t split_kernels(const Profile& profile, const measure::Analysis& analysis, bool sequence_parallel,
+                           double share, LinkRetiming& out) {
   std::unordered_map<StringId, measure::WorkCategory> kinds;  // kernel_work_category per name
   std::int64_t split = 0;
+  const auto& ranks = profile.ranks();
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     for (std::uint32_t i = 0; i < ranks[r].activities.size(); ++i) {
       const Activity& a = ranks[r].activities[i];
@@ -351,23 +307,96 @@ LinkRetiming retime_tensor_parallel(const Profile& profile, const measure::Analy
       ++split;
     }
   }
-  out.notes.push_back(fmt::format(
-      "tp {} -> {}: dp and pp as measured ({} GPUs per replica instead of {}), each rank's micro-batch as "
-      "measured; {} GEMM and attention kernels{} x {:.3g}, their work split {} ways at the efficiency each "
-      "reached (a smaller GEMM is often less efficient, which this leaves out); launches and host work as "
-      "measured",
-      tp, new_tp, new_tp * std::max(1, layout.pp) * std::max(1, layout.cp),
-      tp * std::max(1, layout.pp) * std::max(1, layout.cp), split,
-      sequence_parallel ? ", element-wise and norm kernels (sequence parallelism)" : "", share, new_tp));
-  if (retimer.retime(Part::kTp, new_tp, 1, 1.0, "tensor-parallel", flag) == 0)
-    out.notes.push_back(fmt::format("no collective of the profile is tensor-parallel under tp {}", tp));
-  if (layout.dp >= 2)
-    retimer.retime(Part::kDp, layout.dp, new_tp * std::max(1, layout.cp), share,
-                   "data-parallel (gradients "
-                   "of a 1/" +
-                       std::to_string(new_tp) + " shard)",
-                   flag);
+  return split;
+}
+
+// Sequence parallelism (Megatron-LM): the tensor-parallel exchange is a reduce-scatter and an all-gather
+// instead of an all-reduce, and the norms and element-wise work between them are split too.
+bool sequence_parallel(const Profile& profile, const model::ParallelConfig& layout) {
+  for (const Rank& rank : profile.ranks()) {
+    for (const meshscope::Collective& c : rank.collectives) {
+      const std::optional<Timed> t = timed(profile, c, 8);
+      if (t && (t->op == model::Collective::kReduceScatter || t->op == model::Collective::kAllGather) &&
+          group_part(group_members(profile, c), t->group_size, profile.str(c.op), profile.str(c.pg_desc),
+                     layout) == Part::kTp)
+        return true;
+    }
+  }
+  return false;
+}
+
+std::string flag_text(const LayoutEdit& edit) {
+  std::string out;
+  if (edit.tp > 0) out += fmt::format("--tp {}", edit.tp);
+  if (edit.dp > 0) out += fmt::format("{}--dp {}", out.empty() ? "" : " ", edit.dp);
   return out;
+}
+
+}  // namespace
+
+LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& analysis,
+                           const model::ParallelConfig& layout, const LayoutEdit& edit,
+                           const std::optional<model::HardwareSpec>& hw, std::string_view title) {
+  const int tp = std::max(1, layout.tp), dp = std::max(1, layout.dp), cp = std::max(1, layout.cp);
+  const std::string flag = flag_text(edit);
+  // The replay moves what the profile holds: a group it never ran has no collectives to re-time.
+  for (const auto& [field, was, now] : {std::tuple{"tp", tp, edit.tp}, std::tuple{"dp", dp, edit.dp}}) {
+    if (now <= 0) continue;
+    if (was < 2)
+      fail(
+          "{}: --{} {}: the profile ran {} 1, so it holds no collectives of that group to re-time and the "
+          "replay cannot add them: `meshscope compare PROFILE --{} {}` predicts that layout from the model",
+          title, field, now, field, field, now);
+    if (now < 2)
+      fail(
+          "--{} {}: the replay keeps the measured ranks coupled, so it cannot run them apart: give 2 or more",
+          field, now);
+  }
+  const int new_tp = edit.tp > 0 ? edit.tp : tp, new_dp = edit.dp > 0 ? edit.dp : dp;
+  LinkRetiming out;
+  GroupRetimer retimer(profile, analysis, layout, hw, title, out);
+  const double share = static_cast<double>(tp) / new_tp;  // of each rank's sharded work
+  if (new_tp != tp || edit.tp > 0) {
+    const bool sp = sequence_parallel(profile, layout);
+    const std::int64_t split = split_kernels(profile, analysis, sp, share, out);
+    const int others = std::max(1, layout.pp) * cp;
+    out.notes.push_back(
+        fmt::format("tp {} -> {}: pp as measured ({} GPUs per replica instead of {}), each rank's "
+                    "micro-batch as measured; "
+                    "{} GEMM and attention kernels{} x {:.3g}, their work split {} ways at the efficiency "
+                    "each reached (a "
+                    "GEMM's efficiency at its new size is left out); launches and host work as measured",
+                    tp, new_tp, new_tp * others, tp * others, split,
+                    sp ? ", element-wise and norm kernels (sequence parallelism)" : "", share, new_tp));
+    if (retimer.retime(Part::kTp, new_tp, 1, 1.0, "tensor-parallel", flag) == 0)
+      out.notes.push_back(fmt::format("no collective of the profile is tensor-parallel under tp {}", tp));
+  }
+  if (edit.dp > 0)
+    out.notes.push_back(fmt::format(
+        "dp {} -> {}: each rank's work as measured (the same micro-batches per GPU, so the global batch is "
+        "{:.3g}x); the measured ranks stay coupled as they ran",
+        dp, new_dp, static_cast<double>(new_dp) / dp));
+  if (new_dp != dp || new_tp != tp || edit.dp > 0) {
+    const std::string what = new_tp == tp ? std::string("data-parallel")
+                                          : fmt::format("data-parallel (gradients of a 1/{} shard)", new_tp);
+    if (retimer.retime(Part::kDp, new_dp, new_tp * cp, share, what, flag) == 0 && edit.dp > 0)
+      out.notes.push_back(fmt::format(
+          "no collective of the profile is data-parallel under tp {}, cp {}, dp {}: nothing to re-time", tp,
+          cp, dp));
+  }
+  return out;
+}
+
+LinkRetiming retime_data_parallel(const Profile& profile, const measure::Analysis& analysis,
+                                  const model::ParallelConfig& layout, int new_dp,
+                                  const std::optional<model::HardwareSpec>& hw, std::string_view title) {
+  return retime_layout(profile, analysis, layout, LayoutEdit{.tp = 0, .dp = new_dp}, hw, title);
+}
+
+LinkRetiming retime_tensor_parallel(const Profile& profile, const measure::Analysis& analysis,
+                                    const model::ParallelConfig& layout, int new_tp,
+                                    const std::optional<model::HardwareSpec>& hw, std::string_view title) {
+  return retime_layout(profile, analysis, layout, LayoutEdit{.tp = new_tp, .dp = 0}, hw, title);
 }
 
 }  // namespace meshscope::compare

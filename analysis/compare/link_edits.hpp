@@ -43,26 +43,32 @@ struct LinkRetiming {
 LinkRetiming retime_links(const Profile& profile, const measure::Analysis& analysis,
                           std::span<const LinkEdit> edits, int gpus_per_node);
 
-// `whatif --dp N`: the job with N data-parallel replicas instead of LAYOUT's dp, each rank's work as measured
-// (the same micro-batches per GPU: the global batch grows with N). Each collective of the data-parallel group
-// (compare::group_part under LAYOUT) is re-timed for N members on the link the new group spans (Megatron-LM
-// rank order: members tp × cp apart, within a node while tp × cp × N <= GPUS_PER_NODE): from the α-β fit of
-// the profile's own collectives on each link, else, where the link stays, from each collective's own measured
-// bus bandwidth, else from HW's link (the profile's GPU). The measured ranks stay coupled as they were
-// measured: the new group's members are taken to arrive as the measured ones did. Throws meshscope::Error,
-// naming TITLE, when N < 2 or no link is known for the new group.
+// `whatif --tp N --dp M`: the job with each tensor-parallel group N GPUs wide and M data-parallel replicas
+// instead of LAYOUT's tp and dp (0: as measured), pp and cp as measured, each rank's micro-batch as measured
+// (so the global batch grows with M). Both the measured and the new degree must be 2 or more: the replay
+// re-times the collectives the profile holds and cannot add or remove a group.
+//   * tp: GEMM and attention kernels (by name, measure::kernel_work_category) take tp / N of their time, at
+//   the
+//     efficiency each reached; with sequence parallelism (tensor-parallel reduce-scatters and all-gathers),
+//     element-wise and norm kernels too. The tensor-parallel collectives are re-timed for N members (the same
+//     activations).
+//   * dp: each collective of the data-parallel group (compare::group_part under LAYOUT) is re-timed for M
+//     members tp' × cp apart (Megatron-LM rank order), with a gradient shard tp / N as large.
+// Each group is re-timed on the link it then spans (within a node while its members' span fits
+// GPUS_PER_NODE): from the α-β fit of the profile's own collectives on that link, else, where the link stays,
+// from each collective's own measured bus bandwidth, else from its own link times HW's ratio of the two links
+// (the profile's GPU). The measured ranks stay coupled as they were measured. Throws meshscope::Error, naming
+// TITLE, when a degree is below 2 or no link is known for a group that changes link.
+struct LayoutEdit {
+  int tp = 0, dp = 0;  // 0: as measured
+};
+LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& analysis,
+                           const model::ParallelConfig& layout, const LayoutEdit& edit,
+                           const std::optional<model::HardwareSpec>& hw, std::string_view title);
+// retime_layout with only dp, or only tp, changed.
 LinkRetiming retime_data_parallel(const Profile& profile, const measure::Analysis& analysis,
                                   const model::ParallelConfig& layout, int new_dp,
                                   const std::optional<model::HardwareSpec>& hw, std::string_view title);
-
-// `whatif --tp N`: each tensor-parallel group N GPUs wide instead of LAYOUT's tp (≥ 2: the profile's
-// tensor-parallel collectives are what is re-timed; the replay cannot add collectives), dp and pp as
-// measured, each rank's micro-batch as measured. GEMM and attention kernels (by name,
-// measure::kernel_work_category) take tp / N of their time, at the efficiency each reached; with sequence
-// parallelism (tensor-parallel reduce-scatters and all-gathers), element-wise and norm kernels too. The
-// tensor-parallel collectives are re-timed for N members (the same activations), the data-parallel ones for a
-// shard tp / N as large on the link their new stride spans, as retime_data_parallel re-times them. Throws
-// meshscope::Error, naming TITLE, when tp < 2, N < 2 or no link is known for a group that changes link.
 LinkRetiming retime_tensor_parallel(const Profile& profile, const measure::Analysis& analysis,
                                     const model::ParallelConfig& layout, int new_tp,
                                     const std::optional<model::HardwareSpec>& hw, std::string_view title);

@@ -143,11 +143,14 @@ TEST(DataParallelEdit, AGroupThatLeavesTheNodeTakesTheNetworksRatio) {
   EXPECT_THROW(retime_data_parallel(p, a, data_parallel(2), 1, hw, "two_sizes"), Error);
 }
 
-// Under tp 2 the same all-reduces are tensor-parallel: a data-parallel edit leaves them as they were.
+// Under tp 2 the same all-reduces are tensor-parallel: a data-parallel edit leaves them as they were. A job
+// of dp 1 holds no data-parallel collective to re-time: refused in one line.
 TEST(DataParallelEdit, OtherGroupsKeepTheirTimes) {
   const Profile p = two_sizes();
+  EXPECT_THROW(
+      retime_data_parallel(p, measure::analyze(p), data_parallel(1, 2), 4, std::nullopt, "two_sizes"), Error);
   const LinkRetiming r =
-      retime_data_parallel(p, measure::analyze(p), data_parallel(1, 2), 4, std::nullopt, "two_sizes");
+      retime_data_parallel(p, measure::analyze(p), data_parallel(2, 2), 4, std::nullopt, "two_sizes");
   EXPECT_EQ(r.retimed, 0);
   EXPECT_THAT(r.notes.back(), ::testing::HasSubstr("no collective of the profile is data-parallel"));
 }
@@ -208,6 +211,45 @@ TEST(TensorParallelEdit, KernelsAreSplitAndTheGroupsCollectivesRetimed) {
   EXPECT_THAT(s.notes[0], ::testing::HasSubstr("element-wise and norm kernels (sequence parallelism)"));
   EXPECT_NEAR(s.factor[0][sp_rank.collectives[0].activity], 1530.0 / 1010.0, 1e-6);
   EXPECT_THAT(s.notes[1], ::testing::HasSubstr("α 10.00 µs per step, bus bandwidth 5.0 GB/s"));
+}
+
+// Four ranks, tp 2 × dp 2 (Megatron-LM order: tensor-parallel pairs [0, 1] and [2, 3], data-parallel pairs
+// [0, 2] and [1, 3]), each pair exchanging 10 MB and 20 MB in 1010 and 2010 µs (α 5 µs, 10 GB/s, as above).
+// Widening tp to 4 re-times the tensor-parallel all-reduces for four (1530 of 1010 µs) and the gradients'
+// for a shard half as large over the same two replicas, now 4 ranks apart on one node of 8: 2 × 5 + 500 =
+// 510 µs of 1010.
+TEST(TensorParallelEdit, TheGradientsShrinkWithTheShard) {
+  test::ProfileBuilder b("tp2_dp2");
+  for (std::int32_t r = 0; r < 4; ++r) {
+    b.rank(r, 4);
+    const std::string tp_group = r < 2 ? "[0, 1]" : "[2, 3]";
+    const std::string dp_group = r % 2 == 0 ? "[0, 2]" : "[1, 3]";
+    TimeNs t = 0;
+    std::int64_t seq = 1;
+    for (const auto& [comm, members] :
+         {std::pair{"tp" + tp_group, tp_group}, std::pair{"dp" + dp_group, dp_group}}) {
+      for (const std::int64_t bytes : {10'000'000, 20'000'000}) {
+        const TimeNs d = bytes == 10'000'000 ? 1010 * us : 2010 * us;
+        const std::int64_t k = b.launch(r, 1, t, t + 3 * us, 20, t + 10 * us, t + 10 * us + d, kNccl);
+        b.collective(r, k, t + 10 * us, t + 10 * us + d, "allreduce", comm, seq++, 2, bytes, members);
+        t += 10 * us + d;
+      }
+    }
+  }
+  const Profile p = b.finish();
+  model::HardwareSpec hw;
+  hw.name = "test-gpu";
+  hw.gpus_per_node = 8;
+  hw.intra_node_gbps = 400;
+  hw.inter_node_gbps = 50;
+  const LinkRetiming r =
+      retime_layout(p, measure::analyze(p), data_parallel(2, 2), LayoutEdit{.tp = 4, .dp = 0}, hw, "tp2_dp2");
+  const Rank& rank = p.ranks()[0];
+  ASSERT_EQ(rank.collectives.size(), 4u);
+  EXPECT_NEAR(r.factor[0][rank.collectives[0].activity], 1530.0 / 1010.0, 1e-6);  // tensor-parallel, 10 MB
+  EXPECT_NEAR(r.factor[0][rank.collectives[2].activity], 510.0 / 1010.0, 1e-6);   // gradients, 10 MB
+  EXPECT_NEAR(r.factor[0][rank.collectives[3].activity], 1010.0 / 2010.0, 1e-6);  // gradients, 20 MB
+  EXPECT_THAT(::testing::PrintToString(r.notes), ::testing::HasSubstr("gradients of a 1/4 shard"));
 }
 
 // A profile of tp 1 holds no tensor-parallel collective to re-time: refused in one line that names it and
