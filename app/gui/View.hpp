@@ -191,6 +191,17 @@ struct RangeJob {
   std::jthread thread;  // last: joined first when the job is destroyed
 };
 
+// The Explorer's replay of the measured run at the layout chosen (explorer_replay.cpp): the layout it was run
+// for, the degrees the profile ran and the chosen ones, the mean replayed step as measured and with the edit.
+struct ExplorerReplay {
+  LayoutInputs for_layout;
+  int ran_tp = 0, ran_dp = 0, tp = 0, dp = 0;
+  double measured_ns = 0, edited_ns = 0;
+  bool done = false;
+  std::string error;               // why there is no replay ("" with one)
+  std::vector<std::string> notes;  // what the edit scaled (compare::retime_layout)
+};
+
 struct ViewOptions {
   bool remember_recent = true;  // read and write the recent-files list (off for tests and screenshots)
   Panel panel = Panel::kTimeline;
@@ -319,6 +330,7 @@ class View {
   // comparable), and the measured step its measured column showed in the last frame (nullptr: none shown).
   const ProfileStart& explorer_start() const { return ex_.start; }
   const compare::MeasuredStep* explorer_measured_shown() const { return ex_.measured_shown; }
+  const ExplorerReplay& explorer_replay_shown() const { return ex_.replay; }
   // What the Roofline drew in the last frame (tests).
   struct RooflineShown {
     std::string hardware;  // whose ceilings
@@ -462,6 +474,10 @@ class View {
   void explorer_pipeline(float height);
   void explorer_bars();
   void explorer_measured();
+  void explorer_replay();  // explorer_replay.cpp
+  void explorer_run_replay(const LayoutInputs& now, int ran_tp, int ran_dp, int tp, int dp);
+  bool explorer_only_tp_dp(const LayoutInputs& now) const;
+  measure::ReplayGraph& replay_graph();  // the open profile's, built once and kept for what-ifs
   // Saves the Explorer's model, hardware and layout in the open profile as what it ran (its meta table,
   // analysis/compare/statement.hpp) and shows the profile as stating them.
   void explorer_save_statement();
@@ -631,6 +647,7 @@ class View {
     std::future<ExplorerSearch> search_job;
     std::vector<std::future<ExplorerSearch>> search_abandoned;  // superseded runs, dropped once they end
     int search_selected = -1;
+    ExplorerReplay replay;  // the measured run replayed at the layout chosen (explorer_replay.cpp)
   } ex_;
 
   RooflineShown rf_;

@@ -79,13 +79,7 @@ void View::run_whatif() {
     bl_.error = wi_.error;
     return;
   }
-  if (!wi_.graph || wi_.graph_of.lock() != loaded_ || wi_.graph_profile != loaded_->profile.get()) {
-    wi_.graph.reset();
-    wi_.graph = std::make_unique<measure::ReplayGraph>(*loaded_->profile, loaded_->analysis);
-    wi_.graph_of = loaded_;
-    wi_.graph_profile = loaded_->profile.get();
-  }
-  measure::Replay replay = wi_.graph->run(edits, true);
+  measure::Replay replay = replay_graph().run(edits, true);
   auto profile = std::make_shared<const Profile>(measure::replayed_profile(*loaded_->profile, replay));
   std::unique_ptr<LoadedProfile> whatif = index_profile(std::move(profile), nullptr);
   whatif->source = loaded_->source;

@@ -836,6 +836,7 @@ void View::explorer_measured() {
         "save them in the profile: the measured column then appears beside the prediction.");
     ImGui::PopTextWrapPos();
     explorer_save_button();
+    if (loaded_->measured) explorer_replay();  // the run's own layout can be replayed without its model
     return;
   }
   const compare::MeasuredModel& mm = *loaded_->measured;
@@ -939,6 +940,7 @@ void View::explorer_measured() {
     row("step time", "sum", p_step, m.dur_s);
     ImGui::EndTable();
   }
+  explorer_replay();
 }
 
 // [SECTION] Pipeline timeline

@@ -13,6 +13,8 @@
 #include <set>
 #include <tuple>
 
+#include "analysis/compare/link_edits.hpp"
+#include "analysis/compare/measured.hpp"
 #include "profiler/text_format.hpp"
 #include "tests/gui/gui_test_util.hpp"
 #include "tests/measure/profile_builder.hpp"
@@ -229,6 +231,49 @@ TEST(GuiCompareRuns, WhatIfRowsShowTheEditedRunsCriticalPath) {
   view.set_critical_path_shown(false);
   imgui.frame(view);
   EXPECT_TRUE(view.critical_path_baseline_events().empty());
+}
+
+// The Explorer's TP control on a profile whose layout its process groups show (8 ranks, tp 2 × dp 4; no
+// shapes, so no model is inferred and the prediction is of the model chosen) replays the measured run at the
+// new layout: tp 4 on the same 8 GPUs is `whatif --tp 4 --dp 2`, and the Explorer's replayed step is that
+// replay's mean step. A layout that changes more than TP and DP (pp 2) is not replayed.
+TEST(GuiCompareRuns, ExplorerTensorParallelControlReplaysTheMeasuredRun) {
+  auto job = generated("explorer-replay", "--ranks 8 --tp 2 --layers 4 --steps 3 --seed 3");
+  ASSERT_TRUE(job);
+  const auto layout = compare::inferred_layout(job->measured->workload);
+  ASSERT_EQ(layout.tp, 2);
+  ASSERT_EQ(layout.dp, 4);
+  measure::ReplayEdits edits;
+  edits.transfer_factor =
+      compare::retime_layout(*job->profile, job->analysis, layout, compare::LayoutEdit{.tp = 4, .dp = 2},
+                             compare::hardware_spec(job->measured->workload), "job")
+          .factor;
+  measure::ReplayGraph graph(*job->profile, job->analysis);
+  const measure::Replay base = graph.run(), edited = graph.run(edits);
+  const auto mean = [](const measure::Replay& r) {
+    double sum = 0;
+    for (const auto& s : r.steps) sum += static_cast<double>(s.replayed_ns);
+    return sum / static_cast<double>(r.steps.size());
+  };
+  NullImGui imgui(1600, 1200);
+  View view(options_for(Panel::kExplorer));
+  view.set_profile(std::move(job));
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  EXPECT_FALSE(view.explorer_replay_shown().done) << "nothing to replay at the run's own layout";
+  view.set_layout(8, 4, 1);
+  for (int i = 0; i < 2; ++i) imgui.frame(view);
+  const ExplorerReplay& r = view.explorer_replay_shown();
+  ASSERT_TRUE(r.done) << r.error;
+  EXPECT_EQ(r.ran_tp, 2);
+  EXPECT_EQ(r.tp, 4);
+  EXPECT_EQ(r.ran_dp, 4);
+  EXPECT_EQ(r.dp, 2);
+  EXPECT_DOUBLE_EQ(r.measured_ns, mean(base));
+  EXPECT_DOUBLE_EQ(r.edited_ns, mean(edited));
+  EXPECT_NE(r.edited_ns, r.measured_ns);
+  view.set_layout(8, 2, 2);
+  for (int i = 0; i < 2; ++i) imgui.frame(view);
+  EXPECT_FALSE(view.explorer_replay_shown().done);
 }
 
 // With nothing selected and the whole profile in view, the overlay covers every step's path of the open ranks

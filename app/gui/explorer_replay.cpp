@@ -1,0 +1,149 @@
+// explorer_replay.cpp: the Explorer's TP and DP controls driving a replay of the measured run
+// (docs/WHATIF.md). When the layout chosen differs from what the open profile ran in its tensor- and
+// data-parallel degrees only, the profile's dependency graph is replayed with the layout edit of `whatif --tp
+// --dp` (compare::retime_layout) and the change of its mean step is shown beside the model's prediction,
+// saying which parts come from the replay (the measured kernels, launches, host work and waits, moved by
+// their dependencies) and which from the model (the split of the sharded kernels, the collectives' α-β
+// times).
+#include <imgui.h>
+
+#include <cstdio>
+#include <string>
+
+#include "analysis/compare/link_edits.hpp"
+#include "analysis/compare/measured.hpp"
+#include "app/gui/View.hpp"
+#include "app/gui/gui_util.hpp"
+#include "profiler/error.hpp"
+
+namespace meshscope::gui {
+namespace {
+
+// The data-parallel degree INPUTS stand for (0 there: what the GPUs leave).
+int data_parallel_of(const LayoutInputs& inputs) {
+  if (inputs.dp > 0) return inputs.dp;
+  const int others = std::max(1, inputs.tp) * std::max(1, inputs.pp) * std::max(1, inputs.cp);
+  return std::max(1, inputs.gpus / others);
+}
+
+// The mean of the replayed steps (as measured, or with the edits).
+double mean_step_ns(const measure::Replay& replay) {
+  double sum = 0;
+  std::size_t n = 0;
+  for (const auto& s : replay.steps) {
+    if (s.replayed_ns <= 0) continue;
+    sum += static_cast<double>(s.replayed_ns);
+    ++n;
+  }
+  return n > 0 ? sum / static_cast<double>(n) : 0;
+}
+
+}  // namespace
+
+measure::ReplayGraph& View::replay_graph() {
+  if (!wi_.graph || wi_.graph_of.lock() != loaded_ || wi_.graph_profile != loaded_->profile.get()) {
+    wi_.graph.reset();
+    wi_.graph = std::make_unique<measure::ReplayGraph>(*loaded_->profile, loaded_->analysis);
+    wi_.graph_of = loaded_;
+    wi_.graph_profile = loaded_->profile.get();
+  }
+  return *wi_.graph;
+}
+
+// Replays the open profile with the layout edit from the degrees it ran (RAN_TP, RAN_DP) to TP and DP.
+void View::explorer_run_replay(const LayoutInputs& now, int ran_tp, int ran_dp, int tp, int dp) {
+  ExplorerReplay& out = ex_.replay;
+  out = {};
+  out.for_layout = now;
+  out.ran_tp = ran_tp;
+  out.ran_dp = ran_dp;
+  out.tp = tp;
+  out.dp = dp;
+  const compare::Workload& workload = loaded_->measured->workload;
+  compare::LayoutEdit edit;
+  if (tp != ran_tp) edit.tp = tp;
+  if (dp != ran_dp) edit.dp = dp;
+  try {
+    compare::LinkRetiming retimed =
+        compare::retime_layout(*loaded_->profile, loaded_->analysis, compare::inferred_layout(workload), edit,
+                               compare::hardware_spec(workload), loaded_->source.filename().string());
+    measure::ReplayEdits edits;
+    edits.transfer_factor = std::move(retimed.factor);
+    measure::ReplayGraph& graph = replay_graph();
+    out.measured_ns = mean_step_ns(graph.run());
+    out.edited_ns = mean_step_ns(graph.run(edits));
+    out.notes = std::move(retimed.notes);
+    out.done = out.measured_ns > 0;
+    if (!out.done) out.error = "the replay holds no step with GPU work";
+  } catch (const Error& e) {
+    out.error = e.what();
+  }
+}
+
+// Whether NOW differs from what the profile ran in its TP and DP only: its PP, CP and EP (and, where the
+// Explorer started from the profile's own layout, everything else) as the profile ran them.
+bool View::explorer_only_tp_dp(const LayoutInputs& now) const {
+  const compare::Workload& w = loaded_->measured->workload;
+  if (now.pp != w.pp.value_or(1) || now.cp != w.cp.value_or(1) || now.ep != w.ep.value_or(1)) return false;
+  if (!ex_.start.layout_known) return true;
+  LayoutInputs others = now;
+  const LayoutInputs& ran = ex_.start.layout;
+  others.tp = ran.tp;
+  others.dp = ran.dp;
+  others.gpus = ran.gpus;
+  others.global_batch = ran.global_batch;
+  return others == ran;
+}
+
+// Below the measured column: the measured run replayed at the layout chosen, when only TP and DP differ from
+// what the profile ran (its process groups, or what it states).
+void View::explorer_replay() {
+  const compare::Workload& w = loaded_->measured->workload;
+  const LayoutInputs& now = ex_.layout;
+  if (!w.tp || !w.dp || (now.tp == *w.tp && data_parallel_of(now) == *w.dp)) {
+    ex_.replay = {};
+    return;
+  }
+  const int ran_tp = static_cast<int>(*w.tp), ran_dp = static_cast<int>(*w.dp);
+  const int tp = now.tp, dp = data_parallel_of(now);
+  ImGui::Spacing();
+  ImGui::TextDisabled("REPLAY OF THE MEASURED RUN AT THIS LAYOUT (whatif --tp --dp)");
+  ImGui::PushTextWrapPos(0);
+  if (!explorer_only_tp_dp(now)) {
+    ex_.replay = {};
+    ImGui::TextDisabled(
+        "The replay follows TP and DP only: set the other controls back to what the profile ran to see the "
+        "measured run replayed at this TP and DP.");
+  } else if (loaded_->lazy || !loaded_->events) {
+    ex_.replay = {};
+    ImGui::TextDisabled("The replay needs every rank's events: this large job is open on its summaries.");
+  } else {
+    if (!(ex_.replay.for_layout == now) || !(ex_.replay.done || !ex_.replay.error.empty()))
+      explorer_run_replay(now, ran_tp, ran_dp, tp, dp);
+    const ExplorerReplay& r = ex_.replay;
+    if (!r.done) {
+      ImGui::TextColored(to_vec4(kColExposed), "Not replayed: %s", r.error.c_str());
+    } else {
+      const double ratio = r.edited_ns / r.measured_ns;
+      char a[32], b[32];
+      ImGui::TextColored(
+          to_vec4(kColMemory),
+          "tp %d -> %d, dp %d -> %d: replayed step %s -> %s (%+.1f %%; the mean step from its CPU "
+          "range's start to the end of the GPU work it launched, as `whatif` measures it)",
+          r.ran_tp, r.tp, r.ran_dp, r.dp, seconds_text(a, sizeof a, r.measured_ns / 1e9),
+          seconds_text(b, sizeof b, r.edited_ns / 1e9), 100.0 * (ratio - 1.0));
+      ImGui::TextDisabled(
+          "From the replay: every kernel, copy, launch, host gap and wait as measured, moved by its "
+          "dependencies. From the model: the split of the sharded kernels (x tp / N) and the re-timed "
+          "collectives' alpha-beta times (hover for what each was scaled by).");
+      if (ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        for (const auto& n : r.notes) ImGui::BulletText("%s", n.c_str());
+        ImGui::EndTooltip();
+      }
+    }
+  }
+  ImGui::PopTextWrapPos();
+}
+
+}  // namespace meshscope::gui
