@@ -195,7 +195,7 @@ std::vector<CollectiveRow> collective_rows_of(const RankRecords& in, const Recor
           strings.emplace_back(source);
         }
         c.source = it->second;
-        c.metadata = source != "kernel_name";
+        c.metadata = source != vocabulary::kNameOnlySource;
         collective_rows.push_back({rank, c});
       }
     }

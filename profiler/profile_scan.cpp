@@ -572,7 +572,7 @@ std::vector<CollectiveRow> read_collectives(sql::Database& db, std::int64_t stri
           added.push_back(source);
         }
         c.source = it->second;
-        c.metadata = source != "kernel_name";
+        c.metadata = source != vocabulary::kNameOnlySource;
       }
       collective_rows.push_back({rank, std::move(c)});
     }

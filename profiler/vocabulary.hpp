@@ -20,6 +20,10 @@ inline constexpr bool is_device_wide_stream(std::int64_t stream) {
   return stream == kDeviceWideStream || stream == 0xffffffffLL;
 }
 
+// collectives.source of a collective an importer read from its kernel's name alone (no metadata: the
+// operation, size and group come from the name, or not at all). Every other source holds metadata.
+inline constexpr const char* kNameOnlySource = "kernel_name";
+
 // ASCII lower case ("AllReduce" -> "allreduce"); other bytes are kept as they are.
 std::string lower(std::string_view text);
 

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "profiler/error.hpp"
+#include "profiler/vocabulary.hpp"
 #include "profiler/writer/range_nesting.hpp"
 
 namespace meshscope::import {
@@ -113,7 +114,8 @@ void RecordBuffer::resolve_cpu_collectives() {
   for (std::size_t i = 0; i < collectives_.size(); ++i) {
     const auto& c = collectives_[i];
     if (c.activity_id != kNull)
-      existing[c.activity_id] = {static_cast<std::int64_t>(i), std::string_view(c.source) == "kernel_name"};
+      existing[c.activity_id] = {static_cast<std::int64_t>(i),
+                                 std::string_view(c.source) == vocabulary::kNameOnlySource};
   }
   for (const auto& [c, pid, tid] : cpu_collectives_) {
     bool launched = false;

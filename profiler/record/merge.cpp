@@ -226,9 +226,10 @@ class Merger {
     {
       // NCCL kernels of this rank, for linking the plugin's collectives to the kernel they ran as.
       auto s = in.db.prepare(
-          "SELECT a.id, a.start_ns, a.end_ns, a.correlation FROM activities a JOIN strings n "
-          "ON n.id = a.name WHERE a.kind = 1 AND (n.value LIKE 'ncclDevKernel%' OR n.value LIKE "
-          "'ncclKernel%')");
+          fmt::format("SELECT a.id, a.start_ns, a.end_ns, a.correlation FROM activities a JOIN strings n "
+                      "ON n.id = a.name WHERE a.kind = {} AND (n.value LIKE 'ncclDevKernel%' OR n.value LIKE "
+                      "'ncclKernel%')",
+                      static_cast<int>(ActivityKind::kKernel)));
       auto& kernels = nccl_kernels_[in.rank];
       while (s.step()) {
         const auto id = ids.find(s.column_int(0));

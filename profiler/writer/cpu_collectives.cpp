@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "profiler/schema_tables.hpp"
+#include "profiler/vocabulary.hpp"
 
 namespace meshscope::writer {
 
@@ -41,13 +42,15 @@ void resolve_cpu_collectives(sql::Database& db, std::span<const CpuCollective> c
   {
     sql::Statement s =
         db.prepare("SELECT activity_id, id, source FROM collectives WHERE activity_id IS NOT NULL");
-    while (s.step()) existing[s.column_int(0)] = {s.column_int(1), s.column_text(2) == "kernel_name"};
+    while (s.step())
+      existing[s.column_int(0)] = {s.column_int(1), s.column_text(2) == vocabulary::kNameOnlySource};
   }
   sql::Statement calls = db.prepare(
       "SELECT correlation FROM api_calls WHERE rank = ? AND pid = ? AND tid = ? AND start_ns BETWEEN ? AND ?"
       " AND correlation IS NOT NULL");
-  sql::Statement kernels = db.prepare(
-      "SELECT id, start_ns, end_ns FROM activities WHERE rank = ? AND correlation = ? AND kind = 1");
+  sql::Statement kernels = db.prepare(fmt::format(
+      "SELECT id, start_ns, end_ns FROM activities WHERE rank = ? AND correlation = ? AND kind = {}",
+      static_cast<int>(ActivityKind::kKernel)));
   // The metadata columns, numbered as Collectives::bind_metadata binds them; algorithm and protocol stay as
   // the kernel's name gave them (the CPU side never states them).
   using schema::Collectives;

@@ -19,6 +19,7 @@
 #include "profiler/json_writer.hpp"
 #include "profiler/sqlite_util.hpp"
 #include "profiler/timing.hpp"
+#include "profiler/vocabulary.hpp"
 
 namespace meshscope::kineto {
 
@@ -1297,7 +1298,7 @@ class FileImporter {
       c.op = writer_.intern(parsed->op);
       c.start_ns = start;
       c.end_ns = end;
-      c.source = "kernel_name";
+      c.source = vocabulary::kNameOnlySource;
     }
     c.activity_id = activity_id;
     if (parsed) {

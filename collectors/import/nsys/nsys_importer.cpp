@@ -966,7 +966,7 @@ class Importer {
     c.protocol = writer_.intern(name.protocol);
     c.start_ns = start_ns;
     c.end_ns = end_ns;
-    c.source = "kernel_name";
+    c.source = vocabulary::kNameOnlySource;
     writer_.add_collective(c);
   }
 
