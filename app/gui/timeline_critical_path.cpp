@@ -182,9 +182,14 @@ void BaselineItem::draw_critical_path(TimelineContext& ctx, float y) const {
     }
     return 0;
   };
+  // With a step selected, the measured overlay shows that step's path alone: these rows show the same step's
+  // (the overlay's rank and step of the last frame), under that rank only.
+  const bool one_step = ctx.tl->critical_rank >= 0;
+  if (one_step && ctx.tl->critical_rank != rank_index()) return;
   std::size_t drawn = 0;
   std::uint32_t outlined = kNoRow;
   for (const measure::StepPath& path : base_->critical.ranks[base_rank_].steps) {
+    if (one_step && path.step != ctx.tl->critical_step) continue;
     if (path.end_ns < ctx.t0 || path.start_ns > ctx.t1) continue;
     const auto first = std::partition_point(path.segments.begin(), path.segments.end(),
                                             [&](const measure::PathSegment& s) { return s.end_ns < ctx.t0; });

@@ -227,6 +227,24 @@ TEST(GuiCompareRuns, WhatIfRowsShowTheEditedRunsCriticalPath) {
         on_path |= seg.ref == measure::PathSegment::Ref::kActivity && seg.index == activity;
     EXPECT_TRUE(on_path) << "rank " << rank << " activity " << activity;
   }
+  // A step selected on rank 1: the what-if rows show that step's path alone, under rank 1 only.
+  const Profile& measured = *view.loaded()->profile;
+  const std::int64_t number = measured.ranks()[1].steps[1].number;
+  view.select_event({EventKind::kStep, 1, 1});
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  ASSERT_FALSE(view.critical_path_baseline_events().empty());
+  const std::int32_t base_rank =
+      static_cast<std::int32_t>(whatif.profile->rank_index(measured.ranks()[1].rank));
+  for (const auto& [rank, activity] : view.critical_path_baseline_events()) {
+    EXPECT_EQ(rank, base_rank);
+    bool in_step = false;
+    for (const auto& step : whatif.critical.ranks.at(static_cast<std::size_t>(rank)).steps) {
+      if (step.step != number) continue;
+      for (const auto& seg : step.segments)
+        in_step |= seg.ref == measure::PathSegment::Ref::kActivity && seg.index == activity;
+    }
+    EXPECT_TRUE(in_step) << "activity " << activity << " is not on step " << number << "'s path";
+  }
   // Off again: nothing is drawn on the what-if rows.
   view.set_critical_path_shown(false);
   imgui.frame(view);
