@@ -19,13 +19,6 @@
 namespace meshscope::gui {
 namespace {
 
-// The data-parallel degree INPUTS stand for (0 there: what the GPUs leave).
-int data_parallel_of(const LayoutInputs& inputs) {
-  if (inputs.dp > 0) return inputs.dp;
-  const int others = std::max(1, inputs.tp) * std::max(1, inputs.pp) * std::max(1, inputs.cp);
-  return std::max(1, inputs.gpus / others);
-}
-
 // The mean of the replayed steps (as measured, or with the edits).
 double mean_step_ns(const measure::Replay& replay) {
   double sum = 0;
@@ -100,12 +93,12 @@ bool View::explorer_only_tp_dp(const LayoutInputs& now) const {
 void View::explorer_replay() {
   const compare::Workload& w = loaded_->measured->workload;
   const LayoutInputs& now = ex_.layout;
-  if (!w.tp || !w.dp || (now.tp == *w.tp && data_parallel_of(now) == *w.dp)) {
+  if (!w.tp || !w.dp || (now.tp == *w.tp && auto_dp(now) == *w.dp)) {
     ex_.replay = {};
     return;
   }
   const int ran_tp = static_cast<int>(*w.tp), ran_dp = static_cast<int>(*w.dp);
-  const int tp = now.tp, dp = data_parallel_of(now);
+  const int tp = now.tp, dp = auto_dp(now);
   ImGui::Spacing();
   ImGui::TextDisabled("REPLAY OF THE MEASURED RUN AT THIS LAYOUT (whatif --tp --dp)");
   ImGui::PushTextWrapPos(0);

@@ -139,19 +139,18 @@ std::vector<int> log_multiples(int unit, int limit) {
   return out;
 }
 
+int auto_dp(const LayoutInputs& in) {
+  if (in.dp > 0) return in.dp;
+  const long mp = static_cast<long>(in.tp) * in.pp * in.cp;
+  return mp > 0 && in.gpus % mp == 0 ? static_cast<int>(in.gpus / mp) : 1;
+}
+
 namespace {
 
 std::vector<int> powers_of_two(int lo, int hi) {
   std::vector<int> out;
   for (long v = lo; v <= hi; v *= 2) out.push_back(static_cast<int>(v));
   return out;
-}
-
-// The data-parallel degree resolve() would choose (1 when the layout does not divide the GPUs).
-int auto_dp(const LayoutInputs& in) {
-  if (in.dp > 0) return in.dp;
-  const long mp = static_cast<long>(in.tp) * in.pp * in.cp;
-  return mp > 0 && in.gpus % mp == 0 ? static_cast<int>(in.gpus / mp) : 1;
 }
 
 std::vector<int> candidates(LayoutField field, const LayoutInputs& in, const model::ModelSpec& m,

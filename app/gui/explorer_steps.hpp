@@ -40,6 +40,9 @@ inline constexpr int kLayoutFieldCount = 11;
 const char* to_string(LayoutField field);
 int& field_of(LayoutInputs& inputs, LayoutField field);
 int field_of(const LayoutInputs& inputs, LayoutField field);
+// The data-parallel degree resolve() would choose for IN (its dp, else what the GPUs leave; 1 when the layout
+// does not divide the GPUs).
+int auto_dp(const LayoutInputs& in);
 
 // The ParallelConfig resolve() takes for INPUTS, and the inputs that give a resolved CONFIG back (a search's
 // layout applied to the controls).
