@@ -1,5 +1,6 @@
--- meshscope profile schema. This file is the one place the schema is written: the writer executes it verbatim and
--- the documentation points here. Open a profile read-only with `sqlite3 -readonly PROFILE.msdb`.
+-- meshscope profile schema. This file is the one place the schema is written: the writer executes it verbatim, the
+-- C++ description of every table (profiler/schema_declared.hpp, generated at build time by schema_codegen.cpp)
+-- comes from it, and the documentation points here. Open a profile read-only with `sqlite3 -readonly PROFILE.msdb`.
 --
 -- Conventions
 --   * Every time is an int64 count of nanoseconds on one clock shared by all ranks of the job (the "profile
@@ -9,8 +10,18 @@
 --   * `rank` is the global rank of the process that recorded the row (0-based).
 --   * Nothing is dropped: overlapping events on one stream or thread are stored as they are.
 --   * Kind columns hold small integers; their meaning is listed next to each column and in the `enums` table.
+--
+-- Tags read by the generator
+--   * `-- @role ROLE` before each table says whose rows it holds and so what happens to them: job (facts of the
+--     whole profile), description (what each rank is), events (what each rank did: a summary part drops them, a
+--     rank renumbered or shifted in time moves them), summary (the measured analysis per rank).
+--   * `[optional]` opening a column's comment: profiles written before the column existed lack it; they load,
+--     reading NULL. (Every column that may be NULL is optional anyway.)
+--   * `[clock]` opening a column's comment: a time on the profile clock, shifted with its rank's clock.
+--   A tag applies to every column its line defines.
 
 -- Key/value facts about the whole profile.
+-- @role job
 CREATE TABLE meta (
   key   TEXT PRIMARY KEY,  -- schema_version, creator, creator_version, source_format, created_unix_s, job_id;
                            -- stated_model, stated_hardware (TOML), stated_layout: what the user stated the job ran
@@ -18,6 +29,7 @@ CREATE TABLE meta (
 );
 
 -- Names of every enumerated value used in kind columns, so SQL users can join instead of memorising integers.
+-- @role job
 CREATE TABLE enums (
   enum_name  TEXT NOT NULL,     -- which column family: activity_kind, range_kind, api_kind
   value      INTEGER NOT NULL,  -- the integer stored in the data tables
@@ -26,28 +38,31 @@ CREATE TABLE enums (
 );
 
 -- Interned strings: kernel names, op names, stream names, collective metadata values.
+-- @role job
 CREATE TABLE strings (
   id    INTEGER PRIMARY KEY,  -- the id other tables store
   value TEXT NOT NULL         -- the string itself
 );
 
 -- One row per rank (process) of the job.
+-- @role description
 CREATE TABLE ranks (
   rank            INTEGER PRIMARY KEY,  -- global rank
   world_size      INTEGER,              -- world size the rank reported (NULL when unknown)
   hostname        TEXT,                 -- host the rank ran on, when known
   pid             INTEGER,              -- main process id, when known
-  source_file     TEXT NOT NULL,        -- the file this rank was imported or recorded from
-  rank_source     TEXT NOT NULL,        -- where the rank number came from: distributedInfo, filename, single, recorded, ...
+  source_file     TEXT NOT NULL,        -- [optional] the file this rank was imported or recorded from
+  rank_source     TEXT NOT NULL,        -- [optional] where the rank number came from: distributedInfo, filename, single, recorded, ...
   backend         TEXT,                 -- distributed backend (nccl, gloo, ...), when known
   comm_version    TEXT,                 -- communication library version (e.g. NCCL 2.17.1), when known
-  clock_base_ns   INTEGER NOT NULL DEFAULT 0,  -- base the source added to its own timestamps (Kineto baseTimeNanoseconds)
-  clock_offset_ns INTEGER NOT NULL DEFAULT 0,  -- offset applied to align this rank to the profile clock
-  first_ns        INTEGER,              -- earliest start of any event of this rank (profile clock)
-  last_ns         INTEGER               -- latest end of any event of this rank (profile clock)
+  clock_base_ns   INTEGER NOT NULL DEFAULT 0,  -- [optional] base the source added to its own timestamps (Kineto baseTimeNanoseconds)
+  clock_offset_ns INTEGER NOT NULL DEFAULT 0,  -- [optional] offset applied to align this rank to the profile clock
+  first_ns        INTEGER,              -- [clock] earliest start of any event of this rank (profile clock)
+  last_ns         INTEGER               -- [clock] latest end of any event of this rank (profile clock)
 );
 
 -- GPUs visible to each rank (from Kineto deviceProperties, Nsight TARGET_INFO_GPU, or CUPTI).
+-- @role description
 CREATE TABLE devices (
   rank              INTEGER NOT NULL,  -- rank that reported the device
   device            INTEGER NOT NULL,  -- device ordinal as the rank saw it
@@ -61,6 +76,7 @@ CREATE TABLE devices (
 );
 
 -- Process groups (communicators) each rank belonged to (Kineto distributedInfo.pg_config, NCCL plugin comms).
+-- @role description
 CREATE TABLE process_groups (
   rank        INTEGER NOT NULL,  -- rank that reported the group
   pg_name     TEXT NOT NULL,     -- process group name / communicator id (joins collectives.communicator)
@@ -72,6 +88,7 @@ CREATE TABLE process_groups (
 );
 
 -- GPU streams (Kineto: pid=device, tid=stream) with their display names.
+-- @role description
 CREATE TABLE streams (
   rank    INTEGER NOT NULL,  -- rank that owns the stream
   device  INTEGER NOT NULL,  -- device ordinal
@@ -81,6 +98,7 @@ CREATE TABLE streams (
 );
 
 -- CPU threads (and other non-GPU tracks) with their names.
+-- @role description
 CREATE TABLE threads (
   rank  INTEGER NOT NULL,  -- rank that owns the thread
   pid   INTEGER NOT NULL,  -- process id
@@ -90,14 +108,15 @@ CREATE TABLE threads (
 );
 
 -- GPU activities: everything that occupies a GPU stream.
+-- @role events
 CREATE TABLE activities (
   id            INTEGER PRIMARY KEY,  -- unique within the profile
   rank          INTEGER NOT NULL,     -- owning rank
   kind          INTEGER NOT NULL,     -- 1 kernel, 2 memcpy, 3 memset, 4 sync (see enums.activity_kind)
   device        INTEGER NOT NULL,     -- device ordinal
   stream        INTEGER NOT NULL,     -- stream id (joins streams)
-  start_ns      INTEGER NOT NULL,     -- start on the profile clock
-  end_ns        INTEGER NOT NULL,     -- end on the profile clock (>= start_ns)
+  start_ns      INTEGER NOT NULL,     -- [clock] start on the profile clock
+  end_ns        INTEGER NOT NULL,     -- [clock] end on the profile clock (>= start_ns)
   name          INTEGER NOT NULL,     -- strings.id of the kernel / copy / sync name
   correlation   INTEGER,              -- CUPTI/roctracer correlation id linking to api_calls.correlation
   external_id   INTEGER,              -- profiler external id linking to the CPU op that launched it
@@ -111,6 +130,7 @@ CREATE TABLE activities (
 );
 
 -- Collective and point-to-point communication operations, one row per operation per rank.
+-- @role events
 CREATE TABLE collectives (
   id            INTEGER PRIMARY KEY,  -- unique within the profile
   rank          INTEGER NOT NULL,     -- rank that ran it
@@ -129,20 +149,21 @@ CREATE TABLE collectives (
   algorithm     INTEGER,              -- strings.id of the algorithm (RING, TREE, NVLS, ...), when known
   protocol      INTEGER,              -- strings.id of the protocol (LL, LL128, SIMPLE), when known
   channels      INTEGER,              -- channels used, when known
-  start_ns      INTEGER NOT NULL,     -- GPU start of the operation on the profile clock
-  end_ns        INTEGER NOT NULL,     -- GPU end of the operation on the profile clock
-  source        TEXT NOT NULL         -- where the metadata came from: kernel_args, cpu_op, nccl_plugin, nvtx; nccl_plugin_enqueue: the plugin, timed only by the enqueue call (host time)
+  start_ns      INTEGER NOT NULL,     -- [clock] GPU start of the operation on the profile clock
+  end_ns        INTEGER NOT NULL,     -- [clock] GPU end of the operation on the profile clock
+  source        TEXT NOT NULL         -- [optional] where the metadata came from: kernel_args, cpu_op, nccl_plugin, nvtx; nccl_plugin_enqueue: the plugin, timed only by the enqueue call (host time)
 );
 
 -- Host-side CUDA/HIP runtime and driver API calls.
+-- @role events
 CREATE TABLE api_calls (
   id           INTEGER PRIMARY KEY,  -- unique within the profile
   rank         INTEGER NOT NULL,     -- owning rank
   kind         INTEGER NOT NULL,     -- 1 runtime, 2 driver (see enums.api_kind)
   pid          INTEGER NOT NULL,     -- process id
   tid          INTEGER NOT NULL,     -- thread id
-  start_ns     INTEGER NOT NULL,     -- call start
-  end_ns       INTEGER NOT NULL,     -- call end
+  start_ns     INTEGER NOT NULL,     -- [clock] call start
+  end_ns       INTEGER NOT NULL,     -- [clock] call end
   name         INTEGER NOT NULL,     -- strings.id of the API name (cudaLaunchKernel, ...)
   correlation  INTEGER,              -- correlation id matching activities.correlation
   external_id  INTEGER,              -- profiler external id of the enclosing CPU op
@@ -151,14 +172,15 @@ CREATE TABLE api_calls (
 
 -- CPU-side ranges: operators, user annotations, Python functions, profiler steps, NVTX ranges, and annotations
 -- that the profiler placed on GPU streams. Nesting is rebuilt per track by the writer.
+-- @role events
 CREATE TABLE ranges (
   id           INTEGER PRIMARY KEY,  -- unique within the profile
   rank         INTEGER NOT NULL,     -- owning rank
   kind         INTEGER NOT NULL,     -- 1 cpu_op, 2 annotation, 3 python_function, 4 step, 5 gpu_annotation, 6 nvtx, 7 other, 8 os_runtime (enums.range_kind)
   pid          INTEGER NOT NULL,     -- process id (for gpu_annotation: the device)
   tid          INTEGER NOT NULL,     -- thread id (for gpu_annotation: the stream)
-  start_ns     INTEGER NOT NULL,     -- range start
-  end_ns       INTEGER NOT NULL,     -- range end (= start_ns for a mark)
+  start_ns     INTEGER NOT NULL,     -- [clock] range start
+  end_ns       INTEGER NOT NULL,     -- [clock] range end (= start_ns for a mark)
   name         INTEGER NOT NULL,     -- strings.id of the range name
   depth        INTEGER NOT NULL DEFAULT 0,  -- nesting depth on its track (0 = outermost)
   parent_id    INTEGER,              -- ranges.id of the enclosing range on the same track, NULL at depth 0
@@ -171,15 +193,16 @@ CREATE TABLE ranges (
 
 -- Flow arrows the source recorded that are not implied by correlation ids (e.g. Kineto fwdbwd links).
 -- CPU-to-GPU launch flows are implied by api_calls.correlation = activities.correlation and are not stored twice.
+-- @role events
 CREATE TABLE flows (
   id        INTEGER PRIMARY KEY,  -- unique within the profile
   rank      INTEGER NOT NULL,     -- owning rank
   category  INTEGER NOT NULL,     -- strings.id of the flow category (fwdbwd, ...)
   flow_id   INTEGER NOT NULL,     -- the source's flow id
-  src_ns    INTEGER NOT NULL,     -- time of the flow start
+  src_ns    INTEGER NOT NULL,     -- [clock] time of the flow start
   src_pid   INTEGER NOT NULL,     -- process of the flow start
   src_tid   INTEGER NOT NULL,     -- thread of the flow start
-  dst_ns    INTEGER,              -- time of the flow end (NULL when the source had no end)
+  dst_ns    INTEGER,              -- [clock] time of the flow end (NULL when the source had no end)
   dst_pid   INTEGER,              -- process of the flow end
   dst_tid   INTEGER               -- thread of the flow end
 );
@@ -187,34 +210,37 @@ CREATE TABLE flows (
 -- What the operating system recorded of each CPU thread (Nsight Systems' thread scheduling and CPU sampling):
 -- the intervals the thread ran on a CPU core, and samples of the call stack it was in. Its calls into the OS
 -- runtime libraries are ranges (kind 8, os_runtime).
+-- @role events
 CREATE TABLE thread_activity (
   id        INTEGER PRIMARY KEY,  -- unique within the profile
   rank      INTEGER NOT NULL,     -- owning rank
   kind      INTEGER NOT NULL,     -- 1 on_cpu (scheduled on core `cpu` from start_ns to end_ns), 2 sample (enums.thread_activity_kind)
   pid       INTEGER NOT NULL,     -- process id
   tid       INTEGER NOT NULL,     -- thread id
-  start_ns  INTEGER NOT NULL,     -- start (a sample: its time)
-  end_ns    INTEGER NOT NULL,     -- end (= start_ns for a sample)
+  start_ns  INTEGER NOT NULL,     -- [clock] start (a sample: its time)
+  end_ns    INTEGER NOT NULL,     -- [clock] end (= start_ns for a sample)
   cpu       INTEGER,              -- the CPU core, when known
   stack     INTEGER               -- samples: strings.id of the call stack, innermost frame first, one frame per line
 );
 
 -- Warnings the importer or collector recorded (dropped events, clamped values, unknown fields).
+-- @role description
 CREATE TABLE diagnostics (
   rank     INTEGER,          -- rank concerned, NULL for the whole job
-  severity TEXT NOT NULL,    -- info, warning
-  message  TEXT NOT NULL     -- what happened
+  severity TEXT NOT NULL,    -- [optional] info, warning
+  message  TEXT NOT NULL     -- [optional] what happened
 );
 
 -- Work of CPU operators from their recorded shapes (docs/PROFILE.md "Work per operator"): one row per operator
 -- recorded with shapes that has a work formula (analysis/measure/op_work.hpp).
+-- @role events
 CREATE TABLE op_work (
   id           INTEGER PRIMARY KEY,  -- unique within the profile (kernel_work.op_id points here)
   rank         INTEGER NOT NULL,     -- owning rank
   external_id  INTEGER,              -- the operator's external id (joins ranges on rank and external_id)
   pid          INTEGER NOT NULL,     -- process of the operator's thread
   tid          INTEGER NOT NULL,     -- its thread
-  start_ns     INTEGER NOT NULL,     -- the operator's start (ranges.start_ns)
+  start_ns     INTEGER NOT NULL,     -- [clock] the operator's start (ranges.start_ns)
   name         INTEGER NOT NULL,     -- strings.id of the operator (aten::mm, ...)
   status       INTEGER NOT NULL,     -- 1 counted, 2 nested (inside a counted operator), 3 unparsable, 4 undetermined
   category     INTEGER,              -- 1 gemm, 2 attention, 3 conv, 4 norm, 5 elementwise, 6 other; NULL unless computed
@@ -228,12 +254,13 @@ CREATE TABLE op_work (
 
 -- Each GPU activity (kernel, memcpy, memset) of a counted operator with its share of the operator's work, in
 -- proportion to its duration (docs/PROFILE.md "Work per operator").
+-- @role events
 CREATE TABLE kernel_work (
   activity_id  INTEGER PRIMARY KEY,  -- activities.id
   rank         INTEGER NOT NULL,     -- owning rank
   op_id        INTEGER NOT NULL,     -- op_work.id of the operator that launched it
-  flops        REAL NOT NULL,        -- its share of the operator's FLOPs
-  bytes        REAL NOT NULL         -- its share of the operator's bytes
+  flops        REAL NOT NULL,        -- [optional] its share of the operator's FLOPs
+  bytes        REAL NOT NULL         -- [optional] its share of the operator's bytes
 );
 
 -- Summaries (docs/PROFILE.md "Summaries"; analysis/measure/summary.hpp): the measured analysis per rank, written
@@ -242,6 +269,7 @@ CREATE TABLE kernel_work (
 -- summaries = 1 (profiles written before them have empty tables; readers then analyse the events). Names are
 -- stored as text here, not as strings ids: every row is an aggregate over many events. Times are ns as
 -- everywhere; the breakdown columns (start_ns .. activities) are defined in docs/ANALYSIS.md.
+-- @role summary
 CREATE TABLE summary_ranks (
   rank                    INTEGER PRIMARY KEY,  -- global rank
   start_ns INTEGER, end_ns INTEGER, span_ns INTEGER, busy_ns INTEGER, idle_ns INTEGER,  -- the rank's GPU work
@@ -264,16 +292,18 @@ CREATE TABLE summary_ranks (
   n_os_runtime INTEGER, n_on_cpu INTEGER, n_cpu_sample INTEGER  -- OS runtime calls, thread scheduling, CPU samples
 );
 -- One row per rank and step: the GPU work launched from inside the step's CPU range.
+-- @role summary
 CREATE TABLE summary_steps (
   rank INTEGER NOT NULL, ordinal INTEGER NOT NULL,  -- position of the step on the rank (by CPU start)
   step INTEGER NOT NULL,                            -- step number (ProfilerStep#N -> N)
-  cpu_start_ns INTEGER, cpu_end_ns INTEGER,         -- the CPU range that defines the step
+  cpu_start_ns INTEGER, cpu_end_ns INTEGER,         -- [clock] the CPU range that defines the step
   start_ns INTEGER, end_ns INTEGER, span_ns INTEGER, busy_ns INTEGER, idle_ns INTEGER,
   compute_ns INTEGER, comm_ns INTEGER, memory_ns INTEGER, memory_only_ns INTEGER, sync_ns INTEGER,
   overlap_ns INTEGER, exposed_comm_ns INTEGER, activities INTEGER,
   PRIMARY KEY (rank, ordinal)
 );
 -- One row per rank and GPU stream: its idle time by cause (docs/ANALYSIS.md "Idle time per stream").
+-- @role summary
 CREATE TABLE summary_streams (
   rank INTEGER NOT NULL, device INTEGER NOT NULL, stream INTEGER NOT NULL,
   span_ns INTEGER, busy_ns INTEGER, idle_ns INTEGER, host_bound_ns INTEGER, kernel_gap_ns INTEGER,
@@ -282,11 +312,13 @@ CREATE TABLE summary_streams (
   PRIMARY KEY (rank, device, stream)
 );
 -- One row per rank, activity name and class: counts and times (step_ns: launched inside a step).
+-- @role summary
 CREATE TABLE summary_kernels (
   rank INTEGER NOT NULL, name TEXT NOT NULL, class INTEGER NOT NULL,  -- class: 0 compute, 1 comm, 2 memory, 3 sync
   count INTEGER, total_ns INTEGER, step_ns INTEGER, min_ns INTEGER, max_ns INTEGER
 );
 -- One row per rank and CPU operator name: inclusive and self time (self: without nested CPU operators).
+-- @role summary
 CREATE TABLE summary_ops (
   rank INTEGER NOT NULL, name TEXT NOT NULL,
   count INTEGER, total_ns INTEGER, self_ns INTEGER, step_ns INTEGER, self_step_ns INTEGER,
@@ -295,6 +327,7 @@ CREATE TABLE summary_ops (
   gpu_ns INTEGER, gpu_self_ns INTEGER, gpu_step_ns INTEGER, gpu_self_step_ns INTEGER
 );
 -- One row per rank, collective operation, group size and message size (0: unknown).
+-- @role summary
 CREATE TABLE summary_collectives (
   rank INTEGER NOT NULL, op TEXT NOT NULL, group_size INTEGER, bytes INTEGER,
   count INTEGER, total_ns INTEGER, step_ns INTEGER
@@ -302,12 +335,14 @@ CREATE TABLE summary_collectives (
 -- One row per rank, CPU operator name and recorded input shapes (op_work's counted operators): calls and the
 -- GPU time of the activities attributed to them (op_work.kernel_ns), whole rank and of the operators starting
 -- inside a step (all of them when the rank has no steps). What `diff` matches operators on across runs.
+-- @role summary
 CREATE TABLE summary_op_shapes (
   rank INTEGER NOT NULL, name TEXT NOT NULL,
   input_dims TEXT NOT NULL,  -- as recorded: [[8, 16], [16, 32]]
   count INTEGER, gpu_ns INTEGER, gpu_step_ns INTEGER
 );
 -- The rank x time overview: per rank and bucket (summary_ranks.overview_*), the time of each class in it.
+-- @role summary
 CREATE TABLE summary_overview (
   rank INTEGER NOT NULL, bucket INTEGER NOT NULL,  -- bucket index; it covers [bucket, bucket + 1) * width
   compute_ns INTEGER, comm_ns INTEGER, exposed_comm_ns INTEGER, memory_only_ns INTEGER,

@@ -15,17 +15,6 @@ StringId string_id(const sql::Statement& s, int index) {
 
 }  // namespace
 
-template <typename Table>
-constexpr bool described_fully() {
-  return std::size(Table::kColumns) == static_cast<std::size_t>(Table::kCount);
-}
-static_assert(described_fully<Meta>() && described_fully<Enums>() && described_fully<Strings>() &&
-              described_fully<Ranks>() && described_fully<Devices>() && described_fully<ProcessGroups>() &&
-              described_fully<Streams>() && described_fully<Threads>() && described_fully<Activities>() &&
-              described_fully<Collectives>() && described_fully<ApiCalls>() && described_fully<Ranges>() &&
-              described_fully<Flows>() && described_fully<ThreadActivity>() &&
-              described_fully<Diagnostics>());
-
 std::string column_list(std::span<const Column> columns) {
   std::string out;
   for (const Column& c : columns) {
@@ -405,34 +394,14 @@ ThreadActivityRecord ThreadActivity::read(const sql::Statement& s, int first) {
 }
 
 std::span<const TableDescription> all_tables() {
-  static constexpr TableDescription kTables[] = {
-      {Meta::kName, Meta::kColumns},
-      {Enums::kName, Enums::kColumns},
-      {Strings::kName, Strings::kColumns},
-      {Ranks::kName, Ranks::kColumns},
-      {Devices::kName, Devices::kColumns},
-      {ProcessGroups::kName, ProcessGroups::kColumns},
-      {Streams::kName, Streams::kColumns},
-      {Threads::kName, Threads::kColumns},
-      {Activities::kName, Activities::kColumns},
-      {Collectives::kName, Collectives::kColumns},
-      {ApiCalls::kName, ApiCalls::kColumns},
-      {Ranges::kName, Ranges::kColumns},
-      {Flows::kName, Flows::kColumns},
-      {ThreadActivity::kName, ThreadActivity::kColumns},
-      {Diagnostics::kName, Diagnostics::kColumns},
-      {OpWork::kName, OpWork::kColumns},
-      {KernelWork::kName, KernelWork::kColumns},
-      {SummaryRanks::kName, SummaryRanks::kColumns},
-      {SummarySteps::kName, SummarySteps::kColumns},
-      {SummaryStreams::kName, SummaryStreams::kColumns},
-      {SummaryKernels::kName, SummaryKernels::kColumns},
-      {SummaryOps::kName, SummaryOps::kColumns},
-      {SummaryCollectives::kName, SummaryCollectives::kColumns},
-      {SummaryOpShapes::kName, SummaryOpShapes::kColumns},
-      {SummaryOverview::kName, SummaryOverview::kColumns},
-  };
-  return kTables;
+  return declared::kAllTables;
+}
+
+const TableDescription* find_table(std::string_view name) {
+  for (const TableDescription& t : declared::kAllTables) {
+    if (name == t.name) return &t;
+  }
+  return nullptr;
 }
 
 }  // namespace meshscope::schema

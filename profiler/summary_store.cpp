@@ -49,29 +49,15 @@ void bind_breakdown(sql::Statement& s, int first, const Breakdown& b) {
   for (std::size_t i = 0; i < std::size(values); ++i) s.bind(first + static_cast<int>(i), values[i]);
 }
 
-// The summary tables' CREATE statements of schema.sql, for profiles written before they existed. Statements
-// end where SQLite says one is complete (a ';' inside a comment does not end one).
+// The summary tables of schema.sql, for profiles written before they existed, and the columns added to them
+// since.
 void create_missing_tables(sql::Database& db) {
-  const std::string_view ddl = schema_tables_sql();
-  std::string statement;
-  std::size_t pos = 0;
-  while (pos < ddl.size()) {
-    const std::size_t eol = std::min(ddl.find('\n', pos), ddl.size());
-    statement.append(ddl.substr(pos, eol - pos)).push_back('\n');
-    pos = eol + 1;
-    if (!sqlite3_complete(statement.c_str())) continue;
-    const std::size_t create = statement.find("CREATE TABLE summary_");
-    if (create != std::string::npos) {
-      const std::size_t name_start = create + std::string_view("CREATE TABLE ").size();
-      const std::string name =
-          statement.substr(name_start, statement.find_first_of(" (", name_start) - name_start);
-      if (!db.has_table(name)) db.exec(statement.substr(create));
-    }
-    statement.clear();
+  for (const schema::TableDescription& t : schema::all_tables()) {
+    if (t.role == schema::Role::kSummary && !db.has_table(t.name)) db.exec(t.create_sql);
   }
   // Columns added to a summary table since the profile was written (every one is optional: NULL is none).
   for (const schema::TableDescription& t : schema::all_tables()) {
-    if (!std::string_view(t.name).starts_with("summary_")) continue;
+    if (t.role != schema::Role::kSummary) continue;
     const auto present = db.table_columns(t.name);
     if (!present) continue;
     for (const schema::Column& c : t.columns) {
@@ -170,7 +156,7 @@ void write_rank(sql::Statement& ranks, sql::Statement& steps, sql::Statement& st
 void write_op_shapes(sql::Database& db) {
   if (!db.table_columns(schema::OpWork::kName)) return;  // written before op_work existed
   // Grouped on the string ids first, the names joined to the groups (a fifth faster on a million rows).
-  db.exec(R"(
+  db.exec(fmt::format(R"(
     INSERT INTO summary_op_shapes (rank, name, input_dims, count, gpu_ns, gpu_step_ns)
     SELECT g.rank, n.value, d.value, g.calls, g.gpu, g.gpu_in_steps FROM (
       SELECT w.rank, w.name, w.input_dims, count(*) AS calls,
@@ -181,9 +167,10 @@ void write_op_shapes(sql::Database& db) {
                                  THEN max(w.kernel_ns, 0) ELSE 0 END), 4611686018427387904) AS INTEGER)
                AS gpu_in_steps
       FROM op_work w
-      WHERE w.status = 1 AND w.rank IN (SELECT rank FROM summary_ranks)
+      WHERE w.status = {} AND w.rank IN (SELECT rank FROM summary_ranks)
       GROUP BY w.rank, w.name, w.input_dims) g
-    JOIN strings n ON n.id = g.name JOIN strings d ON d.id = g.input_dims)");
+    JOIN strings n ON n.id = g.name JOIN strings d ON d.id = g.input_dims)",
+                      static_cast<int>(OpWorkStatus::kCounted)));
 }
 
 }  // namespace
@@ -193,11 +180,9 @@ void write_summary(const std::filesystem::path& path, const ProfileSummary& summ
   db.harden();  // the file may be anyone's (an in-place summarize writes a copy of it): nothing of it runs
   in_transaction(db, [&] {
     create_missing_tables(db);
-    for (const auto& t :
-         {schema::SummaryRanks::kName, schema::SummarySteps::kName, schema::SummaryStreams::kName,
-          schema::SummaryKernels::kName, schema::SummaryOps::kName, schema::SummaryCollectives::kName,
-          schema::SummaryOpShapes::kName, schema::SummaryOverview::kName})
-      db.exec(fmt::format("DELETE FROM {}", t));
+    for (const schema::TableDescription& t : schema::all_tables()) {
+      if (t.role == schema::Role::kSummary) db.exec(fmt::format("DELETE FROM {}", t.name));
+    }
     auto ranks = db.prepare(schema::insert_sql<schema::SummaryRanks>());
     auto steps = db.prepare(schema::insert_sql<schema::SummarySteps>());
     auto streams = db.prepare(schema::insert_sql<schema::SummaryStreams>());
@@ -217,32 +202,14 @@ void write_summary(const std::filesystem::path& path, const ProfileSummary& summ
 
 namespace {
 
-// The tables of a profile's description and summaries: what a summary part keeps and a merge copies.
-constexpr const char* kPartTables[] = {"ranks",
-                                       "devices",
-                                       "process_groups",
-                                       "streams",
-                                       "threads",
-                                       "diagnostics",
-                                       "summary_ranks",
-                                       "summary_steps",
-                                       "summary_streams",
-                                       "summary_kernels",
-                                       "summary_ops",
-                                       "summary_collectives",
-                                       "summary_op_shapes",
-                                       "summary_overview"};
-
-// The rows a merge copies from a part (for the ranks it gives): every part table but meta, enums and strings.
-bool copied_by_merge(std::string_view table) {
-  for (const char* t : kPartTables) {
-    if (table == t) return true;
-  }
-  return false;
+// What a merge copies from a part (for the ranks it gives): the description of each rank and its summaries.
+bool copied_by_merge(const schema::TableDescription& table) {
+  return table.role == schema::Role::kDescription || table.role == schema::Role::kSummary;
 }
 
-bool kept_in_part(std::string_view table) {
-  return copied_by_merge(table) || table == "meta" || table == "enums" || table == "strings";
+// What a summary part keeps: all but the events.
+bool kept_in_part(const schema::TableDescription& table) {
+  return table.role != schema::Role::kEvents;
 }
 
 }  // namespace
@@ -255,7 +222,7 @@ void drop_events(const std::filesystem::path& path) {
     // The event tables go (activities stays, empty: it marks the file as a profile), and the strings only
     // events named (the description and the summaries hold their names as text).
     for (const schema::TableDescription& t : schema::all_tables()) {
-      if (kept_in_part(t.name) || !db.has_table(t.name)) continue;
+      if (kept_in_part(t) || !db.has_table(t.name)) continue;
       db.exec(std::string(std::string_view(t.name) == "activities" ? "DELETE FROM " : "DROP TABLE ") +
               t.name);
     }
@@ -357,7 +324,7 @@ std::vector<std::int32_t> merge_summary_parts(const std::vector<std::filesystem:
       if (ranks.empty()) continue;
       sql::Database in(part, true);
       for (const schema::TableDescription& t : schema::all_tables()) {
-        if (!copied_by_merge(t.name)) continue;
+        if (!copied_by_merge(t)) continue;
         const auto present = in.table_columns(t.name);
         if (!present) continue;
         // A part written before a column was added has none: it copies as NULL (none).

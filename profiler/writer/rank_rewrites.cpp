@@ -4,25 +4,23 @@
 
 #include <fmt/format.h>
 
+#include "profiler/schema_tables.hpp"
+
 namespace meshscope::writer {
 
 void apply_rank_rewrites(sql::Database& db, std::span<const RankRewrite> rewrites) {
   for (const auto& r : rewrites) {
-    const std::string from = std::to_string(r.old_rank), to = std::to_string(r.new_rank),
-                      shift = std::to_string(r.shift_ns);
-    for (const char* table : {"activities", "collectives", "api_calls", "ranges", "thread_activity"}) {
-      db.exec(fmt::format(
-          "UPDATE {} SET rank = {}, start_ns = start_ns + {}, end_ns = end_ns + {} WHERE rank = {}", table,
-          to, shift, shift, from));
-    }
-    db.exec(fmt::format(
-        "UPDATE flows SET rank = {0}, src_ns = src_ns + {1}, dst_ns = dst_ns + {1} WHERE rank = {2}", to,
-        shift, from));
-    db.exec(fmt::format("UPDATE op_work SET rank = {0}, start_ns = start_ns + {1} WHERE rank = {2}", to,
-                        shift, from));
-    db.exec(fmt::format("UPDATE kernel_work SET rank = {} WHERE rank = {}", to, from));
-    for (const char* table : {"ranks", "devices", "process_groups", "streams", "threads", "diagnostics"}) {
-      db.exec(fmt::format("UPDATE {} SET rank = {} WHERE rank = {}", table, to, from));
+    // Each rank's description and events move to the new rank; the events' times on the profile clock shift.
+    // (The summaries are computed after the rewrites, and ranks.first_ns/last_ns when the writer commits.)
+    for (const schema::TableDescription& t : schema::all_tables()) {
+      if (t.role != schema::Role::kDescription && t.role != schema::Role::kEvents) continue;
+      std::string set = fmt::format("rank = {}", r.new_rank);
+      if (t.role == schema::Role::kEvents) {
+        for (const schema::Column& c : t.columns) {
+          if (c.clock) set += fmt::format(", {0} = {0} + {1}", c.name, r.shift_ns);
+        }
+      }
+      db.exec(fmt::format("UPDATE {} SET {} WHERE rank = {}", t.name, set, r.old_rank));
     }
   }
 }

@@ -1,10 +1,12 @@
-// schema_tables.hpp describes schema.sql: every table, every column in order, with its declared type; a
-// column the loader requires is NOT NULL (or the table's key) in the schema; the enums table holds what
+// The descriptions generated from schema.sql (schema_codegen.cpp) are SQLite's reading of it: every table,
+// every column in order, with its declared type; a column the loader requires is NOT NULL (or the table's
+// key) in the schema; each table's role and clock columns are those its tags give; the enums table holds what
 // to_string() says, and schema.sql's comments list the same values.
 #include "profiler/schema_tables.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -103,6 +105,70 @@ TEST_F(SchemaDatabase, EnumsComeFromTheCppNames) {
       EXPECT_NE(sql.find(std::to_string(value) + " " + name), std::string::npos) << family << " " << value;
     }
   }
+}
+
+TEST_F(SchemaDatabase, EachTablesCreateStatementMakesTheTableTheSchemaMakes) {
+  for (const auto& table : schema::all_tables()) {
+    sqlite3* alone = nullptr;
+    ASSERT_EQ(sqlite3_open(":memory:", &alone), SQLITE_OK);
+    char* error = nullptr;
+    ASSERT_EQ(sqlite3_exec(alone, table.create_sql, nullptr, nullptr, &error), SQLITE_OK) << error;
+    sqlite3_stmt* s = nullptr;
+    const std::string sql = std::string("SELECT count(*) FROM pragma_table_info('") + table.name + "')";
+    sqlite3_prepare_v2(alone, sql.c_str(), -1, &s, nullptr);
+    ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
+    EXPECT_EQ(static_cast<std::size_t>(sqlite3_column_int(s, 0)), columns(table.name).size()) << table.name;
+    sqlite3_finalize(s);
+    sqlite3_close(alone);
+  }
+}
+
+// The roles schema.sql's "@role" lines give: a rank's description and summaries are what a summary part keeps
+// and a merge copies, its events what a part drops and a rank rewrite shifts.
+TEST(SchemaTables, EveryTableHasTheRoleItsRowsPlay) {
+  std::map<schema::Role, std::set<std::string>> by_role;
+  for (const auto& table : schema::all_tables()) by_role[table.role].insert(table.name);
+  EXPECT_EQ(by_role[schema::Role::kJob], (std::set<std::string>{"meta", "enums", "strings"}));
+  EXPECT_EQ(
+      by_role[schema::Role::kDescription],
+      (std::set<std::string>{"ranks", "devices", "process_groups", "streams", "threads", "diagnostics"}));
+  EXPECT_EQ(by_role[schema::Role::kEvents],
+            (std::set<std::string>{"activities", "collectives", "api_calls", "ranges", "flows",
+                                   "thread_activity", "op_work", "kernel_work"}));
+  EXPECT_EQ(by_role[schema::Role::kSummary].size(), 8u);
+  for (const auto& name : by_role[schema::Role::kSummary]) EXPECT_TRUE(name.starts_with("summary_")) << name;
+  // Every table of a rank's description, events and summaries says whose it is.
+  for (const auto& table : schema::all_tables()) {
+    if (table.role == schema::Role::kJob) continue;
+    const bool has_rank = std::any_of(table.columns.begin(), table.columns.end(),
+                                      [](const schema::Column& c) { return std::string(c.name) == "rank"; });
+    EXPECT_TRUE(has_rank) << table.name;
+  }
+}
+
+TEST(SchemaTables, TheClockColumnsOfTheEventsAreTheirTimes) {
+  std::map<std::string, std::vector<std::string>> clock;
+  for (const auto& table : schema::all_tables()) {
+    if (table.role != schema::Role::kEvents) continue;
+    auto& names = clock[table.name];
+    for (const auto& c : table.columns)
+      if (c.clock) names.emplace_back(c.name);
+  }
+  const std::vector<std::string> interval = {"start_ns", "end_ns"};
+  for (const char* table : {"activities", "collectives", "api_calls", "ranges", "thread_activity"})
+    EXPECT_EQ(clock[table], interval) << table;
+  EXPECT_EQ(clock["flows"], (std::vector<std::string>{"src_ns", "dst_ns"}));
+  EXPECT_EQ(clock["op_work"], (std::vector<std::string>{"start_ns"}));
+  EXPECT_TRUE(clock["kernel_work"].empty());
+  // A duration is no time on the clock.
+  EXPECT_FALSE(schema::OpWork::kColumns[schema::OpWork::kernel_ns].clock);
+}
+
+TEST(SchemaTables, ACppKeywordColumnGetsAnUnderscore) {
+  EXPECT_EQ(schema::SummaryKernels::kColumns[schema::SummaryKernels::class_].name, std::string("class"));
+  EXPECT_EQ(schema::find_table("summary_kernels")->columns.size(),
+            static_cast<std::size_t>(schema::SummaryKernels::kCount));
+  EXPECT_EQ(schema::find_table("no_such_table"), nullptr);
 }
 
 TEST(SchemaTables, InsertAndSelectNameTheColumnsInSchemaOrder) {

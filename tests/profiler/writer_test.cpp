@@ -225,6 +225,26 @@ TEST(ProfileWriter, RankRewriteMovesAndShiftsEveryRow) {
     RangeRecord r = range(5, 25, writer.intern("op"));
     r.rank = 99;
     writer.add_range(r);
+    FlowRecord flow;
+    flow.rank = 99;
+    flow.category = writer.intern("fwdbwd");
+    flow.src_ns = 12;
+    flow.dst_ns = 18;
+    writer.add_flow(flow);
+    OpWorkRecord op;
+    op.rank = 99;
+    op.start_ns = 5;
+    op.name = writer.intern("aten::mm");
+    const std::int64_t op_id = writer.add_op_work(op);
+    writer.add_kernel_work({.activity_id = 7, .rank = 99, .op_id = op_id, .flops = 1, .bytes = 1});
+    ThreadActivityRecord on_cpu;
+    on_cpu.rank = 99;
+    on_cpu.kind = ThreadActivityKind::kOnCpu;
+    on_cpu.start_ns = 1;
+    on_cpu.end_ns = 30;
+    writer.add_thread_activity(on_cpu);
+    writer.add_stream({.rank = 99, .device = 0, .stream = 7, .name = "stream 7"});
+    writer.add_diagnostic(99, "info", "rewritten");
     writer.rewrite_rank(99, 3, 1000);
     writer.commit();
   }
@@ -235,6 +255,29 @@ TEST(ProfileWriter, RankRewriteMovesAndShiftsEveryRow) {
   EXPECT_EQ(rank.activities.at(0).start_ns, 1010);
   EXPECT_EQ(rank.first_ns, 1005);
   EXPECT_EQ(rank.last_ns, 1025);
+  // Every table of a rank's description and events, as schema.sql declares them, moved; its clock times
+  // shifted.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(target.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  auto number = [&](const std::string& sql) {
+    sqlite3_stmt* s = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sql;
+    std::int64_t value = -1;
+    if (s && sqlite3_step(s) == SQLITE_ROW) value = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return value;
+  };
+  for (const char* table : {"activities", "ranges", "flows", "op_work", "kernel_work", "thread_activity",
+                            "ranks", "streams", "diagnostics"}) {
+    EXPECT_EQ(number(std::string("SELECT count(*) FROM ") + table + " WHERE rank = 99"), 0) << table;
+    EXPECT_EQ(number(std::string("SELECT count(*) FROM ") + table + " WHERE rank = 3"), 1) << table;
+  }
+  EXPECT_EQ(number("SELECT src_ns FROM flows"), 1012);
+  EXPECT_EQ(number("SELECT dst_ns FROM flows"), 1018);
+  EXPECT_EQ(number("SELECT start_ns FROM op_work"), 1005);
+  EXPECT_EQ(number("SELECT end_ns FROM thread_activity"), 1030);
+  EXPECT_EQ(number("SELECT start_ns FROM ranges"), 1005);
+  sqlite3_close(db);
 }
 
 TEST(Profile, StreamsAreTimeSortedAndCountsMatch) {
