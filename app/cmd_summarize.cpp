@@ -22,8 +22,6 @@
 #include "collectors/runtime/collector_runtime.hpp"
 #include "job/import_job.hpp"
 #include "profiler/error.hpp"
-#include "profiler/output_file.hpp"
-#include "profiler/profile_writer.hpp"
 
 namespace meshscope::app {
 namespace {
@@ -109,26 +107,8 @@ void run(Options o) {
   if (o.merge) {
     if (o.summaries_only) fail("summarize: --summaries-only applies to one part, not to --merge");
     const auto parts = paths(o.inputs);
-    // No part and no trace is ever the output (the writer checks the traces; the parts are checked here).
-    std::vector<fs::path> inputs = parts;
-    for (const auto& e : expand_trace_inputs(paths_as_given(o.events))) inputs.push_back(e);
-    refuse_output_among_inputs(resolve_output_path(output), inputs);
-    std::vector<std::int32_t> copied;
-    auto merge = [&](const fs::path& written) { copied = merge_summary_parts(parts, written); };
-    // The ranks whose events are wanted come in whole (imported from their traces); every other rank only as
-    // its summary. The output appears once everything is in it.
-    if (!o.events.empty()) {
-      import_with_summaries(paths_as_given(o.events), output, {}, {}, merge);
-    } else {
-      WriterOptions options;
-      options.inputs = inputs;
-      options.before_publish = [&](const fs::path& written, const fs::path& shown) {
-        with_output_named(written, shown, [&] { merge(written); });
-      };
-      ProfileWriter job(output, options);  // the schema, no rank yet: every rank comes from a part
-      job.set_meta("source_format", "meshscope-summaries");
-      job.commit();
-    }
+    const std::vector<std::int32_t> copied =
+        merge_summary_parts_into(parts, paths_as_given(o.events), output);
     if (!o.quiet)
       std::printf("merged the summaries of %zu rank%s from %zu part%s%s into %s\n", copied.size(),
                   copied.size() == 1 ? "" : "s", parts.size(), parts.size() == 1 ? "" : "s",

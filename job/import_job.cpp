@@ -9,7 +9,9 @@
 #include "profiler/error.hpp"
 #include "profiler/output_file.hpp"
 #include "profiler/profile.hpp"
+#include "profiler/profile_writer.hpp"
 #include "profiler/sqlite_util.hpp"
+#include "profiler/summary_store.hpp"
 
 namespace meshscope {
 
@@ -87,6 +89,32 @@ bool summarize_in_place(const std::filesystem::path& input) {
   });
   output.publish();
   return true;
+}
+
+std::vector<std::int32_t> merge_summary_parts_into(const std::vector<std::filesystem::path>& parts,
+                                                   const std::vector<std::filesystem::path>& event_traces,
+                                                   const std::filesystem::path& output) {
+  // No part and no trace is ever the output (the writer checks the traces; the parts are checked here).
+  std::vector<std::filesystem::path> inputs = parts;
+  for (const auto& e : expand_trace_inputs(event_traces)) inputs.push_back(e);
+  refuse_output_among_inputs(resolve_output_path(output), inputs);
+  std::vector<std::int32_t> copied;
+  auto merge = [&](const std::filesystem::path& written) { copied = merge_summary_parts(parts, written); };
+  // The ranks whose events are wanted come in whole (imported from their traces); every other rank only as
+  // its summary. The output appears once everything is in it.
+  if (!event_traces.empty()) {
+    import_with_summaries(event_traces, output, {}, {}, merge);
+    return copied;
+  }
+  WriterOptions options;
+  options.inputs = inputs;
+  options.before_publish = [&](const std::filesystem::path& written, const std::filesystem::path& shown) {
+    with_output_named(written, shown, [&] { merge(written); });
+  };
+  ProfileWriter job(output, options);  // the schema, no rank yet: every rank comes from a part
+  job.set_meta("source_format", "meshscope-summaries");
+  job.commit();
+  return copied;
 }
 
 }  // namespace meshscope

@@ -3,6 +3,7 @@
 // (collectors/import) know nothing of the analyses; the job supplies what they compute while reading.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <vector>
@@ -34,5 +35,13 @@ ImportSummary import_with_summaries(
 // summarise: it is left as it is and false returned. One meshscope::Error line, naming PATH, for a file that
 // is no profile.
 bool summarize_in_place(const std::filesystem::path& path);
+
+// `summarize --merge`: one job profile at OUTPUT from the summaries of PARTS (profiles written by `summarize
+// --summaries-only`, checked against each other as profiler/summary_store's merge_summary_parts says), with
+// the events of the ranks whose traces EVENT_TRACES gives imported whole. No part and no trace may be the
+// output; the output appears once everything is in it. Returns the ranks copied from the parts.
+std::vector<std::int32_t> merge_summary_parts_into(const std::vector<std::filesystem::path>& parts,
+                                                   const std::vector<std::filesystem::path>& event_traces,
+                                                   const std::filesystem::path& output);
 
 }  // namespace meshscope

@@ -122,6 +122,11 @@ StoredWork read_work(const std::filesystem::path& path, const WorkReadOptions& o
   return out;
 }
 
+std::optional<RecordedShapes> read_recorded_shapes(const std::filesystem::path& path, std::int64_t range_id) {
+  sql::Database db(path, /*read_only=*/true);
+  return read_recorded_shapes(db, range_id);
+}
+
 std::optional<RecordedShapes> read_recorded_shapes(sql::Database& db, std::int64_t range_id) {
   const auto columns = db.table_columns("ranges");
   if (!columns || !columns->contains("input_dims") || !columns->contains("input_types")) return std::nullopt;

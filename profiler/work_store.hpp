@@ -48,5 +48,7 @@ struct RecordedShapes {
 // not; nullopt when none were recorded (or the profile was imported before ranges kept them). One look-up by
 // primary key: the Details of a selected operator.
 std::optional<RecordedShapes> read_recorded_shapes(sql::Database& db, std::int64_t range_id);
+// The same from the profile at PATH, opened read-only on the hardened connection of an untrusted file.
+std::optional<RecordedShapes> read_recorded_shapes(const std::filesystem::path& path, std::int64_t range_id);
 
 }  // namespace meshscope

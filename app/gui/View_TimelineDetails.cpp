@@ -26,7 +26,6 @@
 #include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
 #include "profiler/error.hpp"
-#include "profiler/sqlite_util.hpp"
 
 namespace meshscope::gui {
 
@@ -361,9 +360,8 @@ const RecordedShapes* View::recorded_shapes(std::size_t r_index, std::size_t ran
   if (shapes_lookup_.loaded != loaded_.get() || !(shapes_lookup_.event == key)) {
     shapes_lookup_ = {loaded_.get(), key, std::nullopt, {}};
     try {
-      sql::Database db(loaded_->profile->path(), /*read_only=*/true);
-      shapes_lookup_.shapes =
-          read_recorded_shapes(db, loaded_->profile->ranks()[r_index].ranges[range_index].id);
+      shapes_lookup_.shapes = read_recorded_shapes(loaded_->profile->path(),
+                                                   loaded_->profile->ranks()[r_index].ranges[range_index].id);
     } catch (const Error& err) {
       shapes_lookup_.error = err.what();
     }
