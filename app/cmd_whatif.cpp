@@ -14,9 +14,9 @@
 
 #include <fmt/format.h>
 
-#include "analysis/compare/hardware_edit.hpp"
 #include "analysis/compare/link_edits.hpp"
 #include "analysis/compare/measured.hpp"
+#include "analysis/compare/whatif_request.hpp"
 #include "analysis/compare/workload.hpp"
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/replay.hpp"
@@ -44,13 +44,7 @@ struct Options {
   std::size_t rows = 40;
 };
 
-// The edits as given (their names) and what the link edits started from.
-struct EditList {
-  measure::ReplayEdits edits;
-  std::vector<std::string> names, notes;
-};
-
-std::vector<std::string> edit_names(const EditList& e, const Replay& w) {
+std::vector<std::string> edit_names(const compare::WhatifEdits& e, const Replay& w) {
   std::vector<std::string> names = e.names;
   if (e.edits.fix_straggler)
     names.push_back(w.straggler >= 0 ? fmt::format("fix-straggler (rank {})", w.straggler)
@@ -87,7 +81,7 @@ void replay_json(JsonWriter& j, const Replay& r) {
   j.end_object();
 }
 
-void whatif_json(JsonWriter& j, const EditList& edits, const Replay& w) {
+void whatif_json(JsonWriter& j, const compare::WhatifEdits& edits, const Replay& w) {
   j.key("whatif").begin_object();
   j.key("edits").begin_array();
   for (const auto& name : edit_names(edits, w)) j.value(name);
@@ -178,7 +172,7 @@ void print_ranks(const Replay& w, std::size_t rows) {
   if (w.ranks.size() > rows) std::printf("... %zu more ranks\n", w.ranks.size() - rows);
 }
 
-void print_text(const std::string& title, const EditList& edits, const Replay& r, const Replay* w,
+void print_text(const std::string& title, const compare::WhatifEdits& edits, const Replay& r, const Replay* w,
                 std::size_t rows) {
   std::printf("whatif   %s\n", title.c_str());
   std::printf("replay   %zu step%s on %zu rank%s: mean |error| %.2f %%, max %.2f %%\n", r.steps.size(),
@@ -202,93 +196,42 @@ void print_text(const std::string& title, const EditList& edits, const Replay& r
 }
 
 // The edits given, read before anything else (a bad one exits before the profile is opened).
-EditList read_edits(const Options& o, std::vector<compare::LinkEdit>& links) {
-  EditList out;
+compare::WhatifRequest read_request(const Options& o) {
+  compare::WhatifRequest out;
   for (const auto& text : o.scales) {
     measure::ScaleEdit e;
     std::string error;
     if (!measure::parse_scale_edit(text, e, error)) fail("{}", error);
-    out.names.push_back("scale " + e.text);
-    out.edits.scales.push_back(std::move(e));
+    out.scales.push_back(std::move(e));
   }
-  out.edits.fix_straggler = o.fix_straggler;
+  out.fix_straggler = o.fix_straggler;
   for (const auto& [texts, latency] : {std::pair{&o.links, false}, std::pair{&o.latencies, true}}) {
     for (const auto& text : *texts) {
       compare::LinkEdit e;
       std::string error;
       if (!compare::parse_link_edit(text, latency, e, error)) fail("{}", error);
-      out.names.push_back((latency ? "latency " : "link ") + e.text);
-      links.push_back(std::move(e));
+      out.links.push_back(std::move(e));
     }
   }
+  out.hardware = o.hardware;
+  out.tp = o.tp;
+  out.dp = o.dp;
   return out;
 }
 
-// A's factors times B's, activity by activity (A empty: B).
-void multiply_into(std::vector<std::vector<double>>& a, std::vector<std::vector<double>> b) {
-  if (a.empty()) {
-    a = std::move(b);
-    return;
-  }
-  for (std::size_t r = 0; r < a.size() && r < b.size(); ++r)
-    for (std::size_t i = 0; i < a[r].size() && i < b[r].size(); ++i) a[r][i] *= b[r][i];
-}
-
-// --hardware: every kernel re-timed for the target from its work (compare::retime_hardware).
-void apply_hardware(const model::HardwareSpec& target, Job& job, EditList& edits) {
-  const auto source = compare::hardware_spec(job.workload());
-  if (!source)
-    fail(
-        "{}: the GPU it ran on is not known, so --hardware has nothing to scale from: state it with "
-        "`meshscope "
-        "annotate PROFILE --hardware NAME`",
-        job.title());
-  compare::HardwareRetiming retimed =
-      compare::retime_hardware(job.profile(), job.analysis(), job.work(), *source, target);
-  multiply_into(edits.edits.transfer_factor, std::move(retimed.factor));
-  edits.notes.insert(edits.notes.end(), retimed.notes.begin(), retimed.notes.end());
-  edits.names.push_back("hardware " + target.name);
-}
-
-// --tp, --dp: the groups' collectives, and for --tp the split kernels, re-timed (compare::retime_layout).
-void apply_layout_edit(const compare::LayoutEdit& edit, Job& job, EditList& edits) {
-  const compare::Workload& workload = job.workload();
-  for (const auto& [field, given, known] : {std::tuple{"tp", edit.tp, workload.tp.has_value()},
-                                            std::tuple{"dp", edit.dp, workload.dp.has_value()}}) {
-    if (given > 0 && !known)
-      fail(
-          "{}: --{} needs the {} degree the job ran, which its process groups do not show: state the layout "
-          "with `meshscope annotate PROFILE --layout dp=N,tp=N`",
-          job.title(), field, field == std::string_view("tp") ? "tensor-parallel" : "data-parallel");
-  }
-  compare::LinkRetiming retimed =
-      compare::retime_layout(job.profile(), job.analysis(), compare::inferred_layout(workload), edit,
-                             compare::hardware_spec(workload), job.title());
-  multiply_into(edits.edits.transfer_factor, std::move(retimed.factor));
-  edits.notes.insert(edits.notes.end(), retimed.notes.begin(), retimed.notes.end());
-  if (edit.tp > 0) edits.names.push_back(fmt::format("tp {}", edit.tp));
-  if (edit.dp > 0) edits.names.push_back(fmt::format("dp {}", edit.dp));
-}
-
 void run(const Options& o) {
-  std::vector<compare::LinkEdit> links;
-  EditList edits = read_edits(o, links);
+  const compare::WhatifRequest request = read_request(o);
   std::optional<model::HardwareSpec> target;
-  if (!o.hardware.empty()) with_model_errors([&] { target = model::load_hardware(o.hardware); });
+  if (!request.hardware.empty()) with_model_errors([&] { target = model::load_hardware(request.hardware); });
   Job job = open_job(o.inputs);
   const Profile& profile = job.profile();
   const measure::Analysis& analysis = job.analysis();
-  if (target) apply_hardware(*target, job, edits);
-  if (o.tp > 0 || o.dp > 0) apply_layout_edit({.tp = o.tp, .dp = o.dp}, job, edits);
-  if (!links.empty()) {
-    const auto hw = compare::hardware_spec(job.workload());
-    compare::LinkRetiming retimed =
-        compare::retime_links(profile, analysis, links, hw ? hw->gpus_per_node : 8);
-    multiply_into(edits.edits.transfer_factor, std::move(retimed.factor));
-    edits.notes.insert(edits.notes.end(), retimed.notes.begin(), retimed.notes.end());
-    if (!hw)
-      edits.notes.push_back("no hardware known: ranks placed 8 to a node where their host names do not tell");
-  }
+  static const measure::ProfileWork kNoWork;
+  static const compare::Workload kNoWorkload;
+  const compare::WhatifEdits edits =
+      compare::whatif_edits(profile, analysis, target ? job.work() : kNoWork,
+                            request.needs_workload() ? job.workload() : kNoWorkload, request,
+                            target ? &*target : nullptr, job.title());
   measure::ReplayOptions options;
   options.keep_unexplained = !o.drop_unexplained;
   measure::ReplayGraph graph(profile, analysis, options);

@@ -7,7 +7,7 @@ that a change of structure changes no behaviour.
 
 `run` imports each input (every file and folder of traces under DIR/*/, default ../shared/traces, and each
 --input: a generated job, a profile's traces), then runs on the profile info, report, diff (of the profile with
-itself), compare and export, each as text and as JSON where it has both, then summarize (in place) and info again,
+itself), compare, export and whatif (scales, links, layout, hardware), each as text and as JSON where it has both, then summarize (in place) and info again,
 and the model commands (predict, search, plan) once. Per command it keeps the exit status, standard output and standard error (an export: the SHA-256 of
 the file written). Profiles are written in one fixed scratch folder, so that the paths the outputs print are the
 same from one run to the next; timing lines (MESHSCOPE_TIMING) are not asked for, and the time `search` prints is
@@ -43,6 +43,10 @@ PROFILE_COMMANDS = [
     ("compare.json", ["compare", "--json", "{p}"]),
     ("compare.model.json", ["compare", "--json", "{p}", "--model", "llama3-8b", "--hardware", "h100-sxm"]),
     ("export", ["export", "{p}", "-o", "{w}/export.json"]),
+    ("whatif", ["whatif", "{p}", "--scale", "gemm=0.5", "--scale", "comm=2", "--fix-straggler"]),
+    ("whatif.links.json", ["whatif", "--json", "{p}", "--link", "nvlink=100", "--latency", "inter_node=8"]),
+    ("whatif.layout", ["whatif", "{p}", "--tp", "4", "--dp", "2"]),
+    ("whatif.hardware.json", ["whatif", "--json", "{p}", "--hardware", "b200"]),
     # Last: summarize rewrites the profile (its summaries computed again from the events), then read back.
     ("summarize", ["summarize", "{p}"]),
     ("info.after-summarize.json", ["info", "--json", "{p}"]),

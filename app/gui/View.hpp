@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "analysis/compare/whatif_request.hpp"
 #include "analysis/measure/critical_path.hpp"
 #include "analysis/measure/diff.hpp"
 #include "analysis/measure/findings.hpp"
@@ -247,10 +248,11 @@ class View {
   bool baseline_loading() const { return bl_.busy.load(); }
   const std::string& baseline_error() const { return bl_.error; }
   void set_baseline_stacked(bool stacked);
-  // What-if (View_Baseline.cpp): the open profile replayed with EDITS (analysis/measure/replay.hpp) becomes
-  // the baseline, its rows stacked under each rank, once the profile's events are in. An error (a large job
-  // opened on its summaries) is the baseline's error.
-  void request_whatif(measure::ReplayEdits edits, std::string text);
+  // What-if (View_Baseline.cpp): the open profile replayed with the edits REQUEST asks for (`whatif`'s, read
+  // from TEXT by compare::parse_whatif_line) becomes the baseline, its rows stacked under each rank, once the
+  // profile's events are in. An error (a large job opened on its summaries, an edit the profile cannot take)
+  // is the baseline's error.
+  void request_whatif(compare::WhatifRequest request, std::string text);
   bool baseline_stacked() const { return bl_.stacked; }
   // The critical path overlay (timeline_critical_path.cpp): shown or not, and the events it outlined in the
   // last frame (each CPU range, CUDA call and GPU activity of the drawn paths' segments, once).
@@ -550,9 +552,10 @@ class View {
 
   // Baseline: the profile, its diff with the open one, the worker that loads and diffs
   void whatif_button();  // View_Timeline.cpp: the toolbar's What-if button and editor
-  void run_whatif();     // View_Baseline.cpp: the requested replay, on the UI thread
+  measure::ReplayEdits whatif_edits(const compare::WhatifRequest& request);
+  void run_whatif();  // View_Baseline.cpp: the requested replay, on the UI thread
   struct WhatifState {
-    std::optional<measure::ReplayEdits> requested;
+    std::optional<compare::WhatifRequest> requested;
     std::string requested_text;
     char text[256] = "gemm=0.5";
     std::string error;

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "analysis/model/presets.hpp"
 #include "app/gui/View.hpp"
+#include "profiler/error.hpp"
 
 namespace meshscope::gui {
 
@@ -66,17 +68,41 @@ void View::baseline_start(std::vector<std::filesystem::path> paths) {
   });
 }
 
-void View::request_whatif(measure::ReplayEdits edits, std::string text) {
-  wi_.requested = std::move(edits);
+void View::request_whatif(compare::WhatifRequest request, std::string text) {
+  wi_.requested = std::move(request);
   wi_.requested_text = std::move(text);
 }
 
+// The replay edits of REQUEST on the open profile, as `whatif` makes them (compare::whatif_edits): the
+// hardware, layout and link edits from the measured model's workload and work. Throws with one line.
+measure::ReplayEdits View::whatif_edits(const compare::WhatifRequest& request) {
+  if (request.needs_workload() && !loaded_->measured)
+    throw Error("the hardware, layout and link edits need the measured model: " + loaded_->measured_error);
+  std::optional<model::HardwareSpec> target;
+  if (!request.hardware.empty()) target = model::load_hardware(request.hardware);
+  static const compare::Workload kNoWorkload;
+  static const measure::ProfileWork kNoWork;
+  const compare::Workload& workload = loaded_->measured ? loaded_->measured->workload : kNoWorkload;
+  const measure::ProfileWork& work = loaded_->measured ? loaded_->measured->work : kNoWork;
+  return compare::whatif_edits(*loaded_->profile, loaded_->analysis, work, workload, request,
+                               target ? &*target : nullptr, loaded_->source.filename().string())
+      .edits;
+}
+
 void View::run_whatif() {
-  measure::ReplayEdits edits = std::move(*wi_.requested);
+  const compare::WhatifRequest request = std::move(*wi_.requested);
   wi_.requested.reset();
   if (loaded_->lazy) {
     wi_.error = "what-if replays every rank's events: this large job is open on its summaries (--lazy never)";
     bl_.error = wi_.error;
+    return;
+  }
+  measure::ReplayEdits edits;
+  try {
+    edits = whatif_edits(request);
+  } catch (const std::exception& e) {
+    wi_.error = e.what();
+    bl_.error = "what-if: " + wi_.error;
     return;
   }
   measure::Replay replay = replay_graph().run(edits, true);

@@ -185,7 +185,7 @@ void bookmarks_popup(TimelineState& tl, TimeNs origin) {
 }  // namespace
 
 // The toolbar's What-if... button (disabled for a large job open on its summaries) and its editor: edits as
-// one line (measure::parse_edits), replayed when given.
+// one line, as `whatif` takes them (compare::parse_whatif_line), replayed when given.
 void View::whatif_button() {
   same_line_if_fits(button_width("What-if..."));
   ImGui::BeginDisabled(loaded_->lazy.has_value());
@@ -204,12 +204,14 @@ void View::whatif_button() {
   const bool entered =
       ImGui::InputText("edits", wi_.text, sizeof wi_.text, ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::TextDisabled("CLASS=F or PATTERN=F (gemm, attention, conv, norm, elementwise, comm, memcpy),");
-  ImGui::TextDisabled("fix-straggler; empty: the replay as measured");
+  ImGui::TextDisabled(
+      "fix-straggler, --tp N, --dp N, --link DOMAIN=GB/s, --latency DOMAIN=us, --hardware GPU;");
+  ImGui::TextDisabled("empty: the replay as measured");
   if (ImGui::Button("Replay") || entered) {
-    measure::ReplayEdits edits;
+    compare::WhatifRequest request;
     std::string error;
-    if (measure::parse_edits(wi_.text, edits, error)) {
-      request_whatif(std::move(edits), wi_.text);
+    if (compare::parse_whatif_line(wi_.text, request, error)) {
+      request_whatif(std::move(request), wi_.text);
       wi_.error.clear();
       ImGui::CloseCurrentPopup();
     } else {

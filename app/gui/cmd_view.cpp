@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/measure/replay.hpp"
+#include "analysis/compare/whatif_request.hpp"
 #include "app/command.hpp"
 #include "app/gui/gui_main.hpp"
 #include "collectors/import/import.hpp"
@@ -67,9 +67,9 @@ gui::WindowOptions window_options(const ViewFlags& flags) {
     if (!o.baseline.empty())
       throw Error("--whatif: the replay is shown as the baseline; leave out --baseline");
     if (o.profiles.empty()) throw Error("--whatif needs a PROFILE to replay");
-    measure::ReplayEdits edits;
+    compare::WhatifRequest request;
     std::string error;
-    if (!measure::parse_edits(flags.whatif, edits, error)) throw Error("--whatif " + error);
+    if (!compare::parse_whatif_line(flags.whatif, request, error)) throw Error("--whatif " + error);
     o.whatif = flags.whatif;
   }
   o.critical_path = flags.critical_path;
@@ -223,9 +223,10 @@ void setup(CLI::App& root) {
       ->allow_extra_args(false);
   cmd->add_flag("--stack-baseline", flags->stack_baseline,
                 "with --baseline: start with the baseline's rows under each rank of the timeline");
-  cmd->add_option("--whatif", flags->whatif,
-                  "replay the profile with these edits (\"gemm=0.5 comm=2 fix-straggler\"; \"replay\": none) "
-                  "and stack the replay's rows under each rank (docs/WHATIF.md)");
+  cmd->add_option(
+      "--whatif", flags->whatif,
+      "replay the profile with these edits, as `whatif` takes them (\"gemm=0.5 comm=2 fix-straggler "
+      "--tp 4\"; \"replay\": none) and stack the replay's rows under each rank (docs/WHATIF.md)");
   cmd->add_flag("--critical-path", flags->critical_path,
                 "start with the timeline's critical path overlay on (select a step to see one step's path)");
   cmd->add_option("--screenshot", flags->screenshot, "render real frames headless, write this PNG and exit");

@@ -255,10 +255,10 @@ int run_window(const WindowOptions& options) {
     view.set_baseline_stacked(options.stack_baseline);
     view.set_critical_path_shown(options.critical_path);
     if (!options.whatif.empty()) {
-      measure::ReplayEdits edits;
+      compare::WhatifRequest request;
       std::string ignored;
-      measure::parse_edits(options.whatif, edits, ignored);
-      view.request_whatif(std::move(edits), options.whatif);
+      compare::parse_whatif_line(options.whatif, request, ignored);
+      view.request_whatif(std::move(request), options.whatif);
     }
 
     Offscreen offscreen;

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "analysis/compare/whatif_request.hpp"
 #include "analysis/measure/replay.hpp"
 #include "analysis/model/collectives.hpp"
 #include "analysis/model/predict.hpp"
@@ -53,6 +54,62 @@ TEST(LinkEdits, CollectivesAreRetimedFromTheProfilesOwnFit) {
   const measure::Replay w = measure::replay(p, a, edits, options);
   EXPECT_EQ(w.times[0].end[0], 520 * us);
   EXPECT_EQ(w.times[1].end[1], 520 * us + 1010 * us);
+}
+
+// The GUI's What-if line and `whatif`'s flags are one request (compare::parse_whatif_line, whatif_edits).
+TEST(WhatifRequest, OneLineReadsAsWhatifsFlags) {
+  WhatifRequest r;
+  std::string error;
+  ASSERT_TRUE(
+      parse_whatif_line("gemm=0.5, comm=2 fix-straggler --tp 4 --dp=8 --link inter_node=50 "
+                        "--latency=nvlink=3 --hardware b200",
+                        r, error))
+      << error;
+  ASSERT_EQ(r.scales.size(), 2u);
+  EXPECT_EQ(r.scales[1].text, "comm=2");
+  EXPECT_TRUE(r.fix_straggler);
+  EXPECT_EQ(r.tp, 4);
+  EXPECT_EQ(r.dp, 8);
+  ASSERT_EQ(r.links.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.links[0].bandwidth_Bps, 50e9);
+  EXPECT_DOUBLE_EQ(r.links[1].latency_s, 3e-6);
+  EXPECT_EQ(r.hardware, "b200");
+  EXPECT_TRUE(r.needs_workload());
+  ASSERT_TRUE(parse_whatif_line("replay", r, error));
+  EXPECT_TRUE(r.scales.empty() && !r.needs_workload() && !r.fix_straggler);
+  // A degree is a whole number of GPUs; an unknown flag or a bad value is named.
+  EXPECT_FALSE(parse_whatif_line("--tp four", r, error));
+  EXPECT_EQ(error, "--tp four: expected a whole number of GPUs, 1 or more");
+  EXPECT_FALSE(parse_whatif_line("--dp 0", r, error));
+  EXPECT_FALSE(parse_whatif_line("--pp 2", r, error));
+  EXPECT_EQ(error,
+            "--pp: expected --tp N, --dp N, --link DOMAIN=GB/s, --latency DOMAIN=us or --hardware GPU");
+  EXPECT_FALSE(parse_whatif_line("--link pcie=16", r, error));
+  EXPECT_EQ(error, "--link pcie=16: expected intra_node (nvlink) or inter_node (network) =GB/s");
+  EXPECT_FALSE(parse_whatif_line("gemm", r, error));
+  EXPECT_THAT(error, ::testing::HasSubstr("gemm: expected CLASS=F, PATTERN=F, fix-straggler"));
+}
+
+TEST(WhatifRequest, TheEditsAreThoseOfEachRetiming) {
+  const Profile p = two_sizes();
+  const measure::Analysis a = measure::analyze(p);
+  WhatifRequest r;
+  std::string error;
+  ASSERT_TRUE(parse_whatif_line("gemm=0.5 --link nvlink=20 --latency nvlink=55", r, error)) << error;
+  const WhatifEdits e = whatif_edits(p, a, {}, {}, r, nullptr, "link_edits");
+  EXPECT_EQ(e.names, (std::vector<std::string>{"scale gemm=0.5", "link nvlink=20", "latency nvlink=55"}));
+  ASSERT_EQ(e.edits.scales.size(), 1u);
+  const LinkRetiming both = retime_links(p, a, r.links, 8);
+  EXPECT_EQ(e.edits.transfer_factor, both.factor);
+  EXPECT_THAT(e.notes.back(), ::testing::HasSubstr("no hardware known"));
+  // A layout edit needs the degree the job ran: none is known here.
+  ASSERT_TRUE(parse_whatif_line("--tp 4", r, error));
+  try {
+    whatif_edits(p, a, {}, {}, r, nullptr, "link_edits");
+    FAIL() << "no tensor-parallel degree is known";
+  } catch (const Error& err) {
+    EXPECT_THAT(err.what(), ::testing::HasSubstr("link_edits: --tp needs the tensor-parallel degree"));
+  }
 }
 
 TEST(LinkEdits, LatencyReplacesTheFittedOne) {

@@ -3,6 +3,7 @@
 // critical path overlay (it outlines exactly the events of the step's path from measure::critical_paths) and
 // the measured pipeline schedule in the Explorer (one row per stage with its measured bubble). Jobs come from
 // the job generator (tools/gen_job), the sample job from assets/sample.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -172,15 +173,17 @@ TEST(GuiCompareRuns, StackedBaselineRowsSitUnderEachRanksOwn) {
 TEST(GuiCompareRuns, WhatIfRowsAreTheReplayUnderEachRank) {
   auto b = generated("diff-b", "--ranks 4 --tp 2 --layers 3 --steps 4 --seed 2");
   ASSERT_TRUE(b);
-  measure::ReplayEdits edits;
+  compare::WhatifRequest request;
   std::string error;
-  ASSERT_TRUE(measure::parse_edits("gemm=0.5 comm=2", edits, error)) << error;
+  ASSERT_TRUE(compare::parse_whatif_line("gemm=0.5 comm=2", request, error)) << error;
+  measure::ReplayEdits edits;
+  edits.scales = request.scales;
   const measure::Replay expected = measure::replay(*b->profile, b->analysis, edits);
   NullImGui imgui(1600, 4000);
   View view(options_for(Panel::kTimeline));
   view.set_profile(std::move(b));
   view.set_all_ranks_open(true);
-  view.request_whatif(edits, "gemm=0.5 comm=2");
+  view.request_whatif(request, "gemm=0.5 comm=2");
   for (int i = 0; i < 3; ++i) imgui.frame(view);
   ASSERT_NE(view.baseline(), nullptr);
   EXPECT_EQ(view.baseline()->baseline_name, "what-if");
@@ -206,9 +209,9 @@ TEST(GuiCompareRuns, WhatIfRowsAreTheReplayUnderEachRank) {
 TEST(GuiCompareRuns, WhatIfRowsShowTheEditedRunsCriticalPath) {
   auto b = generated("diff-b", "--ranks 4 --tp 2 --layers 3 --steps 4 --seed 2");
   ASSERT_TRUE(b);
-  measure::ReplayEdits edits;
+  compare::WhatifRequest edits;
   std::string error;
-  ASSERT_TRUE(measure::parse_edits("gemm=0.25", edits, error)) << error;
+  ASSERT_TRUE(compare::parse_whatif_line("gemm=0.25", edits, error)) << error;
   NullImGui imgui(1600, 4000);
   View view(options_for(Panel::kTimeline));
   view.set_profile(std::move(b));
@@ -292,6 +295,45 @@ TEST(GuiCompareRuns, ExplorerTensorParallelControlReplaysTheMeasuredRun) {
   view.set_layout(8, 2, 2);
   for (int i = 0; i < 2; ++i) imgui.frame(view);
   EXPECT_FALSE(view.explorer_replay_shown().done);
+}
+
+// The What-if line takes `whatif`'s layout flags: "--tp 4 --dp 2" replays the run as `whatif --tp 4 --dp 2`
+// does (compare::retime_layout); a degree the profile cannot show is the baseline's one-line error.
+TEST(GuiCompareRuns, WhatIfLineTakesTheLayoutFlagsOfWhatif) {
+  auto job = generated("whatif-layout", "--ranks 8 --tp 2 --layers 4 --steps 3 --seed 3");
+  ASSERT_TRUE(job);
+  measure::ReplayEdits edits;
+  edits.transfer_factor =
+      compare::retime_layout(*job->profile, job->analysis, compare::inferred_layout(job->measured->workload),
+                             compare::LayoutEdit{.tp = 4, .dp = 2},
+                             compare::hardware_spec(job->measured->workload), "job")
+          .factor;
+  const measure::Replay expected = measure::replay(*job->profile, job->analysis, edits);
+  compare::WhatifRequest request;
+  std::string error;
+  ASSERT_TRUE(compare::parse_whatif_line("--tp 4 --dp=2", request, error)) << error;
+  NullImGui imgui(1600, 1200);
+  View view(options_for(Panel::kTimeline));
+  view.set_profile(std::move(job));
+  view.request_whatif(request, "--tp 4 --dp=2");
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  ASSERT_NE(view.baseline(), nullptr) << view.baseline_error();
+  EXPECT_EQ(view.baseline()->whatif_edits, "--tp 4 --dp=2");
+  ASSERT_EQ(view.baseline()->whatif_steps.size(), expected.steps.size());
+  for (std::size_t i = 0; i < expected.steps.size(); ++i)
+    EXPECT_EQ(view.baseline()->whatif_steps[i].replayed_ns, expected.steps[i].replayed_ns);
+
+  // One rank: no tensor-parallel group to re-time (its degree unknown, or 1), said in one line.
+  auto single = generated("whatif-layout-single", "--ranks 1 --layers 2 --steps 2 --seed 1");
+  ASSERT_TRUE(single);
+  View alone(options_for(Panel::kTimeline));
+  alone.set_profile(std::move(single));
+  ASSERT_TRUE(compare::parse_whatif_line("--tp 4", request, error)) << error;
+  alone.request_whatif(request, "--tp 4");
+  for (int i = 0; i < 3; ++i) imgui.frame(alone);
+  EXPECT_EQ(alone.baseline(), nullptr);
+  EXPECT_THAT(alone.baseline_error(), ::testing::HasSubstr("what-if: "));
+  EXPECT_THAT(alone.baseline_error(), ::testing::HasSubstr("--tp"));
 }
 
 // With nothing selected and the whole profile in view, the overlay covers every step's path of the open ranks

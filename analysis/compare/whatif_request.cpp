@@ -1,0 +1,171 @@
+#include "analysis/compare/whatif_request.hpp"
+
+#include <charconv>
+#include <optional>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "analysis/compare/hardware_edit.hpp"
+#include "analysis/compare/measured.hpp"
+#include "profiler/error.hpp"
+
+namespace meshscope::compare {
+namespace {
+
+// A's factors times B's, activity by activity (A empty: B).
+void multiply_into(std::vector<std::vector<double>>& a, std::vector<std::vector<double>> b) {
+  if (a.empty()) {
+    a = std::move(b);
+    return;
+  }
+  for (std::size_t r = 0; r < a.size() && r < b.size(); ++r)
+    for (std::size_t i = 0; i < a[r].size() && i < b[r].size(); ++i) a[r][i] *= b[r][i];
+}
+
+void add_retiming(WhatifEdits& out, std::vector<std::vector<double>> factor, std::vector<std::string> notes) {
+  multiply_into(out.edits.transfer_factor, std::move(factor));
+  out.notes.insert(out.notes.end(), notes.begin(), notes.end());
+}
+
+// --hardware: every kernel re-timed for the target from its work (compare::retime_hardware).
+void add_hardware(const Profile& profile, const measure::Analysis& analysis, const measure::ProfileWork& work,
+                  const Workload& workload, const model::HardwareSpec& target, std::string_view title,
+                  WhatifEdits& out) {
+  const auto source = hardware_spec(workload);
+  if (!source)
+    fail(
+        "{}: the GPU it ran on is not known, so --hardware has nothing to scale from: state it with "
+        "`meshscope annotate PROFILE --hardware NAME`",
+        title);
+  HardwareRetiming retimed = retime_hardware(profile, analysis, work, *source, target);
+  add_retiming(out, std::move(retimed.factor), std::move(retimed.notes));
+  out.names.push_back("hardware " + target.name);
+}
+
+// --tp, --dp: the groups' collectives, and for --tp the split kernels, re-timed (compare::retime_layout).
+void add_layout(const Profile& profile, const measure::Analysis& analysis, const Workload& workload,
+                const LayoutEdit& edit, std::string_view title, WhatifEdits& out) {
+  for (const auto& [field, given, known] : {std::tuple{"tp", edit.tp, workload.tp.has_value()},
+                                            std::tuple{"dp", edit.dp, workload.dp.has_value()}}) {
+    if (given > 0 && !known)
+      fail(
+          "{}: --{} needs the {} degree the job ran, which its process groups do not show: state the layout "
+          "with `meshscope annotate PROFILE --layout dp=N,tp=N`",
+          title, field, field == std::string_view("tp") ? "tensor-parallel" : "data-parallel");
+  }
+  LinkRetiming retimed = retime_layout(profile, analysis, inferred_layout(workload), edit,
+                                       hardware_spec(workload), std::string(title));
+  add_retiming(out, std::move(retimed.factor), std::move(retimed.notes));
+  if (edit.tp > 0) out.names.push_back(fmt::format("tp {}", edit.tp));
+  if (edit.dp > 0) out.names.push_back(fmt::format("dp {}", edit.dp));
+}
+
+// The value of flag FLAG in WORD ("--tp=4") or in the next word of TEXT from AT ("--tp 4").
+std::optional<std::string_view> flag_value(std::string_view word, std::string_view flag,
+                                           std::string_view text, std::size_t& at) {
+  if (word == flag) {
+    while (at < text.size() && (text[at] == ' ' || text[at] == ',' || text[at] == '\t')) ++at;
+    const std::size_t end = std::min(text.find_first_of(" ,\t", at), text.size());
+    const std::string_view value = text.substr(at, end - at);
+    at = end + 1;
+    return value;
+  }
+  if (word.size() > flag.size() && word.starts_with(flag) && word[flag.size()] == '=')
+    return word.substr(flag.size() + 1);
+  return std::nullopt;
+}
+
+bool parse_degree(std::string_view flag, std::string_view value, int& out, std::string& error) {
+  int n = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (ec != std::errc() || end != value.data() + value.size() || n < 1 || n > 1 << 20) {
+    error = fmt::format("{} {}: expected a whole number of GPUs, 1 or more", flag, value);
+    return false;
+  }
+  out = n;
+  return true;
+}
+
+}  // namespace
+
+bool parse_whatif_line(std::string_view text, WhatifRequest& out, std::string& error) {
+  out = {};
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = std::min(text.find_first_of(" ,\t", at), text.size());
+    const std::string_view word = text.substr(at, end - at);
+    at = end + 1;
+    if (word.empty() || word == "replay") continue;  // "replay": the run as measured, no edit
+    if (word == "fix-straggler") {
+      out.fix_straggler = true;
+      continue;
+    }
+    if (word.starts_with("--")) {
+      bool known = false;
+      for (const char* flag : {"--tp", "--dp"}) {
+        if (const auto value = flag_value(word, flag, text, at)) {
+          if (!parse_degree(flag, *value, std::string_view(flag) == "--tp" ? out.tp : out.dp, error))
+            return false;
+          known = true;
+        }
+      }
+      for (const auto& [flag, latency] : {std::pair{"--link", false}, std::pair{"--latency", true}}) {
+        if (const auto value = flag_value(word, flag, text, at)) {
+          LinkEdit e;
+          if (!parse_link_edit(*value, latency, e, error)) return false;
+          out.links.push_back(std::move(e));
+          known = true;
+        }
+      }
+      if (const auto value = flag_value(word, "--hardware", text, at)) {
+        if (value->empty()) {
+          error = "--hardware: expected a GPU's name (b200, h100, ...) or a TOML file";
+          return false;
+        }
+        out.hardware = std::string(*value);
+        known = true;
+      }
+      if (!known) {
+        error = fmt::format(
+            "{}: expected --tp N, --dp N, --link DOMAIN=GB/s, --latency DOMAIN=us or --hardware GPU", word);
+        return false;
+      }
+      continue;
+    }
+    measure::ScaleEdit e;
+    if (!measure::parse_scale_edit(word, e, error)) {
+      error = fmt::format("{}: expected CLASS=F, PATTERN=F, fix-straggler or a flag of whatif (--tp N, ...)",
+                          word);
+      return false;
+    }
+    out.scales.push_back(std::move(e));
+  }
+  return true;
+}
+
+WhatifEdits whatif_edits(const Profile& profile, const measure::Analysis& analysis,
+                         const measure::ProfileWork& work, const Workload& workload,
+                         const WhatifRequest& request, const model::HardwareSpec* target,
+                         std::string_view title) {
+  WhatifEdits out;
+  for (const auto& e : request.scales) {
+    out.names.push_back("scale " + e.text);
+    out.edits.scales.push_back(e);
+  }
+  out.edits.fix_straggler = request.fix_straggler;
+  for (const auto& e : request.links) out.names.push_back((e.latency_s >= 0 ? "latency " : "link ") + e.text);
+  if (target) add_hardware(profile, analysis, work, workload, *target, title, out);
+  if (request.tp > 0 || request.dp > 0)
+    add_layout(profile, analysis, workload, {.tp = request.tp, .dp = request.dp}, title, out);
+  if (!request.links.empty()) {
+    const auto hw = hardware_spec(workload);
+    LinkRetiming retimed = retime_links(profile, analysis, request.links, hw ? hw->gpus_per_node : 8);
+    add_retiming(out, std::move(retimed.factor), std::move(retimed.notes));
+    if (!hw)
+      out.notes.push_back("no hardware known: ranks placed 8 to a node where their host names do not tell");
+  }
+  return out;
+}
+
+}  // namespace meshscope::compare
