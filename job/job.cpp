@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "profiler/error.hpp"
 #include "profiler/summary_store.hpp"
 
 namespace meshscope {
@@ -23,8 +24,12 @@ struct Job::State {
   bool summary_read = false;
   std::shared_ptr<const ProfileSummary> summary;
   std::optional<measure::ProfileWork> work;
-  std::optional<measure::Analysis> analysis;
+  std::shared_ptr<const measure::Analysis> analysis;
   std::optional<compare::Workload> workload;
+  std::optional<compare::MeasuredModel> measured;
+  std::string measured_error;  // why measured() failed, once it did
+  std::shared_ptr<const measure::CriticalPaths> critical;
+  std::shared_ptr<const measure::PipelineReport> pipeline;
 };
 
 Job::Job(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -39,6 +44,16 @@ Job Job::open(const std::vector<std::filesystem::path>& sources, JobOptions opti
                                        : profile_input(sources, options.import);
   state->title = state->input.imported ? sources_title(sources) : state->input.profile.filename().string();
   state->options = std::move(options);
+  return Job(std::move(state));
+}
+
+Job Job::of_profile(std::shared_ptr<const Profile> profile, std::shared_ptr<const ProfileSummary> stored) {
+  auto state = std::make_unique<State>();
+  state->input.profile = profile->path();
+  state->title = profile->path().filename().string();
+  state->description = state->profile = state->complete = std::move(profile);
+  state->summary = std::move(stored);
+  state->summary_read = true;
   return Job(std::move(state));
 }
 
@@ -80,6 +95,7 @@ std::shared_ptr<const ProfileSummary> Job::shared_summary() {
 }
 
 const Profile& Job::profile() {
+  if (!state_->profile && state_->complete) state_->profile = state_->complete;
   if (!state_->profile)
     state_->profile = std::make_shared<const Profile>(Profile::load(path(), kAnalysisLoad));
   return *state_->profile;
@@ -100,8 +116,41 @@ const measure::ProfileWork& Job::work() {
 }
 
 const measure::Analysis& Job::analysis() {
-  if (!state_->analysis) state_->analysis = measure::analyze(profile(), state_->options.analysis);
-  return *state_->analysis;
+  return *shared_analysis();
+}
+
+std::shared_ptr<const measure::Analysis> Job::shared_analysis() {
+  if (!state_->analysis)
+    state_->analysis =
+        std::make_shared<const measure::Analysis>(measure::analyze(profile(), state_->options.analysis));
+  return state_->analysis;
+}
+
+const compare::MeasuredModel& Job::measured() {
+  if (!state_->measured) {
+    if (!state_->measured_error.empty()) throw Error(state_->measured_error);
+    try {
+      state_->measured = compare::measure_profile(profile(), analysis());
+    } catch (const std::exception& e) {
+      state_->measured_error = e.what();
+      throw Error(state_->measured_error);
+    }
+  }
+  return *state_->measured;
+}
+
+std::shared_ptr<const measure::CriticalPaths> Job::critical_paths() {
+  if (!state_->critical)
+    state_->critical =
+        std::make_shared<const measure::CriticalPaths>(measure::critical_paths(profile(), analysis()));
+  return state_->critical;
+}
+
+std::shared_ptr<const measure::PipelineReport> Job::pipeline() {
+  if (!state_->pipeline)
+    state_->pipeline =
+        std::make_shared<const measure::PipelineReport>(measure::measure_pipeline(profile(), analysis()));
+  return state_->pipeline;
 }
 
 const compare::Workload& Job::workload() {

@@ -11,8 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "analysis/compare/measured.hpp"
 #include "analysis/compare/workload.hpp"
+#include "analysis/measure/critical_path.hpp"
 #include "analysis/measure/measure.hpp"
+#include "analysis/measure/pipeline_schedule.hpp"
 #include "analysis/measure/report_analysis.hpp"
 #include "analysis/measure/work.hpp"
 #include "collectors/import/import.hpp"
@@ -36,6 +39,9 @@ class Job {
   // with their summaries into the user's cache first (one meshscope::Error naming the trace when that
   // fails). Nothing of the profile is read yet.
   static Job open(const std::vector<std::filesystem::path>& sources, JobOptions options = {});
+  // A job over PROFILE made in memory (a replay of the open run), with the summaries STORED for it (nullptr:
+  // none); nothing is read from a file. Its results are derived as an opened job's are.
+  static Job of_profile(std::shared_ptr<const Profile> profile, std::shared_ptr<const ProfileSummary> stored);
 
   Job(Job&&) noexcept;
   Job& operator=(Job&&) noexcept;
@@ -51,7 +57,8 @@ class Job {
   const Profile& description();
   // The summaries stored in the profile (docs/PROFILE.md "Summaries"); nullptr when it has none.
   const ProfileSummary* summary();
-  // The profile with its events as the analyses read them (no launch configurations, no links).
+  // The profile with its events as the analyses read them (no launch configurations, no links); the complete
+  // profile when that is loaded already (it holds all of this).
   const Profile& profile();
   // The profile with everything it holds (what an export writes, what the GUI draws).
   const Profile& complete_profile();
@@ -63,6 +70,14 @@ class Job {
   const measure::ProfileWork& work();
   // The measured analysis of profile() with the options the job was opened with.
   const measure::Analysis& analysis();
+  std::shared_ptr<const measure::Analysis> shared_analysis();
+  // The measured model of profile() (analysis/compare/measured.hpp: steps as `compare` defines them, the
+  // inferred workload and hardware, the measured roofline). Throws (the same one line each time) when the
+  // profile's work tables are damaged.
+  const compare::MeasuredModel& measured();
+  // The critical path of every step of every rank, and the measured pipeline schedule, of profile().
+  std::shared_ptr<const measure::CriticalPaths> critical_paths();
+  std::shared_ptr<const measure::PipelineReport> pipeline();
   // What the profile ran (compare::infer_workload), from the lowest rank's operators: with the description
   // and the summaries when the profile has them (kilobytes read), else with its events.
   const compare::Workload& workload();

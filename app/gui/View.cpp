@@ -148,7 +148,7 @@ void link_instances(LoadedProfile& loaded) {
   loaded.instance_of.resize(ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r)
     loaded.instance_of[r].assign(ranks[r].collectives.size(), -1);
-  const auto& report = loaded.analysis.collectives;
+  const auto& report = loaded.analysis().collectives;
   for (std::size_t i = 0; i < report.instances.size(); ++i) {
     const auto& instance = report.instances[i];
     for (std::uint32_t m = 0; m < instance.member_count; ++m) {
@@ -169,32 +169,19 @@ const RankSummary* LoadedProfile::rank_summary(std::size_t rank_index) const {
 }
 
 std::unique_ptr<LoadedProfile> index_profile(Job& job) {
-  std::shared_ptr<const ProfileSummary> stored;
-  std::string summary_note;
-  try {
-    stored = job.shared_summary();
-  } catch (const std::exception& e) {
-    summary_note = std::string(e.what()) + "; the overview is computed from the events";
-  }
-  auto loaded = index_profile(job.shared_complete_profile(), std::move(stored));
-  if (!summary_note.empty()) loaded->summary_note = std::move(summary_note);
-  return loaded;
-}
-
-std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> profile,
-                                             std::shared_ptr<const ProfileSummary> stored) {
+  std::shared_ptr<const Profile> profile = job.shared_complete_profile();
   auto loaded = std::make_unique<LoadedProfile>();
   loaded->msdb = profile->path();
   loaded->source = profile->path();
   const auto t = Clock::now();
   {
     PhaseTimer timer("view: analyze");
-    loaded->analysis = measure::analyze(*profile);
+    loaded->shared_analysis = job.shared_analysis();
   }
-  // The measured model (steps as `compare` defines them, workload, roofline), once here and not per frame.
+  // The measured model (steps as `compare` defines them, workload, roofline), derived once by the job.
   try {
     PhaseTimer timer("view: measured model");
-    loaded->measured = compare::measure_profile(*profile, loaded->analysis);
+    loaded->measured = job.measured();
     loaded->start = profile_start(*loaded->measured, profile->world_size());
     loaded->roofline = measured_points(*loaded->measured);
   } catch (const std::exception& e) {  // damaged work tables: the rest of the profile still opens
@@ -203,9 +190,14 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
   }
   // The per-rank summaries the Overview draws: read from the profile when it holds them (import writes them),
   // else computed from the events and the analysis (the same function).
-  if (stored) loaded->summary = std::move(stored);
+  try {
+    if (auto stored = job.shared_summary()) loaded->summary = std::move(stored);
+  } catch (const std::exception& e) {
+    loaded->summary_note = std::string(e.what()) + "; the overview is computed from the events";
+  }
   if (!loaded->summary->from_tables)
-    loaded->summary = std::make_shared<const ProfileSummary>(measure::summarize(*profile, loaded->analysis));
+    loaded->summary =
+        std::make_shared<const ProfileSummary>(measure::summarize(*profile, loaded->analysis()));
   loaded->analyze_s = seconds_since(t);
   {
     PhaseTimer lanes_timer("view: lanes and launches");
@@ -222,17 +214,23 @@ std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> prof
     loaded->range_index = measure::index_ranges(*profile);
   }
   // The critical path of every step (the timeline's overlay) and the measured pipeline schedule (Explorer),
-  // once here rather than per frame.
+  // derived once by the job rather than per frame.
   {
     PhaseTimer timer("view: critical paths");
-    loaded->critical = measure::critical_paths(*profile, loaded->analysis);
+    loaded->critical = *job.critical_paths();
   }
   {
     PhaseTimer timer("view: pipeline");
-    loaded->pipeline = measure::measure_pipeline(*profile, loaded->analysis);
+    loaded->pipeline = *job.pipeline();
   }
   loaded->profile = std::move(profile);
   return loaded;
+}
+
+std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> profile,
+                                             std::shared_ptr<const ProfileSummary> stored) {
+  Job job = Job::of_profile(std::move(profile), std::move(stored));
+  return index_profile(job);
 }
 
 std::unique_ptr<LoadedProfile> load_preview(Job& job) {

@@ -85,7 +85,10 @@ struct LoadedProfile {
   std::filesystem::path source;  // what the user opened (trace, directory or .msdb)
   std::filesystem::path msdb;    // the profile it was imported into (== source for .msdb)
   std::shared_ptr<const Profile> profile;
-  measure::Analysis analysis;
+  // The measured analysis of PROFILE (shared with the job that derived it, and by the generations of a lazily
+  // loaded profile that did not change it).
+  std::shared_ptr<const measure::Analysis> shared_analysis = std::make_shared<const measure::Analysis>();
+  const measure::Analysis& analysis() const { return *shared_analysis; }
   struct RankIndex {
     std::vector<LaneLayout> streams;      // one per Rank::streams
     std::vector<LaneLayout> tracks;       // one per Rank::tracks (preferred lane = depth)
@@ -137,7 +140,7 @@ struct LoadedProfile {
   const measure::ReplayedStep* whatif_step(std::int32_t rank, std::int64_t number) const;
   std::shared_ptr<const measure::Analysis> job_analysis;
   // The whole job's analysis: ANALYSIS, or the summaries' for a lazily loaded profile.
-  const measure::Analysis& job() const { return job_analysis ? *job_analysis : analysis; }
+  const measure::Analysis& job() const { return job_analysis ? *job_analysis : analysis(); }
   bool rank_loaded(std::size_t rank_index) const {
     return !lazy || (rank_index < lazy->loaded.size() && lazy->loaded[rank_index]);
   }
@@ -172,11 +175,12 @@ inline std::unique_ptr<LoadedProfile> load_profile(
     const std::filesystem::path& source, const std::function<void(double, const char*)>& progress = {}) {
   return load_profile(std::vector<std::filesystem::path>{source}, progress);
 }
-// Builds the timeline index and runs the analyses for JOB's whole profile (loaded now unless it was), with
-// the job's stored summaries when it has them (else they are computed from the events).
+// Builds the timeline index of JOB's whole profile (loaded now unless it was) beside the results the job
+// derives from it (analysis, measured model, critical paths, pipeline: job/job.hpp), with the job's stored
+// summaries when it has them (else they are computed from the events).
 std::unique_ptr<LoadedProfile> index_profile(Job& job);
-// PROFILE indexed for the view, with the summaries STORED in it (nullptr: computed from the events): what
-// index_profile(job) does with the job's, and the view does with a profile made in memory (a replay).
+// PROFILE indexed for the view, with the summaries STORED in it (nullptr: computed from the events), as a
+// job over a profile in memory (Job::of_profile): what the view does with a replay of the open run.
 std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> profile,
                                              std::shared_ptr<const ProfileSummary> stored);
 // One rank's timeline index (lanes of its streams, tracks and API threads, launch links; instance_of is left

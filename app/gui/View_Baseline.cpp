@@ -84,7 +84,7 @@ measure::ReplayEdits View::whatif_edits(const compare::WhatifRequest& request) {
   static const measure::ProfileWork kNoWork;
   const compare::Workload& workload = loaded_->measured ? loaded_->measured->workload : kNoWorkload;
   const measure::ProfileWork& work = loaded_->measured ? loaded_->measured->work : kNoWork;
-  return compare::whatif_edits(*loaded_->profile, loaded_->analysis, work, workload, request,
+  return compare::whatif_edits(*loaded_->profile, loaded_->analysis(), work, workload, request,
                                target ? &*target : nullptr, loaded_->source.filename().string())
       .edits;
 }

@@ -784,7 +784,7 @@ void View::restate_loaded() {
   // The exposed communication split by the stated layout, where the events are at hand (a lazily loaded
   // profile's steps were measured on a sample of its ranks and keep their split).
   if (!copy->lazy && m.layout_inferred)
-    m.steps = compare::measure_steps(*copy->profile, copy->analysis, m.layout);
+    m.steps = compare::measure_steps(*copy->profile, copy->analysis(), m.layout);
   copy->start = profile_start(m, copy->profile->world_size());
   copy->roofline = measured_points(m);
   loaded_ = std::move(copy);

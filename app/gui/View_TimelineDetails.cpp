@@ -188,7 +188,7 @@ void View::details_fields(const EventRef& e) {
   field("rank", "%d%s%s", rank.rank, rank.hostname.empty() ? "" : " on ", rank.hostname.c_str());
   if (e.kind == EventKind::kActivity) {
     const Activity& a = rank.activities[e.index];
-    const auto cls = loaded_->analysis.ranks[r].classes[e.index];
+    const auto cls = loaded_->analysis().ranks[r].classes[e.index];
     const auto it = std::upper_bound(rank.streams.begin(), rank.streams.end(), e.index,
                                      [](std::uint32_t i, const GpuStream& s) { return i < s.first; });
     const GpuStream& stream = *(it - 1);
@@ -294,7 +294,7 @@ void View::details_fields(const EventRef& e) {
   } else if (e.kind == EventKind::kStep) {
     const Step& s = rank.steps[e.index];
     field("step", "%lld (%s)", static_cast<long long>(s.number), s.source.c_str());
-    for (const auto& sr : loaded_->analysis.ranks[r].steps) {
+    for (const auto& sr : loaded_->analysis().ranks[r].steps) {
       if (sr.number != s.number) continue;
       time_field("GPU span", static_cast<double>(sr.gpu.span_ns));
       time_field("compute", static_cast<double>(sr.gpu.compute_ns));
@@ -470,7 +470,7 @@ void View::details_launch(const EventRef& e) {
 // ---------------------------------------------------------------------------------------
 
 void View::details_peers(std::int32_t instance) {
-  const auto& report = loaded_->analysis.collectives;
+  const auto& report = loaded_->analysis().collectives;
   if (static_cast<std::size_t>(instance) >= report.instances.size()) return;
   const Profile& profile = *loaded_->profile;
   const auto& ci = report.instances[static_cast<std::size_t>(instance)];
@@ -534,7 +534,7 @@ void View::range_start() {
   job->thread = std::jthread([job, loaded, lo, hi] {
     std::vector<const measure::LaunchIndex*> launches;
     for (const auto& index : loaded->ranks) launches.push_back(index ? &index->launches : nullptr);
-    job->result = measure::range_totals(*loaded->profile, loaded->analysis, loaded->range_index, lo, hi,
+    job->result = measure::range_totals(*loaded->profile, loaded->analysis(), loaded->range_index, lo, hi,
                                         &job->cancel, &launches);
     job->done = true;
   });

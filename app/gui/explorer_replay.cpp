@@ -36,7 +36,7 @@ double mean_step_ns(const measure::Replay& replay) {
 measure::ReplayGraph& View::replay_graph() {
   if (!wi_.graph || wi_.graph_of.lock() != loaded_ || wi_.graph_profile != loaded_->profile.get()) {
     wi_.graph.reset();
-    wi_.graph = std::make_unique<measure::ReplayGraph>(*loaded_->profile, loaded_->analysis);
+    wi_.graph = std::make_unique<measure::ReplayGraph>(*loaded_->profile, loaded_->analysis());
     wi_.graph_of = loaded_;
     wi_.graph_profile = loaded_->profile.get();
   }
@@ -58,8 +58,8 @@ void View::explorer_run_replay(const LayoutInputs& now, int ran_tp, int ran_dp, 
   if (dp != ran_dp) edit.dp = dp;
   try {
     compare::LinkRetiming retimed =
-        compare::retime_layout(*loaded_->profile, loaded_->analysis, compare::inferred_layout(workload), edit,
-                               compare::hardware_spec(workload), loaded_->source.filename().string());
+        compare::retime_layout(*loaded_->profile, loaded_->analysis(), compare::inferred_layout(workload),
+                               edit, compare::hardware_spec(workload), loaded_->source.filename().string());
     measure::ReplayEdits edits;
     edits.transfer_factor = std::move(retimed.factor);
     measure::ReplayGraph& graph = replay_graph();

@@ -159,14 +159,14 @@ std::unique_ptr<LoadedProfile> lazy_base(std::unique_ptr<LoadedProfile> preview,
   lazy.budget = options.rank_cache_bytes;
   // No rank's events yet: every per-rank structure is empty.
   std::vector<measure::RankPart> parts(ranks.size());
-  loaded->analysis =
-      measure::combine(description, std::move(parts), std::vector<std::uint8_t>(ranks.size(), 0));
+  loaded->shared_analysis = std::make_shared<const measure::Analysis>(
+      measure::combine(description, std::move(parts), std::vector<std::uint8_t>(ranks.size(), 0)));
   loaded->ranks.assign(ranks.size(), std::make_shared<const LoadedProfile::RankIndex>());
   loaded->instance_of.assign(ranks.size(), {});
   loaded->range_index = measure::index_ranges(description);
   measure::CriticalPathOptions none;
   none.ranks.assign(ranks.size(), 0);
-  loaded->critical = measure::critical_paths(description, loaded->analysis, none);
+  loaded->critical = measure::critical_paths(description, loaded->analysis(), none);
   loaded->lazy = std::move(lazy);
   loaded->events = true;
   loaded->analyze_s = seconds_since(t);
@@ -406,7 +406,8 @@ std::unique_ptr<LoadedProfile> LazyRanks::make_generation(const std::vector<std:
   auto gen = std::make_unique<LoadedProfile>(base);
   auto profile = std::make_shared<const Profile>(description.with_ranks(ranks, strings_));
   gen->profile = profile;
-  gen->analysis = measure::combine(*profile, std::move(parts), loaded);
+  gen->shared_analysis =
+      std::make_shared<const measure::Analysis>(measure::combine(*profile, std::move(parts), loaded));
   for (std::size_t r = 0; r < n; ++r) {
     if (cache_[r]) gen->ranks[r] = cache_[r]->index;
   }
@@ -420,7 +421,7 @@ std::unique_ptr<LoadedProfile> LazyRanks::make_generation(const std::vector<std:
   for (std::uint32_t r : wanted) {
     if (r < n && loaded[r]) paths.ranks[r] = paths_of_[r] = 1;
   }
-  gen->critical = measure::critical_paths(*profile, gen->analysis, paths);
+  gen->critical = measure::critical_paths(*profile, gen->analysis(), paths);
   LoadedProfile::Lazy lazy = *base.lazy;
   lazy.loaded = std::move(loaded);
   lazy.absent = absent_;

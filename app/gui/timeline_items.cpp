@@ -265,7 +265,7 @@ void RankHeaderItem::preprocess(TimelineContext& ctx, float) {
     }
     return;
   }
-  const auto& result = ctx.loaded->analysis.ranks[r];
+  const auto& result = ctx.loaded->analysis().ranks[r];
   preprocess_intervals(result.exposed_comm, ctx.lod, band_);
 }
 
@@ -275,7 +275,7 @@ void RankHeaderItem::draw(TimelineContext& ctx, float y) {
   const RankSummary* summary =
       loaded ? nullptr : ctx.loaded->rank_summary(static_cast<std::size_t>(rank_index_));
   const auto& total =
-      summary ? summary->total : ctx.loaded->analysis.ranks[static_cast<std::size_t>(rank_index_)].total;
+      summary ? summary->total : ctx.loaded->analysis().ranks[static_cast<std::size_t>(rank_index_)].total;
   ImDrawList* dl = ctx.dl;
   const float h = ctx.header_h();
   const bool open = ctx.tl->rank_open[static_cast<std::size_t>(rank_index_)] != 0;
@@ -476,7 +476,7 @@ void GpuStreamItem::draw(TimelineContext& ctx, float y) {
   const auto r = static_cast<std::size_t>(rank_index_);
   const Rank& rank = ctx.profile->ranks()[r];
   const GpuStream& stream = rank.streams[stream_];
-  const auto& result = ctx.loaded->analysis.ranks[r];
+  const auto& result = ctx.loaded->analysis().ranks[r];
   const auto events = rank.stream_activities(stream_);
   const LaneLayout& layout = ctx.loaded->ranks[r]->streams[stream_];
   const float h = ctx.lane_h();
@@ -833,7 +833,7 @@ void BaselineItem::draw(TimelineContext& ctx, float y) {
           [](const Step&, const DrawItem&, float, float) {});
     } else {
       const GpuStream& stream = rank.streams[stream_];
-      const auto& result = base_->analysis.ranks[base_rank_];
+      const auto& result = base_->analysis().ranks[base_rank_];
       hovered = draw_lane(
           ctx, rank.stream_activities(stream_), lanes_[lane], ly, h,
           [&](const Activity&, std::uint32_t i) {

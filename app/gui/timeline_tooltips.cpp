@@ -79,7 +79,7 @@ void RankHeaderItem::tooltip(const TimelineContext& ctx, const Hover& hover) con
         open ? "collapse" : "expand and load it");
     return;
   }
-  const auto& b = ctx.loaded->analysis.ranks[static_cast<std::size_t>(rank_index_)].total;
+  const auto& b = ctx.loaded->analysis().ranks[static_cast<std::size_t>(rank_index_)].total;
   if (hover.kind == HoverKind::kBand) {
     const DrawItem& item = hover.draw;
     ImGui::SetTooltip(
@@ -104,7 +104,7 @@ void RankHeaderItem::tooltip(const TimelineContext& ctx, const Hover& hover) con
 void StepsItem::tooltip(const TimelineContext& ctx, const Hover& hover) const {
   if (hover.kind == HoverKind::kFolded) return folded_tooltip(hover.draw, "step");
   const Rank& rank = ctx.profile->ranks()[static_cast<std::size_t>(rank_index_)];
-  const auto& result = ctx.loaded->analysis.ranks[static_cast<std::size_t>(rank_index_)];
+  const auto& result = ctx.loaded->analysis().ranks[static_cast<std::size_t>(rank_index_)];
   const Step& s = rank.steps[hover.event.index];
   char tb[32];
   ImGui::BeginTooltip();
@@ -161,7 +161,7 @@ void collective_tooltip(const TimelineContext& ctx, std::size_t r, const Activit
     ImGui::TextDisabled("not matched across ranks (peers missing from the profile)");
     return;
   }
-  const auto& report = ctx.loaded->analysis.collectives;
+  const auto& report = ctx.loaded->analysis().collectives;
   const auto& ci = report.instances[static_cast<std::size_t>(inst)];
   for (std::uint32_t m = 0; m < ci.member_count; ++m) {
     const auto& mem = report.members[ci.first_member + m];
@@ -185,7 +185,7 @@ void collective_tooltip(const TimelineContext& ctx, std::size_t r, const Activit
 
 void stream_label_tooltip(const TimelineContext& ctx, std::size_t r, std::uint32_t s) {
   const GpuStream& stream = ctx.profile->ranks()[r].streams[s];
-  const auto& idle = ctx.loaded->analysis.ranks[r].streams[s];
+  const auto& idle = ctx.loaded->analysis().ranks[r].streams[s];
   const std::uint32_t lanes = ctx.loaded->ranks[r]->streams[s].lanes();
   char a[32], b[32], c[32], d[32], e[32];
   ImGui::SetTooltip(
@@ -230,7 +230,7 @@ void GpuStreamItem::tooltip(const TimelineContext& ctx, const Hover& hover) cons
     return folded_tooltip(hover.draw, short_name(profile.str(a.name)),
                           busy_of_run(layout, hover.lane, hover.draw.index, hover.draw.count));
   }
-  const auto cls = ctx.loaded->analysis.ranks[r].classes[hover.event.index];
+  const auto cls = ctx.loaded->analysis().ranks[r].classes[hover.event.index];
   char tb[32], tb2[32];
   ImGui::BeginTooltip();
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
@@ -471,7 +471,7 @@ void BaselineItem::tooltip(const TimelineContext&, const Hover& hover) const {
   const std::uint32_t index = stream.first + hover.draw.index;
   const Activity& a = rank.activities[index];
   if (hover.draw.count > 1) return folded_tooltip(hover.draw, short_name(profile.str(a.name)));
-  const auto cls = base_->analysis.ranks[base_rank_].classes[index];
+  const auto cls = base_->analysis().ranks[base_rank_].classes[index];
   ImGui::BeginTooltip();
   ImGui::TextColored(
       to_vec4(kColBaseline), "%s %s", base_->baseline_name.c_str(),

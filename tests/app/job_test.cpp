@@ -92,6 +92,37 @@ TEST(Job, TheWorkloadFromSummariesIsTheWorkloadFromEvents) {
   }
 }
 
+// What the view shows beside the timeline (the measured model, critical paths, pipeline) is derived by the
+// job once, from the same analysis; a job over a profile in memory (the view's replay) derives the same from
+// it.
+TEST(Job, TheViewsResultsAreDerivedOnceAndAlikeForAProfileInMemory) {
+  use_scratch_cache("job-view");
+  Job job = Job::open({shared_trace("kineto/resnet50_num_workers_0")});
+  const auto complete = job.shared_complete_profile();
+  EXPECT_EQ(&job.profile(), complete.get()) << "the complete profile serves the analyses once loaded";
+  EXPECT_EQ(job.shared_analysis(), job.shared_analysis());
+  EXPECT_EQ(&job.measured(), &job.measured());
+  EXPECT_EQ(job.critical_paths(), job.critical_paths());
+  EXPECT_EQ(job.pipeline(), job.pipeline());
+  EXPECT_EQ(job.measured().steps.steps.size(),
+            compare::measure_profile(*complete, job.analysis()).steps.steps.size());
+  ASSERT_EQ(job.critical_paths()->ranks.size(), complete->ranks().size());
+
+  Job in_memory = Job::of_profile(complete, job.shared_summary());
+  EXPECT_EQ(&in_memory.profile(), complete.get());
+  EXPECT_EQ(&in_memory.complete_profile(), complete.get());
+  EXPECT_EQ(in_memory.summary(), job.summary());
+  EXPECT_EQ(in_memory.analysis().ranks.size(), job.analysis().ranks.size());
+  for (std::size_t r = 0; r < complete->ranks().size(); ++r) {
+    EXPECT_EQ(in_memory.analysis().ranks[r].total.busy_ns, job.analysis().ranks[r].total.busy_ns);
+    ASSERT_EQ(in_memory.critical_paths()->ranks[r].steps.size(), job.critical_paths()->ranks[r].steps.size());
+    for (std::size_t s = 0; s < job.critical_paths()->ranks[r].steps.size(); ++s)
+      EXPECT_EQ(in_memory.critical_paths()->ranks[r].steps[s].segments.size(),
+                job.critical_paths()->ranks[r].steps[s].segments.size());
+  }
+  EXPECT_EQ(in_memory.measured().steps.steps.size(), job.measured().steps.steps.size());
+}
+
 TEST(Job, AFileThatIsNoProfileIsRefusedOnOneLine) {
   const fs::path dir = use_scratch_cache("job-refused");
   const fs::path bogus = dir / "bogus.msdb";

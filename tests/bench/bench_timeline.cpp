@@ -333,7 +333,7 @@ void BM_RangeTotals(benchmark::State& state) {
   std::int64_t events = 0;
   for (auto _ : state) {
     const auto t =
-        meshscope::measure::range_totals(p, L.analysis, L.range_index, mid - range / 2, mid + range / 2);
+        meshscope::measure::range_totals(p, L.analysis(), L.range_index, mid - range / 2, mid + range / 2);
     events = t.events;
     benchmark::DoNotOptimize(events);
   }

@@ -44,7 +44,8 @@ TEST(GuiCompareRuns, SummaryShowsBothRunsWithTheDiffsFigures) {
   auto a = generated("diff-a", "--ranks 4 --tp 2 --layers 2 --steps 3 --seed 1");
   auto b = generated("diff-b", "--ranks 4 --tp 2 --layers 3 --steps 4 --seed 2");
   ASSERT_TRUE(a && b);
-  const measure::Diff expected = measure::diff_profiles(*a->profile, a->analysis, *b->profile, b->analysis);
+  const measure::Diff expected =
+      measure::diff_profiles(*a->profile, a->analysis(), *b->profile, b->analysis());
   NullImGui imgui(1600, 1000);
   View view(options_for(Panel::kSummary));
   view.set_profile(std::move(b));
@@ -178,7 +179,7 @@ TEST(GuiCompareRuns, WhatIfRowsAreTheReplayUnderEachRank) {
   ASSERT_TRUE(compare::parse_whatif_line("gemm=0.5 comm=2", request, error)) << error;
   measure::ReplayEdits edits;
   edits.scales = request.scales;
-  const measure::Replay expected = measure::replay(*b->profile, b->analysis, edits);
+  const measure::Replay expected = measure::replay(*b->profile, b->analysis(), edits);
   NullImGui imgui(1600, 4000);
   View view(options_for(Panel::kTimeline));
   view.set_profile(std::move(b));
@@ -266,10 +267,10 @@ TEST(GuiCompareRuns, ExplorerTensorParallelControlReplaysTheMeasuredRun) {
   ASSERT_EQ(layout.dp, 4);
   measure::ReplayEdits edits;
   edits.transfer_factor =
-      compare::retime_layout(*job->profile, job->analysis, layout, compare::LayoutEdit{.tp = 4, .dp = 2},
+      compare::retime_layout(*job->profile, job->analysis(), layout, compare::LayoutEdit{.tp = 4, .dp = 2},
                              compare::hardware_spec(job->measured->workload), "job")
           .factor;
-  measure::ReplayGraph graph(*job->profile, job->analysis);
+  measure::ReplayGraph graph(*job->profile, job->analysis());
   const measure::Replay base = graph.run(), edited = graph.run(edits);
   const auto mean = [](const measure::Replay& r) {
     double sum = 0;
@@ -303,12 +304,12 @@ TEST(GuiCompareRuns, WhatIfLineTakesTheLayoutFlagsOfWhatif) {
   auto job = generated("whatif-layout", "--ranks 8 --tp 2 --layers 4 --steps 3 --seed 3");
   ASSERT_TRUE(job);
   measure::ReplayEdits edits;
-  edits.transfer_factor =
-      compare::retime_layout(*job->profile, job->analysis, compare::inferred_layout(job->measured->workload),
-                             compare::LayoutEdit{.tp = 4, .dp = 2},
-                             compare::hardware_spec(job->measured->workload), "job")
-          .factor;
-  const measure::Replay expected = measure::replay(*job->profile, job->analysis, edits);
+  edits.transfer_factor = compare::retime_layout(*job->profile, job->analysis(),
+                                                 compare::inferred_layout(job->measured->workload),
+                                                 compare::LayoutEdit{.tp = 4, .dp = 2},
+                                                 compare::hardware_spec(job->measured->workload), "job")
+                              .factor;
+  const measure::Replay expected = measure::replay(*job->profile, job->analysis(), edits);
   compare::WhatifRequest request;
   std::string error;
   ASSERT_TRUE(compare::parse_whatif_line("--tp 4 --dp=2", request, error)) << error;

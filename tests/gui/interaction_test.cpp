@@ -326,12 +326,12 @@ TEST(GuiInteraction, RangeDragComputesTheSameTotalsAsTheAnalysis) {
   ASSERT_NE(t, nullptr);
   EXPECT_GT(t->events, 0);
   const LoadedProfile& L = *view.loaded();
-  const auto direct = measure::range_totals(*L.profile, L.analysis, L.range_index, t->start_ns, t->end_ns);
+  const auto direct = measure::range_totals(*L.profile, L.analysis(), L.range_index, t->start_ns, t->end_ns);
   EXPECT_EQ(t->events, direct.events);
   EXPECT_EQ(t->exposed_comm_ns, direct.exposed_comm_ns);
   // The exposed communication inside the range is the analysis' exposed intervals clipped to it.
   TimeNs clipped = 0;
-  for (const auto& r : L.analysis.ranks) {
+  for (const auto& r : L.analysis().ranks) {
     for (const auto& iv : r.exposed_comm) {
       clipped += std::max<TimeNs>(0, std::min(iv.end, t->end_ns) - std::max(iv.start, t->start_ns));
     }

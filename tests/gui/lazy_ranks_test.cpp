@@ -67,8 +67,9 @@ TEST(LazyRanks, OpensOnTheSummariesWithNoRankLoaded) {
     EXPECT_FALSE(loaded->rank_loaded(r));
     EXPECT_TRUE(loaded->profile->ranks()[r].activities.empty());
     // The whole job's figures come from the summaries: what the analysis of every event gives.
-    EXPECT_EQ(loaded->job().ranks[r].total.busy_ns, whole().analysis.ranks[r].total.busy_ns);
-    EXPECT_EQ(loaded->job().ranks[r].total.exposed_comm_ns, whole().analysis.ranks[r].total.exposed_comm_ns);
+    EXPECT_EQ(loaded->job().ranks[r].total.busy_ns, whole().analysis().ranks[r].total.busy_ns);
+    EXPECT_EQ(loaded->job().ranks[r].total.exposed_comm_ns,
+              whole().analysis().ranks[r].total.exposed_comm_ns);
     ASSERT_NE(loaded->rank_summary(r), nullptr);
     EXPECT_EQ(loaded->rank_summary(r)->rank, loaded->profile->ranks()[r].rank);
   }
@@ -116,8 +117,8 @@ TEST(LazyRanks, LoadsTheRanksWantedAsTheWholeLoadHasThem) {
     EXPECT_EQ(got.ranges.size(), want.ranges.size());
     EXPECT_EQ(got.api_calls.size(), want.api_calls.size());
     // The rank's own analysis and timeline index are those of the whole load.
-    EXPECT_EQ(gen->analysis.ranks[r].total.busy_ns, whole().analysis.ranks[r].total.busy_ns);
-    EXPECT_EQ(gen->analysis.ranks[r].classes, whole().analysis.ranks[r].classes);
+    EXPECT_EQ(gen->analysis().ranks[r].total.busy_ns, whole().analysis().ranks[r].total.busy_ns);
+    EXPECT_EQ(gen->analysis().ranks[r].classes, whole().analysis().ranks[r].classes);
     ASSERT_EQ(gen->ranks[r]->streams.size(), whole().ranks[r]->streams.size());
     for (std::size_t s = 0; s < gen->ranks[r]->streams.size(); ++s)
       EXPECT_EQ(gen->ranks[r]->streams[s].lanes(), whole().ranks[r]->streams[s].lanes());
@@ -126,7 +127,7 @@ TEST(LazyRanks, LoadsTheRanksWantedAsTheWholeLoadHasThem) {
   }
   // The ranks not loaded hold nothing, and the whole job's figures are still the summaries'.
   EXPECT_TRUE(gen->profile->ranks()[0].activities.empty());
-  EXPECT_EQ(gen->job().ranks[0].total.busy_ns, whole().analysis.ranks[0].total.busy_ns);
+  EXPECT_EQ(gen->job().ranks[0].total.busy_ns, whole().analysis().ranks[0].total.busy_ns);
   // Nothing new wanted: no new generation.
   lazy.want({7, 2});
   EXPECT_TRUE(lazy.wait_idle(60));

@@ -242,7 +242,7 @@ TEST(OverviewLayout, SlowestStepHasTheLargestMeanGpuSpan) {
     if (!loaded) continue;
     // From the analysis (not the summary): per step number, the mean GPU span over the ranks that ran it.
     std::map<std::int64_t, std::pair<double, int>> spans;
-    for (const auto& rr : loaded->analysis.ranks) {
+    for (const auto& rr : loaded->analysis().ranks) {
       for (const auto& st : rr.steps) {
         if (st.gpu.span_ns <= 0) continue;
         spans[st.number].first += static_cast<double>(st.gpu.span_ns);

@@ -35,7 +35,7 @@ TEST(SummaryPreview, HoldsTheDescriptionAndTheSummariesButNoEvent) {
   EXPECT_EQ(preview->summary->ranks.size(), 64u);
   EXPECT_TRUE(preview->summary->from_tables);
   for (const Rank& r : preview->profile->ranks()) EXPECT_TRUE(r.activities.empty() && r.ranges.empty());
-  EXPECT_TRUE(preview->analysis.ranks.empty());
+  EXPECT_TRUE(preview->analysis().ranks.empty());
 }
 
 TEST(SummaryPreview, NoPreviewForAProfileWithoutSummaries) {
