@@ -13,6 +13,7 @@
 #include "analysis/compare/measured.hpp"
 #include "analysis/measure/op_work.hpp"
 #include "analysis/model/collectives.hpp"
+#include "analysis/model/order_statistics.hpp"
 #include "analysis/model/predict.hpp"
 #include "profiler/error.hpp"
 #include "profiler/vocabulary.hpp"
@@ -325,6 +326,70 @@ bool sequence_parallel(const Profile& profile, const model::ParallelConfig& layo
   return false;
 }
 
+// A larger data-parallel group waits for a later last member: with arrival jitter of standard deviation σ
+// across the members of the profile's data-parallel collectives (pooled over their complete instances), the
+// last of NEW_DP members arrives σ × (E[max of NEW_DP] − E[max of DP]) later than the last of the DP measured
+// (expected maxima of normal draws, model::expected_normal_maximum). Each data-parallel collective's transfer
+// takes that much longer, so that every member leaves it that much later. A smaller group keeps the measured
+// arrivals (the replay cannot take a measured straggler out of its group).
+void add_group_jitter(const Profile& profile, const measure::Analysis& analysis,
+                      const model::ParallelConfig& layout, int dp, int new_dp, LinkRetiming& out) {
+  if (new_dp <= dp) return;
+  const measure::CollectiveReport& report = analysis.collectives;
+  const auto& ranks = profile.ranks();
+  std::vector<const measure::CollectiveInstance*> instances;
+  double squares = 0, freedom = 0;
+  for (const measure::CollectiveInstance& in : report.instances) {
+    if (!in.complete || in.member_count != static_cast<std::uint32_t>(dp)) continue;
+    const measure::InstanceMember& first = report.members[in.first_member];
+    const meshscope::Collective& c = ranks[first.rank_index].collectives[first.collective];
+    const std::optional<Timed> t = timed(profile, c, 8);
+    if (!t || group_part(group_members(profile, c), t->group_size, profile.str(c.op), profile.str(c.pg_desc),
+                         layout) != Part::kDp)
+      continue;
+    double mean = 0;
+    for (std::uint32_t m = 0; m < in.member_count; ++m)
+      mean += static_cast<double>(report.members[in.first_member + m].start_ns - in.first_arrival_ns);
+    mean /= in.member_count;
+    for (std::uint32_t m = 0; m < in.member_count; ++m) {
+      const double d =
+          static_cast<double>(report.members[in.first_member + m].start_ns - in.first_arrival_ns) - mean;
+      squares += d * d;
+    }
+    freedom += in.member_count - 1;
+    instances.push_back(&in);
+  }
+  if (instances.empty() || !(freedom > 0)) {
+    out.notes.push_back(fmt::format(
+        "dp {} -> {}: no complete data-parallel collective of {} members to measure the arrival jitter from: "
+        "the new members' arrivals are left out",
+        dp, new_dp, dp));
+    return;
+  }
+  const double sigma_ns = std::sqrt(squares / freedom);
+  const double later_ns =
+      sigma_ns * (model::expected_normal_maximum(new_dp) - model::expected_normal_maximum(dp));
+  std::int64_t lengthened = 0;
+  for (const measure::CollectiveInstance* in : instances) {
+    if (!(later_ns > 0)) break;  // the members arrived together
+    for (std::uint32_t m = 0; m < in->member_count; ++m) {
+      const measure::InstanceMember& member = report.members[in->first_member + m];
+      if (member.transfer_ns <= 0) continue;
+      const std::uint32_t a = ranks[member.rank_index].collectives[member.collective].activity;
+      const double transfer = static_cast<double>(member.transfer_ns);
+      out.factor[member.rank_index][a] = (out.factor[member.rank_index][a] * transfer + later_ns) / transfer;
+      ++lengthened;
+    }
+  }
+  out.notes.push_back(
+      fmt::format("dp {} -> {}: the members of the profile's {} data-parallel collectives arrive with a "
+                  "spread of σ {:.1f} µs; "
+                  "the last of {} arrives {:.1f} µs later than the last of {} (expected maxima of normal "
+                  "draws), added to "
+                  "{} of their transfers",
+                  dp, new_dp, instances.size(), sigma_ns / 1e3, new_dp, later_ns / 1e3, dp, lengthened));
+}
+
 std::string flag_text(const LayoutEdit& edit) {
   std::string out;
   if (edit.tp > 0) out += fmt::format("--tp {}", edit.tp);
@@ -383,6 +448,8 @@ LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& anal
       out.notes.push_back(fmt::format(
           "no collective of the profile is data-parallel under tp {}, cp {}, dp {}: nothing to re-time", tp,
           cp, dp));
+    else if (edit.dp > 0)
+      add_group_jitter(profile, analysis, layout, dp, new_dp, out);
   }
   return out;
 }

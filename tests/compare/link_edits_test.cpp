@@ -155,10 +155,12 @@ TEST(DataParallelEdit, TheGroupsCollectivesAreRetimedForTheNewReplicas) {
   EXPECT_EQ(r.retimed, 4);
   EXPECT_NEAR(r.factor[0][0], 1530.0 / 1010.0, 1e-6);
   EXPECT_NEAR(r.factor[1][1], 3030.0 / 2010.0, 1e-6);
-  ASSERT_EQ(r.notes.size(), 2u);
+  ASSERT_EQ(r.notes.size(), 3u);
   EXPECT_THAT(r.notes[0], ::testing::HasSubstr("dp 2 -> 4"));
   EXPECT_THAT(r.notes[1], ::testing::HasSubstr("4 data-parallel collectives re-timed for 4 ranks on the "
                                                "intra_node link"));
+  // The two ranks arrive together: no spread, so four replicas wait no longer for their last member.
+  EXPECT_THAT(r.notes[2], ::testing::HasSubstr("spread of σ 0.0 µs; the last of 4 arrives 0.0 µs later"));
   measure::ReplayEdits edits;
   edits.transfer_factor = r.factor;
   measure::ReplayOptions options;
@@ -166,6 +168,36 @@ TEST(DataParallelEdit, TheGroupsCollectivesAreRetimedForTheNewReplicas) {
   const measure::Replay w = measure::replay(p, a, edits, options);
   EXPECT_EQ(w.times[0].end[0], 10 * us + 1530 * us);
   EXPECT_EQ(w.times[1].end[1], 10 * us + 1530 * us + 3030 * us);
+}
+
+// Two replicas whose members arrive 20 µs apart in each all-reduce: a pooled arrival spread of σ = √(2 × 10²)
+// = 14.14 µs. Eight replicas wait for the last of eight draws instead of two: σ × (1.42360 − 0.56419) =
+// 12.15 µs later (Harter 1961's expected maxima of 8 and 2 standard normals), added to each member's transfer
+// on top of the all-reduce re-timed for eight (a ring over 8 moves 1.75 × the buffer, 2(n − 1)/n, against 1 ×
+// over 2, each collective at its own measured bus bandwidth: no α-β fit of one message size).
+TEST(DataParallelEdit, ALargerGroupWaitsForALaterLastMember) {
+  test::ProfileBuilder b("skewed_pair");
+  for (std::int32_t r = 0; r < 2; ++r) {
+    b.rank(r, 2);
+    for (std::int64_t seq = 1; seq <= 2; ++seq) {
+      const TimeNs base = (seq - 1) * 2000 * us;
+      const TimeNs arrive = base + (r == 0 ? 10 : 30) * us;
+      const std::int64_t k = b.launch(r, 1, base, base + 5 * us, 20, arrive, base + 1040 * us, kNccl);
+      b.collective(r, k, arrive, base + 1040 * us, "allreduce", "dp0", seq, 2, 10'000'000, "[0, 1]");
+    }
+  }
+  const Profile p = b.finish();
+  const measure::Analysis a = measure::analyze(p);
+  const LinkRetiming r = retime_data_parallel(p, a, data_parallel(2), 8, std::nullopt, "skewed_pair");
+  ASSERT_EQ(r.notes.size(), 3u);
+  EXPECT_THAT(r.notes[2],
+              ::testing::HasSubstr("spread of σ 14.1 µs; the last of 8 arrives 12.2 µs later than "
+                                   "the last of 2"));
+  EXPECT_THAT(r.notes[2], ::testing::HasSubstr("added to 4 of their transfers"));
+  const double later_us = std::sqrt(200.0) * (1.42360 - 0.56419);
+  // The last to arrive (rank 1) transfers for its whole 1010 µs kernel.
+  const std::uint32_t last = p.ranks()[1].collectives[0].activity;
+  EXPECT_NEAR(r.factor[1][last], 1.75 + later_us / 1010.0, 1e-4);
 }
 
 // Sixteen replicas no longer fit on a node of eight: the group moves to the network. No collective of the
