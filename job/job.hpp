@@ -40,7 +40,8 @@ class Job {
   // fails). Nothing of the profile is read yet.
   static Job open(const std::vector<std::filesystem::path>& sources, JobOptions options = {});
   // A job over PROFILE made in memory (a replay of the open run), with the summaries STORED for it (nullptr:
-  // none); nothing is read from a file. Its results are derived as an opened job's are.
+  // none): its description, events and summaries are those given, no file is loaded for them. Its results are
+  // derived as an opened job's are (the work per operator from the file PROFILE names, as for any profile).
   static Job of_profile(std::shared_ptr<const Profile> profile, std::shared_ptr<const ProfileSummary> stored);
 
   Job(Job&&) noexcept;

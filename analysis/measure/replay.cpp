@@ -1319,27 +1319,4 @@ bool parse_scale_edit(std::string_view text, ScaleEdit& out, std::string& error)
   return true;
 }
 
-bool parse_edits(std::string_view text, ReplayEdits& out, std::string& error) {
-  out = {};
-  std::size_t at = 0;
-  while (at < text.size()) {
-    const std::size_t end = std::min(text.find_first_of(" ,\t", at), text.size());
-    const std::string_view word = text.substr(at, end - at);
-    at = end + 1;
-    if (word.empty()) continue;
-    if (word == "replay") continue;  // the replay as measured: no edit
-    if (word == "fix-straggler") {
-      out.fix_straggler = true;
-      continue;
-    }
-    ScaleEdit e;
-    if (!parse_scale_edit(word, e, error)) {
-      error = fmt::format("{}: expected CLASS=F, PATTERN=F or fix-straggler", word);
-      return false;
-    }
-    out.scales.push_back(std::move(e));
-  }
-  return true;
-}
-
 }  // namespace meshscope::measure

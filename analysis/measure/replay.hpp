@@ -54,11 +54,6 @@ struct ReplayEdits {
   bool empty() const { return scales.empty() && !fix_straggler && transfer_factor.empty(); }
 };
 
-// Edits written as one line, separated by spaces or commas: "gemm=0.5 comm=2 fix-straggler" (each CLASS=F or
-// PATTERN=F as parse_scale_edit reads it, fix-straggler, and "replay" for none); false with ERROR set at the
-// first that is not.
-bool parse_edits(std::string_view text, ReplayEdits& out, std::string& error);
-
 struct ReplayOptions {
   // A launch or a stream gap longer than this that no dependency explains is an unexplained wait.
   TimeNs unexplained_min_ns = 5'000;

@@ -14,8 +14,9 @@ struct WindowOptions {
   std::vector<std::string> baseline;  // opened as the baseline (Summary comparison, stacked timeline rows)
   bool stack_baseline = false;        // the timeline starts with the baseline's rows under each rank
   bool critical_path = false;         // the timeline starts with the critical path overlay on
-  std::string whatif;      // edits (measure::parse_edits): the profile's replay becomes the baseline, stacked
-  std::string screenshot;  // PNG to write after the first settled frames, then exit ("" = interactive)
+  std::string
+      whatif;  // edits (compare::parse_whatif_line): the profile's replay becomes the baseline, stacked
+  std::string screenshot;    // PNG to write after the first settled frames, then exit ("" = interactive)
   bool interactive = false;  // with a screenshot: keep the window interactive and write the PNG on each F12
   std::string screenshot_text;  // with a screenshot: the text that frame's widgets rendered, one item a line
   Panel panel = Panel::kTimeline;

@@ -17,6 +17,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "analysis/compare/whatif_request.hpp"
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/replay.hpp"
 #include "profiler/profile.hpp"
@@ -26,6 +27,7 @@
 namespace {
 
 using meshscope::Profile;
+namespace compare = meshscope::compare;
 namespace measure = meshscope::measure;
 
 std::filesystem::path input_path() {
@@ -44,9 +46,12 @@ const meshscope::bench::Analysed& loaded() {
 // before.
 void run(benchmark::State& state, const char* edits_text, bool kept_graph) {
   const meshscope::bench::Analysed& l = loaded();
-  measure::ReplayEdits edits;
+  compare::WhatifRequest request;
   std::string error;
-  if (!measure::parse_edits(edits_text, edits, error)) state.SkipWithError(error.c_str());
+  if (!compare::parse_whatif_line(edits_text, request, error)) state.SkipWithError(error.c_str());
+  measure::ReplayEdits edits;
+  edits.scales = request.scales;
+  edits.fix_straggler = request.fix_straggler;
   measure::ReplayOptions options;
   options.threads = cores();
   std::optional<measure::ReplayGraph> graph;

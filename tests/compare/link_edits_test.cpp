@@ -67,6 +67,7 @@ TEST(WhatifRequest, OneLineReadsAsWhatifsFlags) {
       << error;
   ASSERT_EQ(r.scales.size(), 2u);
   EXPECT_EQ(r.scales[1].text, "comm=2");
+  EXPECT_EQ(r.scales[1].target, measure::ScaleEdit::Target::kComm);
   EXPECT_TRUE(r.fix_straggler);
   EXPECT_EQ(r.tp, 4);
   EXPECT_EQ(r.dp, 8);
@@ -86,8 +87,8 @@ TEST(WhatifRequest, OneLineReadsAsWhatifsFlags) {
             "--pp: expected --tp N, --dp N, --link DOMAIN=GB/s, --latency DOMAIN=us or --hardware GPU");
   EXPECT_FALSE(parse_whatif_line("--link pcie=16", r, error));
   EXPECT_EQ(error, "--link pcie=16: expected intra_node (nvlink) or inter_node (network) =GB/s");
-  EXPECT_FALSE(parse_whatif_line("gemm", r, error));
-  EXPECT_THAT(error, ::testing::HasSubstr("gemm: expected CLASS=F, PATTERN=F, fix-straggler"));
+  EXPECT_FALSE(parse_whatif_line("gemm=0.5 faster", r, error));
+  EXPECT_EQ(error, "faster: expected CLASS=F, PATTERN=F, fix-straggler or a flag of whatif (--tp N, ...)");
 }
 
 TEST(WhatifRequest, TheEditsAreThoseOfEachRetiming) {

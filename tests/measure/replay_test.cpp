@@ -96,19 +96,6 @@ TEST(Replay, TheReplayedProfileHoldsTheReplayedTimes) {
   EXPECT_THROW(replayed_profile(p, replay(p, analyze(p))), Error);
 }
 
-TEST(Replay, EditsAreReadFromOneLine) {
-  ReplayEdits edits;
-  std::string error;
-  ASSERT_TRUE(parse_edits("gemm=0.5, comm=2 fix-straggler", edits, error)) << error;
-  ASSERT_EQ(edits.scales.size(), 2u);
-  EXPECT_EQ(edits.scales[1].target, ScaleEdit::Target::kComm);
-  EXPECT_TRUE(edits.fix_straggler);
-  ASSERT_TRUE(parse_edits("replay", edits, error));
-  EXPECT_TRUE(edits.empty());
-  EXPECT_FALSE(parse_edits("gemm=0.5 faster", edits, error));
-  EXPECT_EQ(error, "faster: expected CLASS=F, PATTERN=F or fix-straggler");
-}
-
 TEST(Replay, ACpuBoundStepDoesNotMoveWithItsKernels) {
   ProfileBuilder b("replay_cpu");
   b.rank(0);
