@@ -282,7 +282,8 @@ int main(int argc, char** argv) {
   }
   out << "};\n\n}  // namespace meshscope::schema::declared\n";
 
-  // Rewritten only when it changes, so that an edit of a comment does not rebuild the tree twice.
+  // Rewritten only when its text changes: an edit of schema.sql that changes no description (a table's
+  // preamble) recompiles nothing (the generator then runs again at each build until the header changes: ms).
   std::ifstream old(argv[2]);
   std::stringstream previous;
   previous << old.rdbuf();

@@ -343,7 +343,8 @@ void add_group_jitter(const Profile& profile, const measure::Analysis& analysis,
     if (!in.complete || in.member_count != static_cast<std::uint32_t>(dp)) continue;
     const measure::InstanceMember& first = report.members[in.first_member];
     const meshscope::Collective& c = ranks[first.rank_index].collectives[first.collective];
-    const std::optional<Timed> t = timed(profile, c, 8);
+    const std::optional<Timed> t =
+        timed(profile, c, 8);  // its op and group size; the link plays no part here
     if (!t || group_part(group_members(profile, c), t->group_size, profile.str(c.op), profile.str(c.pg_desc),
                          layout) != Part::kDp)
       continue;
