@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <map>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "profiler/error.hpp"
+#include "profiler/event_rows.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/profile_load.hpp"
 #include "profiler/profile_writer.hpp"
@@ -109,51 +109,112 @@ void describe_rank(const std::filesystem::path& path, const RankRecords& in, con
   }
 }
 
+// The records as the scanners of event_rows.hpp take them (the rows a load reads), each field checked as
+// a load checks it.
+struct ActivityRecordRow {
+  const ActivityRecord& rec;
+  std::size_t index;  // in the rank's records: the id a writer gives it is index + 1
+  std::int32_t rank_of_rows;
+  const RecordChecks& check;
+  std::int32_t rank() const {
+    check.same_rank(rank_of_rows, rec.rank, "an activity");
+    return rec.rank;
+  }
+  std::int32_t device() const { return rec.device; }
+  std::int64_t stream() const { return rec.stream; }
+  ActivityKind kind() const { return check.kind(rec.kind, kActivityKindCount, "an activity"); }
+  std::pair<TimeNs, TimeNs> interval() const {
+    return check.interval(rec.start_ns, rec.end_ns, "an activity");
+  }
+  std::int64_t id() const { return static_cast<std::int64_t>(index) + 1; }
+  std::int64_t correlation() const { return rec.correlation; }
+  StringId name() const { return check.string(rec.name, "an activity"); }
+  KernelDetail kernel_detail() const {
+    KernelDetail k{};
+    for (int d = 0; d < 3; ++d) k.grid[d] = to_i32(rec.grid[d]);
+    for (int d = 0; d < 3; ++d) k.block[d] = to_i32(rec.block[d]);
+    k.registers = to_i32(rec.registers);
+    k.shared_bytes = to_i32(rec.shared_bytes);
+    k.graph_id = rec.graph_id;
+    return k;
+  }
+  CopyDetail copy_detail() const { return {rec.bytes, check.string(rec.copy_kind, "a copy")}; }
+};
+
+struct ApiCallRecordRow {
+  const ApiCallRecord& rec;
+  std::int32_t rank_of_rows;
+  bool links;
+  const RecordChecks& check;
+  std::int32_t rank() const {
+    check.same_rank(rank_of_rows, rec.rank, "an API call");
+    return rec.rank;
+  }
+  ApiKind kind() const { return check.kind(rec.kind, kApiKindCount, "an API call"); }
+  std::int64_t pid() const { return rec.pid; }
+  std::int64_t tid() const { return rec.tid; }
+  std::pair<TimeNs, TimeNs> interval() const {
+    return check.interval(rec.start_ns, rec.end_ns, "an API call");
+  }
+  StringId name() const { return check.string(rec.name, "an API call"); }
+  std::int64_t correlation() const { return rec.correlation; }
+  std::int64_t external_id() const { return links ? rec.external_id : kNull; }
+};
+
+struct RangeRecordRow {
+  const RangeRecord& rec;
+  std::size_t index;
+  std::int32_t depth_of;
+  bool links;
+  const RecordChecks& check;
+  const std::filesystem::path& path;
+  RangeKind kind() const { return check.kind(rec.kind, kRangeKindCount, "a range"); }
+  std::int32_t rank() const { return rec.rank; }  // checked before the filter
+  std::int64_t pid() const { return rec.pid; }
+  std::int64_t tid() const { return rec.tid; }
+  std::pair<TimeNs, TimeNs> interval() const { return check.interval(rec.start_ns, rec.end_ns, "a range"); }
+  std::int64_t id() const { return static_cast<std::int64_t>(index) + 1; }
+  std::int64_t external_id() const { return links ? rec.external_id : kNull; }
+  std::int64_t step() const { return rec.step; }
+  StringId name() const { return check.string(rec.name, "a range"); }
+  StringId category() const { return links ? check.string(rec.category, "a range") : kNoString; }
+  std::int32_t depth() const {
+    if (depth_of < 0) fail("{}: a range's depth {} is negative", path.string(), depth_of);
+    return depth_of;
+  }
+};
+
+struct CollectiveRecordRow {
+  const CollectiveRecord& rec;
+  std::int64_t id_of;
+  const RecordChecks& check;
+  std::int64_t id() const { return id_of; }
+  std::int64_t activity_id() const { return rec.activity_id; }
+  StringId communicator() const { return check.string(rec.communicator, "a collective"); }
+  StringId pg_desc() const { return check.string(rec.pg_desc, "a collective"); }
+  StringId pg_ranks() const { return check.string(rec.pg_ranks, "a collective"); }
+  std::int64_t seq() const { return rec.seq; }
+  StringId op() const { return check.string(rec.op, "a collective"); }
+  std::int64_t in_nelems() const { return rec.in_nelems; }
+  std::int64_t out_nelems() const { return rec.out_nelems; }
+  StringId dtype() const { return check.string(rec.dtype, "a collective"); }
+  std::int64_t in_bytes() const { return rec.in_bytes; }
+  std::int64_t out_bytes() const { return rec.out_bytes; }
+  std::int64_t group_size() const { return rec.group_size; }
+  StringId algorithm() const { return check.string(rec.algorithm, "a collective"); }
+  StringId protocol() const { return check.string(rec.protocol, "a collective"); }
+  std::int64_t channels() const { return rec.channels; }
+  std::pair<TimeNs, TimeNs> interval() const {
+    return check.interval(rec.start_ns, rec.end_ns, "a collective");
+  }
+};
+
 // The activities, as the activity scan reads them.
 ActivityScan scan_activities(const RankRecords& in, const RecordChecks& check, const LoadOptions& options) {
-  const std::int32_t rank = in.info.rank;
-  ActivityScan activities;
-  {
-    std::vector<KernelDetail>& kernels = activities.kernels[rank];
-    std::vector<CopyDetail>& copies = activities.copies[rank];
-    std::unordered_map<KernelDetail, std::uint32_t, KernelDetailHash> distinct;
-    std::vector<Activity>* bucket = nullptr;
-    StreamKey last_key{-1, -1, -1};
-    for (std::size_t i = 0; i < in.activities.size(); ++i) {
-      const ActivityRecord& rec = in.activities[i];
-      check.same_rank(rank, rec.rank, "an activity");
-      const StreamKey key{rank, rec.device, rec.stream};
-      if (!bucket || key != last_key) {
-        bucket = &activities.buckets[key];
-        last_key = key;
-      }
-      Activity a{};
-      a.kind = check.kind(rec.kind, kActivityKindCount, "an activity");
-      std::tie(a.start_ns, a.end_ns) = check.interval(rec.start_ns, rec.end_ns, "an activity");
-      a.id = static_cast<std::int64_t>(i) + 1;
-      a.correlation = rec.correlation;
-      a.name = check.string(rec.name, "an activity");
-      a.collective = -1;
-      a.detail = kNoDetail;
-      if (a.kind == ActivityKind::kKernel && options.kernel_details) {
-        KernelDetail k{};
-        for (int d = 0; d < 3; ++d) k.grid[d] = to_i32(rec.grid[d]);
-        for (int d = 0; d < 3; ++d) k.block[d] = to_i32(rec.block[d]);
-        k.registers = to_i32(rec.registers);
-        k.shared_bytes = to_i32(rec.shared_bytes);
-        k.graph_id = rec.graph_id;
-        const auto [it, added] = distinct.try_emplace(k, static_cast<std::uint32_t>(kernels.size()));
-        if (added) kernels.push_back(k);
-        a.detail = it->second;
-      } else if (a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) {
-        a.detail = static_cast<std::uint32_t>(copies.size());
-        copies.push_back({rec.bytes, check.string(rec.copy_kind, "a copy")});
-      }
-      bucket->push_back(a);
-    }
-    for (auto& [key, list] : activities.buckets) stable_sort_unless_sorted(list, activity_before);
-  }
-  return activities;
+  ActivityScanner scanner(options.kernel_details);
+  for (std::size_t i = 0; i < in.activities.size(); ++i)
+    scanner.add(ActivityRecordRow{in.activities[i], i, in.info.rank, check});
+  return scanner.finish();
 }
 
 // The collectives, as read_collectives reads them; each source word is added to STRINGS once.
@@ -161,133 +222,70 @@ std::vector<CollectiveRow> collective_rows_of(const RankRecords& in, const Recor
                                               std::vector<std::string>& strings) {
   const std::int32_t rank = in.info.rank;
   std::vector<CollectiveRow> collective_rows;
-  {
-    collective_rows.reserve(in.collectives.size() + in.resolved_collectives.size());
-    std::map<std::string, StringId, std::less<>> source_ids;
-    std::int64_t id = 0;
-    for (const auto list : {in.collectives, in.resolved_collectives}) {
-      for (const CollectiveRecord& rec : list) {
-        check.same_rank(rank, rec.rank, "a collective");
-        Collective c{};
-        c.id = ++id;
-        c.activity_id = rec.activity_id;
-        c.stream_index = -1;
-        c.activity = 0;
-        c.communicator = check.string(rec.communicator, "a collective");
-        c.pg_desc = check.string(rec.pg_desc, "a collective");
-        c.pg_ranks = check.string(rec.pg_ranks, "a collective");
-        c.seq = rec.seq;
-        c.op = check.string(rec.op, "a collective");
-        c.in_nelems = rec.in_nelems;
-        c.out_nelems = rec.out_nelems;
-        c.dtype = check.string(rec.dtype, "a collective");
-        c.in_bytes = rec.in_bytes;
-        c.out_bytes = rec.out_bytes;
-        c.group_size = rec.group_size;
-        c.algorithm = check.string(rec.algorithm, "a collective");
-        c.protocol = check.string(rec.protocol, "a collective");
-        c.channels = rec.channels;
-        std::tie(c.start_ns, c.end_ns) = check.interval(rec.start_ns, rec.end_ns, "a collective");
-        const std::string_view source = rec.source ? rec.source : "";
-        auto it = source_ids.find(source);
-        if (it == source_ids.end()) {
-          it = source_ids.emplace(std::string(source), static_cast<StringId>(strings.size())).first;
-          strings.emplace_back(source);
-        }
-        c.source = it->second;
-        c.metadata = source != vocabulary::kNameOnlySource;
-        collective_rows.push_back({rank, c});
+  collective_rows.reserve(in.collectives.size() + in.resolved_collectives.size());
+  std::map<std::string, StringId, std::less<>> source_ids;
+  std::int64_t id = 0;
+  for (const auto list : {in.collectives, in.resolved_collectives}) {
+    for (const CollectiveRecord& rec : list) {
+      check.same_rank(rank, rec.rank, "a collective");
+      Collective c = collective_of(CollectiveRecordRow{rec, ++id, check});
+      const std::string_view source = rec.source ? rec.source : "";
+      auto it = source_ids.find(source);
+      if (it == source_ids.end()) {
+        it = source_ids.emplace(std::string(source), static_cast<StringId>(strings.size())).first;
+        strings.emplace_back(source);
       }
+      c.source = it->second;
+      c.metadata = source != vocabulary::kNameOnlySource;
+      collective_rows.push_back({rank, c});
     }
-    std::sort(collective_rows.begin(), collective_rows.end(),
-              [](const CollectiveRow& a, const CollectiveRow& b) {
-                return std::tie(a.collective.start_ns, a.collective.id) <
-                       std::tie(b.collective.start_ns, b.collective.id);
-              });
   }
+  std::sort(collective_rows.begin(), collective_rows.end(),
+            [](const CollectiveRow& a, const CollectiveRow& b) {
+              return std::tie(a.collective.start_ns, a.collective.id) <
+                     std::tie(b.collective.start_ns, b.collective.id);
+            });
   return collective_rows;
 }
 
 // The API calls, as the API call scan reads them.
 ApiCallScan scan_api_calls(const RankRecords& in, const RecordChecks& check, const LoadOptions& options) {
-  const std::int32_t rank = in.info.rank;
-  ApiCallScan api_calls;
-  {
-    RankCalls& list = api_calls[rank];
-    list.calls.reserve(in.api_calls.size());
-    CallThread last_thread{kNull, kNull};
-    std::uint32_t last_index = 0;
-    for (const ApiCallRecord& rec : in.api_calls) {
-      check.same_rank(rank, rec.rank, "an API call");
-      ApiCall a{};
-      a.kind = check.kind(rec.kind, kApiKindCount, "an API call");
-      const CallThread thread{rec.pid, rec.tid};
-      if (thread != last_thread) {
-        last_index = list.thread(thread);
-        last_thread = thread;
-      }
-      a.thread = last_index;
-      std::tie(a.start_ns, a.end_ns) = check.interval(rec.start_ns, rec.end_ns, "an API call");
-      a.name = check.string(rec.name, "an API call");
-      a.correlation = rec.correlation;
-      a.external_id = options.links ? rec.external_id : kNull;
-      list.calls.push_back(a);
-    }
-    stable_sort_unless_sorted(list.calls, api_call_before);
-  }
-  return api_calls;
+  ApiCallScanner scanner;
+  for (const ApiCallRecord& rec : in.api_calls)
+    scanner.add(ApiCallRecordRow{rec, in.info.rank, options.links, check});
+  return scanner.finish();
 }
 
-// The CPU ranges, as the range scan reads them (CPU operators left out as OPTIONS says), depths checked.
+// The CPU ranges, as the range scan reads them (CPU operators left out as OPTIONS says, as the scan's WHERE
+// clause leaves them out), depths checked.
 RangeScan scan_ranges(const std::filesystem::path& path, const RankRecords& in, const RecordChecks& check,
                       const LoadOptions& options) {
-  const std::int32_t rank = in.info.rank;
-  RangeScan range_scan;
-  {
-    if (in.range_depths.size() != in.ranges.size())
-      fail("{}: {} ranges but {} depths (internal error)", path.string(), in.ranges.size(),
-           in.range_depths.size());
-    std::vector<CpuRange>* list = nullptr;
-    TrackKey last_key{-1, false, 0, 0};
-    for (std::size_t i = 0; i < in.ranges.size(); ++i) {
-      const RangeRecord& rec = in.ranges[i];
-      check.same_rank(rank, rec.rank, "a range");
-      const RangeKind kind = check.kind(rec.kind, kRangeKindCount, "a range");
-      const bool kept_call = options.process_group_calls && kind == RangeKind::kCpuOp && rec.name > 0 &&
-                             static_cast<std::size_t>(rec.name) <= in.strings.size() &&
-                             vocabulary::names_process_group_call(*in.strings[rec.name - 1]);
-      if (!options.cpu_operators && !kept_call &&
-          (kind == RangeKind::kCpuOp || kind == RangeKind::kPythonFunction)) {
-        ++(kind == RangeKind::kCpuOp ? range_scan.skipped_cpu_ops : range_scan.skipped_python);
-        continue;
-      }
-      ++range_scan.rows_per_track[{rank, rec.pid, rec.tid}];
-      const TrackKey key{rank, kind == RangeKind::kGpuAnnotation, rec.pid, rec.tid};
-      if (!list || key != last_key) {
-        list = &range_scan.tracks[key];
-        last_key = key;
-      }
-      CpuRange c{};
-      c.kind = kind;
-      std::tie(c.start_ns, c.end_ns) = check.interval(rec.start_ns, rec.end_ns, "a range");
-      c.id = static_cast<std::int64_t>(i) + 1;
-      c.external_id = options.links ? rec.external_id : kNull;
-      if (kind == RangeKind::kStep) range_scan.step_of_range[c.id] = rec.step;
-      c.name = check.string(rec.name, "a range");
-      c.category = options.links ? check.string(rec.category, "a range") : kNoString;
-      c.depth = in.range_depths[i];
-      if (c.depth < 0) fail("{}: a range's depth {} is negative", path.string(), c.depth);
-      list->push_back(c);
+  if (in.range_depths.size() != in.ranges.size())
+    fail("{}: {} ranges but {} depths (internal error)", path.string(), in.ranges.size(),
+         in.range_depths.size());
+  RangeScanner scanner;
+  RangeScan& scan = scanner.scan();
+  for (std::size_t i = 0; i < in.ranges.size(); ++i) {
+    const RangeRecord& rec = in.ranges[i];
+    check.same_rank(in.info.rank, rec.rank, "a range");
+    const RangeKind kind = rec.kind;
+    const bool kept_call = options.process_group_calls && kind == RangeKind::kCpuOp && rec.name > 0 &&
+                           static_cast<std::size_t>(rec.name) <= in.strings.size() &&
+                           vocabulary::names_process_group_call(*in.strings[rec.name - 1]);
+    if (!options.cpu_operators && !kept_call &&
+        (kind == RangeKind::kCpuOp || kind == RangeKind::kPythonFunction)) {
+      ++(kind == RangeKind::kCpuOp ? scan.skipped_cpu_ops : scan.skipped_python);
+      continue;
     }
-    for (auto& [key, list_of_track] : range_scan.tracks)
-      stable_sort_unless_sorted(list_of_track, range_before);
-    if (!options.cpu_operators && options.operators_left_out) {
-      range_scan.skipped_cpu_ops = options.operators_left_out->cpu_ops;
-      range_scan.skipped_python = options.operators_left_out->python_functions;
-    }
-    check_range_depths(path, range_scan);
+    scanner.add(RangeRecordRow{rec, i, in.range_depths[i], options.links, check, path});
   }
-  return range_scan;
+  RangeScan out = scanner.finish();
+  if (!options.cpu_operators && options.operators_left_out) {
+    out.skipped_cpu_ops = options.operators_left_out->cpu_ops;
+    out.skipped_python = options.operators_left_out->python_functions;
+  }
+  check_range_depths(path, out);
+  return out;
 }
 
 }  // namespace

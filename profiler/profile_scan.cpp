@@ -7,12 +7,12 @@
 #include <limits>
 #include <map>
 #include <numeric>
-#include <set>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
 
 #include "profiler/error.hpp"
+#include "profiler/event_rows.hpp"
 #include "profiler/output_file.hpp"
 #include "profiler/profile_load.hpp"
 #include "profiler/profile_writer.hpp"
@@ -23,132 +23,133 @@
 
 namespace meshscope::load {
 
-// The lists of RANK in LISTS (keyed by tuples that start with the rank) give back the spare room their growth
-// left. Called when a scan reaches a rank it has not seen (a rank's rows usually come together): the next
-// rank's lists reuse that room in the reading thread's heap, so a load holds one rank's spare room, not every
-// list's. Never on a rank seen before: where ranks take turns row by row, every turn would copy the lists.
-template <typename Map>
-void give_back_room(Map& lists, std::int32_t rank) {
-  // The smallest key of RANK: the rank, then the lowest value of every other element.
-  auto first = []<typename... Rest>(std::int32_t r, std::tuple<std::int32_t, Rest...>*) {
-    return typename Map::key_type{r, std::numeric_limits<Rest>::lowest()...};
-  }(rank, static_cast<typename Map::key_type*>(nullptr));
-  for (auto it = lists.lower_bound(first); it != lists.end() && std::get<0>(it->first) == rank; ++it)
-    it->second.shrink_to_fit();
-}
-
 // The three large tables are read on their own connections and threads (a profile can hold tens of millions
 // of rows).
 // CLAUSES: the WHERE clauses the table is read with, one after the other on one connection (one slice of a
 // whole load, or the row runs of the ranks load_ranks reads; "" reads the whole table).
+namespace {
+
+// The rows of the event tables as the scanners of event_rows.hpp take them: each field read and checked by
+// TableReader when asked for.
+struct ActivityTableRow {
+  using A = schema::Activities;
+  const TableReader& s;
+  std::int64_t string_bound;
+  std::int32_t rank() const { return s.rank(A::rank); }
+  std::int32_t device() const { return s.int32(A::device); }
+  std::int64_t stream() const { return s.integer(A::stream); }
+  ActivityKind kind() const {
+    return static_cast<ActivityKind>(s.in_range(A::kind, 1, kActivityKindCount, "an activity kind (1-4)"));
+  }
+  std::pair<TimeNs, TimeNs> interval() const { return s.interval(A::start_ns, A::end_ns); }
+  std::int64_t id() const { return s.integer(A::id); }
+  std::int64_t correlation() const { return s.integer_or_null(A::correlation); }
+  StringId name() const { return s.string_id(A::name, string_bound); }
+  KernelDetail kernel_detail() const {
+    KernelDetail k{};
+    for (int i = 0; i < 3; ++i) k.grid[i] = to_i32(s.integer_or_null(A::grid_x + i));
+    for (int i = 0; i < 3; ++i) k.block[i] = to_i32(s.integer_or_null(A::block_x + i));
+    k.registers = to_i32(s.integer_or_null(A::registers));
+    k.shared_bytes = to_i32(s.integer_or_null(A::shared_bytes));
+    k.graph_id = s.integer_or_null(A::graph_id);
+    return k;
+  }
+  CopyDetail copy_detail() const {
+    return {s.integer_or_null(A::bytes), s.string_id(A::copy_kind, string_bound)};
+  }
+};
+
+struct ApiCallTableRow {
+  using C = schema::ApiCalls;
+  const TableReader& s;
+  std::int64_t string_bound;
+  std::int32_t rank() const { return s.rank(C::rank); }
+  ApiKind kind() const {
+    return static_cast<ApiKind>(s.in_range(C::kind, 1, kApiKindCount, "an API kind (1-2)"));
+  }
+  std::int64_t pid() const { return s.integer(C::pid); }
+  std::int64_t tid() const { return s.integer(C::tid); }
+  std::pair<TimeNs, TimeNs> interval() const { return s.interval(C::start_ns, C::end_ns); }
+  StringId name() const { return s.string_id(C::name, string_bound); }
+  std::int64_t correlation() const { return s.integer_or_null(C::correlation); }
+  std::int64_t external_id() const { return s.integer_or_null(C::external_id); }
+};
+
+struct RangeTableRow {
+  using R = schema::Ranges;
+  const TableReader& s;
+  std::int64_t string_bound;
+  RangeKind kind() const {
+    return static_cast<RangeKind>(s.in_range(R::kind, 1, kRangeKindCount, "a range kind (1-8)"));
+  }
+  std::int32_t rank() const { return s.rank(R::rank); }
+  std::int64_t pid() const { return s.integer(R::pid); }
+  std::int64_t tid() const { return s.integer(R::tid); }
+  std::pair<TimeNs, TimeNs> interval() const { return s.interval(R::start_ns, R::end_ns); }
+  std::int64_t id() const { return s.integer(R::id); }
+  std::int64_t external_id() const { return s.integer_or_null(R::external_id); }
+  std::int64_t step() const { return s.integer_or_null(R::step); }
+  StringId name() const { return s.string_id(R::name, string_bound); }
+  StringId category() const { return s.string_id(R::category, string_bound); }
+  std::int32_t depth() const {
+    return static_cast<std::int32_t>(s.in_range(R::depth, 0, INT32_MAX, "a depth"));
+  }
+};
+
+struct CollectiveTableRow {
+  using C = schema::Collectives;
+  const TableReader& s;
+  std::int64_t string_bound;
+  std::int64_t id() const { return s.integer(C::id); }
+  std::int64_t activity_id() const { return s.integer_or_null(C::activity_id); }
+  StringId communicator() const { return s.string_id(C::communicator, string_bound); }
+  StringId pg_desc() const { return s.string_id(C::pg_desc, string_bound); }
+  StringId pg_ranks() const { return s.string_id(C::pg_ranks, string_bound); }
+  std::int64_t seq() const { return s.integer_or_null(C::seq); }
+  StringId op() const { return s.string_id(C::op, string_bound); }
+  std::int64_t in_nelems() const { return s.integer_or_null(C::in_nelems); }
+  std::int64_t out_nelems() const { return s.integer_or_null(C::out_nelems); }
+  StringId dtype() const { return s.string_id(C::dtype, string_bound); }
+  std::int64_t in_bytes() const { return s.integer_or_null(C::in_bytes); }
+  std::int64_t out_bytes() const { return s.integer_or_null(C::out_bytes); }
+  std::int64_t group_size() const { return s.integer_or_null(C::group_size); }
+  StringId algorithm() const { return s.string_id(C::algorithm, string_bound); }
+  StringId protocol() const { return s.string_id(C::protocol, string_bound); }
+  std::int64_t channels() const { return s.integer_or_null(C::channels); }
+  std::pair<TimeNs, TimeNs> interval() const { return s.interval(C::start_ns, C::end_ns); }
+};
+
+}  // namespace
+
 ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t string_bound,
                              bool kernel_details, std::span<const std::string> clauses) {
   sql::Database db(path, true);
-  ActivityScan scan;
   using A = schema::Activities;
   static constexpr int kKernelDetailColumns[] = {A::grid_x,    A::grid_y,       A::grid_z,
                                                  A::block_x,   A::block_y,      A::block_z,
                                                  A::registers, A::shared_bytes, A::graph_id};
-  std::vector<Activity>* bucket = nullptr;
-  std::vector<KernelDetail>* kernels = nullptr;
-  std::vector<CopyDetail>* copies = nullptr;
-  // A kernel's launch configuration repeats with every launch of it: each distinct one is held once per rank
-  // (and slice), and activities point at it.
-  std::map<std::int32_t, std::unordered_map<KernelDetail, std::uint32_t, KernelDetailHash>> distinct_kernels;
-  std::unordered_map<KernelDetail, std::uint32_t, KernelDetailHash>* distinct = nullptr;
-  StreamKey last_key{-1, -1, -1};
+  ActivityScanner scanner(kernel_details);
   for (const std::string& clause : clauses) {
     auto s = TableReader::of<A>(
         db, true, "id", clause,
         kernel_details ? std::span<const int>() : std::span<const int>(kKernelDetailColumns));
-    while (s.step()) {
-      const StreamKey key{s.rank(A::rank), s.int32(A::device), s.integer(A::stream)};
-      if (!bucket || key != last_key) {
-        if (bucket && std::get<0>(key) != std::get<0>(last_key) && !scan.kernels.contains(std::get<0>(key))) {
-          give_back_room(scan.buckets, std::get<0>(last_key));
-          kernels->shrink_to_fit();
-          copies->shrink_to_fit();
-        }
-        bucket = &scan.buckets[key];
-        kernels = &scan.kernels[std::get<0>(key)];
-        copies = &scan.copies[std::get<0>(key)];
-        distinct = &distinct_kernels[std::get<0>(key)];
-        last_key = key;
-      }
-      Activity a{};
-      a.kind =
-          static_cast<ActivityKind>(s.in_range(A::kind, 1, kActivityKindCount, "an activity kind (1-4)"));
-      std::tie(a.start_ns, a.end_ns) = s.interval(A::start_ns, A::end_ns);
-      a.id = s.integer(A::id);
-      a.correlation = s.integer_or_null(A::correlation);
-      a.name = s.string_id(A::name, string_bound);
-      a.collective = -1;
-      a.detail = kNoDetail;
-      if (a.kind == ActivityKind::kKernel && kernel_details) {
-        KernelDetail k{};
-        for (int i = 0; i < 3; ++i) k.grid[i] = to_i32(s.integer_or_null(A::grid_x + i));
-        for (int i = 0; i < 3; ++i) k.block[i] = to_i32(s.integer_or_null(A::block_x + i));
-        k.registers = to_i32(s.integer_or_null(A::registers));
-        k.shared_bytes = to_i32(s.integer_or_null(A::shared_bytes));
-        k.graph_id = s.integer_or_null(A::graph_id);
-        const auto [it, added] = distinct->try_emplace(k, static_cast<std::uint32_t>(kernels->size()));
-        if (added) kernels->push_back(k);
-        a.detail = it->second;
-      } else if (a.kind == ActivityKind::kMemcpy || a.kind == ActivityKind::kMemset) {
-        a.detail = static_cast<std::uint32_t>(copies->size());
-        copies->push_back({s.integer_or_null(A::bytes), s.string_id(A::copy_kind, string_bound)});
-      }
-      bucket->push_back(a);
-    }
+    while (s.step()) scanner.add(ActivityTableRow{s, string_bound});
   }
-  for (auto& [key, list] : scan.buckets) stable_sort_unless_sorted(list, activity_before);
-  return scan;
+  return scanner.finish();
 }
 
 ApiCallScan scan_api_calls(const std::filesystem::path& path, std::int64_t string_bound, bool links,
                            std::span<const std::string> clauses) {
   sql::Database db(path, true);
-  ApiCallScan calls;
   using C = schema::ApiCalls;
   static constexpr int kLinkColumns[] = {C::external_id};
-  RankCalls* list = nullptr;
-  std::int32_t last_rank = -1;
-  CallThread last_thread{kNull, kNull};
-  std::uint32_t last_index = 0;
+  ApiCallScanner scanner;
   for (const std::string& clause : clauses) {
     auto s = TableReader::of<C>(db, false, "id", clause,
                                 links ? std::span<const int>() : std::span<const int>(kLinkColumns));
-    while (s.step()) {
-      const std::int32_t rank = s.rank(C::rank);
-      if (!list || rank != last_rank) {
-        // A rank's calls usually come together: when the next rank starts, the last one's list, grown row by
-        // row, gives back its spare room, which the next can reuse (shrinking every list at the end would
-        // hold both at once). Only on a rank not seen yet: ranks that take turns would otherwise copy their
-        // lists at every turn.
-        auto [at, first_seen] = calls.try_emplace(rank);
-        if (list && first_seen) list->calls.shrink_to_fit();
-        list = &at->second;
-        last_rank = rank;
-        last_thread = {kNull, kNull};
-      }
-      ApiCall a{};
-      a.kind = static_cast<ApiKind>(s.in_range(C::kind, 1, kApiKindCount, "an API kind (1-2)"));
-      const CallThread thread{s.integer(C::pid), s.integer(C::tid)};
-      if (thread != last_thread) {  // a rank's calls come thread after thread, mostly
-        last_index = list->thread(thread);
-        last_thread = thread;
-      }
-      a.thread = last_index;
-      std::tie(a.start_ns, a.end_ns) = s.interval(C::start_ns, C::end_ns);
-      a.name = s.string_id(C::name, string_bound);
-      a.correlation = s.integer_or_null(C::correlation);
-      a.external_id = s.integer_or_null(C::external_id);
-      list->calls.push_back(a);
-    }
+    while (s.step()) scanner.add(ApiCallTableRow{s, string_bound});
   }
-  if (list) list->calls.shrink_to_fit();
-  for (auto& [rank, list_of_rank] : calls) stable_sort_unless_sorted(list_of_rank.calls, api_call_before);
-  return calls;
+  return scanner.finish();
 }
 
 // The rows a load without CPU operators reads (LoadOptions::cpu_operators off); a NULL kind is read to be
@@ -175,19 +176,13 @@ RangeScan scan_ranges(const std::filesystem::path& path, const LoadOptions& opti
   const bool cpu_operators = options.cpu_operators, links = options.links;
   const bool count_left_out = !options.operators_left_out;
   sql::Database db(path, true);
-  RangeScan scan;
-  auto& tracks = scan.tracks;
+  RangeScanner scanner;
+  RangeScan& scan = scanner.scan();
   using R = schema::Ranges;
   // parent_id is never decoded: a range's parent is found from the nesting (Rank::parent_range).
   static constexpr int kLinkColumns[] = {R::parent_id, R::external_id, R::category, R::input_dims,
                                          R::input_types};
   static constexpr int kUnheld[] = {R::parent_id, R::input_dims, R::input_types};
-  std::vector<CpuRange>* list = nullptr;
-  TrackKey last_key{-1, false, 0, 0};
-  auto& rows_per_track = scan.rows_per_track;
-  std::set<std::int32_t> ranks_seen;  // for give_back_room: only when a scan reaches a rank not seen yet
-  std::size_t* rows = nullptr;
-  std::tuple<std::int32_t, std::int64_t, std::int64_t> last_track{-1, 0, 0};
   for (const std::string& slice : clauses) {
     // Without CPU operators SQLite leaves their rows out (they are most of the table: decoding them would be
     // most of the load) and counts them apart.
@@ -208,35 +203,9 @@ RangeScan scan_ranges(const std::filesystem::path& path, const LoadOptions& opti
         scan.skipped_python += count.column_int(1);
       }
     }
-    while (s.step()) {
-      CpuRange c{};
-      c.kind = static_cast<RangeKind>(s.in_range(R::kind, 1, kRangeKindCount, "a range kind (1-8)"));
-      const std::int32_t rank = s.rank(R::rank);
-      const std::int64_t pid = s.integer(R::pid), tid = s.integer(R::tid);
-      if (!rows || last_track != std::make_tuple(rank, pid, tid)) {
-        last_track = {rank, pid, tid};
-        rows = &rows_per_track[last_track];
-      }
-      ++*rows;
-      const TrackKey key{rank, c.kind == RangeKind::kGpuAnnotation, pid, tid};
-      if (!list || key != last_key) {
-        if (list && rank != std::get<0>(last_key) && ranks_seen.insert(rank).second)
-          give_back_room(tracks, std::get<0>(last_key));
-        list = &tracks[key];
-        last_key = key;
-      }
-      std::tie(c.start_ns, c.end_ns) = s.interval(R::start_ns, R::end_ns);
-      c.id = s.integer(R::id);
-      c.external_id = s.integer_or_null(R::external_id);
-      if (c.kind == RangeKind::kStep) scan.step_of_range[c.id] = s.integer_or_null(R::step);
-      c.name = s.string_id(R::name, string_bound);
-      c.category = s.string_id(R::category, string_bound);
-      c.depth = static_cast<std::int32_t>(s.in_range(R::depth, 0, INT32_MAX, "a depth"));
-      list->push_back(c);
-    }
+    while (s.step()) scanner.add(RangeTableRow{s, string_bound});
   }
-  for (auto& [key, list_of_track] : tracks) stable_sort_unless_sorted(list_of_track, range_before);
-  return scan;
+  return scanner.finish();
 }
 
 // Nesting cannot be deeper than the track has ranges: a deeper one would size the timeline's rows. Checked
@@ -543,27 +512,8 @@ std::vector<CollectiveRow> read_collectives(sql::Database& db, std::int64_t stri
   for (const std::string& clause : clauses) {
     auto s = TableReader::of<C>(db, false, "id", clause);
     while (s.step()) {
-      Collective c{};
       const std::int32_t rank = s.rank(C::rank);
-      c.id = s.integer(C::id);
-      c.activity_id = s.integer_or_null(C::activity_id);
-      c.stream_index = -1;
-      c.activity = 0;
-      c.communicator = s.string_id(C::communicator, string_bound);
-      c.pg_desc = s.string_id(C::pg_desc, string_bound);
-      c.pg_ranks = s.string_id(C::pg_ranks, string_bound);
-      c.seq = s.integer_or_null(C::seq);
-      c.op = s.string_id(C::op, string_bound);
-      c.in_nelems = s.integer_or_null(C::in_nelems);
-      c.out_nelems = s.integer_or_null(C::out_nelems);
-      c.dtype = s.string_id(C::dtype, string_bound);
-      c.in_bytes = s.integer_or_null(C::in_bytes);
-      c.out_bytes = s.integer_or_null(C::out_bytes);
-      c.group_size = s.integer_or_null(C::group_size);
-      c.algorithm = s.string_id(C::algorithm, string_bound);
-      c.protocol = s.string_id(C::protocol, string_bound);
-      c.channels = s.integer_or_null(C::channels);
-      std::tie(c.start_ns, c.end_ns) = s.interval(C::start_ns, C::end_ns);
+      Collective c = collective_of(CollectiveTableRow{s, string_bound});
       {
         const std::string source = s.text(C::source);
         auto it = source_ids.find(source);
