@@ -248,6 +248,7 @@ struct ParallelConfig {
   int micro_batches() const { return global_batch / (dp * micro_batch); }  // per pipeline, per step
   bool sp() const { return sequence_parallel == 1; }
   bool inference() const { return mode == Mode::kInference; }
+  friend bool operator==(const ParallelConfig&, const ParallelConfig&) = default;
 };
 
 // Token assignments one routed expert's shard processes per micro-batch (the rows of its GEMMs), balanced,

@@ -199,7 +199,7 @@ struct RangeJob {
 // The Explorer's replay of the measured run at the layout chosen (explorer_replay.cpp): the layout it was run
 // for, the degrees the profile ran and the chosen ones, the mean replayed step as measured and with the edit.
 struct ExplorerReplay {
-  LayoutInputs for_layout;
+  model::ParallelConfig for_layout;
   int ran_tp = 0, ran_dp = 0, tp = 0, dp = 0;
   double measured_ns = 0, edited_ns = 0;
   bool done = false;
@@ -467,7 +467,6 @@ class View {
   // Explorer helpers (View_Explorer.cpp)
   void explorer_layout_controls();
   bool explorer_step_control(LayoutField field, const char* help);
-  LayoutInputs explorer_inputs() const;
   void explorer_init();
   void explorer_open_profile();  // the model, hardware and layout the open profile ran (ProfileStart)
   void explorer_inferred_line();
@@ -481,8 +480,8 @@ class View {
   void explorer_bars();
   void explorer_measured();
   void explorer_replay();  // explorer_replay.cpp
-  void explorer_run_replay(const LayoutInputs& now, int ran_tp, int ran_dp, int tp, int dp);
-  bool explorer_only_tp_dp(const LayoutInputs& now) const;
+  void explorer_run_replay(const model::ParallelConfig& now, int ran_tp, int ran_dp, int tp, int dp);
+  bool explorer_only_tp_dp(const model::ParallelConfig& now) const;
   measure::ReplayGraph& replay_graph();  // the open profile's, built once and kept for what-ifs
   // Saves the Explorer's model, hardware and layout in the open profile as what it ran (its meta table,
   // analysis/compare/statement.hpp) and shows the profile as stating them.
@@ -627,11 +626,12 @@ class View {
     int layers = 0, hidden = 0, heads = 0;  // shape overrides, 0 = the preset's
     model::HardwareSpec hw;
     model::Efficiencies eff;
-    LayoutInputs layout;  // the layout the controls edit (what a profile ran, when one is open)
+    model::ParallelConfig layout =
+        explorer_layout();  // what the controls show (a profile's layout when one is open)
     // Per layout control, the values it steps through (with their problems), recomputed when the layout
     // or the model changes.
     std::vector<LayoutStep> steps[kLayoutFieldCount];
-    LayoutInputs steps_for;  // the layout and model (key) the steps were computed for
+    model::ParallelConfig steps_for;  // the layout and model (key) the steps were computed for
     std::string steps_key;
     bool steps_dirty = true;
     std::vector<int> positions;  // scratch: the valid steps of one control

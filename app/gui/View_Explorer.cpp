@@ -241,8 +241,8 @@ void View::explorer_open_profile() {
   ex_.layers = ex_.hidden = ex_.heads = 0;
   ex_.layout = s.layout;
   ex_.layout.virtual_stages = 1;
-  ex_.layout.recompute = 0;
-  ex_.layout.schedule = 1;
+  ex_.layout.recompute = model::Recompute::kNone;
+  ex_.layout.schedule = model::Schedule::k1F1B;
   ex_.dirty = true;
   ex_.search_dirty = true;
   ex_.steps_dirty = true;
@@ -309,7 +309,7 @@ void View::set_layout(int gpus, int tp, int pp, int cp, int ep, int etp) {
 }
 
 void View::set_explorer_mode(model::Mode mode) {
-  ex_.layout.mode = static_cast<int>(mode);
+  ex_.layout.mode = mode;
   ex_.dirty = true;
   ex_.search_dirty = true;
   ex_.steps_dirty = true;
@@ -320,7 +320,7 @@ void View::explorer_repredict() {
   ex_.dirty = false;
   if (!ex_.ready) return;
   // The layout as the controls' steps check it (explorer_steps.hpp): one conversion for both.
-  const model::ParallelConfig c = to_config(explorer_inputs());
+  const model::ParallelConfig c = layout_request(ex_.layout);
   try {
     ex_.resolved = model::resolve(c, ex_.model, ex_.hw);
     ex_.prediction = model::predict(ex_.model, ex_.hw, ex_.resolved, ex_.eff);
@@ -335,7 +335,7 @@ void View::explorer_repredict() {
 }
 
 void View::explorer_apply(const model::ParallelConfig& c) {
-  ex_.layout = from_config(c);
+  ex_.layout = controls_of(c);
   ex_.dirty = true;
 }
 
@@ -348,10 +348,6 @@ double View::predicted_busbw(const std::string& op, std::int64_t group, std::int
                                             model::intra_node_link(ex_.eff), model::inter_node_link(ex_.eff));
   if (!(t > 0)) return std::nan("");
   return static_cast<double>(bytes) / t / 1e9 * model::busbw_factor(kind, n);
-}
-
-LayoutInputs View::explorer_inputs() const {
-  return ex_.layout;
 }
 
 namespace {
@@ -463,9 +459,22 @@ bool View::explorer_step_control(LayoutField field, const char* help) {
   return changed;
 }
 
+namespace {
+
+// A combo over an enum's first COUNT values (the model's enums count from 0).
+template <typename Enum>
+bool enum_combo(const char* label, Enum& value, const char* const items[], int count) {
+  int index = static_cast<int>(value);
+  if (!ImGui::Combo(label, &index, items, count)) return false;
+  value = static_cast<Enum>(index);
+  return true;
+}
+
+}  // namespace
+
 // The layout, batch and schedule controls; re-predicts on any change.
 void View::explorer_layout_controls() {
-  const LayoutInputs inputs = explorer_inputs();
+  const model::ParallelConfig& inputs = ex_.layout;
   char key[160];
   std::snprintf(key, sizeof key, "%s/%d/%d/%d/%d/%s", ex_.model.name.c_str(), ex_.model.layers,
                 ex_.model.hidden, ex_.model.heads, ex_.model.experts, ex_.hw.name.c_str());
@@ -505,26 +514,26 @@ void View::explorer_layout_controls() {
   ImGui::Spacing();
   ImGui::TextDisabled("MEMORY AND SCHEDULE");
   ImGui::SetNextItemWidth(-px(110));
-  changed |= ImGui::Combo("step", &ex_.layout.mode, kMode, 2);
+  changed |= enum_combo("step", ex_.layout.mode, kMode, 2);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("training: forward, backward, optimizer; inference: forward passes only (a prefill)");
   // Inference holds no optimizer state and keeps no activations for a backward pass.
-  const bool inference = ex_.layout.mode == static_cast<int>(model::Mode::kInference);
+  const bool inference = ex_.layout.inference();
   if (inference) ImGui::BeginDisabled();
   ImGui::SetNextItemWidth(-px(110));
   changed |= ImGui::SliderInt("ZeRO stage", &ex_.layout.zero, 0, 3, "%d", ImGuiSliderFlags_AlwaysClamp);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("0 none, 1 optimizer, 2 + gradients, 3 + weights (FSDP)");
   ImGui::SetNextItemWidth(-px(110));
-  changed |= ImGui::Combo("recompute", &ex_.layout.recompute, kRecompute, 3);
+  changed |= enum_combo("recompute", ex_.layout.recompute, kRecompute, 3);
   if (inference) ImGui::EndDisabled();
   ImGui::SetNextItemWidth(-px(110));
-  changed |= ImGui::Combo("schedule", &ex_.layout.schedule, kSchedule, 3);
-  if (ex_.layout.schedule == 2)
+  changed |= enum_combo("schedule", ex_.layout.schedule, kSchedule, 3);
+  if (ex_.layout.schedule == model::Schedule::kInterleaved)
     changed |= explorer_step_control(LayoutField::kVirtualStages, "model chunks per stage");
   ImGui::SetNextItemWidth(-px(110));
   // A GPU without BF16 (a V100) runs the 16-bit GEMMs in FP16, at the same tensor peak: named so.
   const char* precisions[] = {ex_.hw.bf16 ? kPrecision[0] : "fp16", kPrecision[1]};
-  changed |= ImGui::Combo("precision", &ex_.layout.precision, precisions, 2);
+  changed |= enum_combo("precision", ex_.layout.precision, precisions, 2);
   if (changed) {
     ex_.dirty = true;
     ex_.search_dirty = true;
@@ -756,8 +765,7 @@ void View::explorer_save_statement() {
     if (ex_.layout.seq > 0) l.seq = ex_.layout.seq;
     if (ex_.layout.global_batch > 0) l.global_batch = ex_.layout.global_batch;
   }
-  l.mode = ex_.layout.mode == static_cast<int>(model::Mode::kInference) ? model::Mode::kInference
-                                                                        : model::Mode::kTraining;
+  l.mode = ex_.layout.mode;
   try {
     update_meta(loaded_->msdb, compare::meta_changes(statement));
   } catch (const std::exception& e) {
@@ -845,8 +853,7 @@ void View::explorer_measured() {
     ImGui::TextDisabled("The open profile ran no GPU work, so there is no measured step to compare.");
     return;
   }
-  if (mm.workload.training &&
-      *mm.workload.training != (ex_.layout.mode == static_cast<int>(model::Mode::kTraining))) {
+  if (mm.workload.training && *mm.workload.training != !ex_.layout.inference()) {
     // An inference trace is never compared with a training step, nor the reverse.
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(to_vec4(kColExposed), "Not comparable: the profile ran %s, the prediction is of %s.",
@@ -1057,8 +1064,8 @@ void View::explorer_run_search() {
     // The batch of the layout shown: the table ranks layouts at the global batch the headline predicts.
     o.global_batch = ex_.valid ? ex_.resolved.global_batch : ex_.layout.global_batch;
     o.seq = ex_.valid ? ex_.resolved.seq : ex_.layout.seq;
-    o.precision = static_cast<model::Precision>(ex_.layout.precision);
-    o.mode = static_cast<model::Mode>(ex_.layout.mode);
+    o.precision = ex_.layout.precision;
+    o.mode = ex_.layout.mode;
     if (ex_.search_job.valid()) ex_.search_abandoned.push_back(std::move(ex_.search_job));
     ex_.search_job = std::async(std::launch::async, run_explorer_search, ex_.model, ex_.hw, ex_.eff, o, 12);
   }

@@ -244,7 +244,7 @@ void View::draw_roofline() {
   const bool profile_hw = mm != nullptr && mm->hardware.has_value();
   const model::HardwareSpec& hw = profile_hw ? *mm->hardware : ex_.hw;
   const bool predicted = hw.name == ex_.hw.name;
-  const bool fp8 = ex_.layout.precision == 1;
+  const bool fp8 = ex_.layout.precision == model::Precision::kFP8;
   const Roof roof = model::roof_of(hw, fp8 ? model::Precision::kFP8 : model::Precision::kBF16);
   const char* precision = fp8 ? "FP8" : hw.bf16 ? "BF16" : "FP16";  // a V100's 16-bit tensor peak is FP16's
   rf_.hardware = hw.name;
@@ -503,7 +503,7 @@ void draw_roofline_legend(bool any_measured) {
 
 void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, const model::Roof& roof,
                            const char* precision, const MeasuredPoints* measured) {
-  const bool fp8 = ex_.layout.precision == 1;
+  const bool fp8 = ex_.layout.precision == model::Precision::kFP8;
   // The legend above the chart, wrapping at the window's edge: inside it, it covered the peaks' labels.
   const bool any_measured = measured != nullptr && (!measured->ops.empty() || !measured->categories.empty() ||
                                                     measured->step.has_value());

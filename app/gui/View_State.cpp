@@ -50,7 +50,7 @@ void write_event(JsonWriter& j, const Profile& profile, const EventRef& e) {
 void View::explorer_state(JsonWriter& j) const {
   j.key("explorer").begin_object();
   for (int f = 0; f < kLayoutFieldCount; ++f) {
-    j.field(to_string(static_cast<LayoutField>(f)), field_of(explorer_inputs(), static_cast<LayoutField>(f)));
+    j.field(to_string(static_cast<LayoutField>(f)), field_of(ex_.layout, static_cast<LayoutField>(f)));
   }
   j.field("valid", ex_.valid);
   j.field("error", ex_.error);

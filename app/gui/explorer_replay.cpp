@@ -44,7 +44,7 @@ measure::ReplayGraph& View::replay_graph() {
 }
 
 // Replays the open profile with the layout edit from the degrees it ran (RAN_TP, RAN_DP) to TP and DP.
-void View::explorer_run_replay(const LayoutInputs& now, int ran_tp, int ran_dp, int tp, int dp) {
+void View::explorer_run_replay(const model::ParallelConfig& now, int ran_tp, int ran_dp, int tp, int dp) {
   ExplorerReplay& out = ex_.replay;
   out = {};
   out.for_layout = now;
@@ -75,12 +75,12 @@ void View::explorer_run_replay(const LayoutInputs& now, int ran_tp, int ran_dp, 
 
 // Whether NOW differs from what the profile ran in its TP and DP only: its PP, CP and EP (and, where the
 // Explorer started from the profile's own layout, everything else) as the profile ran them.
-bool View::explorer_only_tp_dp(const LayoutInputs& now) const {
+bool View::explorer_only_tp_dp(const model::ParallelConfig& now) const {
   const compare::Workload& w = loaded_->measured->workload;
   if (now.pp != w.pp.value_or(1) || now.cp != w.cp.value_or(1) || now.ep != w.ep.value_or(1)) return false;
   if (!ex_.start.layout_known) return true;
-  LayoutInputs others = now;
-  const LayoutInputs& ran = ex_.start.layout;
+  model::ParallelConfig others = now;
+  const model::ParallelConfig& ran = ex_.start.layout;
   others.tp = ran.tp;
   others.dp = ran.dp;
   others.gpus = ran.gpus;
@@ -92,7 +92,7 @@ bool View::explorer_only_tp_dp(const LayoutInputs& now) const {
 // what the profile ran (its process groups, or what it states).
 void View::explorer_replay() {
   const compare::Workload& w = loaded_->measured->workload;
-  const LayoutInputs& now = ex_.layout;
+  const model::ParallelConfig& now = ex_.layout;
   if (!w.tp || !w.dp || (now.tp == *w.tp && auto_dp(now) == *w.dp)) {
     ex_.replay = {};
     return;

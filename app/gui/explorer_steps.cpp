@@ -33,7 +33,7 @@ const char* to_string(LayoutField field) {
   return "?";
 }
 
-int& field_of(LayoutInputs& in, LayoutField field) {
+int& field_of(model::ParallelConfig& in, LayoutField field) {
   switch (field) {
     case LayoutField::kGpus:
       return in.gpus;
@@ -61,59 +61,52 @@ int& field_of(LayoutInputs& in, LayoutField field) {
   return in.gpus;
 }
 
-int field_of(const LayoutInputs& in, LayoutField field) {
-  return field_of(const_cast<LayoutInputs&>(in), field);
+int field_of(const model::ParallelConfig& in, LayoutField field) {
+  return field_of(const_cast<model::ParallelConfig&>(in), field);
 }
 
-model::ParallelConfig to_config(const LayoutInputs& in) {
+model::ParallelConfig explorer_layout() {
   model::ParallelConfig c;
-  c.gpus = in.gpus;
-  c.tp = in.tp;
-  c.pp = in.pp;
-  c.dp = in.dp;
-  c.cp = in.cp;
-  c.ep = in.ep;
-  c.etp = in.etp;
-  c.micro_batch = in.micro_batch;
-  c.global_batch = in.global_batch;
-  c.seq = in.seq;
-  c.zero = in.zero;
+  c.gpus = 8;
+  c.tp = c.pp = c.cp = c.ep = 1;
+  c.micro_batch = 1;
+  c.zero = 1;
+  c.virtual_stages = 1;
   c.recompute_set = true;
-  c.recompute = static_cast<model::Recompute>(in.recompute);
+  c.recompute = model::Recompute::kNone;
   c.schedule_set = true;
-  c.schedule = static_cast<model::Schedule>(in.schedule);
-  c.virtual_stages = c.schedule == model::Schedule::kInterleaved ? in.virtual_stages : 1;
-  c.precision = static_cast<model::Precision>(in.precision);
-  c.mode = static_cast<model::Mode>(in.mode);
+  c.schedule = model::Schedule::k1F1B;
+  return c;
+}
+
+model::ParallelConfig layout_request(const model::ParallelConfig& layout) {
+  model::ParallelConfig c = layout;
+  c.recompute_set = true;
+  c.schedule_set = true;
+  if (c.schedule != model::Schedule::kInterleaved) c.virtual_stages = 1;
   if (c.inference()) c.zero = 0, c.recompute = model::Recompute::kNone;  // nothing to shard or recompute
   return c;
 }
 
-LayoutInputs from_config(const model::ParallelConfig& c) {
-  LayoutInputs in;
-  in.gpus = c.gpus;
-  in.tp = c.tp;
-  in.pp = c.pp;
-  in.dp = c.dp;
-  in.cp = c.cp;
-  in.ep = c.ep;
-  in.etp = c.etp == c.tp ? 0 : c.etp;  // as TP reads "as TP"
-  in.micro_batch = c.micro_batch;
-  in.global_batch = c.global_batch;
-  in.seq = c.seq;
-  in.zero = c.zero;
-  in.recompute = static_cast<int>(c.recompute);
-  in.schedule = static_cast<int>(c.schedule);
-  in.virtual_stages = c.virtual_stages;
-  in.precision = static_cast<int>(c.precision);
-  in.mode = static_cast<int>(c.mode);
-  return in;
+model::ParallelConfig controls_of(const model::ParallelConfig& config) {
+  model::ParallelConfig c = explorer_layout();
+  for (int f = 0; f < kLayoutFieldCount; ++f) {
+    const auto field = static_cast<LayoutField>(f);
+    field_of(c, field) = field_of(config, field);
+  }
+  if (c.etp == c.tp) c.etp = 0;  // as TP reads "as TP"
+  c.zero = config.zero;
+  c.recompute = config.recompute;
+  c.schedule = config.schedule;
+  c.precision = config.precision;
+  c.mode = config.mode;
+  return c;
 }
 
-std::string layout_problem(const LayoutInputs& inputs, const model::ModelSpec& model,
+std::string layout_problem(const model::ParallelConfig& layout, const model::ModelSpec& model,
                            const model::HardwareSpec& hw) {
   try {
-    model::resolve(to_config(inputs), model, hw);
+    model::resolve(layout_request(layout), model, hw);
     return {};
   } catch (const std::exception& e) {
     return e.what();
@@ -139,7 +132,7 @@ std::vector<int> log_multiples(int unit, int limit) {
   return out;
 }
 
-int auto_dp(const LayoutInputs& in) {
+int auto_dp(const model::ParallelConfig& in) {
   if (in.dp > 0) return in.dp;
   const long mp = static_cast<long>(in.tp) * in.pp * in.cp;
   return mp > 0 && in.gpus % mp == 0 ? static_cast<int>(in.gpus / mp) : 1;
@@ -153,7 +146,7 @@ std::vector<int> powers_of_two(int lo, int hi) {
   return out;
 }
 
-std::vector<int> candidates(LayoutField field, const LayoutInputs& in, const model::ModelSpec& m,
+std::vector<int> candidates(LayoutField field, const model::ParallelConfig& in, const model::ModelSpec& m,
                             const model::HardwareSpec& hw) {
   std::vector<int> v;
   auto add = [&](const std::vector<int>& more) { v.insert(v.end(), more.begin(), more.end()); };
@@ -217,11 +210,11 @@ std::vector<int> candidates(LayoutField field, const LayoutInputs& in, const mod
 
 }  // namespace
 
-std::vector<LayoutStep> layout_steps(LayoutField field, const LayoutInputs& inputs,
+std::vector<LayoutStep> layout_steps(LayoutField field, const model::ParallelConfig& layout,
                                      const model::ModelSpec& model, const model::HardwareSpec& hw) {
   std::vector<LayoutStep> steps;
-  LayoutInputs trial = inputs;
-  for (int value : candidates(field, inputs, model, hw)) {
+  model::ParallelConfig trial = layout;
+  for (int value : candidates(field, layout, model, hw)) {
     field_of(trial, field) = value;
     steps.push_back({value, layout_problem(trial, model, hw)});
   }

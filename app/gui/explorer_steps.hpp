@@ -12,16 +12,12 @@
 
 namespace meshscope::gui {
 
-// The layout fields the Explorer edits, in CLI terms (0 = the default resolve() chooses, for dp, global
-// batch and sequence).
-struct LayoutInputs {
-  int gpus = 8, tp = 1, pp = 1, dp = 0, cp = 1, ep = 1;
-  int etp = 0;  // expert tensor parallel; 0 = as TP (Megatron-Core's default)
-  int micro_batch = 1, global_batch = 0, seq = 0, zero = 1, virtual_stages = 1;
-  int recompute = 0, schedule = 1, precision = 0;
-  int mode = 0;  // model::Mode: 0 training, 1 inference
-  friend bool operator==(const LayoutInputs&, const LayoutInputs&) = default;
-};
+// The Explorer's controls are a model::ParallelConfig, the one layout type of the model, the command line and
+// the view, holding the values the controls show: every degree explicit (1 where resolve() would default it),
+// 0 only where the control offers resolve()'s default (dp, global batch, sequence; etp 0 = as TP).
+// The controls' first values: 8 GPUs, every degree 1, micro-batch 1, ZeRO 1, no recompute, 1F1B, BF16,
+// training.
+model::ParallelConfig explorer_layout();
 
 enum class LayoutField {
   kGpus,
@@ -38,19 +34,20 @@ enum class LayoutField {
 };
 inline constexpr int kLayoutFieldCount = 11;
 const char* to_string(LayoutField field);
-int& field_of(LayoutInputs& inputs, LayoutField field);
-int field_of(const LayoutInputs& inputs, LayoutField field);
+int& field_of(model::ParallelConfig& layout, LayoutField field);
+int field_of(const model::ParallelConfig& layout, LayoutField field);
 // The data-parallel degree resolve() would choose for IN (its dp, else what the GPUs leave; 1 when the layout
 // does not divide the GPUs).
-int auto_dp(const LayoutInputs& in);
+int auto_dp(const model::ParallelConfig& layout);
 
-// The ParallelConfig resolve() takes for INPUTS, and the inputs that give a resolved CONFIG back (a search's
-// layout applied to the controls).
-model::ParallelConfig to_config(const LayoutInputs& inputs);
-LayoutInputs from_config(const model::ParallelConfig& config);
+// The config resolve() takes for the controls LAYOUT (virtual stages only with the interleaved schedule;
+// inference shards and recomputes nothing; recompute and schedule as chosen), and the controls that give a
+// resolved CONFIG back (a search's layout applied: the fields the controls edit, etp equal to tp as "as TP").
+model::ParallelConfig layout_request(const model::ParallelConfig& layout);
+model::ParallelConfig controls_of(const model::ParallelConfig& config);
 
-// "" when INPUTS resolve to a valid layout of MODEL on HW, else resolve()'s one-line reason.
-std::string layout_problem(const LayoutInputs& inputs, const model::ModelSpec& model,
+// "" when the controls LAYOUT resolve to a valid layout of MODEL on HW, else resolve()'s one-line reason.
+std::string layout_problem(const model::ParallelConfig& layout, const model::ModelSpec& model,
                            const model::HardwareSpec& hw);
 
 struct LayoutStep {
@@ -59,8 +56,8 @@ struct LayoutStep {
 };
 
 // The values FIELD offers for MODEL on HW, in increasing order (0, the default, first where it has one),
-// each with its problem given the other fields of INPUTS. The current value is always among them.
-std::vector<LayoutStep> layout_steps(LayoutField field, const LayoutInputs& inputs,
+// each with its problem given the other fields of LAYOUT. The current value is always among them.
+std::vector<LayoutStep> layout_steps(LayoutField field, const model::ParallelConfig& layout,
                                      const model::ModelSpec& model, const model::HardwareSpec& hw);
 
 // Divisors of N in increasing order.

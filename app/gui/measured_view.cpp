@@ -79,7 +79,7 @@ ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t 
   const model::ParallelConfig c =
       compare::profile_config(wl, std::max<std::int64_t>(1, world_size), {}, modelled, false, origins).config;
   auto or_one = [](int value) { return value > 0 ? value : 1; };  // resolve()'s default
-  LayoutInputs in;
+  model::ParallelConfig in = explorer_layout();
   in.tp = or_one(c.tp);
   in.pp = or_one(c.pp);
   in.cp = or_one(c.cp);
@@ -91,8 +91,8 @@ ProfileStart profile_start(const compare::MeasuredModel& measured, std::int64_t 
   in.gpus = c.dp > 0 ? in.tp * in.pp * in.cp * c.dp : c.gpus;
   s.layout_known = modelled;
   in.zero = in.dp > 1 || (in.dp == 0 && in.gpus / std::max(1, in.tp * in.pp * in.cp) > 1) ? 1 : 0;
-  in.precision = static_cast<int>(c.precision);
-  in.mode = static_cast<int>(c.mode);
+  in.precision = c.precision;
+  in.mode = c.mode;
   if (c.inference()) in.zero = 0;
   s.layout = in;
 

@@ -27,8 +27,8 @@ struct ProfileStart {
   // The GPU described from the profile's records (compare::hardware_from_traits) when no preset names it and
   // the user stated none.
   std::optional<model::HardwareSpec> recorded_hardware;
-  bool layout_known = false;  // the layout and batch below are the profile's
-  LayoutInputs layout;
+  bool layout_known = false;                         // the layout and batch below are the profile's
+  model::ParallelConfig layout = explorer_layout();  // the Explorer's controls (explorer_steps.hpp)
   // One line: what was inferred ("transformer: hidden 1024, 24 layers, ..., inference; h100-sxm; tp 1 pp 1
   // ...").
   std::string summary;

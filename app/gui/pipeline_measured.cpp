@@ -128,10 +128,10 @@ void View::explorer_use_measured_pipeline() {
       groups[static_cast<std::size_t>(std::clamp(pipeline_group_, 0, static_cast<int>(groups.size()) - 1))];
   const int p = static_cast<int>(group.stages.size());
   ex_.layout.pp = p;
-  if (group.schedule == "gpipe") ex_.layout.schedule = static_cast<int>(model::Schedule::kGPipe);
-  if (group.schedule == "1f1b") ex_.layout.schedule = static_cast<int>(model::Schedule::k1F1B);
+  if (group.schedule == "gpipe") ex_.layout.schedule = model::Schedule::kGPipe;
+  if (group.schedule == "1f1b") ex_.layout.schedule = model::Schedule::k1F1B;
   if (group.schedule == "interleaved") {
-    ex_.layout.schedule = static_cast<int>(model::Schedule::kInterleaved);
+    ex_.layout.schedule = model::Schedule::kInterleaved;
     ex_.layout.virtual_stages = group.virtual_stages;
   }
   // m micro-batches per pipeline: the global batch is m x micro-batch x data-parallel replicas.

@@ -30,23 +30,23 @@ TEST(ExplorerSteps, Grids) {
 TEST(ExplorerSteps, AResolvedLayoutReadsBackThroughTheControls) {
   const model::ModelSpec m = model::load_model("llama3-8b");
   const model::HardwareSpec hw = model::load_hardware("h100-sxm");
-  LayoutInputs in;
+  model::ParallelConfig in = explorer_layout();
   in.gpus = 16;
   in.tp = 2;
   in.pp = 2;
   in.micro_batch = 2;
-  in.recompute = static_cast<int>(model::Recompute::kSelective);
-  const model::ParallelConfig resolved = model::resolve(to_config(in), m, hw);
-  const LayoutInputs back = from_config(resolved);
+  in.recompute = model::Recompute::kSelective;
+  const model::ParallelConfig resolved = model::resolve(layout_request(in), m, hw);
+  const model::ParallelConfig back = controls_of(resolved);
   EXPECT_EQ(back.dp, 4);
   EXPECT_EQ(back.etp, 0);  // as TP
-  EXPECT_EQ(from_config(model::resolve(to_config(back), m, hw)), back);
+  EXPECT_EQ(controls_of(model::resolve(layout_request(back), m, hw)), back);
 }
 
 TEST(ExplorerSteps, TensorParallelStepsThroughDivisorsOfTheHeadsThatFitTheLayout) {
   const model::ModelSpec m = model::load_model("llama3-8b");  // 32 heads, 8 KV heads
   const model::HardwareSpec hw = model::load_hardware("h100-sxm");
-  LayoutInputs in;
+  model::ParallelConfig in = explorer_layout();
   in.gpus = 8;
   in.tp = 2;
   const auto steps = layout_steps(LayoutField::kTp, in, m, hw);
@@ -67,7 +67,7 @@ TEST(ExplorerSteps, TensorParallelStepsThroughDivisorsOfTheHeadsThatFitTheLayout
 TEST(ExplorerSteps, ExpertTensorParallelFoldsWithExpertParallel) {
   const model::ModelSpec m = model::load_model("qwen3-30b-a3b");
   const model::HardwareSpec hw = model::load_hardware("h100-sxm");
-  LayoutInputs in;
+  model::ParallelConfig in = explorer_layout();
   in.gpus = 8;
   in.tp = 2;
   in.ep = 8;
@@ -97,7 +97,7 @@ TEST(ExplorerSteps, ExpertTensorParallelFoldsWithExpertParallel) {
 TEST(ExplorerSteps, GpusStepThroughNodeMultiplesOnALogarithmicGrid) {
   const model::ModelSpec m = model::load_model("llama3-70b");
   const model::HardwareSpec hw = model::load_hardware("h100-sxm");  // 8 GPUs per node
-  LayoutInputs in;
+  model::ParallelConfig in = explorer_layout();
   in.gpus = 64;
   in.tp = 8;
   const auto all = values(layout_steps(LayoutField::kGpus, in, m, hw), false);
@@ -119,7 +119,7 @@ TEST(ExplorerSteps, GpusStepThroughNodeMultiplesOnALogarithmicGrid) {
 TEST(ExplorerSteps, BatchStepsThroughMultiplesOfDataParallelTimesMicroBatch) {
   const model::ModelSpec m = model::load_model("llama3-8b");
   const model::HardwareSpec hw = model::load_hardware("h100-sxm");
-  LayoutInputs in;
+  model::ParallelConfig in = explorer_layout();
   in.gpus = 16;
   in.tp = 2;
   in.micro_batch = 2;  // dp = 8 -> unit 16
@@ -136,7 +136,7 @@ TEST(ExplorerSteps, BatchStepsThroughMultiplesOfDataParallelTimesMicroBatch) {
 
 TEST(ExplorerSteps, ExpertParallelOnlyForMixtureOfExperts) {
   const model::HardwareSpec hw = model::load_hardware("h100-sxm");
-  LayoutInputs in;
+  model::ParallelConfig in = explorer_layout();
   in.gpus = 8;
   EXPECT_EQ(values(layout_steps(LayoutField::kEp, in, model::load_model("llama3-8b"), hw), false),
             (std::vector<int>{1}));
@@ -149,7 +149,7 @@ TEST(ExplorerSteps, ExpertParallelOnlyForMixtureOfExperts) {
 TEST(ExplorerSteps, PipelineStagesAreLayerCompatibleAndFitTheGpus) {
   const model::ModelSpec m = model::load_model("llama3-8b");  // 32 layers
   const model::HardwareSpec hw = model::load_hardware("h100-sxm");
-  LayoutInputs in;
+  model::ParallelConfig in = explorer_layout();
   in.gpus = 8;
   const auto steps = layout_steps(LayoutField::kPp, in, m, hw);
   for (const auto& s : steps) {
