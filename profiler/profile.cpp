@@ -252,7 +252,17 @@ Profile Profile::load_description(sql::Database& db, const std::filesystem::path
 }
 
 Profile Profile::load(const std::filesystem::path& path, const LoadOptions& options) {
-  sql::Database db = open_profile(path);
+  return load_from(ProfileSource{path, std::nullopt}, options);
+}
+
+Profile Profile::load_image(std::span<const unsigned char> image, const std::filesystem::path& display,
+                            const LoadOptions& options) {
+  return load_from(ProfileSource{display, image}, options);
+}
+
+Profile Profile::load_from(const ProfileSource& source, const LoadOptions& options) {
+  const std::filesystem::path& path = source.path;
+  sql::Database db = open_profile(source);
   const std::int64_t string_ids = string_id_bound(db, path);
   if (!options.events) return load_description(db, path, string_ids);
 
@@ -270,7 +280,7 @@ Profile Profile::load(const std::filesystem::path& path, const LoadOptions& opti
   Profile profile = described(path, d);
   std::vector<std::string> sources;
   const RangeScan range_scan =
-      read_events(db, path, string_ids, options, clauses, true, {}, d.strings, sources, ranks);
+      read_events(db, source, string_ids, options, clauses, true, {}, d.strings, sources, ranks);
   d.strings.insert(d.strings.end(), sources.begin(), sources.end());
   profile.strings_ = std::make_shared<const std::vector<std::string>>(std::move(d.strings));
   profile.counts_ = count_events(ranks.ranks, range_scan);
@@ -367,8 +377,8 @@ LoadedRanks Profile::load_ranks(const Profile& base, std::span<const RankRows> w
   LoadOptions one = options;
   one.events = true;
   std::vector<std::string> sources;
-  const RangeScan range_scan =
-      read_events(db, path, string_ids, one, clauses, false, rank_where, strings, sources, ranks);
+  const RangeScan range_scan = read_events(db, ProfileSource{path, std::nullopt}, string_ids, one, clauses,
+                                           false, rank_where, strings, sources, ranks);
   LoadedRanks out;
   out.counts = count_events(ranks.ranks, range_scan);
   if (sources.empty()) {

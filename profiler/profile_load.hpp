@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -110,9 +112,21 @@ inline std::vector<std::string>& clauses_of(TableClauses& c, EventTable t) {
   return c[static_cast<std::size_t>(t)];
 }
 
+// Where a load reads: a profile's file, or the bytes of one in memory (Profile::load_image).
+struct ProfileSource {
+  const std::filesystem::path& path;  // the file, or the name an image's errors give
+  std::optional<std::span<const unsigned char>> image;
+  // One more read-only, hardened connection to it (a scan's thread opens its own).
+  sql::Database connect() const;
+};
+
 // Reading the tables (profile_scan.cpp).
-// Opens PATH for reading after checking that it is a meshscope profile (one line naming the file otherwise).
-sql::Database open_profile(const std::filesystem::path& path);
+// Opens SOURCE for reading after checking that it is a meshscope profile (one line naming the file
+// otherwise).
+sql::Database open_profile(const ProfileSource& source);
+inline sql::Database open_profile(const std::filesystem::path& path) {
+  return open_profile(ProfileSource{path, std::nullopt});
+}
 // One past the largest string id of the profile (its strings table checked).
 std::int64_t string_id_bound(sql::Database& db, const std::filesystem::path& path);
 // WHERE clauses that cut TABLE into about SLICES_WANTED runs of rowids ("" alone: read it whole).
@@ -120,7 +134,7 @@ std::vector<std::string> rowid_slices(sql::Database& db, const char* table, std:
 // The profile's meta, strings and diagnostics, and the ranks, devices and process groups into RANKS.
 Description read_description(sql::Database& db, std::int64_t string_ids, RankSlots& ranks);
 // The events of the rows CLAUSES select, attached to the ranks of RANKS (profile_scan.cpp says how).
-RangeScan read_events(sql::Database& db, const std::filesystem::path& path, std::int64_t string_ids,
+RangeScan read_events(sql::Database& db, const ProfileSource& source, std::int64_t string_ids,
                       const LoadOptions& options, TableClauses& clauses, bool parallel_slices,
                       const std::string& rank_where, const std::vector<std::string>& strings,
                       std::vector<std::string>& added, RankSlots& ranks);

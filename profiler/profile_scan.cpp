@@ -121,9 +121,9 @@ struct CollectiveTableRow {
 
 }  // namespace
 
-ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t string_bound,
-                             bool kernel_details, std::span<const std::string> clauses) {
-  sql::Database db(path, true);
+ActivityScan scan_activities(const ProfileSource& source, std::int64_t string_bound, bool kernel_details,
+                             std::span<const std::string> clauses) {
+  sql::Database db = source.connect();
   using A = schema::Activities;
   static constexpr int kKernelDetailColumns[] = {A::grid_x,    A::grid_y,       A::grid_z,
                                                  A::block_x,   A::block_y,      A::block_z,
@@ -138,9 +138,9 @@ ActivityScan scan_activities(const std::filesystem::path& path, std::int64_t str
   return scanner.finish();
 }
 
-ApiCallScan scan_api_calls(const std::filesystem::path& path, std::int64_t string_bound, bool links,
+ApiCallScan scan_api_calls(const ProfileSource& source, std::int64_t string_bound, bool links,
                            std::span<const std::string> clauses) {
-  sql::Database db(path, true);
+  sql::Database db = source.connect();
   using C = schema::ApiCalls;
   static constexpr int kLinkColumns[] = {C::external_id};
   ApiCallScanner scanner;
@@ -171,11 +171,11 @@ std::string left_out_operators(bool process_group_calls) {
   return process_group_calls ? operators + " AND NOT " + process_group_call_names() : operators;
 }
 
-RangeScan scan_ranges(const std::filesystem::path& path, const LoadOptions& options,
-                      std::int64_t string_bound, std::span<const std::string> clauses) {
+RangeScan scan_ranges(const ProfileSource& source, const LoadOptions& options, std::int64_t string_bound,
+                      std::span<const std::string> clauses) {
   const bool cpu_operators = options.cpu_operators, links = options.links;
   const bool count_left_out = !options.operators_left_out;
-  sql::Database db(path, true);
+  sql::Database db = source.connect();
   RangeScanner scanner;
   RangeScan& scan = scanner.scan();
   using R = schema::Ranges;
@@ -631,12 +631,18 @@ Description read_description(sql::Database& db, std::int64_t string_ids, RankSlo
   return d;
 }
 
-// Opens PATH for reading after checking that it is a meshscope profile (one line naming the file otherwise).
-sql::Database open_profile(const std::filesystem::path& path) {
-  std::error_code error;
-  if (!std::filesystem::exists(path, error)) fail("{}: no such profile", path.string());
-  require_regular_input(path);  // a FIFO or a device would block SQLite's first read
-  sql::Database db(path, true);
+sql::Database ProfileSource::connect() const {
+  return image ? sql::Database::from_image(*image, path) : sql::Database(path, true);
+}
+
+sql::Database open_profile(const ProfileSource& source) {
+  const std::filesystem::path& path = source.path;
+  if (!source.image) {
+    std::error_code error;
+    if (!std::filesystem::exists(path, error)) fail("{}: no such profile", path.string());
+    require_regular_input(path);  // a FIFO or a device would block SQLite's first read
+  }
+  sql::Database db = source.connect();
   bool tables_present = false;
   try {
     tables_present = db.table_columns("meta") && db.table_columns("activities");  // a view is refused
@@ -657,7 +663,7 @@ sql::Database open_profile(const std::filesystem::path& path) {
 // reads the small ones. RANK_WHERE selects the streams' and threads' names ("" for every rank). New
 // collective source texts are appended to ADDED (read_collectives). Returns the CPU operators left out
 // (counted).
-RangeScan read_events(sql::Database& db, const std::filesystem::path& path, std::int64_t string_ids,
+RangeScan read_events(sql::Database& db, const ProfileSource& source, std::int64_t string_ids,
                       const LoadOptions& options, TableClauses& clauses, bool parallel_slices,
                       const std::string& rank_where, const std::vector<std::string>& strings,
                       std::vector<std::string>& added, RankSlots& ranks) {
@@ -673,23 +679,23 @@ RangeScan read_events(sql::Database& db, const std::filesystem::path& path, std:
   auto activities_future = std::async(std::launch::async, [&] {
     return scan_table(std::type_identity<ActivityScan>{}, clauses_of(clauses, EventTable::kActivities),
                       [&](std::span<const std::string> c) {
-                        return scan_activities(path, string_ids, options.kernel_details, c);
+                        return scan_activities(source, string_ids, options.kernel_details, c);
                       });
   });
   auto api_calls_future = std::async(std::launch::async, [&] {
     return scan_table(
         std::type_identity<ApiCallScan>{}, clauses_of(clauses, EventTable::kApiCalls),
-        [&](std::span<const std::string> c) { return scan_api_calls(path, string_ids, options.links, c); });
+        [&](std::span<const std::string> c) { return scan_api_calls(source, string_ids, options.links, c); });
   });
   auto ranges_future = std::async(std::launch::async, [&] {
-    RangeScan scan =
-        scan_table(std::type_identity<RangeScan>{}, clauses_of(clauses, EventTable::kRanges),
-                   [&](std::span<const std::string> c) { return scan_ranges(path, options, string_ids, c); });
+    RangeScan scan = scan_table(
+        std::type_identity<RangeScan>{}, clauses_of(clauses, EventTable::kRanges),
+        [&](std::span<const std::string> c) { return scan_ranges(source, options, string_ids, c); });
     if (!options.cpu_operators && options.operators_left_out) {
       scan.skipped_cpu_ops = options.operators_left_out->cpu_ops;
       scan.skipped_python = options.operators_left_out->python_functions;
     }
-    check_range_depths(path, scan);
+    check_range_depths(source.path, scan);
     return scan;
   });
   // An error here leaves through the futures' destructors, which wait for their threads.

@@ -9,8 +9,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -121,6 +123,53 @@ inline void apply_sql(const fs::path& db_path, std::string_view sql) {
   sqlite3_exec(db, text.c_str(), nullptr, nullptr, nullptr);
   sqlite3_close(db);
 }
+
+// The bytes of the SQLite file PATH in 1 KiB pages rather than meshscope's 16 KiB (each of the forty-odd
+// tables takes a page, and every execution copies the image); empty when it cannot be read.
+inline std::vector<unsigned char> small_page_image(const fs::path& path) {
+  sqlite3* db = nullptr;
+  std::vector<unsigned char> bytes;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK &&
+      sqlite3_exec(db, "PRAGMA journal_mode = DELETE; PRAGMA page_size = 1024; VACUUM", nullptr, nullptr,
+                   nullptr) == SQLITE_OK) {
+    sqlite3_int64 size = 0;
+    if (unsigned char* image = sqlite3_serialize(db, "main", &size, 0)) {
+      bytes.assign(image, image + size);
+      sqlite3_free(image);
+    }
+  }
+  sqlite3_close(db);
+  return bytes;
+}
+
+// SEED changed by SQL, run by the file's author on a copy in memory (errors ignored, work bounded as
+// apply_sql bounds it): the changed file's bytes, SQLite's own while the author's connection is open.
+class ChangedSeed {
+ public:
+  ChangedSeed(std::span<const unsigned char> seed, std::string_view sql) {
+    if (sqlite3_open_v2(":memory:", &db_, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) return;
+    auto* copy = static_cast<unsigned char*>(sqlite3_malloc64(seed.size()));
+    if (!copy) return;
+    std::memcpy(copy, seed.data(), seed.size());
+    sqlite3_deserialize(db_, "main", copy, static_cast<sqlite3_int64>(seed.size()),
+                        static_cast<sqlite3_int64>(seed.size()),
+                        SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE);
+    limit_author(db_);
+    const std::string text(sql);
+    sqlite3_exec(db_, text.c_str(), nullptr, nullptr, nullptr);
+    sqlite3_int64 size = 0;
+    if (const unsigned char* image = sqlite3_serialize(db_, "main", &size, SQLITE_SERIALIZE_NOCOPY))
+      bytes_ = {image, static_cast<std::size_t>(size)};
+  }
+  ~ChangedSeed() { sqlite3_close(db_); }
+  ChangedSeed(const ChangedSeed&) = delete;
+  ChangedSeed& operator=(const ChangedSeed&) = delete;
+  std::span<const unsigned char> bytes() const { return bytes_; }
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::span<const unsigned char> bytes_;
+};
 
 // Copies of SEEDS in DIR (emptied first), named NAME(i), each changed by its own SQL script of the input: the
 // input is split on the byte 0x01, script i for seed i (missing scripts leave a copy as it was).

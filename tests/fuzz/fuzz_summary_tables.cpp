@@ -39,53 +39,9 @@ std::vector<unsigned char> make_seed() {
   }
   const fuzz::fs::path seed = fuzz::scratch() / "seed.msdb";
   import_with_summaries(traces, seed, {}, {}, [](const fuzz::fs::path& written) { drop_events(written); });
-  sqlite3* db = nullptr;
-  std::vector<unsigned char> bytes;
-  // In 1 KiB pages rather than meshscope's 16 KiB: each of the forty-odd tables takes a page, and every
-  // execution copies the file twice.
-  if (sqlite3_open_v2(seed.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK &&
-      sqlite3_exec(db, "PRAGMA journal_mode = DELETE; PRAGMA page_size = 1024; VACUUM", nullptr, nullptr,
-                   nullptr) == SQLITE_OK) {
-    sqlite3_int64 size = 0;
-    if (unsigned char* image = sqlite3_serialize(db, "main", &size, 0)) {
-      bytes.assign(image, image + size);
-      sqlite3_free(image);
-    }
-  }
-  sqlite3_close(db);
+  std::vector<unsigned char> bytes = fuzz::small_page_image(seed);
   if (bytes.empty()) std::abort();  // the harness cannot run without its seed
   return bytes;
-}
-
-// SEED changed by SQL, run by the file's author on a copy in memory (errors ignored, work bounded as
-// fuzz::apply_sql bounds it): the changed file's bytes, SQLite's own while the author's connection is open.
-class ChangedSeed {
- public:
-  ChangedSeed(const std::vector<unsigned char>& seed, std::string_view sql);
-  ~ChangedSeed() { sqlite3_close(db_); }
-  ChangedSeed(const ChangedSeed&) = delete;
-  ChangedSeed& operator=(const ChangedSeed&) = delete;
-  std::span<const unsigned char> bytes() const { return bytes_; }
-
- private:
-  sqlite3* db_ = nullptr;
-  std::span<const unsigned char> bytes_;
-};
-
-ChangedSeed::ChangedSeed(const std::vector<unsigned char>& seed, std::string_view sql) {
-  if (sqlite3_open_v2(":memory:", &db_, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) return;
-  sqlite3* db = db_;
-  auto* copy = static_cast<unsigned char*>(sqlite3_malloc64(seed.size()));
-  std::memcpy(copy, seed.data(), seed.size());
-  sqlite3_deserialize(db, "main", copy, static_cast<sqlite3_int64>(seed.size()),
-                      static_cast<sqlite3_int64>(seed.size()),
-                      SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE);
-  fuzz::limit_author(db);
-  const std::string text(sql);
-  sqlite3_exec(db, text.c_str(), nullptr, nullptr, nullptr);
-  sqlite3_int64 size = 0;
-  if (const unsigned char* image = sqlite3_serialize(db, "main", &size, SQLITE_SERIALIZE_NOCOPY))
-    bytes_ = {image, static_cast<std::size_t>(size)};
 }
 
 }  // namespace
@@ -95,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const std::vector<unsigned char> seed = make_seed();
   std::string_view script(reinterpret_cast<const char*>(data), size);
   script = script.substr(0, script.find('\x01'));
-  const ChangedSeed changed(seed, script);
+  const fuzz::ChangedSeed changed(seed, script);
   if (changed.bytes().empty()) return 0;
   try {
     sql::Database db = sql::Database::from_image(changed.bytes(), "part.msdb");

@@ -45,6 +45,7 @@ harnesses=(
   "kineto_streaming kineto 65536 kineto.dict"
   "nsys nsys 131072 sql.dict"
   "profile profile 131072 sql.dict"
+  "profile_memory profile 131072 sql.dict"
   "merge merge 4096 sql.dict"
   "summary_merge summary_merge 4096 sql.dict"
   "summary_tables summary_merge 4096 sql.dict"

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <tuple>
@@ -132,6 +134,43 @@ TEST(ProfileNesting, ParentRangeIsTheWritersParent) {
     }
   }
   EXPECT_GT(nested, 1000u);
+}
+
+// Profile::load_image reads the bytes of a profile's file in memory (what the fuzzers load): the profile is
+// the file's, field by field, in one slice or several (each slice's thread deserialises its own copy).
+TEST(ProfileImage, AnImageInMemoryLoadsAsItsFileDoes) {
+  const fs::path path = imported({"hta/trace_filter"}, "image-kineto");
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)),
+                                         std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 0u);
+  const Profile file = Profile::load(path, LoadOptions{.table_slices = 1});
+  for (std::size_t slices : {1u, 3u}) {
+    SCOPED_TRACE(slices);
+    const Profile image = Profile::load_image(bytes, "in-memory.msdb", LoadOptions{.table_slices = slices});
+    EXPECT_EQ(image.path(), fs::path("in-memory.msdb"));
+    ASSERT_EQ(file.ranks().size(), image.ranks().size());
+    for (std::size_t i = 0; i < file.ranks().size(); ++i) expect_same_rank(file.ranks()[i], image.ranks()[i]);
+    EXPECT_EQ(file.counts().kernel, image.counts().kernel);
+    EXPECT_EQ(file.meta(), image.meta());
+  }
+}
+
+// Bytes that are no profile are refused in one line naming the image, as a file would be.
+TEST(ProfileImage, BytesThatAreNoProfileAreOneLineNamingTheImage) {
+  auto refusal = [](const std::string& text) {
+    const std::vector<unsigned char> bytes(text.begin(), text.end());
+    try {
+      (void)Profile::load_image(bytes, "bad.msdb");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("loaded");
+  };
+  const std::string garbage = refusal(std::string(4096, 'x'));
+  EXPECT_EQ(garbage, "bad.msdb: not a meshscope profile (not an SQLite database)");
+  const std::string empty = refusal("");
+  EXPECT_EQ(empty, "bad.msdb: not a meshscope profile (no meta/activities tables)");
 }
 
 }  // namespace
