@@ -547,6 +547,7 @@ void View::on_profile_installed() {
   const bool critical = tl_.critical;  // the overlay toggle outlives the profile
   tl_ = TimelineState{};
   tl_.critical = critical;
+  if (loaded_) tl_.view.set_bounds(loaded_->profile->first_ns(), loaded_->profile->last_ns());
   summary_rank_ = 0;
   const std::size_t ranks = loaded_ ? loaded_->profile->ranks().size() : 0;
   // Small jobs open every rank; large ones open the first few (the others stay one header row each).

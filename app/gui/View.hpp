@@ -287,8 +287,8 @@ class View {
 
   // Timeline window (in profile ns); a range of 0 length means "fit the whole profile".
   void set_time_range(TimeNs start, TimeNs end);
-  TimeNs time_start() const { return tl_.t0; }
-  TimeNs time_end() const { return tl_.t1; }
+  TimeNs time_start() const { return tl_.view.start(); }
+  TimeNs time_end() const { return tl_.view.end(); }
   // Opens (or collapses) every rank group of the timeline.
   void set_all_ranks_open(bool open) { tl_.rank_open.assign(tl_.rank_open.size(), open ? 1 : 0); }
   // Shows (or hides) every rank's CPU threads and their CUDA API calls.
@@ -414,15 +414,10 @@ class View {
   void timeline_hover_actions(const TimelineContext& ctx);
   void timeline_handle_input(float x0, float x1, bool hovered, bool ruler_hovered);
   void timeline_keys(float x0, float x1);
-  void timeline_zoom_at(double x, double factor, float x0, float x1);
   void timeline_draw_ruler(ImDrawList* dl, float x0, float x1, float y0, float label_w, float h);
   void timeline_run_search();
   void timeline_jump_to_match(int delta);
-  void timeline_fit();
   void timeline_fit_selection();
-  void timeline_zoom_to(TimeNs start, TimeNs end);
-  void timeline_clamp();
-  void timeline_show(TimeNs start, TimeNs end);
   void timeline_select(const EventRef& event, bool jump);
   bool timeline_event_rect(const TimelineContext& ctx, const EventRef& event, ImVec2& a, ImVec2& b) const;
   void timeline_flows(TimelineContext& ctx, const EventRef& event, ImU32 color);

@@ -96,7 +96,7 @@ void View::timeline_state(JsonWriter& j) const {
   ctx.profile = &profile;
   ctx.ui = ImGui::GetCurrentContext() ? ui_scale() : 1.0f;
   j.key("timeline").begin_object();
-  j.field("t0_ns", tl_.t0).field("t1_ns", tl_.t1);
+  j.field("t0_ns", tl_.view.start()).field("t1_ns", tl_.view.end());
   j.field("first_ns", profile.first_ns()).field("last_ns", profile.last_ns());
   j.key("canvas").begin_object();
   j.field("x0", static_cast<double>(tl_.canvas_x0)).field("x1", static_cast<double>(tl_.canvas_x1));

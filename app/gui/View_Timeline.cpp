@@ -28,7 +28,7 @@ namespace meshscope::gui {
 
 namespace {
 
-constexpr TimeNs kMinRangeNs = 200;
+constexpr TimeNs kMinRangeNs = TimelineController::kMinRangeNs;
 constexpr std::size_t kMaxFlowArrows = 256;
 
 bool contains_ci(std::string_view hay, std::string_view needle) {
@@ -55,48 +55,7 @@ void draw_flow(ImDrawList* dl, ImVec2 from, ImVec2 to, ImU32 color, float ui) {
 // ------------------------------------------------------------------------------------------
 
 void View::set_time_range(TimeNs start, TimeNs end) {
-  tl_.t0 = start;
-  tl_.t1 = end;
-}
-
-void View::timeline_fit() {
-  if (!loaded_) return;
-  const auto& p = *loaded_->profile;
-  TimeNs a = p.first_ns(), b = p.last_ns();
-  if (b <= a) b = a + 1000;
-  const TimeNs pad = (b - a) / 50;
-  tl_.t0 = a - pad;
-  tl_.t1 = b + pad;
-}
-
-// Keeps a view narrower than the profile inside its span, so that jumps never show time before the profile
-// starts or after it ends (only fitting the whole profile adds a margin).
-void View::timeline_clamp() {
-  const auto& p = *loaded_->profile;
-  const TimeNs lo = p.first_ns(), hi = std::max(p.last_ns(), p.first_ns() + 1);
-  const TimeNs range = tl_.t1 - tl_.t0;
-  if (range >= hi - lo) return;
-  if (tl_.t0 < lo) tl_.t0 = lo, tl_.t1 = lo + range;
-  if (tl_.t1 > hi) tl_.t1 = hi, tl_.t0 = hi - range;
-}
-
-// Centres [START, END) at the current zoom; zooms out only when it is wider than the view.
-void View::timeline_show(TimeNs start, TimeNs end) {
-  const TimeNs dur = std::max<TimeNs>(end - start, 1);
-  TimeNs range = tl_.t1 - tl_.t0;
-  if (dur > range * 9 / 10) range = std::max<TimeNs>(kMinRangeNs, dur + dur / 4);
-  const TimeNs mid = start + dur / 2;
-  tl_.t0 = mid - range / 2;
-  tl_.t1 = tl_.t0 + range;
-  timeline_clamp();
-}
-
-// Zooms to [START, END) with a margin of a twentieth on each side (Perfetto's F), inside the profile.
-void View::timeline_zoom_to(TimeNs start, TimeNs end) {
-  const TimeNs pad = std::max<TimeNs>(kMinRangeNs / 2, (end - start) / 20);
-  tl_.t0 = start - pad;
-  tl_.t1 = std::max(end + pad, tl_.t0 + kMinRangeNs);
-  timeline_clamp();
+  tl_.view.set(start, end);
 }
 
 // F: the selected event, else the selected range, else the whole profile.
@@ -104,11 +63,11 @@ void View::timeline_fit_selection() {
   if (!loaded_) return;
   if (tl_.selected.valid()) {
     const EventSpan span = span_of(*loaded_->profile, tl_.selected);
-    timeline_zoom_to(span.start_ns, span.end_ns);
+    tl_.view.zoom_to(span.start_ns, span.end_ns);
   } else if (tl_.has_selection) {
-    timeline_zoom_to(std::min(tl_.sel_a, tl_.sel_b), std::max(tl_.sel_a, tl_.sel_b));
+    tl_.view.zoom_to(std::min(tl_.sel_a, tl_.sel_b), std::max(tl_.sel_a, tl_.sel_b));
   } else {
-    timeline_fit();
+    tl_.view.fit();
   }
 }
 
@@ -134,7 +93,7 @@ void View::timeline_select(const EventRef& event, bool jump) {
                    }());
   if (cpu) tl_.cpu_open[r] = 1;
   const EventSpan span = span_of(*loaded_->profile, event);
-  timeline_show(span.start_ns, span.end_ns);
+  tl_.view.show(span.start_ns, span.end_ns);
   tl_.scroll_to = event;
 }
 
@@ -145,7 +104,8 @@ void View::draw_timeline() {
                                   : "Open a profile to see its timeline (File > Open, or drop a trace).");
     return;
   }
-  if (tl_.t1 <= tl_.t0) timeline_fit();
+  tl_.view.set_bounds(loaded_->profile->first_ns(), loaded_->profile->last_ns());
+  if (tl_.view.unset()) tl_.view.fit();
   if (tl_.items.empty()) timeline_rebuild_items();
   range_poll();
   timeline_toolbar();
@@ -171,8 +131,7 @@ void bookmarks_popup(TimelineState& tl, TimeNs origin) {
                   duration_text(a, sizeof a, static_cast<double>(bm.start - origin)),
                   duration_text(b, sizeof b, static_cast<double>(bm.end - bm.start)));
     if (ImGui::Selectable(text, false, ImGuiSelectableFlags_DontClosePopups, ImVec2(px(260), 0))) {
-      tl.t0 = bm.start;
-      tl.t1 = bm.end;
+      tl.view.set(bm.start, bm.end);
     }
     ImGui::SameLine();
     if (ImGui::SmallButton("remove"))
@@ -357,7 +316,7 @@ void View::timeline_toolbar() {
   }
   char view_span[48];
   std::snprintf(view_span, sizeof view_span, "view %s",
-                duration_text(a, sizeof a, static_cast<double>(tl_.t1 - tl_.t0)));
+                duration_text(a, sizeof a, static_cast<double>(tl_.view.range())));
   same_line_if_fits(ImGui::CalcTextSize(view_span).x);
   ImGui::TextDisabled("%s", view_span);
   note_if_past_edge();
@@ -396,7 +355,8 @@ void View::timeline_legend() {
 // -------------------------------------------------------------------------------------------
 
 void View::timeline_draw_ruler(ImDrawList* dl, float x0, float x1, float y0, float label_w, float h) {
-  const double nspx = static_cast<double>(tl_.t1 - tl_.t0) / std::max(1.0f, x1 - x0);
+  const double nspx = tl_.view.ns_per_px(x0, x1);
+  const TimeNs t0 = tl_.view.start();
   const TimeNs step = ruler_step(nspx, 110.0 * ui_scale());
   const TimeNs origin = loaded_->profile->first_ns();
   dl->AddRectFilled(ImVec2(x0 - label_w, y0), ImVec2(x1, y0 + h), IM_COL32(24, 27, 33, 255));
@@ -404,8 +364,8 @@ void View::timeline_draw_ruler(ImDrawList* dl, float x0, float x1, float y0, flo
   char buf[48];
   for (std::size_t i = 0; i < tl_.bookmarks.size(); ++i) {
     const auto& bm = tl_.bookmarks[i];
-    const float a = std::max(x0, x0 + static_cast<float>(static_cast<double>(bm.start - tl_.t0) / nspx));
-    const float b = std::min(x1, x0 + static_cast<float>(static_cast<double>(bm.end - tl_.t0) / nspx));
+    const float a = std::max(x0, x0 + static_cast<float>(static_cast<double>(bm.start - t0) / nspx));
+    const float b = std::min(x1, x0 + static_cast<float>(static_cast<double>(bm.end - t0) / nspx));
     if (b <= a) continue;
     dl->AddRectFilled(ImVec2(a, y0 + h - 5 * ui_scale()), ImVec2(std::max(a + 2, b), y0 + h),
                       IM_COL32(255, 214, 10, 110));
@@ -413,10 +373,10 @@ void View::timeline_draw_ruler(ImDrawList* dl, float x0, float x1, float y0, flo
     dl->AddText(ImVec2(a + 2, y0 + 1), kColSelect, buf);
   }
   // First major tick at or after t0, on the grid anchored at the profile start.
-  const TimeNs rel = tl_.t0 - origin;
+  const TimeNs rel = t0 - origin;
   const TimeNs first = (rel >= 0 ? (rel + step - 1) / step : -((-rel) / step)) * step;
-  for (TimeNs t = first; origin + t <= tl_.t1; t += step) {
-    const float x = x0 + static_cast<float>(static_cast<double>(origin + t - tl_.t0) / nspx);
+  for (TimeNs t = first; origin + t <= tl_.view.end(); t += step) {
+    const float x = x0 + static_cast<float>(static_cast<double>(origin + t - t0) / nspx);
     dl->AddLine(ImVec2(x, y0 + h - 8 * ui_scale()), ImVec2(x, y0 + h), kColTextDim);
     for (int m = 1; m < 5; ++m) {
       const float xm = x + static_cast<float>(static_cast<double>(step) * m / 5.0 / nspx);
@@ -441,10 +401,10 @@ TimelineContext View::timeline_context(float x0, float x1, bool hovered) const {
   ctx.ui = ui_scale();
   ctx.x0 = x0;
   ctx.x1 = x1;
-  ctx.t0 = tl_.t0;
-  ctx.t1 = tl_.t1;
-  ctx.ns_per_px = static_cast<double>(tl_.t1 - tl_.t0) / std::max(1.0f, x1 - x0);
-  ctx.lod = LodParams{tl_.t0, tl_.t1, ctx.ns_per_px, kMinPx};
+  ctx.t0 = tl_.view.start();
+  ctx.t1 = tl_.view.end();
+  ctx.ns_per_px = tl_.view.ns_per_px(x0, x1);
+  ctx.lod = LodParams{ctx.t0, ctx.t1, ctx.ns_per_px, kMinPx};
   ctx.mouse = io.MousePos;
   ctx.hovered = hovered;
   ctx.click =
@@ -794,45 +754,29 @@ void View::timeline_hover_actions(const TimelineContext& ctx) {
   if (hover.kind == HoverKind::kEvent && hover.event.kind == EventKind::kStep) {
     const Step& s =
         ctx.profile->ranks()[static_cast<std::size_t>(hover.event.rank_index)].steps[hover.event.index];
-    const TimeNs pad = (s.end_ns - s.start_ns) / 40;
-    tl_.t0 = s.start_ns - pad;
-    tl_.t1 = s.end_ns + pad;
+    tl_.view.show_padded(s.start_ns, s.end_ns, (s.end_ns - s.start_ns) / 40);
   } else if (hover.kind == HoverKind::kFolded) {
     const TimeNs pad = std::max<TimeNs>(kMinRangeNs, (hover.draw.end_ns - hover.draw.start_ns) / 10);
-    tl_.t0 = hover.draw.start_ns - pad;
-    tl_.t1 = hover.draw.end_ns + pad;
+    tl_.view.show_padded(hover.draw.start_ns, hover.draw.end_ns, pad);
   } else if (hover.kind == HoverKind::kEvent) {
     // Any other event (a kernel, a copy, an operator, a CUDA call): zoom to it, as Perfetto does.
     const EventSpan span = span_of(*ctx.profile, hover.event);
-    timeline_zoom_to(span.start_ns, span.end_ns);
+    tl_.view.zoom_to(span.start_ns, span.end_ns);
   }
 }
 
 // [SECTION] Input
 // --------------------------------------------------------------------------------------------
 
-void View::timeline_zoom_at(double x, double factor, float x0, float x1) {
-  const Profile& profile = *loaded_->profile;
-  const double width = std::max(1.0f, x1 - x0);
-  const double nspx = static_cast<double>(tl_.t1 - tl_.t0) / width;
-  const TimeNs full = std::max<TimeNs>(kMinRangeNs, profile.last_ns() - profile.first_ns());
-  const double anchor = static_cast<double>(tl_.t0) + (x - x0) * nspx;
-  double range = static_cast<double>(tl_.t1 - tl_.t0) * factor;
-  range = std::clamp(range, static_cast<double>(kMinRangeNs), static_cast<double>(full) * 4.0);
-  const double left = (x - x0) / width;
-  tl_.t0 = static_cast<TimeNs>(anchor - left * range);
-  tl_.t1 = tl_.t0 + static_cast<TimeNs>(range);
-}
-
 // Mouse: wheel zooms at the cursor (Shift scrolls rows), left drag pans, a drag on the time axis (or a
 // right drag, or Shift + left drag) selects a range. RULER_HOVERED: the mouse is on the time axis.
 void View::timeline_handle_input(float x0, float x1, bool hovered, bool ruler_hovered) {
   const ImGuiIO& io = ImGui::GetIO();
-  const double nspx = static_cast<double>(tl_.t1 - tl_.t0) / std::max(1.0f, x1 - x0);
-  auto time_at = [&](float x) { return tl_.t0 + static_cast<TimeNs>((std::clamp(x, x0, x1) - x0) * nspx); };
+  const double nspx = tl_.view.ns_per_px(x0, x1);
+  auto time_at = [&](float x) { return tl_.view.time_at(x, x0, x1); };
   if (hovered || ruler_hovered) {
     if (io.MouseWheel != 0.0f && !io.KeyShift)
-      timeline_zoom_at(
+      tl_.view.zoom_at(
           std::clamp(static_cast<double>(io.MousePos.x), static_cast<double>(x0), static_cast<double>(x1)),
           std::pow(0.8, io.MouseWheel), x0, x1);
     if (hovered && io.MouseWheel != 0.0f && io.KeyShift)
@@ -857,8 +801,7 @@ void View::timeline_handle_input(float x0, float x1, bool hovered, bool ruler_ho
     }
   } else if (hovered && ImGui::IsMouseDragging(0, 2.0f) && !io.KeyShift) {
     const TimeNs dt = static_cast<TimeNs>(-io.MouseDelta.x * nspx);
-    tl_.t0 += dt;
-    tl_.t1 += dt;
+    tl_.view.pan(dt);
     ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseDelta.y);
   }
   timeline_keys(x0, x1);
@@ -874,17 +817,14 @@ void View::timeline_keys(float x0, float x1) {
   };
   const double frames = std::clamp(static_cast<double>(io.DeltaTime) * 60.0, 0.0, 2.0);
   const double mid = (x0 + x1) * 0.5;
-  if (down('W', ImGuiKey_UpArrow)) timeline_zoom_at(mid, std::pow(0.92, frames), x0, x1);
-  if (down('S', ImGuiKey_DownArrow)) timeline_zoom_at(mid, std::pow(1.0 / 0.92, frames), x0, x1);
-  const TimeNs pan = static_cast<TimeNs>(static_cast<double>(tl_.t1 - tl_.t0) * 0.02 * frames);
-  if (down('A', ImGuiKey_LeftArrow)) tl_.t0 -= pan, tl_.t1 -= pan;
-  if (down('D', ImGuiKey_RightArrow)) tl_.t0 += pan, tl_.t1 += pan;
+  if (down('W', ImGuiKey_UpArrow)) tl_.view.zoom_at(mid, std::pow(0.92, frames), x0, x1);
+  if (down('S', ImGuiKey_DownArrow)) tl_.view.zoom_at(mid, std::pow(1.0 / 0.92, frames), x0, x1);
+  const TimeNs pan = static_cast<TimeNs>(static_cast<double>(tl_.view.range()) * 0.02 * frames);
+  if (down('A', ImGuiKey_LeftArrow)) tl_.view.pan(-pan);
+  if (down('D', ImGuiKey_RightArrow)) tl_.view.pan(pan);
   if (ImGui::IsKeyPressed('F', false)) timeline_fit_selection();
   const TimeNs lo = std::min(tl_.sel_a, tl_.sel_b), hi = std::max(tl_.sel_a, tl_.sel_b);
-  if (ImGui::IsKeyPressed('Z', false) && tl_.has_selection) {
-    tl_.t0 = lo;
-    tl_.t1 = std::max(lo + kMinRangeNs, hi);
-  }
+  if (ImGui::IsKeyPressed('Z', false) && tl_.has_selection) tl_.view.zoom_from(lo, hi);
   if (ImGui::IsKeyPressed('B', false) && tl_.has_selection) tl_.bookmarks.push_back({lo, hi});
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
     tl_.has_selection = false;
@@ -979,7 +919,7 @@ void View::timeline_jump_to_match(int delta) {
   const int n = static_cast<int>(tl_.matches.size());
   if (tl_.match_cursor < 0 || delta == 0) {
     const auto it = std::partition_point(tl_.matches.begin(), tl_.matches.end(),
-                                         [&](const auto& m) { return m.start < tl_.t0; });
+                                         [&](const auto& m) { return m.start < tl_.view.start(); });
     tl_.match_cursor = it == tl_.matches.end() ? 0 : static_cast<int>(it - tl_.matches.begin());
   } else {
     tl_.match_cursor = ((tl_.match_cursor + delta) % n + n) % n;

@@ -129,9 +129,9 @@ void View::details_event() {
     if (ImGui::SmallButton("Bring into view")) timeline_select(e, true);
     ImGui::SameLine();
     if (ImGui::SmallButton("Zoom to it")) {
-      const TimeNs pad = std::max<TimeNs>(200, (span.end_ns - span.start_ns) / 5);
-      tl_.t0 = span.start_ns - pad;
-      tl_.t1 = span.end_ns + pad;
+      tl_.view.show_padded(
+          span.start_ns, span.end_ns,
+          std::max<TimeNs>(TimelineController::kMinRangeNs, (span.end_ns - span.start_ns) / 5));
     }
     ImGui::SameLine();
   }
@@ -571,10 +571,7 @@ void View::range_panel() {
   ImGui::TextDisabled("from %s to %s", duration_text(b, sizeof b, static_cast<double>(lo - origin)),
                       duration_text(c, sizeof c, static_cast<double>(hi - origin)));
   ImGui::SameLine();
-  if (ImGui::SmallButton("Zoom to it (Z)")) {
-    tl_.t0 = lo;
-    tl_.t1 = std::max(hi, lo + 200);
-  }
+  if (ImGui::SmallButton("Zoom to it (Z)")) tl_.view.zoom_from(lo, hi);
   ImGui::SameLine();
   if (ImGui::SmallButton("Bookmark (B)")) tl_.bookmarks.push_back({lo, hi});
   ImGui::SameLine();

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "app/gui/timeline_controller.hpp"
 #include "app/gui/timeline_lod.hpp"
 #include "profiler/profile.hpp"
 
@@ -76,7 +77,7 @@ struct MatchSpan {
 
 // Everything the timeline keeps from frame to frame (View::tl_).
 struct TimelineState {
-  TimeNs t0 = 0, t1 = 0;                             // visible range; t1 == t0 until the first fit
+  TimelineController view;                           // the visible range; unset until the first fit
   std::vector<std::unique_ptr<TimelineItem>> items;  // built once per profile
   std::vector<std::uint32_t> order;                  // display order: indices into items
   std::vector<std::uint8_t> pinned;                  // per item: kept at the top while scrolling
