@@ -426,8 +426,8 @@ class Profile {
   // what it can; schema_version() tells.
   static Profile load(const std::filesystem::path& path, const LoadOptions& options = {});
   // The same load of a profile held in memory as the bytes of its file (IMAGE, read through SQLite's
-  // deserialize on each connection, never written; no file is opened): what the fuzzers read their inputs
-  // with, a fraction of a millisecond per small profile where a file costs tens. DISPLAY names it in errors
+  // deserialize on each connection, never written; no file is opened, and the tables are read one after
+  // the other on the calling thread): what the fuzzers read their inputs with. DISPLAY names it in errors
   // and is its path(); nothing more can be read from it later (load_ranks, stream_operators need the file).
   static Profile load_image(std::span<const unsigned char> image, const std::filesystem::path& display,
                             const LoadOptions& options = {});

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -118,6 +119,9 @@ struct ProfileSource {
   std::optional<std::span<const unsigned char>> image;
   // One more read-only, hardened connection to it (a scan's thread opens its own).
   sql::Database connect() const;
+  // How the scans run: a file's tables on threads of their own; an image's one after the other on the
+  // calling thread (a small profile in memory reads faster than threads start; the same code runs).
+  std::launch launch() const { return image ? std::launch::deferred : std::launch::async; }
 };
 
 // Reading the tables (profile_scan.cpp).

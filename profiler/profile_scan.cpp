@@ -356,13 +356,13 @@ RangeScan merge_scans(std::vector<RangeScan>& parts) {
   return out;
 }
 
-// Reads a table's slices at once and merges them (SCAN(slice) reads one); a slice's error is the first
-// reported, in rowid order, as a single read would have met them.
+// Reads a table's slices (SCAN(slice) reads one; LAUNCH: each on a thread of its own, or one after the other)
+// and merges them; a slice's error is the first reported, in rowid order, as a single read would have met
+// them.
 template <typename Scan, typename ScanSlice>
-Scan scan_sliced(const std::vector<std::string>& slices, ScanSlice scan) {
+Scan scan_sliced(const std::vector<std::string>& slices, ScanSlice scan, std::launch launch) {
   std::vector<std::future<Scan>> futures;
-  for (std::size_t i = 1; i < slices.size(); ++i)
-    futures.push_back(std::async(std::launch::async, scan, slices[i]));
+  for (std::size_t i = 1; i < slices.size(); ++i) futures.push_back(std::async(launch, scan, slices[i]));
   std::vector<Scan> parts;
   std::exception_ptr error;
   try {
@@ -673,21 +673,22 @@ RangeScan read_events(sql::Database& db, const ProfileSource& source, std::int64
                                        auto scan) {
     if (parallel_slices)
       return scan_sliced<Scan>(
-          list, [&](const std::string& one) { return scan(std::span<const std::string>(&one, 1)); });
+          list, [&](const std::string& one) { return scan(std::span<const std::string>(&one, 1)); },
+          source.launch());
     return scan(std::span<const std::string>(list));
   };
-  auto activities_future = std::async(std::launch::async, [&] {
+  auto activities_future = std::async(source.launch(), [&] {
     return scan_table(std::type_identity<ActivityScan>{}, clauses_of(clauses, EventTable::kActivities),
                       [&](std::span<const std::string> c) {
                         return scan_activities(source, string_ids, options.kernel_details, c);
                       });
   });
-  auto api_calls_future = std::async(std::launch::async, [&] {
+  auto api_calls_future = std::async(source.launch(), [&] {
     return scan_table(
         std::type_identity<ApiCallScan>{}, clauses_of(clauses, EventTable::kApiCalls),
         [&](std::span<const std::string> c) { return scan_api_calls(source, string_ids, options.links, c); });
   });
-  auto ranges_future = std::async(std::launch::async, [&] {
+  auto ranges_future = std::async(source.launch(), [&] {
     RangeScan scan = scan_table(
         std::type_identity<RangeScan>{}, clauses_of(clauses, EventTable::kRanges),
         [&](std::span<const std::string> c) { return scan_ranges(source, options, string_ids, c); });

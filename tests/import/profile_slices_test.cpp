@@ -137,7 +137,7 @@ TEST(ProfileNesting, ParentRangeIsTheWritersParent) {
 }
 
 // Profile::load_image reads the bytes of a profile's file in memory (what the fuzzers load): the profile is
-// the file's, field by field, in one slice or several (each slice's thread deserialises its own copy).
+// the file's, field by field, in one slice or several (each slice read on a connection of its own).
 TEST(ProfileImage, AnImageInMemoryLoadsAsItsFileDoes) {
   const fs::path path = imported({"hta/trace_filter"}, "image-kineto");
   std::ifstream in(path, std::ios::binary);
