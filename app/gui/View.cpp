@@ -24,6 +24,7 @@
 
 #include "analysis/model/presets.hpp"
 #include "app/gui/lazy_ranks.hpp"
+#include "app/gui/query_panel.hpp"
 #include "collectors/import/import.hpp"
 #include "job/profile_input.hpp"
 #include "profiler/error.hpp"
@@ -336,7 +337,7 @@ std::unique_ptr<LoadedProfile> load_profile(
 // [SECTION] View
 // ---------------------------------------------------------------------------------------------
 
-View::View(ViewOptions options) : options_(options) {
+View::View(ViewOptions options) : options_(options), query_(std::make_unique<QueryPanel>()) {
   panel_ = options_.panel_set ? options_.panel : Panel::kExplorer;
   if (options_.remember_recent) load_recent();
   if (const char* state = std::getenv("MESHSCOPE_STATE_FILE"); state && *state) state_file_ = state;
@@ -346,6 +347,18 @@ View::View(ViewOptions options) : options_(options) {
 View::~View() {
   range_cancel();
   if (loader_.joinable()) loader_.join();
+}
+
+void View::run_query(const std::string& sql) {
+  if (loaded_) query_->run(loaded_->msdb, sql);
+}
+
+bool View::query_running() const {
+  return query_->running();
+}
+
+const QueryResult* View::query_result() const {
+  return query_->result();
 }
 
 void View::open(const std::vector<std::filesystem::path>& paths) {
@@ -633,7 +646,7 @@ void View::draw() {
             draw_overview();
             break;
           case Panel::kQuery:
-            draw_query();
+            query_->draw(loaded_ ? QueryPanel::Files{loaded_->msdb, loaded_->source} : QueryPanel::Files{});
             break;
         }
         ImGui::EndTabItem();

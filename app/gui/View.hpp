@@ -42,7 +42,6 @@
 #include "app/gui/explorer_steps.hpp"
 #include "app/gui/measured_view.hpp"
 #include "app/gui/overview_layout.hpp"
-#include "app/gui/query.hpp"
 #include "app/gui/timeline_items.hpp"
 #include "app/gui/timeline_lod.hpp"
 #include "job/job.hpp"
@@ -215,6 +214,8 @@ struct ViewOptions {
 };
 
 class LazyRanks;
+class QueryPanel;
+struct QueryResult;
 
 class View {
  public:
@@ -329,8 +330,8 @@ class View {
   }
   // The Query panel: SQL runs on a worker thread (as its Run button does); running while it does; its result.
   void run_query(const std::string& sql);
-  bool query_running() const { return qy_.job.valid(); }
-  const QueryResult* query_result() const { return qy_.has_result ? &qy_.result : nullptr; }
+  bool query_running() const;
+  const QueryResult* query_result() const;
   const model::Prediction* prediction() const { return ex_.valid ? &ex_.prediction : nullptr; }
   // What the Explorer opened the profile on (the inferred model, hardware and layout, or why it is not
   // comparable), and the measured step its measured column showed in the last frame (nullptr: none shown).
@@ -653,9 +654,7 @@ class View {
   } ex_;
 
   RooflineShown rf_;
-  QueryPanelState qy_;  // the Query panel (View_Query.cpp)
-  void draw_query();
-  void query_poll();
+  std::unique_ptr<QueryPanel> query_;  // the Query panel (query_panel.hpp)
 
   // Summary state
   int summary_rank_ = 0;

@@ -1,4 +1,4 @@
-// The Query panel (app/gui/query.hpp, View_Query.cpp): read-only SQL over a profile imported from a real
+// The Query panel (app/gui/query.hpp, query_panel.hpp): read-only SQL over a profile imported from a real
 // shared trace, on the hardened connection — counts that match the loaded profile, writes and second
 // statements refused, views off, a runaway statement stopped by the work bound, CSV quoting, and the panel's
 // table.

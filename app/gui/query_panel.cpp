@@ -1,6 +1,5 @@
-// View_Query.cpp: the Query panel — read-only SQL over the open profile (app/gui/query.hpp), as Perfetto's
-// query page: a statement to edit or one of the saved ones to start from, run with Ctrl+Enter on a worker
-// thread, its rows in a clipped table, copied as tab-separated text or exported as CSV.
+#include "app/gui/query_panel.hpp"
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -9,7 +8,6 @@
 #include <exception>
 #include <string_view>
 
-#include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
 #include "profiler/output_file.hpp"
 
@@ -31,66 +29,71 @@ int text_callback(ImGuiInputTextCallbackData* data) {
 
 }  // namespace
 
-void View::run_query(const std::string& sql) {
-  if (!loaded_ || qy_.job.valid()) return;
-  qy_.text = sql;
-  qy_.ran = sql;
-  qy_.message.clear();
-  qy_.job = std::async(std::launch::async, gui::run_query, loaded_->msdb, sql, kQueryMaxRows);
+void QueryPanel::run(const std::filesystem::path& msdb, const std::string& sql) {
+  if (msdb.empty() || state_.job.valid()) return;
+  state_.text = sql;
+  state_.ran = sql;
+  state_.message.clear();
+  state_.job = std::async(std::launch::async, gui::run_query, msdb, sql, kQueryMaxRows);
 }
 
-void View::query_poll() {
+void QueryPanel::poll() {
   using namespace std::chrono_literals;
-  if (qy_.job.valid() && qy_.job.wait_for(0s) == std::future_status::ready) {
-    qy_.result = qy_.job.get();
-    qy_.has_result = true;
+  if (state_.job.valid() && state_.job.wait_for(0s) == std::future_status::ready) {
+    state_.result = state_.job.get();
+    state_.has_result = true;
   }
 }
 
-void View::draw_query() {
-  query_poll();
-  if (!loaded_) {
+void QueryPanel::draw(const Files& open) {
+  poll();
+  if (open.msdb.empty()) {
     ImGui::TextDisabled(
         "Open a profile to query it (File > Open): every table of docs/PROFILE.md, read-only.");
     return;
   }
   ImGui::TextDisabled("QUERY %s (SQLite, read-only: no views, no writes, work bounded by the file's size)",
-                      loaded_->source.filename().c_str());
+                      open.source.filename().c_str());
   ImGui::SetNextItemWidth(px(320));
   if (ImGui::BeginCombo("##saved", "Start from a saved query")) {
     for (const SavedQuery& q : saved_queries()) {
-      if (ImGui::Selectable(q.name)) qy_.text = q.sql;
+      if (ImGui::Selectable(q.name)) state_.text = q.sql;
     }
     ImGui::EndCombo();
   }
   ImGui::SameLine();
-  const bool running = qy_.job.valid();
+  const bool running = state_.job.valid();
   bool run = ImGui::Button(running ? "Running..." : "Run (Ctrl+Enter)") && !running;
   const float editor_h = std::max(px(90), ImGui::GetTextLineHeight() * 7);
-  ImGui::InputTextMultiline("##sql", qy_.text.data(), qy_.text.capacity() + 1, ImVec2(-1, editor_h),
+  ImGui::InputTextMultiline("##sql", state_.text.data(), state_.text.capacity() + 1, ImVec2(-1, editor_h),
                             ImGuiInputTextFlags_CallbackResize | ImGuiInputTextFlags_AllowTabInput,
-                            text_callback, &qy_.text);
+                            text_callback, &state_.text);
   if (ImGui::IsItemFocused() && ImGui::GetIO().KeyCtrl &&
       ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false))
     run = !running;
-  if (run) run_query(std::string(qy_.text.c_str()));
+  if (run) this->run(open.msdb, std::string(state_.text.c_str()));
 
   if (running) {
     ImGui::TextColored(to_vec4(kColSelect), "%s running...", spinner());
     return;
   }
-  if (!qy_.has_result) {
+  if (!state_.has_result) {
     ImGui::TextDisabled("Ctrl+Enter runs the statement; its rows appear here.");
     return;
   }
-  const QueryResult& r = qy_.result;
+  draw_result(open);
+}
+
+// The last result: its count and notes, copy and export, and its rows in a clipped table.
+void QueryPanel::draw_result(const Files& open) {
+  const QueryResult& r = state_.result;
   if (!r.error.empty()) {
     ImGui::TextColored(to_vec4(kColExposed), "%s", r.error.c_str());
     return;
   }
   char t[32];
   ImGui::Text("%zu row(s) in %s", r.rows_seen, duration_text(t, sizeof t, r.seconds * 1e9));
-  if (std::string_view(qy_.text.c_str()) != qy_.ran) {
+  if (std::string_view(state_.text.c_str()) != state_.ran) {
     ImGui::SameLine();
     ImGui::TextDisabled("(of the statement before your edits: Ctrl+Enter runs them)");
   }
@@ -106,31 +109,31 @@ void View::draw_query() {
   ImGui::SameLine();
   if (ImGui::SmallButton("Copy (TSV)")) {
     ImGui::SetClipboardText(to_tsv(r).c_str());
-    qy_.message = "copied " + std::to_string(r.rows.size()) + " row(s) as tab-separated text";
-    qy_.message_failed = false;
+    state_.message = "copied " + std::to_string(r.rows.size()) + " row(s) as tab-separated text";
+    state_.message_failed = false;
   }
   ImGui::SameLine();
-  if (qy_.export_path.empty()) {
-    const auto& msdb = loaded_->source;
-    qy_.export_path = (msdb.parent_path() / (msdb.stem().string() + "-query.csv")).string();
+  if (state_.export_path.empty()) {
+    state_.export_path = (open.source.parent_path() / (open.source.stem().string() + "-query.csv")).string();
   }
   if (ImGui::SmallButton("Export CSV to")) {
     try {
-      write_output_file(qy_.export_path, to_csv(r), {loaded_->msdb, loaded_->source});
-      qy_.message = "wrote " + qy_.export_path;
-      qy_.message_failed = false;
+      write_output_file(state_.export_path, to_csv(r), {open.msdb, open.source});
+      state_.message = "wrote " + state_.export_path;
+      state_.message_failed = false;
     } catch (const std::exception& e) {
-      qy_.message = e.what();
-      qy_.message_failed = true;
+      state_.message = e.what();
+      state_.message_failed = true;
     }
   }
   ImGui::SameLine();
   ImGui::SetNextItemWidth(-1);
   char path[1024];
-  std::snprintf(path, sizeof path, "%s", qy_.export_path.c_str());
-  if (ImGui::InputText("##csv", path, sizeof path)) qy_.export_path = path;
-  if (!qy_.message.empty())
-    ImGui::TextColored(to_vec4(qy_.message_failed ? kColExposed : kColTextDim), "%s", qy_.message.c_str());
+  std::snprintf(path, sizeof path, "%s", state_.export_path.c_str());
+  if (ImGui::InputText("##csv", path, sizeof path)) state_.export_path = path;
+  if (!state_.message.empty())
+    ImGui::TextColored(to_vec4(state_.message_failed ? kColExposed : kColTextDim), "%s",
+                       state_.message.c_str());
 
   const int columns = std::min<int>(static_cast<int>(r.columns.size()), kMaxShownColumns);
   if (columns == 0) return;
