@@ -65,6 +65,9 @@ for entry in "${harnesses[@]}"; do
   grown="$root/tests/fuzz/grown/$name"
   inputs=("$corpus" "$root/tests/fuzz/corpus/$seeds")
   if [ -d "$grown" ]; then inputs+=("$grown"); fi
+  # A harness that reads another's inputs (profile_memory: profile's; summary_tables: summary_merge's) starts
+  # from what that one kept too.
+  if [ "$seeds" != "$name" ] && [ -d "$root/tests/fuzz/grown/$seeds" ]; then inputs+=("$root/tests/fuzz/grown/$seeds"); fi
   if [ -d "$root/tests/fuzz/regressions/$name" ]; then inputs+=("$root/tests/fuzz/regressions/$name"); fi
   status=0
   ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}" \
