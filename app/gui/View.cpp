@@ -24,6 +24,7 @@
 
 #include "analysis/model/presets.hpp"
 #include "app/gui/lazy_ranks.hpp"
+#include "app/gui/planner_panel.hpp"
 #include "app/gui/query_panel.hpp"
 #include "collectors/import/import.hpp"
 #include "job/profile_input.hpp"
@@ -337,7 +338,8 @@ std::unique_ptr<LoadedProfile> load_profile(
 // [SECTION] View
 // ---------------------------------------------------------------------------------------------
 
-View::View(ViewOptions options) : options_(options), query_(std::make_unique<QueryPanel>()) {
+View::View(ViewOptions options)
+    : options_(options), query_(std::make_unique<QueryPanel>()), planner_(std::make_unique<PlannerPanel>()) {
   panel_ = options_.panel_set ? options_.panel : Panel::kExplorer;
   if (options_.remember_recent) load_recent();
   if (const char* state = std::getenv("MESHSCOPE_STATE_FILE"); state && *state) state_file_ = state;

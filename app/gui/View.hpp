@@ -1,7 +1,9 @@
 // View: the meshscope desktop front end. One class, its methods spread over one file per window (Tracy's
-// layout): View.cpp (frame, menus, loading), View_Timeline.cpp (with its row kinds in timeline_items.* and
-// their tooltips in timeline_tooltips.cpp), View_Summary.cpp, View_Roofline.cpp, View_Explorer.cpp,
-// View_Planner.cpp, View_Overview.cpp (the rank × time overview, its layout in overview_layout.*).
+// layout): View.cpp (frame, menus, loading), View_Timeline.cpp (with its row kinds in timeline_items.*, their
+// tooltips in timeline_tooltips.cpp and its view of time in timeline_controller.*), View_Summary.cpp,
+// View_Roofline.cpp, View_Explorer.cpp, View_Overview.cpp (the rank × time overview, its layout in
+// overview_layout.*). The Planner and Query panels are objects of their own (planner_panel.*, query_panel.*),
+// held here behind pointers: the others move out the same way.
 //
 // [SECTION] LoadedProfile: what is computed once after a profile is opened (import, load, measured analysis,
 //           timeline lanes, collective links), on a background thread. The frame loop only reads it.
@@ -214,6 +216,7 @@ struct ViewOptions {
 };
 
 class LazyRanks;
+class PlannerPanel;
 class QueryPanel;
 struct QueryResult;
 
@@ -380,7 +383,7 @@ class View {
   void draw_summary();             // View_Summary.cpp
   void draw_roofline();            // View_Roofline.cpp
   void draw_explorer();            // View_Explorer.cpp
-  void draw_planner();             // View_Planner.cpp
+  void draw_planner();             // the Planner panel, handed the Explorer's prediction (View_Explorer.cpp)
   void draw_waiting_for_events();  // a panel that needs the events while the preview is open
   void draw_overview();            // View_Overview.cpp
 
@@ -686,15 +689,7 @@ class View {
     float row_h = 0;
   } ov_;
 
-  // Planner state
-  struct PlannerState {
-    float gpu_mtbf_hours = 50000.0f;  // per GPU (Llama 3: 419 interruptions / 54 days / 16384 GPUs)
-    float checkpoint_s = 60.0f;
-    float restart_s = 300.0f;
-    float tokens_per_param = 20.0f;
-    float days = 30.0f;
-    float budget_log10 = 24.0f;  // log10 FLOPs of the budget box
-  } pl_;
+  std::unique_ptr<PlannerPanel> planner_;  // the Planner panel (planner_panel.hpp)
 };
 
 }  // namespace meshscope::gui

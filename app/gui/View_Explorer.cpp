@@ -35,6 +35,7 @@
 #include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
 #include "app/gui/label_layout.hpp"
+#include "app/gui/planner_panel.hpp"
 #include "profiler/profile_meta.hpp"
 
 namespace meshscope::gui {
@@ -1164,6 +1165,14 @@ void View::explorer_run_search() {
     }
     ImGui::EndTable();
   }
+}
+
+void View::draw_planner() {
+  if (ex_.dirty) explorer_repredict();
+  planner_->draw({.gpus = ex_.layout.gpus,
+                  .model = &ex_.model,
+                  .hardware = &ex_.hw,
+                  .prediction = ex_.valid ? &ex_.prediction : nullptr});
 }
 
 }  // namespace meshscope::gui

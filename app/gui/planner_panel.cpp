@@ -1,7 +1,5 @@
-// View_Planner.cpp: the checkpoint interval (Young 1974 / Daly 2006) and the compute-optimal scaling-law
-// budget (Kaplan et al. 2020, Hoffmann et al. 2022), with their inputs as sliders. The numbers come from
-// analysis/model/planner.hpp; this file only lays them out. The Explorer's layout supplies the GPU count,
-// peak FLOP/s, MFU and tokens/s.
+#include "app/gui/planner_panel.hpp"
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -9,7 +7,7 @@
 #include <cstdio>
 
 #include "analysis/model/architecture.hpp"
-#include "app/gui/View.hpp"
+#include "analysis/model/planner.hpp"
 #include "app/gui/gui_util.hpp"
 
 namespace meshscope::gui {
@@ -31,20 +29,23 @@ const char* count_text(char* buf, int size, double v) {
 
 }  // namespace
 
-void View::draw_planner() {
-  if (ex_.dirty) explorer_repredict();
-  const int gpus = std::max(1, ex_.layout.gpus);
-  char a[48], b[48], c[48];
-  const float col_w = ImGui::GetContentRegionAvail().x * 0.5f - 8;
+void PlannerPanel::draw(const FromExplorer& explorer) {
+  draw_checkpoints(explorer, ImGui::GetContentRegionAvail().x * 0.5f - 8);
+  ImGui::SameLine();
+  draw_budget(explorer);
+}
 
-  // Checkpoint interval.
+// Checkpoint interval: Young's and Daly's, the expected loss, and a bar of a day's training and writes.
+void PlannerPanel::draw_checkpoints(const FromExplorer& explorer, float col_w) {
+  const int gpus = std::max(1, explorer.gpus);
+  char a[48], b[48], c[48];
   ImGui::BeginChild("##ckpt", ImVec2(col_w, 0), true);
   ImGui::Text("Checkpoint interval");
   text_wrapped_disabled(
       "Young 1974: sqrt(2 x checkpoint time x MTBF); Daly 2006 adds the higher-order terms.");
   ImGui::Spacing();
   ImGui::SetNextItemWidth(-170);
-  ImGui::SliderFloat("GPU MTBF (hours)", &pl_.gpu_mtbf_hours, 1000.0f, 1000000.0f, "%.0f h",
+  ImGui::SliderFloat("GPU MTBF (hours)", &gpu_mtbf_hours_, 1000.0f, 1000000.0f, "%.0f h",
                      ImGuiSliderFlags_Logarithmic);
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip(
@@ -52,13 +53,13 @@ void View::draw_planner() {
         "405B: 419 interruptions in 54 days on 16,384 GPUs = about 50,000 h per GPU.");
   }
   ImGui::SetNextItemWidth(-170);
-  ImGui::SliderFloat("checkpoint write (s)", &pl_.checkpoint_s, 1.0f, 3600.0f, "%.0f s",
+  ImGui::SliderFloat("checkpoint write (s)", &checkpoint_s_, 1.0f, 3600.0f, "%.0f s",
                      ImGuiSliderFlags_Logarithmic);
   ImGui::SetNextItemWidth(-170);
-  ImGui::SliderFloat("restart (s)", &pl_.restart_s, 0.0f, 7200.0f, "%.0f s");
+  ImGui::SliderFloat("restart (s)", &restart_s_, 0.0f, 7200.0f, "%.0f s");
   ImGui::TextDisabled("GPUs: %d (from the Explorer)", gpus);
-  const double mtbf = model::job_mtbf_s(static_cast<double>(pl_.gpu_mtbf_hours) * 3600.0, gpus);
-  const auto plan = model::plan_checkpoints(mtbf, pl_.checkpoint_s, pl_.restart_s);
+  const double mtbf = model::job_mtbf_s(static_cast<double>(gpu_mtbf_hours_) * 3600.0, gpus);
+  const auto plan = model::plan_checkpoints(mtbf, checkpoint_s_, restart_s_);
   ImGui::Separator();
   if (ImGui::BeginTable("##ckpt_t", 2, ImGuiTableFlags_SizingStretchProp)) {
     auto row = [](const char* k, const char* v, ImU32 col = kColText) {
@@ -74,8 +75,8 @@ void View::draw_planner() {
     std::snprintf(b, sizeof b, "%.2f %%", 100.0 * plan.overhead_fraction);
     row("expected time lost (checkpoints + rework)", b,
         plan.overhead_fraction > 0.1 ? kColExposed : kColMemory);
-    if (ex_.valid && ex_.prediction.step_time_s > 0) {
-      std::snprintf(c, sizeof c, "every %.0f steps", plan.daly_interval_s / ex_.prediction.step_time_s);
+    if (explorer.prediction && explorer.prediction->step_time_s > 0) {
+      std::snprintf(c, sizeof c, "every %.0f steps", plan.daly_interval_s / explorer.prediction->step_time_s);
       row("at the Explorer's step time", c);
     }
     ImGui::EndTable();
@@ -90,7 +91,7 @@ void View::draw_planner() {
     const float w = ImGui::GetContentRegionAvail().x, h = 26;
     ImGui::Dummy(ImVec2(w, h));
     dl->AddRectFilled(p, ImVec2(p.x + w, p.y + h), IM_COL32(34, 38, 46, 255));
-    const double period = plan.daly_interval_s + pl_.checkpoint_s;
+    const double period = plan.daly_interval_s + checkpoint_s_;
     const double span = plan.mtbf_s;
     if (period > 0 && span > 0) {
       const int n = static_cast<int>(std::min(5000.0, std::ceil(span / period)));
@@ -108,26 +109,31 @@ void View::draw_planner() {
     legend_item(kColSelect, "checkpoint write");
   }
   ImGui::EndChild();
-  ImGui::SameLine();
+}
 
-  // Scaling-law budget.
+// Scaling-law budget: what the Explorer's GPUs train in the days given, what a budget buys, and the
+// Explorer's own model's compute-optimal run.
+void PlannerPanel::draw_budget(const FromExplorer& explorer) {
+  const int gpus = std::max(1, explorer.gpus);
+  char a[48], b[48], c[48];
   ImGui::BeginChild("##budget", ImVec2(0, 0), true);
   ImGui::Text("Compute-optimal budget");
   text_wrapped_disabled(
       "Kaplan et al. 2020: C = 6 N D; Hoffmann et al. 2022: about 20 tokens per parameter.");
   ImGui::Spacing();
   ImGui::SetNextItemWidth(-190);
-  ImGui::SliderFloat("tokens per parameter", &pl_.tokens_per_param, 1.0f, 200.0f, "%.0f",
+  ImGui::SliderFloat("tokens per parameter", &tokens_per_param_, 1.0f, 200.0f, "%.0f",
                      ImGuiSliderFlags_Logarithmic);
   ImGui::SetNextItemWidth(-190);
-  ImGui::SliderFloat("training days", &pl_.days, 1.0f, 365.0f, "%.0f days", ImGuiSliderFlags_Logarithmic);
-  const double peak = ex_.valid ? ex_.prediction.peak_flops : ex_.hw.peak_tflops_bf16 * 1e12;
-  const double mfu = ex_.valid ? ex_.prediction.mfu : 0.4;
+  ImGui::SliderFloat("training days", &days_, 1.0f, 365.0f, "%.0f days", ImGuiSliderFlags_Logarithmic);
+  const double peak =
+      explorer.prediction ? explorer.prediction->peak_flops : explorer.hardware->peak_tflops_bf16 * 1e12;
+  const double mfu = explorer.prediction ? explorer.prediction->mfu : 0.4;
   char rate[48];
   ImGui::TextDisabled("%d GPUs at %s peak and %.1f %% MFU (from the Explorer)", gpus,
                       flop_rate_text(rate, sizeof rate, peak), 100.0 * mfu);
-  const double compute = model::compute_of(gpus, peak, mfu, static_cast<double>(pl_.days) * 86400.0);
-  const auto fit = model::budget_from_compute(compute, pl_.tokens_per_param);
+  const double compute = model::compute_of(gpus, peak, mfu, static_cast<double>(days_) * 86400.0);
+  const auto fit = model::budget_from_compute(compute, tokens_per_param_);
   ImGui::Separator();
   auto budget_table = [&](const char* id, const model::ScalingBudget& s) {
     if (!ImGui::BeginTable(id, 2, ImGuiTableFlags_SizingStretchProp)) return;
@@ -149,28 +155,28 @@ void View::draw_planner() {
   ImGui::Spacing();
   ImGui::Separator();
   ImGui::SetNextItemWidth(-190);
-  ImGui::SliderFloat("budget (log10 FLOPs)", &pl_.budget_log10, 20.0f, 27.0f, "1e%.1f");
+  ImGui::SliderFloat("budget (log10 FLOPs)", &budget_log10_, 20.0f, 27.0f, "1e%.1f");
   const auto from_c =
-      model::budget_from_compute(std::pow(10.0, static_cast<double>(pl_.budget_log10)), pl_.tokens_per_param);
+      model::budget_from_compute(std::pow(10.0, static_cast<double>(budget_log10_)), tokens_per_param_);
   ImGui::TextUnformatted("A fixed compute budget:");
   budget_table("##budget_c", from_c);
-  if (ex_.valid && from_c.compute_flops > 0) {
+  if (explorer.prediction && from_c.compute_flops > 0) {
     seconds_duration(a, sizeof a,
                      from_c.compute_flops / (static_cast<double>(gpus) * peak * std::max(mfu, 1e-9)));
     ImGui::TextDisabled("on the Explorer's %d GPUs: %s", gpus, a);
   }
   ImGui::Spacing();
   ImGui::Separator();
-  if (ex_.valid) {
-    ImGui::Text("The Explorer's model (%s)", ex_.model.name.c_str());
+  if (explorer.prediction) {
+    ImGui::Text("The Explorer's model (%s)", explorer.model->name.c_str());
     const auto opt =
-        model::budget_from_params(model::count_parameters(ex_.model).total(), pl_.tokens_per_param);
+        model::budget_from_params(model::count_parameters(*explorer.model).total(), tokens_per_param_);
     budget_table("##model", opt);
-    if (ex_.prediction.tokens_per_s > 0) {
+    if (explorer.prediction->tokens_per_s > 0) {
       char rate[32];
       ImGui::TextDisabled("at the predicted %s tokens/s: %s to train on %s tokens",
-                          count_text(rate, sizeof rate, ex_.prediction.tokens_per_s),
-                          seconds_duration(a, sizeof a, opt.tokens / ex_.prediction.tokens_per_s),
+                          count_text(rate, sizeof rate, explorer.prediction->tokens_per_s),
+                          seconds_duration(a, sizeof a, opt.tokens / explorer.prediction->tokens_per_s),
                           count_text(b, sizeof b, opt.tokens));
     }
     ImGui::TextDisabled("(N = all parameters of the model, embeddings included)");
