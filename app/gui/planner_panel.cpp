@@ -35,7 +35,7 @@ void PlannerPanel::draw(const FromExplorer& explorer) {
   draw_budget(explorer);
 }
 
-// Checkpoint interval: Young's and Daly's, the expected loss, and a bar of a day's training and writes.
+// Checkpoint interval: Young's and Daly's, the time lost, and one job MTBF at the Daly interval to scale.
 void PlannerPanel::draw_checkpoints(const FromExplorer& explorer, float col_w) {
   const int gpus = std::max(1, explorer.gpus);
   char a[48], b[48], c[48];
