@@ -27,6 +27,15 @@ const char* count_text(char* buf, int size, double v) {
   return buf;
 }
 
+// One of the panel's two columns: a bordered child window WIDTH wide (0: the rest), its TITLE and the SOURCES
+// its numbers follow. Closed by ImGui::EndChild().
+void begin_column(const char* id, float width, const char* title, const char* sources) {
+  ImGui::BeginChild(id, ImVec2(width, 0), true);
+  ImGui::TextUnformatted(title);
+  text_wrapped_disabled(sources);
+  ImGui::Spacing();
+}
+
 }  // namespace
 
 void PlannerPanel::draw(const FromExplorer& explorer) {
@@ -39,11 +48,8 @@ void PlannerPanel::draw(const FromExplorer& explorer) {
 void PlannerPanel::draw_checkpoints(const FromExplorer& explorer, float col_w) {
   const int gpus = std::max(1, explorer.gpus);
   char a[48], b[48], c[48];
-  ImGui::BeginChild("##ckpt", ImVec2(col_w, 0), true);
-  ImGui::Text("Checkpoint interval");
-  text_wrapped_disabled(
-      "Young 1974: sqrt(2 x checkpoint time x MTBF); Daly 2006 adds the higher-order terms.");
-  ImGui::Spacing();
+  begin_column("##ckpt", col_w, "Checkpoint interval",
+               "Young 1974: sqrt(2 x checkpoint time x MTBF); Daly 2006 adds the higher-order terms.");
   ImGui::SetNextItemWidth(-170);
   ImGui::SliderFloat("GPU MTBF (hours)", &gpu_mtbf_hours_, 1000.0f, 1000000.0f, "%.0f h",
                      ImGuiSliderFlags_Logarithmic);
@@ -116,11 +122,8 @@ void PlannerPanel::draw_checkpoints(const FromExplorer& explorer, float col_w) {
 void PlannerPanel::draw_budget(const FromExplorer& explorer) {
   const int gpus = std::max(1, explorer.gpus);
   char a[48], b[48], c[48];
-  ImGui::BeginChild("##budget", ImVec2(0, 0), true);
-  ImGui::Text("Compute-optimal budget");
-  text_wrapped_disabled(
-      "Kaplan et al. 2020: C = 6 N D; Hoffmann et al. 2022: about 20 tokens per parameter.");
-  ImGui::Spacing();
+  begin_column("##budget", 0, "Compute-optimal budget",
+               "Kaplan et al. 2020: C = 6 N D; Hoffmann et al. 2022: about 20 tokens per parameter.");
   ImGui::SetNextItemWidth(-190);
   ImGui::SliderFloat("tokens per parameter", &tokens_per_param_, 1.0f, 200.0f, "%.0f",
                      ImGuiSliderFlags_Logarithmic);
