@@ -36,6 +36,15 @@ void begin_column(const char* id, float width, const char* title, const char* so
   ImGui::Spacing();
 }
 
+// A row of a two-column table: NAME dimmed, VALUE in COLOR.
+void row(const char* name, const char* value, ImU32 color = kColText) {
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TextDisabled("%s", name);
+  ImGui::TableNextColumn();
+  ImGui::TextColored(to_vec4(color), "%s", value);
+}
+
 }  // namespace
 
 void PlannerPanel::draw(const FromExplorer& explorer) {
@@ -68,13 +77,6 @@ void PlannerPanel::draw_checkpoints(const FromExplorer& explorer, float col_w) {
   const auto plan = model::plan_checkpoints(mtbf, checkpoint_s_, restart_s_);
   ImGui::Separator();
   if (ImGui::BeginTable("##ckpt_t", 2, ImGuiTableFlags_SizingStretchProp)) {
-    auto row = [](const char* k, const char* v, ImU32 col = kColText) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextDisabled("%s", k);
-      ImGui::TableNextColumn();
-      ImGui::TextColored(to_vec4(col), "%s", v);
-    };
     row("job MTBF", seconds_duration(a, sizeof a, plan.mtbf_s));
     row("Young interval", seconds_duration(a, sizeof a, plan.young_interval_s), kColSelect);
     row("Daly interval", seconds_duration(a, sizeof a, plan.daly_interval_s), kColSelect);
@@ -140,13 +142,6 @@ void PlannerPanel::draw_budget(const FromExplorer& explorer) {
   ImGui::Separator();
   auto budget_table = [&](const char* id, const model::ScalingBudget& s) {
     if (!ImGui::BeginTable(id, 2, ImGuiTableFlags_SizingStretchProp)) return;
-    auto row = [](const char* k, const char* v, ImU32 col = kColText) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextDisabled("%s", k);
-      ImGui::TableNextColumn();
-      ImGui::TextColored(to_vec4(col), "%s", v);
-    };
     std::snprintf(a, sizeof a, "%.3g FLOPs", s.compute_flops);
     row("compute C", a);
     row("parameters N", count_text(b, sizeof b, s.params), kColSelect);
