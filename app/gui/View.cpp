@@ -1,7 +1,6 @@
-// View.cpp: opening profiles (background import, load, analysis, timeline index), the frame (menu, status
-// line, panel tabs), recent files and the theme.
+// View.cpp: opening profiles on a background thread (loaded_profile.cpp does the work), the frame (menu,
+// status line, panel tabs), recent files and the theme.
 //
-// [SECTION] Loading (off the frame loop)
 // [SECTION] View: construction, frame, menu, status line, open popup, recent files
 // [SECTION] Theme
 #include "app/gui/View.hpp"
@@ -24,20 +23,13 @@
 
 #include "analysis/model/presets.hpp"
 #include "app/gui/lazy_ranks.hpp"
+#include "app/gui/overview_panel.hpp"
 #include "app/gui/planner_panel.hpp"
 #include "app/gui/query_panel.hpp"
-#include "collectors/import/import.hpp"
-#include "job/profile_input.hpp"
 #include "profiler/error.hpp"
-#include "profiler/output_file.hpp"
-#include "profiler/parallel.hpp"
 #include "profiler/text_format.hpp"
-#include "profiler/timing.hpp"
 
 namespace meshscope::gui {
-
-// [SECTION] Loading
-// ------------------------------------------------------------------------------------------
 
 const char* to_string(Panel panel) {
   switch (panel) {
@@ -75,21 +67,6 @@ bool parse_panel(std::string_view name, Panel& panel) {
 
 namespace {
 
-// The share of the loading bar that importing traces takes (loading and analysing the profile the rest).
-constexpr double kImportShare = 0.7;
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-bool is_sqlite(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  char header[16] = {};
-  in.read(header, sizeof header);
-  return in.gcount() == 16 && std::string_view(header, 15) == "SQLite format 3";
-}
-
 std::filesystem::path config_file() {
   const char* config_home = std::getenv("XDG_CONFIG_HOME");
   const char* home = std::getenv("HOME");
@@ -101,245 +78,14 @@ std::filesystem::path config_file() {
 
 }  // namespace
 
-LoadedProfile::RankIndex index_rank(const Rank& rank) {
-  LoadedProfile::RankIndex index;
-  index.streams.reserve(rank.streams.size());
-  for (std::size_t s = 0; s < rank.streams.size(); ++s) {
-    index.streams.push_back(assign_lanes(rank.stream_activities(s)));
-    add_busy_prefix(index.streams.back(), rank.stream_activities(s));
-    add_fold_index(index.streams.back(), rank.stream_activities(s));
-  }
-  index.tracks.reserve(rank.tracks.size());
-  for (std::size_t k = 0; k < rank.tracks.size(); ++k) {
-    index.tracks.push_back(
-        assign_lanes(rank.track_ranges(k), [](const CpuRange& range) { return std::max(0, range.depth); }));
-    if (!rank.tracks[k].gpu) index.cpu_ranges += rank.tracks[k].count;
-  }
-  index.os_threads.reserve(rank.os_threads.size());
-  for (std::size_t t = 0; t < rank.os_threads.size(); ++t) {
-    index.os_threads.push_back(assign_lanes(rank.thread_on_cpu(t)));
-    add_busy_prefix(index.os_threads.back(), rank.thread_on_cpu(t));
-    add_fold_index(index.os_threads.back(), rank.thread_on_cpu(t));
-  }
-  // Launch links, and each thread's API calls on sub-lanes.
-  index.launches = measure::index_launches(rank);
-  struct Span {
-    TimeNs start_ns, end_ns;
-  };
-  std::vector<Span> spans;  // start and end of one thread's calls, for assign_lanes
-  for (const auto& thread : index.launches.threads) {
-    spans.clear();
-    for (std::uint32_t call : thread.calls)
-      spans.push_back({rank.api_calls[call].start_ns, rank.api_calls[call].end_ns});
-    LaneLayout layout = assign_lanes(std::span<const Span>(spans));
-    if (layout.members.empty()) layout.members.assign(1, {});
-    if (layout.members.size() == 1 && layout.members[0].empty()) {
-      layout.members[0].resize(thread.calls.size());
-      for (std::uint32_t k = 0; k < thread.calls.size(); ++k) layout.members[0][k] = k;
-    }
-    for (auto& lane : layout.members) {
-      for (auto& k : lane) k = thread.calls[k];
-    }
-    index.api_threads.push_back(std::move(layout));
-  }
-  return index;
-}
-
-void link_instances(LoadedProfile& loaded) {
-  const auto& ranks = loaded.profile->ranks();
-  loaded.instance_of.resize(ranks.size());
-  for (std::size_t r = 0; r < ranks.size(); ++r)
-    loaded.instance_of[r].assign(ranks[r].collectives.size(), -1);
-  const auto& report = loaded.analysis().collectives;
-  for (std::size_t i = 0; i < report.instances.size(); ++i) {
-    const auto& instance = report.instances[i];
-    for (std::uint32_t m = 0; m < instance.member_count; ++m) {
-      const auto& member = report.members[instance.first_member + m];
-      auto& of = loaded.instance_of[member.rank_index];
-      if (member.collective < of.size()) of[member.collective] = static_cast<std::int32_t>(i);
-    }
-  }
-}
-
-const RankSummary* LoadedProfile::rank_summary(std::size_t rank_index) const {
-  if (lazy) {
-    if (rank_index >= lazy->summary_of.size() || lazy->summary_of[rank_index] < 0) return nullptr;
-    return &summary->ranks[static_cast<std::size_t>(lazy->summary_of[rank_index])];
-  }
-  if (!profile || rank_index >= profile->ranks().size()) return nullptr;
-  return find_rank(*summary, profile->ranks()[rank_index].rank);
-}
-
-std::unique_ptr<LoadedProfile> index_profile(Job& job) {
-  std::shared_ptr<const Profile> profile = job.shared_complete_profile();
-  auto loaded = std::make_unique<LoadedProfile>();
-  loaded->msdb = profile->path();
-  loaded->source = profile->path();
-  const auto t = Clock::now();
-  {
-    PhaseTimer timer("view: analyze");
-    loaded->shared_analysis = job.shared_analysis();
-  }
-  // The measured model (steps as `compare` defines them, workload, roofline), derived once by the job.
-  try {
-    PhaseTimer timer("view: measured model");
-    loaded->measured = job.measured();
-    loaded->start = profile_start(*loaded->measured, profile->world_size());
-    loaded->roofline = measured_points(*loaded->measured);
-  } catch (const std::exception& e) {  // damaged work tables: the rest of the profile still opens
-    loaded->measured.reset();
-    loaded->measured_error = e.what();
-  }
-  // The per-rank summaries the Overview draws: read from the profile when it holds them (import writes them),
-  // else computed from the events and the analysis (the same function).
-  try {
-    if (auto stored = job.shared_summary()) loaded->summary = std::move(stored);
-  } catch (const std::exception& e) {
-    loaded->summary_note = std::string(e.what()) + "; the overview is computed from the events";
-  }
-  if (!loaded->summary->from_tables)
-    loaded->summary =
-        std::make_shared<const ProfileSummary>(measure::summarize(*profile, loaded->analysis()));
-  loaded->analyze_s = seconds_since(t);
-  {
-    PhaseTimer lanes_timer("view: lanes and launches");
-    const auto& ranks = profile->ranks();
-    loaded->ranks.resize(ranks.size());
-    parallel_for(ranks.size(), 0, [&](std::size_t r) {
-      loaded->ranks[r] = std::make_shared<const LoadedProfile::RankIndex>(index_rank(ranks[r]));
-    });
-    loaded->profile = profile;
-    link_instances(*loaded);
-  }
-  {
-    PhaseTimer timer("view: range index");
-    loaded->range_index = measure::index_ranges(*profile);
-  }
-  // The critical path of every step (the timeline's overlay) and the measured pipeline schedule (Explorer),
-  // derived once by the job rather than per frame.
-  {
-    PhaseTimer timer("view: critical paths");
-    loaded->critical = *job.critical_paths();
-  }
-  {
-    PhaseTimer timer("view: pipeline");
-    loaded->pipeline = *job.pipeline();
-  }
-  loaded->profile = std::move(profile);
-  return loaded;
-}
-
-std::unique_ptr<LoadedProfile> index_profile(std::shared_ptr<const Profile> profile,
-                                             std::shared_ptr<const ProfileSummary> stored) {
-  Job job = Job::of_profile(std::move(profile), std::move(stored));
-  return index_profile(job);
-}
-
-std::unique_ptr<LoadedProfile> load_preview(Job& job) {
-  auto summary = job.shared_summary();
-  if (!summary) return nullptr;
-  auto loaded = std::make_unique<LoadedProfile>();
-  loaded->profile = job.shared_description();
-  loaded->source = loaded->msdb = job.path();
-  loaded->summary = std::move(summary);
-  loaded->events = false;
-  return loaded;
-}
-
-namespace {
-
-// JOB's whole profile loaded (timed: LoadedProfile::load_s) and indexed for the view, opened as SOURCE;
-// ANALYSING is called between the two.
-template <typename Analysing>
-std::unique_ptr<LoadedProfile> load_and_index(Job& job, const std::filesystem::path& source,
-                                              Analysing analysing) {
-  const auto t = Clock::now();
-  {
-    PhaseTimer timer("view: load profile");
-    job.shared_complete_profile();
-  }
-  const double load_s = seconds_since(t);
-  analysing();
-  auto loaded = index_profile(job);
-  loaded->source = source;
-  loaded->load_s = load_s;
-  return loaded;
-}
-
-}  // namespace
-
-std::unique_ptr<LoadedProfile> load_profile(
-    const std::vector<std::filesystem::path>& sources,
-    const std::function<void(double, const char*)>& progress,
-    const std::function<void(std::size_t, std::size_t)>& files,
-    const std::function<void(std::unique_ptr<LoadedProfile>)>& preview, const OpenOptions& open) {
-  auto report = [&](double fraction, const char* stage) {
-    if (progress) progress(fraction, stage);
-  };
-  if (sources.empty()) throw Error("nothing to open");
-  for (const auto& s : sources) {
-    if (!std::filesystem::exists(s)) throw Error(s.string() + ": no such file or directory");
-    require_regular_input(s, true);  // a FIFO or a device would block the first read forever
-  }
-  const std::filesystem::path& source = sources.front();
-  if (sources.size() == 1 && !std::filesystem::is_directory(source) && is_sqlite(source)) {
-    // A meshscope profile loads directly; another SQLite file (an Nsight Systems export) is imported.
-    try {
-      Job job = Job::open(sources);
-      if (!job.input().imported) {
-        // A summarised profile shows the whole job at once (the Overview) while its events load: all of
-        // them, or, for a large job, the ranks the timeline shows, one by one (lazy ranks).
-        if (auto early = load_preview(job)) {
-          RankRowIndex index;
-          const bool lazy = open_lazily(source, *early->summary, open, index);
-          if (preview) preview(std::make_unique<LoadedProfile>(*early));
-          if (lazy) {
-            report(0.3, "reading sample ranks");
-            auto loaded = lazy_base(std::move(early), std::move(index), open);
-            loaded->source = source;
-            report(1.0, "ready");
-            return loaded;
-          }
-        }
-        report(0.1, "loading profile");
-        auto loaded = load_and_index(job, source, [&] { report(0.6, "analysing"); });
-        report(1.0, "ready");
-        return loaded;
-      }
-    } catch (const Error&) {
-      // A profile that does not load says why; any other SQLite file falls through to the importers.
-      if (Profile::looks_like_profile(source)) throw;
-    }
-  }
-  JobOptions options;
-  options.import.progress = [&](double f) { report(kImportShare * f, "importing"); };
-  options.import.files_done = files;
-  // What did not open as a profile above is the importers' to read or refuse with one line.
-  options.always_import = true;
-  report(0.0, "importing");
-  // As every command imports what it is given: the same cache file, with the summaries.
-  Job job = Job::open(sources, std::move(options));
-  const std::filesystem::path msdb = job.path();
-  const double import_s = job.input().import_s;
-  report(kImportShare, "loading profile");
-  auto loaded = load_and_index(job, source, [&] { report(0.85, "analysing"); });
-  loaded->msdb = msdb;
-  // Messages name the file the user opened, not the import cache's copy of it.
-  const std::string cached = msdb.string(), opened = sources_title(sources);
-  for (std::string* text : {&loaded->measured_error, &loaded->summary_note}) {
-    for (auto at = text->find(cached); at != std::string::npos; at = text->find(cached, at + opened.size()))
-      text->replace(at, cached.size(), opened);
-  }
-  loaded->import_s = import_s;
-  report(1.0, "ready");
-  return loaded;
-}
-
 // [SECTION] View
 // ---------------------------------------------------------------------------------------------
 
 View::View(ViewOptions options)
-    : options_(options), query_(std::make_unique<QueryPanel>()), planner_(std::make_unique<PlannerPanel>()) {
+    : options_(options),
+      query_(std::make_unique<QueryPanel>()),
+      overview_(std::make_unique<OverviewPanel>()),
+      planner_(std::make_unique<PlannerPanel>()) {
   panel_ = options_.panel_set ? options_.panel : Panel::kExplorer;
   if (options_.remember_recent) load_recent();
   if (const char* state = std::getenv("MESHSCOPE_STATE_FILE"); state && *state) state_file_ = state;
@@ -400,18 +146,6 @@ void View::open(const std::vector<std::filesystem::path>& paths) {
     pending_error_ = std::move(error);
     loading_ = false;
   });
-}
-
-bool parse_lazy_mode(std::string_view text, LazyMode& mode) {
-  if (text == "auto")
-    mode = LazyMode::kAuto;
-  else if (text == "always")
-    mode = LazyMode::kAlways;
-  else if (text == "never")
-    mode = LazyMode::kNever;
-  else
-    return false;
-  return true;
 }
 
 void View::set_profile(std::unique_ptr<LoadedProfile> loaded) {
@@ -570,10 +304,17 @@ void View::on_profile_installed() {
   for (std::size_t r = 0; r < std::min<std::size_t>(ranks, 4); ++r) tl_.rank_open[r] = 1;
   tl_.cpu_open.assign(ranks, 0);
   summary_prepare();
-  overview_prepare();
+  overview_->prepare(loaded_.get());
   if (!options_.panel_set && panel_ == Panel::kExplorer) select_panel(Panel::kTimeline);
   // The Explorer starts from what the profile ran (its inferred model, hardware and layout).
   if (loaded_ && loaded_->events) explorer_open_profile();
+}
+
+void View::show_on_timeline(std::size_t rank_index, TimeNs start, TimeNs end) {
+  set_time_range(start, end);
+  if (rank_index < tl_.rank_open.size()) tl_.rank_open[rank_index] = 1;
+  tl_.scroll_to_rank = static_cast<std::int32_t>(rank_index);
+  select_panel(Panel::kTimeline);
 }
 
 void View::select_panel(Panel panel) {
@@ -645,7 +386,8 @@ void View::draw() {
             draw_planner();
             break;
           case Panel::kOverview:
-            draw_overview();
+            if (auto clicked = overview_->draw(loaded_.get(), loading()))
+              show_on_timeline(clicked->rank_index, clicked->start, clicked->end);
             break;
           case Panel::kQuery:
             query_->draw(loaded_ ? QueryPanel::Files{loaded_->msdb, loaded_->source} : QueryPanel::Files{});

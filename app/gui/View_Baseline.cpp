@@ -195,13 +195,3 @@ void View::timeline_rebuild_items() {
 }
 
 }  // namespace meshscope::gui
-
-namespace meshscope::gui {
-
-const measure::ReplayedStep* LoadedProfile::whatif_step(std::int32_t rank, std::int64_t number) const {
-  for (const auto& s : whatif_steps)
-    if (s.rank == rank && s.step == number) return &s;
-  return nullptr;
-}
-
-}  // namespace meshscope::gui

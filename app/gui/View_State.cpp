@@ -22,6 +22,7 @@
 #include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
 #include "app/gui/lazy_ranks.hpp"
+#include "app/gui/overview_panel.hpp"
 #include "profiler/json_writer.hpp"
 
 namespace meshscope::gui {
@@ -216,7 +217,7 @@ std::string View::state_json() const {
     j.end_array();
     j.end_object();
   }
-  if (panel_ == Panel::kOverview && loaded_) overview_state(j);
+  if (panel_ == Panel::kOverview && loaded_) overview_->dump_state(j, *loaded_);
   explorer_state(j);
   if (loaded_) timeline_state(j);
   j.end_object();

@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "app/gui/View.hpp"
+#include "app/gui/loaded_profile.hpp"
 #include "profiler/rank_rows.hpp"
 
 namespace meshscope::gui {

@@ -1,6 +1,6 @@
 // The rank × time overview's layout, without ImGui: every rank's overview buckets
 // (RankSummary::overview) brought onto one grid, the order of the rows, the outliers, the slowest
-// step, and the heat map drawn from them at the pixels available. View_Overview.cpp draws it; the GUI tests
+// step, and the heat map drawn from them at the pixels available. overview_panel.cpp draws it; the GUI tests
 // check it.
 //
 // Grid: the coarsest bucket width of any rank; finer ranks are coarsened to it (widths are powers of two and

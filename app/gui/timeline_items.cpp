@@ -15,8 +15,8 @@
 #include <cfloat>
 #include <cstdio>
 
-#include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
+#include "app/gui/loaded_profile.hpp"
 
 namespace meshscope::gui {
 

@@ -15,8 +15,8 @@
 #include <fmt/format.h>
 
 #include "analysis/measure/collectives.hpp"
-#include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
+#include "app/gui/loaded_profile.hpp"
 #include "app/gui/timeline_items.hpp"
 
 namespace meshscope::gui {

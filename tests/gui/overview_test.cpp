@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "app/gui/overview_layout.hpp"
 #include "tests/gui/gui_test_util.hpp"
 #include "tools/gen_job/gen_job_model.hpp"
 
