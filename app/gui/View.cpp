@@ -26,6 +26,7 @@
 #include "app/gui/overview_panel.hpp"
 #include "app/gui/planner_panel.hpp"
 #include "app/gui/query_panel.hpp"
+#include "app/gui/roofline_panel.hpp"
 #include "profiler/error.hpp"
 #include "profiler/text_format.hpp"
 
@@ -83,6 +84,7 @@ std::filesystem::path config_file() {
 
 View::View(ViewOptions options)
     : options_(options),
+      roofline_(std::make_unique<RooflinePanel>()),
       query_(std::make_unique<QueryPanel>()),
       overview_(std::make_unique<OverviewPanel>()),
       planner_(std::make_unique<PlannerPanel>()) {

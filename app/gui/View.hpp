@@ -91,6 +91,8 @@ struct ViewOptions {
 
 class LazyRanks;
 class OverviewPanel;
+class RooflinePanel;
+struct RooflineShown;
 class PlannerPanel;
 class QueryPanel;
 struct QueryResult;
@@ -217,17 +219,7 @@ class View {
   const compare::MeasuredStep* explorer_measured_shown() const { return ex_.measured_shown; }
   const ExplorerReplay& explorer_replay_shown() const { return ex_.replay; }
   // What the Roofline drew in the last frame (tests).
-  struct RooflineShown {
-    std::string hardware;  // whose ceilings
-    int predicted = 0;     // predicted points
-    int measured = 0;      // measured points (operator shapes, categories, the step)
-    int left_out = 0;      // measured operators above the drawn peak, counted in a note
-    std::vector<std::string> notes;
-    std::vector<std::array<float, 4>>
-        ceiling_labels;                         // where the ceilings' labels were drawn (x0, y0, x1, y1)
-    std::vector<std::array<float, 4>> markers;  // where the points were drawn, the same way
-  };
-  const RooflineShown& roofline_shown() const { return rf_; }
+  const RooflineShown& roofline_shown() const;
   const std::string& layout_error() const { return ex_.error; }
 
   // Applies the theme and fonts this view expects (call once after ImGui::CreateContext()); SCALE > 1 for
@@ -256,7 +248,7 @@ class View {
   // [SECTION] windows, one file each
   void draw_timeline();            // View_Timeline.cpp
   void draw_summary();             // View_Summary.cpp
-  void draw_roofline();            // View_Roofline.cpp
+  void draw_roofline();            // the Roofline panel, handed the Explorer's prediction (View_Explorer.cpp)
   void draw_explorer();            // View_Explorer.cpp
   void draw_planner();             // the Planner panel, handed the Explorer's prediction (View_Explorer.cpp)
   void draw_waiting_for_events();  // a panel that needs the events while the preview is open
@@ -324,13 +316,6 @@ class View {
   void baseline_poll();
   void timeline_rebuild_items();
   void summary_baseline();  // View_Summary.cpp
-
-  // Roofline helpers (View_Roofline.cpp)
-  std::vector<model::RooflineOperation> roofline_points(bool predicted);
-  void roofline_canvas(const std::vector<model::RooflineOperation>& points, const model::Roof& roof,
-                       const char* precision, const MeasuredPoints* measured);
-  void roofline_table(const std::vector<model::RooflineOperation>& points, const model::Roof& roof,
-                      const char* precision, const MeasuredPoints* measured);
 
   // Explorer helpers (View_Explorer.cpp)
   void explorer_layout_controls();
@@ -525,8 +510,8 @@ class View {
     ExplorerReplay replay;  // the measured run replayed at the layout chosen (explorer_replay.cpp)
   } ex_;
 
-  RooflineShown rf_;
-  std::unique_ptr<QueryPanel> query_;  // the Query panel (query_panel.hpp)
+  std::unique_ptr<RooflinePanel> roofline_;  // the Roofline panel (roofline_panel.hpp)
+  std::unique_ptr<QueryPanel> query_;        // the Query panel (query_panel.hpp)
 
   // Summary state
   int summary_rank_ = 0;

@@ -36,6 +36,7 @@
 #include "app/gui/gui_util.hpp"
 #include "app/gui/label_layout.hpp"
 #include "app/gui/planner_panel.hpp"
+#include "app/gui/roofline_panel.hpp"
 #include "profiler/profile_meta.hpp"
 
 namespace meshscope::gui {
@@ -1165,6 +1166,27 @@ void View::explorer_run_search() {
     }
     ImGui::EndTable();
   }
+}
+
+void View::draw_roofline() {
+  if (ex_.dirty) explorer_repredict();
+  if (!ex_.ready) {
+    ImGui::TextColored(to_vec4(kColExposed), "%s", ex_.spec_error.c_str());
+    return;
+  }
+  roofline_->draw(loaded_.get(), {.hardware = &ex_.hw,
+                                  .hardware_note = hardware_note(),
+                                  .precision = ex_.layout.precision,
+                                  .model = &ex_.model,
+                                  .gpus = ex_.resolved.gpus,
+                                  .operations = &ex_.roofline,
+                                  .prediction = ex_.valid ? &ex_.prediction : nullptr,
+                                  .layout_error = ex_.error,
+                                  .start = &ex_.start});
+}
+
+const RooflineShown& View::roofline_shown() const {
+  return roofline_->shown();
 }
 
 void View::draw_planner() {

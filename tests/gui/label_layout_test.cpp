@@ -1,5 +1,6 @@
 // Labels that avoid each other (the roofline's point labels).
 #include "app/gui/label_layout.hpp"
+#include "app/gui/roofline_panel.hpp"
 
 #include <gtest/gtest.h>
 
@@ -52,7 +53,7 @@ TEST(LabelLayout, ALoneLabelGoesRightAndStaysInsideTheBounds) {
 // CHECK(what the Roofline drew, width, height) after a few frames of the profile MSDB at the smallest, a
 // common and a large window size.
 void at_three_sizes(const std::filesystem::path& msdb,
-                    const std::function<void(const View::RooflineShown&, float, float)>& check) {
+                    const std::function<void(const RooflineShown&, float, float)>& check) {
   for (auto [w, h] : {std::pair{1024.0f, 640.0f}, {1600.0f, 900.0f}, {2560.0f, 1440.0f}}) {
     test::NullImGui imgui(w, h);
     View view(test::options_for(Panel::kRoofline));
@@ -67,7 +68,7 @@ void at_three_sizes(const std::filesystem::path& msdb,
 TEST(LabelLayout, RooflineCeilingLabelsDoNotOverlapAtAnySize) {
   const auto msdb = test::imported(test::sample_job());
   ASSERT_FALSE(msdb.empty());
-  at_three_sizes(msdb, [](const View::RooflineShown& shown, float w, float h) {
+  at_three_sizes(msdb, [](const RooflineShown& shown, float w, float h) {
     const auto& boxes = shown.ceiling_labels;
     ASSERT_GE(boxes.size(), 4u) << w;
     for (std::size_t i = 0; i < boxes.size(); ++i) {
@@ -87,7 +88,7 @@ TEST(LabelLayout, RooflineCeilingLabelsDoNotOverlapAtAnySize) {
 TEST(LabelLayout, RooflineCeilingLabelsKeepClearOfThePoints) {
   const auto msdb = test::imported(test::shared_trace("hta/trace_filter"));
   ASSERT_FALSE(msdb.empty());
-  at_three_sizes(msdb, [](const View::RooflineShown& shown, float w, float h) {
+  at_three_sizes(msdb, [](const RooflineShown& shown, float w, float h) {
     ASSERT_GT(shown.measured, 100) << w;
     ASSERT_GE(shown.ceiling_labels.size(), 5u) << w;
     for (const auto& l : shown.ceiling_labels) {

@@ -23,6 +23,7 @@
 #include "analysis/compare/workload.hpp"
 #include "analysis/measure/work.hpp"
 #include "app/gui/measured_view.hpp"
+#include "app/gui/roofline_panel.hpp"
 #include "tests/gui/gui_test_util.hpp"
 
 namespace meshscope::gui {

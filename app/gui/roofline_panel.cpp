@@ -1,18 +1,20 @@
-// View_Roofline.cpp: an extended roofline on a log-log canvas drawn by hand. Ceilings of the open profile's
-// own GPU (the Explorer's hardware without a profile, or when the profile's GPU has no preset): compute per
-// precision, HBM, and the network ceilings (the scale-up link as its vendor names it: NVLink, Infinity
-// Fabric, PCIe; inter-node) for communication. Predicted points: the Explorer configuration's operations
-// (attention and MLP GEMMs, the attention core, each kind of communication it uses) at their arithmetic or
-// communication intensity and the predicted whole step. Measured points: the profile's
-// measured roofline (analysis/compare/measured.hpp, read once at load into LoadedProfile::roofline): every
-// operator name and recorded shapes, every category, and the mean step (its kernels' FLOPs over its GPU
-// span). Hover (or the table) names the operation, its shapes and which ceiling binds. Measured operators
-// above the peak are left out and counted in a note.
+// roofline_panel.cpp: the Roofline panel, an extended roofline on a log-log canvas drawn by hand. Ceilings of
+// the open profile's own GPU (the Explorer's hardware without a profile, or when the profile's GPU has no
+// preset): compute per precision, HBM, and the network ceilings (the scale-up link as its vendor names it:
+// NVLink, Infinity Fabric, PCIe; inter-node) for communication. Predicted points: the Explorer
+// configuration's operations (attention and MLP GEMMs, the attention core, each kind of communication it
+// uses) at their arithmetic or communication intensity and the predicted whole step. Measured points: the
+// profile's measured roofline (analysis/compare/measured.hpp, read once at load into
+// LoadedProfile::roofline): every operator name and recorded shapes, every category, and the mean step (its
+// kernels' FLOPs over its GPU span). Hover (or the table) names the operation, its shapes and which ceiling
+// binds. Measured operators above the peak are left out and counted in a note.
 //
 // [SECTION] Explanations
 // [SECTION] Table (numbered points, then the measured operator shapes)
 // [SECTION] Points (computed by analysis/model/roofline.hpp when the Explorer re-predicts)
 // [SECTION] Canvas (point labels placed by label_layout.hpp so that they never overlap)
+#include "app/gui/roofline_panel.hpp"
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -23,7 +25,6 @@
 
 #include "analysis/compare/measured.hpp"
 #include "analysis/model/roofline.hpp"
-#include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
 #include "app/gui/label_layout.hpp"
 
@@ -140,16 +141,14 @@ struct Drawn {
 
 // Every numbered point with its explanation (what hover shows), then the measured operator shapes by kernel
 // time.
-void View::roofline_table(const std::vector<OpPoint>& points, const Roof& roof, const char* precision,
-                          const MeasuredPoints* measured) {
+void RooflinePanel::table(const std::vector<OpPoint>& points, const Roof& roof, const char* precision,
+                          const model::HardwareSpec& hw, const MeasuredPoints* measured) {
   char rate[48];
   if (!ImGui::BeginTable("##points", 6,
                          ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV |
                              ImGuiTableFlags_SizingFixedFit,
                          ImVec2(0, ImGui::GetContentRegionAvail().y)))
     return;
-  const model::HardwareSpec& hw =
-      loaded_ && loaded_->measured && loaded_->measured->hardware ? *loaded_->measured->hardware : ex_.hw;
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("#");
   ImGui::TableSetupColumn("operation");
@@ -214,16 +213,17 @@ void View::roofline_table(const std::vector<OpPoint>& points, const Roof& roof, 
 // The Explorer layout's operations (computed by the model when the Explorer re-predicts, not here) and the
 // predicted whole step; none when PREDICTED is false (ceilings of another GPU than the Explorer predicts
 // for).
-std::vector<model::RooflineOperation> View::roofline_points(bool predicted) {
+std::vector<model::RooflineOperation> RooflinePanel::predicted_points(const FromExplorer& explorer,
+                                                                      bool predicted) {
   std::vector<OpPoint> points;
   if (!predicted) return points;
-  if (!ex_.valid) {
+  if (explorer.prediction == nullptr) {
     ImGui::TextColored(to_vec4(kColExposed), "No predicted points: the Explorer layout is invalid (%s)",
-                       ex_.error.c_str());
+                       explorer.layout_error.c_str());
     return points;
   }
-  points = ex_.roofline;
-  points.push_back(model::predicted_step_point(points, ex_.prediction, ex_.resolved.gpus));
+  points = *explorer.operations;
+  points.push_back(model::predicted_step_point(points, *explorer.prediction, explorer.gpus));
   return points;
 }
 
@@ -233,63 +233,62 @@ std::vector<model::RooflineOperation> View::roofline_points(bool predicted) {
 // Ceilings: the profile's own GPU when it has a hardware preset, else the Explorer's hardware. Predicted
 // points: the Explorer's model and layout when it predicts for those same ceilings. Measured points: the
 // open profile's measured roofline (LoadedProfile::roofline, built once when it was loaded).
-void View::draw_roofline() {
-  if (ex_.dirty) explorer_repredict();
-  if (!ex_.ready) {
-    ImGui::TextColored(to_vec4(kColExposed), "%s", ex_.spec_error.c_str());
-    return;
-  }
-  rf_ = RooflineShown{};
-  const compare::MeasuredModel* mm = loaded_ && loaded_->measured ? &*loaded_->measured : nullptr;
+void RooflinePanel::draw(const LoadedProfile* loaded, const FromExplorer& explorer) {
+  shown_ = RooflineShown{};
+  const compare::MeasuredModel* mm = loaded && loaded->measured ? &*loaded->measured : nullptr;
   const bool profile_hw = mm != nullptr && mm->hardware.has_value();
-  const model::HardwareSpec& hw = profile_hw ? *mm->hardware : ex_.hw;
-  const bool predicted = hw.name == ex_.hw.name;
-  const bool fp8 = ex_.layout.precision == model::Precision::kFP8;
+  const model::HardwareSpec& hw = profile_hw ? *mm->hardware : *explorer.hardware;
+  const bool predicted = hw.name == explorer.hardware->name;
+  const bool fp8 = explorer.precision == model::Precision::kFP8;
   const Roof roof = model::roof_of(hw, fp8 ? model::Precision::kFP8 : model::Precision::kBF16);
   const char* precision = fp8 ? "FP8" : hw.bf16 ? "BF16" : "FP16";  // a V100's 16-bit tensor peak is FP16's
-  rf_.hardware = hw.name;
+  shown_.hardware = hw.name;
   ImGui::Text("Extended roofline of %s", hw.name.c_str());
   ImGui::SameLine();
-  const std::string where = profile_hw ? "the profile's GPU '" + mm->workload.gpu + "'" : hardware_note();
+  const std::string where =
+      profile_hw ? "the profile's GPU '" + mm->workload.gpu + "'" : explorer.hardware_note;
 
   std::string note = "(" + where + "). Per GPU, " + precision + ".";
   text_ellipsis(note, 0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
   // Which model the predicted points are of, and whether it is what the profile ran.
   if (predicted) {
-    std::string line = "predicted points: " + ex_.model.name + " on " + std::to_string(ex_.resolved.gpus) +
+    const model::ModelSpec& model = *explorer.model;
+    const ProfileStart& start = *explorer.start;
+    std::string line = "predicted points: " + model.name + " on " + std::to_string(explorer.gpus) +
                        " GPUs, the Explorer's layout (change it there)";
-    if (loaded_)
-      line += ex_.start.comparable && ex_.start.model && ex_.model.name == ex_.start.model->name &&
-                      ex_.model.layers == ex_.start.model->layers &&
-                      ex_.model.hidden == ex_.start.model->hidden && ex_.model.heads == ex_.start.model->heads
+    if (loaded)
+      line += start.comparable && start.model && model.name == start.model->name &&
+                      model.layers == start.model->layers && model.hidden == start.model->hidden &&
+                      model.heads == start.model->heads
                   ? "; the model the profile ran"
                   : "; not the profile's model" +
-                        (ex_.start.reason.empty() ? std::string() : ": " + display_reason(ex_.start.reason));
+                        (start.reason.empty() ? std::string() : ": " + display_reason(start.reason));
     text_ellipsis(line, 0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
   } else {
-    text_ellipsis("predicted points left out: the Explorer predicts for " + ex_.hw.name +
+    text_ellipsis("predicted points left out: the Explorer predicts for " + explorer.hardware->name +
                       ", these are the ceilings of the profile's " + hw.name + " (choose it in the Explorer)",
                   0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
   }
-  const MeasuredPoints* measured = mm != nullptr ? &loaded_->roofline : nullptr;
-  if (loaded_ && mm == nullptr) rf_.notes.push_back("no measured points: " + loaded_->measured_error);
+  const MeasuredPoints* measured = mm != nullptr ? &loaded->roofline : nullptr;
+  if (loaded && mm == nullptr) shown_.notes.push_back("no measured points: " + loaded->measured_error);
   if (mm != nullptr) {
-    rf_.notes = mm->roofline.notes;
+    shown_.notes = mm->roofline.notes;
     if (!profile_hw)
-      rf_.notes.push_back("the profile's GPU has no hardware preset: measured points are drawn against " +
-                          hw.name + "'s ceilings, not their own");
+      shown_.notes.push_back("the profile's GPU has no hardware preset: measured points are drawn against " +
+                             hw.name + "'s ceilings, not their own");
     if (measured->bytes_only > 0)
-      rf_.notes.push_back(std::to_string(measured->bytes_only) +
-                          " operator shape(s) move bytes but do no FLOPs (element-wise, copies, "
-                          "reductions): not on the FLOP/s axis");
+      shown_.notes.push_back(std::to_string(measured->bytes_only) +
+                             " operator shape(s) move bytes but do no FLOPs (element-wise, copies, "
+                             "reductions): not on the FLOP/s axis");
   }
-  const std::vector<OpPoint> points = roofline_points(predicted);
-  roofline_canvas(points, roof, precision, measured);
-  if (rf_.left_out > 0)
-    rf_.notes.push_back(std::to_string(rf_.left_out) + " measured point(s) above the peak of " + hw.name +
-                        " left out");
-  for (const auto& n : rf_.notes) text_ellipsis("note: " + n, 0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
-  roofline_table(points, roof, precision, measured);
+  const std::vector<OpPoint> points = predicted_points(explorer, predicted);
+  canvas(points, roof, precision, fp8, hw, measured);
+  if (shown_.left_out > 0)
+    shown_.notes.push_back(std::to_string(shown_.left_out) + " measured point(s) above the peak of " +
+                           hw.name + " left out");
+  for (const auto& n : shown_.notes)
+    text_ellipsis("note: " + n, 0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  table(points, roof, precision, hw, measured);
 }
 
 // The log-log chart: grid, ceilings with their labels, the points and their numbers (placed so that no two
@@ -501,9 +500,9 @@ void draw_roofline_legend(bool any_measured) {
 
 }  // namespace
 
-void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, const model::Roof& roof,
-                           const char* precision, const MeasuredPoints* measured) {
-  const bool fp8 = ex_.layout.precision == model::Precision::kFP8;
+void RooflinePanel::canvas(const std::vector<model::RooflineOperation>& points, const model::Roof& roof,
+                           const char* precision, bool fp8, const model::HardwareSpec& hw,
+                           const MeasuredPoints* measured) {
   // The legend above the chart, wrapping at the window's edge: inside it, it covered the peaks' labels.
   const bool any_measured = measured != nullptr && (!measured->ops.empty() || !measured->categories.empty() ||
                                                     measured->step.has_value());
@@ -525,12 +524,9 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
   char buf[128];
   draw_roofline_grid(dl, ax, p0.x + px(6));
   dl->PushClipRect(a, b, true);
-  // The ceilings are the profile's hardware's when it has one (draw_roofline), as the measured points below.
-  const model::HardwareSpec& roof_hw =
-      loaded_ && loaded_->measured && loaded_->measured->hardware ? *loaded_->measured->hardware : ex_.hw;
   // Measured points (operator shapes small and unnumbered, then the categories and the step, numbered after
   // the predicted points), each at or under the peak of its precision: one above it is left out and counted.
-  const model::HardwareSpec& hw = roof_hw;
+  // HW: the ceilings' hardware (the profile's when it has one, as draw() chose).
   std::vector<Drawn> drawn;
   if (measured != nullptr) {
     int number = static_cast<int>(points.size());
@@ -556,11 +552,11 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
     markers.push_back({c.x - r, c.y - r, c.x + r, c.y + r});
   }
   std::vector<Box> obstacles;
-  draw_ceilings(dl, ax, roof, roof_hw, precision, fp8, measured, markers, obstacles);
-  rf_.ceiling_labels.clear();
-  for (const Box& box : obstacles) rf_.ceiling_labels.push_back({box.x0, box.y0, box.x1, box.y1});
-  rf_.markers.clear();
-  for (const Box& box : markers) rf_.markers.push_back({box.x0, box.y0, box.x1, box.y1});
+  draw_ceilings(dl, ax, roof, hw, precision, fp8, measured, markers, obstacles);
+  shown_.ceiling_labels.clear();
+  for (const Box& box : obstacles) shown_.ceiling_labels.push_back({box.x0, box.y0, box.x1, box.y1});
+  shown_.markers.clear();
+  for (const Box& box : markers) shown_.markers.push_back({box.x0, box.y0, box.x1, box.y1});
   std::vector<LabelRequest> labels;
   std::vector<int> label_of;  // the number each label shows
   int hover = -1, hover_measured = -1;
@@ -568,7 +564,7 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
     const MeasuredPoint& p = *drawn[k].point;
     if (p.intensity() <= 0 || p.attained() <= 0) continue;
     if (drawn[k].kind == MeasuredKind::kOp && p.attained() > peak_of(p, hw)) {
-      ++rf_.left_out;
+      ++shown_.left_out;
       continue;
     }
     const ImVec2 c(ax.X(p.intensity()), ax.Y(p.attained()));
@@ -582,7 +578,7 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
       dl->AddQuadFilled(ImVec2(c.x, c.y - r), ImVec2(c.x + r, c.y), ImVec2(c.x, c.y + r),
                         ImVec2(c.x - r, c.y), kColMeasured);
     }
-    ++rf_.measured;
+    ++shown_.measured;
     if (drawn[k].number > 0) {
       obstacles.push_back({c.x - r, c.y - r, c.x + r, c.y + r});
       std::snprintf(buf, sizeof buf, "%d", drawn[k].number);
@@ -605,7 +601,7 @@ void View::roofline_canvas(const std::vector<model::RooflineOperation>& points, 
                             col);
     else
       dl->AddCircleFilled(c, r - 0.5f, col);
-    ++rf_.predicted;
+    ++shown_.predicted;
     obstacles.push_back({c.x - r, c.y - r, c.x + r, c.y + r});
     std::snprintf(buf, sizeof buf, "%zu", i + 1);
     const ImVec2 ts = ImGui::CalcTextSize(buf);
