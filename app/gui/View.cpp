@@ -27,6 +27,7 @@
 #include "app/gui/planner_panel.hpp"
 #include "app/gui/query_panel.hpp"
 #include "app/gui/roofline_panel.hpp"
+#include "app/gui/summary_panel.hpp"
 #include "profiler/error.hpp"
 #include "profiler/text_format.hpp"
 
@@ -86,6 +87,7 @@ View::View(ViewOptions options)
     : options_(options),
       roofline_(std::make_unique<RooflinePanel>()),
       query_(std::make_unique<QueryPanel>()),
+      summary_(std::make_unique<SummaryPanel>()),
       overview_(std::make_unique<OverviewPanel>()),
       planner_(std::make_unique<PlannerPanel>()) {
   panel_ = options_.panel_set ? options_.panel : Panel::kExplorer;
@@ -299,23 +301,32 @@ void View::on_profile_installed() {
   tl_ = TimelineState{};
   tl_.critical = critical;
   if (loaded_) tl_.view.set_bounds(loaded_->profile->first_ns(), loaded_->profile->last_ns());
-  summary_rank_ = 0;
   const std::size_t ranks = loaded_ ? loaded_->profile->ranks().size() : 0;
   // Small jobs open every rank; large ones open the first few (the others stay one header row each).
   tl_.rank_open.assign(ranks, ranks <= 8 ? 1 : 0);
   for (std::size_t r = 0; r < std::min<std::size_t>(ranks, 4); ++r) tl_.rank_open[r] = 1;
   tl_.cpu_open.assign(ranks, 0);
-  summary_prepare();
+  summary_->prepare(loaded_.get());
   overview_->prepare(loaded_.get());
   if (!options_.panel_set && panel_ == Panel::kExplorer) select_panel(Panel::kTimeline);
   // The Explorer starts from what the profile ran (its inferred model, hardware and layout).
   if (loaded_ && loaded_->events) explorer_open_profile();
 }
 
-void View::show_on_timeline(std::size_t rank_index, TimeNs start, TimeNs end) {
-  set_time_range(start, end);
-  if (rank_index < tl_.rank_open.size()) tl_.rank_open[rank_index] = 1;
-  tl_.scroll_to_rank = static_cast<std::int32_t>(rank_index);
+void View::show_on_timeline(const ShowOnTimeline& show) {
+  if (show.window) set_time_range(show.start, show.end);
+  const std::size_t r = show.rank_index;
+  if (r < tl_.rank_open.size()) tl_.rank_open[r] = 1;
+  tl_.scroll_to_rank = static_cast<std::int32_t>(r);
+  if (show.step && loaded_ && r < loaded_->profile->ranks().size()) {
+    if (!loaded_->rank_loaded(r)) pending_step_ = {static_cast<std::int32_t>(r), *show.step};
+    const Rank& rank = loaded_->profile->ranks()[r];
+    for (std::uint32_t k = 0; k < rank.steps.size(); ++k) {
+      if (rank.steps[k].number != *show.step) continue;
+      timeline_select({EventKind::kStep, static_cast<std::int32_t>(r), k}, false);
+      break;
+    }
+  }
   select_panel(Panel::kTimeline);
 }
 
@@ -388,8 +399,7 @@ void View::draw() {
             draw_planner();
             break;
           case Panel::kOverview:
-            if (auto clicked = overview_->draw(loaded_.get(), loading()))
-              show_on_timeline(clicked->rank_index, clicked->start, clicked->end);
+            if (auto clicked = overview_->draw(loaded_.get(), loading())) show_on_timeline(*clicked);
             break;
           case Panel::kQuery:
             query_->draw(loaded_ ? QueryPanel::Files{loaded_->msdb, loaded_->source} : QueryPanel::Files{});

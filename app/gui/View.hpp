@@ -1,9 +1,9 @@
-// View: the meshscope desktop front end. One class, its methods spread over one file per window (Tracy's
-// layout): View.cpp (frame, menus, opening), View_Timeline.cpp (with its row kinds in timeline_items.*, their
-// tooltips in timeline_tooltips.cpp and its view of time in timeline_controller.*), View_Summary.cpp,
-// View_Roofline.cpp, View_Explorer.cpp. The Overview, Planner and Query panels are objects of their own
-// (overview_panel.*, planner_panel.*, query_panel.*), held here behind pointers: the others move out the same
-// way.
+// View: the meshscope desktop front end, a shell around its panels. View.cpp (frame, menus, opening),
+// View_Timeline.cpp (with its row kinds in timeline_items.*, their tooltips in timeline_tooltips.cpp and its
+// view of time in timeline_controller.*) and View_Explorer.cpp keep their state here. The Summary, Roofline,
+// Overview, Planner and Query panels are objects of their own (summary_panel.*, roofline_panel.*,
+// overview_panel.*, planner_panel.*, query_panel.*), held here behind pointers and handed what they draw
+// from; a link they follow to the timeline comes back as a ShowOnTimeline (timeline_controller.hpp).
 //
 // What is computed once after a profile is opened (LoadedProfile) is in loaded_profile.hpp.
 //
@@ -92,6 +92,7 @@ struct ViewOptions {
 class LazyRanks;
 class OverviewPanel;
 class RooflinePanel;
+class SummaryPanel;
 struct RooflineShown;
 class PlannerPanel;
 class QueryPanel;
@@ -120,8 +121,8 @@ class View {
   const std::string& load_error() const { return load_error_; }
   const LoadedProfile* loaded() const { return loaded_.get(); }
   // What the Summary says stands out (measure::findings of the open profile: `report`'s first section).
-  const std::vector<measure::Finding>& stands_out() const { return findings_; }
-  const std::string& summary_gpu_line() const { return gpu_line_; }
+  const std::vector<measure::Finding>& stands_out() const;
+  const std::string& summary_gpu_line() const;
   // Baseline (View_Baseline.cpp): a second profile the Summary compares with (measure::diff_summaries, the
   // baseline as A and the open profile as B) and whose ranks' rows the timeline can stack under the same
   // rank's. open_baseline() loads on a background thread; set_baseline() installs one and diffs at once.
@@ -247,25 +248,16 @@ class View {
 
   // [SECTION] windows, one file each
   void draw_timeline();            // View_Timeline.cpp
-  void draw_summary();             // View_Summary.cpp
+  void draw_summary();             // the Summary panel, handed the Explorer's hardware (View_Explorer.cpp)
   void draw_roofline();            // the Roofline panel, handed the Explorer's prediction (View_Explorer.cpp)
   void draw_explorer();            // View_Explorer.cpp
   void draw_planner();             // the Planner panel, handed the Explorer's prediction (View_Explorer.cpp)
   void draw_waiting_for_events();  // a panel that needs the events while the preview is open
-  // Opens rank RANK_INDEX's group on the timeline at [START, END] and shows the timeline (the Overview's
-  // click).
-  void show_on_timeline(std::size_t rank_index, TimeNs start, TimeNs end);
+  // Follows a panel's link to the timeline (timeline_controller.hpp) and shows the timeline.
+  void show_on_timeline(const ShowOnTimeline& show);
 
   void explorer_state(JsonWriter& j) const;  // its "explorer"
   void timeline_state(JsonWriter& j) const;  // its "timeline"
-
-  // Summary helpers (View_Summary.cpp)
-  void summary_rank_bars();
-  void summary_steps();
-  void summary_kernels();
-  void summary_collectives();
-  void summary_prepare();
-  void summary_findings();
 
   // Timeline helpers (View_Timeline.cpp)
   void timeline_toolbar();
@@ -315,7 +307,6 @@ class View {
   void baseline_start(std::vector<std::filesystem::path> paths);
   void baseline_poll();
   void timeline_rebuild_items();
-  void summary_baseline();  // View_Summary.cpp
 
   // Explorer helpers (View_Explorer.cpp)
   void explorer_layout_controls();
@@ -344,7 +335,6 @@ class View {
   // of the LoadedProfile: workers may read the one shown).
   void restate_loaded();
   void explorer_pipeline_measured();  // pipeline_measured.cpp
-  double predicted_busbw(const std::string& op, std::int64_t group, std::int64_t bytes) const;
 
   ViewOptions options_;
   Panel panel_ = Panel::kTimeline;
@@ -513,17 +503,7 @@ class View {
   std::unique_ptr<RooflinePanel> roofline_;  // the Roofline panel (roofline_panel.hpp)
   std::unique_ptr<QueryPanel> query_;        // the Query panel (query_panel.hpp)
 
-  // Summary state
-  int summary_rank_ = 0;
-  struct StepRowRect {  // where the steps table drew each step's row last frame (state dump)
-    std::int64_t number;
-    ImVec4 rect;
-  };
-  std::vector<StepRowRect> summary_step_rects_;
-  std::vector<measure::KernelStat> kernels_all_;  // every activity name over all ranks (built on install)
-  std::vector<measure::Finding> findings_;        // what stands out, as `report` says it (built on install)
-  std::string gpu_line_;                          // the Summary's GPU line (profile_gpu_line)
-  std::vector<std::uint32_t> kernel_order_, collective_order_;  // current sort of the two tables
+  std::unique_ptr<SummaryPanel> summary_;  // the Summary panel (summary_panel.hpp)
 
   std::unique_ptr<OverviewPanel> overview_;  // the Overview panel (overview_panel.hpp)
 

@@ -2,7 +2,7 @@
 // import when needed, load, measured analysis, timeline index) and diffs it with the open profile
 // (measure::diff_summaries of the two profiles' summaries, the baseline as A, the open profile as B: deltas
 // read "this run minus the baseline"). The Summary shows the diff beside both runs' figures
-// (View_Summary.cpp); the timeline can stack the baseline's rows under each rank of the same number
+// (summary_panel.cpp); the timeline can stack the baseline's rows under each rank of the same number
 // (BaselineItem, timeline_items.cpp). When the open profile changes, the diff is computed again for it on the
 // worker.
 #include <algorithm>

@@ -37,6 +37,7 @@
 #include "app/gui/label_layout.hpp"
 #include "app/gui/planner_panel.hpp"
 #include "app/gui/roofline_panel.hpp"
+#include "app/gui/summary_panel.hpp"
 #include "profiler/profile_meta.hpp"
 
 namespace meshscope::gui {
@@ -128,20 +129,6 @@ int index_of(const std::vector<std::string>& names, const char* name) {
     if (names[i] == name) return static_cast<int>(i);
   }
   return 0;
-}
-
-model::Collective collective_of(std::string_view op) {
-  if (op.find("reduce_scatter") != std::string_view::npos ||
-      op.find("reducescatter") != std::string_view::npos)
-    return model::Collective::kReduceScatter;
-  if (op.find("allgather") != std::string_view::npos || op.find("all_gather") != std::string_view::npos)
-    return model::Collective::kAllGather;
-  if (op.find("alltoall") != std::string_view::npos || op.find("all_to_all") != std::string_view::npos)
-    return model::Collective::kAllToAll;
-  if (op.find("broadcast") != std::string_view::npos) return model::Collective::kBroadcast;
-  if (op.find("send") != std::string_view::npos || op.find("recv") != std::string_view::npos)
-    return model::Collective::kSendRecv;
-  return model::Collective::kAllReduce;
 }
 
 }  // namespace
@@ -339,17 +326,6 @@ void View::explorer_repredict() {
 void View::explorer_apply(const model::ParallelConfig& c) {
   ex_.layout = controls_of(c);
   ex_.dirty = true;
-}
-
-double View::predicted_busbw(const std::string& op, std::int64_t group, std::int64_t bytes) const {
-  if (!ex_.ready || group < 2 || bytes <= 0) return std::nan("");
-  const model::Collective kind = collective_of(op);
-  const int n = static_cast<int>(group);
-  const auto shape = model::group_shape(n, 1, ex_.hw.gpus_per_node);
-  const double t = model::hierarchical_time(kind, static_cast<double>(bytes), shape,
-                                            model::intra_node_link(ex_.eff), model::inter_node_link(ex_.eff));
-  if (!(t > 0)) return std::nan("");
-  return static_cast<double>(bytes) / t / 1e9 * model::busbw_factor(kind, n);
 }
 
 namespace {
@@ -1183,6 +1159,22 @@ void View::draw_roofline() {
                                   .prediction = ex_.valid ? &ex_.prediction : nullptr,
                                   .layout_error = ex_.error,
                                   .start = &ex_.start});
+}
+
+void View::draw_summary() {
+  const auto followed = summary_->draw(
+      loaded_.get(), loading(),
+      {.hardware = &ex_.hw, .hardware_note = hardware_note(), .efficiencies = &ex_.eff, .ready = ex_.ready},
+      {.loaded = bl_.loaded.get(), .busy = bl_.busy.load(), .error = bl_.error, .diff = baseline_diff()});
+  if (followed) show_on_timeline(*followed);
+}
+
+const std::vector<measure::Finding>& View::stands_out() const {
+  return summary_->findings();
+}
+
+const std::string& View::summary_gpu_line() const {
+  return summary_->gpu_line();
 }
 
 const RooflineShown& View::roofline_shown() const {

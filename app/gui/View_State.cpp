@@ -23,6 +23,7 @@
 #include "app/gui/gui_util.hpp"
 #include "app/gui/lazy_ranks.hpp"
 #include "app/gui/overview_panel.hpp"
+#include "app/gui/summary_panel.hpp"
 #include "profiler/json_writer.hpp"
 
 namespace meshscope::gui {
@@ -204,19 +205,7 @@ std::string View::state_json() const {
     j.field("sample", lazy.sample);
     j.end_object();
   }
-  if (panel_ == Panel::kSummary) {
-    j.key("summary").begin_object();
-    j.field("rank_index", summary_rank_);
-    j.key("steps").begin_array();
-    for (const auto& row : summary_step_rects_) {
-      j.begin_object().field("number", row.number);
-      j.field("x0", static_cast<double>(row.rect.x)).field("y0", static_cast<double>(row.rect.y));
-      j.field("x1", static_cast<double>(row.rect.z)).field("y1", static_cast<double>(row.rect.w));
-      j.end_object();
-    }
-    j.end_array();
-    j.end_object();
-  }
+  if (panel_ == Panel::kSummary) summary_->dump_state(j);
   if (panel_ == Panel::kOverview && loaded_) overview_->dump_state(j, *loaded_);
   explorer_state(j);
   if (loaded_) timeline_state(j);

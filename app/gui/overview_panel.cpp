@@ -120,7 +120,7 @@ void OverviewPanel::refresh(const ProfileSummary& summary, std::int64_t rows, st
   built_.dirty = false;
 }
 
-std::optional<OverviewPanel::ShowOnTimeline> OverviewPanel::draw(const LoadedProfile* loaded, bool loading) {
+std::optional<ShowOnTimeline> OverviewPanel::draw(const LoadedProfile* loaded, bool loading) {
   if (!loaded) {
     ImGui::Spacing();
     ImGui::TextDisabled(
@@ -308,7 +308,7 @@ void OverviewPanel::row_tooltip(const LoadedProfile& loaded, std::int64_t r) {
   ImGui::EndTooltip();
 }
 
-std::optional<OverviewPanel::ShowOnTimeline> OverviewPanel::canvas(const LoadedProfile& loaded) {
+std::optional<ShowOnTimeline> OverviewPanel::canvas(const LoadedProfile& loaded) {
   ImGui::BeginChild("##overview", ImVec2(0, 0), false,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   const OverviewGrid& grid = built_.grid;
@@ -494,11 +494,15 @@ void OverviewPanel::cell_tooltip(const LoadedProfile& loaded, std::int64_t row, 
   ImGui::EndTooltip();
 }
 
-std::optional<OverviewPanel::ShowOnTimeline> OverviewPanel::cell_window(std::size_t grid_row,
-                                                                        std::int64_t column) const {
+std::optional<ShowOnTimeline> OverviewPanel::cell_window(std::size_t grid_row, std::int64_t column) const {
   if (grid_row >= built_.rank_index.size() || built_.rank_index[grid_row] < 0) return std::nullopt;
   const TimeNs lo = built_.map.start_ns + built_.map.column_ns * column;
-  return ShowOnTimeline{static_cast<std::size_t>(built_.rank_index[grid_row]), lo, lo + built_.map.column_ns};
+  ShowOnTimeline show;
+  show.rank_index = static_cast<std::size_t>(built_.rank_index[grid_row]);
+  show.window = true;
+  show.start = lo;
+  show.end = lo + built_.map.column_ns;
+  return show;
 }
 
 // [SECTION] State dump

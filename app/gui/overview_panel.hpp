@@ -12,6 +12,7 @@
 
 #include "app/gui/loaded_profile.hpp"
 #include "app/gui/overview_layout.hpp"
+#include "app/gui/timeline_controller.hpp"
 
 namespace meshscope {
 class JsonWriter;
@@ -21,15 +22,10 @@ namespace meshscope::gui {
 
 class OverviewPanel {
  public:
-  // A clicked cell: the rank (its index in Profile::ranks()) and the cell's time window, for the timeline.
-  struct ShowOnTimeline {
-    std::size_t rank_index = 0;
-    TimeNs start = 0, end = 0;
-  };
-
   // Builds the grid of LOADED (nullptr: no profile open). The metric the user chose and the sort stay.
   void prepare(const LoadedProfile* loaded);
-  // One frame of the panel; LOADING says a profile is being opened (shown when none is).
+  // One frame of the panel; LOADING says a profile is being opened (shown when none is). A clicked cell
+  // answers the rank and the cell's time window, for the timeline.
   std::optional<ShowOnTimeline> draw(const LoadedProfile* loaded, bool loading);
   // The state dump's "overview" (what the canvas drew last frame).
   void dump_state(JsonWriter& j, const LoadedProfile& loaded) const;

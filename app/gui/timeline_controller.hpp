@@ -5,6 +5,10 @@
 // says what the range becomes. Plain C++ (no ImGui); tests/gui/timeline_controller_test.cpp.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
 #include "profiler/profile.hpp"
 
 namespace meshscope::gui {
@@ -51,6 +55,17 @@ class TimelineController {
 
   TimeNs start_ = 0, end_ = 0;
   TimeNs first_ = 0, last_ = 0;
+};
+
+// What a panel asks of the timeline when the user follows a link from it (the Overview's cells, the
+// Summary's findings and steps): rank RANK_INDEX's group opened and scrolled into view, the view set to
+// [START, END) when WINDOW, and step STEP (a number) of that rank selected when given (once the rank's events
+// are loaded, for a lazily loaded profile).
+struct ShowOnTimeline {
+  std::size_t rank_index = 0;
+  bool window = false;
+  TimeNs start = 0, end = 0;
+  std::optional<std::int64_t> step;
 };
 
 }  // namespace meshscope::gui

@@ -1,7 +1,7 @@
-// View_Summary.cpp: where each rank's time goes. Per-rank stacked bars (compute, overlapped communication,
-// exposed communication, memory, idle), the per-step table of one rank (click a step to see it on the
-// timeline), the top kernels and the collectives with measured bus bandwidth next to the predicted one for
-// the Explorer's hardware. Tables are sortable and clipped (ImGuiListClipper).
+// summary_panel.cpp: the Summary panel, where each rank's time goes. Per-rank stacked bars (compute,
+// overlapped communication, exposed communication, memory, idle), the per-step table of one rank (click a
+// step to see it on the timeline), the top kernels and the collectives with measured bus bandwidth next to
+// the predicted one for the Explorer's hardware. Tables are sortable and clipped (ImGuiListClipper).
 //
 // [SECTION] Preparation (once per profile)
 // [SECTION] What stands out (measure::findings, as `report` opens)
@@ -10,6 +10,8 @@
 // [SECTION] Kernels and collectives
 // [SECTION] Baseline comparison (measure::diff_summaries of the two profiles, computed when the baseline was
 // opened)
+#include "app/gui/summary_panel.hpp"
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -17,9 +19,12 @@
 #include <cstdio>
 #include <numeric>
 #include <unordered_map>
+#include <utility>
 
-#include "app/gui/View.hpp"
+#include "analysis/compare/calibrate.hpp"
+#include "analysis/model/collectives.hpp"
 #include "app/gui/gui_util.hpp"
+#include "profiler/json_writer.hpp"
 
 namespace meshscope::gui {
 
@@ -76,7 +81,14 @@ void breakdown_bar(const char* id, const Breakdown& b, double scale, float width
 // [SECTION] Preparation
 // --------------------------------------------------------------------------------------
 
-void View::summary_prepare() {
+void SummaryPanel::prepare(const LoadedProfile* loaded) {
+  rank_ = 0;
+  loaded_ = loaded;
+  prepare_loaded();
+  loaded_ = nullptr;
+}
+
+void SummaryPanel::prepare_loaded() {
   kernels_all_.clear();
   kernel_order_.clear();
   collective_order_.clear();
@@ -112,28 +124,37 @@ void View::summary_prepare() {
   std::iota(collective_order_.begin(), collective_order_.end(), 0u);
 }
 
-void View::draw_summary() {
-  if (!loaded_) {
+std::optional<ShowOnTimeline> SummaryPanel::draw(const LoadedProfile* loaded, bool loading,
+                                                 const FromExplorer& explorer, const Baseline& baseline) {
+  if (!loaded) {
     ImGui::Spacing();
-    ImGui::TextDisabled(loading() ? "Loading..."
-                                  : "Open a profile to see its summary (File > Open, or drop a trace).");
-    return;
+    ImGui::TextDisabled(loading ? "Loading..."
+                                : "Open a profile to see its summary (File > Open, or drop a trace).");
+    return std::nullopt;
   }
+  loaded_ = loaded;
+  followed_.reset();
+  draw_loaded(explorer, baseline);
+  loaded_ = nullptr;
+  return std::exchange(followed_, std::nullopt);
+}
+
+void SummaryPanel::draw_loaded(const FromExplorer& explorer, const Baseline& baseline) {
   for (const auto& note : loaded_->job().notes) text_wrapped_disabled("note: " + note);
   text_wrapped_disabled("GPU: " + gpu_line_);
-  summary_findings();
-  summary_baseline();
-  summary_rank_bars();
+  draw_findings();
+  draw_baseline(baseline);
+  draw_rank_bars();
   ImGui::Spacing();
-  summary_steps();
+  draw_steps();
   ImGui::Spacing();
   const float h = std::max(160.0f, ImGui::GetContentRegionAvail().y);
   if (ImGui::BeginTable("##bottom", 2, ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_BordersInnerV,
                         ImVec2(0, h))) {
     ImGui::TableNextColumn();
-    summary_kernels();
+    draw_kernels();
     ImGui::TableNextColumn();
-    summary_collectives();
+    draw_collectives(explorer);
     ImGui::EndTable();
   }
 }
@@ -141,7 +162,7 @@ void View::draw_summary() {
 // [SECTION] What stands out
 // ----------------------------------------------------------------------------------------
 
-void View::summary_findings() {
+void SummaryPanel::draw_findings() {
   ImGui::TextDisabled("WHAT STANDS OUT (as meshscope report says it)");
   ImGui::PushTextWrapPos(0);
   for (std::size_t i = 0; i < findings_.size(); ++i) {
@@ -164,9 +185,8 @@ void View::summary_findings() {
     }();
     if (on_timeline) {
       if (ImGui::SmallButton("show")) {
-        if (rank_index < tl_.rank_open.size()) tl_.rank_open[rank_index] = 1;
-        tl_.scroll_to_rank = static_cast<std::int32_t>(rank_index);
-        select_panel(Panel::kTimeline);
+        followed_.emplace();
+        followed_->rank_index = rank_index;
       }
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("rank %d's lanes on the timeline", f.rank);
       ImGui::SameLine();
@@ -181,7 +201,7 @@ void View::summary_findings() {
 // [SECTION] Rank bars
 // ----------------------------------------------------------------------------------------
 
-void View::summary_rank_bars() {
+void SummaryPanel::draw_rank_bars() {
   const auto& analysis = loaded_->job();
   const Profile& profile = *loaded_->profile;
   ImGui::TextDisabled("PER-RANK GPU TIME (whole profile; bars share one scale: the longest span)");
@@ -243,13 +263,13 @@ void View::summary_rank_bars() {
 // [SECTION] Steps
 // --------------------------------------------------------------------------------------------
 
-void View::summary_steps() {
+void SummaryPanel::draw_steps() {
   const auto& analysis = loaded_->job();
   const Profile& profile = *loaded_->profile;
   if (analysis.ranks.empty()) return;
-  summary_rank_ = std::clamp(summary_rank_, 0, static_cast<int>(analysis.ranks.size()) - 1);
-  const auto& r = analysis.ranks[static_cast<std::size_t>(summary_rank_)];
-  summary_step_rects_.clear();
+  rank_ = std::clamp(rank_, 0, static_cast<int>(analysis.ranks.size()) - 1);
+  const auto& r = analysis.ranks[static_cast<std::size_t>(rank_)];
+  step_rects_.clear();
   ImGui::TextDisabled("STEPS OF RANK");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(px(90));
@@ -258,7 +278,7 @@ void View::summary_steps() {
   if (ImGui::BeginCombo("##steprank", label)) {
     for (std::size_t i = 0; i < analysis.ranks.size(); ++i) {
       std::snprintf(label, sizeof label, "%d", profile.ranks()[analysis.ranks[i].rank_index].rank);
-      if (ImGui::Selectable(label, static_cast<int>(i) == summary_rank_)) summary_rank_ = static_cast<int>(i);
+      if (ImGui::Selectable(label, static_cast<int>(i) == rank_)) rank_ = static_cast<int>(i);
     }
     ImGui::EndCombo();
   }
@@ -303,26 +323,16 @@ void View::summary_steps() {
       ImGui::PushID(i);
       std::snprintf(label, sizeof label, "%lld", static_cast<long long>(s.number));
       const bool clicked = ImGui::Selectable(label, false, ImGuiSelectableFlags_SpanAllColumns);
-      summary_step_rects_.push_back({s.number, ImVec4(ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y,
-                                                      ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y)});
+      step_rects_.push_back({s.number,
+                             {ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y, ImGui::GetItemRectMax().x,
+                              ImGui::GetItemRectMax().y}});
       if (clicked) {
         const TimeNs lo = std::min(s.cpu_start_ns, g.span_ns > 0 ? g.start_ns : s.cpu_start_ns);
         const TimeNs hi = std::max(s.cpu_end_ns, g.end_ns);
         const TimeNs pad = (hi - lo) / 40;
-        set_time_range(lo - pad, hi + pad);
-        if (r.rank_index < tl_.rank_open.size()) tl_.rank_open[r.rank_index] = 1;
-        tl_.scroll_to_rank = static_cast<std::int32_t>(r.rank_index);
-        // The step is selected too: its details (breakdown) show under the timeline (once the rank's events
-        // are loaded, for a lazily loaded profile).
-        const Rank& rank = loaded_->profile->ranks()[r.rank_index];
-        if (!loaded_->rank_loaded(r.rank_index))
-          pending_step_ = {static_cast<std::int32_t>(r.rank_index), s.number};
-        for (std::uint32_t k = 0; k < rank.steps.size(); ++k) {
-          if (rank.steps[k].number != s.number) continue;
-          timeline_select({EventKind::kStep, static_cast<std::int32_t>(r.rank_index), k}, false);
-          break;
-        }
-        select_panel(Panel::kTimeline);
+        // The step is selected too: its details (breakdown) show under the timeline.
+        followed_ = ShowOnTimeline{
+            .rank_index = r.rank_index, .window = true, .start = lo - pad, .end = hi + pad, .step = s.number};
       }
       ImGui::PopID();
       const double cols[] = {static_cast<double>(s.cpu_end_ns - s.cpu_start_ns),
@@ -350,7 +360,7 @@ void View::summary_steps() {
 // [SECTION] Kernels and collectives
 // --------------------------------------------------------------------------
 
-void View::summary_kernels() {
+void SummaryPanel::draw_kernels() {
   const Profile& profile = *loaded_->profile;
   TimeNs total = 0;
   for (const auto& k : kernels_all_) total += k.total_ns;
@@ -426,12 +436,12 @@ void View::summary_kernels() {
   ImGui::EndTable();
 }
 
-void View::summary_collectives() {
+void SummaryPanel::draw_collectives(const FromExplorer& explorer) {
   const auto& report = loaded_->job().collectives;
   char line[256];
   std::snprintf(line, sizeof line,
                 "COLLECTIVES: measured busbw next to predicted by the alpha-beta collective model on %s (%s)",
-                ex_.hw.name.c_str(), hardware_note().c_str());
+                explorer.hardware->name.c_str(), explorer.hardware_note.c_str());
   text_ellipsis(line, 0, ImGui::GetColorU32(ImGuiCol_TextDisabled));
   if (loaded_->job_analysis) {
     // Lazy ranks: the statistics are the summaries'; instances are matched among the ranks loaded.
@@ -533,13 +543,14 @@ void View::summary_collectives() {
       else
         ImGui::TextDisabled("-");
       ImGui::TableNextColumn();
-      const double predicted = predicted_busbw(s.op, s.group_size, s.bytes);
+      const double predicted = predicted_busbw(explorer, s.op, s.group_size, s.bytes);
       if (std::isfinite(predicted)) {
         const bool low = std::isfinite(s.busbw_gbps) && s.busbw_gbps < 0.5 * predicted;
         ImGui::TextColored(to_vec4(low ? kColExposed : kColText), "%.3g", predicted);
         if (ImGui::IsItemHovered()) {
-          ImGui::SetTooltip("alpha-beta model on %s (%d GPUs per %s domain)%s", ex_.hw.name.c_str(),
-                            ex_.hw.gpus_per_node, ex_.hw.intra_node_link.c_str(),
+          ImGui::SetTooltip("alpha-beta model on %s (%d GPUs per %s domain)%s",
+                            explorer.hardware->name.c_str(), explorer.hardware->gpus_per_node,
+                            explorer.hardware->intra_node_link.c_str(),
                             low ? "\nmeasured is under half of predicted" : "");
         }
       } else {
@@ -631,18 +642,18 @@ void diff_rows_table(const char* id, const std::vector<measure::DiffRow>& rows, 
 // Both runs side by side: the diff's headline, the step and every class per rank-step (means over each
 // profile's rank-steps, so runs of different lengths compare), and the kernels and collectives that changed
 // most over the whole profile. Everything shown is measure::diff_summaries' (A = the baseline, B = this run).
-void View::summary_baseline() {
-  if (!bl_.loaded && !bl_.busy.load() && bl_.error.empty()) return;
-  const measure::Diff* diff = baseline_diff();
+void SummaryPanel::draw_baseline(const Baseline& baseline) {
+  if (!baseline.loaded && !baseline.busy && baseline.error.empty()) return;
+  const measure::Diff* diff = baseline.diff;
   if (!ImGui::CollapsingHeader("COMPARED WITH THE BASELINE", ImGuiTreeNodeFlags_DefaultOpen)) return;
-  if (!bl_.error.empty()) ImGui::TextColored(to_vec4(kColExposed), "%s", bl_.error.c_str());
+  if (!baseline.error.empty()) ImGui::TextColored(to_vec4(kColExposed), "%s", baseline.error.c_str());
   if (!diff) {
-    if (bl_.busy.load()) ImGui::TextDisabled("loading and comparing the baseline...");
+    if (baseline.busy) ImGui::TextDisabled("loading and comparing the baseline...");
     return;
   }
   char a[32], b[32];
   ImGui::TextDisabled("A = baseline %s (%lld ranks, %lld steps)   B = this run %s (%lld ranks, %lld steps)",
-                      bl_.loaded->source.filename().c_str(), static_cast<long long>(diff->a.ranks),
+                      baseline.loaded->source.filename().c_str(), static_cast<long long>(diff->a.ranks),
                       static_cast<long long>(diff->a.steps), loaded_->source.filename().c_str(),
                       static_cast<long long>(diff->b.ranks), static_cast<long long>(diff->b.steps));
   for (const auto& item : diff->headline) {
@@ -709,6 +720,36 @@ void View::summary_baseline() {
     ImGui::EndTable();
   }
   ImGui::Spacing();
+}
+
+// The bus bandwidth the α-β collective model predicts for OP over GROUP ranks moving BYTES on the
+// Explorer's hardware (hierarchical over its scale-up domains); NaN when there is no prediction (no model
+// yet, a group of one, no bytes, an operation the model does not know).
+double SummaryPanel::predicted_busbw(const FromExplorer& explorer, const std::string& op, std::int64_t group,
+                                     std::int64_t bytes) {
+  model::Collective kind{};
+  if (!explorer.ready || group < 2 || bytes <= 0 || !compare::collective_of(op, kind)) return std::nan("");
+  const int n = static_cast<int>(group);
+  const auto shape = model::group_shape(n, 1, explorer.hardware->gpus_per_node);
+  const double t = model::hierarchical_time(kind, static_cast<double>(bytes), shape,
+                                            model::intra_node_link(*explorer.efficiencies),
+                                            model::inter_node_link(*explorer.efficiencies));
+  if (!(t > 0)) return std::nan("");
+  return static_cast<double>(bytes) / t / 1e9 * model::busbw_factor(kind, n);
+}
+
+void SummaryPanel::dump_state(JsonWriter& j) const {
+  j.key("summary").begin_object();
+  j.field("rank_index", rank_);
+  j.key("steps").begin_array();
+  for (const auto& row : step_rects_) {
+    j.begin_object().field("number", row.number);
+    j.field("x0", static_cast<double>(row.rect[0])).field("y0", static_cast<double>(row.rect[1]));
+    j.field("x1", static_cast<double>(row.rect[2])).field("y1", static_cast<double>(row.rect[3]));
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
 }
 
 }  // namespace meshscope::gui
