@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "analysis/model/presets.hpp"
+#include "app/gui/explorer_panel.hpp"
 #include "app/gui/lazy_ranks.hpp"
 #include "app/gui/overview_panel.hpp"
 #include "app/gui/planner_panel.hpp"
@@ -85,6 +86,15 @@ std::filesystem::path config_file() {
 
 View::View(ViewOptions options)
     : options_(options),
+      explorer_(std::make_unique<ExplorerPanel>(
+          ExplorerPanel::Host{.loaded = &loaded_,
+                              .replay_graph = [this]() -> measure::ReplayGraph& { return replay_graph(); },
+                              .saved =
+                                  [this](const compare::Statement& statement) {
+                                    saved_statement_ = statement;
+                                    restate_loaded();
+                                    explorer_->open_profile();
+                                  }})),
       roofline_(std::make_unique<RooflinePanel>()),
       query_(std::make_unique<QueryPanel>()),
       summary_(std::make_unique<SummaryPanel>()),
@@ -93,7 +103,7 @@ View::View(ViewOptions options)
   panel_ = options_.panel_set ? options_.panel : Panel::kExplorer;
   if (options_.remember_recent) load_recent();
   if (const char* state = std::getenv("MESHSCOPE_STATE_FILE"); state && *state) state_file_ = state;
-  explorer_init();
+  explorer_->init();
 }
 
 View::~View() {
@@ -156,7 +166,7 @@ void View::set_profile(std::unique_ptr<LoadedProfile> loaded) {
   lazy_.reset();  // its worker reads the profile it was made for
   pending_step_ = {};
   saved_statement_.reset();
-  ex_.save_message.clear();
+  explorer_->forget_save();
   loaded_ = std::move(loaded);
   if (loaded_ && loaded_->lazy && loaded_->lazy->index)
     lazy_ = std::make_unique<LazyRanks>(loaded_, loaded_->lazy->budget);
@@ -310,7 +320,7 @@ void View::on_profile_installed() {
   overview_->prepare(loaded_.get());
   if (!options_.panel_set && panel_ == Panel::kExplorer) select_panel(Panel::kTimeline);
   // The Explorer starts from what the profile ran (its inferred model, hardware and layout).
-  if (loaded_ && loaded_->events) explorer_open_profile();
+  if (loaded_ && loaded_->events) explorer_->open_profile();
 }
 
 void View::show_on_timeline(const ShowOnTimeline& show) {
@@ -393,7 +403,7 @@ void View::draw() {
             draw_roofline();
             break;
           case Panel::kExplorer:
-            draw_explorer();
+            explorer_->draw();
             break;
           case Panel::kPlanner:
             draw_planner();

@@ -1,9 +1,10 @@
-// View: the meshscope desktop front end, a shell around its panels. View.cpp (frame, menus, opening),
+// View: the meshscope desktop front end, a shell around its panels. View.cpp (frame, menus, opening) and
 // View_Timeline.cpp (with its row kinds in timeline_items.*, their tooltips in timeline_tooltips.cpp and its
-// view of time in timeline_controller.*) and View_Explorer.cpp keep their state here. The Summary, Roofline,
-// Overview, Planner and Query panels are objects of their own (summary_panel.*, roofline_panel.*,
+// view of time in timeline_controller.*) keep their state here. The Explorer, Summary, Roofline, Overview,
+// Planner and Query panels are objects of their own (explorer_panel.*, summary_panel.*, roofline_panel.*,
 // overview_panel.*, planner_panel.*, query_panel.*), held here behind pointers and handed what they draw
-// from; a link they follow to the timeline comes back as a ShowOnTimeline (timeline_controller.hpp).
+// from (View_Panels.cpp); a link they follow to the timeline comes back as a ShowOnTimeline
+// (timeline_controller.hpp).
 //
 // What is computed once after a profile is opened (LoadedProfile) is in loaded_profile.hpp.
 //
@@ -11,13 +12,11 @@
 //           by the no-window test harness and by the benchmark.
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,15 +34,8 @@
 #include "analysis/measure/range_totals.hpp"
 #include "analysis/measure/replay.hpp"
 #include "analysis/measure/summary.hpp"
-#include "analysis/model/planner.hpp"
 #include "analysis/model/predict.hpp"
-#include "analysis/model/roofline.hpp"
-#include "analysis/model/search.hpp"
-#include "analysis/model/timeline.hpp"
-#include "app/gui/explorer_search.hpp"
-#include "app/gui/explorer_steps.hpp"
 #include "app/gui/loaded_profile.hpp"
-#include "app/gui/measured_view.hpp"
 #include "app/gui/timeline_items.hpp"
 #include "app/gui/timeline_lod.hpp"
 #include "job/job.hpp"
@@ -71,17 +63,6 @@ struct RangeJob {
   std::jthread thread;  // last: joined first when the job is destroyed
 };
 
-// The Explorer's replay of the measured run at the layout chosen (explorer_replay.cpp): the layout it was run
-// for, the degrees the profile ran and the chosen ones, the mean replayed step as measured and with the edit.
-struct ExplorerReplay {
-  model::ParallelConfig for_layout;
-  int ran_tp = 0, ran_dp = 0, tp = 0, dp = 0;
-  double measured_ns = 0, edited_ns = 0;
-  bool done = false;
-  std::string error;               // why there is no replay ("" with one)
-  std::vector<std::string> notes;  // what the edit scaled (compare::retime_layout)
-};
-
 struct ViewOptions {
   bool remember_recent = true;  // read and write the recent-files list (off for tests and screenshots)
   Panel panel = Panel::kTimeline;
@@ -91,7 +72,10 @@ struct ViewOptions {
 
 class LazyRanks;
 class OverviewPanel;
+class ExplorerPanel;
 class RooflinePanel;
+struct ExplorerReplay;
+struct MeasuredPipelineRow;
 class SummaryPanel;
 struct RooflineShown;
 class PlannerPanel;
@@ -148,18 +132,6 @@ class View {
   const std::vector<std::pair<std::int32_t, std::uint32_t>>& critical_path_baseline_events() const {
     return tl_.critical_baseline;
   }
-  // The measured pipeline's rows as the Explorer drew them last frame (pipeline_measured.cpp): one per stage.
-  struct PipelineRow {
-    std::int32_t stage, rank;
-    std::int64_t step;
-    std::int32_t blocks;     // forward and backward blocks drawn
-    double bubble_fraction;  // the stage's measured bubble in that step
-    float y0, y1;
-  };
-  const std::vector<PipelineRow>& measured_pipeline_rows() const { return pipeline_rows_; }
-  // Sets the Explorer's pipeline to the measured one's shape (stages, schedule, chunks, micro-batches), so
-  // that the predicted pipeline shows the same schedule (the measured view's "Predict this pipeline" button).
-  void explorer_use_measured_pipeline();
 
   // One frame of the whole UI, in a window covering the display. Call between NewFrame() and Render().
   void draw();
@@ -205,23 +177,26 @@ class View {
   void set_explorer_mode(model::Mode mode);
   // The Explorer's search for the best layouts is running (its table shows a busy sign).
   // A search still running: one that finished while no one drew the Explorer (which takes its result) is not.
-  bool explorer_searching() const {
-    return ex_.search_job.valid() &&
-           ex_.search_job.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
-  }
+  bool explorer_searching() const;
   // The Query panel: SQL runs on a worker thread (as its Run button does); running while it does; its result.
   void run_query(const std::string& sql);
   bool query_running() const;
   const QueryResult* query_result() const;
-  const model::Prediction* prediction() const { return ex_.valid ? &ex_.prediction : nullptr; }
+  const model::Prediction* prediction() const;
   // What the Explorer opened the profile on (the inferred model, hardware and layout, or why it is not
   // comparable), and the measured step its measured column showed in the last frame (nullptr: none shown).
-  const ProfileStart& explorer_start() const { return ex_.start; }
-  const compare::MeasuredStep* explorer_measured_shown() const { return ex_.measured_shown; }
-  const ExplorerReplay& explorer_replay_shown() const { return ex_.replay; }
+  const ProfileStart& explorer_start() const;
+  const compare::MeasuredStep* explorer_measured_shown() const;
+  // The Explorer's replay of the measured run at its layout (explorer_panel.hpp).
+  const ExplorerReplay& explorer_replay_shown() const;
+  // The measured pipeline's rows as the Explorer drew them last frame (explorer_panel.hpp): one per stage.
+  const std::vector<MeasuredPipelineRow>& measured_pipeline_rows() const;
+  // Sets the Explorer's pipeline to the measured one's shape (stages, schedule, chunks, micro-batches), so
+  // that the predicted pipeline shows the same schedule (the measured view's "Predict this pipeline" button).
+  void explorer_use_measured_pipeline();
   // What the Roofline drew in the last frame (tests).
   const RooflineShown& roofline_shown() const;
-  const std::string& layout_error() const { return ex_.error; }
+  const std::string& layout_error() const;
 
   // Applies the theme and fonts this view expects (call once after ImGui::CreateContext()); SCALE > 1 for
   // HiDPI displays scales the fonts and every size of the style.
@@ -248,15 +223,13 @@ class View {
 
   // [SECTION] windows, one file each
   void draw_timeline();            // View_Timeline.cpp
-  void draw_summary();             // the Summary panel, handed the Explorer's hardware (View_Explorer.cpp)
-  void draw_roofline();            // the Roofline panel, handed the Explorer's prediction (View_Explorer.cpp)
-  void draw_explorer();            // View_Explorer.cpp
-  void draw_planner();             // the Planner panel, handed the Explorer's prediction (View_Explorer.cpp)
+  void draw_summary();             // the Summary panel, handed the Explorer's hardware
+  void draw_roofline();            // the Roofline panel, handed the Explorer's prediction
+  void draw_planner();             // the Planner panel, handed the Explorer's prediction
   void draw_waiting_for_events();  // a panel that needs the events while the preview is open
   // Follows a panel's link to the timeline (timeline_controller.hpp) and shows the timeline.
   void show_on_timeline(const ShowOnTimeline& show);
 
-  void explorer_state(JsonWriter& j) const;  // its "explorer"
   void timeline_state(JsonWriter& j) const;  // its "timeline"
 
   // Timeline helpers (View_Timeline.cpp)
@@ -308,34 +281,6 @@ class View {
   void baseline_poll();
   void timeline_rebuild_items();
 
-  // Explorer helpers (View_Explorer.cpp)
-  void explorer_layout_controls();
-  bool explorer_step_control(LayoutField field, const char* help);
-  void explorer_init();
-  void explorer_open_profile();  // the model, hardware and layout the open profile ran (ProfileStart)
-  void explorer_inferred_line();
-  // Where the Explorer's hardware came from ("the profile's GPU '...'", "chosen in the Explorer; ...").
-  std::string hardware_note() const;
-  void explorer_apply_shape();
-  void explorer_repredict();
-  void explorer_run_search();
-  void explorer_apply(const model::ParallelConfig& config);
-  void explorer_pipeline(float height);
-  void explorer_bars();
-  void explorer_measured();
-  void explorer_replay();  // explorer_replay.cpp
-  void explorer_run_replay(const model::ParallelConfig& now, int ran_tp, int ran_dp, int tp, int dp);
-  bool explorer_only_tp_dp(const model::ParallelConfig& now) const;
-  measure::ReplayGraph& replay_graph();  // the open profile's, built once and kept for what-ifs
-  // Saves the Explorer's model, hardware and layout in the open profile as what it ran (its meta table,
-  // analysis/compare/statement.hpp) and shows the profile as stating them.
-  void explorer_save_statement();
-  void explorer_save_button();
-  // The open profile's measured model, Explorer start and roofline points as SAVED_STATEMENT_ states (a copy
-  // of the LoadedProfile: workers may read the one shown).
-  void restate_loaded();
-  void explorer_pipeline_measured();  // pipeline_measured.cpp
-
   ViewOptions options_;
   Panel panel_ = Panel::kTimeline;
   bool panel_request_ = true;  // the tab bar should switch to panel_ this frame
@@ -347,7 +292,11 @@ class View {
   // What the user saved in the open profile as what it ran, this session: the generations of a lazily loaded
   // profile are made from its first load and are re-stated as they arrive.
   std::optional<compare::Statement> saved_statement_;
-  struct PendingStep {  // a step to select once its rank's events are loaded
+  // The open profile's measured model, Explorer start and roofline points as SAVED_STATEMENT_ states (a copy
+  // of the LoadedProfile: workers may read the one shown).
+  void restate_loaded();
+  measure::ReplayGraph& replay_graph();  // the open profile's, built once and kept for what-ifs
+  struct PendingStep {                   // a step to select once its rank's events are loaded
     std::int32_t rank_index = -1;
     std::int64_t number = 0;
   } pending_step_;
@@ -426,9 +375,6 @@ class View {
     std::vector<std::filesystem::path> paths;  // being loaded
     std::jthread worker;                       // last: joined first
   } bl_;
-  int pipeline_group_ = 0, pipeline_step_ = 0;  // the measured pipeline shown (Explorer)
-  std::vector<PipelineRow> pipeline_rows_;
-  ImVec4 pipeline_button_ = {};  // where "Predict this pipeline" was drawn last frame (state dump)
 
   // Timeline state (timeline_items.hpp)
   TimelineState tl_;
@@ -448,58 +394,7 @@ class View {
   };
   ShapesLookup shapes_lookup_;
 
-  // Explorer state
-  struct ExplorerState {
-    bool ready = false;
-    std::vector<std::string> models, hardware;
-    int model_index = 0, hardware_index = 0;
-    int inferred_index = -1;  // the models entry that is the open profile's inferred model, -1 none
-    // The hardware entry that is the open profile's own hardware when no preset is it: the hardware stated in
-    // the profile, or its GPU described from the profile's records.
-    int own_hw_index = -1;
-    model::HardwareSpec own_hw;
-    std::string save_message;  // what the last "save as what the profile ran" did
-    bool save_failed = false;
-    ImVec4 save_button_rect = {};  // where that button was drawn (state dump)
-    model::ModelSpec inferred;     // that model (compare::inferred_model)
-    ProfileStart start;            // what the open profile ran, or why it is not comparable
-    const compare::MeasuredStep* measured_shown = nullptr;
-    model::ModelSpec base_model;            // the preset as loaded (parsed once per combo change)
-    model::ModelSpec model;                 // base_model with the shape sliders applied
-    int layers = 0, hidden = 0, heads = 0;  // shape overrides, 0 = the preset's
-    model::HardwareSpec hw;
-    model::Efficiencies eff;
-    model::ParallelConfig layout =
-        explorer_layout();  // what the controls show (a profile's layout when one is open)
-    // Per layout control, the values it steps through (with their problems), recomputed when the layout
-    // or the model changes.
-    std::vector<LayoutStep> steps[kLayoutFieldCount];
-    model::ParallelConfig steps_for;  // the layout and model (key) the steps were computed for
-    std::string steps_key;
-    bool steps_dirty = true;
-    std::vector<int> positions;  // scratch: the valid steps of one control
-    int typing = -1;             // the control a Ctrl+click turned into a text field (LayoutField), -1 none
-    int typed = 0;
-    bool typing_focus = false;
-    ImVec4 control_rects[kLayoutFieldCount] = {};  // where each control's slider was drawn (state dump)
-    bool dirty = true;
-    bool valid = false;
-    std::string error;
-    std::string spec_error;
-    model::Prediction prediction;
-    model::Timeline timeline;
-    std::vector<model::RooflineOperation> roofline;  // the layout's operations for the Roofline panel
-    model::ParallelConfig resolved;
-    // Search: on a worker thread (a search over thousands of GPUs takes most of a second); the table shows a
-    // busy sign, never the previous inputs' layouts, until it is back.
-    bool search_dirty = true;
-    ExplorerSearch search;
-    std::future<ExplorerSearch> search_job;
-    std::vector<std::future<ExplorerSearch>> search_abandoned;  // superseded runs, dropped once they end
-    int search_selected = -1;
-    ExplorerReplay replay;  // the measured run replayed at the layout chosen (explorer_replay.cpp)
-  } ex_;
-
+  std::unique_ptr<ExplorerPanel> explorer_;  // the Explorer panel (explorer_panel.hpp)
   std::unique_ptr<RooflinePanel> roofline_;  // the Roofline panel (roofline_panel.hpp)
   std::unique_ptr<QueryPanel> query_;        // the Query panel (query_panel.hpp)
 

@@ -194,4 +194,14 @@ void View::timeline_rebuild_items() {
   if (tl_.filter[0]) timeline_run_search();
 }
 
+measure::ReplayGraph& View::replay_graph() {
+  if (!wi_.graph || wi_.graph_of.lock() != loaded_ || wi_.graph_profile != loaded_->profile.get()) {
+    wi_.graph.reset();
+    wi_.graph = std::make_unique<measure::ReplayGraph>(*loaded_->profile, loaded_->analysis());
+    wi_.graph_of = loaded_;
+    wi_.graph_profile = loaded_->profile.get();
+  }
+  return *wi_.graph;
+}
+
 }  // namespace meshscope::gui

@@ -20,6 +20,7 @@
 #include <fstream>
 
 #include "app/gui/View.hpp"
+#include "app/gui/explorer_panel.hpp"
 #include "app/gui/gui_util.hpp"
 #include "app/gui/lazy_ranks.hpp"
 #include "app/gui/overview_panel.hpp"
@@ -46,48 +47,6 @@ void write_event(JsonWriter& j, const Profile& profile, const EventRef& e) {
 }
 
 }  // namespace
-
-// The state dump's "explorer": the layout fields, the start, the save button and the measured pipeline's
-// rows, the controls' rectangles.
-void View::explorer_state(JsonWriter& j) const {
-  j.key("explorer").begin_object();
-  for (int f = 0; f < kLayoutFieldCount; ++f) {
-    j.field(to_string(static_cast<LayoutField>(f)), field_of(ex_.layout, static_cast<LayoutField>(f)));
-  }
-  j.field("valid", ex_.valid);
-  j.field("error", ex_.error);
-  j.field("typing", ex_.typing);
-  j.field("comparable", ex_.start.comparable).field("start", ex_.start.summary);
-  j.field("model", ex_.model.name).field("hardware", ex_.hw.name);
-  j.field("save_message", ex_.save_message);
-  j.key("save_button").begin_array();
-  for (float v :
-       {ex_.save_button_rect.x, ex_.save_button_rect.y, ex_.save_button_rect.z, ex_.save_button_rect.w})
-    j.value(static_cast<double>(v));
-  j.end_array();
-  j.key("pipeline_measured").begin_object();
-  j.key("button").begin_array();
-  for (float v : {pipeline_button_.x, pipeline_button_.y, pipeline_button_.z, pipeline_button_.w})
-    j.value(static_cast<double>(v));
-  j.end_array();
-  j.key("rows").begin_array();
-  for (const auto& row : pipeline_rows_) {
-    j.begin_object().field("stage", row.stage).field("rank", row.rank).field("step", row.step);
-    j.field("bubble_fraction", row.bubble_fraction).field("blocks", row.blocks);
-    j.end_object();
-  }
-  j.end_array();
-  j.end_object();
-  j.key("controls").begin_object();
-  for (int f = 0; f < kLayoutFieldCount; ++f) {
-    const ImVec4& r = ex_.control_rects[f];
-    j.key(to_string(static_cast<LayoutField>(f))).begin_array();
-    for (float v : {r.x, r.y, r.z, r.w}) j.value(static_cast<double>(v));
-    j.end_array();
-  }
-  j.end_object();
-  j.end_object();
-}
 
 // The state dump's "timeline": the view, the canvas, the rows shown, the selection, hover, range, menu and
 // search (a profile is loaded).
@@ -207,7 +166,7 @@ std::string View::state_json() const {
   }
   if (panel_ == Panel::kSummary) summary_->dump_state(j);
   if (panel_ == Panel::kOverview && loaded_) overview_->dump_state(j, *loaded_);
-  explorer_state(j);
+  explorer_->dump_state(j);
   if (loaded_) timeline_state(j);
   j.end_object();
   return j.str();

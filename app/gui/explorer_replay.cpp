@@ -12,7 +12,7 @@
 
 #include "analysis/compare/link_edits.hpp"
 #include "analysis/compare/measured.hpp"
-#include "app/gui/View.hpp"
+#include "app/gui/explorer_panel.hpp"
 #include "app/gui/gui_util.hpp"
 #include "profiler/error.hpp"
 
@@ -33,18 +33,8 @@ double mean_step_ns(const measure::Replay& replay) {
 
 }  // namespace
 
-measure::ReplayGraph& View::replay_graph() {
-  if (!wi_.graph || wi_.graph_of.lock() != loaded_ || wi_.graph_profile != loaded_->profile.get()) {
-    wi_.graph.reset();
-    wi_.graph = std::make_unique<measure::ReplayGraph>(*loaded_->profile, loaded_->analysis());
-    wi_.graph_of = loaded_;
-    wi_.graph_profile = loaded_->profile.get();
-  }
-  return *wi_.graph;
-}
-
 // Replays the open profile with the layout edit from the degrees it ran (RAN_TP, RAN_DP) to TP and DP.
-void View::explorer_run_replay(const model::ParallelConfig& now, int ran_tp, int ran_dp, int tp, int dp) {
+void ExplorerPanel::run_replay(const model::ParallelConfig& now, int ran_tp, int ran_dp, int tp, int dp) {
   ExplorerReplay& out = ex_.replay;
   out = {};
   out.for_layout = now;
@@ -62,7 +52,7 @@ void View::explorer_run_replay(const model::ParallelConfig& now, int ran_tp, int
                                edit, compare::hardware_spec(workload), loaded_->source.filename().string());
     measure::ReplayEdits edits;
     edits.transfer_factor = std::move(retimed.factor);
-    measure::ReplayGraph& graph = replay_graph();
+    measure::ReplayGraph& graph = host_.replay_graph();
     out.measured_ns = mean_step_ns(graph.run());
     out.edited_ns = mean_step_ns(graph.run(edits));
     out.notes = std::move(retimed.notes);
@@ -75,7 +65,7 @@ void View::explorer_run_replay(const model::ParallelConfig& now, int ran_tp, int
 
 // Whether NOW differs from what the profile ran in its TP and DP only: its PP, CP and EP (and, where the
 // Explorer started from the profile's own layout, everything else) as the profile ran them.
-bool View::explorer_only_tp_dp(const model::ParallelConfig& now) const {
+bool ExplorerPanel::only_tp_dp(const model::ParallelConfig& now) const {
   const compare::Workload& w = loaded_->measured->workload;
   if (now.pp != w.pp.value_or(1) || now.cp != w.cp.value_or(1) || now.ep != w.ep.value_or(1)) return false;
   if (!ex_.start.layout_known) return true;
@@ -90,7 +80,7 @@ bool View::explorer_only_tp_dp(const model::ParallelConfig& now) const {
 
 // Below the measured column: the measured run replayed at the layout chosen, when only TP and DP differ from
 // what the profile ran (its process groups, or what it states).
-void View::explorer_replay() {
+void ExplorerPanel::draw_replay() {
   const compare::Workload& w = loaded_->measured->workload;
   const model::ParallelConfig& now = ex_.layout;
   if (!w.tp || !w.dp || (now.tp == *w.tp && auto_dp(now) == *w.dp)) {
@@ -102,7 +92,7 @@ void View::explorer_replay() {
   ImGui::Spacing();
   ImGui::TextDisabled("REPLAY OF THE MEASURED RUN AT THIS LAYOUT (whatif --tp --dp)");
   ImGui::PushTextWrapPos(0);
-  if (!explorer_only_tp_dp(now)) {
+  if (!only_tp_dp(now)) {
     ex_.replay = {};
     ImGui::TextDisabled(
         "The replay follows TP and DP only: set the other controls back to what the profile ran to see the "
@@ -112,7 +102,7 @@ void View::explorer_replay() {
     ImGui::TextDisabled("The replay needs every rank's events: this large job is open on its summaries.");
   } else {
     if (!(ex_.replay.for_layout == now) || !(ex_.replay.done || !ex_.replay.error.empty()))
-      explorer_run_replay(now, ran_tp, ran_dp, tp, dp);
+      run_replay(now, ran_tp, ran_dp, tp, dp);
     const ExplorerReplay& r = ex_.replay;
     if (!r.done) {
       ImGui::TextColored(to_vec4(kColExposed), "Not replayed: %s", r.error.c_str());

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <string>
 
-#include "app/gui/View.hpp"
+#include "app/gui/explorer_panel.hpp"
 #include "app/gui/gui_util.hpp"
 
 namespace meshscope::gui {
@@ -45,9 +45,9 @@ struct PipelineChart {
 
 // Stage S's row of STEP in GROUP on CHART: its label, its blocks with their micro-batch numbers, the bubble
 // hatched between them, its bubble share, and the tooltips of what the mouse is on.
-View::PipelineRow draw_stage_row(ImDrawList* dl, const PipelineChart& chart,
-                                 const measure::PipelineGroup& group, const measure::PipelineStep& step,
-                                 int s) {
+MeasuredPipelineRow draw_stage_row(ImDrawList* dl, const PipelineChart& chart,
+                                   const measure::PipelineGroup& group, const measure::PipelineStep& step,
+                                   int s) {
   const ImVec2 o = chart.o;
   const float row_h = chart.row_h, x0 = chart.x0, x1 = chart.x1, top = chart.top;
   const bool hovered = chart.hovered;
@@ -63,7 +63,7 @@ View::PipelineRow draw_stage_row(ImDrawList* dl, const PipelineChart& chart,
   for (const auto& candidate : stage.steps) {
     if (candidate.step == step.step) ss = &candidate;
   }
-  View::PipelineRow row{stage.stage, stage.rank, step.step, 0, 0.0, y0, y1};
+  MeasuredPipelineRow row{stage.stage, stage.rank, step.step, 0, 0.0, y0, y1};
   if (!ss) {
     dl->AddText(ImVec2(x0 + 4, y0 + (row_h - ImGui::GetFontSize()) * 0.5f), kColTextDim,
                 stage.rank_index < 0 ? "rank not in the profile" : "no micro-batches in this step");
@@ -121,7 +121,7 @@ View::PipelineRow draw_stage_row(ImDrawList* dl, const PipelineChart& chart,
 
 }  // namespace
 
-void View::explorer_use_measured_pipeline() {
+void ExplorerPanel::use_measured_pipeline() {
   if (!loaded_ || !loaded_->pipeline.found || loaded_->pipeline.groups.empty()) return;
   const auto& groups = loaded_->pipeline.groups;
   const measure::PipelineGroup& group =
@@ -140,10 +140,10 @@ void View::explorer_use_measured_pipeline() {
   ex_.layout.global_batch = std::max(1, group.micro_batches) * std::max(1, ex_.layout.micro_batch) * dp;
   ex_.dirty = true;
   ex_.search_dirty = true;
-  explorer_repredict();
+  repredict();
 }
 
-void View::explorer_pipeline_measured() {
+void ExplorerPanel::draw_measured_pipeline() {
   pipeline_rows_.clear();
   pipeline_button_ = {};
   if (!loaded_) return;
@@ -179,7 +179,7 @@ void View::explorer_pipeline_measured() {
         "slowest stage %d: %.2fx the mean stage's work%s", group.slowest_stage, group.imbalance,
         group.stages_matching < p ? " (some stages' warm-up does not match the schedule)" : "");
   }
-  if (ImGui::SmallButton("Predict this pipeline")) explorer_use_measured_pipeline();
+  if (ImGui::SmallButton("Predict this pipeline")) use_measured_pipeline();
   pipeline_button_ = ImVec4(ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y, ImGui::GetItemRectMax().x,
                             ImGui::GetItemRectMax().y);
   if (ImGui::IsItemHovered()) {

@@ -16,6 +16,7 @@
 
 #include "analysis/compare/link_edits.hpp"
 #include "analysis/compare/measured.hpp"
+#include "app/gui/explorer_panel.hpp"
 #include "profiler/text_format.hpp"
 #include "tests/gui/gui_test_util.hpp"
 #include "tests/measure/profile_builder.hpp"

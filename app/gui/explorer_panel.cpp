@@ -1,4 +1,4 @@
-// View_Explorer.cpp: the layout explorer. Sliders and combos for model, hardware and layout; every change
+// explorer_panel.cpp: the Explorer panel, the layout explorer. Sliders and combos for model, hardware and layout; every change
 // re-predicts within the frame (predict() is sub-millisecond): memory against capacity, step time by part,
 // MFU and tokens/s, the measured per-step breakdown of the open profile beside the predicted one, the
 // predicted pipeline timeline of one step, and the search results (click a row to load that layout).
@@ -12,6 +12,8 @@
 // [SECTION] Bars (memory, step time, measured vs predicted)
 // [SECTION] Pipeline timeline
 // [SECTION] Search
+#include "app/gui/explorer_panel.hpp"
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -23,6 +25,7 @@
 #include <future>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -32,12 +35,9 @@
 #include "analysis/compare/statement.hpp"
 #include "analysis/model/collectives.hpp"
 #include "analysis/model/presets.hpp"
-#include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
 #include "app/gui/label_layout.hpp"
-#include "app/gui/planner_panel.hpp"
-#include "app/gui/roofline_panel.hpp"
-#include "app/gui/summary_panel.hpp"
+#include "profiler/json_writer.hpp"
 #include "profiler/profile_meta.hpp"
 
 namespace meshscope::gui {
@@ -133,10 +133,12 @@ int index_of(const std::vector<std::string>& names, const char* name) {
 
 }  // namespace
 
+ExplorerPanel::ExplorerPanel(Host host) : host_(std::move(host)), loaded_(*host_.loaded) {}
+
 // [SECTION] Inputs and prediction
 // ----------------------------------------------------------------------------
 
-void View::explorer_init() {
+void ExplorerPanel::init() {
   if (ex_.models.empty()) {
     try {
       ex_.models = model::model_presets();
@@ -167,10 +169,10 @@ void View::explorer_init() {
     ex_.spec_error = e.what();
   }
   ex_.ready = ex_.spec_error.empty();
-  explorer_apply_shape();
+  apply_shape();
 }
 
-void View::explorer_apply_shape() {
+void ExplorerPanel::apply_shape() {
   ex_.dirty = true;
   ex_.search_dirty = true;
   if (!ex_.ready) return;
@@ -186,7 +188,7 @@ void View::explorer_apply_shape() {
 // the inferred model joins the model list as its first entry, the hardware preset of its GPU is chosen, the
 // layout and batch are the profile's. A profile that is not comparable keeps the chosen model, on its world
 // size; its measured column says why instead.
-void View::explorer_open_profile() {
+void ExplorerPanel::open_profile() {
   // The entries the last profile added (its inferred model, its stated GPU) leave the lists; the choice that
   // pointed at one falls back to the default.
   auto drop_entry = [](std::vector<std::string>& list, int& entry, int& chosen, const char* fallback) {
@@ -236,12 +238,12 @@ void View::explorer_open_profile() {
   ex_.search_dirty = true;
   ex_.steps_dirty = true;
   ex_.spec_error.clear();
-  explorer_init();
+  init();
   // The bundled sample is synthetic with a documented shape (assets/sample/README.md): match it, and say so.
   std::error_code error;
   const auto sample = std::filesystem::weakly_canonical(model::assets_dir() / "sample" / "sample_job", error);
   if (!error && std::filesystem::weakly_canonical(loaded_->source, error) == sample) {
-    configure_explorer("gpt", 5, 4096, 32, 4096, ex_.layout.gpus, 2, 2);
+    configure("gpt", 5, 4096, 32, 4096, ex_.layout.gpus, 2, 2);
     ProfileStart& d = ex_.start;
     d.model = ex_.model;
     d.summary =
@@ -252,7 +254,7 @@ void View::explorer_open_profile() {
   }
 }
 
-std::string View::hardware_note() const {
+std::string ExplorerPanel::hardware_note() const {
   if (!loaded_) return "chosen in the Explorer";
   const std::string gpu = loaded_->measured ? loaded_->measured->workload.gpu : std::string();
   if (ex_.start.hardware.empty()) {
@@ -265,7 +267,7 @@ std::string View::hardware_note() const {
   return "chosen in the Explorer; the profile ran on " + ex_.start.hardware;
 }
 
-void View::configure_explorer(const std::string& model_name, int layers, int hidden, int heads, int seq,
+void ExplorerPanel::configure(const std::string& model_name, int layers, int hidden, int heads, int seq,
                               int gpus, int tp, int global_batch) {
   ex_.model_index = index_of(ex_.models, model_name.c_str());
   ex_.layers = layers;
@@ -281,10 +283,10 @@ void View::configure_explorer(const std::string& model_name, int layers, int hid
   ex_.layout.etp = 0;
   ex_.layout.micro_batch = 1;
   ex_.layout.global_batch = global_batch;
-  explorer_init();
+  init();
 }
 
-void View::set_layout(int gpus, int tp, int pp, int cp, int ep, int etp) {
+void ExplorerPanel::set_layout(int gpus, int tp, int pp, int cp, int ep, int etp) {
   ex_.layout.gpus = gpus;
   ex_.layout.tp = tp;
   ex_.layout.pp = pp;
@@ -294,18 +296,18 @@ void View::set_layout(int gpus, int tp, int pp, int cp, int ep, int etp) {
   ex_.layout.dp = 0;
   ex_.dirty = true;
   ex_.search_dirty = true;
-  explorer_repredict();
+  repredict();
 }
 
-void View::set_explorer_mode(model::Mode mode) {
+void ExplorerPanel::set_mode(model::Mode mode) {
   ex_.layout.mode = mode;
   ex_.dirty = true;
   ex_.search_dirty = true;
   ex_.steps_dirty = true;
-  explorer_repredict();
+  repredict();
 }
 
-void View::explorer_repredict() {
+void ExplorerPanel::repredict() {
   ex_.dirty = false;
   if (!ex_.ready) return;
   // The layout as the controls' steps check it (explorer_steps.hpp): one conversion for both.
@@ -323,7 +325,7 @@ void View::explorer_repredict() {
   }
 }
 
-void View::explorer_apply(const model::ParallelConfig& c) {
+void ExplorerPanel::apply(const model::ParallelConfig& c) {
   ex_.layout = controls_of(c);
   ex_.dirty = true;
 }
@@ -356,7 +358,7 @@ void step_text(char* buf, int size, LayoutField field, int value, const model::P
 // One layout control: a slider over the values FIELD steps through that give a valid layout with the rest as
 // it is (so a drag always lands on a valid layout), a list of every value with the invalid ones disabled
 // and their reason on hover, and Ctrl+click to type any value (an invalid one is explained, not clamped).
-bool View::explorer_step_control(LayoutField field, const char* help) {
+bool ExplorerPanel::step_control(LayoutField field, const char* help) {
   const int f = static_cast<int>(field);
   int& value = field_of(ex_.layout, field);
   const auto& steps = ex_.steps[f];
@@ -451,7 +453,7 @@ bool enum_combo(const char* label, Enum& value, const char* const items[], int c
 }  // namespace
 
 // The layout, batch and schedule controls; re-predicts on any change.
-void View::explorer_layout_controls() {
+void ExplorerPanel::layout_controls() {
   const model::ParallelConfig& inputs = ex_.layout;
   char key[160];
   std::snprintf(key, sizeof key, "%s/%d/%d/%d/%d/%s", ex_.model.name.c_str(), ex_.model.layers,
@@ -468,27 +470,24 @@ void View::explorer_layout_controls() {
   ImGui::TextDisabled("LAYOUT");
   ImGui::SameLine();
   ImGui::TextDisabled("(Ctrl+click a slider to type)");
-  changed |= explorer_step_control(LayoutField::kGpus, "total GPUs of the job (multiples of the node size)");
-  changed |= explorer_step_control(
+  changed |= step_control(LayoutField::kGpus, "total GPUs of the job (multiples of the node size)");
+  changed |= step_control(
       LayoutField::kTp,
       "tensor parallel degree (divides the heads; best inside one scale-up domain: NVLink, Infinity Fabric)");
-  changed |= explorer_step_control(LayoutField::kPp, "pipeline stages (layer-compatible counts)");
-  changed |= explorer_step_control(LayoutField::kDp, "data parallel degree; auto = GPUs / (TP x PP x CP)");
-  changed |= explorer_step_control(LayoutField::kCp, "context parallel degree (splits the sequence)");
-  changed |=
-      explorer_step_control(LayoutField::kEp, "expert parallel degree (divides the experts; MoE models)");
-  changed |=
-      explorer_step_control(LayoutField::kEtp,
-                            "expert tensor parallel degree: each expert split over ETP GPUs (MoE models; "
-                            "as TP is Megatron-Core's default, 1 its MoE recipes'); EP x ETP divides TP x "
-                            "CP x DP");
+  changed |= step_control(LayoutField::kPp, "pipeline stages (layer-compatible counts)");
+  changed |= step_control(LayoutField::kDp, "data parallel degree; auto = GPUs / (TP x PP x CP)");
+  changed |= step_control(LayoutField::kCp, "context parallel degree (splits the sequence)");
+  changed |= step_control(LayoutField::kEp, "expert parallel degree (divides the experts; MoE models)");
+  changed |= step_control(LayoutField::kEtp,
+                          "expert tensor parallel degree: each expert split over ETP GPUs (MoE models; "
+                          "as TP is Megatron-Core's default, 1 its MoE recipes'); EP x ETP divides TP x "
+                          "CP x DP");
   ImGui::Spacing();
   ImGui::TextDisabled("BATCH");
-  changed |= explorer_step_control(LayoutField::kMicroBatch, "sequences per micro-batch");
-  changed |= explorer_step_control(
-      LayoutField::kGlobalBatch,
-      "sequences per step (multiples of DP x micro-batch); model default = the preset's");
-  changed |= explorer_step_control(LayoutField::kSeq, "tokens per sequence");
+  changed |= step_control(LayoutField::kMicroBatch, "sequences per micro-batch");
+  changed |= step_control(LayoutField::kGlobalBatch,
+                          "sequences per step (multiples of DP x micro-batch); model default = the preset's");
+  changed |= step_control(LayoutField::kSeq, "tokens per sequence");
   ImGui::Spacing();
   ImGui::TextDisabled("MEMORY AND SCHEDULE");
   ImGui::SetNextItemWidth(-px(110));
@@ -507,7 +506,7 @@ void View::explorer_layout_controls() {
   ImGui::SetNextItemWidth(-px(110));
   changed |= enum_combo("schedule", ex_.layout.schedule, kSchedule, 3);
   if (ex_.layout.schedule == model::Schedule::kInterleaved)
-    changed |= explorer_step_control(LayoutField::kVirtualStages, "model chunks per stage");
+    changed |= step_control(LayoutField::kVirtualStages, "model chunks per stage");
   ImGui::SetNextItemWidth(-px(110));
   // A GPU without BF16 (a V100) runs the 16-bit GEMMs in FP16, at the same tensor peak: named so.
   const char* precisions[] = {ex_.hw.bf16 ? kPrecision[0] : "fp16", kPrecision[1]};
@@ -516,16 +515,16 @@ void View::explorer_layout_controls() {
     ex_.dirty = true;
     ex_.search_dirty = true;
     ex_.steps_dirty = true;
-    explorer_repredict();
+    repredict();
   }
 }
 
-void View::draw_explorer() {
+void ExplorerPanel::draw() {
   if (!ex_.spec_error.empty()) {
     ImGui::TextColored(to_vec4(kColExposed), "%s", ex_.spec_error.c_str());
     if (ex_.models.empty()) return;
   }
-  if (ex_.dirty) explorer_repredict();
+  if (ex_.dirty) repredict();
   const float inputs_w = px(350);
   ImGui::BeginChild("##inputs", ImVec2(inputs_w, 0), true);
   ImGui::TextDisabled("MODEL AND HARDWARE");
@@ -561,7 +560,7 @@ void View::draw_explorer() {
         bandwidth_text(link, sizeof link, ex_.hw.intra_node_gbps * 1e9),
         bandwidth_text(network, sizeof network, ex_.hw.inter_node_gbps * 1e9), ex_.hw.gpus_per_node);
   }
-  if (spec_changed) explorer_init();
+  if (spec_changed) init();
   bool shape_changed = false;
   auto shape = [&](const char* label, int& v, int hi, int preset) {
     char format[48];
@@ -572,8 +571,8 @@ void View::draw_explorer() {
   shape("layers", ex_.layers, 256, ex_.base_model.layers);
   shape("hidden", ex_.hidden, 32768, ex_.base_model.hidden);
   shape("heads", ex_.heads, 256, ex_.base_model.heads);
-  if (shape_changed) explorer_apply_shape();
-  explorer_layout_controls();
+  if (shape_changed) apply_shape();
+  layout_controls();
   ImGui::Spacing();
   if (!ex_.valid) {
     ImGui::PushStyleColor(ImGuiCol_ChildBg, ImVec4(0.35f, 0.08f, 0.08f, 1.0f));
@@ -594,26 +593,26 @@ void View::draw_explorer() {
   ImGui::SameLine();
 
   ImGui::BeginChild("##results", ImVec2(0, 0), false);
-  explorer_inferred_line();
+  inferred_line();
   if (!ex_.valid) {
     ImGui::TextColored(to_vec4(kColExposed), "No prediction: %s", ex_.error.c_str());
     ImGui::TextDisabled("Change the layout on the left; the prediction follows every change.");
   } else {
-    explorer_bars();
-    explorer_measured();
+    draw_bars();
+    draw_measured();
     ImGui::Spacing();
     ImGui::TextDisabled("PREDICTED PIPELINE OF ONE STEP (slowest stage's costs; stages x micro-batches)");
-    explorer_pipeline(std::clamp(static_cast<float>(ex_.timeline.stages) * 22.0f + 30.0f, 90.0f, 260.0f));
+    draw_pipeline(std::clamp(static_cast<float>(ex_.timeline.stages) * 22.0f + 30.0f, 90.0f, 260.0f));
   }
   ImGui::Spacing();
-  explorer_run_search();
+  run_search();
   ImGui::EndChild();
 }
 
 // [SECTION] Bars
 // ---------------------------------------------------------------------------------------------
 
-void View::explorer_bars() {
+void ExplorerPanel::draw_bars() {
   const auto& p = ex_.prediction;
   const auto& c = ex_.resolved;
   char a[32], b[32];
@@ -680,7 +679,7 @@ void View::explorer_bars() {
 }
 
 // One line: what the Explorer opened the profile on and from what; hover lists every piece of evidence.
-void View::explorer_inferred_line() {
+void ExplorerPanel::inferred_line() {
   ex_.measured_shown = nullptr;
   if (!loaded_) return;
   const ProfileStart& s = ex_.start;
@@ -702,11 +701,11 @@ void View::explorer_inferred_line() {
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
   }
-  if (s.comparable) explorer_save_button();
+  if (s.comparable) save_button();
 }
 
-void View::explorer_save_button() {
-  if (ImGui::SmallButton("Save as what the profile ran")) explorer_save_statement();
+void ExplorerPanel::save_button() {
+  if (ImGui::SmallButton("Save as what the profile ran")) save_statement();
   const ImVec2 lo = ImGui::GetItemRectMin(), hi = ImGui::GetItemRectMax();
   ex_.save_button_rect = ImVec4(lo.x, lo.y, hi.x, hi.y);
   if (ImGui::IsItemHovered()) {
@@ -722,7 +721,7 @@ void View::explorer_save_button() {
   }
 }
 
-void View::explorer_save_statement() {
+void ExplorerPanel::save_statement() {
   if (!loaded_) return;
   compare::Statement statement;
   statement.model = ex_.model;
@@ -751,29 +750,13 @@ void View::explorer_save_statement() {
     ex_.save_message = std::string("not saved: ") + e.what();
     return;
   }
-  saved_statement_ = statement;
-  restate_loaded();
-  explorer_open_profile();
+  host_.saved(statement);
   ex_.save_failed = false;
   ex_.save_message = "saved in " + loaded_->msdb.filename().string();
   if (loaded_->msdb != loaded_->source)
     ex_.save_message +=
         " (the traces' import in the cache, made again when they are opened again: keep it "
         "with meshscope import -o JOB.msdb --model ... or annotate)";
-}
-
-void View::restate_loaded() {
-  if (!loaded_ || !loaded_->measured || !saved_statement_) return;
-  auto copy = std::make_shared<LoadedProfile>(*loaded_);
-  compare::MeasuredModel& m = *copy->measured;
-  compare::restate(m, *saved_statement_);
-  // The exposed communication split by the stated layout, where the events are at hand (a lazily loaded
-  // profile's steps were measured on a sample of its ranks and keep their split).
-  if (!copy->lazy && m.layout_inferred)
-    m.steps = compare::measure_steps(*copy->profile, copy->analysis(), m.layout);
-  copy->start = profile_start(m, copy->profile->world_size());
-  copy->roofline = measured_points(m);
-  loaded_ = std::move(copy);
 }
 
 namespace {
@@ -808,7 +791,7 @@ ImU32 part_color(compare::Part part) {
 // GPU span split into compute, exposed communication per parallel dimension, idle and exposed memory
 // traffic) beside the prediction split into the same rows (compare::predicted_parts). Not comparable
 // profiles show why instead of a measured column.
-void View::explorer_measured() {
+void ExplorerPanel::draw_measured() {
   if (!loaded_) return;
   ImGui::Spacing();
   ImGui::TextDisabled(
@@ -821,8 +804,8 @@ void View::explorer_measured() {
         "column is shown beside it. If you know what it ran, choose its model, hardware and layout above and "
         "save them in the profile: the measured column then appears beside the prediction.");
     ImGui::PopTextWrapPos();
-    explorer_save_button();
-    if (loaded_->measured) explorer_replay();  // the run's own layout can be replayed without its model
+    save_button();
+    if (loaded_->measured) draw_replay();  // the run's own layout can be replayed without its model
     return;
   }
   const compare::MeasuredModel& mm = *loaded_->measured;
@@ -925,13 +908,13 @@ void View::explorer_measured() {
     row("step time", "sum", p_step, m.dur_s);
     ImGui::EndTable();
   }
-  explorer_replay();
+  draw_replay();
 }
 
 // [SECTION] Pipeline timeline
 // --------------------------------------------------------------------------------
 
-void View::explorer_pipeline(float height) {
+void ExplorerPanel::draw_pipeline(float height) {
   const auto& tl = ex_.timeline;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -1025,13 +1008,13 @@ void View::explorer_pipeline(float height) {
                 100.0 * ex_.prediction.bubble_fraction);
   same_line_if_fits(ImGui::CalcTextSize(fraction).x);
   ImGui::TextDisabled("%s", fraction);
-  explorer_pipeline_measured();  // the open profile's measured schedule under it (pipeline_measured.cpp)
+  draw_measured_pipeline();  // the open profile's measured schedule under it (pipeline_measured.cpp)
 }
 
 // [SECTION] Search
 // -------------------------------------------------------------------------------------------
 
-void View::explorer_run_search() {
+void ExplorerPanel::run_search() {
   if (!ex_.ready) return;
   using namespace std::chrono_literals;
   if (ex_.search_dirty) {
@@ -1117,7 +1100,7 @@ void View::explorer_run_search() {
                            c.virtual_stages == ex_.resolved.virtual_stages;
       std::snprintf(a, sizeof a, "%zu", g + 1);
       if (ImGui::Selectable(a, current, ImGuiSelectableFlags_SpanAllColumns)) {
-        explorer_apply(c);
+        apply(c);
         ex_.search_selected = static_cast<int>(g);
       }
       ImGui::PopID();
@@ -1144,49 +1127,46 @@ void View::explorer_run_search() {
   }
 }
 
-void View::draw_roofline() {
-  if (ex_.dirty) explorer_repredict();
-  if (!ex_.ready) {
-    ImGui::TextColored(to_vec4(kColExposed), "%s", ex_.spec_error.c_str());
-    return;
+// The state dump's "explorer": the layout fields, the start, the save button and the measured pipeline's
+// rows, the controls' rectangles.
+void ExplorerPanel::dump_state(JsonWriter& j) const {
+  j.key("explorer").begin_object();
+  for (int f = 0; f < kLayoutFieldCount; ++f) {
+    j.field(to_string(static_cast<LayoutField>(f)), field_of(ex_.layout, static_cast<LayoutField>(f)));
   }
-  roofline_->draw(loaded_.get(), {.hardware = &ex_.hw,
-                                  .hardware_note = hardware_note(),
-                                  .precision = ex_.layout.precision,
-                                  .model = &ex_.model,
-                                  .gpus = ex_.resolved.gpus,
-                                  .operations = &ex_.roofline,
-                                  .prediction = ex_.valid ? &ex_.prediction : nullptr,
-                                  .layout_error = ex_.error,
-                                  .start = &ex_.start});
-}
-
-void View::draw_summary() {
-  const auto followed = summary_->draw(
-      loaded_.get(), loading(),
-      {.hardware = &ex_.hw, .hardware_note = hardware_note(), .efficiencies = &ex_.eff, .ready = ex_.ready},
-      {.loaded = bl_.loaded.get(), .busy = bl_.busy.load(), .error = bl_.error, .diff = baseline_diff()});
-  if (followed) show_on_timeline(*followed);
-}
-
-const std::vector<measure::Finding>& View::stands_out() const {
-  return summary_->findings();
-}
-
-const std::string& View::summary_gpu_line() const {
-  return summary_->gpu_line();
-}
-
-const RooflineShown& View::roofline_shown() const {
-  return roofline_->shown();
-}
-
-void View::draw_planner() {
-  if (ex_.dirty) explorer_repredict();
-  planner_->draw({.gpus = ex_.layout.gpus,
-                  .model = &ex_.model,
-                  .hardware = &ex_.hw,
-                  .prediction = ex_.valid ? &ex_.prediction : nullptr});
+  j.field("valid", ex_.valid);
+  j.field("error", ex_.error);
+  j.field("typing", ex_.typing);
+  j.field("comparable", ex_.start.comparable).field("start", ex_.start.summary);
+  j.field("model", ex_.model.name).field("hardware", ex_.hw.name);
+  j.field("save_message", ex_.save_message);
+  j.key("save_button").begin_array();
+  for (float v :
+       {ex_.save_button_rect.x, ex_.save_button_rect.y, ex_.save_button_rect.z, ex_.save_button_rect.w})
+    j.value(static_cast<double>(v));
+  j.end_array();
+  j.key("pipeline_measured").begin_object();
+  j.key("button").begin_array();
+  for (float v : {pipeline_button_.x, pipeline_button_.y, pipeline_button_.z, pipeline_button_.w})
+    j.value(static_cast<double>(v));
+  j.end_array();
+  j.key("rows").begin_array();
+  for (const auto& row : pipeline_rows_) {
+    j.begin_object().field("stage", row.stage).field("rank", row.rank).field("step", row.step);
+    j.field("bubble_fraction", row.bubble_fraction).field("blocks", row.blocks);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+  j.key("controls").begin_object();
+  for (int f = 0; f < kLayoutFieldCount; ++f) {
+    const ImVec4& r = ex_.control_rects[f];
+    j.key(to_string(static_cast<LayoutField>(f))).begin_array();
+    for (float v : {r.x, r.y, r.z, r.w}) j.value(static_cast<double>(v));
+    j.end_array();
+  }
+  j.end_object();
+  j.end_object();
 }
 
 }  // namespace meshscope::gui
