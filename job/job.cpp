@@ -23,6 +23,7 @@ struct Job::State {
   std::shared_ptr<const Profile> description, profile, complete;
   bool summary_read = false;
   std::shared_ptr<const ProfileSummary> summary;
+  std::optional<RankRowIndex> rank_rows;  // of a summarised profile (rank_reader)
   std::optional<measure::ProfileWork> work;
   std::shared_ptr<const measure::Analysis> analysis;
   std::optional<compare::Workload> workload;
@@ -92,6 +93,13 @@ std::shared_ptr<const ProfileSummary> Job::shared_summary() {
     state_->summary_read = true;
   }
   return state_->summary;
+}
+
+std::optional<RankReader> Job::rank_reader() {
+  auto summary = shared_summary();
+  if (!summary) return std::nullopt;
+  if (!state_->rank_rows) state_->rank_rows = index_summarised_ranks(path(), *summary);
+  return RankReader(shared_description(), std::move(summary), *state_->rank_rows);
 }
 
 const Profile& Job::profile() {

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "collectors/import/import.hpp"
 #include "job/profile_input.hpp"
 #include "profiler/profile.hpp"
+#include "profiler/summarised_ranks.hpp"
 #include "profiler/summary_records.hpp"
 
 namespace meshscope {
@@ -58,6 +60,10 @@ class Job {
   const Profile& description();
   // The summaries stored in the profile (docs/PROFILE.md "Summaries"); nullptr when it has none.
   const ProfileSummary* summary();
+  // The profile's ranks to read a few at a time (the GUI's lazily loaded ranks), when it carries summaries:
+  // where each rank's rows lie, probed once (index_summarised_ranks), with the description and summaries.
+  // Each call gives a reader of its own (copy it for another thread). nullopt without summaries.
+  std::optional<RankReader> rank_reader();
   // The profile with its events as the analyses read them (no launch configurations, no links); the complete
   // profile when that is loaded already (it holds all of this).
   const Profile& profile();

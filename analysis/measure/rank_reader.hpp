@@ -2,9 +2,7 @@
 // (app/gui/lazy_ranks.hpp), `report`, which streams the ranks of a large job through its analysis instead of
 // holding them all (report_analysis.hpp), and the summary pass of a large new profile (summary.hpp).
 //
-// The rows of each rank are found by probing the event tables' rowids (profiler/rank_rows.hpp); every load is
-// checked against the rank's summary (the rows per table it counted at import), and a table whose probed runs
-// missed rows is indexed exactly and the ranks read again.
+// The ranks are read by profiler/summarised_ranks.hpp (checked against their summaries); this analyses them.
 #pragma once
 
 #include <array>
@@ -19,32 +17,9 @@
 #include "analysis/measure/summary.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/rank_rows.hpp"
+#include "profiler/summarised_ranks.hpp"
 
 namespace meshscope::measure {
-
-using TableRows = std::array<std::int64_t, kEventTableCount>;
-
-// A rank's rows per event table as its summary counts them: what a load of its runs must find. Without CPU
-// operators (LoadOptions::cpu_operators off) the ranges a load leaves out are not expected.
-TableRows summary_rows(const RankSummary& summary, bool cpu_operators = true);
-// The rows per event table RANK holds.
-TableRows loaded_rows(const Rank& rank);
-// The events the summaries count over the whole profile.
-std::int64_t summary_events(const ProfileSummary& summary);
-
-// The runs of every rank of SUMMARY's profile at PATH, probed and confirmed by the summaries' counts.
-RankRowIndex index_summarised_ranks(const std::filesystem::path& path, const ProfileSummary& summary);
-// True when some event table's ranks take turns row by row: reading one rank reads that table whole.
-bool interleaved(const RankRowIndex& index);
-
-// Reads RANKS (numbers) of BASE with INDEX's runs, checking each against SUMMARY's counts: a table whose
-// probed runs missed rows is indexed exactly and the ranks read again. STRINGS: the profile's strings so far
-// (grown when a collective names a new source). COUNTS, when given, receives the ranks' event counts as
-// Profile::load counts them.
-std::vector<std::shared_ptr<const Rank>> load_checked(
-    const Profile& base, const ProfileSummary& summary, RankRowIndex& index,
-    const std::vector<std::int32_t>& ranks, std::shared_ptr<const std::vector<std::string>>& strings,
-    const LoadOptions& options = {}, EventCounts* counts = nullptr);
 
 // Every rank of a profile read and analysed a batch at a time (`report`'s streamed ranks, the summary pass).
 struct RankBatches {

@@ -168,7 +168,7 @@ void View::set_profile(std::unique_ptr<LoadedProfile> loaded) {
   saved_statement_.reset();
   explorer_->forget_save();
   loaded_ = std::move(loaded);
-  if (loaded_ && loaded_->lazy && loaded_->lazy->index)
+  if (loaded_ && loaded_->lazy && loaded_->lazy->reader)
     lazy_ = std::make_unique<LazyRanks>(loaded_, loaded_->lazy->budget);
   on_profile_installed();
 }

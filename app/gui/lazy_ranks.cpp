@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include "analysis/compare/measured.hpp"
-#include "analysis/measure/rank_reader.hpp"
 #include "profiler/error.hpp"
 #include "profiler/parallel.hpp"
 #include "profiler/timing.hpp"
@@ -24,10 +23,6 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
-
-using measure::loaded_rows;
-using measure::summary_rows;
-using measure::TableRows;
 
 template <typename T>
 std::size_t held(const std::vector<T>& v) {
@@ -87,18 +82,19 @@ std::vector<std::int32_t> sample_ranks(const Profile& description, std::size_t m
   return {out.begin(), out.end()};
 }
 
-bool open_lazily(const std::filesystem::path& path, const ProfileSummary& summary, const OpenOptions& options,
-                 RankRowIndex& index) {
-  if (options.lazy == LazyMode::kNever || summary.ranks.empty()) return false;
-  if (options.lazy == LazyMode::kAuto && measure::summary_events(summary) < options.lazy_events) return false;
+std::optional<RankReader> open_lazily(Job& job, const OpenOptions& options) {
+  const ProfileSummary* summary = job.summary();
+  if (options.lazy == LazyMode::kNever || !summary || summary->ranks.empty()) return std::nullopt;
+  if (options.lazy == LazyMode::kAuto && summary_events(*summary) < options.lazy_events) return std::nullopt;
   PhaseTimer timer("view: rank rows");
-  index = measure::index_summarised_ranks(path, summary);
+  std::optional<RankReader> reader = job.rank_reader();
   // A table whose ranks take turns row by row would be read whole for every rank: load everything instead
   // (unless asked to go lazy whatever it costs).
-  return options.lazy == LazyMode::kAlways || !measure::interleaved(index);
+  if (reader && options.lazy != LazyMode::kAlways && interleaved(reader->index())) return std::nullopt;
+  return reader;
 }
 
-std::unique_ptr<LoadedProfile> lazy_base(std::unique_ptr<LoadedProfile> preview, RankRowIndex index,
+std::unique_ptr<LoadedProfile> lazy_base(std::unique_ptr<LoadedProfile> preview, RankReader reader,
                                          const OpenOptions& options) {
   auto loaded = std::move(preview);
   const Profile& description = *loaded->profile;
@@ -116,12 +112,11 @@ std::unique_ptr<LoadedProfile> lazy_base(std::unique_ptr<LoadedProfile> preview,
       std::make_shared<const measure::Analysis>(measure::analysis_of_summary(description, *loaded->summary));
 
   // The measured model and pipeline from a sample of ranks (the whole job's would need every event).
-  auto index_ptr = std::make_shared<RankRowIndex>(std::move(index));
   const std::vector<std::int32_t> sample = sample_ranks(description, options.sample_ranks);
   {
     PhaseTimer timer("view: sample ranks");
     std::shared_ptr<const std::vector<std::string>> strings = description.strings();
-    auto sample_events = measure::load_checked(description, *loaded->summary, *index_ptr, sample, strings);
+    auto sample_events = reader.read(sample, strings);
     const Profile sampled = description.with_ranks(sample_events, strings);
     std::vector<measure::RankPart> parts(ranks.size());
     std::vector<std::uint8_t> analysed(ranks.size(), 0);
@@ -155,7 +150,7 @@ std::unique_ptr<LoadedProfile> lazy_base(std::unique_ptr<LoadedProfile> preview,
     for (std::int32_t r : sample) list += fmt::format("{}{}", list.empty() ? "" : ", ", r);
     lazy.sample = fmt::format("ranks {} ({} of {})", list, sample.size(), ranks.size());
   }
-  lazy.index = std::move(index_ptr);
+  lazy.reader = std::make_shared<const RankReader>(std::move(reader));
   lazy.budget = options.rank_cache_bytes;
   // No rank's events yet: every per-rank structure is empty.
   std::vector<measure::RankPart> parts(ranks.size());
@@ -191,8 +186,9 @@ LazyRanks::LazyRanks(std::shared_ptr<const LoadedProfile> base, std::size_t budg
   failed_.assign(n, 0);
   absent_.assign(n, 0);
   strings_ = base_->profile->strings();
-  index_ = base_->lazy && base_->lazy->index ? std::make_shared<RankRowIndex>(*base_->lazy->index)
-                                             : std::make_shared<RankRowIndex>();
+  reader_ = base_->lazy && base_->lazy->reader
+                ? std::make_unique<RankReader>(*base_->lazy->reader)
+                : std::make_unique<RankReader>(base_->profile, base_->summary, RankRowIndex{});
   worker_ = std::jthread([this](std::stop_token stop) { run(stop); });
 }
 
@@ -302,7 +298,7 @@ void LazyRanks::load_batch(const std::vector<std::uint32_t>& batch) {
   for (std::uint32_t r : batch) numbers.push_back(description.ranks()[r].rank);
   std::vector<std::shared_ptr<const Rank>> got;
   try {
-    got = measure::load_checked(description, *base_->summary, *index_, numbers, strings_);
+    got = reader_->read(numbers, strings_);
   } catch (const std::exception& e) {
     for (std::uint32_t r : batch) failed_[r] = 1;
     std::lock_guard lock(mutex_);

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "app/gui/loaded_profile.hpp"
-#include "profiler/rank_rows.hpp"
+#include "profiler/summarised_ranks.hpp"
 
 namespace meshscope::gui {
 
@@ -34,16 +34,15 @@ namespace meshscope::gui {
 // one, and ranks spread evenly over the job, at most MAX of them (by rank number, ascending).
 std::vector<std::int32_t> sample_ranks(const Profile& description, std::size_t max = 8);
 
-// Whether to open PATH lazily: it carries summaries whose event counts reach OPTIONS' threshold (or lazy
-// loading is forced), and its event tables keep each rank's rows together (else every rank's load would read
-// them whole). INDEX receives the row runs when the answer is yes.
-bool open_lazily(const std::filesystem::path& path, const ProfileSummary& summary, const OpenOptions& options,
-                 RankRowIndex& index);
+// The job's reader of its ranks (Job::rank_reader) when JOB is to open lazily: it carries summaries whose
+// event counts reach OPTIONS' threshold (or lazy loading is forced), and its event tables keep each rank's
+// rows together (else every rank's load would read them whole); nullopt when it loads whole.
+std::optional<RankReader> open_lazily(Job& job, const OpenOptions& options);
 
 // The first generation of a lazily opened profile: PREVIEW's description and summaries, no rank's events, the
 // whole job's analysis from the summaries, and the measured model and pipeline of the sample ranks. Throws
 // meshscope::Error naming the file when the sample's events cannot be read.
-std::unique_ptr<LoadedProfile> lazy_base(std::unique_ptr<LoadedProfile> preview, RankRowIndex index,
+std::unique_ptr<LoadedProfile> lazy_base(std::unique_ptr<LoadedProfile> preview, RankReader reader,
                                          const OpenOptions& options);
 
 class LazyRanks {
@@ -81,7 +80,7 @@ class LazyRanks {
   std::unique_ptr<LoadedProfile> make_generation(const std::vector<std::uint32_t>& wanted);
 
   std::shared_ptr<const LoadedProfile> base_;
-  std::shared_ptr<RankRowIndex> index_;  // refined (exact runs) when a load finds a guess wrong
+  std::unique_ptr<RankReader> reader_;  // its index refined (exact runs) when a load finds a guess wrong
   std::size_t budget_;
   // Worker state (only the worker touches it).
   std::vector<std::unique_ptr<Cached>> cache_;  // per rank index, null when not loaded

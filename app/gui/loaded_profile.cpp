@@ -225,12 +225,11 @@ std::unique_ptr<LoadedProfile> load_profile(
         // A summarised profile shows the whole job at once (the Overview) while its events load: all of
         // them, or, for a large job, the ranks the timeline shows, one by one (lazy ranks).
         if (auto early = load_preview(job)) {
-          RankRowIndex index;
-          const bool lazy = open_lazily(source, *early->summary, open, index);
+          std::optional<RankReader> reader = open_lazily(job, open);
           if (preview) preview(std::make_unique<LoadedProfile>(*early));
-          if (lazy) {
+          if (reader) {
             report(0.3, "reading sample ranks");
-            auto loaded = lazy_base(std::move(early), std::move(index), open);
+            auto loaded = lazy_base(std::move(early), std::move(*reader), open);
             loaded->source = source;
             report(1.0, "ready");
             return loaded;

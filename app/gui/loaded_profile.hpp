@@ -25,10 +25,7 @@
 #include "app/gui/timeline_lod.hpp"
 #include "job/job.hpp"
 #include "profiler/profile.hpp"
-
-namespace meshscope {
-struct RankRowIndex;
-}  // namespace meshscope
+#include "profiler/summarised_ranks.hpp"
 
 namespace meshscope::gui {
 
@@ -98,7 +95,9 @@ struct LoadedProfile {
                 budget = 0;  // what the loaded ranks hold (events, analysis, lanes), the cache's bound
     std::string sample;      // the ranks the measured model and pipeline come from
     EventCounts counts;      // the whole job's events, as the summaries count them
-    std::shared_ptr<const RankRowIndex> index;  // where each rank's rows are
+    // The job's reader of the profile's ranks (job/job.hpp), with where each rank's rows are; each loader
+    // reads with a copy of its own.
+    std::shared_ptr<const RankReader> reader;
   };
   std::optional<Lazy> lazy;
   // As a baseline: what its rows are called ("baseline"; "what-if" for a replay of the open profile), and for

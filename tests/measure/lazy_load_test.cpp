@@ -249,10 +249,10 @@ TEST(LoadChecked, OperatorsLeftOutAreTheSummariesCountsWhenPlausible) {
   auto checked = [&] {
     const Profile description = Profile::load(path, LoadOptions{.events = false});
     const auto summary = read_summary(path, true);
-    RankRowIndex index = measure::index_summarised_ranks(path, *summary);
+    RankRowIndex index = index_summarised_ranks(path, *summary);
     auto strings = description.strings();
     EventCounts counts;
-    const auto got = measure::load_checked(description, *summary, index, asked, strings, without, &counts);
+    const auto got = load_checked(description, *summary, index, asked, strings, without, &counts);
     EXPECT_EQ(got.size(), asked.size());
     return counts;
   };
