@@ -123,6 +123,30 @@ TEST(Job, TheViewsResultsAreDerivedOnceAndAlikeForAProfileInMemory) {
   EXPECT_EQ(in_memory.measured().steps.steps.size(), job.measured().steps.steps.size());
 }
 
+// A summarised profile's ranks read a few at a time through the job's reader (the view's lazy ranks) are the
+// ranks of the whole load, event for event; a profile without summaries has no reader.
+TEST(Job, TheRankReaderReadsTheRanksTheWholeLoadHolds) {
+  use_scratch_cache("job-rank-reader");
+  Job job = Job::open({shared_trace("hta/trace_filter")});  // two ranks, sampled by HTA's trace filter
+  std::optional<RankReader> reader = job.rank_reader();
+  ASSERT_TRUE(reader.has_value());
+  const Profile& whole = job.complete_profile();
+  ASSERT_EQ(whole.ranks().size(), 2u);
+  std::shared_ptr<const std::vector<std::string>> strings = job.description().strings();
+  for (const Rank& want : whole.ranks()) {
+    const auto got = reader->read({want.rank}, strings);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0]->rank, want.rank);
+    EXPECT_EQ(loaded_rows(*got[0]), loaded_rows(want)) << "rank " << want.rank;
+    EXPECT_EQ(loaded_rows(*got[0]), summary_rows(*find_rank(*job.summary(), want.rank)))
+        << "rank " << want.rank;
+  }
+  EXPECT_GT(reader->index().probes, 0);
+
+  Job without = Job::of_profile(job.shared_complete_profile(), nullptr);
+  EXPECT_FALSE(without.rank_reader().has_value());
+}
+
 TEST(Job, AFileThatIsNoProfileIsRefusedOnOneLine) {
   const fs::path dir = use_scratch_cache("job-refused");
   const fs::path bogus = dir / "bogus.msdb";
