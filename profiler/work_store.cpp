@@ -7,10 +7,14 @@
 #include <fmt/format.h>
 
 #include "profiler/error.hpp"
+#include "profiler/schema_tables.hpp"
 #include "profiler/sqlite_util.hpp"
 
 namespace meshscope {
 namespace {
+
+using schema::KernelWork;
+using schema::OpWork;
 
 bool finite_amount(double v) {
   return std::isfinite(v) && v >= 0;
@@ -28,12 +32,13 @@ StoredWork read_work(const std::filesystem::path& path, const WorkReadOptions& o
   const auto op_columns = db.table_columns("op_work");
   const auto kernel_columns = db.table_columns("kernel_work");
   if (!op_columns || !kernel_columns) return out;
-  for (const char* c : {"id", "rank", "external_id", "name", "status", "category", "flops", "bytes",
-                        "input_dims", "input_types", "kernels", "kernel_ns"}) {
-    if (!op_columns->contains(c)) fail("{}: table op_work has no column {}", path.string(), c);
+  // Every column the schema declares (work tables have had them all since they were added).
+  for (const schema::Column& c : OpWork::kColumns) {
+    if (!op_columns->contains(c.name)) fail("{}: table op_work has no column {}", path.string(), c.name);
   }
-  for (const char* c : {"activity_id", "rank", "op_id", "flops", "bytes"}) {
-    if (!kernel_columns->contains(c)) fail("{}: table kernel_work has no column {}", path.string(), c);
+  for (const schema::Column& c : KernelWork::kColumns) {
+    if (!kernel_columns->contains(c.name))
+      fail("{}: table kernel_work has no column {}", path.string(), c.name);
   }
   out.has_tables = true;
   // The rows of ranks not asked for are left out by SQLite.
@@ -73,48 +78,46 @@ StoredWork read_work(const std::filesystem::path& path, const WorkReadOptions& o
                                                static_cast<int>(OpWorkStatus::kUndetermined))
                                  : fmt::format("status = {}", static_cast<int>(OpWorkStatus::kCounted));
     sql::Statement s = db.prepare(
-        "SELECT id, rank, external_id, name, category, flops, bytes, input_dims, input_types, kernels, "
-        "kernel_ns, status, pid, tid FROM op_work WHERE " +
-        statuses + ranks_only +
+        schema::select_sql<OpWork>() + " WHERE " + statuses + ranks_only +
         std::string(options.lowest_rank_only
                         ? " AND rank = (SELECT min(rank) FROM op_work WHERE " + statuses + ranks_only + ")"
                         : "") +
         " ORDER BY id");
     while (s.step()) {
       OpWorkRecord op;
-      op.id = s.column_int(0);
-      op.rank = rank_of(s, 1, "op_work", op.id);
-      op.external_id = s.column_int(2);
-      op.name = string_id(s, 3);
-      op.input_dims = string_id(s, 7);
-      op.input_types = string_id(s, 8);
-      op.pid = s.column_int(12);
-      op.tid = s.column_int(13);
-      if (s.column_int(11) != static_cast<std::int64_t>(OpWorkStatus::kCounted)) {
+      op.id = s.column_int(OpWork::id);
+      op.rank = rank_of(s, OpWork::rank, "op_work", op.id);
+      op.external_id = s.column_int(OpWork::external_id);
+      op.name = string_id(s, OpWork::name);
+      op.input_dims = string_id(s, OpWork::input_dims);
+      op.input_types = string_id(s, OpWork::input_types);
+      op.pid = s.column_int(OpWork::pid);
+      op.tid = s.column_int(OpWork::tid);
+      if (s.column_int(OpWork::status) != static_cast<std::int64_t>(OpWorkStatus::kCounted)) {
         op.status = OpWorkStatus::kUndetermined;
         out.uncounted.push_back(op);
         continue;
       }
       op.status = OpWorkStatus::kCounted;
-      op.category = s.column_int(4);
-      op.flops = s.column_double(5);
-      op.bytes = s.column_double(6);
+      op.category = s.column_int(OpWork::category);
+      op.flops = s.column_double(OpWork::flops);
+      op.bytes = s.column_double(OpWork::bytes);
       check_amounts(op.flops, op.bytes, "op_work", op.id);
-      op.kernels = std::max<std::int64_t>(0, s.column_int_or(9, 0));
-      op.kernel_ns = std::max<std::int64_t>(0, s.column_int_or(10, 0));
+      op.kernels = std::max<std::int64_t>(0, s.column_int_or(OpWork::kernels, 0));
+      op.kernel_ns = std::max<std::int64_t>(0, s.column_int_or(OpWork::kernel_ns, 0));
       out.counted.push_back(op);
     }
   }
   if (options.kernel_shares && !options.lowest_rank_only) {
-    sql::Statement s = db.prepare("SELECT activity_id, rank, op_id, flops, bytes FROM kernel_work" +
+    sql::Statement s = db.prepare(schema::select_sql<KernelWork>() +
                                   (ranks_only.empty() ? std::string() : " WHERE " + ranks_only.substr(5)));
     while (s.step()) {
       KernelWorkRecord k;
-      k.activity_id = s.column_int(0);
-      k.rank = rank_of(s, 1, "kernel_work", k.activity_id);
-      k.op_id = s.column_int(2);
-      k.flops = s.column_double(3);
-      k.bytes = s.column_double(4);
+      k.activity_id = s.column_int(KernelWork::activity_id);
+      k.rank = rank_of(s, KernelWork::rank, "kernel_work", k.activity_id);
+      k.op_id = s.column_int(KernelWork::op_id);
+      k.flops = s.column_double(KernelWork::flops);
+      k.bytes = s.column_double(KernelWork::bytes);
       check_amounts(k.flops, k.bytes, "kernel_work", k.activity_id);
       out.kernel_shares.push_back(k);
     }
