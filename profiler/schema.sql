@@ -16,7 +16,8 @@
 --     whole profile), description (what each rank is), events (what each rank did: a summary part drops them, a
 --     rank renumbered or shifted in time moves them), summary (the measured analysis per rank).
 --   * `[optional]` opening a column's comment: profiles written before the column existed lack it; they load,
---     reading NULL. (Every column that may be NULL is optional anyway.)
+--     reading NULL. (Profile::load requires no column that may be NULL; the summaries' reader, stricter, reads
+--     one missing as NULL only when it is tagged.)
 --   * `[clock]` opening a column's comment: a time on the profile clock, shifted with its rank's clock.
 --   A tag applies to every column its line defines.
 
@@ -289,7 +290,7 @@ CREATE TABLE summary_ranks (
   n_flow INTEGER,
   overview_bucket_log2    INTEGER,  -- width of the overview buckets of this rank: 2^this ns
   overview_first_bucket   INTEGER,  -- index of its first bucket (starts at index * width on the profile clock)
-  n_os_runtime INTEGER, n_on_cpu INTEGER, n_cpu_sample INTEGER  -- OS runtime calls, thread scheduling, CPU samples
+  n_os_runtime INTEGER, n_on_cpu INTEGER, n_cpu_sample INTEGER  -- [optional] OS runtime calls, thread scheduling, CPU samples
 );
 -- One row per rank and step: the GPU work launched from inside the step's CPU range.
 -- @role summary
@@ -324,7 +325,7 @@ CREATE TABLE summary_ops (
   count INTEGER, total_ns INTEGER, self_ns INTEGER, step_ns INTEGER, self_step_ns INTEGER,
   -- GPU time of the activities launched from inside the operator (gpu_ns) and from it directly (gpu_self_ns),
   -- whole rank and inside steps
-  gpu_ns INTEGER, gpu_self_ns INTEGER, gpu_step_ns INTEGER, gpu_self_step_ns INTEGER
+  gpu_ns INTEGER, gpu_self_ns INTEGER, gpu_step_ns INTEGER, gpu_self_step_ns INTEGER  -- [optional]
 );
 -- One row per rank, collective operation, group size and message size (0: unknown).
 -- @role summary

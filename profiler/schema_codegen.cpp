@@ -5,8 +5,8 @@
 // their types and constraints are SQLite's reading of the file; only the tags in the comments are read as
 // text:
 //   -- @role ROLE          on the line before CREATE TABLE: job, description, events or summary
-//   -- [optional] ...      a column a profile may lack (written before it existed) although the writer fills
-//   it
+//   -- [optional] ...      a column a profile may lack (written before it existed): a NOT NULL one is then
+//   not required by Profile::load, and a reader takes it as NULL
 //   -- [clock] ...         a time on the profile clock, moved when a rank's clock is shifted
 // Any table or column it cannot account for stops the build with a message naming the line.
 #include <sqlite3.h>
@@ -209,11 +209,10 @@ void write_table(std::ostream& out, const TableDecl& t) {
   out << " kCount };\n";
   out << "  static constexpr Column kColumns[] = {\n";
   for (const ColumnDecl& c : t.columns) {
-    if (c.optional && !c.not_null && !c.primary_key)
-      die("column " + t.name + "." + c.name + ": [optional] on a column that may be NULL anyway");
     const bool required = (c.not_null || c.primary_key) && !c.optional;
     out << "      {\"" << c.name << "\", sql::Affinity::" << affinity_of(c.type) << ", "
-        << (required ? "true" : "false") << ", " << (c.clock ? "true" : "false") << "},\n";
+        << (required ? "true" : "false") << ", " << (c.clock ? "true" : "false") << ", "
+        << (c.optional ? "true" : "false") << "},\n";
   }
   out << "  };\n};\n\n";
 }

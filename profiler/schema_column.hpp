@@ -16,6 +16,9 @@ struct Column {
   bool required;
   // A time on the profile clock: it moves when a rank's clock is shifted.
   bool clock;
+  // Added after profiles were first written ([optional] in schema.sql): a file may lack it, and reads it as
+  // NULL.
+  bool optional;
 };
 
 // What a table holds, and so what happens to it when ranks are renumbered, parts are merged or events

@@ -425,7 +425,7 @@ class SummaryReader {
     for (const schema::Column& c : columns) {
       const auto found = declared->find(c.name);
       if (!selected.empty()) selected += ", ";
-      if (found == declared->end() && added_later(c.name)) {
+      if (found == declared->end() && c.optional) {
         selected += "NULL";
         continue;
       }
@@ -436,13 +436,6 @@ class SummaryReader {
       selected += c.name;
     }
     statement_ = db.prepare(fmt::format("SELECT {} FROM {} ORDER BY {}", selected, table, order));
-  }
-
-  // Columns added after summaries were first written: a profile summarised before them reads them as NULL.
-  static bool added_later(std::string_view column) {
-    return column == "n_os_runtime" || column == "n_on_cpu" || column == "n_cpu_sample" ||
-           column == "gpu_ns" || column == "gpu_self_ns" || column == "gpu_step_ns" ||
-           column == "gpu_self_step_ns";
   }
 
   bool step() {

@@ -506,6 +506,32 @@ TEST(Summary, CountsAddedSinceAreNoneInOlderSummariesAndWrittenWhenSummarisedAga
   EXPECT_EQ(again->ranks.at(0).counts.cpu_sample, 5451);
 }
 
+// Which columns were added after summaries were first written is declared in schema.sql ([optional]): an
+// older profile without the operators' GPU times reads them as none; a column that was always there and is
+// missing is a damaged file, refused naming it.
+TEST(Summary, OnlyTheColumnsTheSchemaTagsOptionalMayBeMissing) {
+  const fs::path older = import("older-ops", (kTraces / "param/linear_kineto.json.gz").string());
+  // The table as it was made before (SQLite's DROP COLUMN trips over the comment after the last column).
+  sql(older,
+      "CREATE TABLE before AS SELECT rank, name, count, total_ns, self_ns, step_ns, self_step_ns FROM "
+      "summary_ops; DROP TABLE summary_ops; ALTER TABLE before RENAME TO summary_ops");
+  const auto read = read_summary(older);
+  ASSERT_TRUE(read.has_value());
+  ASSERT_FALSE(read->ranks.at(0).ops.empty());
+  for (const auto& o : read->ranks.at(0).ops) EXPECT_EQ(o.gpu_ns, 0) << o.name;
+
+  const fs::path damaged = import("damaged-shapes", (kTraces / "nsys/saxpy_mpi_cuda_a100.sqlite").string());
+  sql(damaged, "ALTER TABLE summary_op_shapes DROP COLUMN gpu_ns");
+  try {
+    read_summary(damaged);
+    FAIL() << "a summary table without a column it always had was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), damaged.string() +
+                                         ": summary_op_shapes.gpu_ns is missing or not of the declared type "
+                                         "(a damaged file?)");
+  }
+}
+
 // On real traces: the GPU time the operators launched themselves adds up, over the operators, to the GPU time
 // of the activities whose launch call started inside a CPU operator on its thread, counted here directly from
 // the events; and no operator launched more than it holds.
