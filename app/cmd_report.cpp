@@ -15,10 +15,10 @@
 #include "analysis/measure/launch_queue.hpp"
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/pipeline_schedule.hpp"
-#include "analysis/measure/report_analysis.hpp"
 #include "app/command.hpp"
 #include "app/report_roofline.hpp"
 #include "app/text_report.hpp"
+#include "job/report_analysis.hpp"
 #include "profiler/error.hpp"
 #include "profiler/json_writer.hpp"
 #include "profiler/profile.hpp"
@@ -43,12 +43,12 @@ struct Options {
   unsigned threads = 0;
   std::size_t top = 10;
   bool cpu_ops = false;
-  measure::Streaming stream = measure::Streaming::kAuto;
+  Streaming stream = Streaming::kAuto;
 };
 
 // What the report prints beside the main analysis: the launch/queue and pipeline sections, the
 // longest host-bound launches, whether CPU operators were read.
-using Sections = measure::ReportAnalysis;
+using Sections = ReportAnalysis;
 
 double us(TimeNs ns) {
   return static_cast<double>(ns) / 1e3;
@@ -1107,24 +1107,22 @@ const bool registered = register_command(
               "--stream", opts->stream,
               "read the ranks of a large summarised profile a batch at a time instead of all at once: "
               "auto (4 million events or more), always, never (same output; docs/CLI.md)")
-           ->transform(CLI::CheckedTransformer(
-               std::map<std::string, measure::Streaming>{{"auto", measure::Streaming::kAuto},
-                                                         {"always", measure::Streaming::kAlways},
-                                                         {"never", measure::Streaming::kNever}}));
+           ->transform(CLI::CheckedTransformer(std::map<std::string, Streaming>{
+               {"auto", Streaming::kAuto}, {"always", Streaming::kAlways}, {"never", Streaming::kNever}}));
        cmd->callback([opts] {
          measure::Options options;
          for (const auto& rule : opts->rules) options.user_rules.push_back(measure::parse_rule(rule));
          options.hta_compatible = opts->hta;
          options.threads = opts->threads;
          options.top_kernels = opts->top;
-         measure::ReportOptions report;
+         ReportOptions report;
          report.analysis = options;
          report.cpu_operators = opts->cpu_ops;
          report.top = opts->top;
          report.streaming = opts->stream;
          const Job job = open_job(opts->inputs);
          opts->title = job.title();
-         const measure::ReportAnalysis input = job.report_analysis(report);
+         const ReportAnalysis input = job.report_analysis(report);
          const Profile& profile = input.profile;
          const Analysis& analysis = input.analysis;
          if (opts->json) {

@@ -175,8 +175,8 @@ const compare::Workload& Job::workload() {
   return *state_->workload;
 }
 
-measure::ReportAnalysis Job::report_analysis(const measure::ReportOptions& options) const {
-  return measure::analyze_for_report(path(), options);
+ReportAnalysis Job::report_analysis(const ReportOptions& options) const {
+  return analyze_for_report(path(), options);
 }
 
 }  // namespace meshscope

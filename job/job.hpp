@@ -17,10 +17,10 @@
 #include "analysis/measure/critical_path.hpp"
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/pipeline_schedule.hpp"
-#include "analysis/measure/report_analysis.hpp"
 #include "analysis/measure/work.hpp"
 #include "collectors/import/import.hpp"
 #include "job/profile_input.hpp"
+#include "job/report_analysis.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/summarised_ranks.hpp"
 #include "profiler/summary_records.hpp"
@@ -89,7 +89,7 @@ class Job {
   // and the summaries when the profile has them (kilobytes read), else with its events.
   const compare::Workload& workload();
   // `report`'s analysis: the profile loaded whole, or its ranks streamed a batch at a time (not kept).
-  measure::ReportAnalysis report_analysis(const measure::ReportOptions& options) const;
+  ReportAnalysis report_analysis(const ReportOptions& options) const;
 
  private:
   struct State;

@@ -1,6 +1,6 @@
 // Reading a summarised profile's ranks a few at a time: the view's lazily loaded ranks (through the job:
 // job/job.hpp), `report`, which streams the ranks of a large job through its analysis instead of holding them
-// all (analysis/measure/report_analysis.hpp), and the summary pass of a large new profile.
+// all (job/report_analysis.hpp), and the summary pass of a large new profile.
 //
 // The rows of each rank are found by probing the event tables' rowids (rank_rows.hpp); every load is checked
 // against the rank's summary (the rows per table it counted at import), and a table whose probed runs missed

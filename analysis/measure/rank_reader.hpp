@@ -1,6 +1,6 @@
 // Reading a summarised profile's ranks a few at a time: the view's lazily loaded ranks
 // (app/gui/lazy_ranks.hpp), `report`, which streams the ranks of a large job through its analysis instead of
-// holding them all (report_analysis.hpp), and the summary pass of a large new profile (summary.hpp).
+// holding them all (job/report_analysis.hpp), and the summary pass of a large new profile (summary.hpp).
 //
 // The ranks are read by profiler/summarised_ranks.hpp (checked against their summaries); this analyses them.
 #pragma once

@@ -2,7 +2,7 @@
 // the per-rank summaries as info and diff read them (read_summary). The first input byte picks the
 // mode (its second bit: the large tables read whole or in three slices; its third: every rank also read alone
 // as the view's lazy ranks read them, with its fourth the row runs read exactly rather than probed; its
-// fifth: `report`'s analysis streamed rank by rank, measure::analyze_for_report, and the summary pass in
+// fifth: `report`'s analysis streamed rank by rank, analyze_for_report, and the summary pass in
 // batches of ranks, measure::summarize_in_batches):
 //   even: the rest of the input is the profile file itself (damaged SQLite pages, headers, records);
 //   odd:  the rest is SQL run on a copy of a small real profile (the kineto seed cut from
@@ -16,9 +16,9 @@
 #include <string_view>
 
 #include "analysis/measure/measure.hpp"
-#include "analysis/measure/report_analysis.hpp"
 #include "analysis/measure/summary.hpp"
 #include "collectors/import/import.hpp"
+#include "job/report_analysis.hpp"
 #include "profiler/perfetto_export.hpp"
 #include "profiler/rank_rows.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
@@ -76,11 +76,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if ((data[0] & 16) != 0) {
     // The fifth bit: report's analysis reading the ranks one at a time, checked against hostile summaries.
     try {
-      measure::ReportOptions options;
-      options.streaming = measure::Streaming::kAlways;
+      ReportOptions options;
+      options.streaming = Streaming::kAlways;
       options.batch_ranks = 1;
       options.analysis.threads = 1;
-      (void)measure::analyze_for_report(input, options);
+      (void)analyze_for_report(input, options);
     } catch (const Error& e) {
       fuzz::require_one_line_naming(e, "profile.msdb");
     }

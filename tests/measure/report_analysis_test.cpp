@@ -3,7 +3,7 @@
 // job imported as users' jobs are, and generated pipeline jobs whose stages are read again for their blocks
 // (the generator's profiles, whose ranks take turns row by row). The golden tests
 // (tests/golden/run_golden.cmake) also run every `report` case streamed and compare its output byte for byte.
-#include "analysis/measure/report_analysis.hpp"
+#include "job/report_analysis.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

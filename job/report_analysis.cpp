@@ -1,4 +1,4 @@
-#include "analysis/measure/report_analysis.hpp"
+#include "job/report_analysis.hpp"
 
 #include <malloc.h>
 
@@ -12,7 +12,10 @@
 #include "analysis/measure/summary.hpp"
 #include "profiler/timing.hpp"
 
-namespace meshscope::measure {
+namespace meshscope {
+
+// The analyses this orchestrates over the file's ranks.
+using namespace measure;
 namespace {
 
 // CPU operators are needed after a first pass without them when communication lacks metadata or a pipeline
@@ -170,4 +173,4 @@ ReportAnalysis analyze_for_report(const std::filesystem::path& path, const Repor
   return out;
 }
 
-}  // namespace meshscope::measure
+}  // namespace meshscope

@@ -1,9 +1,10 @@
 // What `meshscope report` prints, measured: the analysis, the launch/queue and pipeline sections, and the
 // longest host-bound launches of each rank. A large summarised profile is streamed: its
-// ranks are read a batch at a time (analysis/measure/rank_reader.hpp), each analysed on its own
-// (RankAnalyzer, launch_part) and then thinned to its description, streams, steps and collectives
-// (without_event_lists), which is all the cross-rank pass (combine: collective matching, stragglers, top
-// kernels) and the report's tables read. The output is the same as from the profile loaded whole.
+// ranks are read a batch at a time (analysis/measure/rank_reader.hpp, reading through
+// profiler/summarised_ranks.hpp), each analysed on its own (RankAnalyzer, launch_part) and then thinned to
+// its description, streams, steps and collectives (without_event_lists), which is all the cross-rank pass
+// (combine: collective matching, stragglers, top kernels) and the report's tables read. The output is the
+// same as from the profile loaded whole.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +17,7 @@
 #include "analysis/measure/pipeline_schedule.hpp"
 #include "profiler/profile.hpp"
 
-namespace meshscope::measure {
+namespace meshscope {
 
 enum class Streaming {
   kAuto,    // stream a summarised profile of stream_events events or more whose ranks lie in runs
@@ -25,7 +26,7 @@ enum class Streaming {
 };
 
 struct ReportOptions {
-  Options analysis;
+  measure::Options analysis;
   bool cpu_operators = false;  // load CPU operators from the start (report --cpu-ops)
   std::size_t top = 10;        // host-bound launches kept per rank
   Streaming streaming = Streaming::kAuto;
@@ -37,10 +38,10 @@ struct ReportAnalysis {
   // Loaded whole, or (streamed) every rank without its event lists; counts() are those of the events read,
   // as a whole load counts them, either way.
   Profile profile;
-  Analysis analysis;
-  LaunchAnalysis launches;
-  std::vector<std::vector<HostBoundRow>> longest_host_bound;  // per rank (Profile::ranks() order)
-  PipelineReport pipeline;
+  measure::Analysis analysis;
+  measure::LaunchAnalysis launches;
+  std::vector<std::vector<measure::HostBoundRow>> longest_host_bound;  // per rank (Profile::ranks() order)
+  measure::PipelineReport pipeline;
   bool cpu_operators_loaded = false;  // the analysis read CPU operators (asked, or needed)
   bool streamed = false;
   std::size_t passes = 0;  // reads of the events (a second one loads the CPU operators when needed)
@@ -52,4 +53,4 @@ struct ReportAnalysis {
 // events are then read a second time. Throws meshscope::Error naming the file, as Profile::load does.
 ReportAnalysis analyze_for_report(const std::filesystem::path& path, const ReportOptions& options);
 
-}  // namespace meshscope::measure
+}  // namespace meshscope
