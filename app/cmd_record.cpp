@@ -12,6 +12,7 @@
 #include "analysis/measure/summary.hpp"
 #include "app/command.hpp"
 #include "app/model_flags.hpp"
+#include "job/summaries.hpp"
 #include "profiler/error.hpp"
 #include "profiler/record/launch.hpp"
 #include "profiler/record/merge.hpp"
@@ -100,7 +101,7 @@ int record(const Options& o, const std::vector<std::string>& model_args) {
   rec::MergeResult merged;
   try {
     merged = rec::merge_rank_profiles(files, job);
-    meshscope::measure::add_summaries(job);  // what info, diff and the overview read (docs/PROFILE.md)
+    meshscope::add_summaries(job);  // what info, diff and the overview read (docs/PROFILE.md)
   } catch (const meshscope::Error& e) {
     std::fprintf(stderr, "meshscope record: %s\n", e.what());
     return finish(status != 0 ? status : 1);

@@ -1,4 +1,5 @@
 #include "job/import_job.hpp"
+#include "job/summaries.hpp"
 
 #include <optional>
 #include <string>
@@ -25,25 +26,24 @@ ImportSummary import_with_summaries(
     summaries.add(file, rows);
   };
   std::optional<Error> summaries_failed;
-  ImportSummary imported =
-      import_traces(inputs, output, options,
-                    [&](const std::filesystem::path& written, const std::filesystem::path& shown,
-                        const ImportSummary& read) {
-                      if (before_summaries)
-                        with_output_named(written, shown, [&] { before_summaries(written); });
-                      std::vector<std::pair<std::int32_t, std::string>> rank_files;
-                      for (const ImportedRank& r : read.ranks) rank_files.emplace_back(r.rank, r.source_file);
-                      try {
-                        with_output_named(written, shown, [&] { summaries.write(written, rank_files); });
-                      } catch (const Error& e) {
-                        // The profile is complete without them (the write is one transaction): it is
-                        // published.
-                        if (then) throw;
-                        summaries_failed = e;
-                        return;
-                      }
-                      if (then) with_output_named(written, shown, [&] { then(written); });
-                    });
+  ImportSummary imported = import_traces(
+      inputs, output, options,
+      [&](const std::filesystem::path& written, const std::filesystem::path& shown,
+          const ImportSummary& read) {
+        if (before_summaries) with_output_named(written, shown, [&] { before_summaries(written); });
+        std::vector<std::pair<std::int32_t, std::string>> rank_files;
+        for (const ImportedRank& r : read.ranks) rank_files.emplace_back(r.rank, r.source_file);
+        try {
+          with_output_named(written, shown, [&] { write_import_summaries(summaries, written, rank_files); });
+        } catch (const Error& e) {
+          // The profile is complete without them (the write is one transaction): it is
+          // published.
+          if (then) throw;
+          summaries_failed = e;
+          return;
+        }
+        if (then) with_output_named(written, shown, [&] { then(written); });
+      });
   if (summaries_failed) throw *summaries_failed;
   return imported;
 }
@@ -70,7 +70,7 @@ std::int64_t events_of(const EventCounts& n) {
 bool summarize_in_place(const std::filesystem::path& input) {
   Profile::load(input, LoadOptions{.events = false});  // one clear line for a file that is no profile
   if (summaries_only_profile(input)) return false;
-  ProfileSummary summary = measure::compute_summaries(input);
+  ProfileSummary summary = compute_summaries(input);
   std::optional<ProfileSummary> stored;
   try {
     stored = read_summary(input);

@@ -17,7 +17,7 @@ namespace meshscope {
 // each rank's computed on the reading threads from the rows just read (measure::ImportSummaries, through
 // OPTIONS.each_rank_read), the collectives matched once the profile is written; a profile whose ranks were
 // not all summarised so (an Nsight Systems export, a file read as it was written) is summarised by
-// measure::add_summaries. BEFORE_SUMMARIES, when given, runs between the two on the written profile (what
+// add_summaries. BEFORE_SUMMARIES, when given, runs between the two on the written profile (what
 // the user stated the job ran is stored there, kept even when the summaries fail); THEN, when given, after
 // the summaries and before the output appears (a merge, events dropped). When the summaries fail the output
 // appears complete without them and their meshscope::Error (naming the output) is thrown; when THEN fails

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "analysis/measure/rank_reader.hpp"
 #include "analysis/measure/summary.hpp"
+#include "job/rank_stream.hpp"
 #include "profiler/timing.hpp"
 
 namespace meshscope {

@@ -1,6 +1,6 @@
 // What `meshscope report` prints, measured: the analysis, the launch/queue and pipeline sections, and the
 // longest host-bound launches of each rank. A large summarised profile is streamed: its
-// ranks are read a batch at a time (analysis/measure/rank_reader.hpp, reading through
+// ranks are read a batch at a time (job/rank_stream.hpp, reading through
 // profiler/summarised_ranks.hpp), each analysed on its own (RankAnalyzer, launch_part) and then thinned to
 // its description, streams, steps and collectives (without_event_lists), which is all the cross-rank pass
 // (combine: collective matching, stragglers, top kernels) and the report's tables read. The output is the

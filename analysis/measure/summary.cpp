@@ -18,7 +18,6 @@
 
 #include "analysis/measure/classify.hpp"
 #include "analysis/measure/correlation.hpp"
-#include "analysis/measure/rank_reader.hpp"
 #include "profiler/error.hpp"
 #include "profiler/parallel.hpp"
 #include "profiler/rank_rows.hpp"
@@ -361,13 +360,11 @@ void by_time_descending(std::vector<Row>& rows) {
   });
 }
 
-// The summary of RR's rank of P (its events loaded). IDENTITY: its collectives' (CollectiveReport::identity).
-// The collective wait and transfer are RR's: set by measure::combine, the caller's to fill in otherwise.
-// OPERATORS: the rank's CPU operators and Python functions given to an OperatorTotals of the rank's step
-// frame (when the rank was loaded without them); null: summed from the rank's own ranges.
+}  // namespace
+
 RankSummary summarize_rank(const Profile& p, const RankResult& rr,
                            const std::vector<CollectiveIdentity>* identity,
-                           const std::function<void(OperatorTotals&)>& operators = {}) {
+                           const std::function<void(OperatorSink&)>& operators) {
   const Rank& r = p.ranks()[rr.rank_index];
   RankSummary out;
   out.rank = r.rank;
@@ -409,8 +406,6 @@ RankSummary summarize_rank(const Profile& p, const RankResult& rr,
   return out;
 }
 
-}  // namespace
-
 ProfileSummary summarize(const Profile& profile, const Analysis& analysis) {
   ProfileSummary s;
   s.path = profile.path();
@@ -426,110 +421,6 @@ ProfileSummary summarize(const Profile& profile, const Analysis& analysis) {
   std::sort(s.ranks.begin(), s.ranks.end(),
             [](const RankSummary& x, const RankSummary& y) { return x.rank < y.rank; });
   return s;
-}
-
-namespace {
-
-// How the summary pass loads a profile's events: CPU operators for the operator rows, no launch
-// configurations or links (the summaries read neither).
-constexpr LoadOptions kSummaryLoad{.kernel_details = false, .links = false};
-// A large rank (summary.hpp kSummaryLargeRankRanges) is loaded alone, without its CPU operators but for the
-// process groups' calls the analysis names collectives by; its operators' totals are streamed from the file.
-constexpr LoadOptions kSummaryLargeRankLoad{
-    .cpu_operators = false, .kernel_details = false, .links = false, .process_group_calls = true};
-
-}  // namespace
-
-std::optional<ProfileSummary> summarize_in_batches(const std::filesystem::path& path,
-                                                   std::int64_t stream_rows, unsigned threads,
-                                                   std::int64_t large_rank_ranges) {
-  // The size first (a small profile, the usual import of a few traces, pays two lookups a table); a file
-  // that cannot be read that way is left to the whole load, whose errors name the problem.
-  std::array<std::uint64_t, kEventTableCount> spans{};
-  try {
-    spans = event_rowid_spans(path);
-    std::uint64_t rows = 0;
-    for (const std::uint64_t span : spans) rows = std::max(rows, rows + span);  // saturated
-    if (rows < static_cast<std::uint64_t>(std::max<std::int64_t>(stream_rows, 0))) return std::nullopt;
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-  const Profile description = Profile::load(path, LoadOptions{.events = false});
-  const RankRowIndex index = index_rank_rows(path);
-  if (interleaved(index)) return std::nullopt;
-
-  const std::size_t n = description.ranks().size();
-  std::vector<RankSummary> summaries(n);
-  std::vector<std::shared_ptr<const Rank>> thin(n);
-  std::vector<TableRows> loaded(n);
-  const ProfileSummary nothing_to_check;
-  Options analysis;
-  analysis.threads = threads;
-  const RankBatches read{.description = description,
-                         .summary = nothing_to_check,
-                         .index = index,
-                         .load = kSummaryLoad,
-                         .large_rank_ranges = large_rank_ranges,
-                         .large_load = kSummaryLargeRankLoad,
-                         .analysis = analysis};
-  RankStream stream = stream_ranks(read, [&](const Profile& composed, std::size_t ri, RankPart& part,
-                                             const RankRows& rows, const LoadOptions& load) {
-    const Rank& rank = composed.ranks()[ri];
-    const std::vector<CollectiveIdentity> identity = identify_collectives(composed, rank, part.cpu_ops);
-    std::function<void(OperatorTotals&)> streamed;
-    if (!load.cpu_operators)
-      streamed = [&](OperatorTotals& totals) { composed.stream_operators(rows, totals); };
-    summaries[ri] = summarize_rank(composed, part.result, &identity, streamed);
-    // The ranges read: those loaded but for the operators, which were streamed.
-    loaded[ri] = loaded_rows(rank);
-    auto& ranges = loaded[ri][static_cast<std::size_t>(EventTable::kRanges)];
-    const EventCounts held = count_events(rank);
-    ranges += summaries[ri].counts.cpu_op + summaries[ri].counts.python_function - held.cpu_op -
-              held.python_function;
-    thin[ri] = std::make_shared<const Rank>(without_event_lists(rank));
-  });
-  // A row is read by its own rank alone: when the ranks read as many rows as each table holds, the runs held
-  // them all (rowids dense: their span is the count; else the table is counted).
-  for (int t = 0; t < kEventTableCount; ++t) {
-    std::int64_t sum = 0;
-    for (const TableRows& rows : loaded) sum += rows[static_cast<std::size_t>(t)];
-    if (spans[static_cast<std::size_t>(t)] == static_cast<std::uint64_t>(sum)) continue;
-    if (event_rows(path, static_cast<EventTable>(t)) != sum) return std::nullopt;
-  }
-  ::malloc_trim(0);
-  const Profile profile = description.with_ranks(thin, stream.strings, &stream.counts);
-  const Analysis combined = combine(profile, std::move(stream.parts), {}, analysis);
-  ProfileSummary out;
-  out.path = profile.path();
-  out.world_size = profile.world_size();
-  for (std::size_t ri = 0; ri < n; ++ri) {
-    summaries[ri].collective_wait_ns = combined.ranks[ri].collective_wait_ns;
-    summaries[ri].collective_transfer_ns = combined.ranks[ri].collective_transfer_ns;
-  }
-  out.ranks = std::move(summaries);
-  std::sort(out.ranks.begin(), out.ranks.end(),
-            [](const RankSummary& x, const RankSummary& y) { return x.rank < y.rank; });
-  return out;
-}
-
-ProfileSummary compute_summaries(const std::filesystem::path& path, std::int64_t stream_rows) {
-  std::optional<ProfileSummary> summary;
-  {
-    PhaseTimer timer("summaries: in batches of ranks");
-    summary = summarize_in_batches(path, stream_rows);
-  }
-  if (!summary) {
-    PhaseTimer timer("summaries: from the whole profile");
-    const Profile profile = Profile::load(path, kSummaryLoad);
-    summary = summarize(profile, analyze(profile));
-  }
-  return std::move(*summary);
-}
-
-void add_summaries(const std::filesystem::path& path, std::int64_t stream_rows) {
-  const ProfileSummary summary = compute_summaries(path, stream_rows);
-  PhaseTimer timer("summaries: write");
-  write_summary(path, summary);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -593,10 +484,9 @@ void ImportSummaries::add(const std::filesystem::path& file, const RankRecords& 
 }
 
 std::optional<ProfileSummary> ImportSummaries::combined(
-    const std::filesystem::path& path, const std::vector<std::pair<std::int32_t, std::string>>& rank_files) {
+    const Profile& description, const std::vector<std::pair<std::int32_t, std::string>>& rank_files) {
   std::lock_guard lock(state_->mutex);
   if (rank_files.empty()) return std::nullopt;
-  const Profile description = Profile::load(path, LoadOptions{.events = false});
   const auto& ranks = description.ranks();
   if (ranks.size() != rank_files.size()) return std::nullopt;
   std::map<std::int32_t, State::Summarised*> of_rank;
@@ -647,22 +537,6 @@ std::optional<ProfileSummary> ImportSummaries::combined(
   std::sort(out.ranks.begin(), out.ranks.end(),
             [](const RankSummary& x, const RankSummary& y) { return x.rank < y.rank; });
   return out;
-}
-
-void ImportSummaries::write(const std::filesystem::path& path,
-                            const std::vector<std::pair<std::int32_t, std::string>>& rank_files,
-                            std::int64_t stream_rows) {
-  std::optional<ProfileSummary> summary;
-  {
-    PhaseTimer timer("summaries: from the rows read");
-    summary = combined(path, rank_files);
-  }
-  if (!summary) {
-    add_summaries(path, stream_rows);
-    return;
-  }
-  PhaseTimer timer("summaries: write");
-  write_summary(path, *summary);
 }
 
 std::vector<DeviceUse> devices_used(const Rank& rank, const RankSummary& summary) {

@@ -12,12 +12,14 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "analysis/measure/collectives.hpp"
 #include "analysis/measure/measure.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/summary_records.hpp"
@@ -29,36 +31,29 @@ namespace meshscope::measure {
 // loaded with CPU operators for the operator rows and the training flag; counts come from the rank's events.
 ProfileSummary summarize(const Profile& profile, const Analysis& analysis);
 
-// Ranks of more ranges than this are summarised streaming their CPU operators (summarize_in_batches).
-inline constexpr std::int64_t kSummaryLargeRankRanges = 2'000'000;
+// How the summary pass loads a profile's events: CPU operators for the operator rows, no launch
+// configurations or links (the summaries read neither).
+inline constexpr LoadOptions kSummaryLoad{.kernel_details = false, .links = false};
+// A large rank (job/summaries.hpp kSummaryLargeRankRanges) is loaded alone, without its CPU operators but for
+// the process groups' calls the analysis names collectives by; its operators' totals are streamed from the
+// file.
+inline constexpr LoadOptions kSummaryLargeRankLoad{
+    .cpu_operators = false, .kernel_details = false, .links = false, .process_group_calls = true};
 
-// The summaries of the profile at PATH read a batch of ranks at a time on every core, as `report` streams its
-// ranks, instead of loading every event at once (the same summaries; on the 1,024-rank job a fraction of the
-// memory, and each batch reuses the pages of the one before). Only for a profile of STREAM_ROWS event rows or
-// more whose ranks' rows lie together; nullopt otherwise, and when the ranks read do not hold every row of
-// every table (the probed runs missed some): the caller then loads the profile whole. THREADS: lanes (0: one
-// per core).
-// A rank whose ranges span more than LARGE_RANK_RANGES rows is read alone and without its CPU operators,
-// whose totals are streamed from the file instead (Profile::stream_operators: a rank may hold tens of
-// millions of identical operators); smaller ranks load them (one read of the table: faster).
-std::optional<ProfileSummary> summarize_in_batches(const std::filesystem::path& path,
-                                                   std::int64_t stream_rows, unsigned threads = 0,
-                                                   std::int64_t large_rank_ranges = kSummaryLargeRankRanges);
-
-// The summaries of the profile at PATH, computed from its events (read-only): in batches of ranks for a
-// profile of STREAM_ROWS event rows or more whose ranks' rows lie together, else from the whole profile.
-ProfileSummary compute_summaries(const std::filesystem::path& path, std::int64_t stream_rows = 4'000'000);
-// Loads the profile at PATH, analyses it and writes its summaries (import, merge, `meshscope summarize`).
-// Throws meshscope::Error naming the file on failure; the profile is then unchanged.
-// A profile of STREAM_ROWS event rows or more whose ranks' rows lie together is read a batch of ranks at a
-// time (the same summaries, in a fraction of the memory); any other is loaded whole.
-void add_summaries(const std::filesystem::path& path, std::int64_t stream_rows = 4'000'000);
+// The summary of RR's rank of P (its events loaded). IDENTITY: its collectives' (CollectiveReport::identity).
+// The collective wait and transfer are RR's: set by measure::combine, the caller's to fill in otherwise.
+// OPERATORS: given a sink of the rank's step frame, feeds it the rank's CPU operators and Python functions
+// (when the rank was loaded without them: Profile::stream_operators); null: summed from the rank's own
+// ranges.
+RankSummary summarize_rank(const Profile& p, const RankResult& rr,
+                           const std::vector<CollectiveIdentity>* identity,
+                           const std::function<void(OperatorSink&)>& operators = {});
 
 // The summaries of an import computed while it reads: each rank's on the import's reading
 // threads from the rows just read (ImportOptions::each_rank_read, Profile::of_records), then, once the
 // profile is written, the collectives matched across the ranks (measure::combine on each rank's streams,
-// steps and collectives). The
-// same tables as add_summaries, without reading the events back from the new file.
+// steps and collectives). The same tables as add_summaries (job/summaries.hpp), without reading the events
+// back from the new file.
 class ImportSummaries {
  public:
   ImportSummaries();
@@ -70,16 +65,11 @@ class ImportSummaries {
   // throws (rows that cannot be summarised here leave their rank to add_summaries).
   void add(const std::filesystem::path& file, const RankRecords& rows) noexcept;
 
-  // Writes the summaries of the profile at PATH, which the import wrote with RANK_FILES (each rank it
-  // imported and its source file, ImportSummary::ranks): from the ranks summarised while reading when the
-  // profile holds those ranks and no other, each from the file named, else by add_summaries(PATH,
-  // STREAM_ROWS). Throws meshscope::Error naming the file, as add_summaries does.
-  void write(const std::filesystem::path& path,
-             const std::vector<std::pair<std::int32_t, std::string>>& rank_files,
-             std::int64_t stream_rows = 4'000'000);
-  // The summaries of PATH from the ranks summarised while reading (as write uses them), or nullopt when
-  // they do not cover its ranks exactly.
-  std::optional<ProfileSummary> combined(const std::filesystem::path& path,
+  // The summaries of the profile DESCRIPTION describes (without events), which the import wrote with
+  // RANK_FILES (each rank it imported and its source file, ImportSummary::ranks), from the ranks summarised
+  // while reading; nullopt when they do not cover its ranks exactly, each from the file named
+  // (job/summaries.hpp write_import_summaries then summarises the file).
+  std::optional<ProfileSummary> combined(const Profile& description,
                                          const std::vector<std::pair<std::int32_t, std::string>>& rank_files);
 
  private:

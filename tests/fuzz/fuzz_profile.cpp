@@ -3,7 +3,7 @@
 // mode (its second bit: the large tables read whole or in three slices; its third: every rank also read alone
 // as the view's lazy ranks read them, with its fourth the row runs read exactly rather than probed; its
 // fifth: `report`'s analysis streamed rank by rank, analyze_for_report, and the summary pass in
-// batches of ranks, measure::summarize_in_batches):
+// batches of ranks, summarize_in_batches):
 //   even: the rest of the input is the profile file itself (damaged SQLite pages, headers, records);
 //   odd:  the rest is SQL run on a copy of a small real profile (the kineto seed cut from
 //         hta/nccl_parser_config, imported and summarised once at start) by the file's author: views and
@@ -19,6 +19,7 @@
 #include "analysis/measure/summary.hpp"
 #include "collectors/import/import.hpp"
 #include "job/report_analysis.hpp"
+#include "job/summaries.hpp"
 #include "profiler/perfetto_export.hpp"
 #include "profiler/rank_rows.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
@@ -32,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const fuzz::fs::path path = fuzz::scratch() / "seed.msdb";
     import_traces({fuzz::fs::path(MESHSCOPE_SOURCE_DIR) / "tests/fuzz/corpus/kineto/nccl_collectives.json"},
                   path);
-    measure::add_summaries(path);
+    add_summaries(path);
     return path;
   }();
   const fuzz::fs::path input = fuzz::scratch() / "profile.msdb";
@@ -87,8 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // And the summary pass in batches of ranks (the one `import` ends with on a large profile), every rank
     // taken as small (operators loaded) or, by the sixth bit, as large (operators streamed from the file).
     try {
-      (void)measure::summarize_in_batches(input, 0, 1,
-                                          (data[0] & 32) != 0 ? 1 : measure::kSummaryLargeRankRanges);
+      (void)summarize_in_batches(input, 0, 1, (data[0] & 32) != 0 ? 1 : kSummaryLargeRankRanges);
     } catch (const Error& e) {
       fuzz::require_one_line_naming(e, "profile.msdb");
     }

@@ -19,6 +19,7 @@
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/summary.hpp"
 #include "collectors/import/import.hpp"
+#include "job/summaries.hpp"
 #include "profiler/sqlite_util.hpp"
 #include "profiler/summary_store.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
@@ -31,7 +32,7 @@ std::vector<unsigned char> make_seed() {
   const fuzz::fs::path path = fuzz::scratch() / "seed.msdb";
   import_traces({fuzz::fs::path(MESHSCOPE_SOURCE_DIR) / "tests/fuzz/corpus/kineto/nccl_collectives.json"},
                 path);
-  measure::add_summaries(path);
+  add_summaries(path);
   std::vector<unsigned char> bytes = fuzz::small_page_image(path);
   if (bytes.empty()) std::abort();  // the harness cannot run without its seed
   return bytes;

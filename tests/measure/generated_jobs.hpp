@@ -11,6 +11,7 @@
 
 #include "analysis/measure/summary.hpp"
 #include "collectors/import/import.hpp"
+#include "job/summaries.hpp"
 
 namespace meshscope::test {
 
@@ -32,7 +33,7 @@ inline std::filesystem::path import_generated_job(const std::string& name, int r
                   MESHSCOPE_GEN_JOB, ranks, events_per_rank, traces.string());
   if (std::system(command.c_str()) != 0) return fs::path();
   import_traces({traces}, p);
-  measure::add_summaries(p);
+  add_summaries(p);
   return p;
 }
 

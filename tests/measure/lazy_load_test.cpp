@@ -13,9 +13,10 @@
 #include <fmt/format.h>
 
 #include "analysis/measure/measure.hpp"
-#include "analysis/measure/rank_reader.hpp"
 #include "analysis/measure/summary.hpp"
 #include "collectors/import/import.hpp"
+#include "job/rank_stream.hpp"
+#include "job/summaries.hpp"
 #include "profiler/error.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/rank_rows.hpp"
@@ -38,7 +39,7 @@ const fs::path& real_job() {
     const fs::path p = tmp("lazy-real") += ".msdb";
     fs::remove(p);
     import_traces({fs::path(MESHSCOPE_SHARED_DIR) / "traces/hta/trace_filter"}, p);
-    measure::add_summaries(p);  // as `meshscope import` does
+    add_summaries(p);  // as `meshscope import` does
     return p;
   }();
   return out;

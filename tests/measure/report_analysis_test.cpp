@@ -4,6 +4,7 @@
 // (the generator's profiles, whose ranks take turns row by row). The golden tests
 // (tests/golden/run_golden.cmake) also run every `report` case streamed and compare its output byte for byte.
 #include "job/report_analysis.hpp"
+#include "job/summaries.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

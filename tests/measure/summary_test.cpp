@@ -4,6 +4,7 @@
 // event at all; damaged summary tables are refused naming the file and the table.
 #include "analysis/measure/summary.hpp"
 #include "job/import_job.hpp"
+#include "job/summaries.hpp"
 
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -282,7 +283,8 @@ void expect_summarised_while_importing(const std::string& name, const std::vecto
   const ImportSummary imported = import_traces(inputs, profile, options);
   std::vector<std::pair<std::int32_t, std::string>> rank_files;
   for (const ImportedRank& r : imported.ranks) rank_files.emplace_back(r.rank, r.source_file);
-  const std::optional<ProfileSummary> read = summaries.combined(profile, rank_files);
+  const std::optional<ProfileSummary> read =
+      summaries.combined(Profile::load(profile, LoadOptions{.events = false}), rank_files);
   ASSERT_TRUE(read.has_value()) << "every rank was summarised from the rows read";
   expect_same_with_waits(*read, computed(profile));
 }
@@ -344,7 +346,8 @@ TEST(Summary, ImportFallsBackToThePassForRanksNotSummarisedWhileReading) {
         import_traces({kTraces / "nsys/saxpy_mpi_cuda_a100.sqlite"}, profile, options);
     std::vector<std::pair<std::int32_t, std::string>> rank_files;
     for (const ImportedRank& r : imported.ranks) rank_files.emplace_back(r.rank, r.source_file);
-    EXPECT_FALSE(summaries.combined(profile, rank_files).has_value());
+    EXPECT_FALSE(
+        summaries.combined(Profile::load(profile, LoadOptions{.events = false}), rank_files).has_value());
   }
   {
     // Two files read, one of them named for a rank the profile does not hold: nothing is taken from them.
@@ -359,11 +362,14 @@ TEST(Summary, ImportFallsBackToThePassForRanksNotSummarisedWhileReading) {
     ASSERT_EQ(imported.ranks.size(), 2u);
     std::vector<std::pair<std::int32_t, std::string>> rank_files;
     for (const ImportedRank& r : imported.ranks) rank_files.emplace_back(r.rank, r.source_file);
-    EXPECT_TRUE(summaries.combined(profile, rank_files).has_value());
+    EXPECT_TRUE(
+        summaries.combined(Profile::load(profile, LoadOptions{.events = false}), rank_files).has_value());
     rank_files.back().second += ".elsewhere";
-    EXPECT_FALSE(summaries.combined(profile, rank_files).has_value());
+    EXPECT_FALSE(
+        summaries.combined(Profile::load(profile, LoadOptions{.events = false}), rank_files).has_value());
     rank_files.pop_back();
-    EXPECT_FALSE(summaries.combined(profile, rank_files).has_value());
+    EXPECT_FALSE(
+        summaries.combined(Profile::load(profile, LoadOptions{.events = false}), rank_files).has_value());
   }
   for (const char* name : {"nsys", "trace_filter"}) {
     SCOPED_TRACE(name);

@@ -34,6 +34,7 @@
 #include <CLI/CLI.hpp>
 
 #include "analysis/measure/summary.hpp"
+#include "job/summaries.hpp"
 #include "tools/gen_job/gen_job_model.hpp"
 #include "tools/gen_job/gen_job_sinks.hpp"
 
@@ -1266,7 +1267,7 @@ int generate(const Config& config, const std::string& format, const std::string&
   sim.finish();
   sim.write_truth();
   // A profile written here is what `import` would have written: with its per-rank summaries.
-  if (format == "msdb") measure::add_summaries(output);
+  if (format == "msdb") add_summaries(output);
   const auto finished = std::chrono::steady_clock::now();
   const double seconds = std::chrono::duration<double>(finished - started).count();
   const double finish_seconds = std::chrono::duration<double>(finished - generated).count();

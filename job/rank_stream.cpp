@@ -1,4 +1,4 @@
-#include "analysis/measure/rank_reader.hpp"
+#include "job/rank_stream.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -8,7 +8,9 @@
 
 #include "profiler/parallel.hpp"
 
-namespace meshscope::measure {
+namespace meshscope {
+
+using namespace measure;
 
 RankStream stream_ranks(const RankBatches& read, const EachStreamedRank& each) {
   const auto& ranks = read.description.ranks();
@@ -93,4 +95,4 @@ RankStream stream_ranks(const RankBatches& read, const EachStreamedRank& each) {
   return out;
 }
 
-}  // namespace meshscope::measure
+}  // namespace meshscope
