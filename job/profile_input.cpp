@@ -13,16 +13,12 @@
 #include "profiler/text_format.hpp"
 
 namespace meshscope {
-namespace {
-
 bool is_sqlite(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   char header[16] = {};
   in.read(header, sizeof header);
   return in.gcount() == 16 && std::string_view(header, 15) == "SQLite format 3";
 }
-
-}  // namespace
 
 bool is_profile_input(const std::vector<std::filesystem::path>& sources) {
   if (sources.size() != 1) return false;

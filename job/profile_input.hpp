@@ -10,6 +10,9 @@
 
 namespace meshscope {
 
+// PATH begins as an SQLite database does (a meshscope profile, an Nsight Systems export, another).
+bool is_sqlite(const std::filesystem::path& path);
+
 // True when SOURCES is to be loaded as it is: one path, not a folder, that is a meshscope profile, names one
 // (.msdb), or does not exist (the loader's error names it). Anything else is imported first.
 bool is_profile_input(const std::vector<std::filesystem::path>& sources);
