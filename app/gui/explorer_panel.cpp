@@ -1,9 +1,9 @@
-// explorer_panel.cpp: the Explorer panel, the layout explorer. Sliders and combos for model, hardware and layout; every change
-// re-predicts within the frame (predict() is sub-millisecond): memory against capacity, step time by part,
-// MFU and tokens/s, the measured per-step breakdown of the open profile beside the predicted one, the
-// predicted pipeline timeline of one step, and the search results (click a row to load that layout).
-// Invalid layouts are explained inline with resolve()'s one-line reason, never clamped.
-// With a profile open, the Explorer starts on the model, hardware and layout the profile ran (inferred by
+// explorer_panel.cpp: the Explorer panel, the layout explorer. Sliders and combos for model, hardware and
+// layout; every change re-predicts within the frame (predict() is sub-millisecond): memory against capacity,
+// step time by part, MFU and tokens/s, the measured per-step breakdown of the open profile beside the
+// predicted one, the predicted pipeline timeline of one step, and the search results (click a row to load
+// that layout). Invalid layouts are explained inline with resolve()'s one-line reason, never clamped. With a
+// profile open, the Explorer starts on the model, hardware and layout the profile ran (inferred by
 // analysis/compare, as `meshscope compare PROFILE` without flags does) and says so in one line; its measured
 // column is the profile's MeasuredModel (the figures `compare` prints), shown only when the profile is a
 // transformer the model can predict on hardware with a preset ("not comparable" and why otherwise).
