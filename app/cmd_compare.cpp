@@ -543,7 +543,7 @@ const bool registered = register_command(
              with_model_errors([&] { return model::resolve(parsed, m, hw); });
          const measure::Analysis& analysis = job.analysis();
          Comparison c = with_model_errors(
-             [&] { return compare::compare(profile, analysis, m, hw, config, eff, opts->calibrate, &work); });
+             [&] { return compare::compare(profile, analysis, m, hw, config, eff, opts->calibrate, work); });
          if (!precision_warning.empty()) c.warnings.insert(c.warnings.begin(), precision_warning);
          if (!hardware_warning.empty()) c.warnings.insert(c.warnings.begin(), hardware_warning);
          if (opts->json) {

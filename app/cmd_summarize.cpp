@@ -22,6 +22,7 @@
 #include "collectors/runtime/collector_runtime.hpp"
 #include "job/import_job.hpp"
 #include "profiler/error.hpp"
+#include "profiler/summary_store.hpp"
 
 namespace meshscope::app {
 namespace {

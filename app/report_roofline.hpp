@@ -11,6 +11,7 @@
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/work.hpp"
 #include "analysis/model/presets.hpp"
+#include "job/profile_work.hpp"
 #include "profiler/json_writer.hpp"
 #include "profiler/profile.hpp"
 
@@ -38,7 +39,7 @@ inline measure::WorkCeilings profile_ceilings(const Profile& profile) {
 inline void write_roofline_json(JsonWriter& j, const Profile& profile) {
   // The roofline reads the operators alone (each kernel's share is for the views): a streamed profile no
   // longer holds its activities.
-  const measure::ProfileWork work = measure::load_work(profile, {.kernel_shares = false});
+  const measure::ProfileWork work = load_work(profile, {.kernel_shares = false});
   const measure::WorkCeilings ceilings = profile_ceilings(profile);
   measure::MeasuredRoofline r = measure::measured_roofline(work, ceilings);
   // Only Kineto traces carry operator shapes: from another source the note says so instead of asking for

@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "job/profile_work.hpp"
 #include "profiler/error.hpp"
 #include "profiler/summary_store.hpp"
 
@@ -119,7 +120,7 @@ std::shared_ptr<const Profile> Job::shared_complete_profile() {
 }
 
 const measure::ProfileWork& Job::work() {
-  if (!state_->work) state_->work = measure::load_work(profile());
+  if (!state_->work) state_->work = load_work(profile());
   return *state_->work;
 }
 
@@ -138,7 +139,8 @@ const compare::MeasuredModel& Job::measured() {
   if (!state_->measured) {
     if (!state_->measured_error.empty()) throw Error(state_->measured_error);
     try {
-      state_->measured = compare::measure_profile(profile(), analysis());
+      state_->measured =
+          compare::measure_profile(profile(), analysis(), load_work(profile(), {.uncounted_shapes = true}));
     } catch (const std::exception& e) {
       state_->measured_error = e.what();
       throw Error(state_->measured_error);
@@ -167,9 +169,9 @@ const compare::Workload& Job::workload() {
         .kernel_shares = false, .lowest_rank_only = true, .uncounted_shapes = true};
     if (const ProfileSummary* stored = summary()) {
       state_->workload =
-          compare::infer_workload(description(), measure::load_work(description(), kLowestRank), stored);
+          compare::infer_workload(description(), load_work(description(), kLowestRank), stored);
     } else {
-      state_->workload = compare::infer_workload(profile(), measure::load_work(profile(), kLowestRank));
+      state_->workload = compare::infer_workload(profile(), load_work(profile(), kLowestRank));
     }
   }
   return *state_->workload;

@@ -10,6 +10,7 @@
 
 #include "analysis/measure/summary.hpp"
 #include "job/rank_stream.hpp"
+#include "profiler/summary_store.hpp"
 #include "profiler/timing.hpp"
 
 namespace meshscope {

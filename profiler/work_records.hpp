@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "profiler/records.hpp"
 
@@ -81,5 +82,27 @@ struct OperatorWorkFormulas {
 std::string canonical_list(std::string_view text);
 // TEXT is its own canonical form (as Kineto writes shapes: "[[2, 3], [3]]"): it can be stored without a copy.
 bool is_canonical_list(std::string_view text);
+
+// What to read of a profile's work tables (profiler/work_store.hpp read_work).
+struct WorkReadOptions {
+  // The ranks whose rows are read; empty: every rank's.
+  std::vector<std::int32_t> ranks;
+  // Only the counted operators of the lowest rank that has any, and no kernel shares.
+  bool lowest_rank_only = false;
+  bool kernel_shares = true;  // read kernel_work
+  // Also the operators recorded with shapes whose work is undetermined (their input types not recorded: a
+  // profiler that records shapes only), of the same ranks: their shapes still show the model.
+  bool uncounted_shapes = false;
+};
+
+// The rows read (read_work), checked as untrusted input.
+struct StoredWork {
+  bool has_tables = false;  // the file has op_work and kernel_work (profiles written before them do not)
+  bool any_rows = false;    // op_work holds a row of any status (some operator was recorded with shapes)
+  std::int64_t nested = 0, unparsable = 0, undetermined = 0;  // op_work rows of those statuses, every rank's
+  std::vector<OpWorkRecord> counted;                          // status counted, by id
+  std::vector<OpWorkRecord> uncounted;  // status undetermined (WorkReadOptions::uncounted_shapes), by id
+  std::vector<KernelWorkRecord> kernel_shares;  // in the table's order
+};
 
 }  // namespace meshscope

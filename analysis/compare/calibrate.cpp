@@ -460,7 +460,7 @@ void apply_kernel_compute(ProfileCalibration& out, const measure::ProfileWork& w
 ProfileCalibration calibrate(const Profile& profile, const measure::Analysis& analysis,
                              const model::ModelSpec& model, const model::HardwareSpec& hw,
                              const model::ParallelConfig& config, const model::Efficiencies& eff,
-                             const measure::ProfileWork* work) {
+                             const measure::ProfileWork& work) {
   ProfileCalibration out;
   out.points = collect_link_points(profile, analysis, hw);
   out.intra = fit_link(out.points, LinkClass::kIntraNode);
@@ -482,11 +482,7 @@ ProfileCalibration calibrate(const Profile& profile, const measure::Analysis& an
   const model::Efficiencies defaults = eff;
   apply_link_fits(out, hw, defaults);
   fit_model_compute(out, analysis, model, hw, config, defaults);
-  if (work) {
-    apply_kernel_compute(out, *work, hw, defaults);
-  } else {
-    apply_kernel_compute(out, measure::load_work(profile), hw, defaults);
-  }
+  apply_kernel_compute(out, work, hw, defaults);
   out.efficiencies = model::apply_calibration(defaults, out.calibration, config.precision);
   return out;
 }

@@ -120,7 +120,7 @@ struct KernelCompute {
   std::string reason;                // why not fitted
 };
 
-// Fits KernelCompute from WORK (measure::load_work) against PEAK_FLOPS (BF16) and PEAK_FP8 (0: none).
+// Fits KernelCompute from WORK (job/profile_work.hpp) against PEAK_FLOPS (BF16) and PEAK_FP8 (0: none).
 KernelCompute fit_kernel_compute(const measure::ProfileWork& work, double peak_flops, double peak_fp8,
                                  double sustained_fraction);
 
@@ -142,10 +142,10 @@ struct ProfileCalibration {
 std::vector<double> compute_seconds_per_step(const measure::Analysis& analysis);
 
 // Fits links and compute from PROFILE for predicting MODEL on HW with CONFIG (resolved) starting from EFF.
-// WORK: PROFILE's work per operator (measure::load_work), read here when not given.
+// WORK: PROFILE's work per operator (job/profile_work.hpp).
 ProfileCalibration calibrate(const Profile& profile, const measure::Analysis& analysis,
                              const model::ModelSpec& model, const model::HardwareSpec& hw,
                              const model::ParallelConfig& config, const model::Efficiencies& eff,
-                             const measure::ProfileWork* work = nullptr);
+                             const measure::ProfileWork& work);
 
 }  // namespace meshscope::compare

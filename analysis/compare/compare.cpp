@@ -389,7 +389,7 @@ std::vector<bool> without_output_layer(const measure::ProfileWork& work, const m
 
 Comparison compare(const Profile& profile, const measure::Analysis& analysis, const model::ModelSpec& model,
                    const model::HardwareSpec& hw, const model::ParallelConfig& config,
-                   const model::Efficiencies& eff, bool calibrate_first, const measure::ProfileWork* work) {
+                   const model::Efficiencies& eff, bool calibrate_first, const measure::ProfileWork& work) {
   Comparison out;
   out.profile_ranks = static_cast<std::int64_t>(profile.ranks().size());
   out.world_size = profile.world_size();
@@ -420,12 +420,12 @@ Comparison compare(const Profile& profile, const measure::Analysis& analysis, co
         "no step markers (ProfilerStep or NVTX steps) in the profile: each rank's whole GPU span is taken as "
         "one step, which overstates the step time if several iterations were traced");
   }
-  if (work != nullptr && work->shapes_recorded && !work->kernels.empty()) {
+  if (work.shapes_recorded && !work.kernels.empty()) {
     // The prediction's work is without the logits (a generating pass computes them for its last token
     // only), so the measured is too.
-    const std::vector<bool> layers_work = without_output_layer(*work, model, config);
+    const std::vector<bool> layers_work = without_output_layer(work, model, config);
     out.coverage =
-        coverage_of(flops_per_rank_step(profile, analysis, *work, out.measured.whole_profile, &layers_work),
+        coverage_of(flops_per_rank_step(profile, analysis, work, out.measured.whole_profile, &layers_work),
                     out.predicted, model, config);
     const Coverage& c = *out.coverage;
     if (c.partial) {

@@ -140,12 +140,11 @@ struct Comparison {
 };
 
 // CONFIG resolved for MODEL on HW (model::resolve), EFF from defaults_for/flags. Throws model::InvalidInput
-// for a layout the model rejects. WORK (measure::load_work of PROFILE), when given with shapes recorded,
-// gives the coverage.
+// for a layout the model rejects. WORK (PROFILE's work per operator: job/profile_work.hpp), with shapes
+// recorded, gives the coverage.
 Comparison compare(const Profile& profile, const measure::Analysis& analysis, const model::ModelSpec& model,
                    const model::HardwareSpec& hw, const model::ParallelConfig& config,
-                   const model::Efficiencies& eff, bool calibrate_first,
-                   const measure::ProfileWork* work = nullptr);
+                   const model::Efficiencies& eff, bool calibrate_first, const measure::ProfileWork& work);
 
 // The coverage of measured FLOPS_PER_RANK_STEP against PREDICTION of MODEL on CONFIG's GPUs.
 Coverage coverage_of(double flops_per_rank_step, const model::Prediction& prediction,

@@ -111,9 +111,9 @@ void restate(MeasuredModel& measured, const Statement& statement) {
 }
 
 MeasuredModel measure_profile(const Profile& profile, const measure::Analysis& analysis,
-                              const model::ParallelConfig* layout) {
+                              measure::ProfileWork work, const model::ParallelConfig* layout) {
   MeasuredModel out;
-  out.work = measure::load_work(profile, {.uncounted_shapes = true});
+  out.work = std::move(work);
   out.recorded = infer_recorded_workload(profile, out.work);
   out.workload = out.recorded;
   apply_statement(stated(profile), out.workload);

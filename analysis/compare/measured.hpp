@@ -73,10 +73,11 @@ struct ProfileConfig {
 ProfileConfig profile_config(const Workload& workload, std::int64_t world_size, model::ParallelConfig given,
                              bool shown, bool precision_given, LayoutOrigins& origins);
 
-// Measures PROFILE (ANALYSIS is measure::analyze of it). LAYOUT, when given, splits exposed communication by
-// its parallel dimensions instead of the inferred layout's. Throws meshscope::Error for damaged work tables.
+// Measures PROFILE (ANALYSIS is measure::analyze of it, WORK its work per operator read with
+// uncounted_shapes: job/profile_work.hpp). LAYOUT, when given, splits exposed communication by its parallel
+// dimensions instead of the inferred layout's.
 MeasuredModel measure_profile(const Profile& profile, const measure::Analysis& analysis,
-                              const model::ParallelConfig* layout = nullptr);
+                              measure::ProfileWork work, const model::ParallelConfig* layout = nullptr);
 
 // MEASURED as if STATEMENT were what its profile states (the Explorer, after the user saved a statement into
 // the open profile): the workload re-stated from MEASURED.recorded, the hardware, the layout (when it was

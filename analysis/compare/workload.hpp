@@ -96,10 +96,10 @@ struct ProfileGpu {
 };
 ProfileGpu profile_gpu(const Profile& profile, const ProfileSummary* summary = nullptr);
 
-// Infers the workload of PROFILE from WORK (measure::load_work of it), then applies what the user stated in
-// the profile (statement.hpp; a stored value that is not valid throws meshscope::Error naming the profile).
-// With SUMMARY (a profile loaded without its events, LoadOptions::events off) training or inference is read
-// from the summaries' operator names.
+// Infers the workload of PROFILE from WORK (its work per operator: job/profile_work.hpp), then applies what
+// the user stated in the profile (statement.hpp; a stored value that is not valid throws meshscope::Error
+// naming the profile). With SUMMARY (a profile loaded without its events, LoadOptions::events off) training
+// or inference is read from the summaries' operator names.
 Workload infer_workload(const Profile& profile, const measure::ProfileWork& work,
                         const ProfileSummary* summary = nullptr);
 // The same from the profile's records alone, whatever is stated.

@@ -20,7 +20,6 @@
 #include "analysis/measure/correlation.hpp"
 #include "profiler/error.hpp"
 #include "profiler/parallel.hpp"
-#include "profiler/rank_rows.hpp"
 #include "profiler/timing.hpp"
 #include "profiler/vocabulary.hpp"
 

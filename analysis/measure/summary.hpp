@@ -23,7 +23,6 @@
 #include "analysis/measure/measure.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/summary_records.hpp"
-#include "profiler/summary_store.hpp"
 
 namespace meshscope::measure {
 

@@ -9,31 +9,44 @@
 
 #include "profiler/error.hpp"
 #include "profiler/work_records.hpp"
-#include "profiler/work_store.hpp"
 
 namespace meshscope::measure {
 
 const char* const kNoShapesNote = "no shapes recorded (record with record_shapes=True)";
 
-ProfileWork load_work(const Profile& profile, const WorkLoadOptions& options) {
-  ProfileWork out;
+namespace {
+
+// In a profile of which some ranks' events are loaded (the view's lazy ranks: Profile::with_ranks), the rows
+// of the others are left out. A profile without any events (its description) reads every rank's operators.
+bool some_ranks_loaded(const Profile& profile) {
   const auto& ranks = profile.ranks();
-  // In a profile of which some ranks' events are loaded (the view's lazy ranks: Profile::with_ranks), the
-  // rows of the others are left out. A profile without any events (its description) reads every rank's
-  // operators, as before.
+  return std::any_of(ranks.begin(), ranks.end(), [](const Rank& r) { return r.events_loaded; }) &&
+         std::any_of(ranks.begin(), ranks.end(), [](const Rank& r) { return !r.events_loaded; });
+}
+
+}  // namespace
+
+WorkReadOptions work_read_options(const Profile& profile, const WorkLoadOptions& options) {
   WorkReadOptions read;
   read.lowest_rank_only = options.lowest_rank_only;
   read.kernel_shares = options.kernel_shares;
   read.uncounted_shapes = options.uncounted_shapes;
-  const bool some = std::any_of(ranks.begin(), ranks.end(), [](const Rank& r) { return r.events_loaded; }) &&
-                    std::any_of(ranks.begin(), ranks.end(), [](const Rank& r) { return !r.events_loaded; });
+  if (some_ranks_loaded(profile)) {
+    for (const Rank& r : profile.ranks())
+      if (r.events_loaded) read.ranks.push_back(r.rank);
+  }
+  return read;
+}
+
+ProfileWork work_of(const Profile& profile, const StoredWork& stored) {
+  ProfileWork out;
+  const auto& ranks = profile.ranks();
+  const bool some = some_ranks_loaded(profile);
   std::map<std::int64_t, std::size_t> rank_index;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     if (some && !ranks[i].events_loaded) continue;
     rank_index[ranks[i].rank] = i;
-    if (some) read.ranks.push_back(ranks[i].rank);
   }
-  const StoredWork stored = read_work(profile.path(), read);
   if (!stored.has_tables) return out;
   out.has_tables = true;
   out.shapes_recorded = stored.any_rows;

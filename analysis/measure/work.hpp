@@ -11,6 +11,7 @@
 
 #include "analysis/measure/op_work.hpp"
 #include "profiler/profile.hpp"
+#include "profiler/work_records.hpp"
 
 namespace meshscope::measure {
 
@@ -72,9 +73,13 @@ struct WorkLoadOptions {
   bool uncounted_shapes = false;
 };
 
-// Reads PROFILE's work tables (a second read-only connection to its file). Throws meshscope::Error naming
-// the file when the tables are damaged.
-ProfileWork load_work(const Profile& profile, const WorkLoadOptions& options = {});
+// What to read of PROFILE's work tables for OPTIONS: in a profile of which only some ranks' events are
+// loaded, those ranks' rows. The Job reads them (profiler/work_store.hpp, job/profile_work.hpp).
+WorkReadOptions work_read_options(const Profile& profile, const WorkLoadOptions& options);
+
+// PROFILE's work per operator from STORED, its work tables read with work_read_options(PROFILE, ...). Throws
+// meshscope::Error naming the file when a row names a rank, operator or activity the profile does not have.
+ProfileWork work_of(const Profile& profile, const StoredWork& stored);
 
 // Ceilings to check the achieved rates against (0: unknown).
 struct WorkCeilings {

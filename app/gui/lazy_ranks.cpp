@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "analysis/compare/measured.hpp"
+#include "job/profile_work.hpp"
 #include "profiler/error.hpp"
 #include "profiler/parallel.hpp"
 #include "profiler/timing.hpp"
@@ -128,7 +129,8 @@ std::unique_ptr<LoadedProfile> lazy_base(std::unique_ptr<LoadedProfile> preview,
     }
     const measure::Analysis analysis = measure::combine(sampled, std::move(parts), analysed);
     try {
-      loaded->measured = compare::measure_profile(sampled, analysis);
+      loaded->measured =
+          compare::measure_profile(sampled, analysis, load_work(sampled, {.uncounted_shapes = true}));
       loaded->start = profile_start(*loaded->measured, description.world_size());
       loaded->roofline = measured_points(*loaded->measured);
     } catch (const std::exception& e) {

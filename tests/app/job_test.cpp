@@ -12,6 +12,7 @@
 #include <string>
 
 #include "analysis/measure/work.hpp"
+#include "job/profile_work.hpp"
 #include "profiler/error.hpp"
 
 namespace meshscope {
@@ -36,8 +37,7 @@ fs::path shared_trace(const char* relative) {
 compare::Workload workload_of_events(Job& job) {
   return compare::infer_workload(
       job.profile(),
-      measure::load_work(job.profile(),
-                         {.kernel_shares = false, .lowest_rank_only = true, .uncounted_shapes = true}));
+      load_work(job.profile(), {.kernel_shares = false, .lowest_rank_only = true, .uncounted_shapes = true}));
 }
 
 void expect_same_workload(const compare::Workload& a, const compare::Workload& b, const std::string& trace) {
@@ -104,8 +104,10 @@ TEST(Job, TheViewsResultsAreDerivedOnceAndAlikeForAProfileInMemory) {
   EXPECT_EQ(&job.measured(), &job.measured());
   EXPECT_EQ(job.critical_paths(), job.critical_paths());
   EXPECT_EQ(job.pipeline(), job.pipeline());
-  EXPECT_EQ(job.measured().steps.steps.size(),
-            compare::measure_profile(*complete, job.analysis()).steps.steps.size());
+  EXPECT_EQ(
+      job.measured().steps.steps.size(),
+      compare::measure_profile(*complete, job.analysis(), load_work(*complete, {.uncounted_shapes = true}))
+          .steps.steps.size());
   ASSERT_EQ(job.critical_paths()->ranks.size(), complete->ranks().size());
 
   Job in_memory = Job::of_profile(complete, job.shared_summary());

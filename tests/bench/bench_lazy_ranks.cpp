@@ -21,6 +21,7 @@
 #include "app/gui/lazy_ranks.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/rank_rows.hpp"
+#include "profiler/summary_store.hpp"
 #include "tests/bench/bench_main.hpp"
 
 namespace {

@@ -18,6 +18,7 @@
 #include "analysis/measure/measure.hpp"
 #include "analysis/model/calibration.hpp"
 #include "analysis/model/presets.hpp"
+#include "job/profile_work.hpp"
 #include "profiler/profile.hpp"
 #include "tests/compare/compare_test_util.hpp"
 
@@ -115,7 +116,7 @@ TEST(CompareCalibration, SampleJobComputeEfficiencyAndTheCalibratedPrediction) {
   const model::ModelSpec m = sample_model();
   const model::ParallelConfig c = sample_config(m, hw);
   const model::Efficiencies eff = model::defaults_for(hw);
-  const ProfileCalibration cal = calibrate(profile, analysis, m, hw, c, eff);
+  const ProfileCalibration cal = calibrate(profile, analysis, m, hw, c, eff, load_work(profile));
   ASSERT_TRUE(cal.compute.fitted) << cal.compute.reason;
   EXPECT_EQ(cal.compute.samples, 12);  // 4 ranks x 3 steps
   EXPECT_GT(cal.compute.effective_efficiency, 0.05);
@@ -167,8 +168,8 @@ TEST(CompareCalibration, SingleRankTracesUseWholeDurationsAndSaySo) {
     const model::ModelSpec gpt = model::load_model("gpt");
     model::ParallelConfig config;
     config.gpus = k.group_size;
-    const ProfileCalibration cal =
-        calibrate(profile, analysis, gpt, hw, model::resolve(config, gpt, hw), model::defaults_for(hw));
+    const ProfileCalibration cal = calibrate(profile, analysis, gpt, hw, model::resolve(config, gpt, hw),
+                                             model::defaults_for(hw), load_work(profile));
     // Broadcasts alone lie on a line (two sizes per trace).
     for (const auto& g : cal.groups) {
       if (g.op == model::Collective::kBroadcast) {
@@ -280,7 +281,8 @@ TEST(CompareMapping, BothSidesSumToTheStepTime) {
   const model::HardwareSpec hw = model::load_hardware("h100-sxm");
   const model::ModelSpec m = sample_model();
   const model::ParallelConfig c = sample_config(m, hw);
-  const Comparison cmp = compare::compare(profile, analysis, m, hw, c, model::defaults_for(hw), true);
+  const Comparison cmp =
+      compare::compare(profile, analysis, m, hw, c, model::defaults_for(hw), true, load_work(profile));
   EXPECT_TRUE(cmp.warnings.empty());
   ASSERT_EQ(cmp.measured.steps.size(), 3u);
   EXPECT_EQ(cmp.measured.steps.front().step, 12);
@@ -313,8 +315,8 @@ TEST(CompareMapping, WorldSizeMismatchIsAWarning) {
   const measure::Analysis analysis = measure::analyze(profile);
   const model::HardwareSpec hw = model::load_hardware("h100-sxm");
   const model::ModelSpec m = sample_model();
-  const Comparison cmp =
-      compare::compare(profile, analysis, m, hw, sample_config(m, hw, 8), model::defaults_for(hw), false);
+  const Comparison cmp = compare::compare(profile, analysis, m, hw, sample_config(m, hw, 8),
+                                          model::defaults_for(hw), false, load_work(profile));
   ASSERT_EQ(cmp.warnings.size(), 1u);
   EXPECT_NE(cmp.warnings[0].find("world size is 4"), std::string::npos) << cmp.warnings[0];
   EXPECT_FALSE(cmp.calibration);

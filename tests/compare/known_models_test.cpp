@@ -21,6 +21,7 @@
 #include "analysis/compare/model_shapes.hpp"
 #include "analysis/compare/workload.hpp"
 #include "analysis/measure/work.hpp"
+#include "job/profile_work.hpp"
 #include "profiler/profile.hpp"
 #include "tests/compare/compare_test_util.hpp"
 
@@ -99,7 +100,7 @@ Workload inferred(const std::string& name) {
       test::imported(name, fs::is_directory(folder) ? folder : kData / "known_models" / (name + ".json.gz"));
   const Profile p = Profile::load(profile);
   const measure::ProfileWork work =
-      measure::load_work(p, {.kernel_shares = false, .lowest_rank_only = true, .uncounted_shapes = true});
+      load_work(p, {.kernel_shares = false, .lowest_rank_only = true, .uncounted_shapes = true});
   return infer_workload(p, work);
 }
 
@@ -232,7 +233,7 @@ TEST(KnownModels, ATraceEndingInsideAPassLeavesTheLayersUnknown) {
   const fs::path trace = kData / "generate_cut.json.gz";
   const Profile p = Profile::load(test::imported("generate_cut", trace));
   const Workload w = infer_workload(
-      p, measure::load_work(p, {.kernel_shares = false, .lowest_rank_only = true, .uncounted_shapes = true}));
+      p, load_work(p, {.kernel_shares = false, .lowest_rank_only = true, .uncounted_shapes = true}));
   EXPECT_FALSE(w.layers);
   EXPECT_NE(
       std::find(w.evidence.begin(), w.evidence.end(),

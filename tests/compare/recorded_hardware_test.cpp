@@ -16,6 +16,7 @@
 #include "analysis/compare/workload.hpp"
 #include "analysis/measure/work.hpp"
 #include "analysis/model/presets.hpp"
+#include "job/profile_work.hpp"
 #include "profiler/profile.hpp"
 #include "tests/compare/compare_test_util.hpp"
 
@@ -53,7 +54,7 @@ TEST(RecordedHardware, AnA100BoardNameIsDescribedAsTheA100ItRecords) {
   EXPECT_DOUBLE_EQ(r.spec.hbm_tbps, 1.555);
   EXPECT_EQ(r.spec.intra_node_link, "NVLink");
 
-  const Workload w = infer_workload(p, measure::load_work(p));
+  const Workload w = infer_workload(p, load_work(p));
   EXPECT_EQ(w.hardware, std::optional<std::string>("a100-pg509-200"));
   ASSERT_TRUE(w.recorded_hardware.has_value());
   EXPECT_EQ(w.confidence.at("hardware"), Confidence::kMedium);

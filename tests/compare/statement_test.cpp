@@ -15,6 +15,7 @@
 #include "analysis/compare/workload.hpp"
 #include "analysis/measure/work.hpp"
 #include "analysis/model/presets.hpp"
+#include "job/profile_work.hpp"
 #include "profiler/error.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/profile_meta.hpp"
@@ -89,7 +90,7 @@ TEST(Statement, StoredInTheProfileReadBackAndReplacesWhatWasInferred) {
   {
     const Profile p = Profile::load(path);
     EXPECT_TRUE(stated(p).empty());
-    const Workload w = infer_workload(p, measure::load_work(p));
+    const Workload w = infer_workload(p, load_work(p));
     EXPECT_FALSE(w.transformer);
     EXPECT_FALSE(w.dp);  // only the default process group recorded: the layout is not shown
     EXPECT_TRUE(w.stated.empty());
@@ -109,7 +110,7 @@ TEST(Statement, StoredInTheProfileReadBackAndReplacesWhatWasInferred) {
             "model llama3-8b (32 layers, hidden 4096, 32 heads (8 kv), ffn 14336, vocab 128256); hardware "
             "a100-40gb; layout tp=2,dp=1,seq=2048,mode=inference");
 
-  const Workload w = infer_workload(p, measure::load_work(p));
+  const Workload w = infer_workload(p, load_work(p));
   EXPECT_EQ(w.tp, 2);
   EXPECT_EQ(w.dp, 1);
   EXPECT_EQ(w.seq, 2048);

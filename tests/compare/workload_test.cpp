@@ -19,6 +19,7 @@
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/work.hpp"
 #include "analysis/model/presets.hpp"
+#include "job/profile_work.hpp"
 #include "profiler/profile.hpp"
 #include "profiler/sqlite_util.hpp"
 #include "profiler/work_store.hpp"
@@ -39,7 +40,7 @@ fs::path qwen() {
 
 TEST(Workload, QwenInferenceIsQwen15HalfBillion) {
   const Profile p = Profile::load(qwen());
-  const measure::ProfileWork work = measure::load_work(p);
+  const measure::ProfileWork work = load_work(p);
   ASSERT_TRUE(work.has_tables);
   ASSERT_TRUE(work.shapes_recorded);
   const Workload w = infer_workload(p, work);
@@ -185,7 +186,7 @@ TEST(Workload, RecommenderAndResnetAreNotTransformers) {
   for (const auto& [name, path] :
        {std::pair{"filter", "hta/trace_filter"}, std::pair{"resnet", "kineto/resnet50_num_workers_0"}}) {
     const Profile p = Profile::load(shared_trace(name, path));
-    const Workload w = infer_workload(p, measure::load_work(p));
+    const Workload w = infer_workload(p, load_work(p));
     EXPECT_FALSE(w.transformer) << name;
     EXPECT_FALSE(w.hidden) << name;
     model::ModelSpec m;
@@ -195,7 +196,7 @@ TEST(Workload, RecommenderAndResnetAreNotTransformers) {
   }
   // ResNet's V100-DGXS-32GB is the V100 of preset v100; trace_filter names no GPU.
   const Profile r = Profile::load(shared_trace("resnet", "kineto/resnet50_num_workers_0"));
-  EXPECT_EQ(infer_workload(r, measure::load_work(r)).hardware, std::optional<std::string>("v100"));
+  EXPECT_EQ(infer_workload(r, load_work(r)).hardware, std::optional<std::string>("v100"));
 }
 
 TEST(Workload, HardwarePresetsOnlyForTheProductTheyDescribe) {
@@ -239,9 +240,9 @@ TEST(Workload, HardwareOfRealAmdTracesFromTheirDevices) {
   // TraceLens's MI210 trace names its GPU; HTA's AMD trace (recorded on an MI250 under ROCm 6.2, by its file
   // name) only says "AMD Radeon Graphics", with 104 compute units and 64 GiB on gfx9.0: the MI210's figures.
   const Profile mi210 = Profile::load(shared_trace("mi210", "tracelens/mi210_gpu_only.json.gz"));
-  EXPECT_EQ(infer_workload(mi210, measure::load_work(mi210)).hardware, std::optional<std::string>("mi210"));
+  EXPECT_EQ(infer_workload(mi210, load_work(mi210)).hardware, std::optional<std::string>("mi210"));
   const Profile amd = Profile::load(shared_trace("amd", "hta/amd_trace"));
-  const Workload w = infer_workload(amd, measure::load_work(amd));
+  const Workload w = infer_workload(amd, load_work(amd));
   EXPECT_EQ(w.hardware, std::optional<std::string>("mi210"));
   EXPECT_EQ(w.gpu, "AMD Radeon Graphics");
   // Its MLP ran in FP32: checked against the MI210's FP32 matrix peak (45.3 TFLOP/s, AnandTech's MI210 launch
@@ -250,7 +251,7 @@ TEST(Workload, HardwareOfRealAmdTracesFromTheirDevices) {
       test::run("report --json \"" + shared_trace("amd", "hta/amd_trace").string() + "\"");
   EXPECT_NE(report.out.find("\"precision\": \"FP32\",\n        \"ceiling\": \"FP32\""), std::string::npos);
   measure::WorkCeilings no_fp32{.hardware = "mi210", .peak_flops = 181e12};
-  const measure::MeasuredRoofline r = measure::measured_roofline(measure::load_work(amd), no_fp32);
+  const measure::MeasuredRoofline r = measure::measured_roofline(load_work(amd), no_fp32);
   EXPECT_NE(
       std::find(r.notes.begin(), r.notes.end(),
                 "12 operator(s) ran in FP32, and the preset mi210 states no FP32 or TF32 peak: they are "
@@ -260,7 +261,7 @@ TEST(Workload, HardwareOfRealAmdTracesFromTheirDevices) {
 
 TEST(Work, QwenKernelsCarryTheirOperatorsWork) {
   const Profile p = Profile::load(qwen());
-  const measure::ProfileWork work = measure::load_work(p);
+  const measure::ProfileWork work = load_work(p);
   // Every counted operator's kernels hold exactly its FLOPs and bytes between them.
   std::vector<double> flops(work.ops.size(), 0), bytes(work.ops.size(), 0);
   for (const auto& k : work.kernels) flops[k.op] += k.flops, bytes[k.op] += k.bytes;
@@ -315,7 +316,7 @@ TEST(Work, QwenKernelsCarryTheirOperatorsWork) {
 // id.
 TEST(Work, EveryOperatorRecordedWithShapesKeepsThemOnItsRange) {
   const Profile p = Profile::load(qwen());
-  const measure::ProfileWork work = measure::load_work(p);
+  const measure::ProfileWork work = load_work(p);
   sql::Database db(qwen(), /*read_only=*/true);
   std::set<std::string> names;
   sql::Statement s = db.prepare(
@@ -373,7 +374,7 @@ TEST(Work, EachOperatorIsCheckedAgainstItsPrecisionsPeak) {
   EXPECT_STREQ(measure::peak_name(measure::WorkPrecision::kBF16, a100), "BF16");
 
   const Profile r = Profile::load(shared_trace("resnet", "kineto/resnet50_num_workers_0"));
-  const measure::ProfileWork work = measure::load_work(r);
+  const measure::ProfileWork work = load_work(r);
   std::int64_t fp32 = 0, timed = 0;  // of the operators with FLOPs and kernel time
   for (const auto& op : work.ops) {
     if (!(op.flops > 0) || op.kernel_ns <= 0) continue;
@@ -398,12 +399,12 @@ TEST(Work, EachOperatorIsCheckedAgainstItsPrecisionsPeak) {
 // and says so (the model has no FP32 GEMMs); FP8 work is predicted in FP8.
 TEST(Work, ThePrecisionTheGemmsRanInIsInferredAndSaid) {
   const Profile q = Profile::load(qwen());
-  const Workload wq = infer_workload(q, measure::load_work(q));
+  const Workload wq = infer_workload(q, load_work(q));
   EXPECT_EQ(wq.precision, measure::WorkPrecision::kBF16);
   EXPECT_GT(wq.precision_share, 0.999);  // a few FLOPs of FP32 work beside the BF16 GEMMs
   const fs::path resnet = shared_trace("resnet", "kineto/resnet50_num_workers_0");
   const Profile r = Profile::load(resnet);
-  EXPECT_EQ(infer_workload(r, measure::load_work(r)).precision, measure::WorkPrecision::kFP32);
+  EXPECT_EQ(infer_workload(r, load_work(r)).precision, measure::WorkPrecision::kFP32);
   const Result c = run("compare \"" + resnet.string() + "\" --model gpt --hardware v100", true);
   ASSERT_EQ(c.status, 0) << c.out;
   EXPECT_NE(c.out.find("WARNING: the profile's GEMMs ran in FP32, which the model does not predict: the "
@@ -419,7 +420,7 @@ TEST(Work, ThePrecisionTheGemmsRanInIsInferredAndSaid) {
 
 TEST(Work, TraceWithoutShapesSaysSo) {
   const Profile p = Profile::load(shared_trace("ns", "hta/ns_resolution_trace"));
-  const measure::ProfileWork work = measure::load_work(p);
+  const measure::ProfileWork work = load_work(p);
   EXPECT_TRUE(work.has_tables);
   EXPECT_FALSE(work.shapes_recorded);
   const measure::MeasuredRoofline r = measure::measured_roofline(work, {});
@@ -434,7 +435,7 @@ TEST(Work, TraceWithoutShapesSaysSo) {
 TEST(MeasuredModel, QwenStepsAndFlopsPerStep) {
   const Profile p = Profile::load(qwen());
   const measure::Analysis a = measure::analyze(p);
-  const MeasuredModel m = measure_profile(p, a);
+  const MeasuredModel m = measure_profile(p, a, load_work(p, {.uncounted_shapes = true}));
   EXPECT_TRUE(m.workload.transformer);
   ASSERT_TRUE(m.hardware.has_value());
   EXPECT_EQ(m.hardware->name, "h100-sxm");
@@ -454,7 +455,7 @@ TEST(MeasuredModel, QwenStepsAndFlopsPerStep) {
 TEST(MeasuredModel, ItsWorkPerStepLeavesOutTheOutputLayerAsCompareDoes) {
   const fs::path trace = fs::path(MESHSCOPE_SOURCE_DIR) / "tests/data/known_models/h200_gpt_train.json.gz";
   const Profile p = Profile::load(test::imported("h200_gpt_train", trace));
-  const MeasuredModel m = measure_profile(p, measure::analyze(p));
+  const MeasuredModel m = measure_profile(p, measure::analyze(p), load_work(p, {.uncounted_shapes = true}));
   EXPECT_GT(m.work_flops_per_step, 0.95 * 2.680059592704e12);
   EXPECT_LT(m.work_flops_per_step, 1.05 * 2.680059592704e12);
 }

@@ -22,6 +22,7 @@
 #include "job/summaries.hpp"
 #include "profiler/perfetto_export.hpp"
 #include "profiler/rank_rows.hpp"
+#include "profiler/summary_store.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 using namespace meshscope;

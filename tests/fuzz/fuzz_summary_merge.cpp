@@ -15,6 +15,7 @@
 #include "job/import_job.hpp"
 #include "profiler/output_file.hpp"
 #include "profiler/profile_writer.hpp"
+#include "profiler/summary_store.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 using namespace meshscope;

@@ -24,6 +24,7 @@
 #include "analysis/measure/work.hpp"
 #include "app/gui/measured_view.hpp"
 #include "app/gui/roofline_panel.hpp"
+#include "job/profile_work.hpp"
 #include "tests/gui/gui_test_util.hpp"
 
 namespace meshscope::gui {
@@ -49,7 +50,7 @@ std::string run(const std::string& args) {
 
 compare::MeasuredModel measured_of(const std::filesystem::path& msdb) {
   const Profile p = Profile::load(msdb);
-  return compare::measure_profile(p, measure::analyze(p));
+  return compare::measure_profile(p, measure::analyze(p), load_work(p, {.uncounted_shapes = true}));
 }
 
 TEST(MeasuredView, QwenStartsOnItsInferredModelHardwareAndLayout) {
@@ -81,7 +82,8 @@ TEST(MeasuredView, TheSummarysGpuLineSaysWhatTheProfileRecordsOfIt) {
   const auto a100 = test::imported(test::shared_trace("hta/cupti_profiler"));
   ASSERT_FALSE(a100.empty());
   const Profile p = Profile::load(a100);
-  const compare::MeasuredModel m = compare::measure_profile(p, measure::analyze(p));
+  const compare::MeasuredModel m =
+      compare::measure_profile(p, measure::analyze(p), load_work(p, {.uncounted_shapes = true}));
   const ProfileStart s = profile_start(m, 1);
   ASSERT_TRUE(s.recorded_hardware.has_value());
   EXPECT_EQ(s.hardware, "a100-pg509-200");
@@ -94,7 +96,8 @@ TEST(MeasuredView, TheSummarysGpuLineSaysWhatTheProfileRecordsOfIt) {
       "NVIDIA A100-PG509-200 (described by 1 rank): 39.6 GiB memory, compute capability 8.0, 108 SMs; no "
       "hardware preset describes it (the Explorer predicts on the hardware chosen there)");
   const Profile q = Profile::load(qwen());
-  const compare::MeasuredModel mq = compare::measure_profile(q, measure::analyze(q));
+  const compare::MeasuredModel mq =
+      compare::measure_profile(q, measure::analyze(q), load_work(q, {.uncounted_shapes = true}));
   const std::string line = profile_gpu_line(q, mq.workload.gpu, profile_start(mq, 1).hardware);
   EXPECT_TRUE(line.starts_with("NVIDIA H100")) << line;
   EXPECT_NE(line.find("compute capability 9.0, 132 SMs; hardware preset h100-sxm"), std::string::npos)

@@ -21,6 +21,7 @@
 #include "profiler/profile.hpp"
 #include "profiler/rank_rows.hpp"
 #include "profiler/sqlite_util.hpp"
+#include "profiler/summary_store.hpp"
 #include "tests/measure/generated_jobs.hpp"
 #include "tests/profile_compare.hpp"
 

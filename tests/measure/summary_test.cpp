@@ -22,6 +22,7 @@
 
 #include "analysis/measure/diff.hpp"
 #include "profiler/error.hpp"
+#include "profiler/summary_store.hpp"
 #include "tests/measure/cli_test_util.hpp"
 #include "tests/measure/generated_jobs.hpp"
 #include "tests/measure/profile_builder.hpp"
