@@ -50,15 +50,6 @@ ImportSummary import_with_summaries(
 
 namespace {
 
-// True when the profile at PATH holds only its description and summaries (a part written by
-// --summaries-only): there are no events to summarise again.
-bool summaries_only_profile(const std::filesystem::path& path) {
-  sql::Database db(path, true);
-  if (!db.table_columns("meta")) return false;
-  auto s = db.prepare("SELECT value FROM meta WHERE key = 'events'");
-  return s.step() && s.column_text(0) == "none";
-}
-
 std::int64_t events_of(const EventCounts& n) {
   return n.kernel + n.memcpy + n.memset + n.sync + n.runtime + n.driver + n.cpu_op + n.annotation +
          n.python_function + n.step + n.gpu_annotation + n.nvtx + n.other + n.os_runtime + n.collective +
@@ -68,8 +59,8 @@ std::int64_t events_of(const EventCounts& n) {
 }  // namespace
 
 bool summarize_in_place(const std::filesystem::path& input) {
-  Profile::load(input, LoadOptions{.events = false});  // one clear line for a file that is no profile
-  if (summaries_only_profile(input)) return false;
+  // One clear line for a file that is no profile; a summary part has no events to summarise again.
+  if (events_dropped(Profile::load(input, LoadOptions{.events = false}).meta())) return false;
   ProfileSummary summary = compute_summaries(input);
   std::optional<ProfileSummary> stored;
   try {

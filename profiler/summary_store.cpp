@@ -25,6 +25,9 @@ namespace {
 
 constexpr std::string_view kSummaryMetaKey = "summaries";
 constexpr std::string_view kSummaryVersion = "1";
+// The meta entry of a summary part (drop_events).
+constexpr std::string_view kEventsMetaKey = "events";
+constexpr std::string_view kNoEventsMetaValue = "none";
 
 // Runs WORK in one write transaction on DB: all of it lands, or (on any exception) none of it.
 template <typename Work>
@@ -227,12 +230,19 @@ void drop_events(const std::filesystem::path& path) {
               t.name);
     }
     db.exec("DELETE FROM strings");
-    auto meta = db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('events', 'none')");
+    auto meta = db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
+    meta.bind_text(1, kEventsMetaKey);
+    meta.bind_text(2, kNoEventsMetaValue);
     meta.run();
   });
   // Small pages: a part is mostly empty tables, one page each.
   db.exec("PRAGMA page_size = 4096");
   db.exec("VACUUM");
+}
+
+bool events_dropped(const std::map<std::string, std::string>& meta) {
+  const auto it = meta.find(std::string(kEventsMetaKey));
+  return it != meta.end() && it->second == kNoEventsMetaValue;
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -27,6 +28,8 @@ void write_summary(const std::filesystem::path& path, const ProfileSummary& summ
 // stays, empty), leaving a summary part: what `meshscope summarize --summaries-only` writes next to each
 // rank's trace. The profile must hold summaries (else every figure would be lost). Compacts the file.
 void drop_events(const std::filesystem::path& path);
+// Whether META (a profile's meta table) marks a summary part, whose events drop_events dropped.
+bool events_dropped(const std::map<std::string, std::string>& meta);
 
 // Copies into the profile JOB the description (ranks, devices, process groups, streams, threads,
 // diagnostics) and the summaries of every rank of PARTS that JOB does not hold yet (summary parts, or whole
