@@ -29,6 +29,7 @@
 #include "app/gui/query_panel.hpp"
 #include "app/gui/roofline_panel.hpp"
 #include "app/gui/summary_panel.hpp"
+#include "app/gui/timeline_details.hpp"
 #include "profiler/error.hpp"
 #include "profiler/text_format.hpp"
 
@@ -86,6 +87,10 @@ std::filesystem::path config_file() {
 
 View::View(ViewOptions options)
     : options_(options),
+      details_(std::make_unique<TimelineDetails>(TimelineDetails::Host{
+          .loaded = &loaded_,
+          .timeline = &tl_,
+          .select = [this](const EventRef& event, bool jump) { timeline_select(event, jump); }})),
       explorer_(std::make_unique<ExplorerPanel>(
           ExplorerPanel::Host{.loaded = &loaded_,
                               .replay_graph = [this]() -> measure::ReplayGraph& { return replay_graph(); },
@@ -107,8 +112,12 @@ View::View(ViewOptions options)
 }
 
 View::~View() {
-  range_cancel();
+  details_->range_cancel();
   if (loader_.joinable()) loader_.join();
+}
+
+const measure::RangeTotals* View::range_totals() const {
+  return details_->range_totals();
 }
 
 void View::run_query(const std::string& sql) {
@@ -252,7 +261,7 @@ void View::install_generation(std::unique_ptr<LoadedProfile> generation) {
                      [](const auto& x, const auto& y) { return x.first < y.first; });
     for (std::size_t k = 0; k < sorted.size(); ++k) tl_.order[k] = sorted[k].second;
   }
-  if (tl_.has_selection) range_start();  // the totals of the ranks loaded now
+  if (tl_.has_selection) details_->range_start();  // the totals of the ranks loaded now
   // A step asked for (Summary, Overview) before its rank's events were there.
   if (pending_step_.rank_index >= 0 &&
       loaded_->rank_loaded(static_cast<std::size_t>(pending_step_.rank_index))) {
@@ -306,7 +315,7 @@ void View::poll_loader() {
 }
 
 void View::on_profile_installed() {
-  range_cancel();
+  details_->range_cancel();
   const bool critical = tl_.critical;  // the overlay toggle outlives the profile
   tl_ = TimelineState{};
   tl_.critical = critical;

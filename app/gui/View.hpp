@@ -40,7 +40,6 @@
 #include "app/gui/timeline_lod.hpp"
 #include "job/job.hpp"
 #include "profiler/profile.hpp"
-#include "profiler/work_store.hpp"
 
 struct ImDrawList;
 
@@ -56,13 +55,6 @@ const char* to_string(Panel panel);
 // "timeline", "summary", ... (case-insensitive); false when NAME is none of them.
 bool parse_panel(std::string_view name, Panel& panel);
 
-// The totals of a selected time range, computed on a worker thread (View_TimelineDetails.cpp).
-struct RangeJob {
-  std::atomic<bool> cancel{false}, done{false};
-  measure::RangeTotals result;
-  std::jthread thread;  // last: joined first when the job is destroyed
-};
-
 struct ViewOptions {
   bool remember_recent = true;  // read and write the recent-files list (off for tests and screenshots)
   Panel panel = Panel::kTimeline;
@@ -77,6 +69,7 @@ class RooflinePanel;
 struct ExplorerReplay;
 struct MeasuredPipelineRow;
 class SummaryPanel;
+class TimelineDetails;
 struct RooflineShown;
 class PlannerPanel;
 class QueryPanel;
@@ -155,7 +148,7 @@ class View {
   void select_event(const EventRef& event) { timeline_select(event, false); }
   bool has_range() const { return tl_.has_selection; }
   // The totals of the selected range once computed (nullptr while computing or with no range).
-  const measure::RangeTotals* range_totals() const { return range_ready_ ? &range_ : nullptr; }
+  const measure::RangeTotals* range_totals() const;
   // Runs the timeline search for TEXT and jumps to the first match (tests).
   void search(std::string_view text);
   void search_next(int delta) { timeline_jump_to_match(delta); }
@@ -254,28 +247,8 @@ class View {
   void timeline_row_menu(const TimelineContext& ctx);
   void timeline_move_row(std::uint32_t item, int direction);
   void timeline_move_rank(std::int32_t rank_index, int direction);
-  // Bottom panel: details of the selected event, range totals (View_TimelineDetails.cpp)
-  void timeline_bottom_panel();
-  void details_event();
-  void details_fields(const EventRef& event);
-  void occupancy_fields(const Rank& rank, std::int32_t device, const KernelDetail& kernel);
-  const measure::CountedOp* counted_op(std::size_t rank_index, const CpuRange& range);
-  const measure::KernelShare* work_share(std::size_t rank_index, std::uint32_t activity);
-  // The recorded shapes and types of the operator at ranges[RANGE_INDEX] of rank R_INDEX (ranges.input_dims,
-  // input_types), read from the file once per selection; null when none were recorded.
-  const RecordedShapes* recorded_shapes(std::size_t rank_index, std::size_t range_index);
-  void details_launch(const EventRef& event);
-  void details_peers(std::int32_t instance);
-  bool event_link(const EventRef& event, const char* id);
-  void range_panel();
-  void range_tables();
-  void range_operator_table(int flags);
-  void range_start();
-  void range_poll();
-  void range_cancel();
-  // Critical path overlay and details (timeline_critical_path.cpp)
+  // Critical path overlay (timeline_critical_path.cpp)
   void timeline_critical_path(TimelineContext& ctx);
-  void details_critical_path(std::size_t rank_index, std::int64_t step);
   // Baseline (View_Baseline.cpp)
   void baseline_start(std::vector<std::filesystem::path> paths);
   void baseline_poll();
@@ -333,12 +306,6 @@ class View {
     double listed_at = 0;      // ImGui time of the last listing (files_refresh)
     std::string error;
   } files_;
-  // Range totals, computed on a worker thread when a range is selected
-  std::unique_ptr<RangeJob> range_job_;
-  measure::RangeTotals range_;
-  bool range_ready_ = false;
-  std::vector<std::uint32_t> range_kernel_order_, range_rank_order_, range_op_order_;
-  bool range_by_operator_ = false;  // the range's kernels table grouped by launching CPU operator
   // State dump for tests and scripts ($MESHSCOPE_STATE_FILE, written when it changes)
   void write_state();
   std::string state_file_;
@@ -378,21 +345,8 @@ class View {
 
   // Timeline state (timeline_items.hpp)
   TimelineState tl_;
-  std::vector<std::uint32_t> flow_calls_;  // scratch of timeline_flows()
-  // The Details pane's work row of the selected event (counted_op, work_share): its index, -1 none.
-  struct WorkLookup {
-    const LoadedProfile* loaded = nullptr;
-    EventRef event;
-    std::ptrdiff_t index = -1;
-  };
-  WorkLookup work_lookup_;
-  struct ShapesLookup {
-    const LoadedProfile* loaded = nullptr;
-    EventRef event;
-    std::optional<RecordedShapes> shapes;
-    std::string error;  // why the file could not be read (shown in place of the shapes)
-  };
-  ShapesLookup shapes_lookup_;
+  std::vector<std::uint32_t> flow_calls_;     // scratch of timeline_flows()
+  std::unique_ptr<TimelineDetails> details_;  // the bottom pane: Details and Range (timeline_details.hpp)
 
   std::unique_ptr<ExplorerPanel> explorer_;  // the Explorer panel (explorer_panel.hpp)
   std::unique_ptr<RooflinePanel> roofline_;  // the Roofline panel (roofline_panel.hpp)

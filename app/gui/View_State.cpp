@@ -90,10 +90,11 @@ void View::timeline_state(JsonWriter& j) const {
   j.key("range").begin_object();
   j.field("active", tl_.has_selection).field("selecting", tl_.selecting);
   j.field("start_ns", std::min(tl_.sel_a, tl_.sel_b)).field("end_ns", std::max(tl_.sel_a, tl_.sel_b));
-  j.field("ready", range_ready_);
-  j.field("events", range_ready_ ? range_.events : std::int64_t{0});
-  j.field("exposed_comm_ns", range_ready_ ? range_.exposed_comm_ns : TimeNs{0});
-  j.field("kernels", range_ready_ ? static_cast<std::int64_t>(range_.kernels.size()) : std::int64_t{0});
+  const measure::RangeTotals* totals = range_totals();
+  j.field("ready", totals != nullptr);
+  j.field("events", totals ? totals->events : std::int64_t{0});
+  j.field("exposed_comm_ns", totals ? totals->exposed_comm_ns : TimeNs{0});
+  j.field("kernels", totals ? static_cast<std::int64_t>(totals->kernels.size()) : std::int64_t{0});
   j.end_object();
   j.field("bookmarks", static_cast<std::int64_t>(tl_.bookmarks.size()));
   j.key("menu").begin_array();

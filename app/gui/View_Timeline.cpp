@@ -2,7 +2,7 @@
 // each preprocessed into draw items and drawn with ImDrawList calls only), lays them out (pinned rows first,
 // in a band that does not scroll), runs the hovered row's tooltip, and owns the input: zoom, pan, range
 // selection on the time axis, click selection, keyboard, search, and the row menu (pin, move, collapse).
-// The details of the selection and the range totals are in View_TimelineDetails.cpp.
+// The details of the selection and the range totals are the bottom pane's (timeline_details.hpp).
 //
 // [SECTION] View range (fit, clamp, show an event at the current zoom)
 // [SECTION] Toolbar (search, fit, bookmarks, legend)
@@ -22,6 +22,7 @@
 #include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
 #include "app/gui/lazy_ranks.hpp"
+#include "app/gui/timeline_details.hpp"
 #include "app/gui/timeline_items.hpp"
 
 namespace meshscope::gui {
@@ -107,10 +108,10 @@ void View::draw_timeline() {
   tl_.view.set_bounds(loaded_->profile->first_ns(), loaded_->profile->last_ns());
   if (tl_.view.unset()) tl_.view.fit();
   if (tl_.items.empty()) timeline_rebuild_items();
-  range_poll();
+  details_->range_poll();
   timeline_toolbar();
   timeline_canvas();
-  timeline_bottom_panel();
+  details_->draw();
 }
 
 // [SECTION] Toolbar
@@ -795,7 +796,7 @@ void View::timeline_handle_input(float x0, float x1, bool hovered, bool ruler_ho
       tl_.selecting = false;
       tl_.has_selection = std::abs(tl_.sel_b - tl_.sel_a) > static_cast<TimeNs>(2 * nspx);
       if (tl_.has_selection) {
-        range_start();
+        details_->range_start();
         tl_.details_tab = 1;
       }
     }
@@ -828,7 +829,7 @@ void View::timeline_keys(float x0, float x1) {
   if (ImGui::IsKeyPressed('B', false) && tl_.has_selection) tl_.bookmarks.push_back({lo, hi});
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
     tl_.has_selection = false;
-    range_cancel();
+    details_->range_cancel();
     timeline_select({}, false);
   }
 }

@@ -16,6 +16,7 @@
 
 #include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
+#include "app/gui/timeline_details.hpp"
 
 namespace meshscope::gui {
 
@@ -220,8 +221,8 @@ void BaselineItem::draw_critical_path(TimelineContext& ctx, float y) const {
 }
 
 // The selected step's critical path: its length split by kind, and the names that took the most of it.
-void View::details_critical_path(std::size_t rank_index, std::int64_t step) {
-  const auto& paths = loaded_->critical;
+void TimelineDetails::details_critical_path(std::size_t rank_index, std::int64_t step) {
+  const auto& paths = loaded()->critical;
   if (rank_index >= paths.ranks.size()) return;
   const auto& rp = paths.ranks[rank_index];
   const measure::StepPath* path = find_step(rp, step);
@@ -253,7 +254,7 @@ void View::details_critical_path(std::size_t rank_index, std::int64_t step) {
   ImGui::EndTable();
   if (path->top.empty()) return;
   ImGui::TextDisabled("TOP CONTRIBUTORS");
-  const Profile& profile = *loaded_->profile;
+  const Profile& profile = *loaded()->profile;
   for (const auto& c : path->top) {
     std::snprintf(t2, sizeof t2, "%s", measure::to_string(c.kind));
     std::string name = c.name != kNoString ? std::string(short_name(profile.str(c.name))) : std::string("-");

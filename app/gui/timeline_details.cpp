@@ -1,4 +1,4 @@
-// View_TimelineDetails.cpp: the timeline's bottom panel (as Perfetto's and Nsight Systems' details panes).
+// timeline_details.cpp: the timeline's bottom panel (as Perfetto's and Nsight Systems' details panes).
 // "Details": every field of the selected event, what launched it (CPU operator -> CUDA API call -> GPU
 // work, on which thread), its flow partners, and for a collective its peers on every rank with their
 // arrival, wait and transfer; every related event is a link that selects it and brings it into view.
@@ -23,8 +23,8 @@
 
 #include "analysis/measure/collectives.hpp"
 #include "analysis/measure/occupancy.hpp"
-#include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
+#include "app/gui/timeline_details.hpp"
 #include "profiler/error.hpp"
 
 namespace meshscope::gui {
@@ -74,19 +74,23 @@ std::string long_text(std::int64_t v) {
 // [SECTION] Panel and links
 // -----------------------------------------------------------------------------------------
 
-void View::timeline_bottom_panel() {
-  const bool details = tl_.selected.valid() || tl_.selected_instance >= 0;
-  if (!details && !tl_.has_selection) return;
+TimelineDetails::TimelineDetails(Host host) : host_(std::move(host)) {}
+
+TimelineDetails::~TimelineDetails() = default;
+
+void TimelineDetails::draw() {
+  const bool details = timeline().selected.valid() || timeline().selected_instance >= 0;
+  if (!details && !timeline().has_selection) return;
   ImGui::BeginChild("##bottom", ImVec2(0, 0), true);
   if (ImGui::BeginTabBar("##bottomtabs")) {
-    const int request = tl_.details_tab;
-    tl_.details_tab = -1;
+    const int request = timeline().details_tab;
+    timeline().details_tab = -1;
     if (details &&
         ImGui::BeginTabItem("Details", nullptr, request == 0 ? ImGuiTabItemFlags_SetSelected : 0)) {
       details_event();
       ImGui::EndTabItem();
     }
-    if (tl_.has_selection &&
+    if (timeline().has_selection &&
         ImGui::BeginTabItem("Range", nullptr, request == 1 ? ImGuiTabItemFlags_SetSelected : 0)) {
       range_panel();
       ImGui::EndTabItem();
@@ -97,23 +101,23 @@ void View::timeline_bottom_panel() {
 }
 
 // A link to EVENT: its name (cut to the column) that selects it and brings it into view when clicked.
-bool View::event_link(const EventRef& event, const char* id) {
+bool TimelineDetails::event_link(const EventRef& event, const char* id) {
   ImGui::PushID(id);
   ImGui::PushID(static_cast<int>(event.index));
-  const std::string name = std::string(short_name(event_name(*loaded_->profile, event)));
+  const std::string name = std::string(short_name(event_name(*loaded()->profile, event)));
   const bool clicked = ImGui::SmallButton("go");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("select it and bring it into view");
   ImGui::SameLine();
   text_ellipsis(name, 0, kColText);
   ImGui::PopID();
   ImGui::PopID();
-  if (clicked) timeline_select(event, true);
+  if (clicked) host_.select(event, true);
   return clicked;
 }
 
-void View::details_event() {
-  const EventRef e = tl_.selected;
-  const Profile& profile = *loaded_->profile;
+void TimelineDetails::details_event() {
+  const EventRef e = timeline().selected;
+  const Profile& profile = *loaded()->profile;
   if (e.valid()) {
     const EventSpan span = span_of(profile, e);
     ImGui::TextColored(to_vec4(kColSelect), "%s", to_string(e.kind));
@@ -126,20 +130,20 @@ void View::details_event() {
     text_ellipsis(short_name(event_name(profile, e)),
                   ImGui::GetContentRegionAvail().x - buttons - style.ItemSpacing.x);
     ImGui::SameLine();
-    if (ImGui::SmallButton("Bring into view")) timeline_select(e, true);
+    if (ImGui::SmallButton("Bring into view")) host_.select(e, true);
     ImGui::SameLine();
     if (ImGui::SmallButton("Zoom to it")) {
-      tl_.view.show_padded(
+      timeline().view.show_padded(
           span.start_ns, span.end_ns,
           std::max<TimeNs>(TimelineController::kMinRangeNs, (span.end_ns - span.start_ns) / 5));
     }
     ImGui::SameLine();
   }
   if (ImGui::SmallButton("Clear (Esc)")) {
-    timeline_select({}, false);
+    host_.select({}, false);
     return;
   }
-  const bool peers = tl_.selected_instance >= 0;
+  const bool peers = timeline().selected_instance >= 0;
   const int columns = (e.valid() ? 2 : 0) + (peers ? 1 : 0);
   if (columns == 0) return;
   const ImGuiTableFlags flags =
@@ -158,7 +162,7 @@ void View::details_event() {
   if (peers) {
     ImGui::TableNextColumn();
     ImGui::BeginChild("##peers");
-    details_peers(tl_.selected_instance);
+    details_peers(timeline().selected_instance);
     ImGui::EndChild();
   }
   ImGui::EndTable();
@@ -167,8 +171,8 @@ void View::details_event() {
 // [SECTION] Event fields
 // -----------------------------------------------------------------------------------------
 
-void View::details_fields(const EventRef& e) {
-  const Profile& profile = *loaded_->profile;
+void TimelineDetails::details_fields(const EventRef& e) {
+  const Profile& profile = *loaded()->profile;
   const auto r = static_cast<std::size_t>(e.rank_index);
   const Rank& rank = profile.ranks()[r];
   const EventSpan span = span_of(profile, e);
@@ -188,7 +192,7 @@ void View::details_fields(const EventRef& e) {
   field("rank", "%d%s%s", rank.rank, rank.hostname.empty() ? "" : " on ", rank.hostname.c_str());
   if (e.kind == EventKind::kActivity) {
     const Activity& a = rank.activities[e.index];
-    const auto cls = loaded_->analysis().ranks[r].classes[e.index];
+    const auto cls = loaded()->analysis().ranks[r].classes[e.index];
     const auto it = std::upper_bound(rank.streams.begin(), rank.streams.end(), e.index,
                                      [](std::uint32_t i, const GpuStream& s) { return i < s.first; });
     const GpuStream& stream = *(it - 1);
@@ -197,7 +201,7 @@ void View::details_fields(const EventRef& e) {
           static_cast<long long>(stream.stream));
     field("id, correlation", "%lld, %s", static_cast<long long>(a.id), long_text(a.correlation).c_str());
     // The external id is recorded on the launch (Kineto writes it on both; the profile keeps the call's).
-    if (const std::uint32_t api = loaded_->ranks[r]->launches.api_of_activity[e.index];
+    if (const std::uint32_t api = loaded()->ranks[r]->launches.api_of_activity[e.index];
         api != measure::kNoIndex)
       field("external id", "%s (of its launch call)", long_text(rank.api_calls[api].external_id).c_str());
     if (a.kind == ActivityKind::kKernel && a.detail != kNoDetail && a.detail < rank.kernels.size()) {
@@ -210,7 +214,7 @@ void View::details_fields(const EventRef& e) {
       occupancy_fields(rank, stream.device, k);
     }
     if (const measure::KernelShare* share = work_share(r, e.index)) {
-      const measure::CountedOp& op = loaded_->measured->work.ops[share->op];
+      const measure::CountedOp& op = loaded()->measured->work.ops[share->op];
       char b[32];
       field("work", "%.4g GFLOP, %s (its share of %s's)", share->flops / 1e9,
             bytes_text(b, sizeof b, share->bytes), op.name.c_str());
@@ -294,7 +298,7 @@ void View::details_fields(const EventRef& e) {
   } else if (e.kind == EventKind::kStep) {
     const Step& s = rank.steps[e.index];
     field("step", "%lld (%s)", static_cast<long long>(s.number), s.source.c_str());
-    for (const auto& sr : loaded_->analysis().ranks[r].steps) {
+    for (const auto& sr : loaded()->analysis().ranks[r].steps) {
       if (sr.number != s.number) continue;
       time_field("GPU span", static_cast<double>(sr.gpu.span_ns));
       time_field("compute", static_cast<double>(sr.gpu.compute_ns));
@@ -311,7 +315,7 @@ void View::details_fields(const EventRef& e) {
 
 // The theoretical occupancy of kernel K on its device (analysis/measure/occupancy.hpp), when the profile
 // states the device's compute capability; "unknown" otherwise, never a guess.
-void View::occupancy_fields(const Rank& rank, std::int32_t device, const KernelDetail& k) {
+void TimelineDetails::occupancy_fields(const Rank& rank, std::int32_t device, const KernelDetail& k) {
   const Device* d = nullptr;
   for (const Device& candidate : rank.devices) {
     if (candidate.device == device) d = &candidate;
@@ -338,13 +342,13 @@ void View::occupancy_fields(const Rank& rank, std::int32_t device, const KernelD
 // The counted operator (op_work) of range C on rank R_INDEX: matched by external id and name, as the importer
 // wrote it. Null when the operator has no work row (no shapes recorded, or no formula for it). Looked up once
 // per selection: the Details pane is drawn every frame and a profile holds millions of rows.
-const measure::CountedOp* View::counted_op(std::size_t r_index, const CpuRange& c) {
-  if (!loaded_->measured || c.external_id == kNull || c.kind != RangeKind::kCpuOp) return nullptr;
-  const auto& ops = loaded_->measured->work.ops;
-  const EventRef key = tl_.selected;
-  if (work_lookup_.loaded != loaded_.get() || !(work_lookup_.event == key)) {
-    work_lookup_ = {loaded_.get(), key, -1};
-    const std::string& name = loaded_->profile->str(c.name);
+const measure::CountedOp* TimelineDetails::counted_op(std::size_t r_index, const CpuRange& c) {
+  if (!loaded()->measured || c.external_id == kNull || c.kind != RangeKind::kCpuOp) return nullptr;
+  const auto& ops = loaded()->measured->work.ops;
+  const EventRef key = timeline().selected;
+  if (work_lookup_.loaded != loaded().get() || !(work_lookup_.event == key)) {
+    work_lookup_ = {loaded().get(), key, -1};
+    const std::string& name = loaded()->profile->str(c.name);
     for (std::size_t i = 0; i < ops.size(); ++i) {
       if (ops[i].rank_index == r_index && ops[i].external_id == c.external_id && ops[i].name == name) {
         work_lookup_.index = static_cast<std::ptrdiff_t>(i);
@@ -355,13 +359,13 @@ const measure::CountedOp* View::counted_op(std::size_t r_index, const CpuRange& 
   return work_lookup_.index >= 0 ? &ops[static_cast<std::size_t>(work_lookup_.index)] : nullptr;
 }
 
-const RecordedShapes* View::recorded_shapes(std::size_t r_index, std::size_t range_index) {
-  const EventRef key = tl_.selected;
-  if (shapes_lookup_.loaded != loaded_.get() || !(shapes_lookup_.event == key)) {
-    shapes_lookup_ = {loaded_.get(), key, std::nullopt, {}};
+const RecordedShapes* TimelineDetails::recorded_shapes(std::size_t r_index, std::size_t range_index) {
+  const EventRef key = timeline().selected;
+  if (shapes_lookup_.loaded != loaded().get() || !(shapes_lookup_.event == key)) {
+    shapes_lookup_ = {loaded().get(), key, std::nullopt, {}};
     try {
-      shapes_lookup_.shapes = read_recorded_shapes(loaded_->profile->path(),
-                                                   loaded_->profile->ranks()[r_index].ranges[range_index].id);
+      shapes_lookup_.shapes = read_recorded_shapes(
+          loaded()->profile->path(), loaded()->profile->ranks()[r_index].ranges[range_index].id);
     } catch (const Error& err) {
       shapes_lookup_.error = err.what();
     }
@@ -371,12 +375,12 @@ const RecordedShapes* View::recorded_shapes(std::size_t r_index, std::size_t ran
 
 // The share of a counted operator's work that activity ACTIVITY of rank R_INDEX carries (kernel_work), looked
 // up once per selection as counted_op is.
-const measure::KernelShare* View::work_share(std::size_t r_index, std::uint32_t activity) {
-  if (!loaded_->measured) return nullptr;
-  const auto& shares = loaded_->measured->work.kernels;
-  const EventRef key = tl_.selected;
-  if (work_lookup_.loaded != loaded_.get() || !(work_lookup_.event == key)) {
-    work_lookup_ = {loaded_.get(), key, -1};
+const measure::KernelShare* TimelineDetails::work_share(std::size_t r_index, std::uint32_t activity) {
+  if (!loaded()->measured) return nullptr;
+  const auto& shares = loaded()->measured->work.kernels;
+  const EventRef key = timeline().selected;
+  if (work_lookup_.loaded != loaded().get() || !(work_lookup_.event == key)) {
+    work_lookup_ = {loaded().get(), key, -1};
     for (std::size_t i = 0; i < shares.size(); ++i) {
       if (shares[i].rank_index == r_index && shares[i].activity == activity) {
         work_lookup_.index = static_cast<std::ptrdiff_t>(i);
@@ -390,11 +394,11 @@ const measure::KernelShare* View::work_share(std::size_t r_index, std::uint32_t 
 // [SECTION] Launch and flows
 // ---------------------------------------------------------------------------------------
 
-void View::details_launch(const EventRef& e) {
-  const Profile& profile = *loaded_->profile;
+void TimelineDetails::details_launch(const EventRef& e) {
+  const Profile& profile = *loaded()->profile;
   const auto r = static_cast<std::size_t>(e.rank_index);
   const Rank& rank = profile.ranks()[r];
-  const auto& launches = loaded_->ranks[r]->launches;
+  const auto& launches = loaded()->ranks[r]->launches;
   ImGui::TextDisabled("LAUNCH AND FLOWS");
   std::uint32_t api = measure::kNoIndex;
   if (e.kind == EventKind::kActivity) api = launches.api_of_activity[e.index];
@@ -469,10 +473,10 @@ void View::details_launch(const EventRef& e) {
 // [SECTION] Collective peers
 // ---------------------------------------------------------------------------------------
 
-void View::details_peers(std::int32_t instance) {
-  const auto& report = loaded_->analysis().collectives;
+void TimelineDetails::details_peers(std::int32_t instance) {
+  const auto& report = loaded()->analysis().collectives;
   if (static_cast<std::size_t>(instance) >= report.instances.size()) return;
-  const Profile& profile = *loaded_->profile;
+  const Profile& profile = *loaded()->profile;
   const auto& ci = report.instances[static_cast<std::size_t>(instance)];
   char a[32], b[32], c[32];
   ImGui::TextDisabled("COLLECTIVE PEERS ACROSS RANKS");
@@ -505,7 +509,7 @@ void View::details_peers(std::int32_t instance) {
     char label[32];
     std::snprintf(label, sizeof label, "rank %d", rank.rank);
     if (ImGui::Selectable(label, false, ImGuiSelectableFlags_SpanAllColumns) && col.stream_index >= 0) {
-      timeline_select({EventKind::kActivity, static_cast<std::int32_t>(mem.rank_index), col.activity}, true);
+      host_.select({EventKind::kActivity, static_cast<std::int32_t>(mem.rank_index), col.activity}, true);
     }
     ImGui::PopID();
     ImGui::TableNextColumn();
@@ -524,23 +528,24 @@ void View::details_peers(std::int32_t instance) {
 // [SECTION] Range totals
 // --------------------------------------------------------------------------------------------
 
-void View::range_start() {
+void TimelineDetails::range_start() {
   range_cancel();
-  if (!loaded_) return;
+  if (!loaded()) return;
   range_job_ = std::make_unique<RangeJob>();
   RangeJob* job = range_job_.get();
-  std::shared_ptr<const LoadedProfile> loaded = loaded_;
-  const TimeNs lo = std::min(tl_.sel_a, tl_.sel_b), hi = std::max(tl_.sel_a, tl_.sel_b);
-  job->thread = std::jthread([job, loaded, lo, hi] {
+  std::shared_ptr<const LoadedProfile> profile = loaded();
+  const TimelineState& tl = timeline();
+  const TimeNs lo = std::min(tl.sel_a, tl.sel_b), hi = std::max(tl.sel_a, tl.sel_b);
+  job->thread = std::jthread([job, profile, lo, hi] {
     std::vector<const measure::LaunchIndex*> launches;
-    for (const auto& index : loaded->ranks) launches.push_back(index ? &index->launches : nullptr);
-    job->result = measure::range_totals(*loaded->profile, loaded->analysis(), loaded->range_index, lo, hi,
+    for (const auto& index : profile->ranks) launches.push_back(index ? &index->launches : nullptr);
+    job->result = measure::range_totals(*profile->profile, profile->analysis(), profile->range_index, lo, hi,
                                         &job->cancel, &launches);
     job->done = true;
   });
 }
 
-void View::range_poll() {
+void TimelineDetails::range_poll() {
   if (!range_job_ || !range_job_->done.load()) return;
   range_ = std::move(range_job_->result);
   range_job_.reset();
@@ -553,7 +558,7 @@ void View::range_poll() {
   std::iota(range_op_order_.begin(), range_op_order_.end(), 0u);
 }
 
-void View::range_cancel() {
+void TimelineDetails::range_cancel() {
   if (range_job_) {
     range_job_->cancel = true;
     range_job_.reset();  // joins the worker
@@ -561,9 +566,10 @@ void View::range_cancel() {
   range_ready_ = false;
 }
 
-void View::range_panel() {
-  const TimeNs lo = std::min(tl_.sel_a, tl_.sel_b), hi = std::max(tl_.sel_a, tl_.sel_b);
-  const TimeNs origin = loaded_->profile->first_ns();
+void TimelineDetails::range_panel() {
+  const TimeNs lo = std::min(timeline().sel_a, timeline().sel_b),
+               hi = std::max(timeline().sel_a, timeline().sel_b);
+  const TimeNs origin = loaded()->profile->first_ns();
   char a[32], b[32], c[32];
   ImGui::TextColored(to_vec4(kColSelect), "Range %s",
                      duration_text(a, sizeof a, static_cast<double>(hi - lo)));
@@ -571,12 +577,12 @@ void View::range_panel() {
   ImGui::TextDisabled("from %s to %s", duration_text(b, sizeof b, static_cast<double>(lo - origin)),
                       duration_text(c, sizeof c, static_cast<double>(hi - origin)));
   ImGui::SameLine();
-  if (ImGui::SmallButton("Zoom to it (Z)")) tl_.view.zoom_from(lo, hi);
+  if (ImGui::SmallButton("Zoom to it (Z)")) timeline().view.zoom_from(lo, hi);
   ImGui::SameLine();
-  if (ImGui::SmallButton("Bookmark (B)")) tl_.bookmarks.push_back({lo, hi});
+  if (ImGui::SmallButton("Bookmark (B)")) timeline().bookmarks.push_back({lo, hi});
   ImGui::SameLine();
   if (ImGui::SmallButton("Clear (Esc)")) {
-    tl_.has_selection = false;
+    timeline().has_selection = false;
     range_cancel();
     return;
   }
@@ -584,13 +590,13 @@ void View::range_panel() {
     ImGui::TextDisabled(range_job_ ? "computing the totals..." : "no totals");
     return;
   }
-  if (loaded_->lazy) {
+  if (loaded()->lazy) {
     // Lazy ranks: the totals of the ranks whose events are loaded.
     ImGui::Text(
         "%lld GPU activities overlap it; exposed communication inside it: %s (the %zu ranks loaded, of %zu)",
         static_cast<long long>(range_.events),
-        duration_text(a, sizeof a, static_cast<double>(range_.exposed_comm_ns)), loaded_->lazy->loaded_ranks,
-        loaded_->profile->ranks().size());
+        duration_text(a, sizeof a, static_cast<double>(range_.exposed_comm_ns)), loaded()->lazy->loaded_ranks,
+        loaded()->profile->ranks().size());
   } else {
     ImGui::Text("%lld GPU activities overlap it; exposed communication inside it: %s (all ranks)",
                 static_cast<long long>(range_.events),
@@ -618,8 +624,8 @@ void sort_rows(std::vector<std::uint32_t>& order, const std::vector<Row>& rows, 
 }  // namespace
 
 // The range's GPU work by the CPU operator that launched it.
-void View::range_operator_table(int flags) {
-  const Profile& profile = *loaded_->profile;
+void TimelineDetails::range_operator_table(int flags) {
+  const Profile& profile = *loaded()->profile;
   ImGui::SameLine();
   ImGui::TextDisabled("(%zu operators; click a header to sort)", range_.operators.size());
   if (!ImGui::BeginTable("##rops", 4, flags)) return;
@@ -666,8 +672,8 @@ void View::range_operator_table(int flags) {
   ImGui::EndTable();
 }
 
-void View::range_tables() {
-  const Profile& profile = *loaded_->profile;
+void TimelineDetails::range_tables() {
+  const Profile& profile = *loaded()->profile;
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_Sortable |
                                 ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_Resizable;
