@@ -30,6 +30,7 @@
 #include "app/gui/roofline_panel.hpp"
 #include "app/gui/summary_panel.hpp"
 #include "app/gui/timeline_details.hpp"
+#include "app/gui/timeline_panel.hpp"
 #include "profiler/error.hpp"
 #include "profiler/text_format.hpp"
 
@@ -87,10 +88,13 @@ std::filesystem::path config_file() {
 
 View::View(ViewOptions options)
     : options_(options),
-      details_(std::make_unique<TimelineDetails>(TimelineDetails::Host{
-          .loaded = &loaded_,
-          .timeline = &tl_,
-          .select = [this](const EventRef& event, bool jump) { timeline_select(event, jump); }})),
+      timeline_(std::make_unique<TimelinePanel>(
+          TimelinePanel::Host{.loaded = &loaded_,
+                              .lazy = &lazy_,
+                              .baseline = &bl_.loaded,
+                              .baseline_stacked = &bl_.stacked,
+                              .set_baseline_stacked = [this](bool stacked) { set_baseline_stacked(stacked); },
+                              .whatif_button = [this] { whatif_button(); }})),
       explorer_(std::make_unique<ExplorerPanel>(
           ExplorerPanel::Host{.loaded = &loaded_,
                               .replay_graph = [this]() -> measure::ReplayGraph& { return replay_graph(); },
@@ -112,12 +116,69 @@ View::View(ViewOptions options)
 }
 
 View::~View() {
-  details_->range_cancel();
+  timeline_->details().range_cancel();
   if (loader_.joinable()) loader_.join();
 }
 
+// The timeline, as tests, scripts and the benchmark read and set it.
 const measure::RangeTotals* View::range_totals() const {
-  return details_->range_totals();
+  return timeline_->details().range_totals();
+}
+void View::set_time_range(TimeNs start, TimeNs end) {
+  timeline_->set_time_range(start, end);
+}
+TimeNs View::time_start() const {
+  return timeline_->state().view.start();
+}
+TimeNs View::time_end() const {
+  return timeline_->state().view.end();
+}
+void View::set_all_ranks_open(bool open) {
+  timeline_->set_all_ranks_open(open);
+}
+void View::set_all_cpu_open(bool open) {
+  auto& cpu_open = timeline_->state().cpu_open;
+  cpu_open.assign(cpu_open.size(), open ? 1 : 0);
+}
+std::size_t View::last_frame_items() const {
+  return timeline_->state().frame_items;
+}
+std::size_t View::last_frame_events() const {
+  return timeline_->state().frame_events;
+}
+const EventRef& View::selected_event() const {
+  return timeline_->state().selected;
+}
+void View::select_event(const EventRef& event) {
+  timeline_->select(event, false);
+}
+bool View::has_range() const {
+  return timeline_->state().has_selection;
+}
+void View::search(std::string_view text) {
+  timeline_->search(text);
+}
+void View::search_next(int delta) {
+  timeline_->jump_to_match(delta);
+}
+int View::search_matches() const {
+  return static_cast<int>(timeline_->state().matches.size());
+}
+void View::set_row_pinned(std::uint32_t item, bool pinned) {
+  auto& pins = timeline_->state().pinned;
+  if (item < pins.size()) pins[item] = pinned ? 1 : 0;
+}
+int View::search_cursor() const {
+  return timeline_->state().match_cursor;
+}
+void View::set_critical_path_shown(bool shown) {
+  timeline_->state().critical = shown;
+}
+const std::vector<EventRef>& View::critical_path_events() const {
+  return timeline_->state().critical_events;
+}
+const std::vector<std::pair<std::int32_t, std::uint32_t>>& View::critical_path_baseline_events() const {
+  return timeline_->state().critical_baseline;
 }
 
 void View::run_query(const std::string& sql) {
@@ -173,7 +234,6 @@ void View::open(const std::vector<std::filesystem::path>& paths) {
 
 void View::set_profile(std::unique_ptr<LoadedProfile> loaded) {
   lazy_.reset();  // its worker reads the profile it was made for
-  pending_step_ = {};
   saved_statement_.reset();
   explorer_->forget_save();
   loaded_ = std::move(loaded);
@@ -191,88 +251,11 @@ void View::lazy_poll() {
   if (auto generation = lazy_->take()) install_generation(std::move(generation));
 }
 
-namespace {
-
-// What a timeline row is, independent of the items' numbering: where it was in the order survives a rebuild.
-struct RowKey {
-  std::int32_t rank_index;
-  std::string_view kind;
-  std::uint32_t a, b;
-  auto operator<=>(const RowKey&) const = default;
-};
-RowKey row_key(const TimelineItem& item) {
-  std::uint32_t a = 0, b = 0;
-  if (const auto* stream = dynamic_cast<const GpuStreamItem*>(&item)) a = stream->stream();
-  if (const auto* track = dynamic_cast<const CpuTrackItem*>(&item)) {
-    a = track->track();
-    b = track->api_thread();
-  }
-  if (const auto* base = dynamic_cast<const BaselineItem*>(&item)) a = base->stream();
-  return {item.rank_index(), item.kind_name(), a, b};
-}
-
-}  // namespace
-
 void View::install_generation(std::unique_ptr<LoadedProfile> generation) {
-  // The order and pins of the rows the timeline had, by what they are.
-  std::map<RowKey, double> position;
-  std::map<std::int32_t, double> header_position;
-  std::set<RowKey> pinned;
-  bool reordered = false;
-  for (std::size_t k = 0; k < tl_.order.size(); ++k) {
-    const TimelineItem& item = *tl_.items[tl_.order[k]];
-    position[row_key(item)] = static_cast<double>(k);
-    if (dynamic_cast<const RankHeaderItem*>(&item))
-      header_position[item.rank_index()] = static_cast<double>(k);
-    if (tl_.pinned[tl_.order[k]]) pinned.insert(row_key(item));
-    reordered = reordered || tl_.order[k] != k;
-  }
+  const TimelinePanel::RowsKept kept = timeline_->rows_kept();
   loaded_ = std::move(generation);
   restate_loaded();  // a generation is made from the first load, before any statement saved since
-  // Indices of events stay valid for a rank that stayed loaded (the same events); an evicted rank's do not.
-  auto still_loaded = [&](const EventRef& e) {
-    return e.valid() && loaded_->rank_loaded(static_cast<std::size_t>(e.rank_index));
-  };
-  if (!still_loaded(tl_.selected)) tl_.selected = {};
-  if (!still_loaded(tl_.scroll_to)) tl_.scroll_to = {};
-  tl_.hovered = {};
-  tl_.selected_instance = -1;  // instances are numbered anew with the ranks loaded
-  tl_.links.clear();
-  tl_.menu_item = kNoRow;
-  tl_.items.clear();
-  timeline_rebuild_items();
-  if (reordered || !pinned.empty()) {
-    std::vector<std::pair<double, std::uint32_t>> sorted;
-    std::map<std::int32_t, int> new_rows;  // rows of a rank that had none: right after its header
-    for (std::uint32_t i : tl_.order) {
-      const RowKey key = row_key(*tl_.items[i]);
-      auto at = position.find(key);
-      double p = 0;
-      if (at != position.end()) {
-        p = at->second;
-      } else {
-        auto header = header_position.find(key.rank_index);
-        p = (header != header_position.end() ? header->second : 1e12) + 0.001 * ++new_rows[key.rank_index];
-      }
-      sorted.push_back({p, i});
-      if (pinned.contains(key)) tl_.pinned[i] = 1;
-    }
-    std::stable_sort(sorted.begin(), sorted.end(),
-                     [](const auto& x, const auto& y) { return x.first < y.first; });
-    for (std::size_t k = 0; k < sorted.size(); ++k) tl_.order[k] = sorted[k].second;
-  }
-  if (tl_.has_selection) details_->range_start();  // the totals of the ranks loaded now
-  // A step asked for (Summary, Overview) before its rank's events were there.
-  if (pending_step_.rank_index >= 0 &&
-      loaded_->rank_loaded(static_cast<std::size_t>(pending_step_.rank_index))) {
-    const Rank& rank = loaded_->profile->ranks()[static_cast<std::size_t>(pending_step_.rank_index)];
-    for (std::uint32_t k = 0; k < rank.steps.size(); ++k) {
-      if (rank.steps[k].number != pending_step_.number) continue;
-      timeline_select({EventKind::kStep, pending_step_.rank_index, k}, false);
-      break;
-    }
-    pending_step_ = {};
-  }
+  timeline_->generation_installed(kept);
 }
 
 void View::poll_loader() {
@@ -315,16 +298,7 @@ void View::poll_loader() {
 }
 
 void View::on_profile_installed() {
-  details_->range_cancel();
-  const bool critical = tl_.critical;  // the overlay toggle outlives the profile
-  tl_ = TimelineState{};
-  tl_.critical = critical;
-  if (loaded_) tl_.view.set_bounds(loaded_->profile->first_ns(), loaded_->profile->last_ns());
-  const std::size_t ranks = loaded_ ? loaded_->profile->ranks().size() : 0;
-  // Small jobs open every rank; large ones open the first few (the others stay one header row each).
-  tl_.rank_open.assign(ranks, ranks <= 8 ? 1 : 0);
-  for (std::size_t r = 0; r < std::min<std::size_t>(ranks, 4); ++r) tl_.rank_open[r] = 1;
-  tl_.cpu_open.assign(ranks, 0);
+  timeline_->open_profile();
   summary_->prepare(loaded_.get());
   overview_->prepare(loaded_.get());
   if (!options_.panel_set && panel_ == Panel::kExplorer) select_panel(Panel::kTimeline);
@@ -333,19 +307,7 @@ void View::on_profile_installed() {
 }
 
 void View::show_on_timeline(const ShowOnTimeline& show) {
-  if (show.window) set_time_range(show.start, show.end);
-  const std::size_t r = show.rank_index;
-  if (r < tl_.rank_open.size()) tl_.rank_open[r] = 1;
-  tl_.scroll_to_rank = static_cast<std::int32_t>(r);
-  if (show.step && loaded_ && r < loaded_->profile->ranks().size()) {
-    if (!loaded_->rank_loaded(r)) pending_step_ = {static_cast<std::int32_t>(r), *show.step};
-    const Rank& rank = loaded_->profile->ranks()[r];
-    for (std::uint32_t k = 0; k < rank.steps.size(); ++k) {
-      if (rank.steps[k].number != *show.step) continue;
-      timeline_select({EventKind::kStep, static_cast<std::int32_t>(r), k}, false);
-      break;
-    }
-  }
+  timeline_->show(show);
   select_panel(Panel::kTimeline);
 }
 
@@ -403,7 +365,7 @@ void View::draw() {
         }
         switch (p) {
           case Panel::kTimeline:
-            draw_timeline();
+            timeline_->draw(loading());
             break;
           case Panel::kSummary:
             draw_summary();

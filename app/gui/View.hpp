@@ -1,10 +1,12 @@
-// View: the meshscope desktop front end, a shell around its panels. View.cpp (frame, menus, opening) and
-// View_Timeline.cpp (with its row kinds in timeline_items.*, their tooltips in timeline_tooltips.cpp and its
-// view of time in timeline_controller.*) keep their state here. The Explorer, Summary, Roofline, Overview,
-// Planner and Query panels are objects of their own (explorer_panel.*, summary_panel.*, roofline_panel.*,
-// overview_panel.*, planner_panel.*, query_panel.*), held here behind pointers and handed what they draw
-// from (View_Panels.cpp); a link they follow to the timeline comes back as a ShowOnTimeline
-// (timeline_controller.hpp).
+// View: the meshscope desktop front end, a shell around its panels. View.cpp (frame, menus, opening),
+// View_Files.cpp (the file browser), View_Baseline.cpp (the baseline and the what-if replay) and
+// View_State.cpp (the state dump) keep the shell's state here. Every panel is an object of its own, which
+// owns its state: the Timeline (timeline_panel.*, with its bottom pane in timeline_details.*, its row kinds
+// in timeline_items.*, their tooltips in timeline_tooltips.cpp and its view of time in
+// timeline_controller.*), the Explorer, Summary, Roofline, Overview, Planner and Query (explorer_panel.*,
+// summary_panel.*, roofline_panel.*, overview_panel.*, planner_panel.*, query_panel.*), held here behind
+// pointers and handed what they draw from (View_Panels.cpp); a link they follow to the timeline comes back as
+// a ShowOnTimeline (timeline_controller.hpp).
 //
 // What is computed once after a profile is opened (LoadedProfile) is in loaded_profile.hpp.
 //
@@ -69,7 +71,7 @@ class RooflinePanel;
 struct ExplorerReplay;
 struct MeasuredPipelineRow;
 class SummaryPanel;
-class TimelineDetails;
+class TimelinePanel;
 struct RooflineShown;
 class PlannerPanel;
 class QueryPanel;
@@ -119,12 +121,10 @@ class View {
   bool baseline_stacked() const { return bl_.stacked; }
   // The critical path overlay (timeline_critical_path.cpp): shown or not, and the events it outlined in the
   // last frame (each CPU range, CUDA call and GPU activity of the drawn paths' segments, once).
-  void set_critical_path_shown(bool shown) { tl_.critical = shown; }
-  const std::vector<EventRef>& critical_path_events() const { return tl_.critical_events; }
+  void set_critical_path_shown(bool shown);
+  const std::vector<EventRef>& critical_path_events() const;
   // The what-if (or baseline) activities on the baseline's own critical path that its stacked rows outlined.
-  const std::vector<std::pair<std::int32_t, std::uint32_t>>& critical_path_baseline_events() const {
-    return tl_.critical_baseline;
-  }
+  const std::vector<std::pair<std::int32_t, std::uint32_t>>& critical_path_baseline_events() const;
 
   // One frame of the whole UI, in a window covering the display. Call between NewFrame() and Render().
   void draw();
@@ -134,30 +134,28 @@ class View {
 
   // Timeline window (in profile ns); a range of 0 length means "fit the whole profile".
   void set_time_range(TimeNs start, TimeNs end);
-  TimeNs time_start() const { return tl_.view.start(); }
-  TimeNs time_end() const { return tl_.view.end(); }
+  TimeNs time_start() const;
+  TimeNs time_end() const;
   // Opens (or collapses) every rank group of the timeline.
-  void set_all_ranks_open(bool open) { tl_.rank_open.assign(tl_.rank_open.size(), open ? 1 : 0); }
+  void set_all_ranks_open(bool open);
   // Shows (or hides) every rank's CPU threads and their CUDA API calls.
-  void set_all_cpu_open(bool open) { tl_.cpu_open.assign(tl_.cpu_open.size(), open ? 1 : 0); }
+  void set_all_cpu_open(bool open);
   // Draw items the timeline produced in the last frame (for tests and the benchmark).
-  std::size_t last_frame_items() const { return tl_.frame_items; }
-  std::size_t last_frame_events() const { return tl_.frame_events; }
+  std::size_t last_frame_items() const;
+  std::size_t last_frame_events() const;
   // Timeline selection: the clicked event, and the selected time range (tests, benchmark).
-  const EventRef& selected_event() const { return tl_.selected; }
-  void select_event(const EventRef& event) { timeline_select(event, false); }
-  bool has_range() const { return tl_.has_selection; }
+  const EventRef& selected_event() const;
+  void select_event(const EventRef& event);
+  bool has_range() const;
   // The totals of the selected range once computed (nullptr while computing or with no range).
   const measure::RangeTotals* range_totals() const;
   // Runs the timeline search for TEXT and jumps to the first match (tests).
   void search(std::string_view text);
-  void search_next(int delta) { timeline_jump_to_match(delta); }
-  int search_matches() const { return static_cast<int>(tl_.matches.size()); }
+  void search_next(int delta);
+  int search_matches() const;
   // Pins row ITEM (an index of the state's rows) to the top of the timeline (tests; the row menu does it).
-  void set_row_pinned(std::uint32_t item, bool pinned) {
-    if (item < tl_.pinned.size()) tl_.pinned[item] = pinned ? 1 : 0;
-  }
-  int search_cursor() const { return tl_.match_cursor; }
+  void set_row_pinned(std::uint32_t item, bool pinned);
+  int search_cursor() const;
   // The state a test or a script reads: selection, zoom, range, search, rows, explorer layout (JSON).
   std::string state_json() const;
   // Explorer model (a preset name with shape overrides, 0 = the preset's) and layout; used for the bundled
@@ -212,10 +210,8 @@ class View {
   // A lazy profile's next generation: the same profile with other ranks' events loaded. The timeline keeps
   // its zoom, open ranks, order, pins, selection (when its rank is still loaded) and search.
   void install_generation(std::unique_ptr<LoadedProfile> generation);
-  void lazy_want(const TimelineContext& ctx);  // the ranks the timeline shows this frame (View_Timeline.cpp)
 
   // [SECTION] windows, one file each
-  void draw_timeline();            // View_Timeline.cpp
   void draw_summary();             // the Summary panel, handed the Explorer's hardware
   void draw_roofline();            // the Roofline panel, handed the Explorer's prediction
   void draw_planner();             // the Planner panel, handed the Explorer's prediction
@@ -223,36 +219,9 @@ class View {
   // Follows a panel's link to the timeline (timeline_controller.hpp) and shows the timeline.
   void show_on_timeline(const ShowOnTimeline& show);
 
-  void timeline_state(JsonWriter& j) const;  // its "timeline"
-
-  // Timeline helpers (View_Timeline.cpp)
-  void timeline_toolbar();
-  void timeline_legend();
-  void timeline_canvas();
-  TimelineContext timeline_context(float x0, float x1, bool hovered) const;
-  float timeline_layout(TimelineContext& ctx, float y0, float pins_h);
-  float timeline_pins_height(const TimelineContext& ctx) const;
-  void timeline_draw_rows(TimelineContext& ctx, bool pinned, float y0);
-  void timeline_overlays(TimelineContext& ctx);
-  void timeline_hover_actions(const TimelineContext& ctx);
-  void timeline_handle_input(float x0, float x1, bool hovered, bool ruler_hovered);
-  void timeline_keys(float x0, float x1);
-  void timeline_draw_ruler(ImDrawList* dl, float x0, float x1, float y0, float label_w, float h);
-  void timeline_run_search();
-  void timeline_jump_to_match(int delta);
-  void timeline_fit_selection();
-  void timeline_select(const EventRef& event, bool jump);
-  bool timeline_event_rect(const TimelineContext& ctx, const EventRef& event, ImVec2& a, ImVec2& b) const;
-  void timeline_flows(TimelineContext& ctx, const EventRef& event, ImU32 color);
-  void timeline_row_menu(const TimelineContext& ctx);
-  void timeline_move_row(std::uint32_t item, int direction);
-  void timeline_move_rank(std::int32_t rank_index, int direction);
-  // Critical path overlay (timeline_critical_path.cpp)
-  void timeline_critical_path(TimelineContext& ctx);
   // Baseline (View_Baseline.cpp)
   void baseline_start(std::vector<std::filesystem::path> paths);
   void baseline_poll();
-  void timeline_rebuild_items();
 
   ViewOptions options_;
   Panel panel_ = Panel::kTimeline;
@@ -269,10 +238,6 @@ class View {
   // of the LoadedProfile: workers may read the one shown).
   void restate_loaded();
   measure::ReplayGraph& replay_graph();  // the open profile's, built once and kept for what-ifs
-  struct PendingStep {                   // a step to select once its rank's events are loaded
-    std::int32_t rank_index = -1;
-    std::int64_t number = 0;
-  } pending_step_;
   std::jthread loader_;
   std::mutex loader_mutex_;
   std::unique_ptr<LoadedProfile> pending_;  // handed over by the loader under loader_mutex_
@@ -313,7 +278,7 @@ class View {
   std::uint64_t frame_ = 0;
 
   // Baseline: the profile, its diff with the open one, the worker that loads and diffs
-  void whatif_button();  // View_Timeline.cpp: the toolbar's What-if button and editor
+  void whatif_button();  // View_Baseline.cpp: the timeline toolbar's What-if button and editor
   measure::ReplayEdits whatif_edits(const compare::WhatifRequest& request);
   void run_whatif();  // View_Baseline.cpp: the requested replay, on the UI thread
   struct WhatifState {
@@ -343,10 +308,7 @@ class View {
     std::jthread worker;                       // last: joined first
   } bl_;
 
-  // Timeline state (timeline_items.hpp)
-  TimelineState tl_;
-  std::vector<std::uint32_t> flow_calls_;     // scratch of timeline_flows()
-  std::unique_ptr<TimelineDetails> details_;  // the bottom pane: Details and Range (timeline_details.hpp)
+  std::unique_ptr<TimelinePanel> timeline_;  // the Timeline panel (timeline_panel.hpp)
 
   std::unique_ptr<ExplorerPanel> explorer_;  // the Explorer panel (explorer_panel.hpp)
   std::unique_ptr<RooflinePanel> roofline_;  // the Roofline panel (roofline_panel.hpp)

@@ -10,21 +10,14 @@
 
 #include "analysis/model/presets.hpp"
 #include "app/gui/View.hpp"
+#include "app/gui/gui_util.hpp"
+#include "app/gui/lazy_ranks.hpp"
+#include "app/gui/timeline_panel.hpp"
 #include "profiler/error.hpp"
 
 namespace meshscope::gui {
 
 namespace {
-
-// Drops the timeline's rows (they point into the baseline); draw_timeline() builds them again.
-void drop_rows(TimelineState& tl) {
-  tl.items.clear();
-  tl.order.clear();
-  tl.pinned.clear();
-  tl.rows.clear();
-  tl.groups.clear();
-  tl.filter_dirty = tl.filter[0] != 0;
-}
 
 bool same_owner(const std::weak_ptr<LoadedProfile>& a, const std::shared_ptr<LoadedProfile>& b) {
   return b && !a.owner_before(b) && !b.owner_before(a);
@@ -127,7 +120,7 @@ void View::baseline_poll() {
       bl_.pending_error.clear();
       // A baseline that failed to load leaves the current one (and says why).
       if (bl_.pending_loaded) {
-        if (bl_.pending_loaded != bl_.loaded) drop_rows(tl_);
+        if (bl_.pending_loaded != bl_.loaded) timeline_->drop_items();
         bl_.loaded = std::move(bl_.pending_loaded);
         bl_.diff = std::move(bl_.pending_diff);
         bl_.diff_of = bl_.pending_of;
@@ -149,7 +142,7 @@ void View::set_baseline(std::unique_ptr<LoadedProfile> baseline) {
     std::lock_guard lock(bl_.mutex);
     bl_.pending = false;
   }
-  drop_rows(tl_);
+  timeline_->drop_items();
   bl_.error.clear();
   bl_.loaded = std::move(baseline);
   bl_.diff.reset();
@@ -169,7 +162,7 @@ void View::close_baseline() {
     bl_.pending_loaded.reset();
     bl_.pending_diff.reset();
   }
-  drop_rows(tl_);
+  timeline_->drop_items();
   bl_.loaded.reset();
   bl_.diff.reset();
   bl_.diff_of.reset();
@@ -183,15 +176,45 @@ const measure::Diff* View::baseline_diff() const {
 void View::set_baseline_stacked(bool stacked) {
   if (stacked == bl_.stacked) return;
   bl_.stacked = stacked;
-  drop_rows(tl_);
+  timeline_->drop_items();
 }
 
-// The timeline's rows for the open profile, with the baseline's under each rank when stacked. Row order and
-// pins start afresh; a search is run again.
-void View::timeline_rebuild_items() {
-  build_timeline_items(*loaded_, tl_);
-  if (bl_.stacked && bl_.loaded && !bl_.loaded->lazy) add_baseline_items(*loaded_, *bl_.loaded, tl_);
-  if (tl_.filter[0]) timeline_run_search();
+// The toolbar's What-if... button (disabled for a large job open on its summaries) and its editor: edits as
+// one line, as `whatif` takes them (compare::parse_whatif_line), replayed when given.
+void View::whatif_button() {
+  same_line_if_fits(button_width("What-if..."));
+  ImGui::BeginDisabled(loaded_->lazy.has_value());
+  if (ImGui::Button("What-if...")) ImGui::OpenPopup("##whatif");
+  ImGui::EndDisabled();
+  note_if_past_edge();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip(loaded_->lazy ? "What-if replays every rank's events: this large job is open on its "
+                                      "summaries (open it with --lazy never)"
+                                    : "Replay this run by its dependency graph, with edits (GEMMs faster, "
+                                      "communication slower, the straggler on time),\nand show the replay "
+                                      "under each rank (docs/WHATIF.md)");
+  if (!ImGui::BeginPopup("##whatif")) return;
+  ImGui::TextUnformatted("Replay this run by its dependency graph, changed (docs/WHATIF.md)");
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22);
+  const bool entered =
+      ImGui::InputText("edits", wi_.text, sizeof wi_.text, ImGuiInputTextFlags_EnterReturnsTrue);
+  ImGui::TextDisabled("CLASS=F or PATTERN=F (gemm, attention, conv, norm, elementwise, comm, memcpy),");
+  ImGui::TextDisabled(
+      "fix-straggler, --tp N, --dp N, --link DOMAIN=GB/s, --latency DOMAIN=us, --hardware GPU;");
+  ImGui::TextDisabled("empty: the replay as measured");
+  if (ImGui::Button("Replay") || entered) {
+    compare::WhatifRequest request;
+    std::string error;
+    if (compare::parse_whatif_line(wi_.text, request, error)) {
+      request_whatif(std::move(request), wi_.text);
+      wi_.error.clear();
+      ImGui::CloseCurrentPopup();
+    } else {
+      wi_.error = error;
+    }
+  }
+  if (!wi_.error.empty()) ImGui::TextColored(to_vec4(kColExposed), "%s", wi_.error.c_str());
+  ImGui::EndPopup();
 }
 
 measure::ReplayGraph& View::replay_graph() {

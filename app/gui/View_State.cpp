@@ -25,6 +25,8 @@
 #include "app/gui/lazy_ranks.hpp"
 #include "app/gui/overview_panel.hpp"
 #include "app/gui/summary_panel.hpp"
+#include "app/gui/timeline_details.hpp"
+#include "app/gui/timeline_panel.hpp"
 #include "profiler/json_writer.hpp"
 
 namespace meshscope::gui {
@@ -50,10 +52,10 @@ void write_event(JsonWriter& j, const Profile& profile, const EventRef& e) {
 
 // The state dump's "timeline": the view, the canvas, the rows shown, the selection, hover, range, menu and
 // search (a profile is loaded).
-void View::timeline_state(JsonWriter& j) const {
-  const Profile& profile = *loaded_->profile;
+void TimelinePanel::write_state(JsonWriter& j) const {
+  const Profile& profile = *loaded()->profile;
   TimelineContext ctx;
-  ctx.loaded = loaded_.get();
+  ctx.loaded = loaded().get();
   ctx.profile = &profile;
   ctx.ui = ImGui::GetCurrentContext() ? ui_scale() : 1.0f;
   j.key("timeline").begin_object();
@@ -90,7 +92,7 @@ void View::timeline_state(JsonWriter& j) const {
   j.key("range").begin_object();
   j.field("active", tl_.has_selection).field("selecting", tl_.selecting);
   j.field("start_ns", std::min(tl_.sel_a, tl_.sel_b)).field("end_ns", std::max(tl_.sel_a, tl_.sel_b));
-  const measure::RangeTotals* totals = range_totals();
+  const measure::RangeTotals* totals = details_->range_totals();
   j.field("ready", totals != nullptr);
   j.field("events", totals ? totals->events : std::int64_t{0});
   j.field("exposed_comm_ns", totals ? totals->exposed_comm_ns : TimeNs{0});
@@ -168,7 +170,7 @@ std::string View::state_json() const {
   if (panel_ == Panel::kSummary) summary_->dump_state(j);
   if (panel_ == Panel::kOverview && loaded_) overview_->dump_state(j, *loaded_);
   explorer_->dump_state(j);
-  if (loaded_) timeline_state(j);
+  if (loaded_) timeline_->write_state(j);
   j.end_object();
   return j.str();
 }

@@ -14,9 +14,9 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
 #include "app/gui/timeline_details.hpp"
+#include "app/gui/timeline_panel.hpp"
 
 namespace meshscope::gui {
 
@@ -61,10 +61,10 @@ const measure::StepPath* find_step(const measure::RankPaths& paths, std::int64_t
 
 }  // namespace
 
-void View::timeline_critical_path(TimelineContext& ctx) {
+void TimelinePanel::timeline_critical_path(TimelineContext& ctx) {
   tl_.critical_events.clear();
   tl_.critical_rank = -1;
-  const auto& paths = loaded_->critical;
+  const auto& paths = loaded()->critical;
   // The step whose path is drawn: the selected one, or the one around the selected event.
   const measure::StepPath* only = nullptr;
   if (tl_.selected.valid()) {

@@ -1,4 +1,4 @@
-// Timeline items (Tracy's TimelineItem): the timeline is a controller (View_Timeline.cpp) holding one item
+// Timeline items (Tracy's TimelineItem): the timeline is a controller (timeline_panel.cpp) holding one item
 // per row kind, each with the same three phases every frame:
 //   preprocess  the visible time range becomes draw items (timeline_lod.hpp: binary search, sub-pixel
 //               folding with counts); plain C++, no ImGui calls;

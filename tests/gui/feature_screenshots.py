@@ -215,8 +215,10 @@ def main():
 
     def pinned(app):
         s = app.loaded()
-        streams = [q for q in s["timeline"]["rows"] if q["kind"] == "gpu_stream" and q["rank"] == 3]
-        r = next(q for q in streams if q["label"].endswith("stream 23"))
+        # The last rank's communication stream that is on screen (at 700 px high, not every rank's is).
+        bottom = s["timeline"]["canvas"]["rows_bottom"]
+        r = [q for q in s["timeline"]["rows"] if q["kind"] == "gpu_stream" and q["label"].endswith("stream 23")
+             and q["y"] + q["h"] <= bottom][-1]
         app.click(s["timeline"]["canvas"]["x0"] - 80, r["y"] + 5, button=3)
         s = app.wait(lambda s: s["timeline"]["menu"])
         pin = next(m for m in s["timeline"]["menu"] if m["label"] == "Pin to top")

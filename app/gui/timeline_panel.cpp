@@ -1,8 +1,9 @@
-// View_Timeline.cpp: the timeline controller. It holds the rows (timeline_items.hpp: one item per row kind,
-// each preprocessed into draw items and drawn with ImDrawList calls only), lays them out (pinned rows first,
-// in a band that does not scroll), runs the hovered row's tooltip, and owns the input: zoom, pan, range
-// selection on the time axis, click selection, keyboard, search, and the row menu (pin, move, collapse).
-// The details of the selection and the range totals are the bottom pane's (timeline_details.hpp).
+// timeline_panel.cpp: the Timeline panel (timeline_panel.hpp). It holds the rows (timeline_items.hpp: one
+// item per row kind, each preprocessed into draw items and drawn with ImDrawList calls only), lays them out
+// (pinned rows first, in a band that does not scroll), runs the hovered row's tooltip, and owns the input:
+// zoom, pan, range selection on the time axis, click selection, keyboard, search, and the row menu (pin,
+// move, collapse). The details of the selection and the range totals are the bottom pane's
+// (timeline_details.hpp).
 //
 // [SECTION] View range (fit, clamp, show an event at the current zoom)
 // [SECTION] Toolbar (search, fit, bookmarks, legend)
@@ -19,11 +20,11 @@
 #include <cstring>
 
 #include "analysis/measure/collectives.hpp"
-#include "app/gui/View.hpp"
 #include "app/gui/gui_util.hpp"
 #include "app/gui/lazy_ranks.hpp"
 #include "app/gui/timeline_details.hpp"
 #include "app/gui/timeline_items.hpp"
+#include "app/gui/timeline_panel.hpp"
 
 namespace meshscope::gui {
 
@@ -55,15 +56,11 @@ void draw_flow(ImDrawList* dl, ImVec2 from, ImVec2 to, ImU32 color, float ui) {
 // [SECTION] View range
 // ------------------------------------------------------------------------------------------
 
-void View::set_time_range(TimeNs start, TimeNs end) {
-  tl_.view.set(start, end);
-}
-
 // F: the selected event, else the selected range, else the whole profile.
-void View::timeline_fit_selection() {
-  if (!loaded_) return;
+void TimelinePanel::timeline_fit_selection() {
+  if (!loaded()) return;
   if (tl_.selected.valid()) {
-    const EventSpan span = span_of(*loaded_->profile, tl_.selected);
+    const EventSpan span = span_of(*loaded()->profile, tl_.selected);
     tl_.view.zoom_to(span.start_ns, span.end_ns);
   } else if (tl_.has_selection) {
     tl_.view.zoom_to(std::min(tl_.sel_a, tl_.sel_b), std::max(tl_.sel_a, tl_.sel_b));
@@ -72,16 +69,16 @@ void View::timeline_fit_selection() {
   }
 }
 
-void View::timeline_select(const EventRef& event, bool jump) {
+void TimelinePanel::timeline_select(const EventRef& event, bool jump) {
   tl_.selected = event;
   tl_.selected_instance = -1;
-  if (!event.valid() || !loaded_) return;
+  if (!event.valid() || !loaded()) return;
   const auto r = static_cast<std::size_t>(event.rank_index);
-  const Rank& rank = loaded_->profile->ranks()[r];
+  const Rank& rank = loaded()->profile->ranks()[r];
   if (event.kind == EventKind::kActivity) {
     const Activity& a = rank.activities[event.index];
     if (a.collective >= 0 && static_cast<std::size_t>(a.collective) < rank.collectives.size())
-      tl_.selected_instance = loaded_->instance_of[r][static_cast<std::size_t>(a.collective)];
+      tl_.selected_instance = loaded()->instance_of[r][static_cast<std::size_t>(a.collective)];
   }
   tl_.details_tab = 0;
   if (!jump) return;
@@ -93,21 +90,50 @@ void View::timeline_select(const EventRef& event, bool jump) {
                      return false;
                    }());
   if (cpu) tl_.cpu_open[r] = 1;
-  const EventSpan span = span_of(*loaded_->profile, event);
+  const EventSpan span = span_of(*loaded()->profile, event);
   tl_.view.show(span.start_ns, span.end_ns);
   tl_.scroll_to = event;
 }
 
-void View::draw_timeline() {
-  if (!loaded_) {
+TimelinePanel::TimelinePanel(Host host)
+    : host_(std::move(host)),
+      details_(std::make_unique<TimelineDetails>(TimelineDetails::Host{
+          .loaded = host_.loaded, .timeline = &tl_, .select = [this](const EventRef& event, bool jump) {
+            timeline_select(event, jump);
+          }})) {}
+
+TimelinePanel::~TimelinePanel() {
+  details_->range_cancel();
+}
+
+// The rows for the open profile, with the baseline's under each rank when stacked. Row order and pins start
+// afresh; a search is run again.
+void TimelinePanel::rebuild_items() {
+  build_timeline_items(*loaded(), tl_);
+  if (baseline_stacked() && baseline() && !baseline()->lazy) add_baseline_items(*loaded(), *baseline(), tl_);
+  if (tl_.filter[0]) timeline_run_search();
+}
+
+// The rows point into the baseline: dropped with it, built again by the next frame.
+void TimelinePanel::drop_items() {
+  tl_.items.clear();
+  tl_.order.clear();
+  tl_.pinned.clear();
+  tl_.rows.clear();
+  tl_.groups.clear();
+  tl_.filter_dirty = tl_.filter[0] != 0;
+}
+
+void TimelinePanel::draw(bool loading) {
+  if (!loaded()) {
     ImGui::Spacing();
-    ImGui::TextDisabled(loading() ? "Loading..."
-                                  : "Open a profile to see its timeline (File > Open, or drop a trace).");
+    ImGui::TextDisabled(loading ? "Loading..."
+                                : "Open a profile to see its timeline (File > Open, or drop a trace).");
     return;
   }
-  tl_.view.set_bounds(loaded_->profile->first_ns(), loaded_->profile->last_ns());
+  tl_.view.set_bounds(loaded()->profile->first_ns(), loaded()->profile->last_ns());
   if (tl_.view.unset()) tl_.view.fit();
-  if (tl_.items.empty()) timeline_rebuild_items();
+  if (tl_.items.empty()) rebuild_items();
   details_->range_poll();
   timeline_toolbar();
   timeline_canvas();
@@ -144,45 +170,7 @@ void bookmarks_popup(TimelineState& tl, TimeNs origin) {
 
 }  // namespace
 
-// The toolbar's What-if... button (disabled for a large job open on its summaries) and its editor: edits as
-// one line, as `whatif` takes them (compare::parse_whatif_line), replayed when given.
-void View::whatif_button() {
-  same_line_if_fits(button_width("What-if..."));
-  ImGui::BeginDisabled(loaded_->lazy.has_value());
-  if (ImGui::Button("What-if...")) ImGui::OpenPopup("##whatif");
-  ImGui::EndDisabled();
-  note_if_past_edge();
-  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip(loaded_->lazy ? "What-if replays every rank's events: this large job is open on its "
-                                      "summaries (open it with --lazy never)"
-                                    : "Replay this run by its dependency graph, with edits (GEMMs faster, "
-                                      "communication slower, the straggler on time),\nand show the replay "
-                                      "under each rank (docs/WHATIF.md)");
-  if (!ImGui::BeginPopup("##whatif")) return;
-  ImGui::TextUnformatted("Replay this run by its dependency graph, changed (docs/WHATIF.md)");
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22);
-  const bool entered =
-      ImGui::InputText("edits", wi_.text, sizeof wi_.text, ImGuiInputTextFlags_EnterReturnsTrue);
-  ImGui::TextDisabled("CLASS=F or PATTERN=F (gemm, attention, conv, norm, elementwise, comm, memcpy),");
-  ImGui::TextDisabled(
-      "fix-straggler, --tp N, --dp N, --link DOMAIN=GB/s, --latency DOMAIN=us, --hardware GPU;");
-  ImGui::TextDisabled("empty: the replay as measured");
-  if (ImGui::Button("Replay") || entered) {
-    compare::WhatifRequest request;
-    std::string error;
-    if (compare::parse_whatif_line(wi_.text, request, error)) {
-      request_whatif(std::move(request), wi_.text);
-      wi_.error.clear();
-      ImGui::CloseCurrentPopup();
-    } else {
-      wi_.error = error;
-    }
-  }
-  if (!wi_.error.empty()) ImGui::TextColored(to_vec4(kColExposed), "%s", wi_.error.c_str());
-  ImGui::EndPopup();
-}
-
-void View::timeline_toolbar() {
+void TimelinePanel::timeline_toolbar() {
   const ImGuiIO& io = ImGui::GetIO();
   if (io.KeyCtrl && ImGui::IsKeyPressed('F', false)) tl_.focus_search = true;
   if (tl_.focus_search) {
@@ -236,9 +224,9 @@ void View::timeline_toolbar() {
       ImGui::TextColored(to_vec4(kColExposed), "%s", matches);
     else
       ImGui::TextUnformatted(matches);
-    if (loaded_->lazy && ImGui::IsItemHovered())
+    if (loaded()->lazy && ImGui::IsItemHovered())
       ImGui::SetTooltip("in the %zu ranks whose events are loaded (of %zu): open or zoom to load others",
-                        loaded_->lazy->loaded_ranks, loaded_->profile->ranks().size());
+                        loaded()->lazy->loaded_ranks, loaded()->profile->ranks().size());
   } else {
     same_line_if_fits(ImGui::CalcTextSize("       ").x);
     ImGui::TextDisabled("       ");
@@ -260,7 +248,7 @@ void View::timeline_toolbar() {
   same_line_if_fits(button_width(label));
   if (ImGui::Button(label)) ImGui::OpenPopup("##bookmarks");
   note_if_past_edge();
-  bookmarks_popup(tl_, loaded_->profile->first_ns());
+  bookmarks_popup(tl_, loaded()->profile->first_ns());
   same_line_if_fits(checkbox_width("Critical path"));
   ImGui::Checkbox("Critical path", &tl_.critical);
   note_if_past_edge();
@@ -269,16 +257,16 @@ void View::timeline_toolbar() {
         "Outline the chain of CPU work, CUDA calls, kernels, copies and waits that set when each step "
         "ended\n(the selected step's, or every visible step's when none is selected; its length by kind is "
         "in the step's details)");
-  whatif_button();
-  if (bl_.loaded) {
+  host_.whatif_button();
+  if (baseline()) {
     // A replay of this run (What-if...) is the baseline while it is shown: its rows say so.
-    const char* rows_label = bl_.loaded->whatif_edits.empty() ? "Baseline rows" : "What-if rows";
+    const char* rows_label = baseline()->whatif_edits.empty() ? "Baseline rows" : "What-if rows";
     same_line_if_fits(checkbox_width(rows_label));
     // A large baseline opened on its summaries (lazy ranks) has no events to stack.
-    const bool summaries_only = bl_.loaded->lazy.has_value();
-    bool stacked = bl_.stacked && !summaries_only;
+    const bool summaries_only = baseline()->lazy.has_value();
+    bool stacked = baseline_stacked() && !summaries_only;
     ImGui::BeginDisabled(summaries_only);
-    if (ImGui::Checkbox(rows_label, &stacked)) set_baseline_stacked(stacked);
+    if (ImGui::Checkbox(rows_label, &stacked)) host_.set_baseline_stacked(stacked);
     ImGui::EndDisabled();
     note_if_past_edge();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
@@ -287,20 +275,20 @@ void View::timeline_toolbar() {
             "The baseline (%s) is a large job opened on its summaries (lazy ranks):\nthe Summary compares "
             "it, "
             "its rows are not stacked here",
-            bl_.loaded->source.filename().c_str());
+            baseline()->source.filename().c_str());
       else
         ImGui::SetTooltip(
             "Show the baseline (%s) under each rank of the same number,\naligned at each run's "
             "first step start",
-            bl_.loaded->source.filename().c_str());
+            baseline()->source.filename().c_str());
     }
-    if (stacked && loaded_) {
+    if (stacked && loaded()) {
       // Say what stands under what when it is not rank for rank.
-      const BaselinePairing pairing = baseline_pairing(*loaded_->profile, *bl_.loaded->profile);
-      const auto& base_ranks = bl_.loaded->profile->ranks();
+      const BaselinePairing pairing = baseline_pairing(*loaded()->profile, *baseline()->profile);
+      const auto& base_ranks = baseline()->profile->ranks();
       const auto paired = static_cast<std::size_t>(std::count_if(
           pairing.base_of.begin(), pairing.base_of.end(), [](std::ptrdiff_t b) { return b >= 0; }));
-      if (pairing.in_order || paired < loaded_->profile->ranks().size()) {
+      if (pairing.in_order || paired < loaded()->profile->ranks().size()) {
         char said[128];
         if (pairing.in_order)
           std::snprintf(said, sizeof said,
@@ -308,7 +296,7 @@ void View::timeline_toolbar() {
                         base_ranks.size(), base_ranks.front().rank, base_ranks.back().rank);
         else
           std::snprintf(said, sizeof said, "(%zu of %zu ranks have a baseline rank of their number)", paired,
-                        loaded_->profile->ranks().size());
+                        loaded()->profile->ranks().size());
         same_line_if_fits(ImGui::CalcTextSize(said).x);
         ImGui::TextColored(to_vec4(kColBaseline), "%s", said);
         note_if_past_edge();
@@ -325,7 +313,7 @@ void View::timeline_toolbar() {
 }
 
 // The colour legend, right-aligned on the toolbar line when it fits there, else on a line of its own.
-void View::timeline_legend() {
+void TimelinePanel::timeline_legend() {
   const std::pair<ImU32, const char*> items[] = {{kColCompute, "compute"},
                                                  {kColComm, "communication"},
                                                  {kColMemory, "memory"},
@@ -355,11 +343,12 @@ void View::timeline_legend() {
 // [SECTION] Canvas
 // -------------------------------------------------------------------------------------------
 
-void View::timeline_draw_ruler(ImDrawList* dl, float x0, float x1, float y0, float label_w, float h) {
+void TimelinePanel::timeline_draw_ruler(ImDrawList* dl, float x0, float x1, float y0, float label_w,
+                                        float h) {
   const double nspx = tl_.view.ns_per_px(x0, x1);
   const TimeNs t0 = tl_.view.start();
   const TimeNs step = ruler_step(nspx, 110.0 * ui_scale());
-  const TimeNs origin = loaded_->profile->first_ns();
+  const TimeNs origin = loaded()->profile->first_ns();
   dl->AddRectFilled(ImVec2(x0 - label_w, y0), ImVec2(x1, y0 + h), IM_COL32(24, 27, 33, 255));
   // Bookmarks: a band under the ticks with their number.
   char buf[48];
@@ -393,11 +382,11 @@ void View::timeline_draw_ruler(ImDrawList* dl, float x0, float x1, float y0, flo
                "time (drag: select)");
 }
 
-TimelineContext View::timeline_context(float x0, float x1, bool hovered) const {
+TimelineContext TimelinePanel::timeline_context(float x0, float x1, bool hovered) const {
   const ImGuiIO& io = ImGui::GetIO();
   TimelineContext ctx;
-  ctx.loaded = loaded_.get();
-  ctx.profile = loaded_->profile.get();
+  ctx.loaded = loaded().get();
+  ctx.profile = loaded()->profile.get();
   ctx.tl = const_cast<TimelineState*>(&tl_);
   ctx.ui = ui_scale();
   ctx.x0 = x0;
@@ -414,7 +403,7 @@ TimelineContext View::timeline_context(float x0, float x1, bool hovered) const {
   return ctx;
 }
 
-void View::timeline_canvas() {
+void TimelinePanel::timeline_canvas() {
   const float ui = ui_scale();
   const bool panel = tl_.selected.valid() || tl_.has_selection || tl_.selected_instance >= 0;
   const float bottom =
@@ -497,7 +486,7 @@ void View::timeline_canvas() {
   ImGui::EndChild();
 }
 
-float View::timeline_pins_height(const TimelineContext& ctx) const {
+float TimelinePanel::timeline_pins_height(const TimelineContext& ctx) const {
   float h = 0;
   for (std::uint32_t i : tl_.order) {
     if (tl_.pinned[i] && tl_.items[i]->visible(tl_)) h += tl_.items[i]->height(ctx);
@@ -507,7 +496,7 @@ float View::timeline_pins_height(const TimelineContext& ctx) const {
 
 // Sets every item's y for this frame (pinned rows in the band at the window top, the others from Y0 down,
 // a gap between rank groups), scrolls to a requested event or rank, and returns the bottom of the rows.
-float View::timeline_layout(TimelineContext& ctx, float y0, float pins_h) {
+float TimelinePanel::timeline_layout(TimelineContext& ctx, float y0, float pins_h) {
   float py = ctx.win_top;
   float y = y0;
   tl_.groups.clear();
@@ -548,11 +537,11 @@ float View::timeline_layout(TimelineContext& ctx, float y0, float pins_h) {
 // Lazy ranks: the ranks whose events this frame shows, the most wanted first (the selected event's, a step
 // asked for, pinned rows', open rank groups on screen, then collapsed headers on screen at a zoom where a
 // bucket of the summary's overview is wider than a few pixels), at most as many as fit a screen.
-void View::lazy_want(const TimelineContext& ctx) {
-  if (!lazy_ || !loaded_ || !loaded_->lazy) return;
+void TimelinePanel::lazy_want(const TimelineContext& ctx) {
+  if (!lazy() || !loaded() || !loaded()->lazy) return;
   constexpr std::size_t kMaxShown = 64;
   constexpr double kBucketPx = 8.0;
-  const std::size_t n = loaded_->profile->ranks().size();
+  const std::size_t n = loaded()->profile->ranks().size();
   std::vector<std::uint32_t> wanted;
   std::vector<std::uint8_t> seen(n, 0);
   auto add = [&](std::int32_t r) {
@@ -575,16 +564,16 @@ void View::lazy_want(const TimelineContext& ctx) {
       add(r);
       continue;
     }
-    const RankSummary* s = loaded_->rank_summary(static_cast<std::size_t>(r));
+    const RankSummary* s = loaded()->rank_summary(static_cast<std::size_t>(r));
     if (s && !s->overview.buckets.empty() &&
         static_cast<double>(s->overview.bucket_ns()) / ctx.ns_per_px >= kBucketPx)
       zoomed.push_back(r);
   }
   for (std::int32_t r : zoomed) add(r);
-  lazy_->want(std::move(wanted));
+  lazy()->want(std::move(wanted));
 }
 
-void View::timeline_draw_rows(TimelineContext& ctx, bool pinned, float) {
+void TimelinePanel::timeline_draw_rows(TimelineContext& ctx, bool pinned, float) {
   for (std::uint32_t i : tl_.order) {
     TimelineItem& item = *tl_.items[i];
     if (!item.shown || (tl_.pinned[i] != 0) != pinned) continue;
@@ -604,8 +593,8 @@ void View::timeline_draw_rows(TimelineContext& ctx, bool pinned, float) {
 // The screen rectangle of EVENT: on its row and sub-lane when the row is shown, else on the row that stands
 // for it (the CPU section row of a closed section, the rank header of a closed rank). False when the rank
 // has no row for it.
-bool View::timeline_event_rect(const TimelineContext& ctx, const EventRef& event, ImVec2& a,
-                               ImVec2& b) const {
+bool TimelinePanel::timeline_event_rect(const TimelineContext& ctx, const EventRef& event, ImVec2& a,
+                                        ImVec2& b) const {
   if (!event.valid()) return false;
   const auto r = static_cast<std::size_t>(event.rank_index);
   const Rank& rank = ctx.profile->ranks()[r];
@@ -653,7 +642,7 @@ bool View::timeline_event_rect(const TimelineContext& ctx, const EventRef& event
 
 // CPU op -> API call -> GPU activity arrows for EVENT (any of the three): the call that launched it, the op
 // that issued the call, and everything the call launched; for a CPU range, every call made inside it.
-void View::timeline_flows(TimelineContext& ctx, const EventRef& event, ImU32 color) {
+void TimelinePanel::timeline_flows(TimelineContext& ctx, const EventRef& event, ImU32 color) {
   if (!event.valid() || event.kind == EventKind::kStep) return;
   const auto r = static_cast<std::size_t>(event.rank_index);
   const Rank& rank = ctx.profile->ranks()[r];
@@ -696,7 +685,7 @@ void View::timeline_flows(TimelineContext& ctx, const EventRef& event, ImU32 col
 
 // Collective links, the selected event and its launch flows, the hovered event's flows, the range
 // selection and the cursor line, over the rows.
-void View::timeline_overlays(TimelineContext& ctx) {
+void TimelinePanel::timeline_overlays(TimelineContext& ctx) {
   ImDrawList* dl = ctx.dl;
   if (tl_.links.size() > 1) {
     std::sort(tl_.links.begin(), tl_.links.end(), [](const auto& a, const auto& b) { return a.y < b.y; });
@@ -739,7 +728,7 @@ void View::timeline_overlays(TimelineContext& ctx) {
 // The hovered item's tooltip, and what a click or double-click on it does: a click selects an event (or
 // clears the selection on empty space), a double-click zooms to a step or into a fold, a right-click on a
 // row label opens the row menu.
-void View::timeline_hover_actions(const TimelineContext& ctx) {
+void TimelinePanel::timeline_hover_actions(const TimelineContext& ctx) {
   const Hover& hover = ctx.hover;
   if (hover.kind == HoverKind::kEvent) tl_.hovered = hover.event;
   if (hover.kind != HoverKind::kNone) hover.item->tooltip(ctx, hover);
@@ -771,7 +760,7 @@ void View::timeline_hover_actions(const TimelineContext& ctx) {
 
 // Mouse: wheel zooms at the cursor (Shift scrolls rows), left drag pans, a drag on the time axis (or a
 // right drag, or Shift + left drag) selects a range. RULER_HOVERED: the mouse is on the time axis.
-void View::timeline_handle_input(float x0, float x1, bool hovered, bool ruler_hovered) {
+void TimelinePanel::timeline_handle_input(float x0, float x1, bool hovered, bool ruler_hovered) {
   const ImGuiIO& io = ImGui::GetIO();
   const double nspx = tl_.view.ns_per_px(x0, x1);
   auto time_at = [&](float x) { return tl_.view.time_at(x, x0, x1); };
@@ -810,7 +799,7 @@ void View::timeline_handle_input(float x0, float x1, bool hovered, bool ruler_ho
 
 // Keyboard (whenever no text field or popup has it): W/S or Up/Down zoom, A/D or Left/Right pan (rates per
 // second, not per frame), F fit, Z zoom to the range, B bookmark it, Escape clears the selection and range.
-void View::timeline_keys(float x0, float x1) {
+void TimelinePanel::timeline_keys(float x0, float x1) {
   const ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput || io.KeyCtrl || ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) return;
   auto down = [](int key, ImGuiKey named) {
@@ -837,11 +826,11 @@ void View::timeline_keys(float x0, float x1) {
 // [SECTION] Search
 // ---------------------------------------------------------------------------------------------
 
-void View::search(std::string_view text) {
+void TimelinePanel::search(std::string_view text) {
   const std::size_t n = std::min(text.size(), sizeof tl_.filter - 1);
   std::memcpy(tl_.filter, text.data(), n);
   tl_.filter[n] = 0;
-  if (loaded_ && tl_.items.empty()) timeline_rebuild_items();
+  if (loaded() && tl_.items.empty()) rebuild_items();
   timeline_run_search();
   timeline_jump_to_match(0);
 }
@@ -849,14 +838,14 @@ void View::search(std::string_view text) {
 // Every event whose name contains the search text (case-insensitive): kernels and copies (and, for
 // collectives, their operation and process group), CPU ranges (operators, NVTX, annotations) and CUDA API
 // calls. Matches go to their row's sub-lane for highlighting and, in time order, to the match list.
-void View::timeline_run_search() {
+void TimelinePanel::timeline_run_search() {
   tl_.filter_dirty = false;
   tl_.matches.clear();
   tl_.match_cursor = -1;
   tl_.name_match.clear();
   for (auto& item : tl_.items) item->match_lanes.clear();
-  if (!loaded_ || !tl_.filter[0]) return;
-  const Profile& profile = *loaded_->profile;
+  if (!loaded() || !tl_.filter[0]) return;
+  const Profile& profile = *loaded()->profile;
   const std::string_view needle = tl_.filter;
   auto matches = [&](StringId id) {
     if (id >= tl_.name_match.size()) tl_.name_match.resize(static_cast<std::size_t>(id) + 1, -1);
@@ -885,7 +874,7 @@ void View::timeline_run_search() {
   const auto& ranks = profile.ranks();
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const Rank& rank = ranks[r];
-    const auto& index = *loaded_->ranks[r];
+    const auto& index = *loaded()->ranks[r];
     const auto& rows = tl_.rows[r];
     const auto ri = static_cast<std::int32_t>(r);
     for (std::size_t s = 0; s < rank.streams.size(); ++s) {
@@ -915,7 +904,7 @@ void View::timeline_run_search() {
 
 // Moves the cursor DELTA matches on (0: the first match at or after the view's start) and selects it,
 // centred at the current zoom (zooming out only when the match is wider than the view).
-void View::timeline_jump_to_match(int delta) {
+void TimelinePanel::timeline_jump_to_match(int delta) {
   if (tl_.matches.empty()) return;
   const int n = static_cast<int>(tl_.matches.size());
   if (tl_.match_cursor < 0 || delta == 0) {
@@ -931,7 +920,7 @@ void View::timeline_jump_to_match(int delta) {
 // [SECTION] Row menu
 // -----------------------------------------------------------------------------------------
 
-void View::timeline_move_row(std::uint32_t item, int direction) {
+void TimelinePanel::timeline_move_row(std::uint32_t item, int direction) {
   auto& order = tl_.order;
   const auto at = std::find(order.begin(), order.end(), item) - order.begin();
   const TimelineItem& moved = *tl_.items[item];
@@ -944,7 +933,7 @@ void View::timeline_move_row(std::uint32_t item, int direction) {
   }
 }
 
-void View::timeline_move_rank(std::int32_t rank_index, int direction) {
+void TimelinePanel::timeline_move_rank(std::int32_t rank_index, int direction) {
   auto& order = tl_.order;
   auto block = [&](std::int32_t r) {
     auto first = std::find_if(order.begin(), order.end(),
@@ -963,7 +952,7 @@ void View::timeline_move_rank(std::int32_t rank_index, int direction) {
   }
 }
 
-void View::timeline_row_menu(const TimelineContext& ctx) {
+void TimelinePanel::timeline_row_menu(const TimelineContext& ctx) {
   tl_.menu_rects.clear();
   if (!ImGui::BeginPopup("##rowmenu")) return;
   auto entry = [&](const char* label) {
@@ -994,6 +983,118 @@ void View::timeline_row_menu(const TimelineContext& ctx) {
     tl_.pinned.assign(tl_.pinned.size(), 0);
   }
   ImGui::EndPopup();
+}
+
+// [SECTION] Opening a profile, a lazy profile's generations, links from other panels
+// ------------------------------------------------------------------------------------------
+
+namespace {
+
+// What a timeline row is, independent of the items' numbering: where it was in the order survives a rebuild.
+TimelinePanel::RowsKept::RowKey row_key(const TimelineItem& item) {
+  std::uint32_t a = 0, b = 0;
+  if (const auto* stream = dynamic_cast<const GpuStreamItem*>(&item)) a = stream->stream();
+  if (const auto* track = dynamic_cast<const CpuTrackItem*>(&item)) {
+    a = track->track();
+    b = track->api_thread();
+  }
+  if (const auto* base = dynamic_cast<const BaselineItem*>(&item)) a = base->stream();
+  return {item.rank_index(), item.kind_name(), a, b};
+}
+
+}  // namespace
+
+void TimelinePanel::open_profile() {
+  details_->range_cancel();
+  const bool critical = tl_.critical;  // the overlay toggle outlives the profile
+  tl_ = TimelineState{};
+  tl_.critical = critical;
+  pending_step_ = {};
+  const auto& open = loaded();
+  if (open) tl_.view.set_bounds(open->profile->first_ns(), open->profile->last_ns());
+  const std::size_t ranks = open ? open->profile->ranks().size() : 0;
+  // Small jobs open every rank; large ones open the first few (the others stay one header row each).
+  tl_.rank_open.assign(ranks, ranks <= 8 ? 1 : 0);
+  for (std::size_t r = 0; r < std::min<std::size_t>(ranks, 4); ++r) tl_.rank_open[r] = 1;
+  tl_.cpu_open.assign(ranks, 0);
+}
+
+TimelinePanel::RowsKept TimelinePanel::rows_kept() const {
+  RowsKept kept;
+  for (std::size_t k = 0; k < tl_.order.size(); ++k) {
+    const TimelineItem& item = *tl_.items[tl_.order[k]];
+    kept.position[row_key(item)] = static_cast<double>(k);
+    if (dynamic_cast<const RankHeaderItem*>(&item))
+      kept.header_position[item.rank_index()] = static_cast<double>(k);
+    if (tl_.pinned[tl_.order[k]]) kept.pinned.insert(row_key(item));
+    kept.reordered = kept.reordered || tl_.order[k] != k;
+  }
+  return kept;
+}
+
+void TimelinePanel::generation_installed(const RowsKept& kept) {
+  const LoadedProfile& open = *loaded();
+  // Indices of events stay valid for a rank that stayed loaded (the same events); an evicted rank's do not.
+  auto still_loaded = [&](const EventRef& e) {
+    return e.valid() && open.rank_loaded(static_cast<std::size_t>(e.rank_index));
+  };
+  if (!still_loaded(tl_.selected)) tl_.selected = {};
+  if (!still_loaded(tl_.scroll_to)) tl_.scroll_to = {};
+  tl_.hovered = {};
+  tl_.selected_instance = -1;  // instances are numbered anew with the ranks loaded
+  tl_.links.clear();
+  tl_.menu_item = kNoRow;
+  tl_.items.clear();
+  rebuild_items();
+  if (kept.reordered || !kept.pinned.empty()) {
+    std::vector<std::pair<double, std::uint32_t>> sorted;
+    std::map<std::int32_t, int> new_rows;  // rows of a rank that had none: right after its header
+    for (std::uint32_t i : tl_.order) {
+      const RowsKept::RowKey key = row_key(*tl_.items[i]);
+      auto at = kept.position.find(key);
+      double p = 0;
+      if (at != kept.position.end()) {
+        p = at->second;
+      } else {
+        auto header = kept.header_position.find(key.rank_index);
+        p = (header != kept.header_position.end() ? header->second : 1e12) +
+            0.001 * ++new_rows[key.rank_index];
+      }
+      sorted.push_back({p, i});
+      if (kept.pinned.contains(key)) tl_.pinned[i] = 1;
+    }
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (std::size_t k = 0; k < sorted.size(); ++k) tl_.order[k] = sorted[k].second;
+  }
+  if (tl_.has_selection) details_->range_start();  // the totals of the ranks loaded now
+  // A step asked for (Summary, Overview) before its rank's events were there.
+  if (pending_step_.rank_index >= 0 && open.rank_loaded(static_cast<std::size_t>(pending_step_.rank_index))) {
+    const Rank& rank = open.profile->ranks()[static_cast<std::size_t>(pending_step_.rank_index)];
+    for (std::uint32_t k = 0; k < rank.steps.size(); ++k) {
+      if (rank.steps[k].number != pending_step_.number) continue;
+      timeline_select({EventKind::kStep, pending_step_.rank_index, k}, false);
+      break;
+    }
+    pending_step_ = {};
+  }
+}
+
+void TimelinePanel::show(const ShowOnTimeline& show) {
+  if (show.window) set_time_range(show.start, show.end);
+  const std::size_t r = show.rank_index;
+  if (r < tl_.rank_open.size()) tl_.rank_open[r] = 1;
+  tl_.scroll_to_rank = static_cast<std::int32_t>(r);
+  const auto& open = loaded();
+  if (show.step && open && r < open->profile->ranks().size()) {
+    if (!open->rank_loaded(r)) pending_step_ = {static_cast<std::int32_t>(r), *show.step};
+    const Rank& rank = open->profile->ranks()[r];
+    for (std::uint32_t k = 0; k < rank.steps.size(); ++k) {
+      if (rank.steps[k].number != *show.step) continue;
+      timeline_select({EventKind::kStep, static_cast<std::int32_t>(r), k}, false);
+      break;
+    }
+  }
 }
 
 }  // namespace meshscope::gui
