@@ -47,6 +47,7 @@ struct ImDrawList;
 
 namespace meshscope {
 class JsonWriter;
+struct QueryResult;
 }  // namespace meshscope
 
 namespace meshscope::gui {
@@ -75,7 +76,6 @@ class TimelinePanel;
 struct RooflineShown;
 class PlannerPanel;
 class QueryPanel;
-struct QueryResult;
 
 class View {
  public:

@@ -1,7 +1,5 @@
-// The Query panel's engine (plain C++, no ImGui, unit-tested): one read-only SQL statement over the open
-// profile, on the hardened connection every reader of someone else's file uses (sql::Database read-only: no
-// views, no triggers, no writes, a bound on the work), its rows kept up to a limit, and the result as CSV or
-// as tab-separated text for the clipboard. Perfetto's query page, for a profile that is an SQLite file.
+// What the Query panel holds and starts from: the queries worth starting from, the text being edited and the
+// statement running; the statement runs in profiler/user_query.hpp (plain C++, no ImGui, unit-tested).
 #pragma once
 
 #include <cstddef>
@@ -10,27 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "profiler/user_query.hpp"
+
 namespace meshscope::gui {
-
-struct QueryResult {
-  std::vector<std::string> columns;
-  std::vector<std::vector<std::string>> rows;  // values as text, NULL as "NULL"
-  std::size_t rows_seen = 0;                   // rows the statement returned (more than kept when truncated)
-  bool truncated = false;
-  double seconds = 0;
-  std::string error;  // one line: what SQLite or meshscope refused
-};
-
-inline constexpr std::size_t kQueryMaxRows = 100000;
-
-// Runs SQL (one statement that only reads) on the profile at PROFILE. Errors are returned, never thrown.
-QueryResult run_query(const std::filesystem::path& profile, const std::string& sql,
-                      std::size_t max_rows = kQueryMaxRows);
-
-// The result as CSV (RFC 4180: fields with commas, quotes or line breaks quoted, quotes doubled) and as
-// tab-separated lines (what a spreadsheet takes from the clipboard).
-std::string to_csv(const QueryResult& result);
-std::string to_tsv(const QueryResult& result);
 
 struct SavedQuery {
   const char* name;

@@ -34,7 +34,7 @@ void QueryPanel::run(const std::filesystem::path& msdb, const std::string& sql) 
   state_.text = sql;
   state_.ran = sql;
   state_.message.clear();
-  state_.job = std::async(std::launch::async, gui::run_query, msdb, sql, kQueryMaxRows);
+  state_.job = std::async(std::launch::async, meshscope::run_query, msdb, sql, kQueryMaxRows);
 }
 
 void QueryPanel::poll() {
