@@ -375,7 +375,7 @@ const char* to_string(OpSource s) {
     case OpSource::kCpuOp:
       return "cpu_op";
     case OpSource::kKernelName:
-      return "kernel_name";
+      return vocabulary::kNameOnlySource;
   }
   return "unknown";
 }
