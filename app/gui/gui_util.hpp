@@ -185,4 +185,21 @@ inline void legend_item(ImU32 color, const char* label) {
   note_if_past_edge();
 }
 
+// The first cells of a kernel table's row (the Summary's kernels, a range's kernels): the name cut to its
+// column, the class in its colour, the count and the total time. KERNEL has name (a string of the profile
+// whose text NAME_TEXT is), cls, count and total_ns.
+template <typename Kernel>
+void kernel_row_cells(std::string_view name_text, const Kernel& kernel) {
+  char t[32];
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  text_ellipsis(short_name(name_text));
+  ImGui::TableNextColumn();
+  ImGui::TextColored(to_vec4(class_color(kernel.cls)), "%s", measure::to_string(kernel.cls));
+  ImGui::TableNextColumn();
+  ImGui::Text("%lld", static_cast<long long>(kernel.count));
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(duration_text(t, sizeof t, static_cast<double>(kernel.total_ns)));
+}
+
 }  // namespace meshscope::gui

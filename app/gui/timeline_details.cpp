@@ -743,15 +743,7 @@ void TimelineDetails::range_tables() {
     while (clipper.Step()) {
       for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
         const auto& k = range_.kernels[range_kernel_order_[static_cast<std::size_t>(i)]];
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        text_ellipsis(short_name(profile.str(k.name)));
-        ImGui::TableNextColumn();
-        ImGui::TextColored(to_vec4(class_color(k.cls)), "%s", measure::to_string(k.cls));
-        ImGui::TableNextColumn();
-        ImGui::Text("%lld", static_cast<long long>(k.count));
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(duration_text(t, sizeof t, static_cast<double>(k.total_ns)));
+        kernel_row_cells(profile.str(k.name), k);
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(duration_text(t, sizeof t, static_cast<double>(k.max_ns)));
       }
