@@ -1,6 +1,6 @@
 // A profile's work per operator read from its file: the work tables through profiler/work_store.hpp, what
-// they mean through analysis/measure/work.hpp, which takes the rows in memory. The Job reads it (Job::work);
-// this is for a profile the Job does not hold (the view's sampled ranks, a test's profile).
+// they mean through analysis/measure/work.hpp, which takes the rows in memory. What Job::work and
+// Job::measured read, and what reads a profile the Job does not hold (the view's sampled ranks, a test's).
 #pragma once
 
 #include "analysis/measure/work.hpp"

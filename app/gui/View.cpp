@@ -116,7 +116,6 @@ View::View(ViewOptions options)
 }
 
 View::~View() {
-  timeline_->details().range_cancel();
   if (loader_.joinable()) loader_.join();
 }
 
