@@ -138,7 +138,9 @@ void add_assumption_flags(CLI::App& cmd, AssumptionFlags& f) {
       "Fraction of microbenchmark GEMM/attention rates sustained in training (default: the hardware "
       "preset's, fitted per GPU family; docs/ACCURACY.md)");
   optional_option(cmd, "--overlap-tp", f.overlap_tp,
-                  "Fraction of the GEMM time TP collectives can hide behind (default 0)");
+                  "TP collectives overlapped with their GEMMs as Transformer Engine chunks them, 0-1 (1: "
+                  "--tp-comm-overlap; without sequence parallelism the share of GEMM time they hide behind; "
+                  "default 0, megatron-core 1)");
   optional_option(cmd, "--overlap-cp", f.overlap_cp, "Fraction of CP communication hideable (default 1)");
   optional_option(cmd, "--overlap-ep", f.overlap_ep, "Fraction of EP all-to-all hidden (default 0)");
   optional_option(cmd, "--overlap-pp", f.overlap_pp, "Fraction of PP sends hidden (default 0)");

@@ -119,21 +119,24 @@ LayerTimes layer_times(const ModelSpec& m, const ParallelConfig& c, const Effici
   LayerTimes lt;
   // Forward GEMM and the two backward GEMMs of each projection: input gradient (m x k = [m x n][n x k]) and
   // weight gradient (k x n = [k x m][m x n]) (Narayanan et al. 2021 §5.1: backward = 2 x forward FLOPs).
-  auto add = [&](const GemmShape& s, double count, double overhead_count) {
+  auto add = [&](const GemmShape& s, double count, double overhead_count,
+                 ProjectionTimes* projection = nullptr) {
     if (s.m <= 0) return;
     const double each = count > 0 ? count : 1.0;
     auto time = [&](const GemmShape& x) {
       return each * (gemm_time(x, peak, e, operand, 0.0, hbm_Bps)) + overhead_count * o;
     };
-    lt.gemm_fwd += time(s);
-    lt.gemm_bwd += time({s.m, s.k, s.n}) + time({s.k, s.n, s.m});
+    const ProjectionTimes passes{time(s), time({s.m, s.k, s.n}), time({s.k, s.n, s.m})};
+    if (projection) *projection = passes;
+    lt.gemm_fwd += passes.forward;
+    lt.gemm_bwd += passes.dgrad + passes.wgrad;
     lt.gemm_flops_fwd += each * s.flops();
     // Quantisation: the forward input (m x k) and the backward output gradient (m x n) are cast once each.
     lt.quantize_fwd += each * s.m * s.k * quantize / hbm_Bps;
     lt.quantize_bwd += each * s.m * s.n * quantize / hbm_Bps;
   };
-  add(g.qkv, 1, 1);
-  add(g.out, 1, 1);
+  add(g.qkv, 1, 1, &lt.qkv);
+  add(g.out, 1, 1, &lt.out);
   if (moe_layer) {
     // A grouped GEMM is one kernel for all local experts: one overhead, each expert on its own roofline.
     add(g.expert_up, g.experts, 1);
@@ -141,8 +144,8 @@ LayerTimes layer_times(const ModelSpec& m, const ParallelConfig& c, const Effici
     add(g.shared_up, 1, 1);
     add(g.shared_down, 1, 1);
   } else {
-    add(g.up, 1, m.gated_mlp ? 2 : 1);  // SwiGLU: gate and up projections are two kernels
-    add(g.down, 1, 1);
+    add(g.up, 1, m.gated_mlp ? 2 : 1, &lt.mlp_up);  // SwiGLU: gate and up projections are two kernels
+    add(g.down, 1, 1, &lt.mlp_down);
   }
   lt.attention_fwd = attention_forward_time(m, c, eff);
   // Unfused attention: backward = 2 x forward FLOPs at about the forward rate (Shah et al. 2024 Fig. 5-6:

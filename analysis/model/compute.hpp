@@ -22,12 +22,22 @@ struct GemmShape {
 double gemm_time(const GemmShape& gemm, double peak_flops, double efficiency, double operand_bytes,
                  double overhead_s, double hbm_Bps);
 
+// One linear layer's GEMMs, seconds each with its per-kernel overhead: forward, input gradient, weight
+// gradient.
+struct ProjectionTimes {
+  double forward = 0, dgrad = 0, wgrad = 0;
+};
+
 struct LayerTimes {                             // seconds, one layer, one micro-batch, one GPU
   double gemm_fwd = 0, gemm_bwd = 0;            // linear layers (QKV, output projection, MLP or experts)
   double attention_fwd = 0, attention_bwd = 0;  // QK^T, softmax, AV
   double elementwise_fwd = 0, elementwise_bwd = 0;
   double quantize_fwd = 0, quantize_bwd = 0;  // FP8/FP4 casts of the GEMM inputs
   double gemm_flops_fwd = 0;                  // for --explain
+  // The tensor-parallel projections whose collectives Transformer Engine can overlap (tp_overlap.hpp): QKV
+  // and the attention output, and the dense MLP's up (with its gate) and down. Zero in a MoE layer's MLP: its
+  // tokens reach the experts through the expert-parallel dispatcher, not a tensor-parallel collective.
+  ProjectionTimes qkv, out, mlp_up, mlp_down;
   double forward() const { return gemm_fwd + attention_fwd + elementwise_fwd + quantize_fwd; }
   double backward() const { return gemm_bwd + attention_bwd + elementwise_bwd + quantize_bwd; }
 };

@@ -11,6 +11,7 @@
 #include "analysis/model/compute.hpp"
 #include "analysis/model/framework.hpp"
 #include "analysis/model/pipeline.hpp"
+#include "analysis/model/tp_overlap.hpp"
 
 namespace meshscope::model {
 
@@ -77,6 +78,8 @@ struct StageWork {
   double gemm = 0, attention = 0, elementwise = 0, quantize = 0, logits = 0;  // forward + backward
   MicroBatchTimes mb;
   double tp_raw = 0, cp_raw = 0, ep_raw = 0;  // per micro-batch, before overlap
+  double tp_overlapped =
+      0;  // what the TP collectives add when overlapped with their GEMMs (sequence parallel)
   double total() const { return mb.total(); }
 };
 
@@ -117,14 +120,29 @@ void stage_compute(Context& x, StageWork& s) {
 
 // ---- tensor parallelism: Shoeybi et al. 2019 §3 (2 all-reduces forward, 2 backward per layer); with
 // sequence parallelism each all-reduce becomes all-gather + reduce-scatter (Korthikanti et al. 2022 §4.2.2).
-// Full recompute repeats the forward collectives.
-double tp_per_layer(const Context& x, const Link& intra, const Link& inter) {
+// Full recompute repeats the forward collectives. A MoE layer under sequence parallelism has the attention's
+// pair only: Megatron-Core requires sequence parallelism for MoE with TP, and its dispatcher sends each TP
+// rank's sequence shard to the experts over the expert-parallel group (the expert-TP gather, where etp > 1,
+// is the EP term's), so no TP collective surrounds the MLP (Liu et al. 2025, "MoE Parallel Folding").
+struct TpCollectives {
+  double all_gather = 0, reduce_scatter = 0, all_reduce = 0;  // one collective of a layer's activations
+};
+// ALL_GATHER_BYTES per element: 2 (BF16), or a quantised recipe's operand bytes where the gathered tensor is
+// already the GEMM's FP8 input (Transformer Engine's userbuffers: fp8_buf for the all-gather overlaps).
+TpCollectives tp_collectives(const Context& x, const Link& intra, const Link& inter,
+                             double all_gather_bytes = 2.0) {
   const double act_bytes = x.tokens * x.m.hidden * 2.0;
   const GroupShape g = group_shape(x.c.tp, 1, x.G);
   if (x.c.sp())
-    return 2.0 * (hierarchical_time(Collective::kAllGather, act_bytes, g, intra, inter) +
-                  hierarchical_time(Collective::kReduceScatter, act_bytes, g, intra, inter));
-  return 2.0 * hierarchical_time(Collective::kAllReduce, act_bytes, g, intra, inter);
+    return {hierarchical_time(Collective::kAllGather, act_bytes * all_gather_bytes / 2.0, g, intra, inter),
+            hierarchical_time(Collective::kReduceScatter, act_bytes, g, intra, inter), 0.0};
+  return {0.0, 0.0, hierarchical_time(Collective::kAllReduce, act_bytes, g, intra, inter)};
+}
+
+double tp_per_layer(const Context& x, const Link& intra, const Link& inter, bool moe_layer) {
+  const TpCollectives t = tp_collectives(x, intra, inter);
+  const double pairs = moe_layer && x.c.sp() ? 1.0 : 2.0;
+  return pairs * (x.c.sp() ? t.all_gather + t.reduce_scatter : t.all_reduce);
 }
 
 // Forward, backward (, recompute); inference the forward alone.
@@ -133,13 +151,56 @@ double tp_passes(const ParallelConfig& c) {
   return c.recompute == Recompute::kFull ? 3.0 : 2.0;
 }
 
+double tp_raw(const Context& x, const StageWork& s, const Link& intra, const Link& inter) {
+  return tp_passes(x.c) * ((s.layers - s.moe_layers) * tp_per_layer(x, intra, inter, false) +
+                           s.moe_layers * tp_per_layer(x, intra, inter, true));
+}
+
+UserbufferSettings userbuffer_settings(const Context& x) {
+  UserbufferSettings u;
+  u.tp = x.c.tp;
+  u.sm_count = x.hw.sm_count;
+  u.gemm_overhead_s = x.eff.gemm_overhead_s;
+  return u;
+}
+
+// What the overlapped collectives add to the stage's GEMMs per micro-batch (tp_overlap.hpp), each layer with
+// the GEMM times of its own kind.
+double tp_overlapped(const Context& x, const StageWork& s) {
+  const TpCollectives bf16 = tp_collectives(x, x.intra, x.inter);
+  const TpCollectives quantized = tp_collectives(x, x.intra, x.inter, std::min(2.0, x.recipe.operand_bytes));
+  const UserbufferSettings u = userbuffer_settings(x);
+  const double backward = x.c.inference() ? 0.0 : 1.0;
+  const double forward_passes = x.c.recompute == Recompute::kFull ? 2.0 : 1.0;
+  const int bf16_moe = std::min(s.bf16_layers, s.moe_layers);
+  const int bf16_dense = s.bf16_layers - bf16_moe;
+  double total = 0;
+  auto add = [&](const LayerTimes& lt, int count, const TpCollectives& t) {
+    if (count <= 0) return;
+    const OverlappedLayer o = overlapped_tp_layer(lt, t.all_gather, t.reduce_scatter, u);
+    total += count * (forward_passes * o.forward + backward * o.backward);
+  };
+  add(x.dense, s.layers - s.moe_layers - bf16_dense, quantized);
+  add(x.dense_bf16, bf16_dense, bf16);
+  add(x.moe, s.moe_layers - bf16_moe, quantized);
+  add(x.moe_bf16, bf16_moe, bf16);
+  return total;
+}
+
 void tensor_parallel(Context& x, StageWork& s) {
   if (x.c.tp <= 1) return;
-  s.tp_raw = tp_passes(x.c) * tp_per_layer(x, x.intra, x.inter) * s.layers;
+  s.tp_raw = tp_raw(x, s, x.intra, x.inter);
+  if (!x.c.sp()) {
+    // All-reduces: Transformer Engine's userbuffers overlap needs sequence parallelism (Megatron-Core refuses
+    // --tp-comm-overlap without it); a user's overlap_tp hides that share of the stage's GEMM time.
+    s.mb.tp_exposed = std::max(0.0, s.tp_raw - x.eff.overlap_tp * s.gemm);
+    return;
+  }
   // Overlap (Transformer Engine userbuffers, Megatron-Core --tp-comm-overlap; Wang et al. 2023, "Overlap
-  // communication with dependent computation"): the collectives are pipelined with the GEMMs next to them, so
-  // overlap_tp of the stage's GEMM time can hide them.
-  s.mb.tp_exposed = std::max(0.0, s.tp_raw - x.eff.overlap_tp * s.gemm);
+  // communication with dependent computation via decomposition"): each collective chunked beside its GEMM
+  // (tp_overlap.hpp); overlap_tp blends the overlapped and the plain times.
+  s.tp_overlapped = tp_overlapped(x, s);
+  s.mb.tp_exposed = (1.0 - x.eff.overlap_tp) * s.tp_raw + x.eff.overlap_tp * s.tp_overlapped;
 }
 
 // ---- context parallelism: ring attention (Liu et al. 2023; Megatron-LM context_parallel.md): cp-1 steps
@@ -446,14 +507,29 @@ void explain_comm(Context& x, const StageWork& s) {
                        (with_alpha - without) * 1e3, without * 1e3);
   };
   const double passes = tp_passes(x.c);
-  if (x.c.tp > 1)
-    x.term("tp_exposed", x.c.sp() ? "TP all-gather + reduce-scatter" : "TP all-reduce",
-           x.micro * s.mb.tp_exposed,
-           "m x max(0, passes x layers x 2 x collective(alpha, S / B) - overlap_tp x GEMM time)",
-           fmt::format("tp {} passes {} S = {:.3g} MB; {}; overlap_tp {}", x.c.tp, passes,
-                       x.tokens * x.m.hidden * 2e-6,
-                       split(s.tp_raw, passes * s.layers * tp_per_layer(x, no_alpha_intra, no_alpha_inter)),
-                       x.eff.overlap_tp));
+  if (x.c.tp > 1) {
+    const std::string alpha_beta = split(s.tp_raw, tp_raw(x, s, no_alpha_intra, no_alpha_inter));
+    const std::string common =
+        fmt::format("tp {} passes {} S = {:.3g} MB, a MoE layer the attention's pair only", x.c.tp, passes,
+                    x.tokens * x.m.hidden * 2e-6);
+    if (x.c.sp()) {
+      const UserbufferSettings u = userbuffer_settings(x);
+      x.term("tp_exposed", "TP all-gather + reduce-scatter", x.micro * s.mb.tp_exposed,
+             "m x ((1 - overlap_tp) x passes x layers x (all_gather + reduce_scatter)(alpha, S / B) + "
+             "overlap_tp x what they add to their GEMMs: ring exchange (QKV, MLP-up forward; output "
+             "dgrads), pipelined reduce-scatter (attention-out, MLP-down forward), bulk beside the column "
+             "GEMMs' dgrad and wgrad)",
+             fmt::format("{}; {}; overlapped adds {:.3g} ms per micro-batch (chunks: tp {}, pipeline {}; "
+                         "{} of {} SMs for communication{}); overlap_tp {}",
+                         common, alpha_beta, s.tp_overlapped * 1e3, u.tp, u.pipeline_chunks, u.comm_sms,
+                         u.sm_count, u.sm_count > 0 ? "" : " (SM count unknown: GEMMs keep every SM)",
+                         x.eff.overlap_tp));
+    } else {
+      x.term("tp_exposed", "TP all-reduce", x.micro * s.mb.tp_exposed,
+             "m x max(0, passes x layers x 2 x all_reduce(alpha, S / B) - overlap_tp x GEMM time)",
+             fmt::format("{}; {}; overlap_tp {}", common, alpha_beta, x.eff.overlap_tp));
+    }
+  }
   if (x.c.cp > 1)
     x.term("cp_exposed", "ring-attention K/V exchange", x.micro * s.mb.cp_exposed,
            x.c.inference()

@@ -415,7 +415,7 @@ TEST(Accuracy, PublishedRunsOutOfSample) {
                                                   {"mpt-a100-sequence-sweep", 10.0},
                                                   {"mpt-h100", 10.0},
                                                   {"megatron-2021-weak-scaling", 7.0},
-                                                  {"llama3-405b", 5.0}};
+                                                  {"llama3-405b", 7.0}};
   for (const Table& table : t.tables) {
     ASSERT_TRUE(max_mape.count(table.title)) << table.title;
     EXPECT_LT(table.mape(), max_mape.at(table.title)) << table.title;
