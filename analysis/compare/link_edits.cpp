@@ -285,11 +285,17 @@ class GroupRetimer {
 namespace {
 
 // GEMM and attention kernels (with sequence parallelism, element-wise and norm kernels too) × SHARE: each
-// rank's work split over a tensor-parallel group of another width. Returns how many were split.
-std::int64_t split_kernels(const Profile& profile, const measure::Analysis& analysis, bool sequence_parallel,
-                           double share, LinkRetiming& out) {
+// rank's work split over a tensor-parallel group of another width. A GEMM keeps its fixed per-kernel cost
+// (GEMM_OVERHEAD_NS, the profile's GPU's, 0 when unknown): of its measured time t only t - overhead is work
+// that splits, t' = (t - overhead) × SHARE + overhead (the roofline of model::gemm_time, fitted to a cuBLASLt
+// size sweep), so a small GEMM gains less than its share. Returns how many were split.
+struct SplitKernels {
+  std::int64_t split = 0, gemms_with_overhead = 0;
+};
+SplitKernels split_kernels(const Profile& profile, const measure::Analysis& analysis, bool sequence_parallel,
+                           double share, TimeNs gemm_overhead_ns, LinkRetiming& out) {
   std::unordered_map<StringId, measure::WorkCategory> kinds;  // kernel_work_category per name
-  std::int64_t split = 0;
+  SplitKernels counts;
   const auto& ranks = profile.ranks();
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     for (std::uint32_t i = 0; i < ranks[r].activities.size(); ++i) {
@@ -304,11 +310,19 @@ std::int64_t split_kernels(const Profile& profile, const measure::Analysis& anal
           (sequence_parallel &&
            (kind == measure::WorkCategory::kElementwise || kind == measure::WorkCategory::kNorm));
       if (!sharded) continue;
-      out.factor[r][i] = share;
-      ++split;
+      ++counts.split;
+      const TimeNs t = a.end_ns - a.start_ns;
+      if (kind != measure::WorkCategory::kGemm || gemm_overhead_ns <= 0 || t <= 0) {
+        out.factor[r][i] = share;
+        continue;
+      }
+      const double fixed = static_cast<double>(std::min(t, gemm_overhead_ns));
+      out.factor[r][i] =
+          (static_cast<double>(t) - fixed) * share / static_cast<double>(t) + fixed / static_cast<double>(t);
+      ++counts.gemms_with_overhead;
     }
   }
-  return split;
+  return counts;
 }
 
 // Sequence parallelism (Megatron-LM): the tensor-parallel exchange is a reduce-scatter and an all-gather
@@ -424,16 +438,21 @@ LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& anal
   const double share = static_cast<double>(tp) / new_tp;  // of each rank's sharded work
   if (new_tp != tp || edit.tp > 0) {
     const bool sp = sequence_parallel(profile, layout);
-    const std::int64_t split = split_kernels(profile, analysis, sp, share, out);
+    const TimeNs overhead_ns = hw ? static_cast<TimeNs>(std::llround(hw->gemm_overhead_us * 1e3)) : 0;
+    const SplitKernels split = split_kernels(profile, analysis, sp, share, overhead_ns, out);
     const int others = std::max(1, layout.pp) * cp;
-    out.notes.push_back(
-        fmt::format("tp {} -> {}: pp as measured ({} GPUs per replica instead of {}), each rank's "
-                    "micro-batch as measured; "
-                    "{} GEMM and attention kernels{} x {:.3g}, their work split {} ways at the efficiency "
-                    "each reached (a "
-                    "GEMM's efficiency at its new size is left out); launches and host work as measured",
-                    tp, new_tp, new_tp * others, tp * others, split,
-                    sp ? ", element-wise and norm kernels (sequence parallelism)" : "", share, new_tp));
+    const std::string gemm_cost =
+        overhead_ns > 0
+            ? fmt::format("{} GEMMs keep their fixed {:.3g} us per kernel ({}'s), only the rest splits",
+                          split.gemms_with_overhead, hw->gemm_overhead_us, hw->name)
+            : std::string("each GEMM's fixed cost per kernel is left out (the profile names no GPU)");
+    out.notes.push_back(fmt::format(
+        "tp {} -> {}: pp as measured ({} GPUs per replica instead of {}), each rank's micro-batch as "
+        "measured; "
+        "{} GEMM and attention kernels{} x {:.3g}, their work split {} ways at the efficiency each reached "
+        "({}); launches and host work as measured",
+        tp, new_tp, new_tp * others, tp * others, split.split,
+        sp ? ", element-wise and norm kernels (sequence parallelism)" : "", share, new_tp, gemm_cost));
     if (retimer.retime(Part::kTp, new_tp, 1, 1.0, "tensor-parallel", flag) == 0)
       out.notes.push_back(fmt::format("no collective of the profile is tensor-parallel under tp {}", tp));
   }

@@ -10,6 +10,7 @@
 #include "analysis/measure/replay.hpp"
 #include "analysis/model/collectives.hpp"
 #include "analysis/model/predict.hpp"
+#include "analysis/model/presets.hpp"
 #include "profiler/error.hpp"
 #include "tests/measure/profile_builder.hpp"
 
@@ -301,6 +302,28 @@ TEST(TensorParallelEdit, KernelsAreSplitAndTheGroupsCollectivesRetimed) {
   EXPECT_THAT(s.notes[0], ::testing::HasSubstr("element-wise and norm kernels (sequence parallelism)"));
   EXPECT_NEAR(s.factor[0][sp_rank.collectives[0].activity], 1530.0 / 1010.0, 1e-6);
   EXPECT_THAT(s.notes[1], ::testing::HasSubstr("α 10.00 µs per step, bus bandwidth 5.0 GB/s"));
+}
+
+// A GEMM keeps its fixed cost per kernel when its work is split: on a GPU of 6 µs per GEMM kernel (the H100
+// preset's, fitted to the Azure cuBLASLt size sweep), a GEMM of t µs split from tp 2 to 4 takes
+// (t - 6) / 2 + 6 µs; element-wise kernels without sequence parallelism stay as measured.
+TEST(TensorParallelEdit, AGemmKeepsItsFixedCostPerKernel) {
+  const Profile p = tensor_pair(false);
+  model::HardwareSpec hw = model::load_hardware("h100-sxm");
+  ASSERT_DOUBLE_EQ(hw.gemm_overhead_us, 6.0);
+  const LinkRetiming r =
+      retime_tensor_parallel(p, measure::analyze(p), data_parallel(1, 2), 4, hw, "tp_pair");
+  const Rank& rank = p.ranks()[0];
+  int gemms = 0;
+  for (std::uint32_t i = 0; i < rank.activities.size(); ++i) {
+    const Activity& a = rank.activities[i];
+    if (std::string(p.str(a.name)) != "ampere_sgemm_128x64_nn") continue;
+    const double t = static_cast<double>(a.duration());
+    EXPECT_NEAR(r.factor[0][i] * t, (t - 6000.0) / 2 + 6000.0, 1e-6);
+    ++gemms;
+  }
+  EXPECT_GT(gemms, 0);
+  EXPECT_THAT(r.notes[0], ::testing::HasSubstr("GEMMs keep their fixed 6 us per kernel (h100-sxm's)"));
 }
 
 // Four ranks, tp 2 × dp 2 (Megatron-LM order: tensor-parallel pairs [0, 1] and [2, 3], data-parallel pairs
