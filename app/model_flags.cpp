@@ -92,6 +92,11 @@ void add_config_flags(CLI::App& cmd, ConfigFlags& f, bool with_layout) {
     cmd.add_option("--sequence-parallel", f.sequence_parallel, "on|off (default on when tp > 1)")
         ->group("CONFIG");
     cmd.add_option(
+           "--cp-comm", f.cp_comm,
+           "ring|all-gather|all-to-all: how context parallelism exchanges keys and values (Megatron-Core "
+           "--cp-comm-type p2p|all_gather|a2a; default ring)")
+        ->group("CONFIG");
+    cmd.add_option(
            "--cpu-offload-layers", c.offload_layers,
            "Transformer layers per stage whose activations are offloaded to host memory (Megatron-Core "
            "--cpu-offloading-num-layers; default 0)")
@@ -174,6 +179,7 @@ model::ParallelConfig parse_config(const ConfigFlags& f) {
     if (!f.recompute.empty()) c.recompute = model::parse_recompute(f.recompute), c.recompute_set = true;
     if (!f.schedule.empty()) c.schedule = model::parse_schedule(f.schedule), c.schedule_set = true;
     c.precision = model::parse_precision(f.precision);
+    if (!f.cp_comm.empty()) c.cp_comm = model::parse_cp_comm(f.cp_comm);
     if (!f.mode.empty()) c.mode = model::parse_mode(f.mode), c.mode_set = true;
     if (f.sequence_parallel == "on") {
       c.sequence_parallel = 1;
@@ -245,6 +251,8 @@ std::string describe_layout(const model::ParallelConfig& c) {
   if (c.first_stage_layers >= 0) s += fmt::format(" first-stage-layers={}", c.first_stage_layers);
   if (c.last_stage_layers >= 0) s += fmt::format(" last-stage-layers={}", c.last_stage_layers);
   if (c.offload_layers > 0) s += fmt::format(" cpu-offload-layers={}", c.offload_layers);
+  if (c.cp > 1 && c.cp_comm != model::CpComm::kRing)
+    s += fmt::format(" cp-comm={}", model::to_string(c.cp_comm));
   if (c.sp()) s += " sp";
   if (c.inference()) s += " inference";
   return s;
@@ -310,6 +318,7 @@ void write_prediction(JsonWriter& json, const model::Prediction& p, const model:
   json.end_array();
   json.field("pacing_stage", p.pacing_stage);
   json.field("precision", model::to_string(c.precision));
+  json.field("cp_comm", model::to_string(c.cp_comm));
   json.field("mode", model::to_string(c.mode));
   json.field("sequence_parallel", c.sp());
   json.key("defaulted").begin_array();

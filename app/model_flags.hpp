@@ -4,7 +4,7 @@
 //   CONFIG:   --gpus --tp --pp --dp --cp --ep --micro-batch --global-batch --seq --zero --recompute
 //   --schedule
 //             --virtual-stages --microbatch-group --first-stage-layers --last-stage-layers --precision
-//             --cpu-offload-layers --mode training|inference (+ --sequence-parallel on|off)
+//             --cpu-offload-layers --mode training|inference (+ --sequence-parallel on|off, --cp-comm)
 //   ASSUMPTIONS: --framework NAME, then --state-bytes 16|18 --attention flash|cudnn|standard
 //   --gemm-efficiency
 //             --sustained-fraction --overlap-{tp,cp,ep,pp,dp} --moe-imbalance --nvfp4-bf16-layers
@@ -31,7 +31,7 @@ struct ModelFlags {
 
 struct ConfigFlags {
   model::ParallelConfig config;
-  std::string recompute, schedule, precision = "bf16", sequence_parallel, mode;
+  std::string recompute, schedule, precision = "bf16", sequence_parallel, mode, cp_comm;
 };
 
 struct AssumptionFlags {

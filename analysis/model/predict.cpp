@@ -203,24 +203,68 @@ void tensor_parallel(Context& x, StageWork& s) {
   s.mb.tp_exposed = (1.0 - x.eff.overlap_tp) * s.tp_raw + x.eff.overlap_tp * s.tp_overlapped;
 }
 
-// ---- context parallelism: ring attention (Liu et al. 2023; Megatron-LM context_parallel.md): cp-1 steps
-// forward exchanging K and V chunks, twice that backward (K, V and their gradients), overlapped with the
-// attention core of the current chunk.
-double cp_step(const Context& x, const Link& intra, const Link& inter) {
+// ---- context parallelism (Megatron-LM context_parallel.md; Transformer Engine's context-parallel
+// attention, the variant chosen by --cp-comm-type):
+//   ring (p2p; Liu et al. 2023, ring attention): cp-1 steps forward exchanging K and V chunks, twice that
+//     backward (K, V and their gradients), overlapped with the attention core of the current chunk;
+//   all-gather (Llama Team 2024 §3.3.2; TE AttnFuncWithCPAndKVAllGather, "KV all-gather between CP ranks is
+//     exposed"): K and V all-gathered before the attention, again for the backward, and their gradients
+//     reduce-scattered after it;
+//   all-to-all (Jacobs et al. 2023, DeepSpeed-Ulysses; TE AttnFuncWithCPAndQKVOA2A): Q, K and V all-to-all'd
+//     from a sequence split to a head split before the attention and the output back after it; backward the
+//     same four for the gradients; exposed.
+struct AttentionBytes {
+  double q = 0, kv = 0, o = 0;  // one rank's tokens of one layer, BF16, over its TP shard of the heads
+};
+AttentionBytes attention_bytes(const Context& x) {
   const ModelSpec& m = x.m;
   const double kv_heads = m.is_mla() ? m.heads : m.kv_heads;
   const double d_k = m.is_mla() ? m.qk_nope_dim + m.qk_rope_dim : m.head_size();
   const double d_v = m.is_mla() ? m.v_head_dim : m.head_size();
-  const double kv_bytes = x.tokens * kv_heads * (d_k + d_v) * 2.0 / std::min<double>(x.c.tp, kv_heads);
+  const double tp = x.c.tp;
+  return {x.tokens * m.heads * d_k * 2.0 / tp,
+          x.tokens * kv_heads * (d_k + d_v) * 2.0 / std::min<double>(tp, kv_heads),
+          x.tokens * m.heads * d_v * 2.0 / tp};
+}
+
+double cp_step(const Context& x, const Link& intra, const Link& inter) {
   const GroupShape cp_group = group_shape(x.c.cp, x.c.tp, x.G);
-  return hierarchical_time(Collective::kSendRecv, kv_bytes,
+  return hierarchical_time(Collective::kSendRecv, attention_bytes(x).kv,
                            cp_group.nodes() > 1 ? GroupShape{2, 1} : GroupShape{2, 2}, intra, inter);
+}
+
+// The exposed collectives of the all-gather and all-to-all variants, forward and backward, one layer.
+struct CpCollectives {
+  double forward = 0, backward = 0;
+};
+CpCollectives cp_collectives(const Context& x, const Link& intra, const Link& inter) {
+  const GroupShape g = group_shape(x.c.cp, x.c.tp, x.G);
+  const AttentionBytes b = attention_bytes(x);
+  const double cp = x.c.cp;
+  if (x.c.cp_comm == CpComm::kAllGather) {
+    // The gathered K and V hold every rank's chunk: cp x one rank's bytes.
+    const double gather = hierarchical_time(Collective::kAllGather, cp * b.kv, g, intra, inter);
+    const double scatter = hierarchical_time(Collective::kReduceScatter, cp * b.kv, g, intra, inter);
+    return {gather, gather + scatter};
+  }
+  // All-to-all of each tensor: a rank's bytes in, the same out (Q, K and V before, O after).
+  auto a2a = [&](double bytes) { return hierarchical_time(Collective::kAllToAll, bytes, g, intra, inter); };
+  const double four = a2a(b.q) + a2a(b.kv) + a2a(b.o);
+  return {four, four};
 }
 
 void context_parallel(Context& x, StageWork& s) {
   if (x.c.cp <= 1) return;
+  const double backward_passes = x.c.inference() ? 0.0 : 1.0;
+  if (x.c.cp_comm != CpComm::kRing) {
+    const CpCollectives c = cp_collectives(x, x.intra, x.inter);
+    const double forward_passes = x.c.recompute == Recompute::kFull ? 2.0 : 1.0;
+    s.cp_raw = (forward_passes * c.forward + backward_passes * c.backward) * s.layers;
+    s.mb.cp_exposed = s.cp_raw;
+    return;
+  }
   const double fwd = (x.c.cp - 1) * cp_step(x, x.intra, x.inter);
-  const double bwd = x.c.inference() ? 0.0 : 2.0 * fwd;
+  const double bwd = backward_passes * 2.0 * fwd;
   // s.attention holds forward + backward (2 x forward) in training, the forward alone in inference.
   const double layer_attention = s.layers > 0 ? s.attention / (x.c.inference() ? 1.0 : 3.0) / s.layers : 0.0;
   const double hidden_fwd = x.eff.overlap_cp * layer_attention;
@@ -499,6 +543,35 @@ void explain_compute(Context& x, const StageWork& s) {
            fmt::format("recompute {} {}", to_string(x.c.recompute), per));
 }
 
+void explain_cp(Context& x, const StageWork& s) {
+  const AttentionBytes b = attention_bytes(x);
+  const std::string bytes = fmt::format("Q {:.3g} MB, K+V {:.3g} MB, O {:.3g} MB per rank and layer",
+                                        b.q * 1e-6, b.kv * 1e-6, b.o * 1e-6);
+  switch (x.c.cp_comm) {
+    case CpComm::kRing:
+      x.term("cp_exposed", "ring-attention K/V exchange", x.micro * s.mb.cp_exposed,
+             x.c.inference()
+                 ? "m x layers x (cp - 1) x send(alpha, K+V / B) minus the attention it hides behind"
+                 : "m x layers x 3 (cp - 1) x send(alpha, K+V / B) minus the attention it hides behind",
+             fmt::format("cp {} overlap_cp {}; {}", x.c.cp, x.eff.overlap_cp, bytes));
+      return;
+    case CpComm::kAllGather:
+      x.term("cp_exposed", "K/V all-gather + gradient reduce-scatter (exposed)", x.micro * s.mb.cp_exposed,
+             x.c.inference() ? "m x layers x all_gather(alpha, cp K+V / B)"
+                             : "m x layers x (2 all_gather + reduce_scatter)(alpha, cp K+V / B) [+ a "
+                               "gather per recomputed forward]",
+             fmt::format("cp {}; {}", x.c.cp, bytes));
+      return;
+    case CpComm::kAllToAll:
+      x.term("cp_exposed", "Q/K/V/O all-to-all (exposed)", x.micro * s.mb.cp_exposed,
+             x.c.inference() ? "m x layers x all_to_all(alpha, {Q, K+V, O} / B)"
+                             : "m x layers x 2 x all_to_all(alpha, {Q, K+V, O} / B) [+ the forward's per "
+                               "recomputed forward]",
+             fmt::format("cp {}; {}", x.c.cp, bytes));
+      return;
+  }
+}
+
 void explain_comm(Context& x, const StageWork& s) {
   if (!x.explain) return;
   const Link no_alpha_intra{0, x.intra.bandwidth_Bps}, no_alpha_inter{0, x.inter.bandwidth_Bps};
@@ -530,12 +603,7 @@ void explain_comm(Context& x, const StageWork& s) {
              fmt::format("{}; {}; overlap_tp {}", common, alpha_beta, x.eff.overlap_tp));
     }
   }
-  if (x.c.cp > 1)
-    x.term("cp_exposed", "ring-attention K/V exchange", x.micro * s.mb.cp_exposed,
-           x.c.inference()
-               ? "m x layers x (cp - 1) x send(alpha, S / B) minus the attention it hides behind"
-               : "m x layers x 3 (cp - 1) x send(alpha, S / B) minus the attention it hides behind",
-           fmt::format("cp {} overlap_cp {}", x.c.cp, x.eff.overlap_cp));
+  if (x.c.cp > 1) explain_cp(x, s);
   if (x.m.is_moe() && (x.c.ep > 1 || x.c.expert_tp() > 1))
     x.term("ep_exposed",
            x.c.expert_tp() > 1 ? "MoE dispatch + combine all-to-all, expert-TP all-gather + reduce-scatter"

@@ -66,6 +66,25 @@ std::string_view to_string(Mode value) {
   return value == Mode::kInference ? "inference" : "training";
 }
 
+std::string_view to_string(CpComm value) {
+  switch (value) {
+    case CpComm::kRing:
+      return "ring";
+    case CpComm::kAllGather:
+      return "all-gather";
+    case CpComm::kAllToAll:
+      return "all-to-all";
+  }
+  return "ring";
+}
+
+CpComm parse_cp_comm(std::string_view text) {
+  if (text == "ring" || text == "p2p") return CpComm::kRing;
+  if (text == "all-gather" || text == "all_gather" || text == "allgather") return CpComm::kAllGather;
+  if (text == "all-to-all" || text == "a2a" || text == "ulysses") return CpComm::kAllToAll;
+  invalid(fmt::format("--cp-comm {}: use ring (p2p), all-gather or all-to-all (a2a)", text));
+}
+
 Mode parse_mode(std::string_view text) {
   if (text == "training") return Mode::kTraining;
   if (text == "inference") return Mode::kInference;
@@ -277,6 +296,17 @@ std::string check_layout(const ParallelConfig& c, const ModelSpec& m, const Hard
   if (std::string stages = check_stage_layers(m, c); !stages.empty()) return stages;
   if (c.seq % c.cp != 0)
     return fmt::format("--cp {} does not divide --seq {}: use a divisor of the sequence length", c.cp, c.seq);
+  if (c.cp > 1 && c.cp_comm == CpComm::kAllToAll) {
+    // Each rank takes heads / (tp x cp) of the query heads and of the key/value heads for the whole sequence
+    // (Transformer Engine's a2a context parallelism requires both head counts divisible by cp).
+    const long heads = m.heads / c.tp, kv = std::max(1, (m.is_mla() ? m.heads : m.kv_heads) / c.tp);
+    if (heads % c.cp != 0 || kv % c.cp != 0)
+      return fmt::format(
+          "--cp-comm all-to-all with --cp {}: each rank's {} query and {} key/value heads (after --tp {}) "
+          "must "
+          "split {} ways; use ring or all-gather, or a --cp that divides both",
+          c.cp, heads, kv, c.tp, c.cp);
+  }
   if (c.global_batch % (c.dp * c.micro_batch) != 0)
     return fmt::format(
         "--global-batch {} is not divisible by --dp {} x --micro-batch {} = {}: change one of them",

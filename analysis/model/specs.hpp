@@ -32,19 +32,27 @@ enum class StateBytes { k16, k18 };
 // What a step is: a training step (forward, backward, optimizer) or an inference pass (forward only, as a
 // prefill: no gradients, no optimizer state, the attention's keys and values kept as the KV cache).
 enum class Mode { kTraining, kInference };
+// How context parallelism exchanges keys and values (Megatron-Core --cp-comm-type; Transformer Engine's
+// context-parallel attention): a ring of peer-to-peer K/V chunks overlapped with the attention of the chunk
+// at hand (p2p); an all-gather of K and V before the attention and a reduce-scatter of their gradients after
+// its backward, exposed (all_gather; Llama 3's); all-to-alls that trade the sequence split for a head split
+// around the attention, exposed (a2a, DeepSpeed-Ulysses).
+enum class CpComm { kRing, kAllGather, kAllToAll };
 
 std::string_view to_string(Recompute value);
 std::string_view to_string(Schedule value);
 std::string_view to_string(Precision value);
 std::string_view to_string(StateBytes value);
 std::string_view to_string(Mode value);
+std::string_view to_string(CpComm value);  // "ring", "all-gather", "all-to-all"
 // Parse the CLI spellings ("none|selective|full", "gpipe|1f1b|interleaved", "bf16|fp8|fp8-block|nvfp4",
 // "16|18"); throw InvalidInput naming the accepted values.
 Recompute parse_recompute(std::string_view text);
 Schedule parse_schedule(std::string_view text);
 Precision parse_precision(std::string_view text);
 StateBytes parse_state_bytes(std::string_view text);
-Mode parse_mode(std::string_view text);  // "training|inference"
+Mode parse_mode(std::string_view text);       // "training|inference"
+CpComm parse_cp_comm(std::string_view text);  // "ring|all-gather|all-to-all" (or p2p, all_gather, a2a)
 
 struct ModelSpec {
   std::string name;
@@ -235,6 +243,7 @@ struct ParallelConfig {
   bool schedule_set = false;
   Schedule schedule = Schedule::k1F1B;
   Precision precision = Precision::kBF16;
+  CpComm cp_comm = CpComm::kRing;
   Mode mode = Mode::kTraining;
   bool mode_set = false;               // given by the user (compare: else the profile's)
   int sequence_parallel = -1;          // -1 default (on when tp > 1), 0 off, 1 on

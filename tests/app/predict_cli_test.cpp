@@ -121,6 +121,24 @@ TEST(PredictCli, ExplainUnevenPipelineAndFramework) {
   EXPECT_EQ(run("predict --model llama3-8b --gpus 8 --framework jax").status, 1);
 }
 
+TEST(PredictCli, ContextParallelCommunicationVariant) {
+  // Llama 3 405B at 128k tokens with Meta's all-gather context parallelism (Llama Team 2024 §3.3.2).
+  const Result r =
+      run("predict --json --explain --model llama3-405b --hardware h100-sxm --gpus 16384 --tp 8 --pp 16 "
+          "--cp 16 --seq 131072 --global-batch 128 --cp-comm all_gather");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\"cp_comm\": \"all-gather\""), std::string::npos);
+  EXPECT_NE(r.out.find("K/V all-gather + gradient reduce-scatter (exposed)"), std::string::npos);
+  const Result text =
+      run("predict --model llama3-405b --hardware h100-sxm --gpus 16384 --tp 8 --pp 16 --cp 16 --seq 131072 "
+          "--global-batch 128 --cp-comm all-gather");
+  ASSERT_EQ(text.status, 0) << text.out;
+  EXPECT_NE(text.out.find("cp-comm=all-gather"), std::string::npos);
+  const Result bad = run("predict --model llama3-8b --gpus 8 --cp 8 --seq 65536 --cp-comm mesh", true);
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.out, "meshscope: --cp-comm mesh: use ring (p2p), all-gather or all-to-all (a2a)\n");
+}
+
 TEST(PredictCli, ExplainSplitsDataParallelCollectivesIntoAlphaAndBeta) {
   // ZeRO-1 (distributed optimizer): a gradient reduce-scatter and a weight all-gather, each with its latency
   // (alpha) and bandwidth (beta) part; FSDP: the forward and backward gathers and the reduce-scatter.

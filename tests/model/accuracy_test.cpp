@@ -237,6 +237,7 @@ std::vector<PublishedRun> published_runs(const std::string& file = "published_ru
     if (!r["offload_layers"].empty()) c.offload_layers = std::stoi(r["offload_layers"]);
     run.eff.fp8_param_gather = r["fp8_param_gather"] == "1";
     if (!r["attention"].empty()) set_attention_kernel(run.eff, r["attention"]);
+    if (r.count("cp_comm") && !r["cp_comm"].empty()) c.cp_comm = parse_cp_comm(r["cp_comm"]);
     c = resolve(c, run.m, run.hw);
     run.metric = r["metric"].empty() ? "tokens_per_s_per_gpu" : r["metric"];
     run.measured = std::stod(r["measured"]);
