@@ -6,7 +6,8 @@
 // rank, kind, label, y, h, lane_h, pinned}, selected{kind, rank, index, name, start_ns, end_ns}, hovered,
 // instance, range{active, start_ns, end_ns, ready, events, exposed_comm_ns}, bookmarks, menu[]{label, x0, y0,
 // x1, y1}, search{text, matches, cursor}, rank_open[], cpu_open[]}, explorer{gpus, tp, pp, dp, cp, ep,
-// micro_batch, global_batch, seq, valid, error, typing, comparable, start, model, hardware, save_message,
+// micro_batch, global_batch, seq, cp_comm, cp_comm_combo[x0, y0, x1, y1] (zero while CP is 1), cp_exposed_s,
+// valid, error, typing, comparable, start, model, hardware, save_message,
 // save_button[x0, y0, x1, y1], controls{FIELD: [x0, y0, x1, y1]},
 // pipeline_measured{button[x0, y0, x1, y1], rows[]{stage, rank, step, bubble_fraction, blocks}}},
 // open_dialog, files_dir, baseline (its path, or ""), baseline_diff (the diff with the open profile is

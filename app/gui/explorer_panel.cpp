@@ -48,6 +48,7 @@ constexpr const char* kRecompute[] = {"none", "selective", "full"};
 constexpr const char* kSchedule[] = {"gpipe", "1f1b", "interleaved"};
 constexpr const char* kPrecision[] = {"bf16", "fp8"};
 constexpr const char* kMode[] = {"training", "inference"};
+constexpr const char* kCpComm[] = {"ring", "all-gather", "all-to-all"};  // model::CpComm order
 
 struct Part {
   const char* name;
@@ -477,6 +478,18 @@ void ExplorerPanel::layout_controls() {
   changed |= step_control(LayoutField::kPp, "pipeline stages (layer-compatible counts)");
   changed |= step_control(LayoutField::kDp, "data parallel degree; auto = GPUs / (TP x PP x CP)");
   changed |= step_control(LayoutField::kCp, "context parallel degree (splits the sequence)");
+  ex_.cp_comm_rect = ImVec4(0, 0, 0, 0);
+  if (ex_.layout.cp > 1) {
+    ImGui::SetNextItemWidth(-px(110));
+    changed |= enum_combo("CP exchange", ex_.layout.cp_comm, kCpComm, 3);
+    const ImVec2 lo = ImGui::GetItemRectMin(), hi = ImGui::GetItemRectMax();
+    ex_.cp_comm_rect = ImVec4(lo.x, lo.y, hi.x, hi.y);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "how context parallelism exchanges keys and values (Megatron-Core --cp-comm-type): ring (p2p, "
+          "overlapped with the attention), all-gather (Llama 3's, exposed) or all-to-all (Ulysses, exposed; "
+          "the heads must split CP ways)");
+  }
   changed |= step_control(LayoutField::kEp, "expert parallel degree (divides the experts; MoE models)");
   changed |= step_control(LayoutField::kEtp,
                           "expert tensor parallel degree: each expert split over ETP GPUs (MoE models; "
@@ -620,8 +633,11 @@ void ExplorerPanel::draw_bars() {
   ImGui::SameLine();
   // Cut with an ellipsis where the panel is narrow (the whole line on hover).
   const std::string layout_line = fmt::format(
-      "tp {}  pp {}  dp {}  cp {}  ep {}  mb {}  batch {} x {} tokens  ZeRO {}  {}  {}{}  {}  {}", c.tp, c.pp,
-      c.dp, c.cp, c.ep, c.micro_batch, c.global_batch, c.seq, c.zero, model::to_string(c.recompute),
+      "tp {}  pp {}  dp {}  cp {}{}  ep {}  mb {}  batch {} x {} tokens  ZeRO {}  {}  {}{}  {}  {}", c.tp,
+      c.pp, c.dp, c.cp,
+      c.cp > 1 && c.cp_comm != model::CpComm::kRing ? fmt::format(" ({})", model::to_string(c.cp_comm))
+                                                    : std::string(),
+      c.ep, c.micro_batch, c.global_batch, c.seq, c.zero, model::to_string(c.recompute),
       model::to_string(c.schedule),
       c.schedule == model::Schedule::kInterleaved ? " v" + std::to_string(c.virtual_stages) : std::string(),
       c.precision == model::Precision::kBF16 && !ex_.hw.bf16 ? std::string_view("fp16")
@@ -1134,6 +1150,12 @@ void ExplorerPanel::dump_state(JsonWriter& j) const {
   for (int f = 0; f < kLayoutFieldCount; ++f) {
     j.field(to_string(static_cast<LayoutField>(f)), field_of(ex_.layout, static_cast<LayoutField>(f)));
   }
+  j.field("cp_comm", model::to_string(ex_.layout.cp_comm));
+  j.key("cp_comm_combo").begin_array();
+  for (float v : {ex_.cp_comm_rect.x, ex_.cp_comm_rect.y, ex_.cp_comm_rect.z, ex_.cp_comm_rect.w})
+    j.value(static_cast<double>(v));
+  j.end_array();
+  j.field("cp_exposed_s", ex_.valid ? ex_.prediction.time.cp_exposed : 0.0);
   j.field("valid", ex_.valid);
   j.field("error", ex_.error);
   j.field("typing", ex_.typing);

@@ -165,6 +165,7 @@ class ExplorerPanel {
     int typed = 0;
     bool typing_focus = false;
     ImVec4 control_rects[kLayoutFieldCount] = {};  // where each control's slider was drawn (state dump)
+    ImVec4 cp_comm_rect = {};                      // the CP exchange combo, when CP > 1 (state dump)
     bool dirty = true;
     bool valid = false;
     std::string error;

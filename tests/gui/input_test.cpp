@@ -450,6 +450,37 @@ TEST_F(InputTest, ExplorerSlidersLandOnValidLayoutsAndCtrlClickTypes) {
   EXPECT_NE(str(s["explorer"]["error"]).find("--tp 3"), std::string::npos) << str(s["explorer"]["error"]);
 }
 
+// Context parallelism's exchange is a control of its own once CP is above 1: typed CP 2, the ring hides its
+// K/V steps behind the attention; chosen from the combo, the all-gather (Llama 3's) is exposed in the step.
+TEST_F(InputTest, ExplorerChoosesHowContextParallelismExchangesKeysAndValues) {
+  Xvfb x(1500, 950);
+  ASSERT_FALSE(x.display().empty());
+  App app(x, {msdb_.string(), "--panel", "explorer", "--size", "1400x900"});
+  auto s = app.wait([](auto st) {
+    return !bool(st["loading"]) && i64(st["ranks"]) > 0 && num(st["explorer"]["controls"]["CP"].at(2)) > 0;
+  });
+  EXPECT_EQ(num(s["explorer"]["cp_comm_combo"].at(2)), 0) << "no CP exchange control while CP is 1";
+  auto cp = [&](int k) { return num(s["explorer"]["controls"]["CP"].at(static_cast<std::size_t>(k))); };
+  app.move((cp(0) + cp(2)) / 2, (cp(1) + cp(3)) / 2);
+  app.xdo("keydown ctrl click 1 keyup ctrl");
+  s = app.wait([](auto st) { return i64(st["explorer"]["typing"]) == 4; });
+  app.xdo("key ctrl+a type 2");
+  app.xdo("key Return");
+  s = app.wait([](auto st) {
+    return i64(st["explorer"]["CP"]) == 2 && num(st["explorer"]["cp_comm_combo"].at(2)) > 0;
+  });
+  ASSERT_TRUE(bool(s["explorer"]["valid"])) << str(s["explorer"]["error"]);
+  EXPECT_EQ(str(s["explorer"]["cp_comm"]), "ring");
+  const double ring_exposed = num(s["explorer"]["cp_exposed_s"]);
+  auto combo = [&](int k) { return num(s["explorer"]["cp_comm_combo"].at(static_cast<std::size_t>(k))); };
+  const double h = combo(3) - combo(1);
+  app.click((combo(0) + combo(2)) / 2, (combo(1) + combo(3)) / 2);
+  app.click((combo(0) + combo(2)) / 2, combo(3) + 1.5 * h);  // the second item of the list below it
+  s = app.wait([](auto st) { return str(st["explorer"]["cp_comm"]) != "ring"; });
+  EXPECT_EQ(str(s["explorer"]["cp_comm"]), "all-gather");
+  EXPECT_GT(num(s["explorer"]["cp_exposed_s"]), ring_exposed);
+}
+
 // An Nsight Systems export records neither shapes nor a GPU name: the Explorer says why it is not comparable
 // and offers to save the model, hardware and layout chosen there as what the profile ran. Clicked, the
 // profile holds them (what `meshscope annotate` stores) and the measured column appears.
