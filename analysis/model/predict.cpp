@@ -66,6 +66,10 @@ struct Context {
   LayerTimes dense{}, moe{}, dense_bf16{}, moe_bf16{};
   double logits_fwd = 0;
   double mtp_projection_fwd = 0;  // one multi-token-prediction module's projection and output head, forward
+  // Tensor parallelism per layer, the same on every stage (prepare_tensor_parallel): the plain collectives of
+  // one pass of a dense and of a MoE layer, and what the overlapped ones add to each kind of layer's GEMMs.
+  double tp_dense_pass = 0, tp_moe_pass = 0;
+  OverlappedLayer tp_overlap_dense{}, tp_overlap_dense_bf16{}, tp_overlap_moe{}, tp_overlap_moe_bf16{};
 
   void term(const char* part, std::string name, double seconds, std::string formula, std::string inputs) {
     if (explain) out.terms.push_back({part, std::move(name), seconds, std::move(formula), std::move(inputs)});
@@ -164,32 +168,42 @@ UserbufferSettings userbuffer_settings(const Context& x) {
   return u;
 }
 
-// What the overlapped collectives add to the stage's GEMMs per micro-batch (tp_overlap.hpp), each layer with
-// the GEMM times of its own kind.
-double tp_overlapped(const Context& x, const StageWork& s) {
+// Once per prediction: the per-layer TP costs every stage shares.
+void prepare_tensor_parallel(Context& x) {
+  if (x.c.tp <= 1) return;
+  x.tp_dense_pass = tp_per_layer(x, x.intra, x.inter, false);
+  x.tp_moe_pass = tp_per_layer(x, x.intra, x.inter, true);
+  if (!x.c.sp()) return;
   const TpCollectives bf16 = tp_collectives(x, x.intra, x.inter);
   const TpCollectives quantized = tp_collectives(x, x.intra, x.inter, std::min(2.0, x.recipe.operand_bytes));
   const UserbufferSettings u = userbuffer_settings(x);
+  auto overlapped = [&](const LayerTimes& lt, const TpCollectives& t) {
+    return overlapped_tp_layer(lt, t.all_gather, t.reduce_scatter, u);
+  };
+  x.tp_overlap_dense = overlapped(x.dense, quantized);
+  x.tp_overlap_dense_bf16 = overlapped(x.dense_bf16, bf16);
+  x.tp_overlap_moe = overlapped(x.moe, quantized);
+  x.tp_overlap_moe_bf16 = overlapped(x.moe_bf16, bf16);
+}
+
+// What the overlapped collectives add to the stage's GEMMs per micro-batch (tp_overlap.hpp), each layer with
+// the GEMM times of its own kind.
+double tp_overlapped(const Context& x, const StageWork& s) {
   const double backward = x.c.inference() ? 0.0 : 1.0;
   const double forward_passes = x.c.recompute == Recompute::kFull ? 2.0 : 1.0;
   const int bf16_moe = std::min(s.bf16_layers, s.moe_layers);
   const int bf16_dense = s.bf16_layers - bf16_moe;
-  double total = 0;
-  auto add = [&](const LayerTimes& lt, int count, const TpCollectives& t) {
-    if (count <= 0) return;
-    const OverlappedLayer o = overlapped_tp_layer(lt, t.all_gather, t.reduce_scatter, u);
-    total += count * (forward_passes * o.forward + backward * o.backward);
+  auto add = [&](const OverlappedLayer& o, int count) {
+    return count > 0 ? count * (forward_passes * o.forward + backward * o.backward) : 0.0;
   };
-  add(x.dense, s.layers - s.moe_layers - bf16_dense, quantized);
-  add(x.dense_bf16, bf16_dense, bf16);
-  add(x.moe, s.moe_layers - bf16_moe, quantized);
-  add(x.moe_bf16, bf16_moe, bf16);
-  return total;
+  return add(x.tp_overlap_dense, s.layers - s.moe_layers - bf16_dense) +
+         add(x.tp_overlap_dense_bf16, bf16_dense) + add(x.tp_overlap_moe, s.moe_layers - bf16_moe) +
+         add(x.tp_overlap_moe_bf16, bf16_moe);
 }
 
 void tensor_parallel(Context& x, StageWork& s) {
   if (x.c.tp <= 1) return;
-  s.tp_raw = tp_raw(x, s, x.intra, x.inter);
+  s.tp_raw = tp_passes(x.c) * ((s.layers - s.moe_layers) * x.tp_dense_pass + s.moe_layers * x.tp_moe_pass);
   if (!x.c.sp()) {
     // All-reduces: Transformer Engine's userbuffers overlap needs sequence parallelism (Megatron-Core refuses
     // --tp-comm-overlap without it); a user's overlap_tp hides that share of the stage's GEMM time.
@@ -720,6 +734,7 @@ void predict_into(const ModelSpec& m, const HardwareSpec& hw, const ParallelConf
   out.memory = memory ? *memory : memory_per_gpu(m, hw, c, eff);
   out.fits = out.memory.fits();
   pipeline_p2p(x);
+  prepare_tensor_parallel(x);
   const std::vector<StageWork> stages = build_stages(x);
   compose(x, stages);
   throughput(x);
