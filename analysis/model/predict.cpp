@@ -561,29 +561,25 @@ void explain_cp(Context& x, const StageWork& s) {
   const AttentionBytes b = attention_bytes(x);
   const std::string bytes = fmt::format("Q {:.3g} MB, K+V {:.3g} MB, O {:.3g} MB per rank and layer",
                                         b.q * 1e-6, b.kv * 1e-6, b.o * 1e-6);
-  switch (x.c.cp_comm) {
-    case CpComm::kRing:
-      x.term("cp_exposed", "ring-attention K/V exchange", x.micro * s.mb.cp_exposed,
-             x.c.inference()
-                 ? "m x layers x (cp - 1) x send(alpha, K+V / B) minus the attention it hides behind"
-                 : "m x layers x 3 (cp - 1) x send(alpha, K+V / B) minus the attention it hides behind",
-             fmt::format("cp {} overlap_cp {}; {}", x.c.cp, x.eff.overlap_cp, bytes));
-      return;
-    case CpComm::kAllGather:
-      x.term("cp_exposed", "K/V all-gather + gradient reduce-scatter (exposed)", x.micro * s.mb.cp_exposed,
-             x.c.inference() ? "m x layers x all_gather(alpha, cp K+V / B)"
-                             : "m x layers x (2 all_gather + reduce_scatter)(alpha, cp K+V / B) [+ a "
-                               "gather per recomputed forward]",
-             fmt::format("cp {}; {}", x.c.cp, bytes));
-      return;
-    case CpComm::kAllToAll:
-      x.term("cp_exposed", "Q/K/V/O all-to-all (exposed)", x.micro * s.mb.cp_exposed,
-             x.c.inference() ? "m x layers x all_to_all(alpha, {Q, K+V, O} / B)"
-                             : "m x layers x 2 x all_to_all(alpha, {Q, K+V, O} / B) [+ the forward's per "
-                               "recomputed forward]",
-             fmt::format("cp {}; {}", x.c.cp, bytes));
-      return;
-  }
+  struct Wording {
+    const char* name;
+    const char* inference;
+    const char* training;
+  };
+  static constexpr Wording kWording[] = {
+      {"ring-attention K/V exchange",
+       "m x layers x (cp - 1) x send(alpha, K+V / B) minus the attention it hides behind",
+       "m x layers x 3 (cp - 1) x send(alpha, K+V / B) minus the attention it hides behind"},
+      {"K/V all-gather + gradient reduce-scatter (exposed)", "m x layers x all_gather(alpha, cp K+V / B)",
+       "m x layers x (2 all_gather + reduce_scatter)(alpha, cp K+V / B) [+ a gather per recomputed forward]"},
+      {"Q/K/V/O all-to-all (exposed)", "m x layers x all_to_all(alpha, {Q, K+V, O} / B)",
+       "m x layers x 2 x all_to_all(alpha, {Q, K+V, O} / B) [+ the forward's per recomputed forward]"},
+  };  // by CpComm
+  const Wording& w = kWording[static_cast<int>(x.c.cp_comm)];
+  const std::string overlap =
+      x.c.cp_comm == CpComm::kRing ? fmt::format(" overlap_cp {}", x.eff.overlap_cp) : std::string();
+  x.term("cp_exposed", w.name, x.micro * s.mb.cp_exposed, x.c.inference() ? w.inference : w.training,
+         fmt::format("cp {}{}; {}", x.c.cp, overlap, bytes));
 }
 
 void explain_comm(Context& x, const StageWork& s) {
