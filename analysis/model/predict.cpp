@@ -160,11 +160,19 @@ double tp_raw(const Context& x, const StageWork& s, const Link& intra, const Lin
                            s.moe_layers * tp_per_layer(x, intra, inter, true));
 }
 
+// Transformer Engine fills its userbuffers from FP8 and MXFP8 quantizers only (NVFP4 raises "Unsupported
+// quantizer for Userbuffers", module/base.py fill_userbuffers_buffer_for_all_gather): NVFP4 runs its TP
+// collectives without the overlap.
+bool userbuffers_run(const ParallelConfig& c) {
+  return c.precision != Precision::kNVFP4;
+}
+
 UserbufferSettings userbuffer_settings(const Context& x) {
   UserbufferSettings u;
   u.tp = x.c.tp;
   u.sm_count = x.hw.sm_count;
   u.gemm_overhead_s = x.eff.gemm_overhead_s;
+  u.second_gradient_gather = x.c.precision == Precision::kFP8Block;
   return u;
 }
 
@@ -208,6 +216,10 @@ void tensor_parallel(Context& x, StageWork& s) {
     // All-reduces: Transformer Engine's userbuffers overlap needs sequence parallelism (Megatron-Core refuses
     // --tp-comm-overlap without it); a user's overlap_tp hides that share of the stage's GEMM time.
     s.mb.tp_exposed = std::max(0.0, s.tp_raw - x.eff.overlap_tp * s.gemm);
+    return;
+  }
+  if (!userbuffers_run(x.c)) {
+    s.mb.tp_exposed = s.tp_raw;
     return;
   }
   // Overlap (Transformer Engine userbuffers, Megatron-Core --tp-comm-overlap; Wang et al. 2023, "Overlap
@@ -606,7 +618,9 @@ void explain_comm(Context& x, const StageWork& s) {
                          "{} of {} SMs for communication{}); overlap_tp {}",
                          common, alpha_beta, s.tp_overlapped * 1e3, u.tp, u.pipeline_chunks, u.comm_sms,
                          u.sm_count, u.sm_count > 0 ? "" : " (SM count unknown: GEMMs keep every SM)",
-                         x.eff.overlap_tp));
+                         userbuffers_run(x.c) ? fmt::format("{}", x.eff.overlap_tp)
+                                              : std::string("0 (NVFP4: Transformer Engine's userbuffers "
+                                                            "take FP8 and MXFP8 only)")));
     } else {
       x.term("tp_exposed", "TP all-reduce", x.micro * s.mb.tp_exposed,
              "m x max(0, passes x layers x 2 x all_reduce(alpha, S / B) - overlap_tp x GEMM time)",

@@ -47,6 +47,7 @@ OverlappedLayer overlapped_tp_layer(const LayerTimes& layer, double all_gather_s
     added.forward += ring_exchange_time(column.forward, all_gather_s, s) - column.forward;
     added.forward += pipelined_reduce_scatter_time(row.forward, reduce_scatter_s, s) - row.forward;
     added.backward += ring_exchange_time(row.dgrad, all_gather_s, s) - row.dgrad;
+    if (s.second_gradient_gather) added.backward += std::max(0.0, all_gather_s - row.wgrad);
     added.backward += bulk_time(column.dgrad, all_gather_s, s) - column.dgrad;
     added.backward += bulk_time(column.wgrad, reduce_scatter_s, s) - column.wgrad;
   };

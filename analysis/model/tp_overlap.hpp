@@ -25,6 +25,9 @@ struct UserbufferSettings {
   int comm_sms = 16;           // num_sm of the pipelined and bulk collectives
   int sm_count = 0;            // the GPU's SMs (0: unknown, the GEMM keeps them all)
   double gemm_overhead_s = 0;  // paid by every chunk
+  // MXFP8: the output gradient is all-gathered a second time, column-wise, beside the row-parallel layers'
+  // weight-gradient GEMMs (TE linear.py / layernorm_mlp.py: bulk_overlap_ag_with_external_gemm).
+  bool second_gradient_gather = false;
   // How much longer a GEMM runs without the communication SMs: sm_count / (sm_count - comm_sms).
   double sm_slowdown() const;
 };
@@ -41,9 +44,10 @@ double bulk_time(double gemm_s, double comm_s, const UserbufferSettings& s);
 
 // What the overlapped collectives of one layer add to its GEMMs (seconds, one micro-batch): the forward pass
 // (QKV and MLP-up all-gathers, attention-output and MLP-down reduce-scatters) and the backward pass (the
-// output gradients' all-gathers, the saved inputs' all-gathers and the input gradients' reduce-scatters).
-// ALL_GATHER_S and REDUCE_SCATTER_S are one collective of the layer's activations over the TP group. A MoE
-// layer's MLP has no projection here (LayerTimes::mlp_up is zero) and adds nothing for it.
+// output gradients' all-gathers, the saved inputs' all-gathers and the input gradients' reduce-scatters;
+// under MXFP8 the output gradients' second gather beside the weight-gradient GEMMs). ALL_GATHER_S and
+// REDUCE_SCATTER_S are one collective of the layer's activations over the TP group. A MoE layer's MLP has no
+// projection here (LayerTimes::mlp_up is zero) and adds nothing for it.
 struct OverlappedLayer {
   double forward = 0, backward = 0;
 };

@@ -77,6 +77,39 @@ TEST(TpOverlap, ALayerAddsItsEightOverlapsAndAMoeLayerOnlyTheAttentions) {
   EXPECT_NEAR(e.backward, d.backward / 2, 1e-12);
 }
 
+TEST(TpOverlap, MxFp8GathersTheOutputGradientAgainBesideTheWeightGradient) {
+  // TE linear.py / layernorm_mlp.py: with an MXFP8 gradient quantizer the row-parallel layers'
+  // weight-gradient GEMM waits for a second, column-wise all-gather of the output gradient
+  // (bulk_overlap_ag_with_external_gemm).
+  UserbufferSettings s = h100_tp4();
+  LayerTimes layer;
+  layer.qkv = layer.out = ProjectionTimes{406 * us, 406 * us, 100 * us};
+  const double ag = 240 * us, rs = 200 * us;
+  const OverlappedLayer once = overlapped_tp_layer(layer, ag, rs, s);
+  s.second_gradient_gather = true;
+  const OverlappedLayer twice = overlapped_tp_layer(layer, ag, rs, s);
+  EXPECT_NEAR(twice.backward - once.backward, (240 - 100) * us, 1e-12);  // the gather outlasts the wgrad GEMM
+  EXPECT_DOUBLE_EQ(twice.forward, once.forward);
+}
+
+TEST(TpOverlap, Nvfp4RunsItsCollectivesWithoutTheOverlap) {
+  // TE fills userbuffers from FP8 and MXFP8 quantizers only: under NVFP4 the TP collectives stay exposed.
+  const ModelSpec m = load_model("llama3-70b");
+  const HardwareSpec hw = load_hardware("gb200");
+  ParallelConfig c;
+  c.gpus = 64, c.tp = 4, c.pp = 4, c.global_batch = 64, c.precision = Precision::kNVFP4;
+  const ParallelConfig r = resolve(c, m, hw);
+  Efficiencies overlapped = defaults_for(hw);
+  overlapped.overlap_tp = 1;
+  const Prediction p = predict(m, hw, r, overlapped, true);
+  EXPECT_DOUBLE_EQ(p.time.tp_exposed, p.comm.tp);
+  bool said = false;
+  for (const ExplainTerm& t : p.terms)
+    said |= t.part == "tp_exposed" &&
+            t.inputs.find("NVFP4: Transformer Engine's userbuffers") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 TEST(TpOverlap, OverlapHidesPartOfTheTensorParallelTimeNotAllOfIt) {
   // Llama 3.1 405B on H100 at TP 8 (Megatron-Bridge's layout: PP 8, CP 2, VP 8, FP8): overlapping the
   // TP collectives saves time, but less than they cost — the chunks' overheads and the SMs the
