@@ -128,6 +128,10 @@ void add_assumption_flags(CLI::App& cmd, AssumptionFlags& f) {
                  "(FlashAttention in Triton, 2022-23) | cudnn (Transformer Engine's cuDNN kernel) | standard "
                  "(unfused) attention (default flash; cudnn with --framework megatron-core)")
       ->group("ASSUMPTIONS");
+  cmd.add_flag("--moe-a2a-overlap", f.moe_a2a_overlap,
+               "MoE: Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm): one micro-batch's "
+               "expert all-to-alls hide behind another's compute in the opposite direction")
+      ->group("ASSUMPTIONS");
   cmd.add_flag("--fp8-param-gather", f.fp8_param_gather,
                "FP8 recipes: weights kept and all-gathered in FP8 (Megatron-Core --fp8-param-gather)")
       ->group("ASSUMPTIONS");
@@ -203,6 +207,7 @@ model::Efficiencies resolve_efficiencies(const AssumptionFlags& f, const model::
     if (!f.state_bytes.empty()) e.state_bytes = model::parse_state_bytes(f.state_bytes);
     if (!f.attention.empty()) model::set_attention_kernel(e, f.attention);
     if (f.fp8_param_gather) e.fp8_param_gather = true;
+    if (f.moe_a2a_overlap) e.moe_a2a_overlap = true;
     if (f.sustained_fraction) {
       if (!(*f.sustained_fraction > 0 && *f.sustained_fraction <= 1.5))
         throw model::InvalidInput(
@@ -330,6 +335,7 @@ void write_prediction(JsonWriter& json, const model::Prediction& p, const model:
   json.field("attention", model::attention_kernel_name(eff));
   json.field("sustained_fraction", eff.sustained_fraction);
   json.field("fp8_param_gather", eff.fp8_param_gather);
+  json.field("moe_a2a_overlap", eff.moe_a2a_overlap);
   json.field("gemm_efficiency", gemm_efficiency(c.precision, eff));
   json.field("moe_imbalance", eff.moe_imbalance);
   json.field("hbm_efficiency", eff.hbm);

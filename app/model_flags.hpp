@@ -42,6 +42,7 @@ struct AssumptionFlags {
       overlap_dp, moe_imbalance;
   std::optional<int> nvfp4_bf16_layers;
   bool fp8_param_gather = false;
+  bool moe_a2a_overlap = false;
 };
 
 void add_model_flags(CLI::App& cmd, ModelFlags& flags);

@@ -32,6 +32,34 @@ double bubble_fraction(Schedule schedule, int pp, int micro_batches, int virtual
   return (p - 1) / (v * m + p - 1);
 }
 
+std::string check_moe_a2a_overlap(const ParallelConfig& c, const ModelSpec& m, const Efficiencies& eff) {
+  if (!eff.moe_a2a_overlap) return {};
+  if (!m.is_moe() || c.ep <= 1)
+    return "--moe-a2a-overlap hides expert all-to-alls: it needs a mixture-of-experts model with --ep > 1";
+  if (c.pp > 1 && c.schedule != Schedule::kInterleaved)
+    return fmt::format(
+        "--moe-a2a-overlap with --pp {}: Megatron-Core's combined 1F1B needs the interleaved schedule "
+        "(--schedule interleaved --virtual-stages V)",
+        c.pp);
+  return {};
+}
+
+double combined_1f1b_share(int pp, int virtual_stages, int micro_batches, int group, int stage) {
+  if (micro_batches <= 0) return 0.0;
+  if (pp <= 1) return double(micro_batches - 1) / micro_batches;
+  const int v = std::max(1, virtual_stages), n = group > 0 ? group : pp;
+  const int chunks = v * micro_batches;
+  const int alone = std::min(chunks, 2 * (pp - stage - 1) + (v - 1) * n);
+  return double(chunks - alone) / chunks;
+}
+
+double combined_1f1b_exposed(double a2a_forward_s, double a2a_backward_s, double layer_forward_s,
+                             double layer_backward_s, double share) {
+  const double paired =
+      std::max(0.0, a2a_forward_s - layer_backward_s) + std::max(0.0, a2a_backward_s - layer_forward_s);
+  return (1.0 - share) * (a2a_forward_s + a2a_backward_s) + share * paired;
+}
+
 namespace {
 
 // Adam's memory traffic per parameter besides the gradient: FP32 master weights read and written (8 B), the
@@ -328,7 +356,17 @@ double ep_per_layer(const Context& x, const Link& intra, const Link& inter) {
 
 void expert_parallel(Context& x, StageWork& s) {
   if (!x.m.is_moe() || (x.c.ep <= 1 && x.c.expert_tp() <= 1)) return;
-  s.ep_raw = ep_per_layer(x, x.intra, x.inter) * s.moe_layers;
+  const double per_layer = ep_per_layer(x, x.intra, x.inter);
+  s.ep_raw = per_layer * s.moe_layers;
+  if (x.eff.moe_a2a_overlap && !x.c.inference()) {
+    // Forward and backward each hold half of a layer's all-to-alls (dispatch and combine each way); the layer
+    // compute beside them is the MoE layer's own, forward and backward.
+    const double share = combined_1f1b_share(x.c.pp, x.v, x.micro, x.c.microbatch_group, s.index);
+    s.mb.ep_exposed =
+        combined_1f1b_exposed(per_layer / 2, per_layer / 2, x.moe.forward(), x.moe.backward(), share) *
+        s.moe_layers;
+    return;
+  }
   s.mb.ep_exposed = s.ep_raw * (1.0 - x.eff.overlap_ep);
 }
 
@@ -639,10 +677,16 @@ void explain_comm(Context& x, const StageWork& s) {
                            : "m x MoE layers x 4 x (all_to_all(alpha, S / B) [+ etp gather/scatter of etp "
                              "S]) x (1 - overlap_ep), "
                              "S = top_k tokens h 2 B x imbalance",
-           fmt::format("ep {} etp {} MoE layers {} imbalance {}; {}; overlap_ep {}", x.c.ep, x.c.expert_tp(),
-                       s.moe_layers, x.eff.moe_imbalance,
-                       split(s.ep_raw, s.moe_layers * ep_per_layer(x, no_alpha_intra, no_alpha_inter)),
-                       x.eff.overlap_ep));
+           fmt::format(
+               "ep {} etp {} MoE layers {} imbalance {}; {}; {}", x.c.ep, x.c.expert_tp(), s.moe_layers,
+               x.eff.moe_imbalance,
+               split(s.ep_raw, s.moe_layers * ep_per_layer(x, no_alpha_intra, no_alpha_inter)),
+               x.eff.moe_a2a_overlap && !x.c.inference()
+                   ? fmt::format(
+                         "combined 1F1B instead of overlap_ep: {:.0f} % of the stage's micro-batch "
+                         "chunks paired, each all-to-all beside the other direction's layer compute",
+                         100.0 * combined_1f1b_share(x.c.pp, x.v, x.micro, x.c.microbatch_group, s.index))
+                   : fmt::format("overlap_ep {}", x.eff.overlap_ep)));
 }
 
 void compose(Context& x, const std::vector<StageWork>& stages) {
@@ -756,6 +800,8 @@ Prediction predict(const ModelSpec& m, const HardwareSpec& hw, const ParallelCon
   check_hardware(hw);
   const std::string problem = check_layout(c, m, hw);
   if (!problem.empty()) throw InvalidInput(problem);
+  const std::string overlap = check_moe_a2a_overlap(c, m, eff);
+  if (!overlap.empty()) throw InvalidInput(overlap);
   Prediction out;
   predict_into(m, hw, c, eff, out, explain);
   return out;

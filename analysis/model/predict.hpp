@@ -95,6 +95,23 @@ void predict_into(const ModelSpec& model, const HardwareSpec& hw, const Parallel
                   const Efficiencies& eff, Prediction& out, bool explain = false,
                   const MemoryBreakdown* memory = nullptr);
 
+// Empty when EFF's combined 1F1B (Efficiencies::moe_a2a_overlap) can run CONFIG, else the one-line reason.
+std::string check_moe_a2a_overlap(const ParallelConfig& config, const ModelSpec& model,
+                                  const Efficiencies& eff);
+
+// Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm; core.pipeline_parallel.combined_1f1b):
+// the share of STAGE's micro-batch chunks whose forward runs paired with another's backward. Without
+// pipelining the first forward and the last backward run alone (m - 1 of m paired); interleaved, the
+// warm-up forwards and the cool-down backwards of the interleaved schedule, min(v m, 2 (p - stage - 1) +
+// (v - 1) GROUP), run alone. Megatron-Core runs it only without pipelining or interleaved (v > 1).
+double combined_1f1b_share(int pp, int virtual_stages, int micro_batches, int group, int stage);
+
+// What one MoE layer's expert all-to-alls leave exposed per micro-batch under combined 1F1B: paired, the
+// forward's (dispatch and combine) hide behind the other micro-batch's backward compute of the layer and the
+// backward's behind its forward compute; unpaired (1 - SHARE), all of them are exposed.
+double combined_1f1b_exposed(double a2a_forward_s, double a2a_backward_s, double layer_forward_s,
+                             double layer_backward_s, double share);
+
 // Pipeline bubble fraction of the schedule with balanced stages: (p-1)/(m+p-1) for GPipe and 1F1B (Huang et
 // al. 2019; Narayanan et al. 2021 §2.2.1), (p-1)/(v m + p-1) for interleaved 1F1B with v virtual stages
 // (Narayanan et al. 2021 §2.2.2).

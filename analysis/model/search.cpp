@@ -153,6 +153,7 @@ SearchResult search(const ModelSpec& m, const HardwareSpec& hw, const Efficienci
                 c.tp = tp, c.pp = pp, c.cp = cp, c.dp = dp, c.ep = ep, c.etp = etp;
                 c.micro_batch = micro_batch, c.zero = zero, c.recompute = recompute;
                 c.schedule = schedule, c.virtual_stages = v;
+                if (!check_moe_a2a_overlap(c, m, eff).empty()) continue;
                 c.sequence_parallel = tp > 1 ? 1 : 0;
                 ++w.evaluated;
                 ++order;

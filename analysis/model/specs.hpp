@@ -193,6 +193,9 @@ struct Efficiencies {
   double overlap_ep = 0;
   double overlap_pp = 0;
   double overlap_dp = 1;
+  // Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm): the expert all-to-alls of one
+  // micro-batch's forward hide behind another's backward compute, and the other way round (predict.cpp).
+  bool moe_a2a_overlap = false;
   StateBytes state_bytes = StateBytes::k16;
   double reserved_bytes = 2.0 * (1ull << 30);  // CUDA context, workspaces, communication buffers
   // Mixture of experts: tokens on the busiest expert-parallel rank over the mean (1 = perfectly balanced, as

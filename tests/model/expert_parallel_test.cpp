@@ -191,5 +191,42 @@ TEST(ExpertParallel, SearchOffersWholeExpertsAcrossTensorParallelRanks) {
   EXPECT_TRUE(split_experts);
 }
 
+// Megatron-Core's combined 1F1B (core.pipeline_parallel.combined_1f1b): without pipelining, of 4
+// micro-batches F0 runs alone, then (F1, B0), (F2, B1), (F3, B2), then B3 alone: 3 of 4 paired. Interleaved
+// on 4 stages with 2 model chunks and 8 micro-batches, stage 0 runs its 2 x 3 + 1 x 4 = 10 warm-up forwards
+// of 16 chunks alone (Megatron-Core's interleaved warm-up), the last stage 4.
+TEST(ExpertParallel, CombinedOneFOneBPairsAllButTheWarmUpAndCoolDown) {
+  EXPECT_DOUBLE_EQ(combined_1f1b_share(1, 1, 4, 0, 0), 0.75);
+  EXPECT_DOUBLE_EQ(combined_1f1b_share(4, 2, 8, 0, 0), 6.0 / 16.0);
+  EXPECT_DOUBLE_EQ(combined_1f1b_share(4, 2, 8, 0, 3), 12.0 / 16.0);
+  // Paired, a forward's 3 ms of all-to-all hides behind the other micro-batch's 5 ms backward, and the
+  // backward's 3 ms leaves 1 ms beyond a 2 ms forward; unpaired, all 6 ms are exposed.
+  EXPECT_DOUBLE_EQ(combined_1f1b_exposed(3e-3, 3e-3, 2e-3, 5e-3, 1.0), 1e-3);
+  EXPECT_DOUBLE_EQ(combined_1f1b_exposed(3e-3, 3e-3, 2e-3, 5e-3, 0.0), 6e-3);
+  EXPECT_DOUBLE_EQ(combined_1f1b_exposed(3e-3, 3e-3, 2e-3, 5e-3, 0.75), 0.25 * 6e-3 + 0.75 * 1e-3);
+}
+
+TEST(ExpertParallel, CombinedOneFOneBHidesAllToAllsWhereMegatronCoreRunsIt) {
+  // DeepSeek-V3 on 256 H100, TP 1, PP 8 interleaved (v 4), EP 32 across 4 nodes.
+  const ModelSpec m = load_model("deepseek-v3");
+  const HardwareSpec hw = load_hardware("h100-sxm");
+  ParallelConfig c = layout(256, 1, 8, 32, 1);
+  c.global_batch = 1024, c.schedule_set = true, c.schedule = Schedule::kInterleaved, c.virtual_stages = 4;
+  c.first_stage_layers = 5, c.last_stage_layers = 8;
+  const ParallelConfig r = resolve(c, m, hw);
+  Efficiencies plain = defaults_for(hw), overlapped = plain;
+  overlapped.moe_a2a_overlap = true;
+  const Prediction a = predict(m, hw, r, plain), b = predict(m, hw, r, overlapped);
+  EXPECT_GT(a.time.ep_exposed, 0);
+  EXPECT_LT(b.time.ep_exposed, a.time.ep_exposed);
+  EXPECT_DOUBLE_EQ(b.comm.ep, a.comm.ep);  // the same all-to-alls, fewer exposed
+  // Not with 1F1B across stages, nor without expert parallelism.
+  ParallelConfig plain_1f1b = c;
+  plain_1f1b.schedule = Schedule::k1F1B, plain_1f1b.virtual_stages = 1;
+  EXPECT_THROW(predict(m, hw, resolve(plain_1f1b, m, hw), overlapped), InvalidInput);
+  EXPECT_EQ(check_moe_a2a_overlap(r, load_model("llama3-8b"), overlapped),
+            "--moe-a2a-overlap hides expert all-to-alls: it needs a mixture-of-experts model with --ep > 1");
+}
+
 }  // namespace
 }  // namespace meshscope::model
