@@ -209,7 +209,8 @@ void prepare_tensor_parallel(Context& x) {
   if (x.c.tp <= 1) return;
   x.tp_dense_pass = tp_per_layer(x, x.intra, x.inter, false);
   x.tp_moe_pass = tp_per_layer(x, x.intra, x.inter, true);
-  if (!x.c.sp()) return;
+  // The overlapped times only where they count (or are explained): search runs this a million times.
+  if (!x.c.sp() || !userbuffers_run(x.c) || (x.eff.overlap_tp <= 0 && !x.explain)) return;
   const TpCollectives bf16 = tp_collectives(x, x.intra, x.inter);
   const TpCollectives quantized = tp_collectives(x, x.intra, x.inter, std::min(2.0, x.recipe.operand_bytes));
   const UserbufferSettings u = userbuffer_settings(x);
