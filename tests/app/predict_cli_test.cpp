@@ -139,6 +139,23 @@ TEST(PredictCli, ContextParallelCommunicationVariant) {
   EXPECT_EQ(bad.out, "meshscope: --cp-comm mesh: use ring (p2p), all-gather or all-to-all (a2a)\n");
 }
 
+TEST(PredictCli, CombinedOneFOneBForExpertAllToAlls) {
+  const std::string layout =
+      "predict --model deepseek-v3 --hardware h100-sxm --gpus 256 --tp 1 --pp 8 --ep 32 --etp 1 "
+      "--global-batch "
+      "1024 --first-stage-layers 5 --last-stage-layers 8 --moe-a2a-overlap";
+  const Result bad = run(layout, true);
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.out,
+            "meshscope: --moe-a2a-overlap with --pp 8: Megatron-Core's combined 1F1B needs the interleaved "
+            "schedule "
+            "(--schedule interleaved --virtual-stages V)\n");
+  const Result r = run(layout + " --schedule interleaved --virtual-stages 4 --json --explain");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\"moe_a2a_overlap\": true"), std::string::npos);
+  EXPECT_NE(r.out.find("combined 1F1B instead of overlap_ep"), std::string::npos);
+}
+
 TEST(PredictCli, ExplainSplitsDataParallelCollectivesIntoAlphaAndBeta) {
   // ZeRO-1 (distributed optimizer): a gradient reduce-scatter and a weight all-gather, each with its latency
   // (alpha) and bandwidth (beta) part; FSDP: the forward and backward gathers and the reduce-scatter.
