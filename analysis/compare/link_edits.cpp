@@ -311,7 +311,7 @@ SplitKernels split_kernels(const Profile& profile, const measure::Analysis& anal
            (kind == measure::WorkCategory::kElementwise || kind == measure::WorkCategory::kNorm));
       if (!sharded) continue;
       ++counts.split;
-      const TimeNs t = a.end_ns - a.start_ns;
+      const TimeNs t = a.duration();
       if (kind != measure::WorkCategory::kGemm || gemm_overhead_ns <= 0 || t <= 0) {
         out.factor[r][i] = share;
         continue;
