@@ -38,6 +38,8 @@ struct Options {
   std::vector<std::string> scales, links, latencies;
   std::string hardware;
   int dp = 0, tp = 0;  // 0: not given
+  std::string batch;   // --batch F; "" not given
+  bool keep_global_batch = false;
   bool fix_straggler = false;
   bool drop_unexplained = false;
   bool json = false;
@@ -216,6 +218,11 @@ compare::WhatifRequest read_request(const Options& o) {
   out.hardware = o.hardware;
   out.tp = o.tp;
   out.dp = o.dp;
+  if (!o.batch.empty()) {
+    std::string error;
+    if (!compare::parse_batch_scale(o.batch, out.batch, error)) fail("{}", error);
+  }
+  out.keep_global_batch = o.keep_global_batch;
   return out;
 }
 
@@ -286,6 +293,14 @@ const bool registered = register_command(
               "global batch grows with N): the data-parallel collectives re-timed for N members on the "
               "link the new group spans")
            ->check(CLI::Range(2, 1 << 20));
+       cmd->add_flag(
+           "--keep-global-batch", opts->keep_global_batch,
+           "With --dp M: the measured global batch over M replicas instead of each rank's as measured: "
+           "each rank's batch x dp / M, its compute kernels outside the optimizer with it (a GEMM keeping "
+           "its fixed cost per kernel), the activations' collectives for that message");
+       cmd->add_option("--batch", opts->batch,
+                       "F: each rank's sequences per step x F (0.5, 2, ...): its compute kernels outside "
+                       "the optimizer and the activations' collectives re-timed for that batch");
        cmd->add_flag("--fix-straggler", opts->fix_straggler,
                      "The rank that made the others wait most in collectives no longer holds them");
        cmd->add_flag("--drop-unexplained", opts->drop_unexplained,

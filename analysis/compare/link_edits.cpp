@@ -11,6 +11,8 @@
 
 #include "analysis/compare/compare.hpp"
 #include "analysis/compare/measured.hpp"
+#include "analysis/measure/correlation.hpp"
+#include "analysis/measure/launch_ranges.hpp"
 #include "analysis/measure/op_work.hpp"
 #include "analysis/model/collectives.hpp"
 #include "analysis/model/order_statistics.hpp"
@@ -226,6 +228,37 @@ class GroupRetimer {
     return found;
   }
 
+  // Each collective of PART re-timed in its own group on its own link for BYTES_SCALE × its measured message
+  // (the activations of a batch of another size). Returns how many there were.
+  std::int64_t rescale(Part part, double bytes_scale, std::string_view what) {
+    std::int64_t found = 0;
+    const auto& ranks = profile_.ranks();
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      for (const meshscope::Collective& c : ranks[r].collectives) {
+        if (c.stream_index < 0) continue;
+        const std::optional<Timed> t = timed(profile_, c, per_node_);
+        if (!t || group_part(group_members(profile_, c), t->group_size, profile_.str(c.op),
+                             profile_.str(c.pg_desc), layout_) != part)
+          continue;
+        ++found;
+        const double seconds = static_cast<double>(ranks[r].activities[c.activity].duration()) / 1e9;
+        const std::optional<model::Link> link = link_before(*t, seconds);
+        if (!link) continue;
+        const double was = model::collective_time(t->op, t->bytes, t->group_size, *link);
+        const double now = model::collective_time(t->op, t->bytes * bytes_scale, t->group_size, *link);
+        if (!(was > 0) || !std::isfinite(now)) continue;
+        out_.factor[r][c.activity] *= now / was;
+        ++out_.retimed;
+      }
+    }
+    if (found > 0)
+      out_.notes.push_back(fmt::format(
+          "{} {} collectives re-timed for {:.3g}x their message (the batch's activations) in their own "
+          "groups, on their own links",
+          found, what, bytes_scale));
+    return found;
+  }
+
  private:
   // The link collective T ran on: the profile's fit of its class, else its own measured bus bandwidth.
   std::optional<model::Link> link_before(const Timed& t, double seconds) const {
@@ -284,33 +317,62 @@ class GroupRetimer {
 
 namespace {
 
-// GEMM and attention kernels (with sequence parallelism, element-wise and norm kernels too) × SHARE: each
-// rank's work split over a tensor-parallel group of another width. A GEMM keeps its fixed per-kernel cost
-// (GEMM_OVERHEAD_NS, the profile's GPU's, 0 when unknown): of its measured time t only t - overhead is work
-// that splits, t' = (t - overhead) × SHARE + overhead (the roofline of model::gemm_time, fitted to a cuBLASLt
-// size sweep), so a small GEMM gains less than its share. Returns how many were split.
-struct SplitKernels {
-  std::int64_t split = 0, gemms_with_overhead = 0;
+// What each rank's compute kernels take of their measured time under a layout edit: TP, the share of a
+// tensor-parallel group's work (tp / N) that GEMM and attention kernels keep (with sequence parallelism,
+// element-wise and norm kernels too); BATCH, each rank's sequences per step × BATCH, which every compute
+// kernel outside the optimizer takes (the activations' work grows with the tokens); OPTIMIZER, the share of
+// the parameters a rank updates (tp / N, and dp / M where the optimizer is sharded over data parallelism),
+// for kernels launched inside an optimizer range (measure::optimizer_range_name) whatever their kind.
+struct KernelShares {
+  double tp = 1;
+  bool sequence_parallel = false;
+  double batch = 1;
+  double optimizer = 1;
 };
-SplitKernels split_kernels(const Profile& profile, const measure::Analysis& analysis, bool sequence_parallel,
-                           double share, TimeNs gemm_overhead_ns, LinkRetiming& out) {
+struct ScaledKernels {
+  std::int64_t split = 0, batch = 0, optimizer = 0, gemms_with_overhead = 0;
+};
+
+// A GEMM keeps its fixed per-kernel cost (GEMM_OVERHEAD_NS, the profile's GPU's, 0 when unknown): of its
+// measured time t only t - overhead is work that scales, t' = (t - overhead) × SHARE + overhead (the
+// roofline of model::gemm_time, fitted to a cuBLASLt size sweep), so a small GEMM gains less than its share.
+ScaledKernels scale_kernels(const Profile& profile, const measure::Analysis& analysis,
+                            const KernelShares& shares, TimeNs gemm_overhead_ns, LinkRetiming& out) {
   std::unordered_map<StringId, measure::WorkCategory> kinds;  // kernel_work_category per name
-  SplitKernels counts;
+  ScaledKernels counts;
   const auto& ranks = profile.ranks();
+  // Told apart whenever anything scales, so that the note counts them even where the factors agree.
+  const bool optimizer_apart = shares.optimizer != 1 || shares.batch != 1 || shares.tp != 1;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
+    std::vector<std::uint8_t> in_optimizer;
+    measure::CorrelationMap launches;
+    if (optimizer_apart) {
+      in_optimizer = measure::calls_inside_ranges(profile, r, measure::optimizer_range_name);
+      launches.build(ranks[r].api_calls);
+    }
     for (std::uint32_t i = 0; i < ranks[r].activities.size(); ++i) {
       const Activity& a = ranks[r].activities[i];
       if (a.kind != ActivityKind::kKernel || analysis.ranks[r].classes[i] != ActivityClass::kCompute)
         continue;
+      if (optimizer_apart) {
+        const std::int32_t call = launches.find(a.correlation);
+        if (call >= 0 && in_optimizer[static_cast<std::size_t>(call)]) {
+          out.factor[r][i] = shares.optimizer;
+          ++counts.optimizer;
+          continue;
+        }
+      }
       auto [it, added] = kinds.try_emplace(a.name, measure::WorkCategory::kOther);
       if (added) it->second = measure::kernel_work_category(profile.str(a.name));
       const measure::WorkCategory kind = it->second;
       const bool sharded =
           kind == measure::WorkCategory::kGemm || kind == measure::WorkCategory::kAttention ||
-          (sequence_parallel &&
+          (shares.sequence_parallel &&
            (kind == measure::WorkCategory::kElementwise || kind == measure::WorkCategory::kNorm));
-      if (!sharded) continue;
-      ++counts.split;
+      const double share = (sharded ? shares.tp : 1.0) * shares.batch;
+      if (sharded && shares.tp != 1) ++counts.split;
+      if (shares.batch != 1) ++counts.batch;
+      if (share == 1) continue;
       const TimeNs t = a.duration();
       if (kind != measure::WorkCategory::kGemm || gemm_overhead_ns <= 0 || t <= 0) {
         out.factor[r][i] = share;
@@ -325,15 +387,18 @@ SplitKernels split_kernels(const Profile& profile, const measure::Analysis& anal
   return counts;
 }
 
-// Sequence parallelism (Megatron-LM): the tensor-parallel exchange is a reduce-scatter and an all-gather
-// instead of an all-reduce, and the norms and element-wise work between them are split too.
-bool sequence_parallel(const Profile& profile, const model::ParallelConfig& layout) {
+// Whether PART's collectives include reduce-scatters or all-gathers. Tensor parallelism: sequence parallelism
+// (Megatron-LM: the exchange is a reduce-scatter and an all-gather instead of an all-reduce, and the norms
+// and element-wise work between them are split too). Data parallelism: a sharded optimizer (ZeRO 1-3, FSDP,
+// Megatron's distributed optimizer: gradients reduce-scattered, updated weights all-gathered), each rank
+// updating 1/dp of the parameters.
+bool reduces_in_shards(const Profile& profile, const model::ParallelConfig& layout, Part part) {
   for (const Rank& rank : profile.ranks()) {
     for (const meshscope::Collective& c : rank.collectives) {
       const std::optional<Timed> t = timed(profile, c, 8);
       if (t && (t->op == model::Collective::kReduceScatter || t->op == model::Collective::kAllGather) &&
           group_part(group_members(profile, c), t->group_size, profile.str(c.op), profile.str(c.pg_desc),
-                     layout) == Part::kTp)
+                     layout) == part)
         return true;
     }
   }
@@ -409,7 +474,43 @@ std::string flag_text(const LayoutEdit& edit) {
   std::string out;
   if (edit.tp > 0) out += fmt::format("--tp {}", edit.tp);
   if (edit.dp > 0) out += fmt::format("{}--dp {}", out.empty() ? "" : " ", edit.dp);
+  if (edit.batch_scale != 1) out += fmt::format("{}--batch {:.3g}", out.empty() ? "" : " ", edit.batch_scale);
   return out;
+}
+
+// Every compute kernel re-timed for the layout edit (scale_kernels), with the note saying how.
+void scale_compute(const Profile& profile, const measure::Analysis& analysis, const KernelShares& shares,
+                   int tp, int new_tp, const std::optional<model::HardwareSpec>& hw, bool sharded_optimizer,
+                   std::string_view prefix, LinkRetiming& out) {
+  const TimeNs overhead_ns = hw ? static_cast<TimeNs>(std::llround(hw->gemm_overhead_us * 1e3)) : 0;
+  const ScaledKernels scaled = scale_kernels(profile, analysis, shares, overhead_ns, out);
+  const std::string gemm_cost =
+      overhead_ns > 0
+          ? fmt::format("{} GEMMs keep their fixed {:.3g} us per kernel ({}'s), only the rest scales",
+                        scaled.gemms_with_overhead, hw->gemm_overhead_us, hw->name)
+          : std::string("each GEMM's fixed cost per kernel is left out (the profile names no GPU)");
+  std::vector<std::string> parts;
+  if (new_tp != tp || shares.tp != 1)
+    parts.push_back(fmt::format(
+        "{} GEMM and attention kernels{} x {:.3g}, their work split {} ways instead of {}", scaled.split,
+        shares.sequence_parallel ? ", element-wise and norm kernels (sequence parallelism)" : "", shares.tp,
+        new_tp, tp));
+  if (shares.batch != 1)
+    parts.push_back(fmt::format(
+        "{} compute kernels outside the optimizer x {:.3g} for the batch, each rank's sequences per step "
+        "x {:.3g} (the activations' work grows with the tokens; copies and launches as measured)",
+        scaled.batch, shares.batch, shares.batch));
+  if (scaled.optimizer > 0)
+    parts.push_back(
+        fmt::format("{} kernels launched inside the optimizer's ranges x {:.3g} (the parameters "
+                    "each rank updates{})",
+                    scaled.optimizer, shares.optimizer,
+                    sharded_optimizer ? ", the optimizer sharded over data parallelism" : ""));
+  std::string note;
+  for (const auto& p : parts) note += (note.empty() ? "" : "; ") + p;
+  out.notes.push_back(
+      fmt::format("{}{}, at the efficiency each reached ({}); launches and host work as measured", prefix,
+                  note, gemm_cost));
 }
 
 }  // namespace
@@ -432,35 +533,46 @@ LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& anal
           "--{} {}: the replay keeps the measured ranks coupled, so it cannot run them apart: give 2 or more",
           field, now);
   }
+  if (!(edit.batch_scale > 0) || !std::isfinite(edit.batch_scale))
+    fail("{}: {}: each rank's batch must be scaled by a positive number", title, flag);
   const int new_tp = edit.tp > 0 ? edit.tp : tp, new_dp = edit.dp > 0 ? edit.dp : dp;
   LinkRetiming out;
   GroupRetimer retimer(profile, analysis, layout, hw, title, out);
   const double share = static_cast<double>(tp) / new_tp;  // of each rank's sharded work
-  if (new_tp != tp || edit.tp > 0) {
-    const bool sp = sequence_parallel(profile, layout);
-    const TimeNs overhead_ns = hw ? static_cast<TimeNs>(std::llround(hw->gemm_overhead_us * 1e3)) : 0;
-    const SplitKernels split = split_kernels(profile, analysis, sp, share, overhead_ns, out);
-    const int others = std::max(1, layout.pp) * cp;
-    const std::string gemm_cost =
-        overhead_ns > 0
-            ? fmt::format("{} GEMMs keep their fixed {:.3g} us per kernel ({}'s), only the rest splits",
-                          split.gemms_with_overhead, hw->gemm_overhead_us, hw->name)
-            : std::string("each GEMM's fixed cost per kernel is left out (the profile names no GPU)");
-    out.notes.push_back(fmt::format(
-        "tp {} -> {}: pp as measured ({} GPUs per replica instead of {}), each rank's micro-batch as "
-        "measured; "
-        "{} GEMM and attention kernels{} x {:.3g}, their work split {} ways at the efficiency each reached "
-        "({}); launches and host work as measured",
-        tp, new_tp, new_tp * others, tp * others, split.split,
-        sp ? ", element-wise and norm kernels (sequence parallelism)" : "", share, new_tp, gemm_cost));
-    if (retimer.retime(Part::kTp, new_tp, 1, 1.0, "tensor-parallel", flag) == 0)
+  const bool tp_edit = new_tp != tp || edit.tp > 0;
+  const double batch = edit.batch_scale;
+  const bool sharded_optimizer = reduces_in_shards(profile, layout, Part::kDp);
+  KernelShares shares;
+  shares.tp = share;
+  shares.batch = batch;
+  shares.optimizer = share * (sharded_optimizer ? static_cast<double>(dp) / new_dp : 1.0);
+  if (tp_edit) shares.sequence_parallel = reduces_in_shards(profile, layout, Part::kTp);
+  const int others = std::max(1, layout.pp) * cp;
+  const std::string prefix = tp_edit ? fmt::format(
+                                           "tp {} -> {}: pp as measured ({} GPUs per replica instead "
+                                           "of {}); ",
+                                           tp, new_tp, new_tp * others, tp * others)
+                                     : std::string();
+  if (tp_edit || batch != 1 || shares.optimizer != 1)
+    scale_compute(profile, analysis, shares, tp, new_tp, hw, sharded_optimizer, prefix, out);
+  if (tp_edit) {
+    if (retimer.retime(Part::kTp, new_tp, 1, batch, "tensor-parallel", flag) == 0)
       out.notes.push_back(fmt::format("no collective of the profile is tensor-parallel under tp {}", tp));
+  } else if (batch != 1) {
+    retimer.rescale(Part::kTp, batch, "tensor-parallel");
   }
-  if (edit.dp > 0)
+  if (batch != 1) {
+    retimer.rescale(Part::kCp, batch, "context-parallel");
+    retimer.rescale(Part::kEp, batch, "expert-parallel");
+    retimer.rescale(Part::kPp, batch, "pipeline");
+  }
+  if (edit.dp > 0 || batch != 1)
     out.notes.push_back(fmt::format(
-        "dp {} -> {}: each rank's work as measured (the same micro-batches per GPU, so the global batch is "
-        "{:.3g}x); the measured ranks stay coupled as they ran",
-        dp, new_dp, static_cast<double>(new_dp) / dp));
+        "{}: {} (the global batch {:.3g}x); the measured ranks stay coupled as they ran",
+        edit.dp > 0 ? fmt::format("dp {} -> {}", dp, new_dp) : fmt::format("dp {} as measured", dp),
+        batch == 1 ? std::string("each rank's work as measured (the same micro-batches per GPU)")
+                   : fmt::format("each rank's batch x {:.3g}", batch),
+        static_cast<double>(new_dp) / dp * batch));
   if (new_dp != dp || new_tp != tp || edit.dp > 0) {
     const std::string what = new_tp == tp ? std::string("data-parallel")
                                           : fmt::format("data-parallel (gradients of a 1/{} shard)", new_tp);

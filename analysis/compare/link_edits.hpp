@@ -59,8 +59,16 @@ LinkRetiming retime_links(const Profile& profile, const measure::Analysis& analy
 // from each collective's own measured bus bandwidth, else from its own link times HW's ratio of the two links
 // (the profile's GPU). The measured ranks stay coupled as they were measured. Throws meshscope::Error, naming
 // TITLE, when a degree is below 2 or no link is known for a group that changes link.
+//   * batch_scale: each rank's sequences per step × this (`--batch F`; `--keep-global-batch` with --dp M:
+//     dp / M, the measured global batch over M replicas): every compute kernel outside the optimizer × F
+//     (a GEMM keeping its fixed cost per kernel), the tensor-, context-, expert-parallel and pipeline
+//     collectives for F × their message; gradients, copies, launches and host work as measured.
+// Kernels launched inside the optimizer's ranges take the share of the parameters a rank updates: tp / N, and
+// dp / M where the profile's data-parallel collectives show a sharded optimizer (reduce-scatters,
+// all-gathers).
 struct LayoutEdit {
-  int tp = 0, dp = 0;  // 0: as measured
+  int tp = 0, dp = 0;      // 0: as measured
+  double batch_scale = 1;  // each rank's sequences per step × this
 };
 LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& analysis,
                            const model::ParallelConfig& layout, const LayoutEdit& edit,

@@ -59,6 +59,27 @@ void add_layout(const Profile& profile, const measure::Analysis& analysis, const
   add_retiming(out, std::move(retimed.factor), std::move(retimed.notes));
   if (edit.tp > 0) out.names.push_back(fmt::format("tp {}", edit.tp));
   if (edit.dp > 0) out.names.push_back(fmt::format("dp {}", edit.dp));
+  if (edit.batch_scale != 1) out.names.push_back(fmt::format("batch x{:.3g}", edit.batch_scale));
+}
+
+// The layout edit of REQUEST: --keep-global-batch gives each rank dp / M of its measured batch.
+LayoutEdit layout_edit(const WhatifRequest& request, const Workload& workload, std::string_view title) {
+  LayoutEdit edit{.tp = request.tp, .dp = request.dp, .batch_scale = request.batch};
+  if (!request.keep_global_batch) return edit;
+  if (request.batch != 1)
+    fail(
+        "--keep-global-batch and --batch {:g}: the one keeps the global batch, the other changes it: give "
+        "one",
+        request.batch);
+  if (request.dp <= 0)
+    fail("--keep-global-batch: give the data-parallel degree it keeps the global batch over (--dp M)");
+  if (!workload.dp)
+    fail(
+        "{}: --keep-global-batch needs the data-parallel degree the job ran, which its process groups do not "
+        "show: state the layout with `meshscope annotate PROFILE --layout dp=N,tp=N`",
+        title);
+  edit.batch_scale = static_cast<double>(*workload.dp) / request.dp;
+  return edit;
 }
 
 // The value of flag FLAG in WORD ("--tp=4") or in the next word of TEXT from AT ("--tp 4").
@@ -89,6 +110,17 @@ bool parse_degree(std::string_view flag, std::string_view value, int& out, std::
 
 }  // namespace
 
+bool parse_batch_scale(std::string_view value, double& out, std::string& error) {
+  double f = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), f);
+  if (ec != std::errc() || end != value.data() + value.size() || !(f > 0) || !(f <= 1e6)) {
+    error = fmt::format("--batch {}: expected a positive factor on each rank's batch (0.5, 2, ...)", value);
+    return false;
+  }
+  out = f;
+  return true;
+}
+
 bool parse_whatif_line(std::string_view text, WhatifRequest& out, std::string& error) {
   out = {};
   std::size_t at = 0;
@@ -99,6 +131,10 @@ bool parse_whatif_line(std::string_view text, WhatifRequest& out, std::string& e
     if (word.empty() || word == "replay") continue;  // "replay": the run as measured, no edit
     if (word == "fix-straggler") {
       out.fix_straggler = true;
+      continue;
+    }
+    if (word == "--keep-global-batch") {
+      out.keep_global_batch = true;
       continue;
     }
     if (word.starts_with("--")) {
@@ -118,6 +154,10 @@ bool parse_whatif_line(std::string_view text, WhatifRequest& out, std::string& e
           known = true;
         }
       }
+      if (const auto value = flag_value(word, "--batch", text, at)) {
+        if (!parse_batch_scale(*value, out.batch, error)) return false;
+        known = true;
+      }
       if (const auto value = flag_value(word, "--hardware", text, at)) {
         if (value->empty()) {
           error = "--hardware: expected a GPU's name (b200, h100, ...) or a TOML file";
@@ -128,7 +168,9 @@ bool parse_whatif_line(std::string_view text, WhatifRequest& out, std::string& e
       }
       if (!known) {
         error = fmt::format(
-            "{}: expected --tp N, --dp N, --link DOMAIN=GB/s, --latency DOMAIN=us or --hardware GPU", word);
+            "{}: expected --tp N, --dp N, --keep-global-batch, --batch F, --link DOMAIN=GB/s, --latency "
+            "DOMAIN=us or --hardware GPU",
+            word);
         return false;
       }
       continue;
@@ -156,8 +198,8 @@ WhatifEdits whatif_edits(const Profile& profile, const measure::Analysis& analys
   out.edits.fix_straggler = request.fix_straggler;
   for (const auto& e : request.links) out.names.push_back((e.latency_s >= 0 ? "latency " : "link ") + e.text);
   if (target) add_hardware(profile, analysis, work, workload, *target, title, out);
-  if (request.tp > 0 || request.dp > 0)
-    add_layout(profile, analysis, workload, {.tp = request.tp, .dp = request.dp}, title, out);
+  if (request.tp > 0 || request.dp > 0 || request.batch != 1 || request.keep_global_batch)
+    add_layout(profile, analysis, workload, layout_edit(request, workload, title), title, out);
   if (!request.links.empty()) {
     const auto hw = hardware_spec(workload);
     LinkRetiming retimed = retime_links(profile, analysis, request.links, hw ? hw->gpus_per_node : 8);

@@ -23,15 +23,23 @@ struct WhatifRequest {
   std::vector<LinkEdit> links;             // --link and --latency, in the order given
   std::string hardware;                    // --hardware: a preset name or TOML file; empty: none
   int tp = 0, dp = 0;                      // --tp, --dp; 0: as measured
+  double batch = 1;                        // --batch: each rank's sequences per step × this
+  bool keep_global_batch = false;          // --keep-global-batch: with --dp M, each rank's batch × dp / M
   bool fix_straggler = false;
   // Whether anything beyond scales and fix-straggler is asked: those need the profile's workload.
-  bool needs_workload() const { return !hardware.empty() || tp > 0 || dp > 0 || !links.empty(); }
+  bool needs_workload() const {
+    return !hardware.empty() || tp > 0 || dp > 0 || !links.empty() || batch != 1 || keep_global_batch;
+  }
 };
 
 // One line of edits as `whatif` takes them, separated by spaces or commas: "gemm=0.5 comm=2 fix-straggler
-// --tp 4 --dp 16 --link inter_node=50 --latency intra_node=4 --hardware b200" (each flag's value after a
+// --tp 4 --dp 16 --keep-global-batch --batch 2 --link inter_node=50 --latency intra_node=4 --hardware b200"
+// (each flag's value after a
 // space or '='; "replay" for none). False with ERROR set at the first word that is none of these.
 bool parse_whatif_line(std::string_view text, WhatifRequest& out, std::string& error);
+
+// --batch's value: a factor above 0 (at most 10^6). False with ERROR set otherwise.
+bool parse_batch_scale(std::string_view value, double& out, std::string& error);
 
 struct WhatifEdits {
   measure::ReplayEdits edits;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "analysis/measure/correlation.hpp"
+#include "analysis/measure/launch_ranges.hpp"
 #include "profiler/vocabulary.hpp"
 
 namespace meshscope::measure {
@@ -90,45 +91,7 @@ std::vector<Item> launch_sequence(const Profile& p, const Analysis& a, std::size
   const Rank& r = p.ranks()[ri];
   CorrelationMap map;
   map.build(r.api_calls);
-  // Which calls were made from inside a backward range: one sweep per thread over its ranges.
-  std::vector<std::uint8_t> call_backward(r.api_calls.size(), 0);
-  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::uint32_t>> calls_of;
-  for (std::uint32_t c = 0; c < r.api_calls.size(); ++c)
-    calls_of[{r.thread_of(r.api_calls[c]).pid, r.thread_of(r.api_calls[c]).tid}].push_back(c);
-  std::vector<std::int8_t> name_backward;
-  auto is_backward = [&](StringId name) {
-    if (name >= name_backward.size()) name_backward.resize(name + 1, -1);
-    if (name_backward[name] < 0) name_backward[name] = backward_name(p.str(name)) ? 1 : 0;
-    return name_backward[name] == 1;
-  };
-  for (std::size_t t = 0; t < r.tracks.size(); ++t) {
-    const CpuTrack& track = r.tracks[t];
-    if (track.gpu) continue;
-    const auto it = calls_of.find({track.pid, track.tid});
-    if (it == calls_of.end()) continue;
-    const auto ranges = r.track_ranges(t);
-    std::vector<std::pair<TimeNs, bool>> open;  // (end, backward) of the ranges open, outermost first
-    int backward_open = 0;
-    std::size_t next = 0;
-    for (const std::uint32_t c : it->second) {
-      const TimeNs at = r.api_calls[c].start_ns;
-      auto pop_until = [&](TimeNs time) {
-        while (!open.empty() && open.back().first <= time) {
-          backward_open -= open.back().second ? 1 : 0;
-          open.pop_back();
-        }
-      };
-      while (next < ranges.size() && ranges[next].start_ns <= at) {
-        pop_until(ranges[next].start_ns);
-        const bool b = is_backward(ranges[next].name);
-        open.emplace_back(ranges[next].end_ns, b);
-        backward_open += b ? 1 : 0;
-        ++next;
-      }
-      pop_until(at);
-      call_backward[c] = backward_open > 0 ? 1 : 0;
-    }
-  }
+  const std::vector<std::uint8_t> call_backward = calls_inside_ranges(p, ri, backward_name);
   std::vector<Item> items;
   const auto& identity = a.collectives.identity[ri];
   for (std::uint32_t i = 0; i < r.activities.size(); ++i) {

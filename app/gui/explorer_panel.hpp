@@ -36,6 +36,9 @@ namespace meshscope::gui {
 struct ExplorerReplay {
   model::ParallelConfig for_layout;
   int ran_tp = 0, ran_dp = 0, tp = 0, dp = 0;
+  // Each rank's sequences per step at the layout chosen over the profile's (global batch / dp); 1 where
+  // either global batch is unknown.
+  double batch_scale = 1;
   double measured_ns = 0, edited_ns = 0;
   bool done = false;
   std::string error;               // why there is no replay ("" with one)
@@ -123,6 +126,7 @@ class ExplorerPanel {
   void draw_measured();
   void draw_replay();  // explorer_replay.cpp
   void run_replay(const model::ParallelConfig& now, int ran_tp, int ran_dp, int tp, int dp);
+  std::optional<double> batch_scale(const model::ParallelConfig& now, int ran_dp, int dp) const;
   bool only_tp_dp(const model::ParallelConfig& now) const;
   // Saves the model, hardware and layout in the open profile as what it ran (its meta table,
   // analysis/compare/statement.hpp), and has the view show the profile as stating them.

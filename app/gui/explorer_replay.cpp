@@ -1,13 +1,15 @@
-// explorer_replay.cpp: the Explorer's TP and DP controls driving a replay of the measured run
+// explorer_replay.cpp: the Explorer's TP, DP and global-batch controls driving a replay of the measured run
 // (docs/WHATIF.md). When the layout chosen differs from what the open profile ran in its tensor- and
-// data-parallel degrees only, the profile's dependency graph is replayed with the layout edit of `whatif --tp
-// --dp` (compare::retime_layout) and the change of its mean step is shown beside the model's prediction,
+// data-parallel degrees and its global batch only, the profile's dependency graph is replayed with the layout
+// edit of `whatif --tp --dp --batch` (compare::retime_layout; each rank's batch follows the global batch over
+// the replicas, as the model's does) and the change of its mean step is shown beside the model's prediction,
 // saying which parts come from the replay (the measured kernels, launches, host work and waits, moved by
 // their dependencies) and which from the model (the split of the sharded kernels, the collectives' α-β
 // times).
 #include <imgui.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "analysis/compare/link_edits.hpp"
@@ -46,6 +48,9 @@ void ExplorerPanel::run_replay(const model::ParallelConfig& now, int ran_tp, int
   compare::LayoutEdit edit;
   if (tp != ran_tp) edit.tp = tp;
   if (dp != ran_dp) edit.dp = dp;
+  const std::optional<double> scale = batch_scale(now, ran_dp, dp);
+  out.batch_scale = scale.value_or(1.0);
+  edit.batch_scale = out.batch_scale;
   try {
     compare::LinkRetiming retimed =
         compare::retime_layout(*loaded_->profile, loaded_->analysis(), compare::inferred_layout(workload),
@@ -56,11 +61,23 @@ void ExplorerPanel::run_replay(const model::ParallelConfig& now, int ran_tp, int
     out.measured_ns = mean_step_ns(graph.run());
     out.edited_ns = mean_step_ns(graph.run(edits));
     out.notes = std::move(retimed.notes);
+    if (!scale)
+      out.notes.push_back("the global batch the profile ran is not known: each rank's batch as measured");
     out.done = out.measured_ns > 0;
     if (!out.done) out.error = "the replay holds no step with GPU work";
   } catch (const Error& e) {
     out.error = e.what();
   }
+}
+
+// Each rank's sequences per step at NOW over those the profile ran: the global batch chosen (as the
+// prediction resolved it) over DP replicas against the one the profile ran (as the Explorer started) over
+// RAN_DP. Nothing where either global batch is unknown.
+std::optional<double> ExplorerPanel::batch_scale(const model::ParallelConfig& now, int ran_dp, int dp) const {
+  const int ran_batch = ex_.start.layout_known ? ex_.start.layout.global_batch : 0;
+  const int batch = ex_.valid ? ex_.resolved.global_batch : now.global_batch;
+  if (!(ran_batch > 0 && batch > 0 && dp > 0 && ran_dp > 0)) return std::nullopt;
+  return (static_cast<double>(batch) / dp) / (static_cast<double>(ran_batch) / ran_dp);
 }
 
 // Whether NOW differs from what the profile ran in its TP and DP only: its PP, CP and EP (and, where the
@@ -83,20 +100,23 @@ bool ExplorerPanel::only_tp_dp(const model::ParallelConfig& now) const {
 void ExplorerPanel::draw_replay() {
   const compare::Workload& w = loaded_->measured->workload;
   const model::ParallelConfig& now = ex_.layout;
-  if (!w.tp || !w.dp || (now.tp == *w.tp && auto_dp(now) == *w.dp)) {
+  if (!w.tp || !w.dp ||
+      (now.tp == *w.tp && auto_dp(now) == *w.dp &&
+       batch_scale(now, static_cast<int>(*w.dp), auto_dp(now)).value_or(1.0) == 1.0)) {
     ex_.replay = {};
     return;
   }
   const int ran_tp = static_cast<int>(*w.tp), ran_dp = static_cast<int>(*w.dp);
   const int tp = now.tp, dp = auto_dp(now);
   ImGui::Spacing();
-  ImGui::TextDisabled("REPLAY OF THE MEASURED RUN AT THIS LAYOUT (whatif --tp --dp)");
+  ImGui::TextDisabled("REPLAY OF THE MEASURED RUN AT THIS LAYOUT (whatif --tp --dp --batch)");
   ImGui::PushTextWrapPos(0);
   if (!only_tp_dp(now)) {
     ex_.replay = {};
     ImGui::TextDisabled(
-        "The replay follows TP and DP only: set the other controls back to what the profile ran to see the "
-        "measured run replayed at this TP and DP.");
+        "The replay follows TP, DP and the global batch only: set the other controls back to what the "
+        "profile "
+        "ran to see the measured run replayed at this TP, DP and global batch.");
   } else if (loaded_->lazy || !loaded_->events) {
     ex_.replay = {};
     ImGui::TextDisabled("The replay needs every rank's events: this large job is open on its summaries.");
@@ -111,14 +131,15 @@ void ExplorerPanel::draw_replay() {
       char a[32], b[32];
       ImGui::TextColored(
           to_vec4(kColMemory),
-          "tp %d -> %d, dp %d -> %d: replayed step %s -> %s (%+.1f %%; the mean step from its CPU "
-          "range's start to the end of the GPU work it launched, as `whatif` measures it)",
-          r.ran_tp, r.tp, r.ran_dp, r.dp, seconds_text(a, sizeof a, r.measured_ns / 1e9),
+          "tp %d -> %d, dp %d -> %d, each rank's batch x %.3g: replayed step %s -> %s (%+.1f %%; the mean "
+          "step from its CPU range's start to the end of the GPU work it launched, as `whatif` measures it)",
+          r.ran_tp, r.tp, r.ran_dp, r.dp, r.batch_scale, seconds_text(a, sizeof a, r.measured_ns / 1e9),
           seconds_text(b, sizeof b, r.edited_ns / 1e9), 100.0 * (ratio - 1.0));
       ImGui::TextDisabled(
           "From the replay: every kernel, copy, launch, host gap and wait as measured, moved by its "
-          "dependencies. From the model: the split of the sharded kernels (x tp / N) and the re-timed "
-          "collectives' alpha-beta times (hover for what each was scaled by).");
+          "dependencies. From the model: the split of the sharded kernels (x tp / N), each rank's share of "
+          "the global batch and the re-timed collectives' alpha-beta times (hover for what each was scaled "
+          "by).");
       if (ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
         for (const auto& n : r.notes) ImGui::BulletText("%s", n.c_str());

@@ -85,7 +85,13 @@ TEST(WhatifRequest, OneLineReadsAsWhatifsFlags) {
   EXPECT_FALSE(parse_whatif_line("--dp 0", r, error));
   EXPECT_FALSE(parse_whatif_line("--pp 2", r, error));
   EXPECT_EQ(error,
-            "--pp: expected --tp N, --dp N, --link DOMAIN=GB/s, --latency DOMAIN=us or --hardware GPU");
+            "--pp: expected --tp N, --dp N, --keep-global-batch, --batch F, --link DOMAIN=GB/s, --latency "
+            "DOMAIN=us or --hardware GPU");
+  ASSERT_TRUE(parse_whatif_line("--dp 8 --keep-global-batch --batch=0.5", r, error)) << error;
+  EXPECT_TRUE(r.keep_global_batch && r.needs_workload());
+  EXPECT_DOUBLE_EQ(r.batch, 0.5);
+  EXPECT_FALSE(parse_whatif_line("--batch 0", r, error));
+  EXPECT_EQ(error, "--batch 0: expected a positive factor on each rank's batch (0.5, 2, ...)");
   EXPECT_FALSE(parse_whatif_line("--link pcie=16", r, error));
   EXPECT_EQ(error, "--link pcie=16: expected intra_node (nvlink) or inter_node (network) =GB/s");
   EXPECT_FALSE(parse_whatif_line("gemm=0.5 faster", r, error));
@@ -376,6 +382,116 @@ TEST(TensorParallelEdit, AProfileWithoutTensorParallelismIsRefused) {
     EXPECT_THAT(e.what(), ::testing::StartsWith("two_sizes: --tp 2: the profile ran tp 1"));
     EXPECT_THAT(e.what(), ::testing::HasSubstr("meshscope compare PROFILE --tp 2"));
   }
+}
+
+// Two data-parallel ranks, each step a GEMM of 400 µs and an element-wise kernel of 100 µs, the gradients'
+// exchange (all-reduces of 10 MB and 20 MB, or with a sharded optimizer a reduce-scatter and an all-gather of
+// the same sizes), then an optimizer kernel of 50 µs launched inside "Optimizer.step#AdamW.step".
+Profile data_parallel_pair(bool sharded) {
+  test::ProfileBuilder b(sharded ? "dp_pair_sharded" : "dp_pair");
+  for (std::int32_t r = 0; r < 2; ++r) {
+    b.rank(r, 2);
+    b.launch(r, 1, 0, 4 * us, 7, 10 * us, 410 * us, "ampere_sgemm_128x64_nn");
+    b.launch(r, 1, 5 * us, 8 * us, 7, 410 * us, 510 * us,
+             "void at::native::vectorized_elementwise_kernel<4>");
+    const std::int64_t k1 = b.launch(r, 1, 9 * us, 12 * us, 20, 510 * us, 1520 * us, kNccl);
+    b.collective(r, k1, 510 * us, 1520 * us, sharded ? "reducescatter" : "allreduce", "c0", 1, 2, 10'000'000);
+    const std::int64_t k2 = b.launch(r, 1, 13 * us, 16 * us, 20, 1520 * us, 3530 * us, kNccl);
+    b.collective(r, k2, 1520 * us, 3530 * us, sharded ? "allgather" : "allreduce", "c0", 2, 2, 20'000'000);
+    b.range(r, 1, RangeKind::kCpuOp, 17 * us, 25 * us, "Optimizer.step#AdamW.step");
+    b.launch(r, 1, 18 * us, 21 * us, 7, 3530 * us, 3580 * us,
+             "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<4>");
+  }
+  return b.finish();
+}
+
+// The factor on each activity of rank 0 named NAME (all of them equal), -1 when none is.
+double factor_of(const Profile& p, const LinkRetiming& r, std::string_view name) {
+  const Rank& rank = p.ranks()[0];
+  double f = -1;
+  for (std::uint32_t i = 0; i < rank.activities.size(); ++i)
+    if (p.str(rank.activities[i].name) == name) f = r.factor[0][i];
+  return f;
+}
+
+// dp 2 -> 4 with the global batch kept: each rank runs half its sequences, so its GEMM takes half its work
+// beyond the fixed 6 µs per kernel (h100-sxm's), (400 - 6) / 2 + 6 = 203 µs, and the element-wise kernel
+// half its time; the optimizer kernel updates the same parameters (all-reduced gradients: every rank holds
+// them all) and stays; the gradients' all-reduces carry the same bytes over four ranks, 6 × 5 + 1.5 × 1000 =
+// 1530 µs of 1010 (the profile's own fit, α 5 µs per step, 10 GB/s). With a sharded optimizer (the
+// gradients reduce-scattered) each rank updates half as many parameters: the optimizer kernel halves too.
+TEST(DataParallelEdit, AFixedGlobalBatchSplitsEachRanksWorkOverTheNewReplicas) {
+  const model::HardwareSpec hw = model::load_hardware("h100-sxm");
+  const char* kGemm = "ampere_sgemm_128x64_nn";
+  const char* kElementwise = "void at::native::vectorized_elementwise_kernel<4>";
+  const char* kOptimizer = "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<4>";
+  const Profile p = data_parallel_pair(false);
+  const measure::Analysis a = measure::analyze(p);
+  const LinkRetiming r =
+      retime_layout(p, a, data_parallel(2), LayoutEdit{.dp = 4, .batch_scale = 0.5}, hw, "dp_pair");
+  EXPECT_NEAR(factor_of(p, r, kGemm), 203.0 / 400.0, 1e-9);
+  EXPECT_DOUBLE_EQ(factor_of(p, r, kElementwise), 0.5);
+  EXPECT_DOUBLE_EQ(factor_of(p, r, kOptimizer), 1.0);
+  EXPECT_NEAR(r.factor[0][p.ranks()[0].collectives[0].activity], 1530.0 / 1010.0, 1e-6);
+  EXPECT_THAT(r.notes[0], ::testing::HasSubstr("4 compute kernels outside the optimizer x 0.5"));
+  EXPECT_THAT(r.notes[0], ::testing::HasSubstr("2 kernels launched inside the optimizer's ranges x 1"));
+  EXPECT_THAT(r.notes[1], ::testing::HasSubstr("dp 2 -> 4: each rank's batch x 0.5 (the global batch 1x)"));
+
+  const Profile sharded = data_parallel_pair(true);
+  const LinkRetiming s = retime_layout(sharded, measure::analyze(sharded), data_parallel(2),
+                                       LayoutEdit{.dp = 4, .batch_scale = 0.5}, hw, "dp_pair_sharded");
+  EXPECT_DOUBLE_EQ(factor_of(sharded, s, kOptimizer), 0.5);
+  EXPECT_THAT(s.notes[0], ::testing::HasSubstr("the optimizer sharded over data parallelism"));
+  // Weak scaling (each rank's batch as measured) leaves the compute alone but for the sharded optimizer's.
+  const LinkRetiming weak =
+      retime_data_parallel(sharded, measure::analyze(sharded), data_parallel(2), 4, hw, "dp_pair_sharded");
+  EXPECT_DOUBLE_EQ(factor_of(sharded, weak, kGemm), 1.0);
+  EXPECT_DOUBLE_EQ(factor_of(sharded, weak, kOptimizer), 0.5);
+
+  // The replay: the step's compute shrinks, its exchange grows.
+  measure::ReplayEdits edits;
+  edits.transfer_factor = r.factor;
+  const measure::Replay before = measure::replay(p, a, {}, {});
+  const measure::Replay after = measure::replay(p, a, edits, {});
+  ASSERT_FALSE(after.steps.empty());
+  EXPECT_EQ(before.steps[0].replayed_ns, 3580 * us);
+  // 10 + 203 + 50 + 1530 + 3030 + 50 µs: the kernels follow each other on their streams.
+  EXPECT_EQ(after.steps[0].replayed_ns, (10 + 203 + 50 + 1530 + 3030 + 50) * us);
+}
+
+// --batch F alone: the tensor-parallel exchange carries F × the activations, re-timed in its own group on its
+// own link (the pair's fit, α 5 µs per step, 10 GB/s: the 10 MB all-reduce at 20 MB takes 2 × 5 + 2000 =
+// 2010 µs of 1010); --keep-global-batch needs --dp and the measured data-parallel degree, and not --batch.
+TEST(DataParallelEdit, ABatchScaleGrowsTheActivationsExchanges) {
+  const Profile p = tensor_pair(false);
+  const measure::Analysis a = measure::analyze(p);
+  const LinkRetiming r =
+      retime_layout(p, a, data_parallel(1, 2), LayoutEdit{.batch_scale = 2}, std::nullopt, "tp_pair");
+  EXPECT_NEAR(r.factor[0][p.ranks()[0].collectives[0].activity], 2010.0 / 1010.0, 1e-6);
+  EXPECT_DOUBLE_EQ(factor_of(p, r, "ampere_sgemm_128x64_nn"), 2.0);
+  EXPECT_THAT(r.notes[1],
+              ::testing::HasSubstr("4 tensor-parallel collectives re-timed for 2x their message"));
+
+  WhatifRequest request;
+  std::string error;
+  Workload workload;
+  workload.tp = 2;
+  ASSERT_TRUE(parse_whatif_line("--keep-global-batch", request, error));
+  EXPECT_THROW(
+      {
+        try {
+          whatif_edits(p, a, {}, workload, request, nullptr, "tp_pair");
+        } catch (const Error& e) {
+          EXPECT_THAT(e.what(), ::testing::HasSubstr("give the data-parallel degree"));
+          throw;
+        }
+      },
+      Error);
+  ASSERT_TRUE(parse_whatif_line("--dp 4 --keep-global-batch --batch 2", request, error));
+  workload.dp = 2;
+  EXPECT_THROW(whatif_edits(p, a, {}, workload, request, nullptr, "tp_pair"), Error);
+  EXPECT_THROW(retime_layout(p, a, data_parallel(1, 2), LayoutEdit{.batch_scale = -1}, std::nullopt, "x"),
+               Error);
 }
 
 }  // namespace

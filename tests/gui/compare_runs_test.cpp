@@ -16,7 +16,10 @@
 
 #include "analysis/compare/link_edits.hpp"
 #include "analysis/compare/measured.hpp"
+#include "analysis/compare/statement.hpp"
+#include "analysis/model/presets.hpp"
 #include "app/gui/explorer_panel.hpp"
+#include "profiler/profile_meta.hpp"
 #include "profiler/text_format.hpp"
 #include "tests/gui/gui_test_util.hpp"
 #include "tests/measure/profile_builder.hpp"
@@ -297,6 +300,48 @@ TEST(GuiCompareRuns, ExplorerTensorParallelControlReplaysTheMeasuredRun) {
   view.set_layout(8, 2, 2);
   for (int i = 0; i < 2; ++i) imgui.frame(view);
   EXPECT_FALSE(view.explorer_replay_shown().done);
+}
+
+// With the run's model, GPU and global batch stated (what `annotate` stores: gpt on h100-sxm, 16 sequences
+// per step over the job's dp 4, four per rank), the Explorer knows each rank's share of the batch: tp 4 on
+// the same 8 GPUs leaves dp 2, so each rank runs 16 / 2 = 8 sequences, twice what it ran, and the replay is
+// `whatif --tp 4 --dp 2 --batch 2`, not the weak scaling of `--tp 4 --dp 2` alone.
+TEST(GuiCompareRuns, ExplorerReplayKeepsTheGlobalBatchTheModelKeeps) {
+  const auto path = test::generated_job("explorer-batch", "--ranks 8 --tp 2 --layers 4 --steps 3 --seed 4");
+  ASSERT_FALSE(path.empty());
+  compare::Statement statement;
+  statement.model = model::load_model("gpt");
+  statement.hardware = model::load_hardware("h100-sxm");
+  statement.layout = compare::parse_layout("tp=2,dp=4,micro_batch=4,global_batch=16");
+  update_meta(path, compare::meta_changes(statement));
+  auto job = load_profile(path);
+  ASSERT_TRUE(job);
+  LoadedProfile* const loaded = job.get();  // the view holds it from here on
+  const auto layout = compare::inferred_layout(loaded->measured->workload);
+  measure::ReplayGraph graph(*loaded->profile, loaded->analysis());
+  const auto mean_with = [&](const compare::LayoutEdit& edit) {
+    measure::ReplayEdits edits;
+    edits.transfer_factor = compare::retime_layout(*loaded->profile, loaded->analysis(), layout, edit,
+                                                   compare::hardware_spec(loaded->measured->workload), "job")
+                                .factor;
+    const measure::Replay r = graph.run(edits);
+    double sum = 0;
+    for (const auto& st : r.steps) sum += static_cast<double>(st.replayed_ns);
+    return sum / static_cast<double>(r.steps.size());
+  };
+  NullImGui imgui(1600, 1200);
+  View view(options_for(Panel::kExplorer));
+  view.set_profile(std::move(job));
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  EXPECT_FALSE(view.explorer_replay_shown().done) << "nothing to replay at the run's own layout";
+  view.set_layout(8, 4, 1);
+  for (int i = 0; i < 2; ++i) imgui.frame(view);
+  const ExplorerReplay& r = view.explorer_replay_shown();
+  ASSERT_TRUE(r.done) << r.error;
+  EXPECT_EQ(r.dp, 2);
+  EXPECT_DOUBLE_EQ(r.batch_scale, 2.0);
+  EXPECT_DOUBLE_EQ(r.edited_ns, mean_with({.tp = 4, .dp = 2, .batch_scale = 2}));
+  EXPECT_NE(r.edited_ns, mean_with({.tp = 4, .dp = 2}));
 }
 
 // The What-if line takes `whatif`'s layout flags: "--tp 4 --dp 2" replays the run as `whatif --tp 4 --dp 2`

@@ -1,0 +1,24 @@
+// Which CUDA calls a thread made from inside a CPU range of a given kind: the backward pass (the pipeline
+// schedule's forward and backward blocks), the optimizer step (what-if edits that leave the optimizer's work
+// out of the batch's).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "profiler/profile.hpp"
+
+namespace meshscope::measure {
+
+// Per Rank::api_calls of rank RANK_INDEX of PROFILE: 1 when the call started inside a CPU range of its own
+// thread whose name NAMED accepts (at any depth), else 0. NAMED is asked once per distinct name.
+std::vector<std::uint8_t> calls_inside_ranges(const Profile& profile, std::size_t rank_index,
+                                              const std::function<bool(std::string_view)>& named);
+
+// A range of the optimizer's step or gradient reset: PyTorch's "Optimizer.step#AdamW.step",
+// "Optimizer.zero_grad#SGD.zero_grad", or any range whose name holds "optimizer" (case-insensitive).
+bool optimizer_range_name(std::string_view name);
+
+}  // namespace meshscope::measure
