@@ -378,9 +378,9 @@ ScaledKernels scale_kernels(const Profile& profile, const measure::Analysis& ana
         out.factor[r][i] = share;
         continue;
       }
-      const double fixed = static_cast<double>(std::min(t, gemm_overhead_ns));
       out.factor[r][i] =
-          (static_cast<double>(t) - fixed) * share / static_cast<double>(t) + fixed / static_cast<double>(t);
+          scaled_kernel_time(static_cast<double>(t), share, static_cast<double>(gemm_overhead_ns)) /
+          static_cast<double>(t);
       ++counts.gemms_with_overhead;
     }
   }
@@ -514,6 +514,11 @@ void scale_compute(const Profile& profile, const measure::Analysis& analysis, co
 }
 
 }  // namespace
+
+double scaled_kernel_time(double t, double share, double fixed) {
+  const double kept = std::clamp(fixed, 0.0, std::max(0.0, t));
+  return kept + (t - kept) * share;
+}
 
 LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& analysis,
                            const model::ParallelConfig& layout, const LayoutEdit& edit,

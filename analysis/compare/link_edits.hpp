@@ -70,6 +70,11 @@ struct LayoutEdit {
   int tp = 0, dp = 0;      // 0: as measured
   double batch_scale = 1;  // each rank's sequences per step × this
 };
+// The time of a compute kernel measured at T whose work is scaled by SHARE (its part of a split GEMM, a batch
+// of another size): FIXED of it, the kernel's cost that does not depend on its size (a GEMM's per-kernel
+// overhead, 0 for others), stays, and the rest scales, FIXED + (T - FIXED) × SHARE (FIXED at most T).
+double scaled_kernel_time(double t, double share, double fixed);
+
 LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& analysis,
                            const model::ParallelConfig& layout, const LayoutEdit& edit,
                            const std::optional<model::HardwareSpec>& hw, std::string_view title);
