@@ -255,10 +255,11 @@ TEST(DataParallelEdit, OtherGroupsKeepTheirTimes) {
 // Two ranks of one tensor-parallel pair: per rank a GEMM of 400 µs, an element-wise kernel of 100 µs, then
 // the pair's exchanges of 10 MB and 20 MB (all-reduces, or with sequence parallelism a reduce-scatter and an
 // all-gather of the same sizes: their ring of two moves the same bytes, 1010 and 2010 µs at α 5 µs, 10 GB/s).
-Profile tensor_pair(bool sequence_parallel) {
-  test::ProfileBuilder b(sequence_parallel ? "tp_pair_sp" : "tp_pair");
-  const char* first = sequence_parallel ? "reducescatter" : "allreduce";
-  const char* second = sequence_parallel ? "allgather" : "allreduce";
+// Two ranks of one group, each step a GEMM of 400 µs, an element-wise kernel of 100 µs, the group's exchanges
+// FIRST and SECOND (10 MB and 20 MB, 1010 and 2010 µs) and, with OPTIMIZER, an optimizer kernel of 50 µs
+// launched inside "Optimizer.step#AdamW.step".
+Profile pair_of_ranks(const std::string& name, const char* first, const char* second, bool optimizer) {
+  test::ProfileBuilder b(name);
   for (std::int32_t r = 0; r < 2; ++r) {
     b.rank(r, 2);
     b.launch(r, 1, 0, 4 * us, 7, 10 * us, 410 * us, "ampere_sgemm_128x64_nn");
@@ -268,8 +269,17 @@ Profile tensor_pair(bool sequence_parallel) {
     b.collective(r, k1, 510 * us, 1520 * us, first, "c0", 1, 2, 10'000'000);
     const std::int64_t k2 = b.launch(r, 1, 13 * us, 16 * us, 20, 1520 * us, 3530 * us, kNccl);
     b.collective(r, k2, 1520 * us, 3530 * us, second, "c0", 2, 2, 20'000'000);
+    if (!optimizer) continue;
+    b.range(r, 1, RangeKind::kCpuOp, 17 * us, 25 * us, "Optimizer.step#AdamW.step");
+    b.launch(r, 1, 18 * us, 21 * us, 7, 3530 * us, 3580 * us,
+             "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<4>");
   }
   return b.finish();
+}
+
+Profile tensor_pair(bool sequence_parallel) {
+  return sequence_parallel ? pair_of_ranks("tp_pair_sp", "reducescatter", "allgather", false)
+                           : pair_of_ranks("tp_pair", "allreduce", "allreduce", false);
 }
 
 // tp 2 -> 4: the GEMM takes half its time; the element-wise kernel keeps its own (replicated without sequence
@@ -388,21 +398,8 @@ TEST(TensorParallelEdit, AProfileWithoutTensorParallelismIsRefused) {
 // exchange (all-reduces of 10 MB and 20 MB, or with a sharded optimizer a reduce-scatter and an all-gather of
 // the same sizes), then an optimizer kernel of 50 µs launched inside "Optimizer.step#AdamW.step".
 Profile data_parallel_pair(bool sharded) {
-  test::ProfileBuilder b(sharded ? "dp_pair_sharded" : "dp_pair");
-  for (std::int32_t r = 0; r < 2; ++r) {
-    b.rank(r, 2);
-    b.launch(r, 1, 0, 4 * us, 7, 10 * us, 410 * us, "ampere_sgemm_128x64_nn");
-    b.launch(r, 1, 5 * us, 8 * us, 7, 410 * us, 510 * us,
-             "void at::native::vectorized_elementwise_kernel<4>");
-    const std::int64_t k1 = b.launch(r, 1, 9 * us, 12 * us, 20, 510 * us, 1520 * us, kNccl);
-    b.collective(r, k1, 510 * us, 1520 * us, sharded ? "reducescatter" : "allreduce", "c0", 1, 2, 10'000'000);
-    const std::int64_t k2 = b.launch(r, 1, 13 * us, 16 * us, 20, 1520 * us, 3530 * us, kNccl);
-    b.collective(r, k2, 1520 * us, 3530 * us, sharded ? "allgather" : "allreduce", "c0", 2, 2, 20'000'000);
-    b.range(r, 1, RangeKind::kCpuOp, 17 * us, 25 * us, "Optimizer.step#AdamW.step");
-    b.launch(r, 1, 18 * us, 21 * us, 7, 3530 * us, 3580 * us,
-             "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<4>");
-  }
-  return b.finish();
+  return sharded ? pair_of_ranks("dp_pair_sharded", "reducescatter", "allgather", true)
+                 : pair_of_ranks("dp_pair", "allreduce", "allreduce", true);
 }
 
 // The factor on each activity of rank 0 named NAME (all of them equal), -1 when none is.

@@ -259,6 +259,32 @@ TEST(GuiCompareRuns, WhatIfRowsShowTheEditedRunsCriticalPath) {
   EXPECT_TRUE(view.critical_path_baseline_events().empty());
 }
 
+// The mean replayed step of JOB with the layout edit EDIT from the layout it ran (what the Explorer shows).
+double replayed_mean_ns(const LoadedProfile& job, const compare::LayoutEdit& edit) {
+  measure::ReplayEdits edits;
+  edits.transfer_factor =
+      compare::retime_layout(*job.profile, job.analysis(), compare::inferred_layout(job.measured->workload),
+                             edit, compare::hardware_spec(job.measured->workload), "job")
+          .factor;
+  measure::ReplayGraph graph(*job.profile, job.analysis());
+  const measure::Replay r = graph.run(edits);
+  double sum = 0;
+  for (const auto& s : r.steps) sum += static_cast<double>(s.replayed_ns);
+  return sum / static_cast<double>(r.steps.size());
+}
+
+// VIEW opened on JOB, at the run's own layout (nothing to replay), then at tp 4 on the same 8 GPUs (dp 2):
+// the Explorer's replay.
+const ExplorerReplay& explorer_replay_at_tp4(View& view, NullImGui& imgui,
+                                             std::unique_ptr<LoadedProfile> job) {
+  view.set_profile(std::move(job));
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  EXPECT_FALSE(view.explorer_replay_shown().done) << "nothing to replay at the run's own layout";
+  view.set_layout(8, 4, 1);
+  for (int i = 0; i < 2; ++i) imgui.frame(view);
+  return view.explorer_replay_shown();
+}
+
 // The Explorer's TP control on a profile whose layout its process groups show (8 ranks, tp 2 × dp 4; no
 // shapes, so no model is inferred and the prediction is of the model chosen) replays the measured run at the
 // new layout: tp 4 on the same 8 GPUs is `whatif --tp 4 --dp 2`, and the Explorer's replayed step is that
@@ -269,33 +295,17 @@ TEST(GuiCompareRuns, ExplorerTensorParallelControlReplaysTheMeasuredRun) {
   const auto layout = compare::inferred_layout(job->measured->workload);
   ASSERT_EQ(layout.tp, 2);
   ASSERT_EQ(layout.dp, 4);
-  measure::ReplayEdits edits;
-  edits.transfer_factor =
-      compare::retime_layout(*job->profile, job->analysis(), layout, compare::LayoutEdit{.tp = 4, .dp = 2},
-                             compare::hardware_spec(job->measured->workload), "job")
-          .factor;
-  measure::ReplayGraph graph(*job->profile, job->analysis());
-  const measure::Replay base = graph.run(), edited = graph.run(edits);
-  const auto mean = [](const measure::Replay& r) {
-    double sum = 0;
-    for (const auto& s : r.steps) sum += static_cast<double>(s.replayed_ns);
-    return sum / static_cast<double>(r.steps.size());
-  };
+  const double measured = replayed_mean_ns(*job, {}), edited = replayed_mean_ns(*job, {.tp = 4, .dp = 2});
   NullImGui imgui(1600, 1200);
   View view(options_for(Panel::kExplorer));
-  view.set_profile(std::move(job));
-  for (int i = 0; i < 3; ++i) imgui.frame(view);
-  EXPECT_FALSE(view.explorer_replay_shown().done) << "nothing to replay at the run's own layout";
-  view.set_layout(8, 4, 1);
-  for (int i = 0; i < 2; ++i) imgui.frame(view);
-  const ExplorerReplay& r = view.explorer_replay_shown();
+  const ExplorerReplay& r = explorer_replay_at_tp4(view, imgui, std::move(job));
   ASSERT_TRUE(r.done) << r.error;
   EXPECT_EQ(r.ran_tp, 2);
   EXPECT_EQ(r.tp, 4);
   EXPECT_EQ(r.ran_dp, 4);
   EXPECT_EQ(r.dp, 2);
-  EXPECT_DOUBLE_EQ(r.measured_ns, mean(base));
-  EXPECT_DOUBLE_EQ(r.edited_ns, mean(edited));
+  EXPECT_DOUBLE_EQ(r.measured_ns, measured);
+  EXPECT_DOUBLE_EQ(r.edited_ns, edited);
   EXPECT_NE(r.edited_ns, r.measured_ns);
   view.set_layout(8, 2, 2);
   for (int i = 0; i < 2; ++i) imgui.frame(view);
@@ -316,32 +326,16 @@ TEST(GuiCompareRuns, ExplorerReplayKeepsTheGlobalBatchTheModelKeeps) {
   update_meta(path, compare::meta_changes(statement));
   auto job = load_profile(path);
   ASSERT_TRUE(job);
-  LoadedProfile* const loaded = job.get();  // the view holds it from here on
-  const auto layout = compare::inferred_layout(loaded->measured->workload);
-  measure::ReplayGraph graph(*loaded->profile, loaded->analysis());
-  const auto mean_with = [&](const compare::LayoutEdit& edit) {
-    measure::ReplayEdits edits;
-    edits.transfer_factor = compare::retime_layout(*loaded->profile, loaded->analysis(), layout, edit,
-                                                   compare::hardware_spec(loaded->measured->workload), "job")
-                                .factor;
-    const measure::Replay r = graph.run(edits);
-    double sum = 0;
-    for (const auto& st : r.steps) sum += static_cast<double>(st.replayed_ns);
-    return sum / static_cast<double>(r.steps.size());
-  };
+  const double doubled = replayed_mean_ns(*job, {.tp = 4, .dp = 2, .batch_scale = 2}),
+               weak = replayed_mean_ns(*job, {.tp = 4, .dp = 2});
   NullImGui imgui(1600, 1200);
   View view(options_for(Panel::kExplorer));
-  view.set_profile(std::move(job));
-  for (int i = 0; i < 3; ++i) imgui.frame(view);
-  EXPECT_FALSE(view.explorer_replay_shown().done) << "nothing to replay at the run's own layout";
-  view.set_layout(8, 4, 1);
-  for (int i = 0; i < 2; ++i) imgui.frame(view);
-  const ExplorerReplay& r = view.explorer_replay_shown();
+  const ExplorerReplay& r = explorer_replay_at_tp4(view, imgui, std::move(job));
   ASSERT_TRUE(r.done) << r.error;
   EXPECT_EQ(r.dp, 2);
   EXPECT_DOUBLE_EQ(r.batch_scale, 2.0);
-  EXPECT_DOUBLE_EQ(r.edited_ns, mean_with({.tp = 4, .dp = 2, .batch_scale = 2}));
-  EXPECT_NE(r.edited_ns, mean_with({.tp = 4, .dp = 2}));
+  EXPECT_DOUBLE_EQ(r.edited_ns, doubled);
+  EXPECT_NE(r.edited_ns, weak);
 }
 
 // The What-if line takes `whatif`'s layout flags: "--tp 4 --dp 2" replays the run as `whatif --tp 4 --dp 2`
