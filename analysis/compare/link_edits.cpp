@@ -571,13 +571,14 @@ LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& anal
     retimer.rescale(Part::kEp, batch, "expert-parallel");
     retimer.rescale(Part::kPp, batch, "pipeline");
   }
-  if (edit.dp > 0 || batch != 1)
+  if (edit.dp > 0)
     out.notes.push_back(fmt::format(
-        "{}: {} (the global batch {:.3g}x); the measured ranks stay coupled as they ran",
-        edit.dp > 0 ? fmt::format("dp {} -> {}", dp, new_dp) : fmt::format("dp {} as measured", dp),
+        "dp {} -> {}: {} (the global batch {:.3g}x); the measured ranks stay coupled as they ran", dp, new_dp,
         batch == 1 ? std::string("each rank's work as measured (the same micro-batches per GPU)")
                    : fmt::format("each rank's batch x {:.3g}", batch),
         static_cast<double>(new_dp) / dp * batch));
+  else if (batch != 1)
+    out.notes.push_back(fmt::format("each rank's batch x {:.3g}, so the global batch too", batch));
   if (new_dp != dp || new_tp != tp || edit.dp > 0) {
     const std::string what = new_tp == tp ? std::string("data-parallel")
                                           : fmt::format("data-parallel (gradients of a 1/{} shard)", new_tp);
