@@ -82,6 +82,19 @@ LayoutEdit layout_edit(const WhatifRequest& request, const Workload& workload, s
   return edit;
 }
 
+// A batch the profile states (`annotate --layout global_batch=N`) cannot leave a rank less than one sequence.
+void check_sequences_per_rank(const LayoutEdit& edit, const Workload& workload, std::string_view title) {
+  const auto& batch = workload.stated_layout.global_batch;
+  if (!batch || !workload.dp || *workload.dp <= 0 || edit.batch_scale == 1) return;
+  const double per_rank = static_cast<double>(*batch) / static_cast<double>(*workload.dp) * edit.batch_scale;
+  if (per_rank < 1.0)
+    fail(
+        "{}: each rank would run {:.3g} sequences per step (the stated global batch {} over dp {}, x "
+        "{:.3g}): "
+        "fewer than one",
+        title, per_rank, *batch, *workload.dp, edit.batch_scale);
+}
+
 // The value of flag FLAG in WORD ("--tp=4") or in the next word of TEXT from AT ("--tp 4").
 std::optional<std::string_view> flag_value(std::string_view word, std::string_view flag,
                                            std::string_view text, std::size_t& at) {
@@ -198,8 +211,11 @@ WhatifEdits whatif_edits(const Profile& profile, const measure::Analysis& analys
   out.edits.fix_straggler = request.fix_straggler;
   for (const auto& e : request.links) out.names.push_back((e.latency_s >= 0 ? "latency " : "link ") + e.text);
   if (target) add_hardware(profile, analysis, work, workload, *target, title, out);
-  if (request.tp > 0 || request.dp > 0 || request.batch != 1 || request.keep_global_batch)
-    add_layout(profile, analysis, workload, layout_edit(request, workload, title), title, out);
+  if (request.tp > 0 || request.dp > 0 || request.batch != 1 || request.keep_global_batch) {
+    const LayoutEdit edit = layout_edit(request, workload, title);
+    check_sequences_per_rank(edit, workload, title);
+    add_layout(profile, analysis, workload, edit, title, out);
+  }
   if (!request.links.empty()) {
     const auto hw = hardware_spec(workload);
     LinkRetiming retimed = retime_links(profile, analysis, request.links, hw ? hw->gpus_per_node : 8);

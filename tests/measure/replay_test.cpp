@@ -458,6 +458,15 @@ TEST(Replay, WhatifDataParallelNeedsTheMeasuredDegree) {
   EXPECT_THAT(strong, HasSubstr("2652 compute kernels outside the optimizer x 0.5 for the batch"));
   EXPECT_THAT(strong, HasSubstr("27 kernels launched inside the"));
   EXPECT_THAT(strong, HasSubstr("157.500 ms → 127.436 ms"));
+  // A stated global batch of 2 over dp 2 is one sequence per rank: four replicas cannot share it.
+  test::run_cli_ok("annotate '" + profile.string() + "' --layout global_batch=2", dir);
+  const test::CliResult half =
+      test::run_cli("whatif '" + profile.string() + "' --dp 4 --keep-global-batch", dir);
+  EXPECT_NE(half.status, 0);
+  EXPECT_THAT(half.err,
+              HasSubstr("npc.msdb: each rank would run 0.5 sequences per step (the stated global batch 2 "
+                        "over dp 2, x 0.5): fewer than one"));
+  EXPECT_EQ(std::count(half.err.begin(), half.err.end(), '\n'), 1);
   fs::remove_all(dir);
 }
 
