@@ -221,8 +221,11 @@ compare::WhatifRequest read_request(const Options& o) {
   if (!o.batch.empty()) {
     std::string error;
     if (!compare::parse_batch_scale(o.batch, out.batch, error)) fail("{}", error);
+    out.batch_given = true;
   }
   out.keep_global_batch = o.keep_global_batch;
+  std::string error;
+  if (!compare::valid_combination(out, error)) fail("{}", error);
   return out;
 }
 

@@ -474,14 +474,24 @@ std::string flag_text(const LayoutEdit& edit) {
   std::string out;
   if (edit.tp > 0) out += fmt::format("--tp {}", edit.tp);
   if (edit.dp > 0) out += fmt::format("{}--dp {}", out.empty() ? "" : " ", edit.dp);
-  if (edit.batch_scale != 1) out += fmt::format("{}--batch {:.3g}", out.empty() ? "" : " ", edit.batch_scale);
+  if (edit.keep_global_batch)
+    out += fmt::format("{}--keep-global-batch", out.empty() ? "" : " ");
+  else if (edit.batch_scale != 1)
+    out += fmt::format("{}--batch {:.3g}", out.empty() ? "" : " ", edit.batch_scale);
   return out;
 }
 
 // Every compute kernel re-timed for the layout edit (scale_kernels), with the note saying how.
+struct ComputeEdit {
+  int tp = 1, new_tp = 1;
+  bool tp_edit = false;                 // --tp given (even at the measured degree)
+  bool optimizer_sharded_anew = false;  // the optimizer sharded over data parallelism, and dp changes
+};
+
 void scale_compute(const Profile& profile, const measure::Analysis& analysis, const KernelShares& shares,
-                   int tp, int new_tp, const std::optional<model::HardwareSpec>& hw, bool sharded_optimizer,
+                   const ComputeEdit& edit, const std::optional<model::HardwareSpec>& hw,
                    std::string_view prefix, LinkRetiming& out) {
+  const int tp = edit.tp, new_tp = edit.new_tp;
   const TimeNs overhead_ns = hw ? static_cast<TimeNs>(std::llround(hw->gemm_overhead_us * 1e3)) : 0;
   const ScaledKernels scaled = scale_kernels(profile, analysis, shares, overhead_ns, out);
   const std::string gemm_cost =
@@ -490,7 +500,7 @@ void scale_compute(const Profile& profile, const measure::Analysis& analysis, co
                         scaled.gemms_with_overhead, hw->gemm_overhead_us, hw->name)
           : std::string("each GEMM's fixed cost per kernel is left out (the profile names no GPU)");
   std::vector<std::string> parts;
-  if (new_tp != tp || shares.tp != 1)
+  if (edit.tp_edit)
     parts.push_back(fmt::format(
         "{} GEMM and attention kernels{} x {:.3g}, their work split {} ways instead of {}", scaled.split,
         shares.sequence_parallel ? ", element-wise and norm kernels (sequence parallelism)" : "", shares.tp,
@@ -498,14 +508,20 @@ void scale_compute(const Profile& profile, const measure::Analysis& analysis, co
   if (shares.batch != 1)
     parts.push_back(fmt::format(
         "{} compute kernels outside the optimizer x {:.3g} for the batch, each rank's sequences per step "
-        "x {:.3g} (the activations' work grows with the tokens; copies and launches as measured)",
+        "x {:.3g} (the activations' work grows with the tokens; the kernels keep their number: a framework "
+        "that ran fewer micro-batches instead would also launch fewer; copies and launches as measured)",
         scaled.batch, shares.batch, shares.batch));
   if (scaled.optimizer > 0)
     parts.push_back(
         fmt::format("{} kernels launched inside the optimizer's ranges x {:.3g} (the parameters "
                     "each rank updates{})",
                     scaled.optimizer, shares.optimizer,
-                    sharded_optimizer ? ", the optimizer sharded over data parallelism" : ""));
+                    edit.optimizer_sharded_anew ? ", the optimizer sharded over data parallelism" : ""));
+  else if (shares.batch != 1 || shares.tp != 1)
+    parts.push_back(
+        "no kernel was launched inside an optimizer range (Optimizer.step#...): the optimizer's kernels, if "
+        "any, are scaled as the others");
+  if (parts.empty()) return;
   std::string note;
   for (const auto& p : parts) note += (note.empty() ? "" : "; ") + p;
   out.notes.push_back(
@@ -559,7 +575,12 @@ LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& anal
                                            tp, new_tp, new_tp * others, tp * others)
                                      : std::string();
   if (tp_edit || batch != 1 || shares.optimizer != 1)
-    scale_compute(profile, analysis, shares, tp, new_tp, hw, sharded_optimizer, prefix, out);
+    scale_compute(profile, analysis, shares,
+                  ComputeEdit{.tp = tp,
+                              .new_tp = new_tp,
+                              .tp_edit = tp_edit,
+                              .optimizer_sharded_anew = sharded_optimizer && new_dp != dp},
+                  hw, prefix, out);
   if (tp_edit) {
     if (retimer.retime(Part::kTp, new_tp, 1, batch, "tensor-parallel", flag) == 0)
       out.notes.push_back(fmt::format("no collective of the profile is tensor-parallel under tp {}", tp));
@@ -573,8 +594,9 @@ LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& anal
   }
   if (edit.dp > 0)
     out.notes.push_back(fmt::format(
-        "dp {} -> {}: {} (the global batch {:.3g}x); the measured ranks stay coupled as they ran", dp, new_dp,
-        batch == 1 ? std::string("each rank's work as measured (the same micro-batches per GPU)")
+        "dp {} -> {}: {}, so the global batch {:.3g}x; the measured ranks stay coupled as they ran", dp,
+        new_dp,
+        batch == 1 ? std::string("each rank's batch as measured, the same micro-batches per GPU")
                    : fmt::format("each rank's batch x {:.3g}", batch),
         static_cast<double>(new_dp) / dp * batch));
   else if (batch != 1)

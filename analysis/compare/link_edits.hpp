@@ -67,9 +67,11 @@ LinkRetiming retime_links(const Profile& profile, const measure::Analysis& analy
 // dp / M where the profile's data-parallel collectives show a sharded optimizer (reduce-scatters,
 // all-gathers).
 struct LayoutEdit {
-  int tp = 0, dp = 0;      // 0: as measured
-  double batch_scale = 1;  // each rank's sequences per step × this
+  int tp = 0, dp = 0;              // 0: as measured
+  double batch_scale = 1;          // each rank's sequences per step × this
+  bool keep_global_batch = false;  // batch_scale came from --keep-global-batch (how refusals name the edit)
 };
+
 // The time of a compute kernel measured at T whose work is scaled by SHARE (its part of a split GEMM, a batch
 // of another size): FIXED of it, the kernel's cost that does not depend on its size (a GEMM's per-kernel
 // overhead, 0 for others), stays, and the rest scales, FIXED + (T - FIXED) × SHARE (FIXED at most T).

@@ -1,6 +1,7 @@
 #include "analysis/compare/whatif_request.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <optional>
 #include <tuple>
 
@@ -66,13 +67,9 @@ void add_layout(const Profile& profile, const measure::Analysis& analysis, const
 LayoutEdit layout_edit(const WhatifRequest& request, const Workload& workload, std::string_view title) {
   LayoutEdit edit{.tp = request.tp, .dp = request.dp, .batch_scale = request.batch};
   if (!request.keep_global_batch) return edit;
-  if (request.batch != 1)
-    fail(
-        "--keep-global-batch and --batch {:g}: the one keeps the global batch, the other changes it: give "
-        "one",
-        request.batch);
-  if (request.dp <= 0)
-    fail("--keep-global-batch: give the data-parallel degree it keeps the global batch over (--dp M)");
+  std::string error;
+  if (!valid_combination(request, error)) fail("{}", error);
+  edit.keep_global_batch = true;
   if (!workload.dp)
     fail(
         "{}: --keep-global-batch needs the data-parallel degree the job ran, which its process groups do not "
@@ -92,6 +89,12 @@ void check_sequences_per_rank(const LayoutEdit& edit, const Workload& workload, 
         "{}: each rank would run {:.3g} sequences per step (the stated global batch {} over dp {}, x "
         "{:.3g}): "
         "fewer than one",
+        title, per_rank, *batch, *workload.dp, edit.batch_scale);
+  if (std::abs(per_rank - std::round(per_rank)) > 1e-9)
+    fail(
+        "{}: each rank would run {:.3g} sequences per step (the stated global batch {} over dp {}, x "
+        "{:.3g}): "
+        "not a whole number",
         title, per_rank, *batch, *workload.dp, edit.batch_scale);
 }
 
@@ -134,6 +137,22 @@ bool parse_batch_scale(std::string_view value, double& out, std::string& error) 
   return true;
 }
 
+bool valid_combination(const WhatifRequest& request, std::string& error) {
+  if (!request.keep_global_batch) return true;
+  if (request.batch_given) {
+    error = fmt::format(
+        "--keep-global-batch and --batch {:g}: the one keeps the global batch, the other changes it: give "
+        "one",
+        request.batch);
+    return false;
+  }
+  if (request.dp <= 0) {
+    error = "--keep-global-batch: give the data-parallel degree it keeps the global batch over (--dp M)";
+    return false;
+  }
+  return true;
+}
+
 bool parse_whatif_line(std::string_view text, WhatifRequest& out, std::string& error) {
   out = {};
   std::size_t at = 0;
@@ -169,6 +188,7 @@ bool parse_whatif_line(std::string_view text, WhatifRequest& out, std::string& e
       }
       if (const auto value = flag_value(word, "--batch", text, at)) {
         if (!parse_batch_scale(*value, out.batch, error)) return false;
+        out.batch_given = true;
         known = true;
       }
       if (const auto value = flag_value(word, "--hardware", text, at)) {
@@ -196,7 +216,7 @@ bool parse_whatif_line(std::string_view text, WhatifRequest& out, std::string& e
     }
     out.scales.push_back(std::move(e));
   }
-  return true;
+  return valid_combination(out, error);
 }
 
 WhatifEdits whatif_edits(const Profile& profile, const measure::Analysis& analysis,

@@ -24,6 +24,7 @@ struct WhatifRequest {
   std::string hardware;                    // --hardware: a preset name or TOML file; empty: none
   int tp = 0, dp = 0;                      // --tp, --dp; 0: as measured
   double batch = 1;                        // --batch: each rank's sequences per step × this
+  bool batch_given = false;                // --batch was given (even as 1)
   bool keep_global_batch = false;          // --keep-global-batch: with --dp M, each rank's batch × dp / M
   bool fix_straggler = false;
   // Whether anything beyond scales and fix-straggler is asked: those need the profile's workload.
@@ -40,6 +41,10 @@ bool parse_whatif_line(std::string_view text, WhatifRequest& out, std::string& e
 
 // --batch's value: a factor above 0 (at most 10^6). False with ERROR set otherwise.
 bool parse_batch_scale(std::string_view value, double& out, std::string& error);
+
+// Whether REQUEST's flags go together (--keep-global-batch needs --dp and excludes --batch), checked before
+// any profile is read. False with ERROR set otherwise.
+bool valid_combination(const WhatifRequest& request, std::string& error);
 
 struct WhatifEdits {
   measure::ReplayEdits edits;

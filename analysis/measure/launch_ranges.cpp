@@ -52,7 +52,9 @@ std::vector<std::uint8_t> calls_inside_ranges(const Profile& profile, std::size_
 }
 
 bool optimizer_range_name(std::string_view name) {
-  return vocabulary::lower(name).find("optimizer") != std::string::npos;
+  const std::string n = vocabulary::lower(name);
+  return n.starts_with("optimizer") || n.find("optimizer.step") != std::string::npos ||
+         n.find("optimizer_step") != std::string::npos || n.find("optimizer.zero_grad") != std::string::npos;
 }
 
 }  // namespace meshscope::measure

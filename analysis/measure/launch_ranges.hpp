@@ -18,7 +18,9 @@ std::vector<std::uint8_t> calls_inside_ranges(const Profile& profile, std::size_
                                               const std::function<bool(std::string_view)>& named);
 
 // A range of the optimizer's step or gradient reset: PyTorch's "Optimizer.step#AdamW.step",
-// "Optimizer.zero_grad#SGD.zero_grad", or any range whose name holds "optimizer" (case-insensitive).
+// "Optimizer.zero_grad#SGD.zero_grad"; any range whose name starts with "optimizer" or holds
+// "optimizer.step", "optimizer_step" or "optimizer.zero_grad" (case-insensitive). Not
+// "train_step_with_optimizer": a range that holds the whole step is not the optimizer's.
 bool optimizer_range_name(std::string_view name);
 
 }  // namespace meshscope::measure

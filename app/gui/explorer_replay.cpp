@@ -62,7 +62,8 @@ void ExplorerPanel::run_replay(const model::ParallelConfig& now, int ran_tp, int
     out.edited_ns = mean_step_ns(graph.run(edits));
     out.notes = std::move(retimed.notes);
     if (!scale)
-      out.notes.push_back("the global batch the profile ran is not known: each rank's batch as measured");
+      out.notes.push_back(
+          "the global batch the profile ran, or the one chosen, is not known: each rank's batch as measured");
     out.done = out.measured_ns > 0;
     if (!out.done) out.error = "the replay holds no step with GPU work";
   } catch (const Error& e) {

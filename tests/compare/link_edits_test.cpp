@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/compare/whatif_request.hpp"
+#include "analysis/measure/launch_ranges.hpp"
 #include "analysis/measure/replay.hpp"
 #include "analysis/model/collectives.hpp"
 #include "analysis/model/predict.hpp"
@@ -87,9 +88,19 @@ TEST(WhatifRequest, OneLineReadsAsWhatifsFlags) {
   EXPECT_EQ(error,
             "--pp: expected --tp N, --dp N, --keep-global-batch, --batch F, --link DOMAIN=GB/s, --latency "
             "DOMAIN=us or --hardware GPU");
-  ASSERT_TRUE(parse_whatif_line("--dp 8 --keep-global-batch --batch=0.5", r, error)) << error;
+  ASSERT_TRUE(parse_whatif_line("--dp 8 --keep-global-batch", r, error)) << error;
   EXPECT_TRUE(r.keep_global_batch && r.needs_workload());
+  ASSERT_TRUE(parse_whatif_line("--batch=0.5", r, error)) << error;
   EXPECT_DOUBLE_EQ(r.batch, 0.5);
+  // --keep-global-batch keeps the global batch over --dp's replicas: without --dp, or with --batch (even 1),
+  // it is refused before any profile is read.
+  EXPECT_FALSE(parse_whatif_line("--keep-global-batch", r, error));
+  EXPECT_EQ(error,
+            "--keep-global-batch: give the data-parallel degree it keeps the global batch over (--dp M)");
+  EXPECT_FALSE(parse_whatif_line("--dp 8 --keep-global-batch --batch 1", r, error));
+  EXPECT_EQ(
+      error,
+      "--keep-global-batch and --batch 1: the one keeps the global batch, the other changes it: give one");
   EXPECT_FALSE(parse_whatif_line("--batch 0", r, error));
   EXPECT_EQ(error, "--batch 0: expected a positive factor on each rank's batch (0.5, 2, ...)");
   EXPECT_FALSE(parse_whatif_line("--link pcie=16", r, error));
@@ -432,7 +443,7 @@ TEST(DataParallelEdit, AFixedGlobalBatchSplitsEachRanksWorkOverTheNewReplicas) {
   EXPECT_NEAR(r.factor[0][p.ranks()[0].collectives[0].activity], 1530.0 / 1010.0, 1e-6);
   EXPECT_THAT(r.notes[0], ::testing::HasSubstr("4 compute kernels outside the optimizer x 0.5"));
   EXPECT_THAT(r.notes[0], ::testing::HasSubstr("2 kernels launched inside the optimizer's ranges x 1"));
-  EXPECT_THAT(r.notes[1], ::testing::HasSubstr("dp 2 -> 4: each rank's batch x 0.5 (the global batch 1x)"));
+  EXPECT_THAT(r.notes[1], ::testing::HasSubstr("dp 2 -> 4: each rank's batch x 0.5, so the global batch 1x"));
 
   const Profile sharded = data_parallel_pair(true);
   const LinkRetiming s = retime_layout(sharded, measure::analyze(sharded), data_parallel(2),
@@ -466,27 +477,32 @@ TEST(DataParallelEdit, ABatchScaleGrowsTheActivationsExchanges) {
       retime_layout(p, a, data_parallel(1, 2), LayoutEdit{.batch_scale = 2}, std::nullopt, "tp_pair");
   EXPECT_NEAR(r.factor[0][p.ranks()[0].collectives[0].activity], 2010.0 / 1010.0, 1e-6);
   EXPECT_DOUBLE_EQ(factor_of(p, r, "ampere_sgemm_128x64_nn"), 2.0);
+  EXPECT_THAT(r.notes[0], ::testing::HasSubstr("no kernel was launched inside an optimizer range"));
+  // What counts as the optimizer's range: PyTorch's, and names that say so; not a range holding the step.
+  EXPECT_TRUE(measure::optimizer_range_name("Optimizer.step#AdamW.step"));
+  EXPECT_TRUE(measure::optimizer_range_name("Optimizer.zero_grad#SGD.zero_grad"));
+  EXPECT_TRUE(measure::optimizer_range_name("optimizer"));
+  EXPECT_TRUE(measure::optimizer_range_name("DistributedOptimizer.step"));
+  EXPECT_FALSE(measure::optimizer_range_name("train_step_with_optimizer"));
   EXPECT_THAT(r.notes[1],
               ::testing::HasSubstr("4 tensor-parallel collectives re-timed for 2x their message"));
 
+  // --keep-global-batch needs the measured data-parallel degree.
   WhatifRequest request;
   std::string error;
   Workload workload;
   workload.tp = 2;
-  ASSERT_TRUE(parse_whatif_line("--keep-global-batch", request, error));
+  ASSERT_TRUE(parse_whatif_line("--dp 4 --keep-global-batch", request, error));
   EXPECT_THROW(
       {
         try {
           whatif_edits(p, a, {}, workload, request, nullptr, "tp_pair");
         } catch (const Error& e) {
-          EXPECT_THAT(e.what(), ::testing::HasSubstr("give the data-parallel degree"));
+          EXPECT_THAT(e.what(), ::testing::HasSubstr("--keep-global-batch needs the data-parallel degree"));
           throw;
         }
       },
       Error);
-  ASSERT_TRUE(parse_whatif_line("--dp 4 --keep-global-batch --batch 2", request, error));
-  workload.dp = 2;
-  EXPECT_THROW(whatif_edits(p, a, {}, workload, request, nullptr, "tp_pair"), Error);
   EXPECT_THROW(retime_layout(p, a, data_parallel(1, 2), LayoutEdit{.batch_scale = -1}, std::nullopt, "x"),
                Error);
 }

@@ -456,7 +456,7 @@ TEST(Replay, WhatifDataParallelNeedsTheMeasuredDegree) {
       test::run_cli_ok("whatif '" + profile.string() + "' --dp 4 --keep-global-batch", dir);
   EXPECT_THAT(strong, HasSubstr("edits    dp 4, batch x0.5;"));
   EXPECT_THAT(strong, HasSubstr("2652 compute kernels outside the optimizer x 0.5 for the batch"));
-  EXPECT_THAT(strong, HasSubstr("27 kernels launched inside the"));
+  EXPECT_THAT(strong, HasSubstr("27 kernels launched inside\n           the optimizer's ranges x 1"));
   EXPECT_THAT(strong, HasSubstr("157.500 ms → 127.436 ms"));
   // A stated global batch of 2 over dp 2 is one sequence per rank: four replicas cannot share it.
   test::run_cli_ok("annotate '" + profile.string() + "' --layout global_batch=2", dir);
@@ -467,6 +467,11 @@ TEST(Replay, WhatifDataParallelNeedsTheMeasuredDegree) {
               HasSubstr("npc.msdb: each rank would run 0.5 sequences per step (the stated global batch 2 "
                         "over dp 2, x 0.5): fewer than one"));
   EXPECT_EQ(std::count(half.err.begin(), half.err.end(), '\n'), 1);
+  const test::CliResult odd = test::run_cli("whatif '" + profile.string() + "' --batch 1.5", dir);
+  EXPECT_NE(odd.status, 0);
+  EXPECT_THAT(odd.err,
+              HasSubstr("each rank would run 1.5 sequences per step (the stated global batch 2 over dp 2, "
+                        "x 1.5): not a whole number"));
   fs::remove_all(dir);
 }
 
