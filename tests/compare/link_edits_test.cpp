@@ -507,5 +507,32 @@ TEST(DataParallelEdit, ABatchScaleGrowsTheActivationsExchanges) {
                Error);
 }
 
+// Two pipeline stages (pp 2, Megatron-LM order: the stages tp·cp·dp = 1 apart), stage 0 sending its
+// activations to stage 1, 10 MB in 1000 µs. With each rank's batch doubled the message doubles: one message
+// size fits no α-β line, so the send keeps its own measured bus bandwidth with no latency and takes 2000 µs;
+// the tensor-parallel or data-parallel groups it does not belong to leave it alone.
+TEST(DataParallelEdit, ABatchScaleGrowsThePipelinesSends) {
+  test::ProfileBuilder b("pp_pair");
+  const char* kSend = "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)";
+  for (std::int32_t r = 0; r < 2; ++r) {
+    b.rank(r, 2);
+    const std::int64_t k = b.launch(r, 1, 0, 5 * us, 20, 10 * us, 1010 * us, kSend);
+    b.collective(r, k, 10 * us, 1010 * us, r == 0 ? "send" : "recv", "p0", 1, 2, 10'000'000, "[0, 1]");
+  }
+  const Profile p = b.finish();
+  model::ParallelConfig layout = data_parallel(1);
+  layout.pp = 2;
+  layout.gpus = 2;
+  const LinkRetiming r =
+      retime_layout(p, measure::analyze(p), layout, LayoutEdit{.batch_scale = 2}, std::nullopt, "pp_pair");
+  for (std::size_t rank = 0; rank < 2; ++rank)
+    EXPECT_NEAR(r.factor[rank][p.ranks()[rank].collectives[0].activity], 2.0, 1e-9) << rank;
+  EXPECT_EQ(r.retimed, 2);
+  bool noted = false;
+  for (const auto& note : r.notes)
+    noted |= note.find("2 pipeline collectives re-timed for 2x") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
 }  // namespace
 }  // namespace meshscope::compare
