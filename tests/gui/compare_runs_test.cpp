@@ -338,28 +338,30 @@ TEST(GuiCompareRuns, ExplorerReplayKeepsTheGlobalBatchTheModelKeeps) {
   EXPECT_NE(r.edited_ns, weak);
 }
 
-// The What-if line takes `whatif`'s layout flags: "--tp 4 --dp 2" replays the run as `whatif --tp 4 --dp 2`
-// does (compare::retime_layout); a degree the profile cannot show is the baseline's one-line error.
+// The What-if line takes `whatif`'s layout flags: "--tp 4 --dp 2 --keep-global-batch" replays the run as
+// `whatif
+// --tp 4 --dp 2 --keep-global-batch` does (compare::retime_layout; the job's dp 4 over 2 replicas: each
+// rank's batch x 2); a degree the profile cannot show is the baseline's one-line error.
 TEST(GuiCompareRuns, WhatIfLineTakesTheLayoutFlagsOfWhatif) {
   auto job = generated("whatif-layout", "--ranks 8 --tp 2 --layers 4 --steps 3 --seed 3");
   ASSERT_TRUE(job);
   measure::ReplayEdits edits;
   edits.transfer_factor = compare::retime_layout(*job->profile, job->analysis(),
                                                  compare::inferred_layout(job->measured->workload),
-                                                 compare::LayoutEdit{.tp = 4, .dp = 2},
+                                                 compare::LayoutEdit{.tp = 4, .dp = 2, .batch_scale = 2},
                                                  compare::hardware_spec(job->measured->workload), "job")
                               .factor;
   const measure::Replay expected = measure::replay(*job->profile, job->analysis(), edits);
   compare::WhatifRequest request;
   std::string error;
-  ASSERT_TRUE(compare::parse_whatif_line("--tp 4 --dp=2", request, error)) << error;
+  ASSERT_TRUE(compare::parse_whatif_line("--tp 4 --dp=2 --keep-global-batch", request, error)) << error;
   NullImGui imgui(1600, 1200);
   View view(options_for(Panel::kTimeline));
   view.set_profile(std::move(job));
-  view.request_whatif(request, "--tp 4 --dp=2");
+  view.request_whatif(request, "--tp 4 --dp=2 --keep-global-batch");
   for (int i = 0; i < 3; ++i) imgui.frame(view);
   ASSERT_NE(view.baseline(), nullptr) << view.baseline_error();
-  EXPECT_EQ(view.baseline()->whatif_edits, "--tp 4 --dp=2");
+  EXPECT_EQ(view.baseline()->whatif_edits, "--tp 4 --dp=2 --keep-global-batch");
   ASSERT_EQ(view.baseline()->whatif_steps.size(), expected.steps.size());
   for (std::size_t i = 0; i < expected.steps.size(); ++i)
     EXPECT_EQ(view.baseline()->whatif_steps[i].replayed_ns, expected.steps[i].replayed_ns);
