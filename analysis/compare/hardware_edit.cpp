@@ -7,14 +7,20 @@
 
 #include "analysis/compare/measured.hpp"
 #include "analysis/measure/op_work.hpp"
+#include "profiler/vocabulary.hpp"
 
 namespace meshscope::compare {
 namespace {
 
 // The least time a kernel of FLOPS and BYTES at PRECISION takes on HW (its roofline bound), 0 when unknown.
-double bound_s(double flops, double bytes, measure::WorkPrecision precision, const model::HardwareSpec& hw) {
+// An FP32 kernel that did not run on tensor cores (TF32) is bound by the FP32 units' peak: it runs the same
+// way on the target.
+double bound_s(double flops, double bytes, measure::WorkPrecision precision, bool tf32,
+               const model::HardwareSpec& hw) {
   const measure::WorkCeilings ceilings = ceilings_of(hw);
-  const double peak = measure::peak_for(precision, ceilings);
+  const double peak = precision == measure::WorkPrecision::kFP32 && !tf32 && hw.peak_tflops_fp32 > 0
+                          ? hw.peak_tflops_fp32 * 1e12
+                          : measure::peak_for(precision, ceilings);
   const double compute = flops > 0 && peak > 0 ? flops / peak : 0;
   const double memory = bytes > 0 && hw.hbm_tbps > 0 ? bytes / (hw.hbm_tbps * 1e12) : 0;
   return std::max(compute, memory);
@@ -25,6 +31,13 @@ double ratio(double source, double target) {
 }
 
 }  // namespace
+
+bool tf32_kernel(std::string_view kernel_name) {
+  const std::string name = vocabulary::lower(kernel_name);
+  for (const std::string_view mark : {"tf32", "xf32", "1688gemm", "16816gemm"})
+    if (name.find(mark) != std::string::npos) return true;
+  return false;
+}
 
 HardwareRetiming retime_hardware(const Profile& profile, const measure::Analysis& analysis,
                                  const measure::ProfileWork& work, const model::HardwareSpec& source,
@@ -43,8 +56,9 @@ HardwareRetiming retime_hardware(const Profile& profile, const measure::Analysis
   for (const measure::KernelShare& k : work.kernels) {
     if (k.rank_index >= ranks.size() || k.activity >= ranks[k.rank_index].activities.size()) continue;
     const measure::CountedOp& op = work.ops[k.op];
-    const double before = bound_s(k.flops, k.bytes, op.precision, source);
-    const double after = bound_s(k.flops, k.bytes, op.precision, target);
+    const bool tf32 = tf32_kernel(profile.str(ranks[k.rank_index].activities[k.activity].name));
+    const double before = bound_s(k.flops, k.bytes, op.precision, tf32, source);
+    const double after = bound_s(k.flops, k.bytes, op.precision, tf32, target);
     if (!(before > 0) || !(after > 0)) continue;
     const double f = after / before;
     out.factor[k.rank_index][k.activity] = f;

@@ -104,13 +104,14 @@ std::string hardware_preset_for(std::string_view device_name, std::string* note,
   }
   if (has("a800")) return has("pcie") ? std::string() : "a800";
   if (has("a100")) {
-    if (has("pcie")) return {};
+    // The 80 GB PCIe card has a preset; the 40 GB one is described from its records.
+    if (has("pcie")) return has("80gb") ? "a100-80gb-pcie" : std::string();
     if (has("80gb") || has("sxm4-80")) return "a100-80gb";
     if (has("40gb") || has("sxm4-40")) return "a100-40gb";
     return {};  // "A100-PG509-200" and other board names: not an A100 SXM4 for certain
   }
   if (has("v100")) {
-    if (has("pcie")) return {};
+    if (has("pcie")) return has("32gb") ? "v100-pcie" : std::string();
     if (has("16gb")) return "v100-16gb";
     if (has("32gb")) return "v100";
     if (gib > 0) {
@@ -121,6 +122,7 @@ std::string hardware_preset_for(std::string_view device_name, std::string* note,
     return "v100";
   }
   if (has("l40s")) return "l40s";
+  if (n == "nvidia l4" || n == "l4") return "l4";  // not the L40 nor the L40S
   if (has("mi355x")) return "mi355x";
   if (has("mi325x")) return "mi325x";
   if (has("mi300x")) return "mi300x";  // also its virtual function, "MI300X VF"

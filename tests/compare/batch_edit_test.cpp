@@ -12,7 +12,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,50 +20,22 @@
 #include "analysis/compare/link_edits.hpp"
 #include "analysis/compare/workload.hpp"
 #include "analysis/model/presets.hpp"
+#include "tests/compare/neusight_steps.hpp"
 
 namespace meshscope::compare {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Operator {
-  bool gemm = false;
-  int kernels = 1, times = 1;
-  double latency_ms = 0;
-};
-
-struct MeasuredStep {
-  double step_ms = 0;
-  std::vector<Operator> operators;
-};
-
-MeasuredStep read_step(const fs::path& path) {
-  std::ifstream in(path);
-  MeasuredStep out;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#' || line.starts_with("gemm\t")) continue;
-    std::istringstream fields(line);
-    if (line.starts_with("step_ms\t")) {
-      std::string key;
-      fields >> key >> out.step_ms;
-      continue;
-    }
-    Operator op;
-    int gemm = 0;
-    fields >> gemm >> op.kernels >> op.times >> op.latency_ms;
-    op.gemm = gemm != 0;
-    out.operators.push_back(op);
-  }
-  return out;
-}
+using test::NeuSightOperator;
+using MeasuredStep = test::NeuSightStep;
 
 // The step at batch × F predicted from STEP by the edit's per-kernel rule: the measured step times the
 // operators' total after the edit over their total before (the operators, each measured alone, add up to
 // within 20 % of the step; the ratio carries what they leave out, as the replay carries launches and gaps).
 double predicted_step_ms(const MeasuredStep& step, double f, double gemm_overhead_ms) {
   double before = 0, after = 0;
-  for (const Operator& op : step.operators) {
+  for (const NeuSightOperator& op : step.operators) {
     const double fixed = op.gemm ? op.kernels * gemm_overhead_ms : 0.0;
     before += op.times * op.latency_ms;
     after += op.times * scaled_kernel_time(op.latency_ms, f, fixed);
@@ -73,7 +44,7 @@ double predicted_step_ms(const MeasuredStep& step, double f, double gemm_overhea
 }
 
 TEST(BatchEdit, NeuSightStepsAtTwoBatchSizesPredictEachOther) {
-  const fs::path data = fs::path(MESHSCOPE_SOURCE_DIR) / "tests/data/neusight";
+  const fs::path data = test::neusight_dir();
   const struct {
     const char* model;
     int small, large;
@@ -94,7 +65,7 @@ TEST(BatchEdit, NeuSightStepsAtTwoBatchSizesPredictEachOther) {
       const fs::path a = data / gpu_dir / fmt::format("{}-{}.tsv", pair.model, pair.small);
       const fs::path b = data / gpu_dir / fmt::format("{}-{}.tsv", pair.model, pair.large);
       if (!fs::exists(a) || !fs::exists(b)) continue;
-      const MeasuredStep small = read_step(a), large = read_step(b);
+      const MeasuredStep small = test::read_neusight_step(a), large = test::read_neusight_step(b);
       ASSERT_GT(small.step_ms, 0) << a;
       ASSERT_FALSE(large.operators.empty()) << b;
       for (const auto& [from, to, x, y] : {std::tuple{&small, &large, pair.small, pair.large},

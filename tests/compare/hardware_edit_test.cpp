@@ -57,5 +57,21 @@ TEST(HardwareEdit, AnH100RunOnAnA100TakesTheRatioOfItsCeilings) {
   fs::remove_all(dir);
 }
 
+// An FP32 operator's kernel keeps its math mode on the target: cuBLAS's and cuDNN's TF32 kernels say so in
+// their names (the TF32 MMA shapes 1688 and 16816, "tf32" in xmma's), PyTorch's default FP32 matmuls run
+// sgemm on the FP32 units.
+TEST(HardwareEdit, AnFp32KernelKeepsItsMathMode) {
+  for (const char* tf32 :
+       {"sm80_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_stage3_warpsize2x2x1_tensor16x8x8",
+        "ampere_s1688gemm_128x128_ldg8_stages_32x3_tn",
+        "cutlass_80_tensorop_s16816gemm_128x128_32x3_nn_align4",
+        "sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc"})
+    EXPECT_TRUE(tf32_kernel(tf32)) << tf32;
+  for (const char* fp32 :
+       {"ampere_sgemm_128x64_tn", "volta_sgemm_128x64_nn", "Cijk_Ailk_Bljk_SB_MT64x64x16",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>"})
+    EXPECT_FALSE(tf32_kernel(fp32)) << fp32;
+}
+
 }  // namespace
 }  // namespace meshscope::compare

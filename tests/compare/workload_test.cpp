@@ -209,6 +209,11 @@ TEST(Workload, HardwarePresetsOnlyForTheProductTheyDescribe) {
   EXPECT_EQ(hardware_preset_for("NVIDIA A100-SXM4-80GB"), "a100-80gb");
   EXPECT_EQ(hardware_preset_for("NVIDIA A100-SXM4-40GB"), "a100-40gb");
   EXPECT_EQ(hardware_preset_for("NVIDIA A100-PCIE-40GB"), "");
+  EXPECT_EQ(hardware_preset_for("NVIDIA A100 80GB PCIe"), "a100-80gb-pcie");
+  EXPECT_EQ(hardware_preset_for("Tesla V100-PCIE-32GB"), "v100-pcie");
+  EXPECT_EQ(hardware_preset_for("Tesla V100-PCIE-16GB"), "");
+  EXPECT_EQ(hardware_preset_for("NVIDIA L4"), "l4");
+  EXPECT_EQ(hardware_preset_for("NVIDIA L40"), "");
   EXPECT_EQ(hardware_preset_for("NVIDIA A100-PG509-200"), "");
   EXPECT_EQ(hardware_preset_for("NVIDIA A800-SXM4-80GB"), "a800");
   EXPECT_EQ(hardware_preset_for("NVIDIA L40S"), "l40s");

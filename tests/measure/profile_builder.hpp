@@ -147,6 +147,8 @@ class ProfileBuilder {
   }
 
   const std::filesystem::path& path() const { return path_; }
+  // For the records the helpers above do not write (the work tables).
+  ProfileWriter& writer() { return *writer_; }
 
  private:
   std::filesystem::path path_;

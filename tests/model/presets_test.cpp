@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
+#include <string>
 
 #include "tests/model/common.hpp"
 
@@ -10,10 +12,11 @@ namespace {
 
 TEST(Presets, AllPresetsLoadAndCiteSources) {
   EXPECT_EQ(hardware_presets(),
-            (std::vector<std::string>{"a100-40gb", "a100-80gb", "a800",      "b200",     "b300",   "gb200",
-                                      "gb300",     "h100-nvl",  "h100-pcie", "h100-sxm", "h20",    "h200",
-                                      "h800",      "l40s",      "mi210",     "mi250",    "mi250x", "mi300x",
-                                      "mi325x",    "mi355x",    "v100",      "v100-16gb"}));
+            (std::vector<std::string>{"a100-40gb", "a100-80gb", "a100-80gb-pcie", "a800",      "b200",
+                                      "b300",      "gb200",     "gb300",          "h100-nvl",  "h100-pcie",
+                                      "h100-sxm",  "h20",       "h200",           "h800",      "l4",
+                                      "l40s",      "mi210",     "mi250",          "mi250x",    "mi300x",
+                                      "mi325x",    "mi355x",    "v100",           "v100-16gb", "v100-pcie"}));
   const std::vector<std::string> models = model_presets();
   for (const char* name :
        {"gpt", "gpt3-175b", "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b", "deepseek-v3"})
@@ -70,14 +73,15 @@ TEST(Presets, ModelAndHardwareWrittenAsTomlReadBackTheSame) {
 }
 
 // The scale-up link is named as its vendor names it: AMD's Instinct GPUs talk over Infinity Fabric (xGMI
-// links: AMD Instinct MI300X data sheet), PCIe cards over PCIe (H100 PCIe without bridges, L40S: no NVLink),
-// NVIDIA's SXM boards over NVLink.
+// links: AMD Instinct MI300X data sheet), PCIe cards over PCIe (H100, A100 80GB and V100 PCIe without
+// bridges; L40S, L4: no NVLink), NVIDIA's SXM boards over NVLink.
 TEST(Presets, TheScaleUpLinkCarriesItsVendorsName) {
+  const std::set<std::string> pcie_cards{"h100-pcie", "l40s", "l4", "a100-80gb-pcie", "v100-pcie"};
   for (const auto& name : hardware_presets()) {
     const HardwareSpec h = load_hardware(name);
-    const std::string expected = h.family.rfind("cdna", 0) == 0          ? "Infinity Fabric (xGMI)"
-                                 : name == "h100-pcie" || name == "l40s" ? "PCIe"
-                                                                         : "NVLink";
+    const std::string expected = h.family.rfind("cdna", 0) == 0 ? "Infinity Fabric (xGMI)"
+                                 : pcie_cards.contains(name)    ? "PCIe"
+                                                                : "NVLink";
     EXPECT_EQ(h.intra_node_link, expected) << name;
   }
 }
@@ -124,12 +128,16 @@ TEST(Presets, VariantsCarryTheirPublishedFigures) {
     double bf16_dense, hbm_tbps, gib;
   };
   // NVIDIA H100 datasheet (PCIe and NVL columns: sparse figures halved), A100 datasheet (40GB SXM), V100
-  // datasheet (SXM2 16 GB); AMD's MI210/MI250 table (AnandTech 17326) and MI250X figures (383 TFLOPS, 128 GB,
-  // 3.2 TB/s per package), halved per die for the MI250 and MI250X, which PyTorch shows as two devices each.
-  for (const Figures& f : {Figures{"h100-pcie", 756.5, 2.0, 79.6}, Figures{"h100-nvl", 835.5, 3.9, 93.6},
-                           Figures{"a100-40gb", 312.0, 1.555, 40.0}, Figures{"v100-16gb", 125.0, 0.9, 15.8},
-                           Figures{"mi210", 181.0, 1.6, 64.0}, Figures{"mi250", 181.0, 1.6, 64.0},
-                           Figures{"mi250x", 191.5, 1.6, 64.0}}) {
+  // datasheet (SXM2 16 GB, PCIe 32 GB: 112 Tensor TFLOPS), A100 80GB PCIe column (1,935 GB/s), L4 datasheet
+  // (242 sparse FP16 TFLOPS, 24 GB GDDR6 at 300 GB/s); AMD's MI210/MI250 table (AnandTech 17326) and MI250X
+  // figures (383 TFLOPS, 128 GB, 3.2 TB/s per package), halved per die for the MI250 and MI250X, which
+  // PyTorch shows as two devices each.
+  for (const Figures& f :
+       {Figures{"h100-pcie", 756.5, 2.0, 79.6}, Figures{"h100-nvl", 835.5, 3.9, 93.6},
+        Figures{"a100-40gb", 312.0, 1.555, 40.0}, Figures{"v100-16gb", 125.0, 0.9, 15.8},
+        Figures{"v100-pcie", 112.0, 0.9, 32.0}, Figures{"a100-80gb-pcie", 312.0, 1.935, 80.0},
+        Figures{"l4", 121.0, 0.3, 22.4}, Figures{"mi210", 181.0, 1.6, 64.0},
+        Figures{"mi250", 181.0, 1.6, 64.0}, Figures{"mi250x", 191.5, 1.6, 64.0}}) {
     const HardwareSpec hw = load_hardware(f.preset);
     EXPECT_DOUBLE_EQ(hw.peak_tflops_bf16, f.bf16_dense) << f.preset;
     EXPECT_DOUBLE_EQ(hw.hbm_tbps, f.hbm_tbps) << f.preset;
@@ -137,7 +145,8 @@ TEST(Presets, VariantsCarryTheirPublishedFigures) {
   }
   // FP8 tensor cores: Hopper has them (dense = 2 x BF16), Volta, Ampere and CDNA 2 have none.
   EXPECT_DOUBLE_EQ(load_hardware("h100-pcie").peak_tflops_fp8, 2 * 756.5);
-  for (const char* none : {"v100-16gb", "a100-40gb", "mi210", "mi250", "mi250x"})
+  for (const char* none :
+       {"v100-16gb", "v100-pcie", "a100-40gb", "a100-80gb-pcie", "mi210", "mi250", "mi250x"})
     EXPECT_EQ(load_hardware(none).peak_tflops_fp8, 0.0) << none;
   // H100 NVL: an NVLink domain of two bridged cards (600 GB/s total), PCIe Gen5 beyond it.
   EXPECT_EQ(load_hardware("h100-nvl").gpus_per_node, 2);
@@ -159,7 +168,8 @@ TEST(Presets, Fp32AndTf32PeaksWhereTheHardwareHasThem) {
        {Peaks{"a800", 19.5, 156.0}, Peaks{"h800", 67.0, 494.7}, Peaks{"h20", 44.0, 74.0},
         Peaks{"h100-nvl", 60.0, 417.5}, Peaks{"b200", 75.0, 1100.0}, Peaks{"b300", 75.0, 1100.0},
         Peaks{"gb200", 80.0, 1250.0}, Peaks{"gb300", 80.0, 1250.0}, Peaks{"mi250x", 47.85, 0.0},
-        Peaks{"mi355x", 157.3, 0.0}, Peaks{"v100", 15.7, 0.0}}) {
+        Peaks{"mi355x", 157.3, 0.0}, Peaks{"v100", 15.7, 0.0}, Peaks{"v100-pcie", 14.0, 0.0},
+        Peaks{"a100-80gb-pcie", 19.5, 156.0}, Peaks{"l4", 30.3, 60.0}}) {
     const HardwareSpec hw = load_hardware(p.preset);
     EXPECT_DOUBLE_EQ(hw.peak_tflops_fp32, p.fp32) << p.preset;
     EXPECT_DOUBLE_EQ(hw.peak_tflops_tf32, p.tf32) << p.preset;
