@@ -13,8 +13,7 @@ namespace meshscope::compare {
 namespace {
 
 // The least time a kernel of FLOPS and BYTES at PRECISION takes on HW (its roofline bound), 0 when unknown.
-// An FP32 kernel that did not run on tensor cores (TF32) is bound by the FP32 units' peak: it runs the same
-// way on the target.
+// An FP32 kernel off the tensor cores (TF32 false) is bound by the FP32 units' peak.
 double bound_s(double flops, double bytes, measure::WorkPrecision precision, bool tf32,
                const model::HardwareSpec& hw) {
   const measure::WorkCeilings ceilings = ceilings_of(hw);
@@ -28,6 +27,20 @@ double bound_s(double flops, double bytes, measure::WorkPrecision precision, boo
 
 double ratio(double source, double target) {
   return source > 0 && target > 0 ? source / target : 1.0;
+}
+
+// Whether a kernel of an FP32 operator runs on TARGET's TF32 tensor cores: as it ran, where SOURCE has them
+// too; from a GPU without them (Volta, AMD's), as PyTorch's defaults run it on an NVIDIA GPU that has them
+// (PyTorch docs, "TensorFloat-32 (TF32) on Ampere (and later) devices": torch.backends.cudnn.allow_tf32
+// defaults to True, torch.backends.cuda.matmul.allow_tf32 to False): convolutions in TF32, matrix products on
+// the FP32 units.
+bool tf32_on_target(std::string_view kernel, bool ran_tf32, const model::HardwareSpec& source,
+                    const model::HardwareSpec& target) {
+  const auto has_tf32 = [](const model::HardwareSpec& hw) {
+    return hw.peak_tflops_tf32 > 0 && hw.family.rfind("cdna", 0) != 0;
+  };
+  if (has_tf32(source) || !has_tf32(target)) return ran_tf32 && target.peak_tflops_tf32 > 0;
+  return measure::kernel_work_category(kernel) == measure::WorkCategory::kConv;
 }
 
 }  // namespace
@@ -56,9 +69,11 @@ HardwareRetiming retime_hardware(const Profile& profile, const measure::Analysis
   for (const measure::KernelShare& k : work.kernels) {
     if (k.rank_index >= ranks.size() || k.activity >= ranks[k.rank_index].activities.size()) continue;
     const measure::CountedOp& op = work.ops[k.op];
-    const bool tf32 = tf32_kernel(profile.str(ranks[k.rank_index].activities[k.activity].name));
+    const std::string_view kernel = profile.str(ranks[k.rank_index].activities[k.activity].name);
+    const bool tf32 = tf32_kernel(kernel);
     const double before = bound_s(k.flops, k.bytes, op.precision, tf32, source);
-    const double after = bound_s(k.flops, k.bytes, op.precision, tf32, target);
+    const double after =
+        bound_s(k.flops, k.bytes, op.precision, tf32_on_target(kernel, tf32, source, target), target);
     if (!(before > 0) || !(after > 0)) continue;
     const double f = after / before;
     out.factor[k.rank_index][k.activity] = f;

@@ -1,10 +1,11 @@
 // What-if on other hardware (`whatif --hardware PRESET`): each kernel re-timed from the work its operator's
 // shapes give it (measure::ProfileWork's kernel shares: FLOPs and bytes) against the target's ceilings,
 // keeping the efficiency it reached on the source: its time × (roofline bound on the target) / (bound on the
-// source); an FP32 kernel keeps its math mode (TF32 tensor cores or the FP32 units: tf32_kernel). A kernel
-// without work takes the time-weighted factor of the kernels with work of its kind (gemm, attention, …, read
-// from its name), else of all compute kernels; device copies and memsets the HBM ratio;
-// communication the ratio of the links' nominal bandwidths. The factors go to measure::replay
+// source); an FP32 kernel keeps its math mode (TF32 tensor cores or the FP32 units: tf32_kernel), and from a
+// GPU without TF32 takes PyTorch's defaults on one with it (convolutions TF32, matrix products FP32). A
+// kernel without work takes the time-weighted factor of the kernels with work of its kind (gemm, attention,
+// …, read from its name), else of all compute kernels; device copies and memsets the HBM ratio; communication
+// the ratio of the links' nominal bandwidths. The factors go to measure::replay
 // (ReplayEdits::transfer_factor).
 #pragma once
 

@@ -9,6 +9,8 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -71,6 +73,31 @@ TEST(HardwareEdit, AnFp32KernelKeepsItsMathMode) {
        {"ampere_sgemm_128x64_tn", "volta_sgemm_128x64_nn", "Cijk_Ailk_Bljk_SB_MT64x64x16",
         "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>"})
     EXPECT_FALSE(tf32_kernel(fp32)) << fp32;
+}
+
+// Kineto's ResNet-50 trained in FP32 on a V100 (no TF32), re-timed for an A100 80GB PCIe: its convolutions
+// take PyTorch's default there, TF32 tensor cores (15.7 FP32 against 156 TF32 TFLOP/s: × 0.101 where
+// compute-bound), its matrix products the FP32 units (15.7 against 19.5: × 0.805; NVIDIA V100 SXM2 and A100
+// datasheets).
+TEST(HardwareEdit, AVoltaFp32RunTakesPyTorchsTf32DefaultsOnAnAmpere) {
+  const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / ("hardware-edit-tf32-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path trace = fs::path(MESHSCOPE_SHARED_DIR) / "traces/kineto/resnet50_num_workers_0";
+  const std::string json =
+      test::run_cli_ok("whatif '" + trace.string() + "' --hardware a100-80gb-pcie --json", dir);
+  simdjson::dom::parser parser;
+  const simdjson::dom::element doc = parser.parse(json);
+  double gemm = 0, conv = 0;
+  for (const auto note : doc["whatif"]["notes"].get_array()) {
+    const std::string_view text = note;
+    for (auto [kind, factor] : {std::pair{std::string_view("gemm kernels × "), &gemm},
+                                std::pair{std::string_view("conv kernels × "), &conv}})
+      if (text.starts_with(kind)) *factor = std::stod(std::string(text.substr(kind.size())));
+  }
+  EXPECT_NEAR(gemm, 15.7 / 19.5, 0.005);
+  EXPECT_GT(conv, 15.7 / 156.0 - 0.001);  // memory-bound convolutions take the HBM ratio, 0.900 / 1.935
+  EXPECT_LT(conv, 0.9 / 1.935);
+  fs::remove_all(dir);
 }
 
 }  // namespace
