@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/compare/calibrate.hpp"
 #include "analysis/compare/measured.hpp"
 #include "analysis/measure/op_work.hpp"
 #include "profiler/vocabulary.hpp"
@@ -94,6 +95,23 @@ HardwareRetiming retime_hardware(const Profile& profile, const measure::Analysis
   };
   const double hbm = ratio(source.hbm_tbps, target.hbm_tbps);
   const double intra = ratio(source.intra_node_gbps, target.intra_node_gbps);
+  const double inter = ratio(source.inter_node_gbps, target.inter_node_gbps);
+  // A collective whose group spans nodes (its members' hosts, else the source's GPUs per node) takes the
+  // ratio of the networks, the others (and communication kernels no collective record describes) the scale-up
+  // links'.
+  std::int64_t across_nodes = 0;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    for (const meshscope::Collective& c : ranks[r].collectives) {
+      if (c.stream_index < 0 || c.activity >= ranks[r].activities.size()) continue;
+      const std::vector<int> members = group_members(profile, c);
+      const int size = c.group_size != kNull && c.group_size > 0 ? static_cast<int>(c.group_size)
+                                                                 : static_cast<int>(members.size());
+      if (link_class_of(profile, members, size, source.gpus_per_node) != LinkClass::kInterNode) continue;
+      out.factor[r][c.activity] = inter;
+      done[r][c.activity] = 1;
+      ++across_nodes;
+    }
+  }
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const Rank& rank = ranks[r];
     for (std::uint32_t i = 0; i < rank.activities.size(); ++i) {
@@ -131,6 +149,10 @@ HardwareRetiming retime_hardware(const Profile& profile, const measure::Analysis
       "device copies and memsets × {:.3f} (HBM {:.2f} → {:.2f} TB/s); "
       "communication × {:.3f} (links {:.0f} → {:.0f} GB/s); host copies unchanged",
       hbm, source.hbm_tbps, target.hbm_tbps, intra, source.intra_node_gbps, target.intra_node_gbps));
+  if (across_nodes > 0)
+    out.notes.push_back(
+        fmt::format("{} collectives across nodes × {:.3f} (network {:.1f} → {:.1f} GB/s per GPU)",
+                    across_nodes, inter, source.inter_node_gbps, target.inter_node_gbps));
   return out;
 }
 

@@ -17,7 +17,10 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include "analysis/measure/work.hpp"
+#include "analysis/model/presets.hpp"
 #include "tests/measure/cli_test_util.hpp"
+#include "tests/measure/profile_builder.hpp"
 
 namespace meshscope::compare {
 namespace {
@@ -98,6 +101,49 @@ TEST(HardwareEdit, AVoltaFp32RunTakesPyTorchsTf32DefaultsOnAnAmpere) {
   EXPECT_GT(conv, 15.7 / 156.0 - 0.001);  // memory-bound convolutions take the HBM ratio, 0.900 / 1.935
   EXPECT_LT(conv, 0.9 / 1.935);
   fs::remove_all(dir);
+}
+
+// Communication takes the ratio of the links it crosses: a collective whose group spans two hosts the
+// networks' (A100 HDR InfiniBand 25 GB/s per GPU → H100 NDR 50), one within a host the scale-up links'
+// (NVLink 300 → 450 GB/s per direction; hardware_specs.csv).
+TEST(HardwareEdit, ACollectiveAcrossNodesTakesTheNetworksRatio) {
+  test::ProfileBuilder b("hardware-links");
+  for (std::int32_t r = 0; r < 4; ++r) b.rank(r, 4, r < 2 ? "node-a" : "node-b");
+  std::int64_t within = 0, across = 0;
+  for (std::int32_t r = 0; r < 4; ++r) {
+    const std::int64_t k1 =
+        b.launch(r, 1, 0, 1'000, 7, 1'000, 101'000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    const std::int64_t k2 =
+        b.launch(r, 1, 200'000, 201'000, 7, 201'000, 301'000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    const std::string local = r < 2 ? "[0, 1]" : "[2, 3]";
+    const std::string spread = r % 2 == 0 ? "[0, 2]" : "[1, 3]";
+    b.collective(r, k1, 1'000, 101'000, "allreduce", local, 1, 2, 1 << 20, local);
+    b.collective(r, k2, 201'000, 301'000, "allreduce", spread, 1, 2, 1 << 20, spread);
+    if (r == 0) {
+      within = k1;
+      across = k2;
+    }
+  }
+  const Profile p = b.finish();
+  const measure::Analysis analysis = measure::analyze(p);
+  const HardwareRetiming retimed =
+      retime_hardware(p, analysis, measure::ProfileWork{}, model::load_hardware("a100-80gb"),
+                      model::load_hardware("h100-sxm"));
+  const Rank& rank0 = p.ranks().at(0);
+  int checked = 0;
+  for (std::uint32_t i = 0; i < rank0.activities.size(); ++i) {
+    if (rank0.activities[i].id == within) {
+      EXPECT_DOUBLE_EQ(retimed.factor[0][i], 300.0 / 450.0);
+      ++checked;
+    } else if (rank0.activities[i].id == across) {
+      EXPECT_DOUBLE_EQ(retimed.factor[0][i], 25.0 / 50.0);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 2);
+  std::string notes;
+  for (const std::string& n : retimed.notes) notes += n + "\n";
+  EXPECT_THAT(notes, HasSubstr("4 collectives across nodes × 0.500 (network 25.0 → 50.0 GB/s per GPU)"));
 }
 
 }  // namespace

@@ -25,10 +25,11 @@ class ProfileBuilder {
     writer_ = std::make_unique<ProfileWriter>(path_, WriterOptions::synchronous());
   }
 
-  void rank(std::int32_t rank, std::int64_t world_size = kNull) {
+  void rank(std::int32_t rank, std::int64_t world_size = kNull, std::string_view hostname = {}) {
     RankInfo info;
     info.rank = rank;
     info.world_size = world_size;
+    info.hostname = std::string(hostname);
     info.source_file = "test";
     info.rank_source = "test";
     writer_->set_rank(info);
