@@ -13,14 +13,17 @@
 namespace meshscope::compare {
 namespace {
 
-// The least time a kernel of FLOPS and BYTES at PRECISION takes on HW (its roofline bound), 0 when unknown.
-// An FP32 kernel off the tensor cores (TF32 false) is bound by the FP32 units' peak.
-double bound_s(double flops, double bytes, measure::WorkPrecision precision, bool tf32,
+// The least time a kernel of FLOPS and BYTES at PRECISION takes on HW (its roofline bound), 0 when unknown;
+// an FP32 operator's kernel at the peak of how it does its multiply-adds (MATH; kUnknown: the TF32 peak where
+// HW has one, the highest it could reach, as the measured roofline takes it).
+double bound_s(double flops, double bytes, measure::WorkPrecision precision, Fp32Math math,
                const model::HardwareSpec& hw) {
   const measure::WorkCeilings ceilings = ceilings_of(hw);
-  const double peak = precision == measure::WorkPrecision::kFP32 && !tf32 && hw.peak_tflops_fp32 > 0
-                          ? hw.peak_tflops_fp32 * 1e12
-                          : measure::peak_for(precision, ceilings);
+  double peak = measure::peak_for(precision, ceilings);
+  if (precision == measure::WorkPrecision::kFP32) {
+    if (math == Fp32Math::kFp32Units && hw.peak_tflops_fp32 > 0) peak = hw.peak_tflops_fp32 * 1e12;
+    if (math == Fp32Math::kSixteenBit) peak = ceilings.peak_flops;
+  }
   const double compute = flops > 0 && peak > 0 ? flops / peak : 0;
   const double memory = bytes > 0 && hw.hbm_tbps > 0 ? bytes / (hw.hbm_tbps * 1e12) : 0;
   return std::max(compute, memory);
@@ -30,27 +33,46 @@ double ratio(double source, double target) {
   return source > 0 && target > 0 ? source / target : 1.0;
 }
 
-// Whether a kernel of an FP32 operator runs on TARGET's TF32 tensor cores: as it ran, where SOURCE has them
-// too; from a GPU without them (Volta, AMD's), as PyTorch's defaults run it on an NVIDIA GPU that has them
-// (PyTorch docs, "TensorFloat-32 (TF32) on Ampere (and later) devices": torch.backends.cudnn.allow_tf32
-// defaults to True, torch.backends.cuda.matmul.allow_tf32 to False): convolutions in TF32, matrix products on
-// the FP32 units.
-bool tf32_on_target(std::string_view kernel, bool ran_tf32, const model::HardwareSpec& source,
-                    const model::HardwareSpec& target) {
-  const auto has_tf32 = [](const model::HardwareSpec& hw) {
-    return hw.peak_tflops_tf32 > 0 && hw.family.rfind("cdna", 0) != 0;
-  };
-  if (has_tf32(source) || !has_tf32(target)) return ran_tf32 && target.peak_tflops_tf32 > 0;
-  return measure::kernel_work_category(kernel) == measure::WorkCategory::kConv;
+// NVIDIA's GPUs with TF32 tensor cores, which PyTorch's flags turn on (AMD's XF32 they do not).
+bool has_tf32(const model::HardwareSpec& hw) {
+  return hw.peak_tflops_tf32 > 0 && hw.family.rfind("cdna", 0) != 0;
+}
+
+// How an FP32 operator's kernel ran on SOURCE: as its name says; where it does not, on the FP32 units of a
+// GPU without TF32, else unknown.
+Fp32Math ran_on(std::string_view kernel, const model::HardwareSpec& source) {
+  const Fp32Math named = fp32_math(kernel);
+  if (named != Fp32Math::kUnknown) return named;
+  return has_tf32(source) ? Fp32Math::kUnknown : Fp32Math::kFp32Units;
+}
+
+// How it runs on TARGET: as it ran where SOURCE has TF32 too; from a GPU without it (Volta, AMD's) to an
+// NVIDIA GPU with it, as PyTorch's defaults run it (PyTorch docs, "TensorFloat-32 (TF32) on Ampere (and
+// later) devices": torch.backends.cudnn.allow_tf32 defaults to True, torch.backends.cuda.matmul.allow_tf32 to
+// False): a convolution in TF32, a matrix product on the FP32 units; on a GPU without TF32, on its FP32
+// units. A product autocast ran in 16 bits stays in 16 bits.
+Fp32Math runs_on(Fp32Math ran, bool convolution, const model::HardwareSpec& source,
+                 const model::HardwareSpec& target) {
+  if (ran == Fp32Math::kSixteenBit) return ran;
+  if (!has_tf32(target)) return Fp32Math::kFp32Units;
+  if (has_tf32(source)) return ran;
+  return convolution || ran == Fp32Math::kTf32 ? Fp32Math::kTf32 : Fp32Math::kFp32Units;
 }
 
 }  // namespace
 
-bool tf32_kernel(std::string_view kernel_name) {
+Fp32Math fp32_math(std::string_view kernel_name) {
   const std::string name = vocabulary::lower(kernel_name);
-  for (const std::string_view mark : {"tf32", "xf32", "1688gemm", "16816gemm"})
-    if (name.find(mark) != std::string::npos) return true;
-  return false;
+  const auto has = [&](std::initializer_list<std::string_view> marks) {
+    for (const std::string_view m : marks)
+      if (name.find(m) != std::string::npos) return true;
+    return false;
+  };
+  if (has({"bf16", "fp16", "f16f16", "hgemm", "h884", "h1688", "h16816", "half"}))
+    return Fp32Math::kSixteenBit;
+  if (has({"tf32", "xf32", "s1688gemm"})) return Fp32Math::kTf32;
+  if (has({"sgemm", "scudnn", "f32f32_f32f32", "simt"})) return Fp32Math::kFp32Units;
+  return Fp32Math::kUnknown;
 }
 
 HardwareRetiming retime_hardware(const Profile& profile, const measure::Analysis& analysis,
@@ -71,10 +93,11 @@ HardwareRetiming retime_hardware(const Profile& profile, const measure::Analysis
     if (k.rank_index >= ranks.size() || k.activity >= ranks[k.rank_index].activities.size()) continue;
     const measure::CountedOp& op = work.ops[k.op];
     const std::string_view kernel = profile.str(ranks[k.rank_index].activities[k.activity].name);
-    const bool tf32 = tf32_kernel(kernel);
-    const double before = bound_s(k.flops, k.bytes, op.precision, tf32, source);
+    const Fp32Math ran = ran_on(kernel, source);
+    const double before = bound_s(k.flops, k.bytes, op.precision, ran, source);
     const double after =
-        bound_s(k.flops, k.bytes, op.precision, tf32_on_target(kernel, tf32, source, target), target);
+        bound_s(k.flops, k.bytes, op.precision,
+                runs_on(ran, op.category == measure::WorkCategory::kConv, source, target), target);
     if (!(before > 0) || !(after > 0)) continue;
     const double f = after / before;
     out.factor[k.rank_index][k.activity] = f;

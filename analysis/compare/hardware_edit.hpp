@@ -1,8 +1,8 @@
 // What-if on other hardware (`whatif --hardware PRESET`): each kernel re-timed from the work its operator's
 // shapes give it (measure::ProfileWork's kernel shares: FLOPs and bytes) against the target's ceilings,
 // keeping the efficiency it reached on the source: its time × (roofline bound on the target) / (bound on the
-// source); an FP32 kernel keeps its math mode (TF32 tensor cores or the FP32 units: tf32_kernel), and from a
-// GPU without TF32 takes PyTorch's defaults on one with it (convolutions TF32, matrix products FP32). A
+// source); an FP32 operator's kernel keeps how it did its multiply-adds (fp32_math), and from a GPU without
+// TF32 takes PyTorch's defaults on one with it (convolutions TF32, matrix products FP32). A
 // kernel without work takes the time-weighted factor of the kernels with work of its kind (gemm, attention,
 // …, read from its name), else of all compute kernels; device copies and memsets the HBM ratio; communication
 // the ratio of the links' nominal bandwidths (the networks' for a collective whose group spans nodes, the
@@ -28,12 +28,13 @@ struct HardwareRetiming {
   std::vector<std::string> notes;           // what each kind was scaled by, and what stayed
 };
 
-// Whether an FP32 operator's kernel ran on tensor cores in TF32, read from its name: cuBLAS and cuDNN name
-// their TF32 kernels ("sm80_xmma_gemm_f32f32_tf32f32_f32_...", "ampere_s1688gemm_..." and
-// "..._s16816gemm_...": the TF32 MMA shapes), AMD's libraries their XF32 ones; "ampere_sgemm_...",
-// "volta_sgemm_..." and the rest ran on the FP32 units (PyTorch's default for matmul since 1.12:
-// torch.backends.cuda.matmul.allow_tf32 = False).
-bool tf32_kernel(std::string_view kernel_name);
+// How a kernel of an FP32-typed operator did its multiply-adds, read from its name: on the 16-bit tensor
+// cores (autocast ran the product in BF16 or FP16: "bf16", "fp16", "hgemm", "h1688", ...), on the TF32 tensor
+// cores (cuBLAS's and cuDNN's "tf32" kernels, "s1688gemm": the TF32 MMA shape of Ampere's cuBLAS, AMD's
+// "xf32"), on the FP32 units ("sgemm", "scudnn", "f32f32_f32f32", CUTLASS's "simt": PyTorch's default for
+// matmul since 1.12, torch.backends.cuda.matmul.allow_tf32 = False), or unknown.
+enum class Fp32Math : std::uint8_t { kUnknown, kSixteenBit, kTf32, kFp32Units };
+Fp32Math fp32_math(std::string_view kernel_name);
 
 // PROFILE (analysed as ANALYSIS, its work WORK) run on SOURCE, re-timed for TARGET.
 HardwareRetiming retime_hardware(const Profile& profile, const measure::Analysis& analysis,

@@ -110,6 +110,7 @@ std::string hardware_preset_for(std::string_view device_name, std::string* note,
     if (has("40gb") || has("sxm4-40")) return "a100-40gb";
     return {};  // "A100-PG509-200" and other board names: not an A100 SXM4 for certain
   }
+  if (has("v100s")) return {};  // the V100S: faster clocks and memory than any V100 preset states
   if (has("v100")) {
     if (has("pcie")) return has("32gb") ? "v100-pcie" : std::string();
     if (has("16gb")) return "v100-16gb";

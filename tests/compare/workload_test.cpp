@@ -212,6 +212,7 @@ TEST(Workload, HardwarePresetsOnlyForTheProductTheyDescribe) {
   EXPECT_EQ(hardware_preset_for("NVIDIA A100 80GB PCIe"), "a100-80gb-pcie");
   EXPECT_EQ(hardware_preset_for("Tesla V100-PCIE-32GB"), "v100-pcie");
   EXPECT_EQ(hardware_preset_for("Tesla V100-PCIE-16GB"), "");
+  EXPECT_EQ(hardware_preset_for("Tesla V100S-PCIE-32GB"), "");  // 16.4 FP32 TFLOP/s, 1,134 GB/s: no preset
   EXPECT_EQ(hardware_preset_for("NVIDIA L4"), "l4");
   EXPECT_EQ(hardware_preset_for("NVIDIA L40"), "");
   EXPECT_EQ(hardware_preset_for("NVIDIA A100-PG509-200"), "");
