@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
+#include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -86,14 +89,22 @@ HardwareRetiming retime_hardware(const Profile& profile, const measure::Analysis
     out.factor[r].assign(ranks[r].activities.size(), 1.0);
     done[r].assign(ranks[r].activities.size(), 0);
   }
+  // The kind of work a kernel does, from its name once per name (a large job has millions of kernels).
+  std::unordered_map<StringId, measure::WorkCategory> category_by_name;
+  const auto category_of = [&](StringId name) {
+    const auto [it, added] = category_by_name.try_emplace(name, measure::WorkCategory::kOther);
+    if (added) it->second = measure::kernel_work_category(profile.str(name));
+    return it->second;
+  };
   // Kernels with work: each its own factor, summed by kind (time-weighted) for the kernels without.
   constexpr std::size_t kKinds = measure::kWorkCategoryCount + 1;
   std::array<double, kKinds> weighted{}, seconds{};
   for (const measure::KernelShare& k : work.kernels) {
     if (k.rank_index >= ranks.size() || k.activity >= ranks[k.rank_index].activities.size()) continue;
     const measure::CountedOp& op = work.ops[k.op];
-    const std::string_view kernel = profile.str(ranks[k.rank_index].activities[k.activity].name);
-    const Fp32Math ran = ran_on(kernel, source);
+    const Fp32Math ran = op.precision == measure::WorkPrecision::kFP32
+                             ? ran_on(profile.str(ranks[k.rank_index].activities[k.activity].name), source)
+                             : Fp32Math::kUnknown;
     const double before = bound_s(k.flops, k.bytes, op.precision, ran, source);
     const double after =
         bound_s(k.flops, k.bytes, op.precision,
@@ -104,8 +115,7 @@ HardwareRetiming retime_hardware(const Profile& profile, const measure::Analysis
     done[k.rank_index][k.activity] = 1;
     ++out.from_work;
     const double t = static_cast<double>(ranks[k.rank_index].activities[k.activity].duration()) / 1e9;
-    const auto kind = static_cast<std::size_t>(
-        measure::kernel_work_category(profile.str(ranks[k.rank_index].activities[k.activity].name)));
+    const auto kind = static_cast<std::size_t>(category_of(ranks[k.rank_index].activities[k.activity].name));
     for (const std::size_t slot : {kind, std::size_t{0}}) {
       weighted[slot] += t * f;
       seconds[slot] += t;
@@ -123,13 +133,19 @@ HardwareRetiming retime_hardware(const Profile& profile, const measure::Analysis
   // ratio of the networks, the others (and communication kernels no collective record describes) the scale-up
   // links'.
   std::int64_t across_nodes = 0;
+  // A group's link once per (member list, size): a large job has a million collectives over a few groups.
+  std::map<std::pair<StringId, std::int64_t>, LinkClass> link_of_group;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     for (const meshscope::Collective& c : ranks[r].collectives) {
       if (c.stream_index < 0 || c.activity >= ranks[r].activities.size()) continue;
-      const std::vector<int> members = group_members(profile, c);
-      const int size = c.group_size != kNull && c.group_size > 0 ? static_cast<int>(c.group_size)
-                                                                 : static_cast<int>(members.size());
-      if (link_class_of(profile, members, size, source.gpus_per_node) != LinkClass::kInterNode) continue;
+      const auto [it, added] = link_of_group.try_emplace({c.pg_ranks, c.group_size}, LinkClass::kIntraNode);
+      if (added) {
+        const std::vector<int> members = group_members(profile, c);
+        const int size = c.group_size != kNull && c.group_size > 0 ? static_cast<int>(c.group_size)
+                                                                   : static_cast<int>(members.size());
+        it->second = link_class_of(profile, members, size, source.gpus_per_node);
+      }
+      if (it->second != LinkClass::kInterNode) continue;
       out.factor[r][c.activity] = inter;
       done[r][c.activity] = 1;
       ++across_nodes;
@@ -147,8 +163,7 @@ HardwareRetiming retime_hardware(const Profile& profile, const measure::Analysis
                  (a.kind == ActivityKind::kMemcpy && profile.str(a.name).find("DtoD") != std::string::npos)) {
         out.factor[r][i] = hbm;
       } else if (a.kind == ActivityKind::kKernel && cls == ActivityClass::kCompute) {
-        out.factor[r][i] =
-            kind_factor(static_cast<std::size_t>(measure::kernel_work_category(profile.str(a.name))));
+        out.factor[r][i] = kind_factor(static_cast<std::size_t>(category_of(a.name)));
         ++out.from_kind;
       }
     }
