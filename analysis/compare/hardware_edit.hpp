@@ -2,9 +2,9 @@
 // shapes give it (measure::ProfileWork's kernel shares: FLOPs and bytes) against the target's ceilings,
 // keeping the efficiency it reached on the source: its time × (roofline bound on the target) / (bound on the
 // source); an FP32 operator's kernel keeps how it did its multiply-adds (fp32_math), and from a GPU without
-// TF32 takes PyTorch's defaults on one with it (convolutions TF32, matrix products FP32). A
-// kernel without work takes the time-weighted factor of the kernels with work of its kind (gemm, attention,
-// …, read from its name), else of all compute kernels; device copies and memsets the HBM ratio; communication
+// TF32 takes PyTorch's defaults on one with it (convolutions TF32, matrix products FP32). A kernel without
+// work takes the time-weighted factor of the kernels with work of its kind (gemm, attention, …, read from
+// its name), else of all compute kernels; device copies and memsets the HBM ratio; communication
 // the ratio of the links' nominal bandwidths (the networks' for a collective whose group spans nodes, the
 // scale-up links' for the others). The factors go to measure::replay (ReplayEdits::transfer_factor).
 #pragma once
