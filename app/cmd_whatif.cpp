@@ -92,6 +92,7 @@ void whatif_json(JsonWriter& j, const compare::WhatifEdits& edits, const Replay&
   for (const auto& note : edits.notes) j.value(note);
   j.end_array();
   j.field("edited_activities", w.edited_activities);
+  j.field("added_activities", w.added_activities);
   if (w.straggler >= 0) j.field("straggler", static_cast<std::int64_t>(w.straggler));
   j.key("steps").begin_array();
   for (const auto& s : w.steps) {
@@ -181,9 +182,11 @@ void print_text(const std::string& title, const compare::WhatifEdits& edits, con
               r.steps.size() == 1 ? "" : "s", r.ranks.size(), r.ranks.size() == 1 ? "" : "s",
               r.mean_abs_error_pct, r.max_abs_error_pct);
   if (w) {
-    std::printf("edits    %s; %lld activities changed\n",
-                fmt::format("{}", fmt::join(edit_names(edits, *w), ", ")).c_str(),
-                static_cast<long long>(w->edited_activities));
+    std::printf(
+        "edits    %s; %lld activities changed%s\n",
+        fmt::format("{}", fmt::join(edit_names(edits, *w), ", ")).c_str(),
+        static_cast<long long>(w->edited_activities),
+        w->added_activities > 0 ? fmt::format(", {} activities added", w->added_activities).c_str() : "");
     std::string text;
     for (const auto& note : edits.notes) append_wrapped(text, note, "         ", "           ");
     std::fwrite(text.data(), 1, text.size(), stdout);
@@ -239,7 +242,7 @@ void run(const Options& o) {
   static const measure::ProfileWork kNoWork;
   static const compare::Workload kNoWorkload;
   const compare::WhatifEdits edits =
-      compare::whatif_edits(profile, analysis, target ? job.work() : kNoWork,
+      compare::whatif_edits(profile, analysis, request.needs_workload() ? job.work() : kNoWork,
                             request.needs_workload() ? job.workload() : kNoWorkload, request,
                             target ? &*target : nullptr, job.title());
   measure::ReplayOptions options;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/compare/gradient_sync.hpp"
 #include "analysis/compare/hardware_edit.hpp"
 #include "analysis/compare/measured.hpp"
 #include "profiler/error.hpp"
@@ -44,9 +45,54 @@ void add_hardware(const Profile& profile, const measure::Analysis& analysis, con
   out.names.push_back("hardware " + target.name);
 }
 
+// --dp N from one replica: the gradients' all-reduces N replicas would run, added to the replay
+// (compare::plan_gradient_sync), for the model the profile shows on the GPU it ran on.
+void add_gradient_sync(const Profile& profile, const measure::Analysis& analysis,
+                       const measure::ProfileWork& work, const Workload& workload, const LayoutEdit& edit,
+                       std::string_view title, WhatifEdits& out) {
+  if (workload.training && !*workload.training)
+    fail(
+        "{}: --dp {}: the profile recorded no backward pass (inference): its replicas would exchange no "
+        "gradients",
+        title, edit.dp);
+  if (workload.pp.value_or(1) > 1)
+    fail(
+        "{}: --dp {} from one replica of a pipeline (pp {}) is not replayed: each stage's gradients are "
+        "another share of the model",
+        title, edit.dp, *workload.pp);
+  model::ModelSpec model;
+  std::string why;
+  if (!inferred_model(workload, model, &why))
+    fail("{}: --dp {} from one replica needs the model's parameters, and {}", title, edit.dp,
+         why.empty() ? std::string(kNotATransformer) : why);
+  const auto hw = hardware_spec(workload);
+  if (!hw)
+    fail(
+        "{}: --dp {} from one replica times the gradients' all-reduces on the GPU's links, and the GPU it "
+        "ran "
+        "on is not known: state it with `meshscope annotate PROFILE --hardware NAME`",
+        title, edit.dp);
+  GradientSyncRequest request;
+  request.dp = edit.dp;
+  request.tp = edit.tp > 0 ? edit.tp : static_cast<int>(workload.tp.value_or(1));
+  request.cp = static_cast<int>(workload.cp.value_or(1));
+  const ParameterPrecision precision = parameter_precision(work);
+  request.bytes_per_gradient = precision.bytes;
+  const int seq = static_cast<int>(workload.seq.value_or(model.seq));
+  GradientSync sync =
+      plan_gradient_sync(profile, analysis, gradient_buckets(model, seq, request), *hw, request, title);
+  out.edits.added = std::move(sync.added);
+  out.notes.insert(out.notes.end(), sync.notes.begin(), sync.notes.end());
+  out.notes.push_back(fmt::format(
+      "gradients of {} bytes per parameter: {}; each rank's batch {}, so the global batch x{:.3g}",
+      request.bytes_per_gradient, precision.reason,
+      edit.batch_scale == 1 ? std::string("as measured") : fmt::format("x{:.3g}", edit.batch_scale),
+      edit.dp * edit.batch_scale));
+}
+
 // --tp, --dp: the groups' collectives, and for --tp the split kernels, re-timed (compare::retime_layout).
-void add_layout(const Profile& profile, const measure::Analysis& analysis, const Workload& workload,
-                const LayoutEdit& edit, std::string_view title, WhatifEdits& out) {
+void add_layout(const Profile& profile, const measure::Analysis& analysis, const measure::ProfileWork& work,
+                const Workload& workload, const LayoutEdit& edit, std::string_view title, WhatifEdits& out) {
   for (const auto& [field, given, known] : {std::tuple{"tp", edit.tp, workload.tp.has_value()},
                                             std::tuple{"dp", edit.dp, workload.dp.has_value()}}) {
     if (given > 0 && !known)
@@ -55,9 +101,16 @@ void add_layout(const Profile& profile, const measure::Analysis& analysis, const
           "with `meshscope annotate PROFILE --layout dp=N,tp=N`",
           title, field, field == std::string_view("tp") ? "tensor-parallel" : "data-parallel");
   }
-  LinkRetiming retimed = retime_layout(profile, analysis, inferred_layout(workload), edit,
-                                       hardware_spec(workload), std::string(title));
-  add_retiming(out, std::move(retimed.factor), std::move(retimed.notes));
+  // From one replica the replay adds the gradients' all-reduces instead of re-timing the profile's own.
+  const bool from_one = edit.dp >= 2 && workload.dp.value_or(0) == 1;
+  LayoutEdit retimed_edit = edit;
+  if (from_one) retimed_edit.dp = 0;
+  if (retimed_edit.tp > 0 || retimed_edit.dp > 0 || retimed_edit.batch_scale != 1) {
+    LinkRetiming retimed = retime_layout(profile, analysis, inferred_layout(workload), retimed_edit,
+                                         hardware_spec(workload), std::string(title));
+    add_retiming(out, std::move(retimed.factor), std::move(retimed.notes));
+  }
+  if (from_one) add_gradient_sync(profile, analysis, work, workload, edit, title, out);
   if (edit.tp > 0) out.names.push_back(fmt::format("tp {}", edit.tp));
   if (edit.dp > 0) out.names.push_back(fmt::format("dp {}", edit.dp));
   if (edit.batch_scale != 1) out.names.push_back(fmt::format("batch x{:.3g}", edit.batch_scale));
@@ -234,7 +287,7 @@ WhatifEdits whatif_edits(const Profile& profile, const measure::Analysis& analys
   if (request.tp > 0 || request.dp > 0 || request.batch != 1 || request.keep_global_batch) {
     const LayoutEdit edit = layout_edit(request, workload, title);
     check_sequences_per_rank(edit, workload, title);
-    add_layout(profile, analysis, workload, edit, title, out);
+    add_layout(profile, analysis, work, workload, edit, title, out);
   }
   if (!request.links.empty()) {
     const auto hw = hardware_spec(workload);

@@ -51,6 +51,11 @@ std::vector<std::uint8_t> calls_inside_ranges(const Profile& profile, std::size_
   return inside;
 }
 
+bool backward_range_name(std::string_view name) {
+  if (name.starts_with("autograd::engine::evaluate_function")) return true;
+  return vocabulary::lower(name).find("backward") != std::string::npos;
+}
+
 bool optimizer_range_name(std::string_view name) {
   const std::string n = vocabulary::lower(name);
   return n.starts_with("optimizer") || n.find("optimizer.step") != std::string::npos ||

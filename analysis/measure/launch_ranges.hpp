@@ -17,6 +17,10 @@ namespace meshscope::measure {
 std::vector<std::uint8_t> calls_inside_ranges(const Profile& profile, std::size_t rank_index,
                                               const std::function<bool(std::string_view)>& named);
 
+// A range of the backward pass: autograd's "autograd::engine::evaluate_function: MmBackward0", or any range
+// whose name holds "backward" (case-insensitive: "MmBackward0", Megatron's "backward-compute").
+bool backward_range_name(std::string_view name);
+
 // A range of the optimizer's step or gradient reset: PyTorch's "Optimizer.step#AdamW.step",
 // "Optimizer.zero_grad#SGD.zero_grad"; any range whose name starts with "optimizer" or holds
 // "optimizer.step", "optimizer_step" or "optimizer.zero_grad" (case-insensitive). Not

@@ -33,12 +33,6 @@ std::vector<std::int32_t> parse_ranks(std::string_view text) {
   return out;
 }
 
-bool backward_name(std::string_view name) {
-  if (name.starts_with("autograd::engine::evaluate_function")) return true;
-  const std::string lowered = vocabulary::lower(name);
-  return lowered.find("backward") != std::string::npos;
-}
-
 // The groups of ranks that form pipelines, with how they were found.
 std::vector<std::pair<std::vector<std::int32_t>, std::string>> find_groups(const Profile& p,
                                                                            const Analysis& a) {
@@ -91,7 +85,7 @@ std::vector<Item> launch_sequence(const Profile& p, const Analysis& a, std::size
   const Rank& r = p.ranks()[ri];
   CorrelationMap map;
   map.build(r.api_calls);
-  const std::vector<std::uint8_t> call_backward = calls_inside_ranges(p, ri, backward_name);
+  const std::vector<std::uint8_t> call_backward = calls_inside_ranges(p, ri, backward_range_name);
   std::vector<Item> items;
   const auto& identity = a.collectives.identity[ri];
   for (std::uint32_t i = 0; i < r.activities.size(); ++i) {

@@ -10,6 +10,7 @@
 #include <span>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -26,6 +27,8 @@ namespace meshscope::measure {
 namespace {
 
 constexpr std::uint32_t kNone = 0xffffffffu;
+// Marks an index into the run's added transfers where an activity index could also stand.
+constexpr std::uint32_t kAddedFlag = 0x80000000u;
 constexpr TimeNs kUnset = std::numeric_limits<TimeNs>::min();
 
 // What a point of the simulation computes. At equal measured times, ends come before starts (an activity
@@ -111,6 +114,14 @@ struct RankGraph {
   std::size_t cursor = 0;
   TimeNs shift = 0;  // the latest replayed − measured time: what stands in for a value not yet computed
   Tally tally;
+  // Of the run: the activities an edit added to the rank (null: none), their times, the step of each (-1)
+  // and the one queued before it (on the added stream, or after the same activity; kNone); (activity,
+  // added) for each added activity's BEFORE and AFTER, sorted.
+  const std::vector<AddedActivity>* added = nullptr;
+  std::vector<TimeNs> added_start, added_end;
+  std::vector<std::int32_t> added_step;
+  std::vector<std::uint32_t> own_prev;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> gates, added_after;
 
   TimeNs activity_start(std::uint32_t i) const {
     return start[i] != kUnset ? start[i] : rank->activities[i].start_ns + shift;
@@ -125,6 +136,53 @@ struct RankGraph {
     return call_end[c] != kUnset ? call_end[c] : rank->api_calls[c].end_ns + shift;
   }
 };
+
+// What added activity K waits for, in the graph's terms: the activity it follows, the added activity it
+// follows, the one before it on the added stream (each kNone: none).
+struct AddedDeps {
+  std::uint32_t after, after_added, own_prev;
+};
+AddedDeps added_deps(const RankGraph& g, std::uint32_t k) {
+  const AddedActivity& a = (*g.added)[k];
+  return {a.after == AddedActivity::kNoActivity ? kNone : a.after,
+          a.after_added == AddedActivity::kNoActivity ? kNone : a.after_added, g.own_prev[k]};
+}
+
+// Added activity K's times (and those of the added activities before it, which are all it can depend on)
+// once what it follows has ended (an estimate from the latest shift while that end is not yet computed).
+void place_added(RankGraph& g, std::uint32_t k) {
+  if (g.added_end[k] != kUnset) return;
+  std::uint32_t first = k;
+  while (first > 0 && g.added_end[first - 1] == kUnset) --first;
+  for (std::uint32_t j = first; j <= k; ++j) {
+    const AddedDeps d = added_deps(g, j);
+    TimeNs ready = kUnset;
+    if (d.after != kNone) ready = g.activity_end(d.after);
+    if (d.after_added != kNone) ready = std::max(ready, g.added_end[d.after_added]);
+    if (d.own_prev != kNone) ready = std::max(ready, g.added_end[d.own_prev]);
+    g.added_start[j] = ready;
+    g.added_end[j] = ready + std::max<TimeNs>(0, (*g.added)[j].duration_ns);
+  }
+}
+
+// The latest end of the added activities activity I waits for (kUnset: none).
+TimeNs gated_until(RankGraph& g, std::uint32_t i) {
+  TimeNs until = kUnset;
+  if (g.gates.empty()) return until;
+  auto it = std::lower_bound(g.gates.begin(), g.gates.end(), std::pair{i, 0u});
+  for (; it != g.gates.end() && it->first == i; ++it) {
+    place_added(g, it->second);
+    until = std::max(until, g.added_end[it->second]);
+  }
+  return until;
+}
+
+// The added activities that follow activity I, placed now that it has ended.
+void place_added_after(RankGraph& g, std::uint32_t i) {
+  if (g.added_after.empty()) return;
+  auto it = std::lower_bound(g.added_after.begin(), g.added_after.end(), std::pair{i, 0u});
+  for (; it != g.added_after.end() && it->first == i; ++it) place_added(g, it->second);
+}
 
 // A matched collective instance, coupling its members' ends across ranks.
 struct Coupling {
@@ -443,6 +501,52 @@ RankGraph build_graph(const Profile& profile, const Analysis& analysis, std::siz
   return g;
 }
 
+// The activities EDITS add to G's rank, checked against its activities (an edit's planner that names one
+// the rank does not hold is a bug: one line, not a crash).
+void prepare_added(RankGraph& g, const ReplayEdits& edits) {
+  g.added = nullptr;
+  g.added_start.clear(), g.added_end.clear(), g.added_step.clear(), g.own_prev.clear();
+  g.gates.clear(), g.added_after.clear();
+  if (g.index >= edits.added.size() || edits.added[g.index].empty()) return;
+  const std::vector<AddedActivity>& added = edits.added[g.index];
+  const std::uint32_t n = static_cast<std::uint32_t>(g.rank->activities.size());
+  constexpr std::uint32_t kNo = AddedActivity::kNoActivity;
+  g.added = &added;
+  g.added_start.assign(added.size(), kUnset);
+  g.added_end.assign(added.size(), kUnset);
+  g.added_step.assign(added.size(), -1);
+  g.own_prev.assign(added.size(), kNone);
+  std::uint32_t last_own = kNone;
+  std::unordered_map<std::uint32_t, std::uint32_t> last_after;  // AFTER -> the last added on its stream
+  for (std::uint32_t k = 0; k < added.size(); ++k) {
+    const AddedActivity& a = added[k];
+    const bool bad = (a.after != kNo && a.after >= n) || (a.before != kNo && a.before >= n) ||
+                     (a.after_added != kNo && a.after_added >= k) ||
+                     (a.after == kNo && a.after_added == kNo) ||
+                     (a.place == AddedActivity::Place::kAfterOnStream && a.after == kNo);
+    if (bad)
+      throw Error(
+          fmt::format("replay: added activity {} of rank {} follows nothing it can (after {}, after "
+                      "added {}, before {}, of {} activities)",
+                      k, g.rank->rank, a.after, a.after_added, a.before, n));
+    if (a.place == AddedActivity::Place::kOwnStream) {
+      g.own_prev[k] = std::exchange(last_own, k);
+    } else {  // queued behind the one added last after the same activity
+      auto [it, first] = last_after.try_emplace(a.after, k);
+      if (!first) g.own_prev[k] = std::exchange(it->second, k);
+    }
+    if (a.after != kNo) {
+      g.added_after.emplace_back(a.after, k);
+      if (!g.step_of.empty()) g.added_step[k] = g.step_of[a.after];
+    } else {
+      g.added_step[k] = g.added_step[a.after_added];
+    }
+    if (a.before != kNo) g.gates.emplace_back(a.before, k);
+  }
+  std::sort(g.added_after.begin(), g.added_after.end());
+  std::sort(g.gates.begin(), g.gates.end());
+}
+
 // A run's starting state: the edits' factor per activity, no time computed yet.
 void prepare_run(const Profile& profile, RankGraph& g, const ReplayEdits& edits) {
   const Rank& r = *g.rank;
@@ -476,6 +580,7 @@ void prepare_run(const Profile& profile, RankGraph& g, const ReplayEdits& edits)
   g.end.assign(r.activities.size(), kUnset);
   g.call_start.assign(r.api_calls.size(), kUnset);
   g.call_end.assign(r.api_calls.size(), kUnset);
+  prepare_added(g, edits);
 }
 
 // The complete instances of two or more members whose kernels are in the profile.
@@ -655,6 +760,7 @@ class Simulation {
     if (l.call != kNoIndex) s = std::max(s, g.call_start_at(l.call) + l.launch_lat);
     if (l.pred != kNone) s = std::max(s, g.activity_end(l.pred) + l.queue_gap);
     if (l.event_dep != kNone) s = std::max(s, g.activity_end(l.event_dep) + l.event_lag);
+    if (!g.gates.empty()) s = std::max(s, gated_until(g, i));
     if (s == kUnset) s = a.start_ns + g.shift;
     g.start[i] = s;
     g.shift = s - a.start_ns;
@@ -673,6 +779,7 @@ class Simulation {
     if (g.links[i].member < 0) {
       g.end[i] = g.start[i] + std::llround(static_cast<double>(a.duration()) * f);
       g.shift = g.end[i] - a.end_ns;
+      place_added_after(g, i);
       return true;
     }
     const auto coupling = static_cast<std::size_t>(g.links[i].member);
@@ -692,6 +799,7 @@ class Simulation {
     g.end[i] = std::max(g.start[i] + std::llround(static_cast<double>(own) * f),
                         last + std::llround(static_cast<double>(after_last) * f));
     g.shift = g.end[i] - a.end_ns;
+    place_added_after(g, i);
     return true;
   }
 
@@ -795,7 +903,10 @@ class PathWalk {
     floor_ = floor;
     t_ = end;
     Node node{Node::kEndHost, 0};
-    if (last_activity != kNone && g_.end[last_activity] >= end) {
+    if (last_activity != kNone && (last_activity & kAddedFlag) != 0 &&
+        g_.added_end[last_activity & ~kAddedFlag] >= end) {
+      node = {Node::kAddedEnd, last_activity & ~kAddedFlag};
+    } else if (last_activity != kNone && (last_activity & kAddedFlag) == 0 && g_.end[last_activity] >= end) {
       node = {Node::kActivityEnd, last_activity};
     } else if (const std::uint32_t c = last_call(thread, end); c != kNone) {
       // After the thread's last call: host work; a call still running at the end: inside it.
@@ -805,7 +916,8 @@ class PathWalk {
       else
         move_to(PathKind::kRuntime, g_.call_start[c]);
     }
-    const std::size_t limit = 2 * (g_.rank->activities.size() + g_.rank->api_calls.size()) + 2;
+    const std::size_t limit =
+        2 * (g_.rank->activities.size() + g_.rank->api_calls.size() + g_.added_end.size()) + 2;
     for (std::size_t k = 0; k < limit && node.what < Node::kEndHost && t_ > floor_; ++k) node = next(node);
     // Before the thread's first recorded call: its own work; before an activity no known dependency started:
     // what the walk cannot explain.
@@ -817,8 +929,17 @@ class PathWalk {
 
  private:
   struct Node {
-    // kEndHost, kEndWait: no dependency known before; what came before is host work, or not explained.
-    enum What : std::uint8_t { kActivityEnd, kActivityStart, kCallEnd, kCallStart, kEndHost, kEndWait } what;
+    // kAddedEnd: the end of an added transfer (ReplayEdits::added). kEndHost, kEndWait: no dependency known
+    // before; what came before is host work, or not explained.
+    enum What : std::uint8_t {
+      kActivityEnd,
+      kActivityStart,
+      kCallEnd,
+      kCallStart,
+      kAddedEnd,
+      kEndHost,
+      kEndWait
+    } what;
     std::uint32_t index;
   };
 
@@ -856,11 +977,28 @@ class PathWalk {
           return {Node::kCallEnd, prev};
         }
         return {Node::kEndHost, i};  // the thread's first call: nothing recorded before it
+      case Node::kAddedEnd:
+        return added_cause(i);
       case Node::kEndHost:
       case Node::kEndWait:
         break;
     }
     return node;
+  }
+
+  // Added activity K, from its end back to its start, then what it waited for last: the activity it
+  // follows, the added activity it follows, the one before it on the added stream.
+  Node added_cause(std::uint32_t k) {
+    move_to((*g_.added)[k].cls == ActivityClass::kComm ? PathKind::kComm : PathKind::kCompute,
+            g_.added_start[k]);
+    const AddedDeps d = added_deps(g_, k);
+    TimeNs best = kUnset;
+    Node cause{Node::kEndWait, k};
+    if (d.after != kNone) best = g_.end[d.after], cause = {Node::kActivityEnd, d.after};
+    for (const std::uint32_t j : {d.after_added, d.own_prev})
+      if (j != kNone && g_.added_end[j] > best) best = g_.added_end[j], cause = {Node::kAddedEnd, j};
+    if (best != kUnset) move_to(PathKind::kQueue, best);
+    return cause;
   }
 
   // The activity itself, from its end back to its start; a collective's wait for its last member apart.
@@ -893,6 +1031,12 @@ class PathWalk {
     if (const std::uint32_t call = g_.launches.api_of_activity[i]; call != kNoIndex)
       consider(g_.call_start[call] + g_.links[i].launch_lat, g_.call_start[call], {Node::kCallStart, call},
                PathKind::kLaunchDelay);
+    if (!g_.gates.empty()) {
+      auto it = std::lower_bound(g_.gates.begin(), g_.gates.end(), std::pair{i, 0u});
+      for (; it != g_.gates.end() && it->first == i; ++it)
+        consider(g_.added_end[it->second], g_.added_end[it->second], {Node::kAddedEnd, it->second},
+                 PathKind::kStreamWait);
+    }
     if (best != kUnset) move_to(kind, best_from);
     return cause;
   }
@@ -936,6 +1080,8 @@ void replay_steps(const RankGraph& g, const RankResult& result, PathWalk& path,
       m0 = std::min(m0, r.api_calls[c].start_ns), m1 = std::max(m1, r.api_calls[c].end_ns);
       r0 = std::min(r0, g.call_start[c]), r1 = std::max(r1, g.call_end[c]);
     }
+    for (std::uint32_t k = 0; k < g.added_end.size(); ++k)
+      if (g.added_end[k] > r1) r1 = g.added_end[k], last = k | kAddedFlag;
     if (m1 == kUnset) return;
     out.push_back({r.rank, -1, m1 - m0, r1 - r0, path.walk(r0, r1, last, step_thread(g, kNull, kNull))});
     return;
@@ -949,6 +1095,13 @@ void replay_steps(const RankGraph& g, const RankResult& result, PathWalk& path,
     if (g.end[i] > gpu_replayed[static_cast<std::size_t>(s)]) {
       gpu_replayed[static_cast<std::size_t>(s)] = g.end[i];
       gpu_last[static_cast<std::size_t>(s)] = i;
+    }
+  }
+  for (std::uint32_t k = 0; k < g.added_end.size(); ++k) {
+    const std::int32_t s = g.added_step[k];
+    if (s >= 0 && g.added_end[k] > gpu_replayed[static_cast<std::size_t>(s)]) {
+      gpu_replayed[static_cast<std::size_t>(s)] = g.added_end[k];
+      gpu_last[static_cast<std::size_t>(s)] = k | kAddedFlag;
     }
   }
   for (std::size_t k = 0; k < result.steps.size(); ++k) {
@@ -1009,6 +1162,14 @@ Occupancy occupancy(const RankGraph& g, bool replayed) {
       const ActivityClass cls = (*g.classes)[i];
       if (cls == ActivityClass::kComm) comm.stream.push_back(iv);
       if (cls == ActivityClass::kCompute) compute.stream.push_back(iv);
+    }
+    for (StreamUnions* set : {&all, &comm, &compute}) set->end_stream();
+  }
+  if (replayed && !g.added_end.empty()) {  // the added activities, as one more stream (its union merges them)
+    for (std::size_t k = 0; k < g.added_end.size(); ++k) {
+      const Interval iv{g.added_start[k], g.added_end[k]};
+      all.stream.push_back(iv);
+      ((*g.added)[k].cls == ActivityClass::kComm ? comm : compute).stream.push_back(iv);
     }
     for (StreamUnions* set : {&all, &comm, &compute}) set->end_stream();
   }
@@ -1144,14 +1305,16 @@ Replay ReplayGraph::run(const ReplayEdits& edits, bool keep_times) {
   if (keep_times) out.times.resize(n);
   parallel_for(n, threads, [&](std::size_t i) {
     RankGraph& g = m.graphs[i];
+    for (std::uint32_t k = 0; k < g.added_end.size(); ++k) place_added(g, k);
     place_sync_records(g);
     PathWalk path(g, last_arrival);
     replay_steps(g, analysis.ranks[i], path, steps[i]);
     const Occupancy r = occupancy(g, true);
     out.ranks[i] = {g.rank->rank,           r.span, r.busy, r.exposed_comm, g.measured.span, g.measured.busy,
                     g.measured.exposed_comm};
-    if (keep_times) out.times[i] = {g.start, g.end, g.call_start, g.call_end};
+    if (keep_times) out.times[i] = {g.start, g.end, g.call_start, g.call_end, g.added_start, g.added_end};
   });
+  for (const RankGraph& g : m.graphs) out.added_activities += static_cast<std::int64_t>(g.added_end.size());
   for (auto& s : steps) out.steps.insert(out.steps.end(), s.begin(), s.end());
   double sum = 0;
   std::size_t counted = 0;
@@ -1215,7 +1378,7 @@ void sort_streams(Rank& r) {
     if (c.stream_index >= 0) c.activity = moved_to[c.activity];
 }
 
-std::shared_ptr<const Rank> replayed_rank(const Rank& measured, const ReplayedTimes& t) {
+std::shared_ptr<Rank> replayed_rank(const Rank& measured, const ReplayedTimes& t) {
   auto r = std::make_shared<Rank>(measured);
   const auto outer = outer_calls(measured);
   for (std::size_t i = 0; i < r->activities.size(); ++i) {
@@ -1259,15 +1422,146 @@ std::shared_ptr<const Rank> replayed_rank(const Rank& measured, const ReplayedTi
   return r;
 }
 
+// A string's id in STRINGS, added at the end when new.
+StringId intern(std::vector<std::string>& strings, std::unordered_map<std::string, StringId>& ids,
+                const std::string& text) {
+  if (text.empty()) return kNoString;
+  if (ids.empty())
+    for (std::size_t k = 0; k < strings.size(); ++k) ids.try_emplace(strings[k], static_cast<StringId>(k));
+  auto [it, added] = ids.try_emplace(text, static_cast<StringId>(strings.size()));
+  if (added) strings.push_back(text);
+  return it->second;
+}
+
+// Added activity X drawn at [START, END] as an activity of R (ID), its collective record when it is one.
+Activity added_record(const AddedActivity& x, TimeNs start, TimeNs end, std::int64_t id,
+                      std::vector<std::string>& strings, std::unordered_map<std::string, StringId>& ids) {
+  Activity a{};
+  a.start_ns = start;
+  a.end_ns = std::max(start, end);
+  a.id = id;
+  a.correlation = kNull;
+  a.name = intern(strings, ids, x.name);
+  a.collective = -1;
+  a.detail = kNoDetail;
+  a.kind = ActivityKind::kKernel;
+  return a;
+}
+
+Collective added_collective(const AddedActivity& x, const Activity& a, std::int64_t id, std::int32_t stream,
+                            std::uint32_t index, std::vector<std::string>& strings,
+                            std::unordered_map<std::string, StringId>& ids) {
+  Collective c{};
+  c.id = id;
+  c.activity_id = a.id;
+  c.seq = kNull;
+  c.in_nelems = c.out_nelems = kNull;
+  c.in_bytes = c.out_bytes = static_cast<std::int64_t>(std::llround(x.bytes));
+  c.group_size = x.group_size > 0 ? x.group_size : kNull;
+  c.channels = kNull;
+  c.start_ns = a.start_ns, c.end_ns = a.end_ns;
+  c.stream_index = stream;
+  c.activity = index;
+  c.op = intern(strings, ids, x.op);
+  c.source = intern(strings, ids, "what-if");
+  c.metadata = true;
+  return c;
+}
+
+// R with the activities ADDED at their replayed times T: each on its AFTER's stream, or on a new stream after
+// the streams of R's last device (so the streams stay sorted); a communication one with its collective.
+// Every stream is then sorted by start again and the collectives by start.
+void add_activities(Rank& r, const std::vector<AddedActivity>& added, const ReplayedTimes& t,
+                    std::vector<std::string>& strings, std::unordered_map<std::string, StringId>& ids) {
+  std::int64_t next_id = 1;
+  for (const Activity& a : r.activities) next_id = std::max(next_id, a.id + 1);
+  for (const Collective& c : r.collectives) next_id = std::max(next_id, c.id + 1);
+  const std::size_t old_streams = r.streams.size();
+  const auto stream_of = [&](std::uint32_t i) {
+    const auto it =
+        std::upper_bound(r.streams.begin(), r.streams.begin() + static_cast<std::ptrdiff_t>(old_streams), i,
+                         [](std::uint32_t x, const GpuStream& s) { return x < s.first; });
+    return static_cast<std::size_t>(it - r.streams.begin()) - 1;
+  };
+  std::vector<std::vector<std::uint32_t>> on_stream(old_streams + 1);  // added, per stream; the last: new
+  for (std::uint32_t k = 0; k < added.size(); ++k)
+    on_stream[added[k].place == AddedActivity::Place::kAfterOnStream && old_streams > 0
+                  ? stream_of(added[k].after)
+                  : old_streams]
+        .push_back(k);
+  if (!on_stream.back().empty()) {
+    const std::int32_t device = r.streams.empty() ? 0 : r.streams.back().device;
+    std::int64_t stream = 0;
+    for (const GpuStream& s : r.streams)
+      if (s.device == device) stream = std::max(stream, s.stream + 1);
+    r.streams.push_back({device, stream, "added by the what-if", 0, 0});
+  }
+  std::vector<Activity> activities;
+  std::vector<std::uint32_t> moved_to(r.activities.size());
+  std::vector<Collective> new_collectives;
+  for (std::size_t s = 0; s < r.streams.size(); ++s) {
+    GpuStream& stream = r.streams[s];
+    const auto first = static_cast<std::uint32_t>(activities.size());
+    for (std::uint32_t i = stream.first; s < old_streams && i < stream.first + stream.count; ++i) {
+      moved_to[i] = static_cast<std::uint32_t>(activities.size());
+      activities.push_back(r.activities[i]);
+    }
+    for (const std::uint32_t k : on_stream[std::min(s, old_streams)]) {
+      Activity a = added_record(added[k], t.added_start[k], t.added_end[k], next_id++, strings, ids);
+      if (added[k].cls == ActivityClass::kComm) {
+        a.collective = static_cast<std::int32_t>(r.collectives.size() + new_collectives.size());
+        new_collectives.push_back(added_collective(added[k], a, next_id++, static_cast<std::int32_t>(s),
+                                                   static_cast<std::uint32_t>(activities.size()), strings,
+                                                   ids));
+      }
+      activities.push_back(a);
+    }
+    stream.first = first;
+    stream.count = static_cast<std::uint32_t>(activities.size()) - first;
+  }
+  r.activities = std::move(activities);
+  for (Collective& c : r.collectives)
+    if (c.stream_index >= 0) c.activity = moved_to[c.activity];
+  r.collectives.insert(r.collectives.end(), new_collectives.begin(), new_collectives.end());
+  sort_streams(r);
+  std::vector<std::uint32_t> order(r.collectives.size());
+  for (std::uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+    return r.collectives[x].start_ns < r.collectives[y].start_ns;
+  });
+  std::vector<Collective> sorted;
+  std::vector<std::int32_t> collective_at(order.size());
+  for (std::uint32_t k = 0; k < order.size(); ++k) {
+    collective_at[order[k]] = static_cast<std::int32_t>(k);
+    sorted.push_back(r.collectives[order[k]]);
+  }
+  r.collectives = std::move(sorted);
+  for (Activity& a : r.activities)
+    if (a.collective >= 0) a.collective = collective_at[static_cast<std::size_t>(a.collective)];
+  for (const TimeNs end : t.added_end) r.gpu_last_ns = std::max(r.gpu_last_ns, end);
+  r.last_ns = std::max(r.last_ns, r.gpu_last_ns);
+}
+
 }  // namespace
 
-Profile replayed_profile(const Profile& profile, const Replay& replay) {
+Profile replayed_profile(const Profile& profile, const Replay& replay, const ReplayEdits& edits) {
   if (replay.times.size() != profile.ranks().size())
     throw Error(fmt::format("{}: the replay kept no times to draw", profile.path().string()));
   std::vector<std::shared_ptr<const Rank>> ranks;
-  for (std::size_t i = 0; i < profile.ranks().size(); ++i)
-    ranks.push_back(replayed_rank(profile.ranks()[i], replay.times[i]));
-  return profile.with_ranks(ranks);
+  std::shared_ptr<std::vector<std::string>> strings;
+  std::unordered_map<std::string, StringId> ids;
+  for (std::size_t i = 0; i < profile.ranks().size(); ++i) {
+    std::shared_ptr<Rank> r = replayed_rank(profile.ranks()[i], replay.times[i]);
+    const ReplayedTimes& t = replay.times[i];
+    if (i < edits.added.size() && !edits.added[i].empty() && t.added_end.size() == edits.added[i].size()) {
+      if (!strings)
+        strings = std::make_shared<std::vector<std::string>>(profile.strings() ? *profile.strings()
+                                                                               : std::vector<std::string>{});
+      add_activities(*r, edits.added[i], t, *strings, ids);
+    }
+    ranks.push_back(std::move(r));
+  }
+  return profile.with_ranks(ranks, strings);
 }
 
 std::string critical_path_text(const ReplayedStep& step, double min_share_pct) {

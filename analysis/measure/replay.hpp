@@ -43,6 +43,28 @@ struct ScaleEdit {
 // "CLASS=F" or "PATTERN=F" (F > 0, finite); false with ERROR set when TEXT is neither.
 bool parse_scale_edit(std::string_view text, ScaleEdit& out, std::string& error);
 
+// Work the profile does not hold, added by an edit (what data-parallel replicas of a job measured on one
+// replica would run: the gradients' all-reduces, and the copies of the gradients into and out of their
+// buckets). It starts once activity AFTER and added activity AFTER_ADDED (an earlier one) have ended (each
+// kNoActivity: none) and the added activity queued before it has; activity BEFORE (kNoActivity: none)
+// starts only once it has ended. On its own stream: a stream of the added work beside the rank's streams,
+// queued in the order given; on AFTER's stream: right after AFTER, behind what was added after AFTER before
+// it, the work queued behind AFTER waiting for it (the planner names that work BEFORE).
+struct AddedActivity {
+  static constexpr std::uint32_t kNoActivity = 0xffffffffu;
+  enum class Place : std::uint8_t { kOwnStream, kAfterOnStream };
+  Place place = Place::kOwnStream;
+  std::uint32_t after = kNoActivity;        // into Rank::activities
+  std::uint32_t after_added = kNoActivity;  // into the rank's added activities, an earlier one
+  std::uint32_t before = kNoActivity;       // into Rank::activities
+  TimeNs duration_ns = 0;
+  ActivityClass cls = ActivityClass::kComm;  // kComm: a collective (OP, BYTES, GROUP_SIZE); else work
+  double bytes = 0;                          // a collective's nccl-tests size
+  std::int32_t group_size = 0;
+  std::string op = "allreduce";  // a collective's, as the profile names them
+  std::string name;              // as drawn ("ncclDevKernel_AllReduce_Sum (added: dp 4, bucket 3 of 12)")
+};
+
 struct ReplayEdits {
   std::vector<ScaleEdit> scales;  // the first that matches an activity applies
   // The rank that made the others wait most in collectives (CollectiveReport::stragglers' first) no longer
@@ -51,7 +73,9 @@ struct ReplayEdits {
   // Per Profile::ranks() index, per Rank::activities: a factor on the activity's duration (a communication
   // kernel's: on its transfer), applied with the scales (compare::retime_links fills it for link edits).
   std::vector<std::vector<double>> transfer_factor;
-  bool empty() const { return scales.empty() && !fix_straggler && transfer_factor.empty(); }
+  // Per Profile::ranks() index: work added to the rank (AddedActivity).
+  std::vector<std::vector<AddedActivity>> added;
+  bool empty() const { return scales.empty() && !fix_straggler && transfer_factor.empty() && added.empty(); }
 };
 
 struct ReplayOptions {
@@ -91,8 +115,9 @@ struct ReplayedRank {
 };
 
 struct ReplayedTimes {
-  std::vector<TimeNs> start, end;            // per Rank::activities
-  std::vector<TimeNs> call_start, call_end;  // per Rank::api_calls
+  std::vector<TimeNs> start, end;              // per Rank::activities
+  std::vector<TimeNs> call_start, call_end;    // per Rank::api_calls
+  std::vector<TimeNs> added_start, added_end;  // per ReplayEdits::added of the rank
 };
 
 struct Replay {
@@ -103,6 +128,7 @@ struct Replay {
   std::vector<ReplayedTimes> times;                      // per rank, with ReplayOptions::keep_times
   TimeNs unexplained_ns = 0;                             // Σ of the unexplained waits (kept or dropped)
   std::int64_t edited_activities = 0;                    // activities a scale edit changed
+  std::int64_t added_activities = 0;                     // ReplayEdits::added, over ranks
   std::int32_t straggler = -1;                           // the rank fix_straggler released (-1: none)
 };
 
@@ -131,7 +157,10 @@ Replay replay(const Profile& profile, const Analysis& analysis, const ReplayEdit
 // PROFILE as REPLAY ran it (a replay with ReplayOptions::keep_times): each rank's activities and CUDA calls
 // at their replayed times, its CPU ranges, steps and collectives moved with them (a range or step by the
 // calls of its thread around it, as a replayed step's bounds move). Each stream's activities and each track's
-// ranges stay sorted as a load sorts them. What the view draws under the measured run.
-Profile replayed_profile(const Profile& profile, const Replay& replay);
+// ranges stay sorted as a load sorts them. The activities EDITS added (the edits REPLAY ran) are drawn as
+// kernels, on AFTER's stream or on a stream of their own after the streams of the rank's last device, a
+// communication kernel as a collective of its op, size and group.
+// What the view draws under the measured run.
+Profile replayed_profile(const Profile& profile, const Replay& replay, const ReplayEdits& edits = {});
 
 }  // namespace meshscope::measure

@@ -1,0 +1,338 @@
+#include "analysis/compare/gradient_sync.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "analysis/compare/calibrate.hpp"
+#include "analysis/measure/correlation.hpp"
+#include "analysis/measure/launch_ranges.hpp"
+#include "analysis/model/architecture.hpp"
+#include "analysis/model/collectives.hpp"
+#include "analysis/model/predict.hpp"
+#include "profiler/error.hpp"
+
+namespace meshscope::compare {
+namespace {
+
+using measure::AddedActivity;
+
+// A weight's gradient (or, with no parameters, work between two of them: the attention core) in the order
+// the backward pass produces it, with the backward work it follows (∝ its forward FLOPs per token).
+struct GradientTensor {
+  double params = 0;
+  double work = 0;
+};
+
+std::vector<GradientTensor> backward_order(const model::ModelSpec& m, int seq) {
+  const model::ParameterCounts c = model::count_parameters(m);
+  std::vector<GradientTensor> out;
+  if (c.output > 0) out.push_back({c.output, model::logits_flops_per_token(m)});
+  const int matrices = m.gated_mlp ? 3 : 2;
+  for (int layer = m.layers - 1; layer >= 0; --layer) {
+    const bool moe = m.is_moe_layer(layer);
+    const double mlp_params = moe ? c.expert_per_layer + c.shared_per_layer : c.dense_mlp_per_layer;
+    const double mlp_work =
+        2.0 * (moe ? c.expert_active_per_layer + c.shared_per_layer : c.dense_mlp_per_layer);
+    for (int k = 0; k < matrices; ++k) out.push_back({mlp_params / matrices, mlp_work / matrices});
+    out.push_back({c.norms_per_layer, 0});
+    // The output projection, the attention core, then the query, key and value projections.
+    out.push_back({c.attention_per_layer / 4, 2.0 * c.attention_per_layer / 4});
+    out.push_back({0, model::attention_flops_per_token(m, seq)});
+    out.push_back({c.attention_per_layer * 3 / 4, 2.0 * c.attention_per_layer * 3 / 4});
+  }
+  out.push_back({c.embedding, 0});
+  return out;
+}
+
+// The links a group of REQUEST.dp members spans: the α-β fit of the profile's own collectives on each link
+// where there is one, else HW's efficiencies; NOTE says which.
+struct GroupLinks {
+  model::Link intra, inter;
+  std::string note;
+};
+
+GroupLinks group_links(const Profile& profile, const measure::Analysis& analysis,
+                       const model::HardwareSpec& hw, const model::GroupShape& shape) {
+  const model::Efficiencies eff = model::defaults_for(hw);
+  GroupLinks out{model::intra_node_link(eff), model::inter_node_link(eff), {}};
+  const std::vector<LinkPoint> points = collect_link_points(profile, analysis, hw);
+  std::vector<std::string> parts;
+  for (const LinkClass link : {LinkClass::kIntraNode, LinkClass::kInterNode}) {
+    const bool used = link == LinkClass::kIntraNode ? shape.per_node > 1 : shape.nodes() > 1;
+    if (!used) continue;
+    model::Link& l = link == LinkClass::kIntraNode ? out.intra : out.inter;
+    const LinkFit fit = fit_link(points, link);
+    if (fit.fitted) l = fit.fit.link();
+    parts.push_back(fmt::format("{} α {:.2f} µs per step, bus bandwidth {:.1f} GB/s ({})", to_string(link),
+                                l.alpha_s * 1e6, l.bandwidth_Bps / 1e9,
+                                fit.fitted
+                                    ? fmt::format("the fit of the profile's {} collectives", fit.points)
+                                    : fmt::format("{}'s efficiencies", hw.name)));
+  }
+  for (const auto& p : parts) out.note += (out.note.empty() ? "" : "; ") + p;
+  return out;
+}
+
+// The compute kernels of rank RI launched from inside a backward range, per step (one group when the rank has
+// no steps), each group in start order.
+std::vector<std::vector<std::uint32_t>> backward_kernels(const Profile& profile,
+                                                         const measure::Analysis& analysis, std::size_t ri,
+                                                         std::vector<std::uint8_t>& launched_in) {
+  const Rank& r = profile.ranks()[ri];
+  const measure::RankResult& result = analysis.ranks[ri];
+  const std::vector<std::uint8_t> backward =
+      measure::calls_inside_ranges(profile, ri, measure::backward_range_name);
+  measure::CorrelationMap map;
+  map.build(r.api_calls);
+  std::vector<std::vector<std::uint32_t>> out(std::max<std::size_t>(1, result.steps.size()));
+  launched_in.assign(r.activities.size(), 0);  // 1: launched from a backward range
+  for (std::uint32_t i = 0; i < r.activities.size(); ++i) {
+    const Activity& a = r.activities[i];
+    if (a.kind == ActivityKind::kSync) continue;
+    const std::int32_t api = map.find(a.correlation);
+    if (api < 0 || backward[static_cast<std::size_t>(api)] == 0) continue;
+    launched_in[i] = 1;
+    if (a.kind != ActivityKind::kKernel || result.classes[i] != ActivityClass::kCompute) continue;
+    const TimeNs launch = r.api_calls[static_cast<std::size_t>(api)].start_ns;
+    std::size_t step = 0;
+    if (!result.steps.empty()) {
+      const auto it = std::find_if(
+          result.steps.begin(), result.steps.end(),
+          [&](const measure::StepResult& s) { return s.cpu_start_ns <= launch && launch < s.cpu_end_ns; });
+      if (it == result.steps.end()) continue;
+      step = static_cast<std::size_t>(it - result.steps.begin());
+    }
+    out[step].push_back(i);
+  }
+  for (auto& kernels : out)
+    std::stable_sort(kernels.begin(), kernels.end(), [&](std::uint32_t x, std::uint32_t y) {
+      return r.activities[x].start_ns < r.activities[y].start_ns;
+    });
+  return out;
+}
+
+// The first work on LAST's stream after it that was not launched from a backward range: what waits for the
+// gradients. kNoActivity when none.
+std::uint32_t next_after_backward(const Rank& r, std::uint32_t last,
+                                  const std::vector<std::uint8_t>& backward) {
+  for (const GpuStream& s : r.streams) {
+    if (last < s.first || last >= s.first + s.count) continue;
+    for (std::uint32_t j = last + 1; j < s.first + s.count; ++j)
+      if (r.activities[j].kind != ActivityKind::kSync && backward[j] == 0) return j;
+  }
+  return AddedActivity::kNoActivity;
+}
+
+// The work queued behind activity I on its stream (kNoActivity: none).
+std::uint32_t next_on_stream(const Rank& r, std::uint32_t i) {
+  for (const GpuStream& s : r.streams) {
+    if (i < s.first || i >= s.first + s.count) continue;
+    for (std::uint32_t j = i + 1; j < s.first + s.count; ++j)
+      if (r.activities[j].kind != ActivityKind::kSync) return j;
+  }
+  return AddedActivity::kNoActivity;
+}
+
+// What the plan of one step needs besides the step's kernels.
+struct StepPlan {
+  const std::vector<GradientBucket>& buckets;
+  const std::vector<TimeNs>& all_reduce_ns;
+  const std::vector<TimeNs>& copy_ns;  // per bucket: its scaling copy (and copy back)
+  const GradientSyncRequest& request;
+};
+
+AddedActivity copy_activity(std::uint32_t after, std::uint32_t after_added, std::uint32_t before, TimeNs ns,
+                            std::string name) {
+  AddedActivity a;
+  a.place = AddedActivity::Place::kAfterOnStream;
+  a.after = after, a.after_added = after_added, a.before = before;
+  a.duration_ns = ns;
+  a.cls = ActivityClass::kCompute;
+  a.name = std::move(name);
+  return a;
+}
+
+// The DDP work of one step whose backward ran KERNELS (compute kernels in start order) on rank R.
+void plan_step(const Rank& r, const std::vector<std::uint32_t>& kernels,
+               const std::vector<std::uint8_t>& backward, const StepPlan& plan,
+               std::vector<AddedActivity>& out) {
+  std::vector<TimeNs> done(kernels.size());
+  TimeNs total = 0;
+  for (std::size_t k = 0; k < kernels.size(); ++k) done[k] = total += r.activities[kernels[k]].duration();
+  const std::uint32_t last = *std::max_element(
+      kernels.begin(), kernels.end(),
+      [&](std::uint32_t x, std::uint32_t y) { return r.activities[x].end_ns < r.activities[y].end_ns; });
+  const std::uint32_t waits = next_after_backward(r, last, backward);
+  const std::size_t n = plan.buckets.size();
+  const int dp = plan.request.dp;
+  std::vector<std::uint32_t> reduced(n);
+  std::uint32_t previous = kernels.front();
+  for (std::size_t b = 0; b < n; ++b) {
+    const GradientBucket& bucket = plan.buckets[b];
+    const auto target = static_cast<TimeNs>(std::llround(bucket.ready_share * static_cast<double>(total)));
+    const auto at = std::min<std::size_t>(
+        static_cast<std::size_t>(std::lower_bound(done.begin(), done.end(), target) - done.begin()),
+        kernels.size() - 1);
+    std::uint32_t after = kernels[at];
+    if (r.activities[after].end_ns < r.activities[previous].end_ns) after = previous;  // in order of ends
+    previous = after;
+    const auto copied = static_cast<std::uint32_t>(out.size());
+    out.push_back(copy_activity(after, AddedActivity::kNoActivity, next_on_stream(r, after), plan.copy_ns[b],
+                                fmt::format("DDP: gradients x 1/{} into bucket {} of {} ({:.1f} MB)", dp,
+                                            b + 1, n, bucket.bytes / 1e6)));
+    AddedActivity all_reduce;
+    all_reduce.after = after;
+    all_reduce.after_added = copied;
+    all_reduce.duration_ns = plan.all_reduce_ns[b];
+    all_reduce.bytes = bucket.bytes;
+    all_reduce.group_size = dp;
+    all_reduce.name = fmt::format("ncclDevKernel_AllReduce_Sum (added: dp {}, bucket {} of {}, {:.1f} MB)",
+                                  dp, b + 1, n, bucket.bytes / 1e6);
+    reduced[b] = static_cast<std::uint32_t>(out.size());
+    out.push_back(std::move(all_reduce));
+  }
+  // The end of the backward: the backward's stream waits for each bucket's all-reduce (and copies it back).
+  for (std::size_t b = 0; b < n; ++b)
+    out.push_back(
+        copy_activity(last, reduced[b], waits, plan.request.gradient_as_bucket_view ? 0 : plan.copy_ns[b],
+                      plan.request.gradient_as_bucket_view
+                          ? fmt::format("DDP: wait for bucket {} of {}", b + 1, n)
+                          : fmt::format("DDP: bucket {} of {} copied back to the gradients", b + 1, n)));
+}
+
+// The second entry of a recorded list of input types ("[\"c10::BFloat16\", \"float\", \"float\"]"):
+// a linear's or convolution's weight.
+std::string_view second_type(std::string_view types) {
+  const std::size_t comma = types.find(',');
+  if (comma == std::string_view::npos) return {};
+  const std::size_t end = types.find(',', comma + 1);
+  return types.substr(comma + 1, end == std::string_view::npos ? std::string_view::npos : end - comma - 1);
+}
+
+}  // namespace
+
+ParameterPrecision parameter_precision(const measure::ProfileWork& work) {
+  std::int64_t fp32 = 0, sixteen = 0;
+  for (const measure::CountedOp& op : work.ops) {
+    if (op.name != "aten::linear" && op.name != "aten::convolution" && !op.name.starts_with("aten::conv"))
+      continue;
+    switch (measure::precision_of_types(second_type(op.input_types))) {
+      case measure::WorkPrecision::kFP32:
+        ++fp32;
+        break;
+      case measure::WorkPrecision::kBF16:
+      case measure::WorkPrecision::kFP16:
+        ++sixteen;
+        break;
+      default:
+        break;
+    }
+  }
+  if (fp32 > 0)
+    return {4, fmt::format("{} linear and convolution operators took an FP32 weight: FP32 parameters{}", fp32,
+                           sixteen > 0 ? fmt::format(" ({} more took it cast to 16 bits: autocast)", sixteen)
+                                       : std::string())};
+  if (sixteen > 0)
+    return {2, fmt::format("{} linear and convolution operators took a 16-bit weight and none an FP32 one: a "
+                           "model held in 16 bits",
+                           sixteen)};
+  return {4, "no linear or convolution operator recorded its weight's type: FP32 parameters assumed"};
+}
+
+std::vector<GradientBucket> gradient_buckets(const model::ModelSpec& model, int seq,
+                                             const GradientSyncRequest& request) {
+  const std::vector<GradientTensor> tensors = backward_order(model, seq);
+  double total_work = 0;
+  for (const GradientTensor& t : tensors) total_work += t.work;
+  const double per_param = request.bytes_per_gradient / std::max(1, request.tp);
+  std::vector<GradientBucket> out;
+  GradientBucket open;
+  double done = 0;
+  for (const GradientTensor& t : tensors) {
+    done += t.work;
+    if (!(t.params > 0)) continue;
+    open.bytes += t.params * per_param;
+    open.ready_share = total_work > 0 ? std::min(1.0, done / total_work) : 1.0;
+    // A bucket closes once it holds its cap (a tensor is never split: a large one fills a bucket alone).
+    if (open.bytes >= (out.empty() ? request.first_bucket_bytes : request.bucket_bytes)) {
+      out.push_back(open);
+      open = {};
+    }
+  }
+  if (open.bytes > 0) out.push_back(open);
+  return out;
+}
+
+GradientSync plan_gradient_sync(const Profile& profile, const measure::Analysis& analysis,
+                                const std::vector<GradientBucket>& buckets, const model::HardwareSpec& hw,
+                                const GradientSyncRequest& request, std::string_view title) {
+  GradientSync out;
+  const auto& ranks = profile.ranks();
+  out.added.resize(ranks.size());
+  const model::GroupShape shape = model::group_shape(
+      request.dp, std::max(1, request.tp) * std::max(1, request.cp), std::max(1, hw.gpus_per_node));
+  const GroupLinks links = group_links(profile, analysis, hw, shape);
+  const model::Efficiencies eff = model::defaults_for(hw);
+  const double hbm_Bps = hw.hbm_tbps * 1e12 * eff.hbm;
+  std::vector<TimeNs> all_reduce_ns, copy_ns;
+  double bytes = 0, copy_seconds = 0;
+  for (const GradientBucket& b : buckets) {
+    const double s =
+        model::hierarchical_time(model::Collective::kAllReduce, b.bytes, shape, links.intra, links.inter);
+    all_reduce_ns.push_back(static_cast<TimeNs>(std::llround(s * 1e9)));
+    const double copy = hbm_Bps > 0 ? 2 * b.bytes / hbm_Bps : 0;  // read and write each byte
+    copy_ns.push_back(static_cast<TimeNs>(std::llround(copy * 1e9)));
+    copy_seconds += copy * (request.gradient_as_bucket_view ? 1 : 2);
+    out.bucket_seconds += s;
+    bytes += b.bytes;
+  }
+  out.buckets = static_cast<int>(buckets.size());
+  const StepPlan plan{buckets, all_reduce_ns, copy_ns, request};
+  std::int64_t planned_steps = 0, steps_without = 0;
+  for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
+    std::vector<std::uint8_t> launched_in;
+    for (const std::vector<std::uint32_t>& kernels : backward_kernels(profile, analysis, ri, launched_in)) {
+      if (kernels.empty()) {
+        ++steps_without;
+        continue;
+      }
+      ++planned_steps;
+      plan_step(ranks[ri], kernels, launched_in, plan, out.added[ri]);
+    }
+  }
+  if (planned_steps == 0)
+    fail(
+        "{}: --dp {}: no compute kernel was launched from a backward range (autograd's evaluate_function, "
+        "*Backward*), so there are no gradients to all-reduce: the profile holds no training step with its "
+        "CPU "
+        "operators",
+        title, request.dp);
+  out.notes.push_back(fmt::format(
+      "dp 1 -> {}: the gradients' all-reduces added as PyTorch DDP buckets them: {:.1f} MB per step ({} "
+      "bytes "
+      "per parameter{}) in {} buckets ({:.0f} MiB first, {:.0f} MiB after, in the order the backward pass "
+      "produces them), each ready once the backward's kernels have run its share of their time (GEMM and "
+      "attention work through its layer), all-reduced on a stream of its own; the work after the backward "
+      "waits for the last; {:.2f} ms of all-reduce per step over {} GPUs ({} per node): {}",
+      request.dp, bytes / 1e6, request.bytes_per_gradient,
+      request.tp > 1 ? fmt::format(", a 1/{} shard", request.tp) : std::string(), buckets.size(),
+      request.first_bucket_bytes / (1 << 20), request.bucket_bytes / (1 << 20), out.bucket_seconds * 1e3,
+      request.dp, shape.per_node, links.note));
+  out.notes.push_back(
+      fmt::format("each gradient scaled by 1/{} into its bucket{} on the backward's stream: {:.2f} ms per "
+                  "step (each byte read "
+                  "and written at {:.0f} % of {}'s {:.2f} TB/s)",
+                  request.dp, request.gradient_as_bucket_view ? "" : " and copied back after its all-reduce",
+                  copy_seconds * 1e3, eff.hbm * 100, hw.name, hw.hbm_tbps));
+  out.notes.push_back(
+      "compute running beside the added all-reduces keeps its measured speed: the SMs and memory bandwidth "
+      "NCCL's kernels take from it are not charged");
+  if (steps_without > 0)
+    out.notes.push_back(
+        fmt::format("{} steps launched no backward compute kernel: nothing added to them", steps_without));
+  return out;
+}
+
+}  // namespace meshscope::compare

@@ -1,0 +1,77 @@
+// `whatif --dp N` from a profile of one data-parallel replica: the work that N replicas would add, put into
+// the replay (measure::AddedActivity) as PyTorch's DistributedDataParallel runs it (Li et al., "PyTorch
+// Distributed: Experiences on Accelerating Data Parallel Training", VLDB 2020, §3.2-3.3; the reducer,
+// torch/csrc/distributed/c10d/reducer.cpp): the gradients gathered in buckets in the reverse order of the
+// model's parameters (about the order the backward pass produces them), 25 MiB each after a first of 1 MiB
+// (kDefaultBucketBytesCap, kDefaultFirstBucketBytes); each gradient, once ready, scaled by 1/N into its
+// bucket on the backward's stream (mark_variable_ready_dense), each bucket all-reduced on a stream of its
+// own once its last gradient is in, overlapping the rest of the backward pass; at the end of the backward
+// the backward's stream waits for each bucket's all-reduce and copies it back to the gradients
+// (finalize_backward, copy_bucket_to_grad; gradient_as_bucket_view off, the default), and the step's next
+// work follows. docs/WHATIF.md.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/measure/measure.hpp"
+#include "analysis/measure/replay.hpp"
+#include "analysis/measure/work.hpp"
+#include "analysis/model/specs.hpp"
+#include "profiler/profile.hpp"
+
+namespace meshscope::compare {
+
+// The element size of the parameters (and so of their gradients, which DDP all-reduces): from the weights
+// the recorded linear and convolution operators took. One FP32 weight means FP32 parameters (autocast casts
+// them to 16 bits per use, so the same layer is also recorded with a 16-bit weight); 16-bit weights alone,
+// a model held in 16 bits. REASON says which, in one phrase.
+struct ParameterPrecision {
+  double bytes = 4;
+  std::string reason;
+};
+ParameterPrecision parameter_precision(const measure::ProfileWork& work);
+
+struct GradientSyncRequest {
+  int dp = 2;          // data-parallel replicas after the edit
+  int tp = 1, cp = 1;  // after the edit: each rank holds 1/tp of the parameters; members tp × cp apart
+  double bytes_per_gradient = 4;  // the parameters' element size (FP32 modules, also under autocast)
+  double first_bucket_bytes = 1 << 20;
+  double bucket_bytes = 25 << 20;
+  bool gradient_as_bucket_view = false;  // DDP's option: on, the gradients are the buckets (no copy back)
+};
+
+// One bucket of gradients: its size and when it is ready, as the share of the backward pass's work done.
+struct GradientBucket {
+  double bytes = 0;
+  double ready_share = 0;  // 0..1 of the backward's GEMM and attention work
+};
+
+// The buckets of MODEL's gradients under REQUEST, in the order they are all-reduced: the output layer's
+// (untied) first, then the layers from the last (each its MLP's then its attention's weights), the
+// embeddings last (their backward does no GEMM work, so they are ready with the backward's end). SEQ: the
+// sequence the attention's work is counted at.
+std::vector<GradientBucket> gradient_buckets(const model::ModelSpec& model, int seq,
+                                             const GradientSyncRequest& request);
+
+struct GradientSync {
+  std::vector<std::vector<measure::AddedActivity>> added;  // per Profile::ranks() index
+  std::vector<std::string> notes;
+  double bucket_seconds = 0;  // the all-reduces of one step, added up
+  int buckets = 0;
+};
+
+// The work of BUCKETS planned on every rank of PROFILE, step by step: a bucket is ready after the backward
+// compute kernel (launched from inside a backward range: measure::backward_range_name) by which the
+// backward's kernels have run its share of their time; its scaling copy follows that kernel on its stream,
+// its all-reduce the copy; the copies back follow the backward's last kernel, and the first work on that
+// stream launched after the backward waits for them. An all-reduce is timed for REQUEST.dp members
+// REQUEST.tp × cp apart (model::hierarchical_time) on the links of HW: the α-β fit of the profile's own
+// collectives on the link, else HW's efficiencies; a copy reads and writes its bytes at HW's achievable
+// HBM bandwidth. Throws meshscope::Error naming TITLE when no rank recorded a backward pass.
+GradientSync plan_gradient_sync(const Profile& profile, const measure::Analysis& analysis,
+                                const std::vector<GradientBucket>& buckets, const model::HardwareSpec& hw,
+                                const GradientSyncRequest& request, std::string_view title);
+
+}  // namespace meshscope::compare
