@@ -1,13 +1,16 @@
 // NeuSight's measured training steps (Lee et al., ASPLOS 2025; github.com/sitar-lab/NeuSight
 // scripts/asplos/label, MIT licence) as tests/data/neusight/convert.py cuts them: per GPU and model, the
 // step's end-to-end latency and each operator of the traced model with its forward + backward latency
-// measured alone, the ATen operator PyTorch runs for it and its inputs' sizes and element types.
+// measured alone (and each apart), the ATen operator PyTorch runs for it and its inputs' sizes and element
+// types; where measured, the same model's steps on four GPUs (data-, tensor-parallel, pipelined).
 #pragma once
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace meshscope::test {
@@ -19,10 +22,14 @@ struct NeuSightOperator {
   double latency_ms = 0;  // forward + backward, one call
   std::string aten;       // "aten::linear"; "-" where no kernel runs (views, sizes)
   std::string input_dims, input_types;
+  double forward_ms = 0, backward_ms = 0;  // apart, one call
 };
 
 struct NeuSightStep {
   double step_ms = 0;
+  // The same model on four GPUs of the same kind, each running this batch (0: not measured): data-parallel
+  // (4x the global batch), tensor-parallel, pipelined with one micro-batch.
+  double dp4_step_ms = 0, tp4_step_ms = 0, pp4_1_step_ms = 0;
   std::vector<NeuSightOperator> operators;
 };
 
@@ -40,6 +47,15 @@ inline NeuSightStep read_neusight_step(const std::filesystem::path& path) {
       out.step_ms = std::stod(line.substr(8));
       continue;
     }
+    bool multi = false;
+    for (auto [key, value] :
+         {std::pair{"dp4_step_ms\t", &out.dp4_step_ms}, std::pair{"tp4_step_ms\t", &out.tp4_step_ms},
+          std::pair{"pp4_1_step_ms\t", &out.pp4_1_step_ms}}) {
+      if (!line.starts_with(key)) continue;
+      *value = std::stod(line.substr(std::string_view(key).size()));
+      multi = true;
+    }
+    if (multi) continue;
     std::vector<std::string> fields;
     std::istringstream row(line);
     for (std::string field; std::getline(row, field, '\t');) fields.push_back(field);
@@ -53,6 +69,10 @@ inline NeuSightStep read_neusight_step(const std::filesystem::path& path) {
       op.aten = fields[4];
       op.input_dims = fields[5];
       op.input_types = fields[6];
+    }
+    if (fields.size() >= 9) {
+      op.forward_ms = std::stod(fields[7]);
+      op.backward_ms = std::stod(fields[8]);
     }
     out.operators.push_back(std::move(op));
   }

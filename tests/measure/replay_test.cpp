@@ -34,6 +34,10 @@ ReplayEdits scaled(const std::string& text) {
   return edits;
 }
 
+TimeNs part(const ReplayedStep& s, PathKind p) {
+  return s.critical_path[static_cast<std::size_t>(p)];
+}
+
 ReplayOptions with_times() {
   ReplayOptions o;
   o.keep_times = true;
@@ -144,6 +148,77 @@ TEST(Replay, AnUnexplainedWaitIsKeptOrDropped) {
   EXPECT_TRUE(said);
 }
 
+// Work the profile does not hold, added to gpu_bound_step: a 20 µs copy queued after the first GEMM (the
+// second waits for it), an 800 µs all-reduce on a stream of its own after the copy, and a 100 µs copy back
+// after the last GEMM that waits for the all-reduce.
+ReplayEdits added_to_gpu_bound_step() {
+  ReplayEdits edits;
+  std::vector<AddedActivity> added(3);
+  added[0].place = AddedActivity::Place::kAfterOnStream;
+  added[0].after = 0, added[0].before = 1, added[0].duration_ns = 20 * us;
+  added[0].cls = ActivityClass::kCompute, added[0].name = "copy into the bucket";
+  added[1].after = 0, added[1].after_added = 0, added[1].duration_ns = 800 * us;
+  added[1].bytes = 1e6, added[1].group_size = 4, added[1].name = "ncclDevKernel_AllReduce_Sum (added)";
+  added[2].place = AddedActivity::Place::kAfterOnStream;
+  added[2].after = 2, added[2].after_added = 1, added[2].duration_ns = 100 * us;
+  added[2].cls = ActivityClass::kCompute, added[2].name = "copy back";
+  edits.added.push_back(added);
+  return edits;
+}
+
+// GEMM 0 [30, 330]; the copy [330, 350] holds GEMM 1 to [350, 650]; the all-reduce [350, 1150] beside it;
+// GEMM 2 [650, 950]; the copy back waits for the all-reduce, [1150, 1250], and ends the step (the
+// synchronisation waited for GEMM 2: it returns at 960, its host work ends at 1020). The all-reduce is
+// exposed from 950 to 1150. The step's critical path: the copy back, the all-reduce, the copy, GEMM 0, its
+// launch.
+TEST(Replay, AddedWorkQueuesGatesAndIsDrawn) {
+  const Profile p = gpu_bound_step();
+  const ReplayEdits edits = added_to_gpu_bound_step();
+  const Replay r = replay(p, analyze(p), edits, with_times());
+  EXPECT_EQ(r.added_activities, 3);
+  ASSERT_EQ(r.times.size(), 1u);
+  EXPECT_THAT(r.times[0].added_start, ::testing::ElementsAre(330 * us, 350 * us, 1150 * us));
+  EXPECT_THAT(r.times[0].added_end, ::testing::ElementsAre(350 * us, 1150 * us, 1250 * us));
+  EXPECT_THAT(r.times[0].start, ::testing::ElementsAre(30 * us, 350 * us, 650 * us));
+  ASSERT_EQ(r.steps.size(), 1u);
+  EXPECT_EQ(r.steps[0].replayed_ns, 1250 * us);
+  EXPECT_EQ(r.ranks[0].exposed_comm_ns, 200 * us);
+  EXPECT_EQ(r.ranks[0].busy_ns, 1220 * us);
+  EXPECT_EQ(part(r.steps[0], PathKind::kCompute), 420 * us);
+  EXPECT_EQ(part(r.steps[0], PathKind::kComm), 800 * us);
+  EXPECT_EQ(part(r.steps[0], PathKind::kLaunchDelay), 20 * us);
+  EXPECT_EQ(part(r.steps[0], PathKind::kCpu), 10 * us);
+
+  const Profile drawn = replayed_profile(p, r, edits);
+  const Rank& rank = drawn.ranks()[0];
+  ASSERT_EQ(rank.streams.size(), 2u);
+  ASSERT_EQ(rank.activities.size(), 6u);
+  EXPECT_EQ(rank.streams[0].count, 5u);  // the copies on the GEMMs' stream, in start order
+  EXPECT_EQ(drawn.str(rank.activities[1].name), "copy into the bucket");
+  EXPECT_EQ(rank.activities[4].start_ns, 1150 * us);
+  EXPECT_EQ(rank.streams[1].device, rank.streams[0].device);
+  EXPECT_GT(rank.streams[1].stream, rank.streams[0].stream);
+  ASSERT_EQ(rank.collectives.size(), 1u);
+  EXPECT_EQ(drawn.str(rank.collectives[0].op), "allreduce");
+  EXPECT_EQ(rank.collectives[0].in_bytes, 1'000'000);
+  EXPECT_EQ(rank.collectives[0].group_size, 4);
+  EXPECT_EQ(rank.activities[rank.collectives[0].activity].end_ns, 1150 * us);
+  EXPECT_EQ(rank.activities[rank.collectives[0].activity].collective, 0);
+  EXPECT_EQ(rank.gpu_last_ns, 1250 * us);
+  EXPECT_EQ(p.strings()->size() + 5, drawn.strings()->size());  // three names, the op, the source "what-if"
+}
+
+// An added activity that names work the rank does not hold is the planner's bug: one line, not a crash.
+TEST(Replay, AddedWorkMustFollowSomethingTheRankHolds) {
+  const Profile p = gpu_bound_step();
+  ReplayEdits edits = added_to_gpu_bound_step();
+  edits.added[0][1].after = 7;
+  EXPECT_THROW(replay(p, analyze(p), edits), Error);
+  edits = added_to_gpu_bound_step();
+  edits.added[0][0].after_added = 2;  // a later one
+  EXPECT_THROW(replay(p, analyze(p), edits), Error);
+}
+
 // Rank 0 arrives at 100 µs, rank 1 at 300; both end at 400: 100 µs of transfer after the last arrival.
 Profile late_rank() {
   ProfileBuilder b("replay_coll");
@@ -250,10 +325,6 @@ TEST(Replay, TheResultDoesNotDependOnTheNumberOfThreads) {
       }
     }
   }
-}
-
-TimeNs part(const ReplayedStep& s, PathKind p) {
-  return s.critical_path[static_cast<std::size_t>(p)];
 }
 
 // Walked back from the step's end: 60 µs of host work after the synchronisation, its 10 µs return after the
@@ -472,6 +543,34 @@ TEST(Replay, WhatifDataParallelNeedsTheMeasuredDegree) {
   EXPECT_THAT(odd.err,
               HasSubstr("each rank would run 1.5 sequences per step (the stated global batch 2 over dp 2, "
                         "x 1.5): not a whole number"));
+  fs::remove_all(dir);
+}
+
+// A job measured on one GPU (the H200 trace this project recorded: dp 1, FP32 parameters under BF16
+// autocast) replayed as eight data-parallel replicas: DDP's work is added, three activities per bucket
+// (the scaling copy, the all-reduce, the copy back) in each of its two steps; its steps are bound by their
+// CPU thread and do not move, its GPU is busier and the all-reduces partly exposed. A trace that names no GPU
+// is refused in one line.
+TEST(Replay, WhatifDataParallelFromOneGpuAddsDdpsWork) {
+  const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / ("replay-dp1-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path trace = fs::path(MESHSCOPE_SOURCE_DIR) / "tests/data/known_models/h200_gpt_train.json.gz";
+  const std::string text = test::run_cli_ok("whatif '" + trace.string() + "' --dp 8", dir);
+  EXPECT_THAT(text, HasSubstr("edits    dp 8; 0 activities changed, 84 activities added"));
+  EXPECT_THAT(text,
+              HasSubstr("dp 1 -> 8: the gradients' all-reduces added as PyTorch DDP buckets them: 667.0 MB"));
+  EXPECT_THAT(text, HasSubstr("in 14 buckets"));
+  EXPECT_THAT(text, HasSubstr("FP32 parameters"));
+  const std::string json = test::run_cli_ok("whatif '" + trace.string() + "' --dp 8 --json", dir);
+  EXPECT_THAT(json, HasSubstr("\"added_activities\": 84"));
+  EXPECT_THAT(json, HasSubstr("\"predicted_ns\": 35157167"));
+  EXPECT_THAT(json, ::testing::ContainsRegex("\"exposed_comm_ns\": [1-9][0-9]{5}"));
+  const fs::path cpu = fs::path(MESHSCOPE_SOURCE_DIR) / "tests/data/known_models/bert_train.json.gz";
+  const test::CliResult unknown = test::run_cli("whatif '" + cpu.string() + "' --dp 4", dir);
+  EXPECT_NE(unknown.status, 0);
+  EXPECT_THAT(unknown.err, HasSubstr("bert_train.json.gz: --dp 4 from one replica times the gradients' "
+                                     "all-reduces on the GPU's links"));
+  EXPECT_EQ(std::count(unknown.err.begin(), unknown.err.end(), '\n'), 1);
   fs::remove_all(dir);
 }
 

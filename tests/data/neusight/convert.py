@@ -3,7 +3,9 @@
 scripts/asplos/label/GPU/MODEL-train-SEQ-BATCH.{csv,json}) into the small tables tests/compare/batch_edit_test.cpp
 reads: per operator of the traced model (torch.fx), whether it is a GEMM, how many kernels it runs (forward, and
 with a backward its two gradients), how many times the model runs it (the layers, for the first block's
-operators) and its measured forward + backward latency; the step's measured end-to-end latency in a header.
+operators) and its measured forward + backward latency (and each apart); the step's measured end-to-end latency
+in a header, with, where NeuSight measured them on four GPUs of the same kind, the data-parallel (4x the global
+batch), tensor-parallel and pipelined (one micro-batch) steps of the same model.
 Each operator also names the ATen operator PyTorch runs for it, with its inputs' sizes and element types as
 Kineto records them ("Input Dims", "Input type"), so that meshscope's own formulas (analysis/measure/op_work)
 count its FLOPs and bytes; "-" for what launches no kernel (views, sizes, Python arithmetic on sizes).
@@ -122,8 +124,15 @@ def main():
                 e2e = json.loads(meta)
                 lines = [f"# {gpu} {base} batch {batch}: measured step {e2e['e2e_latency']:.6f} ms, "
                          f"{e2e['num_layer']} layers (NeuSight {path})",
-                         f"step_ms\t{e2e['e2e_latency']:.6f}",
-                         "gemm\tkernels\ttimes\tlatency_ms\taten\tinput_dims\tinput_types"]
+                         f"step_ms\t{e2e['e2e_latency']:.6f}"]
+                # The same model on four GPUs of that kind, each running this batch: data-parallel at 4x the
+                # global batch, tensor-parallel and pipelined (one micro-batch) at this one.
+                for key, label in (("dp4", f"{base}-{4 * batch}-dp4"), ("tp4", f"{base}-{batch}-tp4"),
+                                   ("pp4_1", f"{base}-{batch}-pp4_1")):
+                    multi = read(root, f"scripts/asplos/label/{gpu}/{label}.json")
+                    if multi is not None:
+                        lines.append(f"{key}_step_ms\t{json.loads(multi)['e2e_latency']:.6f}")
+                lines.append("gemm\tkernels\ttimes\tlatency_ms\taten\tinput_dims\tinput_types\tforward_ms\tbackward_ms")
                 for row in csv.DictReader(io.StringIO(table)):
                     latency = float(row["fw_latency"]) + float(row["bw_latency"])
                     if latency <= 0:
@@ -133,7 +142,8 @@ def main():
                     kernels = (3 if gemm else 2) if backward else 1
                     times = e2e["num_layer"] if BLOCK.search(row["meta"]) else 1
                     op, dims, types = aten(row, gemm)
-                    lines.append(f"{int(gemm)}\t{kernels}\t{times}\t{latency:.6f}\t{op}\t{dims}\t{types}")
+                    lines.append(f"{int(gemm)}\t{kernels}\t{times}\t{latency:.6f}\t{op}\t{dims}\t{types}\t"
+                                 f"{float(row['fw_latency']):.6f}\t{float(row['bw_latency']):.6f}")
                 os.makedirs(os.path.join(out, gpu), exist_ok=True)
                 with open(os.path.join(out, gpu, f"{base}-{batch}.tsv"), "w") as f:
                     f.write("\n".join(lines) + "\n")

@@ -1,0 +1,193 @@
+// `whatif --dp N` from one replica (compare::plan_gradient_sync): DDP's buckets worked out for GPT-2 large,
+// and the edit checked against steps really measured on four GPUs: NeuSight's (Lee et al., ASPLOS 2025;
+// tests/data/neusight, MIT licence) GPT-2 large training steps on one H100 SXM and, data-parallel, on four
+// (PyTorch DDP through Accelerate, each GPU running the one GPU's batch). The one GPU's operators become a
+// profile (the forward's kernels in order, the backward's in reverse from an autograd range, one stream);
+// the edit adds DDP's work to it, and the measured step plus what the edit added is the prediction. The
+// table goes to MESHSCOPE_TEST_OUTPUT/dp_from_one_validation.md and is in docs/WHATIF.md. Nothing here was
+// fitted to these steps.
+#include "analysis/compare/gradient_sync.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "analysis/measure/measure.hpp"
+#include "analysis/measure/replay.hpp"
+#include "analysis/model/architecture.hpp"
+#include "analysis/model/presets.hpp"
+#include "profiler/error.hpp"
+#include "tests/compare/neusight_steps.hpp"
+#include "tests/measure/profile_builder.hpp"
+
+namespace meshscope::compare {
+namespace {
+
+namespace fs = std::filesystem;
+
+// GPT-2 large (Radford et al. 2019; Hugging Face's gpt2-large config: 36 layers, d_model 1280, 20 heads,
+// vocabulary 50257, 1024 positions, the output layer tied to the embedding).
+model::ModelSpec gpt2_large() {
+  model::ModelSpec m = model::load_model("gpt");
+  m.layers = 36;
+  m.hidden = 1280;
+  m.heads = 20;
+  m.kv_heads = 20;
+  m.ffn = 5120;
+  m.ffn_multiplier = 0;
+  m.vocab = 50257;
+  m.seq = 1024;
+  m.learned_positions = true;
+  m.tied_embeddings = true;
+  return m;
+}
+
+// GPT-2 large holds 774,030,080 parameters (Hugging Face's gpt2-large: "774M"; 50257 × 1280 + 1024 × 1280
+// embeddings and 36 layers of 12 × 1280² + 13 × 1280, with the final norm), all in FP32 buckets: the first
+// closes at DDP's 1 MiB, the others at 25 MiB or with the tensor that passes it, the embedding last, when
+// the backward ends.
+TEST(GradientSync, Gpt2LargeBucketsAsDdpFillsThem) {
+  GradientSyncRequest request;
+  const std::vector<GradientBucket> buckets = gradient_buckets(gpt2_large(), 1024, request);
+  ASSERT_GE(buckets.size(), 3u);
+  double bytes = 0;
+  for (const GradientBucket& b : buckets) bytes += b.bytes;
+  EXPECT_NEAR(bytes / 4, 774'030'080, 774'030'080 * 0.002);
+  EXPECT_GE(buckets.front().bytes, 1 << 20);
+  EXPECT_LT(buckets.front().bytes, 30e6);  // one MLP matrix of 1280 × 5120 in FP32: 26.2 MB
+  for (std::size_t b = 1; b + 1 < buckets.size(); ++b) {
+    EXPECT_GE(buckets[b].bytes, 25 << 20) << b;
+    EXPECT_GE(buckets[b].ready_share, buckets[b - 1].ready_share) << b;
+  }
+  EXPECT_DOUBLE_EQ(buckets.back().ready_share, 1.0);
+  EXPECT_GE(buckets.back().bytes, (50257.0 + 1024.0) * 1280 * 4);  // the embeddings
+  // A 1/4 shard (tensor parallelism 4) and 16-bit parameters: an eighth of the bytes.
+  request.tp = 4;
+  request.bytes_per_gradient = 2;
+  double shard = 0;
+  for (const GradientBucket& b : gradient_buckets(gpt2_large(), 1024, request)) shard += b.bytes;
+  EXPECT_NEAR(shard, bytes / 8, bytes * 1e-9);
+}
+
+// NeuSight's one-GPU step as a profile: each operator's forward kernels in order (the first block's
+// operators once per layer), then its backward kernels in reverse order, launched from inside an autograd
+// range on the backward's thread; every kernel queued on one stream. A GEMM's backward is two kernels.
+Profile step_profile(const test::NeuSightStep& step, const std::string& name) {
+  test::ProfileBuilder b(name);
+  b.rank(0, 1);
+  std::vector<std::pair<double, double>> order;  // (forward ms, backward ms) of each call, forward order
+  std::vector<int> kernels;
+  std::size_t first_block = step.operators.size(), after_block = step.operators.size();
+  for (std::size_t k = 0; k < step.operators.size(); ++k) {
+    if (step.operators[k].times > 1 && first_block == step.operators.size()) first_block = k;
+    if (step.operators[k].times > 1) after_block = k + 1;
+  }
+  const auto add = [&](const test::NeuSightOperator& op) {
+    if (op.aten.empty() || op.aten == "-") return;
+    order.emplace_back(op.forward_ms, op.backward_ms);
+    kernels.push_back(op.gemm ? 2 : 1);
+  };
+  for (std::size_t k = 0; k < first_block; ++k) add(step.operators[k]);
+  for (int layer = 0; first_block < after_block && layer < step.operators[first_block].times; ++layer)
+    for (std::size_t k = first_block; k < after_block; ++k) add(step.operators[k]);
+  for (std::size_t k = after_block; k < step.operators.size(); ++k) add(step.operators[k]);
+
+  TimeNs gpu = 1000, call = 0;
+  const auto launch = [&](std::int64_t tid, double ms, const char* kernel) {
+    const TimeNs length = std::max<TimeNs>(1, std::llround(ms * 1e6));
+    b.launch(0, tid, call, call + 1, 7, gpu, gpu + length, kernel);
+    call += 2;
+    gpu += length;
+  };
+  for (const auto& [forward, backward] : order)
+    if (forward > 0) launch(1, forward, "vectorized_elementwise_kernel");
+  const TimeNs backward_from = call;
+  for (std::size_t k = order.size(); k-- > 0;) {
+    if (!(order[k].second > 0)) continue;
+    for (int j = 0; j < kernels[k]; ++j) launch(2, order[k].second / kernels[k], "sgemm_128x64_nn");
+  }
+  b.range(0, 2, RangeKind::kCpuOp, backward_from, call, "autograd::engine::evaluate_function: MmBackward0");
+  b.step(0, 1, 0, call, 1);
+  return b.finish();
+}
+
+struct DataParallelCheck {
+  std::string file;
+  double one_gpu_ms = 0, measured_ms = 0, predicted_ms = 0, added_ms = 0, exposed_ms = 0;
+  double error() const { return 100.0 * (predicted_ms - measured_ms) / measured_ms; }
+  double no_cost_error() const { return 100.0 * (one_gpu_ms - measured_ms) / measured_ms; }
+};
+
+DataParallelCheck check_data_parallel(const fs::path& path) {
+  const test::NeuSightStep step = test::read_neusight_step(path);
+  const Profile profile = step_profile(step, "dp_" + path.stem().string());
+  const measure::Analysis analysis = measure::analyze(profile);
+  const model::HardwareSpec h100 = model::load_hardware("h100-sxm");
+  GradientSyncRequest request;
+  request.dp = 4;
+  const GradientSync sync = plan_gradient_sync(
+      profile, analysis, gradient_buckets(gpt2_large(), 1024, request), h100, request, "t");
+  measure::ReplayGraph graph(profile, analysis);
+  const measure::Replay base = graph.run();
+  measure::ReplayEdits edits;
+  edits.added = sync.added;
+  const measure::Replay edited = graph.run(edits);
+  EXPECT_EQ(edited.added_activities, 3 * static_cast<std::int64_t>(sync.buckets));
+  DataParallelCheck c{path.stem().string(), step.step_ms, step.dp4_step_ms};
+  c.added_ms = static_cast<double>(edited.steps.at(0).replayed_ns - base.steps.at(0).replayed_ns) / 1e6;
+  c.predicted_ms = step.step_ms + c.added_ms;
+  c.exposed_ms = static_cast<double>(edited.ranks.at(0).exposed_comm_ns) / 1e6;
+  return c;
+}
+
+// One H100's GPT-2 large steps at batch 1 and 4 predict four H100s data-parallel (4 and 16 sequences in
+// all), within 5 % of the steps NeuSight measured.
+TEST(GradientSync, OneH100PredictsFourDataParallel) {
+  const fs::path dir = test::neusight_dir() / "NVIDIA_H100_80GB_HBM3";
+  std::vector<DataParallelCheck> checks;
+  for (const char* file : {"gpt2_large-train-1024-1.tsv", "gpt2_large-train-1024-4.tsv"}) {
+    ASSERT_GT(test::read_neusight_step(dir / file).dp4_step_ms, 0) << file;
+    checks.push_back(check_data_parallel(dir / file));
+  }
+  std::string table =
+      "| model, batch per GPU | 1 GPU, measured ms | 4 GPUs, measured ms | predicted ms | error | added by "
+      "the "
+      "edit ms | exposed all-reduce ms | error without it |\n|---|---|---|---|---|---|---|---|\n";
+  for (const DataParallelCheck& c : checks) {
+    EXPECT_GT(c.added_ms, 0) << c.file;
+    EXPECT_LT(std::abs(c.error()), 5.0) << c.file;
+    table += fmt::format("| {} | {:.1f} | {:.1f} | {:.1f} | {:+.1f} % | {:.2f} | {:.2f} | {:+.1f} % |\n",
+                         c.file, c.one_gpu_ms, c.measured_ms, c.predicted_ms, c.error(), c.added_ms,
+                         c.exposed_ms, c.no_cost_error());
+  }
+  fs::create_directories(MESHSCOPE_TEST_OUTPUT);
+  std::ofstream(fs::path(MESHSCOPE_TEST_OUTPUT) / "dp_from_one_validation.md") << table;
+}
+
+// A profile that recorded no backward pass has no gradients to exchange: refused in one line.
+TEST(GradientSync, AProfileWithoutABackwardIsRefused) {
+  test::ProfileBuilder b("dp_forward_only");
+  b.rank(0, 1);
+  b.launch(0, 1, 0, 1, 7, 10, 1000, "sgemm_128x64_nn");
+  const Profile p = b.finish();
+  GradientSyncRequest request;
+  request.dp = 8;
+  try {
+    plan_gradient_sync(p, measure::analyze(p), gradient_buckets(gpt2_large(), 1024, request),
+                       model::load_hardware("h100-sxm"), request, "forward.msdb");
+    ADD_FAILURE() << "planned without a backward";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::StartsWith("forward.msdb: --dp 8: no compute kernel was launched from a "
+                                                "backward range"));
+  }
+}
+
+}  // namespace
+}  // namespace meshscope::compare
