@@ -314,8 +314,8 @@ GradientSync plan_gradient_sync(const Profile& profile, const measure::Analysis&
       "bytes "
       "per parameter{}) in {} buckets ({:.0f} MiB first, {:.0f} MiB after, in the order the backward pass "
       "produces them), each ready once the backward's kernels have run its share of their time (GEMM and "
-      "attention work through its layer), all-reduced on a stream of its own; the work after the backward "
-      "waits for the last; {:.2f} ms of all-reduce per step over {} GPUs ({} per node): {}",
+      "attention work through its layer), all-reduced on a stream of its own, the backward's stream waiting for "
+      "each at its end; {:.2f} ms of all-reduce per step over {} GPUs ({} per node): {}",
       request.dp, bytes / 1e6, request.bytes_per_gradient,
       request.tp > 1 ? fmt::format(", a 1/{} shard", request.tp) : std::string(), buckets.size(),
       request.first_bucket_bytes / (1 << 20), request.bucket_bytes / (1 << 20), out.bucket_seconds * 1e3,

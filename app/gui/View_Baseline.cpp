@@ -99,7 +99,7 @@ void View::run_whatif() {
     return;
   }
   measure::Replay replay = replay_graph().run(edits, true);
-  auto profile = std::make_shared<const Profile>(measure::replayed_profile(*loaded_->profile, replay));
+  auto profile = std::make_shared<const Profile>(measure::replayed_profile(*loaded_->profile, replay, edits));
   std::unique_ptr<LoadedProfile> whatif = index_profile(std::move(profile), nullptr);
   whatif->source = loaded_->source;
   whatif->msdb = loaded_->msdb;

@@ -1,11 +1,11 @@
 // explorer_replay.cpp: the Explorer's TP, DP and global-batch controls driving a replay of the measured run
 // (docs/WHATIF.md). When the layout chosen differs from what the open profile ran in its tensor- and
 // data-parallel degrees and its global batch only, the profile's dependency graph is replayed with the layout
-// edit of `whatif --tp --dp --batch` (compare::retime_layout; each rank's batch follows the global batch over
-// the replicas, as the model's does) and the change of its mean step is shown beside the model's prediction,
-// saying which parts come from the replay (the measured kernels, launches, host work and waits, moved by
-// their dependencies) and which from the model (the split of the sharded kernels, the collectives' α-β
-// times).
+// edits of `whatif --tp --dp --batch` (compare::whatif_edits; each rank's batch follows the global batch over
+// the replicas, as the model's does; from one replica, DDP's work added) and the change of its mean step is
+// shown beside the model's prediction, saying which parts come from the replay (the measured kernels,
+// launches, host work and waits, moved by their dependencies) and which from the model (the split of the
+// sharded kernels, the collectives' α-β times).
 #include <imgui.h>
 
 #include <cstdio>
@@ -14,6 +14,7 @@
 
 #include "analysis/compare/link_edits.hpp"
 #include "analysis/compare/measured.hpp"
+#include "analysis/compare/whatif_request.hpp"
 #include "app/gui/explorer_panel.hpp"
 #include "app/gui/gui_util.hpp"
 #include "profiler/error.hpp"
@@ -44,23 +45,23 @@ void ExplorerPanel::run_replay(const model::ParallelConfig& now, int ran_tp, int
   out.ran_dp = ran_dp;
   out.tp = tp;
   out.dp = dp;
-  const compare::Workload& workload = loaded_->measured->workload;
-  compare::LayoutEdit edit;
-  if (tp != ran_tp) edit.tp = tp;
-  if (dp != ran_dp) edit.dp = dp;
+  const compare::MeasuredModel& measured = *loaded_->measured;
+  compare::WhatifRequest request;
+  if (tp != ran_tp) request.tp = tp;
+  if (dp != ran_dp) request.dp = dp;
   const std::optional<double> scale = batch_scale(now, ran_dp, dp);
   out.batch_scale = scale.value_or(1.0);
-  edit.batch_scale = out.batch_scale;
+  request.batch = out.batch_scale;
   try {
-    compare::LinkRetiming retimed =
-        compare::retime_layout(*loaded_->profile, loaded_->analysis(), compare::inferred_layout(workload),
-                               edit, compare::hardware_spec(workload), loaded_->source.filename().string());
-    measure::ReplayEdits edits;
-    edits.transfer_factor = std::move(retimed.factor);
+    // The same edits as `whatif --tp --dp --batch` (from one replica, DDP's work added).
+    compare::WhatifEdits whatif =
+        compare::whatif_edits(*loaded_->profile, loaded_->analysis(), measured.work, measured.workload,
+                              request, nullptr, loaded_->source.filename().string());
+    const measure::ReplayEdits& edits = whatif.edits;
     measure::ReplayGraph& graph = host_.replay_graph();
     out.measured_ns = mean_step_ns(graph.run());
     out.edited_ns = mean_step_ns(graph.run(edits));
-    out.notes = std::move(retimed.notes);
+    out.notes = std::move(whatif.notes);
     if (!scale)
       out.notes.push_back(
           "the global batch the profile ran, or the one chosen, is not known: each rank's batch as measured");

@@ -120,7 +120,8 @@ Profile step_profile(const test::NeuSightStep& step, const std::string& name) {
 
 struct DataParallelCheck {
   std::string file;
-  double one_gpu_ms = 0, measured_ms = 0, predicted_ms = 0, added_ms = 0, exposed_ms = 0;
+  double one_gpu_ms = 0, measured_ms = 0, predicted_ms = 0, added_ms = 0, exposed_ms = 0, all_reduce_ms = 0;
+  std::string notes;
   double error() const { return 100.0 * (predicted_ms - measured_ms) / measured_ms; }
   double no_cost_error() const { return 100.0 * (one_gpu_ms - measured_ms) / measured_ms; }
 };
@@ -140,10 +141,15 @@ DataParallelCheck check_data_parallel(const fs::path& path) {
   edits.added = sync.added;
   const measure::Replay edited = graph.run(edits);
   EXPECT_EQ(edited.added_activities, 3 * static_cast<std::int64_t>(sync.buckets));
-  DataParallelCheck c{path.stem().string(), step.step_ms, step.dp4_step_ms};
+  DataParallelCheck c;
+  c.file = path.stem().string();
+  c.one_gpu_ms = step.step_ms;
+  c.measured_ms = step.dp4_step_ms;
   c.added_ms = static_cast<double>(edited.steps.at(0).replayed_ns - base.steps.at(0).replayed_ns) / 1e6;
   c.predicted_ms = step.step_ms + c.added_ms;
   c.exposed_ms = static_cast<double>(edited.ranks.at(0).exposed_comm_ns) / 1e6;
+  c.all_reduce_ms = sync.bucket_seconds * 1e3;
+  for (const std::string& n : sync.notes) c.notes += "\n- " + n;
   return c;
 }
 
@@ -167,6 +173,8 @@ TEST(GradientSync, OneH100PredictsFourDataParallel) {
                          c.file, c.one_gpu_ms, c.measured_ms, c.predicted_ms, c.error(), c.added_ms,
                          c.exposed_ms, c.no_cost_error());
   }
+  for (const DataParallelCheck& c : checks)
+    table += fmt::format("\n{}: {:.2f} ms of all-reduce per step{}\n", c.file, c.all_reduce_ms, c.notes);
   fs::create_directories(MESHSCOPE_TEST_OUTPUT);
   std::ofstream(fs::path(MESHSCOPE_TEST_OUTPUT) / "dp_from_one_validation.md") << table;
 }

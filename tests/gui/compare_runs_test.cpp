@@ -209,6 +209,44 @@ TEST(GuiCompareRuns, WhatIfRowsAreTheReplayUnderEachRank) {
   EXPECT_EQ(steps, 4u) << "one what-if steps row per rank";
 }
 
+// `--dp 8` on a run measured on one GPU: the what-if rows hold DDP's work the replay added, the all-reduces
+// on a stream of their own under the rank and the bucket copies on the backward's stream.
+TEST(GuiCompareRuns, WhatIfRowsDrawTheWorkAnEditAdds) {
+  const auto msdb = test::imported(std::filesystem::path(MESHSCOPE_SOURCE_DIR) /
+                                   "tests/data/known_models/h200_gpt_train.json.gz");
+  ASSERT_FALSE(msdb.empty());
+  compare::WhatifRequest request;
+  std::string error;
+  ASSERT_TRUE(compare::parse_whatif_line("--dp 8", request, error)) << error;
+  NullImGui imgui(1600, 2000);
+  View view(options_for(Panel::kTimeline));
+  view.set_profile(load_profile(msdb));
+  view.set_all_ranks_open(true);
+  view.request_whatif(request, "--dp 8");
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  ASSERT_NE(view.baseline(), nullptr);
+  const Profile& whatif = *view.baseline()->profile;
+  const Rank& rank = whatif.ranks().at(0);
+  std::size_t all_reduces = 0, copies = 0;
+  for (const GpuStream& s : rank.streams)
+    for (const Activity& a : rank.stream_activities(static_cast<std::size_t>(&s - rank.streams.data()))) {
+      const std::string& name = whatif.str(a.name);
+      if (name.starts_with("ncclDevKernel_AllReduce_Sum (added: dp 8")) {
+        ++all_reduces;
+        EXPECT_EQ(s.name, "added by the what-if");
+      }
+      copies += name.starts_with("DDP: ");
+    }
+  EXPECT_EQ(all_reduces, 28u);  // 14 buckets in each of two steps
+  EXPECT_EQ(copies, 56u);
+  EXPECT_EQ(rank.collectives.size(), 28u);
+  simdjson::dom::parser parser;
+  std::size_t added_rows = 0;
+  for (auto row : parser.parse(view.state_json())["timeline"]["rows"].get_array())
+    added_rows += std::string_view(row["label"]).find("added by the") != std::string_view::npos;
+  EXPECT_EQ(added_rows, 1u);
+}
+
 // With the critical path shown, the what-if rows carry the edited run's own path: every activity they outline
 // is on a step path of the replayed profile (LoadedProfile::critical of the what-if).
 TEST(GuiCompareRuns, WhatIfRowsShowTheEditedRunsCriticalPath) {
