@@ -86,6 +86,10 @@ void View::set_layout(int gpus, int tp, int pp, int cp, int ep, int etp) {
   explorer_->set_layout(gpus, tp, pp, cp, ep, etp);
 }
 
+void View::set_global_batch(int sequences) {
+  explorer_->set_global_batch(sequences);
+}
+
 void View::set_explorer_mode(model::Mode mode) {
   explorer_->set_mode(mode);
 }

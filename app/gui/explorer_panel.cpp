@@ -300,6 +300,13 @@ void ExplorerPanel::set_layout(int gpus, int tp, int pp, int cp, int ep, int etp
   repredict();
 }
 
+void ExplorerPanel::set_global_batch(int sequences) {
+  ex_.layout.global_batch = sequences;
+  ex_.dirty = true;
+  ex_.search_dirty = true;
+  repredict();
+}
+
 void ExplorerPanel::set_mode(model::Mode mode) {
   ex_.layout.mode = mode;
   ex_.dirty = true;

@@ -84,6 +84,7 @@ class ExplorerPanel {
                  int global_batch);
   void set_layout(int gpus, int tp, int pp, int cp, int ep, int etp);
   void set_mode(model::Mode mode);
+  void set_global_batch(int sequences);
   void use_measured_pipeline();
 
   // What it predicts from: ready once the presets are read (else SPEC_ERROR says why).

@@ -376,6 +376,29 @@ TEST(GuiCompareRuns, ExplorerReplayKeepsTheGlobalBatchTheModelKeeps) {
   EXPECT_NE(r.edited_ns, weak);
 }
 
+// The Explorer on a run measured on one GPU (the H200 GPT step, dp 1, 8 sequences): 8 GPUs at tp 1 and a
+// global batch of 64 replays it as eight DDP replicas, each rank's batch as measured, the edit adding DDP's
+// work as `whatif --dp 8` does (compare::whatif_edits).
+TEST(GuiCompareRuns, ExplorerReplaysOneGpuAsDataParallelReplicas) {
+  const auto msdb = test::imported(std::filesystem::path(MESHSCOPE_SOURCE_DIR) /
+                                   "tests/data/known_models/h200_gpt_train.json.gz");
+  ASSERT_FALSE(msdb.empty());
+  NullImGui imgui(1600, 1200);
+  View view(options_for(Panel::kExplorer));
+  view.set_profile(load_profile(msdb));
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  view.set_layout(8, 1, 1);
+  view.set_global_batch(64);  // each replica's 8 sequences, as measured
+  for (int i = 0; i < 2; ++i) imgui.frame(view);
+  const ExplorerReplay& r = view.explorer_replay_shown();
+  ASSERT_TRUE(r.done) << r.error;
+  EXPECT_EQ(r.ran_dp, 1);
+  EXPECT_EQ(r.dp, 8);
+  EXPECT_GT(r.edited_ns, 0);
+  EXPECT_THAT(::testing::PrintToString(r.notes),
+              ::testing::HasSubstr("dp 1 -> 8: the gradients' all-reduces"));
+}
+
 // The What-if line takes `whatif`'s layout flags: "--tp 4 --dp 2 --keep-global-batch" replays the run as
 // `whatif
 // --tp 4 --dp 2 --keep-global-batch` does (compare::retime_layout; the job's dp 4 over 2 replicas: each
