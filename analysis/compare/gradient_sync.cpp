@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -75,27 +76,37 @@ GroupLinks group_links(const Profile& profile, const measure::Analysis& analysis
   return out;
 }
 
-// The compute kernels of rank RI launched from inside a backward range, per step (one group when the rank has
-// no steps), each group in start order.
-std::vector<std::vector<std::uint32_t>> backward_kernels(const Profile& profile,
-                                                         const measure::Analysis& analysis, std::size_t ri,
-                                                         std::vector<std::uint8_t>& launched_in) {
+// One step's compute kernels of a rank, in start order: those launched from inside a backward range, and
+// the others (the forward passes) but the optimizer's.
+struct StepKernels {
+  std::vector<std::uint32_t> forward, backward;
+};
+
+// The steps of rank RI (one when the rank has no steps); LAUNCHED_IN: per activity, 1 when launched from a
+// backward range.
+std::vector<StepKernels> step_kernels(const Profile& profile, const measure::Analysis& analysis,
+                                      std::size_t ri, std::vector<std::uint8_t>& launched_in) {
   const Rank& r = profile.ranks()[ri];
   const measure::RankResult& result = analysis.ranks[ri];
   const std::vector<std::uint8_t> backward =
       measure::calls_inside_ranges(profile, ri, measure::backward_range_name);
+  const std::vector<std::uint8_t> optimizer =
+      measure::calls_inside_ranges(profile, ri, measure::optimizer_range_name);
   measure::CorrelationMap map;
   map.build(r.api_calls);
-  std::vector<std::vector<std::uint32_t>> out(std::max<std::size_t>(1, result.steps.size()));
-  launched_in.assign(r.activities.size(), 0);  // 1: launched from a backward range
+  std::vector<StepKernels> out(std::max<std::size_t>(1, result.steps.size()));
+  launched_in.assign(r.activities.size(), 0);
   for (std::uint32_t i = 0; i < r.activities.size(); ++i) {
     const Activity& a = r.activities[i];
     if (a.kind == ActivityKind::kSync) continue;
     const std::int32_t api = map.find(a.correlation);
-    if (api < 0 || backward[static_cast<std::size_t>(api)] == 0) continue;
-    launched_in[i] = 1;
-    if (a.kind != ActivityKind::kKernel || result.classes[i] != ActivityClass::kCompute) continue;
-    const TimeNs launch = r.api_calls[static_cast<std::size_t>(api)].start_ns;
+    if (api < 0) continue;
+    const auto call = static_cast<std::size_t>(api);
+    launched_in[i] = backward[call];
+    if (a.kind != ActivityKind::kKernel || result.classes[i] != ActivityClass::kCompute ||
+        optimizer[call] != 0)
+      continue;
+    const TimeNs launch = r.api_calls[call].start_ns;
     std::size_t step = 0;
     if (!result.steps.empty()) {
       const auto it = std::find_if(
@@ -104,13 +115,32 @@ std::vector<std::vector<std::uint32_t>> backward_kernels(const Profile& profile,
       if (it == result.steps.end()) continue;
       step = static_cast<std::size_t>(it - result.steps.begin());
     }
-    out[step].push_back(i);
+    (backward[call] != 0 ? out[step].backward : out[step].forward).push_back(i);
   }
-  for (auto& kernels : out)
-    std::stable_sort(kernels.begin(), kernels.end(), [&](std::uint32_t x, std::uint32_t y) {
-      return r.activities[x].start_ns < r.activities[y].start_ns;
-    });
+  for (StepKernels& step : out)
+    for (auto* kernels : {&step.forward, &step.backward})
+      std::stable_sort(kernels->begin(), kernels->end(), [&](std::uint32_t x, std::uint32_t y) {
+        return r.activities[x].start_ns < r.activities[y].start_ns;
+      });
   return out;
+}
+
+// Per kernel of KERNELS (in start order), the time they have run through it; TOTAL their sum.
+std::vector<TimeNs> time_done(const Rank& r, const std::vector<std::uint32_t>& kernels, TimeNs& total) {
+  std::vector<TimeNs> done(kernels.size());
+  total = 0;
+  for (std::size_t k = 0; k < kernels.size(); ++k) done[k] = total += r.activities[kernels[k]].duration();
+  return done;
+}
+
+// The kernel of KERNELS by which they have run SHARE of their time (DONE: time_done's).
+std::uint32_t kernel_at_share(const std::vector<std::uint32_t>& kernels, const std::vector<TimeNs>& done,
+                              TimeNs total, double share) {
+  const auto target = static_cast<TimeNs>(std::llround(share * static_cast<double>(total)));
+  const auto at = std::min<std::size_t>(
+      static_cast<std::size_t>(std::lower_bound(done.begin(), done.end(), target) - done.begin()),
+      kernels.size() - 1);
+  return kernels[at];
 }
 
 // The first work on LAST's stream after it that was not launched from a backward range: what waits for the
@@ -158,9 +188,8 @@ AddedActivity copy_activity(std::uint32_t after, std::uint32_t after_added, std:
 void plan_step(const Rank& r, const std::vector<std::uint32_t>& kernels,
                const std::vector<std::uint8_t>& backward, const StepPlan& plan,
                std::vector<AddedActivity>& out) {
-  std::vector<TimeNs> done(kernels.size());
   TimeNs total = 0;
-  for (std::size_t k = 0; k < kernels.size(); ++k) done[k] = total += r.activities[kernels[k]].duration();
+  const std::vector<TimeNs> done = time_done(r, kernels, total);
   const std::uint32_t last = *std::max_element(
       kernels.begin(), kernels.end(),
       [&](std::uint32_t x, std::uint32_t y) { return r.activities[x].end_ns < r.activities[y].end_ns; });
@@ -171,11 +200,7 @@ void plan_step(const Rank& r, const std::vector<std::uint32_t>& kernels,
   std::uint32_t previous = kernels.front();
   for (std::size_t b = 0; b < n; ++b) {
     const GradientBucket& bucket = plan.buckets[b];
-    const auto target = static_cast<TimeNs>(std::llround(bucket.ready_share * static_cast<double>(total)));
-    const auto at = std::min<std::size_t>(
-        static_cast<std::size_t>(std::lower_bound(done.begin(), done.end(), target) - done.begin()),
-        kernels.size() - 1);
-    std::uint32_t after = kernels[at];
+    std::uint32_t after = kernel_at_share(kernels, done, total, bucket.ready_share);
     if (r.activities[after].end_ns < r.activities[previous].end_ns) after = previous;  // in order of ends
     previous = after;
     const auto copied = static_cast<std::uint32_t>(out.size());
@@ -293,13 +318,13 @@ GradientSync plan_gradient_sync(const Profile& profile, const measure::Analysis&
   std::int64_t planned_steps = 0, steps_without = 0;
   for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
     std::vector<std::uint8_t> launched_in;
-    for (const std::vector<std::uint32_t>& kernels : backward_kernels(profile, analysis, ri, launched_in)) {
-      if (kernels.empty()) {
+    for (const StepKernels& step : step_kernels(profile, analysis, ri, launched_in)) {
+      if (step.backward.empty()) {
         ++steps_without;
         continue;
       }
       ++planned_steps;
-      plan_step(ranks[ri], kernels, launched_in, plan, out.added[ri]);
+      plan_step(ranks[ri], step.backward, launched_in, plan, out.added[ri]);
     }
   }
   if (planned_steps == 0)
@@ -314,7 +339,8 @@ GradientSync plan_gradient_sync(const Profile& profile, const measure::Analysis&
       "bytes "
       "per parameter{}) in {} buckets ({:.0f} MiB first, {:.0f} MiB after, in the order the backward pass "
       "produces them), each ready once the backward's kernels have run its share of their time (GEMM and "
-      "attention work through its layer), all-reduced on a stream of its own, the backward's stream waiting for "
+      "attention work through its layer), all-reduced on a stream of its own, the backward's stream waiting "
+      "for "
       "each at its end; {:.2f} ms of all-reduce per step over {} GPUs ({} per node): {}",
       request.dp, bytes / 1e6, request.bytes_per_gradient,
       request.tp > 1 ? fmt::format(", a 1/{} shard", request.tp) : std::string(), buckets.size(),
@@ -332,6 +358,167 @@ GradientSync plan_gradient_sync(const Profile& profile, const measure::Analysis&
   if (steps_without > 0)
     out.notes.push_back(
         fmt::format("{} steps launched no backward compute kernel: nothing added to them", steps_without));
+  return out;
+}
+
+namespace {
+
+// The tensors of a recorded "Input Dims" list ("[[4, 20, 1024, 1024], [], [1280]]"): each one's sizes.
+std::vector<std::vector<std::int64_t>> tensors_of(std::string_view dims) {
+  std::vector<std::vector<std::int64_t>> out;
+  int depth = 0;
+  std::int64_t value = 0;
+  bool in_number = false;
+  for (const char c : dims) {
+    if (c >= '0' && c <= '9') {
+      value = value * 10 + (c - '0');
+      in_number = true;
+      continue;
+    }
+    if (in_number && depth == 2 && !out.empty()) out.back().push_back(value);
+    in_number = false;
+    value = 0;
+    if (c == '[' && ++depth == 2) out.emplace_back();
+    if (c == ']') --depth;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<std::uint8_t>> tensor_sharded_kernels(const Profile& profile,
+                                                              const measure::ProfileWork& work,
+                                                              const model::ModelSpec& m, int tp) {
+  const auto& ranks = profile.ranks();
+  std::vector<std::vector<std::uint8_t>> out(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r) out[r].assign(ranks[r].activities.size(), 0);
+  tp = std::max(1, tp);
+  const std::int64_t heads = m.heads / tp, kv_heads = m.kv_heads / tp;
+  const std::int64_t kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  const std::set<std::int64_t> widths = {
+      static_cast<std::int64_t>(m.ffn) / tp,
+      static_cast<std::int64_t>(m.heads + 2 * kv) * m.head_size() / tp,  // fused query, key and value
+      static_cast<std::int64_t>(m.vocab) / tp};
+  std::vector<std::int8_t> sharded_op(work.ops.size(), -1);  // -1: not worked out yet
+  for (const measure::KernelShare& k : work.kernels) {
+    if (k.rank_index >= out.size() || k.activity >= out[k.rank_index].size() || k.op >= work.ops.size())
+      continue;
+    std::int8_t& s = sharded_op[k.op];
+    if (s < 0) {
+      s = 0;
+      for (const std::vector<std::int64_t>& t : tensors_of(work.ops[k.op].input_dims)) {
+        if (t.size() == 4 && (t[1] == heads || t[1] == kv_heads) && t[1] > 1) s = 1;
+        if (!t.empty() && t.back() > 1 && widths.count(t.back()) > 0) s = 1;
+      }
+    }
+    out[k.rank_index][k.activity] = static_cast<std::uint8_t>(s);
+  }
+  return out;
+}
+
+TensorSyncPoints tensor_sync_points(const model::ModelSpec& m, int seq) {
+  const model::ParameterCounts c = model::count_parameters(m);
+  // Per layer: the attention block's work (its projections and the attention core), then the MLP's.
+  std::vector<std::pair<double, double>> layers;
+  for (int layer = 0; layer < m.layers; ++layer) {
+    const bool moe = m.is_moe_layer(layer);
+    layers.emplace_back(2.0 * c.attention_per_layer + model::attention_flops_per_token(m, seq),
+                        2.0 * (moe ? c.expert_active_per_layer + c.shared_per_layer : c.dense_mlp_per_layer));
+  }
+  const double logits = model::logits_flops_per_token(m);
+  double total = logits;
+  for (const auto& [attention, mlp] : layers) total += attention + mlp;
+  TensorSyncPoints out;
+  if (!(total > 0)) return out;
+  double done = 0;
+  out.forward.push_back(0);  // the embedding's, before any GEMM work
+  for (const auto& [attention, mlp] : layers) {
+    out.forward.push_back((done += attention) / total);
+    out.forward.push_back((done += mlp) / total);
+  }
+  done = logits;
+  out.backward.push_back(done / total);  // the output layer's input gradient
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+    out.backward.push_back((done += it->second) / total);
+    out.backward.push_back((done += it->first) / total);
+  }
+  return out;
+}
+
+namespace {
+
+// The all-reduces of one pass (KERNELS in start order) at SHARES of its time, each queued after its kernel.
+void plan_pass(const Rank& r, const std::vector<std::uint32_t>& kernels, const std::vector<double>& shares,
+               TimeNs ns, const TensorSyncRequest& request, const char* pass,
+               std::vector<AddedActivity>& out) {
+  if (kernels.empty()) return;
+  TimeNs total = 0;
+  const std::vector<TimeNs> done = time_done(r, kernels, total);
+  std::uint32_t previous = kernels.front();
+  for (std::size_t k = 0; k < shares.size(); ++k) {
+    std::uint32_t after = kernel_at_share(kernels, done, total, shares[k]);
+    if (r.activities[after].end_ns < r.activities[previous].end_ns) after = previous;
+    previous = after;
+    AddedActivity a;
+    a.place = AddedActivity::Place::kAfterOnStream;
+    a.after = after;
+    a.before = next_on_stream(r, after);
+    a.duration_ns = ns;
+    a.bytes = request.message_bytes;
+    a.group_size = request.tp;
+    a.name = fmt::format("ncclDevKernel_AllReduce_Sum (added: tp {}, {} {} of {}, {:.2f} MB)", request.tp,
+                         pass, k + 1, shares.size(), request.message_bytes / 1e6);
+    out.push_back(std::move(a));
+  }
+}
+
+}  // namespace
+
+GradientSync plan_tensor_sync(const Profile& profile, const measure::Analysis& analysis,
+                              const TensorSyncPoints& points, const model::HardwareSpec& hw,
+                              const TensorSyncRequest& request, std::string_view title) {
+  GradientSync out;
+  const auto& ranks = profile.ranks();
+  out.added.resize(ranks.size());
+  const model::GroupShape shape = model::group_shape(request.tp, 1, std::max(1, hw.gpus_per_node));
+  const GroupLinks links = group_links(profile, analysis, hw, shape);
+  const double seconds = model::hierarchical_time(model::Collective::kAllReduce, request.message_bytes, shape,
+                                                  links.intra, links.inter);
+  const auto ns = static_cast<TimeNs>(std::llround(seconds * 1e9));
+  std::int64_t steps = 0, backward_steps = 0;
+  for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
+    std::vector<std::uint8_t> launched_in;
+    for (const StepKernels& step : step_kernels(profile, analysis, ri, launched_in)) {
+      if (step.forward.empty()) continue;
+      ++steps;
+      backward_steps += !step.backward.empty();
+      plan_pass(ranks[ri], step.forward, points.forward, ns, request, "forward", out.added[ri]);
+      plan_pass(ranks[ri], step.backward, points.backward, ns, request, "backward", out.added[ri]);
+    }
+  }
+  if (steps == 0)
+    fail(
+        "{}: --tp {}: no compute kernel was launched outside backward and optimizer ranges, so there is no "
+        "forward pass to split: the profile holds no step with its CPU operators",
+        title, request.tp);
+  const std::size_t per_step = points.forward.size() + (backward_steps > 0 ? points.backward.size() : 0);
+  out.buckets = static_cast<int>(per_step);
+  out.bucket_seconds = seconds * static_cast<double>(per_step);
+  out.notes.push_back(fmt::format(
+      "tp 1 -> {}: Megatron-LM's tensor-parallel all-reduces added, each of {:.2f} MB (a micro-batch's "
+      "activations): {} per forward pass (the embedding's, then after each layer's attention and MLP) and {} "
+      "per "
+      "backward pass (the output layer's input gradient, then each layer's MLP and attention), each queued "
+      "on "
+      "the compute stream after the kernel by which the pass has run its share of the GEMM and attention "
+      "work, "
+      "the work behind it waiting; {:.1f} µs each over {} GPUs ({} per node): {}",
+      request.tp, request.message_bytes / 1e6, points.forward.size(), points.backward.size(), seconds * 1e6,
+      request.tp, shape.per_node, links.note));
+  out.notes.push_back(
+      "one forward and one backward pass per step (a step of several micro-batches would hold that many "
+      "times "
+      "the all-reduces); the vocabulary-parallel cross-entropy's small all-reduces are left out");
   return out;
 }
 

@@ -74,4 +74,44 @@ GradientSync plan_gradient_sync(const Profile& profile, const measure::Analysis&
                                 const std::vector<GradientBucket>& buckets, const model::HardwareSpec& hw,
                                 const GradientSyncRequest& request, std::string_view title);
 
+// Per Profile::ranks() index, per Rank::activities: 1 for a kernel of an operator of WORK whose inputs
+// include a tensor that tensor parallelism shards, so that its work splits with the GEMMs (Shoeybi et al. 2019
+// §3: the attention's heads and the MLP's width are split): a 4-D tensor with MODEL's heads (or kv heads)
+// second (attention scores and probabilities, per-head queries, keys and values), or a last dimension of the
+// MLP's width (its activation), the fused query-key-value width or the vocabulary (the logits). Each size is
+// taken over TP, the profile's own degree (its shapes are of its shards).
+std::vector<std::vector<std::uint8_t>> tensor_sharded_kernels(const Profile& profile,
+                                                              const measure::ProfileWork& work,
+                                                              const model::ModelSpec& model, int tp);
+
+// `whatif --tp N` from a profile of tp 1: the all-reduces of Megatron-LM's tensor parallelism (Shoeybi et al.
+// 2019, "Megatron-LM", §3 and Fig. 3: the g operator after the attention's output projection and after the
+// MLP's second GEMM in the forward pass, the f operator's after the attention's and the MLP's first GEMMs'
+// input gradients in the backward pass), each of the layer's activations, tokens × hidden; the
+// vocabulary-parallel embedding's in the forward and the output layer's input gradient's in the backward
+// (Megatron-LM's VocabParallelEmbedding, ColumnParallelLinear). Synchronous: each queued on the compute
+// stream right after the kernel it follows, the work behind that kernel waiting for it. The kernels' split
+// is compare::retime_layout's (LayoutEdit::tensor_parallel_added).
+struct TensorSyncRequest {
+  int tp = 2;
+  // Each all-reduce's message: the tokens of a micro-batch × hidden × the element size the GEMMs ran in.
+  double message_bytes = 0;
+};
+
+// Where the all-reduces fall, as the share of a pass's GEMM and attention work done (forward, and backward in
+// its own order: the output layer first), for MODEL at SEQ.
+struct TensorSyncPoints {
+  std::vector<double> forward, backward;
+};
+TensorSyncPoints tensor_sync_points(const model::ModelSpec& model, int seq);
+
+// The all-reduces of REQUEST planned on every rank of PROFILE, step by step: each after the compute kernel
+// of its pass (forward: launched outside backward and optimizer ranges; backward: inside a backward range)
+// by which the pass's kernels have run its share of their time; timed for REQUEST.tp members on the links of
+// HW as plan_gradient_sync times its own. One forward and one backward pass per step is assumed (the notes
+// say so). A profile with no forward kernel is refused (meshscope::Error naming TITLE).
+GradientSync plan_tensor_sync(const Profile& profile, const measure::Analysis& analysis,
+                              const TensorSyncPoints& points, const model::HardwareSpec& hw,
+                              const TensorSyncRequest& request, std::string_view title);
+
 }  // namespace meshscope::compare

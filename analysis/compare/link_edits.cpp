@@ -326,11 +326,13 @@ namespace {
 struct KernelShares {
   double tp = 1;
   bool sequence_parallel = false;
+  const std::vector<std::vector<std::uint8_t>>* sharded = nullptr;  // LayoutEdit::sharded_kernels
   double batch = 1;
   double optimizer = 1;
 };
 struct ScaledKernels {
   std::int64_t split = 0, batch = 0, optimizer = 0, gemms_with_overhead = 0;
+  std::int64_t split_by_shape = 0;  // of SPLIT: other kernels, by their operators' shapes
 };
 
 // A GEMM keeps its fixed per-kernel cost (GEMM_OVERHEAD_NS, the profile's GPU's, 0 when unknown): of its
@@ -365,10 +367,14 @@ ScaledKernels scale_kernels(const Profile& profile, const measure::Analysis& ana
       auto [it, added] = kinds.try_emplace(a.name, measure::WorkCategory::kOther);
       if (added) it->second = measure::kernel_work_category(profile.str(a.name));
       const measure::WorkCategory kind = it->second;
+      const bool by_shape = kind != measure::WorkCategory::kGemm && kind != measure::WorkCategory::kAttention &&
+                            shares.sharded && r < shares.sharded->size() && i < (*shares.sharded)[r].size() &&
+                            (*shares.sharded)[r][i] != 0;
       const bool sharded =
-          kind == measure::WorkCategory::kGemm || kind == measure::WorkCategory::kAttention ||
+          kind == measure::WorkCategory::kGemm || kind == measure::WorkCategory::kAttention || by_shape ||
           (shares.sequence_parallel &&
            (kind == measure::WorkCategory::kElementwise || kind == measure::WorkCategory::kNorm));
+      if (by_shape && shares.tp != 1) ++counts.split_by_shape;
       const double share = (sharded ? shares.tp : 1.0) * shares.batch;
       if (sharded && shares.tp != 1) ++counts.split;
       if (shares.batch != 1) ++counts.batch;
@@ -502,9 +508,15 @@ void scale_compute(const Profile& profile, const measure::Analysis& analysis, co
   std::vector<std::string> parts;
   if (edit.tp_edit)
     parts.push_back(fmt::format(
-        "{} GEMM and attention kernels{} x {:.3g}, their work split {} ways instead of {}", scaled.split,
-        shares.sequence_parallel ? ", element-wise and norm kernels (sequence parallelism)" : "", shares.tp,
-        new_tp, tp));
+        "{} GEMM and attention kernels{}{} x {:.3g}, their work split {} ways instead of {}",
+        scaled.split - scaled.split_by_shape,
+        shares.sequence_parallel ? ", element-wise and norm kernels (sequence parallelism)" : "",
+        scaled.split_by_shape > 0
+            ? fmt::format(" and {} other kernels whose operators' inputs are sharded (attention scores, the "
+                          "MLP's activation, the logits: their recorded shapes)",
+                          scaled.split_by_shape)
+            : std::string(),
+        shares.tp, new_tp, tp));
   if (shares.batch != 1)
     parts.push_back(fmt::format(
         "{} compute kernels outside the optimizer x {:.3g} for the batch, each rank's sequences per step "
@@ -538,12 +550,13 @@ double scaled_kernel_time(double t, double share, double fixed) {
 
 LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& analysis,
                            const model::ParallelConfig& layout, const LayoutEdit& edit,
-                           const std::optional<model::HardwareSpec>& hw, std::string_view title) {
+                           const std::optional<model::HardwareSpec>& hw, std::string_view title,
+                           const std::vector<std::vector<std::uint8_t>>* sharded_kernels) {
   const int tp = std::max(1, layout.tp), dp = std::max(1, layout.dp), cp = std::max(1, layout.cp);
   const std::string flag = flag_text(edit);
   // The replay moves what the profile holds: a group it never ran has no collectives to re-time.
   for (const auto& [field, was, now] : {std::tuple{"tp", tp, edit.tp}, std::tuple{"dp", dp, edit.dp}}) {
-    if (now <= 0) continue;
+    if (now <= 0 || (edit.tensor_parallel_added && field == std::string_view("tp") && now >= 2)) continue;
     if (was < 2)
       fail(
           "{}: --{} {}: the profile ran {} 1, so it holds no collectives of that group to re-time and the "
@@ -568,6 +581,7 @@ LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& anal
   shares.batch = batch;
   shares.optimizer = share * (sharded_optimizer ? static_cast<double>(dp) / new_dp : 1.0);
   if (tp_edit) shares.sequence_parallel = reduces_in_shards(profile, layout, Part::kTp);
+  if (tp_edit) shares.sharded = sharded_kernels;
   const int others = std::max(1, layout.pp) * cp;
   const std::string prefix = tp_edit ? fmt::format(
                                            "tp {} -> {}: pp as measured ({} GPUs per replica instead "
@@ -581,7 +595,9 @@ LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& anal
                               .tp_edit = tp_edit,
                               .optimizer_sharded_anew = sharded_optimizer && new_dp != dp},
                   hw, prefix, out);
-  if (tp_edit) {
+  if (tp_edit && edit.tensor_parallel_added) {
+    // Nothing of the profile's is tensor-parallel: the caller adds the group's collectives.
+  } else if (tp_edit) {
     if (retimer.retime(Part::kTp, new_tp, 1, batch, "tensor-parallel", flag) == 0)
       out.notes.push_back(fmt::format("no collective of the profile is tensor-parallel under tp {}", tp));
   } else if (batch != 1) {

@@ -70,6 +70,9 @@ struct LayoutEdit {
   int tp = 0, dp = 0;              // 0: as measured
   double batch_scale = 1;          // each rank's sequences per step × this
   bool keep_global_batch = false;  // batch_scale came from --keep-global-batch (how refusals name the edit)
+  // tp 1 -> N: the kernels split here, the tensor-parallel collectives added by the caller
+  // (compare::plan_tensor_sync) instead of refused.
+  bool tensor_parallel_added = false;
 };
 
 // The time of a compute kernel measured at T whose work is scaled by SHARE (its part of a split GEMM, a batch
@@ -77,9 +80,13 @@ struct LayoutEdit {
 // overhead, 0 for others), stays, and the rest scales, FIXED + (T - FIXED) × SHARE (FIXED at most T).
 double scaled_kernel_time(double t, double share, double fixed);
 
+// SHARDED_KERNELS (null: not known, and element-wise and norm kernels split only with sequence parallelism):
+// per Profile::ranks() index, per Rank::activities, 1 for a kernel whose operator's input tensor parallelism
+// shards (compare::tensor_sharded_kernels), split with the GEMMs under a tp edit.
 LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& analysis,
                            const model::ParallelConfig& layout, const LayoutEdit& edit,
-                           const std::optional<model::HardwareSpec>& hw, std::string_view title);
+                           const std::optional<model::HardwareSpec>& hw, std::string_view title,
+                           const std::vector<std::vector<std::uint8_t>>* sharded_kernels = nullptr);
 // retime_layout with only dp, or only tp, changed.
 LinkRetiming retime_data_parallel(const Profile& profile, const measure::Analysis& analysis,
                                   const model::ParallelConfig& layout, int new_dp,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 #include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -45,6 +46,72 @@ void add_hardware(const Profile& profile, const measure::Analysis& analysis, con
   out.names.push_back("hardware " + target.name);
 }
 
+// B's added activities after A's, rank by rank (B's references to its own added ones moved past A's).
+void append_added(std::vector<std::vector<measure::AddedActivity>>& a,
+                  std::vector<std::vector<measure::AddedActivity>> b) {
+  if (a.size() < b.size()) a.resize(b.size());
+  for (std::size_t r = 0; r < b.size(); ++r) {
+    const auto offset = static_cast<std::uint32_t>(a[r].size());
+    for (measure::AddedActivity& x : b[r]) {
+      if (x.after_added != measure::AddedActivity::kNoActivity) x.after_added += offset;
+      a[r].push_back(std::move(x));
+    }
+  }
+}
+
+// The model of WORKLOAD for an edit that adds collectives from it (FLAG names the edit), and the GPU.
+std::pair<model::ModelSpec, model::HardwareSpec> model_and_gpu(const Workload& workload,
+                                                               std::string_view flag,
+                                                               std::string_view title) {
+  if (workload.pp.value_or(1) > 1)
+    fail(
+        "{}: {} from one GPU of a pipeline (pp {}) is not replayed: each stage holds another share of the "
+        "model",
+        title, flag, *workload.pp);
+  model::ModelSpec model;
+  std::string why;
+  if (!inferred_model(workload, model, &why))
+    fail("{}: {} adds collectives sized by the model, and {}", title, flag,
+         why.empty() ? std::string(kNotATransformer) : why);
+  const auto hw = hardware_spec(workload);
+  if (!hw)
+    fail(
+        "{}: {} times the collectives it adds on the GPU's links, and the GPU it ran on is not known: state "
+        "it "
+        "with `meshscope annotate PROFILE --hardware NAME`",
+        title, flag);
+  return {model, *hw};
+}
+
+// --tp N from tp 1: Megatron-LM's all-reduces added to the replay (compare::plan_tensor_sync).
+void add_tensor_sync(const Profile& profile, const measure::Analysis& analysis, const Workload& workload,
+                     const LayoutEdit& edit, std::string_view title, WhatifEdits& out) {
+  const std::string flag = fmt::format("--tp {}", edit.tp);
+  const auto [model, hw] = model_and_gpu(workload, flag, title);
+  const int seq = static_cast<int>(workload.seq.value_or(model.seq));
+  double tokens = 0;
+  if (workload.tokens_per_micro_batch)
+    tokens = static_cast<double>(*workload.tokens_per_micro_batch);
+  else if (workload.micro_batch && workload.seq)
+    tokens = static_cast<double>(*workload.micro_batch * *workload.seq);
+  if (!(tokens > 0))
+    fail(
+        "{}: {} sizes its all-reduces by the tokens of a micro-batch, which the profile does not show: state "
+        "them with `meshscope annotate PROFILE --layout micro_batch=N,seq=N`",
+        title, flag);
+  const bool fp32 = workload.precision && *workload.precision == measure::WorkPrecision::kFP32;
+  TensorSyncRequest request;
+  request.tp = edit.tp;
+  request.message_bytes = tokens * edit.batch_scale * model.hidden * (fp32 ? 4.0 : 2.0);
+  GradientSync sync = plan_tensor_sync(profile, analysis, tensor_sync_points(model, seq), hw, request, title);
+  append_added(out.edits.added, std::move(sync.added));
+  out.notes.insert(out.notes.end(), sync.notes.begin(), sync.notes.end());
+  out.notes.push_back(fmt::format("activations of {} bytes per element: the GEMMs ran in {}", fp32 ? 4 : 2,
+                                  workload.precision ? measure::to_string(*workload.precision)
+                                                     : "a precision "
+                                                       "not recorded"));
+}
+
 // --dp N from one replica: the gradients' all-reduces N replicas would run, added to the replay
 // (compare::plan_gradient_sync), for the model the profile shows on the GPU it ran on.
 void add_gradient_sync(const Profile& profile, const measure::Analysis& analysis,
@@ -55,23 +122,7 @@ void add_gradient_sync(const Profile& profile, const measure::Analysis& analysis
         "{}: --dp {}: the profile recorded no backward pass (inference): its replicas would exchange no "
         "gradients",
         title, edit.dp);
-  if (workload.pp.value_or(1) > 1)
-    fail(
-        "{}: --dp {} from one replica of a pipeline (pp {}) is not replayed: each stage's gradients are "
-        "another share of the model",
-        title, edit.dp, *workload.pp);
-  model::ModelSpec model;
-  std::string why;
-  if (!inferred_model(workload, model, &why))
-    fail("{}: --dp {} from one replica needs the model's parameters, and {}", title, edit.dp,
-         why.empty() ? std::string(kNotATransformer) : why);
-  const auto hw = hardware_spec(workload);
-  if (!hw)
-    fail(
-        "{}: --dp {} from one replica times the gradients' all-reduces on the GPU's links, and the GPU it "
-        "ran "
-        "on is not known: state it with `meshscope annotate PROFILE --hardware NAME`",
-        title, edit.dp);
+  const auto [model, hw] = model_and_gpu(workload, fmt::format("--dp {}", edit.dp), title);
   GradientSyncRequest request;
   request.dp = edit.dp;
   request.tp = edit.tp > 0 ? edit.tp : static_cast<int>(workload.tp.value_or(1));
@@ -80,8 +131,8 @@ void add_gradient_sync(const Profile& profile, const measure::Analysis& analysis
   request.bytes_per_gradient = precision.bytes;
   const int seq = static_cast<int>(workload.seq.value_or(model.seq));
   GradientSync sync =
-      plan_gradient_sync(profile, analysis, gradient_buckets(model, seq, request), *hw, request, title);
-  out.edits.added = std::move(sync.added);
+      plan_gradient_sync(profile, analysis, gradient_buckets(model, seq, request), hw, request, title);
+  append_added(out.edits.added, std::move(sync.added));
   out.notes.insert(out.notes.end(), sync.notes.begin(), sync.notes.end());
   out.notes.push_back(fmt::format(
       "gradients of {} bytes per parameter: {}; each rank's batch {}, so the global batch x{:.3g}",
@@ -103,13 +154,22 @@ void add_layout(const Profile& profile, const measure::Analysis& analysis, const
   }
   // From one replica the replay adds the gradients' all-reduces instead of re-timing the profile's own.
   const bool from_one = edit.dp >= 2 && workload.dp.value_or(0) == 1;
+  const bool tp_from_one = edit.tp >= 2 && workload.tp.value_or(0) == 1;
   LayoutEdit retimed_edit = edit;
   if (from_one) retimed_edit.dp = 0;
+  retimed_edit.tensor_parallel_added = tp_from_one;
   if (retimed_edit.tp > 0 || retimed_edit.dp > 0 || retimed_edit.batch_scale != 1) {
+    // Which other kernels split with the GEMMs, from their operators' recorded shapes and the model's sizes.
+    std::vector<std::vector<std::uint8_t>> sharded;
+    model::ModelSpec model;
+    if (edit.tp > 0 && !work.ops.empty() && inferred_model(workload, model))
+      sharded = tensor_sharded_kernels(profile, work, model, static_cast<int>(workload.tp.value_or(1)));
     LinkRetiming retimed = retime_layout(profile, analysis, inferred_layout(workload), retimed_edit,
-                                         hardware_spec(workload), std::string(title));
+                                         hardware_spec(workload), std::string(title),
+                                         sharded.empty() ? nullptr : &sharded);
     add_retiming(out, std::move(retimed.factor), std::move(retimed.notes));
   }
+  if (tp_from_one) add_tensor_sync(profile, analysis, workload, edit, title, out);
   if (from_one) add_gradient_sync(profile, analysis, work, workload, edit, title, out);
   if (edit.tp > 0) out.names.push_back(fmt::format("tp {}", edit.tp));
   if (edit.dp > 0) out.names.push_back(fmt::format("dp {}", edit.dp));

@@ -511,9 +511,10 @@ TEST(Replay, WhatifDataParallelNeedsTheMeasuredDegree) {
   EXPECT_NE(no_tp.status, 0);
   EXPECT_THAT(no_tp.err, HasSubstr("npc.msdb: --tp needs the tensor-parallel degree the job ran"));
   test::run_cli_ok("annotate '" + profile.string() + "' --layout dp=2,tp=1", dir);
-  // Stated as tp 1: no tensor-parallel collective to re-time.
+  // Stated as tp 1: the tensor-parallel all-reduces would be added, sized by a model its shapes do not show.
   const test::CliResult tp1 = test::run_cli("whatif '" + profile.string() + "' --tp 2", dir);
-  EXPECT_THAT(tp1.err, HasSubstr("npc.msdb: --tp 2: the profile ran tp 1"));
+  EXPECT_THAT(tp1.err,
+              HasSubstr("npc.msdb: --tp 2 adds collectives sized by the model, and no shapes recorded"));
   EXPECT_EQ(std::count(tp1.err.begin(), tp1.err.end(), '\n'), 1);
   const std::string text = test::run_cli_ok("whatif '" + profile.string() + "' --dp 4", dir);
   EXPECT_THAT(text, HasSubstr("edits    dp 4; 21 activities changed"));
@@ -568,9 +569,28 @@ TEST(Replay, WhatifDataParallelFromOneGpuAddsDdpsWork) {
   const fs::path cpu = fs::path(MESHSCOPE_SOURCE_DIR) / "tests/data/known_models/bert_train.json.gz";
   const test::CliResult unknown = test::run_cli("whatif '" + cpu.string() + "' --dp 4", dir);
   EXPECT_NE(unknown.status, 0);
-  EXPECT_THAT(unknown.err, HasSubstr("bert_train.json.gz: --dp 4 from one replica times the gradients' "
-                                     "all-reduces on the GPU's links"));
+  EXPECT_THAT(unknown.err,
+              HasSubstr("bert_train.json.gz: --dp 4 times the collectives it adds on the GPU's links"));
   EXPECT_EQ(std::count(unknown.err.begin(), unknown.err.end(), '\n'), 1);
+  fs::remove_all(dir);
+}
+
+// The same run as tensor-parallel pairs, each pair one of four DDP replicas: Megatron-LM's all-reduces added
+// (two per layer and pass, the embedding's and the output layer's: 17 each way for its 8 layers, in both
+// steps), its GEMMs and the kernels of sharded tensors split, DDP's buckets of a half shard.
+TEST(Replay, WhatifTensorParallelFromOneGpuAddsMegatronsAllReduces) {
+  const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / ("replay-tp1-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path trace = fs::path(MESHSCOPE_SOURCE_DIR) / "tests/data/known_models/h200_gpt_train.json.gz";
+  const std::string tp = test::run_cli_ok("whatif '" + trace.string() + "' --tp 2", dir);
+  EXPECT_THAT(tp, HasSubstr("edits    tp 2; 548 activities changed, 68 activities added"));
+  EXPECT_THAT(tp,
+              HasSubstr("214 GEMM and attention kernels and 190 other\n           kernels whose operators' "
+                        "inputs are sharded"));
+  EXPECT_THAT(tp, HasSubstr("Megatron-LM's tensor-parallel all-reduces added, each of 8.39 MB"));
+  const std::string both = test::run_cli_ok("whatif '" + trace.string() + "' --tp 2 --dp 4", dir);
+  EXPECT_THAT(both, HasSubstr("edits    tp 2, dp 4; 548 activities changed, 116 activities added"));
+  EXPECT_THAT(both, HasSubstr("a 1/2 shard"));
   fs::remove_all(dir);
 }
 
