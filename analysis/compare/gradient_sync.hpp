@@ -75,11 +75,11 @@ GradientSync plan_gradient_sync(const Profile& profile, const measure::Analysis&
                                 const GradientSyncRequest& request, std::string_view title);
 
 // Per Profile::ranks() index, per Rank::activities: 1 for a kernel of an operator of WORK whose inputs
-// include a tensor that tensor parallelism shards, so that its work splits with the GEMMs (Shoeybi et al. 2019
-// §3: the attention's heads and the MLP's width are split): a 4-D tensor with MODEL's heads (or kv heads)
-// second (attention scores and probabilities, per-head queries, keys and values), or a last dimension of the
-// MLP's width (its activation), the fused query-key-value width or the vocabulary (the logits). Each size is
-// taken over TP, the profile's own degree (its shapes are of its shards).
+// include a tensor that tensor parallelism shards, so that its work splits with the GEMMs (Shoeybi et al.
+// 2019 §3: the attention's heads and the MLP's width are split): a 4-D tensor with MODEL's heads (or kv
+// heads) second (attention scores and probabilities, per-head queries, keys and values), or a last dimension
+// of the MLP's width (its activation), the fused query-key-value width or the vocabulary (the logits). Each
+// size is taken over TP, the profile's own degree (its shapes are of its shards).
 std::vector<std::vector<std::uint8_t>> tensor_sharded_kernels(const Profile& profile,
                                                               const measure::ProfileWork& work,
                                                               const model::ModelSpec& model, int tp);

@@ -367,8 +367,9 @@ ScaledKernels scale_kernels(const Profile& profile, const measure::Analysis& ana
       auto [it, added] = kinds.try_emplace(a.name, measure::WorkCategory::kOther);
       if (added) it->second = measure::kernel_work_category(profile.str(a.name));
       const measure::WorkCategory kind = it->second;
-      const bool by_shape = kind != measure::WorkCategory::kGemm && kind != measure::WorkCategory::kAttention &&
-                            shares.sharded && r < shares.sharded->size() && i < (*shares.sharded)[r].size() &&
+      const bool by_shape = kind != measure::WorkCategory::kGemm &&
+                            kind != measure::WorkCategory::kAttention && shares.sharded &&
+                            r < shares.sharded->size() && i < (*shares.sharded)[r].size() &&
                             (*shares.sharded)[r][i] != 0;
       const bool sharded =
           kind == measure::WorkCategory::kGemm || kind == measure::WorkCategory::kAttention || by_shape ||

@@ -164,9 +164,9 @@ void add_layout(const Profile& profile, const measure::Analysis& analysis, const
     model::ModelSpec model;
     if (edit.tp > 0 && !work.ops.empty() && inferred_model(workload, model))
       sharded = tensor_sharded_kernels(profile, work, model, static_cast<int>(workload.tp.value_or(1)));
-    LinkRetiming retimed = retime_layout(profile, analysis, inferred_layout(workload), retimed_edit,
-                                         hardware_spec(workload), std::string(title),
-                                         sharded.empty() ? nullptr : &sharded);
+    LinkRetiming retimed =
+        retime_layout(profile, analysis, inferred_layout(workload), retimed_edit, hardware_spec(workload),
+                      std::string(title), sharded.empty() ? nullptr : &sharded);
     add_retiming(out, std::move(retimed.factor), std::move(retimed.notes));
   }
   if (tp_from_one) add_tensor_sync(profile, analysis, workload, edit, title, out);

@@ -149,8 +149,8 @@ AddedDeps added_deps(const RankGraph& g, std::uint32_t k) {
 }
 
 // Added activity K's times, and first those of the added activities it waits for (an estimate from the
-// latest shift for an activity whose end is not yet computed). Depth first with a stack of its own: a chain of
-// all-reduces on one stream is thousands long.
+// latest shift for an activity whose end is not yet computed). Depth first with a stack of its own: a chain
+// of all-reduces on one stream is thousands long.
 void place_added(RankGraph& g, std::uint32_t k) {
   if (g.added_end[k] != kUnset) return;
   std::vector<std::uint32_t> stack{k};
