@@ -155,6 +155,21 @@ std::uint32_t next_after_backward(const Rank& r, std::uint32_t last,
   return AddedActivity::kNoActivity;
 }
 
+// The last activity on LAST's stream from LAST on that was launched from a backward range before the first
+// that was not: where the backward's work on that stream ends (the reducer's finalisation queues after it).
+std::uint32_t end_of_backward(const Rank& r, std::uint32_t last, const std::vector<std::uint8_t>& backward) {
+  std::uint32_t out = last;
+  for (const GpuStream& s : r.streams) {
+    if (last < s.first || last >= s.first + s.count) continue;
+    for (std::uint32_t j = last + 1; j < s.first + s.count; ++j) {
+      if (r.activities[j].kind == ActivityKind::kSync) continue;
+      if (backward[j] == 0) break;
+      out = j;
+    }
+  }
+  return out;
+}
+
 // The work queued behind activity I on its stream (kNoActivity: none).
 std::uint32_t next_on_stream(const Rank& r, std::uint32_t i) {
   for (const GpuStream& s : r.streams) {
@@ -218,10 +233,12 @@ void plan_step(const Rank& r, const std::vector<std::uint32_t>& kernels,
     reduced[b] = static_cast<std::uint32_t>(out.size());
     out.push_back(std::move(all_reduce));
   }
-  // The end of the backward: the backward's stream waits for each bucket's all-reduce (and copies it back).
+  // The end of the backward (after its last work on that stream): the backward's stream waits for each
+  // bucket's all-reduce (and copies it back).
+  const std::uint32_t tail = end_of_backward(r, last, backward);
   for (std::size_t b = 0; b < n; ++b)
     out.push_back(
-        copy_activity(last, reduced[b], waits, plan.request.gradient_as_bucket_view ? 0 : plan.copy_ns[b],
+        copy_activity(tail, reduced[b], waits, plan.request.gradient_as_bucket_view ? 0 : plan.copy_ns[b],
                       plan.request.gradient_as_bucket_view
                           ? fmt::format("DDP: wait for bucket {} of {}", b + 1, n)
                           : fmt::format("DDP: bucket {} of {} copied back to the gradients", b + 1, n)));
@@ -355,6 +372,15 @@ GradientSync plan_gradient_sync(const Profile& profile, const measure::Analysis&
   out.notes.push_back(
       "compute running beside the added all-reduces keeps its measured speed: the SMs and memory bandwidth "
       "NCCL's kernels take from it are not charged");
+  std::int64_t whole = 0;
+  for (const measure::RankResult& rr : analysis.ranks) whole += rr.steps.empty();
+  if (whole > 0)
+    out.notes.push_back(fmt::format(
+        "{} ranks have no steps: each one's whole profile is taken as one step, one set of buckets", whole));
+  out.notes.push_back(
+      "one backward pass per step: with gradient accumulation DDP all-reduces after the last micro-batch "
+      "only "
+      "(no_sync), which the buckets spread over the step's backward kernels do not follow");
   if (steps_without > 0)
     out.notes.push_back(
         fmt::format("{} steps launched no backward compute kernel: nothing added to them", steps_without));
@@ -395,10 +421,13 @@ std::vector<std::vector<std::uint8_t>> tensor_sharded_kernels(const Profile& pro
   tp = std::max(1, tp);
   const std::int64_t heads = m.heads / tp, kv_heads = m.kv_heads / tp;
   const std::int64_t kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
-  const std::set<std::int64_t> widths = {
+  std::set<std::int64_t> widths = {
       static_cast<std::int64_t>(m.ffn) / tp,
       static_cast<std::int64_t>(m.heads + 2 * kv) * m.head_size() / tp,  // fused query, key and value
       static_cast<std::int64_t>(m.vocab) / tp};
+  // A width that equals the hidden size (an MLP of 4 × hidden over tp 4) cannot tell a sharded tensor from a
+  // replicated one: left out.
+  std::erase_if(widths, [&](std::int64_t w) { return w == m.hidden || w <= 1; });
   std::vector<std::int8_t> sharded_op(work.ops.size(), -1);  // -1: not worked out yet
   for (const measure::KernelShare& k : work.kernels) {
     if (k.rank_index >= out.size() || k.activity >= out[k.rank_index].size() || k.op >= work.ops.size())

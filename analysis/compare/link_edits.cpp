@@ -557,7 +557,9 @@ LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& anal
   const std::string flag = flag_text(edit);
   // The replay moves what the profile holds: a group it never ran has no collectives to re-time.
   for (const auto& [field, was, now] : {std::tuple{"tp", tp, edit.tp}, std::tuple{"dp", dp, edit.dp}}) {
-    if (now <= 0 || (edit.tensor_parallel_added && field == std::string_view("tp") && now >= 2)) continue;
+    const bool added =
+        field == std::string_view("tp") ? edit.tensor_parallel_added : edit.data_parallel_added;
+    if (now <= 0 || (added && now >= 2)) continue;
     if (was < 2)
       fail(
           "{}: --{} {}: the profile ran {} 1, so it holds no collectives of that group to re-time and the "
@@ -618,7 +620,9 @@ LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& anal
         static_cast<double>(new_dp) / dp * batch));
   else if (batch != 1)
     out.notes.push_back(fmt::format("each rank's batch x {:.3g}, so the global batch too", batch));
-  if (new_dp != dp || new_tp != tp || edit.dp > 0) {
+  if (edit.data_parallel_added) {
+    // Nothing of the profile's is data-parallel: the caller adds the gradients' collectives.
+  } else if (new_dp != dp || new_tp != tp || edit.dp > 0) {
     const std::string what = new_tp == tp ? std::string("data-parallel")
                                           : fmt::format("data-parallel (gradients of a 1/{} shard)", new_tp);
     if (retimer.retime(Part::kDp, new_dp, new_tp * cp, share, what, flag) == 0 && edit.dp > 0)

@@ -73,6 +73,9 @@ struct LayoutEdit {
   // tp 1 -> N: the kernels split here, the tensor-parallel collectives added by the caller
   // (compare::plan_tensor_sync) instead of refused.
   bool tensor_parallel_added = false;
+  // dp 1 -> M: the caller adds the gradients' collectives (compare::plan_gradient_sync) instead of re-timing
+  // the profile's.
+  bool data_parallel_added = false;
 };
 
 // The time of a compute kernel measured at T whose work is scaled by SHARE (its part of a split GEMM, a batch

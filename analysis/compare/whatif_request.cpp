@@ -134,11 +134,8 @@ void add_gradient_sync(const Profile& profile, const measure::Analysis& analysis
       plan_gradient_sync(profile, analysis, gradient_buckets(model, seq, request), hw, request, title);
   append_added(out.edits.added, std::move(sync.added));
   out.notes.insert(out.notes.end(), sync.notes.begin(), sync.notes.end());
-  out.notes.push_back(fmt::format(
-      "gradients of {} bytes per parameter: {}; each rank's batch {}, so the global batch x{:.3g}",
-      request.bytes_per_gradient, precision.reason,
-      edit.batch_scale == 1 ? std::string("as measured") : fmt::format("x{:.3g}", edit.batch_scale),
-      edit.dp * edit.batch_scale));
+  out.notes.push_back(
+      fmt::format("gradients of {} bytes per parameter: {}", request.bytes_per_gradient, precision.reason));
 }
 
 // --tp, --dp: the groups' collectives, and for --tp the split kernels, re-timed (compare::retime_layout).
@@ -156,7 +153,7 @@ void add_layout(const Profile& profile, const measure::Analysis& analysis, const
   const bool from_one = edit.dp >= 2 && workload.dp.value_or(0) == 1;
   const bool tp_from_one = edit.tp >= 2 && workload.tp.value_or(0) == 1;
   LayoutEdit retimed_edit = edit;
-  if (from_one) retimed_edit.dp = 0;
+  retimed_edit.data_parallel_added = from_one;
   retimed_edit.tensor_parallel_added = tp_from_one;
   if (retimed_edit.tp > 0 || retimed_edit.dp > 0 || retimed_edit.batch_scale != 1) {
     // Which other kernels split with the GEMMs, from their operators' recorded shapes and the model's sizes.

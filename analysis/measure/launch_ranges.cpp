@@ -53,7 +53,8 @@ std::vector<std::uint8_t> calls_inside_ranges(const Profile& profile, std::size_
 
 bool backward_range_name(std::string_view name) {
   if (name.starts_with("autograd::engine::evaluate_function")) return true;
-  return vocabulary::lower(name).find("backward") != std::string::npos;
+  const std::string n = vocabulary::lower(name);
+  return n.find("backward") != std::string::npos && n.find("forward") == std::string::npos;
 }
 
 bool optimizer_range_name(std::string_view name) {

@@ -18,7 +18,8 @@ std::vector<std::uint8_t> calls_inside_ranges(const Profile& profile, std::size_
                                               const std::function<bool(std::string_view)>& named);
 
 // A range of the backward pass: autograd's "autograd::engine::evaluate_function: MmBackward0", or any range
-// whose name holds "backward" (case-insensitive: "MmBackward0", Megatron's "backward-compute").
+// whose name holds "backward" and not "forward" (case-insensitive: "MmBackward0", Megatron's
+// "backward-compute"; not a range that holds both passes, "forward_backward_no_pipelining").
 bool backward_range_name(std::string_view name);
 
 // A range of the optimizer's step or gradient reset: PyTorch's "Optimizer.step#AdamW.step",

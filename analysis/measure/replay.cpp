@@ -148,6 +148,17 @@ AddedDeps added_deps(const RankGraph& g, std::uint32_t k) {
           a.after_added == AddedActivity::kNoActivity ? kNone : a.after_added, g.own_prev[k]};
 }
 
+// Activity I's replayed end; before it is computed (its end point comes later in the simulation's order, as a
+// zero-length activity's does), from its replayed start and scaled duration when it is not a collective
+// member, else the estimate of the latest shift.
+TimeNs expected_end(const RankGraph& g, std::uint32_t i) {
+  if (g.end[i] != kUnset) return g.end[i];
+  if (g.start[i] == kUnset || g.links[i].member >= 0) return g.activity_end(i);
+  const double f = g.scale.empty() ? 1.0 : g.scale[i];
+  return g.start[i] +
+         std::llround(static_cast<double>(std::max<TimeNs>(0, g.rank->activities[i].duration())) * f);
+}
+
 // Added activity K's times, and first those of the added activities it waits for (an estimate from the
 // latest shift for an activity whose end is not yet computed). Depth first with a stack of its own: a chain
 // of all-reduces on one stream is thousands long.
@@ -164,7 +175,7 @@ void place_added(RankGraph& g, std::uint32_t k) {
     stack.pop_back();
     if (g.added_end[j] != kUnset) continue;
     TimeNs ready = kUnset;
-    if (d.after != kNone) ready = g.activity_end(d.after);
+    if (d.after != kNone) ready = expected_end(g, d.after);
     if (d.after_added != kNone) ready = std::max(ready, g.added_end[d.after_added]);
     if (d.own_prev != kNone) ready = std::max(ready, g.added_end[d.own_prev]);
     g.added_start[j] = ready;

@@ -98,8 +98,16 @@ void View::run_whatif() {
     bl_.error = "what-if: " + wi_.error;
     return;
   }
-  measure::Replay replay = replay_graph().run(edits, true);
-  auto profile = std::make_shared<const Profile>(measure::replayed_profile(*loaded_->profile, replay, edits));
+  std::shared_ptr<const Profile> profile;
+  measure::Replay replay;
+  try {
+    replay = replay_graph().run(edits, true);
+    profile = std::make_shared<const Profile>(measure::replayed_profile(*loaded_->profile, replay, edits));
+  } catch (const std::exception& e) {
+    wi_.error = e.what();
+    bl_.error = "what-if: " + wi_.error;
+    return;
+  }
   std::unique_ptr<LoadedProfile> whatif = index_profile(std::move(profile), nullptr);
   whatif->source = loaded_->source;
   whatif->msdb = loaded_->msdb;

@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/measure/launch_ranges.hpp"
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/op_work.hpp"
 #include "analysis/measure/replay.hpp"
@@ -248,6 +249,51 @@ TEST(GradientSync, OneH100PredictsFourTensorParallel) {
   EXPECT_LT(std::abs(error), 15.0);
   fs::create_directories(MESHSCOPE_TEST_OUTPUT);
   std::ofstream(fs::path(MESHSCOPE_TEST_OUTPUT) / "tp_from_one_validation.md") << row;
+}
+
+// Which kernels tensor parallelism shards, by their operators' recorded inputs, on a profile measured at tp 4
+// of a model of hidden 1024, 16 heads, ffn 4096, vocabulary 32000: attention scores with 16 / 4 heads second
+// and logits over 32000 / 4 are; a residual addition over the hidden size is not, nor is the GELU over
+// 4096 / 4 = 1024 (that width cannot be told from the hidden size, so it is left out).
+TEST(GradientSync, KernelsOfShardedTensorsAreReadFromTheirShapes) {
+  test::ProfileBuilder b("sharded_shapes");
+  b.rank(0, 1);
+  ProfileWriter& writer = b.writer();
+  const std::vector<std::pair<const char*, const char*>> ops = {
+      {"aten::softmax", "[[2, 4, 512, 512], []]"},
+      {"aten::log_softmax", "[[1024, 8000], []]"},
+      {"aten::add", "[[2, 512, 1024], [2, 512, 1024]]"},
+      {"aten::gelu", "[[2, 512, 1024]]"}};
+  std::vector<std::int64_t> ids;
+  for (std::size_t k = 0; k < ops.size(); ++k) {
+    OpWorkRecord r;
+    r.external_id = static_cast<std::int64_t>(k) + 1;
+    r.pid = r.tid = 1;
+    r.name = writer.intern(ops[k].first);
+    r.category = static_cast<std::int64_t>(measure::WorkCategory::kElementwise);
+    r.flops = r.bytes = 1;
+    r.input_dims = writer.intern(canonical_list(ops[k].second));
+    r.kernels = 1;
+    const std::int64_t op = writer.add_op_work(r);
+    const TimeNs t = static_cast<TimeNs>(k) * 100;
+    ids.push_back(b.launch(0, 1, t, t + 1, 7, t + 10, t + 50, "vectorized_elementwise_kernel"));
+    writer.add_kernel_work({.activity_id = ids.back(), .rank = 0, .op_id = op, .flops = 1, .bytes = 1});
+  }
+  const Profile p = b.finish();
+  model::ModelSpec m = model::load_model("gpt");
+  m.hidden = 1024, m.heads = m.kv_heads = 16, m.ffn = 4096, m.vocab = 32000, m.ffn_multiplier = 0;
+  const auto sharded = tensor_sharded_kernels(p, load_work(p), m, 4);
+  ASSERT_EQ(sharded.size(), 1u);
+  EXPECT_THAT(sharded[0], ::testing::ElementsAre(1, 1, 0, 0));
+}
+
+// A range that holds both passes is not the backward's: only autograd's and those named for the backward
+// alone.
+TEST(GradientSync, ARangeOfBothPassesIsNotTheBackward) {
+  EXPECT_TRUE(measure::backward_range_name("autograd::engine::evaluate_function: MmBackward0"));
+  EXPECT_TRUE(measure::backward_range_name("backward-compute"));
+  EXPECT_FALSE(measure::backward_range_name("forward_backward_no_pipelining"));
+  EXPECT_FALSE(measure::backward_range_name("aten::linear"));
 }
 
 // A profile that recorded no backward pass has no gradients to exchange: refused in one line.
