@@ -77,10 +77,28 @@ GroupLinks group_links(const Profile& profile, const measure::Analysis& analysis
 }
 
 // One step's compute kernels of a rank, in start order: those launched from inside a backward range, and
-// the others (the forward passes) but the optimizer's.
+// the others (the forward passes) but the optimizer's; and the passes they make, each a run of one kind in
+// start order (several of each with gradient accumulation: a micro-batch's forward, then its backward).
 struct StepKernels {
   std::vector<std::uint32_t> forward, backward;
+  std::vector<std::vector<std::uint32_t>> forward_passes, backward_passes;
 };
+
+// STEP's passes from its kernels (each list in start order).
+void split_passes(const Rank& r, StepKernels& step) {
+  std::size_t f = 0, b = 0;
+  bool last_backward = false, any = false;
+  while (f < step.forward.size() || b < step.backward.size()) {
+    const bool backward = f == step.forward.size() ||
+                          (b < step.backward.size() &&
+                           r.activities[step.backward[b]].start_ns < r.activities[step.forward[f]].start_ns);
+    auto& passes = backward ? step.backward_passes : step.forward_passes;
+    if (!any || backward != last_backward) passes.emplace_back();
+    passes.back().push_back(backward ? step.backward[b++] : step.forward[f++]);
+    last_backward = backward;
+    any = true;
+  }
+}
 
 // The steps of rank RI (one when the rank has no steps); LAUNCHED_IN: per activity, 1 when launched from a
 // backward range.
@@ -117,11 +135,13 @@ std::vector<StepKernels> step_kernels(const Profile& profile, const measure::Ana
     }
     (backward[call] != 0 ? out[step].backward : out[step].forward).push_back(i);
   }
-  for (StepKernels& step : out)
+  for (StepKernels& step : out) {
     for (auto* kernels : {&step.forward, &step.backward})
       std::stable_sort(kernels->begin(), kernels->end(), [&](std::uint32_t x, std::uint32_t y) {
         return r.activities[x].start_ns < r.activities[y].start_ns;
       });
+    split_passes(r, step);
+  }
   return out;
 }
 
@@ -332,7 +352,7 @@ GradientSync plan_gradient_sync(const Profile& profile, const measure::Analysis&
   }
   out.buckets = static_cast<int>(buckets.size());
   const StepPlan plan{buckets, all_reduce_ns, copy_ns, request};
-  std::int64_t planned_steps = 0, steps_without = 0;
+  std::int64_t planned_steps = 0, steps_without = 0, accumulated = 0;
   for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
     std::vector<std::uint8_t> launched_in;
     for (const StepKernels& step : step_kernels(profile, analysis, ri, launched_in)) {
@@ -341,7 +361,9 @@ GradientSync plan_gradient_sync(const Profile& profile, const measure::Analysis&
         continue;
       }
       ++planned_steps;
-      plan_step(ranks[ri], step.backward, launched_in, plan, out.added[ri]);
+      // With gradient accumulation DDP all-reduces after the last micro-batch's backward only (no_sync).
+      accumulated += step.backward_passes.size() > 1;
+      plan_step(ranks[ri], step.backward_passes.back(), launched_in, plan, out.added[ri]);
     }
   }
   if (planned_steps == 0)
@@ -377,10 +399,12 @@ GradientSync plan_gradient_sync(const Profile& profile, const measure::Analysis&
   if (whole > 0)
     out.notes.push_back(fmt::format(
         "{} ranks have no steps: each one's whole profile is taken as one step, one set of buckets", whole));
-  out.notes.push_back(
-      "one backward pass per step: with gradient accumulation DDP all-reduces after the last micro-batch "
-      "only "
-      "(no_sync), which the buckets spread over the step's backward kernels do not follow");
+  if (accumulated > 0)
+    out.notes.push_back(
+        fmt::format("{} steps ran several backward passes (gradient accumulation): the buckets follow the "
+                    "last one, as DDP "
+                    "under no_sync all-reduces after the last micro-batch only",
+                    accumulated));
   if (steps_without > 0)
     out.notes.push_back(
         fmt::format("{} steps launched no backward compute kernel: nothing added to them", steps_without));
@@ -515,14 +539,18 @@ GradientSync plan_tensor_sync(const Profile& profile, const measure::Analysis& a
                                                   links.intra, links.inter);
   const auto ns = static_cast<TimeNs>(std::llround(seconds * 1e9));
   std::int64_t steps = 0, backward_steps = 0;
+  std::size_t passes = 0;  // the most forward passes of a step
   for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
     std::vector<std::uint8_t> launched_in;
     for (const StepKernels& step : step_kernels(profile, analysis, ri, launched_in)) {
       if (step.forward.empty()) continue;
       ++steps;
       backward_steps += !step.backward.empty();
-      plan_pass(ranks[ri], step.forward, points.forward, ns, request, "forward", out.added[ri]);
-      plan_pass(ranks[ri], step.backward, points.backward, ns, request, "backward", out.added[ri]);
+      for (const auto& pass : step.forward_passes)
+        plan_pass(ranks[ri], pass, points.forward, ns, request, "forward", out.added[ri]);
+      for (const auto& pass : step.backward_passes)
+        plan_pass(ranks[ri], pass, points.backward, ns, request, "backward", out.added[ri]);
+      passes = std::max(passes, step.forward_passes.size());
     }
   }
   if (steps == 0)
@@ -530,7 +558,8 @@ GradientSync plan_tensor_sync(const Profile& profile, const measure::Analysis& a
         "{}: --tp {}: no compute kernel was launched outside backward and optimizer ranges, so there is no "
         "forward pass to split: the profile holds no step with its CPU operators",
         title, request.tp);
-  const std::size_t per_step = points.forward.size() + (backward_steps > 0 ? points.backward.size() : 0);
+  const std::size_t per_step =
+      passes * (points.forward.size() + (backward_steps > 0 ? points.backward.size() : 0));
   out.buckets = static_cast<int>(per_step);
   out.bucket_seconds = seconds * static_cast<double>(per_step);
   out.notes.push_back(fmt::format(
@@ -545,9 +574,12 @@ GradientSync plan_tensor_sync(const Profile& profile, const measure::Analysis& a
       request.tp, request.message_bytes / 1e6, points.forward.size(), points.backward.size(), seconds * 1e6,
       request.tp, shape.per_node, links.note));
   out.notes.push_back(
-      "one forward and one backward pass per step (a step of several micro-batches would hold that many "
-      "times "
-      "the all-reduces); the vocabulary-parallel cross-entropy's small all-reduces are left out");
+      fmt::format("the passes of each step read from its kernels (a run of forward kernels, a run of "
+                  "backward ones: up to {} "
+                  "of each per step), each with its all-reduces; the vocabulary-parallel cross-entropy's "
+                  "small all-reduces "
+                  "are left out",
+                  passes));
   return out;
 }
 

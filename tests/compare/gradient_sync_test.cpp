@@ -13,6 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -294,6 +295,47 @@ TEST(GradientSync, ARangeOfBothPassesIsNotTheBackward) {
   EXPECT_TRUE(measure::backward_range_name("backward-compute"));
   EXPECT_FALSE(measure::backward_range_name("forward_backward_no_pipelining"));
   EXPECT_FALSE(measure::backward_range_name("aten::linear"));
+}
+
+// A step of two micro-batches (gradient accumulation): forward, backward, forward, backward, each pass four
+// 100 µs kernels. Tensor parallelism adds its all-reduces to every pass (5 per forward and 5 per backward for
+// two layers); DDP's buckets follow the last backward only (no_sync), and the notes say so.
+TEST(GradientSync, GradientAccumulationPassesAreReadFromTheKernels) {
+  test::ProfileBuilder b("accumulation");
+  b.rank(0, 1);
+  TimeNs gpu = 1000, call = 0;
+  std::vector<std::int64_t> second_backward;
+  for (int micro = 0; micro < 2; ++micro) {
+    for (int k = 0; k < 4; ++k, gpu += 100'000, call += 2)
+      b.launch(0, 1, call, call + 1, 7, gpu, gpu + 100'000, "sgemm_128x64_nn");
+    const TimeNs from = call;
+    for (int k = 0; k < 4; ++k, gpu += 100'000, call += 2) {
+      const std::int64_t id = b.launch(0, 2, call, call + 1, 7, gpu, gpu + 100'000, "sgemm_128x64_nn");
+      if (micro == 1) second_backward.push_back(id);
+    }
+    b.range(0, 2, RangeKind::kCpuOp, from, call, "autograd::engine::evaluate_function: MmBackward0");
+  }
+  b.step(0, 1, 0, call, 1);
+  const Profile p = b.finish();
+  const measure::Analysis analysis = measure::analyze(p);
+  model::ModelSpec m = model::load_model("gpt");
+  m.layers = 2, m.hidden = 64, m.heads = m.kv_heads = 4, m.ffn = 256, m.ffn_multiplier = 0, m.vocab = 128;
+  const model::HardwareSpec h100 = model::load_hardware("h100-sxm");
+  TensorSyncRequest tp;
+  tp.tp = 2;
+  tp.message_bytes = 16 * 64 * 2;
+  const GradientSync tensor = plan_tensor_sync(p, analysis, tensor_sync_points(m, 16), h100, tp, "acc");
+  EXPECT_EQ(tensor.added.at(0).size(), 2u * (5 + 5));
+  GradientSyncRequest dp;
+  dp.dp = 2;
+  const GradientSync data = plan_gradient_sync(p, analysis, gradient_buckets(m, 16, dp), h100, dp, "acc");
+  ASSERT_FALSE(data.added.at(0).empty());
+  const Rank& rank = p.ranks()[0];
+  for (const measure::AddedActivity& a : data.added[0])
+    EXPECT_NE(std::find(second_backward.begin(), second_backward.end(), rank.activities[a.after].id),
+              second_backward.end());
+  EXPECT_THAT(::testing::PrintToString(data.notes),
+              ::testing::HasSubstr("1 steps ran several backward passes"));
 }
 
 // A profile that recorded no backward pass has no gradients to exchange: refused in one line.
