@@ -204,8 +204,9 @@ std::uint32_t next_on_stream(const Rank& r, std::uint32_t i) {
 struct StepPlan {
   const std::vector<GradientBucket>& buckets;
   const std::vector<TimeNs>& all_reduce_ns;
-  const std::vector<TimeNs>& copy_ns;  // per bucket: its scaling copy (and copy back)
+  const std::vector<TimeNs>& copy_ns;  // per bucket: its copy back
   const GradientSyncRequest& request;
+  double hbm_Bps = 0;  // achievable: a copy reads and writes each byte
 };
 
 AddedActivity copy_activity(std::uint32_t after, std::uint32_t after_added, std::uint32_t before, TimeNs ns,
@@ -235,13 +236,19 @@ void plan_step(const Rank& r, const std::vector<std::uint32_t>& kernels,
   std::uint32_t previous = kernels.front();
   for (std::size_t b = 0; b < n; ++b) {
     const GradientBucket& bucket = plan.buckets[b];
-    std::uint32_t after = kernel_at_share(kernels, done, total, bucket.ready_share);
-    if (r.activities[after].end_ns < r.activities[previous].end_ns) after = previous;  // in order of ends
-    previous = after;
-    const auto copied = static_cast<std::uint32_t>(out.size());
-    out.push_back(copy_activity(after, AddedActivity::kNoActivity, next_on_stream(r, after), plan.copy_ns[b],
-                                fmt::format("DDP: gradients x 1/{} into bucket {} of {} ({:.1f} MB)", dp,
-                                            b + 1, n, bucket.bytes / 1e6)));
+    // Each gradient scaled into the bucket once ready, after the kernel that made it (in order of ends).
+    std::uint32_t after = previous, copied = AddedActivity::kNoActivity;
+    for (const auto& [bytes, share] : bucket.gradients) {
+      after = kernel_at_share(kernels, done, total, share);
+      if (r.activities[after].end_ns < r.activities[previous].end_ns) after = previous;
+      previous = after;
+      const auto ns =
+          static_cast<TimeNs>(plan.hbm_Bps > 0 ? std::llround(2 * bytes / plan.hbm_Bps * 1e9) : 0);
+      copied = static_cast<std::uint32_t>(out.size());
+      out.push_back(copy_activity(
+          after, AddedActivity::kNoActivity, next_on_stream(r, after), ns,
+          fmt::format("DDP: a gradient x 1/{} into bucket {} of {} ({:.2f} MB)", dp, b + 1, n, bytes / 1e6)));
+    }
     AddedActivity all_reduce;
     all_reduce.after = after;
     all_reduce.after_added = copied;
@@ -317,6 +324,7 @@ std::vector<GradientBucket> gradient_buckets(const model::ModelSpec& model, int 
     if (!(t.params > 0)) continue;
     open.bytes += t.params * per_param;
     open.ready_share = total_work > 0 ? std::min(1.0, done / total_work) : 1.0;
+    open.gradients.emplace_back(t.params * per_param, open.ready_share);
     // A bucket closes once it holds its cap (a tensor is never split: a large one fills a bucket alone).
     if (open.bytes >= (out.empty() ? request.first_bucket_bytes : request.bucket_bytes)) {
       out.push_back(open);
@@ -351,7 +359,7 @@ GradientSync plan_gradient_sync(const Profile& profile, const measure::Analysis&
     bytes += b.bytes;
   }
   out.buckets = static_cast<int>(buckets.size());
-  const StepPlan plan{buckets, all_reduce_ns, copy_ns, request};
+  const StepPlan plan{buckets, all_reduce_ns, copy_ns, request, hbm_Bps};
   std::int64_t planned_steps = 0, steps_without = 0, accumulated = 0;
   for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
     std::vector<std::uint8_t> launched_in;

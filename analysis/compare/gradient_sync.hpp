@@ -45,7 +45,10 @@ struct GradientSyncRequest {
 // One bucket of gradients: its size and when it is ready, as the share of the backward pass's work done.
 struct GradientBucket {
   double bytes = 0;
-  double ready_share = 0;  // 0..1 of the backward's GEMM and attention work
+  double ready_share = 0;  // 0..1 of the backward's GEMM and attention work: when its last gradient is ready
+  // Its gradients in the order they become ready: each one's bytes and share (the reducer copies each into
+  // the bucket as it comes).
+  std::vector<std::pair<double, double>> gradients;
 };
 
 // The buckets of MODEL's gradients under REQUEST, in the order they are all-reduced: the output layer's

@@ -165,14 +165,17 @@ DataParallelCheck check_data_parallel(const fs::path& path) {
   const model::HardwareSpec h100 = model::load_hardware("h100-sxm");
   GradientSyncRequest request;
   request.dp = 4;
-  const GradientSync sync = plan_gradient_sync(
-      profile, analysis, gradient_buckets(gpt2_large(), 1024, request), h100, request, "t");
+  const std::vector<GradientBucket> buckets = gradient_buckets(gpt2_large(), 1024, request);
+  const GradientSync sync = plan_gradient_sync(profile, analysis, buckets, h100, request, "t");
   measure::ReplayGraph graph(profile, analysis);
   const measure::Replay base = graph.run();
   measure::ReplayEdits edits;
   edits.added = sync.added;
   const measure::Replay edited = graph.run(edits);
-  EXPECT_EQ(edited.added_activities, 3 * static_cast<std::int64_t>(sync.buckets));
+  // Per gradient its scaling copy; per bucket its all-reduce and its copy back.
+  std::int64_t expected = 2 * static_cast<std::int64_t>(buckets.size());
+  for (const GradientBucket& b : buckets) expected += static_cast<std::int64_t>(b.gradients.size());
+  EXPECT_EQ(edited.added_activities, expected);
   DataParallelCheck c;
   c.file = path.stem().string();
   c.one_gpu_ms = step.step_ms;

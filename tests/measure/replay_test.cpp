@@ -548,22 +548,22 @@ TEST(Replay, WhatifDataParallelNeedsTheMeasuredDegree) {
 }
 
 // A job measured on one GPU (the H200 trace this project recorded: dp 1, FP32 parameters under BF16
-// autocast) replayed as eight data-parallel replicas: DDP's work is added, three activities per bucket
-// (the scaling copy, the all-reduce, the copy back) in each of its two steps; its steps are bound by their
-// CPU thread and do not move, its GPU is busier and the all-reduces partly exposed. A trace that names no GPU
-// is refused in one line.
+// autocast) replayed as eight data-parallel replicas: DDP's work is added, a scaling copy per gradient and
+// an all-reduce and a copy back per bucket (14 buckets of 42 gradients) in each of its two steps; its steps
+// are bound by their CPU thread and do not move, its GPU is busier and the all-reduces partly exposed. A
+// trace that names no GPU is refused in one line.
 TEST(Replay, WhatifDataParallelFromOneGpuAddsDdpsWork) {
   const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / ("replay-dp1-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path trace = fs::path(MESHSCOPE_SOURCE_DIR) / "tests/data/known_models/h200_gpt_train.json.gz";
   const std::string text = test::run_cli_ok("whatif '" + trace.string() + "' --dp 8", dir);
-  EXPECT_THAT(text, HasSubstr("edits    dp 8; 0 activities changed, 84 activities added"));
+  EXPECT_THAT(text, HasSubstr("edits    dp 8; 0 activities changed, 140 activities added"));
   EXPECT_THAT(text,
               HasSubstr("dp 1 -> 8: the gradients' all-reduces added as PyTorch DDP buckets them: 667.0 MB"));
   EXPECT_THAT(text, HasSubstr("in 14 buckets"));
   EXPECT_THAT(text, HasSubstr("FP32 parameters"));
   const std::string json = test::run_cli_ok("whatif '" + trace.string() + "' --dp 8 --json", dir);
-  EXPECT_THAT(json, HasSubstr("\"added_activities\": 84"));
+  EXPECT_THAT(json, HasSubstr("\"added_activities\": 140"));
   EXPECT_THAT(json, HasSubstr("\"predicted_ns\": 35157167"));
   EXPECT_THAT(json, ::testing::ContainsRegex("\"exposed_comm_ns\": [1-9][0-9]{5}"));
   const fs::path cpu = fs::path(MESHSCOPE_SOURCE_DIR) / "tests/data/known_models/bert_train.json.gz";
@@ -589,7 +589,7 @@ TEST(Replay, WhatifTensorParallelFromOneGpuAddsMegatronsAllReduces) {
                         "inputs are sharded"));
   EXPECT_THAT(tp, HasSubstr("Megatron-LM's tensor-parallel all-reduces added, each of 8.39 MB"));
   const std::string both = test::run_cli_ok("whatif '" + trace.string() + "' --tp 2 --dp 4", dir);
-  EXPECT_THAT(both, HasSubstr("edits    tp 2, dp 4; 548 activities changed, 116 activities added"));
+  EXPECT_THAT(both, HasSubstr("edits    tp 2, dp 4; 548 activities changed, 184 activities added"));
   EXPECT_THAT(both, HasSubstr("a 1/2 shard"));
   fs::remove_all(dir);
 }
