@@ -84,19 +84,44 @@ struct StepKernels {
   std::vector<std::vector<std::uint32_t>> forward_passes, backward_passes;
 };
 
-// STEP's passes from its kernels (each list in start order).
-void split_passes(const Rank& r, StepKernels& step) {
+// STEP's passes from its kernels (each list in start order): the runs of forward and of backward kernels in
+// start order, where a forward run counts only when it holds a GEMM or attention kernel (MAIN_WORK, per
+// activity) and, in a step with a backward, only when a backward run follows it. So work between or after
+// the passes (gradient clipping, the loss scaler's, metrics, a kernel of another thread) neither makes a pass
+// of its own nor splits a backward in two.
+void split_passes(const Rank& r, const std::vector<std::uint8_t>& main_work, StepKernels& step) {
+  struct Run {
+    bool backward = false;
+    std::vector<std::uint32_t> kernels;
+  };
+  std::vector<Run> runs;
   std::size_t f = 0, b = 0;
-  bool last_backward = false, any = false;
   while (f < step.forward.size() || b < step.backward.size()) {
     const bool backward = f == step.forward.size() ||
                           (b < step.backward.size() &&
                            r.activities[step.backward[b]].start_ns < r.activities[step.forward[f]].start_ns);
-    auto& passes = backward ? step.backward_passes : step.forward_passes;
-    if (!any || backward != last_backward) passes.emplace_back();
-    passes.back().push_back(backward ? step.backward[b++] : step.forward[f++]);
-    last_backward = backward;
-    any = true;
+    if (runs.empty() || runs.back().backward != backward) runs.push_back({backward, {}});
+    runs.back().kernels.push_back(backward ? step.backward[b++] : step.forward[f++]);
+  }
+  const auto has_main_work = [&](const Run& run) {
+    return std::any_of(run.kernels.begin(), run.kernels.end(),
+                       [&](std::uint32_t i) { return main_work[i] != 0; });
+  };
+  // Forward runs without main work go; the backward runs around them join.
+  std::vector<Run> kept;
+  for (Run& run : runs) {
+    if (!run.backward && !has_main_work(run)) continue;
+    if (!kept.empty() && kept.back().backward && run.backward)
+      kept.back().kernels.insert(kept.back().kernels.end(), run.kernels.begin(), run.kernels.end());
+    else
+      kept.push_back(std::move(run));
+  }
+  const bool training = !step.backward.empty();
+  for (std::size_t k = 0; k < kept.size(); ++k) {
+    if (kept[k].backward)
+      step.backward_passes.push_back(std::move(kept[k].kernels));
+    else if (!training || (k + 1 < kept.size() && kept[k + 1].backward))
+      step.forward_passes.push_back(std::move(kept[k].kernels));
   }
 }
 
@@ -135,12 +160,25 @@ std::vector<StepKernels> step_kernels(const Profile& profile, const measure::Ana
     }
     (backward[call] != 0 ? out[step].backward : out[step].forward).push_back(i);
   }
+  // GEMM and attention kernels, by name: what a pass is made of.
+  std::vector<std::uint8_t> main_work(r.activities.size(), 0);
+  std::unordered_map<StringId, bool> main_name;
+  for (const StepKernels& step : out)
+    for (const auto* kernels : {&step.forward, &step.backward})
+      for (const std::uint32_t i : *kernels) {
+        auto [it, added] = main_name.try_emplace(r.activities[i].name, false);
+        if (added) {
+          const measure::WorkCategory c = measure::kernel_work_category(profile.str(r.activities[i].name));
+          it->second = c == measure::WorkCategory::kGemm || c == measure::WorkCategory::kAttention;
+        }
+        main_work[i] = it->second ? 1 : 0;
+      }
   for (StepKernels& step : out) {
     for (auto* kernels : {&step.forward, &step.backward})
       std::stable_sort(kernels->begin(), kernels->end(), [&](std::uint32_t x, std::uint32_t y) {
         return r.activities[x].start_ns < r.activities[y].start_ns;
       });
-    split_passes(r, step);
+    split_passes(r, main_work, step);
   }
   return out;
 }
@@ -408,14 +446,14 @@ GradientSync plan_gradient_sync(const Profile& profile, const measure::Analysis&
     out.notes.push_back(fmt::format(
         "{} ranks have no steps: each one's whole profile is taken as one step, one set of buckets", whole));
   if (accumulated > 0)
-    out.notes.push_back(
-        fmt::format("{} steps ran several backward passes (gradient accumulation): the buckets follow the "
-                    "last one, as DDP "
-                    "under no_sync all-reduces after the last micro-batch only",
-                    accumulated));
+    out.notes.push_back(fmt::format(
+        "{} rank-steps ran several backward passes (gradient accumulation): the buckets follow the "
+        "last one, as DDP "
+        "under no_sync all-reduces after the last micro-batch only",
+        accumulated));
   if (steps_without > 0)
-    out.notes.push_back(
-        fmt::format("{} steps launched no backward compute kernel: nothing added to them", steps_without));
+    out.notes.push_back(fmt::format(
+        "{} rank-steps launched no backward compute kernel: nothing added to them", steps_without));
   return out;
 }
 
@@ -546,30 +584,29 @@ GradientSync plan_tensor_sync(const Profile& profile, const measure::Analysis& a
   const double seconds = model::hierarchical_time(model::Collective::kAllReduce, request.message_bytes, shape,
                                                   links.intra, links.inter);
   const auto ns = static_cast<TimeNs>(std::llround(seconds * 1e9));
-  std::int64_t steps = 0, backward_steps = 0;
-  std::size_t passes = 0;  // the most forward passes of a step
+  std::int64_t steps = 0;
+  std::size_t passes = 0, most = 0;  // the most passes of a step, the most all-reduces of one
   for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
     std::vector<std::uint8_t> launched_in;
     for (const StepKernels& step : step_kernels(profile, analysis, ri, launched_in)) {
-      if (step.forward.empty()) continue;
+      if (step.forward_passes.empty() && step.backward_passes.empty()) continue;
       ++steps;
-      backward_steps += !step.backward.empty();
       for (const auto& pass : step.forward_passes)
         plan_pass(ranks[ri], pass, points.forward, ns, request, "forward", out.added[ri]);
       for (const auto& pass : step.backward_passes)
         plan_pass(ranks[ri], pass, points.backward, ns, request, "backward", out.added[ri]);
-      passes = std::max(passes, step.forward_passes.size());
+      passes = std::max({passes, step.forward_passes.size(), step.backward_passes.size()});
+      most = std::max(most, step.forward_passes.size() * points.forward.size() +
+                                step.backward_passes.size() * points.backward.size());
     }
   }
   if (steps == 0)
     fail(
-        "{}: --tp {}: no compute kernel was launched outside backward and optimizer ranges, so there is no "
-        "forward pass to split: the profile holds no step with its CPU operators",
+        "{}: --tp {}: no GEMM or attention kernel was launched in a step, so there is no pass to split: the "
+        "profile holds no step with its CPU operators",
         title, request.tp);
-  const std::size_t per_step =
-      passes * (points.forward.size() + (backward_steps > 0 ? points.backward.size() : 0));
-  out.buckets = static_cast<int>(per_step);
-  out.bucket_seconds = seconds * static_cast<double>(per_step);
+  out.buckets = static_cast<int>(most);
+  out.bucket_seconds = seconds * static_cast<double>(most);
   out.notes.push_back(fmt::format(
       "tp 1 -> {}: Megatron-LM's tensor-parallel all-reduces added, each of {:.2f} MB (a micro-batch's "
       "activations): {} per forward pass (the embedding's, then after each layer's attention and MLP) and {} "

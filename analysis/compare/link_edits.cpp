@@ -611,7 +611,7 @@ LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& anal
     retimer.rescale(Part::kEp, batch, "expert-parallel");
     retimer.rescale(Part::kPp, batch, "pipeline");
   }
-  if (edit.dp > 0)
+  if (edit.dp > 0 && !edit.data_parallel_added)
     out.notes.push_back(fmt::format(
         "dp {} -> {}: {}, so the global batch {:.3g}x; the measured ranks stay coupled as they ran", dp,
         new_dp,

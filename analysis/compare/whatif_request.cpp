@@ -134,8 +134,11 @@ void add_gradient_sync(const Profile& profile, const measure::Analysis& analysis
       plan_gradient_sync(profile, analysis, gradient_buckets(model, seq, request), hw, request, title);
   append_added(out.edits.added, std::move(sync.added));
   out.notes.insert(out.notes.end(), sync.notes.begin(), sync.notes.end());
-  out.notes.push_back(
-      fmt::format("gradients of {} bytes per parameter: {}", request.bytes_per_gradient, precision.reason));
+  out.notes.push_back(fmt::format(
+      "gradients of {} bytes per parameter: {}; each rank's batch {}, so the global batch x{:.3g}",
+      request.bytes_per_gradient, precision.reason,
+      edit.batch_scale == 1 ? std::string("as measured") : fmt::format("x{:.3g}", edit.batch_scale),
+      edit.dp * edit.batch_scale));
 }
 
 // --tp, --dp: the groups' collectives, and for --tp the split kernels, re-timed (compare::retime_layout).

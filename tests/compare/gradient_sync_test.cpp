@@ -301,7 +301,7 @@ TEST(GradientSync, ARangeOfBothPassesIsNotTheBackward) {
 }
 
 // A step of two micro-batches (gradient accumulation): forward, backward, forward, backward, each pass four
-// 100 µs kernels. Tensor parallelism adds its all-reduces to every pass (5 per forward and 5 per backward for
+// 100 µs kernels, then an element-wise kernel of gradient clipping. Tensor parallelism adds its all-reduces to every pass (5 per forward and 5 per backward for
 // two layers); DDP's buckets follow the last backward only (no_sync), and the notes say so.
 TEST(GradientSync, GradientAccumulationPassesAreReadFromTheKernels) {
   test::ProfileBuilder b("accumulation");
@@ -318,6 +318,9 @@ TEST(GradientSync, GradientAccumulationPassesAreReadFromTheKernels) {
     }
     b.range(0, 2, RangeKind::kCpuOp, from, call, "autograd::engine::evaluate_function: MmBackward0");
   }
+  // Gradient clipping after the backward: element-wise work on the forward's thread, no pass of its own.
+  b.launch(0, 1, call, call + 1, 7, gpu, gpu + 50'000, "vectorized_elementwise_kernel");
+  call += 2;
   b.step(0, 1, 0, call, 1);
   const Profile p = b.finish();
   const measure::Analysis analysis = measure::analyze(p);
@@ -338,7 +341,7 @@ TEST(GradientSync, GradientAccumulationPassesAreReadFromTheKernels) {
     EXPECT_NE(std::find(second_backward.begin(), second_backward.end(), rank.activities[a.after].id),
               second_backward.end());
   EXPECT_THAT(::testing::PrintToString(data.notes),
-              ::testing::HasSubstr("1 steps ran several backward passes"));
+              ::testing::HasSubstr("1 rank-steps ran several backward passes"));
 }
 
 // A profile that recorded no backward pass has no gradients to exchange: refused in one line.
