@@ -301,8 +301,9 @@ TEST(GradientSync, ARangeOfBothPassesIsNotTheBackward) {
 }
 
 // A step of two micro-batches (gradient accumulation): forward, backward, forward, backward, each pass four
-// 100 µs kernels, then an element-wise kernel of gradient clipping. Tensor parallelism adds its all-reduces to every pass (5 per forward and 5 per backward for
-// two layers); DDP's buckets follow the last backward only (no_sync), and the notes say so.
+// 100 µs kernels, then an element-wise kernel of gradient clipping. Tensor parallelism adds its all-reduces
+// to every pass (5 per forward and 5 per backward for two layers); DDP's buckets follow the last backward
+// only (no_sync), and the notes say so.
 TEST(GradientSync, GradientAccumulationPassesAreReadFromTheKernels) {
   test::ProfileBuilder b("accumulation");
   b.rank(0, 1);
