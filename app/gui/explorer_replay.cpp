@@ -140,8 +140,9 @@ void ExplorerPanel::draw_replay() {
       ImGui::TextDisabled(
           "From the replay: every kernel, copy, launch, host gap and wait as measured, moved by its "
           "dependencies. From the model: the split of the sharded kernels (x tp / N), each rank's share of "
-          "the global batch and the re-timed collectives' alpha-beta times (hover for what each was scaled "
-          "by).");
+          "the global batch, the re-timed collectives' alpha-beta times, and from one GPU the collectives "
+          "and "
+          "copies DDP and Megatron-LM would add (hover for what each was scaled by or added).");
       if (ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
         for (const auto& n : r.notes) ImGui::BulletText("%s", n.c_str());
