@@ -102,7 +102,10 @@ class OnlineNesting {
   };
   struct TrackKeyHash {
     std::size_t operator()(const TrackKey& k) const {
-      return std::hash<std::int64_t>{}(k.pid * 1'000'003 + k.tid) ^ std::hash<std::int32_t>{}(k.rank);
+      // Unsigned: a trace's pid and tid are whatever it says, and a signed product could overflow.
+      return std::hash<std::uint64_t>{}(static_cast<std::uint64_t>(k.pid) * 1'000'003u +
+                                        static_cast<std::uint64_t>(k.tid)) ^
+             std::hash<std::int32_t>{}(k.rank);
     }
   };
 
