@@ -37,8 +37,8 @@ struct Options {
   std::vector<std::string> inputs;
   std::vector<std::string> scales, links, latencies;
   std::string hardware;
-  int dp = 0, tp = 0;  // 0: not given
-  std::string batch;   // --batch F; "" not given
+  int dp = 0, tp = 0, pp = 0;  // 0: not given
+  std::string batch;           // --batch F; "" not given
   bool keep_global_batch = false;
   bool fix_straggler = false;
   bool drop_unexplained = false;
@@ -83,17 +83,49 @@ void replay_json(JsonWriter& j, const Replay& r) {
   j.end_object();
 }
 
-void whatif_json(JsonWriter& j, const compare::WhatifEdits& edits, const Replay& w) {
+// --pp: each stage's steps and ranks in place of the replay's.
+void pipeline_json(JsonWriter& j, const compare::Pipelined& p) {
+  j.field("stages", static_cast<std::int64_t>(p.stages));
+  j.key("steps").begin_array();
+  for (const auto& s : p.steps) {
+    j.begin_object();
+    j.field("rank", s.rank).field("step", s.step).field("predicted_ns", s.predicted_ns);
+    j.field("stage", s.stage).field("measured_rank", s.measured_rank).field("measured_ns", s.measured_ns);
+    j.field("micro_batches", s.micro_batches);
+    j.field("forward_ns", s.forward_ns).field("backward_ns", s.backward_ns).field("bubble_ns", s.bubble_ns);
+    j.field("send_ns", s.send_ns).field("before_ns", s.before_ns).field("after_ns", s.after_ns);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("ranks").begin_array();
+  for (const auto& r : p.ranks) {
+    j.begin_object();
+    j.field("rank", r.rank).field("stage", r.stage).field("measured_rank", r.measured_rank);
+    j.field("span_ns", r.span_ns).field("busy_ns", r.busy_ns).field("exposed_comm_ns", r.exposed_comm_ns);
+    j.end_object();
+  }
+  j.end_array();
+}
+
+void whatif_json(JsonWriter& j, const compare::WhatifEdits& edits, const Replay& w,
+                 const compare::Pipelined* pipelined) {
   j.key("whatif").begin_object();
   j.key("edits").begin_array();
   for (const auto& name : edit_names(edits, w)) j.value(name);
   j.end_array();
   j.key("notes").begin_array();
   for (const auto& note : edits.notes) j.value(note);
+  if (pipelined)
+    for (const auto& note : pipelined->notes) j.value(note);
   j.end_array();
   j.field("edited_activities", w.edited_activities);
   j.field("added_activities", w.added_activities);
   if (w.straggler >= 0) j.field("straggler", static_cast<std::int64_t>(w.straggler));
+  if (pipelined) {
+    pipeline_json(j, *pipelined);
+    j.end_object();
+    return;
+  }
   j.key("steps").begin_array();
   for (const auto& s : w.steps) {
     j.begin_object();
@@ -118,6 +150,28 @@ void whatif_json(JsonWriter& j, const compare::WhatifEdits& edits, const Replay&
 std::string change_text(TimeNs before, TimeNs after) {
   if (before <= 0) return "";
   return fmt::format("{:+.1f} %", 100.0 * static_cast<double>(after - before) / static_cast<double>(before));
+}
+
+// --pp: each stage's step beside the measured rank's, and where its time went.
+void print_pipeline(const compare::Pipelined& p, std::size_t rows) {
+  std::printf("\n%-6s %-5s %-6s %12s %12s %9s %11s %11s %11s %10s\n", "rank", "stage", "step", "measured",
+              "predicted", "change", "forward", "backward", "bubble", "sends");
+  for (std::size_t i = 0; i < p.steps.size() && i < rows; ++i) {
+    const auto& s = p.steps[i];
+    std::printf("%-6d %-5d %-6s %12s %12s %9s %11s %11s %11s %10s\n", s.rank, s.stage,
+                s.step < 0 ? "all" : std::to_string(s.step).c_str(), duration_text(s.measured_ns).c_str(),
+                duration_text(s.predicted_ns).c_str(), change_text(s.measured_ns, s.predicted_ns).c_str(),
+                duration_text(s.forward_ns).c_str(), duration_text(s.backward_ns).c_str(),
+                duration_text(s.bubble_ns).c_str(), duration_text(s.send_ns).c_str());
+  }
+  if (p.steps.size() > rows) std::printf("... %zu more (--rows, or --json)\n", p.steps.size() - rows);
+  std::printf("\n%-6s %-5s %12s %12s %14s\n", "rank", "stage", "GPU span", "GPU busy", "exposed comm");
+  for (std::size_t i = 0; i < p.ranks.size() && i < rows; ++i) {
+    const auto& r = p.ranks[i];
+    std::printf("%-6d %-5d %12s %12s %14s\n", r.rank, r.stage, duration_text(r.span_ns).c_str(),
+                duration_text(r.busy_ns).c_str(), duration_text(r.exposed_comm_ns).c_str());
+  }
+  if (p.ranks.size() > rows) std::printf("... %zu more ranks\n", p.ranks.size() - rows);
 }
 
 void print_steps(const Replay& r, const Replay* w, std::size_t rows) {
@@ -176,7 +230,7 @@ void print_ranks(const Replay& w, std::size_t rows) {
 }
 
 void print_text(const std::string& title, const compare::WhatifEdits& edits, const Replay& r, const Replay* w,
-                std::size_t rows) {
+                const compare::Pipelined* pipelined, std::size_t rows) {
   std::printf("whatif   %s\n", title.c_str());
   std::printf("replay   %zu step%s on %zu rank%s: mean |error| %.2f %%, max %.2f %%\n", r.steps.size(),
               r.steps.size() == 1 ? "" : "s", r.ranks.size(), r.ranks.size() == 1 ? "" : "s",
@@ -189,11 +243,20 @@ void print_text(const std::string& title, const compare::WhatifEdits& edits, con
         w->added_activities > 0 ? fmt::format(", {} activities added", w->added_activities).c_str() : "");
     std::string text;
     for (const auto& note : edits.notes) append_wrapped(text, note, "         ", "           ");
+    if (pipelined)
+      for (const auto& note : pipelined->notes) append_wrapped(text, note, "         ", "           ");
     std::fwrite(text.data(), 1, text.size(), stdout);
   }
-  print_steps(r, w, rows);
-  print_critical_path(r, w);
-  print_ranks(w ? *w : r, rows);
+  if (pipelined) {
+    // The stages replace the edited replay's ranks: its steps are the pipeline's input, not its result.
+    print_steps(r, nullptr, rows);
+    print_critical_path(r, nullptr);
+    print_pipeline(*pipelined, rows);
+  } else {
+    print_steps(r, w, rows);
+    print_critical_path(r, w);
+    print_ranks(w ? *w : r, rows);
+  }
   std::printf("\nassumptions\n");
   std::string text;
   for (const auto& a : r.assumptions) append_wrapped(text, a, "* ", "  ");
@@ -221,6 +284,7 @@ compare::WhatifRequest read_request(const Options& o) {
   out.hardware = o.hardware;
   out.tp = o.tp;
   out.dp = o.dp;
+  out.pp = o.pp;
   if (!o.batch.empty()) {
     std::string error;
     if (!compare::parse_batch_scale(o.batch, out.batch, error)) fail("{}", error);
@@ -250,15 +314,21 @@ void run(const Options& o) {
   measure::ReplayGraph graph(profile, analysis, options);
   const Replay base = graph.run();
   std::unique_ptr<Replay> edited;
-  if (!edits.edits.empty()) edited = std::make_unique<Replay>(graph.run(edits.edits));
+  if (!edits.edits.empty() || edits.pipeline)
+    edited = std::make_unique<Replay>(graph.run(edits.edits, edits.pipeline.has_value()));
+  std::unique_ptr<compare::Pipelined> pipelined;
+  if (edits.pipeline)
+    pipelined = std::make_unique<compare::Pipelined>(
+        compare::pipeline_stages(profile, analysis, edits.edits, *edited, edits.pipeline->shares,
+                                 edits.pipeline->hw, edits.pipeline->request, job.title()));
   if (!o.json) {
-    print_text(job.title(), edits, base, edited.get(), o.rows);
+    print_text(job.title(), edits, base, edited.get(), pipelined.get(), o.rows);
     return;
   }
   JsonWriter j(true);
   j.begin_object();
   replay_json(j, base);
-  if (edited) whatif_json(j, edits, *edited);
+  if (edited) whatif_json(j, edits, *edited, pipelined.get());
   j.end_object();
   std::string out = j.str();
   out += '\n';
@@ -298,6 +368,13 @@ const bool registered = register_command(
               "N data-parallel replicas instead of the measured number, each rank's work as measured (the "
               "global batch grows with N): the data-parallel collectives re-timed for N members on the "
               "link the new group spans")
+           ->check(CLI::Range(2, 1 << 20));
+       cmd->add_option(
+              "--pp", opts->pp,
+              "N pipeline stages from a profile of one stage (pp 1): the model's layers cut over N stages, "
+              "each micro-batch's passes of the replay split at each stage's share of their GEMM and "
+              "attention work, scheduled 1F1B with the activations sent between stages; the stages' steps "
+              "and ranks replace the replay's")
            ->check(CLI::Range(2, 1 << 20));
        cmd->add_flag(
            "--keep-global-batch", opts->keep_global_batch,

@@ -47,12 +47,7 @@ std::vector<GradientTensor> backward_order(const model::ModelSpec& m, int seq) {
   return out;
 }
 
-// The links a group of REQUEST.dp members spans: the α-β fit of the profile's own collectives on each link
-// where there is one, else HW's efficiencies; NOTE says which.
-struct GroupLinks {
-  model::Link intra, inter;
-  std::string note;
-};
+}  // namespace
 
 GroupLinks group_links(const Profile& profile, const measure::Analysis& analysis,
                        const model::HardwareSpec& hw, const model::GroupShape& shape) {
@@ -76,13 +71,7 @@ GroupLinks group_links(const Profile& profile, const measure::Analysis& analysis
   return out;
 }
 
-// One step's compute kernels of a rank, in start order: those launched from inside a backward range, and
-// the others (the forward passes) but the optimizer's; and the passes they make, each a run of one kind in
-// start order (several of each with gradient accumulation: a micro-batch's forward, then its backward).
-struct StepKernels {
-  std::vector<std::uint32_t> forward, backward;
-  std::vector<std::vector<std::uint32_t>> forward_passes, backward_passes;
-};
+namespace {
 
 // STEP's passes from its kernels (each list in start order): the runs of forward and of backward kernels in
 // start order, where a forward run counts only when it holds a GEMM or attention kernel (MAIN_WORK, per
@@ -125,8 +114,8 @@ void split_passes(const Rank& r, const std::vector<std::uint8_t>& main_work, Ste
   }
 }
 
-// The steps of rank RI (one when the rank has no steps); LAUNCHED_IN: per activity, 1 when launched from a
-// backward range.
+}  // namespace
+
 std::vector<StepKernels> step_kernels(const Profile& profile, const measure::Analysis& analysis,
                                       std::size_t ri, std::vector<std::uint8_t>& launched_in) {
   const Rank& r = profile.ranks()[ri];
@@ -182,6 +171,8 @@ std::vector<StepKernels> step_kernels(const Profile& profile, const measure::Ana
   }
   return out;
 }
+
+namespace {
 
 // Per kernel of KERNELS (in start order), the time they have run through it; TOTAL their sum.
 std::vector<TimeNs> time_done(const Rank& r, const std::vector<std::uint32_t>& kernels, TimeNs& total) {

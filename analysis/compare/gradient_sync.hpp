@@ -18,10 +18,33 @@
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/replay.hpp"
 #include "analysis/measure/work.hpp"
+#include "analysis/model/collectives.hpp"
 #include "analysis/model/specs.hpp"
 #include "profiler/profile.hpp"
 
 namespace meshscope::compare {
+
+// The links a group of members spans (SHAPE): the α-β fit of the profile's own collectives on each link it
+// uses where there is one, else HW's efficiencies; NOTE says which.
+struct GroupLinks {
+  model::Link intra, inter;
+  std::string note;
+};
+GroupLinks group_links(const Profile& profile, const measure::Analysis& analysis,
+                       const model::HardwareSpec& hw, const model::GroupShape& shape);
+
+// One step's compute kernels of a rank, in start order: those launched from inside a backward range, and
+// the others (the forward passes) but the optimizer's; and the passes they make, each a run of one kind in
+// start order (several of each with gradient accumulation: a micro-batch's forward, then its backward).
+struct StepKernels {
+  std::vector<std::uint32_t> forward, backward;
+  std::vector<std::vector<std::uint32_t>> forward_passes, backward_passes;
+};
+
+// The steps of rank RI of PROFILE (one when the rank has no steps), in the order of the analysis's steps;
+// LAUNCHED_IN: per activity, 1 when launched from a backward range.
+std::vector<StepKernels> step_kernels(const Profile& profile, const measure::Analysis& analysis,
+                                      std::size_t ri, std::vector<std::uint8_t>& launched_in);
 
 // The element size of the parameters (and so of their gradients, which DDP all-reduces): from the weights
 // the recorded linear and convolution operators took. One FP32 weight means FP32 parameters (autocast casts

@@ -1,5 +1,6 @@
 #include "analysis/compare/whatif_request.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -60,9 +61,9 @@ void append_added(std::vector<std::vector<measure::AddedActivity>>& a,
 }
 
 // The model of WORKLOAD for an edit that adds collectives from it (FLAG names the edit), and the GPU.
-std::pair<model::ModelSpec, model::HardwareSpec> model_and_gpu(const Workload& workload,
-                                                               std::string_view flag,
-                                                               std::string_view title) {
+std::pair<model::ModelSpec, model::HardwareSpec> model_and_gpu(
+    const Workload& workload, std::string_view flag, std::string_view title,
+    std::string_view what = "the collectives it adds") {
   if (workload.pp.value_or(1) > 1)
     fail(
         "{}: {} from one GPU of a pipeline (pp {}) is not replayed: each stage holds another share of the "
@@ -71,16 +72,39 @@ std::pair<model::ModelSpec, model::HardwareSpec> model_and_gpu(const Workload& w
   model::ModelSpec model;
   std::string why;
   if (!inferred_model(workload, model, &why))
-    fail("{}: {} adds collectives sized by the model, and {}", title, flag,
+    fail("{}: {} sizes {} by the model, and {}", title, flag, what,
          why.empty() ? std::string(kNotATransformer) : why);
   const auto hw = hardware_spec(workload);
   if (!hw)
     fail(
-        "{}: {} times the collectives it adds on the GPU's links, and the GPU it ran on is not known: state "
-        "it "
-        "with `meshscope annotate PROFILE --hardware NAME`",
-        title, flag);
+        "{}: {} times {} on the GPU's links, and the GPU it ran on is not known: state it with `meshscope "
+        "annotate PROFILE --hardware NAME`",
+        title, flag, what);
   return {model, *hw};
+}
+
+// The activations of one micro-batch (tokens × hidden × the element size the GEMMs ran in) × BATCH_SCALE,
+// which FLAG's WHAT carry; a note says the element size.
+double activation_bytes(const Workload& workload, const model::ModelSpec& model, double batch_scale,
+                        std::string_view flag, std::string_view what, std::string_view title,
+                        WhatifEdits& out) {
+  double tokens = 0;
+  if (workload.tokens_per_micro_batch)
+    tokens = static_cast<double>(*workload.tokens_per_micro_batch);
+  else if (workload.micro_batch && workload.seq)
+    tokens = static_cast<double>(*workload.micro_batch * *workload.seq);
+  if (!(tokens > 0))
+    fail(
+        "{}: {} sizes its {} by the tokens of a micro-batch, which the profile does not show: state them "
+        "with "
+        "`meshscope annotate PROFILE --layout micro_batch=N,seq=N`",
+        title, flag, what);
+  const bool fp32 = workload.precision && *workload.precision == measure::WorkPrecision::kFP32;
+  const std::string note =
+      fmt::format("activations of {} bytes per element: the GEMMs ran in {}", fp32 ? 4 : 2,
+                  workload.precision ? measure::to_string(*workload.precision) : "a precision not recorded");
+  if (std::find(out.notes.begin(), out.notes.end(), note) == out.notes.end()) out.notes.push_back(note);
+  return tokens * batch_scale * model.hidden * (fp32 ? 4.0 : 2.0);
 }
 
 // --tp N from tp 1: Megatron-LM's all-reduces added to the replay (compare::plan_tensor_sync).
@@ -89,27 +113,42 @@ void add_tensor_sync(const Profile& profile, const measure::Analysis& analysis, 
   const std::string flag = fmt::format("--tp {}", edit.tp);
   const auto [model, hw] = model_and_gpu(workload, flag, title);
   const int seq = static_cast<int>(workload.seq.value_or(model.seq));
-  double tokens = 0;
-  if (workload.tokens_per_micro_batch)
-    tokens = static_cast<double>(*workload.tokens_per_micro_batch);
-  else if (workload.micro_batch && workload.seq)
-    tokens = static_cast<double>(*workload.micro_batch * *workload.seq);
-  if (!(tokens > 0))
-    fail(
-        "{}: {} sizes its all-reduces by the tokens of a micro-batch, which the profile does not show: state "
-        "them with `meshscope annotate PROFILE --layout micro_batch=N,seq=N`",
-        title, flag);
-  const bool fp32 = workload.precision && *workload.precision == measure::WorkPrecision::kFP32;
   TensorSyncRequest request;
   request.tp = edit.tp;
-  request.message_bytes = tokens * edit.batch_scale * model.hidden * (fp32 ? 4.0 : 2.0);
+  request.message_bytes =
+      activation_bytes(workload, model, edit.batch_scale, flag, "all-reduces", title, out);
   GradientSync sync = plan_tensor_sync(profile, analysis, tensor_sync_points(model, seq), hw, request, title);
   append_added(out.edits.added, std::move(sync.added));
   out.notes.insert(out.notes.end(), sync.notes.begin(), sync.notes.end());
-  out.notes.push_back(fmt::format("activations of {} bytes per element: the GEMMs ran in {}", fp32 ? 4 : 2,
-                                  workload.precision ? measure::to_string(*workload.precision)
-                                                     : "a precision "
-                                                       "not recorded"));
+}
+
+// --pp N from pp 1: the stages the edited replay is cut into (compare::pipeline_stages).
+void add_pipeline(const Workload& workload, const WhatifRequest& request, std::string_view title,
+                  WhatifEdits& out) {
+  const std::string flag = fmt::format("--pp {}", request.pp);
+  if (!workload.pp)
+    fail(
+        "{}: {} needs the pipeline degree the job ran, which its process groups do not show: state the "
+        "layout "
+        "with `meshscope annotate PROFILE --layout pp=N`",
+        title, flag);
+  const auto [model, hw] = model_and_gpu(workload, flag, title, "the sends between its stages");
+  if (request.pp > model.layers)
+    fail("{}: {}: the model has {} layers, so a stage would hold none", title, flag, model.layers);
+  PipelineEdit edit{
+      stage_shares(model, static_cast<int>(workload.seq.value_or(model.seq)), request.pp), hw, {}};
+  edit.request.pp = request.pp;
+  const double batch = request.keep_global_batch && request.dp > 0 && workload.dp
+                           ? static_cast<double>(*workload.dp) / request.dp
+                           : request.batch;
+  edit.request.message_bytes = activation_bytes(workload, model, batch, flag, "sends", title, out);
+  const auto degree = [](int given, const std::optional<std::int64_t>& measured) {
+    return given > 0 ? given : static_cast<int>(measured.value_or(1));
+  };
+  edit.request.stride =
+      degree(request.tp, workload.tp) * degree(0, workload.cp) * degree(request.dp, workload.dp);
+  out.pipeline = std::move(edit);
+  out.names.push_back(fmt::format("pp {}", request.pp));
 }
 
 // --dp N from one replica: the gradients' all-reduces N replicas would run, added to the replay
@@ -284,10 +323,10 @@ bool parse_whatif_line(std::string_view text, WhatifRequest& out, std::string& e
     }
     if (word.starts_with("--")) {
       bool known = false;
-      for (const char* flag : {"--tp", "--dp"}) {
+      for (const auto& [flag, degree] :
+           {std::pair{"--tp", &out.tp}, std::pair{"--dp", &out.dp}, std::pair{"--pp", &out.pp}}) {
         if (const auto value = flag_value(word, flag, text, at)) {
-          if (!parse_degree(flag, *value, std::string_view(flag) == "--tp" ? out.tp : out.dp, error))
-            return false;
+          if (!parse_degree(flag, *value, *degree, error)) return false;
           known = true;
         }
       }
@@ -314,7 +353,8 @@ bool parse_whatif_line(std::string_view text, WhatifRequest& out, std::string& e
       }
       if (!known) {
         error = fmt::format(
-            "{}: expected --tp N, --dp N, --keep-global-batch, --batch F, --link DOMAIN=GB/s, --latency "
+            "{}: expected --tp N, --dp N, --pp N, --keep-global-batch, --batch F, --link DOMAIN=GB/s, "
+            "--latency "
             "DOMAIN=us or --hardware GPU",
             word);
         return false;
@@ -349,6 +389,7 @@ WhatifEdits whatif_edits(const Profile& profile, const measure::Analysis& analys
     check_sequences_per_rank(edit, workload, title);
     add_layout(profile, analysis, work, workload, edit, title, out);
   }
+  if (request.pp > 0) add_pipeline(workload, request, title, out);
   if (!request.links.empty()) {
     const auto hw = hardware_spec(workload);
     LinkRetiming retimed = retime_links(profile, analysis, request.links, hw ? hw->gpus_per_node : 8);

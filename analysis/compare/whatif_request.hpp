@@ -4,11 +4,13 @@
 // become factors on each activity from the profile's own fits (hardware_edit.hpp, link_edits.hpp).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "analysis/compare/link_edits.hpp"
+#include "analysis/compare/pipeline_stages.hpp"
 #include "analysis/compare/workload.hpp"
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/replay.hpp"
@@ -22,14 +24,15 @@ struct WhatifRequest {
   std::vector<measure::ScaleEdit> scales;  // CLASS=F, PATTERN=F
   std::vector<LinkEdit> links;             // --link and --latency, in the order given
   std::string hardware;                    // --hardware: a preset name or TOML file; empty: none
-  int tp = 0, dp = 0;                      // --tp, --dp; 0: as measured
+  int tp = 0, dp = 0, pp = 0;              // --tp, --dp, --pp; 0: as measured
   double batch = 1;                        // --batch: each rank's sequences per step × this
   bool batch_given = false;                // --batch was given (even as 1)
   bool keep_global_batch = false;          // --keep-global-batch: with --dp M, each rank's batch × dp / M
   bool fix_straggler = false;
   // Whether anything beyond scales and fix-straggler is asked: those need the profile's workload.
   bool needs_workload() const {
-    return !hardware.empty() || tp > 0 || dp > 0 || !links.empty() || batch != 1 || keep_global_batch;
+    return !hardware.empty() || tp > 0 || dp > 0 || pp > 0 || !links.empty() || batch != 1 ||
+           keep_global_batch;
   }
 };
 
@@ -46,10 +49,18 @@ bool parse_batch_scale(std::string_view value, double& out, std::string& error);
 // any profile is read. False with ERROR set otherwise.
 bool valid_combination(const WhatifRequest& request, std::string& error);
 
+// --pp N: the stages compare::pipeline_stages cuts the edited replay into.
+struct PipelineEdit {
+  StageShares shares;
+  model::HardwareSpec hw;
+  PipelineRequest request;
+};
+
 struct WhatifEdits {
   measure::ReplayEdits edits;
-  std::vector<std::string> names;  // each edit as `whatif` prints it ("scale gemm=0.5", "tp 4", ...)
-  std::vector<std::string> notes;  // what the re-timed edits started from
+  std::optional<PipelineEdit> pipeline;  // --pp: run the replay with its times kept, then pipeline it
+  std::vector<std::string> names;        // each edit as `whatif` prints it ("scale gemm=0.5", "tp 4", ...)
+  std::vector<std::string> notes;        // what the re-timed edits started from
 };
 
 // The replay edits of REQUEST on PROFILE: its scales and fix-straggler as given, and for TARGET (the hardware

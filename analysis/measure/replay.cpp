@@ -1101,7 +1101,7 @@ void replay_steps(const RankGraph& g, const RankResult& result, PathWalk& path,
     for (std::uint32_t k = 0; k < g.added_end.size(); ++k)
       if (g.added_end[k] > r1) r1 = g.added_end[k], last = k | kAddedFlag;
     if (m1 == kUnset) return;
-    out.push_back({r.rank, -1, m1 - m0, r1 - r0, path.walk(r0, r1, last, step_thread(g, kNull, kNull))});
+    out.push_back({r.rank, -1, m1 - m0, r1 - r0, path.walk(r0, r1, last, step_thread(g, kNull, kNull)), r0});
     return;
   }
   const std::vector<TimeNs>& gpu_measured = g.step_gpu_end;
@@ -1135,7 +1135,8 @@ void replay_steps(const RankGraph& g, const RankResult& result, PathWalk& path,
     }
     const TimeNs measured = std::max(step.cpu_end_ns, gpu_measured[k]) - step.cpu_start_ns;
     const TimeNs end = std::max(finish, gpu_replayed[k]);
-    out.push_back({r.rank, step.number, measured, end - begin, path.walk(begin, end, gpu_last[k], thread)});
+    out.push_back(
+        {r.rank, step.number, measured, end - begin, path.walk(begin, end, gpu_last[k], thread), begin});
   }
 }
 

@@ -100,6 +100,7 @@ struct ReplayedStep {
   // end through the dependency of the graph that set each start (docs/WHATIF.md, "Critical path"); its parts
   // add up to replayed_ns.
   std::array<TimeNs, kPathKindCount> critical_path{};
+  TimeNs replayed_start_ns = 0;  // when the replayed step starts (its CPU range's start, moved)
 };
 
 // STEP's critical path in one line, its largest kinds first, each with its share of the step: "compute 90 %,

@@ -1,6 +1,7 @@
 #include "analysis/model/timeline.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "analysis/model/pipeline.hpp"
@@ -72,6 +73,65 @@ std::vector<StageOp> stage_order(Schedule schedule, int stage, int stages, int m
   return ops;
 }
 
+Timeline schedule_pipeline(const std::vector<std::vector<StageOp>>& orders, int chunks, int micro_batches,
+                           const std::function<double(int stage, const StageOp& op)>& duration,
+                           const std::function<double(int from_stage, int to_stage)>& hop) {
+  const int p = static_cast<int>(orders.size());
+  const int m = micro_batches;
+  const int v = std::max(1, chunks);
+  Timeline tl;
+  tl.stages = p;
+  // Finish times per (virtual stage = chunk * p + stage, micro-batch), forward and backward.
+  const int vstages = p * v;
+  const double unset = -1.0;
+  std::vector<double> fdone(size_t(vstages) * m, unset), bdone(size_t(vstages) * m, unset);
+  std::vector<size_t> next(p, 0);
+  std::vector<double> clock(p, 0.0);
+  size_t remaining = 0;
+  for (const auto& o : orders) remaining += o.size();
+  while (remaining > 0) {
+    bool progressed = false;
+    for (int s = 0; s < p; ++s) {
+      while (next[s] < orders[s].size()) {
+        const StageOp op = orders[s][next[s]];
+        const int vs = op.chunk * p + s;
+        double ready = clock[s];
+        // A forward waits for the previous virtual stage's forward and the transfer from it; a backward for
+        // the next one's backward (or, on the last, its own forward).
+        const int from = op.forward ? vs - 1 : vs + 1;
+        if (from >= 0 && from < vstages) {
+          const double dep = (op.forward ? fdone : bdone)[size_t(from) * m + op.micro_batch];
+          if (dep < 0) break;
+          ready = std::max(ready, dep + hop(from % p, s));
+        } else if (!op.forward) {
+          const double dep = fdone[size_t(vs) * m + op.micro_batch];
+          if (dep < 0) break;
+          ready = std::max(ready, dep);
+        }
+        if (ready > clock[s])
+          tl.events.push_back({s, TimelineKind::kBubble, -1, 0, clock[s], ready - clock[s]});
+        const double dur = duration(s, op);
+        tl.events.push_back({s, op.forward ? TimelineKind::kForward : TimelineKind::kBackward, op.micro_batch,
+                             op.chunk, ready, dur});
+        const double end = ready + dur;
+        (op.forward ? fdone : bdone)[size_t(vs) * m + op.micro_batch] = end;
+        const int to = op.forward ? vs + 1 : vs - 1;
+        if (to >= 0 && to < vstages) {
+          const double send = hop(s, to % p);
+          if (send > 0) tl.events.push_back({s, TimelineKind::kSend, op.micro_batch, op.chunk, end, send});
+        }
+        clock[s] = end;
+        ++next[s];
+        --remaining;
+        progressed = true;
+      }
+    }
+    if (!progressed) break;  // the schedules above never deadlock; guard against a malformed order
+  }
+  for (int s = 0; s < p; ++s) tl.step_time_s = std::max(tl.step_time_s, clock[s]);
+  return tl;
+}
+
 Timeline build_timeline(const Prediction& pr) {
   const ParallelConfig& c = pr.config;
   const int p = c.pp;
@@ -90,61 +150,19 @@ Timeline build_timeline(const Prediction& pr) {
   // A dependency between stages waits for the exposed part of one transfer (1 - overlap_pp).
   const double hop = pr.comm.pp > 0 ? mb.p2p * pr.time.pp_p2p_exposed / pr.comm.pp : 0.0;
 
-  Timeline tl;
-  tl.stages = p;
   std::vector<std::vector<StageOp>> orders(p);
   const int group = c.schedule == Schedule::kInterleaved ? microbatch_group(c) : p;
   for (int s = 0; s < p; ++s) orders[s] = stage_order(c.schedule, s, p, m, v, group);
-  // Finish times per (virtual stage = chunk * p + stage, micro-batch), forward and backward.
-  const int vstages = p * v;
-  const double unset = -1.0;
-  std::vector<double> fdone(size_t(vstages) * m, unset), bdone(size_t(vstages) * m, unset);
-  std::vector<size_t> next(p, 0);
+  Timeline tl = schedule_pipeline(
+      orders, v, m,
+      [&](int s, const StageOp& op) {
+        return op.forward ? fwd[static_cast<size_t>(s)] : bwd[static_cast<size_t>(s)];
+      },
+      [&](int, int) { return hop; });
   std::vector<double> clock(p, 0.0);
-  size_t remaining = 0;
-  for (const auto& o : orders) remaining += o.size();
-  while (remaining > 0) {
-    bool progressed = false;
-    for (int s = 0; s < p; ++s) {
-      while (next[s] < orders[s].size()) {
-        const StageOp op = orders[s][next[s]];
-        const int vs = op.chunk * p + s;
-        double ready = clock[s];
-        if (op.forward) {
-          if (vs > 0) {
-            const double dep = fdone[size_t(vs - 1) * m + op.micro_batch];
-            if (dep < 0) break;
-            ready = std::max(ready, dep + hop);
-          }
-        } else {
-          if (vs < vstages - 1) {
-            const double dep = bdone[size_t(vs + 1) * m + op.micro_batch];
-            if (dep < 0) break;
-            ready = std::max(ready, dep + hop);
-          } else {
-            const double dep = fdone[size_t(vs) * m + op.micro_batch];
-            if (dep < 0) break;
-            ready = std::max(ready, dep);
-          }
-        }
-        if (ready > clock[s])
-          tl.events.push_back({s, TimelineKind::kBubble, -1, 0, clock[s], ready - clock[s]});
-        const double dur = op.forward ? fwd[static_cast<size_t>(s)] : bwd[static_cast<size_t>(s)];
-        tl.events.push_back({s, op.forward ? TimelineKind::kForward : TimelineKind::kBackward, op.micro_batch,
-                             op.chunk, ready, dur});
-        const double end = ready + dur;
-        (op.forward ? fdone : bdone)[size_t(vs) * m + op.micro_batch] = end;
-        const bool sends = op.forward ? vs < vstages - 1 : vs > 0;
-        if (sends && hop > 0)
-          tl.events.push_back({s, TimelineKind::kSend, op.micro_batch, op.chunk, end, hop});
-        clock[s] = end;
-        ++next[s];
-        --remaining;
-        progressed = true;
-      }
-    }
-    if (!progressed) break;  // the schedules above never deadlock; guard against a malformed order
-  }
+  for (const TimelineEvent& e : tl.events)
+    if (e.kind != TimelineKind::kSend) clock[e.stage] = std::max(clock[e.stage], e.start_s + e.duration_s);
+  tl.step_time_s = 0;
   double pipeline_end = 0;
   for (double t : clock) pipeline_end = std::max(pipeline_end, t);
   for (int s = 0; s < p; ++s) {

@@ -4,6 +4,7 @@
 // the per-micro-batch costs of a Prediction. The front end draws it; `predict --timeline` exports it.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,15 @@ struct StageOp {
 };
 std::vector<StageOp> stage_order(Schedule schedule, int stage, int stages, int micro_batches, int chunks,
                                  int group = 0);
+
+// The list schedule of ORDERS (one per stage; CHUNKS model chunks, MICRO_BATCHES micro-batches): each stage
+// runs its operations in order, a forward once the previous virtual stage's forward of its micro-batch has
+// ended and HOP(from, to) has passed, a backward once the next virtual stage's backward has (the last one's
+// once its own forward has). DURATION gives each operation's time. The events: forwards, backwards, the
+// bubbles before them and a send after each operation that feeds another stage; step_time_s the last end.
+Timeline schedule_pipeline(const std::vector<std::vector<StageOp>>& orders, int chunks, int micro_batches,
+                           const std::function<double(int stage, const StageOp& op)>& duration,
+                           const std::function<double(int from_stage, int to_stage)>& hop);
 
 Timeline build_timeline(const Prediction& prediction);
 

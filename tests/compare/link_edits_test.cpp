@@ -84,10 +84,13 @@ TEST(WhatifRequest, OneLineReadsAsWhatifsFlags) {
   EXPECT_FALSE(parse_whatif_line("--tp four", r, error));
   EXPECT_EQ(error, "--tp four: expected a whole number of GPUs, 1 or more");
   EXPECT_FALSE(parse_whatif_line("--dp 0", r, error));
-  EXPECT_FALSE(parse_whatif_line("--pp 2", r, error));
+  EXPECT_FALSE(parse_whatif_line("--cp 2", r, error));
   EXPECT_EQ(error,
-            "--pp: expected --tp N, --dp N, --keep-global-batch, --batch F, --link DOMAIN=GB/s, --latency "
-            "DOMAIN=us or --hardware GPU");
+            "--cp: expected --tp N, --dp N, --pp N, --keep-global-batch, --batch F, --link DOMAIN=GB/s, "
+            "--latency DOMAIN=us or --hardware GPU");
+  ASSERT_TRUE(parse_whatif_line("--pp 4", r, error)) << error;
+  EXPECT_EQ(r.pp, 4);
+  EXPECT_TRUE(r.needs_workload());
   ASSERT_TRUE(parse_whatif_line("--dp 8 --keep-global-batch", r, error)) << error;
   EXPECT_TRUE(r.keep_global_batch && r.needs_workload());
   ASSERT_TRUE(parse_whatif_line("--batch=0.5", r, error)) << error;

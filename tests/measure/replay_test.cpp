@@ -513,8 +513,9 @@ TEST(Replay, WhatifDataParallelNeedsTheMeasuredDegree) {
   test::run_cli_ok("annotate '" + profile.string() + "' --layout dp=2,tp=1", dir);
   // Stated as tp 1: the tensor-parallel all-reduces would be added, sized by a model its shapes do not show.
   const test::CliResult tp1 = test::run_cli("whatif '" + profile.string() + "' --tp 2", dir);
-  EXPECT_THAT(tp1.err,
-              HasSubstr("npc.msdb: --tp 2 adds collectives sized by the model, and no shapes recorded"));
+  EXPECT_THAT(
+      tp1.err,
+      HasSubstr("npc.msdb: --tp 2 sizes the collectives it adds by the model, and no shapes recorded"));
   EXPECT_EQ(std::count(tp1.err.begin(), tp1.err.end(), '\n'), 1);
   const std::string text = test::run_cli_ok("whatif '" + profile.string() + "' --dp 4", dir);
   EXPECT_THAT(text, HasSubstr("edits    dp 4; 21 activities changed"));

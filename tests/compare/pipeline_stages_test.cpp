@@ -1,0 +1,230 @@
+// `whatif --pp N` from a profile of one stage (compare::pipeline_stages): the cut of a model over stages
+// against the FLOPs of Narayanan et al. 2021, the 1F1B schedule against one worked by hand, and the edit
+// against steps really measured on four GPUs: NeuSight's (Lee et al., ASPLOS 2025; tests/data/neusight, MIT
+// licence) GPT-2 large and GPT-3 XL pipelined four ways with one micro-batch (Megatron-LM through
+// Accelerate), predicted from the one GPU's step. The table goes to
+// MESHSCOPE_TEST_OUTPUT/pp_from_one_validation.md and is in docs/WHATIF.md. Nothing here was fitted to these
+// steps.
+#include "analysis/compare/pipeline_stages.hpp"
+
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "analysis/compare/link_edits.hpp"
+#include "analysis/measure/measure.hpp"
+#include "analysis/measure/replay.hpp"
+#include "analysis/model/collectives.hpp"
+#include "analysis/model/predict.hpp"
+#include "analysis/model/presets.hpp"
+#include "profiler/error.hpp"
+#include "tests/compare/neusight_profile.hpp"
+#include "tests/measure/cli_test_util.hpp"
+#include "tests/measure/profile_builder.hpp"
+
+namespace meshscope::compare {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// Narayanan et al. 2021 (SC '21, §5.1): a layer's forward pass costs 24 B s h² + 4 B s² h FLOPs, the logit
+// layer's 2 B s h V. GPT-2 large (h 1280, s 1024, V 50257, 36 layers) on four stages of nine layers: the
+// first stage hands on after 9 layers' work, the last stage's backward (the logits' and nine layers')
+// first. Its 774,030,080 parameters (Hugging Face's "774M"): the first stage holds the embeddings
+// ((50257 + 1024) × 1280) with its nine layers (12 h² + 13 h each), each other stage nine layers.
+TEST(PipelineStages, Gpt2LargeIsCutWhereMegatronCutsIt) {
+  const StageShares shares = stage_shares(test::gpt2_large(), 1024, 4);
+  EXPECT_EQ(shares.layers, (std::vector<int>{9, 9, 9, 9}));
+  const double h = 1280, s = 1024, v = 50257;
+  const double layer = 24 * h * h + 4 * s * h, logits = 2 * h * v, total = 36 * layer + logits;
+  ASSERT_EQ(shares.forward.size(), 3u);
+  ASSERT_EQ(shares.backward.size(), 3u);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_NEAR(shares.forward[k], 9 * (k + 1) * layer / total, 1e-3) << k;
+    EXPECT_NEAR(shares.backward[k], (logits + 9 * (k + 1) * layer) / total, 1e-3) << k;
+  }
+  const double per_layer = 12 * h * h + 13 * h, embeddings = (50257 + 1024) * h;
+  EXPECT_NEAR(shares.parameters[0], (embeddings + 9 * per_layer) / 774'030'080, 1e-3);
+  for (int k = 1; k < 4; ++k) EXPECT_NEAR(shares.parameters[k], 9 * per_layer / 774'030'080, 1e-3) << k;
+  EXPECT_THROW(stage_shares(test::gpt2_large(), 1024, 37), Error);
+}
+
+// Four micro-batches (gradient accumulation), each a forward pass of 2 ms and a backward of 4 ms on one
+// GPU, then 2 ms of work after the last backward; cut in halves over two stages (1 ms forward, 2 ms backward
+// each). 1F1B by hand, with h a send: stage 0 runs F0 F1 B0 F2 B1 F3 B2 B3, stage 1 F0 B0 F1 B1 F2 B2 F3 B3;
+// the last backward of stage 0 ends at 15 ms + 4 h ((m + p - 1)(F + B) with four sends on the way, Narayanan
+// et al. 2021 §2.2.1); each stage sends four times; the 2 ms after, half each.
+TEST(PipelineStages, OneFOneBAsWorkedByHand) {
+  test::ProfileBuilder b("pp_by_hand");
+  b.rank(0, 1);
+  TimeNs gpu = 1000, call = 0;
+  const TimeNs ms = 1'000'000;
+  for (int k = 0; k < 4; ++k) {
+    for (int j = 0; j < 2; ++j, call += 2, gpu += ms)
+      b.launch(0, 1, call, call + 1, 7, gpu, gpu + ms, "sgemm_128x64_nn");
+    const TimeNs from = call;
+    for (int j = 0; j < 2; ++j, call += 2, gpu += 2 * ms)
+      b.launch(0, 2, call, call + 1, 7, gpu, gpu + 2 * ms, "sgemm_128x64_nt");
+    b.range(0, 2, RangeKind::kCpuOp, from, call, "autograd::engine::evaluate_function: MmBackward0");
+  }
+  b.launch(0, 1, call, call + 1, 7, gpu, gpu + 2 * ms, "vectorized_elementwise_kernel");
+  gpu += 2 * ms;
+  b.step(0, 1, 0, call + 2, 1);
+  const Profile profile = b.finish();
+  const measure::Analysis analysis = measure::analyze(profile);
+  measure::ReplayGraph graph(profile, analysis);
+  const measure::Replay replay = graph.run({}, true);
+  ASSERT_EQ(replay.steps.size(), 1u);
+  EXPECT_EQ(replay.steps[0].replayed_ns, gpu);
+
+  StageShares shares;
+  shares.layers = {1, 1};
+  shares.forward = {0.5};
+  shares.backward = {0.5};
+  shares.parameters = {0.5, 0.5};
+  const model::HardwareSpec h100 = model::load_hardware("h100-sxm");
+  PipelineRequest request;
+  request.pp = 2;
+  request.message_bytes = 8e6;
+  const Pipelined p = pipeline_stages(profile, analysis, {}, replay, shares, h100, request, "t");
+  const double hop_s = model::collective_time(model::Collective::kSendRecv, 8e6, 2,
+                                              model::intra_node_link(model::defaults_for(h100)));
+  const auto hop = static_cast<TimeNs>(std::llround(hop_s * 1e9));
+  ASSERT_GT(hop, 0);
+  ASSERT_EQ(p.steps.size(), 2u);
+  for (const PipelinedStep& s : p.steps) {
+    EXPECT_EQ(s.micro_batches, 4);
+    EXPECT_EQ(s.before_ns, 1000) << s.stage;
+    EXPECT_EQ(s.after_ns, ms) << s.stage;
+    EXPECT_EQ(s.forward_ns, 4 * ms) << s.stage;
+    EXPECT_EQ(s.backward_ns, 8 * ms) << s.stage;
+    EXPECT_NEAR(s.send_ns, 4 * hop, 4) << s.stage;
+    EXPECT_NEAR(s.predicted_ns, 1000 + 15 * ms + 4 * hop + ms, 8) << s.stage;
+    EXPECT_NEAR(s.bubble_ns, 3 * ms + 4 * hop, 8) << s.stage;
+    EXPECT_EQ(s.rank, s.stage);
+  }
+  ASSERT_EQ(p.ranks.size(), 2u);
+  // Busy: its pieces, the microsecond before, half the work after; exposed: its sends.
+  EXPECT_NEAR(p.ranks[1].busy_ns, 12 * ms + ms + 4 * hop, 8);
+  EXPECT_NEAR(p.ranks[1].exposed_comm_ns, 4 * hop, 4);
+}
+
+struct PipelineCheck {
+  std::string file;
+  double scale = 1;  // each GPU's batch × this
+  double one_gpu_ms = 0, measured_ms = 0, predicted_ms = 0, bubble_ms = 0, send_ms = 0, replayed_ms = 0;
+  double error() const { return 100.0 * (predicted_ms - measured_ms) / measured_ms; }
+};
+
+// NeuSight's one-GPU step (its batch × SCALE: compare::retime_layout's batch edit) cut over four stages,
+// one micro-batch of MICRO_BATCH × SEQ tokens of FP32 activations (Accelerate's mixed_precision "no").
+PipelineCheck check_pipeline(const fs::path& path, const model::ModelSpec& model, double scale,
+                             double measured_ms) {
+  const test::NeuSightStep step = test::read_neusight_step(path);
+  const Profile profile = test::step_profile(step, "pp_" + path.stem().string());
+  const measure::Analysis analysis = measure::analyze(profile);
+  const model::HardwareSpec h100 = model::load_hardware("h100-sxm");
+  measure::ReplayEdits edits;
+  if (scale != 1) {
+    model::ParallelConfig layout;
+    layout.tp = layout.dp = layout.pp = layout.cp = 1;
+    edits.transfer_factor =
+        retime_layout(profile, analysis, layout, LayoutEdit{.batch_scale = scale}, h100, "t").factor;
+  }
+  measure::ReplayGraph graph(profile, analysis);
+  const measure::Replay base = graph.run();
+  const measure::Replay replay = graph.run(edits, true);
+  PipelineRequest request;
+  request.pp = 4;
+  const double sequences =
+      static_cast<double>(std::stoi(path.stem().string().substr(path.stem().string().rfind('-') + 1)));
+  request.message_bytes = sequences * scale * model.seq * model.hidden * 4.0;
+  const Pipelined p = pipeline_stages(profile, analysis, edits, replay, stage_shares(model, model.seq, 4),
+                                      h100, request, "t");
+  PipelineCheck c;
+  c.file = path.stem().string();
+  c.scale = scale;
+  c.one_gpu_ms = step.step_ms;
+  c.measured_ms = measured_ms;
+  c.replayed_ms = static_cast<double>(replay.steps.at(0).replayed_ns) / 1e6;
+  TimeNs predicted = 0;
+  for (const PipelinedStep& s : p.steps)
+    if (s.predicted_ns > predicted)
+      predicted = s.predicted_ns, c.bubble_ms = s.bubble_ns / 1e6, c.send_ms = s.send_ns / 1e6;
+  // The measured step × the change the edits make to the replay of it.
+  c.predicted_ms =
+      step.step_ms * static_cast<double>(predicted) / static_cast<double>(base.steps.at(0).replayed_ns);
+  return c;
+}
+
+// GPT-3 XL as NeuSight ran it (its DLmodel_configs/gpt3_xl.json: GPT-2's architecture, 24 layers,
+// n_embd 3072, 24 heads, 2048 positions, vocabulary 50257).
+model::ModelSpec gpt3_xl() {
+  model::ModelSpec m = test::gpt2_large();
+  m.layers = 24;
+  m.hidden = 3072;
+  m.heads = m.kv_heads = 24;
+  m.ffn = 4 * 3072;
+  m.seq = 2048;
+  return m;
+}
+
+// One H100's steps predict four H100s pipelined with one micro-batch: the same work passed along four
+// stages.
+TEST(PipelineStages, OneH100PredictsFourPipelineStages) {
+  const fs::path dir = test::neusight_dir() / "NVIDIA_H100_80GB_HBM3";
+  const test::NeuSightStep batch4 = test::read_neusight_step(dir / "gpt2_large-train-1024-4.tsv");
+  ASSERT_GT(batch4.pp4_1_step_ms, 0);
+  std::vector<PipelineCheck> checks;
+  checks.push_back(
+      check_pipeline(dir / "gpt2_large-train-1024-4.tsv", test::gpt2_large(), 1, batch4.pp4_1_step_ms));
+  // Four times the batch (NeuSight's gpt2_large-train-1024-16-pp4_1 and gpt3_xl-train-2048-4-pp4_1 labels).
+  checks.push_back(
+      check_pipeline(dir / "gpt2_large-train-1024-4.tsv", test::gpt2_large(), 4, 2384.0092529296876));
+  checks.push_back(check_pipeline(dir / "gpt3_xl-train-2048-1.tsv", gpt3_xl(), 4, 3554.4008544921876));
+  std::string table =
+      "| one GPU's step | batch | 1 GPU, measured ms | 4 stages, measured ms | predicted ms | error | "
+      "bubble ms | sends ms |\n|---|---|---|---|---|---|---|---|\n";
+  for (const PipelineCheck& c : checks) {
+    // At the measured batch the pipeline alone: within 2 %. At four times the batch the batch edit's error
+    // joins it (its kernels scale linearly but for their fixed cost; docs/WHATIF.md): within 10 %.
+    EXPECT_LT(std::abs(c.error()), c.scale == 1 ? 2.0 : 10.0) << c.file << " x" << c.scale;
+    table +=
+        fmt::format("| {} | x{:g} | {:.1f} | {:.1f} | {:.1f} | {:+.1f} % | {:.1f} | {:.2f} |\n", c.file,
+                    c.scale, c.one_gpu_ms, c.measured_ms, c.predicted_ms, c.error(), c.bubble_ms, c.send_ms);
+  }
+  fs::create_directories(MESHSCOPE_TEST_OUTPUT);
+  std::ofstream(fs::path(MESHSCOPE_TEST_OUTPUT) / "pp_from_one_validation.md") << table;
+}
+
+// On a real trace of one H200 (the project's GPT of 8 layers): --pp 2 cuts its two steps over two stages;
+// --pp 16 is refused in one line.
+TEST(PipelineStages, WhatifPipelinesAOneGpuTrace) {
+  const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / ("pp-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path trace = fs::path(MESHSCOPE_SOURCE_DIR) / "tests/data/known_models/h200_gpt_train.json.gz";
+  const std::string text = test::run_cli_ok("whatif '" + trace.string() + "' --pp 2", dir);
+  EXPECT_THAT(text, HasSubstr("edits    pp 2;"));
+  EXPECT_THAT(text, HasSubstr("pp 1 -> 2: the layers cut 4, 4 over the stages"));
+  EXPECT_THAT(text, HasSubstr("rank   stage step"));
+  const std::string json = test::run_cli_ok("whatif '" + trace.string() + "' --pp 2 --json", dir);
+  for (const char* key :
+       {"\"stages\": 2", "\"stage\": 1", "\"bubble_ns\"", "\"send_ns\"", "\"measured_rank\": 0"})
+    EXPECT_THAT(json, HasSubstr(key)) << key;
+  const test::CliResult refused = test::run_cli("whatif '" + trace.string() + "' --pp 16", dir);
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_THAT(refused.err, HasSubstr("--pp 16: the model has 8 layers, so a stage would hold none"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace meshscope::compare
