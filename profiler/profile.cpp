@@ -423,6 +423,25 @@ Profile Profile::with_ranks(std::span<const std::shared_ptr<const Rank>> ranks,
   return p;
 }
 
+Profile Profile::with_rank_list(std::vector<std::shared_ptr<const Rank>> ranks,
+                                std::shared_ptr<const std::vector<std::string>> strings) const {
+  std::stable_sort(ranks.begin(), ranks.end(),
+                   [](const auto& a, const auto& b) { return a->rank < b->rank; });
+  for (std::size_t i = 1; i < ranks.size(); ++i)
+    if (ranks[i]->rank == ranks[i - 1]->rank)
+      throw Error(fmt::format("{}: rank {} given twice", path_.string(), ranks[i]->rank));
+  Profile p;
+  p.path_ = path_;
+  p.schema_version_ = schema_version_;
+  p.meta_ = meta_;
+  p.strings_ = strings ? std::move(strings) : strings_;
+  p.job_diagnostics_ = job_diagnostics_;
+  std::vector<RankList::Ptr> list(ranks.begin(), ranks.end());
+  p.ranks_ = RankList(std::move(list));
+  for (const Rank& r : p.ranks_) p.counts_ += meshscope::count_events(r);
+  return p;
+}
+
 bool Profile::looks_like_profile(const std::filesystem::path& path) noexcept {
   try {
     std::error_code error;

@@ -449,6 +449,10 @@ class Profile {
   Profile with_ranks(std::span<const std::shared_ptr<const Rank>> ranks,
                      std::shared_ptr<const std::vector<std::string>> strings = nullptr,
                      const EventCounts* counts = nullptr) const;
+  // This profile's description with RANKS as its whole list of ranks (sorted by number here; numbers it did
+  // not hold allowed): a run drawn from this one with other ranks (a what-if's pipeline stages).
+  Profile with_rank_list(std::vector<std::shared_ptr<const Rank>> ranks,
+                         std::shared_ptr<const std::vector<std::string>> strings = nullptr) const;
   const std::shared_ptr<const std::vector<std::string>>& strings() const { return strings_; }
 
   // A profile of the one rank RECORDS holds, as load() with OPTIONS would read it once a writer had written

@@ -225,10 +225,11 @@ std::map<std::pair<std::int32_t, std::int64_t>, const measure::ReplayedStep*> re
 
 // One step of one measured rank, pipelined: its stages' steps appended to OUT; their busy and exposed
 // communication added to BUSY and EXPOSED (per stage).
-void pipeline_step(const StepPieces& pieces, const measure::ReplayedStep& replayed, const RankOccupancy& occ,
-                   const StageShares& shares, const SendTimes& sends, const PipelineRequest& request,
-                   int gpus_per_node, std::int32_t world, std::vector<PipelinedStep>& out,
-                   std::vector<TimeNs>& busy, std::vector<TimeNs>& exposed) {
+model::Timeline pipeline_step(const StepPieces& pieces, const measure::ReplayedStep& replayed,
+                              const RankOccupancy& occ, const StageShares& shares, const SendTimes& sends,
+                              const PipelineRequest& request, int gpus_per_node, std::int32_t world,
+                              std::vector<PipelinedStep>& out, std::vector<TimeNs>& busy,
+                              std::vector<TimeNs>& exposed) {
   const int pp = request.pp;
   const int m = pieces.micro_batches;
   std::vector<std::vector<model::StageOp>> orders(static_cast<std::size_t>(pp));
@@ -239,7 +240,7 @@ void pipeline_step(const StepPieces& pieces, const measure::ReplayedStep& replay
       for (int k = 0; k < m; ++k) orders[static_cast<std::size_t>(s)].push_back({true, k, 0});
   }
   const auto length = [](const Interval& iv) { return static_cast<double>(iv.length()) * 1e-9; };
-  const model::Timeline tl = model::schedule_pipeline(
+  model::Timeline tl = model::schedule_pipeline(
       orders, 1, m,
       [&](int s, const model::StageOp& op) {
         const auto& pieces_of = op.forward ? pieces.forward : pieces.backward;
@@ -278,6 +279,7 @@ void pipeline_step(const StepPieces& pieces, const measure::ReplayedStep& replay
     exposed[static_cast<std::size_t>(s)] += x + p.send_ns;
     out.push_back(p);
   }
+  return tl;
 }
 
 }  // namespace
@@ -293,7 +295,9 @@ Pipelined pipeline_stages(const Profile& profile, const measure::Analysis& analy
   const SendTimes sends = send_times(profile, analysis, hw, request);
   Pipelined out;
   out.stages = pp;
-  const auto world = static_cast<std::int32_t>(ranks.size());
+  std::int32_t world = 0;
+  for (const Rank& r : ranks) world = std::max(world, r.rank + 1);
+  out.world = world;
   std::vector<std::vector<TimeNs>> busy(ranks.size(), std::vector<TimeNs>(static_cast<std::size_t>(pp), 0)),
       exposed = busy, predicted = busy;
   std::int32_t most = 0, unpaired = 0;
@@ -315,8 +319,21 @@ Pipelined pipeline_stages(const Profile& profile, const measure::Analysis& analy
       most = std::max(most, pieces.micro_batches);
       unpaired += pieces.unpaired;
       const std::size_t first = out.steps.size();
-      pipeline_step(pieces, *replayed, occ, shares, sends, request, hw.gpus_per_node, world, out.steps,
-                    busy[ri], exposed[ri]);
+      PipelinedSchedule schedule{ri,
+                                 number,
+                                 replayed->replayed_start_ns,
+                                 replayed->replayed_ns,
+                                 pieces.before,
+                                 pieces.after,
+                                 pieces.forward,
+                                 pieces.backward,
+                                 {},
+                                 {}};
+      schedule.timeline = pipeline_step(pieces, *replayed, occ, shares, sends, request, hw.gpus_per_node,
+                                        world, out.steps, busy[ri], exposed[ri]);
+      for (std::size_t j = first; j < out.steps.size(); ++j)
+        schedule.predicted_ns.push_back(out.steps[j].predicted_ns);
+      out.schedules.push_back(std::move(schedule));
       for (std::size_t j = first; j < out.steps.size(); ++j)
         predicted[ri][static_cast<std::size_t>(out.steps[j].stage)] +=
             out.steps[j].predicted_ns - replayed->replayed_ns;

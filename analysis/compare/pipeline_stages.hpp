@@ -15,9 +15,11 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/measure/intervals.hpp"
 #include "analysis/measure/measure.hpp"
 #include "analysis/measure/replay.hpp"
 #include "analysis/model/specs.hpp"
+#include "analysis/model/timeline.hpp"
 #include "profiler/profile.hpp"
 
 namespace meshscope::compare {
@@ -45,7 +47,7 @@ struct PipelineRequest {
 
 // One stage's step.
 struct PipelinedStep {
-  std::int32_t rank = 0;  // the new layout's: stage × the measured world + the measured rank
+  std::int32_t rank = 0;  // the new layout's: stage × Pipelined::world + the measured rank
   std::int32_t measured_rank = 0, stage = 0;
   std::int64_t step = -1;
   TimeNs measured_ns = 0;   // the measured rank's step
@@ -63,10 +65,25 @@ struct PipelinedRank {
   TimeNs span_ns = 0, busy_ns = 0, exposed_comm_ns = 0;
 };
 
+// One measured step as the pipeline runs it: where each stage's pieces came from in the replay and when the
+// schedule runs them (what pipelined_profile draws).
+struct PipelinedSchedule {
+  std::size_t rank_index = 0;  // into Profile::ranks()
+  std::int64_t step = -1;
+  TimeNs replayed_start_ns = 0, replayed_ns = 0;
+  measure::Interval before{0, 0}, after{0, 0};  // the replayed step's work before the passes and after
+  std::vector<std::vector<measure::Interval>> forward, backward;  // [stage][micro-batch], replayed time
+  model::Timeline timeline;                                       // the pipeline, from the end of BEFORE
+  std::vector<TimeNs> predicted_ns;                               // per stage
+};
+
 struct Pipelined {
   int stages = 0;
-  std::vector<PipelinedStep> steps;  // by measured rank, step, then stage
-  std::vector<PipelinedRank> ranks;  // by stage, then measured rank (the new layout's rank order)
+  // Stage s of measured rank r is rank s × world + r: one more than the largest measured rank's number.
+  std::int32_t world = 0;
+  std::vector<PipelinedStep> steps;          // by measured rank, step, then stage
+  std::vector<PipelinedRank> ranks;          // by stage, then measured rank (the new layout's rank order)
+  std::vector<PipelinedSchedule> schedules;  // by measured rank, then step
   std::vector<std::string> notes;
 };
 
@@ -77,5 +94,17 @@ Pipelined pipeline_stages(const Profile& profile, const measure::Analysis& analy
                           const measure::ReplayEdits& edits, const measure::Replay& replay,
                           const StageShares& shares, const model::HardwareSpec& hw,
                           const PipelineRequest& request, std::string_view title);
+
+// REPLAYED (measure::replayed_profile of the replay PIPELINED was cut from) drawn as PIPELINED's stages: per
+// measured rank and stage a rank (PipelinedStep::rank's number) holding that stage's pieces of each pass at
+// the times the schedule runs them, the work before the passes as replayed, its share of the work after
+// (each activity's time × the stage's share of the parameters, SHARES), the sends on a stream of their own
+// ("pipeline sends (added by the what-if)"), and its steps; CPU calls, ranges and collective records left
+// out. The steps of later ranks move by what the pipeline changed of the earlier ones.
+Profile pipelined_profile(const Profile& replayed, const Pipelined& pipelined, const StageShares& shares);
+
+// PIPELINED's stage steps as replayed steps (rank: the stage's rank; replayed_ns: its predicted step): what
+// the view labels each drawn step with.
+std::vector<measure::ReplayedStep> pipelined_steps(const Pipelined& pipelined);
 
 }  // namespace meshscope::compare

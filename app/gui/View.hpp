@@ -281,7 +281,7 @@ class View {
 
   // Baseline: the profile, its diff with the open one, the worker that loads and diffs
   void whatif_button();  // View_Baseline.cpp: the timeline toolbar's What-if button and editor
-  measure::ReplayEdits whatif_edits(const compare::WhatifRequest& request);
+  compare::WhatifEdits whatif_edits(const compare::WhatifRequest& request);
   void run_whatif();  // View_Baseline.cpp: the requested replay, on the UI thread
   struct WhatifState {
     std::optional<compare::WhatifRequest> requested;

@@ -68,7 +68,7 @@ void View::request_whatif(compare::WhatifRequest request, std::string text) {
 
 // The replay edits of REQUEST on the open profile, as `whatif` makes them (compare::whatif_edits): the
 // hardware, layout and link edits from the measured model's workload and work. Throws with one line.
-measure::ReplayEdits View::whatif_edits(const compare::WhatifRequest& request) {
+compare::WhatifEdits View::whatif_edits(const compare::WhatifRequest& request) {
   if (request.needs_workload() && !loaded_->measured)
     throw Error("the hardware, layout and link edits need the measured model: " + loaded_->measured_error);
   std::optional<model::HardwareSpec> target;
@@ -78,8 +78,7 @@ measure::ReplayEdits View::whatif_edits(const compare::WhatifRequest& request) {
   const compare::Workload& workload = loaded_->measured ? loaded_->measured->workload : kNoWorkload;
   const measure::ProfileWork& work = loaded_->measured ? loaded_->measured->work : kNoWork;
   return compare::whatif_edits(*loaded_->profile, loaded_->analysis(), work, workload, request,
-                               target ? &*target : nullptr, loaded_->source.filename().string())
-      .edits;
+                               target ? &*target : nullptr, loaded_->source.filename().string());
 }
 
 void View::run_whatif() {
@@ -90,19 +89,32 @@ void View::run_whatif() {
     bl_.error = wi_.error;
     return;
   }
-  measure::ReplayEdits edits;
+  compare::WhatifEdits whatif_request;
   try {
-    edits = whatif_edits(request);
+    whatif_request = whatif_edits(request);
   } catch (const std::exception& e) {
     wi_.error = e.what();
     bl_.error = "what-if: " + wi_.error;
     return;
   }
+  const measure::ReplayEdits& edits = whatif_request.edits;
   std::shared_ptr<const Profile> profile;
   measure::Replay replay;
+  std::int32_t pipeline_world = 0;
   try {
     replay = replay_graph().run(edits, true);
-    profile = std::make_shared<const Profile>(measure::replayed_profile(*loaded_->profile, replay, edits));
+    Profile replayed = measure::replayed_profile(*loaded_->profile, replay, edits);
+    if (const auto& pp = whatif_request.pipeline) {
+      // --pp: the replay cut into stages, each stage's rank drawn under the rank it came from.
+      const compare::Pipelined pipelined =
+          compare::pipeline_stages(*loaded_->profile, loaded_->analysis(), edits, replay, pp->shares, pp->hw,
+                                   pp->request, loaded_->source.filename().string());
+      profile = std::make_shared<const Profile>(compare::pipelined_profile(replayed, pipelined, pp->shares));
+      replay.steps = compare::pipelined_steps(pipelined);
+      pipeline_world = pipelined.world;
+    } else {
+      profile = std::make_shared<const Profile>(std::move(replayed));
+    }
   } catch (const std::exception& e) {
     wi_.error = e.what();
     bl_.error = "what-if: " + wi_.error;
@@ -114,6 +126,7 @@ void View::run_whatif() {
   whatif->baseline_name = "what-if";
   whatif->whatif_edits = wi_.requested_text.empty() ? "replay" : wi_.requested_text;
   whatif->whatif_steps = std::move(replay.steps);
+  whatif->pipeline_world = pipeline_world;
   wi_.error.clear();
   set_baseline(std::move(whatif));
   set_baseline_stacked(true);

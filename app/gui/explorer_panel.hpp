@@ -36,6 +36,7 @@ namespace meshscope::gui {
 struct ExplorerReplay {
   model::ParallelConfig for_layout;
   int ran_tp = 0, ran_dp = 0, tp = 0, dp = 0;
+  int ran_pp = 1, pp = 1;  // pp from one stage: the replay cut into stages (compare::pipeline_stages)
   // Each rank's sequences per step at the layout chosen over the profile's (global batch / dp); 1 where
   // either global batch is unknown.
   double batch_scale = 1;
@@ -126,9 +127,9 @@ class ExplorerPanel {
   void draw_bars();
   void draw_measured();
   void draw_replay();  // explorer_replay.cpp
-  void run_replay(const model::ParallelConfig& now, int ran_tp, int ran_dp, int tp, int dp);
+  void run_replay(const model::ParallelConfig& now, int ran_tp, int ran_dp, int tp, int dp, int ran_pp);
   std::optional<double> batch_scale(const model::ParallelConfig& now, int ran_dp, int dp) const;
-  bool only_tp_dp(const model::ParallelConfig& now) const;
+  bool only_tp_dp_pp(const model::ParallelConfig& now) const;
   // Saves the model, hardware and layout in the open profile as what it ran (its meta table,
   // analysis/compare/statement.hpp), and has the view show the profile as stating them.
   void save_statement();

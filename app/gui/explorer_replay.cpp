@@ -1,16 +1,20 @@
-// explorer_replay.cpp: the Explorer's TP, DP and global-batch controls driving a replay of the measured run
-// (docs/WHATIF.md). When the layout chosen differs from what the open profile ran in its tensor- and
-// data-parallel degrees and its global batch only, the profile's dependency graph is replayed with the layout
-// edits of `whatif --tp --dp --batch` (compare::whatif_edits; each rank's batch follows the global batch over
-// the replicas, as the model's does; from one replica, DDP's work added) and the change of its mean step is
-// shown beside the model's prediction, saying which parts come from the replay (the measured kernels,
-// launches, host work and waits, moved by their dependencies) and which from the model (the split of the
-// sharded kernels, the collectives' α-β times).
+// explorer_replay.cpp: the Explorer's TP, DP, PP and global-batch controls driving a replay of the measured
+// run (docs/WHATIF.md). When the layout chosen differs from what the open profile ran in its tensor- and
+// data-parallel degrees, its pipeline degree (from one stage) and its global batch only, the profile's
+// dependency graph is replayed with the layout edits of `whatif --tp --dp --pp --batch`
+// (compare::whatif_edits; each rank's batch follows the global batch over the replicas, as the model's does;
+// from one replica, DDP's work added; from one stage, the replay cut into stages and scheduled) and the
+// change of its mean step is shown beside the model's prediction, saying which parts come from the replay
+// (the measured kernels, launches, host work and waits, moved by their dependencies) and which from the model
+// (the split of the sharded kernels, the collectives' α-β times).
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "analysis/compare/link_edits.hpp"
 #include "analysis/compare/measured.hpp"
@@ -34,10 +38,23 @@ double mean_step_ns(const measure::Replay& replay) {
   return n > 0 ? sum / static_cast<double>(n) : 0;
 }
 
+// The mean over steps of the pipelined step: each step's slowest stage (the stages end it together).
+double mean_pipelined_ns(const compare::Pipelined& p) {
+  std::map<std::pair<std::int32_t, std::int64_t>, TimeNs> steps;
+  for (const compare::PipelinedStep& s : p.steps) {
+    TimeNs& t = steps[{s.measured_rank, s.step}];
+    t = std::max(t, s.predicted_ns);
+  }
+  double sum = 0;
+  for (const auto& [key, t] : steps) sum += static_cast<double>(t);
+  return steps.empty() ? 0 : sum / static_cast<double>(steps.size());
+}
+
 }  // namespace
 
-// Replays the open profile with the layout edit from the degrees it ran (RAN_TP, RAN_DP) to TP and DP.
-void ExplorerPanel::run_replay(const model::ParallelConfig& now, int ran_tp, int ran_dp, int tp, int dp) {
+// Replays the open profile with the layout edit from the degrees it ran (RAN_TP, RAN_DP, RAN_PP) to NOW's.
+void ExplorerPanel::run_replay(const model::ParallelConfig& now, int ran_tp, int ran_dp, int tp, int dp,
+                               int ran_pp) {
   ExplorerReplay& out = ex_.replay;
   out = {};
   out.for_layout = now;
@@ -45,10 +62,13 @@ void ExplorerPanel::run_replay(const model::ParallelConfig& now, int ran_tp, int
   out.ran_dp = ran_dp;
   out.tp = tp;
   out.dp = dp;
+  out.ran_pp = ran_pp;
+  out.pp = now.pp;
   const compare::MeasuredModel& measured = *loaded_->measured;
   compare::WhatifRequest request;
   if (tp != ran_tp) request.tp = tp;
   if (dp != ran_dp) request.dp = dp;
+  if (now.pp != ran_pp) request.pp = now.pp;
   const std::optional<double> scale = batch_scale(now, ran_dp, dp);
   out.batch_scale = scale.value_or(1.0);
   request.batch = out.batch_scale;
@@ -60,8 +80,17 @@ void ExplorerPanel::run_replay(const model::ParallelConfig& now, int ran_tp, int
     const measure::ReplayEdits& edits = whatif.edits;
     measure::ReplayGraph& graph = host_.replay_graph();
     out.measured_ns = mean_step_ns(graph.run());
-    out.edited_ns = mean_step_ns(graph.run(edits));
     out.notes = std::move(whatif.notes);
+    if (whatif.pipeline) {
+      const measure::Replay replay = graph.run(edits, true);
+      compare::Pipelined pipelined = compare::pipeline_stages(
+          *loaded_->profile, loaded_->analysis(), edits, replay, whatif.pipeline->shares, whatif.pipeline->hw,
+          whatif.pipeline->request, loaded_->source.filename().string());
+      out.edited_ns = mean_pipelined_ns(pipelined);
+      out.notes.insert(out.notes.end(), pipelined.notes.begin(), pipelined.notes.end());
+    } else {
+      out.edited_ns = mean_step_ns(graph.run(edits));
+    }
     if (!scale)
       out.notes.push_back(
           "the global batch the profile ran, or the one chosen, is not known: each rank's batch as measured");
@@ -82,16 +111,22 @@ std::optional<double> ExplorerPanel::batch_scale(const model::ParallelConfig& no
   return (static_cast<double>(batch) / dp) / (static_cast<double>(ran_batch) / ran_dp);
 }
 
-// Whether NOW differs from what the profile ran in its TP and DP only: its PP, CP and EP (and, where the
-// Explorer started from the profile's own layout, everything else) as the profile ran them.
-bool ExplorerPanel::only_tp_dp(const model::ParallelConfig& now) const {
+// Whether NOW differs from what the profile ran in its TP, DP and PP only (PP from one stage): its CP and EP
+// (and, where the Explorer started from the profile's own layout, everything else) as the profile ran them.
+bool ExplorerPanel::only_tp_dp_pp(const model::ParallelConfig& now) const {
   const compare::Workload& w = loaded_->measured->workload;
-  if (now.pp != w.pp.value_or(1) || now.cp != w.cp.value_or(1) || now.ep != w.ep.value_or(1)) return false;
+  if (now.pp != w.pp.value_or(1) && w.pp.value_or(1) != 1) return false;
+  if (now.cp != w.cp.value_or(1) || now.ep != w.ep.value_or(1)) return false;
   if (!ex_.start.layout_known) return true;
   model::ParallelConfig others = now;
   const model::ParallelConfig& ran = ex_.start.layout;
   others.tp = ran.tp;
   others.dp = ran.dp;
+  others.pp = ran.pp;
+  // The stages' own settings follow the pipeline degree: its schedule, its chunks.
+  others.schedule = ran.schedule;
+  others.schedule_set = ran.schedule_set;
+  others.virtual_stages = ran.virtual_stages;
   others.gpus = ran.gpus;
   others.global_batch = ran.global_batch;
   return others == ran;
@@ -102,8 +137,9 @@ bool ExplorerPanel::only_tp_dp(const model::ParallelConfig& now) const {
 void ExplorerPanel::draw_replay() {
   const compare::Workload& w = loaded_->measured->workload;
   const model::ParallelConfig& now = ex_.layout;
+  const int ran_pp = static_cast<int>(w.pp.value_or(1));
   if (!w.tp || !w.dp ||
-      (now.tp == *w.tp && auto_dp(now) == *w.dp &&
+      (now.tp == *w.tp && auto_dp(now) == *w.dp && now.pp == ran_pp &&
        batch_scale(now, static_cast<int>(*w.dp), auto_dp(now)).value_or(1.0) == 1.0)) {
     ex_.replay = {};
     return;
@@ -111,20 +147,19 @@ void ExplorerPanel::draw_replay() {
   const int ran_tp = static_cast<int>(*w.tp), ran_dp = static_cast<int>(*w.dp);
   const int tp = now.tp, dp = auto_dp(now);
   ImGui::Spacing();
-  ImGui::TextDisabled("REPLAY OF THE MEASURED RUN AT THIS LAYOUT (whatif --tp --dp --batch)");
+  ImGui::TextDisabled("REPLAY OF THE MEASURED RUN AT THIS LAYOUT (whatif --tp --dp --pp --batch)");
   ImGui::PushTextWrapPos(0);
-  if (!only_tp_dp(now)) {
+  if (!only_tp_dp_pp(now)) {
     ex_.replay = {};
     ImGui::TextDisabled(
-        "The replay follows TP, DP and the global batch only: set the other controls back to what the "
-        "profile "
-        "ran to see the measured run replayed at this TP, DP and global batch.");
+        "The replay follows TP, DP, PP (from one stage) and the global batch only: set the other controls "
+        "back to what the profile ran to see the measured run replayed at this TP, DP, PP and global batch.");
   } else if (loaded_->lazy || !loaded_->events) {
     ex_.replay = {};
     ImGui::TextDisabled("The replay needs every rank's events: this large job is open on its summaries.");
   } else {
     if (!(ex_.replay.for_layout == now) || !(ex_.replay.done || !ex_.replay.error.empty()))
-      run_replay(now, ran_tp, ran_dp, tp, dp);
+      run_replay(now, ran_tp, ran_dp, tp, dp, ran_pp);
     const ExplorerReplay& r = ex_.replay;
     if (!r.done) {
       ImGui::TextColored(to_vec4(kColExposed), "Not replayed: %s", r.error.c_str());
@@ -133,16 +168,18 @@ void ExplorerPanel::draw_replay() {
       char a[32], b[32];
       ImGui::TextColored(
           to_vec4(kColMemory),
-          "tp %d -> %d, dp %d -> %d, each rank's batch x %.3g: replayed step %s -> %s (%+.1f %%; the mean "
-          "step from its CPU range's start to the end of the GPU work it launched, as `whatif` measures it)",
-          r.ran_tp, r.tp, r.ran_dp, r.dp, r.batch_scale, seconds_text(a, sizeof a, r.measured_ns / 1e9),
-          seconds_text(b, sizeof b, r.edited_ns / 1e9), 100.0 * (ratio - 1.0));
+          "tp %d -> %d, dp %d -> %d, pp %d -> %d, each rank's batch x %.3g: replayed step %s -> %s (%+.1f "
+          "%%; the mean step from its CPU range's start to the end of the GPU work it launched, as `whatif` "
+          "measures it; pipelined, its slowest stage's)",
+          r.ran_tp, r.tp, r.ran_dp, r.dp, r.ran_pp, r.pp, r.batch_scale,
+          seconds_text(a, sizeof a, r.measured_ns / 1e9), seconds_text(b, sizeof b, r.edited_ns / 1e9),
+          100.0 * (ratio - 1.0));
       ImGui::TextDisabled(
           "From the replay: every kernel, copy, launch, host gap and wait as measured, moved by its "
           "dependencies. From the model: the split of the sharded kernels (x tp / N), each rank's share of "
-          "the global batch, the re-timed collectives' alpha-beta times, and from one GPU the collectives "
-          "and "
-          "copies DDP and Megatron-LM would add (hover for what each was scaled by or added).");
+          "the global batch, the re-timed collectives' alpha-beta times, from one GPU the collectives and "
+          "copies DDP and Megatron-LM would add, and from one stage the cut of each pass into stages, their "
+          "1F1B schedule and the sends between them (hover for what each was scaled by or added).");
       if (ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
         for (const auto& n : r.notes) ImGui::BulletText("%s", n.c_str());

@@ -105,6 +105,9 @@ struct LoadedProfile {
   std::string baseline_name = "baseline";
   std::string whatif_edits;
   std::vector<measure::ReplayedStep> whatif_steps;
+  // A what-if of `--pp N` from one stage: stage s of the open profile's rank r is this profile's rank
+  // s × pipeline_world + r, drawn under rank r (0: not pipelined).
+  std::int32_t pipeline_world = 0;
   // The replayed duration of step NUMBER of RANK over the measured one; false when not a replay's step.
   // The what-if's step NUMBER of RANK (null: none).
   const measure::ReplayedStep* whatif_step(std::int32_t rank, std::int64_t number) const;

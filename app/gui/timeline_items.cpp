@@ -15,6 +15,8 @@
 #include <cfloat>
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "app/gui/gui_util.hpp"
 #include "app/gui/loaded_profile.hpp"
 
@@ -770,9 +772,17 @@ void ThreadStateItem::draw(TimelineContext& ctx, float y) {
 
 std::string BaselineItem::label(const TimelineContext&) const {
   const Rank& rank = base_->profile->ranks()[base_rank_];
-  if (stream_ == kNoRow) return base_->baseline_name + " steps";
+  if (stream_ == kNoRow) return steps_label();
   const GpuStream& s = rank.streams[stream_];
   return base_->baseline_name + " GPU" + std::to_string(s.device) + " " + s.name;
+}
+
+std::string BaselineItem::steps_label() const {
+  const Rank& r = base_->profile->ranks()[base_rank_];
+  if (base_->pipeline_world > 0)
+    return fmt::format("{} steps (rank {}, stage {})", base_->baseline_name, r.rank,
+                       r.rank / base_->pipeline_world);
+  return fmt::format("{} steps (rank {})", base_->baseline_name, r.rank);
 }
 
 float BaselineItem::height(const TimelineContext& ctx) const {
@@ -854,7 +864,7 @@ void BaselineItem::draw(TimelineContext& ctx, float y) {
     ctx.dl->AddText(ImVec2(tx, ctx.text_y(y, h)), kColBaseline, base_->whatif_edits.empty() ? "B" : "W");
     const Rank& r = base_->profile->ranks()[base_rank_];
     if (stream_ == kNoRow)
-      std::snprintf(buf, sizeof buf, "%s steps (rank %d)", base_->baseline_name.c_str(), r.rank);
+      std::snprintf(buf, sizeof buf, "%s", steps_label().c_str());
     else
       std::snprintf(buf, sizeof buf, "GPU%d %s", r.streams[stream_].device, r.streams[stream_].name.c_str());
     clipped_text(ctx.dl, tx + 18 * ctx.ui, ctx.label_x + ctx.label_w() - 4, ctx.text_y(y, h), kColBaseline,
@@ -888,14 +898,15 @@ std::size_t add_baseline_items(const LoadedProfile& loaded, const LoadedProfile&
   const BaselinePairing pairing = baseline_pairing(*loaded.profile, *base.profile);
   std::size_t added = 0;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    const std::ptrdiff_t base_at = pairing.base_of[r];
-    if (base_at < 0) continue;
-    const Rank* other = &base_ranks[static_cast<std::size_t>(base_at)];
-    const auto b = static_cast<std::uint32_t>(base_at);
+    // The rank paired with this one, and with a pipelined what-if its other stages' ranks.
+    std::vector<std::uint32_t> bases;
+    if (pairing.base_of[r] >= 0) bases.push_back(static_cast<std::uint32_t>(pairing.base_of[r]));
+    if (const std::int32_t world = base.pipeline_world; world > 0)
+      for (std::uint32_t b = 0; b < base_ranks.size(); ++b)
+        if (base_ranks[b].rank >= world && base_ranks[b].rank % world == ranks[r].rank) bases.push_back(b);
+    if (bases.empty()) continue;
     // Align at each run's first step start (the profile starts when neither has steps).
     const TimeNs mine = ranks[r].steps.empty() ? loaded.profile->first_ns() : ranks[r].steps.front().start_ns;
-    const TimeNs theirs = other->steps.empty() ? base.profile->first_ns() : other->steps.front().start_ns;
-    const TimeNs offset = mine - theirs;
     const auto& rows = state.rows[r];
     // After the rank's last GPU row (stream or GPU annotation track), else after its steps or header.
     std::uint32_t after = rows.steps != kNoRow ? rows.steps : rows.header;
@@ -907,12 +918,17 @@ std::size_t add_baseline_items(const LoadedProfile& loaded, const LoadedProfile&
     if (at != state.order.end()) ++at;
     std::vector<std::uint32_t> mine_rows;
     const auto ri = static_cast<std::int32_t>(r);
-    auto add = [&](std::uint32_t stream) {
-      state.items.push_back(std::make_unique<BaselineItem>(ri, &base, b, stream, offset));
-      mine_rows.push_back(static_cast<std::uint32_t>(state.items.size() - 1));
-    };
-    if (!other->steps.empty()) add(kNoRow);
-    for (std::uint32_t s = 0; s < other->streams.size(); ++s) add(s);
+    for (const std::uint32_t b : bases) {
+      const Rank* other = &base_ranks[b];
+      const TimeNs theirs = other->steps.empty() ? base.profile->first_ns() : other->steps.front().start_ns;
+      const TimeNs offset = mine - theirs;
+      auto add = [&](std::uint32_t stream) {
+        state.items.push_back(std::make_unique<BaselineItem>(ri, &base, b, stream, offset));
+        mine_rows.push_back(static_cast<std::uint32_t>(state.items.size() - 1));
+      };
+      if (!other->steps.empty()) add(kNoRow);
+      for (std::uint32_t s = 0; s < other->streams.size(); ++s) add(s);
+    }
     const auto pos = at - state.order.begin();
     state.order.insert(state.order.begin() + pos, mine_rows.begin(), mine_rows.end());
     added += mine_rows.size();

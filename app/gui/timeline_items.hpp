@@ -403,6 +403,8 @@ class BaselineItem final : public TimelineItem {
   std::uint32_t stream() const { return stream_; }
 
  private:
+  // "what-if steps (rank 1, stage 1)": the steps row's label, drawn and in the view's state.
+  std::string steps_label() const;
   // The baseline rank's own critical path (LoadedProfile::critical) on this stream's lanes, on the baseline's
   // clock (timeline_critical_path.cpp).
   void draw_critical_path(TimelineContext& ctx, float y) const;

@@ -116,6 +116,27 @@ TEST(PipelineStages, OneFOneBAsWorkedByHand) {
   // Busy: its pieces, the microsecond before, half the work after; exposed: its sends.
   EXPECT_NEAR(p.ranks[1].busy_ns, 12 * ms + ms + 4 * hop, 8);
   EXPECT_NEAR(p.ranks[1].exposed_comm_ns, 4 * hop, 4);
+
+  // Drawn: each stage its half of each pass (the forward's first GEMM and the backward's second on stage 0),
+  // half the work after, and its four sends on a stream of their own; stage 1's backward of micro-batch 0
+  // right after its forward, at 1 ms + h.
+  const Profile drawn = pipelined_profile(measure::replayed_profile(profile, replay), p, shares);
+  ASSERT_EQ(drawn.ranks().size(), 2u);
+  for (const Rank& r : drawn.ranks()) {
+    ASSERT_EQ(r.streams.size(), 2u) << r.rank;
+    EXPECT_EQ(r.streams[0].count, 9u) << r.rank;
+    EXPECT_EQ(r.streams[1].count, 4u) << r.rank;
+    EXPECT_EQ(r.streams[1].name, "pipeline sends (added by the what-if)");
+    ASSERT_EQ(r.steps.size(), 1u);
+    EXPECT_NEAR(r.steps[0].end_ns - r.steps[0].start_ns, 1000 + 15 * ms + 4 * hop + ms, 8);
+    const auto gemms = r.stream_activities(0);
+    EXPECT_EQ(gemms.back().duration(), ms) << r.rank;  // the 2 ms after, at half
+    for (std::size_t k = 1; k < gemms.size(); ++k) EXPECT_GE(gemms[k].start_ns, gemms[k - 1].end_ns) << k;
+  }
+  const auto stage1 = drawn.ranks()[1].stream_activities(0);
+  EXPECT_NEAR(stage1[0].start_ns, 1000 + ms + hop, 2);
+  EXPECT_EQ(drawn.str(stage1[1].name), "sgemm_128x64_nt");
+  EXPECT_NEAR(stage1[1].start_ns, 1000 + 2 * ms + hop, 2);
 }
 
 struct PipelineCheck {

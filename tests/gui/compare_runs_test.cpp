@@ -247,6 +247,49 @@ TEST(GuiCompareRuns, WhatIfRowsDrawTheWorkAnEditAdds) {
   EXPECT_EQ(added_rows, 1u);
 }
 
+// "--pp 2" draws the H200 trace's rank as two pipeline stages, each under rank 0: its steps (labelled with
+// their change), its stream with its half of each pass, and its sends.
+TEST(GuiCompareRuns, WhatIfRowsDrawEachPipelineStage) {
+  const auto msdb = test::imported(std::filesystem::path(MESHSCOPE_SOURCE_DIR) /
+                                   "tests/data/known_models/h200_gpt_train.json.gz");
+  ASSERT_FALSE(msdb.empty());
+  compare::WhatifRequest request;
+  std::string error;
+  ASSERT_TRUE(compare::parse_whatif_line("--pp 2", request, error)) << error;
+  NullImGui imgui(1600, 2000);
+  View view(options_for(Panel::kTimeline));
+  const auto measured = load_profile(msdb);
+  std::size_t kernels = 0;
+  for (const Activity& a : measured->profile->ranks().at(0).activities)
+    kernels += a.kind == ActivityKind::kKernel;
+  view.set_profile(load_profile(msdb));
+  view.set_all_ranks_open(true);
+  view.request_whatif(request, "--pp 2");
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  ASSERT_NE(view.baseline(), nullptr) << view.baseline_error();
+  EXPECT_EQ(view.baseline()->pipeline_world, 1);
+  const Profile& whatif = *view.baseline()->profile;
+  ASSERT_EQ(whatif.ranks().size(), 2u);
+  std::size_t drawn = 0;
+  for (const Rank& r : whatif.ranks()) {
+    EXPECT_EQ(r.steps.size(), 2u) << r.rank;
+    ASSERT_NE(view.baseline()->whatif_step(r.rank, r.steps.front().number), nullptr) << r.rank;
+    for (const GpuStream& s : r.streams)
+      if (s.name != "pipeline sends (added by the what-if)") drawn += s.count;
+  }
+  // Every kernel on one stage or the other, the work after the passes (the optimizer's) on both.
+  EXPECT_GT(drawn, kernels);
+  simdjson::dom::parser parser;
+  std::size_t stage_rows = 0, send_rows = 0;
+  for (auto row : parser.parse(view.state_json())["timeline"]["rows"].get_array()) {
+    const std::string_view label(row["label"]);
+    stage_rows += label.find("what-if steps (rank 1, stage 1)") != std::string_view::npos;
+    send_rows += label.find("pipeline sends") != std::string_view::npos;
+  }
+  EXPECT_EQ(stage_rows, 1u);
+  EXPECT_EQ(send_rows, 2u);
+}
+
 // With the critical path shown, the what-if rows carry the edited run's own path: every activity they outline
 // is on a step path of the replayed profile (LoadedProfile::critical of the what-if).
 TEST(GuiCompareRuns, WhatIfRowsShowTheEditedRunsCriticalPath) {
@@ -397,6 +440,27 @@ TEST(GuiCompareRuns, ExplorerReplaysOneGpuAsDataParallelReplicas) {
   EXPECT_GT(r.edited_ns, 0);
   EXPECT_THAT(::testing::PrintToString(r.notes),
               ::testing::HasSubstr("dp 1 -> 8: the gradients' all-reduces"));
+}
+
+// The Explorer's PP drives the replay from one stage too: the H200 trace on two GPUs at PP 2, each step's
+// passes cut over two stages and scheduled as `whatif --pp 2` schedules them (compare::pipeline_stages).
+TEST(GuiCompareRuns, ExplorerReplaysOneGpuAsPipelineStages) {
+  const auto msdb = test::imported(std::filesystem::path(MESHSCOPE_SOURCE_DIR) /
+                                   "tests/data/known_models/h200_gpt_train.json.gz");
+  ASSERT_FALSE(msdb.empty());
+  NullImGui imgui(1600, 1200);
+  View view(options_for(Panel::kExplorer));
+  view.set_profile(load_profile(msdb));
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  view.set_layout(2, 1, 2);
+  for (int i = 0; i < 2; ++i) imgui.frame(view);
+  const ExplorerReplay& r = view.explorer_replay_shown();
+  ASSERT_TRUE(r.done) << r.error;
+  EXPECT_EQ(r.ran_pp, 1);
+  EXPECT_EQ(r.pp, 2);
+  EXPECT_EQ(r.dp, 1);
+  EXPECT_GT(r.edited_ns, 0);
+  EXPECT_THAT(::testing::PrintToString(r.notes), ::testing::HasSubstr("pp 1 -> 2: the layers cut 4, 4"));
 }
 
 // The What-if line takes `whatif`'s layout flags: "--tp 4 --dp 2 --keep-global-batch" replays the run as
