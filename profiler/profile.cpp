@@ -397,15 +397,20 @@ LoadedRanks Profile::load_ranks(const Profile& base, std::span<const RankRows> w
   return out;
 }
 
-Profile Profile::with_ranks(std::span<const std::shared_ptr<const Rank>> ranks,
-                            std::shared_ptr<const std::vector<std::string>> strings,
-                            const EventCounts* counts) const {
+Profile Profile::described(std::shared_ptr<const std::vector<std::string>> strings) const {
   Profile p;
   p.path_ = path_;
   p.schema_version_ = schema_version_;
   p.meta_ = meta_;
   p.strings_ = strings ? std::move(strings) : strings_;
   p.job_diagnostics_ = job_diagnostics_;
+  return p;
+}
+
+Profile Profile::with_ranks(std::span<const std::shared_ptr<const Rank>> ranks,
+                            std::shared_ptr<const std::vector<std::string>> strings,
+                            const EventCounts* counts) const {
+  Profile p = described(std::move(strings));
   std::vector<RankList::Ptr> list;
   list.reserve(ranks_.size());
   for (std::size_t i = 0; i < ranks_.size(); ++i) list.push_back(ranks_.ptr(i));
@@ -430,12 +435,7 @@ Profile Profile::with_rank_list(std::vector<std::shared_ptr<const Rank>> ranks,
   for (std::size_t i = 1; i < ranks.size(); ++i)
     if (ranks[i]->rank == ranks[i - 1]->rank)
       throw Error(fmt::format("{}: rank {} given twice", path_.string(), ranks[i]->rank));
-  Profile p;
-  p.path_ = path_;
-  p.schema_version_ = schema_version_;
-  p.meta_ = meta_;
-  p.strings_ = strings ? std::move(strings) : strings_;
-  p.job_diagnostics_ = job_diagnostics_;
+  Profile p = described(std::move(strings));
   std::vector<RankList::Ptr> list(ranks.begin(), ranks.end());
   p.ranks_ = RankList(std::move(list));
   for (const Rank& r : p.ranks_) p.counts_ += meshscope::count_events(r);

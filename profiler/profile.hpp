@@ -485,6 +485,9 @@ class Profile {
   TimeNs last_ns() const;
 
  private:
+  // A profile with this one's path, schema, metadata and job diagnostics, STRINGS (null: this one's) and no
+  // ranks: what with_ranks and with_rank_list start from.
+  Profile described(std::shared_ptr<const std::vector<std::string>> strings) const;
   static Profile load_description(sql::Database& db, const std::filesystem::path& path,
                                   std::int64_t string_ids);
   static Profile described(const std::filesystem::path& path, Description& d);
