@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -9,7 +10,9 @@
 #include <fmt/ranges.h>
 
 #include "analysis/compare/gradient_sync.hpp"
+#include "analysis/measure/correlation.hpp"
 #include "analysis/measure/intervals.hpp"
+#include "analysis/measure/launch_ranges.hpp"
 #include "analysis/model/architecture.hpp"
 #include "analysis/model/collectives.hpp"
 #include "analysis/model/pipeline.hpp"
@@ -79,7 +82,8 @@ struct Occupied {
 
 // A rank's replayed GPU work and its communication with no compute beside it.
 struct RankOccupancy {
-  Occupied busy, exposed;
+  Occupied busy, exposed, comm;
+  std::vector<Interval> optimizer;  // the optimizer's CUDA calls and the GPU work they launched
 };
 
 RankOccupancy rank_occupancy(const Rank& r, const measure::RankResult& result,
@@ -105,6 +109,7 @@ RankOccupancy rank_occupancy(const Rank& r, const measure::RankResult& result,
   measure::union_sorted(comm, c), measure::union_sorted(compute, k);
   measure::subtract(c, k, exposed);
   out.exposed.build(std::move(exposed));
+  out.comm.build(std::move(comm));
   return out;
 }
 
@@ -119,10 +124,14 @@ std::vector<TimeNs> cut_pass(const std::vector<std::uint32_t>& kernels, const me
   std::vector<TimeNs> bounds{window_start};
   for (const double share : shares) {
     const auto target = static_cast<TimeNs>(std::llround(share * static_cast<double>(total)));
-    const auto at = std::min<std::size_t>(
+    // The kernel boundary nearest the share: after kernel AT, or before it (after AT - 1).
+    auto at = std::min<std::size_t>(
         static_cast<std::size_t>(std::lower_bound(done.begin(), done.end(), target) - done.begin()),
         kernels.size() - 1);
-    bounds.push_back(std::clamp(t.end[kernels[at]], bounds.back(), window_end));
+    const TimeNs before_at = at > 0 ? done[at - 1] : 0;
+    TimeNs cut = t.end[kernels[at]];
+    if (target - before_at < done[at] - target) cut = at > 0 ? t.end[kernels[at - 1]] : window_start;
+    bounds.push_back(std::clamp(cut, bounds.back(), window_end));
   }
   bounds.push_back(window_end);
   return bounds;
@@ -136,48 +145,63 @@ struct StepPieces {
   // [stage][micro-batch] → [start, end)
   std::vector<std::vector<Interval>> forward, backward;
   Interval before{0, 0}, after{0, 0};
-  std::int32_t unpaired = 0;  // forward passes without a backward, counted before the passes
+  std::int32_t unpaired = 0;  // passes without their other half: their time stays where it falls
 };
 
+// STEP's passes in time order, a backward paired with the forward just before it (training), every forward a
+// micro-batch (inference); a pass without its other half is not a micro-batch: before the first one its
+// time falls to the step's work before, after the last to the work after, between two to the next one.
 StepPieces step_pieces(const StepKernels& step, const measure::ReplayedTimes& t, TimeNs step_start,
                        TimeNs step_end, const StageShares& shares, int pp) {
   StepPieces out;
   out.training = !step.backward_passes.empty();
-  const std::size_t m = out.training ? std::min(step.forward_passes.size(), step.backward_passes.size())
-                                     : step.forward_passes.size();
-  out.micro_batches = static_cast<std::int32_t>(m);
-  out.unpaired =
-      static_cast<std::int32_t>(step.forward_passes.size() - std::min(step.forward_passes.size(), m));
-  out.forward.assign(static_cast<std::size_t>(pp), std::vector<Interval>(m));
-  out.backward.assign(static_cast<std::size_t>(pp), std::vector<Interval>(out.training ? m : 0));
-  // The passes in time order, each window from the previous one's last kernel's end.
   struct Pass {
     bool backward;
-    std::size_t micro_batch;
     const std::vector<std::uint32_t>* kernels;
   };
   std::vector<Pass> passes;
-  for (std::size_t k = 0; k < m; ++k) {
-    passes.push_back({false, k, &step.forward_passes[k]});
-    if (out.training) passes.push_back({true, k, &step.backward_passes[k]});
-  }
+  for (const auto& k : step.forward_passes) passes.push_back({false, &k});
+  for (const auto& k : step.backward_passes) passes.push_back({true, &k});
+  std::erase_if(passes, [](const Pass& p) { return p.kernels->empty(); });
   std::stable_sort(passes.begin(), passes.end(), [&](const Pass& a, const Pass& b) {
     return t.start[a.kernels->front()] < t.start[b.kernels->front()];
   });
-  TimeNs previous_end = passes.empty() ? step_start : t.start[passes.front().kernels->front()];
-  out.before = {step_start, std::max(step_start, previous_end)};
+  std::vector<std::pair<const Pass*, const Pass*>> pairs;  // forward, backward (null for inference)
+  const Pass* pending = nullptr;
   for (const Pass& p : passes) {
-    const std::vector<TimeNs> bounds =
-        cut_pass(*p.kernels, t, previous_end, p.backward ? shares.backward : shares.forward);
-    for (int k = 0; k < pp; ++k) {
-      const Interval piece{bounds[static_cast<std::size_t>(k)], bounds[static_cast<std::size_t>(k) + 1]};
-      if (p.backward)
-        out.backward[static_cast<std::size_t>(pp - 1 - k)][p.micro_batch] = piece;
-      else
-        out.forward[static_cast<std::size_t>(k)][p.micro_batch] = piece;
+    if (!out.training) {
+      pairs.push_back({&p, nullptr});
+    } else if (!p.backward) {
+      out.unpaired += pending != nullptr;
+      pending = &p;
+    } else if (pending) {
+      pairs.push_back({pending, &p});
+      pending = nullptr;
+    } else {
+      ++out.unpaired;
     }
-    previous_end = bounds.back();
   }
+  out.unpaired += pending != nullptr;
+  const std::size_t m = pairs.size();
+  out.micro_batches = static_cast<std::int32_t>(m);
+  out.forward.assign(static_cast<std::size_t>(pp), std::vector<Interval>(m));
+  out.backward.assign(static_cast<std::size_t>(pp), std::vector<Interval>(out.training ? m : 0));
+  TimeNs previous_end = m == 0 ? step_start : t.start[pairs.front().first->kernels->front()];
+  out.before = {step_start, std::max(step_start, previous_end)};
+  for (std::size_t k = 0; k < m; ++k)
+    for (const Pass* p : {pairs[k].first, pairs[k].second}) {
+      if (!p) continue;
+      const std::vector<TimeNs> bounds =
+          cut_pass(*p->kernels, t, previous_end, p->backward ? shares.backward : shares.forward);
+      for (int s = 0; s < pp; ++s) {
+        const Interval piece{bounds[static_cast<std::size_t>(s)], bounds[static_cast<std::size_t>(s) + 1]};
+        if (p->backward)
+          out.backward[static_cast<std::size_t>(pp - 1 - s)][k] = piece;
+        else
+          out.forward[static_cast<std::size_t>(s)][k] = piece;
+      }
+      previous_end = bounds.back();
+    }
   out.after = {previous_end, std::max(previous_end, step_end)};
   return out;
 }
@@ -187,8 +211,8 @@ struct SendTimes {
   bool intra = false, inter = false;  // whether some neighbouring stages share a node, some do not
   std::string note;
   // Between stages FROM and TO: across nodes when their first ranks sit on different nodes.
-  double between(int from, int to, int stride, int gpus_per_node) const {
-    const int g = std::max(1, gpus_per_node);
+  double between(int from, int to, std::int64_t stride, int gpus_per_node) const {
+    const std::int64_t g = std::max(1, gpus_per_node);
     return (from * stride) / g == (to * stride) / g ? intra_s : inter_s;
   }
 };
@@ -198,7 +222,7 @@ SendTimes send_times(const Profile& profile, const measure::Analysis& analysis, 
   const int g = std::max(1, hw.gpus_per_node);
   // Which links the sends use: within a node when neighbouring stages share one, across otherwise.
   bool intra = false, inter = false;
-  for (int s = 0; s + 1 < request.pp; ++s)
+  for (std::int64_t s = 0; s + 1 < request.pp; ++s)
     ((s * request.stride) / g == ((s + 1) * request.stride) / g ? intra : inter) = true;
   model::GroupShape shape{2, 2};  // two stages on one node
   if (inter) shape = intra ? model::GroupShape{2 * g, g} : model::GroupShape{2, 1};
@@ -215,21 +239,57 @@ TimeNs ns(double seconds) {
   return static_cast<TimeNs>(std::llround(seconds * 1e9));
 }
 
-// The replayed steps by rank and number (-1: the rank's whole profile).
-std::map<std::pair<std::int32_t, std::int64_t>, const measure::ReplayedStep*> replayed_steps(
+// Each rank's replayed steps in the order the replay gives them: the order of the analysis's steps (one for
+// the whole profile of a rank without steps). By position, as step numbers may repeat.
+std::map<std::int32_t, std::vector<const measure::ReplayedStep*>> replayed_steps(
     const measure::Replay& replay) {
-  std::map<std::pair<std::int32_t, std::int64_t>, const measure::ReplayedStep*> out;
-  for (const measure::ReplayedStep& s : replay.steps) out.emplace(std::pair{s.rank, s.step}, &s);
+  std::map<std::int32_t, std::vector<const measure::ReplayedStep*>> out;
+  for (const measure::ReplayedStep& s : replay.steps) out[s.rank].push_back(&s);
   return out;
 }
 
+// Rank RI's optimizer work in replayed time: the CUDA calls made inside its optimizer's ranges
+// (measure::optimizer_range_name) and the GPU work they launched, sorted by start.
+std::vector<Interval> optimizer_work(const Profile& profile, std::size_t ri,
+                                     const measure::ReplayedTimes& t) {
+  const Rank& r = profile.ranks()[ri];
+  const std::vector<std::uint8_t> inside =
+      measure::calls_inside_ranges(profile, ri, measure::optimizer_range_name);
+  std::vector<Interval> out;
+  for (std::size_t c = 0; c < inside.size() && c < t.call_start.size(); ++c)
+    if (inside[c] != 0) out.push_back({t.call_start[c], t.call_end[c]});
+  measure::CorrelationMap map;
+  map.build(r.api_calls);
+  for (std::size_t i = 0; i < r.activities.size() && i < t.start.size(); ++i) {
+    const std::int32_t call = map.find(r.activities[i].correlation);
+    if (call >= 0 && static_cast<std::size_t>(call) < inside.size() && inside[static_cast<std::size_t>(call)])
+      out.push_back({t.start[i], t.end[i]});
+  }
+  measure::sort_by_start(out);
+  return out;
+}
+
+// The part of the step's work after its passes that each stage runs for its own parameters only: from the
+// first to the last optimizer call (and its GPU work) in the window, and the communication in it (the
+// gradients' all-reduces); the rest (host work, metrics) every stage runs whole.
+TimeNs parameter_work(const Interval& after, const std::vector<Interval>& optimizer, const Occupied& comm) {
+  if (after.length() <= 0) return 0;
+  TimeNs lo = after.end, hi = after.start;
+  for (const Interval& iv : optimizer)
+    if (iv.end > after.start && iv.start < after.end)
+      lo = std::min(lo, std::max(iv.start, after.start)), hi = std::max(hi, std::min(iv.end, after.end));
+  const TimeNs span = hi > lo ? hi - lo : 0;
+  return span + comm.within(after.start, after.end) - (span > 0 ? comm.within(lo, hi) : 0);
+}
+
 // One step of one measured rank, pipelined: its stages' steps appended to OUT; their busy and exposed
-// communication added to BUSY and EXPOSED (per stage).
+// communication added to BUSY and EXPOSED (per stage); AFTER_SCALE: per stage, its time after the passes over
+// the replay's.
 model::Timeline pipeline_step(const StepPieces& pieces, const measure::ReplayedStep& replayed,
                               const RankOccupancy& occ, const StageShares& shares, const SendTimes& sends,
                               const PipelineRequest& request, int gpus_per_node, std::int32_t world,
                               std::vector<PipelinedStep>& out, std::vector<TimeNs>& busy,
-                              std::vector<TimeNs>& exposed) {
+                              std::vector<TimeNs>& exposed, std::vector<double>& after_scale) {
   const int pp = request.pp;
   const int m = pieces.micro_batches;
   std::vector<std::vector<model::StageOp>> orders(static_cast<std::size_t>(pp));
@@ -248,16 +308,21 @@ model::Timeline pipeline_step(const StepPieces& pieces, const measure::ReplayedS
       },
       [&](int from, int to) { return sends.between(from, to, request.stride, gpus_per_node); });
   const TimeNs before = pieces.before.length(), drain = ns(tl.step_time_s), after = pieces.after.length();
+  const TimeNs per_parameter = parameter_work(pieces.after, occ.optimizer, occ.comm);
+  after_scale.clear();
   for (int s = 0; s < pp; ++s) {
     PipelinedStep p;
     p.measured_rank = replayed.rank;
     p.stage = s;
-    p.rank = s * world + replayed.rank;
+    p.rank = static_cast<std::int32_t>(s * world + replayed.rank);
     p.step = replayed.step;
     p.measured_ns = replayed.measured_ns;
     p.micro_batches = m;
     p.before_ns = before;
-    p.after_ns = ns(static_cast<double>(after) * shares.parameters[static_cast<std::size_t>(s)] * 1e-9);
+    const double share = shares.parameters[static_cast<std::size_t>(s)];
+    p.after_ns = after - ns(static_cast<double>(per_parameter) * (1 - share) * 1e-9);
+    const double scale = after > 0 ? static_cast<double>(p.after_ns) / static_cast<double>(after) : 1.0;
+    after_scale.push_back(scale);
     p.predicted_ns = before + drain + p.after_ns;
     for (const model::TimelineEvent& e : tl.events) {
       if (e.stage != s) continue;
@@ -272,9 +337,8 @@ model::Timeline pipeline_step(const StepPieces& pieces, const measure::ReplayedS
     for (const auto* set : {&pieces.forward, &pieces.backward})
       for (const Interval& iv : (*set)[static_cast<std::size_t>(s)])
         b += occ.busy.within(iv.start, iv.end), x += occ.exposed.within(iv.start, iv.end);
-    const double share = shares.parameters[static_cast<std::size_t>(s)];
-    b += ns(static_cast<double>(occ.busy.within(pieces.after.start, pieces.after.end)) * share * 1e-9);
-    x += ns(static_cast<double>(occ.exposed.within(pieces.after.start, pieces.after.end)) * share * 1e-9);
+    b += ns(static_cast<double>(occ.busy.within(pieces.after.start, pieces.after.end)) * scale * 1e-9);
+    x += ns(static_cast<double>(occ.exposed.within(pieces.after.start, pieces.after.end)) * scale * 1e-9);
     busy[static_cast<std::size_t>(s)] += b + p.send_ns;
     exposed[static_cast<std::size_t>(s)] += x + p.send_ns;
     out.push_back(p);
@@ -295,42 +359,47 @@ Pipelined pipeline_stages(const Profile& profile, const measure::Analysis& analy
   const SendTimes sends = send_times(profile, analysis, hw, request);
   Pipelined out;
   out.stages = pp;
-  std::int32_t world = 0;
-  for (const Rank& r : ranks) world = std::max(world, r.rank + 1);
-  out.world = world;
+  std::int64_t world = 0;
+  for (const Rank& r : ranks) world = std::max<std::int64_t>(world, std::int64_t{r.rank} + 1);
+  if (world * pp > std::numeric_limits<std::int32_t>::max())
+    fail("{}: --pp {}: the stages of ranks up to {} would need rank numbers past {}", title, pp, world - 1,
+         std::numeric_limits<std::int32_t>::max());
+  out.world = static_cast<std::int32_t>(world);
   std::vector<std::vector<TimeNs>> busy(ranks.size(), std::vector<TimeNs>(static_cast<std::size_t>(pp), 0)),
       exposed = busy, predicted = busy;
-  std::int32_t most = 0, unpaired = 0;
+  std::int32_t most = 0, unpaired = 0, skipped = 0;
   const auto replayed_of = replayed_steps(replay);
   for (std::size_t ri = 0; ri < ranks.size(); ++ri) {
     std::vector<std::uint8_t> launched_in;
     const std::vector<StepKernels> steps = step_kernels(profile, analysis, ri, launched_in);
     const measure::RankResult& result = analysis.ranks[ri];
-    const RankOccupancy occ = rank_occupancy(ranks[ri], result, replay.times[ri],
-                                             ri < edits.added.size() ? &edits.added[ri] : nullptr);
+    RankOccupancy occ = rank_occupancy(ranks[ri], result, replay.times[ri],
+                                       ri < edits.added.size() ? &edits.added[ri] : nullptr);
+    occ.optimizer = optimizer_work(profile, ri, replay.times[ri]);
+    const auto found = replayed_of.find(ranks[ri].rank);
     for (std::size_t k = 0; k < steps.size(); ++k) {
-      if (steps[k].forward_passes.empty()) continue;
+      if (steps[k].forward_passes.empty() || found == replayed_of.end() || k >= found->second.size()) {
+        ++skipped;
+        continue;
+      }
       const std::int64_t number = result.steps.empty() ? -1 : result.steps[k].number;
-      const auto found = replayed_of.find({ranks[ri].rank, number});
-      if (found == replayed_of.end()) continue;
-      const measure::ReplayedStep* replayed = found->second;
+      const measure::ReplayedStep* replayed = found->second[k];
       const StepPieces pieces = step_pieces(steps[k], replay.times[ri], replayed->replayed_start_ns,
                                             replayed->replayed_start_ns + replayed->replayed_ns, shares, pp);
       most = std::max(most, pieces.micro_batches);
       unpaired += pieces.unpaired;
       const std::size_t first = out.steps.size();
-      PipelinedSchedule schedule{ri,
-                                 number,
-                                 replayed->replayed_start_ns,
-                                 replayed->replayed_ns,
-                                 pieces.before,
-                                 pieces.after,
-                                 pieces.forward,
-                                 pieces.backward,
-                                 {},
-                                 {}};
+      PipelinedSchedule schedule;
+      schedule.rank_index = ri;
+      schedule.step = number;
+      schedule.replayed_start_ns = replayed->replayed_start_ns;
+      schedule.replayed_ns = replayed->replayed_ns;
+      schedule.before = pieces.before;
+      schedule.after = pieces.after;
+      schedule.forward = pieces.forward;
+      schedule.backward = pieces.backward;
       schedule.timeline = pipeline_step(pieces, *replayed, occ, shares, sends, request, hw.gpus_per_node,
-                                        world, out.steps, busy[ri], exposed[ri]);
+                                        world, out.steps, busy[ri], exposed[ri], schedule.after_scale);
       for (std::size_t j = first; j < out.steps.size(); ++j)
         schedule.predicted_ns.push_back(out.steps[j].predicted_ns);
       out.schedules.push_back(std::move(schedule));
@@ -351,7 +420,7 @@ Pipelined pipeline_stages(const Profile& profile, const measure::Analysis& analy
       PipelinedRank p;
       p.measured_rank = r.rank;
       p.stage = s;
-      p.rank = s * world + r.rank;
+      p.rank = static_cast<std::int32_t>(s * world + r.rank);
       // The replayed span, each step's change from the replay's step to the stage's.
       p.span_ns = std::max<TimeNs>(0, r.span_ns + predicted[ri][static_cast<std::size_t>(s)]);
       p.busy_ns = busy[ri][static_cast<std::size_t>(s)];
@@ -366,9 +435,15 @@ Pipelined pipeline_stages(const Profile& profile, const measure::Analysis& analy
       "stages' share of its GEMM and attention work ends, scheduled 1F1B (up to {} micro-batch{} per step "
       "read from the kernels){}",
       pp, layers, most, most == 1 ? "" : "es",
-      unpaired > 0 ? fmt::format("; {} forward pass{} without a backward counted before the passes", unpaired,
-                                 unpaired == 1 ? "" : "es")
+      unpaired > 0 ? fmt::format("; {} pass{} without its other half (a backward with no forward before it, "
+                                 "a forward with no backward after it) left where {} fell, not cut",
+                                 unpaired, unpaired == 1 ? "" : "es", unpaired == 1 ? "it" : "they")
                    : ""));
+  if (skipped > 0)
+    out.notes.push_back(fmt::format(
+        "{} step{} with no forward pass (a run of kernels with GEMM or attention work) not pipelined: the "
+        "stages' steps leave {} out",
+        skipped, skipped == 1 ? "" : "s", skipped == 1 ? "it" : "them"));
   std::vector<std::string> sends_text;
   if (sends.intra) sends_text.push_back(fmt::format("{:.1f} µs within a node", sends.intra_s * 1e6));
   if (sends.inter) sends_text.push_back(fmt::format("{:.1f} µs across nodes", sends.inter_s * 1e6));
@@ -379,9 +454,9 @@ Pipelined pipeline_stages(const Profile& profile, const measure::Analysis& analy
       request.stride == 1 ? "" : "s", hw.gpus_per_node, sends.note));
   out.notes.push_back(
       "before the first pass every stage runs the step's work as replayed; after the pipeline has drained "
-      "(its gradient-norm all-reduce joins the stages) each its share of the parameters of the work after "
-      "the "
-      "last pass (the optimizer, the gradients' all-reduces)");
+      "(its gradient-norm all-reduce joins the stages) each stage runs the optimizer's span and the "
+      "communication of the work after the last pass for its share of the parameters, the rest of that work "
+      "whole");
   return out;
 }
 

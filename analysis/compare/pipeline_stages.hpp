@@ -6,8 +6,9 @@
 // compare::step_kernels reads them) split at the share of the pass's GEMM and attention work each stage's
 // layers hold, the stages' pieces list-scheduled with a send of the micro-batch's activations between
 // neighbouring stages (model::schedule_pipeline), the step's work before the first pass kept on every
-// stage, its work after the last (the optimizer, the gradients' all-reduces) taken by each stage in its
-// share of the parameters after the pipeline has drained. docs/WHATIF.md.
+// stage, of its work after the last the optimizer's span and the communication (the gradients'
+// all-reduces) taken by each stage in its share of the parameters, after the pipeline has drained.
+// docs/WHATIF.md.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +43,7 @@ struct PipelineRequest {
   double message_bytes = 0;
   // Global ranks between two neighbouring stages (Megatron-LM's order puts the pipeline outermost: tp × cp ×
   // dp of the new layout); with the GPU's gpus_per_node it says which sends cross nodes.
-  int stride = 1;
+  std::int64_t stride = 1;
 };
 
 // One stage's step.
@@ -75,6 +76,7 @@ struct PipelinedSchedule {
   std::vector<std::vector<measure::Interval>> forward, backward;  // [stage][micro-batch], replayed time
   model::Timeline timeline;                                       // the pipeline, from the end of BEFORE
   std::vector<TimeNs> predicted_ns;                               // per stage
+  std::vector<double> after_scale;  // per stage: its time after the passes over the replay's
 };
 
 struct Pipelined {

@@ -1,6 +1,7 @@
 // compare::pipelined_profile: a replayed profile redrawn as the pipeline stages `whatif --pp` cut it into.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
@@ -84,7 +85,8 @@ StageMap stage_map(const std::vector<const PipelinedSchedule*>& steps, int stage
         }
       }
     const TimeNs drained = pipeline_at + ns(step->timeline.step_time_s);
-    map.pieces.push_back({step->after.start, step->after.end, drained, shares.parameters[s], true});
+    map.pieces.push_back({step->after.start, step->after.end, drained,
+                          s < step->after_scale.size() ? step->after_scale[s] : shares.parameters[s], true});
     TimeNs longest = 0;
     for (const TimeNs t : step->predicted_ns) longest = std::max(longest, t);
     shift += longest - step->replayed_ns;
@@ -165,14 +167,19 @@ std::shared_ptr<Rank> stage_rank(const Rank& measured, const std::vector<const P
     }
     TimeNs longest = 0;
     for (const TimeNs t : step->predicted_ns) longest = std::max(longest, t);
-    // The step as this stage ends it.
+    // The step as this stage ends it: the replayed step of its number that starts nearest its window (numbers
+    // may repeat).
+    const Step* of = nullptr;
     for (const Step& s : measured.steps)
-      if (s.number == step->step) {
-        Step moved = s;
-        moved.start_ns = step->replayed_start_ns + shift;
-        moved.end_ns = moved.start_ns + step->predicted_ns[static_cast<std::size_t>(stage)];
-        r->steps.push_back(moved);
-      }
+      if (s.number == step->step && (!of || std::llabs(s.start_ns - step->replayed_start_ns) <
+                                                std::llabs(of->start_ns - step->replayed_start_ns)))
+        of = &s;
+    if (of) {
+      Step moved = *of;
+      moved.start_ns = step->replayed_start_ns + shift;
+      moved.end_ns = moved.start_ns + step->predicted_ns[static_cast<std::size_t>(stage)];
+      r->steps.push_back(moved);
+    }
     shift += longest - step->replayed_ns;
   }
   sends.count = static_cast<std::uint32_t>(r->activities.size()) - sends.first;

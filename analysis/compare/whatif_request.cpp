@@ -126,6 +126,8 @@ void add_tensor_sync(const Profile& profile, const measure::Analysis& analysis, 
 void add_pipeline(const Workload& workload, const WhatifRequest& request, std::string_view title,
                   WhatifEdits& out) {
   const std::string flag = fmt::format("--pp {}", request.pp);
+  if (request.pp < 2)
+    fail("{}: {}: give 2 or more stages (the profile's own stage is what the replay runs)", title, flag);
   if (!workload.pp)
     fail(
         "{}: {} needs the pipeline degree the job ran, which its process groups do not show: state the "
@@ -141,12 +143,24 @@ void add_pipeline(const Workload& workload, const WhatifRequest& request, std::s
   const double batch = request.keep_global_batch && request.dp > 0 && workload.dp
                            ? static_cast<double>(*workload.dp) / request.dp
                            : request.batch;
-  edit.request.message_bytes = activation_bytes(workload, model, batch, flag, "sends", title, out);
-  const auto degree = [](int given, const std::optional<std::int64_t>& measured) {
-    return given > 0 ? given : static_cast<int>(measured.value_or(1));
+  const auto degree = [](int given, const std::optional<std::int64_t>& measured) -> std::int64_t {
+    return given > 0 ? given : measured.value_or(1);
   };
-  edit.request.stride =
-      degree(request.tp, workload.tp) * degree(0, workload.cp) * degree(request.dp, workload.dp);
+  // Megatron-LM sends each stage's activations split over the tensor-parallel ranks (its scatter-gather
+  // across them, Narayanan et al. 2021 §4.1), each rank 1/tp of them.
+  const std::int64_t tp = degree(request.tp, workload.tp);
+  edit.request.message_bytes =
+      activation_bytes(workload, model, batch, flag, "sends", title, out) / static_cast<double>(tp);
+  edit.request.stride = tp * degree(0, workload.cp) * degree(request.dp, workload.dp);
+  if (tp > 1)
+    out.notes.push_back(
+        fmt::format("each send 1/{} of a micro-batch's activations: Megatron-LM's scatter-gather "
+                    "over the tensor-parallel ranks",
+                    tp));
+  if (!request.hardware.empty())
+    out.notes.push_back(
+        "the sends between stages timed on the links of the GPU the profile ran on (--hardware re-times the "
+        "kernels)");
   out.pipeline = std::move(edit);
   out.names.push_back(fmt::format("pp {}", request.pp));
 }

@@ -115,7 +115,9 @@ std::optional<double> ExplorerPanel::batch_scale(const model::ParallelConfig& no
 // (and, where the Explorer started from the profile's own layout, everything else) as the profile ran them.
 bool ExplorerPanel::only_tp_dp_pp(const model::ParallelConfig& now) const {
   const compare::Workload& w = loaded_->measured->workload;
-  if (now.pp != w.pp.value_or(1) && w.pp.value_or(1) != 1) return false;
+  // PP from one stage only, scheduled 1F1B as `whatif --pp` schedules it.
+  if (now.pp != w.pp.value_or(1) && (w.pp.value_or(1) != 1 || now.schedule != model::Schedule::k1F1B))
+    return false;
   if (now.cp != w.cp.value_or(1) || now.ep != w.ep.value_or(1)) return false;
   if (!ex_.start.layout_known) return true;
   model::ParallelConfig others = now;
@@ -152,8 +154,10 @@ void ExplorerPanel::draw_replay() {
   if (!only_tp_dp_pp(now)) {
     ex_.replay = {};
     ImGui::TextDisabled(
-        "The replay follows TP, DP, PP (from one stage) and the global batch only: set the other controls "
-        "back to what the profile ran to see the measured run replayed at this TP, DP, PP and global batch.");
+        "The replay follows TP, DP, PP (from one stage, with the 1F1B schedule) and the global batch only: "
+        "set "
+        "the other controls back to what the profile ran to see the measured run replayed at this TP, DP, PP "
+        "and global batch.");
   } else if (loaded_->lazy || !loaded_->events) {
     ex_.replay = {};
     ImGui::TextDisabled("The replay needs every rank's events: this large job is open on its summaries.");

@@ -59,10 +59,10 @@ TEST(PipelineStages, Gpt2LargeIsCutWhereMegatronCutsIt) {
 }
 
 // Four micro-batches (gradient accumulation), each a forward pass of 2 ms and a backward of 4 ms on one
-// GPU, then 2 ms of work after the last backward; cut in halves over two stages (1 ms forward, 2 ms backward
-// each). 1F1B by hand, with h a send: stage 0 runs F0 F1 B0 F2 B1 F3 B2 B3, stage 1 F0 B0 F1 B1 F2 B2 F3 B3;
-// the last backward of stage 0 ends at 15 ms + 4 h ((m + p - 1)(F + B) with four sends on the way, Narayanan
-// et al. 2021 §2.2.1); each stage sends four times; the 2 ms after, half each.
+// GPU, then 2 ms of the optimizer's work after the last backward; cut in halves over two stages (1 ms
+// forward, 2 ms backward each). 1F1B by hand, with h a send: stage 0 runs F0 F1 B0 F2 B1 F3 B2 B3, stage 1 F0
+// B0 F1 B1 F2 B2 F3 B3; the last backward of stage 0 ends at 15 ms + 4 h ((m + p - 1)(F + B) with four sends
+// on the way, Narayanan et al. 2021 §2.2.1); each stage sends four times; the 2 ms after, half each.
 TEST(PipelineStages, OneFOneBAsWorkedByHand) {
   test::ProfileBuilder b("pp_by_hand");
   b.rank(0, 1);
@@ -76,7 +76,9 @@ TEST(PipelineStages, OneFOneBAsWorkedByHand) {
       b.launch(0, 2, call, call + 1, 7, gpu, gpu + 2 * ms, "sgemm_128x64_nt");
     b.range(0, 2, RangeKind::kCpuOp, from, call, "autograd::engine::evaluate_function: MmBackward0");
   }
+  // The optimizer's: each stage runs it for its half of the parameters.
   b.launch(0, 1, call, call + 1, 7, gpu, gpu + 2 * ms, "vectorized_elementwise_kernel");
+  b.range(0, 1, RangeKind::kCpuOp, call, call + 1, "Optimizer.step#SGD.step");
   gpu += 2 * ms;
   b.step(0, 1, 0, call + 2, 1);
   const Profile profile = b.finish();
@@ -137,6 +139,65 @@ TEST(PipelineStages, OneFOneBAsWorkedByHand) {
   EXPECT_NEAR(stage1[0].start_ns, 1000 + ms + hop, 2);
   EXPECT_EQ(drawn.str(stage1[1].name), "sgemm_128x64_nt");
   EXPECT_NEAR(stage1[1].start_ns, 1000 + 2 * ms + hop, 2);
+}
+
+// Passes laid out on one stream by hand: "F" a forward of two 1 ms GEMMs, "B" a backward of two 2 ms ones
+// (launched from an autograd range), each step a CPU range numbered NUMBER; what the pairing and the cut
+// read.
+Profile passes_profile(const std::vector<std::string>& steps, std::int64_t number) {
+  test::ProfileBuilder b("pp_passes");
+  b.rank(0, 1);
+  TimeNs gpu = 1000, call = 0;
+  const TimeNs ms = 1'000'000;
+  for (const std::string& passes : steps) {
+    const TimeNs step_start = call;
+    for (const char pass : passes) {
+      const bool backward = pass == 'B';
+      const TimeNs from = call;
+      for (int j = 0; j < 2; ++j, call += 2, gpu += (backward ? 2 : 1) * ms)
+        b.launch(0, backward ? 2 : 1, call, call + 1, 7, gpu, gpu + (backward ? 2 : 1) * ms,
+                 backward ? "sgemm_128x64_nt" : "sgemm_128x64_nn");
+      if (backward)
+        b.range(0, 2, RangeKind::kCpuOp, from, call, "autograd::engine::evaluate_function: MmBackward0");
+    }
+    b.step(0, 1, step_start, call, number);
+    call = gpu + 1000;  // the next step launches after this one's GPU work
+    gpu = call + 1000;
+  }
+  return b.finish();
+}
+
+// A backward with no forward before it is no micro-batch (its time stays before the passes, every stage runs
+// it), two steps of one number are each their own, and each cut falls on the kernel boundary nearest the
+// share: at 0.53 of a pass of two kernels the cut is after the first (0.5), not the second.
+TEST(PipelineStages, PassesArePairedByTimeAndStepsByPosition) {
+  const Profile profile = passes_profile({"BFB", "FB"}, 7);
+  const measure::Analysis analysis = measure::analyze(profile);
+  ASSERT_EQ(analysis.ranks[0].steps.size(), 2u);
+  measure::ReplayGraph graph(profile, analysis);
+  const measure::Replay replay = graph.run({}, true);
+  StageShares shares;
+  shares.layers = {1, 1};
+  shares.forward = {0.53};
+  shares.backward = {0.53};
+  shares.parameters = {0.5, 0.5};
+  PipelineRequest request;
+  request.pp = 2;
+  request.message_bytes = 0;
+  const Pipelined p =
+      pipeline_stages(profile, analysis, {}, replay, shares, model::load_hardware("h100-sxm"), request, "t");
+  ASSERT_EQ(p.steps.size(), 4u);
+  const TimeNs ms = 1'000'000;
+  // First step: the leading backward (4 ms) before the passes; one micro-batch of 1 + 2 ms per stage.
+  EXPECT_EQ(p.steps[0].micro_batches, 1);
+  EXPECT_NEAR(p.steps[0].before_ns, 4 * ms, 2000);
+  EXPECT_EQ(p.steps[0].forward_ns, ms);
+  EXPECT_EQ(p.steps[1].backward_ns, 2 * ms);
+  // Second step, numbered 7 too: its own window, nothing before its passes but the launch.
+  EXPECT_EQ(p.steps[2].step, 7);
+  EXPECT_LT(p.steps[2].before_ns, 10'000);
+  EXPECT_EQ(p.steps[2].forward_ns, ms);
+  EXPECT_THAT(p.notes.front(), HasSubstr("1 pass without its other half"));
 }
 
 struct PipelineCheck {
@@ -228,7 +289,7 @@ TEST(PipelineStages, OneH100PredictsFourPipelineStages) {
 }
 
 // On a real trace of one H200 (the project's GPT of 8 layers): --pp 2 cuts its two steps over two stages;
-// --pp 16 is refused in one line.
+// with --tp 2 each send is half the activations; --pp 16 is refused in one line.
 TEST(PipelineStages, WhatifPipelinesAOneGpuTrace) {
   const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / ("pp-" + std::to_string(::getpid()));
   fs::create_directories(dir);
@@ -237,6 +298,13 @@ TEST(PipelineStages, WhatifPipelinesAOneGpuTrace) {
   EXPECT_THAT(text, HasSubstr("edits    pp 2;"));
   EXPECT_THAT(text, HasSubstr("pp 1 -> 2: the layers cut 4, 4 over the stages"));
   EXPECT_THAT(text, HasSubstr("rank   stage step"));
+  // One micro-batch per step through both stages in turn; the optimizer's span after the passes halved on each
+  // stage is what the steps lose.
+  EXPECT_THAT(text, HasSubstr("35.157 ms    32.532 ms    -7.5 %"));
+  EXPECT_THAT(text, HasSubstr("39.911 ms    37.554 ms    -5.9 %"));
+  const std::string tp = test::run_cli_ok("whatif '" + trace.string() + "' --pp 2 --tp 2", dir);
+  EXPECT_THAT(tp, HasSubstr("each send 1/2 of a micro-batch's activations"));
+  EXPECT_THAT(tp, HasSubstr("each send between stages 4.19 MB"));
   const std::string json = test::run_cli_ok("whatif '" + trace.string() + "' --pp 2 --json", dir);
   for (const char* key :
        {"\"stages\": 2", "\"stage\": 1", "\"bubble_ns\"", "\"send_ns\"", "\"measured_rank\": 0"})
