@@ -298,8 +298,8 @@ TEST(PipelineStages, WhatifPipelinesAOneGpuTrace) {
   EXPECT_THAT(text, HasSubstr("edits    pp 2;"));
   EXPECT_THAT(text, HasSubstr("pp 1 -> 2: the layers cut 4, 4 over the stages"));
   EXPECT_THAT(text, HasSubstr("rank   stage step"));
-  // One micro-batch per step through both stages in turn; the optimizer's span after the passes halved on each
-  // stage is what the steps lose.
+  // One micro-batch per step through both stages in turn; the optimizer's span after the passes halved on
+  // each stage is what the steps lose.
   EXPECT_THAT(text, HasSubstr("35.157 ms    32.532 ms    -7.5 %"));
   EXPECT_THAT(text, HasSubstr("39.911 ms    37.554 ms    -5.9 %"));
   const std::string tp = test::run_cli_ok("whatif '" + trace.string() + "' --pp 2 --tp 2", dir);
