@@ -447,11 +447,11 @@ Pipelined pipeline_stages(const Profile& profile, const measure::Analysis& analy
   std::vector<std::string> sends_text;
   if (sends.intra) sends_text.push_back(fmt::format("{:.1f} µs within a node", sends.intra_s * 1e6));
   if (sends.inter) sends_text.push_back(fmt::format("{:.1f} µs across nodes", sends.inter_s * 1e6));
-  out.notes.push_back(fmt::format(
-      "each send between stages {:.2f} MB (a micro-batch's activations): {} (stages {} rank{} apart, {} GPUs "
-      "per node): {}",
-      request.message_bytes / 1e6, fmt::join(sends_text, ", "), request.stride,
-      request.stride == 1 ? "" : "s", hw.gpus_per_node, sends.note));
+  out.notes.push_back(
+      fmt::format("each send between stages {:.2f} MB: {} (stages {} rank{} apart, {} GPUs "
+                  "per node): {}",
+                  request.message_bytes / 1e6, fmt::join(sends_text, ", "), request.stride,
+                  request.stride == 1 ? "" : "s", hw.gpus_per_node, sends.note));
   out.notes.push_back(
       "before the first pass every stage runs the step's work as replayed; after the pipeline has drained "
       "(its gradient-norm all-reduce joins the stages) each stage runs the optimizer's span and the "

@@ -595,5 +595,28 @@ TEST(Replay, WhatifTensorParallelFromOneGpuAddsMegatronsAllReduces) {
   fs::remove_all(dir);
 }
 
+// --pp 2 on a generated job of 8 ranks (tp 2 × dp 4), its model, GPU and micro-batch stated: 16 stage ranks,
+// stage s of rank r numbered 8 s + r, and the stages 8 ranks apart (Megatron's order, the pipeline outermost)
+// on nodes of 8 GPUs, so every send crosses nodes; each send half a micro-batch's activations (tp 2).
+TEST(Replay, WhatifPipelinesAGeneratedJob) {
+  const fs::path dir = fs::path(MESHSCOPE_TEST_TMP) / ("replay-pp-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path job = dir / "job.msdb";
+  const std::string generate = "\"" + std::string(MESHSCOPE_GEN_JOB) +
+                               "\" --ranks 8 --tp 2 --layers 4 --steps 2 --format msdb -o '" + job.string() +
+                               "' > /dev/null 2>&1";
+  ASSERT_EQ(std::system(generate.c_str()), 0) << generate;
+  test::run_cli_ok(
+      "annotate '" + job.string() + "' --model gpt --hardware h100-sxm --layout pp=1,micro_batch=1,seq=2048",
+      dir);
+  const std::string text = test::run_cli_ok("whatif '" + job.string() + "' --pp 2", dir);
+  EXPECT_THAT(text,
+              HasSubstr("each send between stages 4.19 MB: 94.2 µs across nodes (stages 8 ranks apart"));
+  const std::string json = test::run_cli_ok("whatif '" + job.string() + "' --pp 2 --json", dir);
+  EXPECT_THAT(json, HasSubstr("\"rank\": 15,\n"));
+  EXPECT_THAT(json, HasSubstr("\"rank\": 13,\n        \"stage\": 1,\n        \"measured_rank\": 5"));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace meshscope::measure
