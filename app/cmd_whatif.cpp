@@ -38,7 +38,8 @@ struct Options {
   std::vector<std::string> scales, links, latencies;
   std::string hardware;
   int dp = 0, tp = 0, pp = 0;  // 0: not given
-  std::string batch;           // --batch F; "" not given
+  int micro_batches = 1;
+  std::string batch;  // --batch F; "" not given
   bool keep_global_batch = false;
   bool fix_straggler = false;
   bool drop_unexplained = false;
@@ -285,6 +286,7 @@ compare::WhatifRequest read_request(const Options& o) {
   out.tp = o.tp;
   out.dp = o.dp;
   out.pp = o.pp;
+  out.micro_batches = o.micro_batches;
   if (!o.batch.empty()) {
     std::string error;
     if (!compare::parse_batch_scale(o.batch, out.batch, error)) fail("{}", error);
@@ -376,6 +378,11 @@ const bool registered = register_command(
               "attention work, scheduled 1F1B with the activations sent between stages; the stages' steps "
               "and ranks replace the replay's")
            ->check(CLI::Range(2, 1 << 20));
+       cmd->add_option(
+              "--micro-batches", opts->micro_batches,
+              "K: with --pp, each measured micro-batch run as K of 1/K its tokens (its kernels re-timed "
+              "as --batch re-times them), so the pipeline has K times the micro-batches to fill it")
+           ->check(CLI::Range(1, 1 << 20));
        cmd->add_flag(
            "--keep-global-batch", opts->keep_global_batch,
            "With --dp M: the measured global batch over M replicas instead of each rank's as measured: "

@@ -493,6 +493,7 @@ struct ComputeEdit {
   int tp = 1, new_tp = 1;
   bool tp_edit = false;                 // --tp given (even at the measured degree)
   bool optimizer_sharded_anew = false;  // the optimizer sharded over data parallelism, and dp changes
+  int micro_batch_split = 1;            // LayoutEdit::micro_batch_split
 };
 
 void scale_compute(const Profile& profile, const measure::Analysis& analysis, const KernelShares& shares,
@@ -518,7 +519,13 @@ void scale_compute(const Profile& profile, const measure::Analysis& analysis, co
                           scaled.split_by_shape)
             : std::string(),
         shares.tp, new_tp, tp));
-  if (shares.batch != 1)
+  if (shares.batch != 1 && edit.micro_batch_split > 1)
+    parts.push_back(
+        fmt::format("{} compute kernels outside the optimizer x {:.3g} for a micro-batch 1/{} the size, each "
+                    "run {} times "
+                    "per step (copies and launches of each run as measured)",
+                    scaled.batch, shares.batch, edit.micro_batch_split, edit.micro_batch_split));
+  else if (shares.batch != 1)
     parts.push_back(fmt::format(
         "{} compute kernels outside the optimizer x {:.3g} for the batch, each rank's sequences per step "
         "x {:.3g} (the activations' work grows with the tokens; the kernels keep their number: a framework "
@@ -596,7 +603,8 @@ LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& anal
                   ComputeEdit{.tp = tp,
                               .new_tp = new_tp,
                               .tp_edit = tp_edit,
-                              .optimizer_sharded_anew = sharded_optimizer && new_dp != dp},
+                              .optimizer_sharded_anew = sharded_optimizer && new_dp != dp,
+                              .micro_batch_split = edit.micro_batch_split},
                   hw, prefix, out);
   if (tp_edit && edit.tensor_parallel_added) {
     // Nothing of the profile's is tensor-parallel: the caller adds the group's collectives.
@@ -611,15 +619,17 @@ LinkRetiming retime_layout(const Profile& profile, const measure::Analysis& anal
     retimer.rescale(Part::kEp, batch, "expert-parallel");
     retimer.rescale(Part::kPp, batch, "pipeline");
   }
+  // Sequences per step: a micro-batch's scale × the micro-batches each becomes.
+  const double per_step = batch * edit.micro_batch_split;
   if (edit.dp > 0 && !edit.data_parallel_added)
     out.notes.push_back(fmt::format(
         "dp {} -> {}: {}, so the global batch {:.3g}x; the measured ranks stay coupled as they ran", dp,
         new_dp,
-        batch == 1 ? std::string("each rank's batch as measured, the same micro-batches per GPU")
-                   : fmt::format("each rank's batch x {:.3g}", batch),
-        static_cast<double>(new_dp) / dp * batch));
-  else if (batch != 1)
-    out.notes.push_back(fmt::format("each rank's batch x {:.3g}, so the global batch too", batch));
+        per_step == 1 ? std::string("each rank's batch as measured, the same micro-batches per GPU")
+                      : fmt::format("each rank's batch x {:.3g}", per_step),
+        static_cast<double>(new_dp) / dp * per_step));
+  else if (per_step != 1)
+    out.notes.push_back(fmt::format("each rank's batch x {:.3g}, so the global batch too", per_step));
   if (edit.data_parallel_added) {
     // Nothing of the profile's is data-parallel: the caller adds the gradients' collectives.
   } else if (new_dp != dp || new_tp != tp || edit.dp > 0) {

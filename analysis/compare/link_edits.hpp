@@ -76,6 +76,9 @@ struct LayoutEdit {
   // dp 1 -> M: the caller adds the gradients' collectives (compare::plan_gradient_sync) instead of re-timing
   // the profile's.
   bool data_parallel_added = false;
+  // batch_scale is of a micro-batch, and each step runs this many times as many (whatif --pp
+  // --micro-batches): the sequences per step are batch_scale × this (how the notes name the edit).
+  int micro_batch_split = 1;
 };
 
 // The time of a compute kernel measured at T whose work is scaled by SHARE (its part of a split GEMM, a batch

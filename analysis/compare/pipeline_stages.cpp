@@ -291,7 +291,8 @@ model::Timeline pipeline_step(const StepPieces& pieces, const measure::ReplayedS
                               std::vector<PipelinedStep>& out, std::vector<TimeNs>& busy,
                               std::vector<TimeNs>& exposed, std::vector<double>& after_scale) {
   const int pp = request.pp;
-  const int m = pieces.micro_batches;
+  const int split = std::max(1, request.micro_batch_split);
+  const int m = pieces.micro_batches * split;
   std::vector<std::vector<model::StageOp>> orders(static_cast<std::size_t>(pp));
   for (int s = 0; s < pp; ++s) {
     if (pieces.training)
@@ -304,7 +305,8 @@ model::Timeline pipeline_step(const StepPieces& pieces, const measure::ReplayedS
       orders, 1, m,
       [&](int s, const model::StageOp& op) {
         const auto& pieces_of = op.forward ? pieces.forward : pieces.backward;
-        return length(pieces_of[static_cast<std::size_t>(s)][static_cast<std::size_t>(op.micro_batch)]);
+        return length(
+            pieces_of[static_cast<std::size_t>(s)][static_cast<std::size_t>(op.micro_batch / split)]);
       },
       [&](int from, int to) { return sends.between(from, to, request.stride, gpus_per_node); });
   const TimeNs before = pieces.before.length(), drain = ns(tl.step_time_s), after = pieces.after.length();
@@ -365,6 +367,7 @@ Pipelined pipeline_stages(const Profile& profile, const measure::Analysis& analy
     fail("{}: --pp {}: the stages of ranks up to {} would need rank numbers past {}", title, pp, world - 1,
          std::numeric_limits<std::int32_t>::max());
   out.world = static_cast<std::int32_t>(world);
+  out.micro_batch_split = std::max(1, request.micro_batch_split);
   std::vector<std::vector<TimeNs>> busy(ranks.size(), std::vector<TimeNs>(static_cast<std::size_t>(pp), 0)),
       exposed = busy, predicted = busy;
   std::int32_t most = 0, unpaired = 0, skipped = 0;

@@ -44,6 +44,9 @@ struct PipelineRequest {
   // Global ranks between two neighbouring stages (Megatron-LM's order puts the pipeline outermost: tp × cp ×
   // dp of the new layout); with the GPU's gpus_per_node it says which sends cross nodes.
   std::int64_t stride = 1;
+  // Each measured micro-batch run as this many (its kernels already re-timed for the smaller one): each
+  // piece of it scheduled this many times.
+  int micro_batch_split = 1;
 };
 
 // One stage's step.
@@ -83,6 +86,7 @@ struct Pipelined {
   int stages = 0;
   // Stage s of measured rank r is rank s × world + r: one more than the largest measured rank's number.
   std::int32_t world = 0;
+  int micro_batch_split = 1;                 // PipelineRequest::micro_batch_split
   std::vector<PipelinedStep> steps;          // by measured rank, step, then stage
   std::vector<PipelinedRank> ranks;          // by stage, then measured rank (the new layout's rank order)
   std::vector<PipelinedSchedule> schedules;  // by measured rank, then step

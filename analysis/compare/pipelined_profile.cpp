@@ -17,11 +17,13 @@
 namespace meshscope::compare {
 namespace {
 
+using measure::Interval;
+
 // A stretch of one replayed step: where it goes on one stage (its new start, its time × SCALE), or MINE
 // false: another stage's, not drawn on this one.
 struct Piece {
   TimeNs from = 0, to = 0;
-  TimeNs target = 0;
+  std::vector<TimeNs> targets;  // one, or one per micro-batch a measured one was split into
   double scale = 1;
   bool mine = true;
 };
@@ -32,25 +34,29 @@ struct StageMap {
   std::vector<Piece> pieces;
   std::vector<std::pair<TimeNs, TimeNs>> shift_from;  // (replayed time, shift from there on), sorted
 
-  // Where an activity starting at T (lasting LENGTH) is drawn; false when another stage holds it.
-  bool place(TimeNs t, TimeNs length, TimeNs& start, TimeNs& end) const {
+  // Where an activity starting at T (lasting LENGTH) is drawn, [start, end) each time: none when another
+  // stage holds it.
+  std::vector<Interval> place(TimeNs t, TimeNs length) const {
     const auto it = std::upper_bound(pieces.begin(), pieces.end(), t,
                                      [](TimeNs x, const Piece& p) { return x < p.from; });
     if (it != pieces.begin() && t < std::prev(it)->to) {
       const Piece& p = *std::prev(it);
-      if (!p.mine) return false;
-      start = p.target + static_cast<TimeNs>(std::llround(static_cast<double>(t - p.from) * p.scale));
-      end = start + static_cast<TimeNs>(std::llround(static_cast<double>(length) * p.scale));
-      return true;
+      std::vector<Interval> out;
+      if (!p.mine) return out;
+      for (const TimeNs target : p.targets) {
+        const TimeNs start =
+            target + static_cast<TimeNs>(std::llround(static_cast<double>(t - p.from) * p.scale));
+        out.push_back(
+            {start, start + static_cast<TimeNs>(std::llround(static_cast<double>(length) * p.scale))});
+      }
+      return out;
     }
     // Outside every step: moved with the steps before it.
     TimeNs shift = 0;
     const auto s = std::upper_bound(shift_from.begin(), shift_from.end(), std::pair{t, TimeNs{0}},
                                     [](const auto& a, const auto& b) { return a.first < b.first; });
     if (s != shift_from.begin()) shift = std::prev(s)->second;
-    start = t + shift;
-    end = start + length;
-    return true;
+    return {{t + shift, t + shift + length}};
   }
 };
 
@@ -58,15 +64,19 @@ TimeNs ns(double seconds) {
   return static_cast<TimeNs>(std::llround(seconds * 1e9));
 }
 
-StageMap stage_map(const std::vector<const PipelinedSchedule*>& steps, int stage, const StageShares& shares) {
+StageMap stage_map(const std::vector<const PipelinedSchedule*>& steps, int stage, int split,
+                   const StageShares& shares) {
   StageMap map;
   TimeNs shift = 0;
   const auto s = static_cast<std::size_t>(stage);
   for (const PipelinedSchedule* step : steps) {
     const TimeNs start = step->replayed_start_ns + shift;
     const TimeNs pipeline_at = start + step->before.length();
-    map.pieces.push_back({step->before.start, step->before.end,
-                          start + (step->before.start - step->replayed_start_ns), 1, true});
+    map.pieces.push_back({step->before.start,
+                          step->before.end,
+                          {start + (step->before.start - step->replayed_start_ns)},
+                          1,
+                          true});
     // Each stage's pieces; this stage's at the times its schedule runs them.
     std::map<std::tuple<bool, int>, double> runs_at;
     for (const model::TimelineEvent& e : step->timeline.events)
@@ -79,14 +89,22 @@ StageMap stage_map(const std::vector<const PipelinedSchedule*>& steps, int stage
         for (std::size_t mb = 0; mb < of.size(); ++mb) {
           const measure::Interval& iv = of[mb];
           if (iv.length() <= 0) continue;
-          const auto at = runs_at.find({forward, static_cast<int>(mb)});
-          map.pieces.push_back({iv.start, iv.end, at == runs_at.end() ? 0 : pipeline_at + ns(at->second), 1,
-                                k == s && at != runs_at.end()});
+          // The micro-batches this measured one became, each where the schedule runs it.
+          Piece piece{iv.start, iv.end, {}, 1, k == s};
+          for (int part = 0; part < split && piece.mine; ++part) {
+            const auto at = runs_at.find({forward, static_cast<int>(mb) * split + part});
+            if (at != runs_at.end()) piece.targets.push_back(pipeline_at + ns(at->second));
+          }
+          piece.mine = piece.mine && !piece.targets.empty();
+          map.pieces.push_back(std::move(piece));
         }
       }
     const TimeNs drained = pipeline_at + ns(step->timeline.step_time_s);
-    map.pieces.push_back({step->after.start, step->after.end, drained,
-                          s < step->after_scale.size() ? step->after_scale[s] : shares.parameters[s], true});
+    map.pieces.push_back({step->after.start,
+                          step->after.end,
+                          {drained},
+                          s < step->after_scale.size() ? step->after_scale[s] : shares.parameters[s],
+                          true});
     TimeNs longest = 0;
     for (const TimeNs t : step->predicted_ns) longest = std::max(longest, t);
     shift += longest - step->replayed_ns;
@@ -110,10 +128,10 @@ StringId intern(std::vector<std::string>& strings, std::unordered_map<std::strin
 
 // Stage STAGE of measured rank MEASURED (the replayed rank), as the pipeline runs it.
 std::shared_ptr<Rank> stage_rank(const Rank& measured, const std::vector<const PipelinedSchedule*>& steps,
-                                 int stage, std::int32_t number, const StageShares& shares,
+                                 int stage, int split, std::int32_t number, const StageShares& shares,
                                  std::vector<std::string>& strings,
                                  std::unordered_map<std::string, StringId>& ids) {
-  const StageMap map = stage_map(steps, stage, shares);
+  const StageMap map = stage_map(steps, stage, split, shares);
   auto r = std::make_shared<Rank>();
   r->rank = number;
   r->world_size = kNull;
@@ -131,11 +149,11 @@ std::shared_ptr<Rank> stage_rank(const Rank& measured, const std::vector<const P
     const auto first = static_cast<std::uint32_t>(r->activities.size());
     for (const Activity& a : measured.stream_activities(si)) {
       if (a.kind == ActivityKind::kSync) continue;
-      TimeNs start = 0, end = 0;
-      if (!map.place(a.start_ns, a.duration(), start, end)) continue;
-      Activity b = a;
-      b.start_ns = start, b.end_ns = end, b.collective = -1;
-      r->activities.push_back(b);
+      for (const Interval& at : map.place(a.start_ns, a.duration())) {
+        Activity b = a;
+        b.start_ns = at.start, b.end_ns = at.end, b.collective = -1;
+        r->activities.push_back(b);
+      }
     }
     std::stable_sort(r->activities.begin() + first, r->activities.end(),
                      [](const Activity& x, const Activity& y) { return x.start_ns < y.start_ns; });
@@ -225,7 +243,8 @@ Profile pipelined_profile(const Profile& replayed, const Pipelined& pipelined, c
                        return a->replayed_start_ns < b->replayed_start_ns;
                      });
     for (int s = 0; s < pipelined.stages; ++s)
-      out.push_back(stage_rank(ranks[ri], steps[ri], s, s * world + ranks[ri].rank, shares, *strings, ids));
+      out.push_back(stage_rank(ranks[ri], steps[ri], s, pipelined.micro_batch_split,
+                               s * world + ranks[ri].rank, shares, *strings, ids));
   }
   return replayed.with_rank_list(std::move(out), strings);
 }

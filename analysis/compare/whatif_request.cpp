@@ -149,8 +149,21 @@ void add_pipeline(const Workload& workload, const WhatifRequest& request, std::s
   // Megatron-LM sends each stage's activations split over the tensor-parallel ranks (its scatter-gather
   // across them, Narayanan et al. 2021 §4.1), each rank 1/tp of them.
   const std::int64_t tp = degree(request.tp, workload.tp);
+  const int split = request.micro_batches;
+  edit.request.micro_batch_split = split;
   edit.request.message_bytes =
-      activation_bytes(workload, model, batch, flag, "sends", title, out) / static_cast<double>(tp);
+      activation_bytes(workload, model, batch / split, flag, "sends", title, out) / static_cast<double>(tp);
+  if (split > 1) {
+    if (workload.micro_batch && *workload.micro_batch < split)
+      fail("{}: --micro-batches {}: each micro-batch of {} sequence{} would hold less than one", title, split,
+           *workload.micro_batch, *workload.micro_batch == 1 ? "" : "s");
+    out.notes.push_back(fmt::format(
+        "each measured micro-batch run as {} (--micro-batches): its kernels re-timed for 1/{} of its tokens "
+        "as "
+        "the batch edit re-times them, each piece of it scheduled {} times, the step's work before and after "
+        "its passes once",
+        split, split, split));
+  }
   edit.request.stride = tp * degree(0, workload.cp) * degree(request.dp, workload.dp);
   if (tp > 1)
     out.notes.push_back(
@@ -163,6 +176,7 @@ void add_pipeline(const Workload& workload, const WhatifRequest& request, std::s
         "kernels)");
   out.pipeline = std::move(edit);
   out.names.push_back(fmt::format("pp {}", request.pp));
+  if (split > 1) out.names.push_back(fmt::format("micro-batches x{}", split));
 }
 
 // --dp N from one replica: the gradients' all-reduces N replicas would run, added to the replay
@@ -194,9 +208,12 @@ void add_gradient_sync(const Profile& profile, const measure::Analysis& analysis
       edit.dp * edit.batch_scale));
 }
 
-// --tp, --dp: the groups' collectives, and for --tp the split kernels, re-timed (compare::retime_layout).
+// --tp, --dp: the groups' collectives, and for --tp the split kernels, re-timed (compare::retime_layout);
+// with MICRO_BATCH_SPLIT K (--micro-batches, for --pp) the kernels and activations' collectives of a
+// micro-batch 1/K the size (the step's K times as many run in the pipeline).
 void add_layout(const Profile& profile, const measure::Analysis& analysis, const measure::ProfileWork& work,
-                const Workload& workload, const LayoutEdit& edit, std::string_view title, WhatifEdits& out) {
+                const Workload& workload, const LayoutEdit& edit, int micro_batch_split,
+                std::string_view title, WhatifEdits& out) {
   for (const auto& [field, given, known] : {std::tuple{"tp", edit.tp, workload.tp.has_value()},
                                             std::tuple{"dp", edit.dp, workload.dp.has_value()}}) {
     if (given > 0 && !known)
@@ -211,6 +228,8 @@ void add_layout(const Profile& profile, const measure::Analysis& analysis, const
   LayoutEdit retimed_edit = edit;
   retimed_edit.data_parallel_added = from_one;
   retimed_edit.tensor_parallel_added = tp_from_one;
+  retimed_edit.batch_scale /= micro_batch_split;
+  retimed_edit.micro_batch_split = micro_batch_split;
   if (retimed_edit.tp > 0 || retimed_edit.dp > 0 || retimed_edit.batch_scale != 1) {
     // Which other kernels split with the GEMMs, from their operators' recorded shapes and the model's sizes.
     std::vector<std::vector<std::uint8_t>> sharded;
@@ -222,7 +241,7 @@ void add_layout(const Profile& profile, const measure::Analysis& analysis, const
                       std::string(title), sharded.empty() ? nullptr : &sharded);
     add_retiming(out, std::move(retimed.factor), std::move(retimed.notes));
   }
-  if (tp_from_one) add_tensor_sync(profile, analysis, workload, edit, title, out);
+  if (tp_from_one) add_tensor_sync(profile, analysis, workload, retimed_edit, title, out);
   if (from_one) add_gradient_sync(profile, analysis, work, workload, edit, title, out);
   if (edit.tp > 0) out.names.push_back(fmt::format("tp {}", edit.tp));
   if (edit.dp > 0) out.names.push_back(fmt::format("dp {}", edit.dp));
@@ -304,6 +323,12 @@ bool parse_batch_scale(std::string_view value, double& out, std::string& error) 
 }
 
 bool valid_combination(const WhatifRequest& request, std::string& error) {
+  if (request.micro_batches != 1 && request.pp <= 0) {
+    error = fmt::format(
+        "--micro-batches {}: it splits each micro-batch for a pipeline: give the stages too (--pp N)",
+        request.micro_batches);
+    return false;
+  }
   if (!request.keep_global_batch) return true;
   if (request.batch_given) {
     error = fmt::format(
@@ -338,7 +363,8 @@ bool parse_whatif_line(std::string_view text, WhatifRequest& out, std::string& e
     if (word.starts_with("--")) {
       bool known = false;
       for (const auto& [flag, degree] :
-           {std::pair{"--tp", &out.tp}, std::pair{"--dp", &out.dp}, std::pair{"--pp", &out.pp}}) {
+           {std::pair{"--tp", &out.tp}, std::pair{"--dp", &out.dp}, std::pair{"--pp", &out.pp},
+            std::pair{"--micro-batches", &out.micro_batches}}) {
         if (const auto value = flag_value(word, flag, text, at)) {
           if (!parse_degree(flag, *value, *degree, error)) return false;
           known = true;
@@ -367,7 +393,8 @@ bool parse_whatif_line(std::string_view text, WhatifRequest& out, std::string& e
       }
       if (!known) {
         error = fmt::format(
-            "{}: expected --tp N, --dp N, --pp N, --keep-global-batch, --batch F, --link DOMAIN=GB/s, "
+            "{}: expected --tp N, --dp N, --pp N, --micro-batches K, --keep-global-batch, --batch F, --link "
+            "DOMAIN=GB/s, "
             "--latency "
             "DOMAIN=us or --hardware GPU",
             word);
@@ -398,10 +425,11 @@ WhatifEdits whatif_edits(const Profile& profile, const measure::Analysis& analys
   out.edits.fix_straggler = request.fix_straggler;
   for (const auto& e : request.links) out.names.push_back((e.latency_s >= 0 ? "latency " : "link ") + e.text);
   if (target) add_hardware(profile, analysis, work, workload, *target, title, out);
-  if (request.tp > 0 || request.dp > 0 || request.batch != 1 || request.keep_global_batch) {
+  if (request.tp > 0 || request.dp > 0 || request.batch != 1 || request.keep_global_batch ||
+      request.micro_batches != 1) {
     const LayoutEdit edit = layout_edit(request, workload, title);
     check_sequences_per_rank(edit, workload, title);
-    add_layout(profile, analysis, work, workload, edit, title, out);
+    add_layout(profile, analysis, work, workload, edit, request.micro_batches, title, out);
   }
   if (request.pp > 0) add_pipeline(workload, request, title, out);
   if (!request.links.empty()) {

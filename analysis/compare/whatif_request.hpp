@@ -25,6 +25,7 @@ struct WhatifRequest {
   std::vector<LinkEdit> links;             // --link and --latency, in the order given
   std::string hardware;                    // --hardware: a preset name or TOML file; empty: none
   int tp = 0, dp = 0, pp = 0;              // --tp, --dp, --pp; 0: as measured
+  int micro_batches = 1;                   // --micro-batches K (with --pp): each measured micro-batch as K
   double batch = 1;                        // --batch: each rank's sequences per step × this
   bool batch_given = false;                // --batch was given (even as 1)
   bool keep_global_batch = false;          // --keep-global-batch: with --dp M, each rank's batch × dp / M
@@ -32,7 +33,7 @@ struct WhatifRequest {
   // Whether anything beyond scales and fix-straggler is asked: those need the profile's workload.
   bool needs_workload() const {
     return !hardware.empty() || tp > 0 || dp > 0 || pp > 0 || !links.empty() || batch != 1 ||
-           keep_global_batch;
+           keep_global_batch || micro_batches != 1;
   }
 };
 
@@ -45,8 +46,8 @@ bool parse_whatif_line(std::string_view text, WhatifRequest& out, std::string& e
 // --batch's value: a factor above 0 (at most 10^6). False with ERROR set otherwise.
 bool parse_batch_scale(std::string_view value, double& out, std::string& error);
 
-// Whether REQUEST's flags go together (--keep-global-batch needs --dp and excludes --batch), checked before
-// any profile is read. False with ERROR set otherwise.
+// Whether REQUEST's flags go together (--keep-global-batch needs --dp and excludes --batch; --micro-batches
+// needs --pp), checked before any profile is read. False with ERROR set otherwise.
 bool valid_combination(const WhatifRequest& request, std::string& error);
 
 // --pp N: the stages compare::pipeline_stages cuts the edited replay into.

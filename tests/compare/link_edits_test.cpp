@@ -85,9 +85,12 @@ TEST(WhatifRequest, OneLineReadsAsWhatifsFlags) {
   EXPECT_EQ(error, "--tp four: expected a whole number of GPUs, 1 or more");
   EXPECT_FALSE(parse_whatif_line("--dp 0", r, error));
   EXPECT_FALSE(parse_whatif_line("--cp 2", r, error));
-  EXPECT_EQ(error,
-            "--cp: expected --tp N, --dp N, --pp N, --keep-global-batch, --batch F, --link DOMAIN=GB/s, "
-            "--latency DOMAIN=us or --hardware GPU");
+  EXPECT_EQ(
+      error,
+      "--cp: expected --tp N, --dp N, --pp N, --micro-batches K, --keep-global-batch, --batch F, --link "
+      "DOMAIN=GB/s, --latency DOMAIN=us or --hardware GPU");
+  EXPECT_FALSE(parse_whatif_line("--micro-batches 4", r, error));
+  EXPECT_THAT(error, ::testing::HasSubstr("give the stages too (--pp N)"));
   ASSERT_TRUE(parse_whatif_line("--pp 4", r, error)) << error;
   EXPECT_EQ(r.pp, 4);
   EXPECT_TRUE(r.needs_workload());

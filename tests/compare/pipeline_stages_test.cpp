@@ -200,6 +200,46 @@ TEST(PipelineStages, PassesArePairedByTimeAndStepsByPosition) {
   EXPECT_THAT(p.notes.front(), HasSubstr("1 pass without its other half"));
 }
 
+// --micro-batches 4: one measured micro-batch (a forward of two 1 ms GEMMs, a backward of two 2 ms ones) run
+// as four over two stages, its kernels as given (the command re-times them for the smaller micro-batch
+// first): the schedule of four micro-batches of 1 + 2 ms per stage, 15 ms plus four sends, and each stage's
+// kernels drawn four times.
+TEST(PipelineStages, AMicroBatchSplitFillsThePipeline) {
+  const Profile profile = passes_profile({"FB"}, 1);
+  const measure::Analysis analysis = measure::analyze(profile);
+  measure::ReplayGraph graph(profile, analysis);
+  const measure::Replay replay = graph.run({}, true);
+  StageShares shares;
+  shares.layers = {1, 1};
+  shares.forward = {0.5};
+  shares.backward = {0.5};
+  shares.parameters = {0.5, 0.5};
+  const model::HardwareSpec h100 = model::load_hardware("h100-sxm");
+  PipelineRequest request;
+  request.pp = 2;
+  request.message_bytes = 2e6;
+  request.micro_batch_split = 4;
+  const Pipelined p = pipeline_stages(profile, analysis, {}, replay, shares, h100, request, "t");
+  const auto hop = static_cast<TimeNs>(
+      std::llround(model::collective_time(model::Collective::kSendRecv, 2e6, 2,
+                                          model::intra_node_link(model::defaults_for(h100))) *
+                   1e9));
+  const TimeNs ms = 1'000'000;
+  ASSERT_EQ(p.steps.size(), 2u);
+  for (const PipelinedStep& s : p.steps) {
+    EXPECT_EQ(s.micro_batches, 4);
+    EXPECT_EQ(s.forward_ns, 4 * ms) << s.stage;
+    EXPECT_EQ(s.backward_ns, 8 * ms) << s.stage;
+    EXPECT_NEAR(s.predicted_ns - s.before_ns - s.after_ns, 15 * ms + 4 * hop, 8) << s.stage;
+  }
+  const Profile drawn = pipelined_profile(measure::replayed_profile(profile, replay), p, shares);
+  for (const Rank& r : drawn.ranks()) {
+    ASSERT_EQ(r.streams.size(), 2u) << r.rank;
+    EXPECT_EQ(r.streams[0].count, 8u) << r.rank;  // its forward GEMM and its backward GEMM, four times each
+    EXPECT_EQ(r.streams[1].count, 4u) << r.rank;  // its sends
+  }
+}
+
 struct PipelineCheck {
   std::string file;
   double scale = 1;  // each GPU's batch × this
@@ -309,6 +349,18 @@ TEST(PipelineStages, WhatifPipelinesAOneGpuTrace) {
   for (const char* key :
        {"\"stages\": 2", "\"stage\": 1", "\"bubble_ns\"", "\"send_ns\"", "\"measured_rank\": 0"})
     EXPECT_THAT(json, HasSubstr(key)) << key;
+  // Each of its 8-sequence micro-batches as two of 4: its steps, bound by their CPU thread, launch every
+  // kernel twice as often and grow.
+  const std::string split = test::run_cli_ok("whatif '" + trace.string() + "' --pp 2 --micro-batches 2", dir);
+  EXPECT_THAT(split, HasSubstr("edits    pp 2, micro-batches x2;"));
+  EXPECT_THAT(split, HasSubstr("x 0.5 for a micro-batch 1/2 the size, each run 2 times per step"));
+  EXPECT_THAT(split, ::testing::Not(HasSubstr("global batch too")));
+  EXPECT_THAT(split, HasSubstr("35.157 ms    48.341 ms   +37.5 %"));
+  for (const char* bad : {"--micro-batches 2", "--pp 2 --micro-batches 16"}) {
+    const test::CliResult r = test::run_cli("whatif '" + trace.string() + "' " + bad, dir);
+    EXPECT_EQ(r.status, 1) << bad;
+    EXPECT_THAT(r.err, HasSubstr("--micro-batches")) << bad;
+  }
   const test::CliResult refused = test::run_cli("whatif '" + trace.string() + "' --pp 16", dir);
   EXPECT_EQ(refused.status, 1);
   EXPECT_THAT(refused.err, HasSubstr("--pp 16: the model has 8 layers, so a stage would hold none"));
