@@ -168,6 +168,8 @@ class View {
   void set_explorer_mode(model::Mode mode);
   // The Explorer's global batch in sequences (tests; its control does it).
   void set_global_batch(int sequences);
+  // The Explorer's micro-batch in sequences (tests; its control does it).
+  void set_micro_batch(int sequences);
   // The Explorer's search for the best layouts is running (its table shows a busy sign).
   // A search still running: one that finished while no one drew the Explorer (which takes its result) is not.
   bool explorer_searching() const;

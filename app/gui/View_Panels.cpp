@@ -90,6 +90,10 @@ void View::set_global_batch(int sequences) {
   explorer_->set_global_batch(sequences);
 }
 
+void View::set_micro_batch(int sequences) {
+  explorer_->set_micro_batch(sequences);
+}
+
 void View::set_explorer_mode(model::Mode mode) {
   explorer_->set_mode(mode);
 }

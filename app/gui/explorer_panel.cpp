@@ -307,6 +307,13 @@ void ExplorerPanel::set_global_batch(int sequences) {
   repredict();
 }
 
+void ExplorerPanel::set_micro_batch(int sequences) {
+  ex_.layout.micro_batch = sequences;
+  ex_.dirty = true;
+  ex_.search_dirty = true;
+  repredict();
+}
+
 void ExplorerPanel::set_mode(model::Mode mode) {
   ex_.layout.mode = mode;
   ex_.dirty = true;

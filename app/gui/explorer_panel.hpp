@@ -36,7 +36,8 @@ namespace meshscope::gui {
 struct ExplorerReplay {
   model::ParallelConfig for_layout;
   int ran_tp = 0, ran_dp = 0, tp = 0, dp = 0;
-  int ran_pp = 1, pp = 1;  // pp from one stage: the replay cut into stages (compare::pipeline_stages)
+  int ran_pp = 1, pp = 1;     // pp from one stage: the replay cut into stages (compare::pipeline_stages)
+  int micro_batch_split = 1;  // with pp: each measured micro-batch run as this many (whatif --micro-batches)
   // Each rank's sequences per step at the layout chosen over the profile's (global batch / dp); 1 where
   // either global batch is unknown.
   double batch_scale = 1;
@@ -86,6 +87,7 @@ class ExplorerPanel {
   void set_layout(int gpus, int tp, int pp, int cp, int ep, int etp);
   void set_mode(model::Mode mode);
   void set_global_batch(int sequences);
+  void set_micro_batch(int sequences);
   void use_measured_pipeline();
 
   // What it predicts from: ready once the presets are read (else SPEC_ERROR says why).
@@ -130,6 +132,7 @@ class ExplorerPanel {
   void run_replay(const model::ParallelConfig& now, int ran_tp, int ran_dp, int tp, int dp, int ran_pp);
   std::optional<double> batch_scale(const model::ParallelConfig& now, int ran_dp, int dp) const;
   bool only_tp_dp_pp(const model::ParallelConfig& now) const;
+  int split_of(const model::ParallelConfig& now) const;
   // Saves the model, hardware and layout in the open profile as what it ran (its meta table,
   // analysis/compare/statement.hpp), and has the view show the profile as stating them.
   void save_statement();

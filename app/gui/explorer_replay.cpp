@@ -16,6 +16,8 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "analysis/compare/link_edits.hpp"
 #include "analysis/compare/measured.hpp"
 #include "analysis/compare/whatif_request.hpp"
@@ -68,7 +70,11 @@ void ExplorerPanel::run_replay(const model::ParallelConfig& now, int ran_tp, int
   compare::WhatifRequest request;
   if (tp != ran_tp) request.tp = tp;
   if (dp != ran_dp) request.dp = dp;
-  if (now.pp != ran_pp) request.pp = now.pp;
+  if (now.pp != ran_pp) {
+    request.pp = now.pp;
+    request.micro_batches = std::max(1, split_of(now));
+    out.micro_batch_split = request.micro_batches;
+  }
   const std::optional<double> scale = batch_scale(now, ran_dp, dp);
   out.batch_scale = scale.value_or(1.0);
   request.batch = out.batch_scale;
@@ -131,7 +137,18 @@ bool ExplorerPanel::only_tp_dp_pp(const model::ParallelConfig& now) const {
   others.virtual_stages = ran.virtual_stages;
   others.gpus = ran.gpus;
   others.global_batch = ran.global_batch;
+  // Pipelined from one stage, a micro-batch that divides the measured one: each run as several
+  // (`whatif --micro-batches`).
+  if (now.pp != ran.pp && split_of(now) > 0) others.micro_batch = ran.micro_batch;
   return others == ran;
+}
+
+// How many micro-batches each measured one becomes at NOW's micro-batch (the measured one over it, when it
+// divides it); 0 when it does not, or the measured micro-batch is not known.
+int ExplorerPanel::split_of(const model::ParallelConfig& now) const {
+  const int ran = ex_.start.layout_known ? ex_.start.layout.micro_batch : 0;
+  if (ran <= 0 || now.micro_batch <= 0 || ran % now.micro_batch != 0) return 0;
+  return ran / now.micro_batch;
 }
 
 // Below the measured column: the measured run replayed at the layout chosen, when only TP and DP differ from
@@ -172,12 +189,14 @@ void ExplorerPanel::draw_replay() {
       char a[32], b[32];
       ImGui::TextColored(
           to_vec4(kColMemory),
-          "tp %d -> %d, dp %d -> %d, pp %d -> %d, each rank's batch x %.3g: replayed step %s -> %s (%+.1f "
-          "%%; the mean step from its CPU range's start to the end of the GPU work it launched, as `whatif` "
-          "measures it; pipelined, its slowest stage's)",
-          r.ran_tp, r.tp, r.ran_dp, r.dp, r.ran_pp, r.pp, r.batch_scale,
-          seconds_text(a, sizeof a, r.measured_ns / 1e9), seconds_text(b, sizeof b, r.edited_ns / 1e9),
-          100.0 * (ratio - 1.0));
+          "tp %d -> %d, dp %d -> %d, pp %d -> %d%s, each rank's batch x %.3g: replayed step %s -> %s "
+          "(%+.1f %%; the mean step from its CPU range's start to the end of the GPU work it launched, as "
+          "`whatif` measures it; pipelined, its slowest stage's)",
+          r.ran_tp, r.tp, r.ran_dp, r.dp, r.ran_pp, r.pp,
+          r.micro_batch_split > 1 ? fmt::format(" (each micro-batch as {})", r.micro_batch_split).c_str()
+                                  : "",
+          r.batch_scale, seconds_text(a, sizeof a, r.measured_ns / 1e9),
+          seconds_text(b, sizeof b, r.edited_ns / 1e9), 100.0 * (ratio - 1.0));
       ImGui::TextDisabled(
           "From the replay: every kernel, copy, launch, host gap and wait as measured, moved by its "
           "dependencies. From the model: the split of the sharded kernels (x tp / N), each rank's share of "

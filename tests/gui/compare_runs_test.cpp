@@ -461,6 +461,17 @@ TEST(GuiCompareRuns, ExplorerReplaysOneGpuAsPipelineStages) {
   EXPECT_EQ(r.dp, 1);
   EXPECT_GT(r.edited_ns, 0);
   EXPECT_THAT(::testing::PrintToString(r.notes), ::testing::HasSubstr("pp 1 -> 2: the layers cut 4, 4"));
+  EXPECT_EQ(r.micro_batch_split, 1);
+  const double one_micro_batch_ns = r.edited_ns;
+  // A micro-batch of 2 sequences (the trace ran 8): each measured micro-batch as four, as `whatif --pp 2
+  // --micro-batches 4` runs it.
+  view.set_micro_batch(2);
+  for (int i = 0; i < 2; ++i) imgui.frame(view);
+  const ExplorerReplay& split = view.explorer_replay_shown();
+  ASSERT_TRUE(split.done) << split.error;
+  EXPECT_EQ(split.micro_batch_split, 4);
+  EXPECT_GT(split.edited_ns,
+            one_micro_batch_ns);  // its steps bound by their CPU thread: four times the launches
 }
 
 // The What-if line takes `whatif`'s layout flags: "--tp 4 --dp 2 --keep-global-batch" replays the run as
