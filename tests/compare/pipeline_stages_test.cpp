@@ -58,6 +58,16 @@ TEST(PipelineStages, Gpt2LargeIsCutWhereMegatronCutsIt) {
   EXPECT_THROW(stage_shares(test::gpt2_large(), 1024, 37), Error);
 }
 
+// Two stages that take half of each pass's work and half the parameters each.
+StageShares halves() {
+  StageShares shares;
+  shares.layers = {1, 1};
+  shares.forward = {0.5};
+  shares.backward = {0.5};
+  shares.parameters = {0.5, 0.5};
+  return shares;
+}
+
 // Four micro-batches (gradient accumulation), each a forward pass of 2 ms and a backward of 4 ms on one
 // GPU, then 2 ms of the optimizer's work after the last backward; cut in halves over two stages (1 ms
 // forward, 2 ms backward each). 1F1B by hand, with h a send: stage 0 runs F0 F1 B0 F2 B1 F3 B2 B3, stage 1 F0
@@ -88,11 +98,7 @@ TEST(PipelineStages, OneFOneBAsWorkedByHand) {
   ASSERT_EQ(replay.steps.size(), 1u);
   EXPECT_EQ(replay.steps[0].replayed_ns, gpu);
 
-  StageShares shares;
-  shares.layers = {1, 1};
-  shares.forward = {0.5};
-  shares.backward = {0.5};
-  shares.parameters = {0.5, 0.5};
+  const StageShares shares = halves();
   const model::HardwareSpec h100 = model::load_hardware("h100-sxm");
   PipelineRequest request;
   request.pp = 2;
@@ -209,11 +215,7 @@ TEST(PipelineStages, AMicroBatchSplitFillsThePipeline) {
   const measure::Analysis analysis = measure::analyze(profile);
   measure::ReplayGraph graph(profile, analysis);
   const measure::Replay replay = graph.run({}, true);
-  StageShares shares;
-  shares.layers = {1, 1};
-  shares.forward = {0.5};
-  shares.backward = {0.5};
-  shares.parameters = {0.5, 0.5};
+  const StageShares shares = halves();
   const model::HardwareSpec h100 = model::load_hardware("h100-sxm");
   PipelineRequest request;
   request.pp = 2;

@@ -209,22 +209,29 @@ TEST(GuiCompareRuns, WhatIfRowsAreTheReplayUnderEachRank) {
   EXPECT_EQ(steps, 4u) << "one what-if steps row per rank";
 }
 
-// `--dp 8` on a run measured on one GPU: the what-if rows hold DDP's work the replay added, the all-reduces
-// on a stream of their own under the rank and the bucket copies on the backward's stream.
-TEST(GuiCompareRuns, WhatIfRowsDrawTheWorkAnEditAdds) {
+// The timeline of the H200 GPT trace this project recorded (one GPU) with the What-if line LINE replayed
+// under its rank, every rank open.
+void open_whatif_of_h200(NullImGui& imgui, View& view, const std::string& line) {
   const auto msdb = test::imported(std::filesystem::path(MESHSCOPE_SOURCE_DIR) /
                                    "tests/data/known_models/h200_gpt_train.json.gz");
   ASSERT_FALSE(msdb.empty());
   compare::WhatifRequest request;
   std::string error;
-  ASSERT_TRUE(compare::parse_whatif_line("--dp 8", request, error)) << error;
-  NullImGui imgui(1600, 2000);
-  View view(options_for(Panel::kTimeline));
+  ASSERT_TRUE(compare::parse_whatif_line(line, request, error)) << error;
   view.set_profile(load_profile(msdb));
   view.set_all_ranks_open(true);
-  view.request_whatif(request, "--dp 8");
+  view.request_whatif(request, line);
   for (int i = 0; i < 3; ++i) imgui.frame(view);
-  ASSERT_NE(view.baseline(), nullptr);
+  ASSERT_NE(view.baseline(), nullptr) << view.baseline_error();
+}
+
+// `--dp 8` on a run measured on one GPU: the what-if rows hold DDP's work the replay added, the all-reduces
+// on a stream of their own under the rank and the bucket copies on the backward's stream.
+TEST(GuiCompareRuns, WhatIfRowsDrawTheWorkAnEditAdds) {
+  NullImGui imgui(1600, 2000);
+  View view(options_for(Panel::kTimeline));
+  open_whatif_of_h200(imgui, view, "--dp 8");
+  if (HasFatalFailure()) return;
   const Profile& whatif = *view.baseline()->profile;
   const Rank& rank = whatif.ranks().at(0);
   std::size_t all_reduces = 0, copies = 0;
@@ -250,23 +257,13 @@ TEST(GuiCompareRuns, WhatIfRowsDrawTheWorkAnEditAdds) {
 // "--pp 2" draws the H200 trace's rank as two pipeline stages, each under rank 0: its steps (labelled with
 // their change), its stream with its half of each pass, and its sends.
 TEST(GuiCompareRuns, WhatIfRowsDrawEachPipelineStage) {
-  const auto msdb = test::imported(std::filesystem::path(MESHSCOPE_SOURCE_DIR) /
-                                   "tests/data/known_models/h200_gpt_train.json.gz");
-  ASSERT_FALSE(msdb.empty());
-  compare::WhatifRequest request;
-  std::string error;
-  ASSERT_TRUE(compare::parse_whatif_line("--pp 2", request, error)) << error;
   NullImGui imgui(1600, 2000);
   View view(options_for(Panel::kTimeline));
-  const auto measured = load_profile(msdb);
+  open_whatif_of_h200(imgui, view, "--pp 2");
+  if (HasFatalFailure()) return;
   std::size_t kernels = 0;
-  for (const Activity& a : measured->profile->ranks().at(0).activities)
+  for (const Activity& a : view.loaded()->profile->ranks().at(0).activities)
     kernels += a.kind == ActivityKind::kKernel;
-  view.set_profile(load_profile(msdb));
-  view.set_all_ranks_open(true);
-  view.request_whatif(request, "--pp 2");
-  for (int i = 0; i < 3; ++i) imgui.frame(view);
-  ASSERT_NE(view.baseline(), nullptr) << view.baseline_error();
   EXPECT_EQ(view.baseline()->pipeline_world, 1);
   const Profile& whatif = *view.baseline()->profile;
   ASSERT_EQ(whatif.ranks().size(), 2u);
