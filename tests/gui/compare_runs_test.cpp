@@ -209,16 +209,23 @@ TEST(GuiCompareRuns, WhatIfRowsAreTheReplayUnderEachRank) {
   EXPECT_EQ(steps, 4u) << "one what-if steps row per rank";
 }
 
-// The timeline of the H200 GPT trace this project recorded (one GPU) with the What-if line LINE replayed
-// under its rank, every rank open.
-void open_whatif_of_h200(NullImGui& imgui, View& view, const std::string& line) {
+// VIEW on the H200 GPT trace this project recorded (one GPU), three frames drawn.
+void open_h200(NullImGui& imgui, View& view) {
   const auto msdb = test::imported(std::filesystem::path(MESHSCOPE_SOURCE_DIR) /
                                    "tests/data/known_models/h200_gpt_train.json.gz");
   ASSERT_FALSE(msdb.empty());
+  view.set_profile(load_profile(msdb));
+  for (int i = 0; i < 3; ++i) imgui.frame(view);
+}
+
+// The timeline of the H200 GPT trace this project recorded (one GPU) with the What-if line LINE replayed
+// under its rank, every rank open.
+void open_whatif_of_h200(NullImGui& imgui, View& view, const std::string& line) {
   compare::WhatifRequest request;
   std::string error;
   ASSERT_TRUE(compare::parse_whatif_line(line, request, error)) << error;
-  view.set_profile(load_profile(msdb));
+  open_h200(imgui, view);
+  if (::testing::Test::HasFatalFailure()) return;
   view.set_all_ranks_open(true);
   view.request_whatif(request, line);
   for (int i = 0; i < 3; ++i) imgui.frame(view);
@@ -420,13 +427,10 @@ TEST(GuiCompareRuns, ExplorerReplayKeepsTheGlobalBatchTheModelKeeps) {
 // global batch of 64 replays it as eight DDP replicas, each rank's batch as measured, the edit adding DDP's
 // work as `whatif --dp 8` does (compare::whatif_edits).
 TEST(GuiCompareRuns, ExplorerReplaysOneGpuAsDataParallelReplicas) {
-  const auto msdb = test::imported(std::filesystem::path(MESHSCOPE_SOURCE_DIR) /
-                                   "tests/data/known_models/h200_gpt_train.json.gz");
-  ASSERT_FALSE(msdb.empty());
   NullImGui imgui(1600, 1200);
   View view(options_for(Panel::kExplorer));
-  view.set_profile(load_profile(msdb));
-  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  open_h200(imgui, view);
+  if (HasFatalFailure()) return;
   view.set_layout(8, 1, 1);
   view.set_global_batch(64);  // each replica's 8 sequences, as measured
   for (int i = 0; i < 2; ++i) imgui.frame(view);
@@ -442,13 +446,10 @@ TEST(GuiCompareRuns, ExplorerReplaysOneGpuAsDataParallelReplicas) {
 // The Explorer's PP drives the replay from one stage too: the H200 trace on two GPUs at PP 2, each step's
 // passes cut over two stages and scheduled as `whatif --pp 2` schedules them (compare::pipeline_stages).
 TEST(GuiCompareRuns, ExplorerReplaysOneGpuAsPipelineStages) {
-  const auto msdb = test::imported(std::filesystem::path(MESHSCOPE_SOURCE_DIR) /
-                                   "tests/data/known_models/h200_gpt_train.json.gz");
-  ASSERT_FALSE(msdb.empty());
   NullImGui imgui(1600, 1200);
   View view(options_for(Panel::kExplorer));
-  view.set_profile(load_profile(msdb));
-  for (int i = 0; i < 3; ++i) imgui.frame(view);
+  open_h200(imgui, view);
+  if (HasFatalFailure()) return;
   view.set_layout(2, 1, 2);
   for (int i = 0; i < 2; ++i) imgui.frame(view);
   const ExplorerReplay& r = view.explorer_replay_shown();
