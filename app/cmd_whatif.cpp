@@ -382,7 +382,7 @@ const bool registered = register_command(
               "--micro-batches", opts->micro_batches,
               "K: with --pp, each measured micro-batch run as K of 1/K its tokens (its kernels re-timed "
               "as --batch re-times them), so the pipeline has K times the micro-batches to fill it")
-           ->check(CLI::Range(1, 1 << 20));
+           ->check(CLI::Range(1, 4096));
        cmd->add_flag(
            "--keep-global-batch", opts->keep_global_batch,
            "With --dp M: the measured global batch over M replicas instead of each rank's as measured: "

@@ -521,10 +521,10 @@ void scale_compute(const Profile& profile, const measure::Analysis& analysis, co
         shares.tp, new_tp, tp));
   if (shares.batch != 1 && edit.micro_batch_split > 1)
     parts.push_back(
-        fmt::format("{} compute kernels outside the optimizer x {:.3g} for a micro-batch 1/{} the size, each "
-                    "run {} times "
-                    "per step (copies and launches of each run as measured)",
-                    scaled.batch, shares.batch, edit.micro_batch_split, edit.micro_batch_split));
+        fmt::format("{} compute kernels outside the optimizer x {:.3g} for micro-batches {:.3g} the measured "
+                    "one's size, {} of them per measured micro-batch (copies and launches of each run as "
+                    "measured)",
+                    scaled.batch, shares.batch, shares.batch, edit.micro_batch_split));
   else if (shares.batch != 1)
     parts.push_back(fmt::format(
         "{} compute kernels outside the optimizer x {:.3g} for the batch, each rank's sequences per step "

@@ -235,6 +235,9 @@ SendTimes send_times(const Profile& profile, const measure::Analysis& analysis, 
   return out;
 }
 
+// The most micro-batches one step's pipeline schedules (its operations are listed per stage).
+constexpr std::int64_t kMostMicroBatches = 1 << 16;
+
 TimeNs ns(double seconds) {
   return static_cast<TimeNs>(std::llround(seconds * 1e9));
 }
@@ -292,7 +295,7 @@ model::Timeline pipeline_step(const StepPieces& pieces, const measure::ReplayedS
                               std::vector<TimeNs>& exposed, std::vector<double>& after_scale) {
   const int pp = request.pp;
   const int split = std::max(1, request.micro_batch_split);
-  const int m = pieces.micro_batches * split;
+  const int m = pieces.micro_batches * split;  // at most kMostMicroBatches (pipeline_stages checks)
   std::vector<std::vector<model::StageOp>> orders(static_cast<std::size_t>(pp));
   for (int s = 0; s < pp; ++s) {
     if (pieces.training)
@@ -336,9 +339,10 @@ model::Timeline pipeline_step(const StepPieces& pieces, const measure::ReplayedS
     // Busy: the replay's GPU work in its pieces and before; after, in its share.
     TimeNs b = occ.busy.within(pieces.before.start, pieces.before.end),
            x = occ.exposed.within(pieces.before.start, pieces.before.end);
+    // Each piece runs once per micro-batch it became.
     for (const auto* set : {&pieces.forward, &pieces.backward})
       for (const Interval& iv : (*set)[static_cast<std::size_t>(s)])
-        b += occ.busy.within(iv.start, iv.end), x += occ.exposed.within(iv.start, iv.end);
+        b += split * occ.busy.within(iv.start, iv.end), x += split * occ.exposed.within(iv.start, iv.end);
     b += ns(static_cast<double>(occ.busy.within(pieces.after.start, pieces.after.end)) * scale * 1e-9);
     x += ns(static_cast<double>(occ.exposed.within(pieces.after.start, pieces.after.end)) * scale * 1e-9);
     busy[static_cast<std::size_t>(s)] += b + p.send_ns;
@@ -387,8 +391,13 @@ Pipelined pipeline_stages(const Profile& profile, const measure::Analysis& analy
       }
       const std::int64_t number = result.steps.empty() ? -1 : result.steps[k].number;
       const measure::ReplayedStep* replayed = found->second[k];
-      const StepPieces pieces = step_pieces(steps[k], replay.times[ri], replayed->replayed_start_ns,
-                                            replayed->replayed_start_ns + replayed->replayed_ns, shares, pp);
+      StepPieces pieces = step_pieces(steps[k], replay.times[ri], replayed->replayed_start_ns,
+                                      replayed->replayed_start_ns + replayed->replayed_ns, shares, pp);
+      if (std::int64_t{pieces.micro_batches} * std::max(1, request.micro_batch_split) > kMostMicroBatches)
+        fail(
+            "{}: --pp {}: a step of {} micro-batches, each run as {}, is more than the {} one pipeline "
+            "schedules",
+            title, pp, pieces.micro_batches, request.micro_batch_split, kMostMicroBatches);
       most = std::max(most, pieces.micro_batches);
       unpaired += pieces.unpaired;
       const std::size_t first = out.steps.size();

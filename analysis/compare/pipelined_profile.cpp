@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -147,12 +148,17 @@ std::shared_ptr<Rank> stage_rank(const Rank& measured, const std::vector<const P
   for (std::size_t si = 0; si < measured.streams.size(); ++si) {
     GpuStream stream = measured.streams[si];
     const auto first = static_cast<std::uint32_t>(r->activities.size());
+    // The gradients' work a --dp edit added (its all-reduces on their own stream, DDP's copies) runs once per
+    // step, not once per micro-batch a measured one became: drawn at its first place only.
+    const bool once_per_step = stream.name == "added by the what-if";
     for (const Activity& a : measured.stream_activities(si)) {
       if (a.kind == ActivityKind::kSync) continue;
+      const bool once = once_per_step || std::string_view(strings[a.name]).starts_with("DDP: ");
       for (const Interval& at : map.place(a.start_ns, a.duration())) {
         Activity b = a;
         b.start_ns = at.start, b.end_ns = at.end, b.collective = -1;
         r->activities.push_back(b);
+        if (once) break;
       }
     }
     std::stable_sort(r->activities.begin() + first, r->activities.end(),

@@ -154,9 +154,24 @@ void add_pipeline(const Workload& workload, const WhatifRequest& request, std::s
   edit.request.message_bytes =
       activation_bytes(workload, model, batch / split, flag, "sends", title, out) / static_cast<double>(tp);
   if (split > 1) {
-    if (workload.micro_batch && *workload.micro_batch < split)
-      fail("{}: --micro-batches {}: each micro-batch of {} sequence{} would hold less than one", title, split,
-           *workload.micro_batch, *workload.micro_batch == 1 ? "" : "s");
+    // Each new micro-batch holds whole sequences: the measured one's × the batch edit's factor / K.
+    std::optional<double> sequences;
+    if (workload.micro_batch)
+      sequences = static_cast<double>(*workload.micro_batch);
+    else if (workload.tokens_per_micro_batch && workload.seq && *workload.seq > 0)
+      sequences = static_cast<double>(*workload.tokens_per_micro_batch) / static_cast<double>(*workload.seq);
+    if (!sequences)
+      fail(
+          "{}: --micro-batches {}: the sequences of a measured micro-batch are not known: state them with "
+          "`meshscope annotate PROFILE --layout micro_batch=N,seq=N`",
+          title, split);
+    const double each = *sequences * batch / split;
+    if (each < 1 - 1e-9 || std::abs(each - std::round(each)) > 1e-9)
+      fail(
+          "{}: --micro-batches {}: each micro-batch would hold {:.3g} sequences ({:.3g} x {:.3g} / {}): not "
+          "a "
+          "whole number, 1 or more",
+          title, split, each, *sequences, batch, split);
     out.notes.push_back(fmt::format(
         "each measured micro-batch run as {} (--micro-batches): its kernels re-timed for 1/{} of its tokens "
         "as "
@@ -230,7 +245,7 @@ void add_layout(const Profile& profile, const measure::Analysis& analysis, const
   retimed_edit.tensor_parallel_added = tp_from_one;
   retimed_edit.batch_scale /= micro_batch_split;
   retimed_edit.micro_batch_split = micro_batch_split;
-  if (retimed_edit.tp > 0 || retimed_edit.dp > 0 || retimed_edit.batch_scale != 1) {
+  if (retimed_edit.tp > 0 || retimed_edit.dp > 0 || retimed_edit.batch_scale != 1 || micro_batch_split > 1) {
     // Which other kernels split with the GEMMs, from their operators' recorded shapes and the model's sizes.
     std::vector<std::vector<std::uint8_t>> sharded;
     model::ModelSpec model;
@@ -323,6 +338,10 @@ bool parse_batch_scale(std::string_view value, double& out, std::string& error) 
 }
 
 bool valid_combination(const WhatifRequest& request, std::string& error) {
+  if (request.micro_batches > 4096) {
+    error = fmt::format("--micro-batches {}: at most 4096 per measured micro-batch", request.micro_batches);
+    return false;
+  }
   if (request.micro_batches != 1 && request.pp <= 0) {
     error = fmt::format(
         "--micro-batches {}: it splits each micro-batch for a pipeline: give the stages too (--pp N)",

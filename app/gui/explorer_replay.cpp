@@ -10,6 +10,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -75,6 +76,7 @@ void ExplorerPanel::run_replay(const model::ParallelConfig& now, int ran_tp, int
     request.micro_batches = std::max(1, split_of(now));
     out.micro_batch_split = request.micro_batches;
   }
+  const bool micro_batch_unknown = now.pp != ran_pp && !ex_.start.layout_known;
   const std::optional<double> scale = batch_scale(now, ran_dp, dp);
   out.batch_scale = scale.value_or(1.0);
   request.batch = out.batch_scale;
@@ -100,6 +102,8 @@ void ExplorerPanel::run_replay(const model::ParallelConfig& now, int ran_tp, int
     if (!scale)
       out.notes.push_back(
           "the global batch the profile ran, or the one chosen, is not known: each rank's batch as measured");
+    if (micro_batch_unknown)
+      out.notes.push_back("the micro-batch the profile ran is not known: each micro-batch as measured");
     out.done = out.measured_ns > 0;
     if (!out.done) out.error = "the replay holds no step with GPU work";
   } catch (const Error& e) {
@@ -143,12 +147,17 @@ bool ExplorerPanel::only_tp_dp_pp(const model::ParallelConfig& now) const {
   return others == ran;
 }
 
-// How many micro-batches each measured one becomes at NOW's micro-batch (the measured one over it, when it
-// divides it); 0 when it does not, or the measured micro-batch is not known.
+// How many micro-batches each measured one becomes at NOW's micro-batch: the measured one, times each rank's
+// batch factor at NOW (batch_scale), over NOW's, when that is a whole number; 0 when it is not, or the
+// measured micro-batch is not known.
 int ExplorerPanel::split_of(const model::ParallelConfig& now) const {
+  const compare::Workload& w = loaded_->measured->workload;
   const int ran = ex_.start.layout_known ? ex_.start.layout.micro_batch : 0;
-  if (ran <= 0 || now.micro_batch <= 0 || ran % now.micro_batch != 0) return 0;
-  return ran / now.micro_batch;
+  if (ran <= 0 || now.micro_batch <= 0 || !w.dp) return 0;
+  const double factor = batch_scale(now, static_cast<int>(*w.dp), auto_dp(now)).value_or(1.0);
+  const double k = ran * factor / now.micro_batch;
+  if (!(k >= 1) || k > 4096 || std::abs(k - std::round(k)) > 1e-9) return 0;
+  return static_cast<int>(std::lround(k));
 }
 
 // Below the measured column: the measured run replayed at the layout chosen, when only TP and DP differ from

@@ -234,6 +234,8 @@ TEST(PipelineStages, AMicroBatchSplitFillsThePipeline) {
     EXPECT_EQ(s.backward_ns, 8 * ms) << s.stage;
     EXPECT_NEAR(s.predicted_ns - s.before_ns - s.after_ns, 15 * ms + 4 * hop, 8) << s.stage;
   }
+  // Busy: each piece four times, and the sends.
+  for (const PipelinedRank& r : p.ranks) EXPECT_NEAR(r.busy_ns, 12 * ms + 4 * hop, 8) << r.stage;
   const Profile drawn = pipelined_profile(measure::replayed_profile(profile, replay), p, shares);
   for (const Rank& r : drawn.ranks()) {
     ASSERT_EQ(r.streams.size(), 2u) << r.rank;
@@ -355,10 +357,16 @@ TEST(PipelineStages, WhatifPipelinesAOneGpuTrace) {
   // kernel twice as often and grow.
   const std::string split = test::run_cli_ok("whatif '" + trace.string() + "' --pp 2 --micro-batches 2", dir);
   EXPECT_THAT(split, HasSubstr("edits    pp 2, micro-batches x2;"));
-  EXPECT_THAT(split, HasSubstr("x 0.5 for a micro-batch 1/2 the size, each run 2 times per step"));
+  EXPECT_THAT(split, HasSubstr("x 0.5 for micro-batches 0.5 the measured one's size, 2 of them per"));
   EXPECT_THAT(split, ::testing::Not(HasSubstr("global batch too")));
   EXPECT_THAT(split, HasSubstr("35.157 ms    48.341 ms   +37.5 %"));
-  for (const char* bad : {"--micro-batches 2", "--pp 2 --micro-batches 16"}) {
+  // With --batch 2 as well, micro-batches of the measured size, twice as many: the kernels as measured.
+  const std::string both =
+      test::run_cli_ok("whatif '" + trace.string() + "' --pp 2 --micro-batches 2 --batch 2", dir);
+  EXPECT_THAT(both, HasSubstr("each rank's batch x 2, so the global batch too"));
+  // Micro-batches of 8 sequences split into none, half a sequence, 8/3 of one: refused in one line.
+  for (const char* bad : {"--micro-batches 2", "--pp 2 --micro-batches 16",
+                          "--pp 2 --micro-batches 8 --batch 0.5", "--pp 2 --micro-batches 3"}) {
     const test::CliResult r = test::run_cli("whatif '" + trace.string() + "' " + bad, dir);
     EXPECT_EQ(r.status, 1) << bad;
     EXPECT_THAT(r.err, HasSubstr("--micro-batches")) << bad;

@@ -294,6 +294,28 @@ TEST(GuiCompareRuns, WhatIfRowsDrawEachPipelineStage) {
   EXPECT_EQ(send_rows, 2u);
 }
 
+// "--dp 2 --pp 2 --micro-batches 2": DDP's all-reduces, once per step, are drawn as often as without the
+// split although the backward pieces they start in run twice.
+std::size_t drawn_all_reduces(const std::string& line) {
+  NullImGui imgui(1600, 2000);
+  View view(options_for(Panel::kTimeline));
+  open_whatif_of_h200(imgui, view, line);
+  if (!view.baseline()) return 0;
+  const Profile& whatif = *view.baseline()->profile;
+  EXPECT_EQ(whatif.ranks().size(), 2u);
+  std::size_t all_reduces = 0;
+  for (const Rank& r : whatif.ranks())
+    for (const Activity& a : r.activities)
+      all_reduces += whatif.str(a.name).starts_with("ncclDevKernel_AllReduce_Sum (added: dp 2");
+  return all_reduces;
+}
+
+TEST(GuiCompareRuns, WhatIfRowsDrawTheGradientsOncePerStep) {
+  const std::size_t whole = drawn_all_reduces("--dp 2 --pp 2");
+  EXPECT_GE(whole, 28u);  // 14 buckets in each of two steps, those after the passes on both stages
+  EXPECT_EQ(drawn_all_reduces("--dp 2 --pp 2 --micro-batches 2"), whole);
+}
+
 // With the critical path shown, the what-if rows carry the edited run's own path: every activity they outline
 // is on a step path of the replayed profile (LoadedProfile::critical of the what-if).
 TEST(GuiCompareRuns, WhatIfRowsShowTheEditedRunsCriticalPath) {
@@ -470,6 +492,14 @@ TEST(GuiCompareRuns, ExplorerReplaysOneGpuAsPipelineStages) {
   EXPECT_EQ(split.micro_batch_split, 4);
   EXPECT_GT(split.edited_ns,
             one_micro_batch_ns);  // its steps bound by their CPU thread: four times the launches
+  // Twice the global batch (16 sequences, each rank's batch x 2) in micro-batches of 2: each measured
+  // micro-batch of 8 runs as 8 of 2 (`--batch 2 --micro-batches 8`).
+  view.set_global_batch(16);
+  for (int i = 0; i < 2; ++i) imgui.frame(view);
+  const ExplorerReplay& doubled = view.explorer_replay_shown();
+  ASSERT_TRUE(doubled.done) << doubled.error;
+  EXPECT_DOUBLE_EQ(doubled.batch_scale, 2.0);
+  EXPECT_EQ(doubled.micro_batch_split, 8);
 }
 
 // The What-if line takes `whatif`'s layout flags: "--tp 4 --dp 2 --keep-global-batch" replays the run as
