@@ -422,9 +422,8 @@ Pipelined pipeline_stages(const Profile& profile, const measure::Analysis& analy
   }
   if (out.steps.empty())
     fail(
-        "{}: --pp {}: no step holds a forward pass (a run of kernels with GEMM or attention work) to cut "
-        "into "
-        "stages",
+        "{}: --pp {}: no step holds a forward pass (a run of kernels with GEMM or attention work) "
+        "to cut into stages",
         title, pp);
   for (int s = 0; s < pp; ++s)
     for (std::size_t ri = 0; ri < ranks.size(); ++ri) {

@@ -95,9 +95,8 @@ double activation_bytes(const Workload& workload, const model::ModelSpec& model,
     tokens = static_cast<double>(*workload.micro_batch * *workload.seq);
   if (!(tokens > 0))
     fail(
-        "{}: {} sizes its {} by the tokens of a micro-batch, which the profile does not show: state them "
-        "with "
-        "`meshscope annotate PROFILE --layout micro_batch=N,seq=N`",
+        "{}: {} sizes its {} by the tokens of a micro-batch, which the profile does not show: "
+        "state them with `meshscope annotate PROFILE --layout micro_batch=N,seq=N`",
         title, flag, what);
   const bool fp32 = workload.precision && *workload.precision == measure::WorkPrecision::kFP32;
   const std::string note =
@@ -122,6 +121,8 @@ void add_tensor_sync(const Profile& profile, const measure::Analysis& analysis, 
   out.notes.insert(out.notes.end(), sync.notes.begin(), sync.notes.end());
 }
 
+LayoutEdit layout_edit(const WhatifRequest& request, const Workload& workload, std::string_view title);
+
 // --pp N from pp 1: the stages the edited replay is cut into (compare::pipeline_stages).
 void add_pipeline(const Workload& workload, const WhatifRequest& request, std::string_view title,
                   WhatifEdits& out) {
@@ -130,9 +131,8 @@ void add_pipeline(const Workload& workload, const WhatifRequest& request, std::s
     fail("{}: {}: give 2 or more stages (the profile's own stage is what the replay runs)", title, flag);
   if (!workload.pp)
     fail(
-        "{}: {} needs the pipeline degree the job ran, which its process groups do not show: state the "
-        "layout "
-        "with `meshscope annotate PROFILE --layout pp=N`",
+        "{}: {} needs the pipeline degree the job ran, which its process groups do not show: "
+        "state the layout with `meshscope annotate PROFILE --layout pp=N`",
         title, flag);
   const auto [model, hw] = model_and_gpu(workload, flag, title, "the sends between its stages");
   if (request.pp > model.layers)
@@ -140,9 +140,7 @@ void add_pipeline(const Workload& workload, const WhatifRequest& request, std::s
   PipelineEdit edit{
       stage_shares(model, static_cast<int>(workload.seq.value_or(model.seq)), request.pp), hw, {}};
   edit.request.pp = request.pp;
-  const double batch = request.keep_global_batch && request.dp > 0 && workload.dp
-                           ? static_cast<double>(*workload.dp) / request.dp
-                           : request.batch;
+  const double batch = layout_edit(request, workload, title).batch_scale;
   const auto degree = [](int given, const std::optional<std::int64_t>& measured) -> std::int64_t {
     return given > 0 ? given : measured.value_or(1);
   };
@@ -169,13 +167,13 @@ void add_pipeline(const Workload& workload, const WhatifRequest& request, std::s
     if (each < 1 - 1e-9 || std::abs(each - std::round(each)) > 1e-9)
       fail(
           "{}: --micro-batches {}: each micro-batch would hold {:.3g} sequences ({:.3g} x {:.3g} / {}): not "
-          "a "
-          "whole number, 1 or more",
+          "a whole "
+          "number, 1 or more",
           title, split, each, *sequences, batch, split);
     out.notes.push_back(fmt::format(
-        "each measured micro-batch run as {} (--micro-batches): its kernels re-timed for 1/{} of its tokens "
-        "as "
-        "the batch edit re-times them, each piece of it scheduled {} times, the step's work before and after "
+        "each measured micro-batch run as {} (--micro-batches): its kernels re-timed for 1/{} of its "
+        "tokens as the batch edit re-times them, each piece of it scheduled {} times, the step's work before "
+        "and after "
         "its passes once",
         split, split, split));
   }

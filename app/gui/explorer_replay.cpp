@@ -180,9 +180,9 @@ void ExplorerPanel::draw_replay() {
   if (!only_tp_dp_pp(now)) {
     ex_.replay = {};
     ImGui::TextDisabled(
-        "The replay follows TP, DP, PP (from one stage, with the 1F1B schedule) and the global batch only: "
-        "set "
-        "the other controls back to what the profile ran to see the measured run replayed at this TP, DP, PP "
+        "The replay follows TP, DP, PP (from one stage, with the 1F1B schedule) and the global batch "
+        "only: set the other controls back to what the profile ran to see the measured run replayed at this "
+        "TP, DP, PP "
         "and global batch.");
   } else if (loaded_->lazy || !loaded_->events) {
     ex_.replay = {};

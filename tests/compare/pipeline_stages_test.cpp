@@ -58,12 +58,13 @@ TEST(PipelineStages, Gpt2LargeIsCutWhereMegatronCutsIt) {
   EXPECT_THROW(stage_shares(test::gpt2_large(), 1024, 37), Error);
 }
 
-// Two stages that take half of each pass's work and half the parameters each.
-StageShares halves() {
+// Two stages with half the parameters each, the first ending at CUT of each pass's work (the second's
+// backward likewise).
+StageShares halves(double cut = 0.5) {
   StageShares shares;
   shares.layers = {1, 1};
-  shares.forward = {0.5};
-  shares.backward = {0.5};
+  shares.forward = {cut};
+  shares.backward = {cut};
   shares.parameters = {0.5, 0.5};
   return shares;
 }
@@ -182,11 +183,7 @@ TEST(PipelineStages, PassesArePairedByTimeAndStepsByPosition) {
   ASSERT_EQ(analysis.ranks[0].steps.size(), 2u);
   measure::ReplayGraph graph(profile, analysis);
   const measure::Replay replay = graph.run({}, true);
-  StageShares shares;
-  shares.layers = {1, 1};
-  shares.forward = {0.53};
-  shares.backward = {0.53};
-  shares.parameters = {0.5, 0.5};
+  const StageShares shares = halves(0.53);
   PipelineRequest request;
   request.pp = 2;
   request.message_bytes = 0;
